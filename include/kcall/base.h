@@ -1,0 +1,218 @@
+/*
+ * kcall/base.h — status objects, allocators, string views, dtypes, devices.
+ *
+ * Ownership rules for the whole library are stated once in kcall/abi.h.
+ * Every function here is thread-safe unless it says otherwise.
+ */
+#ifndef KCALL_BASE_H_
+#define KCALL_BASE_H_
+
+#include <stdarg.h>
+
+#include "kcall/abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KC_PRINTF(fmt_index, first_arg) \
+  __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define KC_PRINTF(fmt_index, first_arg)
+#endif
+
+/* ======================================================================== */
+/* Status                                                                   */
+/* ======================================================================== */
+/*
+ * Every fallible call returns kc_status*: NULL on success, otherwise an
+ * owned status the caller must pass on or free with kc_status_destroy.
+ * The success path allocates nothing.
+ *
+ * A status holds a code, a message (the innermost description of what went
+ * wrong) and a chain of context strings added as it propagates outwards.
+ * kc_status_format prints "CODE: outer: inner: message", for example
+ * "INVALID_ARGUMENT: in custom call 'foo' (node 3): argument 1: expected f32,
+ * got f64".
+ *
+ * If memory runs out while a status is being created or extended, a shared
+ * static RESOURCE_EXHAUSTED status is returned instead; destroying it is a
+ * no-op, so callers need not tell the difference.
+ */
+
+/* Creates a status with `code` and a printf-style message. Returns NULL
+ * when code is KC_OK. An unknown code is stored as KC_UNKNOWN. */
+KC_API kc_status* kc_status_create(kc_status_code code, const char* fmt, ...)
+    KC_PRINTF(2, 3);
+KC_API kc_status* kc_status_create_v(kc_status_code code, const char* fmt,
+                                     va_list args);
+
+/* Adds a context string (printf-style) outside those already present and
+ * returns `status` (possibly replaced by the shared out-of-memory status).
+ * NULL passes through unchanged, so
+ *   return kc_status_add_context(f(), "while loading '%s'", path);
+ * is correct whether f succeeds or not. */
+KC_API kc_status* kc_status_add_context(kc_status* status, const char* fmt,
+                                        ...) KC_PRINTF(2, 3);
+KC_API kc_status* kc_status_add_context_v(kc_status* status, const char* fmt,
+                                          va_list args);
+
+/* The code; KC_OK for NULL. */
+KC_API kc_status_code kc_status_get_code(const kc_status* status);
+
+/* The innermost message, without code or context; "" for NULL. Borrowed:
+ * lives as long as the status. */
+KC_API const char* kc_status_get_message(const kc_status* status);
+
+/* Number of context strings, and the i-th one counted from the outermost
+ * (0) inwards. Out of range or NULL status gives NULL. Borrowed. */
+KC_API size_t kc_status_get_context_count(const kc_status* status);
+KC_API const char* kc_status_get_context(const kc_status* status,
+                                         size_t index);
+
+/* Writes "CODE: context...: message" into buf (always NUL-terminated when
+ * cap > 0) and returns the length the full text needs, excluding the NUL,
+ * as snprintf does. NULL status prints "OK". */
+KC_API size_t kc_status_format(const kc_status* status, char* buf,
+                               size_t cap);
+
+/* Frees a status. NULL is a no-op. */
+KC_API void kc_status_destroy(kc_status* status);
+
+/* The name of a code ("INVALID_ARGUMENT"); "UNKNOWN" for a value outside
+ * the canonical set. Static storage. */
+KC_API const char* kc_status_code_name(kc_status_code code);
+
+/* Evaluates `expr` (a kc_status*); on failure adds the printf-style context
+ * and returns the status from the enclosing function. */
+#define KC_RETURN_IF_ERROR(expr, ...)                                         \
+  do {                                                                        \
+    kc_status* kc__st = (expr);                                               \
+    if (kc__st) return kc_status_add_context(kc__st, __VA_ARGS__);            \
+  } while (0)
+
+/* ======================================================================== */
+/* Allocators                                                               */
+/* ======================================================================== */
+/*
+ * Allocating entry points take a `const kc_allocator*`; NULL means the
+ * system allocator. The allocator must outlive everything allocated from it.
+ */
+
+/* The system allocator (malloc/free, aligned_alloc for large alignments).
+ * Static storage; never NULL. */
+KC_API const kc_allocator* kc_allocator_system(void);
+
+/* Allocates `size` bytes aligned to `alignment` (0: the platform default)
+ * from `alloc` (NULL: system). Returns NULL when out of memory or when
+ * size is 0. */
+KC_API void* kc_allocator_alloc(const kc_allocator* alloc, size_t size,
+                                size_t alignment);
+
+/* Frees memory from kc_allocator_alloc; size and alignment must be those it
+ * was allocated with. NULL ptr is a no-op. */
+KC_API void kc_allocator_free(const kc_allocator* alloc, void* ptr,
+                              size_t size, size_t alignment);
+
+/* A counting allocator for tests and leak checks: wraps the system
+ * allocator, counts live blocks and bytes, and can be told to fail. */
+typedef struct kc_counting_allocator kc_counting_allocator;
+
+typedef struct kc_alloc_stats {
+  size_t struct_size;
+  int64_t live_blocks;  /* allocations not yet freed */
+  int64_t live_bytes;
+  int64_t peak_bytes;
+  int64_t total_allocs; /* successful allocations, ever */
+  int64_t total_frees;
+  int64_t failed_allocs; /* allocations refused by set_fail_after */
+  int64_t bad_frees;     /* frees whose size or alignment did not match */
+} kc_alloc_stats;
+
+/* Creates a counting allocator (itself from the system allocator).
+ * Returns RESOURCE_EXHAUSTED when memory runs out. */
+KC_API kc_status* kc_counting_allocator_create(kc_counting_allocator** out);
+
+/* The kc_allocator to pass to allocating functions. Borrowed; lives as long
+ * as `counter`. */
+KC_API const kc_allocator* kc_counting_allocator_get_allocator(
+    kc_counting_allocator* counter);
+
+/* Snapshot of the counters. out->struct_size must be set by the caller;
+ * fields beyond it are not written. */
+KC_API void kc_counting_allocator_query(const kc_counting_allocator* counter,
+                                        kc_alloc_stats* out);
+
+/* After `count` more successful allocations, every further allocation
+ * fails (returns NULL). A negative count turns failure off. */
+KC_API void kc_counting_allocator_set_fail_after(
+    kc_counting_allocator* counter, int64_t count);
+
+/* Frees the counter (not the blocks still live). NULL is a no-op. */
+KC_API void kc_counting_allocator_destroy(kc_counting_allocator* counter);
+
+/* ======================================================================== */
+/* String views                                                             */
+/* ======================================================================== */
+
+KC_API bool kc_sv_equal(kc_string_view a, kc_string_view b);
+
+/* ======================================================================== */
+/* Dtypes (DLPack codes)                                                    */
+/* ======================================================================== */
+/*
+ * Text forms. Canonical (what kc_dtype_format prints): bool, i8 i16 i32 i64,
+ * u8 u16 u32 u64, f16 f32 f64, bf16, c64 c128, f8e4m3fn f8e5m2 (and the other
+ * float8/6/4 kinds under their DLPack names), opaque64; a vector type adds
+ * "x<lanes>" (f32x4). Also accepted by kc_dtype_parse: the numpy-style long
+ * names (float32, int64, uint8, bfloat16, complex64, bool_), half, float,
+ * double, int, long.
+ */
+
+/* Parses text into a dtype. INVALID_ARGUMENT naming the text and listing
+ * the accepted forms when it is not one. */
+KC_API kc_status* kc_dtype_parse(kc_string_view text, DLDataType* out_dtype);
+
+/* Prints the canonical name into buf, snprintf-style (returns the length
+ * needed). A dtype with no name prints as "dtype(code=C,bits=B,lanes=L)". */
+KC_API size_t kc_dtype_format(DLDataType dtype, char* buf, size_t cap);
+
+/* Bytes taken by one element: (bits * lanes + 7) / 8. */
+KC_API size_t kc_dtype_get_size(DLDataType dtype);
+
+static inline bool kc_dtype_equal(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+static inline DLDataType kc_dtype_make(uint8_t code, uint8_t bits,
+                                       uint16_t lanes) {
+  DLDataType t;
+  t.code = code;
+  t.bits = bits;
+  t.lanes = lanes;
+  return t;
+}
+
+/* ======================================================================== */
+/* Devices                                                                  */
+/* ======================================================================== */
+
+/* Parses "cpu", "cuda", "cuda:1", "cuda_host", "rocm:0", ... into a device
+ * (the id defaults to 0). INVALID_ARGUMENT naming the text otherwise. */
+KC_API kc_status* kc_device_parse(kc_string_view text, DLDevice* out_device);
+
+/* Prints "cpu:0", "cuda:1", ... snprintf-style. */
+KC_API size_t kc_device_format(DLDevice device, char* buf, size_t cap);
+
+static inline DLDevice kc_device_cpu(void) {
+  DLDevice d;
+  d.device_type = kDLCPU;
+  d.device_id = 0;
+  return d;
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KCALL_BASE_H_ */

@@ -1,0 +1,276 @@
+/*
+ * kcall/func.h — packed functions, the global function registry, and typed
+ * argument helpers.
+ *
+ * A packed function has one signature (kc_packed_fn in kcall/abi.h):
+ *   kc_status* fn(void* self, const kc_any* args, int32_t nargs, kc_any* ret)
+ * A kc_func object (type KC_TYPE_FUNC) pairs such a callback with its `self`
+ * and the destructor of `self`. Functions are values: they can be passed as
+ * arguments and returned, and can close over state.
+ */
+#ifndef KCALL_FUNC_H_
+#define KCALL_FUNC_H_
+
+#include "kcall/tensor.h"
+#include "kcall/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KC_RETURNS_NONNULL __attribute__((returns_nonnull))
+#else
+#define KC_RETURNS_NONNULL
+#endif
+
+/* ---- functions ------------------------------------------------------------ */
+
+/* Creates a function object calling `fn` with `self`. `self_deleter`
+ * (may be NULL) runs with `self` when the function is destroyed, and also
+ * when creation fails, so `self` never leaks. INVALID_ARGUMENT for NULL fn
+ * or out; RESOURCE_EXHAUSTED when memory runs out. */
+KC_API kc_status* kc_func_create(const kc_allocator* alloc, kc_packed_fn fn,
+                                 void* self, kc_deleter_fn self_deleter,
+                                 kc_func** out_func);
+
+/* Calls `func`. *out_ret is set to none first; on success it holds the
+ * owned result (none when the function returns nothing); on failure the
+ * function's status is returned and *out_ret is none. INVALID_ARGUMENT for
+ * a NULL func or out_ret, or nargs < 0, or args NULL with nargs > 0.
+ * Thread-safe as far as the callee is. Inline: the checks are a few
+ * compares and the call is an indirect call through the object. */
+static inline kc_status* kc_func_call(const kc_func* func, const kc_any* args,
+                                      int32_t nargs, kc_any* out_ret);
+
+/* The out-of-line kc_func_call, for code that cannot use inline functions
+ * (FFI bindings) and for the plugin host table. Same contract. */
+KC_API kc_status* kc_func_call_noinline(const kc_func* func,
+                                        const kc_any* args, int32_t nargs,
+                                        kc_any* out_ret);
+
+/* ---- the global registry ---------------------------------------------------- */
+/*
+ * One process-wide map from names to functions. Names are 1 to 255 bytes of
+ * [A-Za-z0-9_.:-], e.g. "mylib.add" or "mylib::add".
+ *
+ * Thread safety: lookups take no lock and never block (they read an
+ * immutable, atomically published table); register and remove serialise on
+ * one mutex. A registration made while a plugin's init runs (on that
+ * thread) is staged and published only when the init succeeds.
+ */
+
+/* Registers `func` under `name`, taking a reference to it. A name already
+ * present is refused with ALREADY_EXISTS unless `flags` has
+ * KC_REGISTER_OVERRIDE, which replaces it. INVALID_ARGUMENT for a NULL func
+ * or a malformed name (the message shows the position of the first bad
+ * byte). */
+KC_API kc_status* kc_func_registry_register(kc_string_view name,
+                                            kc_func* func, uint32_t flags);
+
+/* Finds `name`. On success *out_func is borrowed: it stays valid until
+ * kc_func_registry_reset(), even if the name is removed or overridden
+ * meanwhile (retain it to keep it beyond that). NOT_FOUND lists the nearest
+ * registered names. Allocates nothing when the name is found. */
+KC_API kc_status* kc_func_registry_lookup(kc_string_view name,
+                                          kc_func** out_func);
+
+/* Removes `name`. NOT_FOUND (with the nearest names) when absent. The
+ * registry's reference is dropped at the next kc_func_registry_reset(), so
+ * that pointers obtained by concurrent lookups stay valid. */
+KC_API kc_status* kc_func_registry_remove(kc_string_view name);
+
+/* An array (of strings) of the registered names that start with `prefix`
+ * (empty: all), sorted. The array is owned by the caller and allocated from
+ * `alloc` (NULL: system). */
+KC_API kc_status* kc_func_registry_list(const kc_allocator* alloc,
+                                        kc_string_view prefix,
+                                        kc_array** out_names);
+
+/* Removes every name and frees everything the registry holds, including
+ * entries retired by remove and override. NOT thread-safe: no other thread
+ * may use the registry during the call, and pointers from earlier lookups
+ * become invalid. For tests and for embedders shutting down. */
+KC_API void kc_func_registry_reset(void);
+
+/* ---- typed argument helpers -------------------------------------------------- */
+/*
+ * For the body of a packed function written in C. Each reads one argument;
+ * the check that succeeds is inline (a compare or two), and only a failure
+ * calls into the library to build a status whose message names the
+ * function, the 0-based position, what was expected and what was found:
+ *   "mylib.add: argument 1: expected int, got str"
+ *   "mylib.add: expected 2 arguments, got 3"
+ * `fn_name` is a NUL-terminated label used only in messages. Every reader
+ * returns INVALID_ARGUMENT for a missing argument or a NULL out_value.
+ */
+
+/* INVALID_ARGUMENT unless min_count <= nargs <= max_count (max_count < 0:
+ * no upper bound). */
+static inline kc_status* kc_args_check_count(const char* fn_name,
+                                             int32_t nargs, int32_t min_count,
+                                             int32_t max_count);
+/* An int (a bool is accepted as 0 or 1). */
+static inline kc_status* kc_args_get_int(const char* fn_name,
+                                         const kc_any* args, int32_t nargs,
+                                         int32_t index, int64_t* out_value);
+/* A float (an int is converted). */
+static inline kc_status* kc_args_get_float(const char* fn_name,
+                                           const kc_any* args, int32_t nargs,
+                                           int32_t index, double* out_value);
+/* A bool (an int is accepted: non-zero is true). */
+static inline kc_status* kc_args_get_bool(const char* fn_name,
+                                          const kc_any* args, int32_t nargs,
+                                          int32_t index, bool* out_value);
+/* A string of any kind; the view borrows from args[index]. */
+static inline kc_status* kc_args_get_string(const char* fn_name,
+                                            const kc_any* args, int32_t nargs,
+                                            int32_t index,
+                                            kc_string_view* out_value);
+/* A function; borrowed from args[index]. */
+static inline kc_status* kc_args_get_func(const char* fn_name,
+                                          const kc_any* args, int32_t nargs,
+                                          int32_t index, kc_func** out_value);
+/* A tensor: a borrowed DLTensor* or a tensor object's DLTensor. */
+static inline kc_status* kc_args_get_dltensor(const char* fn_name,
+                                              const kc_any* args,
+                                              int32_t nargs, int32_t index,
+                                              DLTensor** out_value);
+/* An opaque pointer (none gives NULL). */
+static inline kc_status* kc_args_get_opaque(const char* fn_name,
+                                            const kc_any* args, int32_t nargs,
+                                            int32_t index, void** out_value);
+
+/* What the readers call when a check fails: the status describing why
+ * args[index] is not a `kind` ("int", "float", "bool", "str", "function",
+ * "tensor", "opaque_ptr"), or why it is missing, or that the reader was
+ * given no place to put it (out_value_given false). Never NULL. */
+KC_API KC_RETURNS_NONNULL kc_status* kc_args_mismatch(const char* fn_name, const kc_any* args,
+                                   int32_t nargs, int32_t index,
+                                   const char* kind, bool out_value_given);
+
+/* The status for an arity mismatch. Never NULL. */
+KC_API KC_RETURNS_NONNULL kc_status* kc_args_count_mismatch(const char* fn_name, int32_t nargs,
+                                         int32_t min_count,
+                                         int32_t max_count);
+
+/* ---- inline definitions -------------------------------------------------------- */
+
+#if defined(__GNUC__)
+#define KC__FAST(x) __builtin_expect(!!(x), 1)
+#else
+#define KC__FAST(x) (x)
+#endif
+
+static inline kc_status* kc_func_call(const kc_func* func, const kc_any* args,
+                                      int32_t nargs, kc_any* out_ret) {
+  if (!KC__FAST(func && out_ret && nargs >= 0 && (args || nargs == 0))) {
+    return kc_func_call_noinline(func, args, nargs, out_ret);
+  }
+  const kc_func_prefix* f = (const kc_func_prefix*)(const void*)func;
+  *out_ret = kc_any_none();
+  kc_status* st = f->fn(f->self, args, nargs, out_ret);
+  if (!KC__FAST(st == NULL)) kc_any_release(out_ret);
+  return st;
+}
+
+static inline kc_status* kc_args_check_count(const char* fn_name,
+                                             int32_t nargs, int32_t min_count,
+                                             int32_t max_count) {
+  if (KC__FAST(nargs >= min_count && (max_count < 0 || nargs <= max_count))) {
+    return NULL;
+  }
+  return kc_args_count_mismatch(fn_name, nargs, min_count, max_count);
+}
+
+/* True when args[index] exists, has one of the two types, and out is set. */
+#define KC__ARG_IS(t1, t2)                                                   \
+  (out_value && args && index >= 0 && index < nargs &&                        \
+   (args[index].type_index == (t1) || args[index].type_index == (t2)))
+#define KC__ARG_FAIL(kind) \
+  kc_args_mismatch(fn_name, args, nargs, index, kind, out_value != NULL)
+
+static inline kc_status* kc_args_get_int(const char* fn_name,
+                                         const kc_any* args, int32_t nargs,
+                                         int32_t index, int64_t* out_value) {
+  if (!KC__FAST(KC__ARG_IS(KC_TYPE_INT, KC_TYPE_BOOL))) return KC__ARG_FAIL("int");
+  *out_value = args[index].u.v_int64;
+  return NULL;
+}
+
+static inline kc_status* kc_args_get_float(const char* fn_name,
+                                           const kc_any* args, int32_t nargs,
+                                           int32_t index, double* out_value) {
+  if (!KC__FAST(KC__ARG_IS(KC_TYPE_FLOAT, KC_TYPE_INT))) {
+    return KC__ARG_FAIL("float");
+  }
+  *out_value = args[index].type_index == KC_TYPE_FLOAT
+                   ? args[index].u.v_float64
+                   : (double)args[index].u.v_int64;
+  return NULL;
+}
+
+static inline kc_status* kc_args_get_bool(const char* fn_name,
+                                          const kc_any* args, int32_t nargs,
+                                          int32_t index, bool* out_value) {
+  if (!KC__FAST(KC__ARG_IS(KC_TYPE_BOOL, KC_TYPE_INT))) return KC__ARG_FAIL("bool");
+  *out_value = args[index].u.v_int64 != 0;
+  return NULL;
+}
+
+static inline kc_status* kc_args_get_string(const char* fn_name,
+                                            const kc_any* args, int32_t nargs,
+                                            int32_t index,
+                                            kc_string_view* out_value) {
+  if (!KC__FAST(out_value && args && index >= 0 && index < nargs &&
+                kc_any_get_string(&args[index], out_value))) {
+    return KC__ARG_FAIL("str");
+  }
+  return NULL;
+}
+
+static inline kc_status* kc_args_get_func(const char* fn_name,
+                                          const kc_any* args, int32_t nargs,
+                                          int32_t index, kc_func** out_value) {
+  if (!KC__FAST(KC__ARG_IS(KC_TYPE_FUNC, KC_TYPE_FUNC))) {
+    return KC__ARG_FAIL("function");
+  }
+  *out_value = (kc_func*)(void*)args[index].u.v_obj;
+  return NULL;
+}
+
+static inline kc_status* kc_args_get_dltensor(const char* fn_name,
+                                              const kc_any* args,
+                                              int32_t nargs, int32_t index,
+                                              DLTensor** out_value) {
+  if (!KC__FAST(KC__ARG_IS(KC_TYPE_DLTENSOR_PTR, KC_TYPE_TENSOR)) ||
+      (args[index].type_index == KC_TYPE_DLTENSOR_PTR &&
+       !args[index].u.v_dltensor)) {
+    return KC__ARG_FAIL("tensor");
+  }
+  *out_value = args[index].type_index == KC_TYPE_DLTENSOR_PTR
+                   ? args[index].u.v_dltensor
+                   : (DLTensor*)(uintptr_t)kc_tensor_get_dltensor(
+                         (const kc_tensor*)(const void*)args[index].u.v_obj);
+  return NULL;
+}
+
+static inline kc_status* kc_args_get_opaque(const char* fn_name,
+                                            const kc_any* args, int32_t nargs,
+                                            int32_t index, void** out_value) {
+  if (!KC__FAST(KC__ARG_IS(KC_TYPE_OPAQUE_PTR, KC_TYPE_NONE))) {
+    return KC__ARG_FAIL("opaque_ptr");
+  }
+  *out_value = args[index].type_index == KC_TYPE_NONE ? NULL
+                                                      : args[index].u.v_ptr;
+  return NULL;
+}
+
+#undef KC__ARG_IS
+#undef KC__ARG_FAIL
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KCALL_FUNC_H_ */

@@ -1,0 +1,89 @@
+/*
+ * kcall/tensor.h — tensor objects over DLPack 1.x.
+ *
+ * A kc_tensor is a reference-counted object (type KC_TYPE_TENSOR) that
+ * exposes a DLTensor and owns, or shares, its storage:
+ *   - kc_tensor_create allocates compact row-major storage from an
+ *     allocator;
+ *   - kc_tensor_import_dlpack adopts a DLManagedTensorVersioned without
+ *     copying and calls its deleter when the last reference goes;
+ *   - kc_tensor_export_dlpack hands a DLManagedTensorVersioned to a consumer
+ *     without copying; it keeps the tensor alive until its deleter is called;
+ *   - kc_tensor_create_view makes a strided view that shares the storage of
+ *     another tensor and keeps it alive.
+ * A tensor's shape, strides and dtype never change; its data may be written.
+ * All functions are thread-safe.
+ */
+#ifndef KCALL_TENSOR_H_
+#define KCALL_TENSOR_H_
+
+#include "kcall/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest rank a kc_tensor supports. */
+#define KC_TENSOR_MAX_NDIM 32
+
+/* Alignment of storage allocated by kc_tensor_create, in bytes. */
+#define KC_TENSOR_ALIGNMENT 64
+
+/* Creates a tensor with compact row-major storage (contents undefined)
+ * from `alloc` (NULL: system). Only CPU devices allocate here; other
+ * devices answer UNIMPLEMENTED until their backend is loaded.
+ * INVALID_ARGUMENT names the offending dimension (negative), an ndim outside
+ * [0, KC_TENSOR_MAX_NDIM], a NULL shape with ndim > 0, or a dtype of zero
+ * bits or lanes; OUT_OF_RANGE when the byte size overflows;
+ * RESOURCE_EXHAUSTED when memory runs out. */
+KC_API kc_status* kc_tensor_create(const kc_allocator* alloc,
+                                   const int64_t* shape, int32_t ndim,
+                                   DLDataType dtype, DLDevice device,
+                                   kc_tensor** out_tensor);
+
+/* The tensor's DLTensor. Borrowed; lives as long as the tensor. Its shape
+ * is never NULL for ndim > 0; strides is NULL for compact tensors. */
+KC_API const DLTensor* kc_tensor_get_dltensor(const kc_tensor* tensor);
+
+/* The DLPack flags (DLPACK_FLAG_BITMASK_*) the tensor carries. */
+KC_API uint64_t kc_tensor_get_flags(const kc_tensor* tensor);
+
+/* Adopts `managed` without copying. On success the tensor owns it and calls
+ * managed->deleter when its last reference is released; on failure
+ * ownership stays with the caller. FAILED_PRECONDITION for a DLPack major
+ * version other than 1; INVALID_ARGUMENT for a NULL tensor, a negative
+ * dimension or ndim beyond KC_TENSOR_MAX_NDIM. */
+KC_API kc_status* kc_tensor_import_dlpack(const kc_allocator* alloc,
+                                          DLManagedTensorVersioned* managed,
+                                          kc_tensor** out_tensor);
+
+/* Exports `tensor` as a new DLManagedTensorVersioned (version 1.1) that
+ * shares its storage. The managed tensor holds a reference to `tensor`
+ * until the consumer calls its deleter exactly once. RESOURCE_EXHAUSTED when
+ * memory runs out. */
+KC_API kc_status* kc_tensor_export_dlpack(kc_tensor* tensor,
+                                          DLManagedTensorVersioned** out);
+
+/* Creates a view of `base`: `ndim` dims of `shape`, with `strides` in
+ * elements (NULL: compact row-major), starting `elem_offset` elements after
+ * base's first element. Every element the view can address must lie inside
+ * the storage `base` addresses; otherwise OUT_OF_RANGE naming the extent.
+ * Negative strides are allowed. The view keeps `base` alive. */
+KC_API kc_status* kc_tensor_create_view(kc_tensor* base, int32_t ndim,
+                                        const int64_t* shape,
+                                        const int64_t* strides,
+                                        int64_t elem_offset,
+                                        kc_tensor** out_view);
+
+/* Number of elements of a DLTensor (1 for rank 0); -1 on overflow. */
+KC_API int64_t kc_dltensor_get_numel(const DLTensor* t);
+
+/* True when `t` is compact row-major (NULL strides, or strides equal to
+ * the row-major ones, ignoring dims of extent 1). */
+KC_API bool kc_dltensor_is_compact(const DLTensor* t);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KCALL_TENSOR_H_ */

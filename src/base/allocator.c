@@ -1,0 +1,206 @@
+/* The system allocator and the counting allocator. */
+#include <stdlib.h>
+
+#include "internal/common.h"
+
+/* Alignment malloc guarantees on this platform. */
+#define KC__MALLOC_ALIGN (_Alignof(max_align_t))
+
+static void* kc__system_fn(void* self, void* ptr, size_t old_size,
+                           size_t new_size, size_t alignment) {
+  KC__UNUSED(self);
+  if (new_size == 0) {
+    free(ptr);
+    return NULL;
+  }
+  if (alignment <= KC__MALLOC_ALIGN) {
+    return ptr ? realloc(ptr, new_size) : malloc(new_size);
+  }
+  /* aligned_alloc wants the size to be a multiple of the alignment. */
+  size_t rounded = (new_size + alignment - 1) & ~(alignment - 1);
+  if (rounded < new_size) return NULL;
+  void* fresh = aligned_alloc(alignment, rounded);
+  if (fresh && ptr) {
+    memcpy(fresh, ptr, old_size < new_size ? old_size : new_size);
+    free(ptr);
+  }
+  return fresh;
+}
+
+const kc_allocator kc__system_allocator = {NULL, kc__system_fn};
+
+const kc_allocator* kc_allocator_system(void) { return &kc__system_allocator; }
+
+void* kc_allocator_alloc(const kc_allocator* alloc, size_t size,
+                         size_t alignment) {
+  if (size == 0) return NULL;
+  if (alignment & (alignment - 1)) return NULL;
+  if (!alloc) alloc = &kc__system_allocator;
+  return alloc->fn(alloc->self, NULL, 0, size, alignment);
+}
+
+void kc_allocator_free(const kc_allocator* alloc, void* ptr, size_t size,
+                       size_t alignment) {
+  if (!ptr) return;
+  if (!alloc) alloc = &kc__system_allocator;
+  alloc->fn(alloc->self, ptr, size, 0, alignment);
+}
+
+/* ---- counting allocator --------------------------------------------------- */
+
+/* Each block is preceded by a header recording its size and alignment, so
+ * that a free with the wrong size is caught rather than trusted. The header
+ * takes max(alignment, sizeof header) bytes to keep the payload aligned. */
+typedef struct kc__block_header {
+  size_t size;
+  size_t alignment;
+  uint64_t magic;
+} kc__block_header;
+
+#define KC__BLOCK_MAGIC 0x6b63616c6c6f6321ull
+
+struct kc_counting_allocator {
+  kc_allocator as_allocator;
+  int64_t live_blocks;
+  int64_t live_bytes;
+  int64_t peak_bytes;
+  int64_t total_allocs;
+  int64_t total_frees;
+  int64_t failed_allocs;
+  int64_t bad_frees;
+  int64_t fail_after; /* < 0: never fail */
+};
+
+static int64_t kc__add(int64_t* p, int64_t d) {
+  return __atomic_add_fetch(p, d, __ATOMIC_RELAXED);
+}
+static int64_t kc__load(const int64_t* p) {
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static size_t kc__header_room(size_t alignment) {
+  size_t room = sizeof(kc__block_header);
+  if (alignment > room) room = alignment;
+  return (room + KC__MALLOC_ALIGN - 1) & ~(KC__MALLOC_ALIGN - 1);
+}
+
+/* Takes one unit of the failure budget; false when the allocation must
+ * fail. */
+static bool kc__take_budget(kc_counting_allocator* c) {
+  int64_t left = __atomic_load_n(&c->fail_after, __ATOMIC_RELAXED);
+  while (left >= 0) {
+    if (left == 0) return false;
+    if (__atomic_compare_exchange_n(&c->fail_after, &left, left - 1, false,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+      return true;
+    }
+  }
+  return true;
+}
+
+static void kc__counting_free(kc_counting_allocator* c, void* ptr,
+                              size_t size, size_t alignment) {
+  size_t room = kc__header_room(alignment);
+  kc__block_header* h = (kc__block_header*)((char*)ptr - sizeof *h);
+  if (h->magic != KC__BLOCK_MAGIC || h->size != size ||
+      h->alignment != alignment) {
+    kc__add(&c->bad_frees, 1);
+    size = h->size;
+    room = kc__header_room(h->alignment);
+    alignment = h->alignment;
+  }
+  h->magic = 0;
+  kc__add(&c->live_blocks, -1);
+  kc__add(&c->live_bytes, -(int64_t)size);
+  kc__add(&c->total_frees, 1);
+  kc__system_fn(NULL, (char*)ptr - room, room + size, 0,
+                alignment > KC__MALLOC_ALIGN ? room : 0);
+}
+
+static void* kc__counting_alloc(kc_counting_allocator* c, size_t size,
+                                size_t alignment) {
+  if (!kc__take_budget(c)) {
+    kc__add(&c->failed_allocs, 1);
+    return NULL;
+  }
+  size_t room = kc__header_room(alignment);
+  if (size > SIZE_MAX - room) return NULL;
+  char* base = kc__system_fn(NULL, NULL, 0, room + size,
+                             alignment > KC__MALLOC_ALIGN ? room : 0);
+  if (!base) return NULL;
+  kc__block_header* h = (kc__block_header*)(base + room - sizeof *h);
+  h->size = size;
+  h->alignment = alignment;
+  h->magic = KC__BLOCK_MAGIC;
+  kc__add(&c->live_blocks, 1);
+  kc__add(&c->total_allocs, 1);
+  int64_t live = kc__add(&c->live_bytes, (int64_t)size);
+  int64_t peak = kc__load(&c->peak_bytes);
+  while (live > peak &&
+         !__atomic_compare_exchange_n(&c->peak_bytes, &peak, live, false,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return base + room;
+}
+
+static void* kc__counting_fn(void* self, void* ptr, size_t old_size,
+                             size_t new_size, size_t alignment) {
+  kc_counting_allocator* c = self;
+  if (new_size == 0) {
+    if (ptr) kc__counting_free(c, ptr, old_size, alignment);
+    return NULL;
+  }
+  void* fresh = kc__counting_alloc(c, new_size, alignment);
+  if (fresh && ptr) {
+    memcpy(fresh, ptr, old_size < new_size ? old_size : new_size);
+    kc__counting_free(c, ptr, old_size, alignment);
+  }
+  return fresh;
+}
+
+kc_status* kc_counting_allocator_create(kc_counting_allocator** out) {
+  if (!out) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_counting_allocator_create: out is NULL");
+  }
+  *out = NULL;
+  kc_counting_allocator* c = calloc(1, sizeof *c);
+  if (!c) {
+    return kc_status_create(KC_RESOURCE_EXHAUSTED,
+                            "out of memory creating a counting allocator");
+  }
+  c->as_allocator.self = c;
+  c->as_allocator.fn = kc__counting_fn;
+  c->fail_after = -1;
+  *out = c;
+  return NULL;
+}
+
+const kc_allocator* kc_counting_allocator_get_allocator(
+    kc_counting_allocator* counter) {
+  return counter ? &counter->as_allocator : NULL;
+}
+
+void kc_counting_allocator_query(const kc_counting_allocator* c,
+                                 kc_alloc_stats* out) {
+  if (!c || !out) return;
+  kc_alloc_stats s;
+  s.struct_size = out->struct_size;
+  s.live_blocks = kc__load(&c->live_blocks);
+  s.live_bytes = kc__load(&c->live_bytes);
+  s.peak_bytes = kc__load(&c->peak_bytes);
+  s.total_allocs = kc__load(&c->total_allocs);
+  s.total_frees = kc__load(&c->total_frees);
+  s.failed_allocs = kc__load(&c->failed_allocs);
+  s.bad_frees = kc__load(&c->bad_frees);
+  size_t n = out->struct_size < sizeof s ? out->struct_size : sizeof s;
+  memcpy(out, &s, n);
+}
+
+void kc_counting_allocator_set_fail_after(kc_counting_allocator* c,
+                                          int64_t count) {
+  if (!c) return;
+  __atomic_store_n(&c->fail_after, count < 0 ? -1 : count, __ATOMIC_RELAXED);
+}
+
+void kc_counting_allocator_destroy(kc_counting_allocator* c) { free(c); }

@@ -1,0 +1,143 @@
+/* Status objects: code, message and a context chain. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal/common.h"
+
+struct kc_status {
+  kc_status_code code;
+  char* message;
+  /* Context strings in the order they were added: innermost first. */
+  char** context;
+  size_t context_count;
+};
+
+static char kc__oom_message[] = "out of memory while reporting an error";
+static kc_status kc__oom_status = {KC_RESOURCE_EXHAUSTED, kc__oom_message,
+                                   NULL, 0};
+
+kc_status* kc__status_oom(void) { return &kc__oom_status; }
+
+static const char* const kc__code_names[] = {
+#define KC__CODE_NAME(name, value) [value] = #name,
+    KC_STATUS_CODES(KC__CODE_NAME)
+#undef KC__CODE_NAME
+};
+
+const char* kc_status_code_name(kc_status_code code) {
+  if ((unsigned)code >= KC__ARRAY_SIZE(kc__code_names)) return "UNKNOWN";
+  return kc__code_names[code];
+}
+
+/* vasprintf into malloc'd storage; NULL when out of memory. */
+static char* kc__vformat(const char* fmt, va_list args) {
+  va_list copy;
+  va_copy(copy, args);
+  int n = vsnprintf(NULL, 0, fmt ? fmt : "", copy);
+  va_end(copy);
+  if (n < 0) n = 0;
+  char* text = malloc((size_t)n + 1);
+  if (!text) return NULL;
+  vsnprintf(text, (size_t)n + 1, fmt ? fmt : "", args);
+  return text;
+}
+
+kc_status* kc_status_create_v(kc_status_code code, const char* fmt,
+                              va_list args) {
+  if (code == KC_OK) return NULL;
+  if ((unsigned)code >= KC__ARRAY_SIZE(kc__code_names)) code = KC_UNKNOWN;
+  kc_status* s = malloc(sizeof *s);
+  if (!s) return kc__status_oom();
+  s->message = kc__vformat(fmt, args);
+  if (!s->message) {
+    free(s);
+    return kc__status_oom();
+  }
+  s->code = code;
+  s->context = NULL;
+  s->context_count = 0;
+  return s;
+}
+
+kc_status* kc_status_create(kc_status_code code, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  kc_status* s = kc_status_create_v(code, fmt, args);
+  va_end(args);
+  return s;
+}
+
+kc_status* kc_status_add_context_v(kc_status* status, const char* fmt,
+                                   va_list args) {
+  if (!status || status == &kc__oom_status) return status;
+  char* text = kc__vformat(fmt, args);
+  char** grown = text ? realloc(status->context,
+                                (status->context_count + 1) * sizeof(char*))
+                      : NULL;
+  if (!grown) {
+    free(text);
+    kc_status_destroy(status);
+    return kc__status_oom();
+  }
+  grown[status->context_count++] = text;
+  status->context = grown;
+  return status;
+}
+
+kc_status* kc_status_add_context(kc_status* status, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  status = kc_status_add_context_v(status, fmt, args);
+  va_end(args);
+  return status;
+}
+
+kc_status_code kc_status_get_code(const kc_status* status) {
+  return status ? status->code : KC_OK;
+}
+
+const char* kc_status_get_message(const kc_status* status) {
+  return status ? status->message : "";
+}
+
+size_t kc_status_get_context_count(const kc_status* status) {
+  return status ? status->context_count : 0;
+}
+
+const char* kc_status_get_context(const kc_status* status, size_t index) {
+  if (!status || index >= status->context_count) return NULL;
+  return status->context[status->context_count - 1 - index];
+}
+
+/* Appends `text` to buf at *len, snprintf-style: counts past the end. */
+static void kc__append(char* buf, size_t cap, size_t* len, const char* text) {
+  size_t n = strlen(text);
+  if (*len < cap) {
+    size_t room = cap - 1 - *len;
+    memcpy(buf + *len, text, n < room ? n : room);
+  }
+  *len += n;
+}
+
+size_t kc_status_format(const kc_status* status, char* buf, size_t cap) {
+  size_t len = 0;
+  kc__append(buf, cap, &len, kc_status_code_name(kc_status_get_code(status)));
+  if (status) {
+    for (size_t i = 0; i < status->context_count; ++i) {
+      kc__append(buf, cap, &len, ": ");
+      kc__append(buf, cap, &len, kc_status_get_context(status, i));
+    }
+    kc__append(buf, cap, &len, ": ");
+    kc__append(buf, cap, &len, status->message);
+  }
+  if (cap > 0) buf[len < cap ? len : cap - 1] = '\0';
+  return len;
+}
+
+void kc_status_destroy(kc_status* status) {
+  if (!status || status == &kc__oom_status) return;
+  for (size_t i = 0; i < status->context_count; ++i) free(status->context[i]);
+  free(status->context);
+  free(status->message);
+  free(status);
+}

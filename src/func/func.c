@@ -1,0 +1,57 @@
+/* Packed function objects. */
+#include "internal/object.h"
+
+_Static_assert(offsetof(struct kc_func, fn) == offsetof(kc_func_prefix, fn),
+               "kc_func starts with kc_func_prefix");
+_Static_assert(offsetof(struct kc_func, self) ==
+                   offsetof(kc_func_prefix, self),
+               "kc_func starts with kc_func_prefix");
+_Static_assert(sizeof(kc_func_prefix) == 40, "kc_func_prefix layout");
+
+static void kc__func_delete(kc_object* obj) {
+  kc_func* f = (kc_func*)(void*)obj;
+  if (f->self_deleter) f->self_deleter(f->self);
+  kc_allocator_free(f->alloc, f, sizeof *f, 0);
+}
+
+kc_status* kc_func_create(const kc_allocator* alloc, kc_packed_fn fn,
+                          void* self, kc_deleter_fn self_deleter,
+                          kc_func** out_func) {
+  kc_status* st = NULL;
+  if (!fn || !out_func) {
+    st = kc_status_create(KC_INVALID_ARGUMENT, "kc_func_create: %s is NULL",
+                          fn ? "out_func" : "fn");
+  } else {
+    *out_func = NULL;
+    if (!alloc) alloc = kc_allocator_system();
+    kc_func* f = kc_allocator_alloc(alloc, sizeof *f, 0);
+    if (!f) {
+      st = kc_status_create(KC_RESOURCE_EXHAUSTED,
+                            "out of memory creating a function");
+    } else {
+      kc__object_init(&f->header, KC_TYPE_FUNC, kc__func_delete);
+      f->fn = fn;
+      f->self = self;
+      f->self_deleter = self_deleter;
+      f->alloc = alloc;
+      *out_func = f;
+    }
+  }
+  /* `self` is ours from the call on: free it when we cannot keep it. */
+  if (st && self_deleter) self_deleter(self);
+  return st;
+}
+
+kc_status* kc_func_call_noinline(const kc_func* func, const kc_any* args,
+                                 int32_t nargs, kc_any* out_ret) {
+  if (!func || !out_ret || nargs < 0 || (!args && nargs > 0)) {
+    if (out_ret) *out_ret = kc_any_none();
+    return kc_status_create(
+        KC_INVALID_ARGUMENT, "kc_func_call: %s",
+        !func ? "func is NULL"
+        : !out_ret ? "out_ret is NULL"
+        : nargs < 0 ? "nargs is negative"
+                    : "args is NULL with nargs > 0");
+  }
+  return kc_func_call(func, args, nargs, out_ret);
+}

@@ -1,0 +1,83 @@
+/*
+ * tests/test.h — the C test runner's interface.
+ *
+ * A test is a function declared with KC_TEST(name) at the start of a line in
+ * a tests/test_*.c file. CMake finds these lines at configure time, makes one
+ * ctest test per name and generates the runner's table from the same list,
+ * so there is no registration code to forget and nothing runs at load time.
+ *
+ * Each test gets a fresh counting allocator (kt_alloc()). After the body the
+ * runner resets the function registry and fails the test if any block of that
+ * allocator is still live, so a test that creates its objects with kt_alloc()
+ * is also a leak and reference-count check.
+ *
+ * Checks are fatal on the thread that runs the test (the rest of the body is
+ * skipped, so a failed create never leads to a NULL dereference) and merely
+ * recorded on other threads, which cannot be unwound safely.
+ */
+#ifndef KCALL_TESTS_TEST_H_
+#define KCALL_TESTS_TEST_H_
+
+#include <stdint.h>
+#include <string.h>
+
+#include "kcall/kcall.h"
+
+#define KC_TEST(name)          \
+  void kt_test_##name(void);   \
+  void kt_test_##name(void)
+
+/* The allocator of the running test, and its counter. */
+const kc_allocator* kt_alloc(void);
+kc_counting_allocator* kt_counter(void);
+/* Blocks of kt_alloc() not yet freed. */
+int64_t kt_live_blocks(void);
+
+/* Formats a status into buf ("OK" for NULL) and returns buf. */
+const char* kt_status_text(const kc_status* status, char* buf, size_t cap);
+
+/* Reports a failure (see above for when it returns). */
+void kt__fail(const char* file, int line, const char* fmt, ...)
+    KC_PRINTF(3, 4);
+/* Checks `status` against `code` (KC_OK: must be NULL) and that its formatted
+ * text contains every string of the NULL-terminated `needles`; destroys it. */
+void kt__check_status(const char* file, int line, const char* expr,
+                      kc_status* status, kc_status_code code,
+                      const char* const* needles);
+void kt__check_int(const char* file, int line, const char* a_text,
+                   const char* b_text, int64_t a, int64_t b);
+void kt__check_str(const char* file, int line, const char* a_text,
+                   const char* b_text, const char* a, const char* b);
+void kt__check_contains(const char* file, int line, const char* h_text,
+                        const char* haystack, const char* needle);
+
+#define KC_CHECK(cond)                                              \
+  do {                                                              \
+    if (!(cond)) kt__fail(__FILE__, __LINE__, "check failed: %s", #cond); \
+  } while (0)
+
+#define KC_CHECK_OK(expr)                                                    \
+  kt__check_status(__FILE__, __LINE__, #expr, (expr), KC_OK,               \
+                   (const char* const[]){NULL})
+
+/* KC_CHECK_CODE(expr, KC_NOT_FOUND, "substring", ...): one or more strings
+ * that the formatted status must contain ("" when any text will do). */
+#define KC_CHECK_CODE(expr, code, ...)                                       \
+  kt__check_status(__FILE__, __LINE__, #expr, (expr), (code),              \
+                   (const char* const[]){__VA_ARGS__, NULL})
+
+#define KC_CHECK_INT(a, b) \
+  kt__check_int(__FILE__, __LINE__, #a, #b, (int64_t)(a), (int64_t)(b))
+
+#define KC_CHECK_STR(a, b) kt__check_str(__FILE__, __LINE__, #a, #b, (a), (b))
+
+#define KC_CHECK_CONTAINS(haystack, needle) \
+  kt__check_contains(__FILE__, __LINE__, #haystack, (haystack), (needle))
+
+/* True when the view holds exactly the NUL-terminated text `s`. */
+static inline bool kt_sv_is(kc_string_view v, const char* s) {
+  size_t n = strlen(s);
+  return v.size == n && (n == 0 || memcmp(v.data, s, n) == 0);
+}
+
+#endif /* KCALL_TESTS_TEST_H_ */

@@ -1,0 +1,335 @@
+/* Tests of the allocators in kcall/base.h, and fault injection through the
+ * counting allocator into the functions that allocate. */
+#include <stdio.h>
+#include <string.h>
+
+#include "test.h"
+
+static kc_alloc_stats kt_stats(const kc_counting_allocator* counter) {
+  kc_alloc_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  kc_counting_allocator_query(counter, &s);
+  return s;
+}
+
+static bool kt_aligned(const void* p, size_t alignment) {
+  return ((uintptr_t)p % alignment) == 0;
+}
+
+KC_TEST(alloc_system_alignments) {
+  const kc_allocator* sys = kc_allocator_system();
+  KC_CHECK(sys != NULL && sys->fn != NULL);
+  const size_t alignments[] = {0, 8, 64, 4096};
+  const size_t sizes[] = {1, 24, 100, 5000};
+  for (size_t a = 0; a < 4; ++a) {
+    for (size_t s = 0; s < 4; ++s) {
+      unsigned char* p = kc_allocator_alloc(sys, sizes[s], alignments[a]);
+      KC_CHECK(p != NULL);
+      KC_CHECK(kt_aligned(p, alignments[a] ? alignments[a] : sizeof(void*)));
+      memset(p, 0xab, sizes[s]); /* the whole block is usable */
+      kc_allocator_free(sys, p, sizes[s], alignments[a]);
+      /* NULL means the system allocator. */
+      p = kc_allocator_alloc(NULL, sizes[s], alignments[a]);
+      KC_CHECK(p != NULL);
+      KC_CHECK(kt_aligned(p, alignments[a] ? alignments[a] : sizeof(void*)));
+      memset(p, 0xcd, sizes[s]);
+      kc_allocator_free(NULL, p, sizes[s], alignments[a]);
+    }
+  }
+  KC_CHECK(kc_allocator_alloc(sys, 0, 0) == NULL);
+  KC_CHECK(kc_allocator_alloc(sys, 0, 64) == NULL);
+  kc_allocator_free(sys, NULL, 16, 0);
+  kc_allocator_free(NULL, NULL, 0, 0);
+}
+
+KC_TEST(alloc_system_fn_reallocates) {
+  const kc_allocator* sys = kc_allocator_system();
+  char* p = sys->fn(sys->self, NULL, 0, 16, 0);
+  KC_CHECK(p != NULL);
+  memcpy(p, "0123456789abcde", 16);
+  char* q = sys->fn(sys->self, p, 16, 4000, 0);
+  KC_CHECK(q != NULL);
+  KC_CHECK(memcmp(q, "0123456789abcde", 16) == 0);
+  memset(q + 16, 1, 4000 - 16);
+  KC_CHECK(sys->fn(sys->self, q, 4000, 0, 0) == NULL);
+}
+
+KC_TEST(alloc_counting_stats) {
+  kc_counting_allocator* c = NULL;
+  KC_CHECK_OK(kc_counting_allocator_create(&c));
+  const kc_allocator* a = kc_counting_allocator_get_allocator(c);
+  KC_CHECK(a != NULL && a->fn != NULL);
+  kc_alloc_stats s = kt_stats(c);
+  KC_CHECK_INT(s.live_blocks, 0);
+  KC_CHECK_INT(s.total_allocs, 0);
+
+  void* p100 = kc_allocator_alloc(a, 100, 0);
+  void* p200 = kc_allocator_alloc(a, 200, 64);
+  KC_CHECK(p100 && p200 && kt_aligned(p200, 64));
+  s = kt_stats(c);
+  KC_CHECK_INT(s.live_blocks, 2);
+  KC_CHECK_INT(s.live_bytes, 300);
+  KC_CHECK_INT(s.peak_bytes, 300);
+  KC_CHECK_INT(s.total_allocs, 2);
+  KC_CHECK_INT(s.total_frees, 0);
+
+  kc_allocator_free(a, p100, 100, 0);
+  void* p50 = kc_allocator_alloc(a, 50, 4096);
+  KC_CHECK(p50 && kt_aligned(p50, 4096));
+  s = kt_stats(c);
+  KC_CHECK_INT(s.live_blocks, 2);
+  KC_CHECK_INT(s.live_bytes, 250);
+  KC_CHECK_INT(s.peak_bytes, 300);
+  KC_CHECK_INT(s.total_allocs, 3);
+  KC_CHECK_INT(s.total_frees, 1);
+
+  kc_allocator_free(a, p200, 200, 64);
+  kc_allocator_free(a, p50, 50, 4096);
+  s = kt_stats(c);
+  KC_CHECK_INT(s.live_blocks, 0);
+  KC_CHECK_INT(s.live_bytes, 0);
+  KC_CHECK_INT(s.peak_bytes, 300);
+  KC_CHECK_INT(s.total_frees, 3);
+  KC_CHECK_INT(s.failed_allocs, 0);
+  KC_CHECK_INT(s.bad_frees, 0);
+  kc_counting_allocator_destroy(c);
+  kc_counting_allocator_destroy(NULL);
+}
+
+KC_TEST(alloc_counting_reallocates) {
+  kc_counting_allocator* c = NULL;
+  KC_CHECK_OK(kc_counting_allocator_create(&c));
+  const kc_allocator* a = kc_counting_allocator_get_allocator(c);
+  char* p = a->fn(a->self, NULL, 0, 8, 0);
+  KC_CHECK(p != NULL);
+  memcpy(p, "abcdefg", 8);
+  char* q = a->fn(a->self, p, 8, 64, 0);
+  KC_CHECK(q != NULL && memcmp(q, "abcdefg", 8) == 0);
+  kc_alloc_stats s = kt_stats(c);
+  KC_CHECK_INT(s.live_blocks, 1);
+  KC_CHECK_INT(s.live_bytes, 64);
+  a->fn(a->self, q, 64, 0, 0);
+  s = kt_stats(c);
+  KC_CHECK_INT(s.live_blocks, 0);
+  KC_CHECK_INT(s.live_bytes, 0);
+  kc_counting_allocator_destroy(c);
+}
+
+KC_TEST(alloc_counting_query_respects_struct_size) {
+  kc_counting_allocator* c = NULL;
+  KC_CHECK_OK(kc_counting_allocator_create(&c));
+  void* p = kc_allocator_alloc(kc_counting_allocator_get_allocator(c), 10, 0);
+  kc_alloc_stats s;
+  memset(&s, 0x5a, sizeof s);
+  s.struct_size = offsetof(kc_alloc_stats, live_bytes);
+  kc_counting_allocator_query(c, &s);
+  KC_CHECK_INT(s.live_blocks, 1);
+  kc_alloc_stats untouched;
+  memset(&untouched, 0x5a, sizeof untouched);
+  KC_CHECK(memcmp((char*)&s + offsetof(kc_alloc_stats, live_bytes),
+                  (char*)&untouched + offsetof(kc_alloc_stats, live_bytes),
+                  sizeof s - offsetof(kc_alloc_stats, live_bytes)) == 0);
+  kc_allocator_free(kc_counting_allocator_get_allocator(c), p, 10, 0);
+  kc_counting_allocator_destroy(c);
+}
+
+KC_TEST(alloc_counting_fail_after) {
+  kc_counting_allocator* c = NULL;
+  KC_CHECK_OK(kc_counting_allocator_create(&c));
+  const kc_allocator* a = kc_counting_allocator_get_allocator(c);
+  kc_counting_allocator_set_fail_after(c, 2);
+  void* p1 = kc_allocator_alloc(a, 8, 0);
+  void* p2 = kc_allocator_alloc(a, 8, 0);
+  void* p3 = kc_allocator_alloc(a, 8, 0);
+  void* p4 = kc_allocator_alloc(a, 8, 64);
+  KC_CHECK(p1 && p2);
+  KC_CHECK(p3 == NULL && p4 == NULL);
+  kc_alloc_stats s = kt_stats(c);
+  KC_CHECK_INT(s.live_blocks, 2);
+  KC_CHECK_INT(s.total_allocs, 2);
+  KC_CHECK_INT(s.failed_allocs, 2);
+
+  kc_counting_allocator_set_fail_after(c, -1);
+  void* p5 = kc_allocator_alloc(a, 8, 0);
+  KC_CHECK(p5 != NULL);
+  kc_counting_allocator_set_fail_after(c, 0);
+  KC_CHECK(kc_allocator_alloc(a, 8, 0) == NULL);
+  kc_counting_allocator_set_fail_after(c, -1);
+
+  kc_allocator_free(a, p1, 8, 0);
+  kc_allocator_free(a, p2, 8, 0);
+  kc_allocator_free(a, p5, 8, 0);
+  s = kt_stats(c);
+  KC_CHECK_INT(s.live_blocks, 0);
+  KC_CHECK_INT(s.failed_allocs, 3);
+  kc_counting_allocator_destroy(c);
+}
+
+KC_TEST(alloc_counting_reports_bad_frees) {
+  kc_counting_allocator* c = NULL;
+  KC_CHECK_OK(kc_counting_allocator_create(&c));
+  const kc_allocator* a = kc_counting_allocator_get_allocator(c);
+  void* p = kc_allocator_alloc(a, 16, 0);
+  KC_CHECK(p != NULL);
+  kc_allocator_free(a, p, 32, 0);
+  kc_alloc_stats s = kt_stats(c);
+  KC_CHECK_INT(s.bad_frees, 1);
+  kc_counting_allocator_destroy(c);
+}
+
+/* ---- fault injection ------------------------------------------------------------ */
+/*
+ * Each loop makes the n-th allocation of kt_alloc() fail, for n = 0, 1, ...
+ * until the operation completes without meeting a failure. Every attempt must
+ * either succeed or answer RESOURCE_EXHAUSTED, and after cleanup nothing of
+ * kt_alloc() may remain.
+ */
+
+#define KT_FAULT_LIMIT 1000
+
+static bool kt_fault_step(int64_t n, kc_status* st, bool* saw_failure) {
+  kc_status_code code = kc_status_get_code(st);
+  if (code != KC_OK && code != KC_RESOURCE_EXHAUSTED) {
+    char buf[512];
+    kt__fail(__FILE__, __LINE__, "fail_after=%lld: unexpected status %s",
+             (long long)n, kt_status_text(st, buf, sizeof buf));
+  }
+  if (code != KC_OK) *saw_failure = true;
+  kc_status_destroy(st);
+  return code == KC_OK;
+}
+
+static int64_t kt_failed_allocs(void) {
+  return kt_stats(kt_counter()).failed_allocs;
+}
+
+KC_TEST(fault_injection_array_of_strings) {
+  const char* texts[] = {"a string long enough to be an object",
+                         "another string that is not small", "tiny"};
+  int64_t n = 0;
+  for (; n < KT_FAULT_LIMIT; ++n) {
+    int64_t failed_before = kt_failed_allocs();
+    kc_counting_allocator_set_fail_after(kt_counter(), n);
+    bool saw_failure = false;
+    kc_any items[3];
+    size_t made = 0;
+    for (; made < 3; ++made) {
+      items[made] = kc_any_int(-1);
+      if (!kt_fault_step(n, kc_any_from_string(kt_alloc(), kc_sv(texts[made]),
+                                               &items[made]),
+                         &saw_failure)) {
+        KC_CHECK_INT(items[made].type_index, KC_TYPE_NONE);
+        break;
+      }
+    }
+    kc_array* array = NULL;
+    if (made == 3 &&
+        kt_fault_step(n, kc_array_create(kt_alloc(), items, 3, &array),
+                      &saw_failure)) {
+      KC_CHECK_INT(kc_array_get_size(array), 3);
+      kc_string_view v;
+      KC_CHECK(kc_any_get_string(kc_array_get_item(array, 1), &v));
+      KC_CHECK(kt_sv_is(v, texts[1]));
+    } else if (made == 3) {
+      KC_CHECK(array == NULL);
+    }
+    kc_counting_allocator_set_fail_after(kt_counter(), -1);
+    for (size_t i = 0; i < made; ++i) kc_any_release(&items[i]);
+    kc_object_release(KC_OBJECT(array));
+    KC_CHECK_INT(kt_live_blocks(), 0);
+    if (!saw_failure && kt_failed_allocs() == failed_before) break;
+  }
+  KC_CHECK(n > 0 && n < KT_FAULT_LIMIT);
+}
+
+static kc_status* kt_nop(void* self, const kc_any* args, int32_t nargs,
+                         kc_any* ret) {
+  (void)self;
+  (void)args;
+  (void)nargs;
+  (void)ret;
+  return NULL;
+}
+
+KC_TEST(fault_injection_registry_list) {
+  const char* names[] = {"fi.alpha", "fi.beta_long_name", "fi.c", "other.x"};
+  for (size_t i = 0; i < 4; ++i) {
+    kc_func* f = NULL;
+    KC_CHECK_OK(kc_func_create(kt_alloc(), kt_nop, NULL, NULL, &f));
+    KC_CHECK_OK(kc_func_registry_register(kc_sv(names[i]), f, 0));
+    kc_object_release(KC_OBJECT(f));
+  }
+  /* The registry keeps the functions; only the lists must come and go. */
+  int64_t baseline = kt_live_blocks();
+  int64_t n = 0;
+  for (; n < KT_FAULT_LIMIT; ++n) {
+    int64_t failed_before = kt_failed_allocs();
+    kc_counting_allocator_set_fail_after(kt_counter(), n);
+    bool saw_failure = false;
+    kc_array* list = NULL;
+    if (kt_fault_step(n, kc_func_registry_list(kt_alloc(), kc_sv("fi."), &list),
+                      &saw_failure)) {
+      KC_CHECK_INT(kc_array_get_size(list), 3);
+    } else {
+      KC_CHECK(list == NULL);
+    }
+    kc_counting_allocator_set_fail_after(kt_counter(), -1);
+    kc_object_release(KC_OBJECT(list));
+    KC_CHECK_INT(kt_live_blocks(), baseline);
+    if (!saw_failure && kt_failed_allocs() == failed_before) break;
+  }
+  KC_CHECK(n > 0 && n < KT_FAULT_LIMIT);
+}
+
+KC_TEST(fault_injection_tensor_create_and_export) {
+  const int64_t shape[] = {3, 5, 7};
+  DLDataType f32 = kc_dtype_make(kDLFloat, 32, 1);
+  int64_t n = 0;
+  for (; n < KT_FAULT_LIMIT; ++n) {
+    int64_t failed_before = kt_failed_allocs();
+    kc_counting_allocator_set_fail_after(kt_counter(), n);
+    bool saw_failure = false;
+    kc_tensor* t = NULL;
+    DLManagedTensorVersioned* managed = NULL;
+    if (kt_fault_step(n, kc_tensor_create(kt_alloc(), shape, 3, f32,
+                                          kc_device_cpu(), &t),
+                      &saw_failure)) {
+      if (!kt_fault_step(n, kc_tensor_export_dlpack(t, &managed),
+                         &saw_failure)) {
+        KC_CHECK(managed == NULL);
+      }
+    } else {
+      KC_CHECK(t == NULL);
+    }
+    kc_counting_allocator_set_fail_after(kt_counter(), -1);
+    kc_object_release(KC_OBJECT(t));
+    if (managed) managed->deleter(managed);
+    KC_CHECK_INT(kt_live_blocks(), 0);
+    if (!saw_failure && kt_failed_allocs() == failed_before) break;
+  }
+  KC_CHECK(n > 0 && n < KT_FAULT_LIMIT);
+}
+
+KC_TEST(fault_injection_bytes_and_str) {
+  const char data[] = "some bytes that are copied into the object";
+  int64_t n = 0;
+  for (; n < KT_FAULT_LIMIT; ++n) {
+    int64_t failed_before = kt_failed_allocs();
+    kc_counting_allocator_set_fail_after(kt_counter(), n);
+    bool saw_failure = false;
+    kc_bytes* b = NULL;
+    kc_str* s = NULL;
+    if (kt_fault_step(n, kc_bytes_create(kt_alloc(), data, sizeof data, &b),
+                      &saw_failure)) {
+      kt_fault_step(n, kc_str_create(kt_alloc(), kc_sv(data), &s),
+                    &saw_failure);
+    }
+    kc_counting_allocator_set_fail_after(kt_counter(), -1);
+    kc_object_release(KC_OBJECT(b));
+    kc_object_release(KC_OBJECT(s));
+    KC_CHECK_INT(kt_live_blocks(), 0);
+    if (!saw_failure && kt_failed_allocs() == failed_before) break;
+  }
+  KC_CHECK(n > 0 && n < KT_FAULT_LIMIT);
+}

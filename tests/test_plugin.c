@@ -1,0 +1,320 @@
+/* Tests of plugin loading (kcall/plugin.h) against the real shared objects
+ * built from tests/fixtures/. Plugins stay loaded for the life of the
+ * process; ctest runs every test in its own process, so each starts clean. */
+#include <stdio.h>
+#include <string.h>
+
+#include "test.h"
+
+#define KT_FIXTURE(name) KC_FIXTURE_DIR "/kt_plugin_" name ".so"
+
+static kc_plugin* kt_load(const char* path) {
+  kc_plugin* p = NULL;
+  KC_CHECK_OK(kc_plugin_load(path, &p));
+  KC_CHECK(p != NULL);
+  return p;
+}
+
+static kc_plugin_desc kt_desc(const kc_plugin* p) {
+  kc_plugin_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  KC_CHECK_OK(kc_plugin_get_desc(p, &d));
+  return d;
+}
+
+static kc_func* kt_lookup(const char* name) {
+  kc_func* f = NULL;
+  KC_CHECK_OK(kc_func_registry_lookup(kc_sv(name), &f));
+  return f;
+}
+
+static void kt_check_absent(const char* name) {
+  kc_func* f = NULL;
+  KC_CHECK_CODE(kc_func_registry_lookup(kc_sv(name), &f), KC_NOT_FOUND, name);
+}
+
+/* All registered names, joined with spaces, for before/after comparisons. */
+static void kt_names(char* buf, size_t cap) {
+  kc_array* list = NULL;
+  KC_CHECK_OK(kc_func_registry_list(kt_alloc(), KC_SV_LIT(""), &list));
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < kc_array_get_size(list); ++i) {
+    kc_string_view v;
+    KC_CHECK(kc_any_get_string(kc_array_get_item(list, i), &v));
+    int n = snprintf(buf + used, cap - used, "%.*s ", (int)v.size, v.data);
+    KC_CHECK(n > 0 && (size_t)n < cap - used);
+    used += (size_t)n;
+  }
+  kc_object_release(KC_OBJECT(list));
+}
+
+static kc_status* kt_seven(void* self, const kc_any* args, int32_t nargs,
+                           kc_any* ret) {
+  (void)self;
+  (void)args;
+  (void)nargs;
+  *ret = kc_any_int(7);
+  return NULL;
+}
+
+static void kt_register_seven(const char* name) {
+  kc_func* f = NULL;
+  KC_CHECK_OK(kc_func_create(kt_alloc(), kt_seven, NULL, NULL, &f));
+  KC_CHECK_OK(kc_func_registry_register(kc_sv(name), f, 0));
+  kc_object_release(KC_OBJECT(f));
+}
+
+static int64_t kt_call_int(const kc_func* f, const kc_any* args, int32_t n) {
+  kc_any ret = kc_any_none();
+  KC_CHECK_OK(kc_func_call(f, args, n, &ret));
+  KC_CHECK_INT(ret.type_index, KC_TYPE_INT);
+  return ret.u.v_int64;
+}
+
+/* ---- (a) a good plugin --------------------------------------------------------- */
+
+KC_TEST(plugin_load_good_and_call) {
+  kt_load(KT_FIXTURE("good"));
+  kc_any args[] = {kc_any_int(20), kc_any_int(22)};
+  KC_CHECK_INT(kt_call_int(kt_lookup("kt_good.add"), args, 2), 42);
+  /* twice calls add through the host's registry. */
+  KC_CHECK_INT(kt_call_int(kt_lookup("kt_good.twice"), args, 1), 40);
+  kc_any name = kc_any_cstr("kcall tests");
+  kc_any ret = kc_any_none();
+  KC_CHECK_OK(kc_func_call(kt_lookup("kt_good.greet"), &name, 1, &ret));
+  kc_string_view v;
+  KC_CHECK(kc_any_get_string(&ret, &v) && kt_sv_is(v, "hello, kcall tests"));
+  kc_any_release(&ret);
+  /* The plugin's helpers report errors in the documented form. */
+  kc_any wrong[] = {kc_any_int(1), kc_any_cstr("x")};
+  KC_CHECK_CODE(kc_func_call(kt_lookup("kt_good.add"), wrong, 2, &ret),
+                KC_INVALID_ARGUMENT, "kt_good.add: argument 1: expected int, got str");
+}
+
+KC_TEST(plugin_desc_and_registrations) {
+  kc_plugin* p = kt_load(KT_FIXTURE("good"));
+  kc_plugin_desc d = kt_desc(p);
+  KC_CHECK_STR(d.path, KT_FIXTURE("good"));
+  KC_CHECK_STR(d.name, "kt_good");
+  KC_CHECK_STR(d.version, "1.2.3");
+  KC_CHECK_INT(d.built_api_major, KC_API_VERSION_MAJOR);
+  KC_CHECK_INT(d.built_api_minor, KC_API_VERSION_MINOR);
+  KC_CHECK_INT(d.api_major, KC_API_VERSION_MAJOR);
+  KC_CHECK_INT(d.api_minor, KC_API_VERSION_MINOR);
+  KC_CHECK_INT(d.registration_count, 3);
+  const char* names[] = {"kt_good.add", "kt_good.twice", "kt_good.greet"};
+  for (size_t i = 0; i < 3; ++i) {
+    kc_registration r;
+    memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    KC_CHECK_OK(kc_plugin_get_registration(p, i, &r));
+    KC_CHECK_STR(r.kind, "function");
+    KC_CHECK(kt_sv_is(r.name, names[i]));
+  }
+  kc_registration r;
+  r.struct_size = sizeof r;
+  KC_CHECK_CODE(kc_plugin_get_registration(p, 3, &r), KC_OUT_OF_RANGE, "");
+  KC_CHECK_CODE(kc_plugin_get_registration(p, (size_t)-1, &r), KC_OUT_OF_RANGE, "");
+}
+
+KC_TEST(plugin_desc_respects_struct_size) {
+  kc_plugin* p = kt_load(KT_FIXTURE("good"));
+  kc_plugin_desc d;
+  memset(&d, 0x7b, sizeof d);
+  d.struct_size = offsetof(kc_plugin_desc, version);
+  KC_CHECK_OK(kc_plugin_get_desc(p, &d));
+  KC_CHECK_STR(d.name, "kt_good");
+  kc_plugin_desc untouched;
+  memset(&untouched, 0x7b, sizeof untouched);
+  size_t from = offsetof(kc_plugin_desc, version);
+  KC_CHECK(memcmp((char*)&d + from, (char*)&untouched + from, sizeof d - from) == 0);
+}
+
+KC_TEST(plugin_load_twice_same_handle) {
+  kc_plugin* a = kt_load(KT_FIXTURE("good"));
+  kc_plugin* b = kt_load(KT_FIXTURE("good"));
+  KC_CHECK(a == b);
+  KC_CHECK_INT(kt_desc(b).registration_count, 3);
+  kc_any args[] = {kc_any_int(1), kc_any_int(2)};
+  KC_CHECK_INT(kt_call_int(kt_lookup("kt_good.add"), args, 2), 3);
+}
+
+KC_TEST(plugin_same_file_other_path) {
+  kc_plugin* a = kt_load(KT_FIXTURE("good"));
+  /* Another spelling of the same file is the same plugin, not a second
+   * init that would collide with the first one's names. */
+  kc_plugin* b = kt_load(KC_FIXTURE_DIR "/./kt_plugin_good.so");
+  KC_CHECK(a == b);
+}
+
+KC_TEST(plugin_bad_input) {
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(NULL, &p), KC_INVALID_ARGUMENT, "");
+  KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("good"), NULL), KC_INVALID_ARGUMENT, "");
+  kc_plugin_desc d;
+  d.struct_size = sizeof d;
+  KC_CHECK_CODE(kc_plugin_get_desc(NULL, &d), KC_INVALID_ARGUMENT, "");
+  p = kt_load(KT_FIXTURE("good"));
+  KC_CHECK_CODE(kc_plugin_get_desc(p, NULL), KC_INVALID_ARGUMENT, "");
+  kc_registration r;
+  r.struct_size = sizeof r;
+  KC_CHECK_CODE(kc_plugin_get_registration(NULL, 0, &r), KC_INVALID_ARGUMENT, "");
+  KC_CHECK_CODE(kc_plugin_get_registration(p, 0, NULL), KC_INVALID_ARGUMENT, "");
+}
+
+KC_TEST(plugin_host_api_table) {
+  const kc_host_api* host = kc_plugin_get_host_api();
+  KC_CHECK(host != NULL);
+  KC_CHECK(host == kc_plugin_get_host_api());
+  KC_CHECK_INT(host->struct_size, sizeof(kc_host_api));
+  KC_CHECK_INT(host->api_major, KC_API_VERSION_MAJOR);
+  KC_CHECK_INT(host->api_minor, KC_API_VERSION_MINOR);
+  KC_CHECK(host->features != NULL);
+  for (size_t i = 0; host->features[i]; ++i) {
+    KC_CHECK(host->features[i][0] != '\0');
+    KC_CHECK(strcmp(host->features[i], "kt.teleportation") != 0);
+  }
+  KC_CHECK(host->system_allocator == kc_allocator_system());
+  /* Every entry is filled in. */
+  const void* entries[] = {
+      (const void*)host->status_create,     (const void*)host->status_add_context,
+      (const void*)host->status_get_code,   (const void*)host->status_get_message,
+      (const void*)host->status_destroy,    (const void*)host->object_retain,
+      (const void*)host->object_release,    (const void*)host->any_retain,
+      (const void*)host->any_release,       (const void*)host->any_from_string,
+      (const void*)host->any_get_string,    (const void*)host->str_create,
+      (const void*)host->bytes_create,      (const void*)host->array_create,
+      (const void*)host->array_get_size,    (const void*)host->array_get_item,
+      (const void*)host->tensor_create,     (const void*)host->tensor_get_dltensor,
+      (const void*)host->func_create,       (const void*)host->func_call,
+      (const void*)host->func_registry_register,
+      (const void*)host->func_registry_lookup,
+      (const void*)host->args_check_count,  (const void*)host->args_get_int,
+      (const void*)host->args_get_float,    (const void*)host->args_get_bool,
+      (const void*)host->args_get_string,   (const void*)host->args_get_func,
+      (const void*)host->args_get_dltensor, (const void*)host->args_get_opaque,
+  };
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; ++i) {
+    if (!entries[i]) kt__fail(__FILE__, __LINE__, "host entry %zu is NULL", i);
+  }
+  /* They behave as the library functions do. */
+  kc_status* st = host->status_create(KC_NOT_FOUND, "via %s", "table");
+  KC_CHECK_INT(host->status_get_code(st), KC_NOT_FOUND);
+  KC_CHECK_STR(host->status_get_message(st), "via table");
+  host->status_destroy(st);
+  kt_register_seven("t.host_table");
+  kc_func* f = NULL;
+  KC_CHECK_OK(host->func_registry_lookup(KC_SV_LIT("t.host_table"), &f));
+  KC_CHECK(f == kt_lookup("t.host_table"));
+}
+
+/* ---- (b) .. (j) plugins that must not load -------------------------------------- */
+
+KC_TEST(plugin_no_entry_symbol) {
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("no_entry"), &p), KC_INVALID_ARGUMENT,
+                KT_FIXTURE("no_entry"), KC_PLUGIN_ENTRY_SYMBOL);
+  KC_CHECK(p == NULL);
+}
+
+KC_TEST(plugin_newer_major_refused) {
+  char built[32], offered[32];
+  snprintf(built, sizeof built, "%d.0", KC_API_VERSION_MAJOR + 1);
+  snprintf(offered, sizeof offered, "%d.%d", KC_API_VERSION_MAJOR,
+           KC_API_VERSION_MINOR);
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("major"), &p), KC_FAILED_PRECONDITION,
+                KT_FIXTURE("major"), built, offered);
+  KC_CHECK(p == NULL);
+  kt_check_absent("kt_major.fn"); /* init never ran */
+}
+
+KC_TEST(plugin_newer_minor_capped) {
+  kc_plugin* p = kt_load(KT_FIXTURE("minor"));
+  kc_plugin_desc d = kt_desc(p);
+  KC_CHECK_STR(d.name, "kt_minor");
+  KC_CHECK_INT(d.built_api_major, KC_API_VERSION_MAJOR);
+  KC_CHECK_INT(d.built_api_minor, KC_API_VERSION_MINOR + 1);
+  KC_CHECK_INT(d.api_major, KC_API_VERSION_MAJOR);
+  KC_CHECK_INT(d.api_minor, KC_API_VERSION_MINOR);
+  KC_CHECK_INT(d.registration_count, 1);
+  /* The plugin sees the host's minor in the table it was given. */
+  KC_CHECK_INT(kt_call_int(kt_lookup("kt_minor.host_minor"), NULL, 0),
+               KC_API_VERSION_MINOR);
+}
+
+KC_TEST(plugin_init_failure_leaves_nothing) {
+  kt_register_seven("t.before");
+  char before[1024], after[1024];
+  kt_names(before, sizeof before);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    kc_plugin* p = NULL;
+    KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("init_fails"), &p), KC_ABORTED,
+                  "kt_fail: the device is on fire", KT_FIXTURE("init_fails"));
+    KC_CHECK(p == NULL);
+    kt_check_absent("kt_fail.one");
+    kt_check_absent("kt_fail.two");
+    kt_names(after, sizeof after);
+    KC_CHECK_STR(after, before);
+  }
+  KC_CHECK_INT(kt_call_int(kt_lookup("t.before"), NULL, 0), 7);
+}
+
+KC_TEST(plugin_not_a_shared_object) {
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(KC_NOT_A_PLUGIN, &p), KC_INVALID_ARGUMENT,
+                KC_NOT_A_PLUGIN);
+  KC_CHECK(p == NULL);
+  /* A directory is not one either. */
+  KC_CHECK_CODE(kc_plugin_load(KC_FIXTURE_DIR, &p), KC_INVALID_ARGUMENT,
+                KC_FIXTURE_DIR);
+}
+
+KC_TEST(plugin_short_info_refused) {
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("short_info"), &p), KC_INVALID_ARGUMENT,
+                KT_FIXTURE("short_info"));
+  KC_CHECK(p == NULL);
+  kt_check_absent("kt_short.fn");
+}
+
+KC_TEST(plugin_null_info_refused) {
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("null_info"), &p), KC_INVALID_ARGUMENT,
+                KT_FIXTURE("null_info"));
+  KC_CHECK(p == NULL);
+}
+
+KC_TEST(plugin_missing_feature_refused) {
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("feature"), &p), KC_FAILED_PRECONDITION,
+                "kt.teleportation", KT_FIXTURE("feature"));
+  KC_CHECK(p == NULL);
+  kt_check_absent("kt_feature.fn");
+}
+
+KC_TEST(plugin_name_conflict_publishes_nothing) {
+  kt_register_seven("kt_conflict.taken");
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("conflict"), &p), KC_ALREADY_EXISTS,
+                "kt_conflict.taken");
+  KC_CHECK(p == NULL);
+  kt_check_absent("kt_conflict.free");
+  KC_CHECK_INT(kt_call_int(kt_lookup("kt_conflict.taken"), NULL, 0), 7);
+  /* Once the name is free the same file loads: the failed attempt left
+   * nothing behind, not even a half-loaded plugin. */
+  KC_CHECK_OK(kc_func_registry_remove(KC_SV_LIT("kt_conflict.taken")));
+  p = kt_load(KT_FIXTURE("conflict"));
+  KC_CHECK_INT(kt_desc(p).registration_count, 2);
+  KC_CHECK_INT(kt_call_int(kt_lookup("kt_conflict.taken"), NULL, 0), 42);
+  KC_CHECK_INT(kt_call_int(kt_lookup("kt_conflict.free"), NULL, 0), 42);
+}
+
+KC_TEST(plugin_missing_file) {
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(KC_FIXTURE_DIR "/no_such_plugin.so", &p),
+                KC_NOT_FOUND, KC_FIXTURE_DIR "/no_such_plugin.so");
+  KC_CHECK(p == NULL);
+}

@@ -1,0 +1,65 @@
+/*
+ * cli.h — what the pieces of the kcall command-line tool share.
+ *
+ * The tool is written on the public API only (<kcall/kcall.h>); nothing
+ * here is part of the library.
+ */
+#ifndef KCALL_TOOLS_CLI_H_
+#define KCALL_TOOLS_CLI_H_
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <kcall/kcall.h>
+
+/* Exit statuses, the same for every command. */
+enum {
+  CLI_EXIT_OK = 0,
+  CLI_EXIT_ERROR = 1, /* the library answered with a status */
+  CLI_EXIT_USAGE = 2  /* the command line itself was wrong */
+};
+
+/* One subcommand. `run` gets the arguments after the command's name;
+ * `kcall NAME --help` is answered before it runs. */
+typedef struct cli_command {
+  const char* name;
+  const char* summary; /* one line for the overview */
+  const char* usage;   /* the full text `kcall help NAME` prints */
+  int (*run)(int argc, char** argv);
+} cli_command;
+
+/* The command called `name`, or NULL. */
+const cli_command* cli_find_command(const char* name);
+
+/* Prints the overview of all commands to `out`. */
+void cli_print_overview(FILE* out);
+
+/* True for "-h" and "--help". */
+bool cli_is_help_flag(const char* arg);
+
+/* Prints "kcall: error: <the status, formatted>" to stderr, destroys the
+ * status and returns CLI_EXIT_ERROR. */
+int cli_report_status(kc_status* status);
+
+/* Prints "kcall: <message>" and the usage of `command` (NULL: the
+ * overview) to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const cli_command* command, const char* fmt, ...)
+    KC_PRINTF(2, 3);
+
+/* Types one command-line argument (see `kcall help call`) into *out_value.
+ * Strings borrow `text`, so the value lives as long as argv. `position` is
+ * the argument's 0-based index, used in messages. INVALID_ARGUMENT when a
+ * prefix forces a type the text does not have; OUT_OF_RANGE for an int
+ * that does not fit in 64 bits. */
+kc_status* cli_parse_arg(const char* text, int position, kc_any* out_value);
+
+/* Prints `value` the way `kcall call` shows a result (see docs/cli.md). */
+void cli_print_value(FILE* out, const kc_any* value);
+
+/* The commands, each defined beside its code. */
+extern const cli_command cli_cmd_version;
+extern const cli_command cli_cmd_inspect;
+extern const cli_command cli_cmd_call;
+extern const cli_command cli_cmd_help;
+
+#endif /* KCALL_TOOLS_CLI_H_ */
