@@ -451,6 +451,31 @@ KC_TEST(tensor_view_out_of_bounds) {
   KC_CHECK_INT(kt_live_blocks(), 0);
 }
 
+KC_TEST(tensor_view_empty_cases) {
+  /* A base with a zero dim addresses nothing: no non-empty view of it. */
+  const int64_t empty_shape[] = {3, 0};
+  kc_tensor* empty = kt_make(empty_shape, 2);
+  kc_tensor* v = NULL;
+  const int64_t two[] = {2};
+  KC_CHECK_CODE(kc_tensor_create_view(empty, 1, two, NULL, 0, &v),
+                KC_OUT_OF_RANGE, "reaches elements");
+  const int64_t none[] = {0};
+  KC_CHECK_OK(kc_tensor_create_view(empty, 1, none, NULL, 0, &v));
+  kc_object_release(KC_OBJECT(v));
+  v = NULL;
+  /* An empty view still forms its data pointer from the offset. */
+  const int64_t shape[] = {4};
+  kc_tensor* base = kt_make(shape, 1);
+  KC_CHECK_CODE(kc_tensor_create_view(base, 1, none, NULL, 1000000, &v),
+                KC_OUT_OF_RANGE, "");
+  KC_CHECK_OK(kc_tensor_create_view(base, 1, none, NULL, 3, &v));
+  KC_CHECK_INT(kc_dltensor_get_numel(kc_tensor_get_dltensor(v)), 0);
+  kc_object_release(KC_OBJECT(v));
+  kc_object_release(KC_OBJECT(base));
+  kc_object_release(KC_OBJECT(empty));
+  KC_CHECK_INT(kt_live_blocks(), 0);
+}
+
 KC_TEST(tensor_view_keeps_base_alive) {
   const int64_t shape[] = {8};
   kc_tensor* base = kt_make_iota(shape, 1);

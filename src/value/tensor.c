@@ -248,7 +248,10 @@ static bool kc__extent(int32_t ndim, const int64_t* shape,
   *lo = 0;
   *hi = 0;
   for (int32_t i = 0; i < ndim; ++i) {
-    if (shape[i] == 0) return false;
+    if (shape[i] == 0) {
+      *lo = *hi = 0;
+      return false;
+    }
     int64_t reach;
     if (__builtin_mul_overflow(shape[i] - 1, strides[i], &reach)) {
       reach = strides[i] < 0 ? INT64_MIN / 4 : INT64_MAX / 4;
@@ -283,10 +286,16 @@ kc_status* kc_tensor_create_view(kc_tensor* base, int32_t ndim,
   int64_t base_lo, base_hi, lo, hi;
   bool base_any = kc__extent(base->dl.ndim, base->dims,
                              base->dims + base->dl.ndim, &base_lo, &base_hi);
-  if (kc__extent(ndim, v->dims, v->dims + ndim, &lo, &hi)) {
-    if (!base_any || __builtin_add_overflow(lo, elem_offset, &lo) ||
-        __builtin_add_overflow(hi, elem_offset, &hi) || lo < base_lo ||
-        hi > base_hi) {
+  /* An empty view addresses nothing, but its data pointer is still formed
+   * from elem_offset, so the offset itself must lie inside the base. */
+  bool view_any = kc__extent(ndim, v->dims, v->dims + ndim, &lo, &hi);
+  {
+    bool outside = __builtin_add_overflow(lo, elem_offset, &lo) ||
+                   __builtin_add_overflow(hi, elem_offset, &hi) ||
+                   lo < base_lo || hi > base_hi;
+    /* An empty base has no element to address at all. */
+    if (!base_any) outside = view_any || elem_offset != 0;
+    if (outside) {
       kc_object_release(KC_OBJECT(v));
       return kc_status_create(
           KC_OUT_OF_RANGE,
