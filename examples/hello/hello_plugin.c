@@ -238,29 +238,18 @@ static kc_status* hello_scale(void* self, const kc_any* args, int32_t nargs,
 /* ---- registration ----------------------------------------------------------- */
 
 static kc_status* hello_init(const kc_host_api* host) {
-  static const struct {
-    const char* name;
-    kc_packed_fn fn;
-  } kFunctions[] = {
+  static const kc_func_entry kFunctions[] = {
       {"hello.add", hello_add},
       {"hello.concat", hello_concat},
       {"hello.make_adder", hello_make_adder},
       {"hello.call", hello_call},
       {"hello.scale", hello_scale},
   };
-  for (size_t i = 0; i < sizeof kFunctions / sizeof kFunctions[0]; ++i) {
-    kc_func* func = NULL;
-    kc_status* status = host->func_create(NULL, kFunctions[i].fn,
-                                          (void*)host, NULL, &func);
-    if (status) return status;
-    /* The registry takes its own reference. If a later registration
-     * fails, the host discards the earlier ones: nothing is left half
-     * registered. */
-    status = host->func_registry_register(kc_sv(kFunctions[i].name), func, 0);
-    host->object_release(KC_OBJECT(func));
-    if (status) return status;
-  }
-  return NULL;
+  /* If one registration fails, the host discards the earlier ones:
+   * nothing is left half registered. */
+  return kc_host_register_functions(
+      host, kFunctions, sizeof kFunctions / sizeof kFunctions[0],
+      (void*)(uintptr_t)host);
 }
 
 static const kc_plugin_info kHelloInfo = {

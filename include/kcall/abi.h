@@ -492,6 +492,32 @@ typedef struct kc_host_api {
                                 void** out_value);
 } kc_host_api;
 
+/* One packed function to register: see kc_host_register_functions. */
+typedef struct kc_func_entry {
+  const char* name; /* NUL-terminated, e.g. "mylib.add" */
+  kc_packed_fn fn;
+} kc_func_entry;
+
+/* Registers `count` functions through `host`, each created with `self` (and
+ * no destructor: `self` must outlive the registrations, as the host table
+ * or static data does). Stops at the first failure and returns its status;
+ * called from a plugin's init, a failure discards every registration the
+ * init made, so nothing is left half registered. */
+static inline kc_status* kc_host_register_functions(
+    const kc_host_api* host, const kc_func_entry* entries, size_t count,
+    void* self) {
+  for (size_t i = 0; i < count; ++i) {
+    kc_func* func = NULL;
+    kc_status* st = host->func_create(host->system_allocator, entries[i].fn,
+                                      self, NULL, &func);
+    if (st) return st;
+    st = host->func_registry_register(kc_sv(entries[i].name), func, 0);
+    host->object_release(KC_OBJECT(func)); /* the registry holds its own */
+    if (st) return st;
+  }
+  return NULL;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The plugin entry point                                                    */
 /* ------------------------------------------------------------------------ */

@@ -141,25 +141,17 @@ static kc_status* fixture_func(void* self, const kc_any* args, int32_t nargs,
 }
 
 static kc_status* fixture_init(const kc_host_api* host) {
-  static const struct {
-    const char* name;
-    kc_packed_fn fn;
-  } kFunctions[] = {
+  static const kc_func_entry kFunctions[] = {
       {"fixture.type", fixture_type},     {"fixture.echo", fixture_echo},
       {"fixture.list", fixture_list},     {"fixture.nested", fixture_nested},
       {"fixture.none", fixture_none},     {"fixture.bytes", fixture_bytes},
       {"fixture.tensor", fixture_tensor}, {"fixture.func", fixture_func},
   };
-  for (size_t i = 0; i < sizeof kFunctions / sizeof kFunctions[0]; ++i) {
-    kc_func* func = NULL;
-    kc_status* status = host->func_create(NULL, kFunctions[i].fn,
-                                          (void*)host, NULL, &func);
-    if (status) return status;
-    status = host->func_registry_register(kc_sv(kFunctions[i].name), func, 0);
-    host->object_release(KC_OBJECT(func));
-    if (status) return status;
-  }
-  return NULL;
+  /* If one registration fails, the host discards the earlier ones:
+   * nothing is left half registered. */
+  return kc_host_register_functions(
+      host, kFunctions, sizeof kFunctions / sizeof kFunctions[0],
+      (void*)(uintptr_t)host);
 }
 
 static const kc_plugin_info kFixtureInfo = {
