@@ -43,6 +43,20 @@ static kc_status* add_packed_helpers(void* self, const kc_any* args,
   return NULL;
 }
 
+/* The same function as a plugin writes it, with the readers of abi.h:
+ * checks inline, errors through the host table. */
+static kc_status* add_packed_host_table(void* self, const kc_any* args,
+                                        int32_t nargs, kc_any* ret) {
+  const kc_host_api* host = self;
+  int64_t a = 0, b = 0;
+  kc_status* st = kc_host_args_check_count(host, "bench.add3", nargs, 2, 2);
+  if (!st) st = kc_host_args_get_int(host, "bench.add3", args, nargs, 0, &a);
+  if (!st) st = kc_host_args_get_int(host, "bench.add3", args, nargs, 1, &b);
+  if (st) return st;
+  *ret = kc_any_int(a + b);
+  return NULL;
+}
+
 static volatile int64_t sink;
 
 static void run_direct(void* ctx, int64_t iters) {
@@ -95,17 +109,19 @@ static void run_lookup(void* ctx, int64_t iters) {
   sink = acc;
 }
 
-static kc_func* make(kc_packed_fn fn) {
+static kc_func* make(kc_packed_fn fn, void* self) {
   kc_func* f = NULL;
-  if (kc_func_create(NULL, fn, NULL, NULL, &f)) abort();
+  if (kc_func_create(NULL, fn, self, NULL, &f)) abort();
   return f;
 }
 
 int main(int argc, char** argv) {
   const int64_t iters = 20 * 1000 * 1000;
   const int trials = 7;
-  kc_func* f = make(add_packed);
-  kc_func* f2 = make(add_packed_helpers);
+  kc_func* f = make(add_packed, NULL);
+  kc_func* f2 = make(add_packed_helpers, NULL);
+  kc_func* f3 = make(add_packed_host_table,
+                     (void*)(uintptr_t)kc_plugin_get_host_api());
   /* A registry of realistic size, so the probe is not trivially short. */
   char name[32];
   for (int i = 0; i < 200; ++i) {
@@ -115,10 +131,12 @@ int main(int argc, char** argv) {
   if (kc_func_registry_register(KC_SV_LIT("bench.add"), f, 0)) abort();
   packed_ctx c = {f, KC_SV_LIT("bench.add")};
   packed_ctx c2 = {f2, KC_SV_LIT("bench.add")};
+  packed_ctx c3 = {f3, KC_SV_LIT("bench.add")};
 
   double direct = kb_time_per_iter(run_direct, NULL, iters, trials);
   double packed = kb_time_per_iter(run_packed, &c, iters, trials);
   double packed_helpers = kb_time_per_iter(run_packed, &c2, iters, trials);
+  double packed_host = kb_time_per_iter(run_packed, &c3, iters, trials);
   double lookup_call = kb_time_per_iter(run_lookup_call, &c, iters, trials);
   double lookup = kb_time_per_iter(run_lookup, &c, iters, trials);
 
@@ -129,6 +147,9 @@ int main(int argc, char** argv) {
   kb_report_add(&r, "packed_call_with_arg_helpers_ns", packed_helpers);
   kb_report_add(&r, "packed_call_with_arg_helpers_ratio_to_direct",
                 packed_helpers / direct);
+  kb_report_add(&r, "packed_call_with_host_table_readers_ns", packed_host);
+  kb_report_add(&r, "packed_call_with_host_table_readers_ratio_to_direct",
+                packed_host / direct);
   kb_report_add(&r, "lookup_ns", lookup);
   kb_report_add(&r, "lookup_and_call_ns", lookup_call);
   kb_report_add(&r, "lookup_and_call_ratio_to_direct", lookup_call / direct);
@@ -140,6 +161,7 @@ int main(int argc, char** argv) {
 
   kc_object_release(KC_OBJECT(f));
   kc_object_release(KC_OBJECT(f2));
+  kc_object_release(KC_OBJECT(f3));
   kc_func_registry_reset();
   return rc;
 }

@@ -676,3 +676,68 @@ KC_TEST(args_mismatch_builders) {
   KC_CHECK_CODE(kc_args_count_mismatch("m.f", 0, 1, 3), KC_INVALID_ARGUMENT,
                 "m.f", "got 0");
 }
+
+/* The plugin-side readers of abi.h: inline checks, the host table for what
+ * they do not cover and for errors. */
+KC_TEST(host_args_readers) {
+  const kc_host_api* host = kc_plugin_get_host_api();
+  kc_str* long_str = NULL;
+  KC_CHECK_OK(kc_str_create(kt_alloc(), KC_SV_LIT("a long string"), &long_str));
+  const int64_t shape[] = {2};
+  kc_tensor* tensor = NULL;
+  KC_CHECK_OK(kc_tensor_create(kt_alloc(), shape, 1,
+                               kc_dtype_make(kDLFloat, 32, 1), kc_device_cpu(),
+                               &tensor));
+  kc_any args[] = {kc_any_int(7),    kc_any_float(2.5),
+                   kc_any_bool(true), kc_any_object(KC_OBJECT(long_str)),
+                   kc_any_cstr("raw"), kc_any_object(KC_OBJECT(tensor)),
+                   kc_any_none()};
+  const int32_t n = (int32_t)(sizeof args / sizeof args[0]);
+
+  int64_t i = 0;
+  double d = 0;
+  bool b = false;
+  kc_string_view sv = {NULL, 0};
+  DLTensor* t = NULL;
+  void* p = &i;
+  KC_CHECK(kc_args_try_int(args, n, 0, &i) && i == 7);
+  KC_CHECK(!kc_args_try_int(args, n, 1, &i));
+  KC_CHECK(!kc_args_try_int(args, n, 99, &i));
+  KC_CHECK(!kc_args_try_int(args, n, 0, NULL));
+  KC_CHECK(kc_args_try_float(args, n, 0, &d) && d == 7.0);
+  /* Objects are not covered inline: the table resolves them. */
+  KC_CHECK(!kc_args_try_string(args, n, 3, &sv));
+  KC_CHECK(!kc_args_try_dltensor(args, n, 5, &t));
+
+  KC_CHECK_OK(kc_host_args_check_count(host, "t.f", n, n, n));
+  KC_CHECK_OK(kc_host_args_get_float(host, "t.f", args, n, 1, &d));
+  KC_CHECK(d == 2.5);
+  KC_CHECK_OK(kc_host_args_get_bool(host, "t.f", args, n, 2, &b));
+  KC_CHECK(b);
+  KC_CHECK_OK(kc_host_args_get_string(host, "t.f", args, n, 3, &sv));
+  KC_CHECK(kc_sv_equal(sv, KC_SV_LIT("a long string")));
+  KC_CHECK_OK(kc_host_args_get_string(host, "t.f", args, n, 4, &sv));
+  KC_CHECK(kc_sv_equal(sv, KC_SV_LIT("raw")));
+  KC_CHECK_OK(kc_host_args_get_dltensor(host, "t.f", args, n, 5, &t));
+  KC_CHECK(t == kc_tensor_get_dltensor(tensor));
+  KC_CHECK_OK(kc_host_args_get_opaque(host, "t.f", args, n, 6, &p));
+  KC_CHECK(p == NULL);
+
+  KC_CHECK_CODE(kc_host_args_check_count(host, "t.f", n, 1, 2),
+                KC_INVALID_ARGUMENT, "t.f: expected 1 to 2 arguments, got 7");
+  i = 42;
+  KC_CHECK_CODE(kc_host_args_get_int(host, "t.f", args, n, 4, &i),
+                KC_INVALID_ARGUMENT, "t.f: argument 4: expected int, got str");
+  KC_CHECK_INT(i, 42); /* untouched on failure */
+  KC_CHECK_CODE(kc_host_args_get_int(host, "t.f", args, n, 7, &i),
+                KC_INVALID_ARGUMENT, "t.f: argument 7: expected int, got nothing");
+  KC_CHECK_CODE(kc_host_args_get_int(host, "t.f", args, n, 0, NULL),
+                KC_INVALID_ARGUMENT, "out_value is NULL");
+  kc_func* f = NULL;
+  KC_CHECK_CODE(kc_host_args_get_func(host, "t.f", args, n, 0, &f),
+                KC_INVALID_ARGUMENT, "expected function, got int");
+  KC_CHECK(f == NULL);
+
+  kc_object_release(KC_OBJECT(long_str));
+  kc_object_release(KC_OBJECT(tensor));
+}

@@ -8,8 +8,8 @@ static kc_status* greet_hello(void* self, const kc_any* args, int32_t nargs,
                               kc_any* ret) {
   const kc_host_api* host = self;
   kc_string_view name;
-  kc_status* status = host->args_check_count("greet.hello", nargs, 1, 1);
-  if (!status) status = host->args_get_string("greet.hello", args, nargs, 0,
+  kc_status* status = kc_host_args_check_count(host, "greet.hello", nargs, 1, 1);
+  if (!status) status = kc_host_args_get_string(host, "greet.hello", args, nargs, 0,
                                               &name);
   if (status) return status;
 

@@ -49,9 +49,9 @@ static kc_status* hello_add(void* self, const kc_any* args, int32_t nargs,
   const kc_host_api* host = self;
   int64_t a = 0;
   int64_t b = 0;
-  kc_status* status = host->args_check_count("hello.add", nargs, 2, 2);
-  if (!status) status = host->args_get_int("hello.add", args, nargs, 0, &a);
-  if (!status) status = host->args_get_int("hello.add", args, nargs, 1, &b);
+  kc_status* status = kc_host_args_check_count(host, "hello.add", nargs, 2, 2);
+  if (!status) status = kc_host_args_get_int(host, "hello.add", args, nargs, 0, &a);
+  if (!status) status = kc_host_args_get_int(host, "hello.add", args, nargs, 1, &b);
   if (status) return status;
   return add_ints(host, "hello.add", a, b, ret);
 }
@@ -66,7 +66,7 @@ static kc_status* hello_concat(void* self, const kc_any* args, int32_t nargs,
   /* Check every argument before allocating anything. */
   for (int32_t i = 0; i < nargs; ++i) {
     kc_status* status =
-        host->args_get_string("hello.concat", args, nargs, i, &part);
+        kc_host_args_get_string(host, "hello.concat", args, nargs, i, &part);
     if (status) return status;
     total += part.size;
   }
@@ -103,8 +103,8 @@ static kc_status* adder_call(void* self, const kc_any* args, int32_t nargs,
   const hello_adder* adder = self;
   const kc_host_api* host = adder->host;
   int64_t x = 0;
-  kc_status* status = host->args_check_count("hello.adder", nargs, 1, 1);
-  if (!status) status = host->args_get_int("hello.adder", args, nargs, 0, &x);
+  kc_status* status = kc_host_args_check_count(host, "hello.adder", nargs, 1, 1);
+  if (!status) status = kc_host_args_get_int(host, "hello.adder", args, nargs, 0, &x);
   if (status) return status;
   return add_ints(host, "hello.adder", adder->n, x, ret);
 }
@@ -118,9 +118,9 @@ static kc_status* hello_make_adder(void* self, const kc_any* args,
                                    int32_t nargs, kc_any* ret) {
   const kc_host_api* host = self;
   int64_t n = 0;
-  kc_status* status = host->args_check_count("hello.make_adder", nargs, 1, 1);
+  kc_status* status = kc_host_args_check_count(host, "hello.make_adder", nargs, 1, 1);
   if (!status) {
-    status = host->args_get_int("hello.make_adder", args, nargs, 0, &n);
+    status = kc_host_args_get_int(host, "hello.make_adder", args, nargs, 0, &n);
   }
   if (status) return status;
 
@@ -145,7 +145,7 @@ static kc_status* hello_make_adder(void* self, const kc_any* args,
 static kc_status* hello_call(void* self, const kc_any* args, int32_t nargs,
                              kc_any* ret) {
   const kc_host_api* host = self;
-  kc_status* status = host->args_check_count("hello.call", nargs, 1, -1);
+  kc_status* status = kc_host_args_check_count(host, "hello.call", nargs, 1, -1);
   if (status) return status;
 
   kc_string_view name;
@@ -156,7 +156,7 @@ static kc_status* hello_call(void* self, const kc_any* args, int32_t nargs,
     if (status) return host->status_add_context(status, "hello.call");
   } else {
     name = KC_SV_LIT("the function in argument 0");
-    status = host->args_get_func("hello.call", args, nargs, 0, &target);
+    status = kc_host_args_get_func(host, "hello.call", args, nargs, 0, &target);
     if (status) return status;
   }
   status = host->func_call(target, args + 1, nargs - 1, ret);
@@ -223,12 +223,12 @@ static kc_status* hello_scale(void* self, const kc_any* args, int32_t nargs,
   DLTensor* tensor = NULL;
   double factor = 0;
   (void)ret; /* returns none: the tensor is changed in place */
-  kc_status* status = host->args_check_count("hello.scale", nargs, 2, 2);
+  kc_status* status = kc_host_args_check_count(host, "hello.scale", nargs, 2, 2);
   if (!status) {
-    status = host->args_get_dltensor("hello.scale", args, nargs, 0, &tensor);
+    status = kc_host_args_get_dltensor(host, "hello.scale", args, nargs, 0, &tensor);
   }
   if (!status) {
-    status = host->args_get_float("hello.scale", args, nargs, 1, &factor);
+    status = kc_host_args_get_float(host, "hello.scale", args, nargs, 1, &factor);
   }
   if (!status) status = check_f32_cpu(host, tensor);
   if (!status) scale_elements(tensor, factor);

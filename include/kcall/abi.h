@@ -492,6 +492,132 @@ typedef struct kc_host_api {
                                 void** out_value);
 } kc_host_api;
 
+/* ------------------------------------------------------------------------ */
+/* Argument readers                                                          */
+/* ------------------------------------------------------------------------ */
+/*
+ * kc_args_try_*: the inline checks behind every argument reader. Each
+ * returns true and writes *out when args[index] exists and holds the type
+ * (or one the reader converts); otherwise false, writing nothing. They
+ * never allocate and never call the library.
+ *
+ * kc_host_args_*: the readers a plugin uses. The check that succeeds is
+ * inline; only a failure (or a value the inline check does not cover, a
+ * string or tensor object) calls through the host table, which builds the
+ * status ("mylib.add: argument 1: expected int, got str"). Hosts use the
+ * same readers without the table: kc_args_get_* in kcall/func.h.
+ */
+
+static inline bool kc_args_try_int(const kc_any* args, int32_t nargs,
+                                   int32_t index, int64_t* out) {
+  if (!out || !args || index < 0 || index >= nargs) return false;
+  int32_t t = args[index].type_index;
+  if (t != KC_TYPE_INT && t != KC_TYPE_BOOL) return false;
+  *out = args[index].u.v_int64;
+  return true;
+}
+
+/* An int converts to float. */
+static inline bool kc_args_try_float(const kc_any* args, int32_t nargs,
+                                     int32_t index, double* out) {
+  if (!out || !args || index < 0 || index >= nargs) return false;
+  if (args[index].type_index == KC_TYPE_FLOAT) {
+    *out = args[index].u.v_float64;
+  } else if (args[index].type_index == KC_TYPE_INT) {
+    *out = (double)args[index].u.v_int64;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/* An int converts to bool (non-zero is true). */
+static inline bool kc_args_try_bool(const kc_any* args, int32_t nargs,
+                                    int32_t index, bool* out) {
+  if (!out || !args || index < 0 || index >= nargs) return false;
+  int32_t t = args[index].type_index;
+  if (t != KC_TYPE_BOOL && t != KC_TYPE_INT) return false;
+  *out = args[index].u.v_int64 != 0;
+  return true;
+}
+
+static inline bool kc_args_try_func(const kc_any* args, int32_t nargs,
+                                    int32_t index, kc_func** out) {
+  if (!out || !args || index < 0 || index >= nargs) return false;
+  if (args[index].type_index != KC_TYPE_FUNC) return false;
+  *out = (kc_func*)(void*)args[index].u.v_obj;
+  return true;
+}
+
+/* None reads as NULL. */
+static inline bool kc_args_try_opaque(const kc_any* args, int32_t nargs,
+                                      int32_t index, void** out) {
+  if (!out || !args || index < 0 || index >= nargs) return false;
+  int32_t t = args[index].type_index;
+  if (t != KC_TYPE_OPAQUE_PTR && t != KC_TYPE_NONE) return false;
+  *out = t == KC_TYPE_NONE ? NULL : args[index].u.v_ptr;
+  return true;
+}
+
+/* A borrowed DLTensor* (not a tensor object: its layout is private). */
+static inline bool kc_args_try_dltensor(const kc_any* args, int32_t nargs,
+                                        int32_t index, DLTensor** out) {
+  if (!out || !args || index < 0 || index >= nargs) return false;
+  if (args[index].type_index != KC_TYPE_DLTENSOR_PTR ||
+      !args[index].u.v_dltensor) {
+    return false;
+  }
+  *out = args[index].u.v_dltensor;
+  return true;
+}
+
+/* A borrowed C string or an inline small string (not a string object). */
+static inline bool kc_args_try_string(const kc_any* args, int32_t nargs,
+                                      int32_t index, kc_string_view* out) {
+  if (!out || !args || index < 0 || index >= nargs) return false;
+  const kc_any* a = &args[index];
+  if (a->type_index == KC_TYPE_SMALL_STR) {
+    out->data = a->u.v_small;
+    out->size = a->small_len;
+  } else if (a->type_index == KC_TYPE_RAW_STR && a->u.v_c_str) {
+    *out = kc_sv(a->u.v_c_str);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+static inline kc_status* kc_host_args_check_count(const kc_host_api* host,
+                                                  const char* fn_name,
+                                                  int32_t nargs,
+                                                  int32_t min_count,
+                                                  int32_t max_count) {
+  if (nargs >= min_count && (max_count < 0 || nargs <= max_count)) return NULL;
+  return host->args_check_count(fn_name, nargs, min_count, max_count);
+}
+
+#define KC__HOST_READER(kind, type)                                            \
+  static inline kc_status* kc_host_args_get_##kind(                            \
+      const kc_host_api* host, const char* fn_name, const kc_any* args,        \
+      int32_t nargs, int32_t index, type* out_value) {                         \
+    if (kc_args_try_##kind(args, nargs, index, out_value)) return NULL;        \
+    /* A local for the slow path keeps *out_value from escaping, so that   \
+     * the caller's variable can stay in a register. */                    \
+    type slow;                                                                 \
+    kc_status* st = host->args_get_##kind(fn_name, args, nargs, index,         \
+                                          out_value ? &slow : NULL);           \
+    if (!st) *out_value = slow;                                                \
+    return st;                                                                 \
+  }
+KC__HOST_READER(int, int64_t)
+KC__HOST_READER(float, double)
+KC__HOST_READER(bool, bool)
+KC__HOST_READER(string, kc_string_view)
+KC__HOST_READER(func, kc_func*)
+KC__HOST_READER(dltensor, DLTensor*)
+KC__HOST_READER(opaque, void*)
+#undef KC__HOST_READER
+
 /* One packed function to register: see kc_host_register_functions. */
 typedef struct kc_func_entry {
   const char* name; /* NUL-terminated, e.g. "mylib.add" */

@@ -183,90 +183,72 @@ static inline kc_status* kc_args_check_count(const char* fn_name,
   return kc_args_count_mismatch(fn_name, nargs, min_count, max_count);
 }
 
-/* True when args[index] exists, has one of the two types, and out is set. */
-#define KC__ARG_IS(t1, t2)                                                   \
-  (out_value && args && index >= 0 && index < nargs &&                        \
-   (args[index].type_index == (t1) || args[index].type_index == (t2)))
 #define KC__ARG_FAIL(kind) \
   kc_args_mismatch(fn_name, args, nargs, index, kind, out_value != NULL)
 
 static inline kc_status* kc_args_get_int(const char* fn_name,
                                          const kc_any* args, int32_t nargs,
                                          int32_t index, int64_t* out_value) {
-  if (!KC__FAST(KC__ARG_IS(KC_TYPE_INT, KC_TYPE_BOOL))) return KC__ARG_FAIL("int");
-  *out_value = args[index].u.v_int64;
-  return NULL;
+  if (KC__FAST(kc_args_try_int(args, nargs, index, out_value))) return NULL;
+  return KC__ARG_FAIL("int");
 }
 
 static inline kc_status* kc_args_get_float(const char* fn_name,
                                            const kc_any* args, int32_t nargs,
                                            int32_t index, double* out_value) {
-  if (!KC__FAST(KC__ARG_IS(KC_TYPE_FLOAT, KC_TYPE_INT))) {
-    return KC__ARG_FAIL("float");
-  }
-  *out_value = args[index].type_index == KC_TYPE_FLOAT
-                   ? args[index].u.v_float64
-                   : (double)args[index].u.v_int64;
-  return NULL;
+  if (KC__FAST(kc_args_try_float(args, nargs, index, out_value))) return NULL;
+  return KC__ARG_FAIL("float");
 }
 
 static inline kc_status* kc_args_get_bool(const char* fn_name,
                                           const kc_any* args, int32_t nargs,
                                           int32_t index, bool* out_value) {
-  if (!KC__FAST(KC__ARG_IS(KC_TYPE_BOOL, KC_TYPE_INT))) return KC__ARG_FAIL("bool");
-  *out_value = args[index].u.v_int64 != 0;
-  return NULL;
+  if (KC__FAST(kc_args_try_bool(args, nargs, index, out_value))) return NULL;
+  return KC__ARG_FAIL("bool");
 }
 
 static inline kc_status* kc_args_get_string(const char* fn_name,
                                             const kc_any* args, int32_t nargs,
                                             int32_t index,
                                             kc_string_view* out_value) {
-  if (!KC__FAST(out_value && args && index >= 0 && index < nargs &&
-                kc_any_get_string(&args[index], out_value))) {
-    return KC__ARG_FAIL("str");
+  if (KC__FAST(kc_args_try_string(args, nargs, index, out_value))) return NULL;
+  if (out_value && args && index >= 0 && index < nargs &&
+      kc_any_get_string(&args[index], out_value)) {
+    return NULL; /* a string object */
   }
-  return NULL;
+  return KC__ARG_FAIL("str");
 }
 
 static inline kc_status* kc_args_get_func(const char* fn_name,
                                           const kc_any* args, int32_t nargs,
                                           int32_t index, kc_func** out_value) {
-  if (!KC__FAST(KC__ARG_IS(KC_TYPE_FUNC, KC_TYPE_FUNC))) {
-    return KC__ARG_FAIL("function");
-  }
-  *out_value = (kc_func*)(void*)args[index].u.v_obj;
-  return NULL;
+  if (KC__FAST(kc_args_try_func(args, nargs, index, out_value))) return NULL;
+  return KC__ARG_FAIL("function");
 }
 
 static inline kc_status* kc_args_get_dltensor(const char* fn_name,
                                               const kc_any* args,
                                               int32_t nargs, int32_t index,
                                               DLTensor** out_value) {
-  if (!KC__FAST(KC__ARG_IS(KC_TYPE_DLTENSOR_PTR, KC_TYPE_TENSOR)) ||
-      (args[index].type_index == KC_TYPE_DLTENSOR_PTR &&
-       !args[index].u.v_dltensor)) {
-    return KC__ARG_FAIL("tensor");
+  if (KC__FAST(kc_args_try_dltensor(args, nargs, index, out_value))) {
+    return NULL;
   }
-  *out_value = args[index].type_index == KC_TYPE_DLTENSOR_PTR
-                   ? args[index].u.v_dltensor
-                   : (DLTensor*)(uintptr_t)kc_tensor_get_dltensor(
-                         (const kc_tensor*)(const void*)args[index].u.v_obj);
-  return NULL;
+  if (out_value && args && index >= 0 && index < nargs &&
+      args[index].type_index == KC_TYPE_TENSOR) {
+    *out_value = (DLTensor*)(uintptr_t)kc_tensor_get_dltensor(
+        (const kc_tensor*)(const void*)args[index].u.v_obj);
+    return NULL;
+  }
+  return KC__ARG_FAIL("tensor");
 }
 
 static inline kc_status* kc_args_get_opaque(const char* fn_name,
                                             const kc_any* args, int32_t nargs,
                                             int32_t index, void** out_value) {
-  if (!KC__FAST(KC__ARG_IS(KC_TYPE_OPAQUE_PTR, KC_TYPE_NONE))) {
-    return KC__ARG_FAIL("opaque_ptr");
-  }
-  *out_value = args[index].type_index == KC_TYPE_NONE ? NULL
-                                                      : args[index].u.v_ptr;
-  return NULL;
+  if (KC__FAST(kc_args_try_opaque(args, nargs, index, out_value))) return NULL;
+  return KC__ARG_FAIL("opaque_ptr");
 }
 
-#undef KC__ARG_IS
 #undef KC__ARG_FAIL
 
 #ifdef __cplusplus

@@ -45,7 +45,7 @@ static void release_all(const kc_host_api* host, kc_any* items, int32_t n) {
 static kc_status* make_array(const kc_host_api* host, const kc_any* args,
                              int32_t nargs, kc_any* ret) {
   kc_any items[MAX_ITEMS];
-  kc_status* status = host->args_check_count("fixture.list", nargs, 0,
+  kc_status* status = kc_host_args_check_count(host, "fixture.list", nargs, 0,
                                              MAX_ITEMS);
   int32_t n = 0;
   for (; n < nargs && !status; ++n) status = own(host, &args[n], &items[n]);
@@ -59,7 +59,7 @@ static kc_status* make_array(const kc_host_api* host, const kc_any* args,
 static kc_status* fixture_type(void* self, const kc_any* args, int32_t nargs,
                                kc_any* ret) {
   const kc_host_api* host = self;
-  kc_status* status = host->args_check_count("fixture.type", nargs, 1, 1);
+  kc_status* status = kc_host_args_check_count(host, "fixture.type", nargs, 1, 1);
   if (status) return status;
   return host->any_from_string(NULL, kc_sv(type_label(args[0].type_index)),
                                ret);
@@ -68,7 +68,7 @@ static kc_status* fixture_type(void* self, const kc_any* args, int32_t nargs,
 static kc_status* fixture_echo(void* self, const kc_any* args, int32_t nargs,
                                kc_any* ret) {
   const kc_host_api* host = self;
-  kc_status* status = host->args_check_count("fixture.echo", nargs, 1, 1);
+  kc_status* status = kc_host_args_check_count(host, "fixture.echo", nargs, 1, 1);
   if (status) return status;
   return own(host, &args[0], ret);
 }
@@ -82,7 +82,7 @@ static kc_status* fixture_nested(void* self, const kc_any* args, int32_t nargs,
                                  kc_any* ret) {
   const kc_host_api* host = self;
   (void)args;
-  kc_status* status = host->args_check_count("fixture.nested", nargs, 0, 0);
+  kc_status* status = kc_host_args_check_count(host, "fixture.nested", nargs, 0, 0);
   if (status) return status;
   kc_any inner[2] = {kc_any_none(), kc_any_cstr("x")};
   kc_any outer[3] = {kc_any_int(1), kc_any_none(), kc_any_none()};
@@ -98,7 +98,7 @@ static kc_status* fixture_none(void* self, const kc_any* args, int32_t nargs,
   const kc_host_api* host = self;
   (void)args;
   (void)ret;
-  return host->args_check_count("fixture.none", nargs, 0, 0);
+  return kc_host_args_check_count(host, "fixture.none", nargs, 0, 0);
 }
 
 static kc_status* fixture_bytes(void* self, const kc_any* args, int32_t nargs,
@@ -106,7 +106,7 @@ static kc_status* fixture_bytes(void* self, const kc_any* args, int32_t nargs,
   const kc_host_api* host = self;
   (void)args;
   static const char data[] = "a'b\\c\n\x01\xff";
-  kc_status* status = host->args_check_count("fixture.bytes", nargs, 0, 0);
+  kc_status* status = kc_host_args_check_count(host, "fixture.bytes", nargs, 0, 0);
   kc_bytes* bytes = NULL;
   if (!status) status = host->bytes_create(NULL, data, sizeof data - 1, &bytes);
   if (!status) *ret = kc_any_object(KC_OBJECT(bytes));
@@ -120,7 +120,7 @@ static kc_status* fixture_tensor(void* self, const kc_any* args,
   static const int64_t shape[2] = {2, 3};
   const DLDataType f32 = {kDLFloat, 32, 1};
   const DLDevice cpu = {kDLCPU, 0};
-  kc_status* status = host->args_check_count("fixture.tensor", nargs, 0, 0);
+  kc_status* status = kc_host_args_check_count(host, "fixture.tensor", nargs, 0, 0);
   kc_tensor* tensor = NULL;
   if (!status) status = host->tensor_create(NULL, shape, 2, f32, cpu, &tensor);
   if (!status) *ret = kc_any_object(KC_OBJECT(tensor));
@@ -131,7 +131,7 @@ static kc_status* fixture_func(void* self, const kc_any* args, int32_t nargs,
                                kc_any* ret) {
   const kc_host_api* host = self;
   (void)args;
-  kc_status* status = host->args_check_count("fixture.func", nargs, 0, 0);
+  kc_status* status = kc_host_args_check_count(host, "fixture.func", nargs, 0, 0);
   kc_func* func = NULL;
   if (!status) {
     status = host->func_create(NULL, fixture_none, self, NULL, &func);
