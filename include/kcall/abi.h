@@ -312,6 +312,8 @@ typedef struct kc_bytes kc_bytes; /* immutable bytes */
 typedef struct kc_array kc_array; /* immutable array of kc_any */
 typedef struct kc_tensor kc_tensor; /* DLPack tensor with owned storage */
 typedef struct kc_func kc_func;   /* packed function */
+/* A pool of worker threads (kcall/runtime.h). */
+typedef struct kc_thread_pool kc_thread_pool;
 #define KC_OBJECT(p) ((kc_object*)(void*)(p))
 
 /* Constructors for plain values. None of them allocates. */

@@ -156,6 +156,8 @@ KC_API void kc_counting_allocator_destroy(kc_counting_allocator* counter);
 /* String views                                                             */
 /* ======================================================================== */
 
+/* True when both views hold the same bytes (a NULL data pointer with size 0
+ * equals any other empty view). */
 KC_API bool kc_sv_equal(kc_string_view a, kc_string_view b);
 
 /* ======================================================================== */
