@@ -3,6 +3,10 @@
 
 BUILD      ?= build
 CC         ?= cc
+# The C++ compiler follows CC (clang gives clang++) unless CXX is given.
+ifeq ($(origin CXX),default)
+CXX        := $(if $(findstring clang,$(CC)),$(subst clang,clang++,$(CC)),c++)
+endif
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX     ?= /usr/local
 CMAKE_ARGS ?=
@@ -16,12 +20,15 @@ all: build
 
 # Configure once per build directory; cmake re-runs itself when lists change.
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_C_COMPILER=$(CC) $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) -DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) $(CMAKE_ARGS)
 
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The main job first (a program calling custom calls, through `kcall run`),
+# then packed functions called by name.
 demo: build
+	@sh examples/xla/demo.sh $(BUILD)
 	@sh examples/hello/demo.sh $(BUILD)
 
 test: build

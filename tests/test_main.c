@@ -159,6 +159,9 @@ static bool kt_run_here(const kt_test* test) {
    * reset below must be able to free. */
   kc_counting_allocator_set_fail_after(kt_current_counter, -1);
   kc_func_registry_reset();
+  kc_op_registry_reset();
+  kc_kernel_registry_reset();
+  kc_xcall_registry_reset();
 
   kc_alloc_stats stats;
   memset(&stats, 0, sizeof stats);

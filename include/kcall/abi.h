@@ -415,6 +415,220 @@ typedef struct kc_func_prefix {
 #define KC_REGISTER_OVERRIDE 1u
 
 /* ------------------------------------------------------------------------ */
+/* Custom calls (kcall/xcall.h)                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Where a custom-call target runs. Text forms (case-insensitive): "Host" or
+ * "cpu"; "CUDA" or "gpu". */
+typedef enum kc_platform {
+  KC_PLATFORM_HOST = 1,
+  KC_PLATFORM_CUDA = 2
+} kc_platform;
+
+/* Calling conventions, numbered as XLA numbers its API versions. */
+typedef enum kc_xcall_api {
+  KC_XCALL_API_ORIGINAL = 1,                 /* no status */
+  KC_XCALL_API_STATUS_RETURNING = 2,         /* + kc_xcall_status* */
+  KC_XCALL_API_STATUS_RETURNING_UNIFIED = 3, /* CPU also gets opaque */
+  KC_XCALL_API_TYPED = 4                     /* kc_xcall_frame */
+} kc_xcall_api;
+
+/* Where a STATUS_RETURNING target reports failure (see
+ * kc_xcall_status_set_failure). Lives for the duration of one call. */
+typedef struct kc_xcall_status kc_xcall_status;
+
+/* Host (CPU) conventions. `out` is the result buffer, or for a tuple result
+ * the root pointer table whose leaves the runtime has allocated; `ins[i]`
+ * is operand i, or for a tuple operand its (nested) pointer table. */
+typedef void (*kc_xcall_cpu_fn)(void* out, const void** ins);
+typedef void (*kc_xcall_cpu_status_fn)(void* out, const void** ins,
+                                       kc_xcall_status* status);
+typedef void (*kc_xcall_cpu_unified_fn)(void* out, const void** ins,
+                                        const char* opaque, size_t opaque_len,
+                                        kc_xcall_status* status);
+/* CUDA conventions: `buffers` holds the operands then the results,
+ * flattened in pre-order. Registered now, run by the CUDA backend. */
+typedef void (*kc_xcall_gpu_fn)(void* stream, void** buffers,
+                                const char* opaque, size_t opaque_len);
+typedef void (*kc_xcall_gpu_status_fn)(void* stream, void** buffers,
+                                       const char* opaque, size_t opaque_len,
+                                       kc_xcall_status* status);
+
+/* Typed attributes, decoded once when a program is built. Integers keep
+ * their declared width in `type` but are held widened (v.i64 / v.u64);
+ * array elements are stored packed at their declared width. */
+typedef enum kc_attr_type {
+  KC_ATTR_BOOL = 1,
+  KC_ATTR_I8,
+  KC_ATTR_I16,
+  KC_ATTR_I32,
+  KC_ATTR_I64,
+  KC_ATTR_U8,
+  KC_ATTR_U16,
+  KC_ATTR_U32,
+  KC_ATTR_U64,
+  KC_ATTR_F32,
+  KC_ATTR_F64,
+  KC_ATTR_STRING,
+  KC_ATTR_ARRAY, /* of numbers: elem_type says which */
+  KC_ATTR_DICT
+} kc_attr_type;
+
+typedef struct kc_attr kc_attr;
+
+/* A dictionary of attributes, in the order they were written. */
+typedef struct kc_attr_dict {
+  size_t count;
+  const kc_attr* entries;
+} kc_attr_dict;
+
+struct kc_attr {
+  kc_string_view name;
+  int32_t type;      /* kc_attr_type */
+  int32_t elem_type; /* for KC_ATTR_ARRAY: the kc_attr_type of elements */
+  union {
+    bool b;
+    int64_t i64; /* KC_ATTR_I8 .. KC_ATTR_I64 */
+    uint64_t u64; /* KC_ATTR_U8 .. KC_ATTR_U64 */
+    float f32;
+    double f64;
+    kc_string_view str;
+    struct {
+      const void* data;
+      size_t count;
+    } array;
+    kc_attr_dict dict;
+  } v;
+};
+
+/* What a typed handler is called with. */
+typedef enum kc_xcall_stage {
+  KC_XCALL_STAGE_INSTANTIATE = 0, /* once per instruction, at compile */
+  KC_XCALL_STAGE_EXECUTE = 1      /* every time the program runs */
+} kc_xcall_stage;
+
+typedef struct kc_xcall_frame {
+  size_t struct_size;
+  int32_t stage; /* kc_xcall_stage */
+  int32_t num_args;
+  int32_t num_results;
+  int32_t num_attrs;
+  /* Operands then results, as DLTensors (row-major, CPU): tuple operands
+   * and results are flattened to their leaves in pre-order. At
+   * INSTANTIATE, `data` is NULL; shapes and dtypes are final. */
+  DLTensor* args;
+  DLTensor* results;
+  /* The attributes the signature declares, in the signature's order, so a
+   * handler reads attrs[i] without looking names up. */
+  const kc_attr* attrs;
+  /* At INSTANTIATE the handler may set `state` (and `state_deleter`, run
+   * when the compiled program is destroyed) and `scratch_bytes`. State is
+   * shared by concurrent executions: keep it read-only or synchronised. */
+  void* state;
+  void (*state_deleter)(void* state);
+  size_t scratch_bytes;
+  /* At EXECUTE: scratch_bytes of 64-byte aligned memory for this call. */
+  void* scratch;
+  kc_thread_pool* thread_pool; /* never NULL on the host */
+  void* stream;                /* the device stream; NULL on the host */
+  void* user;                  /* given at registration */
+  const char* instruction_name;
+} kc_xcall_frame;
+
+typedef kc_status* (*kc_xcall_handler_fn)(kc_xcall_frame* frame);
+
+/* A buffer a typed handler accepts. `dtype.bits == 0` accepts any dtype;
+ * `rank < 0` accepts any rank. */
+typedef struct kc_xcall_buffer_spec {
+  DLDataType dtype;
+  int32_t rank;
+} kc_xcall_buffer_spec;
+
+/* An attribute a typed handler requires. For KC_ATTR_ARRAY, `elem_type`
+ * names the element type (0: any). */
+typedef struct kc_xcall_attr_spec {
+  const char* name;
+  int32_t type;
+  int32_t elem_type;
+} kc_xcall_attr_spec;
+
+/* What a typed handler declares when it registers; checked once, when a
+ * program that calls it is compiled. The arrays are copied. */
+typedef struct kc_xcall_signature {
+  size_t struct_size;
+  int32_t num_args;
+  const kc_xcall_buffer_spec* args;
+  int32_t num_results;
+  const kc_xcall_buffer_spec* results;
+  int32_t num_attrs;
+  const kc_xcall_attr_spec* attrs;
+} kc_xcall_signature;
+
+/* ------------------------------------------------------------------------ */
+/* Ops, kernels and the thread pool (op.h, kernel.h, runtime.h)              */
+/* ------------------------------------------------------------------------ */
+
+/* A registered op definition: typed inputs, outputs and attributes, flags,
+ * a doc string and a shape function (op.h). Immutable once registered. */
+typedef struct kc_op kc_op;
+/* Collects an op definition from spec strings until it is registered. */
+typedef struct kc_op_builder kc_op_builder;
+/* The attribute values of one use of an op, all resolved (given, inferred
+ * from the inputs, or defaulted); read with the kc_op_attrs_get_* getters. */
+typedef struct kc_op_attrs kc_op_attrs;
+/* A shape during shape inference (the seed's ShapeHandle): a rank and
+ * dims, either of which may be unknown. Owned by the inference context it
+ * came from. */
+typedef struct kc_shape_handle kc_shape_handle;
+/* What a shape function sees: input shapes and dtypes, the attributes, and
+ * where the output shapes go. */
+typedef struct kc_shape_ctx kc_shape_ctx;
+/* Collects a kernel (op, device, callbacks, constraints) until registered. */
+typedef struct kc_kernel_builder kc_kernel_builder;
+/* What a kernel's create callback sees (the seed's OpKernelConstruction). */
+typedef struct kc_kernel_construct_ctx kc_kernel_construct_ctx;
+/* What a kernel's compute callback sees (the seed's OpKernelContext). */
+typedef struct kc_kernel_ctx kc_kernel_ctx;
+
+/* An unknown dimension, and an unknown rank, in shape inference. */
+#define KC_DIM_UNKNOWN (-1)
+#define KC_RANK_UNKNOWN (-1)
+
+/* Op flags (kc_op_builder_set_flags). */
+#define KC_OP_COMMUTATIVE (1u << 0) /* f(a, b) == f(b, a) */
+#define KC_OP_AGGREGATE (1u << 1)   /* combines inputs of one type: sum */
+#define KC_OP_STATEFUL (1u << 2)    /* a call may see or change state */
+
+/* Infers output shapes (and may refine output dtypes); a status stops the
+ * call with its message. */
+typedef kc_status* (*kc_shape_fn)(kc_shape_ctx* ctx);
+
+/* A kernel's three callbacks. create builds the per-instance state from the
+ * attributes (may leave *out_kernel NULL); compute runs one call and may
+ * run on several threads at once with the same state; the kernel's deleter
+ * (a kc_deleter_fn) frees the state. */
+typedef kc_status* (*kc_kernel_create_fn)(kc_kernel_construct_ctx* ctx,
+                                          void** out_kernel);
+typedef kc_status* (*kc_kernel_compute_fn)(void* kernel, kc_kernel_ctx* ctx);
+
+/* The body of a parallel loop: runs units [begin, end). */
+typedef void (*kc_range_fn)(void* ctx, int64_t begin, int64_t end);
+/* The same, told which participant runs it: 0 <= worker_id < the pool's
+ * size, and no two ranges running at once share an id. */
+typedef void (*kc_range_worker_fn)(void* ctx, int64_t begin, int64_t end,
+                                   int32_t worker_id);
+
+/* A task for a thread pool, carrying its destructor (the seed's FuncWrap):
+ * the pool calls fn(self) once, then deleter(self) (deleter may be NULL);
+ * when the task cannot be scheduled only the deleter runs. */
+typedef struct kc_closure {
+  size_t struct_size;
+  void (*fn)(void* self);
+  void* self;
+  kc_deleter_fn deleter;
+} kc_closure;
+
+/* ------------------------------------------------------------------------ */
 /* The host API table                                                        */
 /* ------------------------------------------------------------------------ */
 
@@ -492,6 +706,186 @@ typedef struct kc_host_api {
   kc_status* (*args_get_opaque)(const char* fn_name, const kc_any* args,
                                 int32_t nargs, int32_t index,
                                 void** out_value);
+
+  /* ops and kernels (op.h, kernel.h) and the thread pool (runtime.h) */
+  kc_status* (*op_builder_create)(const char* name,
+                                  kc_op_builder** out_builder);
+  kc_status* (*op_builder_add_input)(kc_op_builder* builder,
+                                     const char* spec);
+  kc_status* (*op_builder_add_output)(kc_op_builder* builder,
+                                      const char* spec);
+  kc_status* (*op_builder_add_attr)(kc_op_builder* builder, const char* spec);
+  kc_status* (*op_builder_set_flags)(kc_op_builder* builder, uint32_t flags);
+  kc_status* (*op_builder_set_doc)(kc_op_builder* builder, const char* doc);
+  kc_status* (*op_builder_set_shape_fn)(kc_op_builder* builder,
+                                        kc_shape_fn fn);
+  void (*op_builder_destroy)(kc_op_builder* builder);
+  kc_status* (*op_registry_register)(kc_op_builder* builder, uint32_t flags);
+  kc_status* (*op_attrs_get_int)(const kc_op_attrs* attrs, const char* name,
+                                 int64_t* out_value);
+  kc_status* (*op_attrs_get_float)(const kc_op_attrs* attrs, const char* name,
+                                   double* out_value);
+  kc_status* (*op_attrs_get_bool)(const kc_op_attrs* attrs, const char* name,
+                                  bool* out_value);
+  kc_status* (*op_attrs_get_string)(const kc_op_attrs* attrs,
+                                    const char* name,
+                                    kc_string_view* out_value);
+  kc_status* (*op_attrs_get_type)(const kc_op_attrs* attrs, const char* name,
+                                  DLDataType* out_value);
+  kc_status* (*op_attrs_get_shape)(const kc_op_attrs* attrs, const char* name,
+                                   int64_t* out_dims, int32_t capacity,
+                                   int32_t* out_rank);
+  kc_status* (*op_attrs_get_int_list)(const kc_op_attrs* attrs,
+                                      const char* name, int64_t* out_values,
+                                      int32_t capacity, int32_t* out_count);
+  kc_status* (*op_attrs_get_type_list)(const kc_op_attrs* attrs,
+                                       const char* name,
+                                       DLDataType* out_values,
+                                       int32_t capacity, int32_t* out_count);
+  kc_status* (*op_attrs_get_value)(const kc_op_attrs* attrs, const char* name,
+                                   const kc_any** out_value);
+  int32_t (*shape_ctx_get_input_count)(const kc_shape_ctx* ctx);
+  int32_t (*shape_ctx_get_output_count)(const kc_shape_ctx* ctx);
+  const kc_shape_handle* (*shape_ctx_get_input)(const kc_shape_ctx* ctx,
+                                                int32_t index);
+  DLDataType (*shape_ctx_get_input_dtype)(const kc_shape_ctx* ctx,
+                                          int32_t index);
+  DLDataType (*shape_ctx_get_output_dtype)(const kc_shape_ctx* ctx,
+                                           int32_t index);
+  const kc_op_attrs* (*shape_ctx_get_attrs)(const kc_shape_ctx* ctx);
+  kc_status* (*shape_ctx_set_output)(kc_shape_ctx* ctx, int32_t index,
+                                     const kc_shape_handle* shape);
+  kc_status* (*shape_ctx_set_output_dtype)(kc_shape_ctx* ctx, int32_t index,
+                                           DLDataType dtype);
+  int32_t (*shape_handle_get_rank)(const kc_shape_handle* shape);
+  int64_t (*shape_handle_get_dim)(const kc_shape_handle* shape,
+                                  int32_t index);
+  kc_status* (*shape_ctx_make_shape)(kc_shape_ctx* ctx, int32_t rank,
+                                     const int64_t* dims,
+                                     const kc_shape_handle** out_shape);
+  kc_status* (*shape_ctx_with_rank)(kc_shape_ctx* ctx,
+                                    const kc_shape_handle* shape, int32_t rank,
+                                    const kc_shape_handle** out_shape);
+  kc_status* (*shape_ctx_with_rank_at_least)(
+      kc_shape_ctx* ctx, const kc_shape_handle* shape, int32_t rank,
+      const kc_shape_handle** out_shape);
+  kc_status* (*shape_ctx_with_rank_at_most)(
+      kc_shape_ctx* ctx, const kc_shape_handle* shape, int32_t rank,
+      const kc_shape_handle** out_shape);
+  kc_status* (*shape_ctx_merge)(kc_shape_ctx* ctx, const kc_shape_handle* a,
+                                const kc_shape_handle* b,
+                                const kc_shape_handle** out_shape);
+  kc_status* (*shape_ctx_broadcast)(kc_shape_ctx* ctx,
+                                    const kc_shape_handle* a,
+                                    const kc_shape_handle* b,
+                                    const kc_shape_handle** out_shape);
+  kc_status* (*shape_ctx_concatenate)(kc_shape_ctx* ctx,
+                                      const kc_shape_handle* a,
+                                      const kc_shape_handle* b,
+                                      const kc_shape_handle** out_shape);
+  kc_status* (*shape_ctx_subshape)(kc_shape_ctx* ctx,
+                                   const kc_shape_handle* shape,
+                                   int32_t start, int32_t end,
+                                   const kc_shape_handle** out_shape);
+  kc_status* (*shape_ctx_replace_dim)(kc_shape_ctx* ctx,
+                                      const kc_shape_handle* shape,
+                                      int32_t index, int64_t dim,
+                                      const kc_shape_handle** out_shape);
+  kc_status* (*shape_ctx_merge_dim)(kc_shape_ctx* ctx, int64_t a, int64_t b,
+                                    int64_t* out_dim);
+  kc_status* (*shape_ctx_add_dims)(kc_shape_ctx* ctx, int64_t a, int64_t b,
+                                   int64_t* out_dim);
+  kc_status* (*shape_ctx_subtract_dims)(kc_shape_ctx* ctx, int64_t a,
+                                        int64_t b, int64_t* out_dim);
+  kc_status* (*shape_ctx_multiply_dims)(kc_shape_ctx* ctx, int64_t a,
+                                        int64_t b, int64_t* out_dim);
+  kc_status* (*shape_ctx_divide_dims)(kc_shape_ctx* ctx, int64_t a, int64_t b,
+                                      bool evenly, int64_t* out_dim);
+  /* A shape function itself: usable directly as a builder's shape fn. */
+  kc_status* (*shape_fn_unchanged)(kc_shape_ctx* ctx);
+  kc_status* (*kernel_builder_create)(const char* op_name,
+                                      DLDeviceType device_type,
+                                      kc_kernel_create_fn create,
+                                      kc_kernel_compute_fn compute,
+                                      kc_deleter_fn delete_fn,
+                                      kc_kernel_builder** out_builder);
+  kc_status* (*kernel_builder_add_type_constraint)(kc_kernel_builder* builder,
+                                                   const char* attr_name,
+                                                   const DLDataType* dtypes,
+                                                   int32_t count);
+  kc_status* (*kernel_builder_set_priority)(kc_kernel_builder* builder,
+                                            int32_t priority);
+  kc_status* (*kernel_builder_add_host_memory_arg)(kc_kernel_builder* builder,
+                                                   const char* arg_name);
+  kc_status* (*kernel_builder_set_data)(kc_kernel_builder* builder,
+                                        void* data,
+                                        kc_deleter_fn data_deleter);
+  void (*kernel_builder_destroy)(kc_kernel_builder* builder);
+  kc_status* (*kernel_registry_register)(kc_kernel_builder* builder);
+  const kc_op_attrs* (*kernel_construct_ctx_get_attrs)(
+      const kc_kernel_construct_ctx* ctx);
+  kc_string_view (*kernel_construct_ctx_get_op_name)(
+      const kc_kernel_construct_ctx* ctx);
+  DLDevice (*kernel_construct_ctx_get_device)(
+      const kc_kernel_construct_ctx* ctx);
+  int32_t (*kernel_construct_ctx_get_input_count)(
+      const kc_kernel_construct_ctx* ctx);
+  DLDataType (*kernel_construct_ctx_get_input_dtype)(
+      const kc_kernel_construct_ctx* ctx, int32_t index);
+  int32_t (*kernel_construct_ctx_get_output_count)(
+      const kc_kernel_construct_ctx* ctx);
+  DLDataType (*kernel_construct_ctx_get_output_dtype)(
+      const kc_kernel_construct_ctx* ctx, int32_t index);
+  void* (*kernel_construct_ctx_get_data)(const kc_kernel_construct_ctx* ctx);
+  int32_t (*kernel_ctx_get_input_count)(const kc_kernel_ctx* ctx);
+  const DLTensor* (*kernel_ctx_get_input)(const kc_kernel_ctx* ctx,
+                                          int32_t index);
+  int32_t (*kernel_ctx_get_output_count)(const kc_kernel_ctx* ctx);
+  DLTensor* (*kernel_ctx_get_output)(const kc_kernel_ctx* ctx, int32_t index);
+  kc_status* (*kernel_ctx_get_input_range)(const kc_kernel_ctx* ctx,
+                                           const char* arg_name,
+                                           int32_t* out_start,
+                                           int32_t* out_stop);
+  kc_status* (*kernel_ctx_allocate_output)(kc_kernel_ctx* ctx, int32_t index,
+                                           const int64_t* shape, int32_t ndim,
+                                           DLTensor** out_tensor);
+  kc_status* (*kernel_ctx_allocate_temp)(kc_kernel_ctx* ctx, size_t size,
+                                         size_t alignment, void** out_ptr);
+  void (*kernel_ctx_set_status)(kc_kernel_ctx* ctx, kc_status* status);
+  kc_thread_pool* (*kernel_ctx_get_thread_pool)(const kc_kernel_ctx* ctx);
+  void* (*kernel_ctx_get_stream)(const kc_kernel_ctx* ctx);
+  DLDevice (*kernel_ctx_get_device)(const kc_kernel_ctx* ctx);
+  const kc_op_attrs* (*kernel_ctx_get_attrs)(const kc_kernel_ctx* ctx);
+  kc_thread_pool* (*thread_pool_get_default)(void);
+  int32_t (*thread_pool_get_size)(const kc_thread_pool* pool);
+  kc_status* (*thread_pool_schedule)(kc_thread_pool* pool,
+                                     const kc_closure* closure);
+  kc_status* (*thread_pool_schedule_with_hint)(kc_thread_pool* pool,
+                                               const kc_closure* closure,
+                                               int32_t start, int32_t limit);
+  void (*thread_pool_parallel_for)(kc_thread_pool* pool, int64_t total,
+                                   int64_t cost_per_unit, kc_range_fn fn,
+                                   void* ctx);
+  void (*thread_pool_parallel_for_with_worker_id)(kc_thread_pool* pool,
+                                                  int64_t total,
+                                                  int64_t cost_per_unit,
+                                                  kc_range_worker_fn fn,
+                                                  void* ctx);
+
+  /* custom calls (xcall.h) */
+  kc_status* (*xcall_register)(kc_string_view name, kc_platform platform,
+                               kc_xcall_api api, void (*fn)(void),
+                               uint32_t flags);
+  kc_status* (*xcall_register_typed)(kc_string_view name, kc_platform platform,
+                                     const kc_xcall_signature* signature,
+                                     kc_xcall_handler_fn fn, void* user,
+                                     kc_deleter_fn user_deleter,
+                                     uint32_t flags);
+  void (*xcall_status_set_failure)(kc_xcall_status* status,
+                                   const char* message, size_t size);
+  void (*xcall_status_set_success)(kc_xcall_status* status);
+  const kc_attr* (*attr_dict_lookup)(const kc_attr_dict* dict,
+                                     kc_string_view name);
 } kc_host_api;
 
 /* ------------------------------------------------------------------------ */

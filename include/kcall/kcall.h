@@ -8,9 +8,14 @@
 #include "kcall/abi.h"
 #include "kcall/base.h"
 #include "kcall/func.h"
+#include "kcall/kernel.h"
+#include "kcall/op.h"
 #include "kcall/plugin.h"
+#include "kcall/program.h"
+#include "kcall/runtime.h"
 #include "kcall/tensor.h"
 #include "kcall/value.h"
 #include "kcall/version.h"
+#include "kcall/xcall.h"
 
 #endif /* KCALL_KCALL_H_ */

@@ -41,10 +41,18 @@ typedef struct kc_plugin_desc {
   size_t registration_count;
 } kc_plugin_desc;
 
+/* The kinds of registration, as kc_registration.kind spells them (the
+ * same pointers, so they can also be compared with ==). */
+KC_API extern const char kc_registration_kind_function[];     /* "function" */
+KC_API extern const char kc_registration_kind_op[];           /* "op" */
+KC_API extern const char kc_registration_kind_kernel[];       /* "kernel" */
+KC_API extern const char kc_registration_kind_custom_call[];  /* "custom-call target";
+                                                  names are "TARGET@Platform" */
+
 /* One thing a plugin registered. */
 typedef struct kc_registration {
   size_t struct_size;  /* set by the caller */
-  const char* kind;    /* "function"; later modules add "op", "custom_call" */
+  const char* kind;    /* one of kc_registration_kind_* */
   kc_string_view name; /* borrowed, lives as long as the process */
 } kc_registration;
 

@@ -109,28 +109,15 @@ const char* kc_status_get_context(const kc_status* status, size_t index) {
   return status->context[status->context_count - 1 - index];
 }
 
-/* Appends `text` to buf at *len, snprintf-style: counts past the end. */
-static void kc__append(char* buf, size_t cap, size_t* len, const char* text) {
-  size_t n = strlen(text);
-  if (*len < cap) {
-    size_t room = cap - 1 - *len;
-    memcpy(buf + *len, text, n < room ? n : room);
-  }
-  *len += n;
-}
-
 size_t kc_status_format(const kc_status* status, char* buf, size_t cap) {
   size_t len = 0;
-  kc__append(buf, cap, &len, kc_status_code_name(kc_status_get_code(status)));
+  kc__appendf(buf, cap, &len, "%s", kc_status_code_name(kc_status_get_code(status)));
   if (status) {
     for (size_t i = 0; i < status->context_count; ++i) {
-      kc__append(buf, cap, &len, ": ");
-      kc__append(buf, cap, &len, kc_status_get_context(status, i));
+      kc__appendf(buf, cap, &len, ": %s", kc_status_get_context(status, i));
     }
-    kc__append(buf, cap, &len, ": ");
-    kc__append(buf, cap, &len, status->message);
+    kc__appendf(buf, cap, &len, ": %s", status->message);
   }
-  if (cap > 0) buf[len < cap ? len : cap - 1] = '\0';
   return len;
 }
 
@@ -140,4 +127,41 @@ void kc_status_destroy(kc_status* status) {
   free(status->context);
   free(status->message);
   free(status);
+}
+
+/* ---- internal helpers -------------------------------------------------------- */
+
+void kc__appendf(char* buf, size_t cap, size_t* len, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  int n = vsnprintf(*len < cap ? buf + *len : NULL, *len < cap ? cap - *len : 0,
+                    fmt, args);
+  va_end(args);
+  if (n > 0) *len += (size_t)n;
+}
+
+kc_status* kc__first_error_note(kc__first_error* e, kc_status* st) {
+  if (!st || e->code != KC_OK) return st;
+  size_t n = kc_status_format(st, NULL, 0) + 1;
+  char* full = malloc(n);
+  if (!full) return st;
+  kc_status_format(st, full, n);
+  /* Drop the "CODE: " prefix: the replay adds it back. */
+  size_t skip = strlen(kc_status_code_name(st->code)) + 2;
+  if (skip > n - 1) skip = n - 1;
+  memmove(full, full + skip, n - skip);
+  e->code = st->code;
+  e->text = full;
+  return st;
+}
+
+kc_status* kc__first_error_replay(const kc__first_error* e) {
+  if (e->code == KC_OK) return NULL;
+  return kc_status_create(e->code, "%s", e->text ? e->text : "");
+}
+
+void kc__first_error_deinit(kc__first_error* e) {
+  free(e->text);
+  e->text = NULL;
+  e->code = KC_OK;
 }

@@ -6,7 +6,7 @@
 
 /* The registry of packed functions. Statically initialised: nothing runs at
  * load time. See registry.h for how it locks. */
-static kc__registry kc__func_registry = KC__REGISTRY_INIT("function", 0);
+static kc__registry kc__func_registry = KC__REGISTRY_INIT(kc_registration_kind_function, 0);
 
 kc_status* kc_func_registry_register(kc_string_view name, kc_func* func,
                                      uint32_t flags) {
@@ -34,79 +34,13 @@ kc_status* kc_func_registry_remove(kc_string_view name) {
   return kc__registry_remove(&kc__func_registry, name);
 }
 
-typedef struct kc__name_list {
-  kc_string_view prefix;
-  kc_string_view* names; /* valid under the registry lock only */
-  size_t count;
-  size_t cap;
-  bool oom;
-} kc__name_list;
-
-static void kc__collect(void* ctx, const kc__reg_entry* e) {
-  kc__name_list* l = ctx;
-  if (l->oom || e->name_size < l->prefix.size ||
-      (l->prefix.size && memcmp(e->name, l->prefix.data, l->prefix.size))) {
-    return;
-  }
-  if (l->count == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 16;
-    kc_string_view* grown = realloc(l->names, cap * sizeof *grown);
-    if (!grown) {
-      l->oom = true;
-      return;
-    }
-    l->names = grown;
-    l->cap = cap;
-  }
-  /* Copy the text: the entry may be retired once the lock is dropped (it
-   * is not freed before a reset, but the copy keeps this simple). */
-  char* copy = malloc(e->name_size + 1);
-  if (!copy) {
-    l->oom = true;
-    return;
-  }
-  memcpy(copy, e->name, e->name_size + 1);
-  l->names[l->count].data = copy;
-  l->names[l->count].size = e->name_size;
-  l->count++;
-}
-
-static int kc__compare_names(const void* a, const void* b) {
-  const kc_string_view* x = a;
-  const kc_string_view* y = b;
-  size_t n = x->size < y->size ? x->size : y->size;
-  int c = memcmp(x->data, y->data, n);
-  if (c) return c;
-  return (x->size > y->size) - (x->size < y->size);
-}
-
 kc_status* kc_func_registry_list(const kc_allocator* alloc,
                                  kc_string_view prefix, kc_array** out_names) {
   if (!out_names) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "kc_func_registry_list: out_names is NULL");
   }
-  *out_names = NULL;
-  kc__name_list l = {prefix, NULL, 0, 0, false};
-  if (!l.prefix.data) l.prefix.size = 0;
-  kc__registry_visit(&kc__func_registry, kc__collect, &l);
-  kc_status* st = NULL;
-  kc_any* items = l.oom ? NULL : calloc(l.count + 1, sizeof *items);
-  if (!items) {
-    st = kc_status_create(KC_RESOURCE_EXHAUSTED,
-                          "out of memory listing functions");
-  } else {
-    if (l.count) qsort(l.names, l.count, sizeof *l.names, kc__compare_names);
-    for (size_t i = 0; i < l.count && !st; ++i) {
-      st = kc_any_from_string(alloc, l.names[i], &items[i]);
-    }
-    if (!st) st = kc_array_create(alloc, items, l.count, out_names);
-    for (size_t i = 0; i < l.count; ++i) kc_any_release(&items[i]);
-  }
-  for (size_t i = 0; i < l.count; ++i) free((void*)(uintptr_t)l.names[i].data);
-  free(l.names);
-  free(items);
-  return st;
+  return kc__registry_list(&kc__func_registry, alloc, prefix, out_names);
 }
 
 void kc_func_registry_reset(void) { kc__registry_reset(&kc__func_registry); }

@@ -12,6 +12,13 @@
 #define KC__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define KC__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Returns the status of `expr` unchanged when it fails. */
+#define KC__TRY(expr)                  \
+  do {                                 \
+    kc_status* kc__try = (expr);       \
+    if (kc__try) return kc__try;       \
+  } while (0)
+
 /* Allocation through a possibly-NULL allocator, of `count` objects of
  * `size` bytes, with overflow checked (NULL on overflow). */
 static inline void* kc__alloc_array(const kc_allocator* alloc, size_t count,
@@ -19,6 +26,26 @@ static inline void* kc__alloc_array(const kc_allocator* alloc, size_t count,
   if (size != 0 && count > SIZE_MAX / size) return NULL;
   return kc_allocator_alloc(alloc, count * size, 0);
 }
+
+/* A builder's first error, kept as text so that the caller keeps owning
+ * the status it was handed, and replayed when the builder is finished. */
+typedef struct kc__first_error {
+  kc_status_code code; /* KC_OK while none */
+  char* text;          /* context and message, without the code */
+} kc__first_error;
+
+/* Records `st` if it is the first error; returns `st` unchanged. */
+kc_status* kc__first_error_note(kc__first_error* e, kc_status* st);
+
+/* A new status equal to the recorded one, or NULL if there was none. */
+kc_status* kc__first_error_replay(const kc__first_error* e);
+
+void kc__first_error_deinit(kc__first_error* e);
+
+/* printf into buf at *len, snprintf-style: *len counts past the end, and
+ * buf stays NUL-terminated when cap > 0. */
+void kc__appendf(char* buf, size_t cap, size_t* len, const char* fmt, ...)
+    KC_PRINTF(4, 5);
 
 /* The system allocator (kc_allocator_system() returns its address). */
 extern const kc_allocator kc__system_allocator;

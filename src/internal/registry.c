@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal/txn.h"
 #include "kcall/value.h"
@@ -46,14 +47,16 @@ kc_status* kc__check_name(const kc__registry* reg, kc_string_view name) {
                             "bytes, got %zu",
                             reg->kind, name.data, KC__NAME_MAX, name.size);
   }
+  const char* extra = reg->extra_name_bytes ? reg->extra_name_bytes : "";
   for (size_t i = 0; i < name.size; ++i) {
-    if (!kc__name_byte_ok(name.data[i])) {
+    if (!kc__name_byte_ok(name.data[i]) &&
+        (name.data[i] == '\0' || !strchr(extra, name.data[i]))) {
       return kc_status_create(
           KC_INVALID_ARGUMENT,
           "invalid %s name '%.*s': byte %zu (0x%02x) is not one of "
-          "[A-Za-z0-9_.:-]",
+          "[A-Za-z0-9_.:-%s]",
           reg->kind, (int)name.size, name.data, i,
-          (unsigned)(unsigned char)name.data[i]);
+          (unsigned)(unsigned char)name.data[i], extra);
     }
   }
   return NULL;
@@ -148,6 +151,10 @@ static void kc__retire_entry(kc__registry* reg, kc__reg_entry* e) {
   reg->retired_entries = e;
 }
 
+static void kc__bump_generation(kc__registry* reg) {
+  __atomic_add_fetch(&reg->generation, 1, __ATOMIC_RELEASE);
+}
+
 bool kc__registry_publish_locked(kc__registry* reg, kc__reg_entry* e) {
   kc_string_view name = {e->name, e->name_size};
   kc__reg_entry** slot = kc__find_slot_locked(reg->table, e->hash, name);
@@ -155,6 +162,7 @@ bool kc__registry_publish_locked(kc__registry* reg, kc__reg_entry* e) {
     kc__reg_entry* old = *slot;
     kc__slot_store(slot, e);
     kc__retire_entry(reg, old);
+    kc__bump_generation(reg); /* after the store: see registry.h */
     return true;
   }
   if (!kc__registry_reserve_locked(reg, 1)) return false;
@@ -163,15 +171,16 @@ bool kc__registry_publish_locked(kc__registry* reg, kc__reg_entry* e) {
   if (!*slot) t->used++;
   t->live++;
   kc__slot_store(slot, e);
+  kc__bump_generation(reg);
   return true;
 }
 
 static kc_status* kc__already_exists(const kc__registry* reg,
                                      kc_string_view name) {
   return kc_status_create(KC_ALREADY_EXISTS,
-                          "a %s named '%.*s' is already registered (register "
-                          "with KC_REGISTER_OVERRIDE to replace it)",
-                          reg->kind, (int)name.size, name.data);
+                          "%s %s named '%.*s' is already registered "
+                          "(register with KC_REGISTER_OVERRIDE to replace it)",
+                          kc__kind_article(reg), reg->kind, (int)name.size, name.data);
 }
 
 kc_status* kc__registry_insert(kc__registry* reg, kc_string_view name,
@@ -208,6 +217,7 @@ kc_status* kc__registry_remove(kc__registry* reg, kc_string_view name) {
     kc__retire_entry(reg, *slot);
     kc__slot_store(slot, KC__TOMB);
     reg->table->live--;
+    kc__bump_generation(reg);
   }
   pthread_mutex_unlock(&reg->mu);
   if (!slot) return kc__registry_not_found(reg, name);
@@ -236,6 +246,7 @@ void kc__registry_reset(kc__registry* reg) {
   __atomic_store_n(&reg->table, NULL, __ATOMIC_RELEASE);
   reg->retired_entries = NULL;
   reg->retired_tables = NULL;
+  kc__bump_generation(reg);
   pthread_mutex_unlock(&reg->mu);
   for (size_t i = 0; t && i <= t->mask; ++i) {
     if (t->slots[i] && t->slots[i] != KC__TOMB) kc__entry_destroy(t->slots[i]);

@@ -16,8 +16,10 @@
 #define KCALL_INTERNAL_REGISTRY_H_
 
 #include <pthread.h>
+#include <string.h>
 
 #include "internal/common.h"
+#include "kcall/plugin.h" /* the registration kinds */
 
 /* Longest registrable name, in bytes. */
 #define KC__NAME_MAX 255
@@ -45,15 +47,28 @@ typedef struct kc__registry {
   kc__reg_table* table; /* accessed atomically; NULL until first insert */
   kc__reg_entry* retired_entries;
   kc__reg_table* retired_tables;
+  /* Bytes allowed in names beyond [A-Za-z0-9_.:-]; NULL for none. */
+  const char* extra_name_bytes;
+  /* Bumped (atomically, under mu) by every publish, remove and reset, so
+   * that a cache built from the registry can tell when to look again. */
+  uint64_t generation;
 } kc__registry;
 
 #define KC__REGISTRY_INIT(kind_text, order_value)                           \
-  {(kind_text), (order_value), PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL}
+  KC__REGISTRY_INIT_NAMES(kind_text, order_value, NULL)
+#define KC__REGISTRY_INIT_NAMES(kind_text, order_value, extra)              \
+  {(kind_text), (order_value), PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, \
+   (extra), 0}
 
 uint64_t kc__hash_name(kc_string_view name);
 
+/* "a" or "an", whichever goes before the registry's kind in messages. */
+static inline const char* kc__kind_article(const kc__registry* reg) {
+  return strchr("aeiou", reg->kind[0]) ? "an" : "a";
+}
+
 /* INVALID_ARGUMENT unless name is 1..KC__NAME_MAX bytes of
- * [A-Za-z0-9_.:-]. */
+ * [A-Za-z0-9_.:-] or the registry's extra_name_bytes. */
 kc_status* kc__check_name(const kc__registry* reg, kc_string_view name);
 
 /* Lock-free lookup; the borrowed object or NULL. */
@@ -69,6 +84,16 @@ kc_status* kc__registry_remove(kc__registry* reg, kc_string_view name);
 /* NOT_FOUND status for `name`, listing the nearest registered names. */
 kc_status* kc__registry_not_found(const kc__registry* reg,
                                   kc_string_view name);
+
+/* An array (of strings, from `alloc`) of the names starting with `prefix`,
+ * sorted. */
+kc_status* kc__registry_list(kc__registry* reg, const kc_allocator* alloc,
+                             kc_string_view prefix, kc_array** out_names);
+
+/* The registry's generation (see above). */
+static inline uint64_t kc__registry_generation(const kc__registry* reg) {
+  return __atomic_load_n(&reg->generation, __ATOMIC_ACQUIRE);
+}
 
 /* Calls fn for every live entry, under the writer lock. */
 void kc__registry_visit(kc__registry* reg,

@@ -1,8 +1,12 @@
 /* The table of host functions handed to plugins. */
 #include "internal/common.h"
 #include "kcall/func.h"
+#include "kcall/kernel.h"
+#include "kcall/op.h"
 #include "kcall/plugin.h"
+#include "kcall/runtime.h"
 #include "kcall/tensor.h"
+#include "kcall/xcall.h"
 
 /* Frozen layouts: these may only grow at the end. */
 _Static_assert(offsetof(kc_host_api, struct_size) == 0, "kc_host_api layout");
@@ -10,8 +14,8 @@ _Static_assert(offsetof(kc_host_api, api_major) == 8, "kc_host_api layout");
 _Static_assert(offsetof(kc_host_api, features) == 16, "kc_host_api layout");
 _Static_assert(offsetof(kc_host_api, status_create) == 32,
                "kc_host_api layout");
-_Static_assert(sizeof(kc_host_api) == 32 + 30 * sizeof(void*),
-               "kc_host_api v1.0 has 30 functions");
+_Static_assert(sizeof(kc_host_api) == 32 + 111 * sizeof(void*),
+               "kc_host_api v1.0 has 111 functions");
 _Static_assert(sizeof(kc_plugin_info) == 48, "kc_plugin_info layout");
 _Static_assert(offsetof(kc_plugin_info, init) == 40, "kc_plugin_info layout");
 
@@ -36,7 +40,10 @@ static kc_status* kc__args_check_count(const char* fn_name, int32_t nargs,
   return kc_args_check_count(fn_name, nargs, min_count, max_count);
 }
 
-static const char* const kc__host_features[] = {"functions", "tensors", NULL};
+static const char* const kc__host_features[] = {"functions", "tensors",
+                                                "ops", "kernels",
+                                                "thread_pool",
+                                                "custom_calls", NULL};
 
 static const kc_host_api kc__host_api = {
     .struct_size = sizeof(kc_host_api),
@@ -74,6 +81,87 @@ static const kc_host_api kc__host_api = {
     .args_get_func = kc__args_get_func,
     .args_get_dltensor = kc__args_get_dltensor,
     .args_get_opaque = kc__args_get_opaque,
+    .op_builder_create = kc_op_builder_create,
+    .op_builder_add_input = kc_op_builder_add_input,
+    .op_builder_add_output = kc_op_builder_add_output,
+    .op_builder_add_attr = kc_op_builder_add_attr,
+    .op_builder_set_flags = kc_op_builder_set_flags,
+    .op_builder_set_doc = kc_op_builder_set_doc,
+    .op_builder_set_shape_fn = kc_op_builder_set_shape_fn,
+    .op_builder_destroy = kc_op_builder_destroy,
+    .op_registry_register = kc_op_registry_register,
+    .op_attrs_get_int = kc_op_attrs_get_int,
+    .op_attrs_get_float = kc_op_attrs_get_float,
+    .op_attrs_get_bool = kc_op_attrs_get_bool,
+    .op_attrs_get_string = kc_op_attrs_get_string,
+    .op_attrs_get_type = kc_op_attrs_get_type,
+    .op_attrs_get_shape = kc_op_attrs_get_shape,
+    .op_attrs_get_int_list = kc_op_attrs_get_int_list,
+    .op_attrs_get_type_list = kc_op_attrs_get_type_list,
+    .op_attrs_get_value = kc_op_attrs_get_value,
+    .shape_ctx_get_input_count = kc_shape_ctx_get_input_count,
+    .shape_ctx_get_output_count = kc_shape_ctx_get_output_count,
+    .shape_ctx_get_input = kc_shape_ctx_get_input,
+    .shape_ctx_get_input_dtype = kc_shape_ctx_get_input_dtype,
+    .shape_ctx_get_output_dtype = kc_shape_ctx_get_output_dtype,
+    .shape_ctx_get_attrs = kc_shape_ctx_get_attrs,
+    .shape_ctx_set_output = kc_shape_ctx_set_output,
+    .shape_ctx_set_output_dtype = kc_shape_ctx_set_output_dtype,
+    .shape_handle_get_rank = kc_shape_handle_get_rank,
+    .shape_handle_get_dim = kc_shape_handle_get_dim,
+    .shape_ctx_make_shape = kc_shape_ctx_make_shape,
+    .shape_ctx_with_rank = kc_shape_ctx_with_rank,
+    .shape_ctx_with_rank_at_least = kc_shape_ctx_with_rank_at_least,
+    .shape_ctx_with_rank_at_most = kc_shape_ctx_with_rank_at_most,
+    .shape_ctx_merge = kc_shape_ctx_merge,
+    .shape_ctx_broadcast = kc_shape_ctx_broadcast,
+    .shape_ctx_concatenate = kc_shape_ctx_concatenate,
+    .shape_ctx_subshape = kc_shape_ctx_subshape,
+    .shape_ctx_replace_dim = kc_shape_ctx_replace_dim,
+    .shape_ctx_merge_dim = kc_shape_ctx_merge_dim,
+    .shape_ctx_add_dims = kc_shape_ctx_add_dims,
+    .shape_ctx_subtract_dims = kc_shape_ctx_subtract_dims,
+    .shape_ctx_multiply_dims = kc_shape_ctx_multiply_dims,
+    .shape_ctx_divide_dims = kc_shape_ctx_divide_dims,
+    .shape_fn_unchanged = kc_shape_fn_unchanged,
+    .kernel_builder_create = kc_kernel_builder_create,
+    .kernel_builder_add_type_constraint = kc_kernel_builder_add_type_constraint,
+    .kernel_builder_set_priority = kc_kernel_builder_set_priority,
+    .kernel_builder_add_host_memory_arg = kc_kernel_builder_add_host_memory_arg,
+    .kernel_builder_set_data = kc_kernel_builder_set_data,
+    .kernel_builder_destroy = kc_kernel_builder_destroy,
+    .kernel_registry_register = kc_kernel_registry_register,
+    .kernel_construct_ctx_get_attrs = kc_kernel_construct_ctx_get_attrs,
+    .kernel_construct_ctx_get_op_name = kc_kernel_construct_ctx_get_op_name,
+    .kernel_construct_ctx_get_device = kc_kernel_construct_ctx_get_device,
+    .kernel_construct_ctx_get_input_count = kc_kernel_construct_ctx_get_input_count,
+    .kernel_construct_ctx_get_input_dtype = kc_kernel_construct_ctx_get_input_dtype,
+    .kernel_construct_ctx_get_output_count = kc_kernel_construct_ctx_get_output_count,
+    .kernel_construct_ctx_get_output_dtype = kc_kernel_construct_ctx_get_output_dtype,
+    .kernel_construct_ctx_get_data = kc_kernel_construct_ctx_get_data,
+    .kernel_ctx_get_input_count = kc_kernel_ctx_get_input_count,
+    .kernel_ctx_get_input = kc_kernel_ctx_get_input,
+    .kernel_ctx_get_output_count = kc_kernel_ctx_get_output_count,
+    .kernel_ctx_get_output = kc_kernel_ctx_get_output,
+    .kernel_ctx_get_input_range = kc_kernel_ctx_get_input_range,
+    .kernel_ctx_allocate_output = kc_kernel_ctx_allocate_output,
+    .kernel_ctx_allocate_temp = kc_kernel_ctx_allocate_temp,
+    .kernel_ctx_set_status = kc_kernel_ctx_set_status,
+    .kernel_ctx_get_thread_pool = kc_kernel_ctx_get_thread_pool,
+    .kernel_ctx_get_stream = kc_kernel_ctx_get_stream,
+    .kernel_ctx_get_device = kc_kernel_ctx_get_device,
+    .kernel_ctx_get_attrs = kc_kernel_ctx_get_attrs,
+    .thread_pool_get_default = kc_thread_pool_get_default,
+    .thread_pool_get_size = kc_thread_pool_get_size,
+    .thread_pool_schedule = kc_thread_pool_schedule,
+    .thread_pool_schedule_with_hint = kc_thread_pool_schedule_with_hint,
+    .thread_pool_parallel_for = kc_thread_pool_parallel_for,
+    .thread_pool_parallel_for_with_worker_id = kc_thread_pool_parallel_for_with_worker_id,
+    .xcall_register = kc_xcall_register,
+    .xcall_register_typed = kc_xcall_register_typed,
+    .xcall_status_set_failure = kc_xcall_status_set_failure,
+    .xcall_status_set_success = kc_xcall_status_set_success,
+    .attr_dict_lookup = kc_attr_dict_lookup,
 };
 
 const kc_host_api* kc_plugin_get_host_api(void) { return &kc__host_api; }

@@ -7,6 +7,11 @@
 #include "internal/txn.h"
 #include "kcall/plugin.h"
 
+const char kc_registration_kind_function[] = "function";
+const char kc_registration_kind_op[] = "op";
+const char kc_registration_kind_kernel[] = "kernel";
+const char kc_registration_kind_custom_call[] = "custom-call target";
+
 typedef struct kc__plugin_reg {
   const char* kind;
   char* name;

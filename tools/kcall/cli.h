@@ -53,6 +53,24 @@ int cli_usage_error(const cli_command* command, const char* fmt, ...)
  * that does not fit in 64 bits. */
 kc_status* cli_parse_arg(const char* text, int position, kc_any* out_value);
 
+/* Writes the shortest text that reads back as `value` at the precision of
+ * `dtype` (f16, bf16, f32 or f64) into buf: 0.1f is "0.1", 20 is "20.0";
+ * exponents below 1e-4 and from 1e16 ("1e-05", "1e+300"), as NumPy. */
+void cli_format_float(double value, DLDataType dtype, char* buf, size_t cap);
+
+/* A tensor literal, DTYPE[DIMS]:VALUES ("f32[2,2]:1,2,3,4", "i64[]:7",
+ * "f32[3]:0" to fill; see docs/cli.md). Returns false, touching nothing,
+ * when `text` is not one (no '[', or no dtype before it); otherwise true,
+ * with *out_value a new tensor object the caller releases, or
+ * *out_status INVALID_ARGUMENT naming `position` and what is wrong. */
+bool cli_parse_tensor_literal(const char* text, int position,
+                              kc_any* out_value, kc_status** out_status);
+
+/* Prints `t` as a tensor literal and returns true when it can be one: on
+ * the CPU, compact, of a dtype literals hold, at most 256 elements.
+ * Otherwise prints nothing and returns false. */
+bool cli_print_tensor_literal(FILE* out, const DLTensor* t);
+
 /* Prints `value` the way `kcall call` shows a result (see docs/cli.md). */
 void cli_print_value(FILE* out, const kc_any* value);
 
@@ -60,6 +78,8 @@ void cli_print_value(FILE* out, const kc_any* value);
 extern const cli_command cli_cmd_version;
 extern const cli_command cli_cmd_inspect;
 extern const cli_command cli_cmd_call;
+extern const cli_command cli_cmd_ops;
+extern const cli_command cli_cmd_run;
 extern const cli_command cli_cmd_help;
 
 #endif /* KCALL_TOOLS_CLI_H_ */

@@ -63,8 +63,9 @@ static kc_status* call_and_print(const kc_func* func, int argc, char** argv) {
     cli_print_value(stdout, &ret);
     putchar('\n');
   }
-  /* Arguments only borrow argv; the result is ours. */
+  /* Strings only borrow argv; tensor literals and the result are ours. */
   kc_any_release(&ret);
+  for (int i = 0; i < argc; ++i) kc_any_release(&args[i]);
   free(args);
   return status;
 }
@@ -101,10 +102,16 @@ const cli_command cli_cmd_call = {
     "  42  -7  0x10            int (64-bit)\n"
     "  3.5  1e-3  inf  nan     float\n"
     "  true  false             bool\n"
+    "  f32[2,2]:1,2,3,4        a tensor: DTYPE[DIMS]:VALUES (f32[3]:0 fills;\n"
+    "                          i64[]:7 is a scalar)\n"
     "  anything else           str\n"
     "A prefix forces a type: int:42  float:2  bool:1  str:42\n"
     "\n"
     "The result prints as: 5, 2.5, true, text as-is, None, <function>,\n"
-    "[1, 'a'], <tensor f32[2,3] cpu:0>, b'\\x00\\n'.\n",
+    "[1, 'a'], b'\\x00\\n', a tensor as a literal (f32[2]:4,6) or, when\n"
+    "large or not on the CPU, as <tensor f32[512,512] cpu:0>.\n"
+    "\n"
+    "Ops are functions too: `kcall call op.Concat f32[2]:1,2 f32[1]:3 axis=0`\n"
+    "passes tensors, then attrs as name=value (see `kcall help ops`).\n",
     run_call,
 };

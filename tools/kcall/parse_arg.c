@@ -129,6 +129,9 @@ kc_status* cli_parse_arg(const char* text, int position, kc_any* out_value) {
   *out_value = kc_any_none();
   kc_status* status = NULL;
   if (parse_prefixed(text, position, out_value, &status)) return status;
+  if (cli_parse_tensor_literal(text, position, out_value, &status)) {
+    return status;
+  }
 
   bool b = false;
   int64_t i = 0;

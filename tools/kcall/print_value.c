@@ -8,25 +8,10 @@
 
 #include "cli.h"
 
-/* The shortest %g text that reads back as the same double, so that 2.5
- * prints as 2.5 and 0.1 as 0.1, yet no value loses a bit. A float that
- * looks like an int gets ".0" so the two kinds stay apart. */
 static void print_float(FILE* out, double d) {
-  if (isnan(d)) {
-    fputs("nan", out);
-    return;
-  }
-  if (isinf(d)) {
-    fputs(d < 0 ? "-inf" : "inf", out);
-    return;
-  }
-  char buf[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    snprintf(buf, sizeof buf, "%.*g", precision, d);
-    if (strtod(buf, NULL) == d) break;
-  }
+  char buf[48];
+  cli_format_float(d, kc_dtype_make(kDLFloat, 64, 1), buf, sizeof buf);
   fputs(buf, out);
-  if (strspn(buf, "-0123456789") == strlen(buf)) fputs(".0", out);
 }
 
 /* Bytes between quotes, with the escapes Python uses for them. */
@@ -52,6 +37,7 @@ static void print_quoted(FILE* out, kc_string_view s, bool escape_high) {
 }
 
 static void print_tensor(FILE* out, const DLTensor* t) {
+  if (cli_print_tensor_literal(out, t)) return;
   if (!t || (t->ndim > 0 && !t->shape)) {
     fputs("<tensor ?>", out);
     return;

@@ -123,8 +123,12 @@ static kc_status* fixture_tensor(void* self, const kc_any* args,
   kc_status* status = kc_host_args_check_count(host, "fixture.tensor", nargs, 0, 0);
   kc_tensor* tensor = NULL;
   if (!status) status = host->tensor_create(NULL, shape, 2, f32, cpu, &tensor);
-  if (!status) *ret = kc_any_object(KC_OBJECT(tensor));
-  return status;
+  if (status) return status;
+  /* Filled, so that the result prints the same every time. */
+  float* data = host->tensor_get_dltensor(tensor)->data;
+  for (int i = 0; i < 6; ++i) data[i] = (float)i / 2;
+  *ret = kc_any_object(KC_OBJECT(tensor));
+  return NULL;
 }
 
 static kc_status* fixture_func(void* self, const kc_any* args, int32_t nargs,

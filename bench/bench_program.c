@@ -1,0 +1,251 @@
+/*
+ * The program runtime's overheads, each next to its baseline in one run:
+ *   - dispatch: a compiled program of 1000 no-op custom calls vs 1000
+ *     direct calls of the same function through a pointer;
+ *   - typed decoding: typed calls that read 4 buffers and 2 attributes vs
+ *     direct calls handed the same values, in a program of 32 calls (their
+ *     frames stay in L1, as one call's frame does in a real program) and
+ *     in one of 1000 (about 400 KB of frames, read from L2 each run);
+ *   - parse and compile of a 10,000-instruction HLO module.
+ * The fixed cost of a run (input checks, output tensors) is measured on a
+ * program with the same inputs and no calls, and subtracted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "kcall/kcall.h"
+
+#define KB_CALLS 1000
+
+static volatile uintptr_t sink;
+
+static void noop(void* out, const void** ins) {
+  (void)ins;
+  sink += (uintptr_t)out;
+}
+static void (*volatile noop_ptr)(void*, const void**) = noop;
+
+/* What a typed handler does with 4 buffers and 2 attributes: touches each. */
+static void use_values(void* a, void* b, void* c, void* d, float eps, int64_t n) {
+  sink += (uintptr_t)a ^ (uintptr_t)b ^ (uintptr_t)c ^ (uintptr_t)d ^
+          (uintptr_t)(eps * 1024.0f) ^ (uintptr_t)n;
+}
+static void (*volatile use_ptr)(void*, void*, void*, void*, float, int64_t) = use_values;
+
+static kc_status* typed4(kc_xcall_frame* f) {
+  if (f->stage != KC_XCALL_STAGE_EXECUTE) return NULL;
+  use_ptr(f->args[0].data, f->args[1].data, f->args[2].data, f->results[0].data,
+          f->attrs[0].v.f32, f->attrs[1].v.i64);
+  return NULL;
+}
+
+static void die(kc_status* st, const char* what) {
+  if (!st) return;
+  char text[512];
+  kc_status_format(st, text, sizeof text);
+  fprintf(stderr, "bench_program: %s: %s\n", what, text);
+  exit(1);
+}
+
+/* A chain of `calls` custom calls, each taking the previous result. */
+static kc_program* build_chain(const char* target, int32_t api, int num_args,
+                               const kc_attr_dict* attrs, int calls) {
+  kc_program_builder* b = NULL;
+  die(kc_program_builder_create(KC_SV_LIT("chain"), &b), "builder");
+  int64_t n = 16;
+  kc_shape* s = NULL;
+  die(kc_shape_create_array(kc_dtype_make(kDLFloat, 32, 1), &n, 1, &s), "shape");
+  int32_t params[3];
+  for (int i = 0; i < num_args; ++i) {
+    die(kc_program_builder_add_parameter(b, i, s, KC_SV_LIT(""), &params[i]), "param");
+  }
+  int32_t prev = params[0];
+  if (calls == 0) die(kc_program_builder_set_root(b, params[0]), "root");
+  for (int k = 0; k < calls; ++k) {
+    int32_t ops[3] = {prev, params[num_args > 1 ? 1 : 0], params[num_args > 2 ? 2 : 0]};
+    kc_custom_call_desc d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.target = kc_sv(target);
+    d.operands = ops;
+    d.num_operands = (size_t)num_args;
+    d.result_shape = s;
+    d.api_version = api;
+    d.attrs = attrs;
+    die(kc_program_builder_add_custom_call(b, &d, KC_SV_LIT(""), &prev), "call");
+  }
+  kc_program* p = NULL;
+  die(kc_program_builder_finish(b, &p), "finish");
+  kc_shape_destroy(s);
+  return p;
+}
+
+typedef struct run_ctx {
+  kc_executable* exe;
+  const DLTensor* const* ins;
+  size_t n;
+} run_ctx;
+
+static void run_program(void* ctx, int64_t iters) {
+  run_ctx* c = ctx;
+  kc_execute_options o = {sizeof o, NULL, NULL};
+  for (int64_t i = 0; i < iters; ++i) {
+    kc_tensor* out = NULL;
+    die(kc_executable_execute(c->exe, c->ins, c->n, &o, &out), "execute");
+    kc_object_release(KC_OBJECT(out));
+  }
+}
+
+static void run_direct_noop(void* ctx, int64_t iters) {
+  void* buf = ctx;
+  const void* ins[1] = {buf};
+  for (int64_t i = 0; i < iters; ++i) {
+    for (int k = 0; k < KB_CALLS; ++k) noop_ptr(buf, ins);
+  }
+}
+
+static void run_direct_typed(void* ctx, int64_t iters) {
+  float* buf = ctx;
+  for (int64_t i = 0; i < iters; ++i) {
+    for (int k = 0; k < KB_CALLS; ++k) use_ptr(buf, buf + 16, buf + 32, buf + 48, 1e-5f, 3);
+  }
+}
+
+/* HLO text of `n` instructions: a chain of adds, multiplies and custom
+ * calls over one f32[16] parameter. */
+static char* make_hlo(int n) {
+  size_t cap = (size_t)n * 160 + 256;
+  char* text = malloc(cap);
+  size_t len = (size_t)snprintf(text, cap,
+                                "HloModule big, entry_computation_layout={(f32[16]{0})->f32[16]{0}}\n\n"
+                                "ENTRY main {\n  x.0 = f32[16]{0} parameter(0)\n");
+  for (int i = 1; i < n; ++i) {
+    const char* root = i == n - 1 ? "ROOT " : "";
+    if (i % 3 == 0) {
+      len += (size_t)snprintf(text + len, cap - len,
+                              "  %sv.%d = f32[16]{0} custom-call(v.%d), "
+                              "custom_call_target=\"noop\", "
+                              "api_version=API_VERSION_ORIGINAL, "
+                              "metadata={op_name=\"jit(f)/noop\"}\n",
+                              root, i, i - 1);
+    } else {
+      len += (size_t)snprintf(text + len, cap - len,
+                              "  %sv.%d = f32[16]{0} %s(%s.%d, x.0)\n", root, i,
+                              i % 3 == 1 ? "add" : "multiply", i == 1 ? "x" : "v",
+                              i == 1 ? 0 : i - 1);
+    }
+  }
+  snprintf(text + len, cap - len, "}\n");
+  return text;
+}
+
+int main(int argc, char** argv) {
+  die(kc_xcall_register(KC_SV_LIT("noop"), KC_PLATFORM_HOST, KC_XCALL_API_ORIGINAL,
+                        (void (*)(void))noop, 0),
+      "register");
+#define KB_F32_RANK1 {{kDLFloat, 32, 1}, 1}
+  static const kc_xcall_buffer_spec any = KB_F32_RANK1;
+  static const kc_xcall_buffer_spec args[3] = {KB_F32_RANK1, KB_F32_RANK1, KB_F32_RANK1};
+  static const kc_xcall_attr_spec attr_specs[2] = {{"eps", KC_ATTR_F32, 0},
+                                                   {"n", KC_ATTR_I64, 0}};
+  kc_xcall_signature sig = {sizeof sig, 3, args, 1, &any, 2, attr_specs};
+  die(kc_xcall_register_typed(KC_SV_LIT("typed4"), KC_PLATFORM_HOST, &sig, typed4,
+                              NULL, NULL, 0),
+      "register typed");
+
+  float data[64] = {0};
+  int64_t n16 = 16;
+  DLTensor in = {data, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &n16, NULL, 0};
+  const DLTensor* ins[3] = {&in, &in, &in};
+
+  kc_attr attrs[2];
+  memset(attrs, 0, sizeof attrs);
+  attrs[0].name = KC_SV_LIT("eps");
+  attrs[0].type = KC_ATTR_F32;
+  attrs[0].v.f32 = 1e-5f;
+  attrs[1].name = KC_SV_LIT("n");
+  attrs[1].type = KC_ATTR_I64;
+  attrs[1].v.i64 = 3;
+  kc_attr_dict dict = {2, attrs};
+  /* Programs: [0] no calls, 1 input; [1] 1000 no-op calls; [2] no calls,
+   * 3 inputs; [3] 32 typed calls; [4] 1000 typed calls. */
+  kc_program* progs[5] = {
+      build_chain("noop", KC_XCALL_API_ORIGINAL, 1, NULL, 0),
+      build_chain("noop", KC_XCALL_API_ORIGINAL, 1, NULL, KB_CALLS),
+      build_chain("typed4", KC_XCALL_API_TYPED, 3, &dict, 0),
+      build_chain("typed4", KC_XCALL_API_TYPED, 3, &dict, 32),
+      build_chain("typed4", KC_XCALL_API_TYPED, 3, &dict, KB_CALLS)};
+  kc_executable* exes[5];
+  run_ctx ctx[5];
+  for (int i = 0; i < 5; ++i) {
+    die(kc_program_compile(progs[i], NULL, &exes[i]), "compile");
+    ctx[i].exe = exes[i];
+    ctx[i].ins = ins;
+    ctx[i].n = i < 2 ? 1 : 3;
+  }
+
+  const int64_t iters = 2000;
+  const int trials = 7;
+  double fixed1 = kb_time_per_iter(run_program, &ctx[0], iters * 10, trials);
+  double chain_ns = kb_time_per_iter(run_program, &ctx[1], iters, trials);
+  double fixed3 = kb_time_per_iter(run_program, &ctx[2], iters * 10, trials);
+  double typed32_ns = kb_time_per_iter(run_program, &ctx[3], iters * 10, trials);
+  double typed_ns = kb_time_per_iter(run_program, &ctx[4], iters, trials);
+  double direct_ns = kb_time_per_iter(run_direct_noop, data, iters, trials);
+  double direct_typed_ns = kb_time_per_iter(run_direct_typed, data, iters, trials);
+
+  double per_call = (chain_ns - fixed1) / KB_CALLS;
+  double per_direct = direct_ns / KB_CALLS;
+  double per_typed32 = (typed32_ns - fixed3) / 32;
+  double per_typed = (typed_ns - fixed3) / KB_CALLS;
+  double per_direct_typed = direct_typed_ns / KB_CALLS;
+
+  /* Parse and compile of 10,000 instructions. */
+  char* hlo = make_hlo(10000);
+  double best_parse = -1, best_compile = -1;
+  for (int t = 0; t < 5; ++t) {
+    kc_program* p = NULL;
+    kc_executable* e = NULL;
+    double t0 = kb_now_ns();
+    die(kc_program_parse(kc_sv(hlo), &p), "parse");
+    double t1 = kb_now_ns();
+    die(kc_program_compile(p, NULL, &e), "compile");
+    double t2 = kb_now_ns();
+    if (best_parse < 0 || t1 - t0 < best_parse) best_parse = t1 - t0;
+    if (best_compile < 0 || t2 - t1 < best_compile) best_compile = t2 - t1;
+    kc_executable_destroy(e);
+    kc_program_destroy(p);
+  }
+  free(hlo);
+
+  kb_report r = {.name = "program_runtime"};
+  kb_report_add(&r, "run_fixed_cost_ns", fixed1);
+  kb_report_add(&r, "custom_call_dispatch_ns", per_call);
+  kb_report_add(&r, "direct_call_ns", per_direct);
+  kb_report_add(&r, "dispatch_overhead_ns", per_call - per_direct);
+  kb_report_add(&r, "dispatch_ratio_to_direct", per_call / per_direct);
+  kb_report_add(&r, "typed_call_4_buffers_2_attrs_ns", per_typed32);
+  kb_report_add(&r, "direct_call_same_values_ns", per_direct_typed);
+  kb_report_add(&r, "typed_decode_overhead_ns", per_typed32 - per_direct_typed);
+  kb_report_add(&r, "typed_ratio_to_direct", per_typed32 / per_direct_typed);
+  kb_report_add(&r, "typed_call_in_1000_call_program_ns", per_typed);
+  kb_report_add(&r, "typed_decode_overhead_1000_calls_ns", per_typed - per_direct_typed);
+  kb_report_add(&r, "parse_10k_instructions_ms", best_parse / 1e6);
+  kb_report_add(&r, "compile_10k_instructions_ms", best_compile / 1e6);
+  kb_report_add(&r, "parse_and_compile_10k_ms", (best_parse + best_compile) / 1e6);
+  int rc = kb_report_finish(&r, kb_json_arg(argc, argv));
+  printf("  targets: dispatch overhead <= 20 ns (%s), typed decoding <= 5 ns (%s), "
+         "parse+compile 10k <= 50 ms (%s)\n",
+         per_call - per_direct <= 20 ? "met" : "MISSED",
+         per_typed32 - per_direct_typed <= 5 ? "met" : "MISSED",
+         (best_parse + best_compile) / 1e6 <= 50 ? "met" : "MISSED");
+
+  for (int i = 0; i < 5; ++i) {
+    kc_executable_destroy(exes[i]);
+    kc_program_destroy(progs[i]);
+  }
+  kc_xcall_registry_reset();
+  return rc;
+}

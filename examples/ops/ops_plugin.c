@@ -1,0 +1,475 @@
+/*
+ * ops_plugin.c — ops and kernels defined by a plugin, through the host table
+ * alone (it includes only <kcall/abi.h> from kcall):
+ *
+ *   Bitcast(input: T) -> (output: type)     the seed's example
+ *   Add(x: T, y: T) -> (z: T)               NumPy broadcasting; f32 f64 i32
+ *   MatMul(a: T, b: T) -> (product: T)      f32, rows split with parallel_for
+ *   Concat(values: N * T) -> (output: T)    along attr `axis`
+ *   Counter() -> (count: i64)               stateful: create and delete
+ *
+ * Each op is also the packed function "op.NAME", so the kcall tool calls
+ * them on literal tensors:
+ *   kcall call --plugin libops_plugin.so op.Add f32[2,2]:1,2,3,4 f32[2]:10,20
+ */
+#include <kcall/abi.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Set once in init, before any op can be called; read-only after. Shape
+ * functions get no user data, so the table lives here. */
+static const kc_host_api* g_host;
+
+#define OPS_MAX_RANK 32
+
+static kc_status* ops_error(kc_status_code code, const char* op,
+                            const char* what) {
+  return g_host->status_create(code, "%s: %s", op, what);
+}
+
+static int64_t ops_numel(const DLTensor* t) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
+  return n;
+}
+
+static void* ops_data(const DLTensor* t) {
+  return (char*)t->data + t->byte_offset;
+}
+
+static size_t ops_dtype_size(DLDataType t) {
+  return ((size_t)t.bits * t.lanes + 7) / 8;
+}
+
+/* Registers one op from its specs; the builder is consumed either way. */
+static kc_status* ops_define(const char* name, const char* const* inputs,
+                             const char* const* outputs,
+                             const char* const* attrs, uint32_t flags,
+                             const char* doc, kc_shape_fn shape_fn) {
+  kc_op_builder* b = NULL;
+  kc_status* st = g_host->op_builder_create(name, &b);
+  if (st) return st;
+  for (size_t i = 0; !st && inputs && inputs[i]; ++i) {
+    st = g_host->op_builder_add_input(b, inputs[i]);
+  }
+  for (size_t i = 0; !st && outputs && outputs[i]; ++i) {
+    st = g_host->op_builder_add_output(b, outputs[i]);
+  }
+  for (size_t i = 0; !st && attrs && attrs[i]; ++i) {
+    st = g_host->op_builder_add_attr(b, attrs[i]);
+  }
+  if (!st) st = g_host->op_builder_set_flags(b, flags);
+  if (!st) st = g_host->op_builder_set_doc(b, doc);
+  if (!st) st = g_host->op_builder_set_shape_fn(b, shape_fn);
+  if (st) {
+    g_host->op_builder_destroy(b);
+    return st;
+  }
+  return g_host->op_registry_register(b, 0);
+}
+
+/* Registers a CPU kernel, optionally constrained on attr `attr`. */
+static kc_status* ops_kernel(const char* op, kc_kernel_create_fn create,
+                             kc_kernel_compute_fn compute,
+                             kc_deleter_fn delete_fn, const char* attr,
+                             const DLDataType* dtypes, int32_t count) {
+  kc_kernel_builder* b = NULL;
+  kc_status* st =
+      g_host->kernel_builder_create(op, kDLCPU, create, compute, delete_fn, &b);
+  if (st) return st;
+  if (attr)
+    st = g_host->kernel_builder_add_type_constraint(b, attr, dtypes, count);
+  if (st) {
+    g_host->kernel_builder_destroy(b);
+    return st;
+  }
+  return g_host->kernel_registry_register(b);
+}
+
+#define OPS_LIST(...) ((const char* const[]){__VA_ARGS__, NULL})
+
+/* ======================================================================== */
+/* Bitcast                                                                  */
+/* ======================================================================== */
+/* Reinterprets the bytes of `input` as `type`. Same size: same shape. A
+ * smaller type adds a last dim (in/out elements); a bigger one needs a last
+ * dim of exactly out/in, and drops it. */
+
+static kc_status* bitcast_shape(kc_shape_ctx* ctx) {
+  const kc_shape_handle* in = g_host->shape_ctx_get_input(ctx, 0);
+  size_t from = ops_dtype_size(g_host->shape_ctx_get_input_dtype(ctx, 0));
+  size_t to = ops_dtype_size(g_host->shape_ctx_get_output_dtype(ctx, 0));
+  const kc_shape_handle* out = in;
+  kc_status* st = NULL;
+  if (from > to) {
+    const kc_shape_handle* extra = NULL;
+    int64_t ratio = (int64_t)(from / to);
+    st = g_host->shape_ctx_make_shape(ctx, 1, &ratio, &extra);
+    if (!st) st = g_host->shape_ctx_concatenate(ctx, in, extra, &out);
+  } else if (from < to) {
+    int64_t last = 0;
+    st = g_host->shape_ctx_with_rank_at_least(ctx, in, 1, &in);
+    if (!st) {
+      st =
+          g_host->shape_ctx_merge_dim(ctx, g_host->shape_handle_get_dim(in, -1),
+                                      (int64_t)(to / from), &last);
+    }
+    if (st) {
+      return g_host->status_add_context(st,
+                                        "Bitcast to a type %zu times "
+                                        "as wide needs a last dim of %zu",
+                                        to / from, to / from);
+    }
+    st = g_host->shape_ctx_subshape(ctx, in, 0, -1, &out);
+  }
+  if (!st) st = g_host->shape_ctx_set_output(ctx, 0, out);
+  return st;
+}
+
+static kc_status* bitcast_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  const DLTensor* in = g_host->kernel_ctx_get_input(ctx, 0);
+  DLTensor* out = g_host->kernel_ctx_get_output(ctx, 0);
+  memcpy(ops_data(out), ops_data(in),
+         (size_t)ops_numel(in) * ops_dtype_size(in->dtype));
+  return NULL;
+}
+
+/* ======================================================================== */
+/* Add, with broadcasting                                                   */
+/* ======================================================================== */
+
+static kc_status* add_shape(kc_shape_ctx* ctx) {
+  const kc_shape_handle* out = NULL;
+  kc_status* st =
+      g_host->shape_ctx_broadcast(ctx, g_host->shape_ctx_get_input(ctx, 0),
+                                  g_host->shape_ctx_get_input(ctx, 1), &out);
+  if (!st) st = g_host->shape_ctx_set_output(ctx, 0, out);
+  return st;
+}
+
+/* Element strides of `t` against an output of rank `rank` and dims `out`:
+ * 0 where t is broadcast. */
+static void add_strides(const DLTensor* t, int32_t rank, const int64_t* out,
+                        int64_t* strides) {
+  int64_t s = 1;
+  for (int32_t i = rank - 1; i >= 0; --i) {
+    int32_t ti = i - (rank - t->ndim);
+    int64_t d = ti >= 0 ? t->shape[ti] : 1;
+    strides[i] = d == 1 && out[i] != 1 ? 0 : s;
+    s *= d;
+  }
+}
+
+/* The loop, once per element type: the innermost dim runs with strides,
+ * the outer ones step like an odometer. */
+#define ADD_LOOP(T)                                                        \
+  static void add_##T(const DLTensor* x, const DLTensor* y, DLTensor* z) { \
+    int32_t rank = z->ndim;                                                \
+    int64_t sx[OPS_MAX_RANK], sy[OPS_MAX_RANK], idx[OPS_MAX_RANK];         \
+    const T* a = ops_data(x);                                              \
+    const T* b = ops_data(y);                                              \
+    T* c = ops_data(z);                                                    \
+    int64_t n = ops_numel(z);                                              \
+    if (ops_numel(x) == n && ops_numel(y) == n) {                          \
+      for (int64_t i = 0; i < n; ++i) c[i] = (T)(a[i] + b[i]);             \
+      return;                                                              \
+    }                                                                      \
+    if (n == 0) return;                                                    \
+    add_strides(x, rank, z->shape, sx);                                    \
+    add_strides(y, rank, z->shape, sy);                                    \
+    int64_t inner = rank ? z->shape[rank - 1] : 1;                         \
+    int64_t ix = rank ? sx[rank - 1] : 0, iy = rank ? sy[rank - 1] : 0;    \
+    for (int32_t i = 0; i < rank; ++i) idx[i] = 0;                         \
+    int64_t ox = 0, oy = 0;                                                \
+    for (int64_t done = 0; done < n; done += inner) {                      \
+      for (int64_t j = 0; j < inner; ++j) {                                \
+        *c++ = (T)(a[ox + j * ix] + b[oy + j * iy]);                       \
+      }                                                                    \
+      for (int32_t d = rank - 2; d >= 0; --d) {                            \
+        ox += sx[d];                                                       \
+        oy += sy[d];                                                       \
+        if (++idx[d] < z->shape[d]) break;                                 \
+        ox -= sx[d] * idx[d];                                              \
+        oy -= sy[d] * idx[d];                                              \
+        idx[d] = 0;                                                        \
+      }                                                                    \
+    }                                                                      \
+  }
+ADD_LOOP(float)
+ADD_LOOP(double)
+ADD_LOOP(int32_t)
+#undef ADD_LOOP
+
+static kc_status* add_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  const DLTensor* x = g_host->kernel_ctx_get_input(ctx, 0);
+  const DLTensor* y = g_host->kernel_ctx_get_input(ctx, 1);
+  DLTensor* z = g_host->kernel_ctx_get_output(ctx, 0);
+  if (x->dtype.code == kDLFloat && x->dtype.bits == 32) {
+    add_float(x, y, z);
+  } else if (x->dtype.code == kDLFloat) {
+    add_double(x, y, z);
+  } else {
+    add_int32_t(x, y, z);
+  }
+  return NULL;
+}
+
+/* ======================================================================== */
+/* MatMul                                                                   */
+/* ======================================================================== */
+
+static kc_status* matmul_shape(kc_shape_ctx* ctx) {
+  const kc_shape_handle *a = NULL, *b = NULL, *out = NULL;
+  int64_t k = 0;
+  kc_status* st = g_host->shape_ctx_with_rank(
+      ctx, g_host->shape_ctx_get_input(ctx, 0), 2, &a);
+  if (!st) {
+    st = g_host->shape_ctx_with_rank(ctx, g_host->shape_ctx_get_input(ctx, 1),
+                                     2, &b);
+  }
+  if (!st) {
+    st = g_host->shape_ctx_merge_dim(ctx, g_host->shape_handle_get_dim(a, 1),
+                                     g_host->shape_handle_get_dim(b, 0), &k);
+    if (st) st = g_host->status_add_context(st, "MatMul: inner dimensions");
+  }
+  if (!st) {
+    int64_t dims[2] = {g_host->shape_handle_get_dim(a, 0),
+                       g_host->shape_handle_get_dim(b, 1)};
+    st = g_host->shape_ctx_make_shape(ctx, 2, dims, &out);
+  }
+  if (!st) st = g_host->shape_ctx_set_output(ctx, 0, out);
+  return st;
+}
+
+typedef struct matmul_job {
+  const float* a;
+  const float* b;
+  float* c;
+  int64_t k, n;
+} matmul_job;
+
+/* Blocks of B small enough to stay in cache while a band of rows runs
+ * over them. */
+#define MATMUL_BLOCK_K 128
+#define MATMUL_BLOCK_N 256
+
+/* Rows [begin, end) of C = A B. */
+static void matmul_rows(void* ctx, int64_t begin, int64_t end) {
+  const matmul_job* j = ctx;
+  for (int64_t i = begin; i < end; ++i) {
+    for (int64_t c = 0; c < j->n; ++c) j->c[i * j->n + c] = 0;
+  }
+  for (int64_t n0 = 0; n0 < j->n; n0 += MATMUL_BLOCK_N) {
+    int64_t n1 = n0 + MATMUL_BLOCK_N < j->n ? n0 + MATMUL_BLOCK_N : j->n;
+    for (int64_t k0 = 0; k0 < j->k; k0 += MATMUL_BLOCK_K) {
+      int64_t k1 = k0 + MATMUL_BLOCK_K < j->k ? k0 + MATMUL_BLOCK_K : j->k;
+      for (int64_t i = begin; i < end; ++i) {
+        float* crow = j->c + i * j->n;
+        for (int64_t p = k0; p < k1; ++p) {
+          float aip = j->a[i * j->k + p];
+          const float* brow = j->b + p * j->n;
+          for (int64_t c = n0; c < n1; ++c) crow[c] += aip * brow[c];
+        }
+      }
+    }
+  }
+}
+
+static kc_status* matmul_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  const DLTensor* a = g_host->kernel_ctx_get_input(ctx, 0);
+  const DLTensor* b = g_host->kernel_ctx_get_input(ctx, 1);
+  DLTensor* c = g_host->kernel_ctx_get_output(ctx, 0);
+  matmul_job job = {ops_data(a), ops_data(b), ops_data(c), a->shape[1],
+                    b->shape[1]};
+  /* A row costs about 2 K N flops, a nanosecond per few of them. */
+  g_host->thread_pool_parallel_for(g_host->kernel_ctx_get_thread_pool(ctx),
+                                   a->shape[0], job.k * job.n / 2 + 1,
+                                   matmul_rows, &job);
+  return NULL;
+}
+
+/* ======================================================================== */
+/* Concat                                                                   */
+/* ======================================================================== */
+
+static kc_status* concat_shape(kc_shape_ctx* ctx) {
+  int64_t axis = 0;
+  kc_status* st =
+      g_host->op_attrs_get_int(g_host->shape_ctx_get_attrs(ctx), "axis", &axis);
+  const kc_shape_handle* first = g_host->shape_ctx_get_input(ctx, 0);
+  int32_t rank = g_host->shape_handle_get_rank(first);
+  if (st) return st;
+  if (rank < 1) {
+    return ops_error(KC_INVALID_ARGUMENT, "Concat",
+                     "inputs must have rank >= 1 (known)");
+  }
+  if (axis < -rank || axis >= rank) {
+    return g_host->status_create(KC_INVALID_ARGUMENT,
+                                 "Concat: axis %lld is out of range for rank "
+                                 "%d",
+                                 (long long)axis, rank);
+  }
+  int32_t ax = (int32_t)(axis < 0 ? axis + rank : axis);
+  int64_t dims[OPS_MAX_RANK];
+  for (int32_t d = 0; d < rank; ++d)
+    dims[d] = g_host->shape_handle_get_dim(first, d);
+  for (int32_t i = 1; !st && i < g_host->shape_ctx_get_input_count(ctx); ++i) {
+    const kc_shape_handle* s = NULL;
+    st = g_host->shape_ctx_with_rank(ctx, g_host->shape_ctx_get_input(ctx, i),
+                                     rank, &s);
+    for (int32_t d = 0; !st && d < rank; ++d) {
+      int64_t di = g_host->shape_handle_get_dim(s, d);
+      st = d == ax ? g_host->shape_ctx_add_dims(ctx, dims[d], di, &dims[d])
+                   : g_host->shape_ctx_merge_dim(ctx, dims[d], di, &dims[d]);
+    }
+    if (st) {
+      st =
+          g_host->status_add_context(st, "Concat: input %d against input 0", i);
+    }
+  }
+  const kc_shape_handle* out = NULL;
+  if (!st) st = g_host->shape_ctx_make_shape(ctx, rank, dims, &out);
+  if (!st) st = g_host->shape_ctx_set_output(ctx, 0, out);
+  return st;
+}
+
+static kc_status* concat_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  DLTensor* out = g_host->kernel_ctx_get_output(ctx, 0);
+  int64_t axis = 0;
+  kc_status* st = g_host->op_attrs_get_int(g_host->kernel_ctx_get_attrs(ctx),
+                                           "axis", &axis);
+  if (st) return st;
+  int32_t ax = (int32_t)(axis < 0 ? axis + out->ndim : axis);
+  /* Each input is `outer` chunks of (its axis dim * inner) elements,
+   * interleaved into the output. */
+  int64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < ax; ++d) outer *= out->shape[d];
+  for (int32_t d = ax + 1; d < out->ndim; ++d) inner *= out->shape[d];
+  size_t elem = ops_dtype_size(out->dtype);
+  size_t row = (size_t)(out->shape[ax] * inner) * elem;
+  char* dst = ops_data(out);
+  size_t offset = 0;
+  for (int32_t i = 0; i < g_host->kernel_ctx_get_input_count(ctx); ++i) {
+    const DLTensor* in = g_host->kernel_ctx_get_input(ctx, i);
+    size_t chunk = (size_t)(in->shape[ax] * inner) * elem;
+    const char* src = ops_data(in);
+    for (int64_t o = 0; o < outer; ++o) {
+      memcpy(dst + (size_t)o * row + offset, src + (size_t)o * chunk, chunk);
+    }
+    offset += chunk;
+  }
+  return NULL;
+}
+
+/* ======================================================================== */
+/* Counter                                                                  */
+/* ======================================================================== */
+/* Returns start, start + step, start + 2 step, ... one per call. The count
+ * lives in the kernel instance, which the runtime creates once per (start,
+ * step) and deletes with the op: state with a lifetime, shown. */
+
+typedef struct counter {
+  int64_t next; /* atomic: calls may run on several threads at once */
+  int64_t step;
+} counter;
+
+static kc_status* counter_shape(kc_shape_ctx* ctx) {
+  const kc_shape_handle* scalar = NULL;
+  kc_status* st = g_host->shape_ctx_make_shape(ctx, 0, NULL, &scalar);
+  if (!st) st = g_host->shape_ctx_set_output(ctx, 0, scalar);
+  return st;
+}
+
+static kc_status* counter_create(kc_kernel_construct_ctx* ctx, void** out) {
+  const kc_op_attrs* attrs = g_host->kernel_construct_ctx_get_attrs(ctx);
+  counter* c = malloc(sizeof *c);
+  if (!c) return ops_error(KC_RESOURCE_EXHAUSTED, "Counter", "out of memory");
+  kc_status* st = g_host->op_attrs_get_int(attrs, "start", &c->next);
+  if (!st) st = g_host->op_attrs_get_int(attrs, "step", &c->step);
+  if (st) {
+    free(c);
+    return st;
+  }
+  *out = c;
+  return NULL;
+}
+
+static kc_status* counter_compute(void* kernel, kc_kernel_ctx* ctx) {
+  counter* c = kernel;
+  int64_t* out = ops_data(g_host->kernel_ctx_get_output(ctx, 0));
+  *out = __atomic_fetch_add(&c->next, c->step, __ATOMIC_RELAXED);
+  return NULL;
+}
+
+/* ======================================================================== */
+/* Registration                                                             */
+/* ======================================================================== */
+
+static kc_status* ops_init(const kc_host_api* host) {
+  /* Everything below is in the 1.0 table; a plugin needing newer entries
+   * would check KC_STRUCT_HAS here. */
+  g_host = host;
+  const DLDataType f32 = {kDLFloat, 32, 1};
+  const DLDataType add_types[3] = {f32, {kDLFloat, 64, 1}, {kDLInt, 32, 1}};
+  kc_status* st = ops_define(
+      "Bitcast", OPS_LIST("input: T"), OPS_LIST("output: type"),
+      OPS_LIST("T: {numeric, bool}", "type: {numeric, bool}"), 0,
+      "Reinterprets the bytes of `input` as `type`, without copying values "
+      "(the shape gains or loses a last dim when the sizes differ).",
+      bitcast_shape);
+  if (!st)
+    st = ops_kernel("Bitcast", NULL, bitcast_compute, NULL, NULL, NULL, 0);
+  if (!st) {
+    st = ops_define("Add", OPS_LIST("x: T", "y: T"), OPS_LIST("z: T"),
+                    OPS_LIST("T: {f32, f64, i32}"), KC_OP_COMMUTATIVE,
+                    "z = x + y, broadcasting as NumPy does.", add_shape);
+  }
+  if (!st) st = ops_kernel("Add", NULL, add_compute, NULL, "T", add_types, 3);
+  if (!st) {
+    st = ops_define("MatMul", OPS_LIST("a: T", "b: T"), OPS_LIST("product: T"),
+                    OPS_LIST("T: {f32}"), 0,
+                    "The matrix product of a [M, K] and b [K, N], rows split "
+                    "across the thread pool.",
+                    matmul_shape);
+  }
+  if (!st) st = ops_kernel("MatMul", NULL, matmul_compute, NULL, "T", &f32, 1);
+  if (!st) {
+    st = ops_define("Concat", OPS_LIST("values: N * T"), OPS_LIST("output: T"),
+                    OPS_LIST("N: int >= 1", "T: type", "axis: int = 0"), 0,
+                    "Joins N tensors along `axis` (negative counts from the "
+                    "end); the other dims must match.",
+                    concat_shape);
+  }
+  if (!st) st = ops_kernel("Concat", NULL, concat_compute, NULL, NULL, NULL, 0);
+  if (!st) {
+    st = ops_define("Counter", NULL, OPS_LIST("count: i64"),
+                    OPS_LIST("start: int = 0", "step: int = 1"), KC_OP_STATEFUL,
+                    "Returns start, start + step, ... one more each call.",
+                    counter_shape);
+  }
+  if (!st) {
+    st = ops_kernel("Counter", counter_create, counter_compute, free, NULL,
+                    NULL, 0);
+  }
+  /* On failure the host discards everything registered above. */
+  return st;
+}
+
+static const kc_plugin_info kOpsInfo = {
+    .struct_size = sizeof(kc_plugin_info),
+    .api_major = KC_API_VERSION_MAJOR,
+    .api_minor = KC_API_VERSION_MINOR,
+    .name = "ops",
+    .version = "1.0.0",
+    .required_features = (const char* const[]){"ops", "kernels", NULL},
+    .init = ops_init,
+};
+
+KC_PLUGIN_ENTRY(host) {
+  (void)host;
+  return &kOpsInfo;
+}

@@ -1,0 +1,464 @@
+/*
+ * kcall/op.h — op definitions, shape inference and eager op calls.
+ *
+ * An op is declared once, by name, with typed inputs and outputs,
+ * attributes, flags, a doc string and a shape function, all written as spec
+ * strings (docs/ops.md has the grammar):
+ *
+ *   kc_op_builder* b;
+ *   kc_op_builder_create("Concat", &b);
+ *   kc_op_builder_add_input(b, "values: N * T");
+ *   kc_op_builder_add_output(b, "output: T");
+ *   kc_op_builder_add_attr(b, "N: int >= 1");
+ *   kc_op_builder_add_attr(b, "T: {f32, f64, i32}");
+ *   kc_op_builder_add_attr(b, "axis: int = 0");
+ *   kc_op_builder_set_shape_fn(b, concat_shape);
+ *   kc_status* st = kc_op_registry_register(b, 0);  (consumes b)
+ *
+ * Kernels, the code that computes an op on a device for some dtypes, are
+ * registered separately (kcall/kernel.h). Anyone can then call the op
+ * eagerly: kc_op_call checks the inputs against the definition, resolves
+ * the attributes, runs the shape function, picks a kernel, constructs it
+ * once per (op, attributes, device) and computes.
+ *
+ * Every registered op named NAME is also the packed function "op.NAME" in
+ * the function registry (kcall/func.h), registered and removed together
+ * with it, so that anything that calls packed functions (the kcall tool,
+ * Python) calls ops too; see "Ops as packed functions" below.
+ *
+ * Thread safety: the registry is lock-free for lookups and serialises
+ * registration; registration from a plugin's init is staged and published
+ * with the rest of the plugin, or discarded with it. Builders are not
+ * thread-safe (one builder, one thread). Registered ops are immutable and
+ * may be called from any number of threads at once.
+ */
+#ifndef KCALL_OP_H_
+#define KCALL_OP_H_
+
+#include "kcall/func.h"
+#include "kcall/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most input args, output args or attributes one op may declare. */
+#define KC_OP_MAX_ARGS 64
+#define KC_OP_MAX_ATTRS 64
+/* Most tensors one call may take, and most it may produce. */
+#define KC_OP_MAX_TENSORS 256
+
+/* ======================================================================== */
+/* Building and registering                                                 */
+/* ======================================================================== */
+/*
+ * Each add_* call parses its spec at once and answers INVALID_ARGUMENT for a
+ * malformed one, naming the spec, the 1-based column and what was expected:
+ *   "attr spec 'N: int >= x': column 11: expected an integer, got 'x'"
+ * The caller owns (and must destroy or pass on) each status, as always. A
+ * builder also remembers its first error, and kc_op_registry_register
+ * fails with it, so a builder that went wrong never registers half an op.
+ * References between specs (an input's `T` naming an attr) are resolved at
+ * registration, so specs may come in any order. Every builder function
+ * answers INVALID_ARGUMENT for a NULL builder or spec, and
+ * RESOURCE_EXHAUSTED when memory runs out.
+ */
+
+/* Creates an empty builder for the op `name` (NUL-terminated; 1 to 252
+ * bytes of [A-Za-z0-9_.:-], so that "op.NAME" is a valid function name).
+ * The caller owns the builder until it passes it to kc_op_registry_register
+ * or kc_op_builder_destroy. INVALID_ARGUMENT for a bad name or NULL out;
+ * RESOURCE_EXHAUSTED when out of memory. */
+KC_API kc_status* kc_op_builder_create(const char* name,
+                                       kc_op_builder** out_builder);
+
+/* Adds an input: "name: T" (a type attr), "name: f32" (a fixed dtype),
+ * "name: N * T" (N tensors of one type; N an int attr) or "name: L" (one
+ * tensor per item of the list(type) attr L). Errors as above, and
+ * INVALID_ARGUMENT for a second arg of the same name or more than
+ * KC_OP_MAX_ARGS inputs. */
+KC_API kc_status* kc_op_builder_add_input(kc_op_builder* builder,
+                                          const char* spec);
+
+/* Adds an output; same forms and errors as kc_op_builder_add_input. */
+KC_API kc_status* kc_op_builder_add_output(kc_op_builder* builder,
+                                           const char* spec);
+
+/* Adds an attribute: "name: KIND [BOUNDS] [= DEFAULT]" where KIND is int,
+ * float, bool, string, type, shape, list(KIND), a type set {f32, f64}, a
+ * type class (numeric, integer, ...) or a string set {'same', 'valid'};
+ * BOUNDS is ">= n" and/or "<= n" (a value for int, a length for lists).
+ * Errors as above; INVALID_ARGUMENT also for a duplicate name or more than
+ * KC_OP_MAX_ATTRS attrs, and for a default outside its kind, set or
+ * bounds. */
+KC_API kc_status* kc_op_builder_add_attr(kc_op_builder* builder,
+                                         const char* spec);
+
+/* Sets the flags (KC_OP_COMMUTATIVE | KC_OP_AGGREGATE | KC_OP_STATEFUL).
+ * INVALID_ARGUMENT for an unknown bit. */
+KC_API kc_status* kc_op_builder_set_flags(kc_op_builder* builder,
+                                          uint32_t flags);
+
+/* Sets the doc string (copied; NULL clears it). */
+KC_API kc_status* kc_op_builder_set_doc(kc_op_builder* builder,
+                                        const char* doc);
+
+/* Sets the shape function, which runs before every kernel (see "Shape
+ * inference"). Without one, outputs have unknown shapes and kernels
+ * allocate them (kc_kernel_ctx_allocate_output). NULL clears it. */
+KC_API kc_status* kc_op_builder_set_shape_fn(kc_op_builder* builder,
+                                             kc_shape_fn fn);
+
+/* Frees a builder that will not be registered. NULL is a no-op. */
+KC_API void kc_op_builder_destroy(kc_op_builder* builder);
+
+/* Validates the definition and registers it, and the packed function
+ * "op.NAME" with it; consumes `builder` whether it succeeds or not. `flags`
+ * may hold KC_REGISTER_OVERRIDE (replace an op of the same name, and its
+ * function). Both names are published together or neither is.
+ * INVALID_ARGUMENT: the builder's first error, or a definition that does not
+ * hold together: an arg's type naming neither a type attr nor a dtype, the
+ * N of "N * T" not an int attr, "name: L" with L not a list(type) attr, an
+ * arg and an attr of the same name. ALREADY_EXISTS when the op or its
+ * function name is taken. */
+KC_API kc_status* kc_op_registry_register(kc_op_builder* builder,
+                                          uint32_t flags);
+
+/* Finds a registered op. *out_op is borrowed: it stays valid until
+ * kc_op_registry_reset(), even if the op is overridden meanwhile. NOT_FOUND
+ * lists the nearest registered names. Allocates nothing when found. */
+KC_API kc_status* kc_op_registry_lookup(kc_string_view name,
+                                        const kc_op** out_op);
+
+/* An array (of strings) of the registered op names starting with `prefix`
+ * (empty: all), sorted; owned by the caller, allocated from `alloc` (NULL:
+ * system). */
+KC_API kc_status* kc_op_registry_list(const kc_allocator* alloc,
+                                      kc_string_view prefix,
+                                      kc_array** out_names);
+
+/* Removes every op and frees them, their kernel caches and the kernel
+ * instances in them (running each kernel's deleter). NOT thread-safe: for
+ * tests and shutdown, as kc_func_registry_reset (which must also run to drop
+ * the "op.NAME" functions). */
+KC_API void kc_op_registry_reset(void);
+
+/* ======================================================================== */
+/* Reading a definition                                                     */
+/* ======================================================================== */
+/* A registered op never changes, so these are thread-safe. Borrowed strings
+ * live as long as the op. A NULL op reads as empty (0, "", NULL). */
+
+KC_API kc_string_view kc_op_get_name(const kc_op* op);
+/* The doc string; "" when none. */
+KC_API const char* kc_op_get_doc(const kc_op* op);
+KC_API uint32_t kc_op_get_flags(const kc_op* op);
+
+/* Numbers of input args, output args and attrs as declared (an "N * T" arg
+ * counts once). */
+KC_API int32_t kc_op_get_input_count(const kc_op* op);
+KC_API int32_t kc_op_get_output_count(const kc_op* op);
+KC_API int32_t kc_op_get_attr_count(const kc_op* op);
+
+/* The spec of the index-th input, output or attr as registered, with its
+ * blanks normalised ("values: N * T", "axis: int = 0"); NULL out of
+ * range. */
+KC_API const char* kc_op_get_input_spec(const kc_op* op, int32_t index);
+KC_API const char* kc_op_get_output_spec(const kc_op* op, int32_t index);
+KC_API const char* kc_op_get_attr_spec(const kc_op* op, int32_t index);
+
+/* Writes the signature, "Concat(values: N * T) -> (output: T)", into buf,
+ * snprintf-style (returns the length the whole text needs). */
+KC_API size_t kc_op_format_signature(const kc_op* op, char* buf, size_t cap);
+
+/* ======================================================================== */
+/* Attribute values                                                         */
+/* ======================================================================== */
+/*
+ * A kc_op_attrs holds every attribute of one use of an op, resolved: given by
+ * the caller, inferred from the inputs (type attrs such as T, lengths such
+ * as N, type lists) or defaulted. Shape functions, kernel constructors and
+ * kernels read it through their context; it is borrowed for the duration of
+ * that callback. `name` is NUL-terminated.
+ *
+ * Values are kc_any: int, float, bool, a string (any string kind), a dtype
+ * (KC_TYPE_DTYPE), a shape (an array of ints, -1 for an unknown dim) or a
+ * list (an array of such values).
+ *
+ * Each getter answers NOT_FOUND when the op has no attr `name` (listing the
+ * ones it has) and INVALID_ARGUMENT when the attr is of another kind
+ * ("attr 'axis' of op 'Concat' is an int, not a float") or an out pointer
+ * is NULL. Views and pointers borrow from `attrs`. The values never change,
+ * so the getters may be called from any thread (a parallel loop's body).
+ */
+
+KC_API kc_status* kc_op_attrs_get_int(const kc_op_attrs* attrs,
+                                      const char* name, int64_t* out_value);
+KC_API kc_status* kc_op_attrs_get_float(const kc_op_attrs* attrs,
+                                        const char* name, double* out_value);
+KC_API kc_status* kc_op_attrs_get_bool(const kc_op_attrs* attrs,
+                                       const char* name, bool* out_value);
+KC_API kc_status* kc_op_attrs_get_string(const kc_op_attrs* attrs,
+                                         const char* name,
+                                         kc_string_view* out_value);
+KC_API kc_status* kc_op_attrs_get_type(const kc_op_attrs* attrs,
+                                       const char* name, DLDataType* out_value);
+
+/* A shape attr: writes up to `capacity` dims to out_dims (may be NULL when
+ * capacity is 0) and the rank to *out_rank, so a first call with capacity
+ * 0 asks for the rank. */
+KC_API kc_status* kc_op_attrs_get_shape(const kc_op_attrs* attrs,
+                                        const char* name, int64_t* out_dims,
+                                        int32_t capacity, int32_t* out_rank);
+
+/* A list(int) or list(type) attr: writes up to `capacity` items and the
+ * length to *out_count, as kc_op_attrs_get_shape. */
+KC_API kc_status* kc_op_attrs_get_int_list(const kc_op_attrs* attrs,
+                                           const char* name,
+                                           int64_t* out_values,
+                                           int32_t capacity,
+                                           int32_t* out_count);
+KC_API kc_status* kc_op_attrs_get_type_list(const kc_op_attrs* attrs,
+                                            const char* name,
+                                            DLDataType* out_values,
+                                            int32_t capacity,
+                                            int32_t* out_count);
+
+/* Any attr as its kc_any (borrowed), for kinds without a typed getter. */
+KC_API kc_status* kc_op_attrs_get_value(const kc_op_attrs* attrs,
+                                        const char* name,
+                                        const kc_any** out_value);
+
+/* ======================================================================== */
+/* Shape inference                                                          */
+/* ======================================================================== */
+/*
+ * A shape function gets a context with the input shapes and dtypes, the
+ * attributes, and one slot per output. Inputs and outputs are numbered as
+ * tensors, in order: an "N * T" input with N = 3 takes three indices. It
+ * sets each output's shape (kc_shape_ctx_set_output); an output it leaves
+ * unset, or sets with unknown dims, is allocated by the kernel instead.
+ * Output dtypes come from the definition; setting one is allowed only to
+ * the same dtype. A status it returns stops the call, with context naming
+ * the op.
+ *
+ * kc_shape_handle values are owned by the context and live until the shape
+ * function returns; they are immutable, so one may be set as several
+ * outputs. Unknown dims and ranks are allowed (KC_DIM_UNKNOWN,
+ * KC_RANK_UNKNOWN); inputs of an eager call are always fully known, but a
+ * shape function should not rely on it. The helpers follow the usual shape
+ * algebra and answer INVALID_ARGUMENT when shapes are incompatible, naming
+ * both ("cannot merge [2,3] with [2,4]: dimension 1: 3 != 4").
+ *
+ * Not thread-safe: a context belongs to the one call that runs it.
+ */
+
+KC_API int32_t kc_shape_ctx_get_input_count(const kc_shape_ctx* ctx);
+KC_API int32_t kc_shape_ctx_get_output_count(const kc_shape_ctx* ctx);
+/* The index-th input's shape; NULL out of range. */
+KC_API const kc_shape_handle* kc_shape_ctx_get_input(const kc_shape_ctx* ctx,
+                                                     int32_t index);
+/* The index-th input's or output's dtype; all-zero out of range. */
+KC_API DLDataType kc_shape_ctx_get_input_dtype(const kc_shape_ctx* ctx,
+                                               int32_t index);
+KC_API DLDataType kc_shape_ctx_get_output_dtype(const kc_shape_ctx* ctx,
+                                                int32_t index);
+KC_API const kc_op_attrs* kc_shape_ctx_get_attrs(const kc_shape_ctx* ctx);
+
+/* Sets the index-th output's shape (a shape of this context).
+ * INVALID_ARGUMENT for an index out of range or a NULL shape. */
+KC_API kc_status* kc_shape_ctx_set_output(kc_shape_ctx* ctx, int32_t index,
+                                          const kc_shape_handle* shape);
+/* Confirms the index-th output's dtype: INVALID_ARGUMENT when it differs
+ * from what the definition gives it, or the index is out of range. */
+KC_API kc_status* kc_shape_ctx_set_output_dtype(kc_shape_ctx* ctx,
+                                                int32_t index,
+                                                DLDataType dtype);
+
+/* The rank, or KC_RANK_UNKNOWN. */
+KC_API int32_t kc_shape_handle_get_rank(const kc_shape_handle* shape);
+/* Dim `index` (negative counts from the end); KC_DIM_UNKNOWN when unknown,
+ * out of range, or the rank is unknown. */
+KC_API int64_t kc_shape_handle_get_dim(const kc_shape_handle* shape,
+                                       int32_t index);
+
+/* A new shape of `rank` dims (KC_RANK_UNKNOWN: unknown rank) copied from
+ * `dims` (NULL: all unknown; each >= 0 or KC_DIM_UNKNOWN). INVALID_ARGUMENT
+ * for a rank above KC_TENSOR_MAX_NDIM or a bad dim; RESOURCE_EXHAUSTED. */
+KC_API kc_status* kc_shape_ctx_make_shape(kc_shape_ctx* ctx, int32_t rank,
+                                          const int64_t* dims,
+                                          const kc_shape_handle** out_shape);
+
+/* `shape` known to have rank `rank`: an unknown rank becomes `rank`
+ * unknown dims; another known rank is INVALID_ARGUMENT. The at_least and
+ * at_most forms check a bound instead (an unknown rank passes unchanged). */
+KC_API kc_status* kc_shape_ctx_with_rank(kc_shape_ctx* ctx,
+                                         const kc_shape_handle* shape,
+                                         int32_t rank,
+                                         const kc_shape_handle** out_shape);
+KC_API kc_status* kc_shape_ctx_with_rank_at_least(
+    kc_shape_ctx* ctx, const kc_shape_handle* shape, int32_t rank,
+    const kc_shape_handle** out_shape);
+KC_API kc_status* kc_shape_ctx_with_rank_at_most(
+    kc_shape_ctx* ctx, const kc_shape_handle* shape, int32_t rank,
+    const kc_shape_handle** out_shape);
+
+/* The most specific shape compatible with both: ranks and dims must agree
+ * where both are known. */
+KC_API kc_status* kc_shape_ctx_merge(kc_shape_ctx* ctx,
+                                     const kc_shape_handle* a,
+                                     const kc_shape_handle* b,
+                                     const kc_shape_handle** out_shape);
+
+/* NumPy broadcasting: dims aligned from the right; a dim of 1 stretches.
+ * Unknown dims give unknown results unless the other side settles them. */
+KC_API kc_status* kc_shape_ctx_broadcast(kc_shape_ctx* ctx,
+                                         const kc_shape_handle* a,
+                                         const kc_shape_handle* b,
+                                         const kc_shape_handle** out_shape);
+
+/* a's dims followed by b's (unknown if either rank is). */
+KC_API kc_status* kc_shape_ctx_concatenate(kc_shape_ctx* ctx,
+                                           const kc_shape_handle* a,
+                                           const kc_shape_handle* b,
+                                           const kc_shape_handle** out_shape);
+
+/* Dims [start, end) of `shape`; negative indices count from the end and
+ * are clamped as in Python slicing. INVALID_ARGUMENT for an unknown rank
+ * unless start is 0 and end is KC_TENSOR_MAX_NDIM or more. */
+KC_API kc_status* kc_shape_ctx_subshape(kc_shape_ctx* ctx,
+                                        const kc_shape_handle* shape,
+                                        int32_t start, int32_t end,
+                                        const kc_shape_handle** out_shape);
+
+/* `shape` with dim `index` (negative from the end) replaced by `dim`.
+ * INVALID_ARGUMENT for an index out of range or an unknown rank. */
+KC_API kc_status* kc_shape_ctx_replace_dim(kc_shape_ctx* ctx,
+                                           const kc_shape_handle* shape,
+                                           int32_t index, int64_t dim,
+                                           const kc_shape_handle** out_shape);
+
+/* Dimension arithmetic on dims (KC_DIM_UNKNOWN propagates). merge: equal
+ * or one unknown, else INVALID_ARGUMENT. add, subtract and multiply:
+ * OUT_OF_RANGE on overflow, INVALID_ARGUMENT for a negative difference.
+ * divide: INVALID_ARGUMENT for a zero divisor, or when `evenly` and the
+ * division leaves a remainder. */
+KC_API kc_status* kc_shape_ctx_merge_dim(kc_shape_ctx* ctx, int64_t a,
+                                         int64_t b, int64_t* out_dim);
+KC_API kc_status* kc_shape_ctx_add_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
+                                        int64_t* out_dim);
+KC_API kc_status* kc_shape_ctx_subtract_dims(kc_shape_ctx* ctx, int64_t a,
+                                             int64_t b, int64_t* out_dim);
+KC_API kc_status* kc_shape_ctx_multiply_dims(kc_shape_ctx* ctx, int64_t a,
+                                             int64_t b, int64_t* out_dim);
+KC_API kc_status* kc_shape_ctx_divide_dims(kc_shape_ctx* ctx, int64_t a,
+                                           int64_t b, bool evenly,
+                                           int64_t* out_dim);
+
+/* A ready-made shape function: every output has input 0's shape (for
+ * elementwise ops). INVALID_ARGUMENT when the op has no input. */
+KC_API kc_status* kc_shape_fn_unchanged(kc_shape_ctx* ctx);
+
+/* ======================================================================== */
+/* Eager calls                                                              */
+/* ======================================================================== */
+
+/* One attribute given to a call: the attr's name and its value (see
+ * "Attribute values"; an int is accepted for a float attr, and a string
+ * naming a dtype for a type attr). Both borrowed for the call. */
+typedef struct kc_op_attr {
+  kc_string_view name;
+  kc_any value;
+} kc_op_attr;
+
+/* Options of a call; NULL means all defaults. */
+typedef struct kc_op_call_options {
+  size_t struct_size;
+  /* Outputs and temporaries are allocated from it; NULL: system. */
+  const kc_allocator* allocator;
+  /* The pool kernels get (kc_kernel_ctx_get_thread_pool); NULL: the
+   * default pool. */
+  kc_thread_pool* thread_pool;
+} kc_op_call_options;
+
+/*
+ * Calls `op` on `inputs` (borrowed DLTensors, compact row-major, all on one
+ * device: the kernel's device; CPU when there are none). Inputs are given
+ * flat, in order; the length of an "N * T" or list input comes from its
+ * attr when given, else from the number of inputs left over (so only one
+ * such input may go without it). In order, the call:
+ *   1. checks the inputs against the definition (count, dtype of each,
+ *      device) and infers type attrs, N and type lists from them;
+ *   2. resolves the attributes: given ones (checked against kind, set and
+ *      bounds), inferred ones, defaults; a missing one is an error;
+ *   3. runs the shape function;
+ *   4. finds the constructed kernel for (op, attributes, device) in the
+ *      op's cache, or picks one (highest priority among those whose device
+ *      and type constraints match; the first registered among equals),
+ *      constructs it and caches it;
+ *   5. allocates the outputs whose shapes are known and computes.
+ * A repeat call with the same attributes and dtypes skips step 4's
+ * selection and construction. Registering a new kernel makes each cached
+ * entry re-check its selection once.
+ *
+ * On success out_outputs[0 .. *out_num_outputs) hold new tensors the
+ * caller owns (release with kc_object_release). On failure nothing is left
+ * in out_outputs. Errors, with context "calling op 'NAME'":
+ *   INVALID_ARGUMENT  wrong input count, dtype or device, a bad or missing
+ *                     attr, an input that is not compact, a shape function
+ *                     failure, NULL pointers
+ *   NOT_FOUND         no kernel matches; the message lists the op's
+ *                     kernels with their devices and dtypes
+ *   OUT_OF_RANGE      the op produces more outputs than max_outputs
+ *   RESOURCE_EXHAUSTED
+ *   any code          the kernel's own failure
+ * Thread-safe.
+ */
+KC_API kc_status* kc_op_call(const kc_op* op, const DLTensor* const* inputs,
+                             int32_t num_inputs, const kc_op_attr* attrs,
+                             int32_t num_attrs,
+                             const kc_op_call_options* options,
+                             kc_tensor** out_outputs, int32_t max_outputs,
+                             int32_t* out_num_outputs);
+
+/* As kc_op_call, but the results go into caller-owned `outputs`, which
+ * must have exactly the number, dtypes, shapes and device the call
+ * produces (INVALID_ARGUMENT naming the first that does not) and be
+ * compact. Nothing is allocated for them. */
+KC_API kc_status* kc_op_call_into(const kc_op* op,
+                                  const DLTensor* const* inputs,
+                                  int32_t num_inputs, const kc_op_attr* attrs,
+                                  int32_t num_attrs,
+                                  const kc_op_call_options* options,
+                                  DLTensor* const* outputs,
+                                  int32_t num_outputs);
+
+/* Counters of an op's kernel cache, for tests and diagnostics. */
+typedef struct kc_op_cache_stats {
+  size_t struct_size;    /* set by the caller */
+  int64_t entries;       /* distinct (attributes, device) keys cached */
+  int64_t constructions; /* kernel instances built (create run), ever */
+  int64_t reselections;  /* entries re-checked after a kernel registration */
+} kc_op_cache_stats;
+
+/* Fills `out` up to out->struct_size. */
+KC_API void kc_op_query_cache(const kc_op* op, kc_op_cache_stats* out);
+
+/* ---- ops as packed functions -------------------------------------------- */
+/*
+ * The function "op.NAME" takes, in order:
+ *   - the inputs: tensors (a DLTensor* or a tensor object), or arrays of
+ *     tensors, flattened in order;
+ *   - then the attributes, each either a string "name=value" (the value
+ *     written as in a spec default, docs/ops.md; a string attr may go
+ *     unquoted) or a 2-item array [name, value].
+ * It returns the single output as a tensor object, several as an array of
+ * them, or none when the op has no outputs. Outputs come from the system
+ * allocator and the default pool.
+ */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KCALL_OP_H_ */

@@ -1,0 +1,348 @@
+/*
+ * kcall/program.h — shapes, programs (an XLA-style HLO module with one
+ * entry computation), their builder and text parser, compilation and
+ * execution.
+ *
+ * The life of a program:
+ *   kc_program_parse (HLO text) or kc_program_builder_* (C) -> kc_program
+ *   kc_program_compile -> kc_executable: every instruction is checked once
+ *     (shapes, targets registered for the platform, typed signatures,
+ *     aliasing), dead instructions are dropped (side-effecting custom calls
+ *     are kept), buffers are planned by liveness with reuse, and typed
+ *     handlers are instantiated;
+ *   kc_executable_execute, any number of times, from any number of threads
+ *     at once: inputs in, output tensors out; a failed custom call stops the
+ *     run with its message and the instruction's name, returns no output and
+ *     frees every buffer.
+ *
+ * Supported instructions: parameter, constant, tuple, get-tuple-element,
+ * custom-call, add, subtract, multiply, divide, maximum, minimum, negate,
+ * exponential, log, convert, broadcast, reshape. Arrays are row-major.
+ */
+#ifndef KCALL_PROGRAM_H_
+#define KCALL_PROGRAM_H_
+
+#include "kcall/tensor.h"
+#include "kcall/xcall.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================== */
+/* Shapes                                                                   */
+/* ======================================================================== */
+/*
+ * An array shape (dtype and dims) or a tuple of shapes, nested to any
+ * depth. Text form, as HLO writes it: "f32[2,3]", "s32[]", "pred[4]",
+ * "(f32[32], (f32[64], f32[128]), f32[256])". Element types take their HLO
+ * names (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128); the
+ * kcall names (i32, bool, ...) are accepted too. A layout suffix such as
+ * "{1,0}" is accepted when it is the row-major one.
+ * Shapes are immutable; each is owned by whoever created it.
+ */
+typedef struct kc_shape kc_shape;
+
+/* INVALID_ARGUMENT for a negative dim, rank outside [0, KC_TENSOR_MAX_NDIM]
+ * or a zero-width dtype; OUT_OF_RANGE when the byte size overflows. */
+KC_API kc_status* kc_shape_create_array(DLDataType dtype, const int64_t* dims,
+                                        int32_t rank, kc_shape** out_shape);
+
+/* A tuple of copies of `elements` (count may be 0). */
+KC_API kc_status* kc_shape_create_tuple(const kc_shape* const* elements,
+                                        size_t count, kc_shape** out_shape);
+
+/* A deep copy. */
+KC_API kc_status* kc_shape_create_copy(const kc_shape* shape,
+                                       kc_shape** out_shape);
+
+/* Parses the text form. INVALID_ARGUMENT with the column and what was
+ * expected. */
+KC_API kc_status* kc_shape_parse(kc_string_view text, kc_shape** out_shape);
+
+KC_API void kc_shape_destroy(kc_shape* shape);
+
+KC_API bool kc_shape_is_tuple(const kc_shape* shape);
+/* Tuple: number of elements, and the i-th (borrowed; NULL out of range). */
+KC_API size_t kc_shape_get_tuple_size(const kc_shape* shape);
+KC_API const kc_shape* kc_shape_get_element(const kc_shape* shape,
+                                            size_t index);
+/* Array: dtype, rank and dims (borrowed). For a tuple: a zero dtype, -1
+ * and NULL. */
+KC_API DLDataType kc_shape_get_dtype(const kc_shape* shape);
+KC_API int32_t kc_shape_get_rank(const kc_shape* shape);
+KC_API const int64_t* kc_shape_get_dims(const kc_shape* shape);
+
+/* Number of array leaves (1 for an array). */
+KC_API size_t kc_shape_get_leaf_count(const kc_shape* shape);
+
+/* The leaf at pre-order position `index` (borrowed; NULL out of range). */
+KC_API const kc_shape* kc_shape_get_leaf(const kc_shape* shape,
+                                         size_t index);
+
+/* Bytes of an array, or of all the leaves of a tuple; checked when the
+ * shape was created, so this cannot overflow. */
+KC_API size_t kc_shape_get_byte_size(const kc_shape* shape);
+
+KC_API bool kc_shape_equal(const kc_shape* a, const kc_shape* b);
+
+/* Prints the text form (HLO element type names), snprintf-style. */
+KC_API size_t kc_shape_format(const kc_shape* shape, char* buf, size_t cap);
+
+/* ======================================================================== */
+/* Programs                                                                 */
+/* ======================================================================== */
+
+typedef struct kc_program kc_program;
+typedef struct kc_program_builder kc_program_builder;
+
+/* Instruction kinds other than the ones with their own builder call. */
+typedef enum kc_opcode {
+  KC_OP_ADD = 1,
+  KC_OP_SUBTRACT,
+  KC_OP_MULTIPLY,
+  KC_OP_DIVIDE,
+  KC_OP_MAXIMUM,
+  KC_OP_MINIMUM,
+  KC_OP_NEGATE,
+  KC_OP_EXPONENTIAL,
+  KC_OP_LOG,
+  KC_OP_CONVERT,
+  KC_OP_RESHAPE
+} kc_opcode;
+
+/* XLA's scheduling hint for a custom call; recorded, not yet acted on. */
+typedef enum kc_schedule {
+  KC_SCHEDULE_NONE = 0,
+  KC_SCHEDULE_LATEST = 1,
+  KC_SCHEDULE_EARLIEST = 2
+} kc_schedule;
+
+/* A result (sub)buffer that is the same memory as an operand (sub)buffer:
+ * the call updates that operand in place. A path is a list of tuple
+ * indices; an empty path is the whole value. */
+typedef struct kc_output_operand_alias {
+  const int64_t* output_index;
+  size_t output_index_size;
+  int32_t operand; /* position among the call's operands */
+  const int64_t* operand_index;
+  size_t operand_index_size;
+} kc_output_operand_alias;
+
+/* Everything a custom-call instruction says. Pointers are borrowed for the
+ * call to kc_program_builder_add_custom_call, which copies what it keeps. */
+typedef struct kc_custom_call_desc {
+  size_t struct_size;
+  kc_string_view target;
+  const int32_t* operands; /* instruction ids */
+  size_t num_operands;
+  const kc_shape* result_shape;
+  /* Opaque bytes (XLA's backend_config) for the legacy conventions. */
+  const void* opaque;
+  size_t opaque_size;
+  bool has_side_effect; /* kept even when its result is unused */
+  const kc_output_operand_alias* aliases;
+  size_t num_aliases;
+  int32_t schedule;    /* kc_schedule */
+  int32_t api_version; /* kc_xcall_api; 0 means ORIGINAL */
+  /* Typed attributes for API_VERSION_TYPED (XLA writes them in
+   * backend_config as a dictionary); NULL for none. Deep-copied. */
+  const kc_attr_dict* attrs;
+} kc_custom_call_desc;
+
+/* Creates an empty builder for a program called `name`. */
+KC_API kc_status* kc_program_builder_create(kc_string_view name,
+                                            kc_program_builder** out_builder);
+
+/* Destroys a builder that was not finished. NULL is a no-op. */
+KC_API void kc_program_builder_destroy(kc_program_builder* builder);
+
+/*
+ * Each add_* appends one instruction and returns its id (0, 1, ...) in
+ * *out_id. `name` may be empty (a name is made up). Operands must be ids
+ * returned earlier. Checks made here are local: INVALID_ARGUMENT for an
+ * unknown operand id, a duplicate instruction name, an operand count the
+ * instruction does not take; shape agreement is checked by
+ * kc_program_compile. Shapes are copied.
+ */
+KC_API kc_status* kc_program_builder_add_parameter(kc_program_builder* b,
+                                                   int64_t number,
+                                                   const kc_shape* shape,
+                                                   kc_string_view name,
+                                                   int32_t* out_id);
+/* `data` holds the array's bytes, row-major; `size` must equal the
+ * shape's byte size (INVALID_ARGUMENT otherwise). Tuple constants are
+ * not supported. */
+KC_API kc_status* kc_program_builder_add_constant(kc_program_builder* b,
+                                                  const kc_shape* shape,
+                                                  const void* data,
+                                                  size_t size,
+                                                  kc_string_view name,
+                                                  int32_t* out_id);
+KC_API kc_status* kc_program_builder_add_tuple(kc_program_builder* b,
+                                               const int32_t* operands,
+                                               size_t num_operands,
+                                               kc_string_view name,
+                                               int32_t* out_id);
+KC_API kc_status* kc_program_builder_add_get_tuple_element(
+    kc_program_builder* b, int32_t operand, int64_t index,
+    kc_string_view name, int32_t* out_id);
+/* Elementwise (binary: 2 operands of the result's dims; unary: 1),
+ * convert (1 operand, same dims) and reshape (1 operand, same element
+ * count), each with its result shape. */
+KC_API kc_status* kc_program_builder_add_op(kc_program_builder* b,
+                                            kc_opcode op,
+                                            const kc_shape* result_shape,
+                                            const int32_t* operands,
+                                            size_t num_operands,
+                                            kc_string_view name,
+                                            int32_t* out_id);
+/* broadcast: operand dim i becomes result dim dimensions[i]. */
+KC_API kc_status* kc_program_builder_add_broadcast(
+    kc_program_builder* b, const kc_shape* result_shape, int32_t operand,
+    const int64_t* dimensions, size_t num_dimensions, kc_string_view name,
+    int32_t* out_id);
+KC_API kc_status* kc_program_builder_add_custom_call(
+    kc_program_builder* b, const kc_custom_call_desc* desc,
+    kc_string_view name, int32_t* out_id);
+
+/* Makes `id` the program's result (default: the last instruction). */
+KC_API kc_status* kc_program_builder_set_root(kc_program_builder* b,
+                                              int32_t id);
+
+/* Records where an instruction came from, for messages (the parser calls
+ * it with 1-based line and column). */
+KC_API kc_status* kc_program_builder_set_location(kc_program_builder* b,
+                                                  int32_t id, int32_t line,
+                                                  int32_t column);
+
+/* Finishes the program. The builder is consumed, whether or not this
+ * succeeds. INVALID_ARGUMENT for an empty program or parameter numbers
+ * that are not 0..n-1 without gaps or repeats. */
+KC_API kc_status* kc_program_builder_finish(kc_program_builder* b,
+                                            kc_program** out_program);
+
+/* Parses HLO text: one HloModule with one ENTRY computation holding the
+ * instructions above (other computations are skipped; an instruction that
+ * is not supported is an error naming it). Unknown instruction attributes
+ * (metadata, sharding, frontend_attributes, layouts) are skipped.
+ * INVALID_ARGUMENT "line L, column C: expected ..., got ..." on a syntax
+ * error. */
+KC_API kc_status* kc_program_parse(kc_string_view text,
+                                   kc_program** out_program);
+
+KC_API void kc_program_destroy(kc_program* program);
+
+/* The module's name (borrowed). */
+KC_API const char* kc_program_get_name(const kc_program* program);
+KC_API size_t kc_program_get_instruction_count(const kc_program* program);
+KC_API size_t kc_program_get_parameter_count(const kc_program* program);
+/* The shape of parameter `number` (borrowed; NULL out of range). */
+KC_API const kc_shape* kc_program_get_parameter_shape(
+    const kc_program* program, size_t number);
+/* The name of parameter `number` (borrowed; NULL out of range). */
+KC_API const char* kc_program_get_parameter_name(const kc_program* program,
+                                                 size_t number);
+KC_API const kc_shape* kc_program_get_result_shape(const kc_program* program);
+
+/* ======================================================================== */
+/* Compile and execute                                                      */
+/* ======================================================================== */
+
+typedef struct kc_executable kc_executable;
+
+typedef struct kc_compile_options {
+  size_t struct_size;
+  kc_platform platform;        /* 0 means host */
+  /* Handed to typed handlers; NULL: the default pool (kcall/runtime.h),
+   * started only if the program has a typed call. */
+  kc_thread_pool* thread_pool;
+} kc_compile_options;
+
+/* Checks and plans `program` (which may be destroyed afterwards). NULL
+ * options mean the host with no thread pool. Errors name the instruction
+ * ("instruction 'add.3' (line 4): operand 1: expected f32[4], got
+ * f32[8]"):
+ *   INVALID_ARGUMENT     shapes that do not agree, bad aliasing, a typed
+ *                        signature that does not match
+ *   NOT_FOUND            a custom-call target not registered for the
+ *                        platform (with the nearest names)
+ *   FAILED_PRECONDITION  an API version other than the one registered
+ *   UNIMPLEMENTED        a platform with no backend, an unsupported dtype
+ *                        for an instruction
+ *   any code             a typed handler's INSTANTIATE failed */
+KC_API kc_status* kc_program_compile(const kc_program* program,
+                                     const kc_compile_options* options,
+                                     kc_executable** out_executable);
+
+/* Runs the per-instance state deleters and frees the executable. Must not
+ * run concurrently with an execution of it. NULL is a no-op. */
+KC_API void kc_executable_destroy(kc_executable* executable);
+
+typedef struct kc_executable_info {
+  size_t struct_size;          /* set by the caller */
+  size_t num_instructions;     /* in the program */
+  size_t num_live_instructions; /* after dead-code removal */
+  size_t num_inputs;           /* parameter leaves */
+  size_t num_outputs;          /* result leaves */
+  size_t num_buffers;          /* planned temporary buffers */
+  size_t temp_bytes;           /* the per-run arena, after reuse */
+  size_t temp_bytes_unshared;  /* what the temporaries would take unshared */
+  size_t output_bytes;
+  size_t peak_bytes;           /* temp_bytes + output_bytes */
+} kc_executable_info;
+
+/* Fills `out` up to out->struct_size. */
+KC_API void kc_executable_query(const kc_executable* executable,
+                                kc_executable_info* out);
+
+/* The i-th input (parameter leaves in parameter order, pre-order within a
+ * tuple parameter) and output (result leaves in pre-order) shapes;
+ * borrowed, NULL out of range. */
+KC_API const kc_shape* kc_executable_get_input_shape(
+    const kc_executable* executable, size_t index);
+KC_API const kc_shape* kc_executable_get_output_shape(
+    const kc_executable* executable, size_t index);
+
+/* The name of the instruction at plan position `index` (0 to
+ * num_live_instructions - 1, the order of kc_execute_options.instruction_ns
+ * and of the printed plan); borrowed, lives as long as the executable;
+ * NULL out of range. */
+KC_API const char* kc_executable_get_instruction_name(
+    const kc_executable* executable, size_t index);
+
+/* Prints the buffer plan: one line per live instruction with its buffer,
+ * offset, size and live range. snprintf-style. */
+KC_API size_t kc_executable_format_plan(const kc_executable* executable,
+                                        char* buf, size_t cap);
+
+typedef struct kc_execute_options {
+  size_t struct_size;
+  /* Output tensors and the per-run arena come from here (NULL: system). */
+  const kc_allocator* allocator;
+  /* When non-NULL: num_live_instructions entries receive each live
+   * instruction's time in nanoseconds, in plan order. */
+  uint64_t* instruction_ns;
+} kc_execute_options;
+
+/* Runs the executable. `inputs` holds num_inputs DLTensors (CPU, compact
+ * row-major, dtype and dims matching the input shapes; borrowed for the
+ * call). On success out_outputs[0..num_outputs) receive owned tensors.
+ * On failure no output is returned and everything allocated is freed.
+ * Thread-safe: several threads may execute one executable at once.
+ *   INVALID_ARGUMENT  wrong input count, or an input whose device, dtype,
+ *                     dims or strides do not match (named by position)
+ *   RESOURCE_EXHAUSTED  out of memory
+ *   any code          a custom call failed: "in custom call 'target'
+ *                     (instruction 'name'): message" */
+KC_API kc_status* kc_executable_execute(const kc_executable* executable,
+                                        const DLTensor* const* inputs,
+                                        size_t num_inputs,
+                                        const kc_execute_options* options,
+                                        kc_tensor** out_outputs);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KCALL_PROGRAM_H_ */

@@ -1,0 +1,126 @@
+/*
+ * kcall/xcall.h — custom-call targets: native functions a program calls by
+ * name, with XLA's calling conventions or kcall's typed one.
+ *
+ * A target is registered under (name, platform). Its calling convention is
+ * its API version (kc_xcall_api in kcall/abi.h):
+ *
+ *   ORIGINAL                  host: void fn(void* out, const void** ins)
+ *   STATUS_RETURNING          host: + kc_xcall_status* (may fail)
+ *   STATUS_RETURNING_UNIFIED  host: + opaque bytes and their length
+ *   TYPED                     kc_status* fn(kc_xcall_frame*): buffers with
+ *                             dtypes and dims, typed attributes, per-instance
+ *                             state, scratch memory, the thread pool
+ *
+ * CUDA targets (kc_xcall_gpu_fn, kc_xcall_gpu_status_fn) can be registered
+ * now; a program that calls them compiles once the CUDA backend is loaded.
+ *
+ * A failed call (a STATUS_RETURNING target that sets failure, a TYPED
+ * handler that returns a status) ends the run: no output is returned.
+ *
+ * Thread safety: registration and lookup are thread-safe; lookups take no
+ * lock. A registration made while a plugin's init runs is published only
+ * if the init succeeds (see kcall/plugin.h).
+ */
+#ifndef KCALL_XCALL_H_
+#define KCALL_XCALL_H_
+
+#include "kcall/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Parses a platform name: "Host", "cpu", "CUDA", "gpu" (any case).
+ * INVALID_ARGUMENT naming the text otherwise. */
+KC_API kc_status* kc_platform_parse(kc_string_view text,
+                                    kc_platform* out_platform);
+
+/* "Host" or "CUDA"; "unknown" otherwise. Static storage. */
+KC_API const char* kc_platform_name(kc_platform platform);
+
+/* "ORIGINAL", "STATUS_RETURNING", "STATUS_RETURNING_UNIFIED", "TYPED";
+ * "unknown" otherwise. Static storage. */
+KC_API const char* kc_xcall_api_name(kc_xcall_api api);
+
+/* Marks the running call as failed with `message` (copied; `size` bytes,
+ * need not be NUL-terminated). The run stops after the call returns and
+ * the message is reported with the instruction's name. A later call on the
+ * same status replaces the message. NULL status is a no-op. */
+KC_API void kc_xcall_status_set_failure(kc_xcall_status* status,
+                                        const char* message, size_t size);
+
+/* Clears a failure set earlier in the same call. */
+KC_API void kc_xcall_status_set_success(kc_xcall_status* status);
+
+/* Registers a target with one of the legacy conventions. `fn` is the
+ * function cast to void(*)(void); `api` says how it will be called:
+ * ORIGINAL, STATUS_RETURNING or STATUS_RETURNING_UNIFIED (the last is
+ * host-only). Refused: INVALID_ARGUMENT for a NULL fn, a malformed name
+ * (1 to 255 bytes of [A-Za-z0-9_.:$-]), an unknown platform or api (TYPED
+ * goes through kc_xcall_register_typed); ALREADY_EXISTS when the (name,
+ * platform) pair is taken, unless flags has KC_REGISTER_OVERRIDE. */
+KC_API kc_status* kc_xcall_register(kc_string_view name, kc_platform platform,
+                                    kc_xcall_api api, void (*fn)(void),
+                                    uint32_t flags);
+
+/* Registers a typed handler. `signature` (copied) says what the handler
+ * accepts; `user` is handed to it in every frame and released with
+ * `user_deleter` (may be NULL) when the target is destroyed, or at once
+ * if registration fails. Errors as kc_xcall_register, plus
+ * INVALID_ARGUMENT for a malformed signature (negative counts, a NULL
+ * array with a positive count, an attribute without a name or of an
+ * unknown type, a struct_size too small). */
+KC_API kc_status* kc_xcall_register_typed(kc_string_view name,
+                                          kc_platform platform,
+                                          const kc_xcall_signature* signature,
+                                          kc_xcall_handler_fn fn, void* user,
+                                          kc_deleter_fn user_deleter,
+                                          uint32_t flags);
+
+/* What is registered under (name, platform). */
+typedef struct kc_xcall_target_desc {
+  size_t struct_size; /* set by the caller */
+  kc_string_view name;
+  kc_platform platform;
+  kc_xcall_api api;
+  /* The typed handler's signature; NULL for the legacy conventions. */
+  const kc_xcall_signature* signature;
+} kc_xcall_target_desc;
+
+/* Looks a target up. On success `out` (filled up to out->struct_size)
+ * borrows from the registry: valid until kc_xcall_registry_reset().
+ * NOT_FOUND lists the nearest registered targets. */
+KC_API kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
+                                  kc_xcall_target_desc* out);
+
+/* Prints a signature as "(f32[?], f32[2]) -> (f32[*]) {eps: f32}" ('?'
+ * dims: the rank is fixed, '*': any rank; "any" for any dtype),
+ * snprintf-style. */
+KC_API size_t kc_xcall_signature_format(const kc_xcall_signature* signature,
+                                        char* buf, size_t cap);
+
+/* An array (of strings) of the registered targets as "name@Platform",
+ * sorted, allocated from `alloc` (NULL: system). */
+KC_API kc_status* kc_xcall_registry_list(const kc_allocator* alloc,
+                                         kc_array** out_names);
+
+/* Removes every target. NOT thread-safe; compiled programs that call
+ * targets must be destroyed first. For tests and shutdown. */
+KC_API void kc_xcall_registry_reset(void);
+
+/* The attribute named `name` in `dict`, or NULL. A linear search: for
+ * typed handlers, which receive their declared attributes in order, this is
+ * only needed for optional ones. */
+KC_API const kc_attr* kc_attr_dict_lookup(const kc_attr_dict* dict,
+                                          kc_string_view name);
+
+/* The name of an attribute type ("f32", "i64", "str", "array", "dict");
+ * "unknown" otherwise. Static storage. */
+KC_API const char* kc_attr_type_name(int32_t type);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KCALL_XCALL_H_ */

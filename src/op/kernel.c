@@ -1,0 +1,575 @@
+/*
+ * Kernels: the builder, the registry and selection.
+ *
+ * The registry maps "OP:DEVICE:N" to a kernel, N counting from 0 per op and
+ * device type. Device names hold no ':' and N is digits, so the key is
+ * unambiguous even for op names that contain ':'. Selection probes N = 0, 1,
+ * ... until a name is missing: lock-free like every lookup, and it runs
+ * only when an op's cache misses.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal/txn.h"
+#include "op/op_internal.h"
+
+static kc__registry kc__kernel_registry =
+    KC__REGISTRY_INIT(kc_registration_kind_kernel, 2);
+
+/* More kernels than this for one op and device type is a runaway loop. */
+#define KC__MAX_KERNELS_PER_DEVICE 4096
+
+uint64_t kc__kernel_generation(void) {
+  return kc__registry_generation(&kc__kernel_registry);
+}
+
+size_t kc__device_type_format(DLDeviceType t, char* buf, size_t cap) {
+  char full[64];
+  DLDevice d = {t, 0};
+  kc_device_format(d, full, sizeof full);
+  char* colon = strrchr(full, ':');
+  if (colon) *colon = '\0';
+  return (size_t)snprintf(buf, cap, "%s", full);
+}
+
+/* "OP:DEVICE:N" into key (KC__NAME_MAX + 1 bytes); false when too long. */
+static bool kc__kernel_key(kc_string_view op, DLDeviceType t, int n,
+                           char* key) {
+  char dev[64];
+  kc__device_type_format(t, dev, sizeof dev);
+  int k = snprintf(key, KC__NAME_MAX + 1, "%.*s:%s:%d", (int)op.size, op.data,
+                   dev, n);
+  return k > 0 && k <= KC__NAME_MAX;
+}
+
+/* ---- kernel objects ---------------------------------------------------- */
+
+static void kc__kernel_delete(kc_object* obj) {
+  kc__kernel* k = (kc__kernel*)(void*)obj;
+  for (int32_t i = 0; i < k->num_constraints; ++i) free(k->constraints[i].attr);
+  free(k->constraints);
+  for (int32_t i = 0; i < k->num_host_memory; ++i) free(k->host_memory[i]);
+  free(k->host_memory);
+  if (k->data_deleter) k->data_deleter(k->data);
+  free(k->op_name);
+  free(k);
+}
+
+size_t kc__kernel_describe(const kc__kernel* k, char* buf, size_t cap) {
+  size_t n = kc__device_type_format(k->device_type, buf, cap);
+  const char* sep = ": ";
+  for (int32_t i = 0; i < k->num_constraints; ++i) {
+    char set[512];
+    kc__type_set_format(&k->constraints[i].types, set, sizeof set);
+    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
+                          "%s%s in %s", sep, k->constraints[i].attr, set);
+    sep = ", ";
+  }
+  if (k->num_constraints == 0) {
+    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
+                          ": any dtypes");
+  }
+  for (int32_t i = 0; i < k->num_host_memory; ++i) {
+    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
+                          "%s%s",
+                          i ? ", " : ", host memory: ", k->host_memory[i]);
+  }
+  if (k->priority != 0) {
+    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
+                          " (priority %d)", k->priority);
+  }
+  return n;
+}
+
+/* ---- the builder ------------------------------------------------------- */
+
+struct kc_kernel_builder {
+  kc__kernel* k;
+  kc__first_error error; /* replayed by registration */
+};
+
+static kc_status* kc__kb_misuse(const char* fn, const char* what) {
+  return kc_status_create(KC_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
+}
+
+/* The first error, replayed by kc_kernel_registry_register. */
+static kc_status* kc__kb_note(kc_kernel_builder* b, kc_status* st) {
+  return kc__first_error_note(&b->error, st);
+}
+
+static bool kc__ident_ok(const char* s) {
+  if (!s ||
+      !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))) {
+    return false;
+  }
+  for (; *s; ++s) {
+    if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+          (*s >= '0' && *s <= '9'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static char* kc__dup(const char* s) {
+  size_t n = strlen(s) + 1;
+  char* d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+kc_status* kc_kernel_builder_create(const char* op_name,
+                                    DLDeviceType device_type,
+                                    kc_kernel_create_fn create,
+                                    kc_kernel_compute_fn compute,
+                                    kc_deleter_fn delete_fn,
+                                    kc_kernel_builder** out_builder) {
+  static const char fn[] = "kc_kernel_builder_create";
+  if (!out_builder) return kc__kb_misuse(fn, "out_builder");
+  *out_builder = NULL;
+  if (!op_name) return kc__kb_misuse(fn, "op_name");
+  if (!compute) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kernel of op '%s': compute is NULL", op_name);
+  }
+  KC_RETURN_IF_ERROR(kc__check_name(&kc__kernel_registry, kc_sv(op_name)),
+                     "creating a kernel builder");
+  char key[KC__NAME_MAX + 1];
+  if (!kc__kernel_key(kc_sv(op_name), device_type, 0, key)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kernel of op '%.40s...': the op name is too long",
+                            op_name);
+  }
+  kc_kernel_builder* b = calloc(1, sizeof *b);
+  kc__kernel* k = b ? calloc(1, sizeof *k) : NULL;
+  char* name = k ? kc__dup(op_name) : NULL;
+  if (!name) {
+    free(k);
+    free(b);
+    return kc_status_create(KC_RESOURCE_EXHAUSTED,
+                            "out of memory creating a kernel builder");
+  }
+  kc__object_init(&k->header, KC__TYPE_KERNEL, kc__kernel_delete);
+  k->op_name = name;
+  k->op_name_size = strlen(name);
+  k->device_type = device_type;
+  k->create = create;
+  k->compute = compute;
+  k->delete_fn = delete_fn;
+  b->k = k;
+  *out_builder = b;
+  return NULL;
+}
+
+void kc_kernel_builder_destroy(kc_kernel_builder* b) {
+  if (!b) return;
+  kc_object_release(KC_OBJECT(b->k));
+  kc__first_error_deinit(&b->error);
+  free(b);
+}
+
+kc_status* kc_kernel_builder_add_type_constraint(kc_kernel_builder* b,
+                                                 const char* attr_name,
+                                                 const DLDataType* dtypes,
+                                                 int32_t count) {
+  static const char fn[] = "kc_kernel_builder_add_type_constraint";
+  if (!b) return kc__kb_misuse(fn, "builder");
+  kc__kernel* k = b->k;
+  kc_status* st = NULL;
+  if (!kc__ident_ok(attr_name)) {
+    st = kc_status_create(KC_INVALID_ARGUMENT,
+                          "kernel of op '%s': type constraint on '%s': not an "
+                          "attr name",
+                          k->op_name, attr_name ? attr_name : "(null)");
+  } else if (!dtypes || count < 1) {
+    st = kc_status_create(KC_INVALID_ARGUMENT,
+                          "kernel of op '%s': type constraint on '%s': "
+                          "expected at least one dtype",
+                          k->op_name, attr_name);
+  }
+  for (int32_t i = 0; !st && i < k->num_constraints; ++i) {
+    if (strcmp(k->constraints[i].attr, attr_name) == 0) {
+      st = kc_status_create(KC_INVALID_ARGUMENT,
+                            "kernel of op '%s': a second type constraint on "
+                            "'%s'",
+                            k->op_name, attr_name);
+    }
+  }
+  kc__type_set set = {false, 0};
+  for (int32_t i = 0; !st && i < count; ++i) {
+    int slot = kc__dtype_slot(dtypes[i]);
+    if (slot < 0) {
+      char name[64];
+      kc_dtype_format(dtypes[i], name, sizeof name);
+      st = kc_status_create(KC_INVALID_ARGUMENT,
+                            "kernel of op '%s': type constraint on '%s': %s "
+                            "is not a scalar dtype",
+                            k->op_name, attr_name, name);
+    } else {
+      set.mask |= UINT64_C(1) << slot;
+    }
+  }
+  if (st) return kc__kb_note(b, st);
+  kc__type_constraint* grown =
+      realloc(k->constraints, ((size_t)k->num_constraints + 1) * sizeof *grown);
+  char* attr = grown ? kc__dup(attr_name) : NULL;
+  if (grown) k->constraints = grown;
+  if (!attr) {
+    return kc__kb_note(
+        b, kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
+  }
+  k->constraints[k->num_constraints].attr = attr;
+  k->constraints[k->num_constraints].types = set;
+  k->num_constraints++;
+  return NULL;
+}
+
+kc_status* kc_kernel_builder_set_priority(kc_kernel_builder* b,
+                                          int32_t priority) {
+  if (!b) return kc__kb_misuse("kc_kernel_builder_set_priority", "builder");
+  b->k->priority = priority;
+  return NULL;
+}
+
+kc_status* kc_kernel_builder_add_host_memory_arg(kc_kernel_builder* b,
+                                                 const char* arg_name) {
+  if (!b) {
+    return kc__kb_misuse("kc_kernel_builder_add_host_memory_arg", "builder");
+  }
+  kc__kernel* k = b->k;
+  if (!kc__ident_ok(arg_name)) {
+    return kc__kb_note(
+        b, kc_status_create(KC_INVALID_ARGUMENT,
+                            "kernel of op '%s': host memory arg '%s': not an "
+                            "arg name",
+                            k->op_name, arg_name ? arg_name : "(null)"));
+  }
+  char** grown =
+      realloc(k->host_memory, ((size_t)k->num_host_memory + 1) * sizeof *grown);
+  char* copy = grown ? kc__dup(arg_name) : NULL;
+  if (grown) k->host_memory = grown;
+  if (!copy) {
+    return kc__kb_note(
+        b, kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
+  }
+  k->host_memory[k->num_host_memory++] = copy;
+  return NULL;
+}
+
+kc_status* kc_kernel_builder_set_data(kc_kernel_builder* b, void* data,
+                                      kc_deleter_fn data_deleter) {
+  if (!b) {
+    if (data_deleter) data_deleter(data);
+    return kc__kb_misuse("kc_kernel_builder_set_data", "builder");
+  }
+  kc__kernel* k = b->k;
+  if (k->data_deleter) k->data_deleter(k->data);
+  k->data = data;
+  k->data_deleter = data_deleter;
+  return NULL;
+}
+
+/* ---- checking against the op ------------------------------------------- */
+
+/* Why `k` cannot serve `def`, or NULL. */
+static kc_status* kc__kernel_check(const kc__kernel* k, const kc__op_def* def) {
+  for (int32_t i = 0; i < k->num_constraints; ++i) {
+    const kc__type_constraint* c = &k->constraints[i];
+    int32_t a = kc__op_find_attr(def, kc_sv(c->attr));
+    if (a < 0 || def->attrs[a].kind != KC__ATTR_TYPE) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "type constraint on '%s': op '%s' has no type "
+                              "or list(type) attr of that name",
+                              c->attr, def->name);
+    }
+    const kc__type_set* allowed = &def->attrs[a].types;
+    if (!allowed->any && (c->types.mask & ~allowed->mask)) {
+      char got[512], set[512];
+      kc__type_set cut = {false, c->types.mask & ~allowed->mask};
+      kc__type_set_format(&cut, got, sizeof got);
+      kc__type_set_format(allowed, set, sizeof set);
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "type constraint on '%s': %s not allowed by op "
+                              "'%s' (%s: %s)",
+                              c->attr, got, def->name, c->attr, set);
+    }
+  }
+  for (int32_t i = 0; i < k->num_host_memory; ++i) {
+    kc_string_view arg = kc_sv(k->host_memory[i]);
+    if (kc__op_find_input(def, arg) < 0 && kc__op_find_output(def, arg) < 0) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "host memory arg '%s': op '%s' has no input or "
+                              "output of that name",
+                              k->host_memory[i], def->name);
+    }
+  }
+  return NULL;
+}
+
+/* ---- registration ------------------------------------------------------ */
+
+/* True when `key` is published or staged by this thread's plugin. */
+static bool kc__key_taken(const char* key) {
+  kc_string_view v = kc_sv(key);
+  if (kc__registry_find(&kc__kernel_registry, v)) return true;
+  kc__txn* txn = kc__txn_current();
+  for (size_t i = 0; txn && i < txn->count; ++i) {
+    const kc__reg_entry* e = txn->items[i].entry;
+    if (txn->items[i].reg == &kc__kernel_registry &&
+        kc_sv_equal((kc_string_view){e->name, e->name_size}, v)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+kc_status* kc_kernel_registry_register(kc_kernel_builder* b) {
+  if (!b) return kc__kb_misuse("kc_kernel_registry_register", "builder");
+  kc__kernel* k = b->k;
+  char dev[64];
+  kc__device_type_format(k->device_type, dev, sizeof dev);
+  kc_status* st = kc__first_error_replay(&b->error);
+  const kc_op* op = st ? NULL : kc__op_find_any(kc_sv(k->op_name));
+  if (op) st = kc__kernel_check(k, &op->def);
+  kc_string_view op_name = {k->op_name, k->op_name_size};
+  for (int n = 0; !st && n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
+    char key[KC__NAME_MAX + 1];
+    kc__kernel_key(op_name, k->device_type, n, key);
+    if (kc__key_taken(key)) continue;
+    st = kc__registry_insert(&kc__kernel_registry, kc_sv(key), KC_OBJECT(k), 0);
+    /* Another thread took the number between the probe and the insert. */
+    if (kc_status_get_code(st) == KC_ALREADY_EXISTS && !kc__txn_current()) {
+      kc_status_destroy(st);
+      st = NULL;
+      continue;
+    }
+    kc_kernel_builder_destroy(b);
+    return kc_status_add_context(st, "registering a kernel of op '%.*s' on %s",
+                                 (int)op_name.size, op_name.data, dev);
+  }
+  if (!st) {
+    st = kc_status_create(KC_RESOURCE_EXHAUSTED, "more than %d kernels",
+                          KC__MAX_KERNELS_PER_DEVICE);
+  }
+  st = kc_status_add_context(st, "registering a kernel of op '%.*s' on %s",
+                             (int)op_name.size, op_name.data, dev);
+  kc_kernel_builder_destroy(b);
+  return st;
+}
+
+void kc_kernel_registry_reset(void) {
+  kc__registry_reset(&kc__kernel_registry);
+}
+
+/* ---- selection --------------------------------------------------------- */
+
+static bool kc__kernel_matches(const kc__kernel* k, const kc__op_def* def,
+                               const kc_any* values) {
+  for (int32_t i = 0; i < k->num_constraints; ++i) {
+    int32_t a = kc__op_find_attr(def, kc_sv(k->constraints[i].attr));
+    if (a < 0 || def->attrs[a].kind != KC__ATTR_TYPE) return false;
+    const kc__type_set* set = &k->constraints[i].types;
+    const kc_any* v = &values[a];
+    if (!def->attrs[a].is_list) {
+      if (!kc__type_set_has(set, v->u.v_dtype)) return false;
+      continue;
+    }
+    const kc_array* list = (const kc_array*)(const void*)v->u.v_obj;
+    for (size_t j = 0; j < kc_array_get_size(list); ++j) {
+      if (!kc__type_set_has(set, kc_array_get_item(list, j)->u.v_dtype)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/* The kernel registered as number n for (op, device type), or NULL. */
+static kc__kernel* kc__kernel_at(kc_string_view op, DLDeviceType t, int n) {
+  char key[KC__NAME_MAX + 1];
+  if (!kc__kernel_key(op, t, n, key)) return NULL;
+  return (kc__kernel*)(void*)kc__registry_find(&kc__kernel_registry,
+                                               kc_sv(key));
+}
+
+/* Calls fn for every kernel of `op`, device type by device type. */
+static void kc__kernel_visit(kc_string_view op,
+                             void (*fn)(void* ctx, const kc__kernel* k),
+                             void* ctx) {
+  for (int t = kDLCPU; t <= kDLMAIA; ++t) {
+    for (int n = 0; n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
+      kc__kernel* k = kc__kernel_at(op, (DLDeviceType)t, n);
+      if (!k) break;
+      fn(ctx, k);
+    }
+  }
+}
+
+typedef struct kc__text {
+  char buf[2048];
+  size_t n;
+  int count;
+} kc__text;
+
+static void kc__describe_into(void* ctx, const kc__kernel* k) {
+  kc__text* t = ctx;
+  char d[512];
+  kc__kernel_describe(k, d, sizeof d);
+  if (t->n < sizeof t->buf) {
+    int w = snprintf(t->buf + t->n, sizeof t->buf - t->n, "%s%s",
+                     t->count ? "; " : "", d);
+    if (w > 0) t->n += (size_t)w;
+  }
+  t->count++;
+}
+
+kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
+                             const kc_any* values, kc__kernel** out_kernel) {
+  kc_string_view op = {def->name, def->name_size};
+  kc__kernel* best = NULL;
+  for (int n = 0; n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
+    kc__kernel* k = kc__kernel_at(op, device_type, n);
+    if (!k) break;
+    if (kc__kernel_matches(k, def, values) &&
+        (!best || k->priority > best->priority)) {
+      best = k;
+    }
+  }
+  if (best) {
+    *out_kernel = best;
+    return NULL;
+  }
+  /* Say what was asked for (device, type attrs) and what there is. */
+  char wanted[1024];
+  size_t w = kc__device_type_format(device_type, wanted, sizeof wanted);
+  for (int32_t i = 0; i < def->num_attrs && w < sizeof wanted; ++i) {
+    const kc__attr_def* a = &def->attrs[i];
+    if (a->kind != KC__ATTR_TYPE) continue;
+    char name[64];
+    if (!a->is_list) {
+      kc_dtype_format(values[i].u.v_dtype, name, sizeof name);
+      int k = snprintf(wanted + w, sizeof wanted - w, ", %s=%s", a->name, name);
+      if (k > 0) w += (size_t)k;
+      continue;
+    }
+    const kc_array* list = (const kc_array*)(const void*)values[i].u.v_obj;
+    int k = snprintf(wanted + w, sizeof wanted - w, ", %s=[", a->name);
+    if (k > 0) w += (size_t)k;
+    for (size_t j = 0; j < kc_array_get_size(list) && w < sizeof wanted; ++j) {
+      kc_dtype_format(kc_array_get_item(list, j)->u.v_dtype, name, sizeof name);
+      k = snprintf(wanted + w, sizeof wanted - w, "%s%s", j ? ", " : "", name);
+      if (k > 0) w += (size_t)k;
+    }
+    if (w < sizeof wanted) {
+      k = snprintf(wanted + w, sizeof wanted - w, "]");
+      if (k > 0) w += (size_t)k;
+    }
+  }
+  kc__text have = {{0}, 0, 0};
+  kc__kernel_visit(op, kc__describe_into, &have);
+  if (have.count == 0) {
+    return kc_status_create(KC_NOT_FOUND,
+                            "no kernel for %s: op '%s' has no kernels "
+                            "registered",
+                            wanted, def->name);
+  }
+  return kc_status_create(KC_NOT_FOUND,
+                          "no kernel for %s; the kernels of op '%s' are: %s",
+                          wanted, def->name, have.buf);
+}
+
+/* ---- listing ----------------------------------------------------------- */
+
+typedef struct kc__desc_list {
+  const kc_allocator* alloc;
+  kc_any* items;
+  size_t count, cap;
+  kc_status* st;
+} kc__desc_list;
+
+static void kc__collect_desc(void* ctx, const kc__kernel* k) {
+  kc__desc_list* l = ctx;
+  if (l->st) return;
+  if (l->count == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 8;
+    kc_any* grown = realloc(l->items, cap * sizeof *grown);
+    if (!grown) {
+      l->st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+      return;
+    }
+    l->items = grown;
+    l->cap = cap;
+  }
+  char d[1024];
+  size_t n = kc__kernel_describe(k, d, sizeof d);
+  kc_string_view v = {d, n < sizeof d ? n : sizeof d - 1};
+  l->st = kc_any_from_string(l->alloc, v, &l->items[l->count]);
+  if (!l->st) l->count++;
+}
+
+kc_status* kc_kernel_registry_list(const kc_allocator* alloc,
+                                   kc_string_view op_name,
+                                   kc_array** out_descriptions) {
+  if (!out_descriptions) {
+    return kc__kb_misuse("kc_kernel_registry_list", "out_descriptions");
+  }
+  *out_descriptions = NULL;
+  kc__desc_list l = {alloc, NULL, 0, 0, NULL};
+  kc__kernel_visit(op_name, kc__collect_desc, &l);
+  if (!l.st) l.st = kc_array_create(alloc, l.items, l.count, out_descriptions);
+  for (size_t i = 0; i < l.count; ++i) kc_any_release(&l.items[i]);
+  free(l.items);
+  return l.st;
+}
+
+/* ---- the construction context ------------------------------------------ */
+
+const kc_op_attrs* kc_kernel_construct_ctx_get_attrs(
+    const kc_kernel_construct_ctx* ctx) {
+  return ctx ? ctx->attrs : NULL;
+}
+
+kc_string_view kc_kernel_construct_ctx_get_op_name(
+    const kc_kernel_construct_ctx* ctx) {
+  kc_string_view v = {"", 0};
+  if (ctx) {
+    v.data = ctx->def->name;
+    v.size = ctx->def->name_size;
+  }
+  return v;
+}
+
+DLDevice kc_kernel_construct_ctx_get_device(
+    const kc_kernel_construct_ctx* ctx) {
+  return ctx ? ctx->device : kc_device_cpu();
+}
+
+int32_t kc_kernel_construct_ctx_get_input_count(
+    const kc_kernel_construct_ctx* ctx) {
+  return ctx ? ctx->num_inputs : 0;
+}
+
+DLDataType kc_kernel_construct_ctx_get_input_dtype(
+    const kc_kernel_construct_ctx* ctx, int32_t index) {
+  if (!ctx || index < 0 || index >= ctx->num_inputs) {
+    return kc_dtype_make(0, 0, 0);
+  }
+  return ctx->input_dtypes[index];
+}
+
+int32_t kc_kernel_construct_ctx_get_output_count(
+    const kc_kernel_construct_ctx* ctx) {
+  return ctx ? ctx->num_outputs : 0;
+}
+
+DLDataType kc_kernel_construct_ctx_get_output_dtype(
+    const kc_kernel_construct_ctx* ctx, int32_t index) {
+  if (!ctx || index < 0 || index >= ctx->num_outputs) {
+    return kc_dtype_make(0, 0, 0);
+  }
+  return ctx->output_dtypes[index];
+}
+
+void* kc_kernel_construct_ctx_get_data(const kc_kernel_construct_ctx* ctx) {
+  return ctx ? ctx->data : NULL;
+}

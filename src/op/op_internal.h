@@ -1,0 +1,291 @@
+/*
+ * What the files of the op module share: definitions as parsed from spec
+ * strings, the op and kernel objects, the per-op kernel cache, and the
+ * contexts handed to callbacks. Never installed.
+ */
+#ifndef KCALL_OP_OP_INTERNAL_H_
+#define KCALL_OP_OP_INTERNAL_H_
+
+#include <pthread.h>
+
+#include "internal/object.h"
+#include "internal/registry.h"
+#include "kcall/kernel.h"
+#include "kcall/op.h"
+#include "kcall/runtime.h"
+
+/* Type indices of the registries' objects; never seen in a kc_any. */
+#define KC__TYPE_OP 0x7f01
+#define KC__TYPE_KERNEL 0x7f02
+
+/* ---- dtype sets -------------------------------------------------------- */
+
+/* A set of dtypes: every dtype (`any`), or a mask over the scalar dtypes
+ * kcall names (kc__dtype_slot). */
+typedef struct kc__type_set {
+  bool any;
+  uint64_t mask;
+} kc__type_set;
+
+/* The bit of a scalar dtype in a kc__type_set mask, or -1. */
+int kc__dtype_slot(DLDataType t);
+bool kc__type_set_has(const kc__type_set* set, DLDataType t);
+/* "{f32, f64, i32}" or "any type", snprintf-style. */
+size_t kc__type_set_format(const kc__type_set* set, char* buf, size_t cap);
+
+/* ---- definitions ------------------------------------------------------- */
+
+typedef enum kc__attr_kind {
+  KC__ATTR_INT,
+  KC__ATTR_FLOAT,
+  KC__ATTR_BOOL,
+  KC__ATTR_STRING,
+  KC__ATTR_TYPE,
+  KC__ATTR_SHAPE
+} kc__attr_kind;
+
+/* How an attr is inferred from the inputs of a call. */
+typedef enum kc__attr_use {
+  KC__USE_NONE,     /* given or defaulted */
+  KC__USE_TYPE,     /* the dtype of inputs ("x: T") */
+  KC__USE_NUMBER,   /* a count of inputs ("xs: N * T") */
+  KC__USE_TYPE_LIST /* the dtypes of inputs ("xs: L") */
+} kc__attr_use;
+
+typedef struct kc__attr_def {
+  char* name;
+  char* spec; /* normalised source text */
+  kc__attr_kind kind;
+  bool is_list;
+  kc__type_set types; /* KC__ATTR_TYPE: the allowed dtypes */
+  char** strings;     /* KC__ATTR_STRING: allowed values, or NULL */
+  int32_t num_strings;
+  bool has_min, has_max; /* a value for int, a length for lists */
+  int64_t min, max;
+  bool has_default;
+  kc_any default_value; /* owned */
+  kc__attr_use use;     /* set at registration */
+} kc__attr_def;
+
+typedef enum kc__arg_form {
+  KC__ARG_ONE,      /* "x: T" or "x: f32" */
+  KC__ARG_REPEATED, /* "xs: N * T" */
+  KC__ARG_TYPE_LIST /* "xs: L" */
+} kc__arg_form;
+
+typedef struct kc__arg_def {
+  char* name;
+  char* spec;
+  char* type_word;   /* as written; resolved at registration */
+  char* number_word; /* the N of "N * T", or NULL */
+  kc__arg_form form;
+  int32_t type_attr; /* index of T or L; -1 for a fixed dtype */
+  DLDataType fixed_type;
+  int32_t number_attr; /* index of N; -1 */
+} kc__arg_def;
+
+typedef struct kc__op_def {
+  char* name;
+  size_t name_size;
+  char* doc;
+  uint32_t flags;
+  kc_shape_fn shape_fn;
+  kc__arg_def* inputs;
+  int32_t num_inputs;
+  kc__arg_def* outputs;
+  int32_t num_outputs;
+  kc__attr_def* attrs;
+  int32_t num_attrs;
+} kc__op_def;
+
+/* spec.c: parsing. The def structs are filled on success and left empty
+ * on failure; `what` names the spec in messages ("attr spec"). */
+kc_status* kc__parse_attr_spec(const char* spec, kc__attr_def* out);
+kc_status* kc__parse_arg_spec(const char* what, const char* spec,
+                              kc__arg_def* out);
+/* Parses `text` as a value of `attr` (the default syntax; a string attr
+ * also takes unquoted text) into an owned value. */
+kc_status* kc__parse_attr_value(const kc__attr_def* attr, kc_string_view text,
+                                kc_any* out_value);
+/* Checks `value` against attr's kind, set and bounds. On success *out is
+ * the value to use: `value` itself (borrowed) or a converted plain value
+ * (int to float, dtype names to dtypes). */
+kc_status* kc__check_attr_value(const kc__attr_def* attr, const kc_any* value,
+                                kc_any* out);
+/* "int", "list(type)", ... for messages. */
+const char* kc__attr_kind_name(const kc__attr_def* attr);
+void kc__attr_def_clear(kc__attr_def* a);
+void kc__arg_def_clear(kc__arg_def* a);
+void kc__op_def_clear(kc__op_def* def);
+
+/* ---- the op object ----------------------------------------------------- */
+
+typedef struct kc__kernel kc__kernel;
+
+/* One cached kernel instance. Immutable once published, except
+ * `generation`. */
+typedef struct kc__cache_entry {
+  struct kc__cache_entry* retired_next;
+  uint64_t hash;
+  size_t key_words;
+  uint64_t* key;
+  kc__kernel* kernel; /* a reference */
+  void* instance;
+  uint64_t generation; /* atomic: kernel registry generation it matches */
+  DLDevice device;
+  kc_any* values; /* owned attribute values */
+  int32_t num_values;
+  uint64_t host_memory_inputs; /* bit per input arg (first 64) */
+} kc__cache_entry;
+
+typedef struct kc__cache_table {
+  struct kc__cache_table* retired_next;
+  size_t mask;
+  size_t used;
+  kc__cache_entry* slots[]; /* atomic */
+} kc__cache_table;
+
+typedef struct kc__op_cache {
+  pthread_mutex_t mu;
+  kc__cache_table* table; /* atomic */
+  kc__cache_table* retired_tables;
+  kc__cache_entry* retired_entries;
+  int64_t entries;       /* under mu */
+  int64_t constructions; /* atomic */
+  int64_t reselections;  /* atomic */
+} kc__op_cache;
+
+struct kc_op {
+  kc_object header;
+  kc__op_def def;
+  kc__op_cache cache;
+};
+
+/* Index of the attr/input named `name` (NUL-terminated or sized), or -1. */
+int32_t kc__op_find_attr(const kc__op_def* def, kc_string_view name);
+int32_t kc__op_find_input(const kc__op_def* def, kc_string_view name);
+int32_t kc__op_find_output(const kc__op_def* def, kc_string_view name);
+
+/* The op registered (or staged by this thread's plugin) as `name`. */
+const kc_op* kc__op_find_any(kc_string_view name);
+
+/* op_func.c: the packed function "op.NAME" (it holds a reference to op). */
+kc_status* kc__op_func_create(kc_op* op, kc_func** out_func);
+
+/* call.c: frees the cache (running kernel deleters). */
+void kc__op_cache_init(kc__op_cache* cache);
+void kc__op_cache_deinit(kc__op_cache* cache);
+
+/* ---- attribute values -------------------------------------------------- */
+
+struct kc_op_attrs {
+  const kc__op_def* def;
+  const kc_any* values; /* def->num_attrs of them */
+};
+
+/* ---- kernels ----------------------------------------------------------- */
+
+typedef struct kc__type_constraint {
+  char* attr;
+  kc__type_set types;
+} kc__type_constraint;
+
+struct kc__kernel {
+  kc_object header;
+  char* op_name;
+  size_t op_name_size;
+  DLDeviceType device_type;
+  kc_kernel_create_fn create;
+  kc_kernel_compute_fn compute;
+  kc_deleter_fn delete_fn;
+  void* data;
+  kc_deleter_fn data_deleter;
+  int32_t priority;
+  kc__type_constraint* constraints;
+  int32_t num_constraints;
+  char** host_memory;
+  int32_t num_host_memory;
+};
+
+/* The kernel registry's generation: bumped by every registration, so that
+ * cache entries notice new kernels. */
+uint64_t kc__kernel_generation(void);
+
+/* Picks the kernel for `def` on `device_type` with resolved `values`, or
+ * NOT_FOUND listing the op's kernels. *out_kernel is borrowed. */
+kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
+                             const kc_any* values, kc__kernel** out_kernel);
+
+/* "cpu: T in {f32, f64} (priority 1)", snprintf-style. */
+size_t kc__kernel_describe(const kc__kernel* k, char* buf, size_t cap);
+
+/* The name of a device type ("cpu", "cuda"), snprintf-style. */
+size_t kc__device_type_format(DLDeviceType t, char* buf, size_t cap);
+
+/* ---- contexts ---------------------------------------------------------- */
+
+struct kc_shape_handle {
+  int32_t rank;
+  const int64_t* dims; /* rank entries; NULL for an unknown rank */
+};
+
+/* Memory a shape context hands out, freed all at once. */
+typedef struct kc__arena_block {
+  struct kc__arena_block* next;
+  size_t used, cap;
+  max_align_t data[];
+} kc__arena_block;
+
+struct kc_shape_ctx {
+  const kc__op_def* def;
+  const kc_op_attrs* attrs;
+  int32_t num_inputs;
+  int32_t num_outputs;
+  const kc_shape_handle* inputs;
+  const DLDataType* input_dtypes;
+  const kc_shape_handle** outputs; /* NULL until set */
+  const DLDataType* output_dtypes;
+  kc__arena_block* blocks;
+  unsigned char* inline_buf; /* first allocations, from the caller's frame */
+  size_t inline_used, inline_cap;
+};
+
+/* Allocates from the context; NULL when out of memory. */
+void* kc__shape_ctx_alloc(kc_shape_ctx* ctx, size_t size);
+void kc__shape_ctx_free_all(kc_shape_ctx* ctx);
+
+struct kc_kernel_construct_ctx {
+  const kc__op_def* def;
+  const kc_op_attrs* attrs;
+  DLDevice device;
+  int32_t num_inputs, num_outputs;
+  const DLDataType* input_dtypes;
+  const DLDataType* output_dtypes;
+  void* data;
+};
+
+typedef struct kc__temp {
+  struct kc__temp* next;
+  void* ptr;
+  size_t size, alignment;
+} kc__temp;
+
+struct kc_kernel_ctx {
+  const kc__op_def* def;
+  const kc_op_attrs* attrs;
+  const DLTensor* const* inputs;
+  int32_t num_inputs;
+  int32_t num_outputs;
+  const int32_t* input_starts;      /* per input arg, plus the end */
+  DLTensor** outputs;               /* NULL until allocated */
+  kc_tensor** owned;                /* outputs this call created, or NULL */
+  const kc_shape_handle** inferred; /* per output, NULL when unknown */
+  const DLDataType* output_dtypes;
+  const kc_allocator* alloc;
+  kc_thread_pool* pool;
+  DLDevice device;
+  kc_status* status; /* atomic */
+  kc__temp* temps;
+};
+
+#endif /* KCALL_OP_OP_INTERNAL_H_ */

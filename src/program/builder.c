@@ -1,0 +1,503 @@
+/* Building programs instruction by instruction. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal/common.h"
+#include "program/program_internal.h"
+
+struct kc_program_builder {
+  kc_program* p;
+  kc__strmap names;
+  int32_t root; /* -1: the last instruction */
+};
+
+const char* kc__op_name(int32_t op) {
+  switch (op) {
+    case KC_OP_ADD: return "add";
+    case KC_OP_SUBTRACT: return "subtract";
+    case KC_OP_MULTIPLY: return "multiply";
+    case KC_OP_DIVIDE: return "divide";
+    case KC_OP_MAXIMUM: return "maximum";
+    case KC_OP_MINIMUM: return "minimum";
+    case KC_OP_NEGATE: return "negate";
+    case KC_OP_EXPONENTIAL: return "exponential";
+    case KC_OP_LOG: return "log";
+    case KC_OP_CONVERT: return "convert";
+    case KC_OP_RESHAPE: return "reshape";
+    case KC__OP_PARAMETER: return "parameter";
+    case KC__OP_CONSTANT: return "constant";
+    case KC__OP_TUPLE: return "tuple";
+    case KC__OP_GET_TUPLE_ELEMENT: return "get-tuple-element";
+    case KC__OP_BROADCAST: return "broadcast";
+    case KC__OP_CUSTOM_CALL: return "custom-call";
+    default: return "unknown";
+  }
+}
+
+size_t kc__instr_where(const kc__instr* in, char* buf, size_t cap) {
+  int n = in->line > 0
+              ? snprintf(buf, cap, "instruction '%s' (line %d)", in->name, in->line)
+              : snprintf(buf, cap, "instruction '%s'", in->name);
+  return n < 0 ? 0 : (size_t)n;
+}
+
+static kc_status* kc__builder_oom(void) {
+  return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory building a program");
+}
+
+static void kc__program_free(kc_program* p) {
+  if (!p) return;
+  for (size_t i = 0; i < p->count; ++i) kc_shape_destroy(p->instrs[i].shape);
+  free(p->instrs);
+  free(p->params);
+  kc__arena_free(&p->arena);
+  free(p);
+}
+
+void kc__program_retain(kc_program* program) {
+  __atomic_fetch_add(&program->refs, 1, __ATOMIC_RELAXED);
+}
+
+void kc_program_destroy(kc_program* program) {
+  if (program &&
+      __atomic_fetch_sub(&program->refs, 1, __ATOMIC_ACQ_REL) == 1) {
+    kc__program_free(program);
+  }
+}
+
+kc_status* kc_program_builder_create(kc_string_view name,
+                                     kc_program_builder** out_builder) {
+  if (!out_builder) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_program_builder_create: out is NULL");
+  }
+  *out_builder = NULL;
+  kc_program_builder* b = calloc(1, sizeof *b);
+  kc_program* p = calloc(1, sizeof *p);
+  if (!b || !p) {
+    free(b);
+    free(p);
+    return kc__builder_oom();
+  }
+  b->p = p;
+  b->root = -1;
+  p->name = kc__arena_strdup(&p->arena, name.size ? name : KC_SV_LIT("program"));
+  if (!p->name) {
+    kc_program_builder_destroy(b);
+    return kc__builder_oom();
+  }
+  *out_builder = b;
+  return NULL;
+}
+
+void kc_program_builder_destroy(kc_program_builder* b) {
+  if (!b) return;
+  kc__program_free(b->p);
+  kc__strmap_free(&b->names);
+  free(b);
+}
+
+/* Appends an instruction with a copy of `shape` and of the operand ids,
+ * named `name` (or "<op>.<id>"). Checks builder, out_id, operand ids and
+ * name uniqueness. */
+static kc_status* kc__add(kc_program_builder* b, int32_t op,
+                          const kc_shape* shape, const int32_t* operands,
+                          size_t num_operands, kc_string_view name,
+                          int32_t* out_id, kc__instr** out_instr) {
+  if (!b || !out_id) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "adding %s: %s is NULL",
+                            kc__op_name(op), b ? "out_id" : "builder");
+  }
+  *out_id = -1;
+  kc_program* p = b->p;
+  if (p->count >= INT32_MAX - 1) {
+    return kc_status_create(KC_OUT_OF_RANGE, "too many instructions");
+  }
+  if (num_operands && !operands) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "adding %s: operands is NULL",
+                            kc__op_name(op));
+  }
+  for (size_t i = 0; i < num_operands; ++i) {
+    if (operands[i] < 0 || (size_t)operands[i] >= p->count) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "adding %s: operand %zu: expected an instruction "
+                              "id below %zu, got %d",
+                              kc__op_name(op), i, p->count, operands[i]);
+    }
+  }
+  char made_up[64];
+  if (name.size == 0) {
+    snprintf(made_up, sizeof made_up, "%s.%zu", kc__op_name(op), p->count);
+    name = kc_sv(made_up);
+  }
+  if (kc__strmap_get(&b->names, name) >= 0) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "adding %s: an instruction named '%.*s' already exists",
+                            kc__op_name(op), (int)name.size, name.data);
+  }
+  if (p->count == p->cap) {
+    size_t cap = p->cap ? p->cap * 2 : 16;
+    kc__instr* grown = realloc(p->instrs, cap * sizeof *grown);
+    if (!grown) return kc__builder_oom();
+    p->instrs = grown;
+    p->cap = cap;
+  }
+  kc__instr* in = &p->instrs[p->count];
+  memset(in, 0, sizeof *in);
+  in->op = op;
+  in->name = kc__arena_strdup(&p->arena, name);
+  in->num_operands = num_operands;
+  in->operands = kc__arena_dup(&p->arena, operands, num_operands * sizeof(int32_t));
+  if (!in->name || !in->operands) return kc__builder_oom();
+  if (shape) {
+    kc_status* st = kc_shape_create_copy(shape, &in->shape);
+    if (st) return st;
+  }
+  if (!kc__strmap_put(&b->names, kc_sv(in->name), (int32_t)p->count)) {
+    kc_shape_destroy(in->shape);
+    return kc__builder_oom();
+  }
+  *out_id = (int32_t)p->count++;
+  *out_instr = in;
+  return NULL;
+}
+
+/* Takes back the instruction kc__add appended last, when what follows it
+ * fails, so that a failed add leaves the builder as it was. */
+static kc_status* kc__unadd(kc_program_builder* b, kc_status* st) {
+  kc_program* p = b->p;
+  kc__instr* in = &p->instrs[--p->count];
+  kc_shape_destroy(in->shape);
+  in->shape = NULL;
+  kc__strmap_put(&b->names, kc_sv(in->name), -1); /* cannot grow: present */
+  return st;
+}
+
+kc_status* kc_program_builder_add_parameter(kc_program_builder* b,
+                                            int64_t number,
+                                            const kc_shape* shape,
+                                            kc_string_view name,
+                                            int32_t* out_id) {
+  if (!shape || number < 0) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "adding parameter '%.*s': %s", (int)name.size,
+                            name.data ? name.data : "",
+                            shape ? "the number is negative" : "shape is NULL");
+  }
+  kc__instr* in = NULL;
+  KC_RETURN_IF_ERROR(kc__add(b, KC__OP_PARAMETER, shape, NULL, 0, name, out_id, &in),
+                     "adding parameter %lld", (long long)number);
+  in->number = number;
+  return NULL;
+}
+
+kc_status* kc_program_builder_add_constant(kc_program_builder* b,
+                                           const kc_shape* shape,
+                                           const void* data, size_t size,
+                                           kc_string_view name,
+                                           int32_t* out_id) {
+  if (!shape || kc_shape_is_tuple(shape) || (size && !data) ||
+      size != kc_shape_get_byte_size(shape)) {
+    return kc_status_create(
+        KC_INVALID_ARGUMENT,
+        "adding constant '%.*s': expected an array shape and %zu bytes of "
+        "data, got %s and %zu bytes",
+        (int)name.size, name.data ? name.data : "",
+        kc_shape_get_byte_size(shape),
+        !shape ? "no shape" : kc_shape_is_tuple(shape) ? "a tuple" : "an array",
+        size);
+  }
+  kc__instr* in = NULL;
+  KC_RETURN_IF_ERROR(kc__add(b, KC__OP_CONSTANT, shape, NULL, 0, name, out_id, &in),
+                     "adding a constant");
+  in->literal = kc__arena_dup(&b->p->arena, data, size);
+  in->literal_size = size;
+  if (!in->literal) return kc__unadd(b, kc__builder_oom());
+  return NULL;
+}
+
+kc_status* kc_program_builder_add_tuple(kc_program_builder* b,
+                                        const int32_t* operands,
+                                        size_t num_operands,
+                                        kc_string_view name, int32_t* out_id) {
+  kc__instr* in = NULL;
+  KC_RETURN_IF_ERROR(
+      kc__add(b, KC__OP_TUPLE, NULL, operands, num_operands, name, out_id, &in),
+      "adding a tuple");
+  const kc_shape** elems = calloc(num_operands + 1, sizeof *elems);
+  if (!elems) return kc__unadd(b, kc__builder_oom());
+  for (size_t i = 0; i < num_operands; ++i) {
+    elems[i] = b->p->instrs[operands[i]].shape;
+  }
+  kc_status* st = kc_shape_create_tuple(elems, num_operands, &in->shape);
+  free(elems);
+  return st ? kc__unadd(b, st) : NULL;
+}
+
+kc_status* kc_program_builder_add_get_tuple_element(kc_program_builder* b,
+                                                    int32_t operand,
+                                                    int64_t index,
+                                                    kc_string_view name,
+                                                    int32_t* out_id) {
+  kc__instr* in = NULL;
+  KC_RETURN_IF_ERROR(kc__add(b, KC__OP_GET_TUPLE_ELEMENT, NULL, &operand, 1,
+                             name, out_id, &in),
+                     "adding a get-tuple-element");
+  const kc_shape* t = b->p->instrs[operand].shape;
+  const kc_shape* elem =
+      index >= 0 ? kc_shape_get_element(t, (size_t)index) : NULL;
+  if (!elem) {
+    char text[256];
+    kc_shape_format(t, text, sizeof text);
+    return kc__unadd(b, kc_status_create(KC_INVALID_ARGUMENT,
+                                         "get-tuple-element '%s': index %lld "
+                                         "is not an element of %s",
+                                         in->name, (long long)index, text));
+  }
+  in->number = index;
+  kc_status* st = kc_shape_create_copy(elem, &in->shape);
+  return st ? kc__unadd(b, st) : NULL;
+}
+
+kc_status* kc_program_builder_add_op(kc_program_builder* b, kc_opcode op,
+                                     const kc_shape* result_shape,
+                                     const int32_t* operands,
+                                     size_t num_operands, kc_string_view name,
+                                     int32_t* out_id) {
+  size_t want = op <= KC_OP_MINIMUM ? 2 : 1;
+  if (op < KC_OP_ADD || op > KC_OP_RESHAPE || !result_shape ||
+      num_operands != want) {
+    return kc_status_create(
+        KC_INVALID_ARGUMENT,
+        "adding %s '%.*s': expected a known opcode, a result shape and %zu "
+        "operand%s, got %zu",
+        kc__op_name((int32_t)op), (int)name.size, name.data ? name.data : "",
+        want, want == 1 ? "" : "s", num_operands);
+  }
+  kc__instr* in = NULL;
+  return kc__add(b, (int32_t)op, result_shape, operands, num_operands, name,
+                 out_id, &in);
+}
+
+kc_status* kc_program_builder_add_broadcast(kc_program_builder* b,
+                                            const kc_shape* result_shape,
+                                            int32_t operand,
+                                            const int64_t* dimensions,
+                                            size_t num_dimensions,
+                                            kc_string_view name,
+                                            int32_t* out_id) {
+  if (!result_shape || (num_dimensions && !dimensions)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "adding broadcast '%.*s': %s is NULL",
+                            (int)name.size, name.data ? name.data : "",
+                            result_shape ? "dimensions" : "result_shape");
+  }
+  kc__instr* in = NULL;
+  KC_RETURN_IF_ERROR(kc__add(b, KC__OP_BROADCAST, result_shape, &operand, 1,
+                             name, out_id, &in),
+                     "adding a broadcast");
+  in->dims = kc__arena_dup(&b->p->arena, dimensions, num_dimensions * sizeof(int64_t));
+  in->num_dims = num_dimensions;
+  return in->dims ? NULL : kc__unadd(b, kc__builder_oom());
+}
+
+/* Deep copy of an attribute dictionary into the arena. */
+static bool kc__copy_attrs(kc__arena* a, const kc_attr_dict* src,
+                           kc_attr_dict* dst) {
+  dst->count = 0;
+  dst->entries = NULL;
+  if (!src || src->count == 0) return true;
+  if (!src->entries) return false;
+  kc_attr* out = kc__arena_alloc(a, src->count * sizeof *out);
+  if (!out) return false;
+  for (size_t i = 0; i < src->count; ++i) {
+    const kc_attr* s = &src->entries[i];
+    kc_attr* d = &out[i];
+    *d = *s;
+    d->name.data = kc__arena_strdup(a, s->name);
+    if (!d->name.data) return false;
+    if (s->type == KC_ATTR_STRING) {
+      d->v.str.data = kc__arena_strdup(a, s->v.str);
+      if (!d->v.str.data) return false;
+    } else if (s->type == KC_ATTR_ARRAY) {
+      size_t width;
+      switch (s->elem_type) {
+        case KC_ATTR_BOOL: case KC_ATTR_I8: case KC_ATTR_U8: width = 1; break;
+        case KC_ATTR_I16: case KC_ATTR_U16: width = 2; break;
+        case KC_ATTR_I32: case KC_ATTR_U32: case KC_ATTR_F32: width = 4; break;
+        case KC_ATTR_I64: case KC_ATTR_U64: case KC_ATTR_F64: width = 8; break;
+        default: return false;
+      }
+      if (s->v.array.count && !s->v.array.data) return false;
+      d->v.array.data = kc__arena_dup(a, s->v.array.data, s->v.array.count * width);
+      if (!d->v.array.data) return false;
+    } else if (s->type == KC_ATTR_DICT) {
+      if (!kc__copy_attrs(a, &s->v.dict, &d->v.dict)) return false;
+    } else if (s->type < KC_ATTR_BOOL || s->type > KC_ATTR_DICT) {
+      return false;
+    }
+  }
+  dst->entries = out;
+  dst->count = src->count;
+  return true;
+}
+
+static const int64_t* kc__dup_path(kc__arena* a, const int64_t* path, size_t n) {
+  return kc__arena_dup(a, path, n * sizeof *path);
+}
+
+kc_status* kc_program_builder_add_custom_call(kc_program_builder* b,
+                                              const kc_custom_call_desc* desc,
+                                              kc_string_view name,
+                                              int32_t* out_id) {
+  if (!desc || desc->struct_size < offsetof(kc_custom_call_desc, attrs) ||
+      !desc->result_shape || !desc->target.data || desc->target.size == 0) {
+    return kc_status_create(
+        KC_INVALID_ARGUMENT,
+        "adding custom-call '%.*s': expected a desc with a target and a "
+        "result shape",
+        (int)name.size, name.data ? name.data : "");
+  }
+  kc__instr* in = NULL;
+  KC_RETURN_IF_ERROR(kc__add(b, KC__OP_CUSTOM_CALL, desc->result_shape,
+                             desc->operands, desc->num_operands, name, out_id,
+                             &in),
+                     "adding custom-call to '%.*s'", (int)desc->target.size,
+                     desc->target.data);
+  kc__arena* a = &b->p->arena;
+  in->target = kc__arena_strdup(a, desc->target);
+  in->opaque = kc__arena_dup(a, desc->opaque, desc->opaque ? desc->opaque_size : 0);
+  in->opaque_size = desc->opaque ? desc->opaque_size : 0;
+  in->has_side_effect = desc->has_side_effect;
+  in->schedule = desc->schedule;
+  in->api_version = desc->api_version ? desc->api_version : KC_XCALL_API_ORIGINAL;
+  if (!in->target || !in->opaque) return kc__unadd(b, kc__builder_oom());
+  const kc_attr_dict* attrs =
+      KC_STRUCT_HAS(desc, kc_custom_call_desc, attrs) ? desc->attrs : NULL;
+  if (!kc__copy_attrs(a, attrs, &in->attrs)) {
+    return kc__unadd(b, kc_status_create(KC_INVALID_ARGUMENT,
+                                         "custom-call '%s': malformed "
+                                         "attributes (an unknown type, or NULL "
+                                         "data) or out of memory",
+                                         in->name));
+  }
+  if (desc->num_aliases && !desc->aliases) {
+    return kc__unadd(b, kc_status_create(KC_INVALID_ARGUMENT,
+                                         "custom-call '%s': aliases is NULL",
+                                         in->name));
+  }
+  kc__alias* aliases = kc__arena_alloc(a, desc->num_aliases * sizeof *aliases);
+  if (!aliases) return kc__unadd(b, kc__builder_oom());
+  for (size_t i = 0; i < desc->num_aliases; ++i) {
+    const kc_output_operand_alias* s = &desc->aliases[i];
+    aliases[i].output_index = kc__dup_path(a, s->output_index, s->output_index_size);
+    aliases[i].output_index_size = s->output_index_size;
+    aliases[i].operand = s->operand;
+    aliases[i].operand_index = kc__dup_path(a, s->operand_index, s->operand_index_size);
+    aliases[i].operand_index_size = s->operand_index_size;
+    if (!aliases[i].output_index || !aliases[i].operand_index) return kc__unadd(b, kc__builder_oom());
+  }
+  in->aliases = aliases;
+  in->num_aliases = desc->num_aliases;
+  return NULL;
+}
+
+kc_status* kc_program_builder_set_root(kc_program_builder* b, int32_t id) {
+  if (!b || id < 0 || (size_t)id >= b->p->count) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "set_root: expected an instruction id below %zu, got %d",
+                            b ? b->p->count : 0, id);
+  }
+  b->root = id;
+  return NULL;
+}
+
+kc_status* kc_program_builder_set_location(kc_program_builder* b, int32_t id,
+                                           int32_t line, int32_t column) {
+  if (!b || id < 0 || (size_t)id >= b->p->count) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "set_location: expected an instruction id below "
+                            "%zu, got %d",
+                            b ? b->p->count : 0, id);
+  }
+  b->p->instrs[id].line = line;
+  b->p->instrs[id].column = column;
+  return NULL;
+}
+
+kc_status* kc_program_builder_finish(kc_program_builder* b,
+                                     kc_program** out_program) {
+  if (!b || !out_program) {
+    kc_program_builder_destroy(b);
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc_program_builder_finish: %s is NULL",
+                            b ? "out_program" : "builder");
+  }
+  *out_program = NULL;
+  kc_program* p = b->p;
+  kc_status* st = NULL;
+  if (p->count == 0) {
+    st = kc_status_create(KC_INVALID_ARGUMENT, "program '%s' has no instructions",
+                          p->name);
+  }
+  for (size_t i = 0; i < p->count && !st; ++i) {
+    if (p->instrs[i].op == KC__OP_PARAMETER) p->num_params++;
+  }
+  if (!st && p->num_params) {
+    p->params = malloc(p->num_params * sizeof *p->params);
+    if (!p->params) st = kc__builder_oom();
+    for (size_t i = 0; !st && i < p->num_params; ++i) p->params[i] = -1;
+  }
+  for (size_t i = 0; i < p->count && !st; ++i) {
+    const kc__instr* in = &p->instrs[i];
+    if (in->op != KC__OP_PARAMETER) continue;
+    if (in->number < 0 || (size_t)in->number >= p->num_params ||
+        p->params[in->number] >= 0) {
+      char where[300];
+      kc__instr_where(in, where, sizeof where);
+      st = kc_status_create(KC_INVALID_ARGUMENT,
+                            "%s: parameter number %lld: expected each of 0 to "
+                            "%zu exactly once",
+                            where, (long long)in->number, p->num_params - 1);
+      break;
+    }
+    p->params[in->number] = (int32_t)i;
+  }
+  if (st) {
+    kc_program_builder_destroy(b);
+    return st;
+  }
+  p->root = b->root >= 0 ? b->root : (int32_t)p->count - 1;
+  p->refs = 1;
+  b->p = NULL;
+  kc_program_builder_destroy(b);
+  *out_program = p;
+  return NULL;
+}
+
+const char* kc_program_get_name(const kc_program* program) {
+  return program ? program->name : "";
+}
+
+size_t kc_program_get_instruction_count(const kc_program* program) {
+  return program ? program->count : 0;
+}
+
+size_t kc_program_get_parameter_count(const kc_program* program) {
+  return program ? program->num_params : 0;
+}
+
+const kc_shape* kc_program_get_parameter_shape(const kc_program* program,
+                                               size_t number) {
+  if (!program || number >= program->num_params) return NULL;
+  return program->instrs[program->params[number]].shape;
+}
+
+const char* kc_program_get_parameter_name(const kc_program* program,
+                                          size_t number) {
+  if (!program || number >= program->num_params) return NULL;
+  return program->instrs[program->params[number]].name;
+}
+
+const kc_shape* kc_program_get_result_shape(const kc_program* program) {
+  return program ? program->instrs[program->root].shape : NULL;
+}

@@ -1,0 +1,1099 @@
+/*
+ * Compiling a program: verify every instruction once, drop dead ones, give
+ * every array value a buffer, plan temporaries by liveness into one arena,
+ * and lay out the per-run block (pointer tables for tuples, typed frames).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal/common.h"
+#include "program/elementwise.h"
+#include "kcall/runtime.h"
+#include "program/executable_internal.h"
+
+/* Arena offsets and sizes are kept multiples of this. */
+#define KC__ALIGN 64
+
+typedef struct kc__compiler {
+  const kc_program* p;
+  kc_executable* exe;
+  int32_t* pos_of;    /* plan position of each instruction; -1 when dead */
+  size_t* leaf_base;  /* first leaf of each instruction */
+  int32_t* leaf_buf;  /* buffer of each leaf */
+  size_t num_leaves;
+  kc__buffer* bufs;
+  size_t num_bufs, cap_bufs;
+  kc__step* steps;
+  size_t num_steps, cap_steps;
+  char* block;        /* the run-block template, growing */
+  size_t block_size, block_cap;
+  kc__fill* fills;    /* targets fed from buffers or block offsets */
+  size_t num_fills, cap_fills;
+  /* Output-operand aliases that may become in-place: the call's position,
+   * the operand's buffer, the result's buffer and the copy step. */
+  struct kc__alias_plan {
+    int32_t pos;
+    int32_t from;
+    int32_t to;
+    size_t copy_step;
+  }* aliases;
+  size_t num_aliases, cap_aliases;
+} kc__compiler;
+
+/* ---- small growable arrays ------------------------------------------------ */
+
+static bool kc__grow(void** items, size_t* cap, size_t need, size_t size) {
+  if (need <= *cap) return true;
+  size_t n = *cap ? *cap * 2 : 16;
+  while (n < need) n *= 2;
+  void* grown = realloc(*items, n * size);
+  if (!grown) return false;
+  memset((char*)grown + *cap * size, 0, (n - *cap) * size);
+  *items = grown;
+  *cap = n;
+  return true;
+}
+
+static kc_status* kc__oom(void) {
+  return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory compiling");
+}
+
+static int32_t kc__new_buffer(kc__compiler* c, int32_t kind, size_t size,
+                              int32_t def, const kc_shape* shape) {
+  if (!kc__grow((void**)&c->bufs, &c->cap_bufs, c->num_bufs + 1, sizeof *c->bufs)) {
+    return -1;
+  }
+  kc__buffer* b = &c->bufs[c->num_bufs];
+  b->kind = kind;
+  b->index = -1;
+  b->size = size;
+  b->def = def;
+  b->last = def;
+  b->shape = shape;
+  return (int32_t)c->num_bufs++;
+}
+
+static kc__step* kc__new_step(kc__compiler* c, int32_t kind, kc__step_fn fn,
+                              int32_t instr) {
+  if (!kc__grow((void**)&c->steps, &c->cap_steps, c->num_steps + 1, sizeof *c->steps)) {
+    return NULL;
+  }
+  kc__step* s = &c->steps[c->num_steps++];
+  memset(s, 0, sizeof *s);
+  s->kind = kind;
+  s->run = fn;
+  s->instr = instr;
+  s->in[0] = s->in[1] = s->out = -1;
+  return s;
+}
+
+/* Reserves `size` bytes of the run block (zeroed, 16-aligned); returns
+ * its offset, or SIZE_MAX when out of memory. */
+static size_t kc__reserve(kc__compiler* c, size_t size) {
+  size_t off = (c->block_size + 15) & ~(size_t)15;
+  if (!kc__grow((void**)&c->block, &c->block_cap, off + size + 1, 1)) return SIZE_MAX;
+  c->block_size = off + size;
+  return off;
+}
+
+static bool kc__add_fill(kc__compiler* c, size_t target, int32_t buffer,
+                         size_t block_offset) {
+  if (!kc__grow((void**)&c->fills, &c->cap_fills, c->num_fills + 1, sizeof *c->fills)) {
+    return false;
+  }
+  c->fills[c->num_fills].target = target;
+  c->fills[c->num_fills].buffer = buffer;
+  c->fills[c->num_fills].block_offset = block_offset;
+  c->num_fills++;
+  return true;
+}
+
+/* ---- messages -------------------------------------------------------------- */
+
+static kc_status* kc__bad(const kc__instr* in, kc_status_code code,
+                          const char* fmt, ...) KC_PRINTF(3, 4);
+static kc_status* kc__bad(const kc__instr* in, kc_status_code code,
+                          const char* fmt, ...) {
+  char where[320];
+  kc__instr_where(in, where, sizeof where);
+  va_list args;
+  va_start(args, fmt);
+  kc_status* st = kc_status_create_v(code, fmt, args);
+  va_end(args);
+  return kc_status_add_context(st, "%s", where);
+}
+
+#define KC__SHAPE_TEXT(var, shape) \
+  char var[256];                   \
+  kc_shape_format((shape), var, sizeof var)
+
+/* ---- verification ------------------------------------------------------------ */
+
+static const kc_shape* kc__operand_shape(const kc_program* p,
+                                         const kc__instr* in, size_t i) {
+  return p->instrs[in->operands[i]].shape;
+}
+
+static kc_status* kc__expect_array(const kc_program* p, const kc__instr* in,
+                                   size_t i, const kc_shape* want) {
+  const kc_shape* got = kc__operand_shape(p, in, i);
+  if (kc_shape_equal(got, want)) return NULL;
+  KC__SHAPE_TEXT(w, want);
+  KC__SHAPE_TEXT(g, got);
+  return kc__bad(in, KC_INVALID_ARGUMENT, "operand %zu: expected %s, got %s", i, w, g);
+}
+
+static kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in) {
+  const kc_shape* r = in->shape;
+  if (kc_shape_is_tuple(r)) {
+    return kc__bad(in, KC_INVALID_ARGUMENT, "expected an array result, got a tuple");
+  }
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    const kc_shape* o = kc__operand_shape(p, in, i);
+    if (kc_shape_is_tuple(o)) {
+      return kc__bad(in, KC_INVALID_ARGUMENT, "operand %zu: expected an array, got a tuple", i);
+    }
+    if (in->op == KC_OP_RESHAPE) {
+      int64_t n = 1;
+      for (int32_t d = 0; d < o->rank; ++d) n *= o->dims[d];
+      int64_t m = 1;
+      for (int32_t d = 0; d < r->rank; ++d) m *= r->dims[d];
+      if (n != m || !kc_dtype_equal(o->dtype, r->dtype)) {
+        KC__SHAPE_TEXT(g, o);
+        KC__SHAPE_TEXT(w, r);
+        return kc__bad(in, KC_INVALID_ARGUMENT,
+                       "reshape of %s to %s: expected the same dtype and "
+                       "element count",
+                       g, w);
+      }
+      return NULL;
+    }
+    if (in->op == KC_OP_CONVERT) {
+      if (o->rank != r->rank ||
+          (r->rank && memcmp(o->dims, r->dims, (size_t)r->rank * sizeof(int64_t)))) {
+        KC__SHAPE_TEXT(g, o);
+        KC__SHAPE_TEXT(w, r);
+        return kc__bad(in, KC_INVALID_ARGUMENT,
+                       "operand 0: expected the dims of %s, got %s", w, g);
+      }
+    } else {
+      KC__TRY(kc__expect_array(p, in, i, r));
+    }
+  }
+  DLDataType from = kc__operand_shape(p, in, 0)->dtype;
+  if (!kc__elementwise_supported(in->op, from, r->dtype)) {
+    char a[32], b[32];
+    kc_dtype_format(from, a, sizeof a);
+    kc_dtype_format(r->dtype, b, sizeof b);
+    return kc__bad(in, KC_UNIMPLEMENTED,
+                   "%s is not implemented for %s -> %s (supported: f32, f64 "
+                   "and the integer types; exponential and log: floats only)",
+                   kc__op_name(in->op), a, b);
+  }
+  return NULL;
+}
+
+static kc_status* kc__verify_broadcast(const kc_program* p, const kc__instr* in) {
+  const kc_shape* o = kc__operand_shape(p, in, 0);
+  const kc_shape* r = in->shape;
+  if (kc_shape_is_tuple(o) || kc_shape_is_tuple(r) ||
+      !kc_dtype_equal(o->dtype, r->dtype) || (size_t)o->rank != in->num_dims) {
+    KC__SHAPE_TEXT(g, o);
+    KC__SHAPE_TEXT(w, r);
+    return kc__bad(in, KC_INVALID_ARGUMENT,
+                   "broadcast of %s to %s with %zu dimensions: expected "
+                   "arrays of one dtype and one dimension per operand dim",
+                   g, w, in->num_dims);
+  }
+  for (size_t i = 0; i < in->num_dims; ++i) {
+    int64_t d = in->dims[i];
+    if (d < 0 || d >= r->rank || (i > 0 && d <= in->dims[i - 1]) ||
+        r->dims[d] != o->dims[i]) {
+      return kc__bad(in, KC_INVALID_ARGUMENT,
+                     "dimensions[%zu] = %lld: expected an increasing result "
+                     "dimension whose size equals operand dimension %zu",
+                     i, (long long)d, i);
+    }
+  }
+  return NULL;
+}
+
+/* The sub-shape at `path` of `shape`, or NULL. */
+static const kc_shape* kc__subshape(const kc_shape* shape, const int64_t* path,
+                                    size_t n, size_t* out_leaf_offset) {
+  size_t leaf = 0;
+  for (size_t i = 0; i < n && shape; ++i) {
+    if (!kc_shape_is_tuple(shape) || path[i] < 0 ||
+        (size_t)path[i] >= shape->count) {
+      return NULL;
+    }
+    for (int64_t j = 0; j < path[i]; ++j) leaf += shape->elements[j]->leaf_count;
+    shape = shape->elements[path[i]];
+  }
+  *out_leaf_offset = leaf;
+  return shape;
+}
+
+static kc_status* kc__verify_aliases(const kc_program* p, const kc__instr* in) {
+  for (size_t i = 0; i < in->num_aliases; ++i) {
+    const kc__alias* a = &in->aliases[i];
+    size_t unused;
+    const kc_shape* out = kc__subshape(in->shape, a->output_index,
+                                       a->output_index_size, &unused);
+    if (a->operand < 0 || (size_t)a->operand >= in->num_operands) {
+      return kc__bad(in, KC_INVALID_ARGUMENT,
+                     "output_to_operand_aliasing %zu: operand %d: expected "
+                     "0 to %zu",
+                     i, a->operand, in->num_operands - 1);
+    }
+    const kc_shape* src = kc__subshape(kc__operand_shape(p, in, (size_t)a->operand),
+                                       a->operand_index, a->operand_index_size, &unused);
+    if (!out || !src || kc_shape_is_tuple(out) || !kc_shape_equal(out, src)) {
+      return kc__bad(in, KC_INVALID_ARGUMENT,
+                     "output_to_operand_aliasing %zu: expected an output index "
+                     "and an operand index naming arrays of the same shape",
+                     i);
+    }
+    for (size_t j = 0; j < i; ++j) {
+      const kc__alias* b = &in->aliases[j];
+      if (b->output_index_size == a->output_index_size &&
+          !memcmp(b->output_index, a->output_index,
+                  a->output_index_size * sizeof(int64_t))) {
+        return kc__bad(in, KC_INVALID_ARGUMENT,
+                       "output_to_operand_aliasing %zu: that output is "
+                       "already aliased by entry %zu",
+                       i, j);
+      }
+    }
+  }
+  return NULL;
+}
+
+static bool kc__leaf_matches(const kc_shape* leaf, const kc_xcall_buffer_spec* s) {
+  return (s->dtype.bits == 0 || kc_dtype_equal(s->dtype, leaf->dtype)) &&
+         (s->rank < 0 || s->rank == leaf->rank);
+}
+
+static kc_status* kc__check_leaves(const kc__instr* in, const char* what,
+                                   const kc_shape* const* leaves, size_t n,
+                                   const kc_xcall_buffer_spec* specs,
+                                   int32_t num_specs) {
+  if ((size_t)num_specs != n) {
+    return kc__bad(in, KC_INVALID_ARGUMENT,
+                   "custom call '%s': expected %d %s buffer%s, got %zu",
+                   in->target, num_specs, what, num_specs == 1 ? "" : "s", n);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!kc__leaf_matches(leaves[i], &specs[i])) {
+      char want[64] = "any";
+      if (specs[i].dtype.bits) kc_dtype_format(specs[i].dtype, want, sizeof want);
+      KC__SHAPE_TEXT(got, leaves[i]);
+      return kc__bad(in, KC_INVALID_ARGUMENT,
+                     "custom call '%s': %s %zu: expected %s of rank %s%d, got %s",
+                     in->target, what, i, want, specs[i].rank < 0 ? "any " : "",
+                     specs[i].rank < 0 ? 0 : specs[i].rank, got);
+    }
+  }
+  return NULL;
+}
+
+/* "f32", or "array of f64" for an array with a known element type. */
+static const char* kc__attr_type_text(int32_t type, int32_t elem, char* buf,
+                                      size_t cap) {
+  if (type != KC_ATTR_ARRAY || !elem) return kc_attr_type_name(type);
+  snprintf(buf, cap, "array of %s", kc_attr_type_name(elem));
+  return buf;
+}
+
+/* Orders the instruction's attributes as the signature declares them, into
+ * `out` (num_attrs entries). */
+static kc_status* kc__match_attrs(const kc__instr* in,
+                                  const kc_xcall_signature* sig, kc_attr* out) {
+  for (int32_t i = 0; i < sig->num_attrs; ++i) {
+    const kc_xcall_attr_spec* spec = &sig->attrs[i];
+    const kc_attr* a = kc_attr_dict_lookup(&in->attrs, kc_sv(spec->name));
+    char want[48], got[48];
+    if (!a || a->type != spec->type ||
+        (spec->type == KC_ATTR_ARRAY && spec->elem_type && a->elem_type != spec->elem_type)) {
+      return kc__bad(in, KC_INVALID_ARGUMENT,
+                     "custom call '%s': attribute '%s': expected %s, got %s",
+                     in->target, spec->name,
+                     kc__attr_type_text(spec->type, spec->elem_type, want, sizeof want),
+                     a ? kc__attr_type_text(a->type, a->elem_type, got, sizeof got)
+                       : "none");
+    }
+    out[i] = *a;
+  }
+  return NULL;
+}
+
+static kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
+                                         kc_platform platform,
+                                         const kc__xcall_target** out_target) {
+  const kc__xcall_target* t = kc__xcall_find(kc_sv(in->target), platform);
+  if (!t) {
+    return kc_status_add_context(kc__xcall_not_found(kc_sv(in->target), platform),
+                                 "custom call '%s' (instruction '%s')",
+                                 in->target, in->name);
+  }
+  if ((int32_t)t->api != in->api_version) {
+    return kc__bad(in, KC_FAILED_PRECONDITION,
+                   "custom call '%s': the program calls it with API %s, but "
+                   "it is registered for %s on %s",
+                   in->target, kc_xcall_api_name((kc_xcall_api)in->api_version),
+                   kc_xcall_api_name(t->api), kc_platform_name(platform));
+  }
+  if (t->api != KC_XCALL_API_TYPED && in->attrs.count) {
+    return kc__bad(in, KC_INVALID_ARGUMENT,
+                   "custom call '%s': typed attributes need API TYPED", in->target);
+  }
+  KC__TRY(kc__verify_aliases(p, in));
+  *out_target = t;
+  return NULL;
+}
+
+static kc_status* kc__verify(const kc_program* p, const kc__instr* in) {
+  switch (in->op) {
+    case KC__OP_PARAMETER:
+    case KC__OP_CONSTANT:
+    case KC__OP_TUPLE:
+    case KC__OP_GET_TUPLE_ELEMENT:
+    case KC__OP_CUSTOM_CALL:
+      return NULL; /* shapes are made consistent by the builder */
+    case KC__OP_BROADCAST:
+      return kc__verify_broadcast(p, in);
+    default:
+      return kc__verify_elementwise(p, in);
+  }
+}
+
+/* ---- liveness and buffers --------------------------------------------------- */
+
+static kc_status* kc__mark_live(kc__compiler* c, bool* live) {
+  const kc_program* p = c->p;
+  live[p->root] = true;
+  for (size_t i = 0; i < p->count; ++i) {
+    if (p->instrs[i].op == KC__OP_CUSTOM_CALL && p->instrs[i].has_side_effect) {
+      live[i] = true;
+    }
+  }
+  for (size_t i = p->count; i-- > 0;) {
+    if (!live[i]) continue;
+    for (size_t j = 0; j < p->instrs[i].num_operands; ++j) {
+      int32_t o = p->instrs[i].operands[j];
+      if ((size_t)o >= i) {
+        return kc__bad(&p->instrs[i], KC_INVALID_ARGUMENT,
+                       "operand %zu is defined after its use", j);
+      }
+      live[o] = true;
+    }
+  }
+  return NULL;
+}
+
+/* Leaf shapes of instruction i, in pre-order, into `out` (leaf_count). */
+static void kc__leaf_shapes(const kc_shape* s, const kc_shape** out, size_t* n) {
+  if (!s->is_tuple) {
+    out[(*n)++] = s;
+    return;
+  }
+  for (size_t i = 0; i < s->count; ++i) kc__leaf_shapes(s->elements[i], out, n);
+}
+
+static const int32_t* kc__leaves_of(const kc__compiler* c, int32_t instr) {
+  return &c->leaf_buf[c->leaf_base[instr]];
+}
+
+/* A fresh TEMP buffer for each leaf of `in`'s result, defined at `pos`. */
+static kc_status* kc__temp_leaves(kc__compiler* c, int32_t id, int32_t pos) {
+  const kc__instr* in = &c->p->instrs[id];
+  size_t n = 0;
+  const kc_shape** shapes = malloc(in->shape->leaf_count * sizeof *shapes + 1);
+  if (!shapes) return kc__oom();
+  kc__leaf_shapes(in->shape, shapes, &n);
+  for (size_t i = 0; i < n; ++i) {
+    int32_t b = kc__new_buffer(c, KC__BUF_TEMP, shapes[i]->byte_size, pos, shapes[i]);
+    if (b < 0) {
+      free(shapes);
+      return kc__oom();
+    }
+    c->leaf_buf[c->leaf_base[id] + i] = b;
+  }
+  free(shapes);
+  return NULL;
+}
+
+/* Pointer table for a tuple value whose leaves are `leaves`: reserves
+ * shape->count pointers in the block, nested tables for nested tuples,
+ * and fills for leaf addresses. Returns the table's block offset. */
+static size_t kc__table(kc__compiler* c, const kc_shape* s, const int32_t* leaves) {
+  size_t table = kc__reserve(c, s->count * sizeof(void*));
+  if (table == SIZE_MAX) return SIZE_MAX;
+  size_t leaf = 0;
+  for (size_t i = 0; i < s->count; ++i) {
+    const kc_shape* e = s->elements[i];
+    size_t target = table + i * sizeof(void*);
+    bool ok;
+    if (e->is_tuple) {
+      size_t sub = kc__table(c, e, leaves + leaf);
+      ok = sub != SIZE_MAX && kc__add_fill(c, target, -1, sub);
+    } else {
+      ok = kc__add_fill(c, target, leaves[leaf], 0);
+    }
+    if (!ok) return SIZE_MAX;
+    leaf += e->leaf_count;
+  }
+  return table;
+}
+
+/* Fills the pointer at block offset `target` with value `id`'s address:
+ * its buffer for an array, its table for a tuple. */
+static bool kc__point_at(kc__compiler* c, size_t target, int32_t id) {
+  const kc_shape* s = c->p->instrs[id].shape;
+  const int32_t* leaves = kc__leaves_of(c, id);
+  if (!s->is_tuple) return kc__add_fill(c, target, leaves[0], 0);
+  size_t table = kc__table(c, s, leaves);
+  return table != SIZE_MAX && kc__add_fill(c, target, -1, table);
+}
+
+/* Records copy-ins for the call's aliases (made in place later where the
+ * operand dies at the call). */
+static kc_status* kc__plan_aliases(kc__compiler* c, int32_t id, int32_t pos) {
+  const kc__instr* in = &c->p->instrs[id];
+  for (size_t i = 0; i < in->num_aliases; ++i) {
+    const kc__alias* a = &in->aliases[i];
+    size_t out_leaf = 0, src_leaf = 0;
+    kc__subshape(in->shape, a->output_index, a->output_index_size, &out_leaf);
+    int32_t operand = in->operands[a->operand];
+    kc__subshape(c->p->instrs[operand].shape, a->operand_index,
+                 a->operand_index_size, &src_leaf);
+    int32_t from = kc__leaves_of(c, operand)[src_leaf];
+    int32_t to = kc__leaves_of(c, id)[out_leaf];
+    kc__step* s = kc__new_step(c, KC__STEP_COPY, kc__step_copy, id);
+    if (!s || !kc__grow((void**)&c->aliases, &c->cap_aliases, c->num_aliases + 1,
+                        sizeof *c->aliases)) {
+      return kc__oom();
+    }
+    s->in[0] = from;
+    s->out = to;
+    s->bytes = c->bufs[to].size;
+    c->aliases[c->num_aliases].pos = pos;
+    c->aliases[c->num_aliases].from = from;
+    c->aliases[c->num_aliases].to = to;
+    c->aliases[c->num_aliases].copy_step = c->num_steps - 1;
+    c->num_aliases++;
+  }
+  return NULL;
+}
+
+static kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id,
+                                       const kc__xcall_target* t) {
+  const kc__instr* in = &c->p->instrs[id];
+  kc__step* s = kc__new_step(c, KC__STEP_LEGACY_CALL, kc__step_legacy_call, id);
+  if (!s) return kc__oom();
+  s->target = t;
+  s->fn = t->fn;
+  s->api = (int32_t)t->api;
+  s->opaque = in->opaque;
+  s->opaque_size = in->opaque_size;
+  size_t ins = kc__reserve(c, (in->num_operands + 1) * sizeof(void*));
+  size_t out = kc__reserve(c, sizeof(void*));
+  if (ins == SIZE_MAX || out == SIZE_MAX) return kc__oom();
+  c->steps[c->num_steps - 1].ins_offset = ins;
+  c->steps[c->num_steps - 1].out_offset = out;
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    if (!kc__point_at(c, ins + i * sizeof(void*), in->operands[i])) return kc__oom();
+  }
+  if (!kc__point_at(c, out, id)) return kc__oom();
+  return NULL;
+}
+
+/* Lays out a typed call's frame and DLTensors in the block, and
+ * instantiates the handler. */
+static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
+                                      const kc__xcall_target* t) {
+  const kc__instr* in = &c->p->instrs[id];
+  const kc_xcall_signature* sig = &t->signature;
+  kc_executable* exe = c->exe;
+  /* Leaves of the operands, then of the result. */
+  size_t nargs = 0;
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    nargs += c->p->instrs[in->operands[i]].shape->leaf_count;
+  }
+  size_t nres = in->shape->leaf_count;
+  const kc_shape** shapes = malloc((nargs + nres + 1) * sizeof *shapes);
+  int32_t* bufs = malloc((nargs + nres + 1) * sizeof *bufs);
+  kc_status* st = NULL;
+  if (!shapes || !bufs) st = kc__oom();
+  size_t n = 0;
+  for (size_t i = 0; !st && i < in->num_operands; ++i) {
+    int32_t o = in->operands[i];
+    size_t first = n;
+    kc__leaf_shapes(c->p->instrs[o].shape, shapes, &n);
+    memcpy(bufs + first, kc__leaves_of(c, o), (n - first) * sizeof *bufs);
+  }
+  if (!st) {
+    kc__leaf_shapes(in->shape, shapes, &n);
+    memcpy(bufs + nargs, kc__leaves_of(c, id), nres * sizeof *bufs);
+    st = kc__check_leaves(in, "argument", shapes, nargs, sig->args, sig->num_args);
+  }
+  if (!st) {
+    st = kc__check_leaves(in, "result", shapes + nargs, nres, sig->results,
+                          sig->num_results);
+  }
+  kc_attr* attrs = NULL;
+  if (!st) {
+    attrs = kc__arena_alloc(&exe->arena, ((size_t)sig->num_attrs + 1) * sizeof *attrs);
+    st = attrs ? kc__match_attrs(in, sig, attrs) : kc__oom();
+  }
+  /* The frame and its DLTensors, first as a local copy for INSTANTIATE. */
+  DLTensor* tensors = st ? NULL : calloc(nargs + nres + 1, sizeof *tensors);
+  if (!st && !tensors) st = kc__oom();
+  for (size_t i = 0; !st && i < nargs + nres; ++i) {
+    tensors[i].device = kc_device_cpu();
+    tensors[i].ndim = shapes[i]->rank;
+    tensors[i].dtype = shapes[i]->dtype;
+    tensors[i].shape = (int64_t*)(uintptr_t)shapes[i]->dims;
+  }
+  kc_xcall_frame frame;
+  memset(&frame, 0, sizeof frame);
+  frame.struct_size = sizeof frame;
+  frame.stage = KC_XCALL_STAGE_INSTANTIATE;
+  frame.num_args = (int32_t)nargs;
+  frame.num_results = (int32_t)nres;
+  frame.num_attrs = sig->num_attrs;
+  frame.args = tensors;
+  frame.results = tensors ? tensors + nargs : NULL;
+  frame.attrs = attrs;
+  /* Handlers always get a pool on the host; the default one is started
+   * only when a program has a typed call. */
+  if (!exe->pool) exe->pool = kc_thread_pool_get_default();
+  frame.thread_pool = exe->pool;
+  frame.user = t->user;
+  frame.instruction_name = in->name;
+  if (!st) {
+    st = t->handler(&frame);
+    if (frame.state && frame.state_deleter) {
+      /* Owned by the executable from here on, even if this call failed. */
+      struct kc__state* grown = realloc(exe->states, (exe->num_states + 1) * sizeof *grown);
+      if (!grown) {
+        frame.state_deleter(frame.state);
+        if (!st) st = kc__oom();
+      } else {
+        exe->states = grown;
+        exe->states[exe->num_states].state = frame.state;
+        exe->states[exe->num_states].deleter = frame.state_deleter;
+        exe->num_states++;
+      }
+    }
+    if (st) {
+      st = kc_status_add_context(st, "instantiating custom call '%s' (instruction '%s')",
+                                 in->target, in->name);
+    }
+  }
+  /* Into the block: frame, then the DLTensors; pointers become fills. */
+  size_t frame_off = SIZE_MAX, tensors_off = SIZE_MAX;
+  /* Frame, DLTensors and ordered attributes sit together, in the order
+   * a handler reads them. */
+  size_t attrs_off = SIZE_MAX;
+  if (!st) {
+    frame_off = kc__reserve(c, sizeof frame);
+    tensors_off = kc__reserve(c, (nargs + nres + 1) * sizeof *tensors);
+    attrs_off = kc__reserve(c, ((size_t)sig->num_attrs + 1) * sizeof *attrs);
+    if (frame_off == SIZE_MAX || tensors_off == SIZE_MAX || attrs_off == SIZE_MAX) {
+      st = kc__oom();
+    }
+  }
+  if (!st) {
+    frame.stage = KC_XCALL_STAGE_EXECUTE;
+    frame.args = NULL;
+    frame.results = NULL;
+    frame.attrs = NULL;
+    memcpy(c->block + frame_off, &frame, sizeof frame);
+    memcpy(c->block + tensors_off, tensors, (nargs + nres) * sizeof *tensors);
+    memcpy(c->block + attrs_off, attrs, (size_t)sig->num_attrs * sizeof *attrs);
+    bool ok = kc__add_fill(c, frame_off + offsetof(kc_xcall_frame, args), -1, tensors_off) &&
+              kc__add_fill(c, frame_off + offsetof(kc_xcall_frame, results), -1,
+                           tensors_off + nargs * sizeof *tensors) &&
+              kc__add_fill(c, frame_off + offsetof(kc_xcall_frame, attrs), -1, attrs_off);
+    for (size_t i = 0; ok && i < nargs + nres; ++i) {
+      ok = kc__add_fill(c, tensors_off + i * sizeof *tensors + offsetof(DLTensor, data),
+                        bufs[i], 0);
+    }
+    if (ok && frame.scratch_bytes) {
+      int32_t b = kc__new_buffer(c, KC__BUF_SCRATCH, frame.scratch_bytes, pos, NULL);
+      ok = b >= 0 && kc__add_fill(c, frame_off + offsetof(kc_xcall_frame, scratch), b, 0);
+    }
+    kc__step* s = ok ? kc__new_step(c, KC__STEP_TYPED_CALL, kc__step_typed_call, id) : NULL;
+    if (!s) {
+      st = kc__oom();
+    } else {
+      s->target = t;
+      s->handler = t->handler;
+      s->frame_offset = frame_off;
+    }
+  }
+  free(tensors);
+  free(shapes);
+  free(bufs);
+  return st;
+}
+
+/* Assigns buffers to instruction `id` at plan position `pos` and emits its
+ * step, if it computes anything. */
+static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
+  const kc_program* p = c->p;
+  const kc__instr* in = &p->instrs[id];
+  int32_t* leaves = &c->leaf_buf[c->leaf_base[id]];
+  switch (in->op) {
+    case KC__OP_PARAMETER: {
+      size_t first = 0;
+      for (int64_t k = 0; k < in->number; ++k) {
+        first += p->instrs[p->params[k]].shape->leaf_count;
+      }
+      size_t n = 0;
+      const kc_shape** shapes = malloc(in->shape->leaf_count * sizeof *shapes + 1);
+      if (!shapes) return kc__oom();
+      kc__leaf_shapes(in->shape, shapes, &n);
+      for (size_t i = 0; i < n; ++i) {
+        int32_t b = kc__new_buffer(c, KC__BUF_INPUT, shapes[i]->byte_size, -1, shapes[i]);
+        if (b < 0) {
+          free(shapes);
+          return kc__oom();
+        }
+        c->bufs[b].index = (int32_t)(first + i);
+        leaves[i] = b;
+      }
+      free(shapes);
+      return NULL;
+    }
+    case KC__OP_CONSTANT: {
+      int32_t b = kc__new_buffer(c, KC__BUF_CONST, in->literal_size, -1, in->shape);
+      if (b < 0) return kc__oom();
+      c->bufs[b].data = in->literal;
+      leaves[0] = b;
+      return NULL;
+    }
+    case KC__OP_TUPLE: {
+      size_t n = 0;
+      for (size_t i = 0; i < in->num_operands; ++i) {
+        int32_t o = in->operands[i];
+        size_t k = p->instrs[o].shape->leaf_count;
+        memcpy(leaves + n, kc__leaves_of(c, o), k * sizeof *leaves);
+        n += k;
+      }
+      return NULL;
+    }
+    case KC__OP_GET_TUPLE_ELEMENT: {
+      size_t offset = 0;
+      const kc_shape* t = p->instrs[in->operands[0]].shape;
+      kc__subshape(t, &in->number, 1, &offset);
+      memcpy(leaves, kc__leaves_of(c, in->operands[0]) + offset,
+             in->shape->leaf_count * sizeof *leaves);
+      return NULL;
+    }
+    case KC_OP_RESHAPE:
+      /* Row-major bytes do not move: the result is the operand's buffer. */
+      leaves[0] = kc__leaves_of(c, in->operands[0])[0];
+      return NULL;
+    case KC__OP_BROADCAST: {
+      KC__TRY(kc__temp_leaves(c, id, pos));
+      kc__step* s = kc__new_step(c, KC__STEP_BROADCAST, kc__step_broadcast, id);
+      if (!s) return kc__oom();
+      const kc_shape* o = p->instrs[in->operands[0]].shape;
+      s->in[0] = kc__leaves_of(c, in->operands[0])[0];
+      s->out = leaves[0];
+      s->in_rank = o->rank;
+      s->in_dims = o->dims;
+      s->out_rank = in->shape->rank;
+      s->out_dims = in->shape->dims;
+      s->map = in->dims;
+      s->bytes = kc_dtype_get_size(o->dtype);
+      return NULL;
+    }
+    case KC__OP_CUSTOM_CALL: {
+      const kc__xcall_target* t = NULL;
+      KC__TRY(kc__verify_custom_call(p, in, c->exe->platform, &t));
+      KC__TRY(kc__temp_leaves(c, id, pos));
+      KC__TRY(kc__plan_aliases(c, id, pos));
+      if (t->api == KC_XCALL_API_TYPED) return kc__plan_typed_call(c, id, pos, t);
+      return kc__plan_legacy_call(c, id, t);
+    }
+    default: {
+      KC__TRY(kc__temp_leaves(c, id, pos));
+      kc__step* s = kc__new_step(c, KC__STEP_ELEMENTWISE, kc__step_elementwise, id);
+      if (!s) return kc__oom();
+      const kc_shape* o = p->instrs[in->operands[0]].shape;
+      s->op = in->op;
+      s->in[0] = kc__leaves_of(c, in->operands[0])[0];
+      if (in->num_operands > 1) s->in[1] = kc__leaves_of(c, in->operands[1])[0];
+      s->out = leaves[0];
+      s->in_dtype = o->dtype;
+      s->out_dtype = in->shape->dtype;
+      int64_t count = 1;
+      for (int32_t d = 0; d < in->shape->rank; ++d) count *= in->shape->dims[d];
+      s->count = count;
+      return NULL;
+    }
+  }
+}
+
+/* Extends last uses: every operand read at `pos`. */
+static void kc__note_uses(kc__compiler* c, int32_t id, int32_t pos) {
+  const kc__instr* in = &c->p->instrs[id];
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    int32_t o = in->operands[i];
+    const int32_t* leaves = kc__leaves_of(c, o);
+    for (size_t k = 0; k < c->p->instrs[o].shape->leaf_count; ++k) {
+      kc__buffer* b = &c->bufs[leaves[k]];
+      if (b->last < pos) b->last = pos;
+    }
+  }
+}
+
+/* Replaces buffer `from` by `to` in every leaf and step. */
+static void kc__merge_buffer(kc__compiler* c, int32_t from, int32_t to) {
+  for (size_t i = 0; i < c->num_leaves; ++i) {
+    if (c->leaf_buf[i] == from) c->leaf_buf[i] = to;
+  }
+  for (size_t i = 0; i < c->num_fills; ++i) {
+    if (c->fills[i].buffer == from) c->fills[i].buffer = to;
+  }
+  for (size_t i = 0; i < c->num_steps; ++i) {
+    kc__step* s = &c->steps[i];
+    if (s->in[0] == from) s->in[0] = to;
+    if (s->in[1] == from) s->in[1] = to;
+    if (s->out == from) s->out = to;
+  }
+  kc__buffer* a = &c->bufs[from];
+  kc__buffer* b = &c->bufs[to];
+  if (a->last > b->last) b->last = a->last;
+  a->kind = 0; /* unused from now on */
+}
+
+/* Makes aliases in place where the operand's buffer is a temporary that
+ * nothing reads after the call; the copy-in steps of those become no-ops. */
+static void kc__merge_aliases(kc__compiler* c) {
+  for (size_t i = 0; i < c->num_aliases; ++i) {
+    struct kc__alias_plan* a = &c->aliases[i];
+    kc__buffer* from = &c->bufs[a->from];
+    if (from->kind == KC__BUF_TEMP && from->last == a->pos &&
+        c->bufs[a->to].kind == KC__BUF_TEMP) {
+      c->steps[a->copy_step].run = NULL; /* dropped below */
+      kc__merge_buffer(c, a->to, a->from);
+    }
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < c->num_steps; ++i) {
+    if (c->steps[i].run) c->steps[n++] = c->steps[i];
+  }
+  c->num_steps = n;
+}
+
+/* Root leaves become outputs: a temporary computed by the program is
+ * written straight into its output tensor; anything else is copied. */
+static kc_status* kc__plan_outputs(kc__compiler* c, int32_t end) {
+  kc_executable* exe = c->exe;
+  const kc__instr* root = &c->p->instrs[c->p->root];
+  size_t n = root->shape->leaf_count;
+  exe->num_outputs = n;
+  exe->output_shapes = calloc(n + 1, sizeof *exe->output_shapes);
+  exe->output_buffers = calloc(n + 1, sizeof *exe->output_buffers);
+  if (!exe->output_shapes || !exe->output_buffers) return kc__oom();
+  size_t k = 0;
+  kc__leaf_shapes(root->shape, exe->output_shapes, &k);
+  const int32_t* leaves = kc__leaves_of(c, c->p->root);
+  for (size_t i = 0; i < n; ++i) {
+    int32_t b = leaves[i];
+    if (c->bufs[b].kind == KC__BUF_TEMP) {
+      c->bufs[b].kind = KC__BUF_OUTPUT;
+      c->bufs[b].index = (int32_t)i;
+      exe->output_buffers[i] = b;
+      continue;
+    }
+    int32_t o = kc__new_buffer(c, KC__BUF_OUTPUT, c->bufs[b].size, end, exe->output_shapes[i]);
+    kc__step* s = o < 0 ? NULL : kc__new_step(c, KC__STEP_COPY, kc__step_copy, -1);
+    if (!s) return kc__oom();
+    c->bufs[o].index = (int32_t)i;
+    s->in[0] = b;
+    s->out = o;
+    s->bytes = c->bufs[b].size;
+    if (c->bufs[b].last < end) c->bufs[b].last = end;
+    exe->output_buffers[i] = o;
+  }
+  for (size_t i = 0; i < n; ++i) exe->output_bytes += c->bufs[exe->output_buffers[i]].size;
+  return NULL;
+}
+
+/* ---- arena planning --------------------------------------------------------- */
+
+typedef struct kc__hole {
+  size_t offset, size;
+} kc__hole;
+
+static int kc__by_def(const void* a, const void* b, void* ctx) {
+  const kc__buffer* bufs = ctx;
+  const kc__buffer* x = &bufs[*(const int32_t*)a];
+  const kc__buffer* y = &bufs[*(const int32_t*)b];
+  if (x->def != y->def) return x->def < y->def ? -1 : 1;
+  return (*(const int32_t*)a > *(const int32_t*)b) - (*(const int32_t*)a < *(const int32_t*)b);
+}
+
+/* Gives each temporary an arena offset; buffers whose live ranges do not
+ * overlap share memory. Best fit over free holes, else the arena grows. */
+static kc_status* kc__plan_arena(kc__compiler* c) {
+  size_t n = 0;
+  int32_t* order = malloc((c->num_bufs + 1) * sizeof *order);
+  kc__hole* holes = malloc((c->num_bufs + 1) * sizeof *holes);
+  int32_t* active = malloc((c->num_bufs + 1) * sizeof *active);
+  if (!order || !holes || !active) {
+    free(order);
+    free(holes);
+    free(active);
+    return kc__oom();
+  }
+  for (size_t i = 0; i < c->num_bufs; ++i) {
+    int32_t k = c->bufs[i].kind;
+    if (k == KC__BUF_TEMP || k == KC__BUF_SCRATCH) order[n++] = (int32_t)i;
+  }
+  qsort_r(order, n, sizeof *order, kc__by_def, c->bufs);
+  size_t num_holes = 0, num_active = 0, end = 0, unshared = 0;
+  for (size_t i = 0; i < n; ++i) {
+    kc__buffer* b = &c->bufs[order[i]];
+    /* Free what died before this definition, merging neighbouring holes. */
+    for (size_t a = 0; a < num_active;) {
+      kc__buffer* d = &c->bufs[active[a]];
+      if (d->last >= b->def) {
+        ++a;
+        continue;
+      }
+      size_t off = d->offset, size = (d->size + KC__ALIGN - 1) & ~(size_t)(KC__ALIGN - 1);
+      if (size == 0) size = KC__ALIGN;
+      size_t h = 0;
+      while (h < num_holes && holes[h].offset < off) ++h;
+      memmove(&holes[h + 1], &holes[h], (num_holes - h) * sizeof *holes);
+      holes[h].offset = off;
+      holes[h].size = size;
+      num_holes++;
+      if (h + 1 < num_holes && holes[h].offset + holes[h].size == holes[h + 1].offset) {
+        holes[h].size += holes[h + 1].size;
+        memmove(&holes[h + 1], &holes[h + 2], (num_holes - h - 2) * sizeof *holes);
+        num_holes--;
+      }
+      if (h > 0 && holes[h - 1].offset + holes[h - 1].size == holes[h].offset) {
+        holes[h - 1].size += holes[h].size;
+        memmove(&holes[h], &holes[h + 1], (num_holes - h - 1) * sizeof *holes);
+        num_holes--;
+      }
+      active[a] = active[--num_active];
+    }
+    size_t size = (b->size + KC__ALIGN - 1) & ~(size_t)(KC__ALIGN - 1);
+    if (size == 0) size = KC__ALIGN;
+    unshared += size;
+    size_t best = SIZE_MAX;
+    for (size_t h = 0; h < num_holes; ++h) {
+      if (holes[h].size >= size && (best == SIZE_MAX || holes[h].size < holes[best].size)) {
+        best = h;
+      }
+    }
+    if (best != SIZE_MAX) {
+      b->offset = holes[best].offset;
+      holes[best].offset += size;
+      holes[best].size -= size;
+      if (holes[best].size == 0) {
+        memmove(&holes[best], &holes[best + 1], (num_holes - best - 1) * sizeof *holes);
+        num_holes--;
+      }
+    } else if (num_holes && holes[num_holes - 1].offset + holes[num_holes - 1].size == end) {
+      /* Extend the last hole when it touches the end of the arena. */
+      b->offset = holes[num_holes - 1].offset;
+      end = b->offset + size;
+      num_holes--;
+    } else {
+      b->offset = end;
+      end += size;
+    }
+    active[num_active++] = order[i];
+  }
+  c->exe->arena_bytes = end;
+  c->exe->arena_unshared = unshared;
+  free(order);
+  free(holes);
+  free(active);
+  return NULL;
+}
+
+/* ---- the whole compile ------------------------------------------------------- */
+
+static kc_status* kc__plan_inputs(kc__compiler* c) {
+  kc_executable* exe = c->exe;
+  const kc_program* p = c->p;
+  size_t n = 0;
+  for (size_t k = 0; k < p->num_params; ++k) n += p->instrs[p->params[k]].shape->leaf_count;
+  exe->num_inputs = n;
+  exe->input_shapes = calloc(n + 1, sizeof *exe->input_shapes);
+  if (!exe->input_shapes) return kc__oom();
+  size_t m = 0;
+  for (size_t k = 0; k < p->num_params; ++k) {
+    kc__leaf_shapes(p->instrs[p->params[k]].shape, exe->input_shapes, &m);
+  }
+  return NULL;
+}
+
+static kc_status* kc__compile(kc__compiler* c) {
+  const kc_program* p = c->p;
+  kc_executable* exe = c->exe;
+  bool* live = calloc(p->count, sizeof *live);
+  c->pos_of = malloc(p->count * sizeof *c->pos_of);
+  c->leaf_base = malloc(p->count * sizeof *c->leaf_base);
+  exe->live_instr = malloc(p->count * sizeof *exe->live_instr);
+  if (!live || !c->pos_of || !c->leaf_base || !exe->live_instr) {
+    free(live);
+    return kc__oom();
+  }
+  kc_status* st = kc__mark_live(c, live);
+  for (size_t i = 0; !st && i < p->count; ++i) {
+    c->pos_of[i] = -1;
+    c->leaf_base[i] = c->num_leaves;
+    if (!live[i]) continue;
+    st = kc__verify(p, &p->instrs[i]);
+    c->pos_of[i] = (int32_t)exe->num_live;
+    exe->live_instr[exe->num_live++] = (int32_t)i;
+    c->num_leaves += p->instrs[i].shape->leaf_count;
+  }
+  free(live);
+  if (st) return st;
+  c->leaf_buf = malloc((c->num_leaves + 1) * sizeof *c->leaf_buf);
+  if (!c->leaf_buf) return kc__oom();
+  KC__TRY(kc__plan_inputs(c));
+  for (size_t k = 0; k < exe->num_live; ++k) {
+    int32_t id = exe->live_instr[k];
+    KC__TRY(kc__plan_instr(c, id, (int32_t)k));
+    kc__note_uses(c, id, (int32_t)k);
+  }
+  int32_t end = (int32_t)exe->num_live;
+  const int32_t* root_leaves = kc__leaves_of(c, p->root);
+  for (size_t i = 0; i < p->instrs[p->root].shape->leaf_count; ++i) {
+    if (c->bufs[root_leaves[i]].last < end) c->bufs[root_leaves[i]].last = end;
+  }
+  kc__merge_aliases(c);
+  KC__TRY(kc__plan_outputs(c, end));
+  return kc__plan_arena(c);
+}
+
+/* Moves the compiler's results into the executable: buffers, steps, the
+ * block template with the address table at its end, and the fills split
+ * into those fixed per run (static) and those that change (dynamic). */
+static kc_status* kc__finish(kc__compiler* c) {
+  kc_executable* exe = c->exe;
+  size_t addr = kc__reserve(c, (c->num_bufs + 1) * sizeof(void*));
+  if (addr == SIZE_MAX) return kc__oom();
+  exe->addr_offset = addr;
+  exe->block_bytes = c->block_size;
+  exe->block_template = c->block;
+  c->block = NULL;
+  exe->buffers = c->bufs;
+  exe->num_buffers = c->num_bufs;
+  c->bufs = NULL;
+  exe->steps = c->steps;
+  exe->num_steps = c->num_steps;
+  c->steps = NULL;
+  exe->static_fills = malloc((c->num_fills + 1) * sizeof *exe->static_fills);
+  exe->dynamic_fills = malloc((c->num_fills + 1) * sizeof *exe->dynamic_fills);
+  if (!exe->static_fills || !exe->dynamic_fills) return kc__oom();
+  for (size_t i = 0; i < c->num_fills; ++i) {
+    const kc__fill* f = &c->fills[i];
+    int32_t kind = f->buffer >= 0 ? exe->buffers[f->buffer].kind : 0;
+    if (kind == KC__BUF_INPUT || kind == KC__BUF_OUTPUT) {
+      exe->dynamic_fills[exe->num_dynamic_fills++] = *f;
+    } else {
+      exe->static_fills[exe->num_static_fills++] = *f;
+    }
+  }
+  return NULL;
+}
+
+kc_status* kc_program_compile(const kc_program* program,
+                              const kc_compile_options* options,
+                              kc_executable** out_executable) {
+  if (!program || !out_executable) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc_program_compile: %s is NULL",
+                            program ? "out_executable" : "program");
+  }
+  *out_executable = NULL;
+  kc_platform platform = KC_PLATFORM_HOST;
+  kc_thread_pool* pool = NULL;
+  if (options) {
+    if (KC_STRUCT_HAS(options, kc_compile_options, platform) && options->platform) {
+      platform = options->platform;
+    }
+    if (KC_STRUCT_HAS(options, kc_compile_options, thread_pool)) pool = options->thread_pool;
+  }
+  if (platform != KC_PLATFORM_HOST) {
+    return kc_status_create(KC_UNIMPLEMENTED,
+                            "compiling '%s' for %s: no backend for that "
+                            "platform is loaded (only Host is built in)",
+                            program->name, kc_platform_name(platform));
+  }
+  kc_executable* exe = calloc(1, sizeof *exe);
+  if (!exe) return kc__oom();
+  pthread_mutex_init(&exe->runs_mu, NULL);
+  exe->program = (kc_program*)(uintptr_t)program;
+  kc__program_retain(exe->program);
+  exe->platform = platform;
+  exe->pool = pool;
+  kc__compiler c;
+  memset(&c, 0, sizeof c);
+  c.p = program;
+  c.exe = exe;
+  kc_status* st = kc__compile(&c);
+  if (!st) st = kc__finish(&c);
+  exe->pos_of = c.pos_of;
+  exe->leaf_base = c.leaf_base;
+  exe->leaf_buf = c.leaf_buf;
+  free(c.bufs);
+  free(c.steps);
+  free(c.block);
+  free(c.fills);
+  free(c.aliases);
+  if (st) {
+    kc_executable_destroy(exe);
+    return kc_status_add_context(st, "compiling '%s'", program->name);
+  }
+  *out_executable = exe;
+  return NULL;
+}
+
+void kc_executable_query(const kc_executable* exe, kc_executable_info* out) {
+  if (!exe || !out) return;
+  kc_executable_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = out->struct_size;
+  info.num_instructions = exe->program->count;
+  info.num_live_instructions = exe->num_live;
+  info.num_inputs = exe->num_inputs;
+  info.num_outputs = exe->num_outputs;
+  for (size_t i = 0; i < exe->num_buffers; ++i) {
+    int32_t k = exe->buffers[i].kind;
+    info.num_buffers += k == KC__BUF_TEMP || k == KC__BUF_SCRATCH;
+  }
+  info.temp_bytes = exe->arena_bytes;
+  info.temp_bytes_unshared = exe->arena_unshared;
+  info.output_bytes = exe->output_bytes;
+  info.peak_bytes = exe->arena_bytes + exe->output_bytes;
+  memcpy(out, &info, out->struct_size < sizeof info ? out->struct_size : sizeof info);
+}
+
+const kc_shape* kc_executable_get_input_shape(const kc_executable* exe, size_t index) {
+  return exe && index < exe->num_inputs ? exe->input_shapes[index] : NULL;
+}
+
+const kc_shape* kc_executable_get_output_shape(const kc_executable* exe, size_t index) {
+  return exe && index < exe->num_outputs ? exe->output_shapes[index] : NULL;
+}
+
+const char* kc_executable_get_instruction_name(const kc_executable* exe,
+                                               size_t index) {
+  if (!exe || index >= exe->num_live) return NULL;
+  return exe->program->instrs[exe->live_instr[index]].name;
+}

@@ -1,0 +1,312 @@
+/* Kernels of the built-in instructions. Each type gets its own loop
+ * (generated below) so the compiler can vectorise it. */
+#include "program/elementwise.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "internal/common.h"
+
+/* The element types the built-in instructions support: X(suffix, C type,
+ * DLPack code, bits, is_float, is_signed). */
+#define KC__NUM_TYPES(X)                       \
+  X(f32, float, kDLFloat, 32, 1, 1)            \
+  X(f64, double, kDLFloat, 64, 1, 1)           \
+  X(s8, int8_t, kDLInt, 8, 0, 1)               \
+  X(s16, int16_t, kDLInt, 16, 0, 1)            \
+  X(s32, int32_t, kDLInt, 32, 0, 1)            \
+  X(s64, int64_t, kDLInt, 64, 0, 1)            \
+  X(u8, uint8_t, kDLUInt, 8, 0, 0)             \
+  X(u16, uint16_t, kDLUInt, 16, 0, 0)          \
+  X(u32, uint32_t, kDLUInt, 32, 0, 0)          \
+  X(u64, uint64_t, kDLUInt, 64, 0, 0)
+
+enum {
+#define KC__T_ENUM(sfx, ctype, code, bits, fl, sg) KC__T_##sfx,
+  KC__NUM_TYPES(KC__T_ENUM)
+#undef KC__T_ENUM
+  KC__T_PRED,
+  KC__T_NONE
+};
+
+static int kc__type_of(DLDataType t) {
+  if (t.lanes != 1) return KC__T_NONE;
+  if (t.code == kDLBool && t.bits == 8) return KC__T_PRED;
+#define KC__T_MATCH(sfx, ctype, c, b, fl, sg) \
+  if (t.code == (c) && t.bits == (b)) return KC__T_##sfx;
+  KC__NUM_TYPES(KC__T_MATCH)
+#undef KC__T_MATCH
+  return KC__T_NONE;
+}
+
+static bool kc__is_float(int t) { return t == KC__T_f32 || t == KC__T_f64; }
+
+bool kc__elementwise_supported(int32_t op, DLDataType in, DLDataType out) {
+  int a = kc__type_of(in), r = kc__type_of(out);
+  if (a == KC__T_NONE || r == KC__T_NONE) return false;
+  if (op == KC_OP_CONVERT) return true;
+  if (a != r || a == KC__T_PRED) return false;
+  if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) return kc__is_float(a);
+  return op >= KC_OP_ADD && op <= KC_OP_NEGATE;
+}
+
+/* Integer arithmetic goes through an unsigned type at least as wide as int
+ * (wtype), so that overflow wraps instead of being undefined (u16 * u16
+ * would otherwise overflow a promoted int); division follows XLA (x / 0 = -1, all bits
+ * set; INT_MIN / -1 = INT_MIN). */
+#define KC__DEFINE_INT_LOOPS(sfx, ctype, utype, wtype, is_signed, minv)        \
+  static ctype kc__div_##sfx(ctype x, ctype y) {                               \
+    if (y == 0) return (ctype)~(utype)0;                                       \
+    if ((is_signed) && x == (ctype)(minv) && y == (ctype)~(utype)0) return x;  \
+    return (ctype)(x / y);                                                     \
+  }                                                                            \
+  static void kc__binary_##sfx(int32_t op, const ctype* a, const ctype* b,     \
+                               ctype* r, int64_t n) {                          \
+    switch (op) {                                                              \
+      case KC_OP_ADD:                                                          \
+        for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)(utype)a[i] + (wtype)(utype)b[i]); \
+        break;                                                                 \
+      case KC_OP_SUBTRACT:                                                     \
+        for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)(utype)a[i] - (wtype)(utype)b[i]); \
+        break;                                                                 \
+      case KC_OP_MULTIPLY:                                                     \
+        for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)(utype)a[i] * (wtype)(utype)b[i]); \
+        break;                                                                 \
+      case KC_OP_DIVIDE:                                                       \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__div_##sfx(a[i], b[i]);      \
+        break;                                                                 \
+      case KC_OP_MAXIMUM:                                                      \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] > b[i] ? a[i] : b[i];      \
+        break;                                                                 \
+      case KC_OP_MINIMUM:                                                      \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] < b[i] ? a[i] : b[i];      \
+        break;                                                                 \
+      default:                                                                 \
+        break;                                                                 \
+    }                                                                          \
+  }                                                                            \
+  static void kc__negate_##sfx(const ctype* a, ctype* r, int64_t n) {          \
+    for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)0 - (wtype)(utype)a[i]);    \
+  }
+
+/* Float maximum and minimum propagate NaN, as XLA's do. */
+#define KC__DEFINE_FLOAT_LOOPS(sfx, ctype)                                     \
+  static void kc__binary_##sfx(int32_t op, const ctype* a, const ctype* b,     \
+                               ctype* r, int64_t n) {                          \
+    switch (op) {                                                              \
+      case KC_OP_ADD:                                                          \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] + b[i];                    \
+        break;                                                                 \
+      case KC_OP_SUBTRACT:                                                     \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] - b[i];                    \
+        break;                                                                 \
+      case KC_OP_MULTIPLY:                                                     \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] * b[i];                    \
+        break;                                                                 \
+      case KC_OP_DIVIDE:                                                       \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] / b[i];                    \
+        break;                                                                 \
+      case KC_OP_MAXIMUM:                                                      \
+        for (int64_t i = 0; i < n; ++i)                                        \
+          r[i] = (a[i] != a[i] || a[i] > b[i] || b[i] != b[i]) ? (b[i] != b[i] ? b[i] : a[i]) : b[i]; \
+        break;                                                                 \
+      case KC_OP_MINIMUM:                                                      \
+        for (int64_t i = 0; i < n; ++i)                                        \
+          r[i] = (a[i] != a[i] || a[i] < b[i] || b[i] != b[i]) ? (b[i] != b[i] ? b[i] : a[i]) : b[i]; \
+        break;                                                                 \
+      default:                                                                 \
+        break;                                                                 \
+    }                                                                          \
+  }                                                                            \
+  static void kc__negate_##sfx(const ctype* a, ctype* r, int64_t n) {          \
+    for (int64_t i = 0; i < n; ++i) r[i] = -a[i];                              \
+  }
+
+KC__DEFINE_FLOAT_LOOPS(f32, float)
+KC__DEFINE_FLOAT_LOOPS(f64, double)
+KC__DEFINE_INT_LOOPS(s8, int8_t, uint8_t, uint32_t, 1, INT8_MIN)
+KC__DEFINE_INT_LOOPS(s16, int16_t, uint16_t, uint32_t, 1, INT16_MIN)
+KC__DEFINE_INT_LOOPS(s32, int32_t, uint32_t, uint32_t, 1, INT32_MIN)
+KC__DEFINE_INT_LOOPS(s64, int64_t, uint64_t, uint64_t, 1, INT64_MIN)
+KC__DEFINE_INT_LOOPS(u8, uint8_t, uint8_t, uint32_t, 0, 0)
+KC__DEFINE_INT_LOOPS(u16, uint16_t, uint16_t, uint32_t, 0, 0)
+KC__DEFINE_INT_LOOPS(u32, uint32_t, uint32_t, uint32_t, 0, 0)
+KC__DEFINE_INT_LOOPS(u64, uint64_t, uint64_t, uint64_t, 0, 0)
+
+/* Reads element i of any supported type as a double (exact for every
+ * integer up to 2^53) or, for the integer path, as int64/uint64. */
+static double kc__load_f(int t, const void* p, int64_t i) {
+  switch (t) {
+#define KC__LOAD(sfx, ctype, c, b, fl, sg) \
+  case KC__T_##sfx:                        \
+    return (double)((const ctype*)p)[i];
+    KC__NUM_TYPES(KC__LOAD)
+#undef KC__LOAD
+    case KC__T_PRED:
+      return ((const uint8_t*)p)[i] ? 1.0 : 0.0;
+    default:
+      return 0;
+  }
+}
+
+static bool kc__load_i(int t, const void* p, int64_t i, int64_t* s,
+                       uint64_t* u) {
+  switch (t) {
+    case KC__T_s8: *s = ((const int8_t*)p)[i]; return true;
+    case KC__T_s16: *s = ((const int16_t*)p)[i]; return true;
+    case KC__T_s32: *s = ((const int32_t*)p)[i]; return true;
+    case KC__T_s64: *s = ((const int64_t*)p)[i]; return true;
+    case KC__T_u8: *u = ((const uint8_t*)p)[i]; return false;
+    case KC__T_u16: *u = ((const uint16_t*)p)[i]; return false;
+    case KC__T_u32: *u = ((const uint32_t*)p)[i]; return false;
+    case KC__T_u64: *u = ((const uint64_t*)p)[i]; return false;
+    default: *u = ((const uint8_t*)p)[i] != 0; return false;
+  }
+}
+
+/* Saturating conversion of a double to an integer range; NaN gives 0. */
+static int64_t kc__sat_s(double v, int64_t lo, int64_t hi) {
+  if (v != v) return 0;
+  if (v <= (double)lo) return lo;
+  if (v >= (double)hi) return hi;
+  return (int64_t)v;
+}
+static uint64_t kc__sat_u(double v, uint64_t hi) {
+  if (v != v || v <= 0) return 0;
+  if (v >= (double)hi) return hi;
+  return (uint64_t)v;
+}
+
+/* Integer to integer: wrap, as a C cast to the narrower unsigned type does
+ * (XLA's convert between integers wraps too). */
+static void kc__store_int(int t, void* p, int64_t i, uint64_t bits) {
+  switch (t) {
+    case KC__T_s8: ((int8_t*)p)[i] = (int8_t)(uint8_t)bits; break;
+    case KC__T_s16: ((int16_t*)p)[i] = (int16_t)(uint16_t)bits; break;
+    case KC__T_s32: ((int32_t*)p)[i] = (int32_t)(uint32_t)bits; break;
+    case KC__T_s64: ((int64_t*)p)[i] = (int64_t)bits; break;
+    case KC__T_u8: ((uint8_t*)p)[i] = (uint8_t)bits; break;
+    case KC__T_u16: ((uint16_t*)p)[i] = (uint16_t)bits; break;
+    case KC__T_u32: ((uint32_t*)p)[i] = (uint32_t)bits; break;
+    case KC__T_u64: ((uint64_t*)p)[i] = bits; break;
+    case KC__T_PRED: ((uint8_t*)p)[i] = bits != 0; break;
+    default: break;
+  }
+}
+
+static void kc__store_from_double(int t, void* p, int64_t i, double v) {
+  switch (t) {
+    case KC__T_f32: ((float*)p)[i] = (float)v; break;
+    case KC__T_f64: ((double*)p)[i] = v; break;
+    case KC__T_s8: ((int8_t*)p)[i] = (int8_t)kc__sat_s(v, INT8_MIN, INT8_MAX); break;
+    case KC__T_s16: ((int16_t*)p)[i] = (int16_t)kc__sat_s(v, INT16_MIN, INT16_MAX); break;
+    case KC__T_s32: ((int32_t*)p)[i] = (int32_t)kc__sat_s(v, INT32_MIN, INT32_MAX); break;
+    case KC__T_s64: ((int64_t*)p)[i] = kc__sat_s(v, INT64_MIN, INT64_MAX); break;
+    case KC__T_u8: ((uint8_t*)p)[i] = (uint8_t)kc__sat_u(v, UINT8_MAX); break;
+    case KC__T_u16: ((uint16_t*)p)[i] = (uint16_t)kc__sat_u(v, UINT16_MAX); break;
+    case KC__T_u32: ((uint32_t*)p)[i] = (uint32_t)kc__sat_u(v, UINT32_MAX); break;
+    case KC__T_u64: ((uint64_t*)p)[i] = kc__sat_u(v, UINT64_MAX); break;
+    case KC__T_PRED: ((uint8_t*)p)[i] = v != 0; break;
+    default: break;
+  }
+}
+
+static void kc__convert(int from, int to, const void* a, void* r, int64_t n) {
+  if (kc__is_float(from) || kc__is_float(to)) {
+    if (from == KC__T_f64 && to == KC__T_f32) {
+      for (int64_t i = 0; i < n; ++i) ((float*)r)[i] = (float)((const double*)a)[i];
+      return;
+    }
+    /* Exact: an int64 beyond 2^53 rounds to the nearest double first,
+     * which is the value XLA's convert also produces for f64; for f32 it
+     * can differ by one rounding step. */
+    for (int64_t i = 0; i < n; ++i) kc__store_from_double(to, r, i, kc__load_f(from, a, i));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t s = 0;
+    uint64_t u = 0;
+    uint64_t bits = kc__load_i(from, a, i, &s, &u) ? (uint64_t)s : u;
+    kc__store_int(to, r, i, bits);
+  }
+}
+
+static void kc__unary_float(int32_t op, int t, const void* a, void* r, int64_t n) {
+  if (t == KC__T_f32) {
+    const float* x = a;
+    float* y = r;
+    if (op == KC_OP_EXPONENTIAL) {
+      for (int64_t i = 0; i < n; ++i) y[i] = expf(x[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = logf(x[i]);
+    }
+  } else {
+    const double* x = a;
+    double* y = r;
+    if (op == KC_OP_EXPONENTIAL) {
+      for (int64_t i = 0; i < n; ++i) y[i] = exp(x[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = log(x[i]);
+    }
+  }
+}
+
+void kc__elementwise_run(int32_t op, DLDataType in, DLDataType out,
+                         const void* a, const void* b, void* result,
+                         int64_t n) {
+  int t = kc__type_of(in);
+  if (op == KC_OP_CONVERT) {
+    kc__convert(t, kc__type_of(out), a, result, n);
+    return;
+  }
+  if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) {
+    kc__unary_float(op, t, a, result, n);
+    return;
+  }
+  switch (t) {
+#define KC__DISPATCH(sfx, ctype, c, bits, fl, sg)                  \
+  case KC__T_##sfx:                                                \
+    if (op == KC_OP_NEGATE) {                                      \
+      kc__negate_##sfx(a, result, n);                              \
+    } else {                                                       \
+      kc__binary_##sfx(op, a, b, result, n);                       \
+    }                                                              \
+    break;
+    KC__NUM_TYPES(KC__DISPATCH)
+#undef KC__DISPATCH
+    default:
+      break;
+  }
+}
+
+void kc__broadcast_run(const void* operand, int32_t in_rank,
+                       const int64_t* in_dims, void* result, int32_t out_rank,
+                       const int64_t* out_dims, const int64_t* map,
+                       size_t esize) {
+  /* Stride of each result dim in the operand (0 for a broadcast dim). */
+  int64_t in_stride[KC_TENSOR_MAX_NDIM] = {0};
+  int64_t src_stride[KC_TENSOR_MAX_NDIM] = {0};
+  int64_t running = 1;
+  for (int32_t i = in_rank - 1; i >= 0; --i) {
+    in_stride[i] = running;
+    running *= in_dims[i];
+  }
+  for (int32_t i = 0; i < in_rank; ++i) src_stride[map[i]] = in_stride[i];
+  int64_t total = 1;
+  for (int32_t i = 0; i < out_rank; ++i) total *= out_dims[i];
+  int64_t idx[KC_TENSOR_MAX_NDIM] = {0};
+  int64_t src = 0;
+  char* dst = result;
+  const char* in = operand;
+  for (int64_t e = 0; e < total; ++e) {
+    memcpy(dst + (size_t)e * esize, in + (size_t)src * esize, esize);
+    for (int32_t d = out_rank - 1; d >= 0; --d) {
+      if (++idx[d] < out_dims[d]) {
+        src += src_stride[d];
+        break;
+      }
+      src -= src_stride[d] * (out_dims[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}

@@ -1,0 +1,139 @@
+/* Compiled programs: the buffer plan and the steps that execute it. Never
+ * installed. */
+#ifndef KCALL_PROGRAM_EXECUTABLE_INTERNAL_H_
+#define KCALL_PROGRAM_EXECUTABLE_INTERNAL_H_
+
+#include <pthread.h>
+
+#include "program/program_internal.h"
+#include "xcall/xcall_internal.h"
+
+/* Where a buffer's memory is. */
+enum {
+  KC__BUF_INPUT = 1, /* the caller's input leaf `index` */
+  KC__BUF_CONST,     /* the program's constant bytes */
+  KC__BUF_TEMP,      /* the run's arena at `offset` */
+  KC__BUF_OUTPUT,    /* output tensor `index` */
+  KC__BUF_SCRATCH    /* the run's arena, for one typed call */
+};
+
+typedef struct kc__buffer {
+  int32_t kind;
+  int32_t index;
+  size_t size;
+  size_t offset;
+  const void* data;
+  int32_t def;  /* plan position that writes it; -1 for inputs/constants */
+  int32_t last; /* last plan position that reads it */
+  const kc_shape* shape; /* a leaf shape, for the printed plan */
+} kc__buffer;
+
+/* At the start of a run: *(void**)(block + target) = the address of
+ * `buffer`, or block + `block_offset` when buffer < 0. */
+typedef struct kc__fill {
+  size_t target;
+  int32_t buffer;
+  size_t block_offset;
+} kc__fill;
+
+typedef struct kc__run kc__run;
+typedef struct kc__step kc__step;
+typedef kc_status* (*kc__step_fn)(const kc__step* step, kc__run* run);
+
+enum {
+  KC__STEP_ELEMENTWISE = 1,
+  KC__STEP_BROADCAST,
+  KC__STEP_COPY,
+  KC__STEP_LEGACY_CALL,
+  KC__STEP_TYPED_CALL
+};
+
+struct kc__step {
+  /* Hot: what the run loop reads for a custom call, in one cache line. */
+  int32_t kind;
+  int32_t instr; /* in the program; -1 for the final output copies */
+  kc_xcall_handler_fn handler;  /* typed: target->handler */
+  void (*fn)(void);             /* legacy: target->fn */
+  int32_t api;                  /* legacy: target->api */
+  int32_t op;                   /* kc_opcode of an element-wise step */
+  size_t frame_offset;          /* typed: block offset of the frame */
+  size_t ins_offset;            /* legacy: block offset of the operands */
+  size_t out_offset;            /* legacy: block offset of the result slot */
+  kc__step_fn run;
+  /* Cold. */
+  const kc__xcall_target* target;
+  const char* opaque;
+  size_t opaque_size;
+  int32_t in[2]; /* buffers */
+  int32_t out;   /* buffer */
+  DLDataType in_dtype, out_dtype;
+  int64_t count; /* elements */
+  size_t bytes;  /* copy */
+  /* broadcast */
+  int32_t in_rank, out_rank;
+  const int64_t* in_dims;
+  const int64_t* out_dims;
+  const int64_t* map;
+};
+
+/* One execution's state. Runs reuse them through the executable's pool, so
+ * that only what differs between runs (input and output addresses) is
+ * written per run. */
+struct kc__run {
+  kc__run* next; /* in the pool */
+  const kc_allocator* alloc;
+  char* block;  /* addresses, pointer tables, frames, DLTensors */
+  char* arena;  /* temporaries and scratch */
+  void** addr;  /* buffer addresses: into block */
+};
+
+struct kc_executable {
+  kc_program* program; /* retained: steps refer to its names and data */
+  kc_platform platform;
+  kc_thread_pool* pool;
+  kc__buffer* buffers;
+  size_t num_buffers;
+  kc__step* steps;
+  size_t num_steps;
+  size_t num_live;     /* live instructions */
+  int32_t* live_instr; /* program instruction of each plan position */
+  int32_t* pos_of;     /* plan position of each instruction; -1: dead */
+  size_t* leaf_base;   /* first leaf of each instruction */
+  int32_t* leaf_buf;   /* buffer of each leaf */
+  size_t num_inputs;
+  const kc_shape** input_shapes;
+  size_t num_outputs;
+  const kc_shape** output_shapes;
+  int32_t* output_buffers; /* OUTPUT buffer of each output */
+  size_t arena_bytes;
+  size_t arena_unshared;
+  size_t output_bytes;
+  /* The run block: its size, the template copied into each new run, and
+   * the fills applied once per new run (static) or every run (dynamic). */
+  size_t block_bytes;
+  char* block_template;
+  kc__fill* static_fills;
+  size_t num_static_fills;
+  kc__fill* dynamic_fills;
+  size_t num_dynamic_fills;
+  size_t addr_offset;
+  /* Instantiated typed-call state, destroyed with the executable. */
+  struct kc__state {
+    void* state;
+    void (*deleter)(void* state);
+  }* states;
+  size_t num_states;
+  kc__arena arena; /* ordered attribute arrays and other compile output */
+  pthread_mutex_t runs_mu;
+  kc__run* runs; /* idle runs, for reuse */
+};
+
+/* Step functions (execute.c). */
+kc_status* kc__step_elementwise(const kc__step* step, kc__run* run);
+kc_status* kc__step_broadcast(const kc__step* step, kc__run* run);
+kc_status* kc__step_copy(const kc__step* step, kc__run* run);
+kc_status* kc__step_legacy_call(const kc__step* step, kc__run* run);
+kc_status* kc__step_typed_call(const kc__step* step, kc__run* run);
+
+
+#endif /* KCALL_PROGRAM_EXECUTABLE_INTERNAL_H_ */

@@ -1,0 +1,379 @@
+/* Running a compiled program: the run pool, the steps, the plan printer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "internal/common.h"
+#include "program/elementwise.h"
+#include "program/executable_internal.h"
+
+/* ---- runs -------------------------------------------------------------------- */
+
+static void kc__run_destroy(const kc_executable* exe, kc__run* run) {
+  if (!run) return;
+  kc_allocator_free(run->alloc, run->arena, exe->arena_bytes, KC_TENSOR_ALIGNMENT);
+  kc_allocator_free(run->alloc, run->block, exe->block_bytes, 16);
+  kc_allocator_free(run->alloc, run, sizeof *run, 0);
+}
+
+static void kc__apply_fills(char* block, void** addr, const kc__fill* fills,
+                            size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const kc__fill* f = &fills[i];
+    void* value = f->buffer >= 0 ? addr[f->buffer] : block + f->block_offset;
+    memcpy(block + f->target, &value, sizeof value);
+  }
+}
+
+/* A new run: the block copied from the template, the arena allocated, and
+ * every address that does not change between runs filled in. */
+static kc_status* kc__run_create(const kc_executable* exe,
+                                 const kc_allocator* alloc, kc__run** out) {
+  kc__run* run = kc_allocator_alloc(alloc, sizeof *run, 0);
+  if (!run) goto oom;
+  memset(run, 0, sizeof *run);
+  run->alloc = alloc;
+  run->block = kc_allocator_alloc(alloc, exe->block_bytes, 16);
+  if (!run->block) goto oom;
+  if (exe->arena_bytes) {
+    run->arena = kc_allocator_alloc(alloc, exe->arena_bytes, KC_TENSOR_ALIGNMENT);
+    if (!run->arena) goto oom;
+  }
+  memcpy(run->block, exe->block_template, exe->block_bytes);
+  run->addr = (void**)(void*)(run->block + exe->addr_offset);
+  for (size_t i = 0; i < exe->num_buffers; ++i) {
+    const kc__buffer* b = &exe->buffers[i];
+    if (b->kind == KC__BUF_CONST) {
+      run->addr[i] = (void*)(uintptr_t)b->data;
+    } else if (b->kind == KC__BUF_TEMP || b->kind == KC__BUF_SCRATCH) {
+      run->addr[i] = run->arena + b->offset;
+    }
+  }
+  kc__apply_fills(run->block, run->addr, exe->static_fills, exe->num_static_fills);
+  *out = run;
+  return NULL;
+oom:
+  kc__run_destroy(exe, run);
+  return kc_status_create(KC_RESOURCE_EXHAUSTED,
+                          "out of memory allocating a run of '%s' (%zu bytes of "
+                          "temporaries)",
+                          exe->program->name, exe->arena_bytes);
+}
+
+/* A run made with `alloc` from the pool, or a new one. */
+static kc_status* kc__run_acquire(kc_executable* exe, const kc_allocator* alloc,
+                                  kc__run** out) {
+  pthread_mutex_lock(&exe->runs_mu);
+  for (kc__run** link = &exe->runs; *link; link = &(*link)->next) {
+    if ((*link)->alloc == alloc) {
+      *out = *link;
+      *link = (*link)->next;
+      pthread_mutex_unlock(&exe->runs_mu);
+      return NULL;
+    }
+  }
+  pthread_mutex_unlock(&exe->runs_mu);
+  return kc__run_create(exe, alloc, out);
+}
+
+static void kc__run_release(kc_executable* exe, kc__run* run) {
+  pthread_mutex_lock(&exe->runs_mu);
+  run->next = exe->runs;
+  exe->runs = run;
+  pthread_mutex_unlock(&exe->runs_mu);
+}
+
+void kc_executable_destroy(kc_executable* exe) {
+  if (!exe) return;
+  while (exe->runs) {
+    kc__run* next = exe->runs->next;
+    kc__run_destroy(exe, exe->runs);
+    exe->runs = next;
+  }
+  for (size_t i = exe->num_states; i-- > 0;) exe->states[i].deleter(exe->states[i].state);
+  free(exe->states);
+  pthread_mutex_destroy(&exe->runs_mu);
+  free(exe->buffers);
+  free(exe->steps);
+  free(exe->live_instr);
+  free(exe->pos_of);
+  free(exe->leaf_base);
+  free(exe->leaf_buf);
+  free(exe->input_shapes);
+  free(exe->output_shapes);
+  free(exe->output_buffers);
+  free(exe->block_template);
+  free(exe->static_fills);
+  free(exe->dynamic_fills);
+  kc__arena_free(&exe->arena);
+  kc_program_destroy(exe->program);
+  free(exe);
+}
+
+/* ---- steps ------------------------------------------------------------------- */
+
+kc_status* kc__step_elementwise(const kc__step* s, kc__run* run) {
+  kc__elementwise_run(s->op, s->in_dtype, s->out_dtype, run->addr[s->in[0]],
+                      s->in[1] >= 0 ? run->addr[s->in[1]] : NULL,
+                      run->addr[s->out], s->count);
+  return NULL;
+}
+
+kc_status* kc__step_broadcast(const kc__step* s, kc__run* run) {
+  kc__broadcast_run(run->addr[s->in[0]], s->in_rank, s->in_dims,
+                    run->addr[s->out], s->out_rank, s->out_dims, s->map,
+                    s->bytes);
+  return NULL;
+}
+
+kc_status* kc__step_copy(const kc__step* s, kc__run* run) {
+  void* to = run->addr[s->out];
+  const void* from = run->addr[s->in[0]];
+  if (to != from && s->bytes) memcpy(to, from, s->bytes);
+  return NULL;
+}
+
+/* The status for a failed call: INTERNAL, as XLA reports custom-call
+ * failures, with the target's message. */
+static kc_status* kc__call_failed(kc_xcall_status* xs) {
+  kc_status* st = kc_status_create(KC_INTERNAL, "%s",
+                                   xs->message ? xs->message : "failed (no message)");
+  kc_xcall_status_set_success(xs);
+  return st;
+}
+
+kc_status* kc__step_legacy_call(const kc__step* s, kc__run* run) {
+  void* out = *(void**)(void*)(run->block + s->out_offset);
+  const void** ins = (const void**)(void*)(run->block + s->ins_offset);
+  void (*fn)(void) = s->fn;
+  kc_xcall_status xs = {false, NULL, 0};
+  switch (s->api) {
+    case KC_XCALL_API_ORIGINAL:
+      ((kc_xcall_cpu_fn)fn)(out, ins);
+      return NULL;
+    case KC_XCALL_API_STATUS_RETURNING:
+      ((kc_xcall_cpu_status_fn)fn)(out, ins, &xs);
+      break;
+    default:
+      ((kc_xcall_cpu_unified_fn)fn)(out, ins, s->opaque, s->opaque_size, &xs);
+      break;
+  }
+  if (KC__LIKELY(!xs.failed)) {
+    free(xs.message);
+    return NULL;
+  }
+  return kc__call_failed(&xs);
+}
+
+kc_status* kc__step_typed_call(const kc__step* s, kc__run* run) {
+  kc_xcall_frame* frame = (kc_xcall_frame*)(void*)(run->block + s->frame_offset);
+  return s->handler(frame);
+}
+
+/* ---- execute ------------------------------------------------------------------ */
+
+/* The status for an input that is not what the program expects. Only
+ * built on failure: formatting shapes is not free. */
+static kc_status* kc__bad_input(const kc_shape* want, size_t i,
+                                const DLTensor* t, const char* why) {
+  char w[256], g[256] = "?";
+  kc_shape_format(want, w, sizeof w);
+  if (why) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "input %zu: expected %s, got %s", i, w, why);
+  }
+  kc_shape* got = NULL;
+  kc_status* st = kc_shape_create_array(t->dtype, t->shape, t->ndim, &got);
+  if (!st) kc_shape_format(got, g, sizeof g);
+  kc_status_destroy(st);
+  kc_shape_destroy(got);
+  return kc_status_create(KC_INVALID_ARGUMENT, "input %zu: expected %s, got %s", i, w, g);
+}
+
+static kc_status* kc__check_input(const kc_executable* exe, size_t i,
+                                  const DLTensor* t) {
+  const kc_shape* want = exe->input_shapes[i];
+  if (KC__UNLIKELY(!t)) return kc__bad_input(want, i, t, "NULL");
+  if (KC__UNLIKELY(t->device.device_type != kDLCPU)) {
+    return kc__bad_input(want, i, t, "a tensor on another device than the CPU");
+  }
+  bool same = kc_dtype_equal(t->dtype, want->dtype) && t->ndim == want->rank &&
+              (t->ndim == 0 || (t->shape && !memcmp(t->shape, want->dims,
+                                                    (size_t)t->ndim * sizeof(int64_t))));
+  if (KC__UNLIKELY(!same)) return kc__bad_input(want, i, t, NULL);
+  if (KC__UNLIKELY(t->strides && !kc_dltensor_is_compact(t))) {
+    return kc__bad_input(want, i, t, "strides that are not compact row-major");
+  }
+  if (KC__UNLIKELY(!t->data && want->byte_size)) {
+    return kc__bad_input(want, i, t, "NULL data");
+  }
+  return NULL;
+}
+
+static uint64_t kc__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static kc_status* kc__run_steps(const kc_executable* exe, kc__run* run,
+                                uint64_t* times) {
+  kc_status* st = NULL;
+  size_t i = 0;
+  if (!times) {
+    /* Custom calls, the common case, are dispatched here rather than
+     * through the step's function pointer: one indirect call per call. */
+    for (; i < exe->num_steps; ++i) {
+      const kc__step* s = &exe->steps[i];
+      if (s->kind == KC__STEP_TYPED_CALL) {
+        st = s->handler((kc_xcall_frame*)(void*)(run->block + s->frame_offset));
+      } else if (s->kind == KC__STEP_LEGACY_CALL && s->api == KC_XCALL_API_ORIGINAL) {
+        ((kc_xcall_cpu_fn)s->fn)(*(void**)(void*)(run->block + s->out_offset),
+                                 (const void**)(void*)(run->block + s->ins_offset));
+      } else {
+        st = s->run(s, run);
+      }
+      if (KC__UNLIKELY(st != NULL)) break;
+    }
+  } else {
+    memset(times, 0, exe->num_live * sizeof *times);
+    for (; i < exe->num_steps; ++i) {
+      uint64_t t0 = kc__now_ns();
+      st = exe->steps[i].run(&exe->steps[i], run);
+      int32_t instr = exe->steps[i].instr;
+      if (instr >= 0) times[exe->pos_of[instr]] += kc__now_ns() - t0;
+      if (st) break;
+    }
+  }
+  if (!st) return NULL;
+  const kc__step* s = &exe->steps[i];
+  const kc__instr* in = &exe->program->instrs[s->instr];
+  if (s->kind == KC__STEP_LEGACY_CALL || s->kind == KC__STEP_TYPED_CALL) {
+    return kc_status_add_context(st, "in custom call '%s' (instruction '%s')",
+                                 in->target, in->name);
+  }
+  return kc_status_add_context(st, "in instruction '%s'", in->name);
+}
+
+kc_status* kc_executable_execute(const kc_executable* executable,
+                                 const DLTensor* const* inputs,
+                                 size_t num_inputs,
+                                 const kc_execute_options* options,
+                                 kc_tensor** out_outputs) {
+  kc_executable* exe = (kc_executable*)(uintptr_t)executable;
+  if (!exe || (!inputs && num_inputs) || (!out_outputs && exe->num_outputs)) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc_executable_execute: %s is NULL",
+                            !exe ? "executable" : !out_outputs ? "out_outputs" : "inputs");
+  }
+  if (num_inputs != exe->num_inputs) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "running '%s': expected %zu inputs, got %zu",
+                            exe->program->name, exe->num_inputs, num_inputs);
+  }
+  for (size_t i = 0; i < num_inputs; ++i) {
+    KC_RETURN_IF_ERROR(kc__check_input(exe, i, inputs[i]), "running '%s'",
+                       exe->program->name);
+  }
+  const kc_allocator* alloc = NULL;
+  uint64_t* times = NULL;
+  if (options) {
+    if (KC_STRUCT_HAS(options, kc_execute_options, allocator)) alloc = options->allocator;
+    if (KC_STRUCT_HAS(options, kc_execute_options, instruction_ns)) {
+      times = options->instruction_ns;
+    }
+  }
+  if (!alloc) alloc = kc_allocator_system();
+  kc_status* st = NULL;
+  size_t made = 0;
+  for (; made < exe->num_outputs && !st; ++made) {
+    const kc_shape* s = exe->output_shapes[made];
+    st = kc_tensor_create(alloc, s->dims, s->rank, s->dtype, kc_device_cpu(),
+                          &out_outputs[made]);
+  }
+  if (st) made--;
+  kc__run* run = NULL;
+  if (!st) st = kc__run_acquire(exe, alloc, &run);
+  if (!st) {
+    for (size_t i = 0; i < exe->num_buffers; ++i) {
+      const kc__buffer* b = &exe->buffers[i];
+      if (b->kind == KC__BUF_INPUT) {
+        const DLTensor* t = inputs[b->index];
+        run->addr[i] = (char*)t->data + t->byte_offset;
+      } else if (b->kind == KC__BUF_OUTPUT) {
+        run->addr[i] = kc_tensor_get_dltensor(out_outputs[b->index])->data;
+      }
+    }
+    kc__apply_fills(run->block, run->addr, exe->dynamic_fills, exe->num_dynamic_fills);
+    st = kc__run_steps(exe, run, times);
+    kc__run_release(exe, run);
+  }
+  if (st) {
+    for (size_t i = 0; i < made; ++i) {
+      kc_object_release(KC_OBJECT(out_outputs[i]));
+      out_outputs[i] = NULL;
+    }
+    return kc_status_add_context(st, "running '%s'", exe->program->name);
+  }
+  return NULL;
+}
+
+/* ---- the printed plan ----------------------------------------------------------- */
+
+
+static const char* kc__buffer_kind(int32_t kind) {
+  switch (kind) {
+    case KC__BUF_INPUT: return "input";
+    case KC__BUF_CONST: return "constant";
+    case KC__BUF_TEMP: return "temp";
+    case KC__BUF_OUTPUT: return "output";
+    case KC__BUF_SCRATCH: return "scratch";
+    default: return "?";
+  }
+}
+
+static void kc__put_buffer(const kc_executable* exe, int32_t id, char* buf,
+                           size_t cap, size_t* len) {
+  const kc__buffer* b = &exe->buffers[id];
+  kc__appendf(buf, cap, len, "b%d %s", id, kc__buffer_kind(b->kind));
+  if (b->kind == KC__BUF_TEMP || b->kind == KC__BUF_SCRATCH) {
+    kc__appendf(buf, cap, len, " @%zu", b->offset);
+  } else if (b->kind == KC__BUF_INPUT || b->kind == KC__BUF_OUTPUT) {
+    kc__appendf(buf, cap, len, " #%d", b->index);
+  }
+  kc__appendf(buf, cap, len, " %zuB", b->size);
+  if (b->def >= 0) kc__appendf(buf, cap, len, " live [%d,%d]", b->def, b->last);
+}
+
+size_t kc_executable_format_plan(const kc_executable* exe, char* buf, size_t cap) {
+  size_t len = 0;
+  if (cap) buf[0] = '\0';
+  if (!exe) return 0;
+  kc_executable_info info;
+  info.struct_size = sizeof info;
+  kc_executable_query(exe, &info);
+  kc__appendf(buf, cap, &len,
+          "plan of '%s': %zu of %zu instructions live, %zu temporaries in a "
+          "%zu-byte arena (%zu unshared), %zu output bytes, peak %zu bytes\n",
+          exe->program->name, info.num_live_instructions, info.num_instructions,
+          info.num_buffers, info.temp_bytes, info.temp_bytes_unshared,
+          info.output_bytes, info.peak_bytes);
+  for (size_t k = 0; k < exe->num_live; ++k) {
+    int32_t id = exe->live_instr[k];
+    const kc__instr* in = &exe->program->instrs[id];
+    char shape[128];
+    kc_shape_format(in->shape, shape, sizeof shape);
+    kc__appendf(buf, cap, &len, "  %4zu %-24s %-18s %s:", k, in->name, kc__op_name(in->op), shape);
+    size_t leaves = in->shape->leaf_count;
+    for (size_t i = 0; i < leaves && i < 8; ++i) {
+      kc__appendf(buf, cap, &len, i ? ", " : " ");
+      kc__put_buffer(exe, exe->leaf_buf[exe->leaf_base[id] + i], buf, cap, &len);
+    }
+    if (leaves > 8) kc__appendf(buf, cap, &len, ", ... (%zu leaves)", leaves);
+    kc__appendf(buf, cap, &len, "\n");
+  }
+  for (size_t i = 0; i < exe->num_outputs; ++i) {
+    kc__appendf(buf, cap, &len, "  output %zu: ", i);
+    kc__put_buffer(exe, exe->output_buffers[i], buf, cap, &len);
+    kc__appendf(buf, cap, &len, "\n");
+  }
+  return len;
+}

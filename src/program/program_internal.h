@@ -1,0 +1,74 @@
+/* The program representation shared by the builder, compile and execute.
+ * Never installed. */
+#ifndef KCALL_PROGRAM_PROGRAM_INTERNAL_H_
+#define KCALL_PROGRAM_PROGRAM_INTERNAL_H_
+
+#include "internal/arena.h"
+#include "internal/strmap.h"
+#include "program/shape_internal.h"
+
+/* Instruction kinds: the public kc_opcode values, then these. */
+enum {
+  KC__OP_PARAMETER = 100,
+  KC__OP_CONSTANT,
+  KC__OP_TUPLE,
+  KC__OP_GET_TUPLE_ELEMENT,
+  KC__OP_BROADCAST,
+  KC__OP_CUSTOM_CALL
+};
+
+typedef struct kc__alias {
+  const int64_t* output_index;
+  size_t output_index_size;
+  int32_t operand;
+  const int64_t* operand_index;
+  size_t operand_index_size;
+} kc__alias;
+
+typedef struct kc__instr {
+  int32_t op;
+  const char* name;
+  kc_shape* shape; /* owned */
+  const int32_t* operands;
+  size_t num_operands;
+  int32_t line, column; /* 0 when unknown */
+  int64_t number;       /* parameter number; get-tuple-element index */
+  const void* literal;  /* constant bytes */
+  size_t literal_size;
+  const int64_t* dims; /* broadcast dimensions */
+  size_t num_dims;
+  /* custom call */
+  const char* target;
+  const void* opaque;
+  size_t opaque_size;
+  bool has_side_effect;
+  int32_t schedule;
+  int32_t api_version;
+  const kc__alias* aliases;
+  size_t num_aliases;
+  kc_attr_dict attrs;
+} kc__instr;
+
+struct kc_program {
+  int64_t refs; /* the owner and each executable compiled from it */
+  const char* name;
+  kc__instr* instrs;
+  size_t count;
+  size_t cap;
+  int32_t root;
+  int32_t* params; /* instruction id by parameter number */
+  size_t num_params;
+  kc__arena arena; /* every string and array above */
+};
+
+/* Shares a finished (immutable) program; kc_program_destroy drops a
+ * reference. */
+void kc__program_retain(kc_program* program);
+
+/* "instruction 'name' (line L)" or "instruction 'name'", for messages. */
+size_t kc__instr_where(const kc__instr* in, char* buf, size_t cap);
+
+/* The text name of an instruction kind ("add", "custom-call"). */
+const char* kc__op_name(int32_t op);
+
+#endif /* KCALL_PROGRAM_PROGRAM_INTERNAL_H_ */

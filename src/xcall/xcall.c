@@ -1,0 +1,370 @@
+/* The custom-call target registry. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal/common.h"
+#include "internal/registry.h"
+#include "kcall/value.h"
+#include "xcall/xcall_internal.h"
+
+/* Keys are "name@Platform"; XLA target names may contain '$'. Lock order 3:
+ * after functions (0), ops (1) and kernels (2). */
+static kc__registry kc__xcall_registry =
+    KC__REGISTRY_INIT_NAMES(kc_registration_kind_custom_call, 3, "$@");
+
+/* Longest target name, leaving room for "@Platform" within a key. */
+#define KC__TARGET_NAME_MAX 240
+
+const char* kc_platform_name(kc_platform platform) {
+  switch (platform) {
+    case KC_PLATFORM_HOST: return "Host";
+    case KC_PLATFORM_CUDA: return "CUDA";
+    default: return "unknown";
+  }
+}
+
+const char* kc_xcall_api_name(kc_xcall_api api) {
+  switch (api) {
+    case KC_XCALL_API_ORIGINAL: return "ORIGINAL";
+    case KC_XCALL_API_STATUS_RETURNING: return "STATUS_RETURNING";
+    case KC_XCALL_API_STATUS_RETURNING_UNIFIED: return "STATUS_RETURNING_UNIFIED";
+    case KC_XCALL_API_TYPED: return "TYPED";
+    default: return "unknown";
+  }
+}
+
+static bool kc__ieq(kc_string_view a, const char* b) {
+  size_t n = strlen(b);
+  if (a.size != n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    char c = a.data[i];
+    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+    if (c != b[i]) return false;
+  }
+  return true;
+}
+
+kc_status* kc_platform_parse(kc_string_view text, kc_platform* out_platform) {
+  if (!out_platform) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc_platform_parse: out is NULL");
+  }
+  if (kc__ieq(text, "host") || kc__ieq(text, "cpu")) {
+    *out_platform = KC_PLATFORM_HOST;
+    return NULL;
+  }
+  if (kc__ieq(text, "cuda") || kc__ieq(text, "gpu")) {
+    *out_platform = KC_PLATFORM_CUDA;
+    return NULL;
+  }
+  return kc_status_create(KC_INVALID_ARGUMENT,
+                          "unknown platform '%.*s': expected Host, cpu, CUDA "
+                          "or gpu",
+                          (int)(text.size > 64 ? 64 : text.size),
+                          text.data ? text.data : "");
+}
+
+void kc_xcall_status_set_failure(kc_xcall_status* status, const char* message,
+                                 size_t size) {
+  if (!status) return;
+  free(status->message);
+  status->failed = true;
+  status->message = malloc(size + 1);
+  status->size = status->message ? size : 0;
+  if (status->message) {
+    if (size) memcpy(status->message, message, size);
+    status->message[size] = '\0';
+  }
+}
+
+void kc_xcall_status_set_success(kc_xcall_status* status) {
+  if (!status) return;
+  free(status->message);
+  status->message = NULL;
+  status->size = 0;
+  status->failed = false;
+}
+
+static void kc__target_delete(kc_object* obj) {
+  kc__xcall_target* t = (kc__xcall_target*)(void*)obj;
+  if (t->user_deleter) t->user_deleter(t->user);
+  for (int32_t i = 0; i < t->signature.num_attrs; ++i) {
+    free((void*)(uintptr_t)t->signature.attrs[i].name);
+  }
+  free((void*)(uintptr_t)t->signature.args);
+  free((void*)(uintptr_t)t->signature.results);
+  free((void*)(uintptr_t)t->signature.attrs);
+  free(t->name);
+  free(t);
+}
+
+/* Builds the registry key "name@Platform" into buf. */
+static kc_status* kc__key(kc_string_view name, kc_platform platform, char* buf,
+                          size_t cap, kc_string_view* out_key) {
+  const char* pname = kc_platform_name(platform);
+  if (platform != KC_PLATFORM_HOST && platform != KC_PLATFORM_CUDA) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "custom-call target '%.*s': unknown platform %d",
+                            (int)(name.size > 64 ? 64 : name.size),
+                            name.data ? name.data : "", (int)platform);
+  }
+  if (!name.data || name.size == 0 || name.size > KC__TARGET_NAME_MAX ||
+      memchr(name.data, '@', name.size)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "invalid custom-call target name '%.*s': expected "
+                            "1 to %d bytes of [A-Za-z0-9_.:$-]",
+                            (int)(name.size > 64 ? 64 : name.size),
+                            name.data ? name.data : "", KC__TARGET_NAME_MAX);
+  }
+  int n = snprintf(buf, cap, "%.*s@%s", (int)name.size, name.data, pname);
+  out_key->data = buf;
+  out_key->size = n > 0 ? (size_t)n : 0;
+  return NULL;
+}
+
+/* Creates a target object (without the signature). */
+static kc_status* kc__target_create(kc_string_view name, kc_platform platform,
+                                    kc_xcall_api api, kc__xcall_target** out) {
+  kc__xcall_target* t = calloc(1, sizeof *t);
+  if (t) t->name = malloc(name.size + 1);
+  if (!t || !t->name) {
+    free(t);
+    return kc_status_create(KC_RESOURCE_EXHAUSTED,
+                            "out of memory registering a custom-call target");
+  }
+  memcpy(t->name, name.data, name.size);
+  t->name[name.size] = '\0';
+  t->header.ref_count = 1;
+  t->header.type_index = KC__TYPE_XCALL_TARGET;
+  t->header.deleter = kc__target_delete;
+  t->platform = platform;
+  t->api = api;
+  *out = t;
+  return NULL;
+}
+
+/* Publishes (or stages) the target and drops the creator's reference. */
+static kc_status* kc__target_register(kc__xcall_target* t, kc_string_view key,
+                                      uint32_t flags) {
+  kc_status* st = kc__registry_insert(&kc__xcall_registry, key,
+                                      KC_OBJECT(t), flags);
+  kc_object_release(KC_OBJECT(t));
+  return st;
+}
+
+kc_status* kc_xcall_register(kc_string_view name, kc_platform platform,
+                             kc_xcall_api api, void (*fn)(void),
+                             uint32_t flags) {
+  char buf[KC__TARGET_NAME_MAX + 16];
+  kc_string_view key;
+  KC_RETURN_IF_ERROR(kc__key(name, platform, buf, sizeof buf, &key),
+                     "registering a custom-call target");
+  bool host = platform == KC_PLATFORM_HOST;
+  if (!fn || api < KC_XCALL_API_ORIGINAL ||
+      api > KC_XCALL_API_STATUS_RETURNING_UNIFIED ||
+      (!host && api == KC_XCALL_API_STATUS_RETURNING_UNIFIED)) {
+    return kc_status_create(
+        KC_INVALID_ARGUMENT,
+        "registering custom-call target '%s': %s", buf,
+        !fn ? "fn is NULL"
+        : api == KC_XCALL_API_TYPED
+            ? "API TYPED needs kc_xcall_register_typed"
+        : api == KC_XCALL_API_STATUS_RETURNING_UNIFIED
+            ? "STATUS_RETURNING_UNIFIED is a host convention"
+            : "api: expected ORIGINAL, STATUS_RETURNING or "
+              "STATUS_RETURNING_UNIFIED");
+  }
+  kc__xcall_target* t = NULL;
+  KC_RETURN_IF_ERROR(kc__target_create(name, platform, api, &t),
+                     "registering '%s'", buf);
+  t->fn = fn;
+  return kc__target_register(t, key, flags);
+}
+
+static bool kc__attr_type_ok(int32_t type) {
+  return type >= KC_ATTR_BOOL && type <= KC_ATTR_DICT;
+}
+
+/* Copies the signature's arrays into t; checks them. */
+static kc_status* kc__copy_signature(kc__xcall_target* t,
+                                     const kc_xcall_signature* sig) {
+  if (!sig || sig->struct_size < sizeof(kc_xcall_signature)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "signature: expected struct_size >= %zu",
+                            sizeof(kc_xcall_signature));
+  }
+  if (sig->num_args < 0 || sig->num_results < 0 || sig->num_attrs < 0 ||
+      (sig->num_args && !sig->args) || (sig->num_results && !sig->results) ||
+      (sig->num_attrs && !sig->attrs)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "signature: a negative count or a NULL array with "
+                            "a positive count");
+  }
+  kc_xcall_signature* s = &t->signature;
+  s->struct_size = sizeof *s;
+  size_t na = (size_t)sig->num_args, nr = (size_t)sig->num_results,
+         nt = (size_t)sig->num_attrs;
+  kc_xcall_buffer_spec* args = calloc(na + 1, sizeof *args);
+  kc_xcall_buffer_spec* results = calloc(nr + 1, sizeof *results);
+  kc_xcall_attr_spec* attrs = calloc(nt + 1, sizeof *attrs);
+  s->args = args;
+  s->results = results;
+  s->attrs = attrs;
+  if (!args || !results || !attrs) {
+    return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (na) memcpy(args, sig->args, na * sizeof *args);
+  if (nr) memcpy(results, sig->results, nr * sizeof *results);
+  s->num_args = sig->num_args;
+  s->num_results = sig->num_results;
+  for (size_t i = 0; i < nt; ++i) {
+    const kc_xcall_attr_spec* a = &sig->attrs[i];
+    if (!a->name || !a->name[0] || !kc__attr_type_ok(a->type) ||
+        (a->type == KC_ATTR_ARRAY && a->elem_type != 0 &&
+         (a->elem_type < KC_ATTR_BOOL || a->elem_type > KC_ATTR_F64))) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "signature: attribute %zu: expected a name and "
+                              "a known type",
+                              i);
+    }
+    size_t n = strlen(a->name);
+    char* name = malloc(n + 1);
+    if (!name) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+    memcpy(name, a->name, n + 1);
+    attrs[i] = *a;
+    attrs[i].name = name;
+    s->num_attrs = (int32_t)(i + 1);
+  }
+  return NULL;
+}
+
+kc_status* kc_xcall_register_typed(kc_string_view name, kc_platform platform,
+                                   const kc_xcall_signature* signature,
+                                   kc_xcall_handler_fn fn, void* user,
+                                   kc_deleter_fn user_deleter, uint32_t flags) {
+  char buf[KC__TARGET_NAME_MAX + 16];
+  kc_string_view key;
+  kc_status* st = kc__key(name, platform, buf, sizeof buf, &key);
+  if (!st && !fn) {
+    st = kc_status_create(KC_INVALID_ARGUMENT, "handler fn is NULL");
+  }
+  kc__xcall_target* t = NULL;
+  if (!st) st = kc__target_create(name, platform, KC_XCALL_API_TYPED, &t);
+  if (st) {
+    if (user_deleter) user_deleter(user);
+    return kc_status_add_context(st, "registering typed custom-call target");
+  }
+  t->handler = fn;
+  t->user = user;
+  t->user_deleter = user_deleter;
+  st = kc__copy_signature(t, signature);
+  if (st) {
+    kc_object_release(KC_OBJECT(t)); /* runs user_deleter */
+    return kc_status_add_context(st, "registering custom-call target '%s'", buf);
+  }
+  return kc__target_register(t, key, flags);
+}
+
+const kc__xcall_target* kc__xcall_find(kc_string_view name,
+                                       kc_platform platform) {
+  char buf[KC__TARGET_NAME_MAX + 16];
+  if (name.size == 0 || name.size > KC__TARGET_NAME_MAX || !name.data) return NULL;
+  int n = snprintf(buf, sizeof buf, "%.*s@%s", (int)name.size, name.data,
+                   kc_platform_name(platform));
+  kc_string_view key = {buf, n > 0 ? (size_t)n : 0};
+  return (const kc__xcall_target*)(const void*)kc__registry_find(
+      &kc__xcall_registry, key);
+}
+
+kc_status* kc__xcall_not_found(kc_string_view name, kc_platform platform) {
+  char buf[KC__TARGET_NAME_MAX + 16];
+  size_t size = name.size > KC__TARGET_NAME_MAX ? KC__TARGET_NAME_MAX : name.size;
+  int n = snprintf(buf, sizeof buf, "%.*s@%s", (int)size,
+                   name.data ? name.data : "", kc_platform_name(platform));
+  kc_string_view key = {buf, n > 0 ? (size_t)n : 0};
+  return kc__registry_not_found(&kc__xcall_registry, key);
+}
+
+kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
+                           kc_xcall_target_desc* out) {
+  if (!out) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc_xcall_lookup: out is NULL");
+  }
+  const kc__xcall_target* t = kc__xcall_find(name, platform);
+  if (!t) return kc__xcall_not_found(name, platform);
+  kc_xcall_target_desc d;
+  d.struct_size = out->struct_size;
+  d.name = kc_sv(t->name);
+  d.platform = t->platform;
+  d.api = t->api;
+  d.signature = t->api == KC_XCALL_API_TYPED ? &t->signature : NULL;
+  memcpy(out, &d, out->struct_size < sizeof d ? out->struct_size : sizeof d);
+  return NULL;
+}
+
+const char* kc_attr_type_name(int32_t type) {
+  static const char* const names[] = {
+      NULL, "bool", "i8", "i16", "i32", "i64", "u8", "u16",
+      "u32", "u64", "f32", "f64", "str", "array", "dict"};
+  if (type < 1 || (size_t)type >= KC__ARRAY_SIZE(names)) return "unknown";
+  return names[type];
+}
+
+const kc_attr* kc_attr_dict_lookup(const kc_attr_dict* dict,
+                                   kc_string_view name) {
+  if (!dict) return NULL;
+  for (size_t i = 0; i < dict->count; ++i) {
+    if (kc_sv_equal(dict->entries[i].name, name)) return &dict->entries[i];
+  }
+  return NULL;
+}
+
+
+static void kc__put_buffers(char* buf, size_t cap, size_t* len,
+                            const kc_xcall_buffer_spec* specs, int32_t n) {
+  kc__appendf(buf, cap, len, "(");
+  for (int32_t i = 0; i < n; ++i) {
+    char dtype[32] = "any";
+    if (specs[i].dtype.bits) kc_dtype_format(specs[i].dtype, dtype, sizeof dtype);
+    kc__appendf(buf, cap, len, "%s%s[", i ? ", " : "", dtype);
+    if (specs[i].rank < 0) kc__appendf(buf, cap, len, "*");
+    for (int32_t d = 0; d < specs[i].rank; ++d) {
+      kc__appendf(buf, cap, len, d ? ",?" : "?");
+    }
+    kc__appendf(buf, cap, len, "]");
+  }
+  kc__appendf(buf, cap, len, ")");
+}
+
+size_t kc_xcall_signature_format(const kc_xcall_signature* sig, char* buf,
+                                 size_t cap) {
+  size_t len = 0;
+  if (cap) buf[0] = '\0';
+  if (!sig) {
+    kc__appendf(buf, cap, &len, "(untyped)");
+    return len;
+  }
+  kc__put_buffers(buf, cap, &len, sig->args, sig->num_args);
+  kc__appendf(buf, cap, &len, " -> ");
+  kc__put_buffers(buf, cap, &len, sig->results, sig->num_results);
+  for (int32_t i = 0; i < sig->num_attrs; ++i) {
+    const kc_xcall_attr_spec* a = &sig->attrs[i];
+    kc__appendf(buf, cap, &len, "%s%s: %s", i ? ", " : " {", a->name,
+                kc_attr_type_name(a->type));
+    if (a->type == KC_ATTR_ARRAY && a->elem_type) {
+      kc__appendf(buf, cap, &len, "<%s>", kc_attr_type_name(a->elem_type));
+    }
+  }
+  if (sig->num_attrs) kc__appendf(buf, cap, &len, "}");
+  return len;
+}
+
+kc_status* kc_xcall_registry_list(const kc_allocator* alloc,
+                                  kc_array** out_names) {
+  if (!out_names) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_xcall_registry_list: out_names is NULL");
+  }
+  return kc__registry_list(&kc__xcall_registry, alloc, KC_SV_LIT(""), out_names);
+}
+
+void kc_xcall_registry_reset(void) { kc__registry_reset(&kc__xcall_registry); }

@@ -1,0 +1,70 @@
+/* Ops and kernels registered by plugins through the host table, against
+ * the fixtures kt_plugin_ops.so and kt_plugin_ops_init_fails.so. */
+#include <stdio.h>
+
+#include "kt_ops.h"
+
+#define KT_FIXTURE(name) KC_FIXTURE_DIR "/kt_plugin_" name ".so"
+
+KC_TEST(op_plugin_defines_op_and_kernel) {
+  kc_plugin* p = NULL;
+  KC_CHECK_OK(kc_plugin_load(KT_FIXTURE("ops"), &p));
+  /* kcall inspect shows each registration with its kind. */
+  static const char* const want[][2] = {{"op", "kt_ops.Scale"},
+                                        {"function", "op.kt_ops.Scale"},
+                                        {"kernel", "kt_ops.Scale:cpu:0"}};
+  kc_plugin_desc d = {sizeof d, 0, 0, 0, 0, 0, 0, 0, 0};
+  KC_CHECK_OK(kc_plugin_get_desc(p, &d));
+  KC_CHECK_INT(d.registration_count, 3);
+  for (size_t i = 0; i < 3; ++i) {
+    kc_registration r = {sizeof r, NULL, {NULL, 0}};
+    KC_CHECK_OK(kc_plugin_get_registration(p, i, &r));
+    KC_CHECK_STR(r.kind, want[i][0]);
+    KC_CHECK(kt_sv_is(r.name, want[i][1]));
+  }
+  const kc_op* op = kt_op("kt_ops.Scale");
+  KC_CHECK_STR(kc_op_get_doc(op), "y = x * factor");
+  double v[4] = {1, 2, 3, 4};
+  kc_tensor* in = kt_tensor(kt_f64, (int64_t[]){2, 2}, 2, v);
+  kc_tensor* out = NULL;
+  kc_op_attr factor = {KC_SV_LIT("factor"), kc_any_float(0.5)};
+  KC_CHECK_OK(kt_call1(op, (const kc_tensor* const*)&in, 1, &factor, 1, &out));
+  KC_CHECK(((double*)kt_dl(out)->data)[3] == 2.0);
+  kt_release(out);
+  /* Through its packed function, with the default factor. */
+  kc_func* f = NULL;
+  KC_CHECK_OK(kc_func_registry_lookup(KC_SV_LIT("op.kt_ops.Scale"), &f));
+  kc_any arg = kc_any_object(KC_OBJECT(in));
+  kc_any ret = kc_any_none();
+  KC_CHECK_OK(kc_func_call(f, &arg, 1, &ret));
+  const DLTensor* y =
+      kc_tensor_get_dltensor((const kc_tensor*)(const void*)ret.u.v_obj);
+  KC_CHECK(((double*)y->data)[3] == 8.0);
+  kc_any_release(&ret);
+  /* The shape function, through the table, refuses a scalar. */
+  kt_release(in);
+  in = kt_tensor(kt_f32, NULL, 0, NULL);
+  KC_CHECK_CODE(kt_call1(op, (const kc_tensor* const*)&in, 1, NULL, 0, &out),
+                KC_INVALID_ARGUMENT, "expected rank >= 1, got rank 0");
+  kt_release(in);
+}
+
+KC_TEST(op_plugin_failing_init_leaves_nothing) {
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("ops_init_fails"), &p), KC_ABORTED,
+                "in init of plugin 'kt_ops_fail'",
+                "kt_ops_fail: giving up after registering");
+  const kc_op* op = NULL;
+  KC_CHECK_CODE(kc_op_registry_lookup(KC_SV_LIT("kt_ops_fail.Op"), &op),
+                KC_NOT_FOUND, "");
+  kc_func* f = NULL;
+  KC_CHECK_CODE(kc_func_registry_lookup(KC_SV_LIT("op.kt_ops_fail.Op"), &f),
+                KC_NOT_FOUND, "");
+  kc_array* kernels = NULL;
+  KC_CHECK_OK(kc_kernel_registry_list(kt_alloc(), KC_SV_LIT("kt_ops_fail.Op"),
+                                      &kernels));
+  KC_CHECK_INT(kc_array_get_size(kernels), 0);
+  kc_object_release(KC_OBJECT(kernels));
+  /* The names are free: the same op can be registered now. */
+  kt_register_op("kt_ops_fail.Op", KT_SPECS("x: f32"), NULL, NULL, NULL);
+}

@@ -1,0 +1,380 @@
+/* The spec grammar (docs/ops.md): every construct accepted, every error
+ * refused with its column and what was expected, and the checks made when
+ * an op is registered. */
+#include <stdio.h>
+
+#include "kt_ops.h"
+
+/* Adds one attr spec to a fresh builder and returns the status. */
+static kc_status* kt_attr(const char* spec) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create("kt.Spec", &b));
+  kc_status* st = kc_op_builder_add_attr(b, spec);
+  kc_op_builder_destroy(b);
+  return st;
+}
+
+static kc_status* kt_input(const char* spec) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create("kt.Spec", &b));
+  kc_status* st = kc_op_builder_add_input(b, spec);
+  kc_op_builder_destroy(b);
+  return st;
+}
+
+/* Registers an op with one attr and returns its normalised spec. */
+static const char* kt_attr_roundtrip(const char* name, const char* spec) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create(name, &b));
+  KC_CHECK_OK(kc_op_builder_add_attr(b, spec));
+  KC_CHECK_OK(kc_op_registry_register(b, 0));
+  const kc_op* op = kt_op(name);
+  KC_CHECK_INT(kc_op_get_attr_count(op), 1);
+  return kc_op_get_attr_spec(op, 0);
+}
+
+KC_TEST(op_spec_accepts_every_attr_construct) {
+  static const char* const ok[] = {
+      "a: int",
+      "a: float",
+      "a: bool",
+      "a: string",
+      "a: type",
+      "a: shape",
+      "a: list(int)",
+      "a: list(float)",
+      "a: list(bool)",
+      "a: list(string)",
+      "a: list(type)",
+      "a: list(shape)",
+      "T: {f32, f64, i32}",
+      "T: {float32, int64, bool, bf16, c64}",
+      "T: numeric",
+      "T: integer",
+      "T: signed",
+      "T: unsigned",
+      "T: complex",
+      "T: any",
+      "T: {float}",
+      "T: {float, integer, bool}",
+      "T: list({f32, i32})",
+      "L: list(numeric) >= 1",
+      "p: {'same', 'valid'}",
+      "p: {\"same\"}",
+      "N: int >= 1",
+      "N: int <= 4",
+      "N: int >= -2 <= 4",
+      "N: int <= 4 >= 1",
+      "l: list(int) >= 2",
+      "l: list(int) >= 1 <= 3 = [1, 2]",
+      "a: int = 3",
+      "a: int = -3",
+      "a: int = +3",
+      "a: int >= 1 = 3",
+      "a: float = 1.5",
+      "a: float = -2e3",
+      "a: float = .5",
+      "a: float = 2",
+      "a: float = inf",
+      "a: float = -inf",
+      "a: float = nan",
+      "a: bool = true",
+      "a: bool = false",
+      "a: string = 'same'",
+      "a: string = \"it's\"",
+      "a: string = 'it\\'s'",
+      "a: string = ''",
+      "a: type = f32",
+      "a: type = float64",
+      "T: {f32, f64} = f64",
+      "a: shape = [2, 3]",
+      "a: shape = [2, ?]",
+      "a: shape = []",
+      "a: list(int) = []",
+      "a: list(int) = [1, -2, 3]",
+      "a: list(float) = [1.5, 2]",
+      "a: list(bool) = [true, false]",
+      "a: list(string) = ['a', \"b\"]",
+      "a: list(type) = [f32, i64]",
+      "a: list(shape) = [[1], [2, ?]]",
+      "p: {'same', 'valid'} = 'valid'",
+      "  spaced :   int   >=   0   =   4  ",
+  };
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; ++i) {
+    kc_status* st = kt_attr(ok[i]);
+    if (st) {
+      char text[512];
+      kt__fail(__FILE__, __LINE__, "spec \"%s\" refused: %s", ok[i],
+               kt_status_text(st, text, sizeof text));
+      kc_status_destroy(st);
+    }
+  }
+  KC_CHECK_STR(kt_attr_roundtrip("kt.A", "  spaced :   int   >=   0   =   4  "),
+               "spaced : int >= 0 = 4");
+  KC_CHECK_STR(kt_attr_roundtrip("kt.B", "T: {f32,\tf64}"), "T: {f32, f64}");
+}
+
+KC_TEST(op_spec_accepts_every_arg_construct) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create("kt.Args", &b));
+  KC_CHECK_OK(kc_op_builder_add_input(b, "a: T"));
+  KC_CHECK_OK(kc_op_builder_add_input(b, "b: f32"));
+  KC_CHECK_OK(kc_op_builder_add_input(b, "c: N * T"));
+  KC_CHECK_OK(kc_op_builder_add_input(b, "d: M * i64"));
+  KC_CHECK_OK(kc_op_builder_add_input(b, "e: L"));
+  KC_CHECK_OK(kc_op_builder_add_output(b, "out:T"));
+  /* Attrs may come after the args that name them. */
+  KC_CHECK_OK(kc_op_builder_add_attr(b, "T: type"));
+  KC_CHECK_OK(kc_op_builder_add_attr(b, "N: int >= 0"));
+  KC_CHECK_OK(kc_op_builder_add_attr(b, "M: int = 1"));
+  KC_CHECK_OK(kc_op_builder_add_attr(b, "L: list(type)"));
+  KC_CHECK_OK(kc_op_builder_set_flags(b, KC_OP_STATEFUL | KC_OP_COMMUTATIVE));
+  KC_CHECK_OK(kc_op_builder_set_doc(b, "Takes every kind of arg."));
+  KC_CHECK_OK(kc_op_registry_register(b, 0));
+  const kc_op* op = kt_op("kt.Args");
+  char sig[256];
+  kc_op_format_signature(op, sig, sizeof sig);
+  KC_CHECK_STR(sig,
+               "kt.Args(a: T, b: f32, c: N * T, d: M * i64, e: L) -> "
+               "(out:T)");
+  KC_CHECK_INT(kc_op_get_input_count(op), 5);
+  KC_CHECK_INT(kc_op_get_output_count(op), 1);
+  KC_CHECK_INT(kc_op_get_flags(op), KC_OP_STATEFUL | KC_OP_COMMUTATIVE);
+  KC_CHECK_STR(kc_op_get_doc(op), "Takes every kind of arg.");
+  KC_CHECK(kc_op_get_input_spec(op, 5) == NULL);
+  KC_CHECK(kc_op_get_attr_spec(op, -1) == NULL);
+  /* Its function is registered with it. */
+  kc_func* f = NULL;
+  KC_CHECK_OK(kc_func_registry_lookup(KC_SV_LIT("op.kt.Args"), &f));
+}
+
+/* Every error: spec, then what the status must say. */
+typedef struct kt_bad_spec {
+  const char* spec;
+  const char* message;
+} kt_bad_spec;
+
+KC_TEST(op_spec_refuses_malformed_attrs) {
+  static const kt_bad_spec bad[] = {
+      {"",
+       "attr spec '': column 1: expected an attr name, got the end of "
+       "the spec"},
+      {"1x: int", "column 1: expected an attr name, got '1'"},
+      {"x int", "column 3: expected ':' after the name, got 'int'"},
+      {"x: itn",
+       "column 4: expected a kind (int, float, bool, string, type, "
+       "shape, list(...), {...} or a type class), got 'itn'"},
+      {"x: float32", "column 4: expected a kind"},
+      {"x: list(",
+       "column 9: expected an item kind (int, float, bool, "
+       "string, type, shape, {...} or a type class), got the end "
+       "of the spec"},
+      {"x: list int", "column 9: expected '(' after list, got 'int'"},
+      {"x: list(int", "column 12: expected ')' closing list(, got the end"},
+      {"x: list(list(int))", "column 9: expected an item kind"},
+      {"T: {f32, f65}",
+       "column 10: expected a dtype or a type class "
+       "(numeric, integer, signed, unsigned, float, complex, "
+       "any), got 'f65'"},
+      {"T: {f32 f64}", "column 9: expected ',' or '}', got 'f64'"},
+      {"T: {f32,", "column 9: expected a dtype or a type class"},
+      {"T: {}", "column 5: expected a dtype or a type class"},
+      {"T: {f32x4}",
+       "column 5: 'f32x4' cannot be in a type set (only scalar "
+       "dtypes can)"},
+      {"p: {'a', b}", "column 10: expected a quoted string, got 'b'"},
+      {"p: {'a", "column 5: unterminated string (no closing ')"},
+      {"x: float >= 1",
+       "column 10: bounds apply only to int and list attrs, "
+       "not to float"},
+      {"x: int >= 1 >= 2", "column 13: a second '>=' bound"},
+      {"x: int >= x", "column 11: expected an integer, got 'x'"},
+      {"x: int >= 3 <= 1", "the bounds leave no value (3 > 1)"},
+      {"l: list(int) >= -1", "column 14: a list length bound must be >= 0"},
+      {"x: int = 1.5", "column 10: expected an integer, got '1.5'"},
+      {"x: int = 99999999999999999999",
+       "column 10: integer out of the range of int64"},
+      {"x: int =", "column 9: expected an integer, got the end of the spec"},
+      {"x: int >= 2 = 1",
+       "attr spec 'x: int >= 2 = 1': the default: attr "
+       "'x': the value must be >= 2, got 1"},
+      {"x: int <= 2 = 3", "the value must be <= 2, got 3"},
+      {"x: float = one", "column 12: expected a number, got 'one'"},
+      {"x: bool = yes", "column 11: expected true or false, got 'yes'"},
+      {"x: string = same", "column 13: expected a quoted string, got 'same'"},
+      {"x: string = 'abc", "column 13: unterminated string"},
+      {"x: type = f65",
+       "column 11: expected a dtype (f32, i64, bool, ...), "
+       "got 'f65'"},
+      {"T: {f32} = f64",
+       "the default: attr 'T': expected one of {f32}, got "
+       "f64"},
+      {"s: shape = [2, -1]",
+       "column 16: expected a dimension (an integer >= "
+       "0, or ?), got '-'"},
+      {"s: shape = 2", "column 12: expected '[' starting a shape, got '2'"},
+      {"x: list(int) = [1 2]", "column 19: expected ',' or ']', got '2'"},
+      {"x: list(int) = 1", "column 16: expected '[' starting a list, got '1'"},
+      {"x: list(int) >= 3 = [1]", "the length must be >= 3, got 1"},
+      {"x: int = 3 4", "column 12: expected the end of the spec, got '4'"},
+      {"x: int $",
+       "column 8: expected '=', '>=', '<=' or the end of the "
+       "spec, got '$'"},
+      {"p: {'a', 'b'} = 'c'",
+       "attr 'p': 'c' is not one of the allowed "
+       "values ('a', 'b')"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+    kc_status* st = kt_attr(bad[i].spec);
+    char text[1024];
+    kt_status_text(st, text, sizeof text);
+    if (kc_status_get_code(st) != KC_INVALID_ARGUMENT ||
+        !strstr(text, bad[i].message)) {
+      kt__fail(__FILE__, __LINE__, "spec \"%s\": got \"%s\", wanted \"%s\"",
+               bad[i].spec, text, bad[i].message);
+    }
+    kc_status_destroy(st);
+  }
+}
+
+KC_TEST(op_spec_refuses_malformed_args) {
+  static const kt_bad_spec bad[] = {
+      {"x",
+       "input spec 'x': column 2: expected ':' after the name, got the "
+       "end of the spec"},
+      {"x:",
+       "column 3: expected a type (a type attr, a dtype, N * T or a "
+       "list(type) attr), got the end of the spec"},
+      {"x: N *",
+       "column 7: expected a type (a type attr or a dtype), got "
+       "the end of the spec"},
+      {"x: T U", "column 6: expected '*' or the end of the spec, got 'U'"},
+      {"x: N * T * U", "column 10: expected the end of the spec, got '*'"},
+      {"x: 3 * T", "column 4: expected a type"},
+      {": T", "column 1: expected an arg name, got ':'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+    kc_status* st = kt_input(bad[i].spec);
+    char text[1024];
+    kt_status_text(st, text, sizeof text);
+    if (kc_status_get_code(st) != KC_INVALID_ARGUMENT ||
+        !strstr(text, bad[i].message)) {
+      kt__fail(__FILE__, __LINE__, "spec \"%s\": got \"%s\", wanted \"%s\"",
+               bad[i].spec, text, bad[i].message);
+    }
+    kc_status_destroy(st);
+  }
+}
+
+/* Registers name with the given specs; returns the status. */
+static kc_status* kt_try_register(const char* name, const char* const* inputs,
+                                  const char* const* outputs,
+                                  const char* const* attrs) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create(name, &b));
+  for (size_t i = 0; inputs && inputs[i]; ++i) {
+    KC_CHECK_OK(kc_op_builder_add_input(b, inputs[i]));
+  }
+  for (size_t i = 0; outputs && outputs[i]; ++i) {
+    KC_CHECK_OK(kc_op_builder_add_output(b, outputs[i]));
+  }
+  for (size_t i = 0; attrs && attrs[i]; ++i) {
+    KC_CHECK_OK(kc_op_builder_add_attr(b, attrs[i]));
+  }
+  return kc_op_registry_register(b, 0);
+}
+
+KC_TEST(op_spec_refuses_definitions_that_do_not_hold_together) {
+  KC_CHECK_CODE(kt_try_register("kt.R1", KT_SPECS("x: Q"), NULL, NULL),
+                KC_INVALID_ARGUMENT,
+                "registering op 'kt.R1': op 'kt.R1': input 'x: Q': 'Q' names "
+                "neither an attr of the op nor a dtype");
+  KC_CHECK_CODE(kt_try_register("kt.R2", KT_SPECS("x: N * T"), NULL,
+                                KT_SPECS("N: float", "T: type")),
+                KC_INVALID_ARGUMENT,
+                "input 'x: N * T': 'N' must name an int attr");
+  KC_CHECK_CODE(
+      kt_try_register("kt.R3", KT_SPECS("x: N * T"), NULL, KT_SPECS("T: type")),
+      KC_INVALID_ARGUMENT, "but the op has no such attr");
+  KC_CHECK_CODE(
+      kt_try_register("kt.R4", NULL, KT_SPECS("y: N"), KT_SPECS("N: int")),
+      KC_INVALID_ARGUMENT,
+      "output 'y: N': 'N' is an int attr; the type of an arg must "
+      "be a type attr, a list(type) attr or a dtype");
+  KC_CHECK_CODE(kt_try_register("kt.R5", KT_SPECS("x: N * L"), NULL,
+                                KT_SPECS("N: int", "L: list(type)")),
+                KC_INVALID_ARGUMENT,
+                "'L' is a list(type) attr; the type of N * T must be a type "
+                "attr or a dtype");
+  /* Nothing of a refused op remains. */
+  const kc_op* op = NULL;
+  KC_CHECK_CODE(kc_op_registry_lookup(KC_SV_LIT("kt.R1"), &op), KC_NOT_FOUND,
+                "kt.R1");
+  kc_func* f = NULL;
+  KC_CHECK_CODE(kc_func_registry_lookup(KC_SV_LIT("op.kt.R1"), &f),
+                KC_NOT_FOUND, "");
+}
+
+KC_TEST(op_spec_names_must_be_unique) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create("kt.Dup", &b));
+  KC_CHECK_OK(kc_op_builder_add_input(b, "x: f32"));
+  KC_CHECK_CODE(kc_op_builder_add_output(b, "x: f32"), KC_INVALID_ARGUMENT,
+                "op 'kt.Dup': 'x' is already the name of an input");
+  KC_CHECK_CODE(kc_op_builder_add_attr(b, "x: int"), KC_INVALID_ARGUMENT,
+                "'x' is already the name of an input");
+  /* The builder remembers its first error and registration replays it,
+   * once: the code is not repeated inside the message. */
+  kc_status* replayed = kc_op_registry_register(b, 0);
+  char text[512];
+  kt_status_text(replayed, text, sizeof text);
+  KC_CHECK(strstr(text, "INVALID_ARGUMENT: registering op 'kt.Dup'") == text);
+  KC_CHECK_CONTAINS(text, "'x' is already the name of an input");
+  KC_CHECK(strstr(text + 1, "INVALID_ARGUMENT") == NULL);
+  kc_status_destroy(replayed);
+  KC_CHECK_OK(kc_op_builder_create("kt.Dup", &b));
+  KC_CHECK_OK(kc_op_builder_add_attr(b, "a: int"));
+  KC_CHECK_CODE(kc_op_builder_add_attr(b, "a: float"), KC_INVALID_ARGUMENT,
+                "'a' is already the name of an attr");
+  KC_CHECK_CODE(kc_op_builder_add_input(b, NULL), KC_INVALID_ARGUMENT,
+                "spec is NULL");
+  KC_CHECK_CODE(kc_op_builder_set_flags(b, 1u << 9), KC_INVALID_ARGUMENT,
+                "unknown flag bits 0x200");
+  kc_op_builder_destroy(b);
+}
+
+KC_TEST(op_spec_op_names_and_conflicts) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_CODE(kc_op_builder_create("bad name", &b), KC_INVALID_ARGUMENT,
+                "byte 3 (0x20)");
+  KC_CHECK_CODE(kc_op_builder_create("", &b), KC_INVALID_ARGUMENT, "empty");
+  char long_name[260];
+  memset(long_name, 'a', 253);
+  long_name[253] = '\0';
+  KC_CHECK_CODE(kc_op_builder_create(long_name, &b), KC_INVALID_ARGUMENT,
+                "expected at most 252 bytes");
+  kt_register_op("kt.Twice", KT_SPECS("x: f32"), KT_SPECS("y: f32"), NULL,
+                 NULL);
+  KC_CHECK_OK(kc_op_builder_create("kt.Twice", &b));
+  KC_CHECK_CODE(kc_op_registry_register(b, 0), KC_ALREADY_EXISTS,
+                "an op named 'kt.Twice' is already registered");
+  /* Overriding replaces the op and its function together. */
+  KC_CHECK_OK(kc_op_builder_create("kt.Twice", &b));
+  KC_CHECK_OK(kc_op_builder_add_input(b, "x: i32"));
+  KC_CHECK_OK(kc_op_registry_register(b, KC_REGISTER_OVERRIDE));
+  KC_CHECK_STR(kc_op_get_input_spec(kt_op("kt.Twice"), 0), "x: i32");
+  /* A function already named op.NAME blocks the op: neither is added. */
+  kc_func* f = NULL;
+  KC_CHECK_OK(kc_func_registry_lookup(KC_SV_LIT("op.kt.Twice"), &f));
+  KC_CHECK_OK(kc_func_registry_register(KC_SV_LIT("op.kt.Taken"), f, 0));
+  KC_CHECK_OK(kc_op_builder_create("kt.Taken", &b));
+  KC_CHECK_CODE(kc_op_registry_register(b, 0), KC_ALREADY_EXISTS,
+                "a function named 'op.kt.Taken'");
+  const kc_op* op = NULL;
+  KC_CHECK_CODE(kc_op_registry_lookup(KC_SV_LIT("kt.Taken"), &op), KC_NOT_FOUND,
+                "");
+  kc_array* names = NULL;
+  KC_CHECK_OK(kc_op_registry_list(kt_alloc(), KC_SV_LIT("kt."), &names));
+  KC_CHECK_INT(kc_array_get_size(names), 1);
+  kc_object_release(KC_OBJECT(names));
+}

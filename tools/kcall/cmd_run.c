@@ -1,0 +1,391 @@
+/*
+ * cmd_run.c — `kcall run`: load plugins, parse an HLO-text program,
+ * compile it for a platform, feed it inputs, run it, and print or save
+ * its outputs.
+ */
+#define _POSIX_C_SOURCE 200809L /* mkdir, clock_gettime, sysconf */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "npy.h"
+#include "run.h"
+
+typedef struct run_options {
+  const char* program_path;
+  const char** plugins;
+  size_t num_plugins;
+  const char** inputs;
+  size_t num_inputs;
+  const char* output_dir;
+  const char* platform;
+  bool stats;
+  bool generate_inputs;
+} run_options;
+
+/* ---- the command line ----------------------------------------------------- */
+
+/* The value of option `name` at argv[*i]: "--name=VALUE" or "--name VALUE"
+ * (or the short form and its next word). NULL when `arg` is not that
+ * option; *out_missing when it is but has no value. */
+static const char* option_value(int argc, char** argv, int* i,
+                                const char* name, const char* short_name,
+                                bool* out_missing) {
+  const char* arg = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(arg, name, n) == 0 && arg[n] == '=') return arg + n + 1;
+  if (strcmp(arg, name) != 0 && !(short_name && strcmp(arg, short_name) == 0)) {
+    return NULL;
+  }
+  if (*i + 1 >= argc) {
+    *out_missing = true;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+/* Fills *o from the command line. Returns -1 to go on, else the exit
+ * status (usage errors, --help). */
+static int parse_options(int argc, char** argv, run_options* o) {
+  bool options_done = false;
+  for (int i = 0; i < argc; ++i) {
+    const char* arg = argv[i];
+    if (options_done || arg[0] != '-' || arg[1] == '\0') {
+      if (o->program_path) {
+        return cli_usage_error(&cli_cmd_run, "unexpected argument '%s' (one "
+                               "program at a time)", arg);
+      }
+      o->program_path = arg;
+      continue;
+    }
+    if (strcmp(arg, "--") == 0) {
+      options_done = true;
+      continue;
+    }
+    if (cli_is_help_flag(arg)) {
+      fputs(cli_cmd_run.usage, stdout);
+      return CLI_EXIT_OK;
+    }
+    if (strcmp(arg, "--stats") == 0) {
+      o->stats = true;
+      continue;
+    }
+    if (strcmp(arg, "--generate-inputs") == 0) {
+      o->generate_inputs = true;
+      continue;
+    }
+    bool missing = false;
+    const char* v;
+    if ((v = option_value(argc, argv, &i, "--plugin", "-p", &missing))) {
+      o->plugins[o->num_plugins++] = v;
+    } else if ((v = option_value(argc, argv, &i, "--input", "-i", &missing))) {
+      if (!strchr(v, '=') || v[0] == '=') {
+        return cli_usage_error(&cli_cmd_run, "--input '%s': expected "
+                               "NAME=FILE.npy or NAME=VALUE", v);
+      }
+      o->inputs[o->num_inputs++] = v;
+    } else if ((v = option_value(argc, argv, &i, "--output", "-o", &missing))) {
+      o->output_dir = v;
+    } else if ((v = option_value(argc, argv, &i, "--platform", NULL,
+                                 &missing))) {
+      o->platform = v;
+    } else if (missing) {
+      return cli_usage_error(&cli_cmd_run, "%s needs a value", arg);
+    } else {
+      return cli_usage_error(&cli_cmd_run, "unknown option '%s'", arg);
+    }
+  }
+  if (!o->program_path) {
+    return cli_usage_error(&cli_cmd_run, "no program given");
+  }
+  return -1;
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+static kc_status* errno_status(int err, const char* what, const char* path) {
+  kc_status_code code = KC_UNKNOWN;
+  if (err == ENOENT || err == ENOTDIR) code = KC_NOT_FOUND;
+  if (err == EACCES || err == EPERM) code = KC_PERMISSION_DENIED;
+  return kc_status_create(code, "%s '%s': %s", what, path, strerror(err));
+}
+
+/* The whole file, NUL-terminated; *out_text is the caller's to free. */
+static kc_status* read_text(const char* path, char** out_text,
+                            size_t* out_size) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return errno_status(errno, "cannot open", path);
+  size_t cap = 4096;
+  size_t size = 0;
+  char* text = malloc(cap);
+  kc_status* st = NULL;
+  while (text && !st) {
+    size += fread(text + size, 1, cap - size - 1, f);
+    if (ferror(f)) st = errno_status(errno, "cannot read", path);
+    if (feof(f) || st) break;
+    char* bigger = cap < SIZE_MAX / 2 ? realloc(text, cap * 2) : NULL;
+    if (!bigger) {
+      free(text);
+      text = NULL;
+      break;
+    }
+    text = bigger;
+    cap *= 2;
+  }
+  fclose(f);
+  if (!text && !st) st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  if (st) {
+    free(text);
+    return st;
+  }
+  text[size] = '\0';
+  *out_text = text;
+  *out_size = size;
+  return NULL;
+}
+
+static kc_status* load_program(const char* path, kc_program** out) {
+  char* text = NULL;
+  size_t size = 0;
+  kc_status* st = read_text(path, &text, &size);
+  if (st) return st;
+  kc_string_view view = {text, size};
+  st = kc_status_add_context(kc_program_parse(view, out), "parsing '%s'", path);
+  free(text);
+  return st;
+}
+
+/* ---- outputs -------------------------------------------------------------- */
+
+static void print_outputs(const kc_executable* exe, kc_tensor* const* outputs,
+                          size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    char shape[256];
+    kc_shape_format(kc_executable_get_output_shape(exe, i), shape, sizeof shape);
+    printf("out%zu: %s\n", i, shape);
+    run_print_tensor(stdout, kc_tensor_get_dltensor(outputs[i]));
+    putchar('\n');
+  }
+}
+
+static kc_status* write_outputs(const char* dir, const kc_executable* exe,
+                                kc_tensor* const* outputs, size_t count) {
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    return errno_status(errno, "cannot create directory", dir);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    size_t n = strlen(dir) + 32;
+    char* path = malloc(n);
+    if (!path) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+    snprintf(path, n, "%s/out%zu.npy", dir, i);
+    kc_status* st = cli_npy_write(path, kc_tensor_get_dltensor(outputs[i]));
+    if (!st) {
+      char shape[256];
+      kc_shape_format(kc_executable_get_output_shape(exe, i), shape,
+                      sizeof shape);
+      printf("wrote %s (%s)\n", path, shape);
+    }
+    free(path);
+    if (st) return st;
+  }
+  return NULL;
+}
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void print_stats(const kc_executable* exe, const uint64_t* times,
+                        double wall_seconds) {
+  kc_executable_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  kc_executable_query(exe, &info);
+  printf("\n-- stats\n");
+  printf("instructions: %zu, %zu live after dead-code removal\n",
+         info.num_instructions, info.num_live_instructions);
+  printf("buffer plan:\n");
+  size_t n = kc_executable_format_plan(exe, NULL, 0) + 1;
+  char* plan = malloc(n);
+  if (plan) {
+    kc_executable_format_plan(exe, plan, n);
+    fputs(plan, stdout);
+    if (n > 1 && plan[n - 2] != '\n') putchar('\n');
+    free(plan);
+  }
+  printf("peak bytes: %zu (temporaries %zu in %zu buffers, %zu without "
+         "reuse; outputs %zu)\n",
+         info.peak_bytes, info.temp_bytes, info.num_buffers,
+         info.temp_bytes_unshared, info.output_bytes);
+  printf("time per instruction:\n");
+  for (size_t i = 0; times && i < info.num_live_instructions; ++i) {
+    printf("  %6zu %-24s %10.3f us\n", i,
+           kc_executable_get_instruction_name(exe, i), (double)times[i] / 1e3);
+  }
+  printf("whole run: %.3f us\n", wall_seconds * 1e6);
+}
+
+/* ---- the run -------------------------------------------------------------- */
+
+static kc_status* execute(const run_options* o, const kc_executable* exe,
+                          run_inputs* in) {
+  kc_executable_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  kc_executable_query(exe, &info);
+  const DLTensor** args = calloc(in->count + 1, sizeof *args);
+  kc_tensor** outputs = calloc(info.num_outputs + 1, sizeof *outputs);
+  uint64_t* times =
+      o->stats ? calloc(info.num_live_instructions + 1, sizeof *times) : NULL;
+  kc_status* st = NULL;
+  if (!args || !outputs || (o->stats && !times)) {
+    st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (size_t i = 0; !st && i < in->count; ++i) {
+    args[i] = kc_tensor_get_dltensor(in->leaves[i].tensor);
+  }
+  kc_execute_options options;
+  memset(&options, 0, sizeof options);
+  options.struct_size = sizeof options;
+  options.instruction_ns = times;
+  double start = seconds_now();
+  if (!st) st = kc_executable_execute(exe, args, in->count, &options, outputs);
+  double wall = seconds_now() - start;
+  if (!st && o->output_dir) {
+    st = write_outputs(o->output_dir, exe, outputs, info.num_outputs);
+  } else if (!st) {
+    print_outputs(exe, outputs, info.num_outputs);
+  }
+  if (!st && o->stats) print_stats(exe, times, wall);
+  for (size_t i = 0; outputs && i < info.num_outputs; ++i) {
+    kc_object_release(KC_OBJECT(outputs[i]));
+  }
+  free(times);
+  free(outputs);
+  free(args);
+  return st;
+}
+
+static kc_status* compile(const run_options* o, kc_thread_pool* pool,
+                          kc_executable** out_exe, run_inputs* in) {
+  kc_compile_options options;
+  memset(&options, 0, sizeof options);
+  options.struct_size = sizeof options;
+  options.platform = KC_PLATFORM_HOST;
+  if (o->platform) {
+    kc_status* st = kc_platform_parse(kc_sv(o->platform), &options.platform);
+    if (st) return kc_status_add_context(st, "--platform");
+  }
+  options.thread_pool = pool;
+
+  kc_program* program = NULL;
+  kc_status* st = load_program(o->program_path, &program);
+  if (st) return st;
+  /* Messages name the module from here on ("compiling 'seed_add': ..."). */
+  st = kc_program_compile(program, &options, out_exe);
+  /* The names of the inputs come from the program's parameters. */
+  if (!st) st = run_inputs_init(in, program, *out_exe);
+  kc_program_destroy(program);
+  return st;
+}
+
+/* The pool typed handlers may spread their work over: sized as the
+ * library sizes its default pool (KCALL_NUM_THREADS, else the cores), but
+ * owned here, so that its threads are stopped before the tool exits. */
+static kc_status* create_pool(kc_thread_pool** out_pool) {
+  long size = 0;
+  const char* env = getenv("KCALL_NUM_THREADS");
+  if (env && *env) size = strtol(env, NULL, 10);
+  if (size <= 0) size = sysconf(_SC_NPROCESSORS_ONLN);
+  if (size <= 0) size = 1;
+  if (size > KC_THREAD_POOL_MAX_SIZE) size = KC_THREAD_POOL_MAX_SIZE;
+  return kc_thread_pool_create((int32_t)size, out_pool);
+}
+
+static int run_run(int argc, char** argv) {
+  run_options o;
+  memset(&o, 0, sizeof o);
+  o.plugins = calloc((size_t)argc + 1, sizeof *o.plugins);
+  o.inputs = calloc((size_t)argc + 1, sizeof *o.inputs);
+  int exit_code = -1;
+  if (!o.plugins || !o.inputs) {
+    exit_code = cli_report_status(
+        kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
+  }
+  if (exit_code < 0) exit_code = parse_options(argc, argv, &o);
+  if (exit_code >= 0) {
+    free(o.plugins);
+    free(o.inputs);
+    return exit_code;
+  }
+
+  kc_status* st = NULL;
+  for (size_t i = 0; i < o.num_plugins && !st; ++i) {
+    kc_plugin* plugin = NULL;
+    st = kc_plugin_load(o.plugins[i], &plugin);
+  }
+  kc_thread_pool* pool = NULL;
+  kc_executable* exe = NULL;
+  run_inputs in;
+  memset(&in, 0, sizeof in);
+  if (!st) st = create_pool(&pool);
+  if (!st) st = compile(&o, pool, &exe, &in);
+  for (size_t i = 0; i < o.num_inputs && !st; ++i) {
+    st = run_inputs_set(&in, o.inputs[i]);
+  }
+  if (!st) st = run_inputs_finish(&in, o.generate_inputs, stderr);
+  if (!st) st = execute(&o, exe, &in);
+  run_inputs_deinit(&in);
+  kc_executable_destroy(exe);
+  kc_thread_pool_destroy(pool);
+  free(o.plugins);
+  free(o.inputs);
+  return st ? cli_report_status(st) : CLI_EXIT_OK;
+}
+
+const cli_command cli_cmd_run = {
+    "run",
+    "run an HLO-text program that calls custom calls",
+    "usage: kcall run PROGRAM.hlo [--plugin P.so]... [--input NAME=VALUE]...\n"
+    "                 [--generate-inputs] [--output DIR] [--platform NAME]\n"
+    "                 [--stats]\n"
+    "\n"
+    "Loads each plugin (which registers custom-call targets), parses\n"
+    "PROGRAM.hlo (an HloModule as XLA prints it), compiles it for the\n"
+    "platform, runs it once with the inputs and prints every output: its\n"
+    "shape, then its values as NumPy prints them (\"...\" past 1000\n"
+    "elements).\n"
+    "\n"
+    "Options:\n"
+    "  -p, --plugin P.so       load a plugin first (may be repeated)\n"
+    "  -i, --input NAME=VALUE  one input (may be repeated); NAME is the\n"
+    "                          parameter's name (with or without %) or\n"
+    "                          number, and a leaf of a tuple parameter is\n"
+    "                          NAME.i.j (its tuple indices); VALUE is\n"
+    "                            FILE.npy    a NumPy file of the input's\n"
+    "                                        dtype and shape\n"
+    "                            2.5         a scalar, filling the input\n"
+    "                            [1,2,3]     a list of exactly as many\n"
+    "                                        elements (brackets may nest)\n"
+    "      --generate-inputs   fill inputs not given with i * 0.01 (floats),\n"
+    "                          i (ints) or i odd (bools), i the element index\n"
+    "  -o, --output DIR        write the outputs as DIR/out0.npy, out1.npy, ...\n"
+    "                          instead of printing them\n"
+    "      --platform NAME     host (the default; also cpu) or cuda\n"
+    "      --stats             print the buffer plan, the peak bytes and the\n"
+    "                          time each instruction took\n"
+    "  -h, --help              print this text\n"
+    "\n"
+    "A missing input is an error naming it. A custom call that fails stops\n"
+    "the run: the error names the target and the instruction. Typed handlers\n"
+    "get a pool of KCALL_NUM_THREADS threads (default: one per core).\n"
+    "Exit status: 0 on success, 1 on an error, 2 on a usage error.\n",
+    run_run,
+};
