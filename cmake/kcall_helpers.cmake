@@ -1,0 +1,23 @@
+# Helpers for the project's own plugins and tests.
+
+# A plugin: a MODULE (made to be dlopen'ed, never linked) that sees kcall's
+# headers only and reaches the library through the host table it is given.
+# Outside sanitizer builds it is linked with --no-undefined, which proves
+# the point: the link fails if the plugin calls into libkcall directly.
+# (Sanitizer runtimes leave their symbols to the host, hence the exception.)
+function(kcall_add_plugin target)
+  add_library(${target} MODULE ${ARGN})
+  target_link_libraries(${target} PRIVATE kcall_headers kcall_warnings)
+  if(KCALL_SANITIZE STREQUAL "")
+    target_link_options(${target} PRIVATE LINKER:--no-undefined)
+  endif()
+endfunction()
+
+# A test that runs a command and checks its exit code and output with
+# tools/kcall/test/check_output.sh: kcall_output_test(NAME [checks] CMD...).
+# An empty word would be lost on its way through ARGN: such tests call
+# add_test themselves.
+function(kcall_output_test name)
+  add_test(NAME ${name}
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tools/kcall/test/check_output.sh ${ARGN})
+endfunction()
