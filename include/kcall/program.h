@@ -318,7 +318,12 @@ KC_API size_t kc_executable_format_plan(const kc_executable* executable,
 
 typedef struct kc_execute_options {
   size_t struct_size;
-  /* Output tensors and the per-run arena come from here (NULL: system). */
+  /* Output tensors and the per-run state (the arena of temporaries, the
+   * pointer tables and typed frames) come from here (NULL: system). The
+   * per-run state is kept by the executable after the run and reused by
+   * later runs with the same allocator, so a run allocates only its output
+   * tensors; kc_executable_destroy frees it. The allocator must outlive
+   * the executable. */
   const kc_allocator* allocator;
   /* When non-NULL: num_live_instructions entries receive each live
    * instruction's time in nanoseconds, in plan order. */
