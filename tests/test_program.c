@@ -886,3 +886,112 @@ KC_TEST(xcall_typed_registration_errors_free_user) {
   kc_xcall_registry_reset();
   KC_CHECK_INT(kt_user_freed, 3);
 }
+
+/* Results that are not computed by the program (a parameter, a constant,
+ * a reshape of a parameter) or that repeat a buffer are copied into their
+ * own output tensors. */
+KC_TEST(program_root_edge_cases) {
+  kc_program_builder* b = NULL;
+  kc_shape* s4 = KT_F32(1, (int64_t)4);
+  kc_shape* s22 = KT_F32(2, (int64_t)2, (int64_t)2);
+  int32_t x, c, r, neg, tup;
+  KC_CHECK_OK(kc_program_builder_create(KC_SV_LIT("roots"), &b));
+  KC_CHECK_OK(kc_program_builder_add_parameter(b, 0, s4, KC_SV_LIT("x"), &x));
+  static const float k[4] = {9, 8, 7, 6};
+  KC_CHECK_OK(kc_program_builder_add_constant(b, s4, k, sizeof k, KC_SV_LIT("c"), &c));
+  KC_CHECK_OK(kc_program_builder_add_op(b, KC_OP_RESHAPE, s22, &x, 1, KC_SV_LIT("r"), &r));
+  KC_CHECK_OK(kc_program_builder_add_op(b, KC_OP_NEGATE, s4, &x, 1, KC_SV_LIT("neg"), &neg));
+  int32_t parts[6] = {x, x, c, r, neg, neg};
+  KC_CHECK_OK(kc_program_builder_add_tuple(b, parts, 6, KC_SV_LIT("tup"), &tup));
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_builder_finish(b, &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kt_compile(p, &exe));
+  kc_tensor* in = kt_iota(4, 1.0f);
+  const DLTensor* ins[1] = {kc_tensor_get_dltensor(in)};
+  kc_tensor* out[6] = {NULL};
+  kc_execute_options o = kt_opts();
+  KC_CHECK_OK(kc_executable_execute(exe, ins, 1, &o, out));
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j < i; ++j) KC_CHECK(kt_f32(out[i]) != kt_f32(out[j]));
+    KC_CHECK(kt_f32(out[i]) != kt_f32(in));
+  }
+  for (int e = 0; e < 4; ++e) {
+    KC_CHECK(kt_f32(out[0])[e] == 1.0f + (float)e);
+    KC_CHECK(kt_f32(out[1])[e] == 1.0f + (float)e);
+    KC_CHECK(kt_f32(out[2])[e] == k[e]);
+    KC_CHECK(kt_f32(out[3])[e] == 1.0f + (float)e);
+    KC_CHECK(kt_f32(out[4])[e] == -1.0f - (float)e);
+    KC_CHECK(kt_f32(out[5])[e] == -1.0f - (float)e);
+  }
+  KC_CHECK_INT(kc_tensor_get_dltensor(out[3])->ndim, 2);
+  /* Writing an output leaves the others and the next run untouched. */
+  ((float*)kc_tensor_get_dltensor(out[4])->data)[0] = 100;
+  KC_CHECK(kt_f32(out[5])[0] == -1.0f);
+  for (int i = 0; i < 6; ++i) kc_object_release(KC_OBJECT(out[i]));
+  KC_CHECK_OK(kc_executable_execute(exe, ins, 1, &o, out));
+  KC_CHECK(kt_f32(out[2])[0] == 9.0f);
+  for (int i = 0; i < 6; ++i) kc_object_release(KC_OBJECT(out[i]));
+  char plan[2048];
+  KC_CHECK(kc_executable_format_plan(exe, plan, sizeof plan) < sizeof plan);
+  KC_CHECK_CONTAINS(plan, "plan of 'roots'");
+  KC_CHECK_CONTAINS(plan, "output #5");
+  KC_CHECK_STR(kc_executable_get_instruction_name(exe, 0), "x");
+  KC_CHECK(kc_executable_get_instruction_name(exe, 99) == NULL);
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+  kc_object_release(KC_OBJECT(in));
+  kc_shape_destroy(s4);
+  kc_shape_destroy(s22);
+}
+
+/* A tuple result returned whole: its leaves are written by the call
+ * straight into the output tensors. */
+static void two_results(void* out, const void** ins) {
+  void** res = out;
+  const float* x = ins[0];
+  float* a = res[0];
+  float* b = res[1];
+  for (int i = 0; i < 4; ++i) {
+    a[i] = x[i] * 2;
+    b[i] = x[i] * 3;
+  }
+}
+
+KC_TEST(program_tuple_result_is_the_output) {
+  KC_CHECK_OK(kc_xcall_register(KC_SV_LIT("two_results"), KC_PLATFORM_HOST,
+                                KC_XCALL_API_ORIGINAL, (void (*)(void))two_results, 0));
+  kc_shape* s4 = KT_F32(1, (int64_t)4);
+  kc_shape* pair = kt_tuple(2, s4, s4);
+  kc_program_builder* b = NULL;
+  int32_t x, cc;
+  KC_CHECK_OK(kc_program_builder_create(KC_SV_LIT("pair"), &b));
+  KC_CHECK_OK(kc_program_builder_add_parameter(b, 0, s4, KC_SV_LIT("x"), &x));
+  kc_custom_call_desc d = kt_call("two_results", &x, 1, pair, KC_XCALL_API_ORIGINAL);
+  KC_CHECK_OK(kc_program_builder_add_custom_call(b, &d, KC_SV_LIT("cc"), &cc));
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_builder_finish(b, &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kt_compile(p, &exe));
+  kc_executable_info info;
+  info.struct_size = sizeof info;
+  kc_executable_query(exe, &info);
+  KC_CHECK_INT((int64_t)info.temp_bytes, 0); /* nothing but the outputs */
+  KC_CHECK_INT((int64_t)info.output_bytes, 32);
+  kc_tensor* in = kt_iota(4, 1.0f);
+  const DLTensor* ins[1] = {kc_tensor_get_dltensor(in)};
+  kc_tensor* out[2] = {NULL, NULL};
+  kc_execute_options o = kt_opts();
+  KC_CHECK_OK(kc_executable_execute(exe, ins, 1, &o, out));
+  for (int e = 0; e < 4; ++e) {
+    KC_CHECK(kt_f32(out[0])[e] == 2.0f * (1.0f + (float)e));
+    KC_CHECK(kt_f32(out[1])[e] == 3.0f * (1.0f + (float)e));
+  }
+  kc_object_release(KC_OBJECT(out[0]));
+  kc_object_release(KC_OBJECT(out[1]));
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+  kc_object_release(KC_OBJECT(in));
+  kc_shape_destroy(s4);
+  kc_shape_destroy(pair);
+}
