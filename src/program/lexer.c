@@ -266,6 +266,22 @@ kc_status* kc__lex_expect(kc__lexer* lx, char c) {
   return kc__lex_expected(lx, &lx->tok, what);
 }
 
+bool kc__lex_list_begin(kc__lexer* lx, char close) {
+  if (!kc__tok_is_punct(&lx->tok, close)) return true;
+  kc__lex_next(lx);
+  return false;
+}
+
+kc_status* kc__lex_list_next(kc__lexer* lx, char close, bool* out_more) {
+  *out_more = kc__tok_is_punct(&lx->tok, ',');
+  if (!*out_more && !kc__tok_is_punct(&lx->tok, close)) {
+    char what[16] = {'\'', ',', '\'', ' ', 'o', 'r', ' ', '\'', close, '\'', '\0'};
+    return kc__lex_expected(lx, &lx->tok, what);
+  }
+  kc__lex_next(lx);
+  return NULL;
+}
+
 static bool kc__is_opener(const kc__token* t) {
   return kc__tok_is_punct(t, '(') || kc__tok_is_punct(t, '{') ||
          kc__tok_is_punct(t, '[');

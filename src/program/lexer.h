@@ -73,6 +73,16 @@ kc_status* kc__lex_expected(const kc__lexer* lx, const kc__token* at,
 /* Consumes the punctuation `c`, or fails with "expected 'c'". */
 kc_status* kc__lex_expect(kc__lexer* lx, char c);
 
+/* Lists such as "(a, b)", "[1, 2]", "{x, y}", after their opener:
+ *   for (bool more = kc__lex_list_begin(lx, ')'); more;) {
+ *     ...parse one item...
+ *     KC__TRY(kc__lex_list_next(lx, ')', &more));
+ *   }
+ * Both consume the closer when the list ends; a trailing comma is left
+ * for the item parser to refuse. */
+bool kc__lex_list_begin(kc__lexer* lx, char close);
+kc_status* kc__lex_list_next(kc__lexer* lx, char close, bool* out_more);
+
 /* Skips the value of an attribute the parser does not interpret:
  * balanced (), {}, [] groups and any tokens up to a ',' or closing bracket
  * at the outer level or the end of the line the value starts on. */

@@ -89,7 +89,7 @@ static kc_status* kc__parse_array_text(kc__lexer* lx, kc__array_text* out) {
   kc__lex_next(lx);
   KC__TRY(kc__lex_expect(lx, '['));
   out->rank = 0;
-  for (bool more = !kc__tok_is_punct(&lx->tok, ']'); more;) {
+  for (bool more = kc__lex_list_begin(lx, ']'); more;) {
     const kc__token* t = &lx->tok;
     if (kc__tok_is_punct(t, '<') || kc__tok_is_punct(t, '?')) {
       return kc__lex_fail(lx, t, "expected a dimension size, got '%c': dynamic "
@@ -101,15 +101,8 @@ static kc_status* kc__parse_array_text(kc__lexer* lx, kc__array_text* out) {
     }
     KC__TRY(kc__lex_int(lx, "a dimension size", 0, INT64_MAX, &out->dims[out->rank]));
     out->rank++;
-    if (!kc__tok_is_punct(&lx->tok, ',')) {
-      if (!kc__tok_is_punct(&lx->tok, ']')) {
-        return kc__lex_expected(lx, &lx->tok, "',' or ']'");
-      }
-      break;
-    }
-    kc__lex_next(lx);
+    KC__TRY(kc__lex_list_next(lx, ']', &more));
   }
-  kc__lex_next(lx);
   if (kc__tok_is_punct(&lx->tok, '{')) KC__TRY(kc__parse_layout(lx, out->rank));
   return NULL;
 }
@@ -148,7 +141,7 @@ static kc_status* kc__parse_tuple_shape(kc__lexer* lx, int depth,
   kc__lex_next(lx);
   kc__buf elems = {0};
   kc_status* st = NULL;
-  for (bool more = !kc__tok_is_punct(&lx->tok, ')'); more;) {
+  for (bool more = kc__lex_list_begin(lx, ')'); more;) {
     kc_shape* e = NULL;
     st = kc__parse_shape(lx, depth + 1, &e);
     if (st) break;
@@ -157,16 +150,10 @@ static kc_status* kc__parse_tuple_shape(kc__lexer* lx, int depth,
       st = kc__parse_oom();
       break;
     }
-    if (!kc__tok_is_punct(&lx->tok, ',')) {
-      if (!kc__tok_is_punct(&lx->tok, ')')) {
-        st = kc__lex_expected(lx, &lx->tok, "',' or ')'");
-      }
-      break;
-    }
-    kc__lex_next(lx);
+    st = kc__lex_list_next(lx, ')', &more);
+    if (st) break;
   }
   if (!st) {
-    kc__lex_next(lx);
     st = kc_shape_create_tuple((const kc_shape* const*)(const void*)elems.data,
                                elems.size / sizeof(kc_shape*), out);
     if (st) st = kc_status_add_context(st, "line %d, column %d", open.line, open.column);
@@ -386,7 +373,7 @@ static kc_status* kc__parse_operands(kc__hlo_parser* p) {
   p->operands.size = 0;
   p->operand_values.size = 0;
   KC__TRY(kc__lex_expect(lx, '('));
-  for (bool more = !kc__tok_is_punct(&lx->tok, ')'); more;) {
+  for (bool more = kc__lex_list_begin(lx, ')'); more;) {
     int32_t index;
     kc_status* st = kc__parse_operand(p, &index);
     if (st) return st;
@@ -395,15 +382,8 @@ static kc_status* kc__parse_operands(kc__hlo_parser* p) {
         !kc__buf_append(&p->operand_values, &index, sizeof index)) {
       return kc__parse_oom();
     }
-    if (!kc__tok_is_punct(&lx->tok, ',')) {
-      if (!kc__tok_is_punct(&lx->tok, ')')) {
-        return kc__lex_expected(lx, &lx->tok, "',' or ')'");
-      }
-      break;
-    }
-    kc__lex_next(lx);
+    KC__TRY(kc__lex_list_next(lx, ')', &more));
   }
-  kc__lex_next(lx);
   return NULL;
 }
 
@@ -524,18 +504,11 @@ static kc_status* kc__parse_literal(kc__lexer* lx, kc__literal* lit, int depth) 
                         KC__PARSE_MAX_DEPTH);
   }
   kc__lex_next(lx);
-  for (bool more = !kc__tok_is_punct(&lx->tok, '}'); more;) {
+  for (bool more = kc__lex_list_begin(lx, '}'); more;) {
     kc_status* st = kc__parse_literal(lx, lit, depth + 1);
     if (st) return st;
-    if (!kc__tok_is_punct(&lx->tok, ',')) {
-      if (!kc__tok_is_punct(&lx->tok, '}')) {
-        return kc__lex_expected(lx, &lx->tok, "',' or '}'");
-      }
-      break;
-    }
-    kc__lex_next(lx);
+    KC__TRY(kc__lex_list_next(lx, '}', &more));
   }
-  kc__lex_next(lx);
   return NULL;
 }
 
@@ -594,19 +567,12 @@ static kc_status* kc__parse_int_list(kc__hlo_parser* p, const char* what,
     return kc__lex_expected(lx, &lx->tok, text);
   }
   kc__lex_next(lx);
-  for (bool more = !kc__tok_is_punct(&lx->tok, '}'); more;) {
+  for (bool more = kc__lex_list_begin(lx, '}'); more;) {
     int64_t v;
     KC__TRY(kc__lex_int(lx, "a non-negative integer", 0, INT64_MAX, &v));
     if (!kc__buf_append(&p->path, &v, sizeof v)) return kc__parse_oom();
-    if (!kc__tok_is_punct(&lx->tok, ',')) {
-      if (!kc__tok_is_punct(&lx->tok, '}')) {
-        return kc__lex_expected(lx, &lx->tok, "',' or '}'");
-      }
-      break;
-    }
-    kc__lex_next(lx);
+    KC__TRY(kc__lex_list_next(lx, '}', &more));
   }
-  kc__lex_next(lx);
   *out_count = p->path.size / sizeof(int64_t);
   *out = kc__arena_dup(&p->tmp, p->path.data, p->path.size);
   return *out ? NULL : kc__parse_oom();
@@ -617,7 +583,7 @@ static kc_status* kc__parse_aliasing(kc__hlo_parser* p, kc__hlo_instr* ins) {
   kc__lexer* lx = &p->lx;
   kc__buf list = {0};
   kc_status* st = kc__lex_expect(lx, '{');
-  for (bool more = !st && !kc__tok_is_punct(&lx->tok, '}'); more;) {
+  for (bool more = !st && kc__lex_list_begin(lx, '}'); more;) {
     kc_output_operand_alias a;
     memset(&a, 0, sizeof a);
     int64_t operand = 0;
@@ -637,14 +603,10 @@ static kc_status* kc__parse_aliasing(kc__hlo_parser* p, kc__hlo_instr* ins) {
       st = kc__parse_oom();
       break;
     }
-    if (!kc__tok_is_punct(&lx->tok, ',')) {
-      if (!kc__tok_is_punct(&lx->tok, '}')) st = kc__lex_expected(lx, &lx->tok, "',' or '}'");
-      break;
-    }
-    kc__lex_next(lx);
+    st = kc__lex_list_next(lx, '}', &more);
+    if (st) break;
   }
   if (!st) {
-    kc__lex_next(lx);
     ins->num_aliases = list.size / sizeof(kc_output_operand_alias);
     ins->aliases = kc__arena_dup(&p->tmp, list.data, list.size);
     if (!ins->aliases) st = kc__parse_oom();
