@@ -183,9 +183,11 @@ KC_API size_t kc_dtype_format(DLDataType dtype, char* buf, size_t cap);
 /* Bytes taken by one element: (bits * lanes + 7) / 8. */
 KC_API size_t kc_dtype_get_size(DLDataType dtype);
 
+/* Same code, bits and lanes. */
 static inline bool kc_dtype_equal(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
+/* A dtype from its DLPack fields: kc_dtype_make(kDLFloat, 32, 1) is f32. */
 static inline DLDataType kc_dtype_make(uint8_t code, uint8_t bits,
                                        uint16_t lanes) {
   DLDataType t;
@@ -206,6 +208,7 @@ KC_API kc_status* kc_device_parse(kc_string_view text, DLDevice* out_device);
 /* Prints "cpu:0", "cuda:1", ... snprintf-style. */
 KC_API size_t kc_device_format(DLDevice device, char* buf, size_t cap);
 
+/* cpu:0. */
 static inline DLDevice kc_device_cpu(void) {
   DLDevice d;
   d.device_type = kDLCPU;

@@ -60,8 +60,10 @@ KC_API kc_status* kc_shape_create_copy(const kc_shape* shape,
  * expected. */
 KC_API kc_status* kc_shape_parse(kc_string_view text, kc_shape** out_shape);
 
+/* Frees a shape and its elements. NULL is a no-op. */
 KC_API void kc_shape_destroy(kc_shape* shape);
 
+/* True for a tuple shape; false for an array or NULL. */
 KC_API bool kc_shape_is_tuple(const kc_shape* shape);
 /* Tuple: number of elements, and the i-th (borrowed; NULL out of range). */
 KC_API size_t kc_shape_get_tuple_size(const kc_shape* shape);
@@ -84,6 +86,7 @@ KC_API const kc_shape* kc_shape_get_leaf(const kc_shape* shape,
  * shape was created, so this cannot overflow. */
 KC_API size_t kc_shape_get_byte_size(const kc_shape* shape);
 
+/* Same structure, dtypes and dims (two NULLs are equal). */
 KC_API bool kc_shape_equal(const kc_shape* a, const kc_shape* b);
 
 /* Prints the text form (HLO element type names), snprintf-style. */
@@ -231,6 +234,9 @@ KC_API kc_status* kc_program_builder_finish(kc_program_builder* b,
 KC_API kc_status* kc_program_parse(kc_string_view text,
                                    kc_program** out_program);
 
+/* Releases the caller's program. Executables compiled from it keep what
+ * they need, so it may be destroyed while they are still in use. NULL is a
+ * no-op. */
 KC_API void kc_program_destroy(kc_program* program);
 
 /* The module's name (borrowed). */
