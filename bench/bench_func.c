@@ -1,11 +1,13 @@
 /*
  * Packed-call overhead: a direct C call, a packed call through a function
- * handle, and a lookup by name followed by the call, in one run.
+ * handle (inline, and through the exported kc_func_call_noinline that FFI
+ * bindings and plugins use), and a lookup by name followed by the call, in
+ * one run.
  *
- * The direct call goes through a function pointer the compiler cannot see
- * through, so it is a real call, as a kernel entry would be. The packed
- * function does what a hand-written one does: checks arity and argument
- * types, then adds.
+ * The direct call and the exported call go through function pointers the
+ * compiler cannot see through, so they are real calls, as a kernel entry or
+ * a binding's call would be. The packed function does what a hand-written
+ * one does: checks arity and argument types, then adds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,9 @@
 
 static int64_t add_direct(int64_t a, int64_t b) { return a + b; }
 static int64_t (*volatile direct_ptr)(int64_t, int64_t) = add_direct;
+static kc_status* (*volatile call_noinline_ptr)(const kc_func*, const kc_any*,
+                                                int32_t, kc_any*) =
+    kc_func_call_noinline;
 
 static kc_status* add_packed(void* self, const kc_any* args, int32_t nargs,
                              kc_any* ret) {
@@ -84,6 +89,20 @@ static void run_packed(void* ctx, int64_t iters) {
   sink = acc;
 }
 
+/* As a binding calls: through the exported function. */
+static void run_packed_noinline(void* ctx, int64_t iters) {
+  packed_ctx* c = ctx;
+  int64_t acc = 0;
+  for (int64_t i = 0; i < iters; ++i) {
+    kc_any args[2] = {kc_any_int(i), kc_any_int(1)};
+    kc_any ret;
+    kc_status* st = call_noinline_ptr(c->func, args, 2, &ret);
+    if (st) abort();
+    acc += ret.u.v_int64;
+  }
+  sink = acc;
+}
+
 static void run_lookup_call(void* ctx, int64_t iters) {
   packed_ctx* c = ctx;
   int64_t acc = 0;
@@ -135,6 +154,8 @@ int main(int argc, char** argv) {
 
   double direct = kb_time_per_iter(run_direct, NULL, iters, trials);
   double packed = kb_time_per_iter(run_packed, &c, iters, trials);
+  double packed_noinline =
+      kb_time_per_iter(run_packed_noinline, &c, iters, trials);
   double packed_helpers = kb_time_per_iter(run_packed, &c2, iters, trials);
   double packed_host = kb_time_per_iter(run_packed, &c3, iters, trials);
   double lookup_call = kb_time_per_iter(run_lookup_call, &c, iters, trials);
@@ -144,6 +165,9 @@ int main(int argc, char** argv) {
   kb_report_add(&r, "direct_call_ns", direct);
   kb_report_add(&r, "packed_call_ns", packed);
   kb_report_add(&r, "packed_call_ratio_to_direct", packed / direct);
+  kb_report_add(&r, "packed_call_noinline_ns", packed_noinline);
+  kb_report_add(&r, "packed_call_noinline_ratio_to_direct",
+                packed_noinline / direct);
   kb_report_add(&r, "packed_call_with_arg_helpers_ns", packed_helpers);
   kb_report_add(&r, "packed_call_with_arg_helpers_ratio_to_direct",
                 packed_helpers / direct);

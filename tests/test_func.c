@@ -638,6 +638,26 @@ KC_TEST(func_call_noinline_same_contract) {
   kc_object_release(KC_OBJECT(f));
 }
 
+/* The exported call trusts the convention and does not clean up after a
+ * function that breaks it (func.h): *out_ret is what the function left,
+ * and the caller's release frees it. */
+KC_TEST(func_call_noinline_leaves_ret_to_the_caller) {
+  kc_func* fails = kt_make_func(kt_fails, NULL, NULL);
+  kc_any ret = kc_any_int(2);
+  KC_CHECK_CODE(kc_func_call_noinline(fails, NULL, 0, &ret), KC_DATA_LOSS,
+                "disk 3 is on fire");
+  KC_CHECK_INT(ret.type_index, KC_TYPE_NONE);
+  kc_func* half = kt_make_func(kt_fails_after_setting_ret, NULL, NULL);
+  ret = kc_any_int(2);
+  KC_CHECK_CODE(kc_func_call_noinline(half, NULL, 0, &ret), KC_ABORTED,
+                "changed my mind");
+  KC_CHECK(kc_any_is_object(&ret));
+  kc_any_release(&ret);
+  kc_object_release(KC_OBJECT(half));
+  kc_object_release(KC_OBJECT(fails));
+  KC_CHECK_INT(kt_live_blocks(), 0);
+}
+
 KC_TEST(args_readers_refuse_null_out) {
   kc_any args[] = {kc_any_int(1), kc_any_float(1.0), kc_any_bool(true),
                    kc_any_cstr("s"), kc_any_opaque(args)};

@@ -44,7 +44,16 @@ static inline kc_status* kc_func_call(const kc_func* func, const kc_any* args,
                                       int32_t nargs, kc_any* out_ret);
 
 /* The out-of-line kc_func_call, for code that cannot use inline functions
- * (FFI bindings) and for the plugin host table. Same contract. */
+ * (FFI bindings) and for the plugin host table (`func_call`). Same checks,
+ * same statuses, and the same contract on success and on a refused call,
+ * with one difference: when the callee fails, *out_ret is what the callee
+ * left there. This call relies on the convention of kc_packed_fn (abi.h),
+ * that a failing function leaves `ret` none, instead of releasing *out_ret
+ * itself, so that the call is a tail call: after the checks it jumps to the
+ * function, which returns straight to the caller. A caller that may meet
+ * functions breaking the convention releases *out_ret after a failure
+ * (kc_any_release of none does nothing); the inline kc_func_call does that
+ * release itself. */
 KC_API kc_status* kc_func_call_noinline(const kc_func* func,
                                         const kc_any* args, int32_t nargs,
                                         kc_any* out_ret);
