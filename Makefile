@@ -1,5 +1,6 @@
 # The two commands: `make demo` and `make test`. Everything configures and
-# builds as needed; nothing is installed outside this tree.
+# builds as needed; nothing is installed outside this tree (Python packages
+# go into .venv, a virtual environment in the repo root).
 
 BUILD      ?= build
 CC         ?= cc
@@ -10,11 +11,22 @@ endif
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX     ?= /usr/local
 CMAKE_ARGS ?=
+PYTHON     ?= python3
 
 KCALL      := $(BUILD)/tools/kcall/kcall
 HELLO      := $(BUILD)/examples/hello/libhello_plugin.so
 
-.PHONY: all build demo test bench asan tsan install clean
+# The test environment: what the tests import, and the build backend, since
+# the package is built in it without isolation (so the build directory can
+# persist). The stamp keeps the step to a file check once it is done.
+VENV       := .venv
+VENV_PKGS  := numpy pytest 'scikit-build-core>=0.10'
+# The benchmark's own environment: the tests never see apache-tvm-ffi.
+BENCH_VENV := .venv-bench
+BENCH_PKGS := numpy apache-tvm-ffi 'scikit-build-core>=0.10'
+BENCH_BUILD := build/bench-build
+
+.PHONY: all build demo test ctest pytest bench asan tsan install clean distclean
 
 all: build
 
@@ -31,21 +43,77 @@ demo: build
 	@sh examples/xla/demo.sh $(BUILD)
 	@sh examples/hello/demo.sh $(BUILD)
 
-test: build
+# A virtual environment with PACKAGES: $(call make_venv,DIR,PACKAGES).
+define make_venv
+	$(PYTHON) -m venv $(1)
+	$(1)/bin/python -m pip install -q --disable-pip-version-check $(2)
+	touch $(1)/.stamp
+endef
+
+# The package from this tree, installed into a venv:
+# $(call pip_install,VENV,BUILD_DIR,CMAKE_ARGS). scikit-build-core builds
+# in BUILD_DIR, which persists, so a second install rebuilds only what
+# changed; CMAKE_ARGS (read by scikit-build-core) brings in the compiler
+# and options, -DKCALL_WERROR=ON among them, as the C build has them.
+define pip_install
+	@echo "-- pip: installing kcall into $(1) (CMake build in $(2))"
+	CMAKE_ARGS="-DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) $(3)" \
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) \
+	$(1)/bin/python -m pip install -q --disable-pip-version-check \
+	  --no-build-isolation --no-deps --config-settings=build-dir=$(2) .
+endef
+
+# pytest's status 5 means it collected no tests: a broken suite, never a pass.
+define run_pytest
+	$(call pip_install,$(VENV),$(abspath $(BUILD))/pip-build,$(CMAKE_ARGS))
+	KCALL_BUILD_DIR=$(abspath $(BUILD)) $(VENV)/bin/python -m pytest -ra tests/python; \
+	status=$$?; \
+	if [ $$status -eq 5 ]; then \
+	  echo "make: error: pytest collected no tests in tests/python" >&2; exit 1; \
+	fi; \
+	exit $$status
+endef
+
+$(VENV)/.stamp: Makefile
+	$(call make_venv,$(VENV),$(VENV_PKGS))
+
+$(BENCH_VENV)/.stamp: Makefile
+	$(call make_venv,$(BENCH_VENV),$(BENCH_PKGS))
+
+# Every test: the C tests with ctest, then the Python package's with pytest
+# (kcall installed into .venv from this tree, with plugins from $(BUILD)).
+test: build $(VENV)/.stamp
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(run_pytest)
+
+ctest: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-bench:
-	$(MAKE) build BUILD=build/bench-build CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DKCALL_BUILD_TESTS=OFF"
-	@sh bench/run.sh build/bench-build build/bench
+pytest: build $(VENV)/.stamp
+	$(run_pytest)
 
+# The C benchmarks, then the Python ones against a Release install of the
+# package in .venv-bench; both write into build/bench/results.json.
+bench: $(BENCH_VENV)/.stamp
+	$(MAKE) build BUILD=$(BENCH_BUILD) CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DKCALL_BUILD_TESTS=OFF"
+	@sh bench/run.sh $(BENCH_BUILD) build/bench
+	$(call pip_install,$(BENCH_VENV),$(abspath $(BENCH_BUILD))/pip-build,-DCMAKE_BUILD_TYPE=Release)
+	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/run_bench.py --out build/bench
+
+# The sanitizer builds run the C tests: the Python extension would need the
+# sanitizer runtime preloaded into an uninstrumented interpreter.
 asan:
-	$(MAKE) test BUILD=build-asan CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Debug -DKCALL_SANITIZE=address"
+	$(MAKE) ctest BUILD=build-asan CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Debug -DKCALL_SANITIZE=address"
 
 tsan:
-	$(MAKE) test BUILD=build-tsan CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Debug -DKCALL_SANITIZE=thread"
+	$(MAKE) ctest BUILD=build-tsan CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Debug -DKCALL_SANITIZE=thread"
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf build build-asan build-tsan build-clang
+
+# clean, and the virtual environments too.
+distclean: clean
+	rm -rf $(VENV) $(BENCH_VENV)

@@ -1,0 +1,183 @@
+"""kcall: write a native kernel once, call it by name from anywhere.
+
+Functions (packed functions, called by name with type-erased arguments):
+
+    add = kcall.get_func("mylib.add")       # registered in C, or in Python
+    add(2, 3)
+
+    @kcall.register_func("mylib.scale")     # C code, plugins and `kcall call`
+    def scale(x, factor):                   # can now call this
+        ...
+
+Arrays pass without copying: NumPy arrays and buffer-protocol objects
+directly, anything with ``__dlpack__`` (PyTorch, JAX, CuPy) through DLPack.
+kcall returns ``kcall.Tensor`` objects, which NumPy and the others take
+without copying (``np.asarray(t)``, ``np.from_dlpack(t)``).
+
+Also: ``kcall.load_plugin(path)``, ops (``kcall.ops.Add(x, y)``), programs
+(``kcall.Program.parse(hlo_text).compile()``), custom-call targets written
+in Python (``kcall.register_target``). Errors are ``kcall.Error``
+subclasses chosen by status code, which also derive from the matching
+built-in exception (``InvalidArgumentError`` is a ``ValueError`` and a
+``TypeError``, ``NotFoundError`` a ``LookupError``, ...).
+"""
+
+from . import _core
+from ._core import (
+    AbortedError,
+    AlreadyExistsError,
+    CancelledError,
+    DataLossError,
+    DeadlineExceededError,
+    Error,
+    Executable,
+    FailedPreconditionError,
+    Function,
+    InternalError,
+    InvalidArgumentError,
+    NotFoundError,
+    OutOfRangeError,
+    PermissionDeniedError,
+    Program,
+    ProgramBuilder,
+    ResourceExhaustedError,
+    Tensor,
+    UnauthenticatedError,
+    UnavailableError,
+    UnimplementedError,
+    UnknownError,
+    __version__,
+    api_version,
+    get_func,
+    list_funcs,
+    list_targets,
+    remove_func,
+)
+
+# Exceptions raised from Python code carry the same attributes as those
+# made from a status.
+Error.code = "UNKNOWN"
+Error.message = ""
+Error.context = ()
+
+__all__ = [
+    "Error", "Executable", "Function", "Plugin", "Program", "ProgramBuilder",
+    "Tensor", "from_dlpack", "get_func", "list_funcs", "list_ops",
+    "list_targets", "load_plugin", "ops", "register_func", "register_target",
+    "remove_func",
+]
+
+
+def register_func(name, func=None, *, override=False):
+    """Registers a Python callable as the packed function `name`.
+
+    Used directly (``register_func("mylib.f", f)``) or as a decorator
+    (``@register_func("mylib.f")``); returns the callable unchanged. C code,
+    plugins and ``kcall call`` then call it like any other function; an
+    exception it raises reaches a C caller as a status carrying the
+    exception's type, message and traceback, and a Python caller further
+    out as the original exception. ``override=True`` replaces an existing
+    registration (AlreadyExistsError otherwise).
+    """
+    def register(f):
+        _core.register_func(name, f, override)
+        return f
+    return register if func is None else register(func)
+
+
+def from_dlpack(array):
+    """A kcall.Tensor sharing the memory of `array` (NumPy, buffer protocol,
+    ``__dlpack__``, or a DLPack capsule) and keeping it alive."""
+    return Tensor(array)
+
+
+class Plugin:
+    """What a loaded plugin registered.
+
+    Attributes: path, name, version, api_version (negotiated, a (major,
+    minor) pair), built_api_version, registrations (a list of (kind, name)
+    pairs, kind one of 'function', 'op', 'kernel', 'custom-call target').
+    """
+
+    def __init__(self, info):
+        self.path = info["path"]
+        self.name = info["name"]
+        self.version = info["version"]
+        self.api_version = info["api_version"]
+        self.built_api_version = info["built_api_version"]
+        self.registrations = info["registrations"]
+
+    def names(self, kind):
+        """The names it registered of one kind ('function', 'op', ...)."""
+        return [n for k, n in self.registrations if k == kind]
+
+    @property
+    def functions(self):
+        return self.names("function")
+
+    def __repr__(self):
+        counts = {}
+        for kind, _ in self.registrations:
+            counts[kind] = counts.get(kind, 0) + 1
+        what = ", ".join(f"{n} {k}{'s' if n != 1 else ''}"
+                         for k, n in counts.items()) or "nothing"
+        version = f" {self.version}" if self.version else ""
+        return f"<kcall.Plugin '{self.name}'{version} from {self.path!r}: {what}>"
+
+
+def load_plugin(path):
+    """Loads the plugin at `path` and returns a kcall.Plugin describing it.
+
+    Loading the same file again returns what was loaded the first time.
+    Errors name the path: NotFoundError for a missing file,
+    InvalidArgumentError for a file that is no plugin, FailedPreconditionError
+    for an API version or feature the host lacks; a plugin whose init fails
+    leaves nothing registered.
+    """
+    import os
+    return Plugin(_core.load_plugin(os.fspath(path)))
+
+
+def list_ops(prefix=""):
+    """The registered op names starting with `prefix`, sorted."""
+    return _core.list_ops(prefix)
+
+
+def _buffer_spec(spec, what):
+    """'f32', None, ('f32', 2) or ('f32', None) -> (dtype or None, rank)."""
+    if spec is None or isinstance(spec, str):
+        return (None if spec in (None, "any") else spec, None)
+    dtype, rank = spec
+    return (None if dtype in (None, "any") else str(dtype), rank)
+
+
+def register_target(name, fn=None, *, args, results, attrs=None,
+                    platform="host", override=False):
+    """Registers a Python function as a typed custom-call target.
+
+    For prototyping: a program calling `name` calls ``fn(*operands,
+    *results, **attrs)`` with its buffers as NumPy arrays (kcall.Tensor
+    views without NumPy), operands first, then the results, which fn
+    writes in place; it returns None. The arrays are valid during the call
+    only. `args` and `results` describe the buffers, each a dtype name
+    ('f32'), None for any, or (dtype, rank); `attrs` maps attribute names
+    to their types ('bool', 'i32', 'i64', 'f32', 'f64', 'str', 'dict', or
+    'array' / 'array<i64>'). Used directly or as a decorator.
+    """
+    arg_specs = [_buffer_spec(s, "argument") for s in args]
+    result_specs = [_buffer_spec(s, "result") for s in results]
+    attr_specs = []
+    for attr_name, kind in (attrs or {}).items():
+        elem = None
+        if kind.startswith("array<") and kind.endswith(">"):
+            kind, elem = "array", kind[6:-1]
+        attr_specs.append((attr_name, kind, elem))
+
+    def register(f):
+        _core.register_target(name, f, arg_specs, result_specs, attr_specs,
+                              platform, override)
+        return f
+    return register if fn is None else register(fn)
+
+
+from . import ops  # noqa: E402  (ops uses the names above)

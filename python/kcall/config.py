@@ -1,0 +1,90 @@
+"""Where an installed kcall keeps its C files, for building against it.
+
+    cc -shared -fPIC $(python -m kcall.config --cflags) plugin.c -o libp.so
+    cc host.c $(python -m kcall.config --cflags --libs) -o host
+    cmake -Dkcall_DIR=$(python -m kcall.config --cmake-dir) ...
+
+The wheel installs the CMake project into the package directory itself
+(pyproject.toml: wheel.install-dir), so every path here is relative to this
+file and stays right wherever the environment is moved.
+"""
+
+import argparse
+import os
+import sys
+
+_PREFIX = os.path.dirname(os.path.abspath(__file__))
+
+__all__ = ["get_prefix", "get_include", "get_lib_dir", "get_cmake_dir",
+           "get_pkgconfig_dir", "get_bin_dir"]
+
+
+def get_prefix():
+    """The install prefix: the package directory."""
+    return _PREFIX
+
+
+def get_include():
+    """The directory holding kcall/abi.h and the other public headers."""
+    return os.path.join(_PREFIX, "include")
+
+
+def get_lib_dir():
+    """The directory holding libkcall.so."""
+    return os.path.join(_PREFIX, "lib")
+
+
+def get_cmake_dir():
+    """The directory holding kcallConfig.cmake (a value for kcall_DIR)."""
+    return os.path.join(_PREFIX, "lib", "cmake", "kcall")
+
+
+def get_pkgconfig_dir():
+    """The directory holding kcall.pc (a value for PKG_CONFIG_PATH)."""
+    return os.path.join(_PREFIX, "lib", "pkgconfig")
+
+
+def get_bin_dir():
+    """The directory holding the kcall command-line tool."""
+    return os.path.join(_PREFIX, "bin")
+
+
+def _libs():
+    # The rpath lets a host program run without LD_LIBRARY_PATH: nothing
+    # else would tell the loader to look inside site-packages.
+    lib = get_lib_dir()
+    return "-L%s -lkcall -Wl,-rpath,%s" % (lib, lib)
+
+
+# flag -> (help, what it prints), in the order --help lists them.
+_FLAGS = {
+    "--cflags": ("compiler flags for the headers",
+                 lambda: "-I" + get_include()),
+    "--libs": ("linker flags for libkcall, with an rpath to it", _libs),
+    "--cmake-dir": ("the directory holding kcallConfig.cmake", get_cmake_dir),
+    "--pkgconfig-dir": ("the directory holding kcall.pc", get_pkgconfig_dir),
+    "--includedir": ("the include directory", get_include),
+    "--libdir": ("the library directory", get_lib_dir),
+    "--prefix": ("the install prefix (the package directory)", get_prefix),
+}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m kcall.config",
+        description="Print the flags and paths for building against this "
+                    "kcall, space-separated on one line, in the order the "
+                    "flags are given.")
+    for flag, (text, _) in _FLAGS.items():
+        # One shared list keeps the order the flags were given in.
+        parser.add_argument(flag, dest="wanted", action="append_const",
+                            const=flag, help=text)
+    args = parser.parse_args(argv)
+    if not args.wanted:
+        parser.error("no flag given (try --cflags or --cmake-dir)")
+    print(" ".join(_FLAGS[flag][1]() for flag in args.wanted))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

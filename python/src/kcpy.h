@@ -1,0 +1,239 @@
+/*
+ * The CPython extension kcall._core: shared declarations. Never installed.
+ *
+ * Files:
+ *   module.c    module init, registry functions, plugins
+ *   errors.c    kcall statuses <-> Python exceptions
+ *   convert.c   kc_any <-> Python objects, call argument slots
+ *   arrays.c    Python arrays (NumPy, buffers, __dlpack__) -> DLTensor
+ *   tensor.c    the kcall.Tensor type and its DLPack export
+ *   function.c  the kcall.Function type and Python callbacks
+ *   op.c        eager op calls and op descriptions
+ *   program.c   programs, the builder and executables
+ *   target.c    custom-call targets written in Python
+ *   testing.c   C functions for the tests and benchmarks
+ *
+ * Everything here runs with the GIL held unless a comment says otherwise;
+ * the GIL is released around every call into kcall that can run user code.
+ */
+#ifndef KCALL_PYTHON_KCPY_H_
+#define KCALL_PYTHON_KCPY_H_
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "kcall/kcall.h"
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define kcpy_finalizing() Py_IsFinalizing()
+#else
+#define kcpy_finalizing() _Py_IsFinalizing()
+#endif
+
+/* ---- errors (errors.c) ---------------------------------------------------- */
+
+/* Creates the exception classes and adds them to `module`. */
+int kcpy_errors_init(PyObject* module);
+
+/* Raises the Python exception for `status` and frees it; returns NULL so
+ * that callers can `return kcpy_raise(st);`. A status that a Python
+ * callback produced re-raises that callback's exception, with kcall's
+ * context added as a note. */
+PyObject* kcpy_raise(kc_status* status);
+
+/* The status for the Python exception now set (which is cleared): its code
+ * chosen by type, its message "Type: message" followed by the traceback.
+ * The exception is remembered so that a Python caller further out gets it
+ * back (kcpy_raise). Never NULL. */
+kc_status* kcpy_status_from_exception(void);
+
+/* The exception class for a status code (borrowed). */
+PyObject* kcpy_error_class(kc_status_code code);
+
+/* ---- naming values in messages (convert.c) ---------------------------------- */
+
+/* Names a value in messages: "argument 2", "op 'Add': input 0", "the
+ * callback's result". Formatted only when a message is built, so that a
+ * successful conversion does no formatting. */
+typedef struct kcpy_what {
+  const char* text;
+  Py_ssize_t index; /* appended when >= 0 */
+  const char* op;   /* "op '<op>': " prepended when non-NULL */
+} kcpy_what;
+
+static inline kcpy_what kcpy_what_text(const char* text) {
+  kcpy_what w = {text, -1, NULL};
+  return w;
+}
+static inline kcpy_what kcpy_what_index(const char* text, Py_ssize_t index) {
+  kcpy_what w = {text, index, NULL};
+  return w;
+}
+
+/* Writes the name into buf and returns buf. */
+const char* kcpy_what_format(kcpy_what what, char* buf, size_t cap);
+#define KCPY_WHAT(w) kcpy_what_format((w), (char[256]){0}, 256)
+
+/* ---- arrays (arrays.c) ------------------------------------------------------ */
+
+/* How one argument slot must be cleaned after a call. */
+enum {
+  KCPY_CLEAN_NONE = 0,
+  KCPY_CLEAN_OBJECT,  /* kc_object_release(p) */
+  KCPY_CLEAN_PYOBJ,   /* Py_DECREF(p): a DLPack capsule, a temporary */
+  KCPY_CLEAN_BUFFER,  /* PyBuffer_Release(p) and free it */
+};
+
+/* Rank up to which an argument's element strides fit in its slot. */
+#define KCPY_SLOT_NDIM 8
+
+/* Storage for one converted argument: the DLTensor a borrowed tensor
+ * argument points to, and what to release after the call. */
+typedef struct kcpy_slot {
+  DLTensor dl;
+  int64_t strides[KCPY_SLOT_NDIM];
+  int64_t* heap_strides; /* when the rank exceeds KCPY_SLOT_NDIM */
+  int clean;
+  void* p;
+} kcpy_slot;
+
+/* Releases what a slot holds. */
+void kcpy_slot_clean(kcpy_slot* slot);
+
+/* Fills slot->dl with a borrowed view of `obj` if it is an array: a NumPy
+ * array (read directly, without __dlpack__), an object with the buffer
+ * protocol, or an object with __dlpack__. Returns 1 when it did, 0 when
+ * `obj` is no array (nothing raised), -1 with an exception raised when it
+ * is an array kcall cannot take (the message names `what`). */
+int kcpy_array_view(PyObject* obj, kcpy_slot* slot, kcpy_what what);
+
+/* An owned kcall tensor sharing the memory of the array `obj` and keeping
+ * `obj` (or its DLPack producer) alive; NULL with an exception raised
+ * otherwise. */
+kc_tensor* kcpy_array_to_tensor(PyObject* obj, kcpy_what what);
+
+/* A DLPack 1.x managed tensor describing `dl` (shape and strides copied)
+ * whose deleter drops a reference to `owner` (taken here; may be NULL).
+ * NULL with an exception raised when memory runs out. */
+DLManagedTensorVersioned* kcpy_managed_wrap(const DLTensor* dl,
+                                            PyObject* owner, uint64_t flags);
+
+/* The legacy (unversioned) managed tensor, from the DLPack specification,
+ * which producers return to consumers that ask for no version. */
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(struct DLManagedTensor* self);
+} DLManagedTensor;
+
+/* A NumPy scalar (numpy.int64(3), numpy.float32(1.5), numpy.bool_) as the
+ * plain value it holds: 1 when `obj` is one, 0 when not (complex scalars
+ * are left to the array path), -1 with an exception. */
+int kcpy_numpy_scalar(PyObject* obj, kc_any* out);
+
+/* numpy.ndarray's type when NumPy has been seen and its layout verified,
+ * else NULL. */
+PyTypeObject* kcpy_numpy_type(void);
+
+/* "float32", "int64", "bfloat16", ...: the NumPy name of a dtype when it
+ * has one, else kcall's name. Returns a new str. */
+PyObject* kcpy_dtype_name(DLDataType dtype);
+
+/* ---- tensors (tensor.c) ------------------------------------------------------ */
+
+typedef struct kcpy_tensor {
+  PyObject_HEAD
+  kc_tensor* tensor; /* owned reference; NULL for a borrowed view */
+  DLTensor* dl;      /* the tensor's, or the borrowed one */
+  int expired;       /* a borrowed view whose call has returned */
+  int writable;
+} kcpy_tensor;
+
+extern PyTypeObject kcpy_tensor_type;
+
+int kcpy_tensor_init_type(PyObject* module);
+/* A Tensor owning `tensor` (the reference is stolen, also on failure). */
+PyObject* kcpy_tensor_wrap(kc_tensor* tensor);
+/* A Tensor borrowing `dl` for the duration of a call; kcpy_tensor_expire
+ * ends it. */
+PyObject* kcpy_tensor_borrow(DLTensor* dl, int writable);
+void kcpy_tensor_expire(PyObject* view);
+
+static inline int kcpy_tensor_check(PyObject* obj) {
+  return PyObject_TypeCheck(obj, &kcpy_tensor_type);
+}
+
+/* ---- functions (function.c) ----------------------------------------------------- */
+
+typedef struct kcpy_func {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  kc_func* func;   /* owned reference */
+  PyObject* name;  /* str, or NULL for an anonymous function */
+  int release_gil;
+  PyMethodDef fast_def; /* for fast(): named after the function */
+} kcpy_func;
+
+extern PyTypeObject kcpy_func_type;
+
+int kcpy_func_init_type(PyObject* module);
+/* A Function owning `func` (stolen). `name` may be NULL. */
+PyObject* kcpy_func_wrap(kc_func* func, PyObject* name);
+/* A new kc_func that calls the Python callable `callable`. NULL with an
+ * exception raised on failure. */
+kc_func* kcpy_func_from_callable(PyObject* callable);
+/* The Python callable behind `func` (borrowed) when `func` is one that
+ * kcpy_func_from_callable made, else NULL. */
+PyObject* kcpy_func_get_callable(const kc_func* func);
+
+static inline int kcpy_func_check(PyObject* obj) {
+  return PyObject_TypeCheck(obj, &kcpy_func_type);
+}
+
+/* ---- conversions (convert.c) --------------------------------------------------- */
+
+/* Converts a call argument. Borrowed forms are used where the ABI allows
+ * (a str as RAW_STR, an array as DLTENSOR_PTR into slot->dl); whatever must
+ * be released afterwards is recorded in `slot` (slot->clean is set, also on
+ * failure). `index` names the argument in messages. 0, or -1 with an
+ * exception raised. */
+int kcpy_arg_from_py(PyObject* obj, kc_any* out, kcpy_slot* slot,
+                     Py_ssize_t index);
+
+/* Converts to an owned value (a return value, an array item): strings and
+ * arrays become objects, arrays become tensors that keep their owner
+ * alive. `what` names the value in messages. 0, or -1 with an exception. */
+int kcpy_owned_from_py(PyObject* obj, kc_any* out, kcpy_what what);
+
+/* Converts a value to Python. kcpy_py_from_owned steals the reference the
+ * value holds (also on failure); kcpy_py_from_arg borrows it (a borrowed
+ * tensor becomes a view that must be expired after the call: it is added
+ * to the list *views, created when first needed). */
+PyObject* kcpy_py_from_owned(kc_any* value);
+PyObject* kcpy_py_from_arg(const kc_any* value, PyObject** views);
+
+/* Expires every view in the list `views` and drops it. NULL is a no-op. */
+void kcpy_views_expire(PyObject* views);
+
+
+/* ---- the rest ---------------------------------------------------------------- */
+
+int kcpy_op_init(PyObject* module);
+int kcpy_program_init(PyObject* module);
+int kcpy_target_init(PyObject* module);
+int kcpy_testing_init(PyObject* module);
+
+/* Method tables each file contributes to the module. */
+extern PyMethodDef kcpy_op_methods[];
+extern PyMethodDef kcpy_target_methods[];
+extern PyMethodDef kcpy_testing_methods[];
+
+/* Formats a status into a new str (code omitted: the exception class tells
+ * it). */
+PyObject* kcpy_status_text(const kc_status* status);
+
+/* A borrowed string view of a Python str (UTF-8, cached by Python in the
+ * object). -1 with an exception when `obj` is no str. */
+int kcpy_str_view(PyObject* obj, kc_string_view* out, const char* what);
+
+#endif /* KCALL_PYTHON_KCPY_H_ */

@@ -1,0 +1,191 @@
+/* kcall._core: the registry, plugins, and the module's assembly. */
+#include "kcpy.h"
+
+#include <string.h>
+
+static PyObject* get_func(PyObject* module, PyObject* name) {
+  (void)module;
+  kc_string_view v;
+  if (kcpy_str_view(name, &v, "get_func: name") < 0) return NULL;
+  kc_func* f = NULL;
+  kc_status* st = kc_func_registry_lookup(v, &f);
+  if (st) return kcpy_raise(st);
+  kc_object_retain(KC_OBJECT(f)); /* the lookup lends it */
+  return kcpy_func_wrap(f, name);
+}
+
+/* A list of str from an array of strings (which is released). */
+static PyObject* names_list(kc_array* names) {
+  size_t n = kc_array_get_size(names);
+  PyObject* list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list && i < n; ++i) {
+    PyObject* s = kcpy_py_from_arg(kc_array_get_item(names, i), NULL);
+    if (!s) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, (Py_ssize_t)i, s);
+  }
+  kc_object_release(KC_OBJECT(names));
+  return list;
+}
+
+static PyObject* list_funcs(PyObject* module, PyObject* const* args,
+                            Py_ssize_t nargs) {
+  (void)module;
+  kc_string_view prefix = {"", 0};
+  if (nargs > 1) {
+    PyErr_SetString(PyExc_TypeError, "list_funcs(prefix='')");
+    return NULL;
+  }
+  if (nargs == 1 && kcpy_str_view(args[0], &prefix, "prefix") < 0) return NULL;
+  kc_array* names = NULL;
+  kc_status* st = kc_func_registry_list(NULL, prefix, &names);
+  return st ? kcpy_raise(st) : names_list(names);
+}
+
+static PyObject* register_func(PyObject* module, PyObject* args,
+                               PyObject* kwargs) {
+  (void)module;
+  static char* names[] = {"name", "func", "override", NULL};
+  PyObject *name, *callable;
+  int override = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO|p:register_func", names,
+                                   &name, &callable, &override)) {
+    return NULL;
+  }
+  kc_string_view v;
+  if (kcpy_str_view(name, &v, "register_func: name") < 0) return NULL;
+  kc_func* f;
+  if (kcpy_func_check(callable)) {
+    f = ((kcpy_func*)callable)->func;
+    kc_object_retain(KC_OBJECT(f));
+  } else if (PyCallable_Check(callable)) {
+    f = kcpy_func_from_callable(callable);
+    if (!f) return NULL;
+  } else {
+    PyErr_Format(PyExc_TypeError,
+                 "register_func: expected a callable, got %.100s",
+                 Py_TYPE(callable)->tp_name);
+    return NULL;
+  }
+  kc_status* st = kc_func_registry_register(
+      v, f, override ? KC_REGISTER_OVERRIDE : 0);
+  kc_object_release(KC_OBJECT(f)); /* the registry holds its own */
+  if (st) return kcpy_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject* remove_func(PyObject* module, PyObject* name) {
+  (void)module;
+  kc_string_view v;
+  if (kcpy_str_view(name, &v, "remove_func: name") < 0) return NULL;
+  kc_status* st = kc_func_registry_remove(v);
+  if (st) return kcpy_raise(st);
+  Py_RETURN_NONE;
+}
+
+/* ---- plugins ------------------------------------------------------------------ */
+
+static PyObject* plugin_registrations(const kc_plugin* plugin, size_t count) {
+  PyObject* list = PyList_New((Py_ssize_t)count);
+  for (size_t i = 0; list && i < count; ++i) {
+    kc_registration r = {.struct_size = sizeof r};
+    kc_status* st = kc_plugin_get_registration(plugin, i, &r);
+    if (st) {
+      Py_CLEAR(list);
+      return kcpy_raise(st);
+    }
+    PyObject* item = Py_BuildValue("(ss#)", r.kind, r.name.data,
+                                   (Py_ssize_t)r.name.size);
+    if (!item) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+  }
+  return list;
+}
+
+/* load_plugin(path) -> dict describing it; kcall.Plugin wraps the dict. */
+static PyObject* load_plugin(PyObject* module, PyObject* arg) {
+  (void)module;
+  PyObject* path = NULL;
+  if (!PyUnicode_FSConverter(arg, &path)) return NULL;
+  const char* p = PyBytes_AS_STRING(path);
+  kc_plugin* plugin = NULL;
+  kc_status* st;
+  Py_BEGIN_ALLOW_THREADS
+  st = kc_plugin_load(p, &plugin);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(path);
+  if (st) return kcpy_raise(st);
+  kc_plugin_desc d = {.struct_size = sizeof d};
+  st = kc_plugin_get_desc(plugin, &d);
+  if (st) return kcpy_raise(st);
+  PyObject* regs = plugin_registrations(plugin, d.registration_count);
+  if (!regs) return NULL;
+  return Py_BuildValue("{s:s,s:s,s:s,s:(II),s:(II),s:N}", "path", d.path,
+                       "name", d.name, "version", d.version ? d.version : "",
+                       "api_version", d.api_major, d.api_minor,
+                       "built_api_version", d.built_api_major,
+                       d.built_api_minor, "registrations", regs);
+}
+
+static PyObject* list_targets(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  kc_array* names = NULL;
+  kc_status* st = kc_xcall_registry_list(NULL, &names);
+  return st ? kcpy_raise(st) : names_list(names);
+}
+
+static PyMethodDef module_methods[] = {
+    {"get_func", (PyCFunction)get_func, METH_O,
+     "get_func(name)\n--\n\nThe registered function `name` (NotFoundError, "
+     "listing the nearest names, when there is none)."},
+    {"list_funcs", (PyCFunction)(void (*)(void))list_funcs, METH_FASTCALL,
+     "list_funcs(prefix='')\n--\n\nThe registered function names starting "
+     "with prefix, sorted."},
+    {"register_func", (PyCFunction)(void (*)(void))register_func,
+     METH_VARARGS | METH_KEYWORDS,
+     "register_func(name, func, override=False)\n--\n\nRegisters a Python "
+     "callable (or a kcall.Function) under name."},
+    {"remove_func", (PyCFunction)remove_func, METH_O,
+     "remove_func(name)\n--\n\nRemoves a registered function."},
+    {"load_plugin", (PyCFunction)load_plugin, METH_O,
+     "load_plugin(path)\n--\n\nLoads a plugin; returns a dict describing "
+     "it."},
+    {"list_targets", (PyCFunction)list_targets, METH_NOARGS,
+     "list_targets()\n--\n\nThe registered custom-call targets as "
+     "'name@Platform'."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "kcall._core",
+    .m_doc = "The native part of the kcall package.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__core(void);
+
+PyMODINIT_FUNC PyInit__core(void) {
+  PyObject* m = PyModule_Create(&module_def);
+  if (!m) return NULL;
+  uint32_t major, minor;
+  kc_version_query_api(&major, &minor);
+  PyMethodDef* tables[] = {kcpy_op_methods, kcpy_target_methods,
+                           kcpy_testing_methods};
+  int bad = kcpy_errors_init(m) < 0 || kcpy_tensor_init_type(m) < 0 ||
+            kcpy_func_init_type(m) < 0 || kcpy_program_init(m) < 0 ||
+            PyModule_AddStringConstant(m, "__version__",
+                                       kc_version_string()) < 0;
+  PyObject* api = bad ? NULL : Py_BuildValue("(II)", major, minor);
+  bad = bad || !api || PyModule_AddObjectRef(m, "api_version", api) < 0;
+  Py_XDECREF(api);
+  for (size_t i = 0; !bad && i < sizeof tables / sizeof tables[0]; ++i) {
+    bad = PyModule_AddFunctions(m, tables[i]) < 0;
+  }
+  if (bad) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

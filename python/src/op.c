@@ -1,0 +1,230 @@
+/*
+ * Ops from Python: descriptions (for kcall.ops.<name>'s help) and eager
+ * calls. The Python side (kcall/ops.py) makes each op a function with a
+ * signature and docs; this file does the work.
+ */
+#include "kcpy.h"
+
+#include <string.h>
+
+static const char op_capsule_name[] = "kcall.op";
+
+static const kc_op* op_from_capsule(PyObject* capsule) {
+  const kc_op* op = PyCapsule_GetPointer(capsule, op_capsule_name);
+  return op;
+}
+
+static PyObject* op_lookup(PyObject* module, PyObject* name) {
+  (void)module;
+  kc_string_view v;
+  if (kcpy_str_view(name, &v, "op name") < 0) return NULL;
+  const kc_op* op = NULL;
+  kc_status* st = kc_op_registry_lookup(v, &op);
+  if (st) return kcpy_raise(st);
+  /* Registered ops live until kc_op_registry_reset, which the Python
+   * package never calls. */
+  return PyCapsule_New((void*)(uintptr_t)op, op_capsule_name, NULL);
+}
+
+static PyObject* spec_list(const kc_op* op, int32_t n,
+                           const char* (*get)(const kc_op*, int32_t)) {
+  PyObject* list = PyList_New(n);
+  for (int32_t i = 0; list && i < n; ++i) {
+    PyObject* s = PyUnicode_FromString(get(op, i));
+    if (!s) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, i, s);
+  }
+  return list;
+}
+
+static PyObject* kernels_of(kc_string_view name) {
+  kc_array* kernels = NULL;
+  kc_status* st = kc_kernel_registry_list(NULL, name, &kernels);
+  if (st) return kcpy_raise(st);
+  size_t n = kc_array_get_size(kernels);
+  PyObject* list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list && i < n; ++i) {
+    PyObject* s = kcpy_py_from_arg(kc_array_get_item(kernels, i), NULL);
+    if (!s) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, (Py_ssize_t)i, s);
+  }
+  kc_object_release(KC_OBJECT(kernels));
+  return list;
+}
+
+/* op_describe(capsule) -> dict: name, signature, inputs, outputs, attrs
+ * (spec strings), flags (names), doc, kernels (descriptions). */
+static PyObject* op_describe(PyObject* module, PyObject* capsule) {
+  (void)module;
+  const kc_op* op = op_from_capsule(capsule);
+  if (!op) return NULL;
+  char sig[1024];
+  size_t need = kc_op_format_signature(op, sig, sizeof sig);
+  PyObject* signature = NULL;
+  if (need < sizeof sig) {
+    signature = PyUnicode_FromString(sig);
+  } else {
+    char* big = PyMem_Malloc(need + 1);
+    if (!big) return PyErr_NoMemory();
+    kc_op_format_signature(op, big, need + 1);
+    signature = PyUnicode_FromString(big);
+    PyMem_Free(big);
+  }
+  uint32_t flags = kc_op_get_flags(op);
+  kc_string_view name = kc_op_get_name(op);
+  PyObject* flag_names = PyList_New(0);
+  static const struct {
+    uint32_t bit;
+    const char* name;
+  } names[] = {{KC_OP_COMMUTATIVE, "commutative"},
+               {KC_OP_AGGREGATE, "aggregate"},
+               {KC_OP_STATEFUL, "stateful"}};
+  for (size_t i = 0; flag_names && i < sizeof names / sizeof names[0]; ++i) {
+    if (!(flags & names[i].bit)) continue;
+    PyObject* s = PyUnicode_FromString(names[i].name);
+    if (!s || PyList_Append(flag_names, s) < 0) Py_CLEAR(flag_names);
+    Py_XDECREF(s);
+  }
+  return Py_BuildValue(
+      "{s:s#,s:N,s:N,s:N,s:N,s:N,s:s,s:N}", "name", name.data,
+      (Py_ssize_t)name.size, "signature", signature, "inputs",
+      spec_list(op, kc_op_get_input_count(op), kc_op_get_input_spec),
+      "outputs",
+      spec_list(op, kc_op_get_output_count(op), kc_op_get_output_spec),
+      "attrs", spec_list(op, kc_op_get_attr_count(op), kc_op_get_attr_spec),
+      "flags", flag_names, "doc", kc_op_get_doc(op), "kernels",
+      kernels_of(name));
+}
+
+static PyObject* list_ops(PyObject* module, PyObject* const* args,
+                          Py_ssize_t nargs) {
+  (void)module;
+  kc_string_view prefix = {"", 0};
+  if (nargs > 1) {
+    PyErr_SetString(PyExc_TypeError, "list_ops(prefix='')");
+    return NULL;
+  }
+  if (nargs == 1 && kcpy_str_view(args[0], &prefix, "prefix") < 0) return NULL;
+  kc_array* names = NULL;
+  kc_status* st = kc_op_registry_list(NULL, prefix, &names);
+  if (st) return kcpy_raise(st);
+  PyObject* list = kcpy_py_from_owned(&(kc_any){
+      .type_index = KC_TYPE_ARRAY, .u.v_obj = KC_OBJECT(names)});
+  return list;
+}
+
+/* Converted inputs and attributes of one call, and their cleanup. */
+typedef struct op_call_args {
+  const DLTensor* inputs[KC_OP_MAX_TENSORS];
+  kcpy_slot slots[KC_OP_MAX_TENSORS];
+  Py_ssize_t num_slots;
+  kc_op_attr attrs[KC_OP_MAX_ATTRS];
+  Py_ssize_t num_attrs;
+} op_call_args;
+
+static void op_call_args_clean(op_call_args* a) {
+  for (Py_ssize_t i = 0; i < a->num_slots; ++i) kcpy_slot_clean(&a->slots[i]);
+  for (Py_ssize_t i = 0; i < a->num_attrs; ++i) kc_any_release(&a->attrs[i].value);
+}
+
+/* A tensor argument: a kcall.Tensor as it is, any other array borrowed. */
+static int op_input(PyObject* obj, op_call_args* a, Py_ssize_t i,
+                    const char* op_name) {
+  if (kcpy_tensor_check(obj) && ((kcpy_tensor*)obj)->dl &&
+      !((kcpy_tensor*)obj)->expired) {
+    a->inputs[i] = ((kcpy_tensor*)obj)->dl;
+    return 0;
+  }
+  kcpy_what what = {"input", i, op_name};
+  kcpy_slot* slot = &a->slots[a->num_slots];
+  memset(slot, 0, sizeof *slot);
+  int rc = kcpy_array_view(obj, slot, what);
+  a->num_slots++;
+  if (rc > 0) {
+    a->inputs[i] = &slot->dl;
+    return 0;
+  }
+  if (rc == 0) {
+    PyErr_Format(PyExc_TypeError, "%s: expected an array, got %.100s",
+                 KCPY_WHAT(what), Py_TYPE(obj)->tp_name);
+  }
+  return -1;
+}
+
+/* op_call(capsule, inputs: tuple, attrs: dict) -> list of Tensors. */
+static PyObject* op_call(PyObject* module, PyObject* const* args,
+                         Py_ssize_t nargs) {
+  (void)module;
+  if (nargs != 3 || !PyTuple_Check(args[1]) || !PyDict_Check(args[2])) {
+    PyErr_SetString(PyExc_TypeError, "op_call(op, inputs: tuple, attrs: dict)");
+    return NULL;
+  }
+  const kc_op* op = op_from_capsule(args[0]);
+  if (!op) return NULL;
+  kc_string_view name_view = kc_op_get_name(op);
+  char op_name[256];
+  snprintf(op_name, sizeof op_name, "%.*s", (int)name_view.size,
+           name_view.data);
+  Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
+  Py_ssize_t na = PyDict_GET_SIZE(args[2]);
+  if (n > KC_OP_MAX_TENSORS || na > KC_OP_MAX_ATTRS) {
+    PyErr_Format(PyExc_ValueError,
+                 "op '%s': %zd inputs and %zd attributes; at most %d and %d",
+                 op_name, n, na, KC_OP_MAX_TENSORS, KC_OP_MAX_ATTRS);
+    return NULL;
+  }
+  op_call_args* a = PyMem_Malloc(sizeof *a);
+  if (!a) return PyErr_NoMemory();
+  a->num_slots = 0;
+  a->num_attrs = 0;
+  int ok = 1;
+  for (Py_ssize_t i = 0; ok && i < n; ++i) {
+    ok = op_input(PyTuple_GET_ITEM(args[1], i), a, i, op_name) == 0;
+  }
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  while (ok && PyDict_Next(args[2], &pos, &key, &value)) {
+    kc_op_attr* attr = &a->attrs[a->num_attrs];
+    ok = kcpy_str_view(key, &attr->name, "attribute name") == 0;
+    if (ok) {
+      kcpy_what what = {PyUnicode_AsUTF8(key), -1, op_name};
+      ok = kcpy_owned_from_py(value, &attr->value, what) == 0;
+    }
+    if (ok) a->num_attrs++;
+  }
+  kc_tensor* outs[KC_OP_MAX_TENSORS];
+  int32_t num_outs = 0;
+  kc_status* st = NULL;
+  if (ok) {
+    Py_BEGIN_ALLOW_THREADS
+    st = kc_op_call(op, a->inputs, (int32_t)n, a->attrs,
+                    (int32_t)a->num_attrs, NULL, outs, KC_OP_MAX_TENSORS,
+                    &num_outs);
+    Py_END_ALLOW_THREADS
+  }
+  op_call_args_clean(a);
+  PyMem_Free(a);
+  if (!ok) return NULL;
+  if (st) return kcpy_raise(st);
+  PyObject* list = PyList_New(num_outs);
+  for (int32_t i = 0; i < num_outs; ++i) {
+    PyObject* t = list ? kcpy_tensor_wrap(outs[i])
+                       : (kc_object_release(KC_OBJECT(outs[i])), NULL);
+    if (list && !t) Py_CLEAR(list);
+    if (list) PyList_SET_ITEM(list, i, t);
+  }
+  return list;
+}
+
+PyMethodDef kcpy_op_methods[] = {
+    {"op_lookup", (PyCFunction)op_lookup, METH_O,
+     "op_lookup(name)\n--\n\nA handle to the registered op `name`."},
+    {"op_describe", (PyCFunction)op_describe, METH_O,
+     "op_describe(handle)\n--\n\nThe op's definition as a dict."},
+    {"op_call", (PyCFunction)(void (*)(void))op_call, METH_FASTCALL,
+     "op_call(handle, inputs, attrs)\n--\n\nCalls the op eagerly; returns "
+     "the list of outputs."},
+    {"list_ops", (PyCFunction)(void (*)(void))list_ops, METH_FASTCALL,
+     "list_ops(prefix='')\n--\n\nThe registered op names, sorted."},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,314 @@
+/*
+ * Custom-call targets written in Python, for prototyping: a typed target
+ * (kcall's TYPED convention) whose handler calls a Python function with
+ * the call's buffers as arrays (operands, then results to write into) and
+ * its attributes as keyword arguments.
+ */
+#include "kcpy.h"
+
+#include <string.h>
+
+typedef struct py_target {
+  PyObject* fn;
+  PyObject* attr_names; /* tuple of str, in the signature's order */
+} py_target;
+
+static void py_target_delete(void* user) {
+  py_target* t = user;
+  if (Py_IsInitialized() && !kcpy_finalizing()) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_XDECREF(t->fn);
+    Py_XDECREF(t->attr_names);
+    PyGILState_Release(g);
+  }
+  PyMem_RawFree(t);
+}
+
+static PyObject* attr_to_py(const kc_attr* a);
+
+static PyObject* attr_array_to_py(const kc_attr* a) {
+  size_t n = a->v.array.count;
+  PyObject* list = PyList_New((Py_ssize_t)n);
+  const void* d = a->v.array.data;
+  for (size_t i = 0; list && i < n; ++i) {
+    PyObject* x = NULL;
+    switch (a->elem_type) {
+      case KC_ATTR_BOOL: x = PyBool_FromLong(((const bool*)d)[i]); break;
+      case KC_ATTR_I8: x = PyLong_FromLong(((const int8_t*)d)[i]); break;
+      case KC_ATTR_I16: x = PyLong_FromLong(((const int16_t*)d)[i]); break;
+      case KC_ATTR_I32: x = PyLong_FromLong(((const int32_t*)d)[i]); break;
+      case KC_ATTR_I64: x = PyLong_FromLongLong(((const int64_t*)d)[i]); break;
+      case KC_ATTR_U8: x = PyLong_FromUnsignedLong(((const uint8_t*)d)[i]); break;
+      case KC_ATTR_U16: x = PyLong_FromUnsignedLong(((const uint16_t*)d)[i]); break;
+      case KC_ATTR_U32: x = PyLong_FromUnsignedLong(((const uint32_t*)d)[i]); break;
+      case KC_ATTR_U64:
+        x = PyLong_FromUnsignedLongLong(((const uint64_t*)d)[i]);
+        break;
+      case KC_ATTR_F32: x = PyFloat_FromDouble(((const float*)d)[i]); break;
+      case KC_ATTR_F64: x = PyFloat_FromDouble(((const double*)d)[i]); break;
+      default:
+        PyErr_Format(PyExc_TypeError, "attribute array of %s",
+                     kc_attr_type_name(a->elem_type));
+        break;
+    }
+    if (!x) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, (Py_ssize_t)i, x);
+  }
+  return list;
+}
+
+static PyObject* attr_to_py(const kc_attr* a) {
+  switch (a->type) {
+    case KC_ATTR_BOOL: return PyBool_FromLong(a->v.b);
+    case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
+      return PyLong_FromLongLong(a->v.i64);
+    case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
+      return PyLong_FromUnsignedLongLong(a->v.u64);
+    case KC_ATTR_F32: return PyFloat_FromDouble(a->v.f32);
+    case KC_ATTR_F64: return PyFloat_FromDouble(a->v.f64);
+    case KC_ATTR_STRING:
+      return PyUnicode_DecodeUTF8(a->v.str.data, (Py_ssize_t)a->v.str.size,
+                                  "surrogateescape");
+    case KC_ATTR_ARRAY: return attr_array_to_py(a);
+    case KC_ATTR_DICT: {
+      PyObject* d = PyDict_New();
+      for (size_t i = 0; d && i < a->v.dict.count; ++i) {
+        const kc_attr* e = &a->v.dict.entries[i];
+        PyObject* k = PyUnicode_FromStringAndSize(e->name.data,
+                                                  (Py_ssize_t)e->name.size);
+        PyObject* v = k ? attr_to_py(e) : NULL;
+        if (!v || PyDict_SetItem(d, k, v) < 0) Py_CLEAR(d);
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+      }
+      return d;
+    }
+    default:
+      PyErr_Format(PyExc_TypeError, "attribute of unknown type %d", a->type);
+      return NULL;
+  }
+}
+
+/* The buffers as NumPy arrays when NumPy is there, else as Tensor views;
+ * the views go into `views` to be expired after the call. */
+static PyObject* buffer_arg(DLTensor* dl, int writable, PyObject* numpy,
+                            PyObject** views) {
+  PyObject* view = kcpy_tensor_borrow(dl, writable);
+  if (!view) return NULL;
+  if (!*views && !(*views = PyList_New(0))) {
+    Py_DECREF(view);
+    return NULL;
+  }
+  if (PyList_Append(*views, view) < 0) {
+    Py_DECREF(view);
+    return NULL;
+  }
+  if (!numpy) return view;
+  PyObject* arr = PyObject_CallMethod(numpy, "asarray", "O", view);
+  Py_DECREF(view);
+  return arr;
+}
+
+static kc_status* py_target_call(kc_xcall_frame* frame) {
+  if (frame->stage != KC_XCALL_STAGE_EXECUTE) return NULL;
+  py_target* t = frame->user;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject* numpy = PyImport_ImportModule("numpy");
+  if (!numpy) PyErr_Clear();
+  Py_ssize_t n = frame->num_args + frame->num_results;
+  PyObject* args = PyTuple_New(n);
+  PyObject* kwargs = PyDict_New();
+  PyObject* views = NULL;
+  PyObject* result = NULL;
+  int ok = args && kwargs;
+  for (Py_ssize_t i = 0; ok && i < n; ++i) {
+    int is_result = i >= frame->num_args;
+    DLTensor* dl = is_result ? &frame->results[i - frame->num_args]
+                             : &frame->args[i];
+    PyObject* a = buffer_arg(dl, is_result, numpy, &views);
+    ok = a != NULL;
+    if (ok) PyTuple_SET_ITEM(args, i, a);
+  }
+  for (int32_t i = 0; ok && i < frame->num_attrs; ++i) {
+    PyObject* v = attr_to_py(&frame->attrs[i]);
+    ok = v && PyDict_SetItem(kwargs, PyTuple_GET_ITEM(t->attr_names, i), v) == 0;
+    Py_XDECREF(v);
+  }
+  if (ok) result = PyObject_Call(t->fn, args, kwargs);
+  if (result && result != Py_None) {
+    PyErr_Format(PyExc_TypeError,
+                 "a custom-call target written in Python returns None (it "
+                 "writes its results into the result arrays), not %.100s",
+                 Py_TYPE(result)->tp_name);
+    Py_CLEAR(result);
+  }
+  kcpy_views_expire(views);
+  kc_status* st = result ? NULL : kcpy_status_from_exception();
+  Py_XDECREF(result);
+  Py_XDECREF(args);
+  Py_XDECREF(kwargs);
+  Py_XDECREF(numpy);
+  PyGILState_Release(g);
+  return st;
+}
+
+/* ---- registration ---------------------------------------------------------------- */
+
+static int attr_type_from(PyObject* text, int32_t* out, const char* what) {
+  static const struct {
+    const char* name;
+    int32_t type;
+  } types[] = {
+      {"bool", KC_ATTR_BOOL}, {"i8", KC_ATTR_I8},     {"i16", KC_ATTR_I16},
+      {"i32", KC_ATTR_I32},   {"i64", KC_ATTR_I64},   {"u8", KC_ATTR_U8},
+      {"u16", KC_ATTR_U16},   {"u32", KC_ATTR_U32},   {"u64", KC_ATTR_U64},
+      {"f32", KC_ATTR_F32},   {"f64", KC_ATTR_F64},   {"str", KC_ATTR_STRING},
+      {"array", KC_ATTR_ARRAY}, {"dict", KC_ATTR_DICT},
+  };
+  if (text == Py_None) {
+    *out = 0;
+    return 0;
+  }
+  const char* s = PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : NULL;
+  for (size_t i = 0; s && i < sizeof types / sizeof types[0]; ++i) {
+    if (strcmp(s, types[i].name) == 0) {
+      *out = types[i].type;
+      return 0;
+    }
+  }
+  if (!PyErr_Occurred()) {
+    PyErr_Format(PyExc_ValueError,
+                 "%s: unknown attribute type %R (expected bool, i8..i64, "
+                 "u8..u64, f32, f64, str, array or dict)",
+                 what, text);
+  }
+  return -1;
+}
+
+/* [(dtype or None, rank)] -> buffer specs (PyMem). */
+static int buffer_specs(PyObject* seq, kc_xcall_buffer_spec** out,
+                        int32_t* n, const char* what) {
+  PyObject* fast = PySequence_Fast(seq, what);
+  if (!fast) return -1;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+  *out = PyMem_Calloc((size_t)(count ? count : 1), sizeof **out);
+  if (!*out) {
+    Py_DECREF(fast);
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject *dtype, *rank;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "OO", &dtype,
+                          &rank)) {
+      Py_DECREF(fast);
+      return -1;
+    }
+    (*out)[i].rank = rank == Py_None ? -1 : (int32_t)PyLong_AsLong(rank);
+    if (dtype != Py_None) {
+      kc_string_view v;
+      kc_status* st = kcpy_str_view(dtype, &v, what) < 0
+                          ? NULL
+                          : kc_dtype_parse(v, &(*out)[i].dtype);
+      if (st) kcpy_raise(kc_status_add_context(st, "%s %zd", what, i));
+    }
+    if (PyErr_Occurred()) {
+      Py_DECREF(fast);
+      return -1;
+    }
+  }
+  *n = (int32_t)count;
+  Py_DECREF(fast);
+  return 0;
+}
+
+/* register_target(name, fn, args, results, attrs, platform, override):
+ * args/results are [(dtype or None, rank or None)], attrs
+ * [(name, type, elem_type or None)]. */
+static PyObject* register_target(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject *name, *fn, *arg_specs, *result_specs, *attr_specs, *platform;
+  int override;
+  if (!PyArg_ParseTuple(args, "UOOOOUp:register_target", &name, &fn,
+                        &arg_specs, &result_specs, &attr_specs, &platform,
+                        &override)) {
+    return NULL;
+  }
+  kc_string_view name_v, platform_v;
+  kc_platform plat;
+  if (kcpy_str_view(name, &name_v, "name") < 0 ||
+      kcpy_str_view(platform, &platform_v, "platform") < 0) {
+    return NULL;
+  }
+  kc_status* st = kc_platform_parse(platform_v, &plat);
+  if (st) return kcpy_raise(st);
+  if (!PyCallable_Check(fn)) {
+    PyErr_Format(PyExc_TypeError, "register_target: %R is not callable", fn);
+    return NULL;
+  }
+  kc_xcall_signature sig = {.struct_size = sizeof sig};
+  kc_xcall_buffer_spec *ins = NULL, *outs = NULL;
+  kc_xcall_attr_spec* attrs = NULL;
+  py_target* t = NULL;
+  PyObject* fast = NULL;
+  PyObject* result = NULL;
+  if (buffer_specs(arg_specs, &ins, &sig.num_args, "argument") < 0 ||
+      buffer_specs(result_specs, &outs, &sig.num_results, "result") < 0 ||
+      !(fast = PySequence_Fast(attr_specs, "attrs"))) {
+    goto done;
+  }
+  Py_ssize_t na = PySequence_Fast_GET_SIZE(fast);
+  attrs = PyMem_Calloc((size_t)(na ? na : 1), sizeof *attrs);
+  t = PyMem_RawCalloc(1, sizeof *t);
+  if (!attrs || !t) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  t->attr_names = PyTuple_New(na);
+  if (!t->attr_names) goto done;
+  for (Py_ssize_t i = 0; i < na; ++i) {
+    PyObject *attr_name, *type, *elem;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "UOO",
+                          &attr_name, &type, &elem)) {
+      goto done;
+    }
+    PyTuple_SET_ITEM(t->attr_names, i, Py_NewRef(attr_name));
+    attrs[i].name = PyUnicode_AsUTF8(attr_name);
+    if (!attrs[i].name || attr_type_from(type, &attrs[i].type, "attrs") < 0 ||
+        attr_type_from(elem, &attrs[i].elem_type, "attrs") < 0) {
+      goto done;
+    }
+  }
+  sig.args = ins;
+  sig.results = outs;
+  sig.num_attrs = (int32_t)na;
+  sig.attrs = attrs;
+  t->fn = Py_NewRef(fn);
+  st = kc_xcall_register_typed(name_v, plat, &sig, py_target_call, t,
+                               py_target_delete,
+                               override ? KC_REGISTER_OVERRIDE : 0);
+  t = NULL; /* the target owns it now, or has freed it */
+  if (st) {
+    kcpy_raise(st);
+  } else {
+    result = Py_NewRef(Py_None);
+  }
+done:
+  if (t) {
+    Py_XDECREF(t->attr_names);
+    Py_XDECREF(t->fn);
+    PyMem_RawFree(t);
+  }
+  Py_XDECREF(fast);
+  PyMem_Free(ins);
+  PyMem_Free(outs);
+  PyMem_Free(attrs);
+  return result;
+}
+
+PyMethodDef kcpy_target_methods[] = {
+    {"register_target", (PyCFunction)register_target, METH_VARARGS,
+     "register_target(name, fn, args, results, attrs, platform, "
+     "override)\n--\n\nRegisters a typed custom-call target that calls fn."},
+    {NULL, NULL, 0, NULL},
+};

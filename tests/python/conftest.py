@@ -1,0 +1,65 @@
+"""Fixtures shared by the Python tests.
+
+The tests run against kcall as pip installed it (`make pytest` installs it
+into .venv from this tree), never against python/kcall in the source tree.
+Plugins come from a C build of the same tree, named by KCALL_BUILD_DIR
+(`make pytest` sets it to the absolute path of $(BUILD)).
+"""
+
+import os
+import pathlib
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def repo():
+    """The source tree (examples/ and include/ are read from it)."""
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def build_dir():
+    """The C build directory; tests that need it skip when it is not set."""
+    value = os.environ.get("KCALL_BUILD_DIR")
+    if not value:
+        pytest.skip("KCALL_BUILD_DIR is not set: run `make pytest`, or set it "
+                    "to a C build directory of this tree (e.g. build/)")
+    path = pathlib.Path(value).resolve()
+    if not (path / "CMakeCache.txt").is_file():
+        # Set but wrong is a mistake to report, not a reason to skip.
+        pytest.fail("KCALL_BUILD_DIR=%s is not a CMake build directory" % value)
+    return path
+
+
+@pytest.fixture(scope="session")
+def build_file(build_dir):
+    """build_file("examples/hello/libhello_plugin.so"): a path in the C
+    build, failing the test when the build did not make it."""
+    def find(relative):
+        path = build_dir / relative
+        if not path.exists():
+            pytest.fail("%s is not built (is KCALL_BUILD_DIR=%s a complete "
+                        "build? `make build` makes it)" % (path, build_dir))
+        return path
+    return find
+
+
+@pytest.fixture(scope="session")
+def hello_plugin(build_file):
+    """examples/hello: hello.add, hello.concat, hello.make_adder, ..."""
+    return build_file("examples/hello/libhello_plugin.so")
+
+
+@pytest.fixture(scope="session")
+def ops_plugin(build_file):
+    """examples/ops: the ops Bitcast, Add, MatMul, Concat and Counter."""
+    return build_file("examples/ops/libops_plugin.so")
+
+
+@pytest.fixture(scope="session")
+def fixture_dir(build_file):
+    """tests/fixtures: kt_plugin_<name>.so, good and broken plugins."""
+    return build_file("tests/fixtures")

@@ -1,0 +1,100 @@
+"""The README's Python quickstart and docs/python.md, run as written."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+FENCE = re.compile(r"```(\w*)\n(.*?)```", re.S)
+
+
+def blocks(path):
+    """[(language, text)] of the fenced blocks of a Markdown file."""
+    return FENCE.findall(path.read_text())
+
+
+def block_starting(path, first_line):
+    found = [text for _, text in blocks(path) if text.startswith(first_line)]
+    assert len(found) == 1, f"{path.name}: one block starting {first_line!r}"
+    return found[0]
+
+
+def run(args, cwd, **kwargs):
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True,
+                          **kwargs)
+    assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.mark.parametrize("name,first_line", [
+    ("mylib.c", "/* mylib.c */"),
+    ("axpy.hlo", "// axpy.hlo"),
+    ("quickstart.py", "# quickstart.py"),
+])
+def test_readme_quickstart_is_the_files(repo, name, first_line):
+    text = block_starting(repo / "README.md", first_line)
+    assert text == (repo / "examples/quickstart" / name).read_text()
+
+
+def test_readme_quickstart_runs_as_written(repo, tmp_path):
+    for name in ("mylib.c", "axpy.hlo", "quickstart.py"):
+        shutil.copy(repo / "examples/quickstart" / name, tmp_path)
+    cflags = run([sys.executable, "-m", "kcall.config", "--cflags"],
+                 tmp_path).split()
+    cc = os.environ.get("CC", "cc")
+    run([cc, "-std=c11", "-shared", "-fPIC", *cflags, "mylib.c", "-o",
+         "libmylib.so"], tmp_path)
+
+    # Step 5: the Python script prints what the README shows.
+    readme = (repo / "README.md").read_text()
+    shown = re.search(r"\$ python quickstart.py\n(.*)\n", readme).group(1)
+    out = run([sys.executable, "quickstart.py"], tmp_path)
+    assert out.strip() == shown
+
+    # Step 4: the bundled tool prints what the README shows.
+    step4 = re.search(r"\$ kcall run axpy.hlo (.*)\n(out0: .*)\n(.*)\n", readme)
+    args = step4.group(1).split()
+    out = run([sys.executable, "-m", "kcall", "run", "axpy.hlo", *args],
+              tmp_path)
+    assert out.splitlines()[:2] == [step4.group(2), step4.group(3)]
+
+
+def test_tour(repo, hello_plugin):
+    out = run([sys.executable, str(repo / "examples/python/tour.py"),
+               str(hello_plugin)], repo)
+    lines = out.splitlines()
+    assert lines[0].startswith("<kcall.Plugin 'hello'")
+    assert lines[1:] == [
+        "hello.add(2, 3) = 5",
+        "scaled columns 0 and 2: [[0.0, 1.0, 20.0], [30.0, 4.0, 50.0]]",
+        "hello.call('demo.square', 7) = 49",
+        "InvalidArgumentError: hello.add: argument 1: expected int, got str",
+        "axpy: [2.5, 4.5, 6.5, 8.5]",
+    ]
+
+
+def test_docs_python_blocks_run_in_order(repo, build_dir, tmp_path):
+    """docs/python.md's Python blocks, in one namespace, in a fresh
+    interpreter; its shell block with the same interpreter as `python`."""
+    md = repo / "docs/python.md"
+    python_blocks = [t for lang, t in blocks(md) if lang == "python"]
+    assert len(python_blocks) >= 5
+    script = "\n".join(python_blocks).replace("build/", f"{build_dir}/")
+    (tmp_path / "docs_blocks.py").write_text(script)
+    run([sys.executable, str(tmp_path / "docs_blocks.py")], repo)
+
+    shell = [t for lang, t in blocks(md) if lang == "sh"]
+    assert len(shell) == 1
+    # `python` is this interpreter: the one with kcall installed.
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bindir / "python").chmod(0o755)
+    env = dict(os.environ, WORK=str(tmp_path),
+               PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    out = run(["bash", "-euo", "pipefail", "-c", shell[0]], repo, env=env)
+    assert "-I" in out and "-lkcall" in out
+    assert out.splitlines()[1] == "5"

@@ -1,0 +1,83 @@
+"""Ops from Python: kcall.ops.<name>(*tensors, **attrs)."""
+
+import inspect
+import pydoc
+
+import numpy as np
+import pytest
+
+import kcall
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ops(ops_plugin):
+    kcall.load_plugin(ops_plugin)
+
+
+def test_add_broadcasts_and_returns_a_tensor():
+    x = np.array([[1, 2], [3, 4]], dtype=np.float32)
+    y = np.array([10, 20], dtype=np.float32)
+    z = kcall.ops.Add(x, y)
+    assert isinstance(z, kcall.Tensor)
+    np.testing.assert_array_equal(np.asarray(z), x + y)
+    # a kcall.Tensor is an input too
+    z2 = kcall.ops.Add(z, kcall.Tensor(y))
+    np.testing.assert_array_equal(np.asarray(z2), x + 2 * y)
+
+
+def test_matmul_matches_numpy():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((5, 7), dtype=np.float32)
+    b = rng.standard_normal((7, 3), dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(kcall.ops.MatMul(a, b)), a @ b,
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_list_input_and_attribute():
+    a = np.ones((2, 2), np.float32)
+    b = np.zeros((1, 2), np.float32)
+    out = kcall.ops.Concat([a, b, a], axis=0)
+    np.testing.assert_array_equal(np.asarray(out), np.concatenate([a, b, a]))
+
+
+def test_type_attribute_from_numpy_dtype():
+    x = np.arange(4, dtype=np.float32)
+    out = kcall.ops.Bitcast(x, type=np.int32)
+    assert out.dtype == "int32"
+    np.testing.assert_array_equal(np.asarray(out), x.view(np.int32))
+
+
+def test_help_shows_the_definition():
+    text = pydoc.render_doc(kcall.ops.Add)
+    assert "Add(x: T, y: T) -> (z: T)" in text
+    assert "kernels: cpu" in text
+    sig = inspect.signature(kcall.ops.Concat)
+    assert "axis" in sig.parameters
+    assert sig.parameters["axis"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert "Add" in dir(kcall.ops)
+    assert "MatMul" in kcall.list_ops()
+
+
+def test_errors_name_the_op_and_argument():
+    with pytest.raises(kcall.InvalidArgumentError,
+                       match=r"calling op 'Add': input 1 \('y'\)"):
+        kcall.ops.Add(np.ones(2, np.float32), np.ones(2, np.float64))
+    with pytest.raises(TypeError, match="op 'Add': input 1: expected an array"):
+        kcall.ops.Add(np.ones(2, np.float32), "x")
+    with pytest.raises(kcall.InvalidArgumentError,
+                       match=r"calling op 'MatMul': input 0 \('a'\): attr 'T'"):
+        kcall.ops.MatMul(np.ones((2, 2), np.int32), np.ones((2, 2), np.int32))
+    with pytest.raises(AttributeError, match="NoSuchOp"):
+        kcall.ops.NoSuchOp
+
+
+def test_stateful_op_keeps_its_state():
+    first = int(np.asarray(kcall.ops.Counter()))
+    second = int(np.asarray(kcall.ops.Counter()))
+    assert second == first + 1
+
+
+def test_op_as_packed_function():
+    add = kcall.get_func("op.Add")
+    out = add(np.ones(3, np.float32), np.ones(3, np.float32))
+    np.testing.assert_array_equal(np.asarray(out), np.full(3, 2, np.float32))

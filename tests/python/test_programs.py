@@ -1,0 +1,153 @@
+"""Programs from Python: parse or build, compile, run with arrays."""
+
+import numpy as np
+import pytest
+
+import kcall
+
+AXPY = """
+HloModule axpy
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  two = f32[] constant(2)
+  b = f32[4] broadcast(two), dimensions={}
+  m = f32[4] multiply(b, x)
+  ROOT r = f32[4] add(m, y)
+}
+"""
+
+
+def test_parse_compile_run():
+    program = kcall.Program.parse(AXPY)
+    assert program.name == "axpy"
+    assert program.parameters == [("x", "f32[4]"), ("y", "f32[4]")]
+    assert program.result_shape == "f32[4]"
+    assert "axpy" in repr(program)
+    exe = program.compile()
+    x = np.array([1, 2, 3, 4], np.float32)
+    y = np.full(4, 0.5, np.float32)
+    r = exe(x, y)
+    assert isinstance(r, kcall.Tensor)
+    np.testing.assert_array_equal(np.asarray(r), 2 * x + y)
+    assert exe.input_shapes == ["f32[4]", "f32[4]"]
+    assert exe.output_shapes == ["f32[4]"]
+    stats = exe.stats
+    assert stats["num_inputs"] == 2 and stats["num_outputs"] == 1
+    assert "add" in stats["plan"] or "r" in stats["plan"]
+    times = exe.profile(x, y)
+    assert [name for name, _ in times] and all(ns >= 0 for _, ns in times)
+
+
+def test_wrong_inputs_are_refused():
+    exe = kcall.Program.parse(AXPY).compile()
+    with pytest.raises(TypeError, match="expected 2 inputs, got 1"):
+        exe(np.zeros(4, np.float32))
+    with pytest.raises(kcall.InvalidArgumentError, match="input 1"):
+        exe(np.zeros(4, np.float32), np.zeros(5, np.float32))
+    with pytest.raises(kcall.InvalidArgumentError, match="input 0"):
+        exe(np.zeros(4, np.float64), np.zeros(4, np.float32))
+
+
+def test_parse_error_has_line_and_column():
+    with pytest.raises(kcall.InvalidArgumentError, match="line 3"):
+        kcall.Program.parse("HloModule m\nENTRY main {\n  x = f32[4] frob(0)\n}\n")
+
+
+def test_load(tmp_path):
+    path = tmp_path / "axpy.hlo"
+    path.write_text(AXPY)
+    assert kcall.Program.load(path).name == "axpy"
+    with pytest.raises(OSError):
+        kcall.Program.load(tmp_path / "missing.hlo")
+    bad = tmp_path / "bad.hlo"
+    bad.write_text("HloModule\n")
+    with pytest.raises(kcall.InvalidArgumentError, match="bad.hlo"):
+        kcall.Program.load(bad)
+
+
+def test_seed_program_with_plugin_targets(repo, build_file):
+    kcall.load_plugin(build_file("examples/xla/libxla_plugin.so"))
+    exe = kcall.Program.load(repo / "examples/xla/seed_add.hlo").compile()
+    b = np.arange(128, dtype=np.float32)
+    c = np.arange(2048, dtype=np.float32) * 0.5
+    outs = exe(b, c)
+    assert isinstance(outs, tuple) and len(outs) == 3
+    expected = b[np.arange(2048) % 128] + c
+    for out in outs:
+        np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+def test_failing_target_names_the_instruction(repo, build_file):
+    kcall.load_plugin(build_file("examples/xla/libxla_plugin.so"))
+    exe = kcall.Program.load(repo / "examples/xla/fails.hlo").compile()
+    args = [np.zeros(exe_shape_dims(s), np.float32) for s in exe.input_shapes]
+    with pytest.raises(kcall.Error, match="always_fails"):
+        exe(*args)
+
+
+def exe_shape_dims(shape):
+    inside = shape[shape.index("[") + 1:shape.index("]")]
+    return tuple(int(d) for d in inside.split(",") if d)
+
+
+def test_builder():
+    b = kcall.ProgramBuilder("built")
+    x = b.parameter("f32[3]", name="x")
+    c = b.constant(np.array([1, 2, 3], np.float32))
+    s = b.op("add", "f32[3]", [x, c])
+    e = b.op("exponential", "f32[3]", [s])
+    b.tuple([s, e])
+    program = b.finish()
+    with pytest.raises(ValueError, match="finish"):
+        b.parameter("f32[3]")
+    exe = program.compile()
+    s_out, e_out = exe(np.zeros(3, np.float32))
+    np.testing.assert_allclose(np.asarray(s_out), [1, 2, 3])
+    np.testing.assert_allclose(np.asarray(e_out), np.exp([1, 2, 3]), rtol=1e-6)
+
+
+def test_builder_errors():
+    b = kcall.ProgramBuilder()
+    with pytest.raises(ValueError, match="unknown opcode 'frob'"):
+        b.op("frob", "f32[1]", [])
+    with pytest.raises(kcall.InvalidArgumentError):
+        b.parameter("f32[")
+    with pytest.raises(kcall.InvalidArgumentError):
+        b.op("add", "f32[1]", [7, 8])
+
+
+def test_builder_custom_call_to_python_target():
+    @kcall.register_target("tests.prog.scale", args=["f32"], results=["f32"],
+                           attrs={"factor": "f64"}, override=True)
+    def scale(x, out, *, factor):
+        out[...] = x * factor
+
+    b = kcall.ProgramBuilder("cc")
+    x = b.parameter("f32[4]")
+    b.custom_call("tests.prog.scale", [x], "f32[4]", api_version=4,
+                  attrs={"factor": 3.0})
+    exe = b.finish().compile()
+    out = exe(np.arange(4, dtype=np.float32))
+    np.testing.assert_array_equal(np.asarray(out), np.arange(4) * 3.0)
+
+
+def test_executable_from_many_threads():
+    import threading
+    exe = kcall.Program.parse(AXPY).compile()
+    errors = []
+
+    def work(k):
+        x = np.full(4, k, np.float32)
+        for _ in range(300):
+            r = np.asarray(exe(x, x))
+            if not (r == 3 * k).all():
+                errors.append((k, r))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
