@@ -427,9 +427,21 @@ static DLTensor* capsule_dltensor(PyObject* capsule, kcpy_what what) {
     DLManagedTensor* m = PyCapsule_GetPointer(capsule, capsule_legacy);
     return &m->dl_tensor;
   }
-  PyErr_Format(PyExc_TypeError,
-               "%s: __dlpack__ returned %.100s, not a DLPack capsule", KCPY_WHAT(what),
-               Py_TYPE(capsule)->tp_name);
+  const char* name = PyCapsule_CheckExact(capsule)
+                         ? PyCapsule_GetName(capsule)
+                         : NULL;
+  if (name && strncmp(name, "used_", 5) == 0) {
+    PyErr_Format(PyExc_ValueError,
+                 "%s: a DLPack capsule that was already consumed (a capsule "
+                 "can be used once)",
+                 KCPY_WHAT(what));
+  } else {
+    PyErr_Format(PyExc_TypeError,
+                 "%s: expected a DLPack capsule ('dltensor_versioned' or "
+                 "'dltensor'), got %.100s%s%s%s",
+                 KCPY_WHAT(what), Py_TYPE(capsule)->tp_name,
+                 name ? " named '" : "", name ? name : "", name ? "'" : "");
+  }
   return NULL;
 }
 
