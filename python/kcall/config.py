@@ -3,6 +3,8 @@
     cc -shared -fPIC $(python -m kcall.config --cflags) plugin.c -o libp.so
     cc host.c $(python -m kcall.config --cflags --libs) -o host
     cmake -Dkcall_DIR=$(python -m kcall.config --cmake-dir) ...
+    KCALL_PYTHON_MODULES=mymod \
+        kcall call --plugin $(python -m kcall.config --python-plugin) NAME ...
 
 The wheel installs the CMake project into the package directory itself
 (pyproject.toml: wheel.install-dir), so every path here is relative to this
@@ -16,7 +18,7 @@ import sys
 _PREFIX = os.path.dirname(os.path.abspath(__file__))
 
 __all__ = ["get_prefix", "get_include", "get_lib_dir", "get_cmake_dir",
-           "get_pkgconfig_dir", "get_bin_dir"]
+           "get_pkgconfig_dir", "get_bin_dir", "get_python_plugin"]
 
 
 def get_prefix():
@@ -49,6 +51,19 @@ def get_bin_dir():
     return os.path.join(_PREFIX, "bin")
 
 
+def get_python_plugin():
+    """The plugin that runs the Python modules named in KCALL_PYTHON_MODULES
+    (what they register with kcall.register_func becomes callable from
+    `kcall call`, `kcall run` and C). FileNotFoundError when this package
+    has none: it is built only for a Python with a shared libpython."""
+    path = os.path.join(get_lib_dir(), "libkcall_python.so")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            "this kcall has no Python plugin (%s): the Python it was built "
+            "for has no shared libpython" % path)
+    return path
+
+
 def _libs():
     # The rpath lets a host program run without LD_LIBRARY_PATH: nothing
     # else would tell the loader to look inside site-packages.
@@ -66,6 +81,8 @@ _FLAGS = {
     "--includedir": ("the include directory", get_include),
     "--libdir": ("the library directory", get_lib_dir),
     "--prefix": ("the install prefix (the package directory)", get_prefix),
+    "--python-plugin": ("the plugin that runs the Python modules named in "
+                        "KCALL_PYTHON_MODULES", get_python_plugin),
 }
 
 
@@ -82,7 +99,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if not args.wanted:
         parser.error("no flag given (try --cflags or --cmake-dir)")
-    print(" ".join(_FLAGS[flag][1]() for flag in args.wanted))
+    try:
+        words = [_FLAGS[flag][1]() for flag in args.wanted]
+    except FileNotFoundError as e:
+        parser.exit(1, "%s: error: %s\n" % (parser.prog, e))
+    print(" ".join(words))
     return 0
 
 

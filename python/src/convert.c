@@ -242,7 +242,7 @@ int kcpy_arg_from_py(PyObject* obj, kc_any* out, kcpy_slot* slot,
     return 0;
   }
   if (PyFunction_Check(obj) || PyMethod_Check(obj) || PyCFunction_Check(obj)) {
-    kc_func* f = kcpy_func_from_callable(obj);
+    kc_func* f = kcpy_func_for_argument(obj);
     if (!f) return -1;
     *out = object_any(f);
     slot->clean = KCPY_CLEAN_OBJECT;

@@ -383,6 +383,27 @@ kc_func* kcpy_func_from_callable(PyObject* callable) {
   return f;
 }
 
+/* The function last made for a callable passed as an argument, and that
+ * callable (both held; guarded by the GIL): a loop passing the same
+ * callback each time reuses one function instead of making one a call. */
+static PyObject* last_callable;
+static kc_func* last_func;
+
+kc_func* kcpy_func_for_argument(PyObject* callable) {
+  if (callable == last_callable) {
+    kc_object_retain(KC_OBJECT(last_func));
+    return last_func;
+  }
+  kc_func* f = kcpy_func_from_callable(callable);
+  if (!f) return NULL;
+  kc_func* old = last_func;
+  last_func = f;
+  last_callable = callable; /* f holds the reference */
+  kc_object_retain(KC_OBJECT(f));
+  kc_object_release(KC_OBJECT(old));
+  return f;
+}
+
 PyObject* kcpy_func_get_callable(const kc_func* func) {
   const kc_func_prefix* p = (const kc_func_prefix*)(const void*)func;
   return p && p->fn == py_trampoline ? (PyObject*)p->self : NULL;

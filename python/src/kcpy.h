@@ -182,6 +182,10 @@ PyObject* kcpy_func_wrap(kc_func* func, PyObject* name);
 /* A new kc_func that calls the Python callable `callable`. NULL with an
  * exception raised on failure. */
 kc_func* kcpy_func_from_callable(PyObject* callable);
+/* The same for a callable passed as a call argument: the function made
+ * for the last such callable is kept (with the callable), so passing one
+ * callback in a loop allocates once. A new reference. */
+kc_func* kcpy_func_for_argument(PyObject* callable);
 /* The Python callable behind `func` (borrowed) when `func` is one that
  * kcpy_func_from_callable made, else NULL. */
 PyObject* kcpy_func_get_callable(const kc_func* func);
