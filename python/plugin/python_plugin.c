@@ -312,7 +312,8 @@ static kc_status* start_python(const kc_host_api* host, const char* site_dir) {
 }
 
 /* Puts `site_dir` (holding the kcall package) first on sys.path, with its
- * .pth files, unless it is there already. */
+ * .pth files, unless it is there already (as it is when the package lies
+ * in the environment python_executable found). */
 static kc_status* add_site_dir(const kc_host_api* host, const char* site_dir) {
   PyObject* path = PySys_GetObject("path"); /* borrowed */
   PyObject* dir = PyUnicode_DecodeFSDefault(site_dir);
@@ -396,7 +397,8 @@ static kc_status* python_init(const kc_host_api* host) {
   } else {
     gil = PyGILState_Ensure();
   }
-  if (have_site) st = add_site_dir(host, site_dir);
+  /* A host's interpreter, and its sys.path, are the host's own. */
+  if (started && have_site) st = add_site_dir(host, site_dir);
   if (!st) st = run_modules(host, getenv(MODULES_ENV));
   if (started) {
     /* The thread state stays with this thread, for good: the GIL is free

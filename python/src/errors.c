@@ -319,7 +319,12 @@ static PyObject* describe(PyObject* exc) {
     PyObject* lines =
         traceback ? PyObject_CallMethod(traceback, "format_tb", "O", tb) : NULL;
     PyObject* empty = lines ? PyUnicode_FromString("") : NULL;
-    PyObject* body = empty ? PyUnicode_Join(empty, lines) : NULL;
+    PyObject* joined = empty ? PyUnicode_Join(empty, lines) : NULL;
+    /* format_tb ends each frame with a newline; the status does not end
+     * with one. */
+    PyObject* body = joined ? PyObject_CallMethod(joined, "rstrip", "s", "\n")
+                            : NULL;
+    Py_XDECREF(joined);
     if (body) {
       text = PyUnicode_FromFormat(
           "%U\nPython traceback (most recent call last):\n%U", head, body);

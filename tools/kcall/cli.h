@@ -74,6 +74,31 @@ bool cli_print_tensor_literal(FILE* out, const DLTensor* t);
 /* Prints `value` the way `kcall call` shows a result (see docs/cli.md). */
 void cli_print_value(FILE* out, const kc_any* value);
 
+/* The Python modules named with --python (python_modules.c). A command
+ * collects them while it reads its options and loads them, all in one
+ * load of the plugin kcall_python, after its other plugins (so that the
+ * modules find their functions). Zero-initialise; cli_python_deinit. */
+typedef struct cli_python {
+  char* modules;      /* comma-separated; NULL when no --python was given */
+  kc_plugin* plugin;  /* set by cli_python_load; borrowed */
+} cli_python;
+
+/* Adds `module`: a module name, a path to a .py file, or a comma-separated
+ * list of them. Returns -1 when it did, else the exit status (a usage
+ * error of `command` for an empty module). */
+int cli_python_add(cli_python* py, const cli_command* command,
+                   const char* module);
+
+/* When modules were added: loads libkcall_python.so from the directory of
+ * the libkcall this process runs with, with KCALL_PYTHON_MODULES set to
+ * them (replacing what the environment had), and sets py->plugin.
+ * Otherwise does nothing. NOT_FOUND when the plugin is not there; the
+ * plugin's own errors (a module that raised) as kc_plugin_load returns
+ * them. */
+kc_status* cli_python_load(cli_python* py);
+
+void cli_python_deinit(cli_python* py);
+
 /* The commands, each defined beside its code. */
 extern const cli_command cli_cmd_version;
 extern const cli_command cli_cmd_inspect;

@@ -7,12 +7,13 @@
 
 #include "cli.h"
 
-/* Handles the options, loading each plugin as it comes. Options come before
- * NAME: after it every word is an argument, so that `-7` and `--help` reach
- * the function. Returns true when the call should go on, with
- * *out_name_index set; otherwise *out_exit is the exit status. */
-static bool handle_options(int argc, char** argv, int* out_name_index,
-                           int* out_exit) {
+/* Handles the options, loading each plugin as it comes and the Python
+ * modules after them. Options come before NAME: after it every word is an
+ * argument, so that `-7` and `--help` reach the function. Returns true
+ * when the call should go on, with *out_name_index set; otherwise
+ * *out_exit is the exit status. */
+static bool handle_options(int argc, char** argv, cli_python* py,
+                           int* out_name_index, int* out_exit) {
   int i = 0;
   for (; i < argc && argv[i][0] == '-'; ++i) {
     const char* arg = argv[i];
@@ -26,17 +27,34 @@ static bool handle_options(int argc, char** argv, int* out_name_index,
       return false;
     }
     const char* path = NULL;
+    const char* module = NULL;
     if (strncmp(arg, "--plugin=", 9) == 0) {
       path = arg + 9;
+    } else if (strncmp(arg, "--python=", 9) == 0) {
+      module = arg + 9;
     } else if (strcmp(arg, "--plugin") == 0 || strcmp(arg, "-p") == 0) {
       if (i + 1 >= argc) {
         *out_exit = cli_usage_error(&cli_cmd_call, "%s needs a path", arg);
         return false;
       }
       path = argv[++i];
+    } else if (strcmp(arg, "--python") == 0) {
+      if (i + 1 >= argc) {
+        *out_exit = cli_usage_error(&cli_cmd_call, "%s needs a module", arg);
+        return false;
+      }
+      module = argv[++i];
     } else {
       *out_exit = cli_usage_error(&cli_cmd_call, "unknown option '%s'", arg);
       return false;
+    }
+    if (module) {
+      int exit_code = cli_python_add(py, &cli_cmd_call, module);
+      if (exit_code >= 0) {
+        *out_exit = exit_code;
+        return false;
+      }
+      continue;
     }
     kc_plugin* plugin = NULL;
     kc_status* status = kc_plugin_load(path, &plugin);
@@ -44,6 +62,11 @@ static bool handle_options(int argc, char** argv, int* out_name_index,
       *out_exit = cli_report_status(status);
       return false;
     }
+  }
+  kc_status* status = cli_python_load(py);
+  if (status) {
+    *out_exit = cli_report_status(status);
+    return false;
   }
   *out_name_index = i;
   return true;
@@ -73,7 +96,10 @@ static kc_status* call_and_print(const kc_func* func, int argc, char** argv) {
 static int run_call(int argc, char** argv) {
   int name_index = 0;
   int exit_code = CLI_EXIT_OK;
-  if (!handle_options(argc, argv, &name_index, &exit_code)) return exit_code;
+  cli_python py = {0};
+  bool go_on = handle_options(argc, argv, &py, &name_index, &exit_code);
+  cli_python_deinit(&py);
+  if (!go_on) return exit_code;
   if (name_index >= argc) {
     return cli_usage_error(&cli_cmd_call, "no function name given");
   }
@@ -89,13 +115,19 @@ static int run_call(int argc, char** argv) {
 const cli_command cli_cmd_call = {
     "call",
     "call a registered function and print its result",
-    "usage: kcall call [--plugin PLUGIN.so]... [--] NAME [ARG]...\n"
+    "usage: kcall call [--plugin PLUGIN.so]... [--python MODULE]... [--] NAME\n"
+    "                  [ARG]...\n"
     "\n"
     "Loads each plugin, then calls the function registered as NAME with the\n"
     "arguments ARG... and prints its result.\n"
     "\n"
     "Options (before NAME; every word after NAME is an argument):\n"
     "  -p, --plugin PLUGIN.so  load a plugin first (may be repeated)\n"
+    "      --python MODULE     import a Python module (or run a .py file)\n"
+    "                          whose functions, registered with\n"
+    "                          @kcall.register_func, can then be called; may\n"
+    "                          be repeated; after the plugins, through the\n"
+    "                          plugin libkcall_python.so beside libkcall\n"
     "  -h, --help              print this text\n"
     "\n"
     "An argument's form gives its type:\n"

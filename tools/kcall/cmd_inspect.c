@@ -74,33 +74,83 @@ static kc_status* print_plugin(const kc_plugin* plugin) {
   return NULL;
 }
 
-static int run_inspect(int argc, char** argv) {
-  if (argc == 0) return cli_usage_error(&cli_cmd_inspect, "no plugin given");
+/* Collects the --python modules into *py and the plugin paths into
+ * paths[0, *out_count). Returns -1 to go on, else the exit status. */
+static int parse_options(int argc, char** argv, cli_python* py,
+                         const char** paths, int* out_count) {
   for (int i = 0; i < argc; ++i) {
-    if (argv[i][0] == '-') {
+    const char* module = NULL;
+    if (strncmp(argv[i], "--python=", 9) == 0) {
+      module = argv[i] + 9;
+    } else if (strcmp(argv[i], "--python") == 0) {
+      if (i + 1 >= argc) {
+        return cli_usage_error(&cli_cmd_inspect, "--python needs a module");
+      }
+      module = argv[++i];
+    } else if (argv[i][0] == '-') {
       return cli_usage_error(&cli_cmd_inspect, "unknown option '%s'",
                              argv[i]);
+    } else {
+      paths[(*out_count)++] = argv[i];
+      continue;
     }
+    int exit_code = cli_python_add(py, &cli_cmd_inspect, module);
+    if (exit_code >= 0) return exit_code;
   }
-  for (int i = 0; i < argc; ++i) {
+  if (*out_count == 0 && !py->modules) {
+    return cli_usage_error(&cli_cmd_inspect, "no plugin given");
+  }
+  return -1;
+}
+
+/* Loads and prints each plugin, then the Python modules' plugin. */
+static kc_status* inspect(const char* const* paths, int count, cli_python* py) {
+  kc_status* status = NULL;
+  for (int i = 0; i < count && !status; ++i) {
     if (i > 0) putchar('\n');
     kc_plugin* plugin = NULL;
-    kc_status* status = kc_plugin_load(argv[i], &plugin);
+    status = kc_plugin_load(paths[i], &plugin);
     if (!status) status = print_plugin(plugin);
-    if (status) return cli_report_status(status);
   }
-  return CLI_EXIT_OK;
+  if (!status) status = cli_python_load(py);
+  if (!status && py->plugin) {
+    if (count > 0) putchar('\n');
+    status = print_plugin(py->plugin);
+  }
+  return status;
+}
+
+static int run_inspect(int argc, char** argv) {
+  const char** paths = calloc((size_t)argc + 1, sizeof *paths);
+  if (!paths) {
+    return cli_report_status(
+        kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
+  }
+  cli_python py = {0};
+  int count = 0;
+  int exit_code = parse_options(argc, argv, &py, paths, &count);
+  if (exit_code < 0) {
+    kc_status* status = inspect(paths, count, &py);
+    exit_code = status ? cli_report_status(status) : CLI_EXIT_OK;
+  }
+  cli_python_deinit(&py);
+  free(paths);
+  return exit_code;
 }
 
 const cli_command cli_cmd_inspect = {
     "inspect",
     "load plugins and list what they register",
-    "usage: kcall inspect PLUGIN.so...\n"
+    "usage: kcall inspect [--python MODULE]... [PLUGIN.so]...\n"
     "\n"
     "Loads each plugin and prints its name, version and path, the plugin API\n"
     "version it was built against and the one negotiated with the library,\n"
     "and every registration it made (kind and name), in order. A custom\n"
     "call also shows its platform, its API version (calling convention)\n"
-    "and, for a typed handler, its signature.\n",
+    "and, for a typed handler, its signature.\n"
+    "\n"
+    "--python MODULE (may be repeated) imports a Python module, or runs a\n"
+    ".py file, after the plugins, and shows what it registered as the\n"
+    "plugin 'python' (see `kcall help call`).\n",
     run_inspect,
 };

@@ -20,6 +20,7 @@ typedef struct run_options {
   const char* program_path;
   const char** plugins;
   size_t num_plugins;
+  cli_python python; /* --python modules, loaded after the plugins */
   const char** inputs;
   size_t num_inputs;
   const char* output_dir;
@@ -83,6 +84,9 @@ static int parse_options(int argc, char** argv, run_options* o) {
     const char* v;
     if ((v = option_value(argc, argv, &i, "--plugin", "-p", &missing))) {
       o->plugins[o->num_plugins++] = v;
+    } else if ((v = option_value(argc, argv, &i, "--python", NULL, &missing))) {
+      int exit_code = cli_python_add(&o->python, &cli_cmd_run, v);
+      if (exit_code >= 0) return exit_code;
     } else if ((v = option_value(argc, argv, &i, "--input", "-i", &missing))) {
       if (!strchr(v, '=') || v[0] == '=') {
         return cli_usage_error(&cli_cmd_run, "--input '%s': expected "
@@ -321,6 +325,7 @@ static int run_run(int argc, char** argv) {
   }
   if (exit_code < 0) exit_code = parse_options(argc, argv, &o);
   if (exit_code >= 0) {
+    cli_python_deinit(&o.python);
     free(o.plugins);
     free(o.inputs);
     return exit_code;
@@ -331,6 +336,7 @@ static int run_run(int argc, char** argv) {
     kc_plugin* plugin = NULL;
     st = kc_plugin_load(o.plugins[i], &plugin);
   }
+  if (!st) st = cli_python_load(&o.python);
   kc_thread_pool* pool = NULL;
   kc_executable* exe = NULL;
   run_inputs in;
@@ -345,6 +351,7 @@ static int run_run(int argc, char** argv) {
   run_inputs_deinit(&in);
   kc_executable_destroy(exe);
   kc_thread_pool_destroy(pool);
+  cli_python_deinit(&o.python);
   free(o.plugins);
   free(o.inputs);
   return st ? cli_report_status(st) : CLI_EXIT_OK;
@@ -353,9 +360,9 @@ static int run_run(int argc, char** argv) {
 const cli_command cli_cmd_run = {
     "run",
     "run an HLO-text program that calls custom calls",
-    "usage: kcall run PROGRAM.hlo [--plugin P.so]... [--input NAME=VALUE]...\n"
-    "                 [--generate-inputs] [--output DIR] [--platform NAME]\n"
-    "                 [--stats]\n"
+    "usage: kcall run PROGRAM.hlo [--plugin P.so]... [--python MODULE]...\n"
+    "                 [--input NAME=VALUE]... [--generate-inputs]\n"
+    "                 [--output DIR] [--platform NAME] [--stats]\n"
     "\n"
     "Loads each plugin (which registers custom-call targets), parses\n"
     "PROGRAM.hlo (an HloModule as XLA prints it), compiles it for the\n"
@@ -365,6 +372,10 @@ const cli_command cli_cmd_run = {
     "\n"
     "Options:\n"
     "  -p, --plugin P.so       load a plugin first (may be repeated)\n"
+    "      --python MODULE     import a Python module (or run a .py file)\n"
+    "                          whose custom-call targets, registered with\n"
+    "                          kcall.register_target, the program may call;\n"
+    "                          may be repeated (see `kcall help call`)\n"
     "  -i, --input NAME=VALUE  one input (may be repeated); NAME is the\n"
     "                          parameter's name (with or without %) or\n"
     "                          number, and a leaf of a tuple parameter is\n"
