@@ -736,3 +736,46 @@ KC_TEST(op_call_from_many_threads) {
   kc_op_registry_reset();
   KC_CHECK_INT(atomic_load(&kt_shift_deletes), atomic_load(&kt_shift_creates));
 }
+
+/* kc_op_infer: shape inference alone, on tensors without data, and no
+ * kernel is asked for. */
+KC_TEST(op_infer_reports_dtypes_and_shapes_without_a_kernel) {
+  kt_register_add(); /* its kernel takes f32 and i32 only */
+  int64_t shape[2] = {4, 5};
+  DLTensor x = {NULL, kc_device_cpu(), 2, kt_f64, shape, NULL, 0};
+  const DLTensor* in[2] = {&x, &x};
+  kc_op_output_info out[2];
+  int32_t n = -1;
+  KC_CHECK_OK(kc_op_infer(kt_op("kt.Add"), in, 2, NULL, 0, out, 2, &n));
+  KC_CHECK_INT(n, 1);
+  KC_CHECK(kc_dtype_equal(out[0].dtype, kt_f64));
+  KC_CHECK_INT(out[0].rank, 2);
+  KC_CHECK_INT(out[0].dims[0], 4);
+  KC_CHECK_INT(out[0].dims[1], 5); /* and f64 has no kernel */
+  /* Input errors are those of a call. */
+  DLTensor y = {NULL, kc_device_cpu(), 2, kt_i32, shape, NULL, 0};
+  const DLTensor* mixed[2] = {&x, &y};
+  KC_CHECK_CODE(kc_op_infer(kt_op("kt.Add"), mixed, 2, NULL, 0, out, 2, &n),
+                KC_INVALID_ARGUMENT, "calling op 'kt.Add'", "input 1");
+  KC_CHECK_CODE(kc_op_infer(kt_op("kt.Add"), in, 2, NULL, 0, out, 0, &n),
+                KC_OUT_OF_RANGE, "has room for 0");
+}
+
+KC_TEST(op_infer_unknown_and_failing_shapes) {
+  kt_register_op("kt.Unique", KT_SPECS("x: i32"), KT_SPECS("y: i32"), NULL,
+                 kt_unknown_length);
+  int64_t shape[1] = {7};
+  DLTensor x = {NULL, kc_device_cpu(), 1, kt_i32, shape, NULL, 0};
+  const DLTensor* in[1] = {&x};
+  kc_op_output_info out[1];
+  int32_t n = 0;
+  KC_CHECK_OK(kc_op_infer(kt_op("kt.Unique"), in, 1, NULL, 0, out, 1, &n));
+  KC_CHECK_INT(out[0].rank, 1);
+  KC_CHECK_INT(out[0].dims[0], KC_DIM_UNKNOWN);
+  kt_register_op("kt.Matrix", KT_SPECS("x: f32"), KT_SPECS("y: f32"), NULL,
+                 kt_failing_shape_fn);
+  DLTensor v = {NULL, kc_device_cpu(), 1, kt_f32, shape, NULL, 0};
+  const DLTensor* vin[1] = {&v};
+  KC_CHECK_CODE(kc_op_infer(kt_op("kt.Matrix"), vin, 1, NULL, 0, out, 1, &n),
+                KC_INVALID_ARGUMENT, "in the shape function");
+}

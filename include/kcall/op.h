@@ -433,6 +433,31 @@ KC_API kc_status* kc_op_call_into(const kc_op* op,
                                   DLTensor* const* outputs,
                                   int32_t num_outputs);
 
+/* What shape inference says of one output. */
+typedef struct kc_op_output_info {
+  DLDataType dtype;
+  int32_t rank;                     /* KC_RANK_UNKNOWN when not inferred */
+  int64_t dims[KC_TENSOR_MAX_NDIM]; /* KC_DIM_UNKNOWN where not inferred */
+} kc_op_output_info;
+
+/* Runs steps 1 to 3 of kc_op_call (check the inputs, resolve the
+ * attributes, run the shape function) and reports each output's dtype and
+ * shape, without a kernel: what a tracer needs to describe an op's
+ * outputs before running it (PyTorch's fake tensors, JAX's abstract
+ * evaluation). Only the inputs' dtype, ndim, shape, strides and device are
+ * read; their data may be NULL. An output the shape function leaves unset
+ * (or sets with unknown dims) has rank KC_RANK_UNKNOWN (or
+ * KC_DIM_UNKNOWN dims). On success out_outputs[0 .. *out_num_outputs)
+ * are filled. Errors as kc_op_call's steps 1 to 3 (INVALID_ARGUMENT,
+ * OUT_OF_RANGE when the op has more outputs than max_outputs), with
+ * context "calling op 'NAME'". Allocates nothing that outlives the call.
+ * Thread-safe. */
+KC_API kc_status* kc_op_infer(const kc_op* op, const DLTensor* const* inputs,
+                              int32_t num_inputs, const kc_op_attr* attrs,
+                              int32_t num_attrs,
+                              kc_op_output_info* out_outputs,
+                              int32_t max_outputs, int32_t* out_num_outputs);
+
 /* Counters of an op's kernel cache, for tests and diagnostics. */
 typedef struct kc_op_cache_stats {
   size_t struct_size;    /* set by the caller */

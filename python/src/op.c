@@ -216,7 +216,112 @@ static PyObject* op_call(PyObject* module, PyObject* const* args,
   return list;
 }
 
+/* op_infer(handle, inputs: [(shape, dtype)], attrs: dict) ->
+ * [(shape or None, dtype)]: shape inference alone (kc_op_infer); a dim
+ * the shape function leaves unknown is None. */
+static PyObject* op_infer(PyObject* module, PyObject* const* args,
+                          Py_ssize_t nargs) {
+  (void)module;
+  if (nargs != 3 || !PyList_Check(args[1]) || !PyDict_Check(args[2])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "op_infer(op, inputs: list of (shape, dtype), attrs: dict)");
+    return NULL;
+  }
+  const kc_op* op = op_from_capsule(args[0]);
+  if (!op) return NULL;
+  Py_ssize_t n = PyList_GET_SIZE(args[1]);
+  Py_ssize_t na = PyDict_GET_SIZE(args[2]);
+  if (n > KC_OP_MAX_TENSORS || na > KC_OP_MAX_ATTRS) {
+    PyErr_SetString(PyExc_ValueError, "op_infer: too many inputs or attrs");
+    return NULL;
+  }
+  /* Shapes, dtypes and attributes for the call, freed together. */
+  typedef struct infer_args {
+    DLTensor tensors[KC_OP_MAX_TENSORS];
+    const DLTensor* inputs[KC_OP_MAX_TENSORS];
+    int64_t dims[KC_OP_MAX_TENSORS][KC_TENSOR_MAX_NDIM];
+    kc_op_attr attrs[KC_OP_MAX_ATTRS];
+    kc_op_output_info outs[KC_OP_MAX_TENSORS];
+  } infer_args;
+  infer_args* a = PyMem_Calloc(1, sizeof *a);
+  if (!a) return PyErr_NoMemory();
+  Py_ssize_t num_attrs = 0;
+  int ok = 1;
+  for (Py_ssize_t i = 0; ok && i < n; ++i) {
+    PyObject *shape, *dtype;
+    ok = PyArg_ParseTuple(PyList_GET_ITEM(args[1], i), "OU", &shape, &dtype);
+    PyObject* dims = ok ? PySequence_Fast(shape, "shape") : NULL;
+    ok = dims != NULL;
+    Py_ssize_t rank = ok ? PySequence_Fast_GET_SIZE(dims) : 0;
+    if (ok && rank > KC_TENSOR_MAX_NDIM) {
+      PyErr_SetString(PyExc_ValueError, "op_infer: rank above 32");
+      ok = 0;
+    }
+    for (Py_ssize_t d = 0; ok && d < rank; ++d) {
+      a->dims[i][d] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(dims, d));
+      ok = !(a->dims[i][d] == -1 && PyErr_Occurred());
+    }
+    Py_XDECREF(dims);
+    kc_string_view dv;
+    kc_status* st = NULL;
+    if (ok) ok = kcpy_str_view(dtype, &dv, "dtype") == 0;
+    if (ok) st = kc_dtype_parse(dv, &a->tensors[i].dtype);
+    if (st) {
+      kcpy_raise(st);
+      ok = 0;
+    }
+    a->tensors[i].device = kc_device_cpu();
+    a->tensors[i].ndim = (int32_t)rank;
+    a->tensors[i].shape = a->dims[i];
+    a->inputs[i] = &a->tensors[i];
+  }
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  while (ok && PyDict_Next(args[2], &pos, &key, &value)) {
+    kc_op_attr* attr = &a->attrs[num_attrs];
+    ok = kcpy_str_view(key, &attr->name, "attribute name") == 0;
+    if (ok) {
+      kcpy_what what = {PyUnicode_AsUTF8(key), -1, NULL};
+      ok = kcpy_owned_from_py(value, &attr->value, what) == 0;
+    }
+    if (ok) num_attrs++;
+  }
+  int32_t num_outs = 0;
+  kc_status* st = NULL;
+  if (ok) {
+    st = kc_op_infer(op, a->inputs, (int32_t)n, a->attrs, (int32_t)num_attrs,
+                     a->outs, KC_OP_MAX_TENSORS, &num_outs);
+  }
+  for (Py_ssize_t i = 0; i < num_attrs; ++i) kc_any_release(&a->attrs[i].value);
+  PyObject* list = NULL;
+  if (ok && st) {
+    kcpy_raise(st);
+  } else if (ok) {
+    list = PyList_New(num_outs);
+    for (int32_t i = 0; list && i < num_outs; ++i) {
+      const kc_op_output_info* o = &a->outs[i];
+      PyObject* shape = o->rank < 0 ? Py_NewRef(Py_None) : PyTuple_New(o->rank);
+      for (int32_t d = 0; shape && shape != Py_None && d < o->rank; ++d) {
+        PyObject* dim = o->dims[d] < 0 ? Py_NewRef(Py_None)
+                                       : PyLong_FromLongLong(o->dims[d]);
+        if (!dim) Py_CLEAR(shape);
+        else PyTuple_SET_ITEM(shape, d, dim);
+      }
+      PyObject* item = shape ? Py_BuildValue("(NN)", shape,
+                                             kcpy_dtype_name(o->dtype))
+                             : NULL;
+      if (!item) Py_CLEAR(list);
+      else PyList_SET_ITEM(list, i, item);
+    }
+  }
+  PyMem_Free(a);
+  return list;
+}
+
 PyMethodDef kcpy_op_methods[] = {
+    {"op_infer", (PyCFunction)(void (*)(void))op_infer, METH_FASTCALL,
+     "op_infer(handle, inputs, attrs)\n--\n\nThe outputs' (shape, dtype) "
+     "from shape inference alone; inputs are (shape, dtype) pairs."},
     {"op_lookup", (PyCFunction)op_lookup, METH_O,
      "op_lookup(name)\n--\n\nA handle to the registered op `name`."},
     {"op_describe", (PyCFunction)op_describe, METH_O,

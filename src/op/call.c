@@ -1028,6 +1028,68 @@ kc_status* kc_op_call(const kc_op* op, const DLTensor* const* inputs,
   return NULL;
 }
 
+kc_status* kc_op_infer(const kc_op* op, const DLTensor* const* inputs,
+                       int32_t num_inputs, const kc_op_attr* attrs,
+                       int32_t num_attrs, kc_op_output_info* out_outputs,
+                       int32_t max_outputs, int32_t* out_num_outputs) {
+  if (KC__UNLIKELY(!op || !out_num_outputs || max_outputs < 0 ||
+                   (max_outputs && !out_outputs))) {
+    return kc_status_create(
+        KC_INVALID_ARGUMENT, "kc_op_infer: %s",
+        !op ? "op is NULL" : "out_outputs/out_num_outputs are NULL");
+  }
+  *out_num_outputs = 0;
+  if (num_inputs < 0 || num_inputs > KC_OP_MAX_TENSORS ||
+      (num_inputs && !inputs) || num_attrs < 0 || (num_attrs && !attrs)) {
+    return kc__call_context(
+        op, kc_status_create(KC_INVALID_ARGUMENT,
+                             "inputs (%d) or attrs (%d): a bad count or a "
+                             "NULL array",
+                             num_inputs, num_attrs));
+  }
+  kc__frame f;
+  f.def = &op->def;
+  kc_status* st = kc__resolve(&f, inputs, num_inputs, attrs, num_attrs);
+  if (!st && max_outputs < f.num_outputs) {
+    st = kc_status_create(KC_OUT_OF_RANGE,
+                          "the op produces %d output tensor(s); out_outputs "
+                          "has room for %d",
+                          f.num_outputs, max_outputs);
+  }
+  if (st) {
+    kc__frame_release(&f);
+    return kc__call_context(op, st);
+  }
+  const kc__op_def* def = f.def;
+  kc_op_attrs resolved = {def, f.values};
+  kc_shape_handle in_shapes[KC_OP_MAX_TENSORS];
+  const kc_shape_handle* out_shapes[KC_OP_MAX_TENSORS];
+  for (int32_t i = 0; i < f.num_inputs; ++i) {
+    in_shapes[i].rank = inputs[i]->ndim;
+    in_shapes[i].dims = inputs[i]->shape;
+  }
+  for (int32_t i = 0; i < f.num_outputs; ++i) out_shapes[i] = NULL;
+  uint64_t arena[64];
+  kc_shape_ctx sctx = {def,         &resolved,        f.num_inputs,
+                       f.num_outputs, in_shapes,      f.input_dtypes,
+                       out_shapes,  f.output_dtypes, NULL,
+                       (unsigned char*)arena, 0,      sizeof arena};
+  if (def->shape_fn) {
+    st = def->shape_fn(&sctx);
+    if (st) st = kc_status_add_context(st, "in the shape function");
+  }
+  for (int32_t i = 0; !st && i < f.num_outputs; ++i) {
+    kc_op_output_info* o = &out_outputs[i];
+    o->dtype = f.output_dtypes[i];
+    o->rank = out_shapes[i] ? out_shapes[i]->rank : KC_RANK_UNKNOWN;
+    for (int32_t d = 0; d < o->rank; ++d) o->dims[d] = out_shapes[i]->dims[d];
+  }
+  if (!st) *out_num_outputs = f.num_outputs;
+  kc__shape_ctx_free_all(&sctx);
+  kc__frame_release(&f);
+  return st ? kc__call_context(op, st) : NULL;
+}
+
 kc_status* kc_op_call_into(const kc_op* op, const DLTensor* const* inputs,
                            int32_t num_inputs, const kc_op_attr* attrs,
                            int32_t num_attrs, const kc_op_call_options* options,
