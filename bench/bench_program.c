@@ -150,7 +150,9 @@ int main(int argc, char** argv) {
   static const kc_xcall_buffer_spec args[3] = {KB_F32_RANK1, KB_F32_RANK1, KB_F32_RANK1};
   static const kc_xcall_attr_spec attr_specs[2] = {{"eps", KC_ATTR_F32, 0},
                                                    {"n", KC_ATTR_I64, 0}};
-  kc_xcall_signature sig = {sizeof sig, 3, args, 1, &any, 2, attr_specs};
+  kc_xcall_signature sig = {.struct_size = sizeof sig, .num_args = 3, .args = args,
+                            .num_results = 1, .results = &any,
+                            .num_attrs = 2, .attrs = attr_specs};
   die(kc_xcall_register_typed(KC_SV_LIT("typed4"), KC_PLATFORM_HOST, &sig, typed4,
                               NULL, NULL, 0),
       "register typed");

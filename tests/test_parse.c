@@ -937,6 +937,65 @@ KC_TEST(parse_typed_attributes_in_a_string) {
   kc_program_destroy(p);
 }
 
+KC_TEST(parse_dense_attributes) {
+  /* NumPy arrays as JAX prints them: lists, splats, hex, any rank. */
+  static const kc_xcall_attr_spec specs[] = {
+      {"list", KC_ATTR_ARRAY, KC_ATTR_I64},  {"splat", KC_ATTR_ARRAY, KC_ATTR_I32},
+      {"hex", KC_ATTR_ARRAY, KC_ATTR_I32},   {"hexsplat", KC_ATTR_ARRAY, KC_ATTR_I16},
+      {"matrix", KC_ATTR_ARRAY, KC_ATTR_F32}, {"floats", KC_ATTR_ARRAY, KC_ATTR_F64},
+      {"bools", KC_ATTR_ARRAY, KC_ATTR_BOOL}, {"empty", KC_ATTR_ARRAY, KC_ATTR_I32},
+      {"scalar", KC_ATTR_ARRAY, KC_ATTR_U8}, {"zero", KC_ATTR_ARRAY, KC_ATTR_F32},
+      {"unsigned", KC_ATTR_ARRAY, KC_ATTR_U64},
+  };
+  kt_attr_record rec = {0, 0, NULL};
+  kt_register_recorder("kt.dense", specs, (int32_t)(sizeof specs / sizeof specs[0]), 1, 1,
+                       &rec);
+  kc_program* p = kt_parse(
+      "HloModule dense\nENTRY main {\n  x = f32[4] parameter(0)\n"
+      "  ROOT r = f32[4] custom-call(x), custom_call_target=\"kt.dense\", "
+      "api_version=API_VERSION_TYPED_FFI, backend_config={"
+      "list = dense<[1, -2, 3]> : tensor<3xi64>, splat = dense<7> : tensor<2x2xi32>, "
+      "hex = dense<\"0x01000000FFFFFFFF\"> : tensor<2xi32>, "
+      "hexsplat = dense<\"0x0201\"> : tensor<3xi16>, "
+      "matrix = dense<[[1.000000e+00, 2.5], [-3.0, 0x7F800000]]> : tensor<2x2xf32>, "
+      "floats = dense<[0x7FF8000000000000, -0.000000e+00]> : tensor<2xf64>, "
+      "bools = dense<[true, false, true]> : tensor<3xi1>, empty = dense<> : tensor<0xi32>, "
+      "scalar = dense<200> : tensor<ui8>, zero = dense<> : tensor<2x0xf32>, "
+      "unsigned = dense<18446744073709551615> : tensor<1xui64>}\n}\n");
+  kc_executable* exe = kt_compile(p);
+  kc_program_destroy(p);
+  KC_CHECK_INT(rec.num_attrs, (int32_t)(sizeof specs / sizeof specs[0]));
+  const kc_attr* a = kt_find(&rec, specs, "list");
+  const int64_t* i64 = a->v.array.data;
+  KC_CHECK(a->v.array.count == 3 && i64[0] == 1 && i64[1] == -2 && i64[2] == 3);
+  a = kt_find(&rec, specs, "splat");
+  const int32_t* i32 = a->v.array.data;
+  KC_CHECK(a->v.array.count == 4 && i32[0] == 7 && i32[3] == 7);
+  a = kt_find(&rec, specs, "hex");
+  i32 = a->v.array.data;
+  KC_CHECK(a->v.array.count == 2 && i32[0] == 1 && i32[1] == -1);
+  a = kt_find(&rec, specs, "hexsplat");
+  const int16_t* i16 = a->v.array.data;
+  KC_CHECK(a->v.array.count == 3 && i16[0] == 0x0102 && i16[2] == 0x0102);
+  a = kt_find(&rec, specs, "matrix");
+  const float* f = a->v.array.data;
+  KC_CHECK(a->v.array.count == 4 && f[0] == 1.0f && f[1] == 2.5f && f[2] == -3.0f &&
+           isinf(f[3]));
+  a = kt_find(&rec, specs, "floats");
+  const double* d = a->v.array.data;
+  KC_CHECK(a->v.array.count == 2 && isnan(d[0]) && d[1] == 0.0 && signbit(d[1]));
+  a = kt_find(&rec, specs, "bools");
+  const uint8_t* b = a->v.array.data;
+  KC_CHECK(a->v.array.count == 3 && b[0] == 1 && b[1] == 0 && b[2] == 1);
+  KC_CHECK_INT(kt_find(&rec, specs, "empty")->v.array.count, 0);
+  a = kt_find(&rec, specs, "scalar");
+  KC_CHECK(a->v.array.count == 1 && ((const uint8_t*)a->v.array.data)[0] == 200);
+  KC_CHECK_INT(kt_find(&rec, specs, "zero")->v.array.count, 0);
+  a = kt_find(&rec, specs, "unsigned");
+  KC_CHECK(a->v.array.count == 1 && ((const uint64_t*)a->v.array.data)[0] == UINT64_MAX);
+  kc_executable_destroy(exe);
+}
+
 KC_TEST(parse_typed_attribute_errors) {
   static const struct {
     const char* config;
@@ -959,8 +1018,24 @@ KC_TEST(parse_typed_attribute_errors) {
       {"{v = array<i64 1>}", "expected ':' or '>', got '1'"},
       {"{v = array<i64: 1 2>}", "expected ',' or '>', got '2'"},
       {"{v = array<f16: 1>}", "f16 attributes are not supported"},
-      {"{v = dense<1> : tensor<i32>}", "expected an attribute value (a number, true, "
-                                       "false, a string, array<...> or {...}), got 'dense'"},
+      {"{v = [1, 2]}", "expected an attribute value (a number, true, false, a string, "
+                       "array<...>, dense<...> or {...}), got '['"},
+      {"{v = dense<[1, 2]> : tensor<3xi32>}",
+       "dense attribute: 2 elements for tensor<3xi32>, which holds 3"},
+      {"{v = dense<[1, 2]> : tensor<?xi32>}", "tensor<?xi32>: expected static dims"},
+      {"{v = dense<1.0> : tensor<2xf16>}", "tensor<2xf16>: f16 attributes are not supported"},
+      {"{v = dense<[1, 2]> : vector<2xi32>}", "expected 'tensor' (the type of a dense "
+                                              "attribute), got 'vector'"},
+      {"{v = dense<[1, ]> : tensor<2xi32>}", "expected a dense element (a number, true or "
+                                             "false), got ']'"},
+      {"{v = dense<[1 2]> : tensor<2xi32>}", "expected ',' or ']', got '2'"},
+      {"{v = dense<[300]> : tensor<1xi8>}", "expected an i8 integer, got '300'"},
+      {"{v = dense<(1, 2)> : tensor<complex<f32>>}", "expected a dense element"},
+      {"{v = dense<\"0x010203\"> : tensor<3xi16>}",
+       "dense hex string: 3 bytes for 3 elements of 2 bytes"},
+      {"{v = dense<\"0x01\"> : tensor<8xi1>}", "dense hex strings of i1 are not supported"},
+      {"{v = dense<\"0xZZ\"> : tensor<1xi8>}", "expected a dense hex string"},
+      {"{v = dense<1> : tensor<3xi32}", "tensor<...: expected '>' on the same line"},
       {"{v = \"\\q\"}", "expected an escape (\\\\, \\\", \\n, \\t or two hex digits)"},
       {"{v = 1, v = 2}", "attribute 'v' is given twice"},
       {"{v = 1 w = 2}", "expected ',' or '}', got 'w'"},

@@ -269,7 +269,9 @@ static kc_status* kt_register_typed(void) {
   static const kc_xcall_buffer_spec results[] = {{{kDLFloat, 32, 1}, 1}};
   static const kc_xcall_attr_spec attrs[] = {{"scale", KC_ATTR_F32, 0},
                                              {"bias", KC_ATTR_ARRAY, KC_ATTR_F64}};
-  kc_xcall_signature sig = {sizeof sig, 1, args, 1, results, 2, attrs};
+  kc_xcall_signature sig = {.struct_size = sizeof sig, .num_args = 1, .args = args,
+                            .num_results = 1, .results = results,
+                            .num_attrs = 2, .attrs = attrs};
   return kc_xcall_register_typed(KC_SV_LIT("scale_bias"), KC_PLATFORM_HOST, &sig,
                                  kt_scale_bias, NULL, NULL, 0);
 }
@@ -868,7 +870,7 @@ static void kt_free_user(void* user) {
 KC_TEST(xcall_typed_registration_errors_free_user) {
   kt_user_freed = 0;
   kc_xcall_attr_spec bad_attr = {NULL, KC_ATTR_F32, 0};
-  kc_xcall_signature sig = {sizeof sig, 0, NULL, 0, NULL, 1, &bad_attr};
+  kc_xcall_signature sig = {.struct_size = sizeof sig, .num_attrs = 1, .attrs = &bad_attr};
   KC_CHECK_CODE(kc_xcall_register_typed(KC_SV_LIT("t"), KC_PLATFORM_HOST, &sig,
                                         kt_scale_bias, &kt_user_freed, kt_free_user, 0),
                 KC_INVALID_ARGUMENT, "attribute 0");

@@ -214,7 +214,10 @@ static kc_status* rms_norm(kc_xcall_frame* frame) {
 static const kc_xcall_buffer_spec kRmsBuffer[] = {{{kDLFloat, 32, 1}, -1}};
 static const kc_xcall_attr_spec kRmsAttrs[] = {{"eps", KC_ATTR_F32, 0}};
 static const kc_xcall_signature kRmsSignature = {
-    sizeof(kc_xcall_signature), 1, kRmsBuffer, 1, kRmsBuffer, 1, kRmsAttrs};
+    .struct_size = sizeof(kc_xcall_signature),
+    .num_args = 1, .args = kRmsBuffer,
+    .num_results = 1, .results = kRmsBuffer,
+    .num_attrs = 1, .attrs = kRmsAttrs};
 
 /* ---- registration ----------------------------------------------------------- */
 

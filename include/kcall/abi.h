@@ -562,7 +562,45 @@ typedef struct kc_xcall_signature {
   const kc_xcall_buffer_spec* results;
   int32_t num_attrs;
   const kc_xcall_attr_spec* attrs;
+  /* Appended in 1.0 (read only when struct_size covers it): KC_XCALL_SIG_*
+   * bits. */
+  uint32_t flags;
 } kc_xcall_signature;
+
+/* An open signature: any number of operands and results of any dtype and
+ * rank, and every attribute of the call site handed over, sorted by name
+ * (bytewise; nested dictionaries too), whatever their names and types. The
+ * three lists must then be empty. This is how a handler that decodes its
+ * own frame is checked: XLA FFI handlers (kcall/xla_ffi.h) are registered
+ * with it. */
+#define KC_XCALL_SIG_OPEN 1u
+
+/* The handler does nothing at KC_XCALL_STAGE_INSTANTIATE (no state, no
+ * scratch): runtimes may skip that stage. XLA's, through the adapter
+ * (kc_xla_ffi_adapter_create), then calls the handler without looking up
+ * per-call-site state, which costs XLA a lock per call. */
+#define KC_XCALL_SIG_NO_INSTANTIATE 2u
+
+/* An XLA FFI handler, XLA_FFI_Error* fn(XLA_FFI_CallFrame*), with XLA's
+ * pointer types erased so that this header needs none of XLA's (see
+ * kcall/xla_ffi.h). A handler built with XLA's C++ headers
+ * (XLA_FFI_DEFINE_HANDLER_SYMBOL) converts to it with a cast. */
+typedef void* (*kc_xla_ffi_handler_fn)(void* call_frame);
+
+/* XLA's handler bundle: one handler per execution stage. Only `execute` is
+ * required. The same function may serve several stages. */
+typedef struct kc_xla_ffi_handlers {
+  size_t struct_size; /* sizeof(kc_xla_ffi_handlers) as the caller saw it */
+  kc_xla_ffi_handler_fn instantiate; /* optional: once per call site */
+  kc_xla_ffi_handler_fn prepare;     /* optional */
+  kc_xla_ffi_handler_fn initialize;  /* optional */
+  kc_xla_ffi_handler_fn execute;     /* required: every run */
+} kc_xla_ffi_handlers;
+
+/* A kc_xcall_register_xla_ffi flag: register without asking the handler
+ * for XLA's metadata (its API version), for handlers that predate XLA's
+ * metadata extension and would otherwise be run by the query. */
+#define KC_XLA_FFI_NO_METADATA (1u << 8)
 
 /* ------------------------------------------------------------------------ */
 /* Ops, kernels and the thread pool (op.h, kernel.h, runtime.h)              */
@@ -886,6 +924,20 @@ typedef struct kc_host_api {
   void (*xcall_status_set_success)(kc_xcall_status* status);
   const kc_attr* (*attr_dict_lookup)(const kc_attr_dict* dict,
                                      kc_string_view name);
+
+  /* XLA FFI handlers (xla_ffi.h; feature "xla_ffi"). xla_ffi_get_api
+   * returns kcall's XLA_FFI_Api table, as const XLA_FFI_Api*. */
+  kc_status* (*xcall_register_xla_ffi)(kc_string_view name,
+                                       kc_platform platform,
+                                       const kc_xla_ffi_handlers* handlers,
+                                       uint32_t flags);
+  kc_status* (*xcall_register_xla_ffi_handler)(kc_string_view name,
+                                               kc_platform platform,
+                                               kc_xla_ffi_handler_fn execute,
+                                               uint32_t flags);
+  kc_status* (*xla_ffi_type_register)(kc_string_view name, void* type_id,
+                                      const void* type_info);
+  const void* (*xla_ffi_get_api)(void);
 } kc_host_api;
 
 /* ------------------------------------------------------------------------ */

@@ -17,5 +17,6 @@
 #include "kcall/value.h"
 #include "kcall/version.h"
 #include "kcall/xcall.h"
+#include "kcall/xla_ffi.h"
 
 #endif /* KCALL_KCALL_H_ */

@@ -9,7 +9,8 @@
  *     (shapes, targets registered for the platform, typed signatures,
  *     aliasing), dead instructions are dropped (side-effecting custom calls
  *     are kept), buffers are planned by liveness with reuse, and typed
- *     handlers are instantiated;
+ *     handlers (and XLA FFI handlers' stages before execute) are
+ *     instantiated;
  *   kc_executable_execute, any number of times, from any number of threads
  *     at once: inputs in, output tensors out; a failed custom call stops the
  *     run with its message and the instruction's name, returns no output and
@@ -260,8 +261,9 @@ typedef struct kc_executable kc_executable;
 typedef struct kc_compile_options {
   size_t struct_size;
   kc_platform platform;        /* 0 means host */
-  /* Handed to typed handlers; NULL: the default pool (kcall/runtime.h),
-   * started only if the program has a typed call. */
+  /* Handed to typed handlers and to XLA FFI handlers (their
+   * ThreadPool_Schedule); NULL: the default pool (kcall/runtime.h),
+   * started only if the program has such a call. */
   kc_thread_pool* thread_pool;
 } kc_compile_options;
 
@@ -275,8 +277,11 @@ typedef struct kc_compile_options {
  *                        platform (with the nearest names)
  *   FAILED_PRECONDITION  an API version other than the one registered
  *   UNIMPLEMENTED        a platform with no backend, an unsupported dtype
- *                        for an instruction
- *   any code             a typed handler's INSTANTIATE failed */
+ *                        for an instruction or for an XLA FFI handler's
+ *                        buffer
+ *   any code             a typed handler's INSTANTIATE failed, or an XLA
+ *                        FFI handler's instantiate, prepare or initialize
+ *                        stage (kcall/xla_ffi.h) */
 KC_API kc_status* kc_program_compile(const kc_program* program,
                                      const kc_compile_options* options,
                                      kc_executable** out_executable);

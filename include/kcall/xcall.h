@@ -67,10 +67,13 @@ KC_API kc_status* kc_xcall_register(kc_string_view name, kc_platform platform,
 /* Registers a typed handler. `signature` (copied) says what the handler
  * accepts; `user` is handed to it in every frame and released with
  * `user_deleter` (may be NULL) when the target is destroyed, or at once
- * if registration fails. Errors as kc_xcall_register, plus
+ * if registration fails. With KC_XCALL_SIG_OPEN in signature->flags the
+ * handler takes any buffers and receives every attribute of the call
+ * site, sorted by name. Errors as kc_xcall_register, plus
  * INVALID_ARGUMENT for a malformed signature (negative counts, a NULL
  * array with a positive count, an attribute without a name or of an
- * unknown type, a struct_size too small). */
+ * unknown type, a struct_size too small, an open signature with lists,
+ * unknown flags). */
 KC_API kc_status* kc_xcall_register_typed(kc_string_view name,
                                           kc_platform platform,
                                           const kc_xcall_signature* signature,
@@ -86,6 +89,12 @@ typedef struct kc_xcall_target_desc {
   kc_xcall_api api;
   /* The typed handler's signature; NULL for the legacy conventions. */
   const kc_xcall_signature* signature;
+  /* True for XLA FFI handlers (kcall/xla_ffi.h), whose signature is open;
+   * then the XLA FFI API version the handler reported (-1 and -1 when it
+   * did not say). */
+  bool xla_ffi;
+  int32_t xla_ffi_api_major;
+  int32_t xla_ffi_api_minor;
 } kc_xcall_target_desc;
 
 /* Looks a target up. On success `out` (filled up to out->struct_size)
@@ -95,8 +104,8 @@ KC_API kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
                                   kc_xcall_target_desc* out);
 
 /* Prints a signature as "(f32[?], f32[2]) -> (f32[*]) {eps: f32}" ('?'
- * dims: the rank is fixed, '*': any rank; "any" for any dtype),
- * snprintf-style. */
+ * dims: the rank is fixed, '*': any rank; "any" for any dtype; an open
+ * signature is "(...) -> (...) {...}"), snprintf-style. */
 KC_API size_t kc_xcall_signature_format(const kc_xcall_signature* signature,
                                         char* buf, size_t cap);
 

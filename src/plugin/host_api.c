@@ -7,6 +7,7 @@
 #include "kcall/runtime.h"
 #include "kcall/tensor.h"
 #include "kcall/xcall.h"
+#include "kcall/xla_ffi.h"
 
 /* Frozen layouts: these may only grow at the end. */
 _Static_assert(offsetof(kc_host_api, struct_size) == 0, "kc_host_api layout");
@@ -14,8 +15,10 @@ _Static_assert(offsetof(kc_host_api, api_major) == 8, "kc_host_api layout");
 _Static_assert(offsetof(kc_host_api, features) == 16, "kc_host_api layout");
 _Static_assert(offsetof(kc_host_api, status_create) == 32,
                "kc_host_api layout");
-_Static_assert(sizeof(kc_host_api) == 32 + 111 * sizeof(void*),
-               "kc_host_api v1.0 has 111 functions");
+_Static_assert(sizeof(kc_host_api) == 32 + 115 * sizeof(void*),
+               "kc_host_api v1.0 has 115 functions");
+_Static_assert(offsetof(kc_host_api, attr_dict_lookup) == 32 + 110 * sizeof(void*),
+               "kc_host_api layout");
 _Static_assert(sizeof(kc_plugin_info) == 48, "kc_plugin_info layout");
 _Static_assert(offsetof(kc_plugin_info, init) == 40, "kc_plugin_info layout");
 
@@ -43,7 +46,8 @@ static kc_status* kc__args_check_count(const char* fn_name, int32_t nargs,
 static const char* const kc__host_features[] = {"functions", "tensors",
                                                 "ops", "kernels",
                                                 "thread_pool",
-                                                "custom_calls", NULL};
+                                                "custom_calls", "xla_ffi",
+                                                NULL};
 
 static const kc_host_api kc__host_api = {
     .struct_size = sizeof(kc_host_api),
@@ -162,6 +166,10 @@ static const kc_host_api kc__host_api = {
     .xcall_status_set_failure = kc_xcall_status_set_failure,
     .xcall_status_set_success = kc_xcall_status_set_success,
     .attr_dict_lookup = kc_attr_dict_lookup,
+    .xcall_register_xla_ffi = kc_xcall_register_xla_ffi,
+    .xcall_register_xla_ffi_handler = kc_xcall_register_xla_ffi_handler,
+    .xla_ffi_type_register = kc_xla_ffi_type_register,
+    .xla_ffi_get_api = kc_xla_ffi_get_api,
 };
 
 const kc_host_api* kc_plugin_get_host_api(void) { return &kc__host_api; }

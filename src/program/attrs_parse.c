@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "program/parse_internal.h"
+#include "xcall/xcall_internal.h"
 
 typedef struct kc__attr_type_word {
   const char* word;
@@ -33,27 +34,32 @@ typedef union kc__scalar {
   double f64;
 } kc__scalar;
 
-static size_t kc__attr_width(int32_t type) {
-  switch (type) {
-    case KC_ATTR_BOOL: case KC_ATTR_I8: case KC_ATTR_U8: return 1;
-    case KC_ATTR_I16: case KC_ATTR_U16: return 2;
-    case KC_ATTR_I32: case KC_ATTR_U32: case KC_ATTR_F32: return 4;
-    default: return 8;
+/* The attribute type a type word names; false for anything else. */
+static bool kc__attr_type_of(kc_string_view word, int32_t* out) {
+  for (size_t i = 0; i < KC__ARRAY_SIZE(kc__attr_type_words); ++i) {
+    if (kc_sv_equal(word, kc_sv(kc__attr_type_words[i].word))) {
+      *out = kc__attr_type_words[i].type;
+      return true;
+    }
   }
+  return false;
+}
+
+/* Half-precision words, which name types attributes cannot have (XLA's
+ * FFI has no 16-bit float scalars or arrays either). */
+static bool kc__is_half_word(kc_string_view word) {
+  return kc_sv_equal(word, KC_SV_LIT("f16")) || kc_sv_equal(word, KC_SV_LIT("bf16"));
 }
 
 /* Consumes a type word after ':' or in array<...>. */
 static kc_status* kc__attr_type(kc__lexer* lx, int32_t* out) {
   const kc__token* t = &lx->tok;
   if (t->kind == KC__TOK_IDENT) {
-    for (size_t i = 0; i < KC__ARRAY_SIZE(kc__attr_type_words); ++i) {
-      if (kc_sv_equal(t->text, kc_sv(kc__attr_type_words[i].word))) {
-        *out = kc__attr_type_words[i].type;
-        kc__lex_next(lx);
-        return NULL;
-      }
+    if (kc__attr_type_of(t->text, out)) {
+      kc__lex_next(lx);
+      return NULL;
     }
-    if (kc__tok_is_word(t, "f16") || kc__tok_is_word(t, "bf16")) {
+    if (kc__is_half_word(t->text)) {
       return kc__lex_fail(lx, t, "%.*s attributes are not supported (use f32)",
                           (int)t->text.size, t->text.data);
     }
@@ -208,6 +214,188 @@ static kc_status* kc__attr_array(kc__lexer* lx, kc__arena* arena,
   return st;
 }
 
+/* ---- dense<...> : tensor<...> ------------------------------------------------ */
+
+/* The element type and element count of a tensor type's text, "3xi64",
+ * "2x2xf32", "0xf32" or "i32" (rank 0: one element). `at` is the '<'
+ * before it, for messages. */
+static kc_status* kc__tensor_type(const kc__lexer* lx, const kc__token* at,
+                                  kc_string_view text, int32_t* out_type,
+                                  size_t* out_count) {
+  size_t i = 0, count = 1;
+  while (i < text.size && text.data[i] >= '0' && text.data[i] <= '9') {
+    size_t dim = 0;
+    while (i < text.size && text.data[i] >= '0' && text.data[i] <= '9') {
+      size_t digit = (size_t)(text.data[i++] - '0');
+      if (dim > (SIZE_MAX - digit) / 10) dim = SIZE_MAX;
+      else dim = dim * 10 + digit;
+    }
+    if (i >= text.size || text.data[i] != 'x') break;
+    i++;
+    /* Refuse what could not be stored long before it overflows. */
+    if (dim && count > ((size_t)1 << 40) / dim) {
+      return kc__lex_fail(lx, at, "tensor<%.*s>: too many elements for an attribute",
+                          (int)text.size, text.data);
+    }
+    count *= dim;
+  }
+  kc_string_view word = {text.data + i, text.size - i};
+  if (kc__attr_type_of(word, out_type)) {
+    *out_count = count;
+    return NULL;
+  }
+  if (kc__is_half_word(word)) {
+    return kc__lex_fail(lx, at, "tensor<%.*s>: %.*s attributes are not supported (use f32)",
+                        (int)text.size, text.data, (int)word.size, word.data);
+  }
+  return kc__lex_fail(lx, at,
+                      "tensor<%.*s>: expected static dims and an element type, as in "
+                      "tensor<3xi64> (element types: i1, i8..i64, si8..si64, ui8..ui64, "
+                      "f32, f64)",
+                      (int)text.size, text.data);
+}
+
+/* The elements of dense<...> as tokens, flattened in row-major order:
+ * nested [...] lists, or one value (a splat). The current token follows
+ * '<'; stops at '>'. */
+static kc_status* kc__dense_tokens(kc__lexer* lx, kc__buf* toks, bool* out_list) {
+  *out_list = kc__tok_is_punct(&lx->tok, '[');
+  int depth = 0;
+  for (;;) {
+    kc__token t = lx->tok;
+    if (kc__tok_is_punct(&t, '[')) {
+      if (++depth > KC__PARSE_MAX_DEPTH) {
+        return kc__lex_fail(lx, &t, "dense lists nested deeper than %d", KC__PARSE_MAX_DEPTH);
+      }
+      kc__lex_next(lx);
+      continue;
+    }
+    if (kc__tok_is_punct(&t, ']')) {
+      if (depth == 0) return kc__lex_expected(lx, &t, "'>'");
+      depth--;
+      kc__lex_next(lx);
+    } else if (t.kind == KC__TOK_NUMBER || t.kind == KC__TOK_IDENT) {
+      if (!kc__buf_append(toks, &t, sizeof t)) return kc__parse_oom();
+      kc__lex_next(lx);
+    } else {
+      return kc__lex_expected(lx, &t, "a dense element (a number, true or false)");
+    }
+    if (depth == 0) return NULL;
+    if (kc__tok_is_punct(&lx->tok, ',')) {
+      kc__lex_next(lx);
+      if (kc__tok_is_punct(&lx->tok, ']')) {
+        return kc__lex_expected(lx, &lx->tok, "a dense element (a number, true or false)");
+      }
+    } else if (!kc__tok_is_punct(&lx->tok, ']')) {
+      return kc__lex_expected(lx, &lx->tok, "',' or ']'");
+    }
+  }
+}
+
+/* MLIR's hex form of large dense attributes: the elements' bytes as
+ * stored (little-endian), "0x" first. */
+static kc_status* kc__dense_hex(const kc__lexer* lx, const kc__token* t, size_t width,
+                                size_t count, kc__buf* packed) {
+  kc_string_view s = t->text;
+  if (s.size < 2 || s.data[0] != '0' || (s.data[1] != 'x' && s.data[1] != 'X') ||
+      s.size % 2) {
+    return kc__lex_expected(lx, t, "a dense hex string (\"0x...\")");
+  }
+  size_t bytes = (s.size - 2) / 2;
+  if (bytes != width * count && bytes != width) {
+    return kc__lex_fail(lx, t, "dense hex string: %zu bytes for %zu element%s of %zu byte%s",
+                        bytes, count, count == 1 ? "" : "s", width, width == 1 ? "" : "s");
+  }
+  for (size_t i = 0; i < bytes; ++i) {
+    int v = 0;
+    for (size_t k = 0; k < 2; ++k) {
+      char c = s.data[2 + 2 * i + k];
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
+      if (d < 0) return kc__lex_expected(lx, t, "a dense hex string (\"0x...\")");
+      v = v * 16 + d;
+    }
+    unsigned char b = (unsigned char)v;
+    if (!kc__buf_append(packed, &b, 1)) return kc__parse_oom();
+  }
+  /* One element stands for all of them (a splat). */
+  for (size_t i = 1; bytes == width && i < count; ++i) {
+    if (!kc__buf_append(packed, packed->data, width)) return kc__parse_oom();
+  }
+  return NULL;
+}
+
+/* dense<...> : tensor<...>, as MLIR prints NumPy arrays: a flat array of
+ * the tensor's element type, in row-major order; the current token is
+ * "dense". */
+static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) {
+  kc__lex_next(lx);
+  KC__TRY(kc__lex_expect(lx, '<'));
+  kc__buf toks = {0}, packed = {0};
+  kc__token hex = {0};
+  bool list = false, is_hex = false;
+  kc_status* st = NULL;
+  if (lx->tok.kind == KC__TOK_STRING) {
+    hex = lx->tok;
+    is_hex = true;
+    kc__lex_next(lx);
+  } else if (!kc__tok_is_punct(&lx->tok, '>')) {
+    st = kc__dense_tokens(lx, &toks, &list);
+  }
+  if (!st) st = kc__lex_expect(lx, '>');
+  if (!st) st = kc__lex_expect(lx, ':');
+  if (!st && !kc__tok_is_word(&lx->tok, "tensor")) {
+    st = kc__lex_expected(lx, &lx->tok, "'tensor' (the type of a dense attribute)");
+  }
+  kc__token open = {0};
+  kc_string_view type_text = {NULL, 0};
+  if (!st) {
+    kc__lex_next(lx);
+    open = lx->tok;
+    if (!kc__tok_is_punct(&open, '<')) {
+      st = kc__lex_expected(lx, &open, "'<'");
+    } else if (!kc__lex_raw_until(lx, '>', &type_text)) {
+      st = kc__lex_fail(lx, &open, "tensor<...: expected '>' on the same line");
+    }
+  }
+  int32_t type = 0;
+  size_t count = 0;
+  if (!st) st = kc__tensor_type(lx, &open, type_text, &type, &count);
+  size_t n = toks.size / sizeof(kc__token);
+  const kc__token* items = (const kc__token*)(const void*)toks.data;
+  if (!st && is_hex) {
+    if (type == KC_ATTR_BOOL) {
+      st = kc__lex_fail(lx, &hex, "dense hex strings of i1 are not supported");
+    } else {
+      st = kc__dense_hex(lx, &hex, kc__attr_width(type), count, &packed);
+    }
+  } else if (!st && ((list || n == 0) ? n != count : count == 0)) {
+    st = kc__lex_fail(lx, &open, "dense attribute: %zu element%s for tensor<%.*s>, which holds %zu",
+                      n, n == 1 ? "" : "s", (int)type_text.size, type_text.data, count);
+  } else if (!st) {
+    /* A list gives every element; a single value outside brackets is a
+     * splat of all of them. */
+    for (size_t i = 0; !st && i < count; ++i) {
+      const kc__token* t = &items[list ? i : 0];
+      kc__scalar v;
+      st = kc__attr_number(lx, t, type, &v);
+      if (!st && !kc__attr_pack(&packed, type, v)) st = kc__parse_oom();
+    }
+  }
+  if (!st) {
+    out->type = KC_ATTR_ARRAY;
+    out->elem_type = type;
+    out->v.array.count = count;
+    out->v.array.data = kc__arena_dup(arena, packed.data, packed.size);
+    if (!out->v.array.data) st = kc__parse_oom();
+  }
+  kc__buf_free(&toks);
+  kc__buf_free(&packed);
+  return st;
+}
+
 static kc_status* kc__attr_dict(kc__lexer* lx, kc__arena* arena, int depth,
                                 kc_attr_dict* out);
 
@@ -225,11 +413,13 @@ static kc_status* kc__attr_value(kc__lexer* lx, kc__arena* arena, int depth,
     return NULL;
   }
   if (kc__tok_is_word(&t, "array")) return kc__attr_array(lx, arena, out);
+  if (kc__tok_is_word(&t, "dense")) return kc__attr_dense(lx, arena, out);
   bool is_bool = kc__tok_is_word(&t, "true") || kc__tok_is_word(&t, "false");
   if (t.kind != KC__TOK_NUMBER && !is_bool) {
     return kc__lex_expected(
         lx, &t,
-        "an attribute value (a number, true, false, a string, array<...> or {...})");
+        "an attribute value (a number, true, false, a string, array<...>, "
+        "dense<...> or {...})");
   }
   kc__lex_next(lx);
   int32_t type;

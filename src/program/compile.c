@@ -10,6 +10,7 @@
 #include "program/elementwise.h"
 #include "kcall/runtime.h"
 #include "program/executable_internal.h"
+#include "xcall/xla_ffi_internal.h"
 
 /* Arena offsets and sizes are kept multiples of this. */
 #define KC__ALIGN 64
@@ -327,6 +328,31 @@ static kc_status* kc__match_attrs(const kc__instr* in,
   return NULL;
 }
 
+static int kc__attr_by_name(const void* pa, const void* pb) {
+  const kc_attr* a = pa;
+  const kc_attr* b = pb;
+  size_t n = a->name.size < b->name.size ? a->name.size : b->name.size;
+  int cmp = n ? memcmp(a->name.data, b->name.data, n) : 0;
+  if (cmp) return cmp;
+  return (a->name.size > b->name.size) - (a->name.size < b->name.size);
+}
+
+/* Every attribute of `dict`, sorted by name (bytewise), nested
+ * dictionaries too, into the arena: what an open signature receives. */
+static kc_attr* kc__sorted_attrs(kc__arena* arena, const kc_attr_dict* dict) {
+  kc_attr* out = kc__arena_alloc(arena, (dict->count + 1) * sizeof *out);
+  if (!out) return NULL;
+  if (dict->count) memcpy(out, dict->entries, dict->count * sizeof *out);
+  qsort(out, dict->count, sizeof *out, kc__attr_by_name);
+  for (size_t i = 0; i < dict->count; ++i) {
+    if (out[i].type != KC_ATTR_DICT) continue;
+    kc_attr* nested = kc__sorted_attrs(arena, &out[i].v.dict);
+    if (!nested) return NULL;
+    out[i].v.dict.entries = nested;
+  }
+  return out;
+}
+
 static kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
                                          kc_platform platform,
                                          const kc__xcall_target** out_target) {
@@ -508,14 +534,27 @@ static kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id,
   return NULL;
 }
 
-/* Lays out a typed call's frame and DLTensors in the block, and
- * instantiates the handler. */
-static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
-                                      const kc__xcall_target* t) {
+/* Hands per-instance state to the executable, which deletes it when it is
+ * destroyed. When that fails (out of memory), the state is deleted now and
+ * false is returned. */
+static bool kc__own_state(kc_executable* exe, void* state, void (*deleter)(void*)) {
+  struct kc__state* grown = realloc(exe->states, (exe->num_states + 1) * sizeof *grown);
+  if (!grown) {
+    deleter(state);
+    return false;
+  }
+  exe->states = grown;
+  exe->states[exe->num_states].state = state;
+  exe->states[exe->num_states].deleter = deleter;
+  exe->num_states++;
+  return true;
+}
+
+/* The leaves a call sees: its operands' (flattened in pre-order), then its
+ * result's, as shapes and buffers; the caller frees both arrays. */
+static kc_status* kc__call_leaves(kc__compiler* c, int32_t id, const kc_shape*** out_shapes,
+                                  int32_t** out_bufs, size_t* out_nargs, size_t* out_nres) {
   const kc__instr* in = &c->p->instrs[id];
-  const kc_xcall_signature* sig = &t->signature;
-  kc_executable* exe = c->exe;
-  /* Leaves of the operands, then of the result. */
   size_t nargs = 0;
   for (size_t i = 0; i < in->num_operands; ++i) {
     nargs += c->p->instrs[in->operands[i]].shape->leaf_count;
@@ -523,27 +562,53 @@ static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
   size_t nres = in->shape->leaf_count;
   const kc_shape** shapes = malloc((nargs + nres + 1) * sizeof *shapes);
   int32_t* bufs = malloc((nargs + nres + 1) * sizeof *bufs);
-  kc_status* st = NULL;
-  if (!shapes || !bufs) st = kc__oom();
+  if (!shapes || !bufs) {
+    free(shapes);
+    free(bufs);
+    return kc__oom();
+  }
   size_t n = 0;
-  for (size_t i = 0; !st && i < in->num_operands; ++i) {
+  for (size_t i = 0; i < in->num_operands; ++i) {
     int32_t o = in->operands[i];
     size_t first = n;
     kc__leaf_shapes(c->p->instrs[o].shape, shapes, &n);
     memcpy(bufs + first, kc__leaves_of(c, o), (n - first) * sizeof *bufs);
   }
-  if (!st) {
-    kc__leaf_shapes(in->shape, shapes, &n);
-    memcpy(bufs + nargs, kc__leaves_of(c, id), nres * sizeof *bufs);
-    st = kc__check_leaves(in, "argument", shapes, nargs, sig->args, sig->num_args);
-  }
-  if (!st) {
+  kc__leaf_shapes(in->shape, shapes, &n);
+  memcpy(bufs + nargs, kc__leaves_of(c, id), nres * sizeof *bufs);
+  *out_shapes = shapes;
+  *out_bufs = bufs;
+  *out_nargs = nargs;
+  *out_nres = nres;
+  return NULL;
+}
+
+/* Lays out a typed call's frame and DLTensors in the block, and
+ * instantiates the handler. */
+static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
+                                      const kc__xcall_target* t) {
+  const kc__instr* in = &c->p->instrs[id];
+  const kc_xcall_signature* sig = &t->signature;
+  kc_executable* exe = c->exe;
+  const kc_shape** shapes = NULL;
+  int32_t* bufs = NULL;
+  size_t nargs = 0, nres = 0;
+  KC__TRY(kc__call_leaves(c, id, &shapes, &bufs, &nargs, &nres));
+  kc_status* st = NULL;
+  bool open = (sig->flags & KC_XCALL_SIG_OPEN) != 0;
+  if (!open) st = kc__check_leaves(in, "argument", shapes, nargs, sig->args, sig->num_args);
+  if (!st && !open) {
     st = kc__check_leaves(in, "result", shapes + nargs, nres, sig->results,
                           sig->num_results);
   }
   kc_attr* attrs = NULL;
-  if (!st) {
-    attrs = kc__arena_alloc(&exe->arena, ((size_t)sig->num_attrs + 1) * sizeof *attrs);
+  /* An open signature receives every attribute, sorted by name. */
+  size_t num_attrs = open ? in->attrs.count : (size_t)sig->num_attrs;
+  if (!st && open) {
+    attrs = kc__sorted_attrs(&exe->arena, &in->attrs);
+    if (!attrs) st = kc__oom();
+  } else if (!st) {
+    attrs = kc__arena_alloc(&exe->arena, (num_attrs + 1) * sizeof *attrs);
     st = attrs ? kc__match_attrs(in, sig, attrs) : kc__oom();
   }
   /* The frame and its DLTensors, first as a local copy for INSTANTIATE. */
@@ -561,7 +626,7 @@ static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
   frame.stage = KC_XCALL_STAGE_INSTANTIATE;
   frame.num_args = (int32_t)nargs;
   frame.num_results = (int32_t)nres;
-  frame.num_attrs = sig->num_attrs;
+  frame.num_attrs = (int32_t)num_attrs;
   frame.args = tensors;
   frame.results = tensors ? tensors + nargs : NULL;
   frame.attrs = attrs;
@@ -571,20 +636,12 @@ static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
   frame.thread_pool = exe->pool;
   frame.user = t->user;
   frame.instruction_name = in->name;
-  if (!st) {
+  /* KC_XCALL_SIG_NO_INSTANTIATE: the handler has nothing to do there. */
+  if (!st && !(sig->flags & KC_XCALL_SIG_NO_INSTANTIATE)) {
     st = t->handler(&frame);
-    if (frame.state && frame.state_deleter) {
-      /* Owned by the executable from here on, even if this call failed. */
-      struct kc__state* grown = realloc(exe->states, (exe->num_states + 1) * sizeof *grown);
-      if (!grown) {
-        frame.state_deleter(frame.state);
-        if (!st) st = kc__oom();
-      } else {
-        exe->states = grown;
-        exe->states[exe->num_states].state = frame.state;
-        exe->states[exe->num_states].deleter = frame.state_deleter;
-        exe->num_states++;
-      }
+    if (frame.state && frame.state_deleter && !kc__own_state(exe, frame.state, frame.state_deleter) &&
+        !st) {
+      st = kc__oom();
     }
     if (st) {
       st = kc_status_add_context(st, "instantiating custom call '%s' (instruction '%s')",
@@ -599,7 +656,7 @@ static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
   if (!st) {
     frame_off = kc__reserve(c, sizeof frame);
     tensors_off = kc__reserve(c, (nargs + nres + 1) * sizeof *tensors);
-    attrs_off = kc__reserve(c, ((size_t)sig->num_attrs + 1) * sizeof *attrs);
+    attrs_off = kc__reserve(c, (num_attrs + 1) * sizeof *attrs);
     if (frame_off == SIZE_MAX || tensors_off == SIZE_MAX || attrs_off == SIZE_MAX) {
       st = kc__oom();
     }
@@ -611,7 +668,7 @@ static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
     frame.attrs = NULL;
     memcpy(c->block + frame_off, &frame, sizeof frame);
     memcpy(c->block + tensors_off, tensors, (nargs + nres) * sizeof *tensors);
-    memcpy(c->block + attrs_off, attrs, (size_t)sig->num_attrs * sizeof *attrs);
+    memcpy(c->block + attrs_off, attrs, num_attrs * sizeof *attrs);
     bool ok = kc__add_fill(c, frame_off + offsetof(kc_xcall_frame, args), -1, tensors_off) &&
               kc__add_fill(c, frame_off + offsetof(kc_xcall_frame, results), -1,
                            tensors_off + nargs * sizeof *tensors) &&
@@ -634,6 +691,164 @@ static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
     }
   }
   free(tensors);
+  free(shapes);
+  free(bufs);
+  return st;
+}
+
+/* ---- XLA FFI calls ------------------------------------------------------------------ */
+
+/* Where the parts of one XLA call frame lie, from the frame's start: the
+ * frame, its execution context, the argument and result pointer arrays,
+ * and the XLA_FFI_Buffers they point at. */
+typedef struct kc__xla_layout {
+  size_t ctx, ptrs, bufs, total;
+} kc__xla_layout;
+
+static kc__xla_layout kc__xla_layout_of(size_t n) {
+  kc__xla_layout l;
+  l.ctx = (sizeof(XLA_FFI_CallFrame) + 15) & ~(size_t)15;
+  l.ptrs = l.ctx + ((sizeof(XLA_FFI_ExecutionContext) + 15) & ~(size_t)15);
+  l.bufs = l.ptrs + ((n * sizeof(void*) + 15) & ~(size_t)15);
+  l.total = l.bufs + n * sizeof(XLA_FFI_Buffer);
+  return l;
+}
+
+/* Writes a frame at `at` with absolute pointers (the compile-time copy;
+ * the block copy's pointers are replaced by fills), buffers without data. */
+static void kc__xla_frame_write(char* at, const kc__xla_layout* l, size_t nargs, size_t nres,
+                                const kc_shape* const* shapes, XLA_FFI_ArgType* arg_types,
+                                XLA_FFI_RetType* ret_types, const XLA_FFI_Attrs* attrs,
+                                const XLA_FFI_ExecutionContext* ctx) {
+  XLA_FFI_CallFrame* f = (XLA_FFI_CallFrame*)(void*)at;
+  XLA_FFI_ExecutionContext* x = (XLA_FFI_ExecutionContext*)(void*)(at + l->ctx);
+  void** ptrs = (void**)(void*)(at + l->ptrs);
+  XLA_FFI_Buffer* bufs = (XLA_FFI_Buffer*)(void*)(at + l->bufs);
+  *x = *ctx;
+  memset(f, 0, sizeof *f);
+  f->struct_size = KC__XLA_CALL_FRAME_SIZE;
+  f->api = kc__xla_api();
+  f->ctx = x;
+  f->stage = (XLA_FFI_ExecutionStage)ctx->stage;
+  f->args.struct_size = KC__XLA_ARGS_SIZE;
+  f->args.size = (int64_t)nargs;
+  f->args.types = arg_types;
+  f->args.args = ptrs;
+  f->rets.struct_size = KC__XLA_RETS_SIZE;
+  f->rets.size = (int64_t)nres;
+  f->rets.types = ret_types;
+  f->rets.rets = ptrs + nargs;
+  f->attrs = *attrs;
+  for (size_t i = 0; i < nargs + nres; ++i) {
+    memset(&bufs[i], 0, sizeof bufs[i]);
+    bufs[i].struct_size = KC__XLA_BUFFER_SIZE;
+    bufs[i].dtype = kc__xla_dtype_from_dl(shapes[i]->dtype);
+    bufs[i].rank = shapes[i]->rank;
+    bufs[i].dims = (int64_t*)(uintptr_t)shapes[i]->dims;
+    ptrs[i] = &bufs[i];
+  }
+}
+
+/* Runs the stages XLA runs before the first execution, in XLA's order,
+ * with the compile-time frame. */
+static kc_status* kc__xla_run_stages(const kc__xcall_target* t, XLA_FFI_CallFrame* f) {
+  kc_xla_ffi_handler_fn stages[3] = {t->xla.instantiate, t->xla.prepare, t->xla.initialize};
+  for (int32_t k = 0; k < 3; ++k) {
+    if (!stages[k]) continue;
+    f->stage = (XLA_FFI_ExecutionStage)k;
+    f->ctx->stage = k;
+    XLA_FFI_Error* err = ((XLA_FFI_Handler*)(void (*)(void))stages[k])(f);
+    KC__TRY(kc__xla_call_finish(f, err));
+  }
+  return NULL;
+}
+
+/* Lays out an XLA FFI call's frame in the block (what a run needs is
+ * then a few buffer addresses), and runs its compile-time stages. */
+static kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target* t) {
+  const kc__instr* in = &c->p->instrs[id];
+  kc_executable* exe = c->exe;
+  const kc_shape** shapes = NULL;
+  int32_t* bufs = NULL;
+  size_t nargs = 0, nres = 0;
+  KC__TRY(kc__call_leaves(c, id, &shapes, &bufs, &nargs, &nres));
+  size_t n = nargs + nres;
+  kc_status* st = NULL;
+  for (size_t i = 0; !st && i < n; ++i) {
+    if (kc__xla_dtype_from_dl(shapes[i]->dtype) == XLA_FFI_DataType_INVALID) {
+      char dt[32];
+      kc_dtype_format(shapes[i]->dtype, dt, sizeof dt);
+      st = kc__bad(in, KC_UNIMPLEMENTED, "custom call '%s': %s %zu: XLA has no element type for %s",
+                   in->target, i < nargs ? "operand leaf" : "result leaf",
+                   i < nargs ? i : i - nargs, dt);
+    }
+  }
+  /* What never changes lives in the executable: the types, the attributes
+   * and the call site's state. */
+  XLA_FFI_ArgType* arg_types = st ? NULL : kc__arena_alloc(&exe->arena, (n + 1) * sizeof *arg_types);
+  XLA_FFI_RetType* ret_types = st ? NULL : kc__arena_alloc(&exe->arena, (n + 1) * sizeof *ret_types);
+  kc__xla_instance* inst = st ? NULL : kc__arena_alloc(&exe->arena, sizeof *inst);
+  if (!st && (!arg_types || !ret_types || !inst)) st = kc__oom();
+  for (size_t i = 0; !st && i < n; ++i) {
+    arg_types[i] = XLA_FFI_ArgType_BUFFER;
+    ret_types[i] = XLA_FFI_RetType_BUFFER;
+  }
+  XLA_FFI_Attrs attrs;
+  memset(&attrs, 0, sizeof attrs);
+  if (!st) {
+    st = kc__xla_attrs_build(&exe->arena, &in->attrs, &attrs);
+    if (st) st = kc_status_add_context(st, "custom call '%s' (instruction '%s')", in->target, in->name);
+  }
+  if (!exe->pool) exe->pool = kc_thread_pool_get_default();
+  XLA_FFI_ExecutionContext ctx = {XLA_FFI_ExecutionStage_INSTANTIATE, inst, exe->pool, NULL};
+  kc__xla_layout l = kc__xla_layout_of(n);
+  char* local = st ? NULL : calloc(1, l.total);
+  if (!st && !local) st = kc__oom();
+  if (!st) {
+    kc__xla_frame_write(local, &l, nargs, nres, shapes, arg_types, ret_types, &attrs, &ctx);
+    st = kc__xla_run_stages(t, (XLA_FFI_CallFrame*)(void*)local);
+    /* State set by any stage is the executable's now, even on failure. */
+    for (size_t k = 0; inst && k < KC__ARRAY_SIZE(inst->states); ++k) {
+      struct kc__xla_state* s = &inst->states[k];
+      if (s->type_id && s->deleter && !kc__own_state(exe, s->state, s->deleter) && !st) st = kc__oom();
+    }
+    if (st) {
+      st = kc_status_add_context(st, "instantiating custom call '%s' (instruction '%s')",
+                                 in->target, in->name);
+    }
+  }
+  if (!st && !exe->has_xla) {
+    size_t run_off = kc__reserve(c, sizeof(kc__xla_run_info));
+    if (run_off == SIZE_MAX) st = kc__oom();
+    exe->has_xla = true;
+    exe->xla_run_offset = run_off;
+  }
+  size_t off = st ? 0 : kc__reserve(c, l.total);
+  if (!st && off == SIZE_MAX) st = kc__oom();
+  if (!st) {
+    ctx.stage = XLA_FFI_ExecutionStage_EXECUTE;
+    kc__xla_frame_write(c->block + off, &l, nargs, nres, shapes, arg_types, ret_types, &attrs, &ctx);
+    bool ok = kc__add_fill(c, off + offsetof(XLA_FFI_CallFrame, ctx), -1, off + l.ctx) &&
+              kc__add_fill(c, off + offsetof(XLA_FFI_CallFrame, args.args), -1, off + l.ptrs) &&
+              kc__add_fill(c, off + offsetof(XLA_FFI_CallFrame, rets.rets), -1,
+                           off + l.ptrs + nargs * sizeof(void*)) &&
+              kc__add_fill(c, off + l.ctx + offsetof(XLA_FFI_ExecutionContext, run), -1,
+                           exe->xla_run_offset);
+    for (size_t i = 0; ok && i < n; ++i) {
+      size_t buf = off + l.bufs + i * sizeof(XLA_FFI_Buffer);
+      ok = kc__add_fill(c, off + l.ptrs + i * sizeof(void*), -1, buf) &&
+           kc__add_fill(c, buf + offsetof(XLA_FFI_Buffer, data), bufs[i], 0);
+    }
+    kc__step* s = ok ? kc__new_step(c, KC__STEP_XLA_CALL, kc__step_xla_call, id) : NULL;
+    if (!s) {
+      st = kc__oom();
+    } else {
+      s->target = t;
+      s->fn = (void (*)(void))t->xla.execute;
+      s->frame_offset = off;
+    }
+  }
+  free(local);
   free(shapes);
   free(bufs);
   return st;
@@ -716,6 +931,7 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
       KC__TRY(kc__verify_custom_call(p, in, c->exe->platform, &t));
       KC__TRY(kc__temp_leaves(c, id, pos));
       KC__TRY(kc__plan_aliases(c, id, pos));
+      if (t->xla.execute) return kc__plan_xla_call(c, id, t);
       if (t->api == KC_XCALL_API_TYPED) return kc__plan_typed_call(c, id, pos, t);
       return kc__plan_legacy_call(c, id, t);
     }

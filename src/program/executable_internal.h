@@ -45,7 +45,8 @@ enum {
   KC__STEP_BROADCAST,
   KC__STEP_COPY,
   KC__STEP_LEGACY_CALL,
-  KC__STEP_TYPED_CALL
+  KC__STEP_TYPED_CALL,
+  KC__STEP_XLA_CALL
 };
 
 struct kc__step {
@@ -53,10 +54,10 @@ struct kc__step {
   int32_t kind;
   int32_t instr; /* in the program; -1 for the final output copies */
   kc_xcall_handler_fn handler;  /* typed: target->handler */
-  void (*fn)(void);             /* legacy: target->fn */
+  void (*fn)(void);             /* legacy: target->fn; XLA: its execute handler */
   int32_t api;                  /* legacy: target->api */
   int32_t op;                   /* kc_opcode of an element-wise step */
-  size_t frame_offset;          /* typed: block offset of the frame */
+  size_t frame_offset;          /* typed, XLA: block offset of the frame */
   size_t ins_offset;            /* legacy: block offset of the operands */
   size_t out_offset;            /* legacy: block offset of the result slot */
   kc__step_fn run;
@@ -123,6 +124,10 @@ struct kc_executable {
     void (*deleter)(void* state);
   }* states;
   size_t num_states;
+  /* Programs with XLA FFI calls: where their runs' shared kc__xla_run_info
+   * lies in the block. */
+  bool has_xla;
+  size_t xla_run_offset;
   kc__arena arena; /* ordered attribute arrays and other compile output */
   pthread_mutex_t runs_mu;
   kc__run* runs; /* idle runs, for reuse */
@@ -134,6 +139,7 @@ kc_status* kc__step_broadcast(const kc__step* step, kc__run* run);
 kc_status* kc__step_copy(const kc__step* step, kc__run* run);
 kc_status* kc__step_legacy_call(const kc__step* step, kc__run* run);
 kc_status* kc__step_typed_call(const kc__step* step, kc__run* run);
+kc_status* kc__step_xla_call(const kc__step* step, kc__run* run);
 
 
 #endif /* KCALL_PROGRAM_EXECUTABLE_INTERNAL_H_ */

@@ -6,6 +6,7 @@
 #include "internal/common.h"
 #include "program/elementwise.h"
 #include "program/executable_internal.h"
+#include "xcall/xla_ffi_internal.h"
 
 /* ---- runs -------------------------------------------------------------------- */
 
@@ -50,6 +51,10 @@ static kc_status* kc__run_create(const kc_executable* exe,
     }
   }
   kc__apply_fills(run->block, run->addr, exe->static_fills, exe->num_static_fills);
+  if (exe->has_xla) {
+    kc__xla_run_info* info = (kc__xla_run_info*)(void*)(run->block + exe->xla_run_offset);
+    info->alloc = alloc ? alloc : kc_allocator_system();
+  }
   *out = run;
   return NULL;
 oom:
@@ -170,6 +175,17 @@ kc_status* kc__step_typed_call(const kc__step* s, kc__run* run) {
   return s->handler(frame);
 }
 
+/* An XLA FFI handler: the frame is ready in the block; only a failure or
+ * a future costs more than the call. */
+static inline kc_status* kc__xla_call(const kc__step* s, kc__run* run) {
+  XLA_FFI_CallFrame* frame = (XLA_FFI_CallFrame*)(void*)(run->block + s->frame_offset);
+  XLA_FFI_Error* err = ((XLA_FFI_Handler*)s->fn)(frame);
+  if (KC__LIKELY(!err && !frame->future)) return NULL;
+  return kc__xla_call_finish(frame, err);
+}
+
+kc_status* kc__step_xla_call(const kc__step* s, kc__run* run) { return kc__xla_call(s, run); }
+
 /* ---- execute ------------------------------------------------------------------ */
 
 /* The status for an input that is not what the program expects. Only
@@ -226,6 +242,8 @@ static kc_status* kc__run_steps(const kc_executable* exe, kc__run* run,
       const kc__step* s = &exe->steps[i];
       if (s->kind == KC__STEP_TYPED_CALL) {
         st = s->handler((kc_xcall_frame*)(void*)(run->block + s->frame_offset));
+      } else if (s->kind == KC__STEP_XLA_CALL) {
+        st = kc__xla_call(s, run);
       } else if (s->kind == KC__STEP_LEGACY_CALL && s->api == KC_XCALL_API_ORIGINAL) {
         ((kc_xcall_cpu_fn)s->fn)(*(void**)(void*)(run->block + s->out_offset),
                                  (const void**)(void*)(run->block + s->ins_offset));
@@ -247,7 +265,8 @@ static kc_status* kc__run_steps(const kc_executable* exe, kc__run* run,
   if (!st) return NULL;
   const kc__step* s = &exe->steps[i];
   const kc__instr* in = &exe->program->instrs[s->instr];
-  if (s->kind == KC__STEP_LEGACY_CALL || s->kind == KC__STEP_TYPED_CALL) {
+  if (s->kind == KC__STEP_LEGACY_CALL || s->kind == KC__STEP_TYPED_CALL ||
+      s->kind == KC__STEP_XLA_CALL) {
     return kc_status_add_context(st, "in custom call '%s' (instruction '%s')",
                                  in->target, in->name);
   }
@@ -303,6 +322,11 @@ kc_status* kc_executable_execute(const kc_executable* executable,
       }
     }
     kc__apply_fills(run->block, run->addr, exe->dynamic_fills, exe->num_dynamic_fills);
+    if (exe->has_xla) {
+      /* A new run id, made when a handler first asks for it. */
+      kc__xla_run_info* info = (kc__xla_run_info*)(void*)(run->block + exe->xla_run_offset);
+      atomic_store_explicit(&info->run_id, 0, memory_order_relaxed);
+    }
     st = kc__run_steps(exe, run, times);
     kc__run_release(exe, run);
   }

@@ -310,6 +310,20 @@ kc_status* kc__lex_skip_value(kc__lexer* lx) {
   }
 }
 
+bool kc__lex_raw_until(kc__lexer* lx, char close, kc_string_view* out) {
+  size_t p = lx->pos;
+  for (int c = kc__at(lx, p); c != close; c = kc__at(lx, ++p)) {
+    if (c < 0 || c == '\n') return false;
+  }
+  out->data = lx->text + lx->pos;
+  out->size = p - lx->pos;
+  kc__token at = {KC__TOK_PUNCT, {lx->text + p, 1}, lx->line, kc__column(lx, p), NULL};
+  lx->pos = p + 1;
+  lx->tok = at;
+  kc__lex_next(lx);
+  return true;
+}
+
 /* Groups are skipped byte by byte rather than token by token: metadata,
  * sharding and layouts of a large dump are most of its text. Strings and
  * comments are still honoured, so a bracket inside one does not count. */

@@ -83,6 +83,12 @@ kc_status* kc__lex_expect(kc__lexer* lx, char c);
 bool kc__lex_list_begin(kc__lexer* lx, char close);
 kc_status* kc__lex_list_next(kc__lexer* lx, char close, bool* out_more);
 
+/* The bytes between the current token and the next `close` on the same
+ * line, for text the tokenizer would split wrongly (MLIR's "2x0xf32"
+ * holds what reads as a hex number); then moves to the token after
+ * `close`. False, consuming nothing, when the line has no `close`. */
+bool kc__lex_raw_until(kc__lexer* lx, char close, kc_string_view* out);
+
 /* Skips the value of an attribute the parser does not interpret:
  * balanced (), {}, [] groups and any tokens up to a ',' or closing bracket
  * at the outer level or the end of the line the value starts on. */

@@ -5,6 +5,7 @@
 #include "internal/common.h"
 #include "internal/registry.h"
 #include "kcall/value.h"
+#include "kcall/xla_ffi.h"
 #include "xcall/xcall_internal.h"
 
 /* Keys are "name@Platform"; XLA target names may contain '$'. Lock order 3:
@@ -12,8 +13,23 @@
 static kc__registry kc__xcall_registry =
     KC__REGISTRY_INIT_NAMES(kc_registration_kind_custom_call, 3, "$@");
 
-/* Longest target name, leaving room for "@Platform" within a key. */
-#define KC__TARGET_NAME_MAX 240
+/* Frozen layouts: these may only grow at the end. */
+_Static_assert(offsetof(kc_xcall_signature, attrs) == 48, "kc_xcall_signature layout");
+_Static_assert(offsetof(kc_xcall_signature, flags) == 56, "kc_xcall_signature layout");
+_Static_assert(sizeof(kc_xcall_signature) == 64, "kc_xcall_signature layout");
+_Static_assert(offsetof(kc_xcall_frame, args) == 24, "kc_xcall_frame layout");
+_Static_assert(offsetof(kc_xcall_frame, state) == 48, "kc_xcall_frame layout");
+_Static_assert(offsetof(kc_xcall_frame, instruction_name) == 104,
+               "kc_xcall_frame layout");
+_Static_assert(sizeof(kc_xcall_frame) == 112, "kc_xcall_frame layout");
+_Static_assert(sizeof(kc_attr) == 40, "kc_attr layout");
+_Static_assert(offsetof(kc_attr, v) == 24, "kc_attr layout");
+_Static_assert(sizeof(kc_xla_ffi_handlers) == 40, "kc_xla_ffi_handlers layout");
+_Static_assert(offsetof(kc_xla_ffi_handlers, execute) == 32,
+               "kc_xla_ffi_handlers layout");
+
+/* The signature as 1.0 first shipped it, without flags. */
+#define KC__SIGNATURE_V1_SIZE offsetof(kc_xcall_signature, flags)
 
 const char* kc_platform_name(kc_platform platform) {
   switch (platform) {
@@ -151,10 +167,23 @@ static kc_status* kc__target_register(kc__xcall_target* t, kc_string_view key,
   return st;
 }
 
+kc_status* kc__xcall_target_new(kc_string_view name, kc_platform platform,
+                                kc_xcall_api api, char* key_buf,
+                                kc_string_view* out_key,
+                                kc__xcall_target** out) {
+  KC__TRY(kc__key(name, platform, key_buf, KC__TARGET_KEY_CAP, out_key));
+  return kc__target_create(name, platform, api, out);
+}
+
+kc_status* kc__xcall_target_publish(kc__xcall_target* t, kc_string_view key,
+                                    uint32_t flags) {
+  return kc__target_register(t, key, flags);
+}
+
 kc_status* kc_xcall_register(kc_string_view name, kc_platform platform,
                              kc_xcall_api api, void (*fn)(void),
                              uint32_t flags) {
-  char buf[KC__TARGET_NAME_MAX + 16];
+  char buf[KC__TARGET_KEY_CAP];
   kc_string_view key;
   KC_RETURN_IF_ERROR(kc__key(name, platform, buf, sizeof buf, &key),
                      "registering a custom-call target");
@@ -187,10 +216,26 @@ static bool kc__attr_type_ok(int32_t type) {
 /* Copies the signature's arrays into t; checks them. */
 static kc_status* kc__copy_signature(kc__xcall_target* t,
                                      const kc_xcall_signature* sig) {
-  if (!sig || sig->struct_size < sizeof(kc_xcall_signature)) {
+  if (!sig || sig->struct_size < KC__SIGNATURE_V1_SIZE) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "signature: expected struct_size >= %zu",
-                            sizeof(kc_xcall_signature));
+                            (size_t)KC__SIGNATURE_V1_SIZE);
+  }
+  uint32_t flags = KC_STRUCT_HAS(sig, kc_xcall_signature, flags) ? sig->flags : 0;
+  if (flags & ~(KC_XCALL_SIG_OPEN | KC_XCALL_SIG_NO_INSTANTIATE)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "signature: unknown flags 0x%x (expected "
+                            "KC_XCALL_SIG_OPEN, KC_XCALL_SIG_NO_INSTANTIATE or "
+                            "none)",
+                            flags);
+  }
+  if ((flags & KC_XCALL_SIG_OPEN) &&
+      (sig->num_args || sig->num_results || sig->num_attrs)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "signature: an open signature (KC_XCALL_SIG_OPEN) "
+                            "declares no buffers or attributes, got %d, %d "
+                            "and %d",
+                            sig->num_args, sig->num_results, sig->num_attrs);
   }
   if (sig->num_args < 0 || sig->num_results < 0 || sig->num_attrs < 0 ||
       (sig->num_args && !sig->args) || (sig->num_results && !sig->results) ||
@@ -201,6 +246,7 @@ static kc_status* kc__copy_signature(kc__xcall_target* t,
   }
   kc_xcall_signature* s = &t->signature;
   s->struct_size = sizeof *s;
+  s->flags = flags;
   size_t na = (size_t)sig->num_args, nr = (size_t)sig->num_results,
          nt = (size_t)sig->num_attrs;
   kc_xcall_buffer_spec* args = calloc(na + 1, sizeof *args);
@@ -241,7 +287,7 @@ kc_status* kc_xcall_register_typed(kc_string_view name, kc_platform platform,
                                    const kc_xcall_signature* signature,
                                    kc_xcall_handler_fn fn, void* user,
                                    kc_deleter_fn user_deleter, uint32_t flags) {
-  char buf[KC__TARGET_NAME_MAX + 16];
+  char buf[KC__TARGET_KEY_CAP];
   kc_string_view key;
   kc_status* st = kc__key(name, platform, buf, sizeof buf, &key);
   if (!st && !fn) {
@@ -266,7 +312,7 @@ kc_status* kc_xcall_register_typed(kc_string_view name, kc_platform platform,
 
 const kc__xcall_target* kc__xcall_find(kc_string_view name,
                                        kc_platform platform) {
-  char buf[KC__TARGET_NAME_MAX + 16];
+  char buf[KC__TARGET_KEY_CAP];
   if (name.size == 0 || name.size > KC__TARGET_NAME_MAX || !name.data) return NULL;
   int n = snprintf(buf, sizeof buf, "%.*s@%s", (int)name.size, name.data,
                    kc_platform_name(platform));
@@ -276,7 +322,7 @@ const kc__xcall_target* kc__xcall_find(kc_string_view name,
 }
 
 kc_status* kc__xcall_not_found(kc_string_view name, kc_platform platform) {
-  char buf[KC__TARGET_NAME_MAX + 16];
+  char buf[KC__TARGET_KEY_CAP];
   size_t size = name.size > KC__TARGET_NAME_MAX ? KC__TARGET_NAME_MAX : name.size;
   int n = snprintf(buf, sizeof buf, "%.*s@%s", (int)size,
                    name.data ? name.data : "", kc_platform_name(platform));
@@ -297,6 +343,9 @@ kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
   d.platform = t->platform;
   d.api = t->api;
   d.signature = t->api == KC_XCALL_API_TYPED ? &t->signature : NULL;
+  d.xla_ffi = t->xla.execute != NULL;
+  d.xla_ffi_api_major = d.xla_ffi ? t->xla_api_major : 0;
+  d.xla_ffi_api_minor = d.xla_ffi ? t->xla_api_minor : 0;
   memcpy(out, &d, out->struct_size < sizeof d ? out->struct_size : sizeof d);
   return NULL;
 }
@@ -341,6 +390,10 @@ size_t kc_xcall_signature_format(const kc_xcall_signature* sig, char* buf,
   if (cap) buf[0] = '\0';
   if (!sig) {
     kc__appendf(buf, cap, &len, "(untyped)");
+    return len;
+  }
+  if (KC_STRUCT_HAS(sig, kc_xcall_signature, flags) && (sig->flags & KC_XCALL_SIG_OPEN)) {
+    kc__appendf(buf, cap, &len, "(...) -> (...) {...}");
     return len;
   }
   kc__put_buffers(buf, cap, &len, sig->args, sig->num_args);

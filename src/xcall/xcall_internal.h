@@ -23,7 +23,41 @@ typedef struct kc__xcall_target {
   void* user;
   kc_deleter_fn user_deleter;
   kc_xcall_signature signature; /* TYPED: arrays below, owned */
+  /* XLA FFI handlers (xla_ffi_host.c): non-NULL xla.execute marks an XLA
+   * target, which is TYPED with an open signature and no `handler`. */
+  kc_xla_ffi_handlers xla;
+  int32_t xla_api_major, xla_api_minor; /* -1: not reported */
+  uint32_t xla_traits;
 } kc__xcall_target;
+
+/* Longest target name, leaving room for "@Platform" within a key. */
+#define KC__TARGET_NAME_MAX 240
+/* Room for a registry key "name@Platform". */
+#define KC__TARGET_KEY_CAP (KC__TARGET_NAME_MAX + 16)
+
+/* A new target object for (name, platform) with one reference, and its
+ * registry key in `key_buf` (KC__TARGET_KEY_CAP bytes). INVALID_ARGUMENT
+ * for a malformed name or an unknown platform. */
+kc_status* kc__xcall_target_new(kc_string_view name, kc_platform platform,
+                                kc_xcall_api api, char* key_buf,
+                                kc_string_view* out_key,
+                                kc__xcall_target** out);
+
+/* Publishes (or stages) the target under `key` and drops the creator's
+ * reference, whether or not that succeeds. */
+kc_status* kc__xcall_target_publish(kc__xcall_target* t, kc_string_view key,
+                                    uint32_t flags);
+
+/* Bytes of one value of a numeric kc_attr_type (array elements are packed
+ * at this width). */
+static inline size_t kc__attr_width(int32_t type) {
+  switch (type) {
+    case KC_ATTR_BOOL: case KC_ATTR_I8: case KC_ATTR_U8: return 1;
+    case KC_ATTR_I16: case KC_ATTR_U16: return 2;
+    case KC_ATTR_I32: case KC_ATTR_U32: case KC_ATTR_F32: return 4;
+    default: return 8;
+  }
+}
 
 /* The target registered under (name, platform), or NULL; lock-free.
  * Borrowed until kc_xcall_registry_reset(). */

@@ -99,6 +99,30 @@ kc_status* cli_python_load(cli_python* py);
 
 void cli_python_deinit(cli_python* py);
 
+/* XLA FFI handlers and types named with --xla-ffi and --xla-ffi-type
+ * (xla_ffi.c), taken from shared libraries built with XLA's headers.
+ * Zero-initialise; cli_xla_ffi_deinit. The specs are borrowed from argv. */
+typedef struct cli_xla_ffi {
+  const char** handlers; /* "LIB:SYMBOL[=TARGET]", "LIB:STAGE:SYM,...=TARGET" */
+  size_t num_handlers;
+  const char** types; /* "LIB:TYPE_ID[:TYPE_INFO]=NAME" */
+  size_t num_types;
+} cli_xla_ffi;
+
+/* Adds the value of `option` ("--xla-ffi" or "--xla-ffi-type") after
+ * checking its syntax. Returns -1 when it did, else the exit status (a
+ * usage error of `command` saying what is wrong). */
+int cli_xla_ffi_add(cli_xla_ffi* x, const cli_command* command, const char* option,
+                    const char* spec);
+
+/* Loads the libraries, registers every type, then every handler for the
+ * host platform (kc_xla_ffi_type_register, kc_xcall_register_xla_ffi).
+ * NOT_FOUND for a library that does not load or a missing symbol;
+ * registration errors with the option's text as context. */
+kc_status* cli_xla_ffi_load(const cli_xla_ffi* x);
+
+void cli_xla_ffi_deinit(cli_xla_ffi* x);
+
 /* The commands, each defined beside its code. */
 extern const cli_command cli_cmd_version;
 extern const cli_command cli_cmd_inspect;

@@ -26,6 +26,17 @@ static kc_status* print_custom_call(kc_string_view name) {
   desc.struct_size = sizeof desc;
   if (!status) status = kc_xcall_lookup(target, platform, &desc);
   if (status) return status;
+  if (desc.xla_ffi) {
+    /* Its signature is open: the handler decodes its own frame. */
+    printf(" (platform %s, XLA FFI handler", kc_platform_name(desc.platform));
+    if (desc.xla_ffi_api_major >= 0) {
+      printf(", built for XLA FFI API %d.%d)", (int)desc.xla_ffi_api_major,
+             (int)desc.xla_ffi_api_minor);
+    } else {
+      printf(", XLA FFI API version not reported)");
+    }
+    return NULL;
+  }
   printf(" (platform %s, API %s)", kc_platform_name(desc.platform),
          kc_xcall_api_name(desc.api));
   if (desc.signature) {
@@ -147,7 +158,8 @@ const cli_command cli_cmd_inspect = {
     "version it was built against and the one negotiated with the library,\n"
     "and every registration it made (kind and name), in order. A custom\n"
     "call also shows its platform, its API version (calling convention)\n"
-    "and, for a typed handler, its signature.\n"
+    "and, for a typed handler, its signature; an XLA FFI handler shows the\n"
+    "XLA FFI API version it was built for.\n"
     "\n"
     "--python MODULE (may be repeated) imports a Python module, or runs a\n"
     ".py file, after the plugins, and shows what it registered as the\n"

@@ -21,6 +21,7 @@ typedef struct run_options {
   const char** plugins;
   size_t num_plugins;
   cli_python python; /* --python modules, loaded after the plugins */
+  cli_xla_ffi xla;   /* --xla-ffi handlers and --xla-ffi-type types, last */
   const char** inputs;
   size_t num_inputs;
   const char* output_dir;
@@ -86,6 +87,12 @@ static int parse_options(int argc, char** argv, run_options* o) {
       o->plugins[o->num_plugins++] = v;
     } else if ((v = option_value(argc, argv, &i, "--python", NULL, &missing))) {
       int exit_code = cli_python_add(&o->python, &cli_cmd_run, v);
+      if (exit_code >= 0) return exit_code;
+    } else if ((v = option_value(argc, argv, &i, "--xla-ffi", NULL, &missing)) ||
+               (v = option_value(argc, argv, &i, "--xla-ffi-type", NULL, &missing))) {
+      const char* option = strncmp(arg, "--xla-ffi-type", 14) == 0 ? "--xla-ffi-type"
+                                                                     : "--xla-ffi";
+      int exit_code = cli_xla_ffi_add(&o->xla, &cli_cmd_run, option, v);
       if (exit_code >= 0) return exit_code;
     } else if ((v = option_value(argc, argv, &i, "--input", "-i", &missing))) {
       if (!strchr(v, '=') || v[0] == '=') {
@@ -326,6 +333,7 @@ static int run_run(int argc, char** argv) {
   if (exit_code < 0) exit_code = parse_options(argc, argv, &o);
   if (exit_code >= 0) {
     cli_python_deinit(&o.python);
+    cli_xla_ffi_deinit(&o.xla);
     free(o.plugins);
     free(o.inputs);
     return exit_code;
@@ -337,6 +345,7 @@ static int run_run(int argc, char** argv) {
     st = kc_plugin_load(o.plugins[i], &plugin);
   }
   if (!st) st = cli_python_load(&o.python);
+  if (!st) st = cli_xla_ffi_load(&o.xla);
   kc_thread_pool* pool = NULL;
   kc_executable* exe = NULL;
   run_inputs in;
@@ -352,6 +361,7 @@ static int run_run(int argc, char** argv) {
   kc_executable_destroy(exe);
   kc_thread_pool_destroy(pool);
   cli_python_deinit(&o.python);
+  cli_xla_ffi_deinit(&o.xla);
   free(o.plugins);
   free(o.inputs);
   return st ? cli_report_status(st) : CLI_EXIT_OK;
@@ -361,6 +371,8 @@ const cli_command cli_cmd_run = {
     "run",
     "run an HLO-text program that calls custom calls",
     "usage: kcall run PROGRAM.hlo [--plugin P.so]... [--python MODULE]...\n"
+    "                 [--xla-ffi LIB.so:SYMBOL[=TARGET]]...\n"
+    "                 [--xla-ffi-type LIB.so:TYPE_ID[:TYPE_INFO]=NAME]...\n"
     "                 [--input NAME=VALUE]... [--generate-inputs]\n"
     "                 [--output DIR] [--platform NAME] [--stats]\n"
     "\n"
@@ -376,6 +388,18 @@ const cli_command cli_cmd_run = {
     "                          whose custom-call targets, registered with\n"
     "                          kcall.register_target, the program may call;\n"
     "                          may be repeated (see `kcall help call`)\n"
+    "      --xla-ffi LIB.so:SYMBOL[=TARGET]\n"
+    "                          register the XLA FFI handler SYMBOL of LIB.so\n"
+    "                          (XLA_FFI_DEFINE_HANDLER_SYMBOL) as the host\n"
+    "                          target TARGET (default: SYMBOL), called with\n"
+    "                          api_version=API_VERSION_TYPED_FFI; for several\n"
+    "                          stages, LIB.so:instantiate:SYM,execute:SYM=TARGET\n"
+    "                          (also prepare:, initialize:); may be repeated\n"
+    "      --xla-ffi-type LIB.so:TYPE_ID[:TYPE_INFO]=NAME\n"
+    "                          register the user type NAME whose XLA_FFI_TypeId\n"
+    "                          and XLA_FFI_TypeInfo are the symbols TYPE_ID and\n"
+    "                          TYPE_INFO (\"SYM()\": the address SYM returns);\n"
+    "                          handlers with state need their type first\n"
     "  -i, --input NAME=VALUE  one input (may be repeated); NAME is the\n"
     "                          parameter's name (with or without %) or\n"
     "                          number, and a leaf of a tuple parameter is\n"

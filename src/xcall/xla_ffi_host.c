@@ -1,0 +1,919 @@
+/*
+ * kcall as a host of XLA FFI handlers: the XLA_FFI_Api table, errors,
+ * futures, user types, the execution context, metadata queries and the
+ * registration of handlers as custom-call targets.
+ *
+ * Call frames themselves are laid out by the program compiler
+ * (src/program/compile.c), so that a run only writes buffer addresses;
+ * this file supplies what the frame points at.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal/common.h"
+#include "kcall/runtime.h"
+#include "xcall/xla_ffi_internal.h"
+#include "xcall/xla_ffi_layout.h" /* XLA's layouts, frozen */
+
+_Static_assert(KC_XLA_FFI_API_VERSION_MAJOR == KC_XLA_FFI_API_MAJOR &&
+                   KC_XLA_FFI_API_VERSION_MINOR == KC_XLA_FFI_API_MINOR,
+               "one version of XLA's FFI");
+/* The two bundles agree field for field after kcall's struct_size. */
+_Static_assert(offsetof(kc_xla_ffi_handlers, execute) - offsetof(kc_xla_ffi_handlers, instantiate) ==
+                   offsetof(XLA_FFI_Handler_Bundle, execute),
+               "kc_xla_ffi_handlers follows XLA_FFI_Handler_Bundle");
+
+/* Calls an erased handler through its real type. */
+static inline XLA_FFI_Handler* kc__xla_handler(kc_xla_ffi_handler_fn fn) {
+  return (XLA_FFI_Handler*)(void (*)(void))fn;
+}
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+struct XLA_FFI_Error {
+  XLA_FFI_Error_Code code;
+  bool shared; /* the static out-of-memory error: never freed */
+  const char* message;
+};
+
+static XLA_FFI_Error kc__xla_oom = {XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, true,
+                                    "out of memory making an XLA FFI error"};
+
+static XLA_FFI_Error* kc__xla_error_new(int32_t code, const char* message) {
+  if (code < 0 || code > XLA_FFI_Error_Code_UNAUTHENTICATED) code = XLA_FFI_Error_Code_UNKNOWN;
+  size_t n = strlen(message);
+  XLA_FFI_Error* e = malloc(sizeof *e + n + 1);
+  if (!e) return &kc__xla_oom;
+  char* text = (char*)(e + 1);
+  memcpy(text, message, n + 1);
+  e->code = (XLA_FFI_Error_Code)code;
+  e->shared = false;
+  e->message = text;
+  return e;
+}
+
+XLA_FFI_Error* kc__xla_error_make(kc_status_code code, const char* fmt, ...) {
+  if (code == KC_OK) return NULL;
+  char buf[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return kc__xla_error_new((int32_t)code, buf);
+}
+
+/* An error for a status (destroyed here): its code, and its context and
+ * message without the code's name. */
+static XLA_FFI_Error* kc__xla_error_from_status(kc_status* st) {
+  if (!st) return NULL;
+  char buf[1024];
+  kc_status_format(st, buf, sizeof buf);
+  const char* name = kc_status_code_name(kc_status_get_code(st));
+  size_t skip = strlen(name);
+  const char* text = strncmp(buf, name, skip) == 0 && buf[skip] == ':' ? buf + skip + 2 : buf;
+  XLA_FFI_Error* e = kc__xla_error_new((int32_t)kc_status_get_code(st), text);
+  kc_status_destroy(st);
+  return e;
+}
+
+static void kc__xla_error_free(XLA_FFI_Error* e) {
+  if (e && !e->shared) free(e);
+}
+
+kc_status* kc__xla_error_take(XLA_FFI_Error* e) {
+  if (!e) return NULL;
+  kc_status_code code = e->code == XLA_FFI_Error_Code_OK ? KC_UNKNOWN : (kc_status_code)e->code;
+  kc_status* st = kc_status_create(code, "%s", e->message ? e->message : "");
+  kc__xla_error_free(e);
+  return st;
+}
+
+/* INVALID_ARGUMENT unless the caller's struct holds `need` bytes. */
+#define KC__XLA_CHECK_SIZE(args, type, last_field)                                  \
+  do {                                                                              \
+    if (!(args)) {                                                                  \
+      return kc__xla_error_make(KC_INVALID_ARGUMENT, "%s: the arguments are NULL",  \
+                                #type);                                             \
+    }                                                                               \
+    if ((args)->struct_size < KC__XLA_SIZE(type, last_field)) {                     \
+      return kc__xla_error_make(KC_INVALID_ARGUMENT,                                \
+                                "%s: struct_size %zu, expected at least %zu "       \
+                                "(kcall implements XLA FFI API %d.%d)",             \
+                                #type, (args)->struct_size,                         \
+                                KC__XLA_SIZE(type, last_field),                     \
+                                KC_XLA_FFI_API_MAJOR, KC_XLA_FFI_API_MINOR);        \
+    }                                                                               \
+  } while (0)
+
+static XLA_FFI_Error* kc__xla_error_create(XLA_FFI_Error_Create_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_Error_Create_Args, errc);
+  return kc__xla_error_new((int32_t)args->errc, args->message ? args->message : "");
+}
+
+static void kc__xla_error_get_message(XLA_FFI_Error_GetMessage_Args* args) {
+  if (!args || args->struct_size < KC__XLA_SIZE(XLA_FFI_Error_GetMessage_Args, message)) {
+    return;
+  }
+  args->message = args->error ? args->error->message : "";
+}
+
+static void kc__xla_error_destroy(XLA_FFI_Error_Destroy_Args* args) {
+  if (!args || args->struct_size < KC__XLA_SIZE(XLA_FFI_Error_Destroy_Args, error)) {
+    return;
+  }
+  kc__xla_error_free(args->error);
+}
+
+/* ---- futures --------------------------------------------------------------------------- */
+
+struct XLA_FFI_Future {
+  pthread_mutex_t mu;
+  pthread_cond_t done_cv;
+  bool done;
+  XLA_FFI_Error* error; /* set with done, by SetError */
+};
+
+static XLA_FFI_Error* kc__xla_future_create(XLA_FFI_Future_Create_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_Future_Create_Args, extension_start);
+  XLA_FFI_Future* f = calloc(1, sizeof *f);
+  if (!f) return kc__xla_error_make(KC_RESOURCE_EXHAUSTED, "out of memory making a future");
+  pthread_mutex_init(&f->mu, NULL);
+  pthread_cond_init(&f->done_cv, NULL);
+  args->future = f;
+  return NULL;
+}
+
+/* Completes `f` with `error` (NULL: available). Nothing touches `f` after
+ * the unlock: the waiter may free it as soon as it sees `done`. */
+static XLA_FFI_Error* kc__xla_future_complete(XLA_FFI_Future* f, XLA_FFI_Error* error) {
+  if (!f) {
+    kc__xla_error_free(error);
+    return kc__xla_error_make(KC_INVALID_ARGUMENT, "the future is NULL");
+  }
+  pthread_mutex_lock(&f->mu);
+  bool again = f->done;
+  if (!again) {
+    f->done = true;
+    f->error = error;
+    pthread_cond_broadcast(&f->done_cv);
+  }
+  pthread_mutex_unlock(&f->mu);
+  if (again) {
+    kc__xla_error_free(error);
+    return kc__xla_error_make(KC_FAILED_PRECONDITION, "the future is already complete");
+  }
+  return NULL;
+}
+
+static XLA_FFI_Error* kc__xla_future_set_available(XLA_FFI_Future_SetAvailable_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_Future_SetAvailable_Args, future);
+  return kc__xla_future_complete(args->future, NULL);
+}
+
+static XLA_FFI_Error* kc__xla_future_set_error(XLA_FFI_Future_SetError_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_Future_SetError_Args, error);
+  if (!args->error) {
+    return kc__xla_error_make(KC_INVALID_ARGUMENT, "XLA_FFI_Future_SetError: the error is NULL");
+  }
+  return kc__xla_future_complete(args->future, args->error);
+}
+
+/* Waits for `f`, frees it, and returns the error it completed with. */
+static XLA_FFI_Error* kc__xla_future_wait(XLA_FFI_Future* f) {
+  pthread_mutex_lock(&f->mu);
+  while (!f->done) pthread_cond_wait(&f->done_cv, &f->mu);
+  XLA_FFI_Error* error = f->error;
+  pthread_mutex_unlock(&f->mu);
+  pthread_cond_destroy(&f->done_cv);
+  pthread_mutex_destroy(&f->mu);
+  free(f);
+  return error;
+}
+
+kc_status* kc__xla_call_finish(XLA_FFI_CallFrame* frame, XLA_FFI_Error* error) {
+  XLA_FFI_Future* future = frame->future;
+  frame->future = NULL;
+  if (error) {
+    /* A synchronous error with a future is a broken handler; the future
+     * is still the host's to free once the handler completes it. */
+    if (future) kc__xla_error_free(kc__xla_future_wait(future));
+    return kc__xla_error_take(error);
+  }
+  return future ? kc__xla_error_take(kc__xla_future_wait(future)) : NULL;
+}
+
+/* ---- user types ------------------------------------------------------------------------ */
+
+typedef struct kc__xla_type {
+  char* name;
+  size_t name_size;
+  int64_t id;
+  void (*deleter)(void* object);
+} kc__xla_type;
+
+/* The registered types, for the life of the process; lock order: after
+ * every registry (registration never happens under this lock). */
+static pthread_mutex_t kc__xla_types_mu = PTHREAD_MUTEX_INITIALIZER;
+static kc__xla_type* kc__xla_types;
+static size_t kc__xla_num_types, kc__xla_cap_types;
+static int64_t kc__xla_next_type_id = 1;
+
+static kc__xla_type* kc__xla_type_by_name(kc_string_view name) {
+  for (size_t i = 0; i < kc__xla_num_types; ++i) {
+    kc__xla_type* t = &kc__xla_types[i];
+    if (t->name_size == name.size && !memcmp(t->name, name.data, name.size)) return t;
+  }
+  return NULL;
+}
+
+static kc__xla_type* kc__xla_type_by_id(int64_t id) {
+  for (size_t i = 0; i < kc__xla_num_types; ++i) {
+    if (kc__xla_types[i].id == id) return &kc__xla_types[i];
+  }
+  return NULL;
+}
+
+static kc_status* kc__xla_type_add(kc_string_view name, XLA_FFI_TypeId* type_id,
+                                   const XLA_FFI_TypeInfo* info) {
+  kc__xla_type* t = kc__xla_type_by_name(name);
+  if (t) {
+    if (type_id->type_id != 0 && type_id->type_id != t->id) {
+      return kc_status_create(KC_ALREADY_EXISTS,
+                              "XLA FFI type '%.*s' is registered with id %lld, not %lld",
+                              (int)name.size, name.data, (long long)t->id,
+                              (long long)type_id->type_id);
+    }
+    type_id->type_id = t->id;
+    /* The latest info wins: a library loaded again (its old mapping gone)
+     * registers its types again. State already set keeps its deleter. */
+    if (info && info->struct_size >= KC__XLA_SIZE(XLA_FFI_TypeInfo, deleter)) {
+      t->deleter = info->deleter;
+    }
+    return NULL;
+  }
+  int64_t id = type_id->type_id;
+  if (id < 0) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "XLA FFI type '%.*s': type id %lld is negative", (int)name.size,
+                            name.data, (long long)id);
+  }
+  if (id && kc__xla_type_by_id(id)) {
+    return kc_status_create(KC_ALREADY_EXISTS,
+                            "XLA FFI type '%.*s': type id %lld is taken by another type",
+                            (int)name.size, name.data, (long long)id);
+  }
+  if (kc__xla_num_types == kc__xla_cap_types) {
+    size_t cap = kc__xla_cap_types ? 2 * kc__xla_cap_types : 16;
+    kc__xla_type* grown = realloc(kc__xla_types, cap * sizeof *grown);
+    if (!grown) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+    kc__xla_types = grown;
+    kc__xla_cap_types = cap;
+  }
+  char* copy = malloc(name.size + 1);
+  if (!copy) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  memcpy(copy, name.data, name.size);
+  copy[name.size] = '\0';
+  if (!id) id = kc__xla_next_type_id;
+  if (id >= kc__xla_next_type_id) kc__xla_next_type_id = id + 1;
+  kc__xla_type* added = &kc__xla_types[kc__xla_num_types++];
+  added->name = copy;
+  added->name_size = name.size;
+  added->id = id;
+  added->deleter = info && info->struct_size >= KC__XLA_SIZE(XLA_FFI_TypeInfo, deleter)
+                       ? info->deleter
+                       : NULL;
+  type_id->type_id = id;
+  return NULL;
+}
+
+kc_status* kc_xla_ffi_type_register(kc_string_view name, void* type_id,
+                                    const void* type_info) {
+  if (!type_id || !name.data || !name.size) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_xla_ffi_type_register: %s",
+                            type_id ? "the name is empty" : "type_id is NULL");
+  }
+  pthread_mutex_lock(&kc__xla_types_mu);
+  kc_status* st = kc__xla_type_add(name, type_id, type_info);
+  pthread_mutex_unlock(&kc__xla_types_mu);
+  return st;
+}
+
+/* The deleter of registered type `id` into *out; false when unknown. */
+static bool kc__xla_type_deleter(int64_t id, void (**out)(void*)) {
+  pthread_mutex_lock(&kc__xla_types_mu);
+  kc__xla_type* t = kc__xla_type_by_id(id);
+  if (t) *out = t->deleter;
+  pthread_mutex_unlock(&kc__xla_types_mu);
+  return t != NULL;
+}
+
+static XLA_FFI_Error* kc__xla_type_register_fn(XLA_FFI_Type_Register_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_Type_Register_Args, type_id);
+  /* XLA's own size for this struct stops before type_info, which callers
+   * built with XLA's headers set anyway. */
+  kc_string_view name = {args->name.ptr, args->name.len};
+  return kc__xla_error_from_status(kc_xla_ffi_type_register(name, args->type_id, args->type_info));
+}
+
+/* ---- the execution context ----------------------------------------------------------- */
+
+static const char* kc__xla_stage_name(int32_t stage) {
+  switch (stage) {
+    case XLA_FFI_ExecutionStage_INSTANTIATE: return "instantiate";
+    case XLA_FFI_ExecutionStage_PREPARE: return "prepare";
+    case XLA_FFI_ExecutionStage_INITIALIZE: return "initialize";
+    case XLA_FFI_ExecutionStage_EXECUTE: return "execute";
+    default: return "unknown";
+  }
+}
+
+static XLA_FFI_Error* kc__xla_no_instance(const char* fn) {
+  return kc__xla_error_make(KC_FAILED_PRECONDITION,
+                            "%s: no call site to keep state for (outside a "
+                            "compiled program)",
+                            fn);
+}
+
+static XLA_FFI_Error* kc__xla_state_set(XLA_FFI_State_Set_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_State_Set_Args, state);
+  XLA_FFI_ExecutionContext* ctx = args->ctx;
+  if (!ctx || !ctx->instance) return kc__xla_no_instance("XLA_FFI_State_Set");
+  if (ctx->stage == XLA_FFI_ExecutionStage_EXECUTE) {
+    return kc__xla_error_make(KC_FAILED_PRECONDITION,
+                              "XLA_FFI_State_Set: state is set at the instantiate, "
+                              "prepare or initialize stage (kcall runs them when the "
+                              "program is compiled), not at execute");
+  }
+  int32_t stage = (int32_t)args->stage;
+  if (stage < XLA_FFI_ExecutionStage_INSTANTIATE || stage > XLA_FFI_ExecutionStage_INITIALIZE) {
+    return kc__xla_error_make(KC_INVALID_ARGUMENT,
+                              "XLA_FFI_State_Set: stage %d: expected instantiate, "
+                              "prepare or initialize",
+                              stage);
+  }
+  int64_t id = args->type_id ? args->type_id->type_id : 0;
+  void (*deleter)(void*) = NULL;
+  if (id <= 0 || !kc__xla_type_deleter(id, &deleter)) {
+    return kc__xla_error_make(KC_FAILED_PRECONDITION,
+                              "XLA_FFI_State_Set: type id %lld is not registered with "
+                              "kcall: register the state's type first "
+                              "(kc_xla_ffi_type_register; in JAX, "
+                              "jax.ffi.register_ffi_type)",
+                              (long long)id);
+  }
+  struct kc__xla_state* slot = &ctx->instance->states[stage];
+  if (slot->type_id) {
+    return kc__xla_error_make(KC_ALREADY_EXISTS,
+                              "XLA_FFI_State_Set: the %s stage's state is already set",
+                              kc__xla_stage_name(stage));
+  }
+  slot->type_id = id;
+  slot->state = args->state;
+  slot->deleter = deleter;
+  return NULL;
+}
+
+static XLA_FFI_Error* kc__xla_state_get(XLA_FFI_State_Get_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_State_Get_Args, state);
+  XLA_FFI_ExecutionContext* ctx = args->ctx;
+  if (!ctx || !ctx->instance) return kc__xla_no_instance("XLA_FFI_State_Get");
+  int32_t stage = (int32_t)args->stage;
+  if (stage < XLA_FFI_ExecutionStage_INSTANTIATE || stage > XLA_FFI_ExecutionStage_INITIALIZE) {
+    return kc__xla_error_make(KC_INVALID_ARGUMENT,
+                              "XLA_FFI_State_Get: stage %d: expected instantiate, "
+                              "prepare or initialize",
+                              stage);
+  }
+  const struct kc__xla_state* slot = &ctx->instance->states[stage];
+  if (!slot->type_id) {
+    return kc__xla_error_make(KC_NOT_FOUND,
+                              "XLA_FFI_State_Get: no state was set at the %s stage",
+                              kc__xla_stage_name(stage));
+  }
+  int64_t id = args->type_id ? args->type_id->type_id : 0;
+  if (id != slot->type_id) {
+    return kc__xla_error_make(KC_INVALID_ARGUMENT,
+                              "XLA_FFI_State_Get: the %s stage's state has type id "
+                              "%lld, asked for %lld",
+                              kc__xla_stage_name(stage), (long long)slot->type_id,
+                              (long long)id);
+  }
+  args->state = slot->state;
+  return NULL;
+}
+
+static XLA_FFI_Error* kc__xla_stream_get(XLA_FFI_Stream_Get_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_Stream_Get_Args, stream);
+  args->stream = NULL; /* the host has no stream */
+  return NULL;
+}
+
+static XLA_FFI_Error* kc__xla_context_get(XLA_FFI_ExecutionContext_Get_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_ExecutionContext_Get_Args, data);
+  return kc__xla_error_make(KC_NOT_FOUND,
+                            "XLA_FFI_ExecutionContext_Get: kcall has no user data "
+                            "in the execution context (type id %lld)",
+                            (long long)(args->type_id ? args->type_id->type_id : 0));
+}
+
+/* What precedes each block DeviceMemory_Allocate hands out. */
+typedef struct kc__xla_block {
+  const kc_allocator* alloc;
+  size_t total;  /* bytes allocated */
+  size_t align;  /* alignment allocated with */
+  size_t prefix; /* bytes from the allocation to the data */
+} kc__xla_block;
+
+static XLA_FFI_Error* kc__xla_memory_allocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_DeviceMemory_Allocate_Args, data);
+  size_t align = args->alignment ? args->alignment : 16;
+  if (align & (align - 1)) {
+    return kc__xla_error_make(KC_INVALID_ARGUMENT,
+                              "XLA_FFI_DeviceMemory_Allocate: alignment %zu is not a "
+                              "power of two",
+                              args->alignment);
+  }
+  if (align < 16) align = 16;
+  size_t prefix = align > sizeof(kc__xla_block) ? align : sizeof(kc__xla_block);
+  const kc_allocator* alloc =
+      args->ctx && args->ctx->run ? args->ctx->run->alloc : kc_allocator_system();
+  char* base = args->size > SIZE_MAX - prefix
+                   ? NULL
+                   : kc_allocator_alloc(alloc, prefix + args->size, align);
+  if (!base) {
+    return kc__xla_error_make(KC_RESOURCE_EXHAUSTED,
+                              "XLA_FFI_DeviceMemory_Allocate: out of memory allocating "
+                              "%zu bytes",
+                              args->size);
+  }
+  kc__xla_block block = {alloc, prefix + args->size, align, prefix};
+  memcpy(base + prefix - sizeof block, &block, sizeof block);
+  args->data = base + prefix;
+  return NULL;
+}
+
+static XLA_FFI_Error* kc__xla_memory_free(XLA_FFI_DeviceMemory_Free_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_DeviceMemory_Free_Args, data);
+  if (!args->data) return NULL;
+  kc__xla_block block;
+  memcpy(&block, (char*)args->data - sizeof block, sizeof block);
+  if (block.total - block.prefix != args->size) {
+    return kc__xla_error_make(KC_INVALID_ARGUMENT,
+                              "XLA_FFI_DeviceMemory_Free: size %zu, but the block "
+                              "holds %zu bytes",
+                              args->size, block.total - block.prefix);
+  }
+  kc_allocator_free(block.alloc, (char*)args->data - block.prefix, block.total, block.align);
+  return NULL;
+}
+
+static XLA_FFI_Error* kc__xla_pool_schedule(XLA_FFI_ThreadPool_Schedule_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_ThreadPool_Schedule_Args, data);
+  if (!args->ctx || !args->ctx->pool) {
+    return kc__xla_error_make(KC_UNIMPLEMENTED, "XLA_FFI_ThreadPool_Schedule: no thread pool");
+  }
+  if (!args->task) {
+    return kc__xla_error_make(KC_INVALID_ARGUMENT, "XLA_FFI_ThreadPool_Schedule: task is NULL");
+  }
+  kc_closure task = {sizeof task, (void (*)(void*))args->task, args->data, NULL};
+  return kc__xla_error_from_status(kc_thread_pool_schedule(args->ctx->pool, &task));
+}
+
+static XLA_FFI_Error* kc__xla_pool_size(XLA_FFI_ThreadPool_NumThreads_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_ThreadPool_NumThreads_Args, num_threads);
+  if (!args->ctx || !args->ctx->pool) {
+    return kc__xla_error_make(KC_UNIMPLEMENTED, "XLA_FFI_ThreadPool_NumThreads: no thread pool");
+  }
+  if (!args->num_threads) {
+    return kc__xla_error_make(KC_INVALID_ARGUMENT,
+                              "XLA_FFI_ThreadPool_NumThreads: num_threads is NULL");
+  }
+  *args->num_threads = kc_thread_pool_get_size(args->ctx->pool);
+  return NULL;
+}
+
+static _Atomic int64_t kc__xla_next_run_id = 1;
+
+static XLA_FFI_Error* kc__xla_run_id(XLA_FFI_RunId_Get_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_RunId_Get_Args, run_id);
+  kc__xla_run_info* run = args->ctx ? args->ctx->run : NULL;
+  if (!run) {
+    return kc__xla_error_make(KC_FAILED_PRECONDITION,
+                              "XLA_FFI_RunId_Get: there is a run id only while a "
+                              "program runs");
+  }
+  int64_t id = atomic_load_explicit(&run->run_id, memory_order_acquire);
+  if (!id) {
+    int64_t fresh = atomic_fetch_add_explicit(&kc__xla_next_run_id, 1, memory_order_relaxed);
+    id = 0;
+    if (atomic_compare_exchange_strong(&run->run_id, &id, fresh)) id = fresh;
+  }
+  args->run_id = id;
+  return NULL;
+}
+
+static XLA_FFI_Error* kc__xla_device_ordinal(XLA_FFI_DeviceOrdinal_Get_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_DeviceOrdinal_Get_Args, device_ordinal);
+  args->device_ordinal = 0;
+  return NULL;
+}
+
+static XLA_FFI_Error* kc__xla_handler_register(XLA_FFI_Handler_Register_Args* args) {
+  KC__XLA_CHECK_SIZE(args, XLA_FFI_Handler_Register_Args, traits);
+  kc_platform platform;
+  kc_status* st = kc_platform_parse((kc_string_view){args->platform.ptr, args->platform.len},
+                                    &platform);
+  if (!st) {
+    kc_xla_ffi_handlers h = {sizeof h, (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.instantiate,
+                             (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.prepare,
+                             (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.initialize,
+                             (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.execute};
+    st = kc_xcall_register_xla_ffi((kc_string_view){args->name.ptr, args->name.len}, platform,
+                                   &h, 0);
+  }
+  return kc__xla_error_from_status(st);
+}
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+static const XLA_FFI_Api kc__xla_api_table = {
+    KC__XLA_API_SIZE,
+    NULL,
+    {KC__XLA_API_VERSION_SIZE, NULL, KC_XLA_FFI_API_MAJOR, KC_XLA_FFI_API_MINOR},
+    NULL,
+    kc__xla_error_create,
+    kc__xla_error_get_message,
+    kc__xla_error_destroy,
+    kc__xla_handler_register,
+    kc__xla_stream_get,
+    kc__xla_type_register_fn,
+    kc__xla_context_get,
+    kc__xla_state_set,
+    kc__xla_state_get,
+    kc__xla_memory_allocate,
+    kc__xla_memory_free,
+    kc__xla_pool_schedule,
+    kc__xla_pool_size,
+    kc__xla_future_create,
+    kc__xla_future_set_available,
+    kc__xla_future_set_error,
+    kc__xla_run_id,
+    kc__xla_device_ordinal,
+};
+
+const XLA_FFI_Api* kc__xla_api(void) { return &kc__xla_api_table; }
+
+const void* kc_xla_ffi_get_api(void) { return &kc__xla_api_table; }
+
+/* ---- element types ---------------------------------------------------------------------- */
+
+/* X(XLA name, DLPack code, bits, text) */
+#define KC__XLA_DTYPES(X)                             \
+  X(PRED, kDLBool, 8, "pred")                         \
+  X(S8, kDLInt, 8, "s8")                              \
+  X(S16, kDLInt, 16, "s16")                           \
+  X(S32, kDLInt, 32, "s32")                           \
+  X(S64, kDLInt, 64, "s64")                           \
+  X(U8, kDLUInt, 8, "u8")                             \
+  X(U16, kDLUInt, 16, "u16")                          \
+  X(U32, kDLUInt, 32, "u32")                          \
+  X(U64, kDLUInt, 64, "u64")                          \
+  X(F16, kDLFloat, 16, "f16")                         \
+  X(F32, kDLFloat, 32, "f32")                         \
+  X(F64, kDLFloat, 64, "f64")                         \
+  X(BF16, kDLBfloat, 16, "bf16")                      \
+  X(C64, kDLComplex, 64, "c64")                       \
+  X(C128, kDLComplex, 128, "c128")                    \
+  X(S4, kDLInt, 4, "s4")                              \
+  X(U4, kDLUInt, 4, "u4")                             \
+  X(S2, kDLInt, 2, "s2")                              \
+  X(U2, kDLUInt, 2, "u2")                             \
+  X(F8E5M2, kDLFloat8_e5m2, 8, "f8e5m2")              \
+  X(F8E4M3FN, kDLFloat8_e4m3fn, 8, "f8e4m3fn")        \
+  X(F8E4M3B11FNUZ, kDLFloat8_e4m3b11fnuz, 8, "f8e4m3b11fnuz") \
+  X(F8E5M2FNUZ, kDLFloat8_e5m2fnuz, 8, "f8e5m2fnuz")  \
+  X(F8E4M3FNUZ, kDLFloat8_e4m3fnuz, 8, "f8e4m3fnuz")  \
+  X(F8E4M3, kDLFloat8_e4m3, 8, "f8e4m3")              \
+  X(F8E3M4, kDLFloat8_e3m4, 8, "f8e3m4")              \
+  X(F8E8M0FNU, kDLFloat8_e8m0fnu, 8, "f8e8m0fnu")     \
+  X(F4E2M1FN, kDLFloat4_e2m1fn, 4, "f4e2m1fn")
+
+XLA_FFI_DataType kc__xla_dtype_from_dl(DLDataType t) {
+  if (t.lanes != 1) return XLA_FFI_DataType_INVALID;
+#define KC__FROM_DL(name, dl_code, dl_bits, text) \
+  if (t.code == (dl_code) && t.bits == (dl_bits)) return XLA_FFI_DataType_##name;
+  KC__XLA_DTYPES(KC__FROM_DL)
+#undef KC__FROM_DL
+  return XLA_FFI_DataType_INVALID;
+}
+
+bool kc__xla_dtype_to_dl(int64_t xla, DLDataType* out) {
+  switch (xla) {
+#define KC__TO_DL(name, dl_code, dl_bits, text)            \
+  case XLA_FFI_DataType_##name:                           \
+    *out = (DLDataType){(uint8_t)(dl_code), (uint8_t)(dl_bits), 1}; \
+    return true;
+    KC__XLA_DTYPES(KC__TO_DL)
+#undef KC__TO_DL
+    default: return false;
+  }
+}
+
+const char* kc__xla_dtype_name(int64_t xla) {
+  switch (xla) {
+#define KC__NAME(name, dl_code, dl_bits, text) \
+  case XLA_FFI_DataType_##name: return text;
+    KC__XLA_DTYPES(KC__NAME)
+#undef KC__NAME
+    case XLA_FFI_DataType_TOKEN: return "token";
+    default: return "unknown";
+  }
+}
+
+/* ---- attributes ------------------------------------------------------------------------- */
+
+static XLA_FFI_DataType kc__xla_attr_dtype(int32_t type) {
+  switch (type) {
+    case KC_ATTR_BOOL: return XLA_FFI_DataType_PRED;
+    case KC_ATTR_I8: return XLA_FFI_DataType_S8;
+    case KC_ATTR_I16: return XLA_FFI_DataType_S16;
+    case KC_ATTR_I32: return XLA_FFI_DataType_S32;
+    case KC_ATTR_I64: return XLA_FFI_DataType_S64;
+    case KC_ATTR_U8: return XLA_FFI_DataType_U8;
+    case KC_ATTR_U16: return XLA_FFI_DataType_U16;
+    case KC_ATTR_U32: return XLA_FFI_DataType_U32;
+    case KC_ATTR_U64: return XLA_FFI_DataType_U64;
+    case KC_ATTR_F32: return XLA_FFI_DataType_F32;
+    case KC_ATTR_F64: return XLA_FFI_DataType_F64;
+    default: return XLA_FFI_DataType_INVALID;
+  }
+}
+
+/* The scalar's value at its own width, in the arena. */
+static void* kc__xla_scalar_value(kc__arena* arena, const kc_attr* a) {
+  union {
+    bool b;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    float f32;
+    double f64;
+  } v;
+  size_t size;
+  switch (a->type) {
+    case KC_ATTR_BOOL: v.b = a->v.b; size = sizeof v.b; break;
+    case KC_ATTR_I8: v.i8 = (int8_t)a->v.i64; size = 1; break;
+    case KC_ATTR_I16: v.i16 = (int16_t)a->v.i64; size = 2; break;
+    case KC_ATTR_I32: v.i32 = (int32_t)a->v.i64; size = 4; break;
+    case KC_ATTR_I64: v.i64 = a->v.i64; size = 8; break;
+    case KC_ATTR_U8: v.u8 = (uint8_t)a->v.u64; size = 1; break;
+    case KC_ATTR_U16: v.u16 = (uint16_t)a->v.u64; size = 2; break;
+    case KC_ATTR_U32: v.u32 = (uint32_t)a->v.u64; size = 4; break;
+    case KC_ATTR_U64: v.u64 = a->v.u64; size = 8; break;
+    case KC_ATTR_F32: v.f32 = a->v.f32; size = 4; break;
+    default: v.f64 = a->v.f64; size = 8; break;
+  }
+  return kc__arena_dup(arena, &v, size);
+}
+
+static int kc__xla_by_name(const void* pa, const void* pb) {
+  const kc_attr* a = *(const kc_attr* const*)pa;
+  const kc_attr* b = *(const kc_attr* const*)pb;
+  size_t n = a->name.size < b->name.size ? a->name.size : b->name.size;
+  int c = n ? memcmp(a->name.data, b->name.data, n) : 0;
+  if (c) return c;
+  return (a->name.size > b->name.size) - (a->name.size < b->name.size);
+}
+
+static kc_status* kc__xla_oom_status(void) {
+  return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory building XLA attributes");
+}
+
+static kc_status* kc__xla_attr_value(kc__arena* arena, const kc_attr* a,
+                                     XLA_FFI_AttrType* out_type, void** out) {
+  switch (a->type) {
+    case KC_ATTR_STRING: {
+      XLA_FFI_ByteSpan* s = kc__arena_alloc(arena, sizeof *s);
+      if (!s) return kc__xla_oom_status();
+      s->ptr = a->v.str.data ? a->v.str.data : "";
+      s->len = a->v.str.size;
+      *out_type = XLA_FFI_AttrType_STRING;
+      *out = s;
+      return NULL;
+    }
+    case KC_ATTR_ARRAY: {
+      XLA_FFI_DataType dt = kc__xla_attr_dtype(a->elem_type);
+      if (dt == XLA_FFI_DataType_INVALID) {
+        return kc_status_create(KC_INVALID_ARGUMENT,
+                                "attribute '%.*s': an array of %s has no XLA element type",
+                                (int)a->name.size, a->name.data,
+                                kc_attr_type_name(a->elem_type));
+      }
+      XLA_FFI_Array* arr = kc__arena_alloc(arena, sizeof *arr);
+      if (!arr) return kc__xla_oom_status();
+      arr->dtype = dt;
+      arr->size = a->v.array.count;
+      arr->data = (void*)(uintptr_t)a->v.array.data;
+      *out_type = XLA_FFI_AttrType_ARRAY;
+      *out = arr;
+      return NULL;
+    }
+    case KC_ATTR_DICT: {
+      XLA_FFI_Attrs* d = kc__arena_alloc(arena, sizeof *d);
+      if (!d) return kc__xla_oom_status();
+      KC_RETURN_IF_ERROR(kc__xla_attrs_build(arena, &a->v.dict, d), "in attribute '%.*s'",
+                         (int)a->name.size, a->name.data);
+      *out_type = XLA_FFI_AttrType_DICTIONARY;
+      *out = d;
+      return NULL;
+    }
+    default: {
+      XLA_FFI_Scalar* s = kc__arena_alloc(arena, sizeof *s);
+      if (!s) return kc__xla_oom_status();
+      s->dtype = kc__xla_attr_dtype(a->type);
+      if (s->dtype == XLA_FFI_DataType_INVALID) {
+        return kc_status_create(KC_INVALID_ARGUMENT, "attribute '%.*s': unknown type %d",
+                                (int)a->name.size, a->name.data, (int)a->type);
+      }
+      s->value = kc__xla_scalar_value(arena, a);
+      if (!s->value) return kc__xla_oom_status();
+      *out_type = XLA_FFI_AttrType_SCALAR;
+      *out = s;
+      return NULL;
+    }
+  }
+}
+
+kc_status* kc__xla_attrs_build(kc__arena* arena, const kc_attr_dict* dict,
+                               XLA_FFI_Attrs* out) {
+  size_t n = dict ? dict->count : 0;
+  memset(out, 0, sizeof *out);
+  out->struct_size = KC__XLA_ATTRS_SIZE;
+  const kc_attr** sorted = malloc((n + 1) * sizeof *sorted);
+  out->types = kc__arena_alloc(arena, (n + 1) * sizeof *out->types);
+  out->names = kc__arena_alloc(arena, (n + 1) * sizeof *out->names);
+  out->attrs = kc__arena_alloc(arena, (n + 1) * sizeof *out->attrs);
+  kc_status* st = NULL;
+  if (!sorted || !out->types || !out->names || !out->attrs) st = kc__xla_oom_status();
+  for (size_t i = 0; !st && i < n; ++i) sorted[i] = &dict->entries[i];
+  if (!st && n > 1) qsort(sorted, n, sizeof *sorted, kc__xla_by_name);
+  for (size_t i = 0; !st && i < n; ++i) {
+    const kc_attr* a = sorted[i];
+    if (i > 0 && kc_sv_equal(a->name, sorted[i - 1]->name)) {
+      st = kc_status_create(KC_INVALID_ARGUMENT, "attribute '%.*s' is given twice",
+                            (int)a->name.size, a->name.data);
+      break;
+    }
+    XLA_FFI_ByteSpan* name = kc__arena_alloc(arena, sizeof *name);
+    if (!name) {
+      st = kc__xla_oom_status();
+      break;
+    }
+    name->ptr = a->name.data ? a->name.data : "";
+    name->len = a->name.size;
+    out->names[i] = name;
+    st = kc__xla_attr_value(arena, a, &out->types[i], &out->attrs[i]);
+  }
+  free(sorted);
+  if (!st) out->size = (int64_t)n;
+  return st;
+}
+
+/* ---- metadata and registration ---------------------------------------------------------- */
+
+/* Asks `fn` for its metadata as XLA does. *out_answered tells whether it
+ * filled in a version. */
+static kc_status* kc__xla_query_metadata(kc_xla_ffi_handler_fn fn, XLA_FFI_Metadata* md,
+                                         bool* out_answered) {
+  memset(md, 0, sizeof *md);
+  md->struct_size = KC__XLA_METADATA_SIZE;
+  md->api_version.struct_size = KC__XLA_API_VERSION_SIZE;
+  md->api_version.major_version = -1;
+  md->api_version.minor_version = -1;
+  XLA_FFI_Metadata_Extension ext;
+  memset(&ext, 0, sizeof ext);
+  ext.extension_base.struct_size = KC__XLA_METADATA_EXTENSION_SIZE;
+  ext.extension_base.type = XLA_FFI_Extension_Metadata;
+  ext.metadata = md;
+  /* A context with nothing in it: a handler that ignores the extension
+   * and asks for state, a pool or a run id gets an error, not a crash. */
+  XLA_FFI_ExecutionContext ctx = {XLA_FFI_ExecutionStage_EXECUTE, NULL, NULL, NULL};
+  XLA_FFI_CallFrame frame;
+  memset(&frame, 0, sizeof frame);
+  frame.struct_size = KC__XLA_CALL_FRAME_SIZE;
+  frame.extension_start = &ext.extension_base;
+  frame.api = &kc__xla_api_table;
+  frame.ctx = &ctx;
+  frame.stage = XLA_FFI_ExecutionStage_EXECUTE;
+  frame.args.struct_size = KC__XLA_ARGS_SIZE;
+  frame.rets.struct_size = KC__XLA_RETS_SIZE;
+  frame.attrs.struct_size = KC__XLA_ATTRS_SIZE;
+  kc_status* st = kc__xla_call_finish(&frame, kc__xla_handler(fn)(&frame));
+  *out_answered = md->api_version.major_version != -1 || md->api_version.minor_version != -1;
+  return st;
+}
+
+/* Checks what the handler for `stage` says about itself. */
+static kc_status* kc__xla_check_handler(kc__xcall_target* t, kc_xla_ffi_handler_fn fn,
+                                        const char* stage) {
+  XLA_FFI_Metadata md;
+  bool answered = false;
+  kc_status* st = kc__xla_query_metadata(fn, &md, &answered);
+  if (st && !answered) {
+    return kc_status_add_context(
+        st,
+        "the %s handler did not answer XLA's metadata query (as XLA, kcall "
+        "refuses it; a handler that predates the metadata extension can be "
+        "registered with KC_XLA_FFI_NO_METADATA)",
+        stage);
+  }
+  if (st) return kc_status_add_context(st, "the %s handler's metadata", stage);
+  if (!answered) return NULL;
+  int major = md.api_version.major_version, minor = md.api_version.minor_version;
+  if (major != KC_XLA_FFI_API_MAJOR || minor > KC_XLA_FFI_API_MINOR || minor < 0) {
+    return kc_status_create(KC_FAILED_PRECONDITION,
+                            "the %s handler was built for XLA FFI API %d.%d; kcall "
+                            "implements %d.%d and runs handlers built for %d.0 to "
+                            "%d.%d",
+                            stage, major, minor, KC_XLA_FFI_API_MAJOR,
+                            KC_XLA_FFI_API_MINOR, KC_XLA_FFI_API_MAJOR,
+                            KC_XLA_FFI_API_MAJOR, KC_XLA_FFI_API_MINOR);
+  }
+  /* One version for the target: the highest any stage reported. */
+  if (t->xla_api_major < 0 || minor > t->xla_api_minor) {
+    t->xla_api_major = major;
+    t->xla_api_minor = minor;
+  }
+  t->xla_traits |= md.traits;
+  return NULL;
+}
+
+kc_status* kc_xcall_register_xla_ffi(kc_string_view name, kc_platform platform,
+                                     const kc_xla_ffi_handlers* handlers,
+                                     uint32_t flags) {
+  if (!handlers || handlers->struct_size < KC__XLA_SIZE(kc_xla_ffi_handlers, execute) ||
+      !handlers->execute) {
+    return kc_status_create(
+        KC_INVALID_ARGUMENT, "registering XLA FFI handlers for '%.*s': %s",
+        (int)(name.size > 64 ? 64 : name.size), name.data ? name.data : "",
+        !handlers ? "handlers is NULL"
+        : handlers->struct_size < KC__XLA_SIZE(kc_xla_ffi_handlers, execute)
+            ? "handlers->struct_size is too small to hold execute"
+            : "the execute handler is NULL");
+  }
+  if (flags & ~(uint32_t)(KC_REGISTER_OVERRIDE | KC_XLA_FFI_NO_METADATA)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "registering XLA FFI handlers for '%.*s': unknown flags 0x%x "
+                            "(expected KC_REGISTER_OVERRIDE, KC_XLA_FFI_NO_METADATA)",
+                            (int)(name.size > 64 ? 64 : name.size), name.data ? name.data : "",
+                            flags & ~(uint32_t)(KC_REGISTER_OVERRIDE | KC_XLA_FFI_NO_METADATA));
+  }
+  char buf[KC__TARGET_KEY_CAP];
+  kc_string_view key;
+  kc__xcall_target* t = NULL;
+  KC_RETURN_IF_ERROR(kc__xcall_target_new(name, platform, KC_XCALL_API_TYPED, buf, &key, &t),
+                     "registering XLA FFI handlers");
+  t->xla = *handlers;
+  t->xla.struct_size = sizeof t->xla;
+  t->xla_api_major = t->xla_api_minor = -1;
+  t->signature.struct_size = sizeof t->signature;
+  t->signature.flags = KC_XCALL_SIG_OPEN;
+  kc_status* st = NULL;
+  if (!(flags & KC_XLA_FFI_NO_METADATA)) {
+    struct {
+      kc_xla_ffi_handler_fn fn;
+      const char* stage;
+    } stages[] = {{t->xla.execute, "execute"},
+                  {t->xla.instantiate, "instantiate"},
+                  {t->xla.prepare, "prepare"},
+                  {t->xla.initialize, "initialize"}};
+    for (size_t i = 0; !st && i < KC__ARRAY_SIZE(stages); ++i) {
+      bool seen = false;
+      for (size_t j = 0; j < i; ++j) seen |= stages[j].fn == stages[i].fn;
+      if (stages[i].fn && !seen) st = kc__xla_check_handler(t, stages[i].fn, stages[i].stage);
+    }
+  }
+  if (st) {
+    kc_object_release(KC_OBJECT(t));
+    return kc_status_add_context(st, "registering XLA FFI handlers for '%s'", buf);
+  }
+  return kc__xcall_target_publish(t, key, flags & ~KC_XLA_FFI_NO_METADATA);
+}
+
+kc_status* kc_xcall_register_xla_ffi_handler(kc_string_view name, kc_platform platform,
+                                             kc_xla_ffi_handler_fn execute,
+                                             uint32_t flags) {
+  kc_xla_ffi_handlers h;
+  memset(&h, 0, sizeof h);
+  h.struct_size = sizeof h;
+  h.execute = execute;
+  return kc_xcall_register_xla_ffi(name, platform, &h, flags);
+}
