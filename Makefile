@@ -23,7 +23,7 @@ VENV       := .venv
 VENV_PKGS  := numpy pytest 'scikit-build-core>=0.10'
 # The benchmark's own environment: the tests never see apache-tvm-ffi.
 BENCH_VENV := .venv-bench
-BENCH_PKGS := numpy apache-tvm-ffi 'scikit-build-core>=0.10'
+BENCH_PKGS := numpy apache-tvm-ffi 'scikit-build-core>=0.10' jax==0.10.2 jaxlib==0.10.2
 BENCH_BUILD := build/bench-build
 
 .PHONY: all build demo test ctest pytest bench asan tsan install clean distclean
@@ -77,28 +77,58 @@ endef
 $(VENV)/.stamp: Makefile
 	$(call make_venv,$(VENV),$(VENV_PKGS))
 
+# Optional test groups, off by default: `make test EXTRAS="jax torch"` also
+# installs JAX and/or PyTorch (a large wheel) into .venv, and their tests
+# (tests/python/test_jax.py, test_torch.py) run instead of skipping.
+EXTRAS      ?=
+EXTRA_jax   := jax==0.10.2 jaxlib==0.10.2
+EXTRA_torch := torch
+EXTRA_STAMPS := $(foreach e,$(EXTRAS),$(VENV)/.stamp-$(e))
+
+$(VENV)/.stamp-%: $(VENV)/.stamp
+	@test -n "$(EXTRA_$*)" || { echo "make: unknown test group '$*' in EXTRAS (expected jax or torch)" >&2; exit 1; }
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check $(EXTRA_$*)
+	touch $@
+
 $(BENCH_VENV)/.stamp: Makefile
 	$(call make_venv,$(BENCH_VENV),$(BENCH_PKGS))
 
 # Every test: the C tests with ctest, then the Python package's with pytest
 # (kcall installed into .venv from this tree, with plugins from $(BUILD)).
-test: build $(VENV)/.stamp
+test: build $(VENV)/.stamp $(EXTRA_STAMPS)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(run_pytest)
 
 ctest: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-pytest: build $(VENV)/.stamp
+pytest: build $(VENV)/.stamp $(EXTRA_STAMPS)
 	$(run_pytest)
 
 # The C benchmarks, then the Python ones against a Release install of the
-# package in .venv-bench; both write into build/bench/results.json.
+# package in .venv-bench (with tvm-ffi and JAX to compare against); all
+# write into build/bench/results.json.
 bench: $(BENCH_VENV)/.stamp
 	$(MAKE) build BUILD=$(BENCH_BUILD) CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DKCALL_BUILD_TESTS=OFF"
 	@sh bench/run.sh $(BENCH_BUILD) build/bench
 	$(call pip_install,$(BENCH_VENV),$(abspath $(BENCH_BUILD))/pip-build,-DCMAKE_BUILD_TYPE=Release)
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/run_bench.py --out build/bench
+	$(BENCH_VENV)/bin/python bench/python/bench_jax.py --out build/bench
+
+# The XLA FFI fixtures in tests/fixtures/xla_ffi: handlers built with XLA's
+# FFI headers and the programs JAX makes with them, remade by
+# tests/xla_ffi/generate.py in an environment of their own. They are
+# checked in, so `make test` needs no JAX.
+JAX_VENV   := .venv-jax
+JAX_PKGS   := jax==0.10.2 jaxlib==0.10.2 numpy
+
+.PHONY: fixtures
+
+$(JAX_VENV)/.stamp: Makefile
+	$(call make_venv,$(JAX_VENV),$(JAX_PKGS))
+
+fixtures: $(JAX_VENV)/.stamp
+	$(JAX_VENV)/bin/python tests/xla_ffi/generate.py
 
 # The sanitizer builds run the C tests, then the Python tests against the
 # extension of the same build, with the sanitizer's runtime preloaded into
@@ -131,4 +161,4 @@ clean:
 
 # clean, and the virtual environments too.
 distclean: clean
-	rm -rf $(VENV) $(BENCH_VENV)
+	rm -rf $(VENV) $(BENCH_VENV) $(JAX_VENV)

@@ -64,7 +64,7 @@ __all__ = [
     "Error", "Executable", "Function", "Plugin", "Program", "ProgramBuilder",
     "Tensor", "from_dlpack", "get_func", "list_funcs", "list_ops",
     "list_targets", "load_plugin", "ops", "register_func", "register_target",
-    "remove_func",
+    "register_xla_ffi", "register_xla_ffi_type", "remove_func",
 ]
 
 
@@ -178,6 +178,49 @@ def register_target(name, fn=None, *, args, results, attrs=None,
                               platform, override)
         return f
     return register if fn is None else register(fn)
+
+
+def _handler_address(handler, what):
+    """A PyCapsule passes as it is; a ctypes function becomes its address."""
+    if handler is None or isinstance(handler, int):
+        return handler
+    if type(handler).__name__ == "PyCapsule":
+        return handler
+    import ctypes
+    if isinstance(handler, ctypes._CFuncPtr):
+        return ctypes.cast(handler, ctypes.c_void_p).value
+    raise TypeError(f"{what}: expected a ctypes function, a PyCapsule or an "
+                    f"address, got {type(handler).__name__}")
+
+
+def register_xla_ffi(name, execute, *, instantiate=None, platform="host",
+                     override=False, check_version=True):
+    """Registers an XLA FFI handler (XLA_FFI_Error* fn(XLA_FFI_CallFrame*),
+    as XLA_FFI_DEFINE_HANDLER_SYMBOL makes it) as the kcall target `name`,
+    so programs call it with api_version=API_VERSION_TYPED_FFI:
+
+        lib = ctypes.CDLL("libmine.so")
+        kcall.register_xla_ffi("mine.add_one", lib.AddOne)
+
+    `execute` (and `instantiate`, for handlers with per-call-site state) is
+    a ctypes function, a PyCapsule (jax.ffi.pycapsule's) or an address;
+    the library must stay loaded. The handler is first asked which XLA FFI
+    API it was built for, and refused (kcall.FailedPreconditionError)
+    when kcall cannot run it; check_version=False skips the query, for
+    handlers that predate it."""
+    flags = (1 if override else 0) | (0 if check_version else 1 << 8)
+    _core.register_xla_ffi(name, platform,
+                           _handler_address(execute, "execute"),
+                           _handler_address(instantiate, "instantiate"),
+                           flags)
+
+
+def register_xla_ffi_type(name, type_id, type_info=None):
+    """Registers a handler library's state type (the addresses of its
+    XLA_FFI_TypeId and XLA_FFI_TypeInfo, e.g. ctypes.addressof of the
+    library's symbols) with kcall's XLA FFI host, as
+    jax.ffi.register_ffi_type does with XLA's."""
+    _core.xla_ffi_type_register(name, type_id, type_info or 0)
 
 
 from . import ops  # noqa: E402  (ops uses the names above)

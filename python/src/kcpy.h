@@ -231,6 +231,7 @@ int kcpy_testing_init(PyObject* module);
 extern PyMethodDef kcpy_op_methods[];
 extern PyMethodDef kcpy_target_methods[];
 extern PyMethodDef kcpy_testing_methods[];
+extern PyMethodDef kcpy_xla_methods[];
 
 /* Formats a status into a new str (code omitted: the exception class tells
  * it). */

@@ -63,3 +63,15 @@ def ops_plugin(build_file):
 def fixture_dir(build_file):
     """tests/fixtures: kt_plugin_<name>.so, good and broken plugins."""
     return build_file("tests/fixtures")
+
+
+@pytest.fixture(scope="session")
+def scale_plugin(build_file):
+    """examples/everywhere: the typed target "scale" and the op "Scale"."""
+    return build_file("examples/everywhere/libscale_plugin.so")
+
+
+@pytest.fixture(scope="session")
+def xla_plugin(build_file):
+    """examples/xla: the legacy targets and the typed target rms_norm."""
+    return build_file("examples/xla/libxla_plugin.so")

@@ -98,3 +98,45 @@ def test_docs_python_blocks_run_in_order(repo, build_dir, tmp_path):
     out = run(["bash", "-euo", "pipefail", "-c", shell[0]], repo, env=env)
     assert "-I" in out and "-lkcall" in out
     assert out.splitlines()[1] == "5"
+
+
+def readme_section(repo, heading):
+    text = (repo / "README.md").read_text()
+    start = text.index(heading)
+    found = re.search(r"\n##+ ", text[start + 1:])
+    return text[start:start + 1 + found.start()] if found else text[start:]
+
+
+@pytest.mark.parametrize("name,first_line", [
+    ("from_jax.py", "# from_jax.py"),
+    ("from_torch.py", "# from_torch.py"),
+    ("scale.hlo", "// scale.hlo"),
+])
+def test_readme_one_kernel_is_the_files(repo, name, first_line):
+    text = block_starting(repo / "README.md", first_line)
+    assert text == (repo / "examples/everywhere" / name).read_text()
+
+
+def test_readme_one_kernel_c_is_from_scale_c(repo):
+    section = readme_section(repo, "### 6. One kernel")
+    c_blocks = [t for lang, t in FENCE.findall(section) if lang == "c"]
+    assert len(c_blocks) == 3
+    source = (repo / "examples/everywhere/scale.c").read_text()
+    for block in c_blocks:
+        assert block in source
+
+
+def test_readme_one_kernel_kcall_run(repo, scale_plugin):
+    section = readme_section(repo, "### 6. One kernel")
+    shown = re.search(r"\$ kcall run scale.hlo --plugin libscale_plugin.so "
+                      r"(.*)\n(out0: .*)\n(.*)\n", section)
+    out = run([sys.executable, "-m", "kcall", "run",
+               str(repo / "examples/everywhere/scale.hlo"), "--plugin",
+               str(scale_plugin), *shown.group(1).split()], repo)
+    assert out.splitlines()[:2] == [shown.group(2), shown.group(3)]
+
+
+def readme_output(repo, command):
+    """What README section 6 shows `command` printing."""
+    section = readme_section(repo, "### 6. One kernel")
+    return re.search(re.escape("$ " + command) + r"\n(.*)\n", section).group(1)

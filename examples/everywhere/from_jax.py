@@ -1,0 +1,19 @@
+# from_jax.py
+import sys
+
+import jax
+import numpy as np
+
+import kcall.jax
+
+kcall.jax.register_plugin(sys.argv[1])  # the target "scale", the op "Scale"
+
+
+@jax.jit
+def f(x):
+    y = jax.ffi.ffi_call("scale", jax.ShapeDtypeStruct(x.shape, x.dtype))(
+        x, factor=np.float32(3))                  # the typed target
+    return kcall.jax.call_op("Scale", y, factor=0.5)  # the op
+
+
+print(f(np.arange(4, dtype=np.float32)))

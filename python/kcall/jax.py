@@ -1,0 +1,134 @@
+"""kcall targets and ops inside JAX.
+
+    import jax, numpy as np
+    import kcall.jax
+    kcall.load_plugin("libxla_plugin.so")
+    kcall.jax.register_target("rms_norm")
+    f = jax.jit(lambda x: jax.ffi.ffi_call(
+        "rms_norm", jax.ShapeDtypeStruct(x.shape, x.dtype))(
+            x, eps=np.float32(1e-5)))
+
+``register_target(name)`` hands JAX (``jax.ffi.register_ffi_target``) an
+XLA FFI handler that runs the kcall typed target ``name``. XLA calls it
+with its call frame, which kcall decodes on the stack, without
+allocating: XLA's buffers become DLTensors and the attributes the
+target's signature declares are found by name. A target that does work at
+its INSTANTIATE stage keeps, per call site, its state and attributes in
+XLA's instantiate state, which XLA looks up under a lock on every call;
+declare KC_XCALL_SIG_NO_INSTANTIATE in the signature of a target that
+does not, and that cost goes. A kcall status comes back as an XLA error with the same code
+and message. Attributes are passed to ``jax.ffi.ffi_call`` as keyword
+arguments of the types the signature declares: ``np.float32(1e-5)`` for
+an f32 attribute (a Python float is f64), ``np.int32(3)`` for i32, a
+NumPy array for an array attribute.
+
+``register_op(name)`` does the same for a kcall op, and ``call_op(name,
+*arrays, **attrs)`` calls it from traced code with result shapes from the
+op's shape function. Under ``jax.shard_map`` or on several processes
+(``jax.distributed``) the same handler runs on every shard: see
+examples/jax/scale_out.py.
+
+Importing this module imports JAX.
+"""
+
+import jax
+import numpy as np
+
+from . import _core, load_plugin
+
+__all__ = ["register_target", "register_op", "register_plugin", "call_op"]
+
+_PLATFORMS = {"cpu": "host", "host": "host", "cuda": "cuda", "gpu": "cuda"}
+
+
+def _kcall_platform(platform):
+    try:
+        return _PLATFORMS[platform.lower()]
+    except KeyError:
+        raise ValueError(f"unknown platform {platform!r} (expected 'cpu' or "
+                         f"'cuda')") from None
+
+
+def _register(jax_name, capsule, platform, stages=("instantiate", "execute")):
+    jax.ffi.register_ffi_target(jax_name, {s: capsule for s in stages},
+                                platform=platform)
+
+
+def register_target(name, platform="cpu", *, jax_name=None):
+    """Registers the kcall typed target `name` (registered in kcall for
+    `platform`) with JAX under `jax_name` (default: the same name), and
+    returns that name. Registering again is harmless. Raises
+    kcall.NotFoundError when no such target exists and
+    kcall.FailedPreconditionError when it is not a typed target (the
+    legacy conventions have no XLA FFI form)."""
+    kplatform = _kcall_platform(platform)
+    capsule = _core.xla_ffi_adapter(name, kplatform)
+    jax_name = jax_name or name
+    # A target with an INSTANTIATE stage gets XLA's too: the adapter keeps
+    # each call site's attributes and state there. One without (signature
+    # flag KC_XCALL_SIG_NO_INSTANTIATE) is registered for execute alone,
+    # which spares XLA a state lookup under a lock on every call.
+    stateless = _core.target_info(name, kplatform)["no_instantiate"]
+    _register(jax_name, capsule, platform,
+              ("execute",) if stateless else ("instantiate", "execute"))
+    return jax_name
+
+
+_op_names = {}
+
+
+def register_op(name, *, jax_name=None):
+    """Registers the kcall op `name` with JAX (CPU) under `jax_name`
+    (default: "kcall.NAME"), and returns that name. Raises
+    kcall.NotFoundError when no such op exists."""
+    capsule = _core.xla_ffi_op_adapter(name)
+    jax_name = jax_name or "kcall." + name
+    _register(jax_name, capsule, "cpu")
+    _op_names[name] = jax_name
+    return jax_name
+
+
+def _dtype_name(dtype):
+    return np.dtype(dtype).name
+
+
+def call_op(name, *args, **attrs):
+    """Calls the kcall op `name` on JAX arrays, inside or outside
+    `jax.jit`: the result shapes come from the op's shape function
+    (kcall's shape inference, run at trace time), the kernel runs when
+    XLA executes. Registers the op with JAX on first use. Returns one
+    array, or a tuple for an op with several outputs."""
+    jax_name = _op_names.get(name) or register_op(name)
+    handle = _core.op_lookup(name)
+    inputs = [(tuple(a.shape), _dtype_name(a.dtype)) for a in args]
+    outs = _core.op_infer(handle, inputs, dict(attrs))
+    shapes = []
+    for i, (shape, dtype) in enumerate(outs):
+        if shape is None or any(d is None for d in shape):
+            raise ValueError(f"op {name!r}: output {i}: its shape function "
+                             f"does not give a static shape ({shape}); JAX "
+                             f"needs one")
+        shapes.append(jax.ShapeDtypeStruct(shape, np.dtype(dtype)))
+    call = jax.ffi.ffi_call(jax_name, shapes if len(shapes) != 1 else shapes[0])
+    return call(*args, **attrs)
+
+
+def register_plugin(path, platform="cpu"):
+    """Loads the plugin at `path` and registers with JAX every typed target
+    it registered for `platform`, and, on "cpu", every op (as
+    "kcall.NAME"). Returns the JAX names. Targets of the legacy
+    conventions are left out: they have no XLA FFI form."""
+    plugin = load_plugin(path)
+    wanted = _kcall_platform(platform)
+    names = []
+    for kind, entry in plugin.registrations:
+        if kind == "custom-call target":
+            target, _, target_platform = entry.rpartition("@")
+            if _kcall_platform(target_platform) != wanted:
+                continue
+            if _core.target_info(target, wanted)["api"] != "TYPED":
+                continue
+            names.append(register_target(target, platform))
+        elif kind == "op" and wanted == "host":
+            names.append(register_op(entry))
+    return names

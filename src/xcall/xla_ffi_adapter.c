@@ -1,0 +1,983 @@
+/*
+ * kcall targets and ops as XLA FFI handlers: what XLA (JAX) calls with its
+ * call frame. See kc_xla_ffi_adapter_create in kcall/xla_ffi.h.
+ *
+ * The handlers come from a fixed pool of trampolines, one per adapter
+ * slot, since XLA gives a handler nothing but the call frame. A slot,
+ * once bound, stays bound for the life of the process.
+ *
+ * A target that does nothing at INSTANTIATE (KC_XCALL_SIG_NO_INSTANTIATE)
+ * is run from XLA's frame alone: buffers and attributes decoded onto the
+ * stack on every call. For the others and for ops, XLA's INSTANTIATE stage
+ * makes a `kc__site`, kept as XLA state (deleted by XLA with its
+ * executable): the attributes decoded and copied once, and for targets
+ * the target's own INSTANTIATE outcome (state, scratch), computed at the
+ * site's first EXECUTE, where the buffers' shapes are known.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal/arena.h"
+#include "internal/common.h"
+#include "kcall/op.h"
+#include "kcall/runtime.h"
+#include "kcall/value.h"
+#include "xcall/xla_ffi_internal.h"
+
+/* Most buffers and decoded attributes (dictionary entries included) of one
+ * call, as kcall/xla_ffi.h documents. */
+#define KC__ADAPTER_MAX_BUFFERS 64
+#define KC__ADAPTER_MAX_ATTRS 128
+
+typedef enum { KC__BIND_TARGET = 1, KC__BIND_OP = 2 } kc__bind_kind;
+
+typedef struct kc__adapter {
+  _Atomic int kind; /* 0 while free or being bound; a kc__bind_kind after */
+  kc_platform platform;
+  char* name;
+  kc__xcall_target* target; /* a reference, for KC__BIND_TARGET */
+  kc_op* op;                /* a reference, for KC__BIND_OP */
+  char* who;                /* "kcall target 'NAME'", for messages */
+  /* A TYPED target whose buffers are checked on each call: it does
+   * nothing at INSTANTIATE and its signature is not open. */
+  bool stateless;
+  kc_thread_pool* pool;     /* what targets get: the default pool */
+} kc__adapter;
+
+static kc__adapter kc__adapters[KC_XLA_FFI_ADAPTER_MAX];
+static pthread_mutex_t kc__adapters_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* One call site, as XLA state. */
+typedef struct kc__site {
+  const kc__adapter* adapter;
+  kc__arena arena; /* attribute names, strings, arrays, dictionaries */
+  kc_attr* attrs;  /* targets: in the signature's order (open: XLA's) */
+  int32_t num_attrs;
+  kc_op_attr* op_attrs; /* ops: values hold references */
+  int32_t num_op_attrs;
+  /* The target's INSTANTIATE, at the first EXECUTE. */
+  pthread_mutex_t mu;
+  _Atomic int ready; /* 1 once instantiated (or failed) */
+  kc_status_code init_code; /* KC_OK, or why the site cannot run */
+  char* init_message;
+  void* state;
+  void (*state_deleter)(void* state);
+  size_t scratch_bytes;
+  void* scratch;
+  atomic_flag scratch_busy;
+} kc__site;
+
+/* ---- errors, made by the calling XLA ----------------------------------------------- */
+
+static XLA_FFI_Error* kc__adapter_error_text(const XLA_FFI_Api* api, kc_status_code code,
+                                             const char* text) {
+  XLA_FFI_Error_Create_Args a = {
+      .struct_size = KC__XLA_SIZE(XLA_FFI_Error_Create_Args, errc),
+      .message = text,
+      .errc = (XLA_FFI_Error_Code)code,
+  };
+  return api->XLA_FFI_Error_Create(&a);
+}
+
+KC_PRINTF(3, 4)
+static XLA_FFI_Error* kc__adapter_error(const XLA_FFI_Api* api, kc_status_code code,
+                                        const char* fmt, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return kc__adapter_error_text(api, code, buf);
+}
+
+/* The status as an XLA error (the status is destroyed): its code, and
+ * "WHO: " (unless NULL: an op's status names the op) and its whole text
+ * without the code's name, which XLA prints itself. */
+static XLA_FFI_Error* kc__adapter_error_from(const XLA_FFI_Api* api, const char* who,
+                                             kc_status* st) {
+  char buf[1024];
+  kc_status_format(st, buf, sizeof buf);
+  kc_status_code code = kc_status_get_code(st);
+  kc_status_destroy(st);
+  const char* name = kc_status_code_name(code);
+  size_t skip = strlen(name);
+  const char* text = strncmp(buf, name, skip) == 0 && buf[skip] == ':' ? buf + skip + 2 : buf;
+  char message[1400];
+  snprintf(message, sizeof message, "%s%s%s", who ? who : "", who ? ": " : "", text);
+  return kc__adapter_error_text(api, code == KC_OK ? KC_UNKNOWN : code, message);
+}
+
+/* ---- XLA's metadata query ------------------------------------------------------------ */
+
+/* True when the frame is XLA asking for the handler's metadata (answered
+ * here: API 0.3, no traits). */
+static bool kc__adapter_metadata(XLA_FFI_CallFrame* cf) {
+  for (XLA_FFI_Extension_Base* e = cf->extension_start; e; e = e->next) {
+    if (e->type != XLA_FFI_Extension_Metadata ||
+        e->struct_size < KC__XLA_METADATA_EXTENSION_SIZE) {
+      continue;
+    }
+    XLA_FFI_Metadata* md = ((XLA_FFI_Metadata_Extension*)e)->metadata;
+    if (md && md->struct_size >= KC__XLA_METADATA_SIZE) {
+      md->api_version = (XLA_FFI_Api_Version){KC__XLA_API_VERSION_SIZE, NULL,
+                                              KC_XLA_FFI_API_MAJOR, KC_XLA_FFI_API_MINOR};
+      md->traits = 0;
+    }
+    return true;
+  }
+  return false;
+}
+
+/* ---- the state type, registered with each calling XLA -------------------------------- */
+
+static void kc__site_destroy(void* p);
+
+static const XLA_FFI_TypeInfo kc__site_type_info = {
+    .struct_size = KC__XLA_SIZE(XLA_FFI_TypeInfo, deleter),
+    .deleter = kc__site_destroy,
+};
+
+/* The site type's id in each XLA API table seen (usually one). */
+#define KC__MAX_APIS 8
+static struct {
+  const XLA_FFI_Api* api;
+  XLA_FFI_TypeId id;
+} kc__site_types[KC__MAX_APIS];
+static _Atomic int kc__num_site_types;
+static pthread_mutex_t kc__site_types_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static XLA_FFI_TypeId* kc__site_type_find(const XLA_FFI_Api* api) {
+  int n = atomic_load_explicit(&kc__num_site_types, memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    if (kc__site_types[i].api == api) return &kc__site_types[i].id;
+  }
+  return NULL;
+}
+
+/* The id, registering the type with `api` the first time. */
+static XLA_FFI_Error* kc__site_type(const XLA_FFI_Api* api, XLA_FFI_TypeId** out) {
+  if ((*out = kc__site_type_find(api))) return NULL;
+  pthread_mutex_lock(&kc__site_types_mu);
+  XLA_FFI_Error* err = NULL;
+  if (!(*out = kc__site_type_find(api))) {
+    int n = atomic_load_explicit(&kc__num_site_types, memory_order_relaxed);
+    if (n == KC__MAX_APIS) {
+      err = kc__adapter_error(api, KC_RESOURCE_EXHAUSTED,
+                              "kcall adapter: more than %d XLA FFI API tables", KC__MAX_APIS);
+    } else {
+      static const char kName[] = "kcall.xla_ffi_adapter.site";
+      kc__site_types[n].api = api;
+      kc__site_types[n].id.type_id = 0;
+      XLA_FFI_Type_Register_Args a = {
+          .struct_size = KC__XLA_SIZE(XLA_FFI_Type_Register_Args, type_id),
+          .name = {kName, sizeof kName - 1},
+          .type_id = &kc__site_types[n].id,
+          .type_info = &kc__site_type_info,
+      };
+      err = api->XLA_FFI_Type_Register(&a);
+      if (!err) {
+        atomic_store_explicit(&kc__num_site_types, n + 1, memory_order_release);
+        *out = &kc__site_types[n].id;
+      }
+    }
+  }
+  pthread_mutex_unlock(&kc__site_types_mu);
+  return err;
+}
+
+/* ---- attributes ------------------------------------------------------------------------ */
+
+static int32_t kc__attr_type_of(XLA_FFI_DataType t) {
+  switch (t) {
+    case XLA_FFI_DataType_PRED: return KC_ATTR_BOOL;
+    case XLA_FFI_DataType_S8: return KC_ATTR_I8;
+    case XLA_FFI_DataType_S16: return KC_ATTR_I16;
+    case XLA_FFI_DataType_S32: return KC_ATTR_I32;
+    case XLA_FFI_DataType_S64: return KC_ATTR_I64;
+    case XLA_FFI_DataType_U8: return KC_ATTR_U8;
+    case XLA_FFI_DataType_U16: return KC_ATTR_U16;
+    case XLA_FFI_DataType_U32: return KC_ATTR_U32;
+    case XLA_FFI_DataType_U64: return KC_ATTR_U64;
+    case XLA_FFI_DataType_F32: return KC_ATTR_F32;
+    case XLA_FFI_DataType_F64: return KC_ATTR_F64;
+    default: return 0;
+  }
+}
+
+/* Decoding XLA's attributes into kc_attr: copied into a site's arena, or,
+ * with no arena, borrowed from XLA's frame for the call, with dictionary
+ * entries taken from `pool`. */
+typedef struct kc__decoder {
+  const XLA_FFI_Api* api;
+  kc__arena* arena; /* NULL: borrow */
+  kc_attr* pool;    /* with no arena: the end of the free room */
+  int32_t pool_left; /* entries free before `pool` */
+  int32_t budget;   /* attributes left to decode */
+  const char* who;  /* "kcall target 'NAME'" */
+} kc__decoder;
+
+/* Room for n attributes: from the arena, or the pool's tail. */
+static kc_attr* kc__decoder_take(kc__decoder* d, size_t n) {
+  if (d->arena) return kc__arena_alloc(d->arena, (n + 1) * sizeof(kc_attr));
+  if (n > (size_t)d->pool_left) return NULL;
+  d->pool_left -= (int32_t)n;
+  d->pool -= n;
+  return d->pool;
+}
+
+static XLA_FFI_Error* kc__decode_dict(kc__decoder* d, const XLA_FFI_Attrs* in,
+                                      kc_attr* out);
+
+static XLA_FFI_Error* kc__decode_one(kc__decoder* d, XLA_FFI_AttrType type,
+                                     const XLA_FFI_ByteSpan* name, const void* value,
+                                     kc_attr* out) {
+  if (--d->budget < 0) goto too_many;
+  out->name = (kc_string_view){name->ptr, name->len};
+  if (d->arena && !(out->name.data = kc__arena_strdup(d->arena, out->name))) goto oom;
+  switch (type) {
+    case XLA_FFI_AttrType_SCALAR: {
+      const XLA_FFI_Scalar* s = value;
+      out->type = kc__attr_type_of(s->dtype);
+      switch (out->type) {
+        case KC_ATTR_BOOL: out->v.b = *(const bool*)s->value; break;
+        case KC_ATTR_I8: out->v.i64 = *(const int8_t*)s->value; break;
+        case KC_ATTR_I16: out->v.i64 = *(const int16_t*)s->value; break;
+        case KC_ATTR_I32: out->v.i64 = *(const int32_t*)s->value; break;
+        case KC_ATTR_I64: out->v.i64 = *(const int64_t*)s->value; break;
+        case KC_ATTR_U8: out->v.u64 = *(const uint8_t*)s->value; break;
+        case KC_ATTR_U16: out->v.u64 = *(const uint16_t*)s->value; break;
+        case KC_ATTR_U32: out->v.u64 = *(const uint32_t*)s->value; break;
+        case KC_ATTR_U64: out->v.u64 = *(const uint64_t*)s->value; break;
+        case KC_ATTR_F32: out->v.f32 = *(const float*)s->value; break;
+        case KC_ATTR_F64: out->v.f64 = *(const double*)s->value; break;
+        default:
+          return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
+                                   "%s: attribute '%.*s': scalars of type %s are not "
+                                   "supported (expected pred, s8..s64, u8..u64, f32 "
+                                   "or f64)",
+                                   d->who, (int)name->len, name->ptr,
+                                   kc__xla_dtype_name(s->dtype));
+      }
+      return NULL;
+    }
+    case XLA_FFI_AttrType_ARRAY: {
+      const XLA_FFI_Array* a = value;
+      out->type = KC_ATTR_ARRAY;
+      out->elem_type = kc__attr_type_of(a->dtype);
+      if (!out->elem_type) {
+        return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
+                                 "%s: attribute '%.*s': arrays of %s are not "
+                                 "supported (expected pred, s8..s64, u8..u64, f32 "
+                                 "or f64)",
+                                 d->who, (int)name->len, name->ptr,
+                                 kc__xla_dtype_name(a->dtype));
+      }
+      const void* data = a->data;
+      if (d->arena &&
+          !(data = kc__arena_dup(d->arena, a->data, a->size * kc__attr_width(out->elem_type)))) {
+        goto oom;
+      }
+      out->v.array.data = data;
+      out->v.array.count = a->size;
+      return NULL;
+    }
+    case XLA_FFI_AttrType_STRING: {
+      const XLA_FFI_ByteSpan* s = value;
+      out->type = KC_ATTR_STRING;
+      out->v.str = (kc_string_view){s->ptr, s->len};
+      if (d->arena && !(out->v.str.data = kc__arena_strdup(d->arena, out->v.str))) goto oom;
+      return NULL;
+    }
+    case XLA_FFI_AttrType_DICTIONARY: {
+      const XLA_FFI_Attrs* dict = value;
+      if (dict->size < 0 || dict->size > KC__ADAPTER_MAX_ATTRS) goto too_many;
+      kc_attr* entries = kc__decoder_take(d, (size_t)dict->size);
+      if (!entries) goto oom;
+      out->type = KC_ATTR_DICT;
+      out->v.dict = (kc_attr_dict){(size_t)dict->size, entries};
+      return kc__decode_dict(d, dict, entries);
+    }
+    default:
+      return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
+                               "%s: attribute '%.*s': unknown XLA attribute kind %d",
+                               d->who, (int)name->len, name->ptr, (int)type);
+  }
+oom:
+  if (!d->arena) goto too_many;
+  return kc__adapter_error(d->api, KC_RESOURCE_EXHAUSTED, "%s: out of memory decoding attributes",
+                           d->who);
+too_many:
+  return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
+                           "%s: more than %d attributes (dictionary entries included)", d->who,
+                           KC__ADAPTER_MAX_ATTRS);
+}
+
+static XLA_FFI_Error* kc__decode_dict(kc__decoder* d, const XLA_FFI_Attrs* in,
+                                      kc_attr* out) {
+  if (in->size < 0 || (in->size && (!in->types || !in->names || !in->attrs))) {
+    return kc__adapter_error(d->api, KC_INVALID_ARGUMENT, "%s: malformed XLA attributes",
+                             d->who);
+  }
+  for (int64_t i = 0; i < in->size; ++i) {
+    XLA_FFI_Error* err = kc__decode_one(d, in->types[i], in->names[i], in->attrs[i], &out[i]);
+    if (err) return err;
+  }
+  return NULL;
+}
+
+/* The attribute `name` of XLA's list (sorted by name), or -1. */
+static int64_t kc__find_attr(const XLA_FFI_Attrs* attrs, const char* name) {
+  size_t len = strlen(name);
+  for (int64_t i = 0; i < attrs->size; ++i) {
+    const XLA_FFI_ByteSpan* n = attrs->names[i];
+    if (n->len == len && memcmp(n->ptr, name, len) == 0) return i;
+  }
+  return -1;
+}
+
+static const char* kc__type_text(int32_t type, int32_t elem, char* buf, size_t cap) {
+  if (type != KC_ATTR_ARRAY || !elem) return kc_attr_type_name(type);
+  snprintf(buf, cap, "array of %s", kc_attr_type_name(elem));
+  return buf;
+}
+
+/* The attributes a target's signature declares, in its order, each of its
+ * declared type; an open signature takes all of XLA's, in XLA's order. */
+static XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_signature* sig,
+                                              const XLA_FFI_Attrs* in, kc_attr** out,
+                                              int32_t* out_count) {
+  bool open = sig->flags & KC_XCALL_SIG_OPEN;
+  int64_t n = open ? in->size : sig->num_attrs;
+  if (n < 0 || n > KC__ADAPTER_MAX_ATTRS) {
+    return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
+                             "%s: more than %d attributes (dictionary entries included)",
+                             d->who, KC__ADAPTER_MAX_ATTRS);
+  }
+  kc_attr* attrs = *out = kc__decoder_take(d, (size_t)n);
+  if (!attrs) {
+    return kc__adapter_error(d->api, KC_RESOURCE_EXHAUSTED,
+                             "%s: out of memory decoding attributes", d->who);
+  }
+  *out_count = (int32_t)n;
+  if (open) return kc__decode_dict(d, in, attrs);
+  for (int32_t i = 0; i < sig->num_attrs; ++i) {
+    const kc_xcall_attr_spec* spec = &sig->attrs[i];
+    int64_t at = kc__find_attr(in, spec->name);
+    char want[48], got[48];
+    if (at < 0) {
+      return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
+                               "%s: attribute '%s': expected %s, got none", d->who, spec->name,
+                               kc__type_text(spec->type, spec->elem_type, want, sizeof want));
+    }
+    kc_attr* a = &attrs[i];
+    XLA_FFI_Error* err = kc__decode_one(d, in->types[at], in->names[at], in->attrs[at], a);
+    if (err) return err;
+    if (a->type != spec->type ||
+        (spec->type == KC_ATTR_ARRAY && spec->elem_type && a->elem_type != spec->elem_type)) {
+      return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
+                               "%s: attribute '%s': expected %s, got %s%s", d->who, spec->name,
+                               kc__type_text(spec->type, spec->elem_type, want, sizeof want),
+                               kc__type_text(a->type, a->elem_type, got, sizeof got),
+                               spec->type == KC_ATTR_F32 && a->type == KC_ATTR_F64
+                                   ? " (pass np.float32(...): a Python float is f64)"
+                                   : "");
+    }
+  }
+  return NULL;
+}
+
+/* An op's attributes as kc_op_attr values (numbers, strings, arrays of
+ * numbers); what the op does not declare is left for kc_op_call_into to
+ * refuse by name. */
+static XLA_FFI_Error* kc__decode_op_attrs(kc__decoder* d, const XLA_FFI_Attrs* in,
+                                          kc__site* site) {
+  kc_attr* attrs = kc__arena_alloc(d->arena, ((size_t)in->size + 1) * sizeof *attrs);
+  site->op_attrs = calloc((size_t)in->size + 1, sizeof *site->op_attrs);
+  if (!attrs || !site->op_attrs) {
+    return kc__adapter_error(d->api, KC_RESOURCE_EXHAUSTED,
+                             "%s: out of memory decoding attributes", d->who);
+  }
+  XLA_FFI_Error* err = kc__decode_dict(d, in, attrs);
+  if (err) return err;
+  for (int64_t i = 0; i < in->size; ++i) {
+    const kc_attr* a = &attrs[i];
+    kc_op_attr* o = &site->op_attrs[i];
+    o->name = a->name;
+    kc_status* st = NULL;
+    switch (a->type) {
+      case KC_ATTR_BOOL: o->value = (kc_any){.type_index = KC_TYPE_BOOL, .u.v_int64 = a->v.b}; break;
+      case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
+        o->value = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = a->v.i64};
+        break;
+      case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
+        o->value = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = (int64_t)a->v.u64};
+        break;
+      case KC_ATTR_F32: o->value = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = a->v.f32}; break;
+      case KC_ATTR_F64: o->value = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = a->v.f64}; break;
+      case KC_ATTR_STRING: {
+        kc_str* s = NULL;
+        st = kc_str_create(NULL, a->v.str, &s);
+        if (!st) o->value = (kc_any){.type_index = KC_TYPE_STR, .u.v_obj = KC_OBJECT(s)};
+        break;
+      }
+      case KC_ATTR_ARRAY: {
+        size_t count = a->v.array.count;
+        kc_any* items = calloc(count + 1, sizeof *items);
+        if (!items) {
+          st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+          break;
+        }
+        for (size_t k = 0; k < count; ++k) {
+          const char* p = (const char*)a->v.array.data + k * kc__attr_width(a->elem_type);
+          switch (a->elem_type) {
+            case KC_ATTR_BOOL: items[k] = (kc_any){.type_index = KC_TYPE_BOOL, .u.v_int64 = *(const bool*)p}; break;
+            case KC_ATTR_I8: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const int8_t*)p}; break;
+            case KC_ATTR_I16: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const int16_t*)p}; break;
+            case KC_ATTR_I32: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const int32_t*)p}; break;
+            case KC_ATTR_I64: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const int64_t*)p}; break;
+            case KC_ATTR_U8: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const uint8_t*)p}; break;
+            case KC_ATTR_U16: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const uint16_t*)p}; break;
+            case KC_ATTR_U32: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const uint32_t*)p}; break;
+            case KC_ATTR_U64: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = (int64_t)*(const uint64_t*)p}; break;
+            case KC_ATTR_F32: items[k] = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = *(const float*)p}; break;
+            default: items[k] = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = *(const double*)p}; break;
+          }
+        }
+        kc_array* arr = NULL;
+        st = kc_array_create(NULL, items, count, &arr);
+        free(items);
+        if (!st) o->value = (kc_any){.type_index = KC_TYPE_ARRAY, .u.v_obj = KC_OBJECT(arr)};
+        break;
+      }
+      default:
+        return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
+                                 "%s: attribute '%.*s': dictionaries are not op "
+                                 "attributes",
+                                 d->who, (int)a->name.size, a->name.data);
+    }
+    if (st) return kc__adapter_error_from(d->api, d->who, st);
+    site->num_op_attrs = (int32_t)(i + 1);
+  }
+  return NULL;
+}
+
+/* ---- call sites ------------------------------------------------------------------------ */
+
+static void kc__site_destroy(void* p) {
+  kc__site* site = p;
+  if (!site) return;
+  if (site->state && site->state_deleter) site->state_deleter(site->state);
+  free(site->scratch);
+  free(site->init_message);
+  for (int32_t i = 0; i < site->num_op_attrs; ++i) kc_any_release(&site->op_attrs[i].value);
+  free(site->op_attrs);
+  kc__arena_free(&site->arena);
+  pthread_mutex_destroy(&site->mu);
+  free(site);
+}
+
+/* A site for the attributes of XLA's INSTANTIATE frame (or, without that
+ * stage, of an EXECUTE frame). */
+static XLA_FFI_Error* kc__site_create(const kc__adapter* ad, const XLA_FFI_Api* api,
+                                      const XLA_FFI_Attrs* attrs, kc__site** out) {
+  *out = NULL;
+  kc__site* site = calloc(1, sizeof *site);
+  if (!site) {
+    return kc__adapter_error(api, KC_RESOURCE_EXHAUSTED, "%s: out of memory", ad->who);
+  }
+  site->adapter = ad;
+  pthread_mutex_init(&site->mu, NULL);
+  atomic_flag_clear(&site->scratch_busy);
+  kc__decoder d = {api, &site->arena, NULL, 0, KC__ADAPTER_MAX_ATTRS, ad->who};
+  XLA_FFI_Error* err =
+      atomic_load_explicit(&ad->kind, memory_order_acquire) == KC__BIND_OP
+          ? kc__decode_op_attrs(&d, attrs, site)
+          : kc__decode_target_attrs(&d, &ad->target->signature, attrs, &site->attrs,
+                                    &site->num_attrs);
+  if (err) {
+    kc__site_destroy(site);
+    return err;
+  }
+  *out = site;
+  return NULL;
+}
+
+/* ---- buffers ------------------------------------------------------------------------- */
+
+/* DLPack dtypes by XLA element type (bits 0: none), filled before the
+ * first adapter is handed out. */
+#define KC__XLA_DTYPES_MAX 64
+static DLDataType kc__dl_of[KC__XLA_DTYPES_MAX];
+
+static void kc__dl_table_init(void) {
+  for (int32_t i = 0; i < KC__XLA_DTYPES_MAX; ++i) {
+    if (!kc__xla_dtype_to_dl(i, &kc__dl_of[i])) kc__dl_of[i] = (DLDataType){0, 0, 0};
+  }
+}
+
+/* XLA's buffers as DLTensors (dims borrowed), each checked against its
+ * spec when `specs` is given (the count already matches): the index of
+ * the first buffer without a DLPack dtype or off its spec, or -1. */
+static inline int64_t kc__convert(int64_t n, void* const* in, DLTensor* out,
+                                  const kc_xcall_buffer_spec* specs) {
+  for (int64_t i = 0; i < n; ++i) {
+    const XLA_FFI_Buffer* b = in[i];
+    uint32_t code = (uint32_t)b->dtype;
+    DLDataType dt = code < KC__XLA_DTYPES_MAX ? kc__dl_of[code] : (DLDataType){0, 0, 0};
+    if (KC__UNLIKELY(!dt.bits)) return i;
+    if (specs) {
+      const kc_xcall_buffer_spec* sp = &specs[i];
+      if (KC__UNLIKELY((sp->dtype.bits && (sp->dtype.code != dt.code || sp->dtype.bits != dt.bits ||
+                                           sp->dtype.lanes != dt.lanes)) ||
+                       (sp->rank >= 0 && sp->rank != b->rank))) {
+        return i;
+      }
+    }
+    out[i] = (DLTensor){.data = b->data,
+                        .device = {kDLCPU, 0},
+                        .ndim = (int32_t)b->rank,
+                        .dtype = dt,
+                        .shape = b->dims};
+  }
+  return -1;
+}
+
+static XLA_FFI_Error* kc__check_buffers(const XLA_FFI_Api* api, const kc__adapter* ad,
+                                        const char* what, const DLTensor* ts, int64_t n,
+                                        const kc_xcall_buffer_spec* specs, int32_t num_specs);
+
+/* Why kc__convert stopped, or the counts are off: the error. */
+__attribute__((cold, noinline)) static XLA_FFI_Error* kc__buffers_error(
+    const XLA_FFI_Api* api, const kc__adapter* ad, const XLA_FFI_CallFrame* cf, bool checked) {
+  const struct {
+    const char* what;
+    int64_t n;
+    void* const* in;
+  } lists[2] = {{"operand", cf->args.size, cf->args.args},
+                {"result", cf->rets.size, cf->rets.rets}};
+  for (int k = 0; k < 2; ++k) {
+    if (lists[k].n > KC__ADAPTER_MAX_BUFFERS || lists[k].n < 0) {
+      return kc__adapter_error(api, KC_INVALID_ARGUMENT, "%s: %lld %ss, at most %d are supported",
+                               ad->who, (long long)lists[k].n, lists[k].what,
+                               KC__ADAPTER_MAX_BUFFERS);
+    }
+  }
+  DLTensor ts[KC__ADAPTER_MAX_BUFFERS];
+  for (int k = 0; k < 2; ++k) {
+    int64_t bad = kc__convert(lists[k].n, lists[k].in, ts, NULL);
+    if (bad >= 0) {
+      const XLA_FFI_Buffer* b = lists[k].in[bad];
+      return kc__adapter_error(api, KC_INVALID_ARGUMENT,
+                               "%s: %s %lld: XLA element type %s has no DLPack dtype", ad->who,
+                               lists[k].what, (long long)bad, kc__xla_dtype_name(b->dtype));
+    }
+    if (checked) {
+      const kc_xcall_signature* sig = &ad->target->signature;
+      XLA_FFI_Error* err = kc__check_buffers(api, ad, lists[k].what, ts, lists[k].n,
+                                             k ? sig->results : sig->args,
+                                             k ? sig->num_results : sig->num_args);
+      if (err) return err;
+    }
+  }
+  return kc__adapter_error(api, KC_INTERNAL, "%s: the buffers were refused", ad->who);
+}
+
+static XLA_FFI_Error* kc__check_buffers(const XLA_FFI_Api* api, const kc__adapter* ad,
+                                        const char* what, const DLTensor* ts, int64_t n,
+                                        const kc_xcall_buffer_spec* specs, int32_t num_specs) {
+  if (n != num_specs) {
+    return kc__adapter_error(api, KC_INVALID_ARGUMENT,
+                             "kcall target '%s': expected %d %s buffer%s, got %lld", ad->name,
+                             num_specs, what, num_specs == 1 ? "" : "s", (long long)n);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const kc_xcall_buffer_spec* s = &specs[i];
+    if ((s->dtype.bits && !kc_dtype_equal(s->dtype, ts[i].dtype)) ||
+        (s->rank >= 0 && s->rank != ts[i].ndim)) {
+      char want[32] = "any", got[32], rank[16] = "any";
+      if (s->dtype.bits) kc_dtype_format(s->dtype, want, sizeof want);
+      if (s->rank >= 0) snprintf(rank, sizeof rank, "%d", s->rank);
+      kc_dtype_format(ts[i].dtype, got, sizeof got);
+      return kc__adapter_error(api, KC_INVALID_ARGUMENT,
+                               "kcall target '%s': %s %lld: expected %s of rank %s, got %s "
+                               "of rank %d",
+                               ad->name, what, (long long)i, want, rank, got, ts[i].ndim);
+    }
+  }
+  return NULL;
+}
+
+/* ---- running a target --------------------------------------------------------------------- */
+
+static void kc__frame_init(kc_xcall_frame* f, const kc__adapter* ad, int32_t stage,
+                           DLTensor* ts, int32_t na, int32_t nr, const kc_attr* attrs,
+                           int32_t num_attrs) {
+  *f = (kc_xcall_frame){
+      .struct_size = sizeof *f,
+      .stage = stage,
+      .num_args = na,
+      .num_results = nr,
+      .num_attrs = num_attrs,
+      .args = ts,
+      .results = ts + na,
+      .attrs = attrs,
+      .thread_pool = ad->pool,
+      .user = ad->target->user,
+      .instruction_name = ad->target->name,
+  };
+}
+
+/* The buffers against an open or declared signature. */
+static XLA_FFI_Error* kc__check_all(const XLA_FFI_Api* api, const kc__adapter* ad,
+                                   const DLTensor* ts, int32_t na, int32_t nr) {
+  const kc_xcall_signature* sig = &ad->target->signature;
+  if (sig->flags & KC_XCALL_SIG_OPEN) return NULL;
+  XLA_FFI_Error* err = kc__check_buffers(api, ad, "operand", ts, na, sig->args, sig->num_args);
+  if (!err) err = kc__check_buffers(api, ad, "result", ts + na, nr, sig->results, sig->num_results);
+  return err;
+}
+
+/* The site's first EXECUTE: check the buffers, run the target's
+ * INSTANTIATE, allocate its scratch. Errors are remembered: a site that
+ * cannot run fails every time, the same way. */
+static void kc__site_instantiate(kc__site* site, const XLA_FFI_Api* api, DLTensor* ts,
+                                 int32_t na, int32_t nr) {
+  const kc__adapter* ad = site->adapter;
+  const kc__xcall_target* t = ad->target;
+  kc_status* st = NULL;
+  XLA_FFI_Error* err = kc__check_all(api, ad, ts, na, nr);
+  if (!err) {
+    DLTensor shapes[2 * KC__ADAPTER_MAX_BUFFERS];
+    memcpy(shapes, ts, (size_t)(na + nr) * sizeof *ts);
+    for (int32_t i = 0; i < na + nr; ++i) shapes[i].data = NULL;
+    kc_xcall_frame f;
+    kc__frame_init(&f, ad, KC_XCALL_STAGE_INSTANTIATE, shapes, na, nr, site->attrs,
+                   site->num_attrs);
+    st = t->handler(&f);
+    site->state = f.state;
+    site->state_deleter = f.state_deleter;
+    site->scratch_bytes = f.scratch_bytes;
+    if (!st && f.scratch_bytes) {
+      site->scratch = aligned_alloc(64, (f.scratch_bytes + 63) & ~(size_t)63);
+      if (!site->scratch) {
+        st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory for %zu bytes of scratch",
+                              f.scratch_bytes);
+      }
+    }
+  }
+  if (err || st) {
+    char buf[1024];
+    if (err) {
+      XLA_FFI_Error_GetMessage_Args m = {
+          .struct_size = KC__XLA_SIZE(XLA_FFI_Error_GetMessage_Args, message), .error = err};
+      api->XLA_FFI_Error_GetMessage(&m);
+      snprintf(buf, sizeof buf, "%s", m.message ? m.message : "");
+      XLA_FFI_Error_Destroy_Args x = {
+          .struct_size = KC__XLA_SIZE(XLA_FFI_Error_Destroy_Args, error), .error = err};
+      api->XLA_FFI_Error_Destroy(&x);
+      site->init_code = KC_INVALID_ARGUMENT;
+    } else {
+      kc_status_format(st, buf, sizeof buf);
+      site->init_code = kc_status_get_code(st);
+      kc_status_destroy(st);
+    }
+    site->init_message = strdup(buf);
+  }
+  atomic_store_explicit(&site->ready, 1, memory_order_release);
+}
+
+static XLA_FFI_Error* kc__run_target(kc__site* site, const XLA_FFI_Api* api, DLTensor* ts,
+                                     int32_t na, int32_t nr) {
+  const kc__adapter* ad = site->adapter;
+  if (KC__UNLIKELY(!atomic_load_explicit(&site->ready, memory_order_acquire))) {
+    pthread_mutex_lock(&site->mu);
+    if (!atomic_load_explicit(&site->ready, memory_order_relaxed)) {
+      kc__site_instantiate(site, api, ts, na, nr);
+    }
+    pthread_mutex_unlock(&site->mu);
+  }
+  if (KC__UNLIKELY(site->init_code != KC_OK)) {
+    return kc__adapter_error(api, site->init_code, "kcall target '%s': %s", ad->name,
+                             site->init_message ? site->init_message : "cannot run");
+  }
+  const kc__xcall_target* t = ad->target;
+  kc_xcall_frame f;
+  kc__frame_init(&f, ad, KC_XCALL_STAGE_EXECUTE, ts, na, nr, site->attrs, site->num_attrs);
+  f.state = site->state;
+  f.scratch_bytes = site->scratch_bytes;
+  bool own_scratch = false;
+  if (site->scratch_bytes) {
+    if (!atomic_flag_test_and_set_explicit(&site->scratch_busy, memory_order_acquire)) {
+      f.scratch = site->scratch;
+    } else {
+      f.scratch = aligned_alloc(64, (site->scratch_bytes + 63) & ~(size_t)63);
+      if (!f.scratch) {
+        return kc__adapter_error(api, KC_RESOURCE_EXHAUSTED,
+                                 "kcall target '%s': out of memory for scratch", ad->name);
+      }
+      own_scratch = true;
+    }
+  }
+  kc_status* st = t->handler(&f);
+  if (own_scratch) {
+    free(f.scratch);
+  } else if (site->scratch_bytes) {
+    atomic_flag_clear_explicit(&site->scratch_busy, memory_order_release);
+  }
+  return KC__UNLIKELY(st != NULL) ? kc__adapter_error_from(api, ad->who, st) : NULL;
+}
+
+/* A target that does nothing at INSTANTIATE (KC_XCALL_SIG_NO_INSTANTIATE)
+ * needs no site: its attributes are decoded from XLA's frame onto the
+ * stack, borrowed, on every call, and XLA's state is never looked up. */
+static XLA_FFI_Error* kc__run_stateless(const kc__adapter* ad, XLA_FFI_CallFrame* cf,
+                                        DLTensor* ts, int32_t na, int32_t nr) {
+  const XLA_FFI_Api* api = cf->api;
+  const kc__xcall_target* t = ad->target;
+  XLA_FFI_Error* err = NULL;
+  kc_attr pool[KC__ADAPTER_MAX_ATTRS];
+  kc__decoder d = {api, NULL, pool + KC__ADAPTER_MAX_ATTRS, KC__ADAPTER_MAX_ATTRS,
+                   KC__ADAPTER_MAX_ATTRS, ad->who};
+  kc_attr* attrs = pool;
+  int32_t num_attrs = 0;
+  if (t->signature.num_attrs || (t->signature.flags & KC_XCALL_SIG_OPEN)) {
+    err = kc__decode_target_attrs(&d, &t->signature, &cf->attrs, &attrs, &num_attrs);
+    if (KC__UNLIKELY(err != NULL)) return err;
+  }
+  kc_xcall_frame f;
+  kc__frame_init(&f, ad, KC_XCALL_STAGE_EXECUTE, ts, na, nr, attrs, num_attrs);
+  kc_status* st = t->handler(&f);
+  return KC__UNLIKELY(st != NULL) ? kc__adapter_error_from(api, ad->who, st) : NULL;
+}
+
+static XLA_FFI_Error* kc__run_op(kc__site* site, const XLA_FFI_Api* api, DLTensor* ts,
+                                 int32_t na, int32_t nr) {
+  const DLTensor* ins[KC__ADAPTER_MAX_BUFFERS];
+  DLTensor* outs[KC__ADAPTER_MAX_BUFFERS];
+  for (int32_t i = 0; i < na; ++i) ins[i] = &ts[i];
+  for (int32_t i = 0; i < nr; ++i) outs[i] = &ts[na + i];
+  kc_status* st = kc_op_call_into(site->adapter->op, ins, na, site->op_attrs,
+                                  site->num_op_attrs, NULL, outs, nr);
+  return KC__UNLIKELY(st != NULL) ? kc__adapter_error_from(api, NULL, st) : NULL;
+}
+
+/* ---- the handler ----------------------------------------------------------------------- */
+
+static XLA_FFI_Error* kc__adapter_execute(const kc__adapter* ad, XLA_FFI_CallFrame* cf) {
+  const XLA_FFI_Api* api = cf->api;
+  DLTensor ts[2 * KC__ADAPTER_MAX_BUFFERS];
+  int64_t na = cf->args.size, nr = cf->rets.size;
+  /* A stateless target's buffers are checked on every call (there is no
+   * call site to remember a check); the others' once per call site. */
+  const kc_xcall_signature* sig = ad->stateless ? &ad->target->signature : NULL;
+  if (KC__UNLIKELY((uint64_t)na > KC__ADAPTER_MAX_BUFFERS ||
+                   (uint64_t)nr > KC__ADAPTER_MAX_BUFFERS ||
+                   (sig && (na != sig->num_args || nr != sig->num_results)) ||
+                   kc__convert(na, cf->args.args, ts, sig ? sig->args : NULL) >= 0 ||
+                   kc__convert(nr, cf->rets.rets, ts + na, sig ? sig->results : NULL) >= 0)) {
+    return kc__buffers_error(api, ad, cf, sig != NULL);
+  }
+  if (ad->target && (ad->target->signature.flags & KC_XCALL_SIG_NO_INSTANTIATE)) {
+    return kc__run_stateless(ad, cf, ts, (int32_t)na, (int32_t)nr);
+  }
+  XLA_FFI_Error* err;
+
+  /* The site made at INSTANTIATE; without that stage, one for this call. */
+  XLA_FFI_TypeId* type = kc__site_type_find(api);
+  kc__site* site = NULL;
+  if (KC__LIKELY(type != NULL)) {
+    XLA_FFI_State_Get_Args g = {
+        .struct_size = KC__XLA_SIZE(XLA_FFI_State_Get_Args, state),
+        .ctx = cf->ctx,
+        .stage = XLA_FFI_ExecutionStage_INSTANTIATE,
+        .type_id = type,
+    };
+    XLA_FFI_Error* miss = api->XLA_FFI_State_Get(&g);
+    if (KC__LIKELY(!miss)) {
+      site = g.state;
+    } else {
+      XLA_FFI_Error_Destroy_Args x = {
+          .struct_size = KC__XLA_SIZE(XLA_FFI_Error_Destroy_Args, error), .error = miss};
+      api->XLA_FFI_Error_Destroy(&x);
+    }
+  }
+  bool transient = site == NULL;
+  if (transient) {
+    err = kc__site_create(ad, api, &cf->attrs, &site);
+    if (err) return err;
+  }
+  err = atomic_load_explicit(&ad->kind, memory_order_relaxed) == KC__BIND_OP
+            ? kc__run_op(site, api, ts, (int32_t)na, (int32_t)nr)
+            : kc__run_target(site, api, ts, (int32_t)na, (int32_t)nr);
+  if (transient) kc__site_destroy(site);
+  return err;
+}
+
+static XLA_FFI_Error* kc__adapter_instantiate(const kc__adapter* ad, XLA_FFI_CallFrame* cf) {
+  const XLA_FFI_Api* api = cf->api;
+  if (ad->target && (ad->target->signature.flags & KC_XCALL_SIG_NO_INSTANTIATE)) return NULL;
+  XLA_FFI_TypeId* type;
+  XLA_FFI_Error* err = kc__site_type(api, &type);
+  if (err) return err;
+  kc__site* site;
+  err = kc__site_create(ad, api, &cf->attrs, &site);
+  if (err) return err;
+  XLA_FFI_State_Set_Args s = {
+      .struct_size = KC__XLA_SIZE(XLA_FFI_State_Set_Args, state),
+      .ctx = cf->ctx,
+      .stage = XLA_FFI_ExecutionStage_INSTANTIATE,
+      .type_id = type,
+      .state = site,
+  };
+  err = api->XLA_FFI_State_Set(&s);
+  if (err) kc__site_destroy(site);
+  return err;
+}
+
+static XLA_FFI_Error* kc__adapter_call(kc__adapter* ad, XLA_FFI_CallFrame* cf) {
+  if (KC__UNLIKELY(!cf || !cf->api)) return NULL; /* nothing to answer through */
+  if (KC__UNLIKELY(cf->extension_start != NULL) && kc__adapter_metadata(cf)) return NULL;
+  if (KC__UNLIKELY(cf->struct_size < KC__XLA_CALL_FRAME_SIZE)) {
+    return kc__adapter_error(cf->api, KC_INVALID_ARGUMENT,
+                             "kcall adapter: call frame of %zu bytes, expected at least %zu",
+                             cf->struct_size, (size_t)KC__XLA_CALL_FRAME_SIZE);
+  }
+  switch (cf->stage) {
+    case XLA_FFI_ExecutionStage_EXECUTE: return kc__adapter_execute(ad, cf);
+    case XLA_FFI_ExecutionStage_INSTANTIATE: return kc__adapter_instantiate(ad, cf);
+    default: return NULL; /* PREPARE, INITIALIZE: nothing to do */
+  }
+}
+
+/* ---- the trampolines ---------------------------------------------------------------------- */
+
+#define KC__TRAMP(hi, lo)                                                        \
+  static XLA_FFI_Error* kc__trampoline_##hi##lo(XLA_FFI_CallFrame* cf) {         \
+    return kc__adapter_call(&kc__adapters[0x##hi##lo], cf);                      \
+  }
+#define KC__TRAMP_PTR(hi, lo) kc__trampoline_##hi##lo,
+#define KC__ROW(X, hi) \
+  X(hi, 0) X(hi, 1) X(hi, 2) X(hi, 3) X(hi, 4) X(hi, 5) X(hi, 6) X(hi, 7) \
+  X(hi, 8) X(hi, 9) X(hi, a) X(hi, b) X(hi, c) X(hi, d) X(hi, e) X(hi, f)
+#define KC__ALL(X)                                                              \
+  KC__ROW(X, 0) KC__ROW(X, 1) KC__ROW(X, 2) KC__ROW(X, 3) KC__ROW(X, 4)         \
+  KC__ROW(X, 5) KC__ROW(X, 6) KC__ROW(X, 7) KC__ROW(X, 8) KC__ROW(X, 9)         \
+  KC__ROW(X, a) KC__ROW(X, b) KC__ROW(X, c) KC__ROW(X, d) KC__ROW(X, e)         \
+  KC__ROW(X, f)
+
+KC__ALL(KC__TRAMP)
+static XLA_FFI_Handler* const kc__trampolines[] = {KC__ALL(KC__TRAMP_PTR)};
+_Static_assert(sizeof kc__trampolines / sizeof kc__trampolines[0] == KC_XLA_FFI_ADAPTER_MAX,
+               "one trampoline per adapter");
+
+/* ---- binding -------------------------------------------------------------------------- */
+
+/* Binds a free slot (or finds the one bound) to (kind, name, platform);
+ * `object` is referenced by the slot when it is new. */
+static kc_status* kc__bind(kc__bind_kind kind, kc_string_view name, kc_platform platform,
+                           kc_object* object, kc_xla_ffi_handler_fn* out) {
+  kc_status* st = NULL;
+  pthread_mutex_lock(&kc__adapters_mu);
+  static bool table_ready = false;
+  if (!table_ready) {
+    kc__dl_table_init();
+    table_ready = true;
+  }
+  int free_slot = -1;
+  for (int i = 0; i < KC_XLA_FFI_ADAPTER_MAX; ++i) {
+    kc__adapter* ad = &kc__adapters[i];
+    int k = atomic_load_explicit(&ad->kind, memory_order_relaxed);
+    if (!k) {
+      if (free_slot < 0) free_slot = i;
+      continue;
+    }
+    if (k == (int)kind && ad->platform == platform && strlen(ad->name) == name.size &&
+        memcmp(ad->name, name.data, name.size) == 0) {
+      *out = (kc_xla_ffi_handler_fn)(void (*)(void))kc__trampolines[i];
+      goto done;
+    }
+  }
+  if (free_slot < 0) {
+    st = kc_status_create(KC_RESOURCE_EXHAUSTED,
+                          "all %d XLA FFI adapters are bound (one per target or op, "
+                          "for the life of the process)",
+                          KC_XLA_FFI_ADAPTER_MAX);
+    goto done;
+  }
+  kc__adapter* ad = &kc__adapters[free_slot];
+  ad->name = malloc(name.size + 1);
+  if (ad->name) {
+    memcpy(ad->name, name.data, name.size);
+    ad->name[name.size] = '\0';
+  }
+  if (!ad->name) {
+    st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+    goto done;
+  }
+  size_t who_cap = name.size + 32;
+  ad->who = malloc(who_cap);
+  if (!ad->who) {
+    free(ad->name);
+    ad->name = NULL;
+    st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+    goto done;
+  }
+  snprintf(ad->who, who_cap, "kcall %s '%s'", kind == KC__BIND_OP ? "op" : "target", ad->name);
+  ad->pool = kc_thread_pool_get_default();
+  ad->platform = platform;
+  kc_object_retain(object);
+  if (kind == KC__BIND_TARGET) {
+    ad->target = (kc__xcall_target*)object;
+    uint32_t sig_flags = ad->target->signature.flags;
+    ad->stateless = (sig_flags & KC_XCALL_SIG_NO_INSTANTIATE) && !(sig_flags & KC_XCALL_SIG_OPEN);
+  } else {
+    ad->op = (kc_op*)object;
+  }
+  atomic_store_explicit(&ad->kind, (int)kind, memory_order_release);
+  *out = (kc_xla_ffi_handler_fn)(void (*)(void))kc__trampolines[free_slot];
+done:
+  pthread_mutex_unlock(&kc__adapters_mu);
+  return st;
+}
+
+kc_status* kc_xla_ffi_adapter_create(kc_string_view name, kc_platform platform,
+                                     kc_xla_ffi_handler_fn* out_handler) {
+  if (!out_handler) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc_xla_ffi_adapter_create: out_handler is NULL");
+  }
+  *out_handler = NULL;
+  if (platform != KC_PLATFORM_HOST && platform != KC_PLATFORM_CUDA) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_xla_ffi_adapter_create: unknown platform %d", (int)platform);
+  }
+  const kc__xcall_target* t = kc__xcall_find(name, platform);
+  if (!t) {
+    KC_RETURN_IF_ERROR(kc__xcall_not_found(name, platform), "making an XLA FFI adapter");
+  }
+  if (t->api != KC_XCALL_API_TYPED || t->xla.execute) {
+    return kc_status_create(KC_FAILED_PRECONDITION,
+                            "making an XLA FFI adapter for '%.*s': it is %s, not a kcall "
+                            "TYPED target",
+                            (int)name.size, name.data,
+                            t->xla.execute ? "an XLA FFI handler already"
+                                           : kc_xcall_api_name(t->api));
+  }
+  return kc__bind(KC__BIND_TARGET, name, platform, KC_OBJECT((kc__xcall_target*)t),
+                  out_handler);
+}
+
+kc_status* kc_xla_ffi_adapter_create_for_op(kc_string_view op_name,
+                                            kc_xla_ffi_handler_fn* out_handler) {
+  if (!out_handler) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_xla_ffi_adapter_create_for_op: out_handler is NULL");
+  }
+  *out_handler = NULL;
+  const kc_op* op = NULL;
+  KC_RETURN_IF_ERROR(kc_op_registry_lookup(op_name, &op), "making an XLA FFI adapter");
+  return kc__bind(KC__BIND_OP, op_name, KC_PLATFORM_HOST, KC_OBJECT((kc_op*)op), out_handler);
+}

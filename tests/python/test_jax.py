@@ -1,0 +1,193 @@
+"""kcall targets and ops inside jitted JAX code (kcall.jax), and the
+scale-out example. JAX is not part of the default test environment:
+`make test EXTRAS=jax` installs it, and these tests skip without it."""
+
+import os
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip(
+    "jax", reason="JAX is not installed: `make test EXTRAS=jax` installs it")
+import jax.numpy as jnp  # noqa: E402
+
+import kcall  # noqa: E402
+import kcall.jax  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def plugins(scale_plugin, xla_plugin, ops_plugin):
+    names = kcall.jax.register_plugin(str(scale_plugin))
+    assert "scale" in names and "kcall.Scale" in names
+    kcall.jax.register_target("rms_norm")  # legacy targets have no FFI form
+    kcall.load_plugin(str(ops_plugin))
+
+
+def ffi(name, x, **attrs):
+    return jax.ffi.ffi_call(name, jax.ShapeDtypeStruct(x.shape, x.dtype))(
+        x, **attrs)
+
+
+def rms_norm_ref(x, eps):
+    x64 = x.astype(np.float64)
+    return x64 / np.sqrt((x64 ** 2).mean(axis=-1, keepdims=True) + eps)
+
+
+def test_register_plugin_leaves_out_the_legacy_conventions(xla_plugin):
+    names = kcall.jax.register_plugin(str(xla_plugin))
+    assert names == ["rms_norm"]
+
+
+def test_a_stateless_target_in_jit(plugins):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    f = jax.jit(lambda x: ffi("scale", x, factor=np.float32(2.5)) + 1)
+    np.testing.assert_array_equal(np.asarray(f(x)), x * 2.5 + 1)
+    # Again: the same compiled call site.
+    np.testing.assert_array_equal(np.asarray(f(x + 1)), (x + 1) * 2.5 + 1)
+
+
+def test_chained_calls_with_different_attributes(plugins):
+    def f(x):
+        for i in range(10):
+            x = ffi("scale", x, factor=np.float32(i + 1))
+        return x
+    x = np.ones(16, np.float32)
+    np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)), x * 3628800)
+
+
+def test_a_target_with_per_site_state(plugins):
+    """rms_norm does its work at INSTANTIATE: each call site keeps its own
+    state (here, a different eps and row length per site)."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 8)).astype(np.float32)
+    b = rng.standard_normal((3, 5)).astype(np.float32)
+
+    @jax.jit
+    def f(a, b):
+        return (ffi("rms_norm", a, eps=np.float32(1e-5)),
+                ffi("rms_norm", b, eps=np.float32(4.0)))
+    for _ in range(3):
+        ya, yb = f(a, b)
+        np.testing.assert_allclose(np.asarray(ya), rms_norm_ref(a, 1e-5),
+                                   rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(yb), rms_norm_ref(b, 4.0),
+                                   rtol=1e-5)
+
+
+def test_attribute_of_the_wrong_width_is_refused(plugins):
+    x = np.ones(4, np.float32)
+    with pytest.raises(Exception, match=r"kcall target 'scale': attribute "
+                       r"'factor': expected f32, got f64 \(pass np.float32"):
+        jax.jit(lambda x: ffi("scale", x, factor=2.0))(x)
+
+
+def test_missing_attribute_is_refused(plugins):
+    x = np.ones(4, np.float32)
+    with pytest.raises(Exception, match=r"attribute 'factor': expected f32, "
+                       r"got none"):
+        jax.jit(lambda x: ffi("scale", x))(x)
+
+
+def test_buffer_of_the_wrong_dtype_is_refused(plugins):
+    x = np.ones(4, np.int32)
+    with pytest.raises(Exception, match=r"kcall target 'scale': operand 0: "
+                       r"expected f32 of rank any, got i32"):
+        jax.jit(lambda x: ffi("scale", x, factor=np.float32(2)))(x)
+
+
+def test_a_python_target_failure_reaches_jax(plugins):
+    seen = []
+
+    @kcall.register_target("test_jax.py_double", args=["f32"],
+                           results=["f32"], attrs={"limit": "i64"})
+    def double(x, y, limit):
+        seen.append(limit)
+        if x.max() > limit:
+            raise ValueError(f"value above {limit}")
+        y[...] = 2 * x
+    kcall.jax.register_target("test_jax.py_double")
+    f = jax.jit(lambda x: ffi("test_jax.py_double", x, limit=10))
+    np.testing.assert_array_equal(np.asarray(f(np.ones(3, np.float32))),
+                                  [2, 2, 2])
+    with pytest.raises(Exception, match="ValueError: value above 10"):
+        f(np.full(3, 11, np.float32)).block_until_ready()
+    assert seen == [10, 10]
+
+
+def test_unknown_target_and_legacy_target(plugins):
+    with pytest.raises(kcall.NotFoundError, match="no_such_target"):
+        kcall.jax.register_target("no_such_target")
+    with pytest.raises(kcall.FailedPreconditionError,
+                       match="not a kcall TYPED target"):
+        kcall.jax.register_target("do_custom_call")
+
+
+def test_ops_with_shapes_from_the_shape_function(plugins):
+    x = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)
+    y = jnp.ones((3, 2), jnp.float32)
+    f = jax.jit(lambda x, y: kcall.jax.call_op("MatMul", x, y) * 2)
+    np.testing.assert_array_equal(np.asarray(f(x, y)),
+                                  (np.asarray(x) @ np.asarray(y)) * 2)
+    g = jax.jit(lambda x: kcall.jax.call_op("Concat", x, x, axis=1))
+    assert g(x).shape == (2, 6)
+    h = jax.jit(lambda x: kcall.jax.call_op("Scale", x, factor=0.5))
+    np.testing.assert_array_equal(np.asarray(h(x)), np.asarray(x) * 0.5)
+
+
+def test_op_errors_arrive_at_trace_time(plugins):
+    x = jnp.ones((2, 3), jnp.float32)
+    with pytest.raises(ValueError, match=r"calling op 'Add': input 1 \('y'\)"):
+        jax.jit(lambda x: kcall.jax.call_op("Add", x, x.astype(jnp.int32)))(x)
+    with pytest.raises(ValueError, match="MatMul: inner dimensions"):
+        jax.jit(lambda x: kcall.jax.call_op("MatMul", x, x))(x)
+
+
+def run_example(args, timeout=240):
+    done = subprocess.run([sys.executable, *args], capture_output=True,
+                          text=True, timeout=timeout,
+                          env={**os.environ, "XLA_FLAGS": ""})
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_scale_out_on_four_devices(repo, xla_plugin):
+    out = run_example([str(repo / "examples/jax/scale_out.py"),
+                       str(xla_plugin)])
+    assert "process 0 of 1: 4 shards of 4 match the single-device run" in out
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+def test_scale_out_on_two_processes(repo, xla_plugin):
+    port = str(free_port())
+    script = str(repo / "examples/jax/scale_out.py")
+    procs = [subprocess.Popen(
+        [sys.executable, script, str(xla_plugin), "--process", str(i),
+         "--of", "2", "--port", port],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "XLA_FLAGS": ""}) for i in range(2)]
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=240)[0])
+    finally:
+        for p in procs:
+            p.kill()
+    for i, (p, out) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0, out
+        assert f"process {i} of 2: 2 shards of 4 match" in out, out
+
+
+def test_everywhere_from_jax(repo, scale_plugin):
+    out = run_example([str(repo / "examples/everywhere/from_jax.py"),
+                       str(scale_plugin)])
+    from test_docs import readme_output
+    assert out.strip() == readme_output(
+        repo, "python from_jax.py libscale_plugin.so")

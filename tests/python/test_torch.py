@@ -1,0 +1,103 @@
+"""kcall ops as PyTorch custom ops (kcall.torch). PyTorch is not part of
+the default test environment (its wheel is large): `make test
+EXTRAS=torch` installs it, and these tests skip without it."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip(
+    "torch", reason="PyTorch is not installed: `make test EXTRAS=torch` "
+    "installs it")
+from torch.library import opcheck  # noqa: E402
+
+import kcall  # noqa: E402
+import kcall.torch  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ops(ops_plugin, scale_plugin):
+    kcall.load_plugin(str(ops_plugin))
+    kcall.load_plugin(str(scale_plugin))
+    return {name: kcall.torch.register_op(name)
+            for name in ("Add", "MatMul", "Concat", "Scale")}
+
+
+def test_schemas_follow_the_op_definitions(ops):
+    assert str(ops["Add"].default._schema) == \
+        "kcall::Add(Tensor x, Tensor y) -> Tensor"
+    assert str(ops["Concat"].default._schema) == \
+        "kcall::Concat(Tensor[] values, *, int axis=0) -> Tensor"
+    assert str(ops["Scale"].default._schema) == \
+        "kcall::Scale(Tensor x, *, float factor=1.) -> Tensor"
+
+
+def test_registering_again_returns_the_same_operator(ops):
+    assert kcall.torch.register_op("Add") is ops["Add"]
+
+
+def test_eager_calls(ops):
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    y = torch.ones(2, 3)
+    assert torch.equal(ops["Add"](x, y), x + y)
+    assert torch.equal(ops["MatMul"](x, y.T.contiguous()), x @ y.T)
+    assert torch.equal(ops["Concat"]([x, y], axis=1), torch.cat([x, y], 1))
+    assert torch.equal(ops["Scale"](x, factor=3.0), x * 3)
+    # A non-contiguous input is made compact first.
+    assert torch.equal(ops["MatMul"](x, y.T), x @ y.T)
+
+
+def test_outputs_are_the_kernels_memory(ops):
+    """The output is the kcall tensor's memory (DLPack, no copy): a NumPy
+    view of it through DLPack sees the same address."""
+    z = ops["Scale"](torch.ones(4), factor=2.0)
+    assert z.data_ptr() == np.from_dlpack(z).ctypes.data
+
+
+def test_opcheck(ops):
+    x = torch.randn(2, 3)
+    for op, args, kwargs in [
+            (ops["Add"], (x, x), {}),
+            (ops["MatMul"], (x, x.T.contiguous()), {}),
+            (ops["Concat"], ([x, x],), {"axis": 0}),
+            (ops["Scale"], (x,), {"factor": 0.5})]:
+        result = opcheck(op.default, args, kwargs)
+        assert all(v == "SUCCESS" for v in result.values()), result
+
+
+def test_torch_compile_traces_through_the_shape_function(ops):
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def f(x, y):
+        return ops["MatMul"](ops["Add"](x, 1.0 + x), y) * 2
+
+    x = torch.randn(3, 4)
+    y = torch.randn(4, 5)
+    np.testing.assert_allclose(f(x, y).numpy(),
+                               ((x + 1 + x) @ y * 2).numpy(), rtol=1e-5)
+
+
+def test_errors_name_the_op_and_the_argument(ops):
+    with pytest.raises(ValueError, match=r"calling op 'Add': input 1 \('y'\): "
+                       r"expected f32 \(T, as input 0 set it\), got f64"):
+        ops["Add"](torch.ones(2), torch.ones(2, dtype=torch.float64))
+    with pytest.raises(ValueError, match="MatMul: inner dimensions"):
+        ops["MatMul"](torch.ones(2, 3), torch.ones(2, 3))
+
+
+def test_unknown_op():
+    with pytest.raises(AttributeError):
+        kcall.torch.register_op("NoSuchOp")
+
+
+def test_everywhere_from_torch(repo, scale_plugin):
+    done = subprocess.run(
+        [sys.executable, str(repo / "examples/everywhere/from_torch.py"),
+         str(scale_plugin)], capture_output=True, text=True, timeout=300,
+        env=os.environ)
+    assert done.returncode == 0, done.stdout + done.stderr
+    from test_docs import readme_output
+    assert done.stdout.strip() == readme_output(
+        repo, "python from_torch.py libscale_plugin.so")
