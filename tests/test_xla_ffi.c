@@ -72,6 +72,16 @@ static kc_status* kt_run(const kc_executable* exe, const kc_tensor* x, kc_tensor
   return kc_executable_execute(exe, ins, 1, &o, out);
 }
 
+/* `fn` for the instantiate and execute stages of target `name`. */
+static void kt_register_both(const char* name, kc_xla_ffi_handler_fn fn) {
+  kc_xla_ffi_handlers h;
+  memset(&h, 0, sizeof h);
+  h.struct_size = sizeof h;
+  h.instantiate = fn;
+  h.execute = fn;
+  KC_CHECK_OK(kc_xcall_register_xla_ffi(kc_sv(name), KC_PLATFORM_HOST, &h, 0));
+}
+
 static void kt_register(const char* name, XLA_FFI_Handler* fn) {
   KC_CHECK_OK(kc_xcall_register_xla_ffi_handler(kc_sv(name), KC_PLATFORM_HOST,
                                                 (kc_xla_ffi_handler_fn)(void (*)(void))fn,
@@ -264,12 +274,7 @@ static XLA_FFI_Error* kt_dump(XLA_FFI_CallFrame* f) {
 }
 
 KC_TEST(xla_ffi_attributes_of_every_kind_sorted_by_name) {
-  kc_xla_ffi_handlers h;
-  memset(&h, 0, sizeof h);
-  h.struct_size = sizeof h;
-  h.instantiate = KT_FN(kt_dump);
-  h.execute = KT_FN(kt_dump);
-  KC_CHECK_OK(kc_xcall_register_xla_ffi(KC_SV_LIT("kt.dump"), KC_PLATFORM_HOST, &h, 0));
+  kt_register_both("kt.dump", KT_FN(kt_dump));
   /* As JAX prints them (NumPy scalars and arrays, Python ints and floats,
    * strings, dictionaries), in no particular order. */
   const char* config =
@@ -383,12 +388,7 @@ static XLA_FFI_Error* kt_tuples(XLA_FFI_CallFrame* f) {
 }
 
 KC_TEST(xla_ffi_buffers_flatten_tuples_in_pre_order) {
-  kc_xla_ffi_handlers h;
-  memset(&h, 0, sizeof h);
-  h.struct_size = sizeof h;
-  h.instantiate = KT_FN(kt_tuples);
-  h.execute = KT_FN(kt_tuples);
-  KC_CHECK_OK(kc_xcall_register_xla_ffi(KC_SV_LIT("kt.tuples"), KC_PLATFORM_HOST, &h, 0));
+  kt_register_both("kt.tuples", KT_FN(kt_tuples));
   kc_executable* exe = kt_compile_text(
       "HloModule tuples\n"
       "ENTRY main {\n"
@@ -400,7 +400,7 @@ KC_TEST(xla_ffi_buffers_flatten_tuples_in_pre_order) {
       NULL);
   /* Shapes without data at instantiate; data at execute. */
   KC_CHECK_STR(kt_buffers_seen[0], "f32[2] s32[3] f64[] u8[2,2] -> f32[2] s64[1] pred[2]");
-  int64_t two = 2, three = 3, dims22[2] = {2, 2};
+  int64_t three = 3, dims22[2] = {2, 2};
   kc_tensor* p0 = kt_f32s(2, -0.5f); /* -0.5, 0.5 */
   kc_tensor* p10 = kt_tensor(kc_dtype_make(kDLInt, 32, 1), 1, &three);
   kc_tensor* p11 = kt_tensor(kc_dtype_make(kDLFloat, 64, 1), 0, NULL);
@@ -410,7 +410,6 @@ KC_TEST(xla_ffi_buffers_flatten_tuples_in_pre_order) {
   *(double*)kt_data(p11) = 10.0;
   uint8_t* u8 = kt_data(q);
   u8[0] = 100, u8[1] = 1, u8[2] = 1, u8[3] = 1;
-  (void)two;
   const DLTensor* ins[4] = {kc_tensor_get_dltensor(p0), kc_tensor_get_dltensor(p10),
                             kc_tensor_get_dltensor(p11), kc_tensor_get_dltensor(q)};
   kc_tensor* out[3] = {NULL, NULL, NULL};
@@ -432,12 +431,7 @@ KC_TEST(xla_ffi_buffers_flatten_tuples_in_pre_order) {
 }
 
 KC_TEST(xla_ffi_buffer_element_types) {
-  kc_xla_ffi_handlers h;
-  memset(&h, 0, sizeof h);
-  h.struct_size = sizeof h;
-  h.instantiate = KT_FN(kt_tuples);
-  h.execute = KT_FN(kt_tuples);
-  KC_CHECK_OK(kc_xcall_register_xla_ffi(KC_SV_LIT("kt.types"), KC_PLATFORM_HOST, &h, 0));
+  kt_register_both("kt.types", KT_FN(kt_tuples));
   /* Compiling alone runs instantiate, which records the element types. */
   kc_executable* exe = kt_compile_text(
       "HloModule types\n"
@@ -675,12 +669,7 @@ static XLA_FFI_Error* kt_state_misuse(XLA_FFI_CallFrame* f) {
 
 KC_TEST(xla_ffi_state_misuse_is_an_error) {
   kt_register_types();
-  kc_xla_ffi_handlers h;
-  memset(&h, 0, sizeof h);
-  h.struct_size = sizeof h;
-  h.instantiate = KT_FN(kt_state_misuse);
-  h.execute = KT_FN(kt_state_misuse);
-  KC_CHECK_OK(kc_xcall_register_xla_ffi(KC_SV_LIT("kt.misuse"), KC_PLATFORM_HOST, &h, 0));
+  kt_register_both("kt.misuse", KT_FN(kt_state_misuse));
   char text[512];
 
   kt_one_call(text, sizeof text, "kt.misuse", 2, "{mode = \"unregistered\"}");
@@ -770,12 +759,7 @@ static XLA_FFI_Error* kt_fail(XLA_FFI_CallFrame* f) {
 }
 
 KC_TEST(xla_ffi_errors_name_the_target_and_instruction) {
-  kc_xla_ffi_handlers h;
-  memset(&h, 0, sizeof h);
-  h.struct_size = sizeof h;
-  h.instantiate = KT_FN(kt_fail);
-  h.execute = KT_FN(kt_fail);
-  KC_CHECK_OK(kc_xcall_register_xla_ffi(KC_SV_LIT("kt.fail"), KC_PLATFORM_HOST, &h, 0));
+  kt_register_both("kt.fail", KT_FN(kt_fail));
   char text[512];
   kt_one_call(text, sizeof text, "kt.fail", 2,
               "{code = 3 : i32, message = \"the input is odd\"}");
@@ -1039,12 +1023,7 @@ static XLA_FFI_Error* kt_context(XLA_FFI_CallFrame* f) {
 }
 
 KC_TEST(xla_ffi_execution_context) {
-  kc_xla_ffi_handlers h;
-  memset(&h, 0, sizeof h);
-  h.struct_size = sizeof h;
-  h.instantiate = KT_FN(kt_context);
-  h.execute = KT_FN(kt_context);
-  KC_CHECK_OK(kc_xcall_register_xla_ffi(KC_SV_LIT("kt.context"), KC_PLATFORM_HOST, &h, 0));
+  kt_register_both("kt.context", KT_FN(kt_context));
   kc_thread_pool* pool = NULL;
   KC_CHECK_OK(kc_thread_pool_create(3, &pool));
   kc_executable* exe = kt_compile_text(
