@@ -1,8 +1,11 @@
 /* Tests of plugin loading (kcall/plugin.h) against the real shared objects
  * built from tests/fixtures/. Plugins stay loaded for the life of the
  * process; ctest runs every test in its own process, so each starts clean. */
+#include <elf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -317,4 +320,52 @@ KC_TEST(plugin_missing_file) {
   KC_CHECK_CODE(kc_plugin_load(KC_FIXTURE_DIR "/no_such_plugin.so", &p),
                 KC_NOT_FOUND, KC_FIXTURE_DIR "/no_such_plugin.so");
   KC_CHECK(p == NULL);
+}
+
+/* A copy of the first `cut` bytes of `from`, in a new file; its path in
+ * `out` (at least 32 bytes). */
+static void kt_truncated_copy(const char* from, long cut, char* out) {
+  FILE* in = fopen(from, "rb");
+  KC_CHECK(in != NULL);
+  char* bytes = malloc((size_t)cut);
+  KC_CHECK(bytes && fread(bytes, 1, (size_t)cut, in) == (size_t)cut);
+  fclose(in);
+  strcpy(out, "/tmp/kt_truncated_XXXXXX");
+  int fd = mkstemp(out);
+  KC_CHECK(fd >= 0);
+  KC_CHECK(write(fd, bytes, (size_t)cut) == (ssize_t)cut);
+  close(fd);
+  free(bytes);
+}
+
+KC_TEST(plugin_truncated_file_is_refused_before_dlopen) {
+  /* Cut inside the ELF header, inside the program headers, and one byte
+   * before the end of the last loadable segment: each is refused, none
+   * reaches dlopen (which would die of SIGBUS on the last). */
+  FILE* f = fopen(KT_FIXTURE("good"), "rb");
+  KC_CHECK(f != NULL);
+  Elf64_Ehdr eh;
+  KC_CHECK(fread(&eh, sizeof eh, 1, f) == 1);
+  long load_end = 0;
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    KC_CHECK(fseek(f, (long)(eh.e_phoff + (size_t)i * sizeof ph), SEEK_SET) == 0);
+    KC_CHECK(fread(&ph, sizeof ph, 1, f) == 1);
+    long end = (long)(ph.p_offset + ph.p_filesz);
+    if (ph.p_type == PT_LOAD && end > load_end) load_end = end;
+  }
+  fclose(f);
+  KC_CHECK(load_end > 200);
+  const long cuts[] = {40, 80, load_end - 1};
+  const char* messages[] = {"truncated: the ELF header needs",
+                            "truncated: its program headers end at byte",
+                            "truncated: loadable segment"};
+  for (int i = 0; i < 3; ++i) {
+    char path[32];
+    kt_truncated_copy(KT_FIXTURE("good"), cuts[i], path);
+    kc_plugin* p = NULL;
+    KC_CHECK_CODE(kc_plugin_load(path, &p), KC_INVALID_ARGUMENT, path, messages[i]);
+    KC_CHECK(p == NULL);
+    unlink(path);
+  }
 }

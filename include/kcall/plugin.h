@@ -41,26 +41,25 @@ typedef struct kc_plugin_desc {
   size_t registration_count;
 } kc_plugin_desc;
 
-/* The kinds of registration, as kc_registration.kind spells them (the
- * same pointers, so they can also be compared with ==). */
-KC_API extern const char kc_registration_kind_function[];     /* "function" */
-KC_API extern const char kc_registration_kind_op[];           /* "op" */
-KC_API extern const char kc_registration_kind_kernel[];       /* "kernel" */
-KC_API extern const char kc_registration_kind_custom_call[];  /* "custom-call target";
-                                                  names are "TARGET@Platform" */
-
-/* One thing a plugin registered. */
+/* One thing a plugin registered. `kind` is one of the static strings
+ * "function", "op", "kernel" and "custom-call target" (whose names are
+ * "TARGET@Platform"); compare it with strcmp. (The library exports
+ * functions only: no data object's size is part of its ABI.) */
 typedef struct kc_registration {
   size_t struct_size;  /* set by the caller */
-  const char* kind;    /* one of kc_registration_kind_* */
+  const char* kind;    /* "function", "op", "kernel", "custom-call target" */
   kc_string_view name; /* borrowed, lives as long as the process */
 } kc_registration;
 
 /* Loads the plugin at `path` (see above). On success *out_plugin is
  * borrowed and lives as long as the process. Errors, each naming the path:
  *   NOT_FOUND            the file does not exist
- *   INVALID_ARGUMENT     not a loadable shared object (dlerror's text), or
- *                        no kc_plugin_entry symbol, or a malformed info
+ *   INVALID_ARGUMENT     not an ELF file of this process's class and byte
+ *                        order, or truncated (the ELF header, program
+ *                        headers or a loadable segment past the end of the
+ *                        file: checked before dlopen, which would fault),
+ *                        or not loadable (dlerror's text), or no
+ *                        kc_plugin_entry symbol, or a malformed info
  *                        (NULL, short struct_size, no name or init)
  *   FAILED_PRECONDITION  another API major, or a required feature missing
  *   ALREADY_EXISTS       a name it registers is taken (nothing published)

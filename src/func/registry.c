@@ -6,7 +6,7 @@
 
 /* The registry of packed functions. Statically initialised: nothing runs at
  * load time. See registry.h for how it locks. */
-static kc__registry kc__func_registry = KC__REGISTRY_INIT(kc_registration_kind_function, 0);
+static kc__registry kc__func_registry = KC__REGISTRY_INIT(kc__kind_function, 0);
 
 kc_status* kc_func_registry_register(kc_string_view name, kc_func* func,
                                      uint32_t flags) {

@@ -54,6 +54,13 @@ typedef struct kc__registry {
   uint64_t generation;
 } kc__registry;
 
+/* kc_registration.kind of each registry's entries (plugin.c): internal,
+ * so that no data object is exported. */
+extern const char kc__kind_function[];
+extern const char kc__kind_op[];
+extern const char kc__kind_kernel[];
+extern const char kc__kind_custom_call[];
+
 #define KC__REGISTRY_INIT(kind_text, order_value)                           \
   KC__REGISTRY_INIT_NAMES(kind_text, order_value, NULL)
 #define KC__REGISTRY_INIT_NAMES(kind_text, order_value, extra)              \

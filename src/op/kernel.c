@@ -14,7 +14,7 @@
 #include "op/op_internal.h"
 
 static kc__registry kc__kernel_registry =
-    KC__REGISTRY_INIT(kc_registration_kind_kernel, 2);
+    KC__REGISTRY_INIT(kc__kind_kernel, 2);
 
 /* More kernels than this for one op and device type is a runaway loop. */
 #define KC__MAX_KERNELS_PER_DEVICE 4096

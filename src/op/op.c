@@ -9,7 +9,7 @@
 /* The registry of ops. Statically initialised: nothing runs at load time.
  * See registry.h for how it locks. */
 static kc__registry kc__op_registry =
-    KC__REGISTRY_INIT(kc_registration_kind_op, 1);
+    KC__REGISTRY_INIT(kc__kind_op, 1);
 
 /* Ops are also functions named "op." + NAME. */
 #define KC__OP_FUNC_PREFIX "op."

@@ -11,7 +11,7 @@
 /* Keys are "name@Platform"; XLA target names may contain '$'. Lock order 3:
  * after functions (0), ops (1) and kernels (2). */
 static kc__registry kc__xcall_registry =
-    KC__REGISTRY_INIT_NAMES(kc_registration_kind_custom_call, 3, "$@");
+    KC__REGISTRY_INIT_NAMES(kc__kind_custom_call, 3, "$@");
 
 /* Frozen layouts: these may only grow at the end. */
 _Static_assert(offsetof(kc_xcall_signature, attrs) == 48, "kc_xcall_signature layout");

@@ -51,7 +51,7 @@ static kc_status* print_custom_call(kc_string_view name) {
 }
 
 static bool is_custom_call(const char* kind) {
-  return strcmp(kind, kc_registration_kind_custom_call) == 0;
+  return strcmp(kind, "custom-call target") == 0;
 }
 
 static kc_status* print_plugin(const kc_plugin* plugin) {
