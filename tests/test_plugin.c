@@ -232,6 +232,9 @@ KC_TEST(plugin_newer_major_refused) {
                 KT_FIXTURE("major"), built, offered);
   KC_CHECK(p == NULL);
   kt_check_absent("kt_major.fn"); /* init never ran */
+  /* What the entry point registered was staged, and went with the refusal
+   * (it would point into the closed file). */
+  kt_check_absent("kt_major.from_entry");
 }
 
 KC_TEST(plugin_newer_minor_capped) {

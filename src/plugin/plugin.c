@@ -136,7 +136,7 @@ static kc_status* kc__record(kc_plugin* p, const kc__txn* txn) {
 }
 
 /* Calls the entry point and init with registration staged; publishes on
- * success. With kc__plugins_mu held. */
+ * success, discards on any failure. With kc__plugins_mu held. */
 static kc_status* kc__run_plugin(kc_plugin* p) {
   kc_plugin_entry_fn entry;
   /* POSIX guarantees a data pointer from dlsym converts to a function
@@ -150,11 +150,19 @@ static kc_status* kc__run_plugin(kc_plugin* p) {
   }
   memcpy(&entry, &sym, sizeof entry);
   const kc_host_api* host = kc_plugin_get_host_api();
-  const kc_plugin_info* info = entry(host);
-  KC_RETURN_IF_ERROR(kc__check_info(p, info), "reading the plugin's info");
+  /* Staging begins before the entry point runs: whatever it registers is
+   * published with init's registrations, or discarded with them when the
+   * plugin is refused. */
   kc__txn txn = {0};
   kc__txn_begin(&txn);
-  kc_status* st = info->init(host);
+  const kc_plugin_info* info = entry(host);
+  kc_status* st = kc__check_info(p, info);
+  if (st) {
+    kc__txn_end();
+    kc__txn_discard(&txn);
+    return kc_status_add_context(st, "reading the plugin's info");
+  }
+  st = info->init(host);
   kc__txn_end();
   if (st) {
     kc__txn_discard(&txn);
