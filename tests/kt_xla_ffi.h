@@ -98,4 +98,32 @@ static inline int64_t kt_xla_count(const XLA_FFI_Buffer* b) {
   return n;
 }
 
+/* XLA_FFI_State_Get of the instantiate stage's state of type `id`. */
+static inline XLA_FFI_Error* kt_xla_state_get(XLA_FFI_CallFrame* f, XLA_FFI_TypeId* id,
+                                              void** out) {
+  XLA_FFI_State_Get_Args g;
+  memset(&g, 0, sizeof g);
+  g.struct_size = KC__XLA_SIZE(XLA_FFI_State_Get_Args, state);
+  g.ctx = f->ctx;
+  g.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
+  g.type_id = id;
+  XLA_FFI_Error* e = f->api->XLA_FFI_State_Get(&g);
+  *out = g.state;
+  return e;
+}
+
+/* XLA_FFI_State_Set of `state`, of type `id`, for `stage`. */
+static inline XLA_FFI_Error* kt_xla_state_set(XLA_FFI_CallFrame* f,
+                                              XLA_FFI_ExecutionStage stage,
+                                              XLA_FFI_TypeId* id, void* state) {
+  XLA_FFI_State_Set_Args s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = KC__XLA_SIZE(XLA_FFI_State_Set_Args, state);
+  s.ctx = f->ctx;
+  s.stage = stage;
+  s.type_id = id;
+  s.state = state;
+  return f->api->XLA_FFI_State_Set(&s);
+}
+
 #endif /* KCALL_TESTS_KT_XLA_FFI_H_ */

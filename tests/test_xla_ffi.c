@@ -488,30 +488,6 @@ static void kt_log_stage(char c) {
   pthread_mutex_unlock(&kt_log_mu);
 }
 
-static XLA_FFI_Error* kt_state_get(XLA_FFI_CallFrame* f, XLA_FFI_TypeId* id, void** out) {
-  XLA_FFI_State_Get_Args g;
-  memset(&g, 0, sizeof g);
-  g.struct_size = KC__XLA_SIZE(XLA_FFI_State_Get_Args, state);
-  g.ctx = f->ctx;
-  g.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
-  g.type_id = id;
-  XLA_FFI_Error* e = f->api->XLA_FFI_State_Get(&g);
-  *out = g.state;
-  return e;
-}
-
-static XLA_FFI_Error* kt_state_set(XLA_FFI_CallFrame* f, XLA_FFI_ExecutionStage stage,
-                                   XLA_FFI_TypeId* id, void* state) {
-  XLA_FFI_State_Set_Args s;
-  memset(&s, 0, sizeof s);
-  s.struct_size = KC__XLA_SIZE(XLA_FFI_State_Set_Args, state);
-  s.ctx = f->ctx;
-  s.stage = stage;
-  s.type_id = id;
-  s.state = state;
-  return f->api->XLA_FFI_State_Set(&s);
-}
-
 static XLA_FFI_Error* kt_stage_instantiate(XLA_FFI_CallFrame* f) {
   KT_XLA_METADATA(f);
   kt_log_stage('I');
@@ -522,7 +498,7 @@ static XLA_FFI_Error* kt_stage_instantiate(XLA_FFI_CallFrame* f) {
   const XLA_FFI_Scalar* site = kt_xla_attr(&f->attrs, "site", &type);
   kt_tally* c = calloc(1, sizeof *c);
   c->site = site ? *(const int64_t*)site->value : -1;
-  XLA_FFI_Error* e = kt_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &kt_counter_id, c);
+  XLA_FFI_Error* e = kt_xla_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &kt_counter_id, c);
   if (e) free(c);
   return e;
 }
@@ -531,7 +507,7 @@ static XLA_FFI_Error* kt_stage_prepare(XLA_FFI_CallFrame* f) {
   KT_XLA_METADATA(f);
   kt_log_stage('P');
   void* state = NULL;
-  XLA_FFI_Error* e = kt_state_get(f, &kt_counter_id, &state);
+  XLA_FFI_Error* e = kt_xla_state_get(f, &kt_counter_id, &state);
   if (!e && (!state || f->stage != XLA_FFI_ExecutionStage_PREPARE)) {
     e = kt_xla_error(f, XLA_FFI_Error_Code_INTERNAL, "prepare: no state");
   }
@@ -551,7 +527,7 @@ static XLA_FFI_Error* kt_stage_execute(XLA_FFI_CallFrame* f) {
   KT_XLA_METADATA(f);
   kt_log_stage('E');
   void* state = NULL;
-  XLA_FFI_Error* e = kt_state_get(f, &kt_counter_id, &state);
+  XLA_FFI_Error* e = kt_xla_state_get(f, &kt_counter_id, &state);
   if (e) return e;
   kt_tally* c = state;
   int64_t runs = atomic_fetch_add(&c->runs, 1) + 1;
@@ -640,29 +616,29 @@ static XLA_FFI_Error* kt_state_misuse(XLA_FFI_CallFrame* f) {
   void* state = NULL;
   if (strcmp(m, "unregistered") == 0 && inst) {
     XLA_FFI_TypeId bogus = {987654321};
-    return kt_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &bogus, &bogus);
+    return kt_xla_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &bogus, &bogus);
   }
   if (strcmp(m, "at_execute") == 0 && !inst) {
-    return kt_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &kt_other_id, &kt_plain_state);
+    return kt_xla_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &kt_other_id, &kt_plain_state);
   }
-  if (strcmp(m, "missing") == 0 && !inst) return kt_state_get(f, &kt_counter_id, &state);
+  if (strcmp(m, "missing") == 0 && !inst) return kt_xla_state_get(f, &kt_counter_id, &state);
   if (strcmp(m, "twice") == 0 && inst) {
     kt_tally* a = calloc(1, sizeof *a);
     kt_tally* b = calloc(1, sizeof *b);
-    XLA_FFI_Error* e = kt_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &kt_counter_id, a);
+    XLA_FFI_Error* e = kt_xla_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &kt_counter_id, a);
     if (e) free(a);
-    if (!e) e = kt_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &kt_counter_id, b);
+    if (!e) e = kt_xla_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &kt_counter_id, b);
     if (e) free(b);
     return e;
   }
   if (strcmp(m, "wrong_type") == 0) {
     if (inst) {
-      return kt_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &kt_other_id, &kt_plain_state);
+      return kt_xla_state_set(f, XLA_FFI_ExecutionStage_INSTANTIATE, &kt_other_id, &kt_plain_state);
     }
-    return kt_state_get(f, &kt_counter_id, &state);
+    return kt_xla_state_get(f, &kt_counter_id, &state);
   }
   if (strcmp(m, "bad_stage") == 0 && inst) {
-    return kt_state_set(f, XLA_FFI_ExecutionStage_EXECUTE, &kt_other_id, &kt_plain_state);
+    return kt_xla_state_set(f, XLA_FFI_ExecutionStage_EXECUTE, &kt_other_id, &kt_plain_state);
   }
   return NULL;
 }

@@ -286,6 +286,21 @@ KC_TEST(xla_ffi_adapter_runs_an_op) {
   KC_CHECK_CODE(kt_run(exe, x, 4, &out), KC_INVALID_ARGUMENT, "calling op 'kt.Add'",
                 "attr 'axis'");
   kc_executable_destroy(exe);
+
+  /* An unsigned value an op's int cannot hold is refused, not wrapped:
+   * at XLA's instantiate stage, which kcall runs when it compiles. */
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(
+      kc_sv("HloModule m\nENTRY main {\n  x = f32[4] parameter(0)\n"
+            "  ROOT y = f32[4] custom-call(x, x), custom_call_target=\"kt.add_xla\",\n"
+            "      api_version=API_VERSION_TYPED_FFI,\n"
+            "      backend_config={n = 18446744073709551615 : ui64}\n}\n"),
+      &p));
+  exe = NULL;
+  KC_CHECK_CODE(kc_program_compile(p, NULL, &exe), KC_INVALID_ARGUMENT, "kcall op 'kt.Add'",
+                "attribute 'n': an unsigned value above 9223372036854775807");
+  KC_CHECK(exe == NULL);
+  kc_program_destroy(p);
 }
 
 /* ---- making adapters ------------------------------------------------------------------- */

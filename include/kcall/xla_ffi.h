@@ -182,6 +182,11 @@ KC_API const void* kc_xla_ffi_get_api(void);
  *     target's state) with its executable. Registered for EXECUTE only,
  *     such a target runs its INSTANTIATE, and deletes its state, on every
  *     call: correct, but slower;
+ *   - XLA's call frame carries no layouts: buffers are handed over as
+ *     row-major, which is what XLA gives a custom call unless the call
+ *     site asks otherwise. A call site given other layouts (ffi_call's
+ *     input_layouts / output_layouts in JAX) cannot be detected here and
+ *     would be read in the wrong order: do not give a kcall target any;
  *   - at most 64 operands, 64 results and 128 decoded attributes
  *     (dictionary entries included) per call;
  *   - errors are made with the calling XLA's XLA_FFI_Error_Create: a

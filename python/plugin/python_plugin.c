@@ -38,6 +38,8 @@
 
 #include <kcall/abi.h>
 
+#include "../src/pyexc.h"
+
 #ifndef KC_PYTHON_PLUGIN_VERSION
 #define KC_PYTHON_PLUGIN_VERSION "0"
 #endif
@@ -169,81 +171,12 @@ static kc_status_code code_of(PyObject* exc) {
   return found;
 }
 
-/* The traceback's frames as traceback.format_list writes them, less the
- * frames of frozen modules (importlib's and runpy's, which say nothing
- * about the module that failed); NULL, with no error set, when none is
- * left. */
-static PyObject* format_traceback(PyObject* tb) {
-  PyObject* traceback = PyImport_ImportModule("traceback");
-  PyObject* frames =
-      traceback ? PyObject_CallMethod(traceback, "extract_tb", "O", tb) : NULL;
-  PyObject* kept = frames ? PyList_New(0) : NULL;
-  Py_ssize_t n = kept ? PyList_Size(frames) : 0;
-  for (Py_ssize_t i = 0; kept && i < n; ++i) {
-    PyObject* frame = PyList_GetItem(frames, i); /* borrowed */
-    PyObject* file = frame ? PyObject_GetAttrString(frame, "filename") : NULL;
-    const char* name = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : "";
-    if (!name || (strncmp(name, "<frozen ", 8) != 0 &&
-                  PyList_Append(kept, frame) < 0)) {
-      Py_CLEAR(kept);
-    }
-    Py_XDECREF(file);
-  }
-  PyObject* lines = kept && PyList_Size(kept) > 0
-                        ? PyObject_CallMethod(traceback, "format_list", "O", kept)
-                        : NULL;
-  PyObject* empty = lines ? PyUnicode_FromString("") : NULL;
-  PyObject* text = empty ? PyUnicode_Join(empty, lines) : NULL;
-  Py_XDECREF(empty);
-  Py_XDECREF(lines);
-  Py_XDECREF(kept);
-  Py_XDECREF(frames);
-  Py_XDECREF(traceback);
-  PyErr_Clear();
-  return text;
-}
-
-/* "module.Type: message\nPython traceback (most recent call last):\n...",
- * the form kcall._core gives the exceptions of Python functions. */
-static PyObject* describe(PyObject* exc) {
-  PyObject* type = (PyObject*)Py_TYPE(exc);
-  PyObject* module = PyObject_GetAttrString(type, "__module__");
-  PyObject* qualname = PyObject_GetAttrString(type, "__qualname__");
-  PyObject* str = PyObject_Str(exc);
-  PyObject* head = NULL;
-  if (module && qualname && str) {
-    int builtin = PyUnicode_Check(module) &&
-                  PyUnicode_CompareWithASCIIString(module, "builtins") == 0;
-    head = builtin ? PyUnicode_FromFormat("%U: %U", qualname, str)
-                   : PyUnicode_FromFormat("%S.%U: %U", module, qualname, str);
-  }
-  Py_XDECREF(module);
-  Py_XDECREF(qualname);
-  Py_XDECREF(str);
-  if (!head) return NULL;
-
-  PyObject* tb = PyException_GetTraceback(exc);
-  PyObject* body = tb ? format_traceback(tb) : NULL;
-  PyObject* text =
-      body ? PyUnicode_FromFormat(
-                 "%U\nPython traceback (most recent call last):\n%U", head, body)
-           : NULL;
-  Py_XDECREF(body);
-  Py_XDECREF(tb);
-  if (!text) {
-    PyErr_Clear();
-    return head;
-  }
-  Py_DECREF(head);
-  return text;
-}
-
 /* The status for the exception now set, which is cleared. */
 static kc_status* status_from_exception(const kc_host_api* host) {
   PyObject* exc = take_exception();
   if (!exc) return host->status_create(KC_UNKNOWN, "failed without an exception");
   kc_status_code code = code_of(exc);
-  PyObject* text = describe(exc);
+  PyObject* text = kcpy_describe_exception(exc);
   Py_ssize_t size = 0;
   const char* utf8 = text ? PyUnicode_AsUTF8AndSize(text, &size) : NULL;
   while (utf8 && size > 0 && utf8[size - 1] == '\n') --size;

@@ -1,5 +1,6 @@
 /* kcall statuses <-> Python exceptions. */
 #include "kcpy.h"
+#include "pyexc.h"
 
 #include <string.h>
 
@@ -294,55 +295,6 @@ static kc_status_code code_of(PyObject* exc) {
   return KC_UNKNOWN;
 }
 
-/* "module.Type: message\nPython traceback (most recent call last):\n...". */
-static PyObject* describe(PyObject* exc) {
-  PyObject* type = (PyObject*)Py_TYPE(exc);
-  PyObject* module = PyObject_GetAttrString(type, "__module__");
-  PyObject* qualname = PyObject_GetAttrString(type, "__qualname__");
-  PyObject* str = PyObject_Str(exc);
-  PyObject* head = NULL;
-  if (module && qualname && str) {
-    int builtin = PyUnicode_Check(module) &&
-                  PyUnicode_CompareWithASCIIString(module, "builtins") == 0;
-    head = builtin ? PyUnicode_FromFormat("%U: %U", qualname, str)
-                   : PyUnicode_FromFormat("%S.%U: %U", module, qualname, str);
-  }
-  Py_XDECREF(module);
-  Py_XDECREF(qualname);
-  Py_XDECREF(str);
-  if (!head) return NULL;
-
-  PyObject* tb = PyException_GetTraceback(exc);
-  PyObject* text = NULL;
-  if (tb) {
-    PyObject* traceback = PyImport_ImportModule("traceback");
-    PyObject* lines =
-        traceback ? PyObject_CallMethod(traceback, "format_tb", "O", tb) : NULL;
-    PyObject* empty = lines ? PyUnicode_FromString("") : NULL;
-    PyObject* joined = empty ? PyUnicode_Join(empty, lines) : NULL;
-    /* format_tb ends each frame with a newline; the status does not end
-     * with one. */
-    PyObject* body = joined ? PyObject_CallMethod(joined, "rstrip", "s", "\n")
-                            : NULL;
-    Py_XDECREF(joined);
-    if (body) {
-      text = PyUnicode_FromFormat(
-          "%U\nPython traceback (most recent call last):\n%U", head, body);
-    }
-    Py_XDECREF(traceback);
-    Py_XDECREF(lines);
-    Py_XDECREF(empty);
-    Py_XDECREF(body);
-    Py_DECREF(tb);
-  }
-  if (!text) {
-    PyErr_Clear();
-    return head;
-  }
-  Py_DECREF(head);
-  return text;
-}
-
 kc_status* kcpy_status_from_exception(void) {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
@@ -355,7 +307,7 @@ kc_status* kcpy_status_from_exception(void) {
   kc_status* st = NULL;
   if (value) {
     kc_status_code code = code_of(value);
-    PyObject* text = describe(value);
+    PyObject* text = kcpy_describe_exception(value);
     const char* utf8 = text ? PyUnicode_AsUTF8(text) : NULL;
     if (utf8) {
       st = kc_status_create(code, "%s", utf8);

@@ -1,15 +1,12 @@
 /* Loading plugins: dlopen, version negotiation, staged registration. */
 #include <dlfcn.h>
-#include <elf.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "internal/registry.h"
+#include "plugin/dlopen_file.h"
 #include "internal/txn.h"
 #include "kcall/plugin.h"
 
@@ -178,113 +175,6 @@ static kc_status* kc__run_plugin(kc_plugin* p) {
                                p->name);
 }
 
-/* The ELF types of this process's class. */
-#if UINTPTR_MAX > 0xffffffffu
-typedef Elf64_Ehdr kc__ehdr;
-typedef Elf64_Phdr kc__phdr;
-#define KC__ELF_CLASS ELFCLASS64
-#else
-typedef Elf32_Ehdr kc__ehdr;
-typedef Elf32_Phdr kc__phdr;
-#define KC__ELF_CLASS ELFCLASS32
-#endif
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define KC__ELF_DATA ELFDATA2LSB
-#else
-#define KC__ELF_DATA ELFDATA2MSB
-#endif
-
-/* Refuses, before dlopen sees it, a file it would fault on: not ELF, of
- * another class or byte order, or truncated, with its program headers or
- * a loadable segment past the end of the file (dlopen maps such a file
- * and dies of SIGBUS touching the missing pages). `size` is the file's. */
-static kc_status* kc__check_elf(int fd, long long size) {
-  kc__ehdr eh;
-  ssize_t got = pread(fd, &eh, sizeof eh, 0);
-  if (got < 0) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "cannot read it: %s", strerror(errno));
-  }
-  if (got < SELFMAG || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
-    return kc_status_create(KC_INVALID_ARGUMENT,
-                            "not a shared object: it does not start with ELF's magic "
-                            "bytes (%lld bytes)",
-                            size);
-  }
-  if (got < (ssize_t)sizeof eh) {
-    return kc_status_create(KC_INVALID_ARGUMENT,
-                            "truncated: the ELF header needs %zu bytes, the file has %lld",
-                            sizeof eh, size);
-  }
-  if (eh.e_ident[EI_CLASS] != KC__ELF_CLASS || eh.e_ident[EI_DATA] != KC__ELF_DATA) {
-    return kc_status_create(KC_INVALID_ARGUMENT,
-                            "an ELF file of another class or byte order (class %d, data "
-                            "%d) than this process's (%d, %d)",
-                            eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA], KC__ELF_CLASS,
-                            KC__ELF_DATA);
-  }
-  if (eh.e_phnum && eh.e_phentsize != sizeof(kc__phdr)) {
-    return kc_status_create(KC_INVALID_ARGUMENT,
-                            "malformed ELF: program headers of %u bytes, expected %zu",
-                            (unsigned)eh.e_phentsize, sizeof(kc__phdr));
-  }
-  unsigned long long table_end =
-      (unsigned long long)eh.e_phoff + (unsigned long long)eh.e_phnum * sizeof(kc__phdr);
-  if (table_end > (unsigned long long)size) {
-    return kc_status_create(KC_INVALID_ARGUMENT,
-                            "truncated: its program headers end at byte %llu, the file "
-                            "has %lld",
-                            table_end, size);
-  }
-  for (unsigned i = 0; i < eh.e_phnum; ++i) {
-    kc__phdr ph;
-    if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph) {
-      return kc_status_create(KC_INVALID_ARGUMENT, "cannot read program header %u", i);
-    }
-    unsigned long long end = (unsigned long long)ph.p_offset + ph.p_filesz;
-    if (ph.p_type == PT_LOAD && (end < ph.p_offset || end > (unsigned long long)size)) {
-      return kc_status_create(KC_INVALID_ARGUMENT,
-                              "truncated: loadable segment %u (bytes %llu to %llu) ends "
-                              "past the end of the file (%lld bytes)",
-                              i, (unsigned long long)ph.p_offset, end, size);
-    }
-  }
-  return NULL;
-}
-
-static kc_status* kc__open(const char* path, void** out_handle) {
-  struct stat sb;
-  if (stat(path, &sb) != 0) {
-    return kc_status_create(KC_NOT_FOUND, "no such file");
-  }
-  if (S_ISREG(sb.st_mode)) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      return kc_status_create(KC_INVALID_ARGUMENT, "cannot open it: %s", strerror(errno));
-    }
-    kc_status* st = kc__check_elf(fd, (long long)sb.st_size);
-    close(fd);
-    if (st) return st;
-  }
-  /* dlopen searches the library path for a name without a slash; a plugin
-   * named on the command line means the file, so say so. */
-  char* local = NULL;
-  if (!strchr(path, '/')) {
-    local = malloc(strlen(path) + 3);
-    if (!local) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-    memcpy(local, "./", 2);
-    memcpy(local + 2, path, strlen(path) + 1);
-  }
-  void* handle = dlopen(local ? local : path, RTLD_NOW | RTLD_LOCAL);
-  free(local);
-  if (!handle) {
-    const char* why = dlerror();
-    return kc_status_create(KC_INVALID_ARGUMENT,
-                            "not a loadable shared object: %s",
-                            why ? why : "dlopen failed");
-  }
-  *out_handle = handle;
-  return NULL;
-}
 
 kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
   if (!path || !out_plugin) {
@@ -300,7 +190,7 @@ kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
   }
   pthread_mutex_lock(&kc__plugins_mu);
   void* handle = NULL;
-  kc_status* st = kc__open(path, &handle);
+  kc_status* st = kc__dlopen_file(path, &handle);
   kc_plugin* p = NULL;
   if (!st) {
     for (kc_plugin* q = kc__plugins; q; q = q->next) {

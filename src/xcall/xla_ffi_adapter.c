@@ -208,6 +208,41 @@ static int32_t kc__attr_type_of(XLA_FFI_DataType t) {
   }
 }
 
+/* The number of numeric kc_attr_type `type` at `p` (stored at its own
+ * width) into out->v, widened; false for a type that is not numeric. */
+static bool kc__read_number(int32_t type, const void* p, kc_attr* out) {
+  switch (type) {
+    case KC_ATTR_BOOL: out->v.b = *(const bool*)p; return true;
+    case KC_ATTR_I8: out->v.i64 = *(const int8_t*)p; return true;
+    case KC_ATTR_I16: out->v.i64 = *(const int16_t*)p; return true;
+    case KC_ATTR_I32: out->v.i64 = *(const int32_t*)p; return true;
+    case KC_ATTR_I64: out->v.i64 = *(const int64_t*)p; return true;
+    case KC_ATTR_U8: out->v.u64 = *(const uint8_t*)p; return true;
+    case KC_ATTR_U16: out->v.u64 = *(const uint16_t*)p; return true;
+    case KC_ATTR_U32: out->v.u64 = *(const uint32_t*)p; return true;
+    case KC_ATTR_U64: out->v.u64 = *(const uint64_t*)p; return true;
+    case KC_ATTR_F32: out->v.f32 = *(const float*)p; return true;
+    case KC_ATTR_F64: out->v.f64 = *(const double*)p; return true;
+    default: return false;
+  }
+}
+
+/* A widened number (out of kc__read_number) as an op attribute's value:
+ * bool, int or float. False for an unsigned value above INT64_MAX, which
+ * an op's int cannot hold. */
+static bool kc__number_any(int32_t type, const kc_attr* a, kc_any* out) {
+  switch (type) {
+    case KC_ATTR_BOOL: *out = (kc_any){.type_index = KC_TYPE_BOOL, .u.v_int64 = a->v.b}; return true;
+    case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
+      if (a->v.u64 > (uint64_t)INT64_MAX) return false;
+      *out = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = (int64_t)a->v.u64};
+      return true;
+    case KC_ATTR_F32: *out = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = a->v.f32}; return true;
+    case KC_ATTR_F64: *out = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = a->v.f64}; return true;
+    default: *out = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = a->v.i64}; return true;
+  }
+}
+
 /* Decoding XLA's attributes into kc_attr: copied into a site's arena, or,
  * with no arena, borrowed from XLA's frame for the call, with dictionary
  * entries taken from `pool`. */
@@ -242,19 +277,7 @@ static XLA_FFI_Error* kc__decode_one(kc__decoder* d, XLA_FFI_AttrType type,
     case XLA_FFI_AttrType_SCALAR: {
       const XLA_FFI_Scalar* s = value;
       out->type = kc__attr_type_of(s->dtype);
-      switch (out->type) {
-        case KC_ATTR_BOOL: out->v.b = *(const bool*)s->value; break;
-        case KC_ATTR_I8: out->v.i64 = *(const int8_t*)s->value; break;
-        case KC_ATTR_I16: out->v.i64 = *(const int16_t*)s->value; break;
-        case KC_ATTR_I32: out->v.i64 = *(const int32_t*)s->value; break;
-        case KC_ATTR_I64: out->v.i64 = *(const int64_t*)s->value; break;
-        case KC_ATTR_U8: out->v.u64 = *(const uint8_t*)s->value; break;
-        case KC_ATTR_U16: out->v.u64 = *(const uint16_t*)s->value; break;
-        case KC_ATTR_U32: out->v.u64 = *(const uint32_t*)s->value; break;
-        case KC_ATTR_U64: out->v.u64 = *(const uint64_t*)s->value; break;
-        case KC_ATTR_F32: out->v.f32 = *(const float*)s->value; break;
-        case KC_ATTR_F64: out->v.f64 = *(const double*)s->value; break;
-        default:
+      if (!kc__read_number(out->type, s->value, out)) {
           return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
                                    "%s: attribute '%.*s': scalars of type %s are not "
                                    "supported (expected pred, s8..s64, u8..u64, f32 "
@@ -390,6 +413,17 @@ static XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_sig
   return NULL;
 }
 
+/* The refusal of an unsigned value an op's int cannot hold: the
+ * attribute's, or its element `index` - 1. */
+static kc_status* kc__too_big(const kc_attr* a, size_t index) {
+  char where[48] = "";
+  if (index) snprintf(where, sizeof where, " (element %zu)", index - 1);
+  return kc_status_create(KC_INVALID_ARGUMENT,
+                          "attribute '%.*s'%s: an unsigned value above %lld, which an "
+                          "op's int cannot hold",
+                          (int)a->name.size, a->name.data, where, (long long)INT64_MAX);
+}
+
 /* An op's attributes as kc_op_attr values (numbers, strings, arrays of
  * numbers); what the op does not declare is left for kc_op_call_into to
  * refuse by name. */
@@ -409,15 +443,11 @@ static XLA_FFI_Error* kc__decode_op_attrs(kc__decoder* d, const XLA_FFI_Attrs* i
     o->name = a->name;
     kc_status* st = NULL;
     switch (a->type) {
-      case KC_ATTR_BOOL: o->value = (kc_any){.type_index = KC_TYPE_BOOL, .u.v_int64 = a->v.b}; break;
-      case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
-        o->value = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = a->v.i64};
-        break;
+      case KC_ATTR_BOOL: case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
       case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
-        o->value = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = (int64_t)a->v.u64};
+      case KC_ATTR_F32: case KC_ATTR_F64:
+        if (!kc__number_any(a->type, a, &o->value)) st = kc__too_big(a, 0);
         break;
-      case KC_ATTR_F32: o->value = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = a->v.f32}; break;
-      case KC_ATTR_F64: o->value = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = a->v.f64}; break;
       case KC_ATTR_STRING: {
         kc_str* s = NULL;
         st = kc_str_create(NULL, a->v.str, &s);
@@ -431,23 +461,18 @@ static XLA_FFI_Error* kc__decode_op_attrs(kc__decoder* d, const XLA_FFI_Attrs* i
           st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
           break;
         }
-        for (size_t k = 0; k < count; ++k) {
-          const char* p = (const char*)a->v.array.data + k * kc__attr_width(a->elem_type);
-          switch (a->elem_type) {
-            case KC_ATTR_BOOL: items[k] = (kc_any){.type_index = KC_TYPE_BOOL, .u.v_int64 = *(const bool*)p}; break;
-            case KC_ATTR_I8: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const int8_t*)p}; break;
-            case KC_ATTR_I16: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const int16_t*)p}; break;
-            case KC_ATTR_I32: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const int32_t*)p}; break;
-            case KC_ATTR_I64: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const int64_t*)p}; break;
-            case KC_ATTR_U8: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const uint8_t*)p}; break;
-            case KC_ATTR_U16: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const uint16_t*)p}; break;
-            case KC_ATTR_U32: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = *(const uint32_t*)p}; break;
-            case KC_ATTR_U64: items[k] = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = (int64_t)*(const uint64_t*)p}; break;
-            case KC_ATTR_F32: items[k] = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = *(const float*)p}; break;
-            default: items[k] = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = *(const double*)p}; break;
-          }
+        for (size_t k = 0; !st && k < count; ++k) {
+          kc_attr elem;
+          kc__read_number(a->elem_type,
+                          (const char*)a->v.array.data + k * kc__attr_width(a->elem_type),
+                          &elem);
+          if (!kc__number_any(a->elem_type, &elem, &items[k])) st = kc__too_big(a, k + 1);
         }
         kc_array* arr = NULL;
+        if (st) {
+          free(items);
+          break;
+        }
         st = kc_array_create(NULL, items, count, &arr);
         free(items);
         if (!st) o->value = (kc_any){.type_index = KC_TYPE_ARRAY, .u.v_obj = KC_OBJECT(arr)};

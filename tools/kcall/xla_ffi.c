@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "plugin/dlopen_file.h"
 
 #define STAGES "instantiate, prepare, initialize or execute"
 
@@ -142,26 +143,15 @@ int cli_xla_ffi_add(cli_xla_ffi* x, const cli_command* command, const char* opti
   return -1;
 }
 
-/* dlopen's handle for `lib`, loaded once and kept for good. */
+/* dlopen's handle for `lib`, loaded once and kept for good; the file is
+ * checked first (a truncated library is refused, not a SIGBUS). */
 static kc_status* open_library(const char* option, const char* lib, void** out) {
-  /* A bare name would be looked up on the library path; a name is meant
-   * as a file here, as --plugin means it. */
-  char* path = NULL;
-  if (!strchr(lib, '/')) {
-    path = malloc(strlen(lib) + 3);
-    if (!path) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-    strcpy(path, "./");
-    strcat(path, lib);
-  }
-  dlerror();
-  *out = dlopen(path ? path : lib, RTLD_NOW | RTLD_LOCAL);
-  free(path);
-  if (!*out) {
-    const char* why = dlerror();
-    return kc_status_create(KC_NOT_FOUND, "%s: cannot load '%s': %s", option, lib,
-                            why ? why : "unknown error");
-  }
-  return NULL;
+  kc_status* st = kc__dlopen_file(lib, out);
+  if (!st) return NULL;
+  kc_status* wrapped = kc_status_create(kc_status_get_code(st), "%s: cannot load '%s': %s",
+                                        option, lib, kc_status_get_message(st));
+  kc_status_destroy(st);
+  return wrapped;
 }
 
 /* The address of `symbol` in `handle`; "NAME()" calls NAME, a function

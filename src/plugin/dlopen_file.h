@@ -1,0 +1,20 @@
+/* Opening a shared object named by its file: internal to libkcall and the
+ * kcall tool, never installed. */
+#ifndef KCALL_PLUGIN_DLOPEN_FILE_H_
+#define KCALL_PLUGIN_DLOPEN_FILE_H_
+
+#include "kcall/base.h"
+
+/* dlopen(RTLD_NOW | RTLD_LOCAL) of the file at `path` (a name without a
+ * slash means ./name, not a search of the library path), after checking
+ * that it is an ELF file of this process's class and byte order whose
+ * header, program headers and loadable segments lie inside the file: a
+ * truncated library would make dlopen fault (SIGBUS) instead of failing.
+ * On success *out_handle is dlopen's handle, the caller's to dlclose.
+ *   NOT_FOUND            no such file
+ *   INVALID_ARGUMENT     not ELF, another class or byte order, truncated,
+ *                        or dlopen's refusal (dlerror's text)
+ *   RESOURCE_EXHAUSTED   out of memory */
+kc_status* kc__dlopen_file(const char* path, void** out_handle);
+
+#endif /* KCALL_PLUGIN_DLOPEN_FILE_H_ */
