@@ -1117,7 +1117,7 @@ KC_TEST(parse_module_errors) {
        "line 4, column 15: instruction 'd': opcode 'dot' is not supported (supported: "
        "parameter, constant, tuple, get-tuple-element, custom-call, add, subtract, "
        "multiply, divide, maximum, minimum, negate, exponential, log, convert, "
-       "broadcast, reshape)"},
+       "broadcast, reshape, fusion, call, copy, bitcast)"},
       {"HloModule m\nENTRY main {\n x = f32[] parameter(0)\n y = f32[] negate(z)\n}\n",
        "line 4, column 19: expected the name of an instruction defined earlier, got 'z'"},
       {"HloModule m\nENTRY main {\n x = f32[] parameter(0)\n x = f32[] negate(x)\n}\n",
@@ -1233,5 +1233,118 @@ KC_TEST(parse_ten_thousand_instructions) {
   KC_CHECK_INT(kc_program_get_instruction_count(p), 10000);
   KC_CHECK_INT(kc_program_get_parameter_count(p), 1);
   kt_check_shape(kc_program_get_result_shape(p), "f32[16]");
+  kc_program_destroy(p);
+}
+
+/* ---- called computations, copies and debug tables ------------------------------ */
+
+/* A module as XLA prints it once optimized: debug tables after the header,
+ * fused computations (one used twice, one nesting another), copies and a
+ * bitcast. */
+static const char kt_fused_module[] =
+    "HloModule jit_f, is_scheduled=true, entry_computation_layout={()->f32[2,2]{1,0}}\n"
+    "\n"
+    "FileNames\n1 \"f.py\"\n\nFunctionNames\n1 \"<module>\"\n2 \"f\"\n\n"
+    "FileLocations\n1 {file_name_id=1 function_name_id=2 line=3 end_line=3 column=4 "
+    "end_column=9}\n\n"
+    "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\n"
+    "%scale (p0: f32[4], p1: f32[4]) -> f32[4] {\n"
+    "  %p0 = f32[4]{0} parameter(0)\n"
+    "  %p1 = f32[4]{0} parameter(1)\n"
+    "  ROOT %m = f32[4]{0} multiply(%p0, %p1), metadata={op_name=\"mul\" stack_frame_id=1}\n"
+    "}\n"
+    "\n"
+    "%outer (a: f32[4]) -> f32[4] {\n"
+    "  %a = f32[4]{0} parameter(0)\n"
+    "  %two = f32[] constant(2)\n"
+    "  %b = f32[4]{0} broadcast(%two), dimensions={}\n"
+    "  %s = f32[4]{0} fusion(%a, %b), kind=kLoop, calls=%scale\n"
+    "  ROOT %n = f32[4]{0} negate(%s)\n"
+    "}\n"
+    "\n"
+    "ENTRY %main () -> f32[2,2] {\n"
+    "  %x = f32[4]{0} constant({1, 2, 3, 4})\n"
+    "  %y = f32[4]{0} fusion(%x, %x), kind=kLoop, calls=%scale\n"
+    "  %z = f32[4]{0} call(%y), to_apply=%outer\n"
+    "  %c = f32[4]{0} copy(%z)\n"
+    "  ROOT %r = f32[2,2]{1,0} bitcast(%c)\n"
+    "}\n";
+
+KC_TEST(parse_fusion_call_copy_inline) {
+  kc_program* p = kt_parse(kt_fused_module);
+  kt_check_shape(kc_program_get_result_shape(p), "f32[2,2]");
+  kc_tensor* out = kt_run_no_inputs(p);
+  const float* v = kc_tensor_get_dltensor(out)->data;
+  /* -(2 * x * x) */
+  KC_CHECK(v[0] == -2.0f && v[1] == -8.0f && v[2] == -18.0f && v[3] == -32.0f);
+  kc_object_release(KC_OBJECT(out));
+  kc_program_destroy(p);
+}
+
+KC_TEST(parse_called_computation_errors) {
+  static const char head[] = "HloModule m\n%c (p: f32[4]) -> f32[4] {\n"
+                             "  %p = f32[4]{0} parameter(0)\n"
+                             "  ROOT %n = f32[4]{0} negate(%p)\n}\n";
+  static const struct {
+    const char* entry;
+    const char* message;
+  } cases[] = {
+      {"ENTRY e {\n x = f32[4] parameter(0)\n y = f32[4] fusion(x), calls=%d\n}\n",
+       "line 8, column 30: fusion 'y': computation 'd' is not defined before it"},
+      {"ENTRY e {\n x = f32[4] parameter(0)\n y = f32[4] fusion(x)\n}\n",
+       "fusion 'y': expected attribute calls=COMPUTATION, got none"},
+      {"ENTRY e {\n x = f32[4] parameter(0)\n y = f32[4] call(x), calls=%c\n}\n",
+       "call 'y': expected attribute to_apply=COMPUTATION, got none"},
+      {"ENTRY e {\n x = f32[4] parameter(0)\n y = f32[4] fusion(), calls=%c\n}\n",
+       "parameter 'p': number 0, but the caller passes 0 operands"},
+      {"ENTRY e {\n x = f32[2] parameter(0)\n y = f32[4] fusion(x), calls=%c\n}\n",
+       "parameter 'p': expected f32[2] (operand 0 of the caller), got f32[4]"},
+      {"ENTRY e {\n x = f32[4] parameter(0)\n y = f32[2,2] fusion(x), calls=%c\n}\n",
+       "fusion 'y': expected the shape of computation 'c' (f32[4], its ROOT 'n' at line 4), "
+       "got f32[2,2]"},
+      {"ENTRY e {\n x = f32[4] parameter(0)\n y = f32[4] copy(x, x)\n}\n",
+       "copy 'y': expected 1 operand, got 2"},
+      {"ENTRY e {\n x = f32[4] parameter(0)\n y = f32[2] copy(x)\n}\n",
+       "copy 'y': expected f32[4] (the shape of its operand), got f32[2]"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char text[512];
+    snprintf(text, sizeof text, "%s%s", head, cases[i].entry);
+    KT_PARSE_FAILS(text, cases[i].message);
+  }
+  /* The error inside a called computation says which call reached it. */
+  KT_PARSE_FAILS("HloModule m\n%c (p: f32[4]) -> f32[4] {\n"
+                 "  %p = f32[4]{0} parameter(0)\n"
+                 "  ROOT %n = f32[4]{0} tanhh(%p)\n}\n"
+                 "ENTRY e {\n x = f32[4] parameter(0)\n y = f32[4] fusion(x), calls=%c\n}\n",
+                 "line 4, column 23", "opcode 'tanhh' is not supported",
+                 "in computation 'c', called by fusion 'y' at line 8");
+  /* A computation that calls itself. */
+  KT_PARSE_FAILS("HloModule m\n%c (p: f32[4]) -> f32[4] {\n"
+                 "  %p = f32[4]{0} parameter(0)\n"
+                 "  ROOT %n = f32[4]{0} fusion(%p), calls=%c\n}\n"
+                 "ENTRY e {\n x = f32[4] parameter(0)\n y = f32[4] fusion(x), calls=%c\n}\n",
+                 "computation 'c' calls itself");
+  KT_PARSE_FAILS("HloModule m\n%c {\n ROOT x = f32[] constant(1)\n}\n%c {\n"
+                 " ROOT x = f32[] constant(1)\n}\nENTRY e {\n ROOT y = f32[] constant(1)\n}\n",
+                 "line 5, column 1: computation 'c' is defined twice");
+  KT_PARSE_FAILS("HloModule m\nFileNames\n1 2\nENTRY e {\n ROOT y = f32[] constant(1)\n}\n",
+                 "line 3, column 3: expected a string or '{...}' after the row number, got '2'",
+                 "in debug table 'FileNames'");
+}
+
+KC_TEST(parse_inlined_names_are_scoped) {
+  /* Two inlinings of one computation: their instructions get the callers'
+   * names as prefixes, so errors and the plan say which copy is meant. */
+  kc_program* p = kt_parse(kt_fused_module);
+  kc_executable* exe = kt_compile(p);
+  bool seen_y = false, seen_z = false;
+  const char* name;
+  for (size_t i = 0; (name = kc_executable_get_instruction_name(exe, i)) != NULL; ++i) {
+    if (strcmp(name, "y/m") == 0) seen_y = true;
+    if (strcmp(name, "z/s/m") == 0) seen_z = true;
+  }
+  KC_CHECK(seen_y && seen_z);
+  kc_executable_destroy(exe);
   kc_program_destroy(p);
 }

@@ -227,9 +227,14 @@ KC_API kc_status* kc_program_builder_finish(kc_program_builder* b,
                                             kc_program** out_program);
 
 /* Parses HLO text: one HloModule with one ENTRY computation holding the
- * instructions above (other computations are skipped; an instruction that
- * is not supported is an error naming it). Unknown instruction attributes
- * (metadata, sharding, frontend_attributes, layouts) are skipped.
+ * instructions above (an instruction that is not supported is an error
+ * naming it). The computations a `fusion` or `call` names are inlined
+ * where they are called, their instructions named "CALLER/NAME"; a
+ * `copy` is its operand and a `bitcast` a reshape (every layout kcall
+ * accepts is row-major). The debug tables of optimized modules
+ * (FileNames, FunctionNames, FileLocations, StackFrames) are skipped, as
+ * are unknown instruction attributes (metadata, sharding,
+ * frontend_attributes, layouts).
  * INVALID_ARGUMENT "line L, column C: expected ..., got ..." on a syntax
  * error. */
 KC_API kc_status* kc_program_parse(kc_string_view text,

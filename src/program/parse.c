@@ -208,7 +208,9 @@ typedef enum kc__hlo_kind {
   KC__HLO_CUSTOM_CALL,
   KC__HLO_BROADCAST,
   KC__HLO_BINARY,
-  KC__HLO_UNARY
+  KC__HLO_UNARY,
+  KC__HLO_CALL, /* fusion and call: the called computation, inlined */
+  KC__HLO_COPY  /* its operand's value: layouts are all row-major */
 } kc__hlo_kind;
 
 typedef struct kc__hlo_opcode {
@@ -238,13 +240,32 @@ static const kc__hlo_opcode kc__hlo_opcodes[] = {
     KC__OPCODE("convert", KC__HLO_UNARY, KC_OP_CONVERT),
     KC__OPCODE("reshape", KC__HLO_UNARY, KC_OP_RESHAPE),
     KC__OPCODE("broadcast", KC__HLO_BROADCAST, 0),
+    KC__OPCODE("fusion", KC__HLO_CALL, 0),
+    KC__OPCODE("call", KC__HLO_CALL, 0),
+    KC__OPCODE("copy", KC__HLO_COPY, 0),
+    KC__OPCODE("bitcast", KC__HLO_UNARY, KC_OP_RESHAPE),
 };
 #undef KC__OPCODE
 
 #define KC__SUPPORTED_OPCODES_TEXT                                             \
   "parameter, constant, tuple, get-tuple-element, custom-call, add, "         \
   "subtract, multiply, divide, maximum, minimum, negate, exponential, log, " \
-  "convert, broadcast, reshape"
+  "convert, broadcast, reshape, fusion, call, copy, bitcast"
+
+/* A computation other than the entry: where its body starts, so that each
+ * fusion or call that names it parses it again, inlined (its parameters
+ * are the caller's operands). */
+typedef struct kc__hlo_computation {
+  kc_string_view name;
+  kc__lexer at; /* at the body's '{' */
+  bool active;  /* being inlined now: a computation cannot call itself */
+} kc__hlo_computation;
+
+/* The computations of a module, shared by the parsers of its scopes. */
+typedef struct kc__hlo_module {
+  kc__strmap names; /* name -> index into `computations` */
+  kc__buf computations; /* kc__hlo_computation */
+} kc__hlo_module;
 
 /* What the parser remembers of an instruction once it is built. */
 typedef struct kc__hlo_value {
@@ -265,6 +286,15 @@ typedef struct kc__hlo_parser {
   kc__buf literal;  /* a constant's bytes */
   kc__arena tmp;    /* what one instruction needs until it is added */
   int32_t root;     /* index into `values`; -1 until a ROOT */
+  kc__hlo_module* module;
+  /* An inlined computation's scope: its parameters are these instructions
+   * (with these shapes), and the names of what it builds are prefixed
+   * with the calling instruction's ("fusion.1/add.0"). */
+  const int32_t* args;
+  kc_shape* const* arg_shapes;
+  size_t num_args;
+  kc_string_view prefix;
+  int depth;
 } kc__hlo_parser;
 
 static kc__hlo_value* kc__value(kc__hlo_parser* p, int32_t index) {
@@ -299,6 +329,8 @@ typedef struct kc__hlo_instr {
   kc_string_view config;
   const kc_output_operand_alias* aliases;
   size_t num_aliases;
+  /* fusion (calls=) and call (to_apply=) */
+  kc__token callee;
 } kc__hlo_instr;
 
 enum {
@@ -309,7 +341,8 @@ enum {
   KC__SEEN_CONFIG = 1u << 4,
   KC__SEEN_SIDE_EFFECT = 1u << 5,
   KC__SEEN_ALIASING = 1u << 6,
-  KC__SEEN_SCHEDULE = 1u << 7
+  KC__SEEN_SCHEDULE = 1u << 7,
+  KC__SEEN_CALLEE = 1u << 8
 };
 
 /* ------------------------------------------------------------------------ */
@@ -679,6 +712,11 @@ static kc_status* kc__attr_once(kc__hlo_parser* p, kc__hlo_instr* ins,
   return NULL;
 }
 
+/* The attribute naming the computation a fusion or call runs. */
+static const char* kc__callee_attr(const kc__hlo_opcode* op) {
+  return strcmp(op->name, "fusion") == 0 ? "calls" : "to_apply";
+}
+
 /* The value of attribute `key` if this kind of instruction reads it;
  * *out_handled false leaves it for the caller to skip. */
 static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
@@ -694,6 +732,16 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
   if (kind == KC__HLO_BROADCAST && kc_sv_equal(k, KC_SV_LIT("dimensions"))) {
     KC__TRY(kc__attr_once(p, ins, key, KC__SEEN_DIMENSIONS));
     return kc__parse_int_list(p, "the dimensions", &ins->dims, &ins->num_dims);
+  }
+  if (kind == KC__HLO_CALL &&
+      kc_sv_equal(k, kc_sv(kc__callee_attr(ins->op)))) {
+    KC__TRY(kc__attr_once(p, ins, key, KC__SEEN_CALLEE));
+    if (lx->tok.kind != KC__TOK_NAME && lx->tok.kind != KC__TOK_IDENT) {
+      return kc__lex_expected(lx, &lx->tok, "a computation name");
+    }
+    ins->callee = lx->tok;
+    kc__lex_next(lx);
+    return NULL;
   }
   if (kind != KC__HLO_CUSTOM_CALL) {
     *out_handled = false;
@@ -882,6 +930,20 @@ static kc_status* kc__prepare_custom_call(kc__hlo_parser* p,
   return NULL;
 }
 
+/* The name an instruction of an inlined computation gets in the program:
+ * "caller/name", so that two inlinings of one computation do not clash. */
+static kc_status* kc__scoped_name(kc__hlo_parser* p, kc_string_view* name) {
+  if (!p->prefix.size) return NULL;
+  size_t size = p->prefix.size + 1 + name->size;
+  char* full = kc__arena_alloc(&p->tmp, size + 1);
+  if (!full) return kc__parse_oom();
+  memcpy(full, p->prefix.data, p->prefix.size);
+  full[p->prefix.size] = '/';
+  memcpy(full + p->prefix.size + 1, name->data, name->size);
+  *name = (kc_string_view){full, size};
+  return NULL;
+}
+
 /* Hands a parsed instruction to the builder. */
 static kc_status* kc__build(kc__hlo_parser* p, kc__hlo_instr* ins,
                             int64_t number, const void* literal,
@@ -889,6 +951,7 @@ static kc_status* kc__build(kc__hlo_parser* p, kc__hlo_instr* ins,
                             int32_t* out_id) {
   kc_program_builder* b = p->b;
   kc_string_view name = ins->name_tok.text;
+  KC__TRY(kc__scoped_name(p, &name));
   const int32_t* ids = kc__operand_ids(p);
   switch (ins->op->kind) {
     case KC__HLO_PARAMETER:
@@ -932,6 +995,116 @@ static kc_status* kc__check_get_tuple_element(kc__hlo_parser* p,
   return kc__check_shape(p, ins, elem, how);
 }
 
+/* A parameter of an inlined computation: the caller's operand `number`,
+ * which must have the parameter's shape. */
+static kc_status* kc__bind_parameter(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                                     int64_t number, int32_t* out_id) {
+  if ((uint64_t)number >= p->num_args) {
+    return kc__lex_fail(&p->lx, &ins->opcode_tok,
+                        "parameter '%.*s': number %lld, but the caller passes %zu "
+                        "operand%s",
+                        (int)ins->name_tok.text.size, ins->name_tok.text.data,
+                        (long long)number, p->num_args, p->num_args == 1 ? "" : "s");
+  }
+  char how[64];
+  snprintf(how, sizeof how, "operand %lld of the caller", (long long)number);
+  KC__TRY(kc__check_shape(p, ins, p->arg_shapes[number], how));
+  *out_id = p->args[number];
+  return NULL;
+}
+
+/* A copy: since every layout kcall accepts is the row-major one, a copy
+ * is its operand's value, and the program refers to the operand. (Where a
+ * custom call updates an operand in place, compile copies it first.) */
+static kc_status* kc__bind_copy(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                                int32_t* out_id) {
+  KC__TRY(kc__operand_count(p, ins, 1));
+  KC__TRY(kc__check_shape(p, ins, kc__operand_shape(p, 0), "the shape of its operand"));
+  *out_id = kc__operand_ids(p)[0];
+  return NULL;
+}
+
+static kc_status* kc__parse_scope(kc__hlo_parser* p);
+static void kc__parser_free(kc__hlo_parser* p);
+
+/* A fusion or call: the called computation parsed again in a scope of its
+ * own, its parameters bound to the operands; the instruction is its ROOT.
+ * Inlining costs nothing at run time, and the fused instructions run as
+ * if written in place. */
+static kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
+                                  int32_t* out_id) {
+  kc__lexer* lx = &p->lx;
+  if (!(ins->seen & KC__SEEN_CALLEE)) {
+    char attr[32];
+    snprintf(attr, sizeof attr, "%s=COMPUTATION", kc__callee_attr(ins->op));
+    return kc__missing_attr(p, ins, attr);
+  }
+  kc__hlo_module* m = p->module;
+  int32_t index = kc__strmap_get(&m->names, ins->callee.text);
+  if (index < 0) {
+    return kc__lex_fail(lx, &ins->callee,
+                        "%s '%.*s': computation '%.*s' is not defined before it",
+                        ins->op->name, (int)ins->name_tok.text.size,
+                        ins->name_tok.text.data, (int)ins->callee.text.size,
+                        ins->callee.text.data);
+  }
+  kc__hlo_computation* c = (kc__hlo_computation*)(void*)m->computations.data + index;
+  if (c->active || p->depth >= KC__PARSE_MAX_DEPTH) {
+    return kc__lex_fail(lx, &ins->callee,
+                        "%s '%.*s': computation '%.*s' %s",
+                        ins->op->name, (int)ins->name_tok.text.size,
+                        ins->name_tok.text.data, (int)c->name.size, c->name.data,
+                        c->active ? "calls itself" : "is nested too deeply");
+  }
+  size_t n = kc__num_operands(p);
+  kc_shape** shapes = kc__arena_alloc(&p->tmp, (n ? n : 1) * sizeof *shapes);
+  if (!shapes) return kc__parse_oom();
+  const int32_t* values = (const int32_t*)(const void*)p->operand_values.data;
+  for (size_t i = 0; i < n; ++i) shapes[i] = kc__value(p, values[i])->shape;
+
+  kc__hlo_parser sub;
+  memset(&sub, 0, sizeof sub);
+  sub.lx = c->at;
+  sub.b = p->b;
+  sub.root = -1;
+  sub.module = m;
+  sub.args = kc__operand_ids(p);
+  sub.arg_shapes = shapes;
+  sub.num_args = n;
+  sub.depth = p->depth + 1;
+  kc_string_view name = ins->name_tok.text;
+  KC__TRY(kc__scoped_name(p, &name));
+  sub.prefix = name;
+  c->active = true;
+  kc_status* st = kc__parse_scope(&sub);
+  c->active = false;
+  int32_t id = -1;
+  if (!st) {
+    const kc__hlo_value* root = kc__value(&sub, sub.root);
+    if (!kc_shape_equal(root->shape, ins->shape)) {
+      char want[256], got[256];
+      kc_shape_format(ins->shape, want, sizeof want);
+      kc_shape_format(root->shape, got, sizeof got);
+      st = kc__lex_fail(lx, &ins->shape_tok,
+                        "%s '%.*s': expected the shape of computation '%.*s' "
+                        "(%s, its ROOT '%.*s' at line %d), got %s",
+                        ins->op->name, (int)ins->name_tok.text.size,
+                        ins->name_tok.text.data, (int)c->name.size, c->name.data,
+                        got, (int)root->name.size, root->name.data, root->line, want);
+    }
+    id = root->id;
+  }
+  kc__parser_free(&sub);
+  if (st) {
+    return kc_status_add_context(st, "in computation '%.*s', called by %s '%.*s' at line %d",
+                                 (int)c->name.size, c->name.data, ins->op->name,
+                                 (int)ins->name_tok.text.size, ins->name_tok.text.data,
+                                 ins->name_tok.line);
+  }
+  *out_id = id;
+  return NULL;
+}
+
 /* Everything after the opcode; hands the instruction to the builder. */
 static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
                                  int32_t* out_id) {
@@ -954,6 +1127,9 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
     KC__TRY(kc__parse_operands(p));
   }
   KC__TRY(kc__parse_attrs(p, ins));
+  if (kind == KC__HLO_PARAMETER && p->depth > 0) return kc__bind_parameter(p, ins, number, out_id);
+  if (kind == KC__HLO_CALL) return kc__inline_call(p, ins, out_id);
+  if (kind == KC__HLO_COPY) return kc__bind_copy(p, ins, out_id);
   kc_status* st = NULL;
   switch (kind) {
     case KC__HLO_TUPLE:
@@ -1127,10 +1303,44 @@ static kc_status* kc__skip_signature(kc__lexer* lx) {
   }
 }
 
-static kc_status* kc__skip_computation(kc__lexer* lx) {
-  kc__lex_next(lx); /* the name */
+/* "{ instructions }": the body of a computation, at its '{'. Without a
+ * ROOT the last instruction is the result, as in XLA. */
+static kc_status* kc__parse_scope(kc__hlo_parser* p) {
+  kc__lexer* lx = &p->lx;
+  KC__TRY(kc__lex_expect(lx, '{'));
+  if (kc__tok_is_punct(&lx->tok, '}')) {
+    return kc__lex_expected(lx, &lx->tok, "an instruction");
+  }
+  while (!kc__tok_is_punct(&lx->tok, '}')) {
+    KC__TRY(kc__parse_instruction(p));
+  }
+  kc__lex_next(lx);
+  if (p->root < 0) p->root = (int32_t)(p->values.size / sizeof(kc__hlo_value)) - 1;
+  return NULL;
+}
+
+/* A computation other than the entry: remembered, and parsed where a
+ * fusion or call names it. */
+static kc_status* kc__record_computation(kc__hlo_parser* p) {
+  kc__lexer* lx = &p->lx;
+  kc__token name = lx->tok;
+  kc__hlo_module* m = p->module;
+  if (kc__strmap_get(&m->names, name.text) >= 0) {
+    return kc__lex_fail(lx, &name, "computation '%.*s' is defined twice",
+                        (int)name.text.size, name.text.data);
+  }
+  kc__lex_next(lx);
   KC__TRY(kc__skip_signature(lx));
   if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{'");
+  kc__hlo_computation c;
+  memset(&c, 0, sizeof c);
+  c.name = name.text;
+  c.at = *lx;
+  size_t count = m->computations.size / sizeof c;
+  if (count >= INT32_MAX || !kc__buf_append(&m->computations, &c, sizeof c) ||
+      !kc__strmap_put(&m->names, name.text, (int32_t)count)) {
+    return kc__parse_oom();
+  }
   KC__TRY(kc__lex_skip_group(lx, NULL));
   return kc__skip_attrs(lx);
 }
@@ -1143,15 +1353,39 @@ static kc_status* kc__parse_entry(kc__hlo_parser* p) {
   }
   kc__lex_next(lx);
   KC__TRY(kc__skip_signature(lx));
-  KC__TRY(kc__lex_expect(lx, '{'));
-  if (kc__tok_is_punct(&lx->tok, '}')) {
-    return kc__lex_expected(lx, &lx->tok, "an instruction");
-  }
-  while (!kc__tok_is_punct(&lx->tok, '}')) {
-    KC__TRY(kc__parse_instruction(p));
-  }
-  kc__lex_next(lx);
+  KC__TRY(kc__parse_scope(p));
   return kc__skip_attrs(lx);
+}
+
+/* The debug tables JAX prints after the module's header (FileNames,
+ * FunctionNames, FileLocations, StackFrames): rows of "N value" that only
+ * metadata refers to, which kcall does not read. */
+static bool kc__is_debug_table(const kc__token* t) {
+  static const char* const tables[] = {"FileNames", "FunctionNames",
+                                       "FileLocations", "StackFrames"};
+  for (size_t i = 0; i < KC__ARRAY_SIZE(tables); ++i) {
+    if (kc__tok_is_word(t, tables[i])) return true;
+  }
+  return false;
+}
+
+static kc_status* kc__skip_debug_table(kc__lexer* lx) {
+  kc__token table = lx->tok;
+  kc__lex_next(lx);
+  while (lx->tok.kind == KC__TOK_NUMBER) {
+    kc__lex_next(lx);
+    const kc__token* t = &lx->tok;
+    if (t->kind == KC__TOK_STRING) {
+      kc__lex_next(lx);
+    } else if (kc__tok_is_punct(t, '{')) {
+      KC__TRY(kc__lex_skip_group(lx, NULL));
+    } else {
+      return kc_status_add_context(
+          kc__lex_expected(lx, t, "a string or '{...}' after the row number"),
+          "in debug table '%.*s'", (int)table.text.size, table.text.data);
+    }
+  }
+  return NULL;
 }
 
 static kc_status* kc__parse_module(kc__hlo_parser* p, kc_program** out) {
@@ -1176,19 +1410,34 @@ static kc_status* kc__parse_module(kc__hlo_parser* p, kc_program** out) {
       }
       have_entry = true;
       KC__TRY(kc__parse_entry(p));
+    } else if (kc__is_debug_table(&t) && kc__lex_peek(lx).kind == KC__TOK_NUMBER) {
+      KC__TRY(kc__skip_debug_table(lx));
     } else if (t.kind == KC__TOK_IDENT || t.kind == KC__TOK_NAME) {
-      KC__TRY(kc__skip_computation(lx));
+      KC__TRY(kc__record_computation(p));
     } else {
       return kc__lex_expected(lx, &t, "a computation");
     }
   }
   if (!have_entry) return kc__lex_expected(lx, &lx->tok, "an ENTRY computation");
-  if (p->root >= 0) {
-    KC__TRY(kc_program_builder_set_root(p->b, kc__value(p, p->root)->id));
-  }
+  KC__TRY(kc_program_builder_set_root(p->b, kc__value(p, p->root)->id));
   kc_program_builder* b = p->b;
   p->b = NULL; /* finish consumes it, whether or not it succeeds */
   return kc_program_builder_finish(b, out);
+}
+
+/* Frees what a parser of one scope holds (not the builder). */
+static void kc__parser_free(kc__hlo_parser* p) {
+  kc__hlo_value* values = (kc__hlo_value*)(void*)p->values.data;
+  for (size_t i = 0; i < p->values.size / sizeof *values; ++i) {
+    kc_shape_destroy(values[i].shape);
+  }
+  kc__buf_free(&p->values);
+  kc__buf_free(&p->operands);
+  kc__buf_free(&p->operand_values);
+  kc__buf_free(&p->path);
+  kc__buf_free(&p->literal);
+  kc__strmap_free(&p->names);
+  kc__arena_free(&p->tmp);
 }
 
 kc_status* kc_program_parse(kc_string_view text, kc_program** out_program) {
@@ -1205,19 +1454,14 @@ kc_status* kc_program_parse(kc_string_view text, kc_program** out_program) {
     text.data += 3;
     text.size -= 3;
   }
+  kc__hlo_module module;
+  memset(&module, 0, sizeof module);
+  p.module = &module;
   kc__lexer_init(&p.lx, text, 1, 1);
   kc_status* st = kc__parse_module(&p, out_program);
   kc_program_builder_destroy(p.b);
-  kc__hlo_value* values = (kc__hlo_value*)(void*)p.values.data;
-  for (size_t i = 0; i < p.values.size / sizeof *values; ++i) {
-    kc_shape_destroy(values[i].shape);
-  }
-  kc__buf_free(&p.values);
-  kc__buf_free(&p.operands);
-  kc__buf_free(&p.operand_values);
-  kc__buf_free(&p.path);
-  kc__buf_free(&p.literal);
-  kc__strmap_free(&p.names);
-  kc__arena_free(&p.tmp);
+  kc__parser_free(&p);
+  kc__strmap_free(&module.names);
+  kc__buf_free(&module.computations);
   return st;
 }
