@@ -1348,3 +1348,62 @@ KC_TEST(parse_inlined_names_are_scoped) {
   kc_executable_destroy(exe);
   kc_program_destroy(p);
 }
+
+/* ---- aliasing as XLA does it ------------------------------------------------- */
+
+static bool kt_bump_same_buffer;
+
+/* Updates its operand in place, as a handler may when its result aliases
+ * the operand: it never writes through `out`. */
+static void kt_bump_operand(void* out, const void** ins) {
+  float* x = (float*)(uintptr_t)ins[0];
+  kt_bump_same_buffer = (void*)x == out;
+  for (int i = 0; i < 4; ++i) x[i] += 1.0f;
+}
+
+KC_TEST(parse_alias_operand_and_result_are_one_buffer) {
+  KC_CHECK_OK(kc_xcall_register(KC_SV_LIT("kt_bump_operand"), KC_PLATFORM_HOST,
+                                KC_XCALL_API_ORIGINAL, (void (*)(void))kt_bump_operand, 0));
+  /* The aliased operand is a constant (whose bytes must not change) that
+   * the root also returns, and then a parameter. */
+  static const char* const texts[] = {
+      "HloModule m\nENTRY e {\n x = f32[4] constant({1, 2, 3, 4})\n"
+      " inc = f32[4] custom-call(x), custom_call_target=\"kt_bump_operand\", "
+      "output_to_operand_aliasing={{}: (0, {})}\n"
+      " ROOT t = (f32[4], f32[4]) tuple(inc, x)\n}\n",
+      "HloModule m\nENTRY e {\n p = f32[4] parameter(0)\n"
+      " inc = f32[4] custom-call(p), custom_call_target=\"kt_bump_operand\", "
+      "output_to_operand_aliasing={{}: (0, {})}\n"
+      " ROOT t = (f32[4], f32[4]) tuple(inc, p)\n}\n"};
+  for (size_t k = 0; k < 2; ++k) {
+    kc_program* p = kt_parse(texts[k]);
+    kc_executable* exe = kt_compile(p);
+    float in[4] = {1, 2, 3, 4};
+    int64_t dims[1] = {4};
+    DLTensor t;
+    memset(&t, 0, sizeof t);
+    t.data = in;
+    t.device.device_type = kDLCPU;
+    t.ndim = 1;
+    t.dtype.code = kDLFloat;
+    t.dtype.bits = 32;
+    t.dtype.lanes = 1;
+    t.shape = dims;
+    const DLTensor* inputs[1] = {&t};
+    for (int run = 0; run < 2; ++run) {
+      kc_tensor* outs[2] = {NULL, NULL};
+      kt_bump_same_buffer = false;
+      KC_CHECK_OK(kc_executable_execute(exe, inputs, k, NULL, outs));
+      KC_CHECK(kt_bump_same_buffer);
+      const float* a = kc_tensor_get_dltensor(outs[0])->data;
+      const float* b = kc_tensor_get_dltensor(outs[1])->data;
+      KC_CHECK(a[0] == 2.0f && a[3] == 5.0f); /* updated through the operand */
+      KC_CHECK(b[0] == 1.0f && b[3] == 4.0f); /* the operand's value unchanged */
+      KC_CHECK(in[0] == 1.0f);                /* the caller's input too */
+      kc_object_release(KC_OBJECT(outs[0]));
+      kc_object_release(KC_OBJECT(outs[1]));
+    }
+    kc_executable_destroy(exe);
+    kc_program_destroy(p);
+  }
+}

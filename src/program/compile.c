@@ -472,14 +472,37 @@ static size_t kc__table(kc__compiler* c, const kc_shape* s, const int32_t* leave
   return table;
 }
 
-/* Fills the pointer at block offset `target` with value `id`'s address:
- * its buffer for an array, its table for a tuple. */
-static bool kc__point_at(kc__compiler* c, size_t target, int32_t id) {
-  const kc_shape* s = c->p->instrs[id].shape;
-  const int32_t* leaves = kc__leaves_of(c, id);
+/* Fills the pointer at block offset `target` with the address of a value
+ * of shape `s` held in `leaves`: its buffer for an array, its table for a
+ * tuple. */
+static bool kc__point_at_leaves(kc__compiler* c, size_t target, const kc_shape* s,
+                                const int32_t* leaves) {
   if (!s->is_tuple) return kc__add_fill(c, target, leaves[0], 0);
   size_t table = kc__table(c, s, leaves);
   return table != SIZE_MAX && kc__add_fill(c, target, -1, table);
+}
+
+static bool kc__point_at(kc__compiler* c, size_t target, int32_t id) {
+  return kc__point_at_leaves(c, target, c->p->instrs[id].shape, kc__leaves_of(c, id));
+}
+
+/* The leaves a call sees for operand `i`, in `leaves`: the operand's, but
+ * where a result aliases one of them the result's buffer, into which it
+ * was copied. As in XLA, operand and result are then one buffer for the
+ * handler, whatever the operand is (a parameter, a constant, a value
+ * read later). */
+static void kc__call_operand_leaves(kc__compiler* c, int32_t id, size_t i, int32_t* leaves) {
+  const kc__instr* in = &c->p->instrs[id];
+  int32_t o = in->operands[i];
+  memcpy(leaves, kc__leaves_of(c, o), c->p->instrs[o].shape->leaf_count * sizeof *leaves);
+  for (size_t k = 0; k < in->num_aliases; ++k) {
+    const kc__alias* a = &in->aliases[k];
+    if ((size_t)a->operand != i) continue;
+    size_t out_leaf = 0, src_leaf = 0;
+    kc__subshape(in->shape, a->output_index, a->output_index_size, &out_leaf);
+    kc__subshape(c->p->instrs[o].shape, a->operand_index, a->operand_index_size, &src_leaf);
+    leaves[src_leaf] = kc__leaves_of(c, id)[out_leaf];
+  }
 }
 
 /* Records copy-ins for the call's aliases (made in place later where the
@@ -528,7 +551,13 @@ static kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id,
   c->steps[c->num_steps - 1].ins_offset = ins;
   c->steps[c->num_steps - 1].out_offset = out;
   for (size_t i = 0; i < in->num_operands; ++i) {
-    if (!kc__point_at(c, ins + i * sizeof(void*), in->operands[i])) return kc__oom();
+    const kc_shape* shape = c->p->instrs[in->operands[i]].shape;
+    int32_t* leaves = malloc((shape->leaf_count + 1) * sizeof *leaves);
+    if (!leaves) return kc__oom();
+    kc__call_operand_leaves(c, id, i, leaves);
+    bool ok = kc__point_at_leaves(c, ins + i * sizeof(void*), shape, leaves);
+    free(leaves);
+    if (!ok) return kc__oom();
   }
   if (!kc__point_at(c, out, id)) return kc__oom();
   return NULL;
@@ -569,10 +598,8 @@ static kc_status* kc__call_leaves(kc__compiler* c, int32_t id, const kc_shape***
   }
   size_t n = 0;
   for (size_t i = 0; i < in->num_operands; ++i) {
-    int32_t o = in->operands[i];
-    size_t first = n;
-    kc__leaf_shapes(c->p->instrs[o].shape, shapes, &n);
-    memcpy(bufs + first, kc__leaves_of(c, o), (n - first) * sizeof *bufs);
+    kc__call_operand_leaves(c, id, i, bufs + n);
+    kc__leaf_shapes(c->p->instrs[in->operands[i]].shape, shapes, &n);
   }
   kc__leaf_shapes(in->shape, shapes, &n);
   memcpy(bufs + nargs, kc__leaves_of(c, id), nres * sizeof *bufs);
