@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/cnum.h"
 #include "op/op_internal.h"
 
 /* ======================================================================== */
@@ -320,7 +321,7 @@ static kc_status* kc__parse_float(kc__lexer* lx, double* out) {
     if (t.size >= sizeof buf) return kc__expected(lx, "a shorter number");
     memcpy(buf, t.data, t.size);
     buf[t.size] = '\0';
-    v = strtod(buf, NULL);
+    v = kc__strtod_c(buf, NULL);
   } else {
     return kc__expected(lx, "a number");
   }

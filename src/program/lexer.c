@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/cnum.h"
+
 /* ASCII classes by table: <ctype.h> answers by the process's locale, and
  * the lexer looks at every byte of the text. Bytes from 128 on are in no
  * class. */
@@ -430,7 +432,7 @@ bool kc__number_to_double(kc_string_view text, double* out) {
   }
   buf[text.size] = '\0';
   char* end = NULL;
-  *out = strtod(buf, &end);
+  *out = kc__strtod_c(buf, &end);
   return end == buf + text.size;
 }
 
