@@ -112,7 +112,62 @@ typedef enum kc_opcode {
   KC_OP_EXPONENTIAL,
   KC_OP_LOG,
   KC_OP_CONVERT,
-  KC_OP_RESHAPE
+  KC_OP_RESHAPE,
+  /* Added with kc_program_builder_add_instruction (the attributes each
+   * reads are listed there). Element-wise, one operand: */
+  KC_OP_ABS = 32,
+  KC_OP_SIGN,
+  KC_OP_SQRT,
+  KC_OP_RSQRT,
+  KC_OP_CBRT,
+  KC_OP_TANH,
+  KC_OP_LOGISTIC,
+  KC_OP_SINE,
+  KC_OP_COSINE,
+  KC_OP_TAN,
+  KC_OP_FLOOR,
+  KC_OP_CEIL,
+  KC_OP_ROUND_NEAREST_AFZ,
+  KC_OP_ROUND_NEAREST_EVEN,
+  KC_OP_LOG_PLUS_ONE,
+  KC_OP_EXPONENTIAL_MINUS_ONE,
+  KC_OP_ERF,
+  KC_OP_IS_FINITE,
+  KC_OP_NOT,
+  KC_OP_POPCNT,
+  KC_OP_COUNT_LEADING_ZEROS,
+  KC_OP_REAL,
+  KC_OP_IMAG,
+  KC_OP_BITCAST_CONVERT,
+  /* Element-wise, two operands: */
+  KC_OP_POWER = 64,
+  KC_OP_REMAINDER,
+  KC_OP_ATAN2,
+  KC_OP_AND,
+  KC_OP_OR,
+  KC_OP_XOR,
+  KC_OP_SHIFT_LEFT,
+  KC_OP_SHIFT_RIGHT_ARITHMETIC,
+  KC_OP_SHIFT_RIGHT_LOGICAL,
+  KC_OP_COMPLEX,
+  KC_OP_COMPARE,
+  /* Element-wise, three operands: */
+  KC_OP_SELECT = 96,
+  KC_OP_CLAMP,
+  /* Structure: */
+  KC_OP_IOTA = 128,
+  KC_OP_TRANSPOSE,
+  KC_OP_SLICE,
+  KC_OP_DYNAMIC_SLICE,
+  KC_OP_DYNAMIC_UPDATE_SLICE,
+  KC_OP_CONCATENATE,
+  KC_OP_PAD,
+  KC_OP_REVERSE,
+  KC_OP_DOT,
+  KC_OP_REDUCE,
+  KC_OP_REDUCE_WINDOW,
+  KC_OP_WHILE,
+  KC_OP_CONDITIONAL
 } kc_opcode;
 
 /* XLA's scheduling hint for a custom call; recorded, not yet acted on. */
@@ -208,6 +263,38 @@ KC_API kc_status* kc_program_builder_add_broadcast(
     int32_t* out_id);
 KC_API kc_status* kc_program_builder_add_custom_call(
     kc_program_builder* b, const kc_custom_call_desc* desc,
+    kc_string_view name, int32_t* out_id);
+
+/* Any instruction of kc_opcode, with its attributes and the programs it
+ * calls. Pointers are borrowed for the call to
+ * kc_program_builder_add_instruction, which copies what it keeps and
+ * retains the programs. */
+typedef struct kc_instruction_desc {
+  size_t struct_size;
+  int32_t op; /* kc_opcode */
+  const kc_shape* result_shape;
+  const int32_t* operands; /* instruction ids */
+  size_t num_operands;
+  /* The attributes the instruction reads, by name (HLO's spelling, as
+   * listed in docs/programs.md: `direction` as a string, `dimensions` as
+   * an array of I64, ...); NULL for none. Deep-copied. An attribute the
+   * instruction does not read is refused by compile. */
+  const kc_attr_dict* attrs;
+  /* Called computations (a reduce's reducer, a while's condition and
+   * body, a conditional's branches), each a finished program. */
+  kc_program* const* computations;
+  size_t num_computations;
+} kc_instruction_desc;
+
+/* Appends the instruction `desc` describes (see kc_program_builder_add_op
+ * for what is checked here; the operand count, attributes, shapes and
+ * called programs are checked by kc_program_compile, which names the
+ * instruction). INVALID_ARGUMENT for a NULL or short desc, an opcode
+ * this function does not add (parameter, constant, tuple and the other
+ * instructions with calls of their own) or an attribute of an unknown
+ * type. */
+KC_API kc_status* kc_program_builder_add_instruction(
+    kc_program_builder* b, const kc_instruction_desc* desc,
     kc_string_view name, int32_t* out_id);
 
 /* Makes `id` the program's result (default: the last instruction). */

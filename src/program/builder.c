@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "internal/common.h"
+#include "program/ops.h"
 #include "program/program_internal.h"
 
 struct kc_program_builder {
@@ -30,7 +31,10 @@ const char* kc__op_name(int32_t op) {
     case KC__OP_GET_TUPLE_ELEMENT: return "get-tuple-element";
     case KC__OP_BROADCAST: return "broadcast";
     case KC__OP_CUSTOM_CALL: return "custom-call";
-    default: return "unknown";
+    default: {
+      const kc__op_def* d = kc__op_def_find(op);
+      return d ? d->name : "unknown";
+    }
   }
 }
 
@@ -47,7 +51,13 @@ static kc_status* kc__builder_oom(void) {
 
 static void kc__program_free(kc_program* p) {
   if (!p) return;
-  for (size_t i = 0; i < p->count; ++i) kc_shape_destroy(p->instrs[i].shape);
+  for (size_t i = 0; i < p->count; ++i) {
+    kc__instr* in = &p->instrs[i];
+    kc_shape_destroy(in->shape);
+    for (size_t k = 0; k < in->num_computations; ++k) {
+      kc_program_destroy(in->computations[k]);
+    }
+  }
   free(p->instrs);
   free(p->params);
   kc__arena_free(&p->arena);
@@ -399,6 +409,56 @@ kc_status* kc_program_builder_add_custom_call(kc_program_builder* b,
   }
   in->aliases = aliases;
   in->num_aliases = desc->num_aliases;
+  return NULL;
+}
+
+/* The size of kc_instruction_desc as first shipped: fields appended later
+ * are read only from callers whose struct_size covers them. */
+static const size_t kc__desc_v1_size =
+    offsetof(kc_instruction_desc, num_computations) + sizeof(size_t);
+
+kc_status* kc_program_builder_add_instruction(kc_program_builder* b,
+                                              const kc_instruction_desc* desc,
+                                              kc_string_view name, int32_t* out_id) {
+  const kc__op_def* def = desc ? kc__op_def_find(desc->op) : NULL;
+  if (!desc || desc->struct_size < kc__desc_v1_size || !desc->result_shape || !def ||
+      (desc->num_computations && !desc->computations)) {
+    return kc_status_create(
+        KC_INVALID_ARGUMENT,
+        "adding instruction '%.*s': expected a desc with an opcode of "
+        "kc_program_builder_add_instruction, a result shape and its computations, got %s",
+        (int)name.size, name.data ? name.data : "",
+        !desc ? "NULL"
+        : desc->struct_size < kc__desc_v1_size ? "a short struct_size"
+        : !desc->result_shape ? "no result shape"
+        : !def ? "an opcode it does not add"
+               : "NULL computations");
+  }
+  for (size_t k = 0; k < desc->num_computations; ++k) {
+    if (!desc->computations[k]) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "adding %s '%.*s': computation %zu is NULL", def->name,
+                              (int)name.size, name.data ? name.data : "", k);
+    }
+  }
+  kc__instr* in = NULL;
+  KC__TRY(kc__add(b, desc->op, desc->result_shape, desc->operands, desc->num_operands,
+                  name, out_id, &in));
+  kc__arena* a = &b->p->arena;
+  if (!kc__copy_attrs(a, desc->attrs, &in->attrs)) {
+    return kc__unadd(b, kc_status_create(KC_INVALID_ARGUMENT,
+                                         "%s '%s': malformed attributes (an unknown "
+                                         "type, or NULL data) or out of memory",
+                                         def->name, in->name));
+  }
+  kc_program** called = kc__arena_alloc(a, desc->num_computations * sizeof *called + 1);
+  if (!called) return kc__unadd(b, kc__builder_oom());
+  for (size_t k = 0; k < desc->num_computations; ++k) {
+    called[k] = desc->computations[k];
+    kc__program_retain(called[k]);
+  }
+  in->computations = called;
+  in->num_computations = desc->num_computations;
   return NULL;
 }
 

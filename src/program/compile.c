@@ -10,6 +10,7 @@
 #include "program/elementwise.h"
 #include "kcall/runtime.h"
 #include "program/executable_internal.h"
+#include "program/ops.h"
 #include "xcall/xla_ffi_internal.h"
 
 /* Arena offsets and sizes are kept multiples of this. */
@@ -378,6 +379,43 @@ static kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* i
   return NULL;
 }
 
+/* An instruction of the op table: its operand and computation counts and
+ * attribute names, then its own checks. */
+static kc_status* kc__verify_op(const kc_program* p, const kc__instr* in,
+                                const kc__op_def* def) {
+  size_t n = in->num_operands;
+  if (n < (size_t)def->min_operands ||
+      (def->max_operands >= 0 && n > (size_t)def->max_operands)) {
+    char want[48];
+    if (def->max_operands == def->min_operands) {
+      snprintf(want, sizeof want, "%d", def->min_operands);
+    } else if (def->max_operands < 0) {
+      snprintf(want, sizeof want, "at least %d", def->min_operands);
+    } else {
+      snprintf(want, sizeof want, "%d to %d", def->min_operands, def->max_operands);
+    }
+    return kc__bad(in, KC_INVALID_ARGUMENT, "%s: expected %s operands, got %zu", def->name,
+                   want, n);
+  }
+  size_t k = in->num_computations;
+  if (def->num_computations >= 0 ? k != (size_t)def->num_computations : k == 0) {
+    return kc__bad(in, KC_INVALID_ARGUMENT, "%s: expected %s%d called computation%s, got %zu",
+                   def->name, def->num_computations < 0 ? "at least " : "",
+                   def->num_computations < 0 ? 1 : def->num_computations,
+                   def->num_computations == 1 || def->num_computations < 0 ? "" : "s", k);
+  }
+  for (size_t i = 0; i < in->attrs.count; ++i) {
+    kc_string_view name = in->attrs.entries[i].name;
+    bool known = false;
+    for (const char* const* a = def->attrs; *a && !known; ++a) known = kc_sv_equal(name, kc_sv(*a));
+    if (!known) {
+      return kc__bad(in, KC_INVALID_ARGUMENT, "%s: attribute '%.*s' is not one it reads",
+                     def->name, (int)(name.size > 64 ? 64 : name.size), name.data);
+    }
+  }
+  return def->verify(p, in);
+}
+
 static kc_status* kc__verify(const kc_program* p, const kc__instr* in) {
   switch (in->op) {
     case KC__OP_PARAMETER:
@@ -388,8 +426,10 @@ static kc_status* kc__verify(const kc_program* p, const kc__instr* in) {
       return NULL; /* shapes are made consistent by the builder */
     case KC__OP_BROADCAST:
       return kc__verify_broadcast(p, in);
-    default:
-      return kc__verify_elementwise(p, in);
+    default: {
+      const kc__op_def* def = kc__op_def_find(in->op);
+      return def ? kc__verify_op(p, in, def) : kc__verify_elementwise(p, in);
+    }
   }
 }
 
@@ -883,6 +923,29 @@ static kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall
 
 /* Assigns buffers to instruction `id` at plan position `pos` and emits its
  * step, if it computes anything. */
+/* An instruction of the op table: one step calling its kernel with the
+ * operands' and the result's addresses, laid out in the run block. */
+static kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
+                                  const kc__op_def* def) {
+  const kc__instr* in = &c->p->instrs[id];
+  KC__TRY(kc__temp_leaves(c, id, pos));
+  const void* data = NULL;
+  if (def->prepare) KC__TRY(def->prepare(c->p, in, &c->exe->arena, &data));
+  kc__step* s = kc__new_step(c, KC__STEP_KERNEL, kc__step_kernel, id);
+  if (!s) return kc__oom();
+  s->def = def;
+  s->data = data;
+  size_t ins = kc__reserve(c, (in->num_operands + 1) * sizeof(void*));
+  size_t out = kc__reserve(c, sizeof(void*));
+  if (ins == SIZE_MAX || out == SIZE_MAX) return kc__oom();
+  c->steps[c->num_steps - 1].ins_offset = ins;
+  c->steps[c->num_steps - 1].out_offset = out;
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    if (!kc__point_at(c, ins + i * sizeof(void*), in->operands[i])) return kc__oom();
+  }
+  return kc__point_at(c, out, id) ? NULL : kc__oom();
+}
+
 static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
   const kc_program* p = c->p;
   const kc__instr* in = &p->instrs[id];
@@ -963,6 +1026,8 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
       return kc__plan_legacy_call(c, id, t);
     }
     default: {
+      const kc__op_def* def = kc__op_def_find(in->op);
+      if (def) return kc__plan_kernel(c, id, pos, def);
       KC__TRY(kc__temp_leaves(c, id, pos));
       kc__step* s = kc__new_step(c, KC__STEP_ELEMENTWISE, kc__step_elementwise, id);
       if (!s) return kc__oom();

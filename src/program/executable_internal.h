@@ -46,7 +46,8 @@ enum {
   KC__STEP_COPY,
   KC__STEP_LEGACY_CALL,
   KC__STEP_TYPED_CALL,
-  KC__STEP_XLA_CALL
+  KC__STEP_XLA_CALL,
+  KC__STEP_KERNEL /* an instruction of the op table (ops.h) */
 };
 
 struct kc__step {
@@ -75,6 +76,10 @@ struct kc__step {
   const int64_t* in_dims;
   const int64_t* out_dims;
   const int64_t* map;
+  /* kernel: its definition and what its prepare made (ins_offset and
+   * out_offset hold the operand table and the result pointer) */
+  const struct kc__op_def* def;
+  const void* data;
 };
 
 /* One execution's state. Runs reuse them through the executable's pool, so
@@ -82,6 +87,7 @@ struct kc__step {
  * written per run. */
 struct kc__run {
   kc__run* next; /* in the pool */
+  const kc_executable* exe;
   const kc_allocator* alloc;
   char* block;  /* addresses, pointer tables, frames, DLTensors */
   char* arena;  /* temporaries and scratch */
@@ -140,6 +146,7 @@ kc_status* kc__step_copy(const kc__step* step, kc__run* run);
 kc_status* kc__step_legacy_call(const kc__step* step, kc__run* run);
 kc_status* kc__step_typed_call(const kc__step* step, kc__run* run);
 kc_status* kc__step_xla_call(const kc__step* step, kc__run* run);
+kc_status* kc__step_kernel(const kc__step* step, kc__run* run);
 
 
 #endif /* KCALL_PROGRAM_EXECUTABLE_INTERNAL_H_ */

@@ -6,6 +6,7 @@
 #include "internal/common.h"
 #include "program/elementwise.h"
 #include "program/executable_internal.h"
+#include "program/ops.h"
 #include "xcall/xla_ffi_internal.h"
 
 /* ---- runs -------------------------------------------------------------------- */
@@ -33,6 +34,7 @@ static kc_status* kc__run_create(const kc_executable* exe,
   kc__run* run = kc_allocator_alloc(alloc, sizeof *run, 0);
   if (!run) goto oom;
   memset(run, 0, sizeof *run);
+  run->exe = exe;
   run->alloc = alloc;
   run->block = kc_allocator_alloc(alloc, exe->block_bytes, 16);
   if (!run->block) goto oom;
@@ -129,6 +131,18 @@ kc_status* kc__step_broadcast(const kc__step* s, kc__run* run) {
                     run->addr[s->out], s->out_rank, s->out_dims, s->map,
                     s->bytes);
   return NULL;
+}
+
+kc_status* kc__step_kernel(const kc__step* s, kc__run* run) {
+  const kc_executable* exe = run->exe;
+  kc__kernel_ctx ctx;
+  ctx.program = exe->program;
+  ctx.instr = &exe->program->instrs[s->instr];
+  ctx.data = s->data;
+  ctx.pool = exe->pool;
+  void* out;
+  memcpy(&out, run->block + s->out_offset, sizeof out);
+  return s->def->kernel(&ctx, out, (const void* const*)(const void*)(run->block + s->ins_offset));
 }
 
 kc_status* kc__step_copy(const kc__step* s, kc__run* run) {

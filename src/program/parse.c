@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "internal/strmap.h"
+#include "program/ops.h"
 #include "program/parse_internal.h"
 #include "program/shape_internal.h"
 
@@ -210,7 +211,8 @@ typedef enum kc__hlo_kind {
   KC__HLO_BINARY,
   KC__HLO_UNARY,
   KC__HLO_CALL, /* fusion and call: the called computation, inlined */
-  KC__HLO_COPY  /* its operand's value: layouts are all row-major */
+  KC__HLO_COPY, /* its operand's value: layouts are all row-major */
+  KC__HLO_TABLE /* an instruction of the op table (program/ops.h) */
 } kc__hlo_kind;
 
 typedef struct kc__hlo_opcode {
@@ -246,11 +248,6 @@ static const kc__hlo_opcode kc__hlo_opcodes[] = {
     KC__OPCODE("bitcast", KC__HLO_UNARY, KC_OP_RESHAPE),
 };
 #undef KC__OPCODE
-
-#define KC__SUPPORTED_OPCODES_TEXT                                             \
-  "parameter, constant, tuple, get-tuple-element, custom-call, add, "         \
-  "subtract, multiply, divide, maximum, minimum, negate, exponential, log, " \
-  "convert, broadcast, reshape, fusion, call, copy, bitcast"
 
 /* A computation other than the entry: where its body starts, so that each
  * fusion or call that names it parses it again, inlined (its parameters
@@ -331,6 +328,10 @@ typedef struct kc__hlo_instr {
   size_t num_aliases;
   /* fusion (calls=) and call (to_apply=) */
   kc__token callee;
+  /* an instruction of the op table: its entry, and the attributes read */
+  const kc__op_def* def;
+  kc__hlo_opcode table_op; /* what `op` points at for such instructions */
+  kc__buf attrs;           /* kc_attr, their values in the parser's tmp */
 } kc__hlo_instr;
 
 enum {
@@ -712,6 +713,78 @@ static kc_status* kc__attr_once(kc__hlo_parser* p, kc__hlo_instr* ins,
   return NULL;
 }
 
+/* How the attributes of op-table instructions are written. */
+typedef enum kc__attr_syntax {
+  KC__SYNTAX_INTS, /* {1, 2}: an I64 array */
+  KC__SYNTAX_INT,  /* 3 */
+  KC__SYNTAX_WORD  /* LT: a string */
+} kc__attr_syntax;
+
+static const struct {
+  const char* name;
+  kc__attr_syntax syntax;
+} kc__attr_syntaxes[] = {
+    {"dimensions", KC__SYNTAX_INTS},
+    {"iota_dimension", KC__SYNTAX_INT},
+    {"direction", KC__SYNTAX_WORD},
+    {"type", KC__SYNTAX_WORD},
+};
+
+static kc_status* kc__add_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins, const kc_attr* a) {
+  for (size_t i = 0; i < ins->attrs.size / sizeof *a; ++i) {
+    const kc_attr* seen = (const kc_attr*)(const void*)ins->attrs.data + i;
+    if (kc_sv_equal(seen->name, a->name)) {
+      return kc__lex_fail(&p->lx, &p->lx.tok, "attribute '%.*s' is given twice",
+                          (int)a->name.size, a->name.data);
+    }
+  }
+  return kc__buf_append(&ins->attrs, a, sizeof *a) ? NULL : kc__parse_oom();
+}
+
+/* An attribute of an op-table instruction: those its entry reads, in the
+ * syntax HLO writes them; the others are left to be skipped. */
+static kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
+                                       const kc__token* key, bool* out_handled) {
+  kc__lexer* lx = &p->lx;
+  *out_handled = false;
+  bool reads = false;
+  for (const char* const* a = ins->def->attrs; *a && !reads; ++a) {
+    reads = kc_sv_equal(key->text, kc_sv(*a));
+  }
+  if (!reads) return NULL;
+  for (size_t i = 0; i < KC__ARRAY_SIZE(kc__attr_syntaxes); ++i) {
+    if (!kc_sv_equal(key->text, kc_sv(kc__attr_syntaxes[i].name))) continue;
+    kc_attr a;
+    memset(&a, 0, sizeof a);
+    a.name = key->text;
+    switch (kc__attr_syntaxes[i].syntax) {
+      case KC__SYNTAX_INTS: {
+        const int64_t* v;
+        size_t n;
+        KC__TRY(kc__parse_int_list(p, kc__attr_syntaxes[i].name, &v, &n));
+        a.type = KC_ATTR_ARRAY;
+        a.elem_type = KC_ATTR_I64;
+        a.v.array.data = v;
+        a.v.array.count = n;
+        break;
+      }
+      case KC__SYNTAX_INT:
+        a.type = KC_ATTR_I64;
+        KC__TRY(kc__lex_int(lx, "an integer", INT64_MIN, INT64_MAX, &a.v.i64));
+        break;
+      case KC__SYNTAX_WORD:
+        if (lx->tok.kind != KC__TOK_IDENT) return kc__lex_expected(lx, &lx->tok, "a word");
+        a.type = KC_ATTR_STRING;
+        a.v.str = lx->tok.text;
+        kc__lex_next(lx);
+        break;
+    }
+    *out_handled = true;
+    return kc__add_table_attr(p, ins, &a);
+  }
+  return NULL;
+}
+
 /* The attribute naming the computation a fusion or call runs. */
 static const char* kc__callee_attr(const kc__hlo_opcode* op) {
   return strcmp(op->name, "fusion") == 0 ? "calls" : "to_apply";
@@ -743,6 +816,7 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
     kc__lex_next(lx);
     return NULL;
   }
+  if (kind == KC__HLO_TABLE) return kc__parse_table_attr(p, ins, key, out_handled);
   if (kind != KC__HLO_CUSTOM_CALL) {
     *out_handled = false;
     return NULL;
@@ -969,6 +1043,19 @@ static kc_status* kc__build(kc__hlo_parser* p, kc__hlo_instr* ins,
                                               ins->num_dims, name, out_id);
     case KC__HLO_CUSTOM_CALL:
       return kc_program_builder_add_custom_call(b, desc, name, out_id);
+    case KC__HLO_TABLE: {
+      kc_attr_dict attrs = {ins->attrs.size / sizeof(kc_attr),
+                            (const kc_attr*)(const void*)ins->attrs.data};
+      kc_instruction_desc d;
+      memset(&d, 0, sizeof d);
+      d.struct_size = sizeof d;
+      d.op = ins->def->op;
+      d.result_shape = ins->shape;
+      d.operands = ids;
+      d.num_operands = kc__num_operands(p);
+      d.attrs = &attrs;
+      return kc_program_builder_add_instruction(b, &d, name, out_id);
+    }
     default:
       return kc_program_builder_add_op(b, ins->op->op, ins->shape, ids,
                                        kc__num_operands(p), name, out_id);
@@ -1186,6 +1273,21 @@ static kc_status* kc__remember(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t id
   return kc__strmap_put(&p->names, v.name, (int32_t)count) ? NULL : kc__parse_oom();
 }
 
+/* "parameter, constant, ..., compare, ...": every opcode the parser
+ * reads, for messages. */
+static void kc__supported_opcodes(char* buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < KC__ARRAY_SIZE(kc__hlo_opcodes); ++i) {
+    if (strcmp(kc__hlo_opcodes[i].name, "exp") == 0) continue; /* a second spelling */
+    kc__appendf(buf, cap, &len, "%s%s", i ? ", " : "", kc__hlo_opcodes[i].name);
+  }
+  const kc__op_def* d;
+  for (size_t i = 0; (d = kc__op_def_at(i)) != NULL; ++i) {
+    kc__appendf(buf, cap, &len, ", %s", d->name);
+  }
+}
+
 static const kc__hlo_opcode* kc__find_opcode(kc_string_view word) {
   for (size_t i = 0; i < KC__ARRAY_SIZE(kc__hlo_opcodes); ++i) {
     const kc__hlo_opcode* op = &kc__hlo_opcodes[i];
@@ -1234,12 +1336,22 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
     return kc__lex_expected(lx, &ins->opcode_tok, "an opcode");
   }
   ins->op = kc__find_opcode(ins->opcode_tok.text);
+  if (!ins->op && (ins->def = kc__op_def_find_name(ins->opcode_tok.text)) != NULL) {
+    ins->table_op.name = ins->def->name;
+    ins->table_op.size = strlen(ins->def->name);
+    ins->table_op.kind = KC__HLO_TABLE;
+    ins->table_op.op = (kc_opcode)ins->def->op;
+    ins->op = &ins->table_op;
+  }
   if (!ins->op) {
+    char supported[1024];
+    kc__supported_opcodes(supported, sizeof supported);
     return kc__lex_fail(lx, &ins->opcode_tok,
                         "instruction '%.*s': opcode '%.*s' is not supported "
-                        "(supported: " KC__SUPPORTED_OPCODES_TEXT ")",
+                        "(supported: %s)",
                         (int)ins->name_tok.text.size, ins->name_tok.text.data,
-                        (int)ins->opcode_tok.text.size, ins->opcode_tok.text.data);
+                        (int)ins->opcode_tok.text.size, ins->opcode_tok.text.data,
+                        supported);
   }
   kc__lex_next(lx);
   return NULL;
@@ -1255,6 +1367,7 @@ static kc_status* kc__parse_instruction(kc__hlo_parser* p) {
   if (!st) st = kc__remember(p, &ins, id, &index);
   if (!st && is_root) p->root = index;
   kc_shape_destroy(ins.shape);
+  kc__buf_free(&ins.attrs);
   kc__arena_free(&p->tmp);
   return st;
 }

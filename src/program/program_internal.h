@@ -46,7 +46,10 @@ typedef struct kc__instr {
   int32_t api_version;
   const kc__alias* aliases;
   size_t num_aliases;
-  kc_attr_dict attrs;
+  kc_attr_dict attrs; /* custom calls and kc_instruction_desc's */
+  /* Called programs (kc_instruction_desc), each retained. */
+  kc_program** computations;
+  size_t num_computations;
 } kc__instr;
 
 struct kc_program {

@@ -1,0 +1,118 @@
+/* The table of instructions added with kc_program_builder_add_instruction,
+ * and the helpers their checks share; see ops.h. */
+#include "program/ops.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal/common.h"
+#include "program/shape_internal.h"
+
+typedef struct kc__op_family {
+  const kc__op_def* defs;
+  const size_t* count;
+} kc__op_family;
+
+static const kc__op_family kc__families[] = {
+    {kc__ops_select, &kc__ops_select_count},
+};
+
+const kc__op_def* kc__op_def_find(int32_t op) {
+  for (size_t f = 0; f < KC__ARRAY_SIZE(kc__families); ++f) {
+    for (size_t i = 0; i < *kc__families[f].count; ++i) {
+      if (kc__families[f].defs[i].op == op) return &kc__families[f].defs[i];
+    }
+  }
+  return NULL;
+}
+
+const kc__op_def* kc__op_def_find_name(kc_string_view name) {
+  for (size_t f = 0; f < KC__ARRAY_SIZE(kc__families); ++f) {
+    for (size_t i = 0; i < *kc__families[f].count; ++i) {
+      const kc__op_def* d = &kc__families[f].defs[i];
+      if (kc_sv_equal(name, kc_sv(d->name))) return d;
+    }
+  }
+  return NULL;
+}
+
+const kc__op_def* kc__op_def_at(size_t i) {
+  for (size_t f = 0; f < KC__ARRAY_SIZE(kc__families); ++f) {
+    if (i < *kc__families[f].count) return &kc__families[f].defs[i];
+    i -= *kc__families[f].count;
+  }
+  return NULL;
+}
+
+kc_status* kc__op_bad(const kc__instr* in, kc_status_code code, const char* fmt, ...) {
+  char where[320];
+  kc__instr_where(in, where, sizeof where);
+  va_list args;
+  va_start(args, fmt);
+  kc_status* st = kc_status_create_v(code, fmt, args);
+  va_end(args);
+  return kc_status_add_context(st, "%s", where);
+}
+
+const kc_attr* kc__op_attr(const kc__instr* in, const char* name) {
+  return kc_attr_dict_lookup(&in->attrs, kc_sv(name));
+}
+
+kc_status* kc__op_attr_ints(const kc__instr* in, const char* name, bool optional,
+                            const int64_t** out, size_t* out_count) {
+  const kc_attr* a = kc__op_attr(in, name);
+  *out = NULL;
+  *out_count = 0;
+  if (!a) {
+    if (optional) return NULL;
+    return kc__op_bad(in, KC_INVALID_ARGUMENT, "expected attribute %s={...}, got none",
+                      name);
+  }
+  if (a->type != KC_ATTR_ARRAY || a->elem_type != KC_ATTR_I64) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "attribute %s: expected a list of integers", name);
+  }
+  *out = a->v.array.data;
+  *out_count = a->v.array.count;
+  return NULL;
+}
+
+kc_status* kc__op_attr_int(const kc__instr* in, const char* name, int64_t* out) {
+  const kc_attr* a = kc__op_attr(in, name);
+  if (!a) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT, "expected attribute %s=N, got none", name);
+  }
+  if (a->type != KC_ATTR_I64) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT, "attribute %s: expected an integer", name);
+  }
+  *out = a->v.i64;
+  return NULL;
+}
+
+kc_status* kc__op_attr_string(const kc__instr* in, const char* name, bool optional,
+                              kc_string_view* out) {
+  const kc_attr* a = kc__op_attr(in, name);
+  *out = (kc_string_view){NULL, 0};
+  if (!a) {
+    if (optional) return NULL;
+    return kc__op_bad(in, KC_INVALID_ARGUMENT, "expected attribute %s=WORD, got none",
+                      name);
+  }
+  if (a->type != KC_ATTR_STRING) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT, "attribute %s: expected a word", name);
+  }
+  *out = a->v.str;
+  return NULL;
+}
+
+const char* kc__op_dtype_text(DLDataType t, char* buf, size_t cap) {
+  const char* name = kc__hlo_dtype_name(t);
+  if (name) return name;
+  kc_dtype_format(t, buf, cap);
+  return buf;
+}
+
+kc_status* kc__op_expect_array(const kc__instr* in, const kc_shape* s, const char* what) {
+  if (!kc_shape_is_tuple(s)) return NULL;
+  return kc__op_bad(in, KC_INVALID_ARGUMENT, "%s: expected an array, got a tuple", what);
+}

@@ -1,0 +1,94 @@
+/* The instructions added with kc_program_builder_add_instruction: one
+ * table of what each takes and how it is checked and run, so that a new
+ * instruction is one entry and one file of kernels. Never installed.
+ *
+ * Each instruction becomes one step that calls its kernel with the
+ * operands' and the result's addresses (for a tuple, its pointer table,
+ * as custom calls get them) and the instruction itself, whose shapes and
+ * attributes the program keeps for as long as the executable lives. */
+#ifndef KCALL_PROGRAM_OPS_H_
+#define KCALL_PROGRAM_OPS_H_
+
+#include "kcall/runtime.h"
+#include "program/program_internal.h"
+
+/* What a kernel gets besides its buffers. */
+typedef struct kc__kernel_ctx {
+  const kc_program* program;
+  const kc__instr* instr;
+  const void* data;      /* what the op's prepare made; NULL without one */
+  kc_thread_pool* pool;  /* the executable's; NULL: run on the caller */
+} kc__kernel_ctx;
+
+typedef kc_status* (*kc__kernel_fn)(const kc__kernel_ctx* ctx, void* out,
+                                    const void* const* ins);
+
+typedef struct kc__op_def {
+  int32_t op;       /* kc_opcode */
+  const char* name; /* HLO's opcode */
+  int32_t min_operands, max_operands; /* max -1: any number */
+  int32_t num_computations;           /* -1: one or more */
+  /* The attributes it reads, NULL-terminated; any other given to the
+   * builder is refused by compile. */
+  const char* const* attrs;
+  /* Checks operand shapes, attributes, called programs and the result
+   * shape; the operand count and attribute names are checked before. */
+  kc_status* (*verify)(const kc_program* p, const kc__instr* in);
+  /* Optional: what the kernel needs precomputed, in `arena` (which lives
+   * as long as the executable). */
+  kc_status* (*prepare)(const kc_program* p, const kc__instr* in,
+                        kc__arena* arena, const void** out_data);
+  kc__kernel_fn kernel;
+} kc__op_def;
+
+/* The definition of `op`, or NULL when it is not one of the table's. */
+const kc__op_def* kc__op_def_find(int32_t op);
+
+/* The definition whose HLO opcode is `name`, or NULL. */
+const kc__op_def* kc__op_def_find_name(kc_string_view name);
+
+/* The i-th definition of the table (in no particular order), or NULL past
+ * the end: for listing them. */
+const kc__op_def* kc__op_def_at(size_t i);
+
+/* ---- helpers for verify functions ----------------------------------------- */
+
+/* INVALID_ARGUMENT (or `code`) naming the instruction. */
+kc_status* kc__op_bad(const kc__instr* in, kc_status_code code, const char* fmt, ...)
+    KC_PRINTF(3, 4);
+
+/* Operand i's shape. */
+static inline const kc_shape* kc__op_operand(const kc_program* p, const kc__instr* in,
+                                             size_t i) {
+  return p->instrs[in->operands[i]].shape;
+}
+
+/* The attribute `name`, or NULL. */
+const kc_attr* kc__op_attr(const kc__instr* in, const char* name);
+
+/* The I64 array attribute `name` into *out (borrowed) and its length;
+ * INVALID_ARGUMENT when missing (unless `optional`, which gives count 0)
+ * or of another type. */
+kc_status* kc__op_attr_ints(const kc__instr* in, const char* name, bool optional,
+                            const int64_t** out, size_t* out_count);
+
+/* The I64 attribute `name`. */
+kc_status* kc__op_attr_int(const kc__instr* in, const char* name, int64_t* out);
+
+/* The string attribute `name`. */
+kc_status* kc__op_attr_string(const kc__instr* in, const char* name, bool optional,
+                              kc_string_view* out);
+
+/* The HLO name of `t` ("s32", "f16"), else its DLPack text, in `buf`. */
+const char* kc__op_dtype_text(DLDataType t, char* buf, size_t cap);
+
+/* An array operand or result: INVALID_ARGUMENT for a tuple. */
+kc_status* kc__op_expect_array(const kc__instr* in, const kc_shape* s, const char* what);
+
+/* ---- the families ----------------------------------------------------------- */
+
+/* Each file of kernels lists its definitions. */
+extern const kc__op_def kc__ops_select[];   /* ops_select.c: compare, select, clamp, iota */
+extern const size_t kc__ops_select_count;
+
+#endif /* KCALL_PROGRAM_OPS_H_ */

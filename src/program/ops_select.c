@@ -1,0 +1,427 @@
+/* compare, select, clamp and iota. */
+#include <math.h>
+#include <stdio.h>
+
+#include "internal/common.h"
+#include "program/ops.h"
+
+/* ---- element types ------------------------------------------------------------ */
+
+/* The numeric types these kernels run on: X(suffix, C type, code, bits). */
+#define KC__SEL_TYPES(X)       \
+  X(f32, float, kDLFloat, 32)  \
+  X(f64, double, kDLFloat, 64) \
+  X(s8, int8_t, kDLInt, 8)     \
+  X(s16, int16_t, kDLInt, 16)  \
+  X(s32, int32_t, kDLInt, 32)  \
+  X(s64, int64_t, kDLInt, 64)  \
+  X(u8, uint8_t, kDLUInt, 8)   \
+  X(u16, uint16_t, kDLUInt, 16) \
+  X(u32, uint32_t, kDLUInt, 32) \
+  X(u64, uint64_t, kDLUInt, 64) \
+  X(pred, uint8_t, kDLBool, 8)
+
+enum {
+#define KC__SEL_ENUM(sfx, ctype, code, bits) KC__SEL_##sfx,
+  KC__SEL_TYPES(KC__SEL_ENUM)
+#undef KC__SEL_ENUM
+  KC__SEL_NONE
+};
+
+static int kc__sel_type(DLDataType t) {
+  if (t.lanes != 1) return KC__SEL_NONE;
+#define KC__SEL_MATCH(sfx, ctype, c, b) \
+  if (t.code == (c) && t.bits == (b)) return KC__SEL_##sfx;
+  KC__SEL_TYPES(KC__SEL_MATCH)
+#undef KC__SEL_MATCH
+  return KC__SEL_NONE;
+}
+
+static int64_t kc__elements(const kc_shape* s) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < s->rank; ++d) n *= s->dims[d];
+  return n;
+}
+
+static kc_status* kc__unsupported_type(const kc__instr* in, DLDataType t, const char* what) {
+  char buf[32];
+  return kc__op_bad(in, KC_UNIMPLEMENTED,
+                    "%s: element type %s is not supported (supported: pred, s8..s64, "
+                    "u8..u64, f32, f64)",
+                    what, kc__op_dtype_text(t, buf, sizeof buf));
+}
+
+static bool kc__same_dims(const kc_shape* a, const kc_shape* b) {
+  return a->rank == b->rank &&
+         (a->rank == 0 || memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(int64_t)) == 0);
+}
+
+static kc_status* kc__expect_shape(const kc__instr* in, const kc_shape* got,
+                                   const kc_shape* want, const char* what) {
+  if (kc_shape_equal(got, want)) return NULL;
+  char w[256], g[256];
+  kc_shape_format(want, w, sizeof w);
+  kc_shape_format(got, g, sizeof g);
+  return kc__op_bad(in, KC_INVALID_ARGUMENT, "%s: expected %s, got %s", what, w, g);
+}
+
+/* ---- compare -------------------------------------------------------------------- */
+
+enum { KC__CMP_EQ, KC__CMP_NE, KC__CMP_LT, KC__CMP_LE, KC__CMP_GT, KC__CMP_GE };
+
+typedef struct kc__compare_plan {
+  int type;        /* KC__SEL_* of the operands */
+  int direction;   /* KC__CMP_* */
+  bool total;      /* floats in XLA's total order */
+  int64_t count;
+} kc__compare_plan;
+
+static const char* const kc__directions[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+
+static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
+                                   kc__compare_plan* out) {
+  const kc_shape* a = kc__op_operand(p, in, 0);
+  const kc_shape* b = kc__op_operand(p, in, 1);
+  KC__TRY(kc__op_expect_array(in, a, "operand 0"));
+  KC__TRY(kc__op_expect_array(in, in->shape, "the result"));
+  KC__TRY(kc__expect_shape(in, b, a, "operand 1"));
+  if (in->shape->dtype.code != kDLBool || !kc__same_dims(in->shape, a)) {
+    char w[256], g[256];
+    kc_shape_format(a, w, sizeof w);
+    kc_shape_format(in->shape, g, sizeof g);
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "expected a pred result with the dims of %s, got %s", w, g);
+  }
+  out->type = kc__sel_type(a->dtype);
+  if (out->type == KC__SEL_NONE) return kc__unsupported_type(in, a->dtype, "operand 0");
+  out->count = kc__elements(a);
+  kc_string_view dir, type;
+  KC__TRY(kc__op_attr_string(in, "direction", false, &dir));
+  out->direction = -1;
+  for (int i = 0; i < 6; ++i) {
+    if (kc_sv_equal(dir, kc_sv(kc__directions[i]))) out->direction = i;
+  }
+  if (out->direction < 0) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "attribute direction: expected EQ, NE, LT, LE, GT or GE, got '%.*s'",
+                      (int)(dir.size > 64 ? 64 : dir.size), dir.data);
+  }
+  KC__TRY(kc__op_attr_string(in, "type", true, &type));
+  bool is_float = a->dtype.code == kDLFloat;
+  bool is_signed = a->dtype.code == kDLInt;
+  const char* want = is_float ? "FLOAT or TOTALORDER" : is_signed ? "SIGNED" : "UNSIGNED";
+  out->total = false;
+  if (type.size) {
+    bool ok = is_float ? kc_sv_equal(type, KC_SV_LIT("FLOAT")) ||
+                             (out->total = kc_sv_equal(type, KC_SV_LIT("TOTALORDER")))
+                       : kc_sv_equal(type, kc_sv(want));
+    if (!ok) {
+      char buf[32];
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "attribute type: expected %s for %s operands, got '%.*s'", want,
+                        kc__op_dtype_text(a->dtype, buf, sizeof buf),
+                        (int)(type.size > 64 ? 64 : type.size), type.data);
+    }
+  }
+  return NULL;
+}
+
+static kc_status* kc__compare_verify(const kc_program* p, const kc__instr* in) {
+  kc__compare_plan plan;
+  return kc__compare_read(p, in, &plan);
+}
+
+static kc_status* kc__compare_prepare(const kc_program* p, const kc__instr* in,
+                                      kc__arena* arena, const void** out) {
+  kc__compare_plan* plan = kc__arena_alloc(arena, sizeof *plan);
+  if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  KC__TRY(kc__compare_read(p, in, plan));
+  *out = plan;
+  return NULL;
+}
+
+/* A float's key in XLA's total order: -NaN < -inf < ... < -0 < +0 < ...
+ * < +inf < +NaN, as signed integers. */
+static int64_t kc__total_key_f64(double v) {
+  int64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  return bits < 0 ? (int64_t)((uint64_t)bits ^ 0x7FFFFFFFFFFFFFFFull) : bits;
+}
+static int32_t kc__total_key_f32(float v) {
+  int32_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  return bits < 0 ? (int32_t)((uint32_t)bits ^ 0x7FFFFFFFu) : bits;
+}
+
+#define KC__CMP_LOOP(x, y)                                                  \
+  switch (dir) {                                                            \
+    case KC__CMP_EQ: for (int64_t i = 0; i < n; ++i) r[i] = (x) == (y); break; \
+    case KC__CMP_NE: for (int64_t i = 0; i < n; ++i) r[i] = (x) != (y); break; \
+    case KC__CMP_LT: for (int64_t i = 0; i < n; ++i) r[i] = (x) < (y); break;  \
+    case KC__CMP_LE: for (int64_t i = 0; i < n; ++i) r[i] = (x) <= (y); break; \
+    case KC__CMP_GT: for (int64_t i = 0; i < n; ++i) r[i] = (x) > (y); break;  \
+    default: for (int64_t i = 0; i < n; ++i) r[i] = (x) >= (y); break;       \
+  }
+
+#define KC__CMP_FN(sfx, ctype, code, bits)                                      \
+  static void kc__compare_##sfx(int dir, const ctype* a, const ctype* b,        \
+                                uint8_t* r, int64_t n) {                        \
+    KC__CMP_LOOP(a[i], b[i])                                                    \
+  }
+KC__SEL_TYPES(KC__CMP_FN)
+#undef KC__CMP_FN
+
+static kc_status* kc__compare_kernel(const kc__kernel_ctx* ctx, void* out,
+                                     const void* const* ins) {
+  const kc__compare_plan* plan = ctx->data;
+  int dir = plan->direction;
+  int64_t n = plan->count;
+  uint8_t* r = out;
+  if (plan->total && plan->type == KC__SEL_f32) {
+    const float* a = ins[0];
+    const float* b = ins[1];
+    KC__CMP_LOOP(kc__total_key_f32(a[i]), kc__total_key_f32(b[i]))
+    return NULL;
+  }
+  if (plan->total && plan->type == KC__SEL_f64) {
+    const double* a = ins[0];
+    const double* b = ins[1];
+    KC__CMP_LOOP(kc__total_key_f64(a[i]), kc__total_key_f64(b[i]))
+    return NULL;
+  }
+  switch (plan->type) {
+#define KC__CMP_CASE(sfx, ctype, code, bits) \
+  case KC__SEL_##sfx:                        \
+    kc__compare_##sfx(dir, ins[0], ins[1], r, n); \
+    break;
+    KC__SEL_TYPES(KC__CMP_CASE)
+#undef KC__CMP_CASE
+    default:
+      break;
+  }
+  return NULL;
+}
+
+/* ---- select and clamp ---------------------------------------------------------- */
+
+typedef struct kc__select_plan {
+  int type;
+  size_t esize;
+  int64_t count;
+  bool scalar[3]; /* operand i is a scalar, broadcast */
+} kc__select_plan;
+
+/* Operand i of a select or clamp: the result's shape, or a scalar of its
+ * element type where XLA allows one. */
+static kc_status* kc__scalar_or_same(const kc_program* p, const kc__instr* in, size_t i,
+                                     DLDataType dtype, bool* out_scalar) {
+  const kc_shape* o = kc__op_operand(p, in, i);
+  char what[32];
+  snprintf(what, sizeof what, "operand %zu", i);
+  KC__TRY(kc__op_expect_array(in, o, what));
+  *out_scalar = o->rank == 0 && in->shape->rank > 0;
+  if (kc_dtype_equal(o->dtype, dtype) && (*out_scalar || kc__same_dims(o, in->shape))) {
+    return NULL;
+  }
+  char w[256], g[256], t[32];
+  kc_shape_format(in->shape, w, sizeof w);
+  kc_shape_format(o, g, sizeof g);
+  return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                    "%s: expected the dims of %s (or a scalar) of type %s, got %s", what, w,
+                    kc__op_dtype_text(dtype, t, sizeof t), g);
+}
+
+static kc_status* kc__select_read(const kc_program* p, const kc__instr* in,
+                                  kc__select_plan* out) {
+  KC__TRY(kc__op_expect_array(in, in->shape, "the result"));
+  DLDataType t = in->shape->dtype;
+  DLDataType pred = {kDLBool, 8, 1};
+  bool is_select = in->op == KC_OP_SELECT;
+  for (size_t i = 0; i < 3; ++i) {
+    DLDataType want = is_select && i == 0 ? pred : t;
+    KC__TRY(kc__scalar_or_same(p, in, i, want, &out->scalar[i]));
+  }
+  if (is_select && (out->scalar[1] || out->scalar[2])) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "operands 1 and 2: expected the result's shape, got a scalar");
+  }
+  if (!is_select && out->scalar[1]) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "operand 1: expected the result's shape, got a scalar");
+  }
+  out->type = kc__sel_type(t);
+  if (out->type == KC__SEL_NONE && !is_select) return kc__unsupported_type(in, t, "the result");
+  out->esize = kc_dtype_get_size(t);
+  out->count = kc__elements(in->shape);
+  if (is_select && out->esize == 0) return kc__unsupported_type(in, t, "the result");
+  return NULL;
+}
+
+static kc_status* kc__select_verify(const kc_program* p, const kc__instr* in) {
+  kc__select_plan plan;
+  return kc__select_read(p, in, &plan);
+}
+
+static kc_status* kc__select_prepare(const kc_program* p, const kc__instr* in,
+                                     kc__arena* arena, const void** out) {
+  kc__select_plan* plan = kc__arena_alloc(arena, sizeof *plan);
+  if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  KC__TRY(kc__select_read(p, in, plan));
+  *out = plan;
+  return NULL;
+}
+
+/* Any element type, by size: select moves elements. */
+static kc_status* kc__select_kernel(const kc__kernel_ctx* ctx, void* out,
+                                    const void* const* ins) {
+  const kc__select_plan* plan = ctx->data;
+  const uint8_t* pred = ins[0];
+  size_t es = plan->esize;
+  const char* t = ins[1];
+  const char* f = ins[2];
+  char* r = out;
+  int64_t n = plan->count;
+  if (plan->scalar[0]) {
+    memcpy(r, pred[0] ? t : f, (size_t)n * es);
+    return NULL;
+  }
+  switch (es) {
+#define KC__SELECT_WIDTH(ctype)                                            \
+  {                                                                        \
+    const ctype* tv = (const ctype*)(const void*)t;                        \
+    const ctype* fv = (const ctype*)(const void*)f;                        \
+    ctype* rv = (ctype*)(void*)r;                                          \
+    for (int64_t i = 0; i < n; ++i) rv[i] = pred[i] ? tv[i] : fv[i];       \
+    return NULL;                                                           \
+  }
+    case 1: KC__SELECT_WIDTH(uint8_t)
+    case 2: KC__SELECT_WIDTH(uint16_t)
+    case 4: KC__SELECT_WIDTH(uint32_t)
+    case 8: KC__SELECT_WIDTH(uint64_t)
+#undef KC__SELECT_WIDTH
+    default:
+      for (int64_t i = 0; i < n; ++i) {
+        memcpy(r + (size_t)i * es, (pred[i] ? t : f) + (size_t)i * es, es);
+      }
+      return NULL;
+  }
+}
+
+/* clamp(lo, x, hi) = min(max(x, lo), hi), as XLA defines it; NaN in x
+ * stays NaN. */
+#define KC__CLAMP_FN(sfx, ctype, code, bits)                                     \
+  static void kc__clamp_##sfx(const kc__select_plan* plan, const ctype* lo,      \
+                              const ctype* x, const ctype* hi, ctype* r) {       \
+    for (int64_t i = 0; i < plan->count; ++i) {                                 \
+      ctype l = lo[plan->scalar[0] ? 0 : i], h = hi[plan->scalar[2] ? 0 : i];    \
+      ctype v = x[i];                                                           \
+      v = v < l ? l : v;                                                        \
+      r[i] = v > h ? h : v;                                                     \
+    }                                                                           \
+  }
+KC__SEL_TYPES(KC__CLAMP_FN)
+#undef KC__CLAMP_FN
+
+static kc_status* kc__clamp_kernel(const kc__kernel_ctx* ctx, void* out,
+                                   const void* const* ins) {
+  const kc__select_plan* plan = ctx->data;
+  switch (plan->type) {
+#define KC__CLAMP_CASE(sfx, ctype, code, bits)         \
+  case KC__SEL_##sfx:                                  \
+    kc__clamp_##sfx(plan, ins[0], ins[1], ins[2], out); \
+    break;
+    KC__SEL_TYPES(KC__CLAMP_CASE)
+#undef KC__CLAMP_CASE
+    default:
+      break;
+  }
+  return NULL;
+}
+
+/* ---- iota ----------------------------------------------------------------------- */
+
+typedef struct kc__iota_plan {
+  int type;
+  int64_t outer, len, inner; /* around the iota dimension */
+} kc__iota_plan;
+
+static kc_status* kc__iota_read(const kc__instr* in, kc__iota_plan* out) {
+  const kc_shape* r = in->shape;
+  KC__TRY(kc__op_expect_array(in, r, "the result"));
+  int64_t dim;
+  KC__TRY(kc__op_attr_int(in, "iota_dimension", &dim));
+  if (dim < 0 || dim >= r->rank) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "attribute iota_dimension: expected 0 to %d (the result's rank is "
+                      "%d), got %lld",
+                      r->rank - 1, r->rank, (long long)dim);
+  }
+  out->type = kc__sel_type(r->dtype);
+  if (out->type == KC__SEL_NONE || out->type == KC__SEL_pred) {
+    return kc__unsupported_type(in, r->dtype, "the result");
+  }
+  out->outer = out->inner = 1;
+  for (int32_t d = 0; d < r->rank; ++d) {
+    if (d < dim) out->outer *= r->dims[d];
+    if (d > dim) out->inner *= r->dims[d];
+  }
+  out->len = r->dims[dim];
+  return NULL;
+}
+
+static kc_status* kc__iota_verify(const kc_program* p, const kc__instr* in) {
+  KC__UNUSED(p);
+  kc__iota_plan plan;
+  return kc__iota_read(in, &plan);
+}
+
+static kc_status* kc__iota_prepare(const kc_program* p, const kc__instr* in,
+                                   kc__arena* arena, const void** out) {
+  KC__UNUSED(p);
+  kc__iota_plan* plan = kc__arena_alloc(arena, sizeof *plan);
+  if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  KC__TRY(kc__iota_read(in, plan));
+  *out = plan;
+  return NULL;
+}
+
+static kc_status* kc__iota_kernel(const kc__kernel_ctx* ctx, void* out,
+                                  const void* const* ins) {
+  KC__UNUSED(ins);
+  const kc__iota_plan* plan = ctx->data;
+  switch (plan->type) {
+#define KC__IOTA_CASE(sfx, ctype, code, bits)                               \
+  case KC__SEL_##sfx: {                                                     \
+    ctype* r = out;                                                         \
+    for (int64_t o = 0; o < plan->outer; ++o) {                             \
+      for (int64_t k = 0; k < plan->len; ++k) {                             \
+        for (int64_t i = 0; i < plan->inner; ++i) *r++ = (ctype)k;          \
+      }                                                                     \
+    }                                                                       \
+    break;                                                                  \
+  }
+    KC__SEL_TYPES(KC__IOTA_CASE)
+#undef KC__IOTA_CASE
+    default:
+      break;
+  }
+  return NULL;
+}
+
+/* ---- the table ------------------------------------------------------------------ */
+
+static const char* const kc__compare_attrs[] = {"direction", "type", NULL};
+static const char* const kc__iota_attrs[] = {"iota_dimension", NULL};
+static const char* const kc__no_attrs[] = {NULL};
+
+const kc__op_def kc__ops_select[] = {
+    {KC_OP_COMPARE, "compare", 2, 2, 0, kc__compare_attrs, kc__compare_verify,
+     kc__compare_prepare, kc__compare_kernel},
+    {KC_OP_SELECT, "select", 3, 3, 0, kc__no_attrs, kc__select_verify, kc__select_prepare,
+     kc__select_kernel},
+    {KC_OP_CLAMP, "clamp", 3, 3, 0, kc__no_attrs, kc__select_verify, kc__select_prepare,
+     kc__clamp_kernel},
+    {KC_OP_IOTA, "iota", 0, 0, 0, kc__iota_attrs, kc__iota_verify, kc__iota_prepare,
+     kc__iota_kernel},
+};
+const size_t kc__ops_select_count = KC__ARRAY_SIZE(kc__ops_select);

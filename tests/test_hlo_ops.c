@@ -1,0 +1,199 @@
+/* The instructions of the op table (src/program/ops*.c), through HLO text
+ * and through kc_program_builder_add_instruction: results, and the
+ * refusals that keep a result from being silently wrong. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kcall/kcall.h"
+#include "test.h"
+
+/* Parses, compiles and runs `text` (no parameters); its outputs go to
+ * outs[0..n). */
+static void kt_run_text(const char* text, kc_tensor** outs, size_t n) {
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  kc_executable_info info;
+  info.struct_size = sizeof info;
+  kc_executable_query(exe, &info);
+  KC_CHECK_INT((int64_t)info.num_outputs, (int64_t)n);
+  KC_CHECK_OK(kc_executable_execute(exe, NULL, 0, NULL, outs));
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+}
+
+/* Parsing `text` succeeds and compiling it fails with `code` and every
+ * needle in the message. */
+#define KT_COMPILE_FAILS(text, code, ...)                                     \
+  do {                                                                        \
+    kc_program* kt_p_ = NULL;                                                 \
+    KC_CHECK_OK(kc_program_parse(kc_sv(text), &kt_p_));                       \
+    kc_executable* kt_e_ = NULL;                                              \
+    KC_CHECK_CODE(kc_program_compile(kt_p_, NULL, &kt_e_), code, __VA_ARGS__); \
+    KC_CHECK(kt_e_ == NULL);                                                  \
+    kc_program_destroy(kt_p_);                                                \
+  } while (0)
+
+static const void* kt_data(kc_tensor* t) { return kc_tensor_get_dltensor(t)->data; }
+
+static void kt_release(kc_tensor** outs, size_t n) {
+  for (size_t i = 0; i < n; ++i) kc_object_release(KC_OBJECT(outs[i]));
+}
+
+KC_TEST(hlo_ops_compare_every_direction) {
+  kc_tensor* outs[7];
+  kt_run_text(
+      "HloModule m\nENTRY e {\n"
+      " a = f32[4] constant({1, 2, 3, nan})\n"
+      " b = f32[4] constant({2, 2, 2, 2})\n"
+      " eq = pred[4] compare(a, b), direction=EQ\n"
+      " ne = pred[4] compare(a, b), direction=NE\n"
+      " lt = pred[4] compare(a, b), direction=LT\n"
+      " le = pred[4] compare(a, b), direction=LE\n"
+      " gt = pred[4] compare(a, b), direction=GT, type=FLOAT\n"
+      " ge = pred[4] compare(a, b), direction=GE\n"
+      " tl = pred[4] compare(b, a), direction=LT, type=TOTALORDER\n"
+      " ROOT t = (pred[4], pred[4], pred[4], pred[4], pred[4], pred[4], pred[4]) "
+      "tuple(eq, ne, lt, le, gt, ge, tl)\n}\n",
+      outs, 7);
+  static const uint8_t want[7][4] = {
+      {0, 1, 0, 0}, {1, 0, 1, 1}, {1, 0, 0, 0}, {1, 1, 0, 0},
+      {0, 0, 1, 0}, {0, 1, 1, 0}, {0, 0, 1, 1} /* NaN is above 2 in total order */};
+  for (int k = 0; k < 7; ++k) {
+    const uint8_t* got = kt_data(outs[k]);
+    for (int i = 0; i < 4; ++i) {
+      if (got[i] != want[k][i]) {
+        KC_CHECK_INT(k * 10 + i, -1); /* names the output and element */
+      }
+    }
+  }
+  kt_release(outs, 7);
+  /* Integers: signed and unsigned order. */
+  kc_tensor* ints[2];
+  kt_run_text("HloModule m\nENTRY e {\n"
+              " a = s32[2] constant({-1, 5})\n b = s32[2] constant({1, 5})\n"
+              " c = u8[2] constant({255, 0})\n d = u8[2] constant({1, 0})\n"
+              " x = pred[2] compare(a, b), direction=LT, type=SIGNED\n"
+              " y = pred[2] compare(c, d), direction=GT, type=UNSIGNED\n"
+              " ROOT t = (pred[2], pred[2]) tuple(x, y)\n}\n",
+              ints, 2);
+  const uint8_t* x = kt_data(ints[0]);
+  const uint8_t* y = kt_data(ints[1]);
+  KC_CHECK(x[0] == 1 && x[1] == 0 && y[0] == 1 && y[1] == 0);
+  kt_release(ints, 2);
+}
+
+KC_TEST(hlo_ops_select_clamp_iota) {
+  kc_tensor* outs[4];
+  kt_run_text("HloModule m\nENTRY e {\n"
+              " i = s32[2,3] iota(), iota_dimension=1\n"
+              " j = f32[2,3] iota(), iota_dimension=0\n"
+              " one = s32[] constant(1)\n"
+              " ones = s32[2,3] broadcast(one), dimensions={}\n"
+              " p = pred[2,3] compare(i, ones), direction=GT\n"
+              " s = s32[2,3] select(p, i, ones)\n"
+              " lo = f32[] constant(0.25)\n hi = f32[] constant(0.5)\n"
+              " c = f32[2,3] clamp(lo, j, hi)\n"
+              " ROOT t = (s32[2,3], f32[2,3], s32[2,3], f32[2,3]) tuple(i, j, s, c)\n}\n",
+              outs, 4);
+  const int32_t* i = kt_data(outs[0]);
+  const float* j = kt_data(outs[1]);
+  const int32_t* s = kt_data(outs[2]);
+  const float* c = kt_data(outs[3]);
+  static const int32_t want_i[6] = {0, 1, 2, 0, 1, 2};
+  static const float want_j[6] = {0, 0, 0, 1, 1, 1};
+  static const int32_t want_s[6] = {1, 1, 2, 1, 1, 2};
+  static const float want_c[6] = {0.25f, 0.25f, 0.25f, 0.5f, 0.5f, 0.5f};
+  for (int k = 0; k < 6; ++k) {
+    KC_CHECK_INT(i[k], want_i[k]);
+    KC_CHECK(j[k] == want_j[k]);
+    KC_CHECK_INT(s[k], want_s[k]);
+    KC_CHECK(c[k] == want_c[k]);
+  }
+  kt_release(outs, 4);
+}
+
+KC_TEST(hlo_ops_refusals) {
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n"
+                   " ROOT c = pred[2] compare(a, a), direction=LESS\n}\n",
+                   KC_INVALID_ARGUMENT, "instruction 'c' (line 4)",
+                   "attribute direction: expected EQ, NE, LT, LE, GT or GE, got 'LESS'");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n"
+                   " ROOT c = pred[2] compare(a, a)\n}\n",
+                   KC_INVALID_ARGUMENT, "expected attribute direction=WORD, got none");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = s32[2] constant({1, 2})\n"
+                   " ROOT c = pred[2] compare(a, a), direction=LT, type=UNSIGNED\n}\n",
+                   KC_INVALID_ARGUMENT,
+                   "attribute type: expected SIGNED for s32 operands, got 'UNSIGNED'");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n"
+                   " ROOT c = f32[2] compare(a, a), direction=LT\n}\n",
+                   KC_INVALID_ARGUMENT, "expected a pred result with the dims of f32[2]");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n"
+                   " b = f32[3] constant({1, 2, 3})\n"
+                   " ROOT c = pred[2] compare(a, b), direction=LT\n}\n",
+                   KC_INVALID_ARGUMENT, "operand 1: expected f32[2], got f32[3]");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n ROOT i = s32[2,3] iota()\n}\n",
+                   KC_INVALID_ARGUMENT, "expected attribute iota_dimension=N, got none");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n ROOT i = s32[2,3] iota(), iota_dimension=2\n}\n",
+                   KC_INVALID_ARGUMENT,
+                   "attribute iota_dimension: expected 0 to 1 (the result's rank is 2), "
+                   "got 2");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n"
+                   " p = pred[3] constant({1, 0, 1})\n"
+                   " ROOT s = f32[2] select(p, a, a)\n}\n",
+                   KC_INVALID_ARGUMENT,
+                   "operand 0: expected the dims of f32[2] (or a scalar) of type pred, got "
+                   "pred[3]");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n"
+                   " ROOT s = f32[2] select(a, a)\n}\n",
+                   KC_INVALID_ARGUMENT, "select: expected 3 operands, got 2");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f16[2] parameter(0)\n"
+                   " ROOT c = pred[2] compare(a, a), direction=LT\n}\n",
+                   KC_UNIMPLEMENTED, "operand 0: element type f16 is not supported");
+}
+
+KC_TEST(hlo_ops_builder_checks) {
+  kc_program_builder* b = NULL;
+  KC_CHECK_OK(kc_program_builder_create(KC_SV_LIT("m"), &b));
+  kc_shape* s = NULL;
+  KC_CHECK_OK(kc_shape_parse(KC_SV_LIT("s32[4]"), &s));
+  int64_t dim = 0;
+  kc_attr attrs[2];
+  memset(attrs, 0, sizeof attrs);
+  attrs[0].name = KC_SV_LIT("iota_dimension");
+  attrs[0].type = KC_ATTR_I64;
+  attrs[0].v.i64 = dim;
+  attrs[1].name = KC_SV_LIT("bogus");
+  attrs[1].type = KC_ATTR_I64;
+  kc_attr_dict dict = {2, attrs};
+  kc_instruction_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = KC_OP_IOTA;
+  d.result_shape = s;
+  d.attrs = &dict;
+  int32_t id = -1;
+  KC_CHECK_OK(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("i"), &id));
+  KC_CHECK_INT(id, 0);
+  /* Opcodes with calls of their own, short structs and NULLs. */
+  d.op = KC_OP_ADD;
+  KC_CHECK_CODE(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("x"), &id),
+                KC_INVALID_ARGUMENT, "an opcode it does not add");
+  d.op = KC_OP_IOTA;
+  d.struct_size = 8;
+  KC_CHECK_CODE(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("x"), &id),
+                KC_INVALID_ARGUMENT, "a short struct_size");
+  KC_CHECK_CODE(kc_program_builder_add_instruction(b, NULL, KC_SV_LIT("x"), &id),
+                KC_INVALID_ARGUMENT, "got NULL");
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_builder_finish(b, &p));
+  kc_executable* exe = NULL;
+  /* An attribute the instruction does not read is refused, never ignored. */
+  KC_CHECK_CODE(kc_program_compile(p, NULL, &exe), KC_INVALID_ARGUMENT,
+                "instruction 'i'", "iota: attribute 'bogus' is not one it reads");
+  kc_program_destroy(p);
+  kc_shape_destroy(s);
+}
