@@ -923,6 +923,10 @@ static kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall
 
 /* Assigns buffers to instruction `id` at plan position `pos` and emits its
  * step, if it computes anything. */
+kc_status* kc__prepare_own(const kc__prepare_ctx* ctx, void* thing, void (*deleter)(void*)) {
+  return kc__own_state(ctx->exe, thing, deleter) ? NULL : kc__oom();
+}
+
 /* An instruction of the op table: one step calling its kernel with the
  * operands' and the result's addresses, laid out in the run block. */
 static kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
@@ -930,7 +934,10 @@ static kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
   const kc__instr* in = &c->p->instrs[id];
   KC__TRY(kc__temp_leaves(c, id, pos));
   const void* data = NULL;
-  if (def->prepare) KC__TRY(def->prepare(c->p, in, &c->exe->arena, &data));
+  if (def->prepare) {
+    kc__prepare_ctx ctx = {&c->exe->arena, c->exe->platform, c->exe->pool, c->exe};
+    KC__TRY(def->prepare(c->p, in, &ctx, &data));
+  }
   kc__step* s = kc__new_step(c, KC__STEP_KERNEL, kc__step_kernel, id);
   if (!s) return kc__oom();
   s->def = def;

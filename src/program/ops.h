@@ -20,6 +20,20 @@ typedef struct kc__kernel_ctx {
   kc_thread_pool* pool;  /* the executable's; NULL: run on the caller */
 } kc__kernel_ctx;
 
+/* What prepare may use: the executable's arena (which lives as long as the
+ * executable), its compile options, and `own` to have something deleted
+ * with the executable. */
+typedef struct kc__prepare_ctx {
+  kc__arena* arena;
+  kc_platform platform;
+  kc_thread_pool* pool;
+  kc_executable* exe;
+} kc__prepare_ctx;
+
+/* Hands `thing` to the executable, which calls deleter(thing) when it is
+ * destroyed; on failure (out of memory) deletes it now. */
+kc_status* kc__prepare_own(const kc__prepare_ctx* ctx, void* thing, void (*deleter)(void*));
+
 typedef kc_status* (*kc__kernel_fn)(const kc__kernel_ctx* ctx, void* out,
                                     const void* const* ins);
 
@@ -31,13 +45,16 @@ typedef struct kc__op_def {
   /* The attributes it reads, NULL-terminated; any other given to the
    * builder is refused by compile. */
   const char* const* attrs;
+  /* The HLO attributes naming its called computations, in the order of
+   * kc_instruction_desc.computations (a list attribute, such as
+   * branch_computations, gives several); NULL-terminated, NULL for none. */
+  const char* const* computation_attrs;
   /* Checks operand shapes, attributes, called programs and the result
    * shape; the operand count and attribute names are checked before. */
   kc_status* (*verify)(const kc_program* p, const kc__instr* in);
-  /* Optional: what the kernel needs precomputed, in `arena` (which lives
-   * as long as the executable). */
+  /* Optional: what the kernel needs precomputed (see kc__prepare_ctx). */
   kc_status* (*prepare)(const kc_program* p, const kc__instr* in,
-                        kc__arena* arena, const void** out_data);
+                        const kc__prepare_ctx* ctx, const void** out_data);
   kc__kernel_fn kernel;
 } kc__op_def;
 
@@ -90,5 +107,7 @@ kc_status* kc__op_expect_array(const kc__instr* in, const kc_shape* s, const cha
 /* Each file of kernels lists its definitions. */
 extern const kc__op_def kc__ops_select[];   /* ops_select.c: compare, select, clamp, iota */
 extern const size_t kc__ops_select_count;
+extern const kc__op_def kc__ops_control[];  /* ops_control.c: while, conditional */
+extern const size_t kc__ops_control_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

@@ -132,8 +132,8 @@ static kc_status* kc__compare_verify(const kc_program* p, const kc__instr* in) {
 }
 
 static kc_status* kc__compare_prepare(const kc_program* p, const kc__instr* in,
-                                      kc__arena* arena, const void** out) {
-  kc__compare_plan* plan = kc__arena_alloc(arena, sizeof *plan);
+                                      const kc__prepare_ctx* ctx, const void** out) {
+  kc__compare_plan* plan = kc__arena_alloc(ctx->arena, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   KC__TRY(kc__compare_read(p, in, plan));
   *out = plan;
@@ -263,8 +263,8 @@ static kc_status* kc__select_verify(const kc_program* p, const kc__instr* in) {
 }
 
 static kc_status* kc__select_prepare(const kc_program* p, const kc__instr* in,
-                                     kc__arena* arena, const void** out) {
-  kc__select_plan* plan = kc__arena_alloc(arena, sizeof *plan);
+                                     const kc__prepare_ctx* ctx, const void** out) {
+  kc__select_plan* plan = kc__arena_alloc(ctx->arena, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   KC__TRY(kc__select_read(p, in, plan));
   *out = plan;
@@ -376,9 +376,9 @@ static kc_status* kc__iota_verify(const kc_program* p, const kc__instr* in) {
 }
 
 static kc_status* kc__iota_prepare(const kc_program* p, const kc__instr* in,
-                                   kc__arena* arena, const void** out) {
+                                   const kc__prepare_ctx* ctx, const void** out) {
   KC__UNUSED(p);
-  kc__iota_plan* plan = kc__arena_alloc(arena, sizeof *plan);
+  kc__iota_plan* plan = kc__arena_alloc(ctx->arena, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   KC__TRY(kc__iota_read(in, plan));
   *out = plan;
@@ -415,13 +415,13 @@ static const char* const kc__iota_attrs[] = {"iota_dimension", NULL};
 static const char* const kc__no_attrs[] = {NULL};
 
 const kc__op_def kc__ops_select[] = {
-    {KC_OP_COMPARE, "compare", 2, 2, 0, kc__compare_attrs, kc__compare_verify,
+    {KC_OP_COMPARE, "compare", 2, 2, 0, kc__compare_attrs, NULL, kc__compare_verify,
      kc__compare_prepare, kc__compare_kernel},
-    {KC_OP_SELECT, "select", 3, 3, 0, kc__no_attrs, kc__select_verify, kc__select_prepare,
+    {KC_OP_SELECT, "select", 3, 3, 0, kc__no_attrs, NULL, kc__select_verify, kc__select_prepare,
      kc__select_kernel},
-    {KC_OP_CLAMP, "clamp", 3, 3, 0, kc__no_attrs, kc__select_verify, kc__select_prepare,
+    {KC_OP_CLAMP, "clamp", 3, 3, 0, kc__no_attrs, NULL, kc__select_verify, kc__select_prepare,
      kc__clamp_kernel},
-    {KC_OP_IOTA, "iota", 0, 0, 0, kc__iota_attrs, kc__iota_verify, kc__iota_prepare,
+    {KC_OP_IOTA, "iota", 0, 0, 0, kc__iota_attrs, NULL, kc__iota_verify, kc__iota_prepare,
      kc__iota_kernel},
 };
 const size_t kc__ops_select_count = KC__ARRAY_SIZE(kc__ops_select);

@@ -255,7 +255,10 @@ static const kc__hlo_opcode kc__hlo_opcodes[] = {
 typedef struct kc__hlo_computation {
   kc_string_view name;
   kc__lexer at; /* at the body's '{' */
-  bool active;  /* being inlined now: a computation cannot call itself */
+  bool active;  /* being parsed now: a computation cannot call itself */
+  /* As a program of its own, for the instructions that call it (reduce,
+   * while, conditional); made on first use, released with the module. */
+  kc_program* program;
 } kc__hlo_computation;
 
 /* The computations of a module, shared by the parsers of its scopes. */
@@ -291,6 +294,7 @@ typedef struct kc__hlo_parser {
   kc_shape* const* arg_shapes;
   size_t num_args;
   kc_string_view prefix;
+  bool inlined; /* parameters are bound to args, not added */
   int depth;
 } kc__hlo_parser;
 
@@ -332,6 +336,12 @@ typedef struct kc__hlo_instr {
   const kc__op_def* def;
   kc__hlo_opcode table_op; /* what `op` points at for such instructions */
   kc__buf attrs;           /* kc_attr, their values in the parser's tmp */
+  /* Its called computations, by the attribute that names them. */
+  struct kc__hlo_callee {
+    kc_string_view attr;
+    kc_program* program; /* the computation's, borrowed */
+  } callees[KC__PARSE_MAX_DEPTH];
+  size_t num_callees;
 } kc__hlo_instr;
 
 enum {
@@ -720,6 +730,36 @@ typedef enum kc__attr_syntax {
   KC__SYNTAX_WORD  /* LT: a string */
 } kc__attr_syntax;
 
+static kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                                          const kc__token* name, kc_program** out);
+
+/* The computations an attribute of kc__op_def.computation_attrs names:
+ * %c, or {%a, %b} for a list. */
+static kc_status* kc__parse_callees(kc__hlo_parser* p, kc__hlo_instr* ins,
+                                    const kc__token* key) {
+  kc__lexer* lx = &p->lx;
+  bool list = kc__tok_is_punct(&lx->tok, '{');
+  if (list) kc__lex_next(lx);
+  for (bool more = !list || kc__lex_list_begin(lx, '}'); more;) {
+    if (lx->tok.kind != KC__TOK_NAME && lx->tok.kind != KC__TOK_IDENT) {
+      return kc__lex_expected(lx, &lx->tok, "a computation name");
+    }
+    if (ins->num_callees == KC__ARRAY_SIZE(ins->callees)) {
+      return kc__lex_fail(lx, &lx->tok, "more than %zu called computations",
+                          KC__ARRAY_SIZE(ins->callees));
+    }
+    kc_program* program = NULL;
+    KC__TRY(kc__computation_program(p, ins, &lx->tok, &program));
+    ins->callees[ins->num_callees].attr = key->text;
+    ins->callees[ins->num_callees].program = program;
+    ins->num_callees++;
+    kc__lex_next(lx);
+    if (!list) break;
+    KC__TRY(kc__lex_list_next(lx, '}', &more));
+  }
+  return NULL;
+}
+
 static const struct {
   const char* name;
   kc__attr_syntax syntax;
@@ -750,6 +790,12 @@ static kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
   bool reads = false;
   for (const char* const* a = ins->def->attrs; *a && !reads; ++a) {
     reads = kc_sv_equal(key->text, kc_sv(*a));
+  }
+  for (const char* const* a = ins->def->computation_attrs; a && *a && !reads; ++a) {
+    if (kc_sv_equal(key->text, kc_sv(*a))) {
+      *out_handled = true;
+      return kc__parse_callees(p, ins, key);
+    }
   }
   if (!reads) return NULL;
   for (size_t i = 0; i < KC__ARRAY_SIZE(kc__attr_syntaxes); ++i) {
@@ -1054,6 +1100,16 @@ static kc_status* kc__build(kc__hlo_parser* p, kc__hlo_instr* ins,
       d.operands = ids;
       d.num_operands = kc__num_operands(p);
       d.attrs = &attrs;
+      /* Called computations in the order the entry lists their attributes. */
+      kc_program* called[KC__PARSE_MAX_DEPTH];
+      size_t n = 0;
+      for (const char* const* a = ins->def->computation_attrs; a && *a; ++a) {
+        for (size_t k = 0; k < ins->num_callees; ++k) {
+          if (kc_sv_equal(ins->callees[k].attr, kc_sv(*a))) called[n++] = ins->callees[k].program;
+        }
+      }
+      d.computations = called;
+      d.num_computations = n;
       return kc_program_builder_add_instruction(b, &d, name, out_id);
     }
     default:
@@ -1114,6 +1170,27 @@ static kc_status* kc__bind_copy(kc__hlo_parser* p, const kc__hlo_instr* ins,
 static kc_status* kc__parse_scope(kc__hlo_parser* p);
 static void kc__parser_free(kc__hlo_parser* p);
 
+/* The computation `name` that instruction `ins` calls, which must be
+ * defined before it and not be being parsed already (it would call
+ * itself). */
+static kc_status* kc__find_computation(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                                       const kc__token* name, kc__hlo_computation** out) {
+  kc__hlo_module* m = p->module;
+  int32_t index = kc__strmap_get(&m->names, name->text);
+  kc__hlo_computation* c =
+      index < 0 ? NULL : (kc__hlo_computation*)(void*)m->computations.data + index;
+  if (c && !c->active && p->depth < KC__PARSE_MAX_DEPTH) {
+    *out = c;
+    return NULL;
+  }
+  return kc__lex_fail(&p->lx, name, "%s '%.*s': computation '%.*s' %s", ins->op->name,
+                      (int)ins->name_tok.text.size, ins->name_tok.text.data,
+                      (int)name->text.size, name->text.data,
+                      !c          ? "is not defined before it"
+                      : c->active ? "calls itself"
+                                  : "is nested too deeply");
+}
+
 /* A fusion or call: the called computation parsed again in a scope of its
  * own, its parameters bound to the operands; the instruction is its ROOT.
  * Inlining costs nothing at run time, and the fused instructions run as
@@ -1127,22 +1204,8 @@ static kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
     return kc__missing_attr(p, ins, attr);
   }
   kc__hlo_module* m = p->module;
-  int32_t index = kc__strmap_get(&m->names, ins->callee.text);
-  if (index < 0) {
-    return kc__lex_fail(lx, &ins->callee,
-                        "%s '%.*s': computation '%.*s' is not defined before it",
-                        ins->op->name, (int)ins->name_tok.text.size,
-                        ins->name_tok.text.data, (int)ins->callee.text.size,
-                        ins->callee.text.data);
-  }
-  kc__hlo_computation* c = (kc__hlo_computation*)(void*)m->computations.data + index;
-  if (c->active || p->depth >= KC__PARSE_MAX_DEPTH) {
-    return kc__lex_fail(lx, &ins->callee,
-                        "%s '%.*s': computation '%.*s' %s",
-                        ins->op->name, (int)ins->name_tok.text.size,
-                        ins->name_tok.text.data, (int)c->name.size, c->name.data,
-                        c->active ? "calls itself" : "is nested too deeply");
-  }
+  kc__hlo_computation* c = NULL;
+  KC__TRY(kc__find_computation(p, ins, &ins->callee, &c));
   size_t n = kc__num_operands(p);
   kc_shape** shapes = kc__arena_alloc(&p->tmp, (n ? n : 1) * sizeof *shapes);
   if (!shapes) return kc__parse_oom();
@@ -1159,6 +1222,7 @@ static kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   sub.arg_shapes = shapes;
   sub.num_args = n;
   sub.depth = p->depth + 1;
+  sub.inlined = true;
   kc_string_view name = ins->name_tok.text;
   KC__TRY(kc__scoped_name(p, &name));
   sub.prefix = name;
@@ -1192,6 +1256,43 @@ static kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   return NULL;
 }
 
+/* The computation `name` as a program of its own: its parameters are the
+ * program's, its ROOT the result. Made once per module. */
+static kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                                          const kc__token* name, kc_program** out) {
+  kc__hlo_module* m = p->module;
+  kc__hlo_computation* c = NULL;
+  KC__TRY(kc__find_computation(p, ins, name, &c));
+  if (c->program) {
+    *out = c->program;
+    return NULL;
+  }
+  kc__hlo_parser sub;
+  memset(&sub, 0, sizeof sub);
+  sub.lx = c->at;
+  sub.root = -1;
+  sub.module = m;
+  sub.depth = p->depth + 1;
+  kc_status* st = kc_program_builder_create(c->name, &sub.b);
+  c->active = true;
+  if (!st) st = kc__parse_scope(&sub);
+  c->active = false;
+  if (!st) st = kc_program_builder_set_root(sub.b, kc__value(&sub, sub.root)->id);
+  if (!st) {
+    kc_program_builder* b = sub.b;
+    sub.b = NULL; /* finish consumes it */
+    st = kc_program_builder_finish(b, &c->program);
+  }
+  kc_program_builder_destroy(sub.b);
+  kc__parser_free(&sub);
+  if (st) {
+    return kc_status_add_context(st, "in computation '%.*s', called at line %d",
+                                 (int)c->name.size, c->name.data, name->line);
+  }
+  *out = c->program;
+  return NULL;
+}
+
 /* Everything after the opcode; hands the instruction to the builder. */
 static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
                                  int32_t* out_id) {
@@ -1214,7 +1315,7 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
     KC__TRY(kc__parse_operands(p));
   }
   KC__TRY(kc__parse_attrs(p, ins));
-  if (kind == KC__HLO_PARAMETER && p->depth > 0) return kc__bind_parameter(p, ins, number, out_id);
+  if (kind == KC__HLO_PARAMETER && p->inlined) return kc__bind_parameter(p, ins, number, out_id);
   if (kind == KC__HLO_CALL) return kc__inline_call(p, ins, out_id);
   if (kind == KC__HLO_COPY) return kc__bind_copy(p, ins, out_id);
   kc_status* st = NULL;
@@ -1574,6 +1675,10 @@ kc_status* kc_program_parse(kc_string_view text, kc_program** out_program) {
   kc_status* st = kc__parse_module(&p, out_program);
   kc_program_builder_destroy(p.b);
   kc__parser_free(&p);
+  kc__hlo_computation* comps = (kc__hlo_computation*)(void*)module.computations.data;
+  for (size_t i = 0; i < module.computations.size / sizeof *comps; ++i) {
+    kc_program_destroy(comps[i].program);
+  }
   kc__strmap_free(&module.names);
   kc__buf_free(&module.computations);
   return st;
