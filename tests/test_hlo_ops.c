@@ -310,3 +310,110 @@ KC_TEST(hlo_ops_control_refusals) {
                 "opcode 'bogus' is not supported");
   KC_CHECK(p == NULL);
 }
+
+KC_TEST(hlo_ops_reduce_native_and_general) {
+  /* Sums over rows, columns and everything with add (the native loop),
+   * a max with a NaN, and a reducer that is not one op (the general
+   * path): sum of squares. */
+  static const char text[] =
+      "HloModule m\n"
+      "%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n"
+      "%max (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n  ROOT %m = f32[] maximum(%b, %a)\n}\n"
+      "%sumsq (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n  %bb = f32[] multiply(%b, %b)\n"
+      "  ROOT %s = f32[] add(%a, %bb)\n}\n"
+      "ENTRY e {\n"
+      "  %x = f32[2,3] constant({{1, 2, 3}, {4, 5, 6}})\n"
+      "  %zero = f32[] constant(0)\n"
+      "  %rows = f32[2] reduce(%x, %zero), dimensions={1}, to_apply=%add\n"
+      "  %cols = f32[3] reduce(%x, %zero), dimensions={0}, to_apply=%add\n"
+      "  %all = f32[] reduce(%x, %zero), dimensions={0,1}, to_apply=%add\n"
+      "  %n = f32[3] constant({1, nan, 2})\n"
+      "  %low = f32[] constant(-inf)\n"
+      "  %mx = f32[] reduce(%n, %low), dimensions={0}, to_apply=%max\n"
+      "  %sq = f32[2] reduce(%x, %zero), dimensions={1}, to_apply=%sumsq\n"
+      "  ROOT %t = (f32[2], f32[3], f32[], f32[], f32[2]) tuple(%rows, %cols, %all, %mx, %sq)\n"
+      "}\n";
+  kc_tensor* outs[5];
+  kt_run_text(text, outs, 5);
+  const float* rows = kt_data(outs[0]);
+  const float* cols = kt_data(outs[1]);
+  const float* all = kt_data(outs[2]);
+  const float* mx = kt_data(outs[3]);
+  const float* sq = kt_data(outs[4]);
+  KC_CHECK(rows[0] == 6.0f && rows[1] == 15.0f);
+  KC_CHECK(cols[0] == 5.0f && cols[1] == 7.0f && cols[2] == 9.0f);
+  KC_CHECK(all[0] == 21.0f);
+  KC_CHECK(isnan(mx[0]));
+  KC_CHECK(sq[0] == 14.0f && sq[1] == 77.0f);
+  kt_release(outs, 5);
+}
+
+KC_TEST(hlo_ops_reduce_variadic_argmax) {
+  /* jnp.argmax's reduce: (value, index) pairs, the larger value winning
+   * and the lower index on ties. */
+  static const char text[] =
+      "HloModule m\n"
+      "%argmax (a: f32[], i: s32[], b: f32[], j: s32[]) -> (f32[], s32[]) {\n"
+      "  %a = f32[] parameter(0)\n  %i = s32[] parameter(1)\n"
+      "  %b = f32[] parameter(2)\n  %j = s32[] parameter(3)\n"
+      "  %gt = pred[] compare(%a, %b), direction=GT\n"
+      "  %eq = pred[] compare(%a, %b), direction=EQ\n"
+      "  %lt = pred[] compare(%i, %j), direction=LT\n"
+      "  %tie = pred[] select(%eq, %lt, %eq)\n"
+      "  %keep = pred[] select(%gt, %gt, %tie)\n"
+      "  %v = f32[] select(%keep, %a, %b)\n"
+      "  %k = s32[] select(%keep, %i, %j)\n"
+      "  ROOT %r = (f32[], s32[]) tuple(%v, %k)\n}\n"
+      "ENTRY e {\n"
+      "  %x = f32[2,4] constant({{1, 7, 3, 7}, {9, 2, 9, 0}})\n"
+      "  %ix = s32[2,4] iota(), iota_dimension=1\n"
+      "  %ninf = f32[] constant(-inf)\n  %zero = s32[] constant(0)\n"
+      "  %r = (f32[2], s32[2]) reduce(%x, %ix, %ninf, %zero), dimensions={1}, "
+      "to_apply=%argmax\n"
+      "  %v = f32[2] get-tuple-element(%r), index=0\n"
+      "  %k = s32[2] get-tuple-element(%r), index=1\n"
+      "  ROOT %t = (f32[2], s32[2]) tuple(%v, %k)\n"
+      "}\n";
+  kc_tensor* outs[2];
+  kt_run_text(text, outs, 2);
+  const float* v = kt_data(outs[0]);
+  const int32_t* k = kt_data(outs[1]);
+  KC_CHECK(v[0] == 7.0f && v[1] == 9.0f);
+  KC_CHECK_INT(k[0], 1);
+  KC_CHECK_INT(k[1], 0);
+  kt_release(outs, 2);
+}
+
+KC_TEST(hlo_ops_reduce_refusals) {
+  static const char head[] =
+      "HloModule m\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n";
+  static const struct {
+    const char* entry;
+    const char* message;
+  } cases[] = {
+      {"ENTRY e {\n x = f32[2,3] parameter(0)\n z = f32[] constant(0)\n"
+       " ROOT r = f32[3] reduce(x, z), dimensions={1}, to_apply=%add\n}\n",
+       "result 0: expected f32[2], got f32[3]"},
+      {"ENTRY e {\n x = f32[2,3] parameter(0)\n z = f32[] constant(0)\n"
+       " ROOT r = f32[2] reduce(x, z), dimensions={2}, to_apply=%add\n}\n",
+       "attribute dimensions: entry 0: expected a distinct dimension of 0 to 1, got 2"},
+      {"ENTRY e {\n x = f32[2,3] parameter(0)\n z = s32[] constant(0)\n"
+       " ROOT r = f32[2] reduce(x, z), dimensions={1}, to_apply=%add\n}\n",
+       "operand 1 (initial value 0): expected f32[], got s32[]"},
+      {"ENTRY e {\n x = f32[2,3] parameter(0)\n z = f32[] constant(0)\n"
+       " ROOT r = f32[2] reduce(x, z), dimensions={1}\n}\n",
+       "reduce: expected 1 called computation, got 0"},
+      {"ENTRY e {\n x = s32[2,3] parameter(0)\n z = s32[] constant(0)\n"
+       " ROOT r = s32[2] reduce(x, z), dimensions={1}, to_apply=%add\n}\n",
+       "to_apply 'add': parameter 0: expected s32[], got f32[]"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s", head, cases[i].entry);
+    KT_COMPILE_FAILS(text, KC_INVALID_ARGUMENT, "instruction 'r'", cases[i].message);
+  }
+}

@@ -109,5 +109,7 @@ extern const kc__op_def kc__ops_select[];   /* ops_select.c: compare, select, cl
 extern const size_t kc__ops_select_count;
 extern const kc__op_def kc__ops_control[];  /* ops_control.c: while, conditional */
 extern const size_t kc__ops_control_count;
+extern const kc__op_def kc__ops_reduce[];   /* ops_reduce.c: reduce */
+extern const size_t kc__ops_reduce_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

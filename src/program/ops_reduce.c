@@ -1,0 +1,362 @@
+/* reduce: a reducer that is one add, multiply, maximum, minimum, and or or
+ * of its two parameters runs as a native loop; any other reducer
+ * (variadic ones such as argmax's) runs its computation per element. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal/common.h"
+#include "program/ops.h"
+
+#define KC__RED_MAX_RANK KC_TENSOR_MAX_NDIM
+
+/* The element types of the native loops: X(suffix, C type, code, bits). */
+#define KC__RED_TYPES(X)        \
+  X(f32, float, kDLFloat, 32)   \
+  X(f64, double, kDLFloat, 64)  \
+  X(s8, int8_t, kDLInt, 8)      \
+  X(s16, int16_t, kDLInt, 16)   \
+  X(s32, int32_t, kDLInt, 32)   \
+  X(s64, int64_t, kDLInt, 64)   \
+  X(u8, uint8_t, kDLUInt, 8)    \
+  X(u16, uint16_t, kDLUInt, 16) \
+  X(u32, uint32_t, kDLUInt, 32) \
+  X(u64, uint64_t, kDLUInt, 64) \
+  X(pred, uint8_t, kDLBool, 8)
+
+enum {
+#define KC__RED_ENUM(sfx, ctype, code, bits) KC__RED_##sfx,
+  KC__RED_TYPES(KC__RED_ENUM)
+#undef KC__RED_ENUM
+  KC__RED_NONE
+};
+
+static int kc__red_type(DLDataType t) {
+  if (t.lanes != 1) return KC__RED_NONE;
+#define KC__RED_MATCH(sfx, ctype, c, b) \
+  if (t.code == (c) && t.bits == (b)) return KC__RED_##sfx;
+  KC__RED_TYPES(KC__RED_MATCH)
+#undef KC__RED_MATCH
+  return KC__RED_NONE;
+}
+
+typedef struct kc__reduce_plan {
+  size_t n;              /* operands reduced together */
+  int32_t rank;          /* of the operands */
+  int64_t dims[KC__RED_MAX_RANK];
+  int64_t out_stride[KC__RED_MAX_RANK]; /* 0 along reduced dimensions */
+  int64_t in_count, out_count;
+  /* The native loop: the op and type, or op 0 for the general path. */
+  int32_t op;
+  int type;
+  /* The general path: the reducer, compiled. */
+  kc_executable* reducer;
+  const kc_shape* elem_shapes[2 * 64]; /* scalar shapes: accumulators, then elements */
+} kc__reduce_plan;
+
+static const kc_shape* kc__result_leaf(const kc__instr* in, size_t i, size_t n) {
+  return n == 1 ? in->shape : kc_shape_get_element(in->shape, i);
+}
+
+/* The op of a reducer that is `op(p0, p1)` (or `op(p1, p0)`) of its two
+ * scalar parameters, for the ops with a native loop; 0 otherwise. */
+static int32_t kc__simple_reducer(const kc_program* r) {
+  if (kc_program_get_parameter_count(r) != 2 || r->count != 3) return 0;
+  const kc__instr* root = &r->instrs[r->root];
+  int32_t op = root->op;
+  bool native = op == KC_OP_ADD || op == KC_OP_MULTIPLY || op == KC_OP_MAXIMUM ||
+                op == KC_OP_MINIMUM || op == KC_OP_AND || op == KC_OP_OR;
+  if (!native || root->num_operands != 2) return 0;
+  int32_t a = root->operands[0], b = root->operands[1];
+  bool params = r->instrs[a].op == KC__OP_PARAMETER && r->instrs[b].op == KC__OP_PARAMETER &&
+                r->instrs[a].number != r->instrs[b].number;
+  return params ? op : 0;
+}
+
+static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
+                                  kc__reduce_plan* plan) {
+  if (in->num_operands % 2 != 0 || in->num_operands / 2 > 64) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "reduce: expected N operands then N initial values (N up to 64), got "
+                      "%zu operands",
+                      in->num_operands);
+  }
+  size_t n = in->num_operands / 2;
+  plan->n = n;
+  const kc_shape* first = kc__op_operand(p, in, 0);
+  KC__TRY(kc__op_expect_array(in, first, "operand 0"));
+  plan->rank = kc_shape_get_rank(first);
+  const int64_t* dims;
+  size_t num_dims;
+  KC__TRY(kc__op_attr_ints(in, "dimensions", false, &dims, &num_dims));
+  bool reduced[KC__RED_MAX_RANK] = {false};
+  for (size_t i = 0; i < num_dims; ++i) {
+    if (dims[i] < 0 || dims[i] >= plan->rank || reduced[dims[i]]) {
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "attribute dimensions: entry %zu: expected a distinct dimension of "
+                        "0 to %d, got %lld",
+                        i, plan->rank - 1, (long long)dims[i]);
+    }
+    reduced[dims[i]] = true;
+  }
+  int64_t kept[KC__RED_MAX_RANK];
+  int32_t num_kept = 0;
+  plan->in_count = 1;
+  for (int32_t d = 0; d < plan->rank; ++d) {
+    plan->dims[d] = kc_shape_get_dims(first)[d];
+    plan->in_count *= plan->dims[d];
+    if (!reduced[d]) kept[num_kept++] = plan->dims[d];
+  }
+  int64_t stride = 1;
+  plan->out_count = 1;
+  for (int32_t d = plan->rank - 1; d >= 0; --d) {
+    plan->out_stride[d] = reduced[d] ? 0 : stride;
+    if (!reduced[d]) stride *= plan->dims[d];
+  }
+  plan->out_count = stride;
+  if ((n == 1) == kc_shape_is_tuple(in->shape) ||
+      (n > 1 && kc_shape_get_tuple_size(in->shape) != n)) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "reduce of %zu operand%s: expected %s result", n, n == 1 ? "" : "s",
+                      n == 1 ? "an array" : "a tuple of one array per operand as its");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const kc_shape* o = kc__op_operand(p, in, i);
+    const kc_shape* init = kc__op_operand(p, in, n + i);
+    const kc_shape* r = kc__result_leaf(in, i, n);
+    char what[48];
+    snprintf(what, sizeof what, "operand %zu", i);
+    KC__TRY(kc__op_expect_array(in, o, what));
+    DLDataType t = kc_shape_get_dtype(o);
+    char buf[32], g[256];
+    bool same = kc_shape_get_rank(o) == plan->rank &&
+                memcmp(kc_shape_get_dims(o), plan->dims,
+                       (size_t)plan->rank * sizeof(int64_t)) == 0;
+    if (!same) {
+      kc_shape_format(o, g, sizeof g);
+      return kc__op_bad(in, KC_INVALID_ARGUMENT, "%s: expected the dims of operand 0, got %s",
+                        what, g);
+    }
+    if (kc_shape_is_tuple(init) || kc_shape_get_rank(init) != 0 ||
+        !kc_dtype_equal(kc_shape_get_dtype(init), t)) {
+      kc_shape_format(init, g, sizeof g);
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "operand %zu (initial value %zu): expected %s[], got %s", n + i, i,
+                        kc__op_dtype_text(t, buf, sizeof buf), g);
+    }
+    bool ok = !kc_shape_is_tuple(r) && kc_dtype_equal(kc_shape_get_dtype(r), t) &&
+              kc_shape_get_rank(r) == num_kept &&
+              (num_kept == 0 ||
+               memcmp(kc_shape_get_dims(r), kept, (size_t)num_kept * sizeof(int64_t)) == 0);
+    if (!ok) {
+      kc_shape* want = NULL;
+      KC__TRY(kc_shape_create_array(t, kept, num_kept, &want));
+      char w[256];
+      kc_shape_format(want, w, sizeof w);
+      kc_shape_destroy(want);
+      kc_shape_format(r, g, sizeof g);
+      return kc__op_bad(in, KC_INVALID_ARGUMENT, "result %zu: expected %s, got %s", i, w, g);
+    }
+    plan->elem_shapes[i] = init;
+    plan->elem_shapes[n + i] = init;
+  }
+  /* The reducer: 2N scalar parameters (accumulators, then elements) and
+   * the N new accumulators. */
+  const kc_program* red = in->computations[0];
+  if (kc_program_get_parameter_count(red) != 2 * n) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "to_apply '%s': expected %zu scalar parameters, got %zu",
+                      kc_program_get_name(red), 2 * n, kc_program_get_parameter_count(red));
+  }
+  for (size_t k = 0; k < 2 * n; ++k) {
+    const kc_shape* got = kc_program_get_parameter_shape(red, k);
+    if (!kc_shape_equal(got, plan->elem_shapes[k])) {
+      char w[256], g[256];
+      kc_shape_format(plan->elem_shapes[k], w, sizeof w);
+      kc_shape_format(got, g, sizeof g);
+      return kc__op_bad(in, KC_INVALID_ARGUMENT, "to_apply '%s': parameter %zu: expected %s, got %s",
+                        kc_program_get_name(red), k, w, g);
+    }
+  }
+  const kc_shape* rr = kc_program_get_result_shape(red);
+  bool result_ok = n == 1 ? kc_shape_equal(rr, plan->elem_shapes[0])
+                          : kc_shape_is_tuple(rr) && kc_shape_get_tuple_size(rr) == n;
+  for (size_t k = 0; result_ok && n > 1 && k < n; ++k) {
+    result_ok = kc_shape_equal(kc_shape_get_element(rr, k), plan->elem_shapes[k]);
+  }
+  if (!result_ok) {
+    char g[256];
+    kc_shape_format(rr, g, sizeof g);
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "to_apply '%s': expected %s of the operands' element types, got %s",
+                      kc_program_get_name(red), n == 1 ? "a scalar" : "a tuple of scalars",
+                      g);
+  }
+  plan->op = n == 1 ? kc__simple_reducer(red) : 0;
+  plan->type = kc__red_type(kc_shape_get_dtype(first));
+  if (plan->type == KC__RED_NONE) plan->op = 0;
+  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__RED_pred) plan->op = 0;
+  return NULL;
+}
+
+static kc_status* kc__reduce_verify(const kc_program* p, const kc__instr* in) {
+  kc__reduce_plan* plan = calloc(1, sizeof *plan);
+  if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  kc_status* st = kc__reduce_read(p, in, plan);
+  free(plan);
+  return st;
+}
+
+static void kc__reduce_plan_free(void* thing) {
+  kc__reduce_plan* plan = thing;
+  kc_executable_destroy(plan->reducer);
+  free(plan);
+}
+
+static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
+                                     const kc__prepare_ctx* ctx, const void** out) {
+  kc__reduce_plan* plan = calloc(1, sizeof *plan);
+  if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  kc_status* st = kc__reduce_read(p, in, plan);
+  if (!st && plan->op == 0) {
+    kc_compile_options options;
+    memset(&options, 0, sizeof options);
+    options.struct_size = sizeof options;
+    options.platform = ctx->platform;
+    options.thread_pool = ctx->pool;
+    st = kc_program_compile(in->computations[0], &options, &plan->reducer);
+  }
+  if (st) {
+    kc__reduce_plan_free(plan);
+    return st;
+  }
+  KC__TRY(kc__prepare_own(ctx, plan, kc__reduce_plan_free));
+  *out = plan;
+  return NULL;
+}
+
+/* Calls body(i, o) for each operand element i in row-major order with o
+ * its output element, keeping o by counters rather than dividing. */
+#define KC__RED_WALK(plan, body)                                             \
+  do {                                                                       \
+    int64_t idx_[KC__RED_MAX_RANK] = {0};                                    \
+    int64_t o = 0;                                                           \
+    int32_t last_ = (plan)->rank - 1;                                        \
+    for (int64_t i = 0; i < (plan)->in_count; ++i) {                         \
+      body;                                                                  \
+      for (int32_t d_ = last_; d_ >= 0; --d_) {                              \
+        o += (plan)->out_stride[d_];                                         \
+        if (++idx_[d_] < (plan)->dims[d_]) break;                            \
+        o -= (plan)->out_stride[d_] * (plan)->dims[d_];                      \
+        idx_[d_] = 0;                                                        \
+      }                                                                      \
+    }                                                                        \
+  } while (0)
+
+#define KC__RED_NATIVE(sfx, ctype, code, bits)                                 \
+  static void kc__reduce_##sfx(const kc__reduce_plan* plan, const ctype* x,    \
+                               ctype init, ctype* r) {                         \
+    for (int64_t k = 0; k < plan->out_count; ++k) r[k] = init;                 \
+    switch (plan->op) {                                                        \
+      case KC_OP_ADD:                                                          \
+        KC__RED_WALK(plan, r[o] = (ctype)(r[o] + x[i]));                       \
+        break;                                                                 \
+      case KC_OP_MULTIPLY:                                                     \
+        KC__RED_WALK(plan, r[o] = (ctype)(r[o] * x[i]));                       \
+        break;                                                                 \
+      case KC_OP_MAXIMUM:                                                      \
+        KC__RED_WALK(plan, r[o] = kc__max_##sfx(r[o], x[i]));                  \
+        break;                                                                 \
+      case KC_OP_MINIMUM:                                                      \
+        KC__RED_WALK(plan, r[o] = kc__min_##sfx(r[o], x[i]));                  \
+        break;                                                                 \
+      case KC_OP_AND:                                                          \
+        KC__RED_WALK(plan, r[o] = (ctype)(r[o] && x[i]));                      \
+        break;                                                                 \
+      default:                                                                 \
+        KC__RED_WALK(plan, r[o] = (ctype)(r[o] || x[i]));                      \
+        break;                                                                 \
+    }                                                                          \
+  }
+
+/* maximum and minimum as XLA's: a NaN operand gives NaN. */
+#define KC__RED_MINMAX(sfx, ctype, code, bits)                                 \
+  static ctype kc__max_##sfx(ctype a, ctype b) {                               \
+    if ((code) == kDLFloat && (a != a || b != b)) return a != a ? a : b;       \
+    return a > b ? a : b;                                                      \
+  }                                                                            \
+  static ctype kc__min_##sfx(ctype a, ctype b) {                               \
+    if ((code) == kDLFloat && (a != a || b != b)) return a != a ? a : b;       \
+    return a < b ? a : b;                                                      \
+  }
+KC__RED_TYPES(KC__RED_MINMAX)
+KC__RED_TYPES(KC__RED_NATIVE)
+#undef KC__RED_NATIVE
+#undef KC__RED_MINMAX
+
+/* The general path: the reducer run per element on scalar tensors. */
+static kc_status* kc__reduce_general(const kc__reduce_plan* plan, void* out,
+                                     const void* const* ins) {
+  size_t n = plan->n;
+  void* results[64];
+  size_t esize[64];
+  for (size_t k = 0; k < n; ++k) {
+    results[k] = n == 1 ? out : ((void* const*)out)[k];
+    esize[k] = kc_shape_get_byte_size(plan->elem_shapes[k]);
+    for (int64_t j = 0; j < plan->out_count; ++j) {
+      memcpy((char*)results[k] + (size_t)j * esize[k], ins[n + k], esize[k]);
+    }
+  }
+  DLTensor args[128];
+  const DLTensor* ptrs[128];
+  for (size_t k = 0; k < 2 * n; ++k) {
+    memset(&args[k], 0, sizeof args[k]);
+    args[k].device.device_type = kDLCPU;
+    args[k].dtype = kc_shape_get_dtype(plan->elem_shapes[k]);
+    ptrs[k] = &args[k];
+  }
+  kc_tensor* outs[64];
+  kc_status* st = NULL;
+  KC__RED_WALK(plan, {
+    if (!st) {
+      for (size_t k = 0; k < n; ++k) {
+        args[k].data = (char*)results[k] + (size_t)o * esize[k];
+        args[n + k].data = (char*)(uintptr_t)ins[k] + (size_t)i * esize[k];
+      }
+      st = kc_executable_execute(plan->reducer, ptrs, 2 * n, NULL, outs);
+      if (!st) {
+        for (size_t k = 0; k < n; ++k) {
+          memcpy((char*)results[k] + (size_t)o * esize[k],
+                 kc_tensor_get_dltensor(outs[k])->data, esize[k]);
+          kc_object_release(KC_OBJECT(outs[k]));
+        }
+      }
+    }
+  });
+  return st ? kc_status_add_context(st, "in the reducer") : NULL;
+}
+
+static kc_status* kc__reduce_kernel(const kc__kernel_ctx* ctx, void* out,
+                                    const void* const* ins) {
+  const kc__reduce_plan* plan = ctx->data;
+  if (plan->op == 0) return kc__reduce_general(plan, out, ins);
+  switch (plan->type) {
+#define KC__RED_CASE(sfx, ctype, code, bits)                          \
+  case KC__RED_##sfx:                                                 \
+    kc__reduce_##sfx(plan, ins[0], *(const ctype*)ins[1], out);       \
+    break;
+    KC__RED_TYPES(KC__RED_CASE)
+#undef KC__RED_CASE
+    default:
+      break;
+  }
+  return NULL;
+}
+
+static const char* const kc__reduce_attrs[] = {"dimensions", NULL};
+static const char* const kc__reduce_computations[] = {"to_apply", NULL};
+
+const kc__op_def kc__ops_reduce[] = {
+    {KC_OP_REDUCE, "reduce", 2, -1, 1, kc__reduce_attrs, kc__reduce_computations,
+     kc__reduce_verify, kc__reduce_prepare, kc__reduce_kernel},
+};
+const size_t kc__ops_reduce_count = KC__ARRAY_SIZE(kc__ops_reduce);
