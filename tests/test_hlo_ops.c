@@ -417,3 +417,85 @@ KC_TEST(hlo_ops_reduce_refusals) {
     KT_COMPILE_FAILS(text, KC_INVALID_ARGUMENT, "instruction 'r'", cases[i].message);
   }
 }
+
+KC_TEST(hlo_ops_math_floats) {
+  static const char text[] =
+      "HloModule m\nENTRY e {\n"
+      "  x = f32[4] constant({-1.5, -0, 0.25, 4})\n"
+      "  y = f32[4] constant({2, 3, 0.5, -2})\n"
+      "  a = f32[4] tanh(x)\n  b = f32[4] rsqrt(y)\n  c = f32[4] logistic(x)\n"
+      "  d = f32[4] sign(x)\n  e = f32[4] round-nearest-afz(x)\n"
+      "  f = f32[4] round-nearest-even(x)\n  g = f32[4] power(y, x)\n"
+      "  h = f32[4] remainder(x, y)\n  i = pred[4] is-finite(b)\n"
+      "  j = f32[4] abs(x)\n  k = f32[4] atan2(x, y)\n"
+      "  ROOT t = (f32[4], f32[4], f32[4], f32[4], f32[4], f32[4], f32[4], f32[4], pred[4], "
+      "f32[4], f32[4]) tuple(a, b, c, d, e, f, g, h, i, j, k)\n}\n";
+  kc_tensor* outs[11];
+  kt_run_text(text, outs, 11);
+  static const float x[4] = {-1.5f, -0.0f, 0.25f, 4.0f};
+  static const float y[4] = {2.0f, 3.0f, 0.5f, -2.0f};
+  for (int i = 0; i < 4; ++i) {
+    KC_CHECK(((const float*)kt_data(outs[0]))[i] == tanhf(x[i]));
+    float rs = ((const float*)kt_data(outs[1]))[i];
+    KC_CHECK(isnan(rs) ? y[i] < 0 : rs == 1.0f / sqrtf(y[i]));
+    KC_CHECK(((const float*)kt_data(outs[2]))[i] == 1.0f / (1.0f + expf(-x[i])));
+    KC_CHECK(((const float*)kt_data(outs[4]))[i] == roundf(x[i]));
+    KC_CHECK(((const float*)kt_data(outs[6]))[i] == powf(y[i], x[i]));
+    KC_CHECK(((const float*)kt_data(outs[7]))[i] == fmodf(x[i], y[i]));
+    KC_CHECK(((const float*)kt_data(outs[9]))[i] == fabsf(x[i]));
+    KC_CHECK(((const float*)kt_data(outs[10]))[i] == atan2f(x[i], y[i]));
+  }
+  const float* sign = kt_data(outs[3]);
+  KC_CHECK(sign[0] == -1.0f && sign[1] == 0.0f && signbit(sign[1]) && sign[2] == 1.0f);
+  const float* even = kt_data(outs[5]);
+  KC_CHECK(even[0] == -2.0f && even[2] == 0.0f); /* -1.5 and 0.25 to even */
+  const uint8_t* finite = kt_data(outs[8]);
+  KC_CHECK(finite[0] == 1 && finite[3] == 0); /* rsqrt(-2) is NaN */
+  kt_release(outs, 11);
+}
+
+KC_TEST(hlo_ops_math_integers_and_pred) {
+  static const char text[] =
+      "HloModule m\nENTRY e {\n"
+      "  a = s32[4] constant({-7, 5, 2, -1})\n  b = s32[4] constant({2, 0, 10, -3})\n"
+      "  u = u8[2] constant({1, 200})\n  s = u8[2] constant({3, 9})\n"
+      "  p = pred[2] constant({1, 0})\n  q = pred[2] constant({1, 1})\n"
+      "  pw = s32[4] power(a, b)\n  rm = s32[4] remainder(a, b)\n"
+      "  sl = u8[2] shift-left(u, s)\n  sr = s32[4] shift-right-arithmetic(a, b)\n"
+      "  cl = u8[2] count-leading-zeros(u)\n  ab = s32[4] abs(a)\n"
+      "  np = pred[2] not(p)\n  x = pred[2] xor(p, q)\n  n = s32[4] not(a)\n"
+      "  ROOT t = (s32[4], s32[4], u8[2], s32[4], u8[2], s32[4], pred[2], pred[2], s32[4]) "
+      "tuple(pw, rm, sl, sr, cl, ab, np, x, n)\n}\n";
+  kc_tensor* outs[9];
+  kt_run_text(text, outs, 9);
+  const int32_t* pw = kt_data(outs[0]);
+  const int32_t* rm = kt_data(outs[1]);
+  const uint8_t* sl = kt_data(outs[2]);
+  const int32_t* sr = kt_data(outs[3]);
+  const uint8_t* cl = kt_data(outs[4]);
+  const int32_t* ab = kt_data(outs[5]);
+  const uint8_t* np = kt_data(outs[6]);
+  const uint8_t* x = kt_data(outs[7]);
+  const int32_t* n = kt_data(outs[8]);
+  KC_CHECK(pw[0] == 49 && pw[1] == 1 && pw[2] == 1024 && pw[3] == -1); /* (-1)**-3 */
+  KC_CHECK(rm[0] == -1 && rm[1] == 5 && rm[2] == 2 && rm[3] == -1);   /* x % 0 = x */
+  KC_CHECK(sl[0] == 8 && sl[1] == 0);                                   /* shift past width */
+  KC_CHECK(sr[0] == -2 && sr[1] == 5 && sr[2] == 0 && sr[3] == -1);
+  KC_CHECK(cl[0] == 7 && cl[1] == 0);
+  KC_CHECK(ab[0] == 7 && ab[3] == 1);
+  KC_CHECK(np[0] == 0 && np[1] == 1 && x[0] == 0 && x[1] == 1);
+  KC_CHECK(n[0] == 6 && n[3] == 0);
+  kt_release(outs, 9);
+}
+
+KC_TEST(hlo_ops_math_refusals) {
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = s32[2] constant({1, 2})\n"
+                   " ROOT t = s32[2] tanh(a)\n}\n",
+                   KC_UNIMPLEMENTED, "tanh: element type s32 is not supported (f32 and f64)");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n"
+                   " ROOT t = f32[2] shift-left(a, a)\n}\n",
+                   KC_UNIMPLEMENTED, "shift-left: element type f32 is not supported");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n"
+                   " b = f32[3] constant({1, 2, 3})\n ROOT t = f32[2] power(a, b)\n}\n",
+                   KC_INVALID_ARGUMENT, "operand 1: expected f32[2], got f32[3]");
+}

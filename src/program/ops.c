@@ -17,6 +17,7 @@ static const kc__op_family kc__families[] = {
     {kc__ops_select, &kc__ops_select_count},
     {kc__ops_control, &kc__ops_control_count},
     {kc__ops_reduce, &kc__ops_reduce_count},
+    {kc__ops_math, &kc__ops_math_count},
 };
 
 const kc__op_def* kc__op_def_find(int32_t op) {

@@ -111,5 +111,7 @@ extern const kc__op_def kc__ops_control[];  /* ops_control.c: while, conditional
 extern const size_t kc__ops_control_count;
 extern const kc__op_def kc__ops_reduce[];   /* ops_reduce.c: reduce */
 extern const size_t kc__ops_reduce_count;
+extern const kc__op_def kc__ops_math[];     /* ops_math.c: tanh, sqrt, power, and, ... */
+extern const size_t kc__ops_math_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

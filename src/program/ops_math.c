@@ -1,0 +1,326 @@
+/* Element-wise math beyond the arithmetic of elementwise.c: transcendental
+ * functions, rounding, abs and sign, power, remainder, atan2 and the
+ * bitwise and logical operations. */
+#include <math.h>
+#include <stdio.h>
+
+#include "internal/common.h"
+#include "program/ops.h"
+
+typedef struct kc__math_plan {
+  int32_t op;
+  int type; /* KC__M_* */
+  int64_t count;
+} kc__math_plan;
+
+enum { KC__M_F32, KC__M_F64, KC__M_SINT, KC__M_UINT, KC__M_PRED, KC__M_NONE };
+
+static int kc__math_type(DLDataType t) {
+  if (t.lanes != 1) return KC__M_NONE;
+  if (t.code == kDLFloat && t.bits == 32) return KC__M_F32;
+  if (t.code == kDLFloat && t.bits == 64) return KC__M_F64;
+  if (t.code == kDLInt && (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)) {
+    return KC__M_SINT;
+  }
+  if (t.code == kDLUInt && (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)) {
+    return KC__M_UINT;
+  }
+  if (t.code == kDLBool && t.bits == 8) return KC__M_PRED;
+  return KC__M_NONE;
+}
+
+/* Which element types each op takes: floats, integers, pred. */
+enum { KC__ON_FLOAT = 1, KC__ON_INT = 2, KC__ON_PRED = 4 };
+
+static int kc__math_domain(int32_t op) {
+  switch (op) {
+    case KC_OP_ABS:
+    case KC_OP_SIGN:
+    case KC_OP_POWER:
+    case KC_OP_REMAINDER:
+      return KC__ON_FLOAT | KC__ON_INT;
+    case KC_OP_NOT:
+    case KC_OP_AND:
+    case KC_OP_OR:
+    case KC_OP_XOR:
+      return KC__ON_INT | KC__ON_PRED;
+    case KC_OP_SHIFT_LEFT:
+    case KC_OP_SHIFT_RIGHT_ARITHMETIC:
+    case KC_OP_SHIFT_RIGHT_LOGICAL:
+    case KC_OP_POPCNT:
+    case KC_OP_COUNT_LEADING_ZEROS:
+      return KC__ON_INT;
+    default:
+      return KC__ON_FLOAT;
+  }
+}
+
+static bool kc__is_binary(int32_t op) { return op >= KC_OP_POWER && op < KC_OP_COMPLEX; }
+
+static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__math_plan* plan) {
+  const kc_shape* r = in->shape;
+  KC__TRY(kc__op_expect_array(in, r, "the result"));
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    const kc_shape* o = kc__op_operand(p, in, i);
+    bool pred_result = in->op == KC_OP_IS_FINITE;
+    bool same = pred_result ? !kc_shape_is_tuple(o) && kc_shape_get_rank(o) == kc_shape_get_rank(r) &&
+                                  (kc_shape_get_rank(r) == 0 ||
+                                   memcmp(kc_shape_get_dims(o), kc_shape_get_dims(r),
+                                          (size_t)kc_shape_get_rank(r) * sizeof(int64_t)) == 0)
+                            : kc_shape_equal(o, r);
+    if (!same) {
+      char w[256], g[256];
+      kc_shape_format(r, w, sizeof w);
+      kc_shape_format(o, g, sizeof g);
+      return kc__op_bad(in, KC_INVALID_ARGUMENT, "operand %zu: expected %s%s, got %s", i,
+                        pred_result ? "the dims of " : "", w, g);
+    }
+  }
+  DLDataType t = kc_shape_get_dtype(kc__op_operand(p, in, 0));
+  if (in->op == KC_OP_IS_FINITE && kc_shape_get_dtype(r).code != kDLBool) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT, "is-finite: expected a pred result");
+  }
+  plan->op = in->op;
+  plan->type = kc__math_type(t);
+  plan->count = 1;
+  for (int32_t d = 0; d < kc_shape_get_rank(r); ++d) plan->count *= kc_shape_get_dims(r)[d];
+  int domain = kc__math_domain(in->op);
+  int have = plan->type == KC__M_F32 || plan->type == KC__M_F64 ? KC__ON_FLOAT
+             : plan->type == KC__M_PRED                         ? KC__ON_PRED
+             : plan->type == KC__M_NONE                         ? 0
+                                                                : KC__ON_INT;
+  if (!(domain & have)) {
+    char buf[32];
+    const kc__op_def* def = kc__op_def_find(in->op);
+    return kc__op_bad(in, KC_UNIMPLEMENTED, "%s: element type %s is not supported (%s)",
+                      def->name, kc__op_dtype_text(t, buf, sizeof buf),
+                      domain == KC__ON_FLOAT               ? "f32 and f64"
+                      : domain == (KC__ON_FLOAT | KC__ON_INT) ? "f32, f64 and the integer types"
+                      : domain == KC__ON_INT                ? "the integer types"
+                                                            : "pred and the integer types");
+  }
+  return NULL;
+}
+
+static kc_status* kc__math_verify(const kc_program* p, const kc__instr* in) {
+  kc__math_plan plan;
+  return kc__math_read(p, in, &plan);
+}
+
+typedef struct kc__math_data {
+  kc__math_plan plan;
+  size_t esize;
+} kc__math_data;
+
+static kc_status* kc__math_prepare(const kc_program* p, const kc__instr* in,
+                                   const kc__prepare_ctx* ctx, const void** out) {
+  kc__math_data* d = kc__arena_alloc(ctx->arena, sizeof *d);
+  if (!d) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  KC__TRY(kc__math_read(p, in, &d->plan));
+  d->esize = kc_dtype_get_size(kc_shape_get_dtype(kc__op_operand(p, in, 0)));
+  *out = d;
+  return NULL;
+}
+
+/* ---- floats --------------------------------------------------------------------- */
+
+/* XLA's round-half-away-from-zero and sign (sign(NaN) = NaN, sign(-0) = -0). */
+#define KC__FLOAT_KERNELS(sfx, T, F)                                                    \
+  static T kc__sign_##sfx(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; }              \
+  static T kc__logistic_##sfx(T x) { return (T)1 / ((T)1 + exp##F(-x)); }               \
+  static void kc__unary_##sfx(int32_t op, const T* a, void* out, int64_t n) {           \
+    T* r = out;                                                                         \
+    switch (op) {                                                                       \
+      case KC_OP_ABS: for (int64_t i = 0; i < n; ++i) r[i] = fabs##F(a[i]); break;      \
+      case KC_OP_SIGN: for (int64_t i = 0; i < n; ++i) r[i] = kc__sign_##sfx(a[i]); break; \
+      case KC_OP_SQRT: for (int64_t i = 0; i < n; ++i) r[i] = sqrt##F(a[i]); break;     \
+      case KC_OP_RSQRT: for (int64_t i = 0; i < n; ++i) r[i] = (T)1 / sqrt##F(a[i]); break; \
+      case KC_OP_CBRT: for (int64_t i = 0; i < n; ++i) r[i] = cbrt##F(a[i]); break;     \
+      case KC_OP_TANH: for (int64_t i = 0; i < n; ++i) r[i] = tanh##F(a[i]); break;     \
+      case KC_OP_LOGISTIC: for (int64_t i = 0; i < n; ++i) r[i] = kc__logistic_##sfx(a[i]); break; \
+      case KC_OP_SINE: for (int64_t i = 0; i < n; ++i) r[i] = sin##F(a[i]); break;      \
+      case KC_OP_COSINE: for (int64_t i = 0; i < n; ++i) r[i] = cos##F(a[i]); break;    \
+      case KC_OP_TAN: for (int64_t i = 0; i < n; ++i) r[i] = tan##F(a[i]); break;       \
+      case KC_OP_FLOOR: for (int64_t i = 0; i < n; ++i) r[i] = floor##F(a[i]); break;   \
+      case KC_OP_CEIL: for (int64_t i = 0; i < n; ++i) r[i] = ceil##F(a[i]); break;     \
+      case KC_OP_ROUND_NEAREST_AFZ: for (int64_t i = 0; i < n; ++i) r[i] = round##F(a[i]); break; \
+      case KC_OP_ROUND_NEAREST_EVEN: for (int64_t i = 0; i < n; ++i) r[i] = nearbyint##F(a[i]); break; \
+      case KC_OP_LOG_PLUS_ONE: for (int64_t i = 0; i < n; ++i) r[i] = log1p##F(a[i]); break; \
+      case KC_OP_EXPONENTIAL_MINUS_ONE: for (int64_t i = 0; i < n; ++i) r[i] = expm1##F(a[i]); break; \
+      case KC_OP_ERF: for (int64_t i = 0; i < n; ++i) r[i] = erf##F(a[i]); break;       \
+      case KC_OP_IS_FINITE: {                                                           \
+        uint8_t* p = out;                                                               \
+        for (int64_t i = 0; i < n; ++i) p[i] = isfinite(a[i]) ? 1 : 0;                  \
+        break;                                                                          \
+      }                                                                                 \
+      default: break;                                                                   \
+    }                                                                                   \
+  }                                                                                     \
+  static void kc__binary_##sfx(int32_t op, const T* a, const T* b, T* r, int64_t n) {   \
+    switch (op) {                                                                       \
+      case KC_OP_POWER: for (int64_t i = 0; i < n; ++i) r[i] = pow##F(a[i], b[i]); break; \
+      case KC_OP_REMAINDER: for (int64_t i = 0; i < n; ++i) r[i] = fmod##F(a[i], b[i]); break; \
+      case KC_OP_ATAN2: for (int64_t i = 0; i < n; ++i) r[i] = atan2##F(a[i], b[i]); break; \
+      default: break;                                                                   \
+    }                                                                                   \
+  }
+KC__FLOAT_KERNELS(f32, float, f)
+KC__FLOAT_KERNELS(f64, double, )
+#undef KC__FLOAT_KERNELS
+
+/* ---- integers and pred -------------------------------------------------------------- */
+
+/* Signed and unsigned integers of every width, through int64/uint64 with
+ * wrapping as XLA's: shifts by the width or more give 0 (or the sign for
+ * arithmetic right shifts), x % 0 = x, x ** negative = 0 except for 1
+ * and -1. */
+static int64_t kc__load_s(const void* p, size_t i, size_t es) {
+  switch (es) {
+    case 1: return ((const int8_t*)p)[i];
+    case 2: return ((const int16_t*)p)[i];
+    case 4: return ((const int32_t*)p)[i];
+    default: return ((const int64_t*)p)[i];
+  }
+}
+static uint64_t kc__load_u(const void* p, size_t i, size_t es) {
+  switch (es) {
+    case 1: return ((const uint8_t*)p)[i];
+    case 2: return ((const uint16_t*)p)[i];
+    case 4: return ((const uint32_t*)p)[i];
+    default: return ((const uint64_t*)p)[i];
+  }
+}
+static void kc__store(void* p, size_t i, size_t es, uint64_t v) {
+  switch (es) {
+    case 1: ((uint8_t*)p)[i] = (uint8_t)v; break;
+    case 2: ((uint16_t*)p)[i] = (uint16_t)v; break;
+    case 4: ((uint32_t*)p)[i] = (uint32_t)v; break;
+    default: ((uint64_t*)p)[i] = v; break;
+  }
+}
+
+static uint64_t kc__ipow(uint64_t base, int64_t exp, bool is_signed) {
+  if (exp < 0) {
+    int64_t b = (int64_t)base;
+    if (!is_signed) return 0;
+    return b == 1 ? 1 : b == -1 ? ((exp & 1) ? (uint64_t)-1 : 1) : 0;
+  }
+  uint64_t r = 1;
+  while (exp) {
+    if (exp & 1) r *= base;
+    base *= base;
+    exp >>= 1;
+  }
+  return r;
+}
+
+static uint64_t kc__int_op(int32_t op, uint64_t a, uint64_t b, int64_t sa, int64_t sb,
+                           bool is_signed, unsigned bits) {
+  uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
+  switch (op) {
+    case KC_OP_ABS: return is_signed && sa < 0 ? (uint64_t)0 - a : a;
+    case KC_OP_SIGN: return is_signed ? (uint64_t)(sa > 0 ? 1 : sa < 0 ? -1 : 0) : (a != 0);
+    case KC_OP_NOT: return ~a;
+    case KC_OP_POPCNT: return (uint64_t)__builtin_popcountll(a & mask);
+    case KC_OP_COUNT_LEADING_ZEROS:
+      return (a & mask) == 0 ? bits : (uint64_t)(__builtin_clzll(a & mask) - (int)(64 - bits));
+    case KC_OP_AND: return a & b;
+    case KC_OP_OR: return a | b;
+    case KC_OP_XOR: return a ^ b;
+    case KC_OP_POWER: return kc__ipow(a, is_signed ? sb : (int64_t)(b & 0x7FFFFFFFFFFFFFFFull), is_signed);
+    case KC_OP_REMAINDER:
+      if (b == 0) return a;
+      if (is_signed) return sb == -1 ? 0 : (uint64_t)(sa % sb);
+      return a % b;
+    case KC_OP_SHIFT_LEFT: return (b & mask) >= bits ? 0 : a << (b & mask);
+    case KC_OP_SHIFT_RIGHT_LOGICAL: return (b & mask) >= bits ? 0 : (a & mask) >> (b & mask);
+    case KC_OP_SHIFT_RIGHT_ARITHMETIC:
+      if ((b & mask) >= bits) return sa < 0 ? ~0ull : 0;
+      return (uint64_t)(sa >> (b & mask));
+    default: return 0;
+  }
+}
+
+static void kc__int_kernel(const kc__math_data* d, void* out, const void* const* ins) {
+  const kc__math_plan* plan = &d->plan;
+  size_t es = d->esize;
+  bool is_signed = plan->type == KC__M_SINT;
+  unsigned bits = (unsigned)(es * 8);
+  bool binary = kc__is_binary(plan->op);
+  for (int64_t i = 0; i < plan->count; ++i) {
+    size_t k = (size_t)i;
+    int64_t sa = is_signed ? kc__load_s(ins[0], k, es) : 0;
+    uint64_t a = is_signed ? (uint64_t)sa : kc__load_u(ins[0], k, es);
+    int64_t sb = binary && is_signed ? kc__load_s(ins[1], k, es) : 0;
+    uint64_t b = binary ? (is_signed ? (uint64_t)sb : kc__load_u(ins[1], k, es)) : 0;
+    uint64_t r = kc__int_op(plan->op, a, b, sa, sb, is_signed, bits);
+    if (plan->type == KC__M_PRED) r &= 1; /* not, and, or, xor of 0/1 */
+    kc__store(out, k, es, r);
+  }
+}
+
+static kc_status* kc__math_kernel(const kc__kernel_ctx* ctx, void* out,
+                                  const void* const* ins) {
+  const kc__math_data* d = ctx->data;
+  const kc__math_plan* plan = &d->plan;
+  bool binary = kc__is_binary(plan->op);
+  if (plan->type == KC__M_F32) {
+    if (binary) {
+      kc__binary_f32(plan->op, ins[0], ins[1], out, plan->count);
+    } else {
+      kc__unary_f32(plan->op, ins[0], out, plan->count);
+    }
+  } else if (plan->type == KC__M_F64) {
+    if (binary) {
+      kc__binary_f64(plan->op, ins[0], ins[1], out, plan->count);
+    } else {
+      kc__unary_f64(plan->op, ins[0], out, plan->count);
+    }
+  } else {
+    kc__int_kernel(d, out, ins);
+  }
+  return NULL;
+}
+
+static const char* const kc__no_attrs[] = {NULL};
+
+#define KC__UNARY(op, name) \
+  {op, name, 1, 1, 0, kc__no_attrs, NULL, kc__math_verify, kc__math_prepare, kc__math_kernel}
+#define KC__BINARY(op, name) \
+  {op, name, 2, 2, 0, kc__no_attrs, NULL, kc__math_verify, kc__math_prepare, kc__math_kernel}
+
+const kc__op_def kc__ops_math[] = {
+    KC__UNARY(KC_OP_ABS, "abs"),
+    KC__UNARY(KC_OP_SIGN, "sign"),
+    KC__UNARY(KC_OP_SQRT, "sqrt"),
+    KC__UNARY(KC_OP_RSQRT, "rsqrt"),
+    KC__UNARY(KC_OP_CBRT, "cbrt"),
+    KC__UNARY(KC_OP_TANH, "tanh"),
+    KC__UNARY(KC_OP_LOGISTIC, "logistic"),
+    KC__UNARY(KC_OP_SINE, "sine"),
+    KC__UNARY(KC_OP_COSINE, "cosine"),
+    KC__UNARY(KC_OP_TAN, "tan"),
+    KC__UNARY(KC_OP_FLOOR, "floor"),
+    KC__UNARY(KC_OP_CEIL, "ceil"),
+    KC__UNARY(KC_OP_ROUND_NEAREST_AFZ, "round-nearest-afz"),
+    KC__UNARY(KC_OP_ROUND_NEAREST_EVEN, "round-nearest-even"),
+    KC__UNARY(KC_OP_LOG_PLUS_ONE, "log-plus-one"),
+    KC__UNARY(KC_OP_EXPONENTIAL_MINUS_ONE, "exponential-minus-one"),
+    KC__UNARY(KC_OP_ERF, "erf"),
+    KC__UNARY(KC_OP_IS_FINITE, "is-finite"),
+    KC__UNARY(KC_OP_NOT, "not"),
+    KC__UNARY(KC_OP_POPCNT, "popcnt"),
+    KC__UNARY(KC_OP_COUNT_LEADING_ZEROS, "count-leading-zeros"),
+    KC__BINARY(KC_OP_POWER, "power"),
+    KC__BINARY(KC_OP_REMAINDER, "remainder"),
+    KC__BINARY(KC_OP_ATAN2, "atan2"),
+    KC__BINARY(KC_OP_AND, "and"),
+    KC__BINARY(KC_OP_OR, "or"),
+    KC__BINARY(KC_OP_XOR, "xor"),
+    KC__BINARY(KC_OP_SHIFT_LEFT, "shift-left"),
+    KC__BINARY(KC_OP_SHIFT_RIGHT_ARITHMETIC, "shift-right-arithmetic"),
+    KC__BINARY(KC_OP_SHIFT_RIGHT_LOGICAL, "shift-right-logical"),
+};
+const size_t kc__ops_math_count = KC__ARRAY_SIZE(kc__ops_math);
+#undef KC__UNARY
+#undef KC__BINARY
