@@ -499,3 +499,101 @@ KC_TEST(hlo_ops_math_refusals) {
                    " b = f32[3] constant({1, 2, 3})\n ROOT t = f32[2] power(a, b)\n}\n",
                    KC_INVALID_ARGUMENT, "operand 1: expected f32[2], got f32[3]");
 }
+
+/* Compares an s32 output with `want`, naming the first difference. */
+static void kt_check_s32(kc_tensor* t, const int32_t* want, size_t n) {
+  const DLTensor* d = kc_tensor_get_dltensor(t);
+  int64_t count = 1;
+  for (int32_t i = 0; i < d->ndim; ++i) count *= d->shape[i];
+  KC_CHECK_INT(count, (int64_t)n);
+  const int32_t* got = d->data;
+  for (size_t i = 0; i < n; ++i) {
+    if (got[i] != want[i]) {
+      fprintf(stderr, "element %zu: expected %d, got %d\n", i, want[i], got[i]);
+      KC_CHECK(got[i] == want[i]);
+      return;
+    }
+  }
+}
+
+KC_TEST(hlo_ops_moving_elements) {
+  static const char text[] =
+      "HloModule m\nENTRY e {\n"
+      "  x = s32[2,3] constant({{0, 1, 2}, {3, 4, 5}})\n"
+      "  t = s32[3,2] transpose(x), dimensions={1,0}\n"
+      "  s = s32[2,2] slice(x), slice={[0:2], [0:3:2]}\n"
+      "  r = s32[2,3] reverse(x), dimensions={1}\n"
+      "  c = s32[2,6] concatenate(x, r), dimensions={1}\n"
+      "  z = s32[] constant(-1)\n"
+      "  p = s32[3,7] pad(x, z), padding=0_1x1_1_1\n"
+      "  q = s32[2,1] pad(x, z), padding=0_0x-1_-1\n"
+      "  one = s32[] constant(1)\n  five = s32[] constant(5)\n"
+      "  d = s32[1,2] dynamic-slice(x, one, five), dynamic_slice_sizes={1,2}\n"
+      "  u = s32[1,2] constant({{8, 9}})\n"
+      "  w = s32[2,3] dynamic-update-slice(x, u, one, one)\n"
+      "  ROOT o = (s32[3,2], s32[2,2], s32[2,3], s32[2,6], s32[3,7], s32[2,1], s32[1,2], "
+      "s32[2,3]) tuple(t, s, r, c, p, q, d, w)\n}\n";
+  kc_tensor* outs[8];
+  kt_run_text(text, outs, 8);
+  static const int32_t t[] = {0, 3, 1, 4, 2, 5};
+  static const int32_t s[] = {0, 2, 3, 5};
+  static const int32_t r[] = {2, 1, 0, 5, 4, 3};
+  static const int32_t c[] = {0, 1, 2, 2, 1, 0, 3, 4, 5, 5, 4, 3};
+  static const int32_t p[] = {-1, 0, -1, 1, -1, 2, -1,  /* interior 1, low 1, high 1 */
+                              -1, 3, -1, 4, -1, 5, -1,  /* */
+                              -1, -1, -1, -1, -1, -1, -1};
+  static const int32_t q[] = {1, 4}; /* negative padding crops */
+  static const int32_t d[] = {4, 5}; /* start 5 is clamped to 1 */
+  static const int32_t w[] = {0, 1, 2, 3, 8, 9};
+  kt_check_s32(outs[0], t, 6);
+  kt_check_s32(outs[1], s, 4);
+  kt_check_s32(outs[2], r, 6);
+  kt_check_s32(outs[3], c, 12);
+  kt_check_s32(outs[4], p, 21);
+  kt_check_s32(outs[5], q, 2);
+  kt_check_s32(outs[6], d, 2);
+  kt_check_s32(outs[7], w, 6);
+  kt_release(outs, 8);
+}
+
+KC_TEST(hlo_ops_moving_refusals) {
+  static const struct {
+    const char* body;
+    const char* message;
+  } cases[] = {
+      {" ROOT t = s32[3,2] transpose(x), dimensions={1,1}\n",
+       "attribute dimensions: expected a permutation of 0 to 1, got 1 at entry 1"},
+      {" ROOT t = s32[2,3] transpose(x), dimensions={1,0}\n",
+       "expected a result of s32[3,2], got s32[2,3]"},
+      {" ROOT s = s32[2,2] slice(x), slice={[0:2], [2:4]}\n",
+       "slice of dimension 1: expected 0 <= start <= limit <= 3 and a stride of at least 1, "
+       "got [2:4:1]"},
+      {" ROOT s = s32[2] slice(x), slice={[0:2]}\n",
+       "attribute start_indices: expected 2 entries (the operand's rank), got 1"},
+      {" z = f32[] constant(0)\n ROOT p = s32[2,3] pad(x, z), padding=0_0x0_0\n",
+       "operand 1 (the padding value): expected a scalar of the operand's type, got f32[]"},
+      {" z = s32[] constant(0)\n ROOT c = s32[4,3] concatenate(x, z), dimensions={0}\n",
+       "operand 1 (dims other than 0 as operand 0's): expected s32[2,3], got s32[]"},
+      {" i = f32[] constant(0)\n ROOT d = s32[1,1] dynamic-slice(x, i, i), "
+       "dynamic_slice_sizes={1,1}\n",
+       "operand 1 (start of dimension 0): expected an integer scalar"},
+      {" i = s32[] constant(0)\n ROOT d = s32[3,1] dynamic-slice(x, i, i), "
+       "dynamic_slice_sizes={3,1}\n",
+       "dimension 0: expected a slice of 0 to 2 elements, got 3"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY e {\n x = s32[2,3] constant({{0, 1, 2}, {3, 4, 5}})\n%s}\n",
+             cases[i].body);
+    KT_COMPILE_FAILS(text, KC_INVALID_ARGUMENT, cases[i].message);
+  }
+  kc_program* p = NULL;
+  KC_CHECK_CODE(kc_program_parse(KC_SV_LIT("HloModule m\nENTRY e {\n x = s32[2] parameter(0)\n"
+                                           " z = s32[] constant(0)\n"
+                                           " ROOT p = s32[4] pad(x, z), padding=1x2\n}\n"),
+                                &p),
+                KC_INVALID_ARGUMENT, "line 5, column 37",
+                "expected a padding such as 0_1x2_3 (low_high or low_high_interior per "
+                "dimension), got '1x2'");
+}

@@ -326,6 +326,17 @@ bool kc__lex_raw_until(kc__lexer* lx, char close, kc_string_view* out) {
   return true;
 }
 
+kc_string_view kc__lex_raw_span(kc__lexer* lx, const char* allowed) {
+  size_t start = (size_t)(lx->tok.text.data - lx->text);
+  size_t p = start;
+  for (int c = kc__at(lx, p); c > 0 && strchr(allowed, c); c = kc__at(lx, ++p)) {
+  }
+  kc_string_view out = {lx->text + start, p - start};
+  lx->pos = p;
+  kc__lex_next(lx);
+  return out;
+}
+
 /* Groups are skipped byte by byte rather than token by token: metadata,
  * sharding and layouts of a large dump are most of its text. Strings and
  * comments are still honoured, so a bracket inside one does not count. */

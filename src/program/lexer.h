@@ -89,6 +89,11 @@ kc_status* kc__lex_list_next(kc__lexer* lx, char close, bool* out_more);
  * `close`. False, consuming nothing, when the line has no `close`. */
 bool kc__lex_raw_until(kc__lexer* lx, char close, kc_string_view* out);
 
+/* The bytes from the current token's start that are all in `allowed`,
+ * for values the tokenizer would split wrongly (a padding "0_1x2_3");
+ * then moves to the token after them. */
+kc_string_view kc__lex_raw_span(kc__lexer* lx, const char* allowed);
+
 /* Skips the value of an attribute the parser does not interpret:
  * balanced (), {}, [] groups and any tokens up to a ',' or closing bracket
  * at the outer level or the end of the line the value starts on. */

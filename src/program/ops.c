@@ -18,6 +18,7 @@ static const kc__op_family kc__families[] = {
     {kc__ops_control, &kc__ops_control_count},
     {kc__ops_reduce, &kc__ops_reduce_count},
     {kc__ops_math, &kc__ops_math_count},
+    {kc__ops_shape, &kc__ops_shape_count},
 };
 
 const kc__op_def* kc__op_def_find(int32_t op) {

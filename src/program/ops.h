@@ -113,5 +113,7 @@ extern const kc__op_def kc__ops_reduce[];   /* ops_reduce.c: reduce */
 extern const size_t kc__ops_reduce_count;
 extern const kc__op_def kc__ops_math[];     /* ops_math.c: tanh, sqrt, power, and, ... */
 extern const size_t kc__ops_math_count;
+extern const kc__op_def kc__ops_shape[];    /* ops_shape.c: transpose, slice, pad, ... */
+extern const size_t kc__ops_shape_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

@@ -727,7 +727,9 @@ static kc_status* kc__attr_once(kc__hlo_parser* p, kc__hlo_instr* ins,
 typedef enum kc__attr_syntax {
   KC__SYNTAX_INTS, /* {1, 2}: an I64 array */
   KC__SYNTAX_INT,  /* 3 */
-  KC__SYNTAX_WORD  /* LT: a string */
+  KC__SYNTAX_WORD, /* LT: a string */
+  KC__SYNTAX_SLICE,   /* {[0:2], [1:5:2]}: start_indices, limit_indices, strides */
+  KC__SYNTAX_PADDING  /* 0_1x2_3_1: edge_padding_low, _high, interior_padding */
 } kc__attr_syntax;
 
 static kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
@@ -768,7 +770,87 @@ static const struct {
     {"iota_dimension", KC__SYNTAX_INT},
     {"direction", KC__SYNTAX_WORD},
     {"type", KC__SYNTAX_WORD},
+    {"slice", KC__SYNTAX_SLICE},
+    {"padding", KC__SYNTAX_PADDING},
+    {"dynamic_slice_sizes", KC__SYNTAX_INTS},
+    {"lhs_batch_dims", KC__SYNTAX_INTS},
+    {"rhs_batch_dims", KC__SYNTAX_INTS},
+    {"lhs_contracting_dims", KC__SYNTAX_INTS},
+    {"rhs_contracting_dims", KC__SYNTAX_INTS},
 };
+
+/* The attributes a syntax gives (the name as written, or these). */
+static const char* const kc__slice_names[] = {"start_indices", "limit_indices", "strides"};
+static const char* const kc__padding_names[] = {"edge_padding_low", "edge_padding_high",
+                                                "interior_padding"};
+
+/* Appends the I64 array attribute `name` holding `v[0..n)` (copied). */
+static kc_status* kc__add_ints_attr(kc__hlo_parser* p, kc__hlo_instr* ins, const char* name,
+                                    const int64_t* v, size_t n);
+
+/* {[start:limit(:stride)], ...} into three arrays. */
+static kc_status* kc__parse_slice(kc__hlo_parser* p, kc__hlo_instr* ins) {
+  kc__lexer* lx = &p->lx;
+  int64_t parts[3][KC_TENSOR_MAX_NDIM];
+  size_t rank = 0;
+  KC__TRY(kc__lex_expect(lx, '{'));
+  for (bool more = kc__lex_list_begin(lx, '}'); more;) {
+    if (rank == KC_TENSOR_MAX_NDIM) return kc__lex_fail(lx, &lx->tok, "too many dimensions");
+    KC__TRY(kc__lex_expect(lx, '['));
+    KC__TRY(kc__lex_int(lx, "a start index", INT64_MIN, INT64_MAX, &parts[0][rank]));
+    KC__TRY(kc__lex_expect(lx, ':'));
+    KC__TRY(kc__lex_int(lx, "a limit index", INT64_MIN, INT64_MAX, &parts[1][rank]));
+    parts[2][rank] = 1;
+    if (kc__tok_is_punct(&lx->tok, ':')) {
+      kc__lex_next(lx);
+      KC__TRY(kc__lex_int(lx, "a stride", INT64_MIN, INT64_MAX, &parts[2][rank]));
+    }
+    KC__TRY(kc__lex_expect(lx, ']'));
+    rank++;
+    KC__TRY(kc__lex_list_next(lx, '}', &more));
+  }
+  for (int k = 0; k < 3; ++k) KC__TRY(kc__add_ints_attr(p, ins, kc__slice_names[k], parts[k], rank));
+  return NULL;
+}
+
+/* L_H(_I) per dimension, joined by 'x'. */
+static kc_status* kc__parse_padding(kc__hlo_parser* p, kc__hlo_instr* ins) {
+  kc__lexer* lx = &p->lx;
+  kc__token at = lx->tok;
+  kc_string_view text = kc__lex_raw_span(lx, "0123456789-_x");
+  int64_t parts[3][KC_TENSOR_MAX_NDIM];
+  size_t rank = 0, k = 0;
+  const char* c = text.data;
+  const char* end = text.data + text.size;
+  while (c < end) {
+    if (rank == KC_TENSOR_MAX_NDIM || k == 3) break;
+    bool negative = *c == '-';
+    if (negative) ++c;
+    if (c == end || *c < '0' || *c > '9') break;
+    int64_t v = 0;
+    while (c < end && *c >= '0' && *c <= '9' && v < INT64_MAX / 10) v = v * 10 + (*c++ - '0');
+    parts[k++][rank] = negative ? -v : v;
+    if (c < end && *c == '_') {
+      ++c;
+    } else if (c == end || *c == 'x') {
+      if (k < 2) break;
+      if (k == 2) parts[2][rank] = 0;
+      rank++;
+      k = 0;
+      if (c < end) ++c;
+    } else {
+      break;
+    }
+  }
+  if (c != end || k != 0 || text.size == 0) {
+    return kc__lex_fail(lx, &at,
+                        "expected a padding such as 0_1x2_3 (low_high or low_high_interior "
+                        "per dimension), got '%.*s'",
+                        (int)(text.size > 64 ? 64 : text.size), text.data);
+  }
+  for (k = 0; k < 3; ++k) KC__TRY(kc__add_ints_attr(p, ins, kc__padding_names[k], parts[k], rank));
+  return NULL;
+}
 
 static kc_status* kc__add_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins, const kc_attr* a) {
   for (size_t i = 0; i < ins->attrs.size / sizeof *a; ++i) {
@@ -781,6 +863,19 @@ static kc_status* kc__add_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins, cons
   return kc__buf_append(&ins->attrs, a, sizeof *a) ? NULL : kc__parse_oom();
 }
 
+static kc_status* kc__add_ints_attr(kc__hlo_parser* p, kc__hlo_instr* ins, const char* name,
+                                    const int64_t* v, size_t n) {
+  kc_attr a;
+  memset(&a, 0, sizeof a);
+  a.name = kc_sv(name);
+  a.type = KC_ATTR_ARRAY;
+  a.elem_type = KC_ATTR_I64;
+  a.v.array.data = kc__arena_dup(&p->tmp, v, n * sizeof *v);
+  a.v.array.count = n;
+  if (!a.v.array.data) return kc__parse_oom();
+  return kc__add_table_attr(p, ins, &a);
+}
+
 /* An attribute of an op-table instruction: those its entry reads, in the
  * syntax HLO writes them; the others are left to be skipped. */
 static kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
@@ -788,8 +883,12 @@ static kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
   kc__lexer* lx = &p->lx;
   *out_handled = false;
   bool reads = false;
+  /* slice= and padding= give attributes of other names. */
+  const char* given = kc_sv_equal(key->text, KC_SV_LIT("slice"))     ? kc__slice_names[0]
+                      : kc_sv_equal(key->text, KC_SV_LIT("padding")) ? kc__padding_names[0]
+                                                                     : NULL;
   for (const char* const* a = ins->def->attrs; *a && !reads; ++a) {
-    reads = kc_sv_equal(key->text, kc_sv(*a));
+    reads = given ? strcmp(given, *a) == 0 : kc_sv_equal(key->text, kc_sv(*a));
   }
   for (const char* const* a = ins->def->computation_attrs; a && *a && !reads; ++a) {
     if (kc_sv_equal(key->text, kc_sv(*a))) {
@@ -824,6 +923,12 @@ static kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
         a.v.str = lx->tok.text;
         kc__lex_next(lx);
         break;
+      case KC__SYNTAX_SLICE:
+        *out_handled = true;
+        return kc__parse_slice(p, ins);
+      case KC__SYNTAX_PADDING:
+        *out_handled = true;
+        return kc__parse_padding(p, ins);
     }
     *out_handled = true;
     return kc__add_table_attr(p, ins, &a);

@@ -1,0 +1,532 @@
+/* Moving elements: transpose, slice, concatenate, pad, reverse,
+ * dynamic-slice and dynamic-update-slice. Each is one strided copy of a
+ * box of elements, so every element type works (by its size). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal/common.h"
+#include "program/ops.h"
+
+#define KC__MAX_RANK KC_TENSOR_MAX_NDIM
+
+/* ---- the strided copy --------------------------------------------------------- */
+
+/* A box of `dims` elements: element (i0, i1, ...) goes from
+ * src + sum(i_d * src_stride[d]) to dst + sum(i_d * dst_stride[d]), in
+ * elements of `esize` bytes. Strides may be negative. */
+typedef struct kc__box {
+  int32_t rank;
+  int64_t dims[KC__MAX_RANK];
+  int64_t src_stride[KC__MAX_RANK];
+  int64_t dst_stride[KC__MAX_RANK];
+  int64_t src_offset, dst_offset; /* in elements */
+} kc__box;
+
+static void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize) {
+  for (int32_t d = 0; d < b->rank; ++d) {
+    if (b->dims[d] <= 0) return;
+  }
+  src += b->src_offset * (int64_t)esize;
+  dst += b->dst_offset * (int64_t)esize;
+  if (b->rank == 0) {
+    memcpy(dst, src, esize);
+    return;
+  }
+  int32_t last = b->rank - 1;
+  /* The innermost run is one memcpy when both sides are contiguous. */
+  bool contiguous = b->src_stride[last] == 1 && b->dst_stride[last] == 1;
+  int64_t run = b->dims[last];
+  int64_t idx[KC__MAX_RANK] = {0};
+  const char* s = src;
+  char* t = dst;
+  for (;;) {
+    if (contiguous) {
+      memcpy(t, s, (size_t)run * esize);
+    } else {
+      const char* si = s;
+      char* ti = t;
+      for (int64_t i = 0; i < run; ++i) {
+        memcpy(ti, si, esize);
+        si += b->src_stride[last] * (int64_t)esize;
+        ti += b->dst_stride[last] * (int64_t)esize;
+      }
+    }
+    int32_t d = last - 1;
+    for (; d >= 0; --d) {
+      s += b->src_stride[d] * (int64_t)esize;
+      t += b->dst_stride[d] * (int64_t)esize;
+      if (++idx[d] < b->dims[d]) break;
+      s -= b->src_stride[d] * b->dims[d] * (int64_t)esize;
+      t -= b->dst_stride[d] * b->dims[d] * (int64_t)esize;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/* Row-major strides of `s`, in elements. */
+static void kc__strides(const kc_shape* s, int64_t* out) {
+  int64_t stride = 1;
+  for (int32_t d = kc_shape_get_rank(s) - 1; d >= 0; --d) {
+    out[d] = stride;
+    stride *= kc_shape_get_dims(s)[d];
+  }
+}
+
+/* ---- plans -------------------------------------------------------------------- */
+
+typedef struct kc__move_plan {
+  size_t esize;
+  kc__box box;          /* transpose, slice, reverse, pad's operand */
+  size_t out_bytes;     /* pad: filled first; dynamic-update-slice: copied */
+  /* dynamic-slice and dynamic-update-slice: the start operands and the
+   * limit each start is clamped to. */
+  int32_t num_starts;
+  int32_t first_start; /* operand of the first start index */
+  DLDataType start_type;
+  int64_t start_limit[KC__MAX_RANK];
+  int64_t start_stride[KC__MAX_RANK]; /* of the sliced or updated array */
+  /* concatenate: one box per operand */
+  kc__box* boxes;
+  size_t num_boxes;
+} kc__move_plan;
+
+static kc_status* kc__dims_error(const kc__instr* in, const char* what, const int64_t* want,
+                                 int32_t rank, const kc_shape* got_shape) {
+  kc_shape* w = NULL;
+  KC__TRY(kc_shape_create_array(kc_shape_get_dtype(got_shape), want, rank, &w));
+  char ws[256], gs[256];
+  kc_shape_format(w, ws, sizeof ws);
+  kc_shape_format(got_shape, gs, sizeof gs);
+  kc_shape_destroy(w);
+  return kc__op_bad(in, KC_INVALID_ARGUMENT, "%s: expected %s, got %s", what, ws, gs);
+}
+
+/* The result must be `dims` of the operand's element type. */
+static kc_status* kc__expect_result(const kc__instr* in, const kc_shape* operand,
+                                    const int64_t* dims, int32_t rank) {
+  const kc_shape* r = in->shape;
+  bool ok = !kc_shape_is_tuple(r) && kc_shape_get_rank(r) == rank &&
+            kc_dtype_equal(kc_shape_get_dtype(r), kc_shape_get_dtype(operand)) &&
+            (rank == 0 || memcmp(kc_shape_get_dims(r), dims, (size_t)rank * sizeof(int64_t)) == 0);
+  if (ok) return NULL;
+  kc_shape* w = NULL;
+  KC__TRY(kc_shape_create_array(kc_shape_get_dtype(operand), dims, rank, &w));
+  char ws[256], gs[256];
+  kc_shape_format(w, ws, sizeof ws);
+  kc_shape_format(r, gs, sizeof gs);
+  kc_shape_destroy(w);
+  return kc__op_bad(in, KC_INVALID_ARGUMENT, "expected a result of %s, got %s", ws, gs);
+}
+
+/* An I64 list attribute of exactly `rank` entries. */
+static kc_status* kc__ints_of_rank(const kc__instr* in, const char* name, int32_t rank,
+                                   bool optional, const int64_t** out) {
+  size_t n;
+  KC__TRY(kc__op_attr_ints(in, name, optional, out, &n));
+  if (optional && n == 0 && !kc__op_attr(in, name)) return NULL;
+  if (n != (size_t)rank) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "attribute %s: expected %d entries (the operand's rank), got %zu", name,
+                      rank, n);
+  }
+  return NULL;
+}
+
+static kc_status* kc__transpose_read(const kc_program* p, const kc__instr* in,
+                                     kc__move_plan* plan) {
+  const kc_shape* o = kc__op_operand(p, in, 0);
+  KC__TRY(kc__op_expect_array(in, o, "operand 0"));
+  int32_t rank = kc_shape_get_rank(o);
+  const int64_t* perm;
+  KC__TRY(kc__ints_of_rank(in, "dimensions", rank, false, &perm));
+  bool seen[KC__MAX_RANK] = {false};
+  int64_t in_stride[KC__MAX_RANK], dims[KC__MAX_RANK];
+  kc__strides(o, in_stride);
+  for (int32_t k = 0; k < rank; ++k) {
+    if (perm[k] < 0 || perm[k] >= rank || seen[perm[k]]) {
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "attribute dimensions: expected a permutation of 0 to %d, got %lld "
+                        "at entry %d",
+                        rank - 1, (long long)perm[k], k);
+    }
+    seen[perm[k]] = true;
+    dims[k] = kc_shape_get_dims(o)[perm[k]];
+    plan->box.src_stride[k] = in_stride[perm[k]];
+  }
+  KC__TRY(kc__expect_result(in, o, dims, rank));
+  plan->box.rank = rank;
+  memcpy(plan->box.dims, dims, (size_t)rank * sizeof *dims);
+  kc__strides(in->shape, plan->box.dst_stride);
+  return NULL;
+}
+
+static kc_status* kc__slice_read(const kc_program* p, const kc__instr* in, kc__move_plan* plan) {
+  const kc_shape* o = kc__op_operand(p, in, 0);
+  KC__TRY(kc__op_expect_array(in, o, "operand 0"));
+  int32_t rank = kc_shape_get_rank(o);
+  const int64_t *start, *limit, *stride;
+  KC__TRY(kc__ints_of_rank(in, "start_indices", rank, false, &start));
+  KC__TRY(kc__ints_of_rank(in, "limit_indices", rank, false, &limit));
+  KC__TRY(kc__ints_of_rank(in, "strides", rank, true, &stride));
+  int64_t in_stride[KC__MAX_RANK], dims[KC__MAX_RANK];
+  kc__strides(o, in_stride);
+  plan->box.src_offset = 0;
+  for (int32_t d = 0; d < rank; ++d) {
+    int64_t st = stride ? stride[d] : 1;
+    int64_t size = kc_shape_get_dims(o)[d];
+    if (start[d] < 0 || limit[d] < start[d] || limit[d] > size || st < 1) {
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "slice of dimension %d: expected 0 <= start <= limit <= %lld and a "
+                        "stride of at least 1, got [%lld:%lld:%lld]",
+                        d, (long long)size, (long long)start[d], (long long)limit[d],
+                        (long long)st);
+    }
+    dims[d] = (limit[d] - start[d] + st - 1) / st;
+    plan->box.src_stride[d] = in_stride[d] * st;
+    plan->box.src_offset += start[d] * in_stride[d];
+  }
+  KC__TRY(kc__expect_result(in, o, dims, rank));
+  plan->box.rank = rank;
+  memcpy(plan->box.dims, dims, (size_t)rank * sizeof *dims);
+  kc__strides(in->shape, plan->box.dst_stride);
+  return NULL;
+}
+
+static kc_status* kc__reverse_read(const kc_program* p, const kc__instr* in,
+                                   kc__move_plan* plan) {
+  const kc_shape* o = kc__op_operand(p, in, 0);
+  KC__TRY(kc__op_expect_array(in, o, "operand 0"));
+  int32_t rank = kc_shape_get_rank(o);
+  const int64_t* rev;
+  size_t n;
+  KC__TRY(kc__op_attr_ints(in, "dimensions", false, &rev, &n));
+  KC__TRY(kc__expect_result(in, o, kc_shape_get_dims(o), rank));
+  plan->box.rank = rank;
+  kc__strides(o, plan->box.src_stride);
+  kc__strides(o, plan->box.dst_stride);
+  memcpy(plan->box.dims, kc_shape_get_dims(o), (size_t)rank * sizeof(int64_t));
+  bool seen[KC__MAX_RANK] = {false};
+  for (size_t i = 0; i < n; ++i) {
+    if (rev[i] < 0 || rev[i] >= rank || seen[rev[i]]) {
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "attribute dimensions: entry %zu: expected a distinct dimension of 0 "
+                        "to %d, got %lld",
+                        i, rank - 1, (long long)rev[i]);
+    }
+    seen[rev[i]] = true;
+    int64_t d = rev[i];
+    plan->box.src_offset += (plan->box.dims[d] - 1) * plan->box.src_stride[d];
+    plan->box.src_stride[d] = -plan->box.src_stride[d];
+  }
+  return NULL;
+}
+
+static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__move_plan* plan) {
+  const kc_shape* o = kc__op_operand(p, in, 0);
+  const kc_shape* v = kc__op_operand(p, in, 1);
+  KC__TRY(kc__op_expect_array(in, o, "operand 0"));
+  if (kc_shape_is_tuple(v) || kc_shape_get_rank(v) != 0 ||
+      !kc_dtype_equal(kc_shape_get_dtype(v), kc_shape_get_dtype(o))) {
+    char g[256];
+    kc_shape_format(v, g, sizeof g);
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "operand 1 (the padding value): expected a scalar of the operand's "
+                      "type, got %s",
+                      g);
+  }
+  int32_t rank = kc_shape_get_rank(o);
+  const int64_t *low, *high, *interior;
+  KC__TRY(kc__ints_of_rank(in, "edge_padding_low", rank, false, &low));
+  KC__TRY(kc__ints_of_rank(in, "edge_padding_high", rank, false, &high));
+  KC__TRY(kc__ints_of_rank(in, "interior_padding", rank, true, &interior));
+  int64_t dims[KC__MAX_RANK], out_stride[KC__MAX_RANK], in_stride[KC__MAX_RANK];
+  kc__strides(o, in_stride);
+  for (int32_t d = 0; d < rank; ++d) {
+    int64_t size = kc_shape_get_dims(o)[d];
+    int64_t gap = interior ? interior[d] : 0;
+    if (gap < 0) {
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "interior padding of dimension %d: expected at least 0, got %lld", d,
+                        (long long)gap);
+    }
+    dims[d] = low[d] + high[d] + size + (size > 0 ? (size - 1) * gap : 0);
+    if (dims[d] < 0) {
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "padding of dimension %d: the result would have %lld elements", d,
+                        (long long)dims[d]);
+    }
+  }
+  KC__TRY(kc__expect_result(in, o, dims, rank));
+  kc__strides(in->shape, out_stride);
+  /* The operand's elements that land inside the result (negative padding
+   * crops): element i goes to low + i * (gap + 1). */
+  plan->box.rank = rank;
+  for (int32_t d = 0; d < rank; ++d) {
+    int64_t gap = interior ? interior[d] : 0, step = gap + 1;
+    int64_t size = kc_shape_get_dims(o)[d];
+    int64_t first = low[d] >= 0 ? 0 : (-low[d] + step - 1) / step;
+    int64_t last = size - 1; /* the last i with low + i * step < dims[d] */
+    if (low[d] + last * step >= dims[d]) last = (dims[d] - 1 - low[d]) / step;
+    if (dims[d] - 1 - low[d] < 0) last = -1;
+    plan->box.dims[d] = last >= first ? last - first + 1 : 0;
+    plan->box.src_stride[d] = in_stride[d];
+    plan->box.dst_stride[d] = out_stride[d] * step;
+    plan->box.src_offset += first * in_stride[d];
+    plan->box.dst_offset += (low[d] + first * step) * out_stride[d];
+  }
+  plan->out_bytes = kc_shape_get_byte_size(in->shape);
+  return NULL;
+}
+
+static kc_status* kc__concatenate_read(const kc_program* p, const kc__instr* in,
+                                       kc__move_plan* plan) {
+  const kc_shape* first = kc__op_operand(p, in, 0);
+  KC__TRY(kc__op_expect_array(in, first, "operand 0"));
+  int32_t rank = kc_shape_get_rank(first);
+  const int64_t* dimv;
+  size_t n;
+  KC__TRY(kc__op_attr_ints(in, "dimensions", false, &dimv, &n));
+  if (n != 1 || dimv[0] < 0 || dimv[0] >= rank) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "attribute dimensions: expected one dimension of 0 to %d", rank - 1);
+  }
+  int64_t axis = dimv[0];
+  int64_t dims[KC__MAX_RANK];
+  memcpy(dims, kc_shape_get_dims(first), (size_t)rank * sizeof *dims);
+  dims[axis] = 0;
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    const kc_shape* o = kc__op_operand(p, in, i);
+    bool ok = !kc_shape_is_tuple(o) && kc_shape_get_rank(o) == rank &&
+              kc_dtype_equal(kc_shape_get_dtype(o), kc_shape_get_dtype(first));
+    for (int32_t d = 0; ok && d < rank; ++d) {
+      ok = d == axis || kc_shape_get_dims(o)[d] == kc_shape_get_dims(first)[d];
+    }
+    if (!ok) {
+      char what[96];
+      snprintf(what, sizeof what, "operand %zu (dims other than %lld as operand 0's)", i,
+               (long long)axis);
+      int64_t want[KC__MAX_RANK];
+      memcpy(want, kc_shape_get_dims(first), (size_t)rank * sizeof *want);
+      if (!kc_shape_is_tuple(o) && kc_shape_get_rank(o) == rank) {
+        want[axis] = kc_shape_get_dims(o)[axis];
+      }
+      return kc__dims_error(in, what, want, rank, o);
+    }
+    dims[axis] += kc_shape_get_dims(o)[axis];
+  }
+  KC__TRY(kc__expect_result(in, first, dims, rank));
+  if (!plan) return NULL;
+  int64_t out_stride[KC__MAX_RANK];
+  kc__strides(in->shape, out_stride);
+  int64_t at = 0;
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    const kc_shape* o = kc__op_operand(p, in, i);
+    kc__box* b = &plan->boxes[i];
+    b->rank = rank;
+    memcpy(b->dims, kc_shape_get_dims(o), (size_t)rank * sizeof(int64_t));
+    kc__strides(o, b->src_stride);
+    memcpy(b->dst_stride, out_stride, (size_t)rank * sizeof(int64_t));
+    b->dst_offset = at * out_stride[axis];
+    at += kc_shape_get_dims(o)[axis];
+  }
+  plan->num_boxes = in->num_operands;
+  return NULL;
+}
+
+/* dynamic-slice(x, i0, i1, ...), dynamic_slice_sizes={...}, and
+ * dynamic-update-slice(x, update, i0, i1, ...): scalar integer starts. */
+static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
+                                   kc__move_plan* plan) {
+  bool update = in->op == KC_OP_DYNAMIC_UPDATE_SLICE;
+  const kc_shape* o = kc__op_operand(p, in, 0);
+  KC__TRY(kc__op_expect_array(in, o, "operand 0"));
+  int32_t rank = kc_shape_get_rank(o);
+  int32_t first_start = update ? 2 : 1;
+  if (in->num_operands != (size_t)(first_start + rank)) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "expected %d operands (%s and one start index per dimension), got %zu",
+                      first_start + rank, update ? "the operand, the update" : "the operand",
+                      in->num_operands);
+  }
+  int64_t sizes[KC__MAX_RANK];
+  const kc_shape* u = update ? kc__op_operand(p, in, 1) : NULL;
+  if (update) {
+    bool ok = !kc_shape_is_tuple(u) && kc_shape_get_rank(u) == rank &&
+              kc_dtype_equal(kc_shape_get_dtype(u), kc_shape_get_dtype(o));
+    if (!ok) {
+      char g[256];
+      kc_shape_format(u, g, sizeof g);
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "operand 1 (the update): expected an array of the operand's rank and "
+                        "type, got %s",
+                        g);
+    }
+    memcpy(sizes, kc_shape_get_dims(u), (size_t)rank * sizeof *sizes);
+    KC__TRY(kc__expect_result(in, o, kc_shape_get_dims(o), rank));
+  } else {
+    const int64_t* s;
+    KC__TRY(kc__ints_of_rank(in, "dynamic_slice_sizes", rank, false, &s));
+    memcpy(sizes, s, (size_t)rank * sizeof *sizes);
+    KC__TRY(kc__expect_result(in, o, sizes, rank));
+  }
+  DLDataType t0 = {0, 0, 0};
+  for (int32_t d = 0; d < rank; ++d) {
+    const kc_shape* s = kc__op_operand(p, in, (size_t)(first_start + d));
+    DLDataType t = kc_shape_get_dtype(s);
+    bool ok = !kc_shape_is_tuple(s) && kc_shape_get_rank(s) == 0 &&
+              (t.code == kDLInt || t.code == kDLUInt) && t.lanes == 1 &&
+              (d == 0 || kc_dtype_equal(t, t0));
+    if (!ok) {
+      char g[256];
+      kc_shape_format(s, g, sizeof g);
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "operand %d (start of dimension %d): expected an integer scalar of "
+                        "one type for all starts, got %s",
+                        first_start + d, d, g);
+    }
+    if (d == 0) t0 = t;
+    int64_t size = kc_shape_get_dims(o)[d];
+    if (sizes[d] < 0 || sizes[d] > size) {
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "dimension %d: expected a %s of 0 to %lld elements, got %lld", d,
+                        update ? "update" : "slice", (long long)size, (long long)sizes[d]);
+    }
+    plan->start_limit[d] = size - sizes[d];
+  }
+  plan->num_starts = rank;
+  plan->first_start = first_start;
+  plan->start_type = t0;
+  plan->box.rank = rank;
+  memcpy(plan->box.dims, sizes, (size_t)rank * sizeof *sizes);
+  kc__strides(o, plan->start_stride);
+  if (update) {
+    kc__strides(u, plan->box.src_stride);
+    memcpy(plan->box.dst_stride, plan->start_stride, (size_t)rank * sizeof(int64_t));
+  } else {
+    memcpy(plan->box.src_stride, plan->start_stride, (size_t)rank * sizeof(int64_t));
+    kc__strides(in->shape, plan->box.dst_stride);
+  }
+  plan->out_bytes = kc_shape_get_byte_size(in->shape);
+  return NULL;
+}
+
+static kc_status* kc__move_read(const kc_program* p, const kc__instr* in, kc__move_plan* plan) {
+  plan->esize = kc_dtype_get_size(kc_shape_get_dtype(in->shape));
+  switch (in->op) {
+    case KC_OP_TRANSPOSE: return kc__transpose_read(p, in, plan);
+    case KC_OP_SLICE: return kc__slice_read(p, in, plan);
+    case KC_OP_REVERSE: return kc__reverse_read(p, in, plan);
+    case KC_OP_PAD: return kc__pad_read(p, in, plan);
+    case KC_OP_CONCATENATE: return kc__concatenate_read(p, in, plan->boxes ? plan : NULL);
+    default: return kc__dynamic_read(p, in, plan);
+  }
+}
+
+static kc_status* kc__move_verify(const kc_program* p, const kc__instr* in) {
+  kc__move_plan plan;
+  memset(&plan, 0, sizeof plan);
+  return kc__move_read(p, in, &plan);
+}
+
+static kc_status* kc__move_prepare(const kc_program* p, const kc__instr* in,
+                                   const kc__prepare_ctx* ctx, const void** out) {
+  kc__move_plan* plan = kc__arena_alloc(ctx->arena, sizeof *plan);
+  if (plan && in->op == KC_OP_CONCATENATE) {
+    plan->boxes = kc__arena_alloc(ctx->arena, in->num_operands * sizeof *plan->boxes);
+  }
+  if (!plan || (in->op == KC_OP_CONCATENATE && !plan->boxes)) {
+    return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  KC__TRY(kc__move_read(p, in, plan));
+  *out = plan;
+  return NULL;
+}
+
+/* ---- kernels ------------------------------------------------------------------- */
+
+static int64_t kc__load_index(const void* p, DLDataType t) {
+  if (t.code == kDLInt) {
+    switch (t.bits) {
+      case 8: return *(const int8_t*)p;
+      case 16: return *(const int16_t*)p;
+      case 32: return *(const int32_t*)p;
+      default: return *(const int64_t*)p;
+    }
+  }
+  switch (t.bits) {
+    case 8: return *(const uint8_t*)p;
+    case 16: return *(const uint16_t*)p;
+    case 32: return *(const uint32_t*)p;
+    default: {
+      uint64_t v = *(const uint64_t*)p;
+      return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+    }
+  }
+}
+
+static kc_status* kc__move_kernel(const kc__kernel_ctx* ctx, void* out,
+                                  const void* const* ins) {
+  const kc__move_plan* plan = ctx->data;
+  switch (ctx->instr->op) {
+    case KC_OP_CONCATENATE:
+      for (size_t i = 0; i < plan->num_boxes; ++i) {
+        kc__box_copy(&plan->boxes[i], ins[i], out, plan->esize);
+      }
+      return NULL;
+    case KC_OP_PAD: {
+      char* r = out;
+      for (size_t at = 0; at < plan->out_bytes; at += plan->esize) {
+        memcpy(r + at, ins[1], plan->esize);
+      }
+      kc__box_copy(&plan->box, ins[0], out, plan->esize);
+      return NULL;
+    }
+    case KC_OP_DYNAMIC_SLICE:
+    case KC_OP_DYNAMIC_UPDATE_SLICE: {
+      /* Starts are clamped so that the box lies inside, as XLA does. */
+      kc__box box = plan->box;
+      int64_t offset = 0;
+      for (int32_t d = 0; d < plan->num_starts; ++d) {
+        int64_t s = kc__load_index(ins[plan->first_start + d], plan->start_type);
+        s = s < 0 ? 0 : s > plan->start_limit[d] ? plan->start_limit[d] : s;
+        offset += s * plan->start_stride[d];
+      }
+      if (ctx->instr->op == KC_OP_DYNAMIC_SLICE) {
+        box.src_offset = offset;
+        kc__box_copy(&box, ins[0], out, plan->esize);
+      } else {
+        if (out != ins[0]) memcpy(out, ins[0], plan->out_bytes);
+        box.dst_offset = offset;
+        kc__box_copy(&box, ins[1], out, plan->esize);
+      }
+      return NULL;
+    }
+    default:
+      kc__box_copy(&plan->box, ins[0], out, plan->esize);
+      return NULL;
+  }
+}
+
+static const char* const kc__transpose_attrs[] = {"dimensions", NULL};
+static const char* const kc__slice_attrs[] = {"start_indices", "limit_indices", "strides",
+                                              NULL};
+static const char* const kc__pad_attrs[] = {"edge_padding_low", "edge_padding_high",
+                                            "interior_padding", NULL};
+static const char* const kc__dynamic_slice_attrs[] = {"dynamic_slice_sizes", NULL};
+static const char* const kc__no_attrs[] = {NULL};
+
+#define KC__MOVE(op, name, min, max, attrs) \
+  {op, name, min, max, 0, attrs, NULL, kc__move_verify, kc__move_prepare, kc__move_kernel}
+
+const kc__op_def kc__ops_shape[] = {
+    KC__MOVE(KC_OP_TRANSPOSE, "transpose", 1, 1, kc__transpose_attrs),
+    KC__MOVE(KC_OP_SLICE, "slice", 1, 1, kc__slice_attrs),
+    KC__MOVE(KC_OP_REVERSE, "reverse", 1, 1, kc__transpose_attrs),
+    KC__MOVE(KC_OP_PAD, "pad", 2, 2, kc__pad_attrs),
+    KC__MOVE(KC_OP_CONCATENATE, "concatenate", 1, -1, kc__transpose_attrs),
+    KC__MOVE(KC_OP_DYNAMIC_SLICE, "dynamic-slice", 1, -1, kc__dynamic_slice_attrs),
+    KC__MOVE(KC_OP_DYNAMIC_UPDATE_SLICE, "dynamic-update-slice", 2, -1, kc__no_attrs),
+};
+const size_t kc__ops_shape_count = KC__ARRAY_SIZE(kc__ops_shape);
+#undef KC__MOVE
