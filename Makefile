@@ -114,6 +114,7 @@ bench: $(BENCH_VENV)/.stamp
 	$(call pip_install,$(BENCH_VENV),$(abspath $(BENCH_BUILD))/pip-build,-DCMAKE_BUILD_TYPE=Release)
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/run_bench.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_jax.py --out build/bench
+	$(BENCH_VENV)/bin/python bench/python/bench_dot.py --out build/bench
 
 # The XLA FFI fixtures in tests/fixtures/xla_ffi: handlers built with XLA's
 # FFI headers and the programs JAX makes with them, remade by

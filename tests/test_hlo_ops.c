@@ -597,3 +597,115 @@ KC_TEST(hlo_ops_moving_refusals) {
                 "expected a padding such as 0_1x2_3 (low_high or low_high_interior per "
                 "dimension), got '1x2'");
 }
+
+/* dot against a reference computed here, for f32 shapes that exercise the
+ * kernel's row and column tails and a batch, and for f64 and s32. */
+KC_TEST(hlo_ops_dot_matches_reference) {
+  static const struct {
+    int64_t b, m, k, n;
+  } sizes[] = {{1, 1, 1, 1}, {1, 7, 5, 17}, {2, 13, 9, 33}, {1, 64, 70, 48}};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+    int64_t B = sizes[s].b, M = sizes[s].m, K = sizes[s].k, N = sizes[s].n;
+    char text[1024];
+    /* lhs [B, K, M] contracted on 1 (so it is copied into order), rhs
+     * [B, K, N] in order. */
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY e {\n a = f32[%lld,%lld,%lld] parameter(0)\n"
+             " b = f32[%lld,%lld,%lld] parameter(1)\n"
+             " ROOT d = f32[%lld,%lld,%lld] dot(a, b), lhs_batch_dims={0}, "
+             "lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n",
+             (long long)B, (long long)K, (long long)M, (long long)B, (long long)K,
+             (long long)N, (long long)B, (long long)M, (long long)N);
+    kc_program* p = NULL;
+    KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+    kc_executable* exe = NULL;
+    KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+    float* a = malloc((size_t)(B * K * M) * sizeof *a);
+    float* b = malloc((size_t)(B * K * N) * sizeof *b);
+    KC_CHECK(a && b);
+    for (int64_t i = 0; i < B * K * M; ++i) a[i] = (float)((i * 7) % 11) - 5.0f;
+    for (int64_t i = 0; i < B * K * N; ++i) b[i] = (float)((i * 3) % 13) * 0.5f;
+    int64_t da[3] = {B, K, M}, db[3] = {B, K, N};
+    DLTensor ta, tb;
+    memset(&ta, 0, sizeof ta);
+    memset(&tb, 0, sizeof tb);
+    ta.data = a;
+    tb.data = b;
+    ta.device.device_type = tb.device.device_type = kDLCPU;
+    ta.ndim = tb.ndim = 3;
+    ta.dtype = tb.dtype = (DLDataType){kDLFloat, 32, 1};
+    ta.shape = da;
+    tb.shape = db;
+    const DLTensor* ins[2] = {&ta, &tb};
+    kc_tensor* out = NULL;
+    KC_CHECK_OK(kc_executable_execute(exe, ins, 2, NULL, &out));
+    const float* c = kt_data(out);
+    /* Small integers and halves: every sum is exact in f32. */
+    for (int64_t bi = 0; bi < B; ++bi) {
+      for (int64_t i = 0; i < M; ++i) {
+        for (int64_t j = 0; j < N; ++j) {
+          float want = 0;
+          for (int64_t q = 0; q < K; ++q) {
+            want += a[(bi * K + q) * M + i] * b[(bi * K + q) * N + j];
+          }
+          if (c[(bi * M + i) * N + j] != want) {
+            fprintf(stderr, "size %zu: element [%lld,%lld,%lld]: expected %g, got %g\n", s,
+                    (long long)bi, (long long)i, (long long)j, (double)want,
+                    (double)c[(bi * M + i) * N + j]);
+            KC_CHECK(false);
+          }
+        }
+      }
+    }
+    kc_object_release(KC_OBJECT(out));
+    free(a);
+    free(b);
+    kc_executable_destroy(exe);
+    kc_program_destroy(p);
+  }
+  kc_tensor* outs[2];
+  kt_run_text("HloModule m\nENTRY e {\n"
+              " a = s32[2,2] constant({{1, -2}, {3, 4}})\n b = s32[2] constant({5, 6})\n"
+              " x = f64[2,2] constant({{0.5, 1}, {2, 4}})\n"
+              " i = s32[2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+              " f = f64[2,2] dot(x, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+              " ROOT t = (s32[2], f64[2,2]) tuple(i, f)\n}\n",
+              outs, 2);
+  const int32_t* iv = kt_data(outs[0]);
+  const double* fv = kt_data(outs[1]);
+  KC_CHECK(iv[0] == -7 && iv[1] == 39);
+  KC_CHECK(fv[0] == 4.25 && fv[1] == 8.5 && fv[2] == 8.5 && fv[3] == 17.0); /* x^T x */
+  kt_release(outs, 2);
+}
+
+KC_TEST(hlo_ops_dot_refusals) {
+  static const struct {
+    const char* body;
+    kc_status_code code;
+    const char* message;
+  } cases[] = {
+      {" ROOT d = f32[3,2] dot(a, a), lhs_contracting_dims={0}, rhs_contracting_dims={1}\n",
+       KC_INVALID_ARGUMENT,
+       "contracting dimension 0: lhs dimension 0 has 2 elements, rhs dimension 1 has 3"},
+      {" ROOT d = f32[2,2] dot(a, a), lhs_contracting_dims={1}\n", KC_INVALID_ARGUMENT,
+       "expected as many contracting dimensions on both sides, got 1 and 0"},
+      {" ROOT d = f32[2,2] dot(a, a), lhs_contracting_dims={1,1}, "
+       "rhs_contracting_dims={0,1}\n",
+       KC_INVALID_ARGUMENT,
+       "attribute lhs_contracting_dims: entry 1: expected a dimension of 0 to 1 not named "
+       "before, got 1"},
+      {" b = f32[3,4] parameter(1)\n ROOT d = f32[4,2] dot(a, b), lhs_contracting_dims={1}, "
+       "rhs_contracting_dims={0}\n",
+       KC_INVALID_ARGUMENT,
+       "expected a result of f32[2,4] (batch, lhs free, rhs free dimensions), got f32[4,2]"},
+      {" b = f16[3,4] parameter(1)\n ROOT d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, "
+       "rhs_contracting_dims={0}\n",
+       KC_UNIMPLEMENTED, "dot of f32 and f16 giving f32"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char text[512];
+    snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = f32[2,3] parameter(0)\n%s}\n",
+             cases[i].body);
+    KT_COMPILE_FAILS(text, cases[i].code, cases[i].message);
+  }
+}

@@ -19,6 +19,7 @@ static const kc__op_family kc__families[] = {
     {kc__ops_reduce, &kc__ops_reduce_count},
     {kc__ops_math, &kc__ops_math_count},
     {kc__ops_shape, &kc__ops_shape_count},
+    {kc__ops_dot, &kc__ops_dot_count},
 };
 
 const kc__op_def* kc__op_def_find(int32_t op) {
@@ -120,3 +121,58 @@ kc_status* kc__op_expect_array(const kc__instr* in, const kc_shape* s, const cha
   if (!kc_shape_is_tuple(s)) return NULL;
   return kc__op_bad(in, KC_INVALID_ARGUMENT, "%s: expected an array, got a tuple", what);
 }
+
+/* A box of `dims` elements: element (i0, i1, ...) goes from
+ * src + sum(i_d * src_stride[d]) to dst + sum(i_d * dst_stride[d]), in
+ * elements of `esize` bytes. Strides may be negative. */
+void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize) {
+  for (int32_t d = 0; d < b->rank; ++d) {
+    if (b->dims[d] <= 0) return;
+  }
+  src += b->src_offset * (int64_t)esize;
+  dst += b->dst_offset * (int64_t)esize;
+  if (b->rank == 0) {
+    memcpy(dst, src, esize);
+    return;
+  }
+  int32_t last = b->rank - 1;
+  /* The innermost run is one memcpy when both sides are contiguous. */
+  bool contiguous = b->src_stride[last] == 1 && b->dst_stride[last] == 1;
+  int64_t run = b->dims[last];
+  int64_t idx[KC_TENSOR_MAX_NDIM] = {0};
+  const char* s = src;
+  char* t = dst;
+  for (;;) {
+    if (contiguous) {
+      memcpy(t, s, (size_t)run * esize);
+    } else {
+      const char* si = s;
+      char* ti = t;
+      for (int64_t i = 0; i < run; ++i) {
+        memcpy(ti, si, esize);
+        si += b->src_stride[last] * (int64_t)esize;
+        ti += b->dst_stride[last] * (int64_t)esize;
+      }
+    }
+    int32_t d = last - 1;
+    for (; d >= 0; --d) {
+      s += b->src_stride[d] * (int64_t)esize;
+      t += b->dst_stride[d] * (int64_t)esize;
+      if (++idx[d] < b->dims[d]) break;
+      s -= b->src_stride[d] * b->dims[d] * (int64_t)esize;
+      t -= b->dst_stride[d] * b->dims[d] * (int64_t)esize;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/* Row-major strides of `s`, in elements. */
+void kc__op_strides(const kc_shape* s, int64_t* out) {
+  int64_t stride = 1;
+  for (int32_t d = kc_shape_get_rank(s) - 1; d >= 0; --d) {
+    out[d] = stride;
+    stride *= kc_shape_get_dims(s)[d];
+  }
+}
+

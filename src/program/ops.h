@@ -102,6 +102,22 @@ const char* kc__op_dtype_text(DLDataType t, char* buf, size_t cap);
 /* An array operand or result: INVALID_ARGUMENT for a tuple. */
 kc_status* kc__op_expect_array(const kc__instr* in, const kc_shape* s, const char* what);
 
+/* ---- moving elements ------------------------------------------------------- */
+
+typedef struct kc__box {
+  int32_t rank;
+  int64_t dims[KC_TENSOR_MAX_NDIM];
+  int64_t src_stride[KC_TENSOR_MAX_NDIM];
+  int64_t dst_stride[KC_TENSOR_MAX_NDIM];
+  int64_t src_offset, dst_offset; /* in elements */
+} kc__box;
+
+/* Copies the box; elements of `esize` bytes. */
+void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize);
+
+/* Row-major strides of array shape `s`, in elements, into out[0..rank). */
+void kc__op_strides(const kc_shape* s, int64_t* out);
+
 /* ---- the families ----------------------------------------------------------- */
 
 /* Each file of kernels lists its definitions. */
@@ -115,5 +131,7 @@ extern const kc__op_def kc__ops_math[];     /* ops_math.c: tanh, sqrt, power, an
 extern const size_t kc__ops_math_count;
 extern const kc__op_def kc__ops_shape[];    /* ops_shape.c: transpose, slice, pad, ... */
 extern const size_t kc__ops_shape_count;
+extern const kc__op_def kc__ops_dot[];      /* ops_dot.c: dot */
+extern const size_t kc__ops_dot_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

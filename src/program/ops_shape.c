@@ -9,70 +9,6 @@
 
 #define KC__MAX_RANK KC_TENSOR_MAX_NDIM
 
-/* ---- the strided copy --------------------------------------------------------- */
-
-/* A box of `dims` elements: element (i0, i1, ...) goes from
- * src + sum(i_d * src_stride[d]) to dst + sum(i_d * dst_stride[d]), in
- * elements of `esize` bytes. Strides may be negative. */
-typedef struct kc__box {
-  int32_t rank;
-  int64_t dims[KC__MAX_RANK];
-  int64_t src_stride[KC__MAX_RANK];
-  int64_t dst_stride[KC__MAX_RANK];
-  int64_t src_offset, dst_offset; /* in elements */
-} kc__box;
-
-static void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize) {
-  for (int32_t d = 0; d < b->rank; ++d) {
-    if (b->dims[d] <= 0) return;
-  }
-  src += b->src_offset * (int64_t)esize;
-  dst += b->dst_offset * (int64_t)esize;
-  if (b->rank == 0) {
-    memcpy(dst, src, esize);
-    return;
-  }
-  int32_t last = b->rank - 1;
-  /* The innermost run is one memcpy when both sides are contiguous. */
-  bool contiguous = b->src_stride[last] == 1 && b->dst_stride[last] == 1;
-  int64_t run = b->dims[last];
-  int64_t idx[KC__MAX_RANK] = {0};
-  const char* s = src;
-  char* t = dst;
-  for (;;) {
-    if (contiguous) {
-      memcpy(t, s, (size_t)run * esize);
-    } else {
-      const char* si = s;
-      char* ti = t;
-      for (int64_t i = 0; i < run; ++i) {
-        memcpy(ti, si, esize);
-        si += b->src_stride[last] * (int64_t)esize;
-        ti += b->dst_stride[last] * (int64_t)esize;
-      }
-    }
-    int32_t d = last - 1;
-    for (; d >= 0; --d) {
-      s += b->src_stride[d] * (int64_t)esize;
-      t += b->dst_stride[d] * (int64_t)esize;
-      if (++idx[d] < b->dims[d]) break;
-      s -= b->src_stride[d] * b->dims[d] * (int64_t)esize;
-      t -= b->dst_stride[d] * b->dims[d] * (int64_t)esize;
-      idx[d] = 0;
-    }
-    if (d < 0) return;
-  }
-}
-
-/* Row-major strides of `s`, in elements. */
-static void kc__strides(const kc_shape* s, int64_t* out) {
-  int64_t stride = 1;
-  for (int32_t d = kc_shape_get_rank(s) - 1; d >= 0; --d) {
-    out[d] = stride;
-    stride *= kc_shape_get_dims(s)[d];
-  }
-}
-
 /* ---- plans -------------------------------------------------------------------- */
 
 typedef struct kc__move_plan {
@@ -142,7 +78,7 @@ static kc_status* kc__transpose_read(const kc_program* p, const kc__instr* in,
   KC__TRY(kc__ints_of_rank(in, "dimensions", rank, false, &perm));
   bool seen[KC__MAX_RANK] = {false};
   int64_t in_stride[KC__MAX_RANK], dims[KC__MAX_RANK];
-  kc__strides(o, in_stride);
+  kc__op_strides(o, in_stride);
   for (int32_t k = 0; k < rank; ++k) {
     if (perm[k] < 0 || perm[k] >= rank || seen[perm[k]]) {
       return kc__op_bad(in, KC_INVALID_ARGUMENT,
@@ -157,7 +93,7 @@ static kc_status* kc__transpose_read(const kc_program* p, const kc__instr* in,
   KC__TRY(kc__expect_result(in, o, dims, rank));
   plan->box.rank = rank;
   memcpy(plan->box.dims, dims, (size_t)rank * sizeof *dims);
-  kc__strides(in->shape, plan->box.dst_stride);
+  kc__op_strides(in->shape, plan->box.dst_stride);
   return NULL;
 }
 
@@ -170,7 +106,7 @@ static kc_status* kc__slice_read(const kc_program* p, const kc__instr* in, kc__m
   KC__TRY(kc__ints_of_rank(in, "limit_indices", rank, false, &limit));
   KC__TRY(kc__ints_of_rank(in, "strides", rank, true, &stride));
   int64_t in_stride[KC__MAX_RANK], dims[KC__MAX_RANK];
-  kc__strides(o, in_stride);
+  kc__op_strides(o, in_stride);
   plan->box.src_offset = 0;
   for (int32_t d = 0; d < rank; ++d) {
     int64_t st = stride ? stride[d] : 1;
@@ -189,7 +125,7 @@ static kc_status* kc__slice_read(const kc_program* p, const kc__instr* in, kc__m
   KC__TRY(kc__expect_result(in, o, dims, rank));
   plan->box.rank = rank;
   memcpy(plan->box.dims, dims, (size_t)rank * sizeof *dims);
-  kc__strides(in->shape, plan->box.dst_stride);
+  kc__op_strides(in->shape, plan->box.dst_stride);
   return NULL;
 }
 
@@ -203,8 +139,8 @@ static kc_status* kc__reverse_read(const kc_program* p, const kc__instr* in,
   KC__TRY(kc__op_attr_ints(in, "dimensions", false, &rev, &n));
   KC__TRY(kc__expect_result(in, o, kc_shape_get_dims(o), rank));
   plan->box.rank = rank;
-  kc__strides(o, plan->box.src_stride);
-  kc__strides(o, plan->box.dst_stride);
+  kc__op_strides(o, plan->box.src_stride);
+  kc__op_strides(o, plan->box.dst_stride);
   memcpy(plan->box.dims, kc_shape_get_dims(o), (size_t)rank * sizeof(int64_t));
   bool seen[KC__MAX_RANK] = {false};
   for (size_t i = 0; i < n; ++i) {
@@ -241,7 +177,7 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
   KC__TRY(kc__ints_of_rank(in, "edge_padding_high", rank, false, &high));
   KC__TRY(kc__ints_of_rank(in, "interior_padding", rank, true, &interior));
   int64_t dims[KC__MAX_RANK], out_stride[KC__MAX_RANK], in_stride[KC__MAX_RANK];
-  kc__strides(o, in_stride);
+  kc__op_strides(o, in_stride);
   for (int32_t d = 0; d < rank; ++d) {
     int64_t size = kc_shape_get_dims(o)[d];
     int64_t gap = interior ? interior[d] : 0;
@@ -258,7 +194,7 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
     }
   }
   KC__TRY(kc__expect_result(in, o, dims, rank));
-  kc__strides(in->shape, out_stride);
+  kc__op_strides(in->shape, out_stride);
   /* The operand's elements that land inside the result (negative padding
    * crops): element i goes to low + i * (gap + 1). */
   plan->box.rank = rank;
@@ -318,14 +254,14 @@ static kc_status* kc__concatenate_read(const kc_program* p, const kc__instr* in,
   KC__TRY(kc__expect_result(in, first, dims, rank));
   if (!plan) return NULL;
   int64_t out_stride[KC__MAX_RANK];
-  kc__strides(in->shape, out_stride);
+  kc__op_strides(in->shape, out_stride);
   int64_t at = 0;
   for (size_t i = 0; i < in->num_operands; ++i) {
     const kc_shape* o = kc__op_operand(p, in, i);
     kc__box* b = &plan->boxes[i];
     b->rank = rank;
     memcpy(b->dims, kc_shape_get_dims(o), (size_t)rank * sizeof(int64_t));
-    kc__strides(o, b->src_stride);
+    kc__op_strides(o, b->src_stride);
     memcpy(b->dst_stride, out_stride, (size_t)rank * sizeof(int64_t));
     b->dst_offset = at * out_stride[axis];
     at += kc_shape_get_dims(o)[axis];
@@ -399,13 +335,13 @@ static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
   plan->start_type = t0;
   plan->box.rank = rank;
   memcpy(plan->box.dims, sizes, (size_t)rank * sizeof *sizes);
-  kc__strides(o, plan->start_stride);
+  kc__op_strides(o, plan->start_stride);
   if (update) {
-    kc__strides(u, plan->box.src_stride);
+    kc__op_strides(u, plan->box.src_stride);
     memcpy(plan->box.dst_stride, plan->start_stride, (size_t)rank * sizeof(int64_t));
   } else {
     memcpy(plan->box.src_stride, plan->start_stride, (size_t)rank * sizeof(int64_t));
-    kc__strides(in->shape, plan->box.dst_stride);
+    kc__op_strides(in->shape, plan->box.dst_stride);
   }
   plan->out_bytes = kc_shape_get_byte_size(in->shape);
   return NULL;
