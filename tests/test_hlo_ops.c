@@ -709,3 +709,52 @@ KC_TEST(hlo_ops_dot_refusals) {
     KT_COMPILE_FAILS(text, cases[i].code, cases[i].message);
   }
 }
+
+/* Layouts: kcall computes on logical values; bytes are reinterpreted by a
+ * bitcast and seen by custom calls, which get them in the layouts written. */
+static float kt_seen[6];
+
+static void kt_capture(void* out, const void** ins) {
+  memcpy(kt_seen, ins[0], sizeof kt_seen);
+  memcpy(out, ins[0], sizeof kt_seen);
+}
+
+KC_TEST(hlo_ops_layouts_bitcast_and_custom_calls) {
+  KC_CHECK_OK(kc_xcall_register(KC_SV_LIT("kt_capture"), KC_PLATFORM_HOST,
+                                KC_XCALL_API_ORIGINAL, (void (*)(void))kt_capture, 0));
+  kc_tensor* outs[3];
+  kt_run_text("HloModule m\nENTRY e {\n"
+              "  x = f32[2,3]{1,0} constant({{1, 2, 3}, {4, 5, 6}})\n"
+              /* the same bytes read column-major: x transposed */
+              "  b = f32[3,2]{0,1} bitcast(x)\n"
+              /* handed over column-major: the bytes 1..6 again */
+              "  c = f32[2,3]{1,0} custom-call(b), custom_call_target=\"kt_capture\", "
+              "operand_layout_constraints={f32[3,2]{0,1}}\n"
+              /* a result written column-major */
+              "  d = f32[2,3]{0,1} custom-call(x), custom_call_target=\"kt_capture\"\n"
+              "  ROOT t = (f32[3,2], f32[2,3], f32[2,3]) tuple(b, c, d)\n}\n",
+              outs, 3);
+  static const float want_b[6] = {1, 4, 2, 5, 3, 6};
+  static const float want_c[6] = {1, 2, 3, 4, 5, 6};
+  static const float want_d[6] = {1, 3, 5, 2, 4, 6};
+  const float* b = kt_data(outs[0]);
+  const float* c = kt_data(outs[1]);
+  const float* d = kt_data(outs[2]);
+  for (int i = 0; i < 6; ++i) {
+    KC_CHECK(b[i] == want_b[i]);
+    KC_CHECK(c[i] == want_c[i]);
+    KC_CHECK(d[i] == want_d[i]);
+  }
+  kt_release(outs, 3);
+  /* Layouts kcall cannot honour are refused, never ignored. */
+  kc_program* p = NULL;
+  KC_CHECK_CODE(kc_program_parse(KC_SV_LIT("HloModule m\nENTRY e {\n"
+                                           " x = f32[2,3] parameter(0)\n"
+                                           " t = (f32[2,3], f32[2,3]) tuple(x, x)\n"
+                                           " ROOT c = (f32[2,3]{0,1}, f32[2,3]) custom-call(t), "
+                                           "custom_call_target=\"kt_capture\"\n}\n"),
+                                &p),
+                KC_INVALID_ARGUMENT,
+                "custom-call 'c': a tuple result with non-default layouts is not supported");
+  KC_CHECK(p == NULL);
+}

@@ -119,9 +119,11 @@ KC_TEST(parse_shape_errors) {
     const char* message;
   } cases[] = {
       {"f32[2,3]{0,1}",
-       "column 9: expected the row-major layout {1,0} (non-default layouts are "
-       "not supported), got '{0,1}'"},
-      {"f32[2]{0:T(8)}", "column 9: expected the row-major layout {0}"},
+       "column 9: expected a layout: a permutation of 0 to 1, minor to major (only the "
+       "row-major one is accepted here), got '{0,1}'"},
+      {"f32[2]{0:T(8)}",
+       "column 7: expected a layout: a permutation of 0 to 0, minor to major (tiling and "
+       "memory spaces are not supported), got '{0:'"},
       {"f32[2,3]{1}", "got '{1}'"},
       {"f32[<=4]",
        "column 5: expected a dimension size, got '<': dynamic dimensions are "
@@ -1132,10 +1134,12 @@ KC_TEST(parse_module_errors) {
       {"HloModule m\nENTRY main {\n x = f32[4] parameter(0)\n y = f32[4] negate(x x)\n}\n",
        "line 4, column 22: expected ',' or ')', got 'x'"},
       {"HloModule m\nENTRY main {\n x = f32[4]{0,1} parameter(0)\n}\n",
-       "line 3, column 12: expected the row-major layout {0} (non-default layouts are not "
-       "supported), got '{0,1}'"},
-      {"HloModule m\nENTRY main {\n x = f32[2,3]{0,1} parameter(0)\n}\n",
-       "non-default layouts are not supported"},
+       "line 3, column 12: expected a layout: a permutation of 0 to 0, minor to major (each "
+       "dimension once), got '{0,1'"},
+      {"HloModule m\nENTRY main {\n x = f32[2,3]{0,0} parameter(0)\n}\n",
+       "line 3, column 14: expected a layout: a permutation of 0 to 1"},
+      {"HloModule m\nENTRY main {\n x = f32[2,3]{1,0:T(8,128)} parameter(0)\n}\n",
+       "tiling and memory spaces are not supported"},
       {"HloModule m\nENTRY main {\n x = f32[<=4] parameter(0)\n}\n",
        "line 3, column 10: expected a dimension size, got '<': dynamic dimensions are not "
        "supported"},

@@ -317,8 +317,10 @@ KC_API kc_status* kc_program_builder_finish(kc_program_builder* b,
  * instructions above (an instruction that is not supported is an error
  * naming it). The computations a `fusion` or `call` names are inlined
  * where they are called, their instructions named "CALLER/NAME"; a
- * `copy` is its operand and a `bitcast` a reshape (every layout kcall
- * accepts is row-major). The debug tables of optimized modules
+ * `copy` is its operand. Values are logical and held row-major; layouts
+ * are honoured where bytes are reinterpreted (a `bitcast`, the buffers of
+ * a custom call, with its operand_layout_constraints), by transposes the
+ * parser adds; tiled layouts are refused. The debug tables of optimized modules
  * (FileNames, FunctionNames, FileLocations, StackFrames) are skipped, as
  * are unknown instruction attributes (metadata, sharding,
  * frontend_attributes, layouts).

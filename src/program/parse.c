@@ -21,51 +21,77 @@
 #define KC__ELEMENT_TYPES_TEXT \
   "an element type (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128)"
 
-static kc_status* kc__parse_shape(kc__lexer* lx, int depth, kc_shape** out);
+typedef struct kc__layouts kc__layouts;
+static kc_status* kc__parse_shape(kc__lexer* lx, int depth, kc__layouts* layouts,
+                                  kc_shape** out);
 
-/* "expected the row-major layout {2,1,0} (...), got X" at `at`. */
-static kc_status* kc__layout_error(const kc__lexer* lx, const kc__token* at,
-                                   int32_t rank) {
-  char what[256];
-  size_t len = (size_t)snprintf(what, sizeof what, "the row-major layout {");
-  for (int32_t i = rank - 1; i >= 0 && len < sizeof what; --i) {
-    len += (size_t)snprintf(what + len, sizeof what - len, i == rank - 1 ? "%d" : ",%d", i);
-  }
-  if (len < sizeof what) {
-    snprintf(what + len, sizeof what - len, "} (non-default layouts are not supported)");
-  }
-  return kc__lex_expected(lx, at, what);
+/* The layouts of a shape's array leaves as written. kcall computes on
+ * logical values, so a layout matters only where bytes are reinterpreted:
+ * a bitcast, and the buffers a custom call sees. */
+typedef struct kc__layouts {
+  size_t leaves;     /* array leaves seen, in pre-order */
+  size_t nondefault; /* of them, with a layout other than row-major */
+  /* minor_to_major of the first leaf (the array, for an array shape) */
+  int8_t first[KC_TENSOR_MAX_NDIM];
+  bool first_nondefault;
+} kc__layouts;
+
+/* "expected ..., got X" for the layout that starts at `open`. */
+static kc_status* kc__layout_error(const kc__lexer* lx, const kc__token* open,
+                                   const kc__token* at, int32_t rank, const char* why) {
+  kc__token got = *open;
+  got.kind = KC__TOK_IDENT;
+  got.text.size = (size_t)(at->text.data + at->text.size - open->text.data);
+  char what[160];
+  snprintf(what, sizeof what, "a layout: a permutation of 0 to %d, minor to major (%s)",
+           rank - 1, why);
+  return kc__lex_expected(lx, &got, what);
 }
 
-/* A layout "{...}" after an array's dims; only the row-major one. */
-static kc_status* kc__parse_layout(kc__lexer* lx, int32_t rank) {
+/* A layout "{1,0}" after an array's dims: any permutation, recorded in
+ * `layouts` (NULL: only the row-major one is accepted). Tiling and memory
+ * spaces ("{1,0:T(8,128)}") are refused. */
+static kc_status* kc__parse_layout(kc__lexer* lx, int32_t rank, kc__layouts* layouts) {
   kc__token open = lx->tok;
   kc__lex_next(lx);
+  int8_t m2m[KC_TENSOR_MAX_NDIM];
+  bool seen[KC_TENSOR_MAX_NDIM] = {false};
   bool row_major = true;
   int32_t count = 0;
-  /* Items separated by commas, none after the last: this and every list
-   * below. */
   for (bool more = !kc__tok_is_punct(&lx->tok, '}'); more;) {
     bool negative;
     uint64_t v;
     const kc__token* t = &lx->tok;
-    if (t->kind != KC__TOK_NUMBER || !kc__number_to_int(t->text, &negative, &v)) {
-      return kc__layout_error(lx, t, rank);
+    if (t->kind != KC__TOK_NUMBER || !kc__number_to_int(t->text, &negative, &v) ||
+        negative || count >= rank || v >= (uint64_t)rank || seen[v]) {
+      return kc__layout_error(lx, &open, t, rank, "each dimension once");
     }
-    if (count >= rank || negative || v != (uint64_t)(rank - 1 - count)) {
-      row_major = false;
-    }
+    seen[v] = true;
+    m2m[count] = (int8_t)v;
+    row_major = row_major && v == (uint64_t)(rank - 1 - count);
     count++;
     kc__lex_next(lx);
     if (!kc__tok_is_punct(&lx->tok, ',')) break;
     kc__lex_next(lx);
   }
-  if (!kc__tok_is_punct(&lx->tok, '}')) return kc__layout_error(lx, &lx->tok, rank);
-  if (!row_major || count != rank) {
-    kc__token got = open;
-    got.kind = KC__TOK_IDENT;
-    got.text.size = (size_t)(lx->tok.text.data + 1 - open.text.data);
-    return kc__layout_error(lx, &got, rank);
+  if (kc__tok_is_punct(&lx->tok, ':')) {
+    return kc__layout_error(lx, &open, &lx->tok, rank,
+                            "tiling and memory spaces are not supported");
+  }
+  if (!kc__tok_is_punct(&lx->tok, '}') || (count != rank && count != 0)) {
+    return kc__layout_error(lx, &open, &lx->tok, rank, "each dimension once");
+  }
+  if (count == 0) row_major = true; /* "{}" on a rank-0 or unlaid-out array */
+  if (!row_major && !layouts) {
+    return kc__layout_error(lx, &open, &lx->tok, rank,
+                            "only the row-major one is accepted here");
+  }
+  if (layouts) {
+    if (layouts->leaves == 0) {
+      layouts->first_nondefault = !row_major;
+      memcpy(layouts->first, m2m, (size_t)count);
+    }
+    if (!row_major) layouts->nondefault++;
   }
   kc__lex_next(lx);
   return NULL;
@@ -81,7 +107,8 @@ typedef struct kc__array_text {
   int64_t dims[KC_TENSOR_MAX_NDIM];
 } kc__array_text;
 
-static kc_status* kc__parse_array_text(kc__lexer* lx, kc__array_text* out) {
+static kc_status* kc__parse_array_text(kc__lexer* lx, kc__layouts* layouts,
+                                       kc__array_text* out) {
   out->start = lx->tok;
   if (out->start.kind != KC__TOK_IDENT ||
       !kc__hlo_dtype_parse(out->start.text, &out->dtype)) {
@@ -104,7 +131,8 @@ static kc_status* kc__parse_array_text(kc__lexer* lx, kc__array_text* out) {
     out->rank++;
     KC__TRY(kc__lex_list_next(lx, ']', &more));
   }
-  if (kc__tok_is_punct(&lx->tok, '{')) KC__TRY(kc__parse_layout(lx, out->rank));
+  if (kc__tok_is_punct(&lx->tok, '{')) KC__TRY(kc__parse_layout(lx, out->rank, layouts));
+  if (layouts) layouts->leaves++;
   return NULL;
 }
 
@@ -124,9 +152,9 @@ static bool kc__array_text_equal(const kc__array_text* a, const kc_shape* s) {
           memcmp(a->dims, kc_shape_get_dims(s), (size_t)a->rank * sizeof(int64_t)) == 0);
 }
 
-static kc_status* kc__parse_array_shape(kc__lexer* lx, kc_shape** out) {
+static kc_status* kc__parse_array_shape(kc__lexer* lx, kc__layouts* layouts, kc_shape** out) {
   kc__array_text a;
-  KC__TRY(kc__parse_array_text(lx, &a));
+  KC__TRY(kc__parse_array_text(lx, layouts, &a));
   return kc__array_text_create(lx, &a, out);
 }
 
@@ -136,7 +164,7 @@ static void kc__destroy_shapes(kc__buf* elems) {
   kc__buf_free(elems);
 }
 
-static kc_status* kc__parse_tuple_shape(kc__lexer* lx, int depth,
+static kc_status* kc__parse_tuple_shape(kc__lexer* lx, int depth, kc__layouts* layouts,
                                         kc_shape** out) {
   kc__token open = lx->tok;
   kc__lex_next(lx);
@@ -144,7 +172,7 @@ static kc_status* kc__parse_tuple_shape(kc__lexer* lx, int depth,
   kc_status* st = NULL;
   for (bool more = kc__lex_list_begin(lx, ')'); more;) {
     kc_shape* e = NULL;
-    st = kc__parse_shape(lx, depth + 1, &e);
+    st = kc__parse_shape(lx, depth + 1, layouts, &e);
     if (st) break;
     if (!kc__buf_append(&elems, &e, sizeof e)) {
       kc_shape_destroy(e);
@@ -163,14 +191,15 @@ static kc_status* kc__parse_tuple_shape(kc__lexer* lx, int depth,
   return st;
 }
 
-static kc_status* kc__parse_shape(kc__lexer* lx, int depth, kc_shape** out) {
+static kc_status* kc__parse_shape(kc__lexer* lx, int depth, kc__layouts* layouts,
+                                  kc_shape** out) {
   *out = NULL;
-  if (!kc__tok_is_punct(&lx->tok, '(')) return kc__parse_array_shape(lx, out);
+  if (!kc__tok_is_punct(&lx->tok, '(')) return kc__parse_array_shape(lx, layouts, out);
   if (depth >= KC__PARSE_MAX_DEPTH) {
     return kc__lex_fail(lx, &lx->tok, "tuples nested deeper than %d",
                         KC__PARSE_MAX_DEPTH);
   }
-  return kc__parse_tuple_shape(lx, depth, out);
+  return kc__parse_tuple_shape(lx, depth, layouts, out);
 }
 
 kc_status* kc_shape_parse(kc_string_view text, kc_shape** out_shape) {
@@ -183,7 +212,7 @@ kc_status* kc_shape_parse(kc_string_view text, kc_shape** out_shape) {
   kc__lexer_init(&lx, text, 1, 1);
   lx.column_only = true;
   kc_shape* shape = NULL;
-  kc_status* st = kc__parse_shape(&lx, 0, &shape);
+  kc_status* st = kc__parse_shape(&lx, 0, NULL, &shape);
   if (!st && lx.tok.kind != KC__TOK_END) {
     st = kc__lex_expected(&lx, &lx.tok, "the end of the shape");
   }
@@ -212,7 +241,8 @@ typedef enum kc__hlo_kind {
   KC__HLO_UNARY,
   KC__HLO_CALL, /* fusion and call: the called computation, inlined */
   KC__HLO_COPY, /* its operand's value: layouts are all row-major */
-  KC__HLO_TABLE /* an instruction of the op table (program/ops.h) */
+  KC__HLO_TABLE, /* an instruction of the op table (program/ops.h) */
+  KC__HLO_BITCAST /* a reshape, through the physical order where layouts differ */
 } kc__hlo_kind;
 
 typedef struct kc__hlo_opcode {
@@ -245,7 +275,7 @@ static const kc__hlo_opcode kc__hlo_opcodes[] = {
     KC__OPCODE("fusion", KC__HLO_CALL, 0),
     KC__OPCODE("call", KC__HLO_CALL, 0),
     KC__OPCODE("copy", KC__HLO_COPY, 0),
-    KC__OPCODE("bitcast", KC__HLO_UNARY, KC_OP_RESHAPE),
+    KC__OPCODE("bitcast", KC__HLO_BITCAST, KC_OP_RESHAPE),
 };
 #undef KC__OPCODE
 
@@ -273,6 +303,10 @@ typedef struct kc__hlo_value {
   kc_shape* shape; /* owned: the shape the text gives it */
   int32_t id;
   int32_t line;
+  /* Its layout as written: minor_to_major for an array; for a tuple only
+   * whether a leaf has a non-default one. */
+  int8_t m2m[KC_TENSOR_MAX_NDIM];
+  bool nondefault;
 } kc__hlo_value;
 
 typedef struct kc__hlo_parser {
@@ -336,6 +370,12 @@ typedef struct kc__hlo_instr {
   const kc__op_def* def;
   kc__hlo_opcode table_op; /* what `op` points at for such instructions */
   kc__buf attrs;           /* kc_attr, their values in the parser's tmp */
+  kc__layouts layouts; /* of its result shape */
+  /* operand_layout_constraints of a custom call: one minor_to_major per
+   * operand, rank -1 where none was written */
+  int8_t operand_m2m[KC__PARSE_MAX_DEPTH][KC_TENSOR_MAX_NDIM];
+  bool operand_nondefault[KC__PARSE_MAX_DEPTH];
+  size_t num_constraints;
   /* Its called computations, by the attribute that names them. */
   struct kc__hlo_callee {
     kc_string_view attr;
@@ -353,7 +393,8 @@ enum {
   KC__SEEN_SIDE_EFFECT = 1u << 5,
   KC__SEEN_ALIASING = 1u << 6,
   KC__SEEN_SCHEDULE = 1u << 7,
-  KC__SEEN_CALLEE = 1u << 8
+  KC__SEEN_CALLEE = 1u << 8,
+  KC__SEEN_CONSTRAINTS = 1u << 9
 };
 
 /* ------------------------------------------------------------------------ */
@@ -378,11 +419,15 @@ static kc_status* kc__parse_operand(kc__hlo_parser* p, int32_t* out_index) {
   kc__array_text array;   /* an array shape written before the name */
   bool has_array = false;
   if (kc__tok_is_punct(&shape_tok, '(')) {
-    KC__TRY(kc__parse_shape(lx, 0, &tuple));
+    kc__layouts ignored;
+    memset(&ignored, 0, sizeof ignored);
+    KC__TRY(kc__parse_shape(lx, 0, &ignored, &tuple));
   } else if (shape_tok.kind == KC__TOK_IDENT) {
     kc__token next = kc__lex_peek(lx);
     if (kc__tok_is_punct(&next, '[')) {
-      KC__TRY(kc__parse_array_text(lx, &array));
+      kc__layouts ignored;
+      memset(&ignored, 0, sizeof ignored);
+      KC__TRY(kc__parse_array_text(lx, &ignored, &array));
       has_array = true;
     }
   }
@@ -936,6 +981,35 @@ static kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
   return NULL;
 }
 
+/* operand_layout_constraints={f32[3,4]{0,1}, ...}: the layout each
+ * operand is handed over in. */
+static kc_status* kc__parse_constraints(kc__hlo_parser* p, kc__hlo_instr* ins) {
+  kc__lexer* lx = &p->lx;
+  KC__TRY(kc__lex_expect(lx, '{'));
+  for (bool more = kc__lex_list_begin(lx, '}'); more;) {
+    size_t i = ins->num_constraints;
+    if (i == KC__ARRAY_SIZE(ins->operand_m2m)) {
+      return kc__lex_fail(lx, &lx->tok, "more than %zu layout constraints", i);
+    }
+    kc__layouts layouts;
+    memset(&layouts, 0, sizeof layouts);
+    kc_shape* shape = NULL;
+    KC__TRY(kc__parse_shape(lx, 0, &layouts, &shape));
+    kc_shape_destroy(shape);
+    if (layouts.nondefault && layouts.leaves > 1) {
+      return kc__lex_fail(lx, &lx->tok,
+                          "operand %zu: a tuple constraint with non-default layouts is not "
+                          "supported",
+                          i);
+    }
+    memcpy(ins->operand_m2m[i], layouts.first, sizeof ins->operand_m2m[i]);
+    ins->operand_nondefault[i] = layouts.nondefault > 0;
+    ins->num_constraints++;
+    KC__TRY(kc__lex_list_next(lx, '}', &more));
+  }
+  return NULL;
+}
+
 /* The attribute naming the computation a fusion or call runs. */
 static const char* kc__callee_attr(const kc__hlo_opcode* op) {
   return strcmp(op->name, "fusion") == 0 ? "calls" : "to_apply";
@@ -997,6 +1071,9 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
       st = kc__parse_word(lx, kc__bool_words, 2, "true or false", &v);
       ins->has_side_effect = v != 0;
     }
+  } else if (kc_sv_equal(k, KC_SV_LIT("operand_layout_constraints"))) {
+    st = kc__attr_once(p, ins, key, KC__SEEN_CONSTRAINTS);
+    if (!st) st = kc__parse_constraints(p, ins);
   } else if (kc_sv_equal(k, KC_SV_LIT("output_to_operand_aliasing"))) {
     st = kc__attr_once(p, ins, key, KC__SEEN_ALIASING);
     if (!st) st = kc__parse_aliasing(p, ins);
@@ -1169,6 +1246,169 @@ static kc_status* kc__scoped_name(kc__hlo_parser* p, kc_string_view* name) {
   return NULL;
 }
 
+/* ---- layouts: converting between logical values and physical bytes ---- */
+
+/* The dimensions from major to minor of a layout. */
+static void kc__major_to_minor(const int8_t* m2m, int32_t rank, int64_t* out) {
+  for (int32_t k = 0; k < rank; ++k) out[k] = m2m[rank - 1 - k];
+}
+
+static kc_status* kc__add_transpose(kc__hlo_parser* p, int32_t x, const kc_shape* from,
+                                    const int64_t* perm, kc_string_view name, int32_t* out_id) {
+  int32_t rank = kc_shape_get_rank(from);
+  int64_t dims[KC_TENSOR_MAX_NDIM];
+  for (int32_t k = 0; k < rank; ++k) dims[k] = kc_shape_get_dims(from)[perm[k]];
+  kc_shape* shape = NULL;
+  KC__TRY(kc_shape_create_array(kc_shape_get_dtype(from), dims, rank, &shape));
+  kc_attr a;
+  memset(&a, 0, sizeof a);
+  a.name = KC_SV_LIT("dimensions");
+  a.type = KC_ATTR_ARRAY;
+  a.elem_type = KC_ATTR_I64;
+  a.v.array.data = perm;
+  a.v.array.count = (size_t)rank;
+  kc_attr_dict attrs = {1, &a};
+  kc_instruction_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = KC_OP_TRANSPOSE;
+  d.result_shape = shape;
+  d.operands = &x;
+  d.num_operands = 1;
+  d.attrs = &attrs;
+  kc_status* st = kc_program_builder_add_instruction(p->b, &d, name, out_id);
+  kc_shape_destroy(shape);
+  return st;
+}
+
+/* "NAME/suffix" in the parser's scratch, for the instructions a
+ * conversion adds. */
+static kc_string_view kc__suffixed(kc__hlo_parser* p, kc_string_view name, const char* suffix) {
+  size_t n = strlen(suffix);
+  char* s = kc__arena_alloc(&p->tmp, name.size + n + 2);
+  if (!s) return (kc_string_view){NULL, 0};
+  memcpy(s, name.data, name.size);
+  s[name.size] = '/';
+  memcpy(s + name.size + 1, suffix, n);
+  return (kc_string_view){s, name.size + 1 + n};
+}
+
+/* x (logical, of `shape`) as the bytes of layout m2m: its elements in
+ * physical order, reshaped back to the logical dims. */
+static kc_status* kc__to_physical(kc__hlo_parser* p, int32_t x, const kc_shape* shape,
+                                  const int8_t* m2m, kc_string_view name, int32_t* out_id) {
+  int64_t perm[KC_TENSOR_MAX_NDIM];
+  kc__major_to_minor(m2m, kc_shape_get_rank(shape), perm);
+  int32_t t = -1;
+  kc_string_view n1 = kc__suffixed(p, name, "to_layout");
+  kc_string_view n2 = kc__suffixed(p, name, "as_laid_out");
+  if (!n1.data || !n2.data) return kc__parse_oom();
+  KC__TRY(kc__add_transpose(p, x, shape, perm, n1, &t));
+  int32_t ops[1] = {t};
+  return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, shape, ops, 1, n2, out_id);
+}
+
+/* The inverse: bytes of layout m2m (held as a row-major `shape`) as the
+ * logical value, named `name`. */
+static kc_status* kc__from_physical(kc__hlo_parser* p, int32_t x, const kc_shape* shape,
+                                    const int8_t* m2m, kc_string_view name, int32_t* out_id) {
+  int32_t rank = kc_shape_get_rank(shape);
+  int64_t perm[KC_TENSOR_MAX_NDIM], inverse[KC_TENSOR_MAX_NDIM], dims[KC_TENSOR_MAX_NDIM];
+  kc__major_to_minor(m2m, rank, perm);
+  for (int32_t k = 0; k < rank; ++k) {
+    dims[k] = kc_shape_get_dims(shape)[perm[k]];
+    inverse[perm[k]] = k;
+  }
+  kc_shape* physical = NULL;
+  KC__TRY(kc_shape_create_array(kc_shape_get_dtype(shape), dims, rank, &physical));
+  kc_string_view n1 = kc__suffixed(p, name, "in_layout_order");
+  int32_t r = -1;
+  int32_t ops[1] = {x};
+  kc_status* st = n1.data ? kc_program_builder_add_op(p->b, KC_OP_RESHAPE, physical, ops, 1,
+                                                      n1, &r)
+                          : kc__parse_oom();
+  if (!st) st = kc__add_transpose(p, r, physical, inverse, name, out_id);
+  kc_shape_destroy(physical);
+  return st;
+}
+
+/* bitcast reinterprets bytes: with both layouts row-major it is a reshape;
+ * otherwise the operand's elements in its physical order, reshaped to the
+ * result's physical dims, then brought to the result's logical order. */
+static kc_status* kc__build_bitcast(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_view name,
+                                    int32_t* out_id) {
+  const kc__hlo_value* v = kc__value(p, ((const int32_t*)(const void*)p->operand_values.data)[0]);
+  int32_t x = v->id;
+  if (!v->nondefault && !ins->layouts.first_nondefault) {
+    return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, ins->shape, &x, 1, name, out_id);
+  }
+  if (kc_shape_is_tuple(v->shape) || kc_shape_is_tuple(ins->shape)) {
+    return kc__lex_fail(&p->lx, &ins->opcode_tok, "bitcast '%.*s': expected arrays",
+                        (int)ins->name_tok.text.size, ins->name_tok.text.data);
+  }
+  int32_t phys = x;
+  if (v->nondefault) {
+    int64_t perm[KC_TENSOR_MAX_NDIM];
+    kc__major_to_minor(v->m2m, kc_shape_get_rank(v->shape), perm);
+    kc_string_view n = kc__suffixed(p, name, "operand_in_layout_order");
+    if (!n.data) return kc__parse_oom();
+    KC__TRY(kc__add_transpose(p, x, v->shape, perm, n, &phys));
+  }
+  if (!ins->layouts.first_nondefault) {
+    return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, ins->shape, &phys, 1, name, out_id);
+  }
+  return kc__from_physical(p, phys, ins->shape, ins->layouts.first, name, out_id);
+}
+
+/* A custom call sees the bytes of its operands' and result's layouts: an
+ * operand whose layout (its operand_layout_constraints entry, else its
+ * own) is not row-major is handed over in that layout, and a result laid
+ * out otherwise is read back from it. */
+static kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
+                                        const kc_custom_call_desc* given, kc_string_view name,
+                                        int32_t* out_id) {
+  kc_custom_call_desc copy = *given;
+  kc_custom_call_desc* desc = &copy;
+  size_t n = desc->num_operands;
+  const int32_t* values = (const int32_t*)(const void*)p->operand_values.data;
+  int32_t* ops = kc__arena_alloc(&p->tmp, (n + 1) * sizeof *ops);
+  if (!ops) return kc__parse_oom();
+  for (size_t i = 0; i < n; ++i) {
+    const kc__hlo_value* v = kc__value(p, values[i]);
+    ops[i] = v->id;
+    bool constrained = i < ins->num_constraints;
+    bool nondefault = constrained ? ins->operand_nondefault[i] : v->nondefault;
+    if (!nondefault) continue;
+    if (kc_shape_is_tuple(v->shape)) {
+      return kc__lex_fail(&p->lx, &ins->opcode_tok,
+                          "custom-call '%.*s': operand %zu: a tuple with non-default layouts "
+                          "is not supported",
+                          (int)ins->name_tok.text.size, ins->name_tok.text.data, i);
+    }
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "operand%zu", i);
+    kc_string_view n1 = kc__suffixed(p, name, suffix);
+    if (!n1.data) return kc__parse_oom();
+    KC__TRY(kc__to_physical(p, v->id, v->shape,
+                            constrained ? ins->operand_m2m[i] : v->m2m, n1, &ops[i]));
+  }
+  desc->operands = ops;
+  if (ins->layouts.nondefault == 0) {
+    return kc_program_builder_add_custom_call(p->b, desc, name, out_id);
+  }
+  if (kc_shape_is_tuple(ins->shape)) {
+    return kc__lex_fail(&p->lx, &ins->shape_tok,
+                        "custom-call '%.*s': a tuple result with non-default layouts is not "
+                        "supported",
+                        (int)ins->name_tok.text.size, ins->name_tok.text.data);
+  }
+  kc_string_view call = kc__suffixed(p, name, "laid_out");
+  if (!call.data) return kc__parse_oom();
+  int32_t r = -1;
+  KC__TRY(kc_program_builder_add_custom_call(p->b, desc, call, &r));
+  return kc__from_physical(p, r, ins->shape, ins->layouts.first, name, out_id);
+}
+
 /* Hands a parsed instruction to the builder. */
 static kc_status* kc__build(kc__hlo_parser* p, kc__hlo_instr* ins,
                             int64_t number, const void* literal,
@@ -1193,7 +1433,9 @@ static kc_status* kc__build(kc__hlo_parser* p, kc__hlo_instr* ins,
       return kc_program_builder_add_broadcast(b, ins->shape, ids[0], ins->dims,
                                               ins->num_dims, name, out_id);
     case KC__HLO_CUSTOM_CALL:
-      return kc_program_builder_add_custom_call(b, desc, name, out_id);
+      return kc__build_custom_call(p, ins, desc, name, out_id);
+    case KC__HLO_BITCAST:
+      return kc__build_bitcast(p, ins, name, out_id);
     case KC__HLO_TABLE: {
       kc_attr_dict attrs = {ins->attrs.size / sizeof(kc_attr),
                             (const kc_attr*)(const void*)ins->attrs.data};
@@ -1443,6 +1685,7 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
       st = kc__operand_count(p, ins, 2);
       break;
     case KC__HLO_UNARY:
+    case KC__HLO_BITCAST:
       st = kc__operand_count(p, ins, 1);
       break;
     case KC__HLO_CUSTOM_CALL:
@@ -1470,6 +1713,8 @@ static kc_status* kc__remember(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t id
   v.shape = ins->shape;
   v.id = id;
   v.line = ins->name_tok.line;
+  memcpy(v.m2m, ins->layouts.first, sizeof v.m2m);
+  v.nondefault = ins->layouts.nondefault > 0;
   size_t count = p->values.size / sizeof v;
   if (count >= INT32_MAX || !kc__buf_append(&p->values, &v, sizeof v)) {
     return kc__parse_oom();
@@ -1536,7 +1781,7 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
   kc__lex_next(lx);
   KC__TRY(kc__lex_expect(lx, '='));
   ins->shape_tok = lx->tok;
-  KC__TRY(kc__parse_shape(lx, 0, &ins->shape));
+  KC__TRY(kc__parse_shape(lx, 0, &ins->layouts, &ins->shape));
   ins->opcode_tok = lx->tok;
   if (ins->opcode_tok.kind != KC__TOK_IDENT) {
     return kc__lex_expected(lx, &ins->opcode_tok, "an opcode");
