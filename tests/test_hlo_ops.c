@@ -758,3 +758,50 @@ KC_TEST(hlo_ops_layouts_bitcast_and_custom_calls) {
                 "custom-call 'c': a tuple result with non-default layouts is not supported");
   KC_CHECK(p == NULL);
 }
+
+KC_TEST(hlo_ops_reduce_window) {
+  static const char text[] =
+      "HloModule m\n"
+      "%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n"
+      "%addsq (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n  %bb = f32[] multiply(%b, %b)\n"
+      "  ROOT %s = f32[] add(%a, %bb)\n}\n"
+      "ENTRY e {\n"
+      "  %x = f32[4] constant({1, 2, 3, 4})\n"
+      "  %zero = f32[] constant(0)\n  %ten = f32[] constant(10)\n"
+      /* a cumulative sum, as jnp.cumsum writes it */
+      "  %c = f32[4] reduce-window(%x, %zero), window={size=4 pad=3_0}, to_apply=%add\n"
+      /* padding counts as the initial value: 10 per padded element and once more */
+      "  %p = f32[2] reduce-window(%x, %ten), window={size=3 stride=2 pad=1_0}, to_apply=%add\n"
+      /* dilated: windows of x[0], x[2] and x[1], x[3]; a general reducer */
+      "  %d = f32[2] reduce-window(%x, %zero), window={size=2 rhs_dilate=2}, to_apply=%addsq\n"
+      "  ROOT %t = (f32[4], f32[2], f32[2]) tuple(%c, %p, %d)\n"
+      "}\n";
+  kc_tensor* outs[3];
+  kt_run_text(text, outs, 3);
+  const float* c = kt_data(outs[0]);
+  const float* p = kt_data(outs[1]);
+  const float* d = kt_data(outs[2]);
+  KC_CHECK(c[0] == 1 && c[1] == 3 && c[2] == 6 && c[3] == 10);
+  KC_CHECK(p[0] == 10 + 10 + 1 + 2 && p[1] == 10 + 2 + 3 + 4);
+  KC_CHECK(d[0] == 1 + 9 && d[1] == 4 + 16);
+  kt_release(outs, 3);
+  kc_program* prog = NULL;
+  KC_CHECK_CODE(kc_program_parse(KC_SV_LIT("HloModule m\n%add (a: f32[], b: f32[]) -> f32[] {\n"
+                                           " %a = f32[] parameter(0)\n %b = f32[] parameter(1)\n"
+                                           " ROOT %s = f32[] add(%a, %b)\n}\n"
+                                           "ENTRY e {\n x = f32[4] parameter(0)\n"
+                                           " z = f32[] constant(0)\n"
+                                           " ROOT r = f32[4] reduce-window(x, z), "
+                                           "window={size=2 rhs_reversal=1}, to_apply=%add\n}\n"),
+                                &prog),
+                KC_INVALID_ARGUMENT, "other window fields, such as rhs_reversal, are not supported");
+  KC_CHECK(prog == NULL);
+  KT_COMPILE_FAILS("HloModule m\n%add (a: f32[], b: f32[]) -> f32[] {\n"
+                   " %a = f32[] parameter(0)\n %b = f32[] parameter(1)\n"
+                   " ROOT %s = f32[] add(%a, %b)\n}\n"
+                   "ENTRY e {\n x = f32[4] parameter(0)\n z = f32[] constant(0)\n"
+                   " ROOT r = f32[4] reduce-window(x, z), window={size=2}, to_apply=%add\n}\n",
+                   KC_INVALID_ARGUMENT, "expected a result of f32[3], got f32[4]");
+}

@@ -1,4 +1,4 @@
-/* reduce: a reducer that is one add, multiply, maximum, minimum, and or or
+/* reduce and reduce-window: a reducer that is one add, multiply, maximum, minimum, and or or
  * of its two parameters runs as a native loop; any other reducer
  * (variadic ones such as argmax's) runs its computation per element. */
 #include <stdio.h>
@@ -352,11 +352,264 @@ static kc_status* kc__reduce_kernel(const kc__kernel_ctx* ctx, void* out,
   return NULL;
 }
 
+/* ---- reduce-window ----------------------------------------------------------------- */
+
+typedef struct kc__window_plan {
+  int32_t rank;
+  int64_t in_dims[KC__RED_MAX_RANK], out_dims[KC__RED_MAX_RANK];
+  int64_t size[KC__RED_MAX_RANK], stride[KC__RED_MAX_RANK], low[KC__RED_MAX_RANK];
+  int64_t base_dilation[KC__RED_MAX_RANK], window_dilation[KC__RED_MAX_RANK];
+  int64_t out_count, window_count;
+  size_t esize;
+  int32_t op; /* a native reducer's op, else 0 */
+  int type;
+  kc_executable* reducer;
+  const kc_shape* scalar;
+} kc__window_plan;
+
+/* An optional window attribute of `rank` entries, else `fill` each. */
+static kc_status* kc__window_attr(const kc__instr* in, const char* name, int32_t rank,
+                                  int64_t fill, int64_t min, int64_t* out) {
+  const int64_t* v;
+  size_t n;
+  KC__TRY(kc__op_attr_ints(in, name, true, &v, &n));
+  if (n != 0 && n != (size_t)rank) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "window %s: expected %d entries (the operand's rank), got %zu", name, rank,
+                      n);
+  }
+  for (int32_t d = 0; d < rank; ++d) {
+    out[d] = n ? v[d] : fill;
+    if (out[d] < min) {
+      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                        "window %s: entry %d: expected at least %lld, got %lld", name, d,
+                        (long long)min, (long long)out[d]);
+    }
+  }
+  return NULL;
+}
+
+static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
+                                  kc__window_plan* plan) {
+  if (in->num_operands != 2) {
+    return kc__op_bad(in, KC_UNIMPLEMENTED,
+                      "reduce-window of %zu operands: only one operand and its initial value "
+                      "are supported",
+                      in->num_operands / 2);
+  }
+  const kc_shape* x = kc__op_operand(p, in, 0);
+  const kc_shape* init = kc__op_operand(p, in, 1);
+  KC__TRY(kc__op_expect_array(in, x, "operand 0"));
+  KC__TRY(kc__op_expect_array(in, in->shape, "the result"));
+  DLDataType t = kc_shape_get_dtype(x);
+  char buf[32], g[256];
+  if (kc_shape_is_tuple(init) || kc_shape_get_rank(init) != 0 ||
+      !kc_dtype_equal(kc_shape_get_dtype(init), t)) {
+    kc_shape_format(init, g, sizeof g);
+    return kc__op_bad(in, KC_INVALID_ARGUMENT, "operand 1 (the initial value): expected %s[], got %s",
+                      kc__op_dtype_text(t, buf, sizeof buf), g);
+  }
+  int32_t rank = plan->rank = kc_shape_get_rank(x);
+  const int64_t* size;
+  size_t n;
+  KC__TRY(kc__op_attr_ints(in, "window_dimensions", false, &size, &n));
+  if (n != (size_t)rank) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "window size: expected %d entries (the operand's rank), got %zu", rank, n);
+  }
+  int64_t high[KC__RED_MAX_RANK];
+  KC__TRY(kc__window_attr(in, "window_dimensions", rank, 1, 1, plan->size));
+  KC__TRY(kc__window_attr(in, "window_strides", rank, 1, 1, plan->stride));
+  KC__TRY(kc__window_attr(in, "padding_low", rank, 0, INT64_MIN, plan->low));
+  KC__TRY(kc__window_attr(in, "padding_high", rank, 0, INT64_MIN, high));
+  KC__TRY(kc__window_attr(in, "base_dilations", rank, 1, 1, plan->base_dilation));
+  KC__TRY(kc__window_attr(in, "window_dilations", rank, 1, 1, plan->window_dilation));
+  plan->out_count = plan->window_count = 1;
+  for (int32_t d = 0; d < rank; ++d) {
+    plan->in_dims[d] = kc_shape_get_dims(x)[d];
+    int64_t padded = (plan->in_dims[d] > 0 ? (plan->in_dims[d] - 1) * plan->base_dilation[d] + 1
+                                           : 0) +
+                     plan->low[d] + high[d];
+    int64_t extent = (plan->size[d] - 1) * plan->window_dilation[d] + 1;
+    plan->out_dims[d] = padded < extent ? 0 : (padded - extent) / plan->stride[d] + 1;
+    plan->out_count *= plan->out_dims[d];
+    plan->window_count *= plan->size[d];
+  }
+  bool ok = kc_dtype_equal(kc_shape_get_dtype(in->shape), t) &&
+            kc_shape_get_rank(in->shape) == rank &&
+            (rank == 0 || memcmp(kc_shape_get_dims(in->shape), plan->out_dims,
+                                 (size_t)rank * sizeof(int64_t)) == 0);
+  if (!ok) {
+    kc_shape* want = NULL;
+    KC__TRY(kc_shape_create_array(t, plan->out_dims, rank, &want));
+    char w[256];
+    kc_shape_format(want, w, sizeof w);
+    kc_shape_destroy(want);
+    kc_shape_format(in->shape, g, sizeof g);
+    return kc__op_bad(in, KC_INVALID_ARGUMENT, "expected a result of %s, got %s", w, g);
+  }
+  const kc_program* red = in->computations[0];
+  bool params = kc_program_get_parameter_count(red) == 2 &&
+                kc_shape_equal(kc_program_get_parameter_shape(red, 0), init) &&
+                kc_shape_equal(kc_program_get_parameter_shape(red, 1), init) &&
+                kc_shape_equal(kc_program_get_result_shape(red), init);
+  if (!params) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "to_apply '%s': expected two %s[] parameters and a %s[] result",
+                      kc_program_get_name(red), kc__op_dtype_text(t, buf, sizeof buf), buf);
+  }
+  plan->scalar = init;
+  plan->esize = kc_dtype_get_size(t);
+  plan->type = kc__red_type(t);
+  plan->op = plan->type == KC__RED_NONE ? 0 : kc__simple_reducer(red);
+  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__RED_pred) plan->op = 0;
+  return NULL;
+}
+
+static kc_status* kc__window_verify(const kc_program* p, const kc__instr* in) {
+  kc__window_plan plan;
+  memset(&plan, 0, sizeof plan);
+  return kc__window_read(p, in, &plan);
+}
+
+static void kc__window_plan_free(void* thing) {
+  kc__window_plan* plan = thing;
+  kc_executable_destroy(plan->reducer);
+  free(plan);
+}
+
+static kc_status* kc__window_prepare(const kc_program* p, const kc__instr* in,
+                                     const kc__prepare_ctx* ctx, const void** out) {
+  kc__window_plan* plan = calloc(1, sizeof *plan);
+  if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  kc_status* st = kc__window_read(p, in, plan);
+  if (!st && plan->op == 0) {
+    kc_compile_options options;
+    memset(&options, 0, sizeof options);
+    options.struct_size = sizeof options;
+    options.platform = ctx->platform;
+    options.thread_pool = ctx->pool;
+    st = kc_program_compile(in->computations[0], &options, &plan->reducer);
+  }
+  if (st) {
+    kc__window_plan_free(plan);
+    return st;
+  }
+  KC__TRY(kc__prepare_own(ctx, plan, kc__window_plan_free));
+  *out = plan;
+  return NULL;
+}
+
+/* acc = op(acc, x) for one element of a native reducer. */
+#define KC__RED_COMBINE(sfx, ctype, code, bits)                                  \
+  static void kc__combine_##sfx(int32_t op, void* acc, const void* x) {          \
+    ctype a, b;                                                                  \
+    memcpy(&a, acc, sizeof a);                                                   \
+    memcpy(&b, x, sizeof b);                                                     \
+    switch (op) {                                                                \
+      case KC_OP_ADD: a = (ctype)(a + b); break;                                 \
+      case KC_OP_MULTIPLY: a = (ctype)(a * b); break;                            \
+      case KC_OP_MAXIMUM: a = kc__max_##sfx(a, b); break;                        \
+      case KC_OP_MINIMUM: a = kc__min_##sfx(a, b); break;                        \
+      case KC_OP_AND: a = (ctype)(a && b); break;                                \
+      default: a = (ctype)(a || b); break;                                       \
+    }                                                                            \
+    memcpy(acc, &a, sizeof a);                                                   \
+  }
+KC__RED_TYPES(KC__RED_COMBINE)
+#undef KC__RED_COMBINE
+
+static void kc__combine(const kc__window_plan* plan, void* acc, const void* x) {
+  switch (plan->type) {
+#define KC__RED_COMBINE_CASE(sfx, ctype, code, bits) \
+  case KC__RED_##sfx:                                \
+    kc__combine_##sfx(plan->op, acc, x);             \
+    break;
+    KC__RED_TYPES(KC__RED_COMBINE_CASE)
+#undef KC__RED_COMBINE_CASE
+    default:
+      break;
+  }
+}
+
+/* Every output element: the reduction, in window order, of the elements
+ * under its window (padding and holes between dilated elements count as
+ * the initial value, as in XLA). */
+static kc_status* kc__window_kernel(const kc__kernel_ctx* ctx, void* out,
+                                    const void* const* ins) {
+  const kc__window_plan* plan = ctx->data;
+  int32_t rank = plan->rank;
+  size_t es = plan->esize;
+  const char* x = ins[0];
+  const void* init = ins[1];
+  int64_t in_stride[KC__RED_MAX_RANK];
+  int64_t stride = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    in_stride[d] = stride;
+    stride *= plan->in_dims[d];
+  }
+  DLTensor args[2];
+  const DLTensor* ptrs[2] = {&args[0], &args[1]};
+  memset(args, 0, sizeof args);
+  for (int i = 0; i < 2; ++i) {
+    args[i].device.device_type = kDLCPU;
+    args[i].dtype = kc_shape_get_dtype(plan->scalar);
+  }
+  int64_t o_idx[KC__RED_MAX_RANK] = {0};
+  for (int64_t o = 0; o < plan->out_count; ++o) {
+    char* acc = (char*)out + (size_t)o * es;
+    memcpy(acc, init, es);
+    int64_t w_idx[KC__RED_MAX_RANK] = {0};
+    for (int64_t w = 0; w < plan->window_count; ++w) {
+      const void* elem = init;
+      int64_t offset = 0;
+      bool inside = true;
+      for (int32_t d = 0; d < rank && inside; ++d) {
+        int64_t pos = o_idx[d] * plan->stride[d] + w_idx[d] * plan->window_dilation[d] -
+                      plan->low[d];
+        if (pos < 0 || pos % plan->base_dilation[d] != 0) {
+          inside = false;
+        } else {
+          int64_t i = pos / plan->base_dilation[d];
+          inside = i < plan->in_dims[d];
+          offset += i * in_stride[d];
+        }
+      }
+      if (inside) elem = x + (size_t)offset * es;
+      if (plan->op) {
+        kc__combine(plan, acc, elem);
+      } else {
+        kc_tensor* r = NULL;
+        args[0].data = acc;
+        args[1].data = (void*)(uintptr_t)elem;
+        kc_status* st = kc_executable_execute(plan->reducer, ptrs, 2, NULL, &r);
+        if (st) return kc_status_add_context(st, "in the reducer");
+        memcpy(acc, kc_tensor_get_dltensor(r)->data, es);
+        kc_object_release(KC_OBJECT(r));
+      }
+      for (int32_t d = rank - 1; d >= 0; --d) {
+        if (++w_idx[d] < plan->size[d]) break;
+        w_idx[d] = 0;
+      }
+    }
+    for (int32_t d = rank - 1; d >= 0; --d) {
+      if (++o_idx[d] < plan->out_dims[d]) break;
+      o_idx[d] = 0;
+    }
+  }
+  return NULL;
+}
+
 static const char* const kc__reduce_attrs[] = {"dimensions", NULL};
+static const char* const kc__window_attrs[] = {"window_dimensions", "window_strides",
+                                               "padding_low", "padding_high", "base_dilations",
+                                               "window_dilations", NULL};
 static const char* const kc__reduce_computations[] = {"to_apply", NULL};
 
 const kc__op_def kc__ops_reduce[] = {
     {KC_OP_REDUCE, "reduce", 2, -1, 1, kc__reduce_attrs, kc__reduce_computations,
      kc__reduce_verify, kc__reduce_prepare, kc__reduce_kernel},
+    {KC_OP_REDUCE_WINDOW, "reduce-window", 2, -1, 1, kc__window_attrs,
+     kc__reduce_computations, kc__window_verify, kc__window_prepare, kc__window_kernel},
 };
 const size_t kc__ops_reduce_count = KC__ARRAY_SIZE(kc__ops_reduce);

@@ -774,7 +774,8 @@ typedef enum kc__attr_syntax {
   KC__SYNTAX_INT,  /* 3 */
   KC__SYNTAX_WORD, /* LT: a string */
   KC__SYNTAX_SLICE,   /* {[0:2], [1:5:2]}: start_indices, limit_indices, strides */
-  KC__SYNTAX_PADDING  /* 0_1x2_3_1: edge_padding_low, _high, interior_padding */
+  KC__SYNTAX_PADDING, /* 0_1x2_3_1: edge_padding_low, _high, interior_padding */
+  KC__SYNTAX_WINDOW   /* {size=2x2 stride=1x1 pad=0_1x0_1 lhs_dilate=.. rhs_dilate=..} */
 } kc__attr_syntax;
 
 static kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
@@ -817,6 +818,7 @@ static const struct {
     {"type", KC__SYNTAX_WORD},
     {"slice", KC__SYNTAX_SLICE},
     {"padding", KC__SYNTAX_PADDING},
+    {"window", KC__SYNTAX_WINDOW},
     {"dynamic_slice_sizes", KC__SYNTAX_INTS},
     {"lhs_batch_dims", KC__SYNTAX_INTS},
     {"rhs_batch_dims", KC__SYNTAX_INTS},
@@ -855,6 +857,90 @@ static kc_status* kc__parse_slice(kc__hlo_parser* p, kc__hlo_instr* ins) {
     KC__TRY(kc__lex_list_next(lx, '}', &more));
   }
   for (int k = 0; k < 3; ++k) KC__TRY(kc__add_ints_attr(p, ins, kc__slice_names[k], parts[k], rank));
+  return NULL;
+}
+
+/* Numbers joined by 'x' ("2x3") or, with pairs, "1_1x0_2": the raw span
+ * from the current token, into out (up to KC_TENSOR_MAX_NDIM groups of
+ * `per` numbers, flattened). False when malformed. */
+static bool kc__parse_x_list(kc_string_view text, size_t per, int64_t* out, size_t* out_groups) {
+  const char* c = text.data;
+  const char* end = text.data + text.size;
+  size_t groups = 0, k = 0;
+  while (c < end) {
+    if (groups == KC_TENSOR_MAX_NDIM) return false;
+    bool negative = *c == '-';
+    if (negative) ++c;
+    if (c == end || *c < '0' || *c > '9') return false;
+    int64_t v = 0;
+    while (c < end && *c >= '0' && *c <= '9') {
+      if (v > (INT64_MAX - 9) / 10) return false;
+      v = v * 10 + (*c++ - '0');
+    }
+    out[groups * per + k++] = negative ? -v : v;
+    if (k < per) {
+      if (c == end || *c != '_') return false;
+      ++c;
+      continue;
+    }
+    groups++;
+    k = 0;
+    if (c < end) {
+      if (*c != 'x') return false;
+      if (++c == end) return false;
+    }
+  }
+  *out_groups = groups;
+  return k == 0 && groups > 0;
+}
+
+/* window={size=2x2 stride=2x1 pad=0_1x1_1 lhs_dilate=1x1 rhs_dilate=1x1}
+ * into window_dimensions, window_strides, padding_low, padding_high,
+ * base_dilations and window_dilations. */
+static kc_status* kc__parse_window(kc__hlo_parser* p, kc__hlo_instr* ins) {
+  kc__lexer* lx = &p->lx;
+  static const struct {
+    const char* key;
+    const char* attr; /* and, for pad, the second */
+    const char* attr2;
+  } fields[] = {{"size", "window_dimensions", NULL},
+                {"stride", "window_strides", NULL},
+                {"pad", "padding_low", "padding_high"},
+                {"lhs_dilate", "base_dilations", NULL},
+                {"rhs_dilate", "window_dilations", NULL}};
+  KC__TRY(kc__lex_expect(lx, '{'));
+  while (!kc__tok_is_punct(&lx->tok, '}')) {
+    kc__token key = lx->tok;
+    size_t f = KC__ARRAY_SIZE(fields);
+    for (size_t i = 0; key.kind == KC__TOK_IDENT && i < KC__ARRAY_SIZE(fields); ++i) {
+      if (kc_sv_equal(key.text, kc_sv(fields[i].key))) f = i;
+    }
+    if (f == KC__ARRAY_SIZE(fields)) {
+      return kc__lex_expected(lx, &key,
+                              "size=, stride=, pad=, lhs_dilate= or rhs_dilate= (other window "
+                              "fields, such as rhs_reversal, are not supported)");
+    }
+    kc__lex_next(lx);
+    KC__TRY(kc__lex_expect(lx, '='));
+    kc__token at = lx->tok;
+    kc_string_view text = kc__lex_raw_span(lx, "0123456789-_x");
+    size_t per = fields[f].attr2 ? 2 : 1;
+    int64_t v[2 * KC_TENSOR_MAX_NDIM], a[KC_TENSOR_MAX_NDIM], b[KC_TENSOR_MAX_NDIM];
+    size_t n = 0;
+    if (!kc__parse_x_list(text, per, v, &n)) {
+      return kc__lex_fail(lx, &at, "window %s: expected %s, got '%.*s'", fields[f].key,
+                          per == 2 ? "low_high pairs joined by 'x' (0_1x1_1)"
+                                   : "numbers joined by 'x' (2x2)",
+                          (int)(text.size > 64 ? 64 : text.size), text.data);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = v[i * per];
+      if (per == 2) b[i] = v[i * per + 1];
+    }
+    KC__TRY(kc__add_ints_attr(p, ins, fields[f].attr, a, n));
+    if (per == 2) KC__TRY(kc__add_ints_attr(p, ins, fields[f].attr2, b, n));
+  }
+  kc__lex_next(lx);
   return NULL;
 }
 
@@ -931,6 +1017,7 @@ static kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
   /* slice= and padding= give attributes of other names. */
   const char* given = kc_sv_equal(key->text, KC_SV_LIT("slice"))     ? kc__slice_names[0]
                       : kc_sv_equal(key->text, KC_SV_LIT("padding")) ? kc__padding_names[0]
+                      : kc_sv_equal(key->text, KC_SV_LIT("window"))  ? "window_dimensions"
                                                                      : NULL;
   for (const char* const* a = ins->def->attrs; *a && !reads; ++a) {
     reads = given ? strcmp(given, *a) == 0 : kc_sv_equal(key->text, kc_sv(*a));
@@ -974,6 +1061,9 @@ static kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
       case KC__SYNTAX_PADDING:
         *out_handled = true;
         return kc__parse_padding(p, ins);
+      case KC__SYNTAX_WINDOW:
+        *out_handled = true;
+        return kc__parse_window(p, ins);
     }
     *out_handled = true;
     return kc__add_table_attr(p, ins, &a);
