@@ -805,3 +805,65 @@ KC_TEST(hlo_ops_reduce_window) {
                    " ROOT r = f32[4] reduce-window(x, z), window={size=2}, to_apply=%add\n}\n",
                    KC_INVALID_ARGUMENT, "expected a result of f32[3], got f32[4]");
 }
+
+KC_TEST(hlo_ops_f16_bf16_round_to_nearest_even) {
+  static const char text[] =
+      "HloModule m\nENTRY e {\n"
+      /* 1 + 2^-11 is a tie between 1 and 1 + 2^-10 (even: 1); 65520 rounds to
+       * infinity; 2^-25 * 3 is halfway between two subnormals (even: 2^-23) */
+      "  x = f32[4] constant({1.00048828125, 65520, 8.940696716308594e-08, -2.5})\n"
+      "  h = f16[4] convert(x)\n"
+      "  b = bf16[4] convert(x)\n"
+      "  s = f16[4] add(h, h)\n"
+      "  hb = f32[4] convert(h)\n  bb = f32[4] convert(b)\n  sb = f32[4] convert(s)\n"
+      "  c = bf16[2] constant({1.00390625, 3})\n  cb = f32[2] convert(c)\n"
+      "  ROOT t = (f32[4], f32[4], f32[4], f32[2]) tuple(hb, bb, sb, cb)\n}\n";
+  kc_tensor* outs[4];
+  kt_run_text(text, outs, 4);
+  const float* hb = kt_data(outs[0]);
+  const float* bb = kt_data(outs[1]);
+  const float* sb = kt_data(outs[2]);
+  const float* cb = kt_data(outs[3]);
+  KC_CHECK(hb[0] == 1.0f && isinf(hb[1]) && hb[2] == 0x1p-23f && hb[3] == -2.5f);
+  KC_CHECK(bb[0] == 1.0f && bb[1] == 65536.0f && bb[3] == -2.5f);
+  KC_CHECK(sb[0] == 2.0f && isinf(sb[1]) && sb[3] == -5.0f);
+  KC_CHECK(cb[0] == 1.0f && cb[1] == 3.0f); /* a tie to even in the literal too */
+  kt_release(outs, 4);
+}
+
+KC_TEST(hlo_ops_complex_arithmetic) {
+  static const char text[] =
+      "HloModule m\nENTRY e {\n"
+      "  re = f32[2] constant({1, 0})\n  im = f32[2] constant({2, 3.141592653589793})\n"
+      "  z = c64[2] complex(re, im)\n"
+      "  w = c64[2] constant({(3, -1), (0, 1)})\n"
+      "  p = c64[2] multiply(z, w)\n  q = c64[2] divide(z, w)\n  e = c64[2] exponential(z)\n"
+      "  r = f32[2] real(p)\n  i = f32[2] imag(p)\n  qr = f32[2] real(q)\n  qi = f32[2] imag(q)\n"
+      "  er = f32[2] real(e)\n"
+      "  x = c128[2] convert(re)\n  xi = f64[2] imag(x)\n"
+      "  ROOT t = (f32[2], f32[2], f32[2], f32[2], f32[2], f64[2]) tuple(r, i, qr, qi, er, xi)\n}\n";
+  kc_tensor* outs[6];
+  kt_run_text(text, outs, 6);
+  const float* r = kt_data(outs[0]);
+  const float* i = kt_data(outs[1]);
+  const float* qr = kt_data(outs[2]);
+  const float* qi = kt_data(outs[3]);
+  const float* er = kt_data(outs[4]);
+  const double* xi = kt_data(outs[5]);
+  KC_CHECK(r[0] == 5.0f && i[0] == 5.0f);     /* (1+2i)(3-i) = 5+5i */
+  KC_CHECK(qr[0] == 0.1f && qi[0] == 0.7f);   /* (1+2i)/(3-i) = 0.1+0.7i */
+  KC_CHECK(fabsf(r[1] + 3.1415927f) < 1e-6f); /* (pi i)(i) = -pi */
+  KC_CHECK(fabsf(er[1] + 1.0f) < 1e-6f);      /* e^(pi i) = -1 */
+  KC_CHECK(xi[0] == 0.0 && xi[1] == 0.0);
+  (void)qr;
+  kt_release(outs, 6);
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n z = c64[2] constant({(1, 2), (3, 4)})\n"
+                   " ROOT r = f32[2] convert(z)\n}\n",
+                   KC_UNIMPLEMENTED, "convert is not implemented for c64 -> f32");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n z = c64[2] constant({(1, 2), (3, 4)})\n"
+                   " ROOT r = c64[2] maximum(z, z)\n}\n",
+                   KC_UNIMPLEMENTED, "maximum is not implemented for c64 -> c64");
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n"
+                   " ROOT r = c128[2] complex(a, a)\n}\n",
+                   KC_INVALID_ARGUMENT, "complex: expected two f32 (or f64) operands");
+}

@@ -188,8 +188,9 @@ static kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* i
     kc_dtype_format(from, a, sizeof a);
     kc_dtype_format(r->dtype, b, sizeof b);
     return kc__bad(in, KC_UNIMPLEMENTED,
-                   "%s is not implemented for %s -> %s (supported: f32, f64 "
-                   "and the integer types; exponential and log: floats only)",
+                   "%s is not implemented for %s -> %s (supported: the float, "
+                   "complex and integer types; exponential and log: float and complex; "
+                   "maximum and minimum: not complex; convert: not complex to real)",
                    kc__op_name(in->op), a, b);
   }
   return NULL;

@@ -2,10 +2,12 @@
  * (generated below) so the compiler can vectorise it. */
 #include "program/elementwise.h"
 
+#include <complex.h>
 #include <math.h>
 #include <string.h>
 
 #include "internal/common.h"
+#include "internal/half.h"
 
 /* The element types the built-in instructions support: X(suffix, C type,
  * DLPack code, bits, is_float, is_signed). */
@@ -26,12 +28,20 @@ enum {
   KC__NUM_TYPES(KC__T_ENUM)
 #undef KC__T_ENUM
   KC__T_PRED,
+  KC__T_F16,  /* computed in f32, rounded once per instruction */
+  KC__T_BF16, /* likewise */
+  KC__T_C64,
+  KC__T_C128,
   KC__T_NONE
 };
 
 static int kc__type_of(DLDataType t) {
   if (t.lanes != 1) return KC__T_NONE;
   if (t.code == kDLBool && t.bits == 8) return KC__T_PRED;
+  if (t.code == kDLFloat && t.bits == 16) return KC__T_F16;
+  if (t.code == kDLBfloat && t.bits == 16) return KC__T_BF16;
+  if (t.code == kDLComplex && t.bits == 64) return KC__T_C64;
+  if (t.code == kDLComplex && t.bits == 128) return KC__T_C128;
 #define KC__T_MATCH(sfx, ctype, c, b, fl, sg) \
   if (t.code == (c) && t.bits == (b)) return KC__T_##sfx;
   KC__NUM_TYPES(KC__T_MATCH)
@@ -39,14 +49,20 @@ static int kc__type_of(DLDataType t) {
   return KC__T_NONE;
 }
 
-static bool kc__is_float(int t) { return t == KC__T_f32 || t == KC__T_f64; }
+static bool kc__is_float(int t) {
+  return t == KC__T_f32 || t == KC__T_f64 || t == KC__T_F16 || t == KC__T_BF16;
+}
+static bool kc__is_complex(int t) { return t == KC__T_C64 || t == KC__T_C128; }
 
 bool kc__elementwise_supported(int32_t op, DLDataType in, DLDataType out) {
   int a = kc__type_of(in), r = kc__type_of(out);
   if (a == KC__T_NONE || r == KC__T_NONE) return false;
-  if (op == KC_OP_CONVERT) return true;
+  /* A complex value converts only to complex (XLA takes real() or
+   * imag() for the parts). */
+  if (op == KC_OP_CONVERT) return !kc__is_complex(a) || kc__is_complex(r);
   if (a != r || a == KC__T_PRED) return false;
-  if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) return kc__is_float(a);
+  if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) return kc__is_float(a) || kc__is_complex(a);
+  if (kc__is_complex(a) && (op == KC_OP_MAXIMUM || op == KC_OP_MINIMUM)) return false;
   return op >= KC_OP_ADD && op <= KC_OP_NEGATE;
 }
 
@@ -144,6 +160,10 @@ static double kc__load_f(int t, const void* p, int64_t i) {
 #undef KC__LOAD
     case KC__T_PRED:
       return ((const uint8_t*)p)[i] ? 1.0 : 0.0;
+    case KC__T_F16:
+      return (double)kc__f16_to_f32(((const uint16_t*)p)[i]);
+    case KC__T_BF16:
+      return (double)kc__bf16_to_f32(((const uint16_t*)p)[i]);
     default:
       return 0;
   }
@@ -207,11 +227,19 @@ static void kc__store_from_double(int t, void* p, int64_t i, double v) {
     case KC__T_u32: ((uint32_t*)p)[i] = (uint32_t)kc__sat_u(v, UINT32_MAX); break;
     case KC__T_u64: ((uint64_t*)p)[i] = kc__sat_u(v, UINT64_MAX); break;
     case KC__T_PRED: ((uint8_t*)p)[i] = v != 0; break;
+    case KC__T_F16: ((uint16_t*)p)[i] = kc__f64_to_f16(v); break;
+    case KC__T_BF16: ((uint16_t*)p)[i] = kc__f64_to_bf16(v); break;
     default: break;
   }
 }
 
+static void kc__convert_complex(int from, int to, const void* a, void* r, int64_t n);
+
 static void kc__convert(int from, int to, const void* a, void* r, int64_t n) {
+  if (kc__is_complex(to)) {
+    kc__convert_complex(from, to, a, r, n);
+    return;
+  }
   if (kc__is_float(from) || kc__is_float(to)) {
     if (from == KC__T_f64 && to == KC__T_f32) {
       for (int64_t i = 0; i < n; ++i) ((float*)r)[i] = (float)((const double*)a)[i];
@@ -251,12 +279,102 @@ static void kc__unary_float(int32_t op, int t, const void* a, void* r, int64_t n
   }
 }
 
+/* f16 and bf16: in chunks through f32, each result rounded once. */
+static void kc__run_small(int32_t op, int t, const void* a, const void* b, void* result,
+                          int64_t n) {
+  enum { CHUNK = 256 };
+  float x[CHUNK], y[CHUNK], z[CHUNK];
+  const uint16_t* ha = a;
+  const uint16_t* hb = b;
+  uint16_t* hr = result;
+  bool half = t == KC__T_F16;
+  for (int64_t at = 0; at < n; at += CHUNK) {
+    int64_t m = n - at < CHUNK ? n - at : CHUNK;
+    for (int64_t i = 0; i < m; ++i) {
+      x[i] = half ? kc__f16_to_f32(ha[at + i]) : kc__bf16_to_f32(ha[at + i]);
+      if (hb) y[i] = half ? kc__f16_to_f32(hb[at + i]) : kc__bf16_to_f32(hb[at + i]);
+    }
+    if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) {
+      kc__unary_float(op, KC__T_f32, x, z, m);
+    } else if (op == KC_OP_NEGATE) {
+      kc__negate_f32(x, z, m);
+    } else {
+      kc__binary_f32(op, x, y, z, m);
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      hr[at + i] = half ? kc__f64_to_f16((double)z[i]) : kc__f64_to_bf16((double)z[i]);
+    }
+  }
+}
+
+/* Complex arithmetic as C99 defines it (which XLA's follows for finite
+ * values). */
+#define KC__COMPLEX_LOOPS(sfx, T, F)                                                  \
+  static void kc__complex_##sfx(int32_t op, const T _Complex* a, const T _Complex* b, \
+                                T _Complex* r, int64_t n) {                           \
+    switch (op) {                                                                     \
+      case KC_OP_ADD: for (int64_t i = 0; i < n; ++i) r[i] = a[i] + b[i]; break;      \
+      case KC_OP_SUBTRACT: for (int64_t i = 0; i < n; ++i) r[i] = a[i] - b[i]; break; \
+      case KC_OP_MULTIPLY: for (int64_t i = 0; i < n; ++i) r[i] = a[i] * b[i]; break; \
+      case KC_OP_DIVIDE: for (int64_t i = 0; i < n; ++i) r[i] = a[i] / b[i]; break;   \
+      case KC_OP_NEGATE: for (int64_t i = 0; i < n; ++i) r[i] = -a[i]; break;         \
+      case KC_OP_EXPONENTIAL: for (int64_t i = 0; i < n; ++i) r[i] = cexp##F(a[i]); break; \
+      case KC_OP_LOG: for (int64_t i = 0; i < n; ++i) r[i] = clog##F(a[i]); break;    \
+      default: break;                                                                 \
+    }                                                                                 \
+  }
+KC__COMPLEX_LOOPS(c64, float, f)
+KC__COMPLEX_LOOPS(c128, double, )
+#undef KC__COMPLEX_LOOPS
+
+/* To complex: a real value is the real part; complex to complex rounds
+ * each part. */
+static void kc__convert_complex(int from, int to, const void* a, void* r, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    double re, im = 0;
+    if (from == KC__T_C64) {
+      re = (double)((const float*)a)[2 * i];
+      im = (double)((const float*)a)[2 * i + 1];
+    } else if (from == KC__T_C128) {
+      re = ((const double*)a)[2 * i];
+      im = ((const double*)a)[2 * i + 1];
+    } else {
+      re = kc__load_f(from, a, i);
+      if (!kc__is_float(from)) {
+        int64_t s = 0;
+        uint64_t u = 0;
+        re = kc__load_i(from, a, i, &s, &u) ? (double)s : (double)u;
+      }
+    }
+    if (to == KC__T_C64) {
+      ((float*)r)[2 * i] = (float)re;
+      ((float*)r)[2 * i + 1] = (float)im;
+    } else {
+      ((double*)r)[2 * i] = re;
+      ((double*)r)[2 * i + 1] = im;
+    }
+  }
+}
+
 void kc__elementwise_run(int32_t op, DLDataType in, DLDataType out,
                          const void* a, const void* b, void* result,
                          int64_t n) {
   int t = kc__type_of(in);
   if (op == KC_OP_CONVERT) {
     kc__convert(t, kc__type_of(out), a, result, n);
+    return;
+  }
+  if (t == KC__T_F16 || t == KC__T_BF16) {
+    kc__run_small(op, t, a, op == KC_OP_NEGATE || op == KC_OP_EXPONENTIAL || op == KC_OP_LOG
+                                ? NULL : b, result, n);
+    return;
+  }
+  if (t == KC__T_C64) {
+    kc__complex_c64(op, a, b, result, n);
+    return;
+  }
+  if (t == KC__T_C128) {
+    kc__complex_c128(op, a, b, result, n);
     return;
   }
   if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) {

@@ -20,6 +20,7 @@ static const kc__op_family kc__families[] = {
     {kc__ops_math, &kc__ops_math_count},
     {kc__ops_shape, &kc__ops_shape_count},
     {kc__ops_dot, &kc__ops_dot_count},
+    {kc__ops_complex, &kc__ops_complex_count},
 };
 
 const kc__op_def* kc__op_def_find(int32_t op) {

@@ -133,5 +133,7 @@ extern const kc__op_def kc__ops_shape[];    /* ops_shape.c: transpose, slice, pa
 extern const size_t kc__ops_shape_count;
 extern const kc__op_def kc__ops_dot[];      /* ops_dot.c: dot */
 extern const size_t kc__ops_dot_count;
+extern const kc__op_def kc__ops_complex[];  /* ops_complex.c: complex, real, imag */
+extern const size_t kc__ops_complex_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/half.h"
 #include "internal/strmap.h"
 #include "program/ops.h"
 #include "program/parse_internal.h"
@@ -503,9 +504,28 @@ static bool kc__constant_dtype_ok(DLDataType t) {
     case kDLBool: return t.bits == 8;
     case kDLInt: case kDLUInt:
       return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case kDLFloat: return t.bits == 32 || t.bits == 64;
+    case kDLFloat: return t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case kDLBfloat: return t.bits == 16;
+    case kDLComplex: return t.bits == 64 || t.bits == 128;
     default: return false;
   }
+}
+
+/* A float literal value: a number, inf, nan, -inf, -nan (consumed). */
+static bool kc__parse_float_value(kc__lexer* lx, double* out) {
+  kc__token t = lx->tok;
+  bool minus = kc__tok_is_punct(&t, '-');
+  kc__token w = minus ? kc__lex_peek(lx) : t;
+  if (kc__tok_is_word(&w, "inf") || kc__tok_is_word(&w, "nan")) {
+    double d = kc__tok_is_word(&w, "inf") ? (double)INFINITY : (double)NAN;
+    *out = minus ? -d : d;
+    if (minus) kc__lex_next(lx);
+    kc__lex_next(lx);
+    return true;
+  }
+  if (t.kind != KC__TOK_NUMBER || !kc__number_to_double(t.text, out)) return false;
+  kc__lex_next(lx);
+  return true;
 }
 
 static kc_status* kc__scalar_error(const kc__lexer* lx, const kc__token* t,
@@ -532,25 +552,39 @@ static kc_status* kc__parse_scalar(kc__lexer* lx, kc__literal* lit) {
   size_t width = lit->dtype.bits / 8;
   if (!kc__buf_append(lit->data, NULL, width)) return kc__parse_oom();
   unsigned char* dst = lit->data->data + lit->n * width;
-  if (lit->dtype.code == kDLFloat) {
-    bool minus = kc__tok_is_punct(&t, '-');
-    kc__token w = minus ? kc__lex_peek(lx) : t;
-    double d;
-    if (kc__tok_is_word(&w, "inf") || kc__tok_is_word(&w, "nan")) {
-      d = kc__tok_is_word(&w, "inf") ? (double)INFINITY : (double)NAN;
-      if (minus) {
-        d = -d;
-        kc__lex_next(lx);
-      }
-    } else if (t.kind != KC__TOK_NUMBER || !kc__number_to_double(t.text, &d)) {
-      return kc__scalar_error(lx, &t, lit);
+  if (lit->dtype.code == kDLComplex) {
+    /* (re, im), each part a float of half the width. */
+    double part[2];
+    if (!kc__tok_is_punct(&t, '(')) return kc__scalar_error(lx, &t, lit);
+    kc__lex_next(lx);
+    for (int k = 0; k < 2; ++k) {
+      kc__token at = lx->tok;
+      if (!kc__parse_float_value(lx, &part[k])) return kc__scalar_error(lx, &at, lit);
+      if (k == 0) KC__TRY(kc__lex_expect(lx, ','));
     }
-    if (lit->dtype.bits == 32) {
+    if (!kc__tok_is_punct(&lx->tok, ')')) return kc__lex_expected(lx, &lx->tok, "')'");
+    for (int k = 0; k < 2; ++k) {
+      if (width == 8) {
+        float f = (float)part[k];
+        memcpy(dst + 4 * k, &f, sizeof f);
+      } else {
+        memcpy(dst + 8 * k, &part[k], sizeof part[k]);
+      }
+    }
+  } else if (lit->dtype.code == kDLFloat || lit->dtype.code == kDLBfloat) {
+    double d;
+    if (!kc__parse_float_value(lx, &d)) return kc__scalar_error(lx, &t, lit);
+    lit->n++;
+    if (lit->dtype.code == kDLBfloat || lit->dtype.bits == 16) {
+      uint16_t h = lit->dtype.code == kDLBfloat ? kc__f64_to_bf16(d) : kc__f64_to_f16(d);
+      memcpy(dst, &h, sizeof h);
+    } else if (lit->dtype.bits == 32) {
       float f = (float)d;
       memcpy(dst, &f, sizeof f);
     } else {
       memcpy(dst, &d, sizeof d);
     }
+    return NULL; /* kc__parse_float_value moved past it */
   } else if (lit->dtype.code == kDLBool) {
     bool negative;
     uint64_t v = 2;
@@ -615,7 +649,7 @@ static kc_status* kc__parse_constant(kc__hlo_parser* p, kc__hlo_instr* ins,
   DLDataType dtype = kc_shape_get_dtype(ins->shape);
   if (!kc__constant_dtype_ok(dtype)) {
     return kc__lex_fail(lx, &ins->shape_tok, "constant '%.*s': expected an element "
-                        "type of pred, s8..s64, u8..u64, f32 or f64, got %s",
+                        "type of pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64 or c128, got %s",
                         (int)ins->name_tok.text.size, ins->name_tok.text.data,
                         shape_text);
   }
