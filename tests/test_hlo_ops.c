@@ -867,3 +867,33 @@ KC_TEST(hlo_ops_complex_arithmetic) {
                    " ROOT r = c128[2] complex(a, a)\n}\n",
                    KC_INVALID_ARGUMENT, "complex: expected two f32 (or f64) operands");
 }
+
+KC_TEST(hlo_ops_attributes_skipped_or_refused) {
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(KC_SV_LIT("HloModule m\nENTRY e {\n"
+                                         " a = f32[2] parameter(0), metadata={op_name=\"a\"}\n"
+                                         " b = f32[2] negate(a), metadata={op_name=\"b\"}, "
+                                         "sharding={replicated}\n}\n"),
+                               &p));
+  KC_CHECK_INT((int64_t)kc_program_get_skipped_attribute_count(p), 2);
+  size_t count = 0;
+  KC_CHECK_STR(kc_program_get_skipped_attribute(p, 0, &count), "metadata");
+  KC_CHECK_INT((int64_t)count, 2);
+  KC_CHECK_STR(kc_program_get_skipped_attribute(p, 1, &count), "sharding");
+  KC_CHECK_INT((int64_t)count, 1);
+  KC_CHECK(kc_program_get_skipped_attribute(p, 2, NULL) == NULL);
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  KC_CHECK(kc_executable_get_program(exe) == p);
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+  p = NULL;
+  KC_CHECK_CODE(kc_program_parse(KC_SV_LIT("HloModule m\nENTRY e {\n a = f32[2,2] parameter(0)\n"
+                                           " d = f32[2,2] dot(a, a), lhs_contracting_dims={1}, "
+                                           "rhs_contracting_dims={0}, algorithm=dot_bf16_bf16_f32\n}\n"),
+                                &p),
+                KC_INVALID_ARGUMENT, "line 4, column 78",
+                "dot 'd': attribute 'algorithm' changes what it computes, and kcall does not "
+                "honour it");
+  KC_CHECK(p == NULL);
+}

@@ -346,6 +346,17 @@ KC_API const char* kc_program_get_parameter_name(const kc_program* program,
                                                  size_t number);
 KC_API const kc_shape* kc_program_get_result_shape(const kc_program* program);
 
+/* The attributes of the HLO text that kcall did not read, because they do
+ * not change what a program computes (metadata, sharding of one device,
+ * frontend_attributes, XLA's backend_config of built-in instructions,
+ * precision hints, which kcall exceeds by computing at full precision):
+ * how many names, and the `index`-th name (borrowed, lives as long as the
+ * program; NULL out of range) with, in *out_count (may be NULL), how many
+ * instructions carried it. `kcall run --stats` lists them. */
+KC_API size_t kc_program_get_skipped_attribute_count(const kc_program* program);
+KC_API const char* kc_program_get_skipped_attribute(const kc_program* program,
+                                                    size_t index, size_t* out_count);
+
 /* ======================================================================== */
 /* Compile and execute                                                      */
 /* ======================================================================== */
@@ -408,6 +419,10 @@ KC_API const kc_shape* kc_executable_get_input_shape(
     const kc_executable* executable, size_t index);
 KC_API const kc_shape* kc_executable_get_output_shape(
     const kc_executable* executable, size_t index);
+
+/* The program the executable was compiled from (borrowed; lives as long
+ * as the executable). */
+KC_API const kc_program* kc_executable_get_program(const kc_executable* executable);
 
 /* The name of the instruction at plan position `index` (0 to
  * num_live_instructions - 1, the order of kc_execute_options.instruction_ns

@@ -60,6 +60,7 @@ static void kc__program_free(kc_program* p) {
   }
   free(p->instrs);
   free(p->params);
+  free(p->skipped);
   kc__arena_free(&p->arena);
   free(p);
 }
@@ -460,6 +461,36 @@ kc_status* kc_program_builder_add_instruction(kc_program_builder* b,
   in->computations = called;
   in->num_computations = desc->num_computations;
   return NULL;
+}
+
+kc_status* kc__builder_note_skipped(kc_program_builder* b, kc_string_view name) {
+  kc_program* p = b->p;
+  for (size_t i = 0; i < p->num_skipped; ++i) {
+    if (kc_sv_equal(kc_sv(p->skipped[i].name), name)) {
+      p->skipped[i].count++;
+      return NULL;
+    }
+  }
+  struct kc__skipped_attr* grown = realloc(p->skipped, (p->num_skipped + 1) * sizeof *grown);
+  if (!grown) return kc__builder_oom();
+  p->skipped = grown;
+  const char* copy = kc__arena_strdup(&p->arena, name);
+  if (!copy) return kc__builder_oom();
+  p->skipped[p->num_skipped].name = copy;
+  p->skipped[p->num_skipped].count = 1;
+  p->num_skipped++;
+  return NULL;
+}
+
+size_t kc_program_get_skipped_attribute_count(const kc_program* program) {
+  return program ? program->num_skipped : 0;
+}
+
+const char* kc_program_get_skipped_attribute(const kc_program* program, size_t index,
+                                             size_t* out_count) {
+  if (!program || index >= program->num_skipped) return NULL;
+  if (out_count) *out_count = program->skipped[index].count;
+  return program->skipped[index].name;
 }
 
 kc_status* kc_program_builder_set_root(kc_program_builder* b, int32_t id) {

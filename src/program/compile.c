@@ -1408,6 +1408,10 @@ const kc_shape* kc_executable_get_output_shape(const kc_executable* exe, size_t 
   return exe && index < exe->num_outputs ? exe->output_shapes[index] : NULL;
 }
 
+const kc_program* kc_executable_get_program(const kc_executable* exe) {
+  return exe ? exe->program : NULL;
+}
+
 const char* kc_executable_get_instruction_name(const kc_executable* exe,
                                                size_t index) {
   if (!exe || index >= exe->num_live) return NULL;

@@ -294,6 +294,7 @@ typedef struct kc__hlo_computation {
 
 /* The computations of a module, shared by the parsers of its scopes. */
 typedef struct kc__hlo_module {
+  kc_program_builder* top; /* the entry's: where skipped attributes are counted */
   kc__strmap names; /* name -> index into `computations` */
   kc__buf computations; /* kc__hlo_computation */
 } kc__hlo_module;
@@ -1215,6 +1216,22 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
   return st;
 }
 
+/* Attributes that change what an instruction computes, which kcall would
+ * rather refuse than skip where the instruction does not read them (a
+ * dot's algorithm, an accuracy asked of a transcendental function, the
+ * layout of a sub-byte or tiled type). Others are skipped and counted
+ * (kc_program_get_skipped_attribute). */
+static bool kc__changes_meaning(kc_string_view name) {
+  static const char* const words[] = {"algorithm", "result_accuracy", "exponent_bits",
+                                      "mantissa_bits", "feature_group_count",
+                                      "batch_group_count", "dim_labels", "is_stable",
+                                      "indices_are_sorted", "unique_indices"};
+  for (size_t i = 0; i < KC__ARRAY_SIZE(words); ++i) {
+    if (kc_sv_equal(name, kc_sv(words[i]))) return true;
+  }
+  return false;
+}
+
 /* ", key=value" pairs up to the end of the instruction. */
 static kc_status* kc__parse_attrs(kc__hlo_parser* p, kc__hlo_instr* ins) {
   kc__lexer* lx = &p->lx;
@@ -1226,7 +1243,15 @@ static kc_status* kc__parse_attrs(kc__hlo_parser* p, kc__hlo_instr* ins) {
     KC__TRY(kc__lex_expect(lx, '='));
     bool handled = false;
     kc_status* st = kc__parse_known_attr(p, ins, &key, &handled);
+    if (!st && !handled && kc__changes_meaning(key.text)) {
+      st = kc__lex_fail(lx, &key,
+                        "%s '%.*s': attribute '%.*s' changes what it computes, and kcall "
+                        "does not honour it",
+                        ins->op->name, (int)ins->name_tok.text.size, ins->name_tok.text.data,
+                        (int)key.text.size, key.text.data);
+    }
     if (!st && !handled) st = kc__lex_skip_value(lx);
+    if (!st && !handled) st = kc__builder_note_skipped(p->module->top, key.text);
     if (st) {
       return kc_status_add_context(st, "in attribute '%.*s'", (int)key.text.size,
                                    key.text.data);
@@ -2089,6 +2114,7 @@ static kc_status* kc__parse_module(kc__hlo_parser* p, kc_program** out) {
   kc__lex_next(lx);
   KC__TRY(kc__skip_attrs(lx));
   KC__TRY(kc_program_builder_create(name.text, &p->b));
+  p->module->top = p->b;
   bool have_entry = false;
   while (lx->tok.kind != KC__TOK_END) {
     kc__token t = lx->tok;

@@ -61,8 +61,19 @@ struct kc_program {
   int32_t root;
   int32_t* params; /* instruction id by parameter number */
   size_t num_params;
+  /* Attributes of the text that nothing read (metadata, sharding, ...),
+   * by name, with how many instructions carried each. */
+  struct kc__skipped_attr {
+    const char* name;
+    size_t count;
+  }* skipped;
+  size_t num_skipped;
   kc__arena arena; /* every string and array above */
 };
+
+/* Counts an attribute `name` that the parser skipped (for
+ * kc_program_get_skipped_attribute). */
+kc_status* kc__builder_note_skipped(kc_program_builder* b, kc_string_view name);
 
 /* Shares a finished (immutable) program; kc_program_destroy drops a
  * reference. */

@@ -241,6 +241,17 @@ static void print_stats(const kc_executable* exe, const uint64_t* times,
            kc_executable_get_instruction_name(exe, i), (double)times[i] / 1e3);
   }
   printf("whole run: %.3f us\n", wall_seconds * 1e6);
+  const kc_program* program = kc_executable_get_program(exe);
+  size_t skipped = kc_program_get_skipped_attribute_count(program);
+  if (skipped) {
+    printf("attributes not read (they do not change the result):");
+    for (size_t i = 0; i < skipped; ++i) {
+      size_t count = 0;
+      const char* name = kc_program_get_skipped_attribute(program, i, &count);
+      printf("%s %s (%zu)", i ? "," : "", name, count);
+    }
+    printf("\n");
+  }
 }
 
 /* ---- the run -------------------------------------------------------------- */
