@@ -897,3 +897,70 @@ KC_TEST(hlo_ops_attributes_skipped_or_refused) {
                 "honour it");
   KC_CHECK(p == NULL);
 }
+
+/* Optional attributes: a typed handler declares defaults, which it gets
+ * where a call site leaves the attribute out. */
+static float kt_eps_seen;
+static int64_t kt_mode_seen;
+static char kt_name_seen[16];
+
+static kc_status* kt_optional_attrs(kc_xcall_frame* f) {
+  if (f->stage != KC_XCALL_STAGE_EXECUTE) return NULL;
+  kt_eps_seen = f->attrs[0].v.f32;
+  kt_mode_seen = f->attrs[1].v.i64;
+  snprintf(kt_name_seen, sizeof kt_name_seen, "%.*s", (int)f->attrs[2].v.str.size,
+           f->attrs[2].v.str.data);
+  memcpy(f->results[0].data, f->args[0].data, 4 * sizeof(float));
+  return NULL;
+}
+
+KC_TEST(hlo_ops_typed_optional_attributes) {
+  kc_xcall_buffer_spec any = {kc_dtype_make(0, 0, 0), -1};
+  kc_xcall_attr_spec specs[3] = {{"eps", KC_ATTR_F32, 0}, {"mode", KC_ATTR_I64, 0},
+                                 {"name", KC_ATTR_STRING, 0}};
+  char name[] = "dflt";
+  kc_attr defaults[3];
+  memset(defaults, 0, sizeof defaults);
+  defaults[0].type = KC_ATTR_F32; /* eps defaults to 0.5; mode is required */
+  defaults[0].v.f32 = 0.5f;
+  defaults[2].type = KC_ATTR_STRING;
+  defaults[2].v.str = kc_sv(name);
+  kc_xcall_signature sig;
+  memset(&sig, 0, sizeof sig);
+  sig.struct_size = sizeof sig;
+  sig.num_args = 1;
+  sig.args = &any;
+  sig.num_results = 1;
+  sig.results = &any;
+  sig.num_attrs = 3;
+  sig.attrs = specs;
+  sig.attr_defaults = defaults;
+  KC_CHECK_OK(kc_xcall_register_typed(KC_SV_LIT("kt.optional"), KC_PLATFORM_HOST, &sig,
+                                      kt_optional_attrs, NULL, NULL, 0));
+  name[0] = 'X'; /* the default was copied */
+  kc_tensor* out = NULL;
+  kt_run_text("HloModule m\nENTRY e {\n x = f32[4] constant({1, 2, 3, 4})\n"
+              " ROOT y = f32[4] custom-call(x), custom_call_target=\"kt.optional\", "
+              "api_version=API_VERSION_TYPED_FFI, backend_config={mode = 3 : i64}\n}\n",
+              &out, 1);
+  KC_CHECK(kt_eps_seen == 0.5f && kt_mode_seen == 3);
+  KC_CHECK_STR(kt_name_seen, "dflt");
+  kc_object_release(KC_OBJECT(out));
+  kt_run_text("HloModule m\nENTRY e {\n x = f32[4] constant({1, 2, 3, 4})\n"
+              " ROOT y = f32[4] custom-call(x), custom_call_target=\"kt.optional\", "
+              "api_version=API_VERSION_TYPED_FFI, backend_config={eps = 2.0 : f32, mode = 1 : "
+              "i64, name = \"given\"}\n}\n",
+              &out, 1);
+  KC_CHECK(kt_eps_seen == 2.0f && kt_mode_seen == 1);
+  KC_CHECK_STR(kt_name_seen, "given");
+  kc_object_release(KC_OBJECT(out));
+  /* The required one is still required; a default of another type is refused. */
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n x = f32[4] constant({1, 2, 3, 4})\n"
+                   " ROOT y = f32[4] custom-call(x), custom_call_target=\"kt.optional\", "
+                   "api_version=API_VERSION_TYPED_FFI, backend_config={}\n}\n",
+                   KC_INVALID_ARGUMENT, "attribute 'mode': expected i64, got none");
+  defaults[1].type = KC_ATTR_F64;
+  KC_CHECK_CODE(kc_xcall_register_typed(KC_SV_LIT("kt.optional2"), KC_PLATFORM_HOST, &sig,
+                                        kt_optional_attrs, NULL, NULL, 0),
+                KC_INVALID_ARGUMENT, "attribute 1 ('mode')");
+}

@@ -565,6 +565,13 @@ typedef struct kc_xcall_signature {
   /* Appended in 1.0 (read only when struct_size covers it): KC_XCALL_SIG_*
    * bits. */
   uint32_t flags;
+  /* Appended in 1.1 (read only when struct_size covers it): optional
+   * attributes. NULL, or num_attrs entries parallel to `attrs`: an entry
+   * whose type is 0 leaves its attribute required; any other is the
+   * default (of the attribute's type and element type; not a dictionary)
+   * handed to the handler where a call site omits the attribute. Its name
+   * is ignored. Deep-copied at registration. */
+  const kc_attr* attr_defaults;
 } kc_xcall_signature;
 
 /* An open signature: any number of operands and results of any dtype and

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/attrs.h"
 #include "internal/common.h"
 #include "program/ops.h"
 #include "program/program_internal.h"
@@ -312,47 +313,6 @@ kc_status* kc_program_builder_add_broadcast(kc_program_builder* b,
   return in->dims ? NULL : kc__unadd(b, kc__builder_oom());
 }
 
-/* Deep copy of an attribute dictionary into the arena. */
-static bool kc__copy_attrs(kc__arena* a, const kc_attr_dict* src,
-                           kc_attr_dict* dst) {
-  dst->count = 0;
-  dst->entries = NULL;
-  if (!src || src->count == 0) return true;
-  if (!src->entries) return false;
-  kc_attr* out = kc__arena_alloc(a, src->count * sizeof *out);
-  if (!out) return false;
-  for (size_t i = 0; i < src->count; ++i) {
-    const kc_attr* s = &src->entries[i];
-    kc_attr* d = &out[i];
-    *d = *s;
-    d->name.data = kc__arena_strdup(a, s->name);
-    if (!d->name.data) return false;
-    if (s->type == KC_ATTR_STRING) {
-      d->v.str.data = kc__arena_strdup(a, s->v.str);
-      if (!d->v.str.data) return false;
-    } else if (s->type == KC_ATTR_ARRAY) {
-      size_t width;
-      switch (s->elem_type) {
-        case KC_ATTR_BOOL: case KC_ATTR_I8: case KC_ATTR_U8: width = 1; break;
-        case KC_ATTR_I16: case KC_ATTR_U16: width = 2; break;
-        case KC_ATTR_I32: case KC_ATTR_U32: case KC_ATTR_F32: width = 4; break;
-        case KC_ATTR_I64: case KC_ATTR_U64: case KC_ATTR_F64: width = 8; break;
-        default: return false;
-      }
-      if (s->v.array.count && !s->v.array.data) return false;
-      d->v.array.data = kc__arena_dup(a, s->v.array.data, s->v.array.count * width);
-      if (!d->v.array.data) return false;
-    } else if (s->type == KC_ATTR_DICT) {
-      if (!kc__copy_attrs(a, &s->v.dict, &d->v.dict)) return false;
-    } else if (s->type < KC_ATTR_BOOL || s->type > KC_ATTR_DICT) {
-      return false;
-    }
-  }
-  dst->entries = out;
-  dst->count = src->count;
-  return true;
-}
-
 static const int64_t* kc__dup_path(kc__arena* a, const int64_t* path, size_t n) {
   return kc__arena_dup(a, path, n * sizeof *path);
 }
@@ -385,7 +345,7 @@ kc_status* kc_program_builder_add_custom_call(kc_program_builder* b,
   if (!in->target || !in->opaque) return kc__unadd(b, kc__builder_oom());
   const kc_attr_dict* attrs =
       KC_STRUCT_HAS(desc, kc_custom_call_desc, attrs) ? desc->attrs : NULL;
-  if (!kc__copy_attrs(a, attrs, &in->attrs)) {
+  if (!kc__attr_dict_copy(a, attrs, &in->attrs)) {
     return kc__unadd(b, kc_status_create(KC_INVALID_ARGUMENT,
                                          "custom-call '%s': malformed "
                                          "attributes (an unknown type, or NULL "
@@ -446,7 +406,7 @@ kc_status* kc_program_builder_add_instruction(kc_program_builder* b,
   KC__TRY(kc__add(b, desc->op, desc->result_shape, desc->operands, desc->num_operands,
                   name, out_id, &in));
   kc__arena* a = &b->p->arena;
-  if (!kc__copy_attrs(a, desc->attrs, &in->attrs)) {
+  if (!kc__attr_dict_copy(a, desc->attrs, &in->attrs)) {
     return kc__unadd(b, kc_status_create(KC_INVALID_ARGUMENT,
                                          "%s '%s': malformed attributes (an unknown "
                                          "type, or NULL data) or out of memory",

@@ -315,6 +315,7 @@ static kc_status* kc__match_attrs(const kc__instr* in,
   for (int32_t i = 0; i < sig->num_attrs; ++i) {
     const kc_xcall_attr_spec* spec = &sig->attrs[i];
     const kc_attr* a = kc_attr_dict_lookup(&in->attrs, kc_sv(spec->name));
+    if (!a && sig->attr_defaults && sig->attr_defaults[i].type) a = &sig->attr_defaults[i];
     char want[48], got[48];
     if (!a || a->type != spec->type ||
         (spec->type == KC_ATTR_ARRAY && spec->elem_type && a->elem_type != spec->elem_type)) {

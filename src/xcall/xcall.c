@@ -6,6 +6,7 @@
 #include "internal/registry.h"
 #include "kcall/value.h"
 #include "kcall/xla_ffi.h"
+#include "internal/attrs.h"
 #include "xcall/xcall_internal.h"
 
 /* Keys are "name@Platform"; XLA target names may contain '$'. Lock order 3:
@@ -16,7 +17,7 @@ static kc__registry kc__xcall_registry =
 /* Frozen layouts: these may only grow at the end. */
 _Static_assert(offsetof(kc_xcall_signature, attrs) == 48, "kc_xcall_signature layout");
 _Static_assert(offsetof(kc_xcall_signature, flags) == 56, "kc_xcall_signature layout");
-_Static_assert(sizeof(kc_xcall_signature) == 64, "kc_xcall_signature layout");
+_Static_assert(sizeof(kc_xcall_signature) == 72, "kc_xcall_signature layout");
 _Static_assert(offsetof(kc_xcall_frame, args) == 24, "kc_xcall_frame layout");
 _Static_assert(offsetof(kc_xcall_frame, state) == 48, "kc_xcall_frame layout");
 _Static_assert(offsetof(kc_xcall_frame, instruction_name) == 104,
@@ -109,6 +110,7 @@ static void kc__target_delete(kc_object* obj) {
   free((void*)(uintptr_t)t->signature.args);
   free((void*)(uintptr_t)t->signature.results);
   free((void*)(uintptr_t)t->signature.attrs);
+  kc__arena_free(&t->defaults);
   free(t->name);
   free(t);
 }
@@ -213,6 +215,38 @@ static bool kc__attr_type_ok(int32_t type) {
   return type >= KC_ATTR_BOOL && type <= KC_ATTR_DICT;
 }
 
+/* The signature's attribute defaults, checked against the attributes'
+ * types and copied, with the strings and arrays they hold, into the
+ * target's arena. */
+static kc_status* kc__copy_defaults(kc__xcall_target* t, const kc_attr* given) {
+  kc_xcall_signature* s = &t->signature;
+  size_t n = (size_t)s->num_attrs;
+  kc_attr* out = kc__arena_alloc(&t->defaults, (n + 1) * sizeof *out);
+  if (!out) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t i = 0; i < n; ++i) {
+    const kc_attr* d = &given[i];
+    const kc_xcall_attr_spec* spec = &s->attrs[i];
+    if (d->type == 0) continue;
+    bool ok = d->type == spec->type && d->type != KC_ATTR_DICT &&
+              (d->type != KC_ATTR_ARRAY || !spec->elem_type || d->elem_type == spec->elem_type);
+    if (!ok) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "signature: attribute %zu ('%s'): the default's type %d is not "
+                              "the attribute's (%d)",
+                              i, spec->name, d->type, spec->type);
+    }
+    if (!kc__attr_copy(&t->defaults, d, &out[i])) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "signature: attribute %zu ('%s'): a default with no data or an "
+                              "unknown element type (or out of memory)",
+                              i, spec->name);
+    }
+    out[i].name = kc_sv(spec->name);
+  }
+  s->attr_defaults = out;
+  return NULL;
+}
+
 /* Copies the signature's arrays into t; checks them. */
 static kc_status* kc__copy_signature(kc__xcall_target* t,
                                      const kc_xcall_signature* sig) {
@@ -280,7 +314,10 @@ static kc_status* kc__copy_signature(kc__xcall_target* t,
     attrs[i].name = name;
     s->num_attrs = (int32_t)(i + 1);
   }
-  return NULL;
+  const kc_attr* defaults = KC_STRUCT_HAS(sig, kc_xcall_signature, attr_defaults)
+                                ? sig->attr_defaults
+                                : NULL;
+  return defaults ? kc__copy_defaults(t, defaults) : NULL;
 }
 
 kc_status* kc_xcall_register_typed(kc_string_view name, kc_platform platform,

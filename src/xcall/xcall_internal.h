@@ -2,6 +2,7 @@
 #ifndef KCALL_XCALL_XCALL_INTERNAL_H_
 #define KCALL_XCALL_XCALL_INTERNAL_H_
 
+#include "internal/arena.h"
 #include "kcall/xcall.h"
 
 /* Type index of target objects; internal, never seen in a kc_any. */
@@ -23,6 +24,7 @@ typedef struct kc__xcall_target {
   void* user;
   kc_deleter_fn user_deleter;
   kc_xcall_signature signature; /* TYPED: arrays below, owned */
+  kc__arena defaults; /* signature.attr_defaults and what they point to */
   /* XLA FFI handlers (xla_ffi_host.c): non-NULL xla.execute marks an XLA
    * target, which is TYPED with an open signature and no `handler`. */
   kc_xla_ffi_handlers xla;

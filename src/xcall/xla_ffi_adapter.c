@@ -391,6 +391,10 @@ static XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_sig
     const kc_xcall_attr_spec* spec = &sig->attrs[i];
     int64_t at = kc__find_attr(in, spec->name);
     char want[48], got[48];
+    if (at < 0 && sig->attr_defaults && sig->attr_defaults[i].type) {
+      attrs[i] = sig->attr_defaults[i]; /* owned by the target, which outlives the call */
+      continue;
+    }
     if (at < 0) {
       return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
                                "%s: attribute '%s': expected %s, got none", d->who, spec->name,
