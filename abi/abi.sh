@@ -42,10 +42,11 @@ ABI_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=RelWithDebInfo
 -DKCALL_BUILD_EXAMPLES=OFF
 -DKCALL_BUILD_PYTHON=OFF"
 # Types defined outside include/kcall (--headers-dir) are private: only
-# their names are kept. Locations and paths are left out so that a
-# baseline does not change with the checkout's directory or a comment in a
-# header; type ids are hashes, so that it changes only where a type does.
-ABIDW_ARGS="--drop-private-types
+# their names are kept. What the library calls (libc) is not its ABI and
+# is left out. So are locations and paths, so that a baseline does not
+# change with the checkout's directory or a comment in a header; type ids
+# are hashes, so that it changes only where a type does.
+ABIDW_ARGS="--drop-private-types --drop-undefined-syms
 --no-corpus-path --no-comp-dir-path --no-show-locs --short-locs --no-elf-needed
 --type-id-style hash"
 
