@@ -26,7 +26,8 @@ BENCH_VENV := .venv-bench
 BENCH_PKGS := numpy apache-tvm-ffi 'scikit-build-core>=0.10' jax==0.10.2 jaxlib==0.10.2
 BENCH_BUILD := build/bench-build
 
-.PHONY: all build demo test ctest pytest bench asan tsan install clean distclean
+.PHONY: all build demo test ctest pytest bench asan tsan install clean distclean \
+        abi-check abi-baseline
 
 all: build
 
@@ -157,11 +158,24 @@ tsan: $(VENV)/.stamp
 	$(MAKE) ctest BUILD=build-tsan CMAKE_ARGS="$(SAN_CMAKE) -DKCALL_SANITIZE=thread"
 	$(call san_pytest,build-tsan,$$($(CC) -print-file-name=libtsan.so),TSAN_OPTIONS=halt_on_error=1)
 
+# The ABI of libkcall and of the plugin header kcall/abi.h, compared with
+# the baseline checked in under abi/ (abigail-tools' abidw and abidiff):
+# abi-check fails on an incompatible change and allows additions;
+# abi-baseline records the current ABI as the new baseline. Both build in
+# $(ABI_BUILD) with the flags fixed in abi/abi.sh. docs/abi.md.
+ABI_BUILD ?= build-abi
+
+abi-check:
+	JOBS=$(JOBS) sh abi/abi.sh check $(ABI_BUILD)
+
+abi-baseline:
+	JOBS=$(JOBS) sh abi/abi.sh baseline $(ABI_BUILD)
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf build build-asan build-tsan build-clang
+	rm -rf build build-asan build-tsan build-clang build-abi
 
 # clean, and the virtual environments too.
 distclean: clean

@@ -14,6 +14,10 @@
  * Checks are fatal on the thread that runs the test (the rest of the body is
  * skipped, so a failed create never leads to a NULL dereference) and merely
  * recorded on other threads, which cannot be unwound safely.
+ *
+ * A test whose subject is missing on this machine (another compiler, say)
+ * calls kt_skip with the reason: the runner prints it and exits with
+ * KT_SKIP_STATUS, which ctest reports as a skip, never as a pass.
  */
 #ifndef KCALL_TESTS_TEST_H_
 #define KCALL_TESTS_TEST_H_
@@ -35,6 +39,13 @@ int64_t kt_live_blocks(void);
 
 /* Formats a status into buf ("OK" for NULL) and returns buf. */
 const char* kt_status_text(const kc_status* status, char* buf, size_t cap);
+
+/* The exit status of a skipped test (ctest's SKIP_RETURN_CODE). */
+#define KT_SKIP_STATUS 77
+
+/* Ends the running test as skipped, printing why. Only on the thread that
+ * runs the test, and before any check has failed (a failure stands). */
+void kt_skip(const char* fmt, ...) KC_PRINTF(1, 2);
 
 /* Reports a failure (see above for when it returns). */
 void kt__fail(const char* file, int line, const char* fmt, ...)

@@ -4,9 +4,10 @@
  *   kcall_tests NAME     runs one test in this process (what ctest does, so
  *                        sanitizers and debuggers see the test directly)
  *   kcall_tests          runs every test, each in a fork()ed child, and
- *                        ends with "N passed, M failed"
+ *                        ends with "N passed, M failed, K skipped"
  *   kcall_tests A B ...  runs the named tests, each in a child
  *   kcall_tests --list   prints the names
+ * A test passes (status 0), fails (1) or is skipped (KT_SKIP_STATUS).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -43,6 +44,7 @@ static const size_t kt_test_count = sizeof(kt_tests) / sizeof(kt_tests[0]);
 /* State of the one test running in this process. */
 static kc_counting_allocator* kt_current_counter;
 static atomic_int kt_failures;
+static bool kt_skipped;
 static pthread_t kt_main_thread;
 static jmp_buf kt_abort_jump;
 
@@ -81,6 +83,21 @@ void kt__fail(const char* file, int line, const char* fmt, ...) {
   /* Unwinding another thread's stack would corrupt it; its failure is
    * counted and the test fails when it ends. */
   if (pthread_equal(pthread_self(), kt_main_thread)) longjmp(kt_abort_jump, 1);
+}
+
+void kt_skip(const char* fmt, ...) {
+  char reason[512];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(reason, sizeof reason, fmt, args);
+  va_end(args);
+  printf("skipped: %s\n", reason);
+  if (!pthread_equal(pthread_self(), kt_main_thread)) {
+    kt__fail(__FILE__, __LINE__, "kt_skip called off the test's thread");
+    return;
+  }
+  kt_skipped = true;
+  longjmp(kt_abort_jump, 1);
 }
 
 void kt__check_status(const char* file, int line, const char* expr,
@@ -141,17 +158,20 @@ static void kt_run_body(void (*fn)(void)) {
   if (setjmp(kt_abort_jump) == 0) fn();
 }
 
-/* Runs one test in this process; returns true when it passed. */
-static bool kt_run_here(const kt_test* test) {
+typedef enum kt_result { KT_PASSED, KT_FAILED, KT_SKIPPED } kt_result;
+
+/* Runs one test in this process. */
+static kt_result kt_run_here(const kt_test* test) {
   kc_status* st = kc_counting_allocator_create(&kt_current_counter);
   if (st) {
     char text[512];
     fprintf(stderr, "%s: cannot create the counting allocator: %s\n",
             test->name, kt_status_text(st, text, sizeof text));
     kc_status_destroy(st);
-    return false;
+    return KT_FAILED;
   }
   atomic_store(&kt_failures, 0);
+  kt_skipped = false;
   kt_main_thread = pthread_self();
   kt_run_body(test->fn);
 
@@ -183,38 +203,49 @@ static bool kt_run_here(const kt_test* test) {
   }
   kc_counting_allocator_destroy(kt_current_counter);
   kt_current_counter = NULL;
-  return !failed;
+  if (failed) return KT_FAILED;
+  return kt_skipped ? KT_SKIPPED : KT_PASSED;
+}
+
+static int kt_exit_status(kt_result result) {
+  return result == KT_PASSED ? 0 : result == KT_SKIPPED ? KT_SKIP_STATUS : 1;
+}
+
+static const char* kt_result_word(kt_result result) {
+  return result == KT_PASSED ? "ok" : result == KT_SKIPPED ? "skipped" : "FAILED";
 }
 
 /* Runs one test in a child so that a crash or leftover state cannot touch
  * the others. */
-static bool kt_run_forked(const kt_test* test) {
+static kt_result kt_run_forked(const kt_test* test) {
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
   if (pid < 0) {
     perror("fork");
-    return false;
+    return KT_FAILED;
   }
   if (pid == 0) {
-    bool ok = kt_run_here(test);
+    kt_result result = kt_run_here(test);
     fflush(stdout); /* _exit skips it, and the child must not run atexit
                      * handlers that belong to the parent */
-    _exit(ok ? 0 : 1);
+    _exit(kt_exit_status(result));
   }
   int wstatus = 0;
   while (waitpid(pid, &wstatus, 0) < 0) {
     if (errno != EINTR) {
       perror("waitpid");
-      return false;
+      return KT_FAILED;
     }
   }
   if (WIFSIGNALED(wstatus)) {
     fprintf(stderr, "%s: killed by signal %d\n", test->name,
             WTERMSIG(wstatus));
-    return false;
+    return KT_FAILED;
   }
-  return WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+  if (!WIFEXITED(wstatus)) return KT_FAILED;
+  if (WEXITSTATUS(wstatus) == KT_SKIP_STATUS) return KT_SKIPPED;
+  return WEXITSTATUS(wstatus) == 0 ? KT_PASSED : KT_FAILED;
 }
 
 static int kt_usage(void) {
@@ -237,12 +268,12 @@ int main(int argc, char** argv) {
               argv[1]);
       return 2;
     }
-    bool ok = kt_run_here(test);
-    printf("%s %s\n", ok ? "ok" : "FAILED", test->name);
-    return ok ? 0 : 1;
+    kt_result result = kt_run_here(test);
+    printf("%s %s\n", kt_result_word(result), test->name);
+    return kt_exit_status(result);
   }
 
-  size_t passed = 0, failed = 0;
+  size_t passed = 0, failed = 0, skipped = 0;
   for (size_t i = 0; i < kt_test_count; ++i) {
     if (argc > 1) {
       bool wanted = false;
@@ -251,11 +282,13 @@ int main(int argc, char** argv) {
       }
       if (!wanted) continue;
     }
-    bool ok = kt_run_forked(&kt_tests[i]);
-    printf("%s %s\n", ok ? "ok" : "FAILED", kt_tests[i].name);
+    kt_result result = kt_run_forked(&kt_tests[i]);
+    printf("%s %s\n", kt_result_word(result), kt_tests[i].name);
     fflush(stdout);
-    if (ok) {
+    if (result == KT_PASSED) {
       ++passed;
+    } else if (result == KT_SKIPPED) {
+      ++skipped;
     } else {
       ++failed;
     }
@@ -266,6 +299,6 @@ int main(int argc, char** argv) {
       ++failed;
     }
   }
-  printf("%zu passed, %zu failed\n", passed, failed);
+  printf("%zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
   return failed == 0 ? 0 : 1;
 }

@@ -237,6 +237,20 @@ KC_TEST(plugin_newer_major_refused) {
   kt_check_absent("kt_major.from_entry");
 }
 
+KC_TEST(plugin_older_major_refused) {
+  /* Another major is another ABI, older as much as newer. */
+  char built[64], offered[64];
+  snprintf(built, sizeof built, "built for kcall plugin API %d.9",
+           KC_API_VERSION_MAJOR - 1);
+  snprintf(offered, sizeof offered, "this host offers %d.%d",
+           KC_API_VERSION_MAJOR, KC_API_VERSION_MINOR);
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("major_old"), &p),
+                KC_FAILED_PRECONDITION, KT_FIXTURE("major_old"), built, offered);
+  KC_CHECK(p == NULL);
+  kt_check_absent("kt_major_old.fn"); /* init never ran */
+}
+
 KC_TEST(plugin_newer_minor_capped) {
   kc_plugin* p = kt_load(KT_FIXTURE("minor"));
   kc_plugin_desc d = kt_desc(p);

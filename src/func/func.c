@@ -6,7 +6,6 @@ _Static_assert(offsetof(struct kc_func, fn) == offsetof(kc_func_prefix, fn),
 _Static_assert(offsetof(struct kc_func, self) ==
                    offsetof(kc_func_prefix, self),
                "kc_func starts with kc_func_prefix");
-_Static_assert(sizeof(kc_func_prefix) == 40, "kc_func_prefix layout");
 
 static void kc__func_delete(kc_object* obj) {
   kc_func* f = (kc_func*)(void*)obj;

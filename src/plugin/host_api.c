@@ -9,18 +9,8 @@
 #include "kcall/xcall.h"
 #include "kcall/xla_ffi.h"
 
-/* Frozen layouts: these may only grow at the end. */
-_Static_assert(offsetof(kc_host_api, struct_size) == 0, "kc_host_api layout");
-_Static_assert(offsetof(kc_host_api, api_major) == 8, "kc_host_api layout");
-_Static_assert(offsetof(kc_host_api, features) == 16, "kc_host_api layout");
-_Static_assert(offsetof(kc_host_api, status_create) == 32,
-               "kc_host_api layout");
-_Static_assert(sizeof(kc_host_api) == 32 + 115 * sizeof(void*),
-               "kc_host_api v1.0 has 115 functions");
-_Static_assert(offsetof(kc_host_api, attr_dict_lookup) == 32 + 110 * sizeof(void*),
-               "kc_host_api layout");
-_Static_assert(sizeof(kc_plugin_info) == 48, "kc_plugin_info layout");
-_Static_assert(offsetof(kc_plugin_info, init) == 40, "kc_plugin_info layout");
+/* The layouts of kc_host_api and kc_plugin_info are frozen in
+ * abi_layout.c: entries are only ever appended. */
 
 /* Out-of-line copies of the inline readers in func.h: a table needs
  * addresses. */

@@ -1,23 +1,8 @@
 /* kc_any: type names, retain/release, strings. */
 #include "internal/object.h"
 
-_Static_assert(sizeof(kc_any) == 16, "kc_any is 16 bytes");
-_Static_assert(offsetof(kc_any, type_index) == 0, "kc_any layout");
-_Static_assert(offsetof(kc_any, small_len) == 4, "kc_any layout");
-_Static_assert(offsetof(kc_any, u) == 8, "kc_any layout");
-_Static_assert(sizeof(kc_object) == 24, "kc_object is 24 bytes");
-_Static_assert(offsetof(kc_object, type_index) == 8, "kc_object layout");
-_Static_assert(offsetof(kc_object, deleter) == 16, "kc_object layout");
-_Static_assert(sizeof(kc_string_view) == 16, "kc_string_view layout");
-_Static_assert(sizeof(kc_allocator) == 16, "kc_allocator layout");
-_Static_assert(sizeof(DLDataType) == 4, "DLDataType layout");
-_Static_assert(sizeof(DLDevice) == 8, "DLDevice layout");
-_Static_assert(sizeof(DLTensor) == 48, "DLTensor layout");
-_Static_assert(offsetof(DLTensor, byte_offset) == 40, "DLTensor layout");
-_Static_assert(sizeof(DLManagedTensorVersioned) == 80,
-               "DLManagedTensorVersioned layout");
-_Static_assert(offsetof(DLManagedTensorVersioned, dl_tensor) == 32,
-               "DLManagedTensorVersioned layout");
+/* The layouts of kc_any, kc_object and the DLPack structs are frozen in
+ * src/plugin/abi_layout.c. */
 
 const char* kc_type_name(int32_t type_index) {
   switch (type_index) {
