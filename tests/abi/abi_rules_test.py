@@ -35,6 +35,20 @@ def edit_source(pattern, replacement):
     return {"kcall_abi_h.c": edit(pattern, replacement)}
 
 
+# kc_xcall_signature as API 1.0 shipped it: flags, its last field, ends at
+# byte 60 of 64. Applied to both sides of the tail-padding cases, which
+# need a growable struct with tail padding (the current one has none).
+SIGNATURE_1_0 = (r"^(  uint32_t flags;\n)(?:  /\*(?:[^*]|\*(?!/))*\*/\n)?  const kc_attr\* attr_defaults;\n(} kc_xcall_signature;)",
+                 r"\1\2")
+
+
+def on_signature_1_0(pattern, replacement):
+    """An edit of abi.h made on top of kc_xcall_signature as 1.0 had it."""
+    first = edit(*SIGNATURE_1_0)
+    then = edit(pattern, replacement)
+    return {"abi.h": lambda text: then(first(text)), "base": "signature_1_0"}
+
+
 # (name, edits of abi.h and kcall_abi_h.c, expected status, text the
 #  comparison's output must contain)
 CASES = [
@@ -67,8 +81,8 @@ CASES = [
     ("append into a growable struct's tail padding",
      # flags ends at byte 60 of 64: a field there lies inside the
      # struct_size an old writer sets, and would be read as garbage.
-     edit_abi_h(r"^(  uint32_t flags;\n)(} kc_xcall_signature;)",
-                r"\1  uint32_t kt_extra;\n\2"),
+     on_signature_1_0(r"^(  uint32_t flags;\n)(} kc_xcall_signature;)",
+                      r"\1  uint32_t kt_extra;\n\2"),
      1, "kc_xcall_signature"),
     ("change a function type's parameters",
      edit_abi_h(r"^(typedef kc_status\* \(\*kc_packed_fn\)\(void\* self, const kc_any\* args,\n\s+)int32_t nargs",
@@ -85,8 +99,8 @@ CASES = [
      edit_abi_h(r"^(} kc_host_api;)", r"  int (*kt_appended)(int);\n\1"),
      0, "kc_host_api: 1 field(s) appended: kt_appended"),
     ("append past a growable struct's tail padding",
-     edit_abi_h(r"^(  uint32_t flags;\n)(} kc_xcall_signature;)",
-                r"\1  const void* kt_extra;\n\2"),
+     on_signature_1_0(r"^(  uint32_t flags;\n)(} kc_xcall_signature;)",
+                      r"\1  const void* kt_extra;\n\2"),
      0, "kc_xcall_signature: 1 field(s) appended: kt_extra"),
     ("add an enumerator",
      edit_abi_h(r"X\(UNAUTHENTICATED, 16\)",
@@ -148,13 +162,18 @@ def main():
             return 77
 
     os.makedirs(args.work, exist_ok=True)
-    baseline = build(args.cc, args.root, args.work, "baseline", {})
+    # The baselines: the headers as they are, and with the edits a case
+    # makes on both sides ("base").
+    baselines = {None: build(args.cc, args.root, args.work, "baseline", {})}
+    baselines["signature_1_0"] = build(args.cc, args.root, args.work,
+                                       "baseline_signature_1_0",
+                                       {"abi.h": edit(*SIGNATURE_1_0)})
     failures = 0
     for name, edits, expected, needle in CASES:
         dump = build(args.cc, args.root, args.work,
                      re.sub(r"\W+", "_", name), edits)
         done = run(["sh", os.path.join(args.root, "abi", "abi.sh"),
-                    "compare", baseline, dump])
+                    "compare", baselines[edits.get("base")], dump])
         output = done.stdout + done.stderr
         verdict = "passes" if done.returncode == 0 else "fails"
         if done.returncode != expected or needle not in output:
