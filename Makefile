@@ -130,6 +130,15 @@ $(JAX_VENV)/.stamp: Makefile
 fixtures: $(JAX_VENV)/.stamp
 	$(JAX_VENV)/bin/python tests/xla_ffi/generate.py
 
+# The HLO program fixtures in tests/fixtures/hlo_jax: whole programs and
+# single-feature ones as JAX lowers them and XLA:CPU optimizes them, with
+# JAX's inputs and outputs, remade by tests/hlo_jax/generate.py in the same
+# environment (it calls the handlers `make fixtures` built).
+.PHONY: hlo-fixtures
+
+hlo-fixtures: $(JAX_VENV)/.stamp
+	$(JAX_VENV)/bin/python tests/hlo_jax/generate.py
+
 # The sanitizer builds run the C tests, then the Python tests against the
 # extension of the same build, with the sanitizer's runtime preloaded into
 # the (uninstrumented) interpreter. Left out there: the tests of the
