@@ -57,12 +57,11 @@ fail() {
 # Only these count; any other error fails the test, so that a program kcall
 # misreads is never passed over as merely unsupported.
 refusal() {
-  sed -n '1{
-    /^kcall: error: INVALID_ARGUMENT: .*not supported/p
-    /^kcall: error: UNIMPLEMENTED: .*not supported/p
-    /^kcall: error: UNIMPLEMENTED: .* is not implemented for /p
-    /^kcall: error: INVALID_ARGUMENT: .*constant '"'"'[^'"'"']*'"'"': expected an element type of /p
-  }' "$1"
+  grep -m 1 '^kcall: error: ' "$1" | sed -n \
+    -e '/^kcall: error: INVALID_ARGUMENT: .*not supported/{p;q;}' \
+    -e '/^kcall: error: UNIMPLEMENTED: .*not supported/{p;q;}' \
+    -e '/^kcall: error: UNIMPLEMENTED: .* is not implemented for /{p;q;}' \
+    -e "/^kcall: error: INVALID_ARGUMENT: .*constant '[^']*': expected an element type of /{p;q;}"
 }
 
 "$kcall" run "$@" --output "$work" >"$work/stdout" 2>"$work/stderr"
