@@ -144,16 +144,13 @@ def mlp(ffi):
         if ffi:
             h = add_one(h)
         return h @ w2 + b2
-    return f
 
-
-def ref_mlp(ffi):
     def r(x, w1, b1, w2, b2):
-        h = np.maximum(x.astype(F64) @ w1 + b1, 0)
+        h = np.maximum(x @ w1 + b1, 0)
         if ffi:
             h = h + 1
         return [h @ w2 + b2]
-    return r
+    return f, r
 
 
 def layer_norm(ffi):
@@ -216,17 +213,25 @@ def scan(ffi):
 
 
 def cond(ffi):
-    def f(p, x):
+    # Two conditionals on two predicate parameters, one true and one
+    # false, so that both branches run.
+    def f(p, q, x):
         if ffi:
-            return jax.lax.cond(p, lambda v: add_one(v * 2.0),
-                                lambda v: scale_shift(v, 0.5, -1.0), x)
-        return jax.lax.cond(p, lambda v: v * 2.0 + 1.0, lambda v: v - 3.0, x)
+            def g(c):
+                return jax.lax.cond(c, lambda v: add_one(v * 2.0),
+                                    lambda v: scale_shift(v, 0.5, -1.0), x)
+        else:
+            def g(c):
+                return jax.lax.cond(c, lambda v: v * 2.0 + 1.0,
+                                    lambda v: v - 3.0, x)
+        return g(p), g(q)
 
-    def r(p, x):
-        x = x.astype(F64)
-        if ffi:
-            return [x * 2 + 1 if p else x * 0.5 - 1]
-        return [x * 2 + 1 if p else x - 3]
+    def r(p, q, x):
+        def g(c):
+            if c:
+                return x * 2 + 1
+            return x * 0.5 - 1 if ffi else x - 3
+        return [g(p), g(q)]
     return f, r
 
 
@@ -264,10 +269,9 @@ def whole_programs():
                 targets=targets if ffi else [],
                 about=about[ffi]))
 
-    x = normal(1, (4, 8))
-    mlp_inputs = [x, normal(2, (8, 16), 0.5), normal(3, (16,), 0.1),
+    mlp_inputs = [normal(1, (4, 8)), normal(2, (8, 16), 0.5), normal(3, (16,), 0.1),
                   normal(4, (16, 4), 0.5), normal(5, (4,), 0.1)]
-    both("mlp", lambda ffi: (mlp(ffi), ref_mlp(ffi)), mlp_inputs, F32_TOL,
+    both("mlp", mlp, mlp_inputs, F32_TOL,
          ["two dense layers with relu between: dot, add, maximum",
           "the MLP with ffi_test.add_one on the hidden activation"],
          ["ffi_test.add_one"])
@@ -287,9 +291,11 @@ def whole_programs():
          ["jax.lax.scan over 5 steps of h = 0.5 h + x: a while loop",
           "the scan with ffi_test.add_one in the loop body"],
          ["ffi_test.add_one"])
-    both("cond", cond, [np.bool_(True), normal(12, (3, 4))], F32_TOL,
-         ["jax.lax.cond on a predicate parameter: a conditional",
-          "the conditional with ffi_test.add_one in one branch and "
+    both("cond", cond, [np.bool_(True), np.bool_(False), normal(12, (3, 4))],
+         F32_TOL,
+         ["jax.lax.cond on a true and a false predicate parameter: two "
+          "conditionals, each branch taken once",
+          "the conditionals with ffi_test.add_one in one branch and "
           "ffi_test.scale_shift in the other"],
          ["ffi_test.add_one", "ffi_test.scale_shift"])
     both("attention", attention,
