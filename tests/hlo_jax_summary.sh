@@ -3,18 +3,19 @@
 #
 # Runs every variant of every case of tests/fixtures/hlo_jax, as ctest's
 # hlo_jax_* tests do (the list is the one tests/CMakeLists.txt writes into
-# the build directory), and prints a table: case, variant, result, and for
-# a skipped variant the first line of kcall's refusal, which names what it
-# does not support yet. `make hlo-summary` runs it. Exit status 1 when any
-# variant failed, else 0.
+# the build directory), and prints a table: case, variant, result, and the
+# first line of kcall's refusal for a skipped variant (it names what kcall
+# does not support yet) or of the reason for a failed one. `make
+# hlo-summary` runs it. Exit status 1 when any variant failed, else 0.
 set -u
 
 cases=${1:?usage: hlo_jax_summary.sh BUILD/tests/hlo_jax_cases.sh}
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(cd "$(dirname "$cases")" && pwd)/hlo_jax_summary
+# A directory of its own, so that two summaries (ctest's and make's) may
+# run at once.
+work=$(mktemp -d "$(cd "$(dirname "$cases")" && pwd)/hlo_jax_summary.XXXXXX") || exit 2
+trap 'rm -rf "$work"' EXIT
 rows=$work/rows
-rm -rf "$work"
-mkdir -p "$work"
 : >"$rows"
 
 # The message without what the table does not need: the fixture
@@ -49,7 +50,7 @@ kt_unavailable() {
 . "$cases"
 
 awk -F '\t' '
-  BEGIN { printf "%-22s %-10s %-8s %s\n", "case", "variant", "result", "first refusal line" }
+  BEGIN { printf "%-22s %-10s %-8s %s\n", "case", "variant", "result", "first line of the refusal or failure" }
   { printf "%-22s %-10s %-8s %s\n", $1, $2, $3, $4; count[$3]++ }
   END {
     printf "\nhlo_jax: %d variants: %d passed, %d skipped (not supported yet), %d failed\n",
