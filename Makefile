@@ -132,6 +132,19 @@ $(JAX_VENV)/.stamp: Makefile
 fixtures: $(JAX_VENV)/.stamp
 	$(JAX_VENV)/bin/python tests/xla_ffi/generate.py
 
+# The HLO program fixtures in tests/fixtures/hlo_jax: whole programs and
+# single-feature ones as JAX lowers them and XLA:CPU optimizes them, with
+# JAX's inputs and outputs, remade by tests/hlo_jax/generate.py in the same
+# environment (it calls the handlers `make fixtures` built). ctest runs
+# them; `make hlo-summary` prints which kcall runs and what stops the rest.
+.PHONY: hlo-fixtures hlo-summary
+
+hlo-fixtures: $(JAX_VENV)/.stamp
+	$(JAX_VENV)/bin/python tests/hlo_jax/generate.py
+
+hlo-summary: build
+	@sh tests/hlo_jax_summary.sh $(BUILD)/tests/hlo_jax_cases.sh
+
 # The sanitizer builds run the C tests, then the Python tests against the
 # extension of the same build, with the sanitizer's runtime preloaded into
 # the (uninstrumented) interpreter. Left out there: the tests of the

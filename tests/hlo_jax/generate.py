@@ -1,0 +1,747 @@
+"""Generates the HLO program fixtures in tests/fixtures/hlo_jax/ with JAX.
+
+    python tests/hlo_jax/generate.py [--out DIR]
+
+(or `make hlo-fixtures`, which makes a virtual environment, .venv-jax,
+with jax, jaxlib and numpy, and runs this script in it). It needs jax and
+jaxlib 0.10.2 and numpy, and the XLA FFI handlers already checked in,
+tests/fixtures/xla_ffi/libjax_handlers.so (`make fixtures` remakes them).
+
+What it does:
+
+1. Registers the handlers of libjax_handlers.so with JAX for the CPU
+   (jax.ffi.register_ffi_target), so that programs can call them through
+   jax.ffi.ffi_call.
+2. For every case below, a small jitted JAX program on fixed inputs:
+   whole programs (an MLP, a layer norm, a softmax, a scan, a conditional,
+   an attention block), each also with custom calls in the middle, and
+   programs that each isolate one feature of HLO (dot with batch
+   dimensions, reduce, reduce-window, compare and select, slices, ...).
+3. Runs each in JAX and checks the results against a NumPy reference
+   computed here in float64, within the case's tolerance: the tolerance a
+   test gives kcall must hold for JAX's own results too.
+4. Writes, per case, into DIR/<case>/: lowered.hlo
+   (`jax.jit(f).lower(*inputs).as_text(dialect="hlo")`), optimized.hlo
+   (`.compile().as_text()`, XLA:CPU's optimized module), inputN.npy and
+   outputN.npy (JAX's results); and DIR/manifest.json, which describes
+   every case (see tests/fixtures/hlo_jax/README.md).
+
+The output is deterministic: inputs come from fixed seeds, and source file
+names in the modules' metadata are reduced to their base names, so the
+checkout's location does not show. Running the script again with the same
+versions of jax, jaxlib and numpy on the same kind of CPU rewrites the same
+bytes (XLA:CPU may pick other instructions on another CPU, and its last
+bits of exp or tanh may then differ, within the tolerances).
+"""
+
+import argparse
+import ctypes
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import sys
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+import jaxlib
+from jax.experimental.layout import Format, Layout
+
+JAX_VERSION = "0.10.2"
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_OUT = os.path.join(ROOT, "tests", "fixtures", "hlo_jax")
+# The handlers, as tests/xla_ffi/generate.py built them; paths in the
+# manifest are relative to the manifest's directory.
+HANDLERS = os.path.join(ROOT, "tests", "fixtures", "xla_ffi",
+                        "libjax_handlers.so")
+HANDLERS_REL = "../xla_ffi/libjax_handlers.so"
+
+# The targets these programs call, and each one's execute symbol. All are
+# registered for platform "cpu" with the typed FFI; none keeps state, so
+# `--xla-ffi LIB:SYMBOL=TARGET` is all kcall needs.
+TARGETS = {
+    "ffi_test.add_one": "AddOne",
+    "ffi_test.scale_shift": "ScaleShift",
+    "ffi_test.row_sum": "RowSum",
+}
+
+F16 = np.float16
+F32 = np.float32
+F64 = np.float64
+
+# Tolerances, as numpy.isclose takes them: |got - want| <= atol +
+# rtol * |want|, per element. Programs that only move, select or round
+# once compare exactly; sums, dots and transcendental functions allow for
+# another order of summation and another libm, a few ulps of the type.
+EXACT = {"rtol": 0.0, "atol": 0.0}
+F32_TOL = {"rtol": 1e-5, "atol": 1e-6}
+F16_TOL = {"rtol": 2e-3, "atol": 0.0}   # 2 ulps of f16
+BF16_TOL = {"rtol": 1.6e-2, "atol": 0.0}  # 2 ulps of bf16
+
+
+# ---------------------------------------------------------------------------
+# Registering the handlers with JAX
+# ---------------------------------------------------------------------------
+
+
+def register():
+    jax.devices("cpu")
+    lib = ctypes.CDLL(HANDLERS)
+    for name, symbol in TARGETS.items():
+        addr = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
+        jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(addr),
+                                    platform="cpu")
+    return lib
+
+
+def like(x, shape=None):
+    return jax.ShapeDtypeStruct(x.shape if shape is None else shape, x.dtype)
+
+
+def add_one(x):
+    return jax.ffi.ffi_call("ffi_test.add_one", like(x))(x)
+
+
+def scale_shift(x, scale, shift):
+    return jax.ffi.ffi_call("ffi_test.scale_shift", like(x))(
+        x, scale=np.float32(scale), shift=np.float64(shift))
+
+
+def row_sum(x):
+    """(sums, maxima) of the rows of an f32[m, n]."""
+    row = like(x, shape=(x.shape[0],))
+    return jax.ffi.ffi_call("ffi_test.row_sum", (row, row))(x)
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------
+
+
+def normal(seed, shape, scale=1.0, dtype=F32):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+def uniform(seed, shape, low, high, dtype=F32):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(low, high, shape).astype(dtype)
+
+
+# ---------------------------------------------------------------------------
+# The whole programs, each without and with custom calls
+# ---------------------------------------------------------------------------
+
+
+def mlp(ffi):
+    def f(x, w1, b1, w2, b2):
+        h = jax.nn.relu(x @ w1 + b1)
+        if ffi:
+            h = add_one(h)
+        return h @ w2 + b2
+
+    def r(x, w1, b1, w2, b2):
+        h = np.maximum(x @ w1 + b1, 0)
+        if ffi:
+            h = h + 1
+        return [h @ w2 + b2]
+    return f, r
+
+
+def layer_norm(ffi):
+    eps = 1e-5
+
+    def f(x, gamma, beta):
+        n = x.shape[-1]
+        if ffi:
+            mean = row_sum(x)[0][:, None] / n
+            d = x - mean
+            var = row_sum(d * d)[0][:, None] / n
+        else:
+            mean = jnp.mean(x, axis=-1, keepdims=True)
+            d = x - mean
+            var = jnp.mean(d * d, axis=-1, keepdims=True)
+        return d * jax.lax.rsqrt(var + eps) * gamma + beta
+
+    def r(x, gamma, beta):
+        x = x.astype(F64)
+        d = x - x.mean(axis=-1, keepdims=True)
+        var = (d * d).mean(axis=-1, keepdims=True)
+        return [d / np.sqrt(var + eps) * gamma + beta]
+    return f, r
+
+
+def softmax(ffi):
+    def f(x):
+        if ffi:
+            m = row_sum(x)[1][:, None]
+            e = jnp.exp(x - m)
+            return e / row_sum(e)[0][:, None]
+        return jax.nn.softmax(x, axis=-1)
+
+    def r(x):
+        e = np.exp(x.astype(F64) - x.max(axis=-1, keepdims=True))
+        return [e / e.sum(axis=-1, keepdims=True)]
+    return f, r
+
+
+def scan(ffi):
+    # h_t = 0.5 * h_{t-1} + x_t (plus one through the custom call), every
+    # h_t stacked: a while loop over 5 steps.
+    def f(h0, xs):
+        def step(h, x):
+            h = h * 0.5
+            if ffi:
+                h = add_one(h)
+            h = h + x
+            return h, h
+        return jax.lax.scan(step, h0, xs)
+
+    def r(h0, xs):
+        h = h0.astype(F64)
+        ys = []
+        for x in xs:
+            h = h * 0.5 + (1 if ffi else 0) + x
+            ys.append(h)
+        return [h, np.stack(ys)]
+    return f, r
+
+
+def cond(ffi):
+    # Two conditionals on two predicate parameters, one true and one
+    # false, so that both branches run.
+    def f(p, q, x):
+        if ffi:
+            def g(c):
+                return jax.lax.cond(c, lambda v: add_one(v * 2.0),
+                                    lambda v: scale_shift(v, 0.5, -1.0), x)
+        else:
+            def g(c):
+                return jax.lax.cond(c, lambda v: v * 2.0 + 1.0,
+                                    lambda v: v - 3.0, x)
+        return g(p), g(q)
+
+    def r(p, q, x):
+        def g(c):
+            if c:
+                return x * 2 + 1
+            return x * 0.5 - 1 if ffi else x - 3
+        return [g(p), g(q)]
+    return f, r
+
+
+def attention(ffi):
+    def f(x, wq, wk, wv):
+        d = x.shape[-1]
+        q, k, v = x @ wq, x @ wk, x @ wv
+        s = jnp.einsum("bqd,bkd->bqk", q, k)
+        if ffi:
+            s = scale_shift(s, 1.0 / np.sqrt(d), 0.0)
+        else:
+            s = s / np.sqrt(d).astype(F32)
+        p = jax.nn.softmax(s, axis=-1)
+        return jnp.einsum("bqk,bkd->bqd", p, v)
+
+    def r(x, wq, wk, wv):
+        x = x.astype(F64)
+        q, k, v = x @ wq, x @ wk, x @ wv
+        s = np.einsum("bqd,bkd->bqk", q, k) / np.sqrt(x.shape[-1])
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        p = e / e.sum(axis=-1, keepdims=True)
+        return [np.einsum("bqk,bkd->bqd", p, v)]
+    return f, r
+
+
+def whole_programs():
+    cases = []
+
+    def both(name, make, inputs, tol, about, targets):
+        for ffi in (False, True):
+            f, r = make(ffi)
+            cases.append(dict(
+                name=name + ("_ffi" if ffi else ""), program=name, fn=f,
+                reference=r, inputs=inputs, tolerance=tol,
+                targets=targets if ffi else [],
+                about=about[ffi]))
+
+    mlp_inputs = [normal(1, (4, 8)), normal(2, (8, 16), 0.5), normal(3, (16,), 0.1),
+                  normal(4, (16, 4), 0.5), normal(5, (4,), 0.1)]
+    both("mlp", mlp, mlp_inputs, F32_TOL,
+         ["two dense layers with relu between: dot, add, maximum",
+          "the MLP with ffi_test.add_one on the hidden activation"],
+         ["ffi_test.add_one"])
+    both("layer_norm", layer_norm,
+         [normal(6, (4, 16), 2.0, F32) + F32(1),
+          normal(7, (16,), 0.5) + F32(1), normal(8, (16,), 0.1)],
+         F32_TOL,
+         ["layer normalisation over the last axis: reduce, rsqrt",
+          "the layer norm with its two sums from ffi_test.row_sum"],
+         ["ffi_test.row_sum"])
+    both("softmax", softmax, [normal(9, (4, 8), 2.0)], F32_TOL,
+         ["softmax over the last axis: reduce (max, add), exponential, "
+          "divide",
+          "the softmax with the row maxima and sums from ffi_test.row_sum"],
+         ["ffi_test.row_sum"])
+    both("scan", scan, [normal(10, (8,)), normal(11, (5, 8))], F32_TOL,
+         ["jax.lax.scan over 5 steps of h = 0.5 h + x: a while loop",
+          "the scan with ffi_test.add_one in the loop body"],
+         ["ffi_test.add_one"])
+    both("cond", cond, [np.bool_(True), np.bool_(False), normal(12, (3, 4))],
+         F32_TOL,
+         ["jax.lax.cond on a true and a false predicate parameter: two "
+          "conditionals, each branch taken once",
+          "the conditionals with ffi_test.add_one in one branch and "
+          "ffi_test.scale_shift in the other"],
+         ["ffi_test.add_one", "ffi_test.scale_shift"])
+    both("attention", attention,
+         [normal(13, (2, 4, 8)), normal(14, (8, 8), 0.5),
+          normal(15, (8, 8), 0.5), normal(16, (8, 8), 0.5)],
+         F32_TOL,
+         ["an attention block: q/k/v projections, scores and output as dots "
+          "with a batch dimension, softmax",
+          "the attention block with the scores scaled by "
+          "ffi_test.scale_shift"],
+         ["ffi_test.scale_shift"])
+    return cases
+
+
+# ---------------------------------------------------------------------------
+# Programs that isolate one feature
+# ---------------------------------------------------------------------------
+
+
+def single(name, fn, reference, inputs, tolerance, about, **extra):
+    return dict(name=name, program=name, fn=fn, reference=reference,
+                inputs=inputs, tolerance=tolerance, targets=[], about=about,
+                **extra)
+
+
+def as64(*xs):
+    return [np.asarray(x).astype(F64) if np.asarray(x).dtype.kind == "f"
+            else np.asarray(x) for x in xs]
+
+
+def single_programs():
+    a = normal(20, (2, 3, 4))
+    b = normal(21, (2, 4, 5))
+    c = normal(22, (3, 2))
+    m = normal(23, (3, 5))
+    i5 = np.arange(4 * 6, dtype=F32).reshape(4, 6) * F32(0.5) - F32(5)
+    cases = [
+        single("elementwise",
+               lambda x, y: (jnp.maximum(x * y - x / (y + 3.0), 0.0),
+                             jnp.exp(-x) + jnp.log(y + 3.0),
+                             (x * 4).astype(jnp.int32),
+                             jnp.broadcast_to(y, (2, 3, 4)).reshape(6, 4)),
+               lambda x, y: [np.maximum(x * y - x / (y + 3.0), 0),
+                             np.exp(-x) + np.log(y + 3.0),
+                             np.trunc(x.astype(F32) * F32(4)).astype(np.int32),
+                             np.broadcast_to(y, (2, 3, 4)).reshape(6, 4)],
+               [normal(24, (3, 4)), uniform(25, (3, 4), -2, 2)], F32_TOL,
+               "what kcall runs today: elementwise arithmetic, exponential, "
+               "log, convert, broadcast, reshape"),
+        single("dot",
+               lambda x, y, z, w: (jnp.einsum("bij,bjk->bik", x, y),
+                                   jnp.einsum("jb,jk->bk", z, w)),
+               lambda x, y, z, w: [np.einsum("bij,bjk->bik", x, y),
+                                   np.einsum("jb,jk->bk", z, w)],
+               [a, b, c, m], F32_TOL,
+               "dot with a batch dimension (bij,bjk->bik), and one "
+               "contracting the lhs's first dimension (jb,jk->bk)"),
+        single("reduce",
+               lambda x: (x.sum(axis=1), x.max(axis=(0, 2)), x.sum()),
+               lambda x: [x.sum(axis=1), x.max(axis=(0, 2)), x.sum()],
+               [a], F32_TOL,
+               "reduce: sums over one axis, maxima over two, the total"),
+        single("reduce_window",
+               lambda x: (jax.lax.reduce_window(
+                   x, -jnp.inf, jax.lax.max, (2, 2), (2, 2), "VALID"),
+                   jax.lax.reduce_window(
+                       x, 0.0, jax.lax.add, (3, 3), (1, 2),
+                       ((1, 1), (1, 1)))),
+               lambda x: [ref_pool(x, np.max, -np.inf, (2, 2), (2, 2),
+                                   ((0, 0), (0, 0))),
+                          ref_pool(x, np.sum, 0.0, (3, 3), (1, 2),
+                                   ((1, 1), (1, 1)))],
+               [i5 * F32(0.25)], F32_TOL,
+               "reduce-window: a 2x2 max pool with stride 2, a padded 3x3 "
+               "sum with strides 1, 2"),
+        single("compare_select",
+               lambda x, y: (jnp.where(x > y, x, y * 2.0), x <= y),
+               lambda x, y: [np.where(x > y, x, y * 2), x <= y],
+               [normal(26, (3, 4)), normal(27, (3, 4))], EXACT,
+               "compare (gt, le) and select"),
+        single("slice",
+               lambda x: (x[1:3, ::2], x[:, 4:1:-1]),
+               lambda x: [x[1:3, ::2], x[:, 4:1:-1]],
+               [i5], EXACT,
+               "slice with a stride, and a reversed slice (rev)"),
+        single("dynamic_slice",
+               lambda x, i: jax.lax.dynamic_slice(x, (i, 1), (2, 3)),
+               lambda x, i: [x[int(i):int(i) + 2, 1:4]],
+               [i5, np.int32(1)], EXACT,
+               "dynamic-slice at a start index read from a parameter"),
+        single("dynamic_update_slice",
+               lambda x, u, i: jax.lax.dynamic_update_slice(x, u, (i, 2)),
+               lambda x, u, i: [ref_dus(x, u, (int(i), 2))],
+               [i5, normal(28, (2, 3)), np.int32(2)], EXACT,
+               "dynamic-update-slice at a start index read from a parameter"),
+        single("concatenate",
+               lambda x, y: jnp.concatenate([x, y, x], axis=1),
+               lambda x, y: [np.concatenate([x, y, x], axis=1)],
+               [normal(29, (2, 3)), normal(30, (2, 1))], EXACT,
+               "concatenate along dimension 1"),
+        single("pad",
+               lambda x: jax.lax.pad(x, F32(-1), ((1, 2, 0), (0, -1, 1))),
+               lambda x: [ref_pad(x)],
+               [normal(31, (3, 4))], EXACT,
+               "pad with edge padding low and high, negative high padding "
+               "and interior padding"),
+        single("iota",
+               lambda x, n: (x + jax.lax.broadcasted_iota(F32, (3, 4), 1),
+                             jnp.arange(6, dtype=jnp.int32) * n),
+               lambda x, n: [x + np.arange(4, dtype=F32)[None, :],
+                             np.arange(6, dtype=np.int32) * n],
+               [normal(32, (3, 4)), np.int32(3)], EXACT,
+               "iota along dimension 1 of f32[3,4], and an s32 iota"),
+        single("transpose",
+               lambda x: (jnp.transpose(x, (2, 0, 1)), x.T),
+               lambda x: [np.transpose(x, (2, 0, 1)), x.T],
+               [a], EXACT,
+               "transpose of f32[2,3,4] by (2,0,1) and by (2,1,0)"),
+        single("unary_math",
+               lambda x: (jnp.tanh(x), jnp.sqrt(jnp.abs(x)),
+                          jax.lax.rsqrt(x * x + 1.0)),
+               lambda x: [np.tanh(x), np.sqrt(np.abs(x)),
+                          1 / np.sqrt(x * x + 1)],
+               [normal(33, (3, 4), 2.0)], F32_TOL,
+               "tanh, abs, sqrt, rsqrt"),
+        single("f16",
+               lambda x, y: (x + y) * y - x / (y + F16(4)),
+               lambda x, y: [(x + y) * y - x / (y + 4)],
+               [normal(34, (3, 4), 1.0, F16), uniform(35, (3, 4), -1, 1, F16)],
+               F16_TOL,
+               "f16 arithmetic on f16 parameters and result"),
+        single("bf16",
+               lambda x, y: ((x.astype(jnp.bfloat16) * y.astype(jnp.bfloat16)
+                              + y.astype(jnp.bfloat16)).astype(F32)),
+               lambda x, y: [x * y + y],
+               [normal(36, (3, 4)), normal(37, (3, 4))], BF16_TOL,
+               "bf16 arithmetic between converts from and to f32 (.npy has "
+               "no bf16)"),
+        single("complex",
+               lambda xr, xi, yr, yi: complex_parts(
+                   jax.lax.complex(xr, xi), jax.lax.complex(yr, yi)),
+               lambda xr, xi, yr, yi: ref_complex_parts(
+                   xr + 1j * xi, yr + 1j * yi),
+               [normal(38, (2, 3)), normal(39, (2, 3)),
+                normal(40, (2, 3)), normal(41, (2, 3))], F32_TOL,
+               "c64 arithmetic (multiply, divide, add, exp) between complex, "
+               "real and imag, on f32 parameters and results (kcall's .npy "
+               "files have no complex)"),
+        single("column_major",
+               lambda x, y: x * 2.0 + y,
+               lambda x, y: [x * 2 + y],
+               [normal(42, (3, 4)), normal(43, (3, 4))], EXACT,
+               "x * 2 + y with x, an f32[3,4] parameter, in column-major "
+               "layout ({0,1}), asked for with jax.experimental.layout; XLA "
+               "sets the layout when it compiles, so only the optimized "
+               "module has it",
+               column_major=True),
+    ]
+    return cases
+
+
+def ref_pool(x, op, init, window, strides, padding):
+    x = np.pad(x, padding, constant_values=init)
+    rows = (x.shape[0] - window[0]) // strides[0] + 1
+    cols = (x.shape[1] - window[1]) // strides[1] + 1
+    out = np.empty((rows, cols), F64)
+    for i in range(rows):
+        for j in range(cols):
+            r, c = i * strides[0], j * strides[1]
+            out[i, j] = op(x[r:r + window[0], c:c + window[1]])
+    return out
+
+
+def ref_dus(x, u, start):
+    y = x.copy()
+    y[start[0]:start[0] + u.shape[0], start[1]:start[1] + u.shape[1]] = u
+    return y
+
+
+def ref_pad(x):
+    # ((1, 2, 0), (0, -1, 1)): interior 1 between columns, then the last
+    # column cut; one row above, two below; the value -1.
+    rows, cols = x.shape
+    inner = np.full((rows, 2 * cols - 1), -1.0)
+    inner[:, ::2] = x
+    inner = inner[:, :-1]
+    out = np.full((rows + 3, inner.shape[1]), -1.0)
+    out[1:1 + rows] = inner
+    return out
+
+
+def complex_parts(z, w):
+    r = z * w + z / w - jnp.exp(z)
+    return jnp.real(r), jnp.imag(r)
+
+
+def ref_complex_parts(z, w):
+    r = z * w + z / w - np.exp(z)
+    return [r.real, r.imag]
+
+
+CASES = whole_programs() + single_programs()
+
+
+# ---------------------------------------------------------------------------
+# Reading the modules
+# ---------------------------------------------------------------------------
+
+INSTRUCTION = re.compile(
+    r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.+?)\s+([a-z][\w\-]*)\((.*?)\)")
+ELEMENT_TYPE = re.compile(
+    r"\b(pred|s4|s8|s16|s32|s64|u4|u8|u16|u32|u64|f8\w*|f16|bf16|f32|f64"
+    r"|c64|c128|token)\[")
+LAYOUT = re.compile(r"\[([\d,]*)\]\{([\d,]*)")
+TARGET = re.compile(r'custom_call_target="([^"]*)"')
+
+
+def instructions(hlo):
+    """(computation, name, shape, opcode, operands) of every instruction of
+    every computation, in order; the entry's computation is "ENTRY"."""
+    out = []
+    comp = None
+    for line in hlo.splitlines():
+        if line.startswith("ENTRY"):
+            comp = "ENTRY"
+        elif line.startswith("%") or re.match(r"^[\w.\-]+ [({]", line):
+            comp = line.split()[0].lstrip("%")
+        elif line.startswith("}"):
+            comp = None
+        elif comp:
+            m = INSTRUCTION.match(line)
+            if m:
+                out.append((comp, m.group(1), m.group(2), m.group(3),
+                            m.group(4)))
+    return out
+
+
+def non_default_layouts(hlo):
+    """The layouts in the module that are not row-major, e.g. "{0,1}"."""
+    found = set()
+    for dims, layout in LAYOUT.findall(hlo):
+        rank = len(dims.split(",")) if dims else 0
+        items = layout.split(",") if layout else []
+        if [int(v) for v in items] != list(range(rank - 1, -1, -1)):
+            found.add("{" + layout + "}")
+    return sorted(found)
+
+
+def hlo_summary(hlo):
+    instrs = instructions(hlo)
+    params = {}
+    for comp, name, _, opcode, operands in instrs:
+        if comp == "ENTRY" and opcode == "parameter":
+            params[int(operands)] = name
+    body = "\n".join(line for line in hlo.splitlines()
+                     if INSTRUCTION.match(line))
+    return {
+        "opcodes": sorted({op for _, _, _, op, _ in instrs}),
+        "element_types": sorted(set(ELEMENT_TYPE.findall(body))),
+        "non_default_layouts": non_default_layouts(body),
+        "custom_call_targets": sorted(set(TARGET.findall(hlo))),
+        "params": [params[i] for i in sorted(params)],
+    }
+
+
+# ---------------------------------------------------------------------------
+# Writing the fixtures
+# ---------------------------------------------------------------------------
+
+
+def leaves(tree):
+    return [np.asarray(a) for a in jax.tree_util.tree_leaves(tree)]
+
+
+def npy_entry(case_dir, name, array):
+    path = os.path.join(case_dir, name)
+    np.save(path, array, allow_pickle=False)
+    return {"file": os.path.relpath(path, os.path.dirname(case_dir)),
+            "dtype": str(array.dtype), "shape": list(array.shape)}
+
+
+def check(name, got, want, tol):
+    """JAX's results against the float64 reference, within the case's
+    tolerance (exact cases compare exactly)."""
+    if len(got) != len(want):
+        sys.exit(f"{name}: JAX gave {len(got)} results, the reference "
+                 f"{len(want)}")
+    for i, (g, w) in enumerate(zip(got, want)):
+        w = np.asarray(w)
+        if g.shape != w.shape:
+            sys.exit(f"{name}: result {i} has shape {g.shape}, the "
+                     f"reference {w.shape}")
+        if g.dtype.kind in "fc":
+            ok = np.isclose(g.astype(F64 if g.dtype.kind == "f" else
+                                     np.complex128),
+                            w.astype(g.dtype).astype(
+                                F64 if g.dtype.kind == "f" else
+                                np.complex128),
+                            rtol=tol["rtol"], atol=tol["atol"],
+                            equal_nan=True)
+        else:
+            ok = g == w.astype(g.dtype)
+        if not np.all(ok):
+            bad = np.argwhere(~np.asarray(ok))[0]
+            sys.exit(f"{name}: result {i} at {tuple(bad)} is "
+                     f"{g[tuple(bad)]!r}, the reference "
+                     f"{w[tuple(bad)]!r}")
+
+
+def jitted(case):
+    if not case.get("column_major"):
+        return jax.jit(case["fn"])
+    # The first parameter only: major_to_minor (1, 0), dimension 1 major
+    # and 0 minor, which XLA prints as the layout {0,1}. A layout needs a
+    # concrete sharding. (Results with a layout would bring JAX's sharding
+    # custom calls, xla.sdy.FuncResultSharding, into the lowered module.)
+    s = jax.sharding.SingleDeviceSharding(jax.devices("cpu")[0])
+    fmt = Format(Layout(major_to_minor=(1, 0)), s)
+    rest = (None,) * (len(case["inputs"]) - 1)
+    return jax.jit(case["fn"], in_shardings=(fmt,) + rest)
+
+
+def generate_case(case, out_dir):
+    name = case["name"]
+    fn = jitted(case)
+    inputs = case["inputs"]
+    case_dir = os.path.join(out_dir, name)
+    os.makedirs(case_dir)
+
+    lowered = fn.lower(*inputs)
+    modules = {"lowered": lowered.as_text(dialect="hlo"),
+               "optimized": lowered.compile().as_text()}
+    variants = {}
+    for variant, text in modules.items():
+        with open(os.path.join(case_dir, variant + ".hlo"), "w") as f:
+            f.write(text)
+        summary = hlo_summary(text)
+        variants[variant] = {
+            "hlo": f"{name}/{variant}.hlo",
+            "opcodes": summary["opcodes"],
+            "element_types": summary["element_types"],
+            "non_default_layouts": summary["non_default_layouts"],
+            "custom_call_targets": summary["custom_call_targets"],
+        }
+        params = summary["params"]
+        if len(params) != len(inputs):
+            sys.exit(f"{name}: the {variant} module has {len(params)} "
+                     f"parameters, the case {len(inputs)} inputs")
+        if variant == "lowered":
+            lowered_params = params
+
+    got = leaves(fn(*inputs))
+    check(name, got, case["reference"](*as64(*inputs)), case["tolerance"])
+
+    entry = {
+        "name": name,
+        "program": case["program"],
+        "about": case["about"],
+        "custom_calls": bool(case["targets"]),
+        "targets": case["targets"],
+        "xla_ffi": [f"{HANDLERS_REL}:{TARGETS[t]}={t}"
+                    for t in case["targets"]],
+        "tolerance": case["tolerance"],
+        "inputs": [],
+        "outputs": [npy_entry(case_dir, f"output{i}.npy", y)
+                    for i, y in enumerate(got)],
+        "variants": variants,
+    }
+    for i, (x, pname) in enumerate(zip(inputs, lowered_params)):
+        item = npy_entry(case_dir, f"input{i}.npy", np.asarray(x))
+        item.update({"param": i, "hlo_name": pname})
+        entry["inputs"].append(item)
+    return entry
+
+
+SCALAR_LIST = re.compile(r"\[\s*([^\[\]{}]*?)\s*\]", re.S)
+FLAT_OBJECT = re.compile(r"\{\s*([^{}\[\]]*(?:\[[^\[\]]*\][^{}\[\]]*)*?)\s*\}",
+                         re.S)
+
+
+def compact_json(value):
+    """JSON indented by 2, with each list of numbers or strings and each
+    object of such values on one line (opcodes, shapes, an input), so the
+    manifest stays short and its diffs readable."""
+    def one_line(m, open_, close):
+        return open_ + re.sub(r",\s+", ", ", m.group(1).strip()) + close
+    text = json.dumps(value, indent=2)
+    text = SCALAR_LIST.sub(lambda m: one_line(m, "[", "]"), text)
+    text = FLAT_OBJECT.sub(lambda m: one_line(m, "{", "}"), text)
+    return text + "\n"
+
+
+def clear(out_dir):
+    """Removes what an earlier run wrote (the case directories its manifest
+    lists, the manifest), nothing else."""
+    manifest = os.path.join(out_dir, "manifest.json")
+    if os.path.exists(manifest):
+        with open(manifest) as f:
+            old = json.load(f)
+        for case in old.get("cases", []):
+            shutil.rmtree(os.path.join(out_dir, case["name"]),
+                          ignore_errors=True)
+        os.remove(manifest)
+    for case in CASES:
+        shutil.rmtree(os.path.join(out_dir, case["name"]), ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=DEFAULT_OUT,
+                        help="output directory (default: %(default)s)")
+    args = parser.parse_args()
+
+    if jax.__version__ != JAX_VERSION:
+        sys.exit(f"jax {JAX_VERSION} is needed, this is {jax.__version__} "
+                 "(`make hlo-fixtures` makes a virtual environment with it)")
+    if not os.path.exists(HANDLERS):
+        sys.exit(f"{HANDLERS} is missing (`make fixtures` makes it)")
+    jax.config.update("jax_platforms", "cpu")
+    jax.config.update("jax_hlo_source_file_canonicalization_regex", ".*/")
+
+    out_dir = os.path.abspath(args.out)
+    os.makedirs(out_dir, exist_ok=True)
+    clear(out_dir)
+    register()
+
+    cases = [generate_case(case, out_dir) for case in CASES]
+    with open(HANDLERS, "rb") as f:
+        handlers_sha256 = hashlib.sha256(f.read()).hexdigest()
+    manifest = {
+        "format": 1,
+        "about": "HLO programs as JAX lowers them and XLA:CPU optimizes "
+                 "them, with inputs and JAX's outputs; see README.md",
+        "jax_version": jax.__version__,
+        "jaxlib_version": jaxlib.__version__,
+        "numpy_version": np.__version__,
+        "platform": "cpu",
+        "machine": platform.machine(),
+        "handlers": {"library": HANDLERS_REL, "sha256": handlers_sha256,
+                     "targets": {t: TARGETS[t] for t in sorted(TARGETS)}},
+        "cases": cases,
+    }
+    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
+        f.write(compact_json(manifest))
+    print(f"wrote {len(cases)} cases to {out_dir}")
+
+
+if __name__ == "__main__":
+    main()
