@@ -964,3 +964,19 @@ KC_TEST(hlo_ops_typed_optional_attributes) {
                                         kt_optional_attrs, NULL, NULL, 0),
                 KC_INVALID_ARGUMENT, "attribute 1 ('mode')");
 }
+
+KC_TEST(hlo_ops_sharding_annotations_are_identity) {
+  kc_tensor* out = NULL;
+  kt_run_text("HloModule m\nENTRY e {\n x = f32[2] constant({1, 2})\n"
+              " s = f32[2] custom-call(x), custom_call_target=\"Sharding\", "
+              "sharding={replicated}\n"
+              " ROOT r = f32[2] custom-call(s), custom_call_target=\"xla.sdy.FuncResultSharding\"\n"
+              "}\n",
+              &out, 1);
+  const float* v = kt_data(out);
+  KC_CHECK(v[0] == 1.0f && v[1] == 2.0f);
+  kc_object_release(KC_OBJECT(out));
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n x = f32[2] constant({1, 2})\n"
+                   " ROOT r = f32[2] custom-call(x), custom_call_target=\"Shardingx\"\n}\n",
+                   KC_NOT_FOUND, "Shardingx");
+}

@@ -1663,6 +1663,18 @@ static kc_status* kc__bind_copy(kc__hlo_parser* p, const kc__hlo_instr* ins,
   return NULL;
 }
 
+/* The custom calls that only annotate how a value is sharded across
+ * devices (JAX prints them around results and parameters): on one device
+ * each is its operand. */
+static bool kc__is_sharding_annotation(const kc__hlo_instr* ins) {
+  static const char* const targets[] = {"Sharding", "xla.sdy.FuncResultSharding",
+                                        "xla.sdy.FuncArgSharding"};
+  for (size_t i = 0; i < KC__ARRAY_SIZE(targets); ++i) {
+    if (kc_sv_equal(ins->target, kc_sv(targets[i]))) return true;
+  }
+  return false;
+}
+
 static kc_status* kc__parse_scope(kc__hlo_parser* p);
 static void kc__parser_free(kc__hlo_parser* p);
 
@@ -1814,6 +1826,9 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
   if (kind == KC__HLO_PARAMETER && p->inlined) return kc__bind_parameter(p, ins, number, out_id);
   if (kind == KC__HLO_CALL) return kc__inline_call(p, ins, out_id);
   if (kind == KC__HLO_COPY) return kc__bind_copy(p, ins, out_id);
+  if (kind == KC__HLO_CUSTOM_CALL && kc__is_sharding_annotation(ins)) {
+    return kc__bind_copy(p, ins, out_id);
+  }
   kc_status* st = NULL;
   switch (kind) {
     case KC__HLO_TUPLE:
