@@ -15,7 +15,8 @@ THE LANGUAGE of a block (its fence's info string) says what it is:
   sh, bash  commands whose output is not shown: run one by one (a line, or
             lines joined by a `\\` at their end), each must succeed.
   python    run in the document's Python interpreter, after the python
-            blocks before it.
+            blocks before it; it fails when it raises (what it prints is
+            not compared: assert what matters).
   c, cpp, hlo, cmake
             code: annotated `file` or `excerpt` (below).
   text      not code (a grammar, a layout, a usage line, a format): not
@@ -40,6 +41,13 @@ line.
         from inside (`make test` itself). REASON is required.
   <!-- doc-test: session -->, `run`, `python`: the kinds a console, sh and
         python block have anyway, written to give options.
+
+  For example, before a console block:
+
+    <!-- doc-test: session
+         files: build/examples/hello/libhello_plugin.so
+         needs: jax
+    -->
 
   Options:
     files: PATH...    linked into the document's directory, under their own
@@ -99,7 +107,7 @@ ANNOTATION = "doc-test:"
 CODE_LANGS = {"c", "cpp", "hlo", "cmake"}
 SHELL_LANGS = {"sh", "bash"}
 LANGS = CODE_LANGS | SHELL_LANGS | {"console", "python", "text"}
-# The kind a block has when it has no annotation (None: it must have one).
+# The kind a block has without an annotation (code has none: it needs one).
 DEFAULT_KIND = {"console": "session", "sh": "run", "bash": "run",
                 "python": "python", "text": "text"}
 # The kinds each directive may be given to.
@@ -115,8 +123,9 @@ KIND_LANGS = {
 OPTIONS = {"files", "needs", "setup", "wrapped"}
 # Directories of the tree that are the library itself: always built.
 PRODUCT_DIRS = ("include/", "src/", "tools/", "python/")
-FENCE = re.compile(r"^(\s*)(```+|~~~+)\s*([^`\s]*)\s*$")
-COMMAND_TIMEOUT = 600
+# A fence; its language is the first word of its info string.
+FENCE = re.compile(r"^(\s*)(```+|~~~+)\s*([^`\s]*)[^`]*$")
+COMMAND_TIMEOUT = 300
 
 
 def docs_of(repo):
@@ -183,16 +192,19 @@ def parse(repo, doc, problems):
     while i < len(lines):
         line = lines[i]
         stripped = line.strip()
-        if stripped.startswith("<!--") and ANNOTATION in stripped:
+        if stripped.startswith("<!--"):
             start = i
             text = stripped[4:]
             while "-->" not in text and i + 1 < len(lines):
                 i += 1
                 text += "\n" + lines[i]
             if "-->" not in text:
-                problems.add(f"{doc}:{start + 1}", "annotation never closed")
+                problems.add(f"{doc}:{start + 1}", "comment never closed")
                 break
             body, _, after = text.partition("-->")
+            i += 1
+            if ANNOTATION not in body:
+                continue        # a comment for the document's readers
             if not body.strip().startswith(ANNOTATION) or after.strip():
                 problems.add(f"{doc}:{start + 1}", "an annotation is a comment "
                              f"of its own that starts with {ANNOTATION!r}")
@@ -200,7 +212,6 @@ def parse(repo, doc, problems):
                 problems.add(f"{doc}:{pending[0]}", "annotation not followed by "
                              "a fenced block")
             pending = (start + 1, body)
-            i += 1
             continue
         fence = FENCE.match(line)
         if not fence:

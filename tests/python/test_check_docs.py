@@ -74,6 +74,15 @@ def test_an_annotation_must_fit_its_block(tmp_path):
         tmp_path, "<!-- doc-test: run\n     file: a\n-->\n```sh\nls\n```\n")
 
 
+def test_other_comments_and_info_words_are_left_alone(tmp_path):
+    doc = ("<!-- a note for editors -->\n"
+           "<!--\n  another one\n-->\n"
+           "```console title=x\n$ true\n```\n")
+    assert not problems_of(tmp_path, doc)
+    assert "a fenced block needs a language" not in " ".join(
+        problems_of(tmp_path, "```c  {.numbered}\nint x;\n```\n"))
+
+
 def test_a_session_begins_with_a_command(tmp_path):
     assert "a console block begins with a command" in one_problem(
         tmp_path, "```console\nkcall version\n```\n")
