@@ -2,10 +2,11 @@
 # test_external.sh BUILD_DIR WORK_DIR CC [EXTRA_CFLAGS]
 #
 # Installs the kcall build in BUILD_DIR into WORK_DIR/prefix, builds this
-# directory's plugin against the installed package (find_package), runs the
-# installed kcall on it, then compiles host.c with the flags pkg-config
-# gives and runs it. EXTRA_CFLAGS are the sanitizer flags libkcall was
-# built with, which a program linking it needs too.
+# directory's plugin and the quickstart's (examples/quickstart) against the
+# installed package (find_package), runs the installed kcall on them, then
+# compiles host.c with the flags pkg-config gives and runs it. EXTRA_CFLAGS
+# are the sanitizer flags libkcall was built with, which a program linking
+# it needs too.
 set -eu
 
 build=$1
@@ -73,6 +74,16 @@ grep -Eq '^  function +greet\.hello$' "$work/inspect.out" ||
   { echo "test_external.sh: greet.hello is not listed"; exit 1; }
 expect "Hello, world!" "$prefix/bin/kcall" call --plugin "$plugin" \
   greet.hello world
+
+echo "-- the quickstart's plugin (examples/quickstart, README.md) the same way"
+logged quickstart_configure cmake -S "$src/../quickstart" -B "$work/quickstart" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc"
+logged quickstart_build cmake --build "$work/quickstart"
+expect "5" "$prefix/bin/kcall" call --plugin "$work/quickstart/libmylib.so" \
+  mylib.add 2 3
+expect "out0: f32[4]
+[2.5, 4.5, 6.5, 8.5]" "$prefix/bin/kcall" run "$src/../quickstart/axpy.hlo" \
+  --plugin "$work/quickstart/libmylib.so" --input x=[1,2,3,4] --input y=0.5
 
 echo "-- a host program built with pkg-config"
 pc=$(find "$prefix" -name kcall.pc | head -n 1)

@@ -337,24 +337,3 @@ def test_python_host_loads_the_plugin(demo):
         "ValueError demo.py_fail refuses 1",
     ]
 
-
-# ---- docs/python.md ---------------------------------------------------------
-
-def test_docs_example_runs_as_written(tmp_path):
-    """The bash block of docs/python.md's "Python functions from the kcall
-    tool", with this interpreter as `python`."""
-    text = (REPO / "docs" / "python.md").read_text()
-    section = text.split("## Python functions from the kcall tool", 1)[1]
-    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "python").write_text('#!/bin/sh\nexec "%s" "$@"\n' % sys.executable)
-    (bindir / "python").chmod(0o755)
-    env = dict(os.environ, WORK=str(tmp_path),
-               PATH="%s%s%s" % (bindir, os.pathsep, os.environ["PATH"]))
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", block],
-                            cwd=REPO, capture_output=True, text=True, env=env)
-    lines = ok(result).splitlines()
-    assert lines[:2] == ["5", "5"]
-    assert "plugin:   python" in lines
-    assert "  function   mymod.add" in lines

@@ -1,71 +1,91 @@
-"""The README's Python quickstart and docs/python.md, run as written."""
+"""README.md and docs/*.md, as tests/check_docs.py (whose opening comment
+has the rules) checks them: each document's blocks follow the rules, and
+every step they make (a command of a session, a run block, a python block,
+an output block) is a test of its own, run in order in its document's
+world, with the package as pip installed it and plugins from the C build.
 
-import os
-import re
-import shutil
+The documents are found when the tests are collected: a new docs/*.md is
+checked with no change here.
+"""
+
+import pathlib
 import subprocess
 import sys
 
 import pytest
 
-FENCE = re.compile(r"```(\w*)\n(.*?)```", re.S)
+REPO = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+import check_docs  # noqa: E402
+
+DOCS = check_docs.docs_of(REPO)
+BLOCKS, PROBLEMS = check_docs.check_docs(REPO, DOCS)
+STEPS = {doc: check_docs.steps_of(BLOCKS[doc]) for doc in DOCS}
 
 
-def blocks(path):
-    """[(language, text)] of the fenced blocks of a Markdown file."""
-    return FENCE.findall(path.read_text())
+@pytest.mark.parametrize("doc", DOCS, ids=str)
+def test_doc_follows_the_rules(doc):
+    found = [p for p in PROBLEMS if p.startswith(f"{doc}:")]
+    assert not found, "\n".join(found)
 
 
-def block_starting(path, first_line):
-    found = [text for _, text in blocks(path) if text.startswith(first_line)]
-    assert len(found) == 1, f"{path.name}: one block starting {first_line!r}"
-    return found[0]
+def test_every_document_runs_something():
+    """A document with code runs some of it: one that is all files and
+    excerpts and skips would be checked only for being in the tree."""
+    for doc in DOCS:
+        kinds = {b.kind for b in BLOCKS[doc]}
+        if kinds - {"text"}:
+            assert STEPS[doc], f"{doc}: no block of it runs"
 
 
-def run(args, cwd, **kwargs):
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True,
-                          **kwargs)
-    assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
+@pytest.fixture(scope="session")
+def worlds(build_dir, tmp_path_factory):
+    """world(doc): the document's directory, shell and interpreter, made
+    when its first step runs."""
+    made = {}
+
+    def world(doc):
+        if doc not in made:
+            directory = tmp_path_factory.mktemp(doc.name.replace(".", "_"))
+            made[doc] = check_docs.World(REPO, build_dir, directory / "world",
+                                         sys.executable)
+        return made[doc]
+
+    yield world
+    for w in made.values():
+        w.close()
 
 
-@pytest.mark.parametrize("name,first_line", [
-    ("mylib.c", "/* mylib.c */"),
-    ("axpy.hlo", "// axpy.hlo"),
-    ("quickstart.py", "# quickstart.py"),
-])
-def test_readme_quickstart_is_the_files(repo, name, first_line):
-    text = block_starting(repo / "README.md", first_line)
-    assert text == (repo / "examples/quickstart" / name).read_text()
-
-
-def test_readme_quickstart_runs_as_written(repo, tmp_path):
-    for name in ("mylib.c", "axpy.hlo", "quickstart.py"):
-        shutil.copy(repo / "examples/quickstart" / name, tmp_path)
-    cflags = run([sys.executable, "-m", "kcall.config", "--cflags"],
-                 tmp_path).split()
-    cc = os.environ.get("CC", "cc")
-    run([cc, "-std=c11", "-shared", "-fPIC", *cflags, "mylib.c", "-o",
-         "libmylib.so"], tmp_path)
-
-    # Step 5: the Python script prints what the README shows.
-    readme = (repo / "README.md").read_text()
-    shown = re.search(r"\$ python quickstart.py\n(.*)\n", readme).group(1)
-    out = run([sys.executable, "quickstart.py"], tmp_path)
-    assert out.strip() == shown
-
-    # Step 4: the bundled tool prints what the README shows.
-    step4 = re.search(r"\$ kcall run axpy.hlo (.*)\n(out0: .*)\n(.*)\n", readme)
-    args = step4.group(1).split()
-    out = run([sys.executable, "-m", "kcall", "run", "axpy.hlo", *args],
-              tmp_path)
-    assert out.splitlines()[:2] == [step4.group(2), step4.group(3)]
+@pytest.mark.parametrize(
+    "doc,index",
+    [(doc, i) for doc in DOCS for i in range(len(STEPS[doc]))],
+    ids=[step.id for doc in DOCS for step in STEPS[doc]])
+def test_doc_step(doc, index, worlds):
+    world = worlds(doc)
+    steps = STEPS[doc]
+    # Selected alone (-k), a step still finds what the steps before it made;
+    # their own results are their own tests'.
+    while world.done < index:
+        try:
+            check_docs.run_step(world, steps[world.done])
+        except (check_docs.StepFailed, check_docs.StepSkipped):
+            pass
+        world.done += 1
+    world.done = index + 1
+    try:
+        check_docs.run_step(world, steps[index])
+    except check_docs.StepSkipped as e:
+        pytest.skip(str(e))
+    except check_docs.StepFailed as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 def test_tour(repo, hello_plugin):
-    out = run([sys.executable, str(repo / "examples/python/tour.py"),
-               str(hello_plugin)], repo)
-    lines = out.splitlines()
+    done = subprocess.run([sys.executable, str(repo / "examples/python/tour.py"),
+                           str(hello_plugin)], cwd=repo, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
     assert lines[0].startswith("<kcall.Plugin 'hello'")
     assert lines[1:] == [
         "hello.add(2, 3) = 5",
@@ -74,69 +94,3 @@ def test_tour(repo, hello_plugin):
         "InvalidArgumentError: hello.add: argument 1: expected int, got str",
         "axpy: [2.5, 4.5, 6.5, 8.5]",
     ]
-
-
-def test_docs_python_blocks_run_in_order(repo, build_dir, tmp_path):
-    """docs/python.md's Python blocks, in one namespace, in a fresh
-    interpreter; its shell block with the same interpreter as `python`."""
-    md = repo / "docs/python.md"
-    python_blocks = [t for lang, t in blocks(md) if lang == "python"]
-    assert len(python_blocks) >= 5
-    script = "\n".join(python_blocks).replace("build/", f"{build_dir}/")
-    (tmp_path / "docs_blocks.py").write_text(script)
-    run([sys.executable, str(tmp_path / "docs_blocks.py")], repo)
-
-    shell = [t for lang, t in blocks(md) if lang == "sh"]
-    assert len(shell) == 1
-    # `python` is this interpreter: the one with kcall installed.
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    (bindir / "python").chmod(0o755)
-    env = dict(os.environ, WORK=str(tmp_path),
-               PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    out = run(["bash", "-euo", "pipefail", "-c", shell[0]], repo, env=env)
-    assert "-I" in out and "-lkcall" in out
-    assert out.splitlines()[1] == "5"
-
-
-def readme_section(repo, heading):
-    text = (repo / "README.md").read_text()
-    start = text.index(heading)
-    found = re.search(r"\n##+ ", text[start + 1:])
-    return text[start:start + 1 + found.start()] if found else text[start:]
-
-
-@pytest.mark.parametrize("name,first_line", [
-    ("from_jax.py", "# from_jax.py"),
-    ("from_torch.py", "# from_torch.py"),
-    ("scale.hlo", "// scale.hlo"),
-])
-def test_readme_one_kernel_is_the_files(repo, name, first_line):
-    text = block_starting(repo / "README.md", first_line)
-    assert text == (repo / "examples/everywhere" / name).read_text()
-
-
-def test_readme_one_kernel_c_is_from_scale_c(repo):
-    section = readme_section(repo, "### 6. One kernel")
-    c_blocks = [t for lang, t in FENCE.findall(section) if lang == "c"]
-    assert len(c_blocks) == 3
-    source = (repo / "examples/everywhere/scale.c").read_text()
-    for block in c_blocks:
-        assert block in source
-
-
-def test_readme_one_kernel_kcall_run(repo, scale_plugin):
-    section = readme_section(repo, "### 6. One kernel")
-    shown = re.search(r"\$ kcall run scale.hlo --plugin libscale_plugin.so "
-                      r"(.*)\n(out0: .*)\n(.*)\n", section)
-    out = run([sys.executable, "-m", "kcall", "run",
-               str(repo / "examples/everywhere/scale.hlo"), "--plugin",
-               str(scale_plugin), *shown.group(1).split()], repo)
-    assert out.splitlines()[:2] == [shown.group(2), shown.group(3)]
-
-
-def readme_output(repo, command):
-    """What README section 6 shows `command` printing."""
-    section = readme_section(repo, "### 6. One kernel")
-    return re.search(re.escape("$ " + command) + r"\n(.*)\n", section).group(1)

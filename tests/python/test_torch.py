@@ -98,6 +98,5 @@ def test_everywhere_from_torch(repo, scale_plugin):
          str(scale_plugin)], capture_output=True, text=True, timeout=300,
         env=os.environ)
     assert done.returncode == 0, done.stdout + done.stderr
-    from test_docs import readme_output
-    assert done.stdout.strip() == readme_output(
-        repo, "python from_torch.py libscale_plugin.so")
+    # 3 x + 1 (README.md shows this run too).
+    assert done.stdout.strip() == "tensor([ 1.,  4.,  7., 10.])"
