@@ -22,8 +22,8 @@
  * once per (op, attributes, device) and computes.
  *
  * Every registered op named NAME is also the packed function "op.NAME" in
- * the function registry (kcall/func.h), registered and removed together
- * with it, so that anything that calls packed functions (the kcall tool,
+ * the function registry (kcall/func.h), registered together with it and
+ * removed with it by kc_op_registry_reset, so that anything that calls packed functions (the kcall tool,
  * Python) calls ops too; see "Ops as packed functions" below.
  *
  * Thread safety: the registry is lock-free for lookups and serialises
@@ -137,10 +137,15 @@ KC_API kc_status* kc_op_registry_list(const kc_allocator* alloc,
                                       kc_string_view prefix,
                                       kc_array** out_names);
 
-/* Removes every op and frees them, their kernel caches and the kernel
- * instances in them (running each kernel's deleter). NOT thread-safe: for
- * tests and shutdown, as kc_func_registry_reset (which must also run to drop
- * the "op.NAME" functions). */
+/* Removes every op, overridden ones included: frees the kernel instances
+ * cached for them (running each kernel's deleter, now) and removes their
+ * functions "op.NAME" from the function registry (a function registered
+ * over "op.NAME" by someone else stays). kc_op pointers from earlier
+ * lookups become invalid. An "op.NAME" function obtained before the reset
+ * and still held (retained, or not yet freed by kc_func_registry_reset)
+ * stays safe to call: it fails with FAILED_PRECONDITION naming the op.
+ * NOT thread-safe: no other thread may use ops during the call. For tests
+ * and shutdown. */
 KC_API void kc_op_registry_reset(void);
 
 /* ======================================================================== */

@@ -236,7 +236,9 @@ void kc__registry_visit(kc__registry* reg,
   pthread_mutex_unlock(&reg->mu);
 }
 
-void kc__registry_reset(kc__registry* reg) {
+void kc__registry_reset(kc__registry* reg) { kc__registry_reset_with(reg, NULL); }
+
+void kc__registry_reset_with(kc__registry* reg, void (*retire)(kc_object* obj)) {
   /* Detach everything under the lock, free outside it: a deleter may call
    * back into the registry. */
   pthread_mutex_lock(&reg->mu);
@@ -248,6 +250,12 @@ void kc__registry_reset(kc__registry* reg) {
   reg->retired_tables = NULL;
   kc__bump_generation(reg);
   pthread_mutex_unlock(&reg->mu);
+  if (retire) {
+    for (size_t i = 0; t && i <= t->mask; ++i) {
+      if (t->slots[i] && t->slots[i] != KC__TOMB) retire(t->slots[i]->obj);
+    }
+    for (kc__reg_entry* e = entries; e; e = e->retired_next) retire(e->obj);
+  }
   for (size_t i = 0; t && i <= t->mask; ++i) {
     if (t->slots[i] && t->slots[i] != KC__TOMB) kc__entry_destroy(t->slots[i]);
   }

@@ -426,8 +426,9 @@ static void kc__cache_entry_free(kc__cache_entry* e) {
   free(e);
 }
 
-void kc__op_cache_deinit(kc__op_cache* c) {
+void kc__op_cache_clear(kc__op_cache* c) {
   kc__cache_table* t = c->table;
+  c->table = NULL;
   for (size_t i = 0; t && i <= t->mask; ++i) {
     if (t->slots[i]) kc__cache_entry_free(t->slots[i]);
   }
@@ -442,6 +443,11 @@ void kc__op_cache_deinit(kc__op_cache* c) {
     free(c->retired_tables);
     c->retired_tables = next;
   }
+  c->entries = 0;
+}
+
+void kc__op_cache_deinit(kc__op_cache* c) {
+  kc__op_cache_clear(c);
   pthread_mutex_destroy(&c->mu);
 }
 
@@ -967,6 +973,15 @@ static kc_status* kc__run(const kc_op* op, const kc__frame* f,
   return st;
 }
 
+kc_status* kc__op_check_live(const kc_op* op) {
+  if (KC__LIKELY(!__atomic_load_n(&op->removed, __ATOMIC_ACQUIRE))) return NULL;
+  return kc_status_create(KC_FAILED_PRECONDITION,
+                          "op '%s' was removed by kc_op_registry_reset (its "
+                          "kernels are released; register the op again and "
+                          "look it up anew)",
+                          op->def.name);
+}
+
 static kc_status* kc__call(const kc_op* op, const DLTensor* const* inputs,
                            int32_t num_inputs, const kc_op_attr* attrs,
                            int32_t num_attrs, const kc_op_call_options* options,
@@ -975,7 +990,8 @@ static kc_status* kc__call(const kc_op* op, const DLTensor* const* inputs,
                            int32_t* out_count) {
   kc__frame f;
   f.def = &op->def;
-  kc_status* st = NULL;
+  kc_status* st = kc__op_check_live(op);
+  if (KC__UNLIKELY(st != NULL)) return st;
   if (num_inputs < 0 || num_inputs > KC_OP_MAX_TENSORS ||
       (num_inputs && !inputs) || num_attrs < 0 || (num_attrs && !attrs)) {
     return kc_status_create(KC_INVALID_ARGUMENT,
@@ -1039,6 +1055,8 @@ kc_status* kc_op_infer(const kc_op* op, const DLTensor* const* inputs,
         !op ? "op is NULL" : "out_outputs/out_num_outputs are NULL");
   }
   *out_num_outputs = 0;
+  kc_status* live = kc__op_check_live(op);
+  if (live) return kc__call_context(op, live);
   if (num_inputs < 0 || num_inputs > KC_OP_MAX_TENSORS ||
       (num_inputs && !inputs) || num_attrs < 0 || (num_attrs && !attrs)) {
     return kc__call_context(

@@ -384,7 +384,19 @@ kc_status* kc_op_registry_list(const kc_allocator* alloc, kc_string_view prefix,
   return kc__registry_list(&kc__op_registry, alloc, prefix, out_names);
 }
 
-void kc_op_registry_reset(void) { kc__registry_reset(&kc__op_registry); }
+/* An op leaving the registry: it may outlive it (a function "op.NAME"
+ * that someone kept holds it), but its kernel instances go now, and its
+ * function leaves the function registry. */
+static void kc__op_retire(kc_object* obj) {
+  kc_op* op = (kc_op*)(void*)obj;
+  __atomic_store_n(&op->removed, true, __ATOMIC_RELEASE);
+  kc__op_func_unregister(op);
+  kc__op_cache_clear(&op->cache);
+}
+
+void kc_op_registry_reset(void) {
+  kc__registry_reset_with(&kc__op_registry, kc__op_retire);
+}
 
 /* ---- reading a definition ---------------------------------------------- */
 
