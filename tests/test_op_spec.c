@@ -2,6 +2,7 @@
  * refused with its column and what was expected, and the checks made when
  * an op is registered. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "kt_ops.h"
 
@@ -340,6 +341,41 @@ KC_TEST(op_spec_names_must_be_unique) {
                 "spec is NULL");
   KC_CHECK_CODE(kc_op_builder_set_flags(b, 1u << 9), KC_INVALID_ARGUMENT,
                 "unknown flag bits 0x200");
+  kc_op_builder_destroy(b);
+}
+
+KC_TEST(op_spec_messages_quote_and_bound_the_spec) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create("kt.Quote", &b));
+  /* Bytes that would not print are escaped, in the spec and the token. */
+  KC_CHECK_CODE(kc_op_builder_add_attr(b, "x: in\x01t"), KC_INVALID_ARGUMENT,
+                "attr spec 'x: in\\x01t': column 4: expected a kind",
+                "got 'in'");
+  KC_CHECK_CODE(kc_op_builder_add_attr(b, "mode: {'a', 'b'} = 'c\td'"),
+                KC_INVALID_ARGUMENT,
+                "'c\\td' is not one of the allowed values ('a', 'b')");
+  KC_CHECK_CODE(kc_op_builder_add_input(b, "x\x1b: f32"), KC_INVALID_ARGUMENT,
+                "input spec 'x\\x1b: f32': column 2: expected ':' after the name, "
+                "got '\\x1b'");
+  /* A megabyte spec: both it and the token are cut, the explanation is
+   * whole. */
+  size_t mb = (size_t)1 << 20;
+  char* spec = malloc(mb + 4);
+  KC_CHECK(spec != NULL);
+  memcpy(spec, "x: ", 3);
+  memset(spec + 3, 'q', mb);
+  spec[mb + 3] = '\0';
+  kc_status* st = kc_op_builder_add_attr(b, spec);
+  char text[1024];
+  size_t len = kc_status_format(st, text, sizeof text);
+  kc_status_destroy(st);
+  KC_CHECK(len < 600);
+  KC_CHECK_CONTAINS(text, "attr spec 'x: qqqq");
+  KC_CHECK_CONTAINS(text, "qqqq' (1048579 bytes): column 4: expected a kind (int, "
+                          "float, bool, string, type, shape, list(...), {...} or "
+                          "a type class), got 'qqqq");
+  KC_CHECK(len > 21 && strcmp(text + len - 21, "qqqq' (1048576 bytes)") == 0);
+  free(spec);
   kc_op_builder_destroy(b);
 }
 

@@ -43,9 +43,9 @@ kc_status* kc__check_name(const kc__registry* reg, kc_string_view name) {
   }
   if (name.size > KC__NAME_MAX) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "invalid %s name '%.40s...': expected at most %d "
+                            "invalid %s name %s: expected at most %d "
                             "bytes, got %zu",
-                            reg->kind, name.data, KC__NAME_MAX, name.size);
+                            reg->kind, KC__Q(name), KC__NAME_MAX, name.size);
   }
   const char* extra = reg->extra_name_bytes ? reg->extra_name_bytes : "";
   for (size_t i = 0; i < name.size; ++i) {
@@ -53,9 +53,9 @@ kc_status* kc__check_name(const kc__registry* reg, kc_string_view name) {
         (name.data[i] == '\0' || !strchr(extra, name.data[i]))) {
       return kc_status_create(
           KC_INVALID_ARGUMENT,
-          "invalid %s name '%.*s': byte %zu (0x%02x) is not one of "
+          "invalid %s name %s: byte %zu (0x%02x) is not one of "
           "[A-Za-z0-9_.:-%s]",
-          reg->kind, (int)name.size, name.data, i,
+          reg->kind, KC__Q(name), i,
           (unsigned)(unsigned char)name.data[i], extra);
     }
   }
@@ -178,9 +178,9 @@ bool kc__registry_publish_locked(kc__registry* reg, kc__reg_entry* e) {
 static kc_status* kc__already_exists(const kc__registry* reg,
                                      kc_string_view name) {
   return kc_status_create(KC_ALREADY_EXISTS,
-                          "%s %s named '%.*s' is already registered "
+                          "%s %s named %s is already registered "
                           "(register with KC_REGISTER_OVERRIDE to replace it)",
-                          kc__kind_article(reg), reg->kind, (int)name.size, name.data);
+                          kc__kind_article(reg), reg->kind, KC__Q(name));
 }
 
 kc_status* kc__registry_insert(kc__registry* reg, kc_string_view name,
@@ -192,8 +192,8 @@ kc_status* kc__registry_insert(kc__registry* reg, kc_string_view name,
   kc__reg_entry* e = kc__entry_create(name, obj);
   if (!e) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
-                            "out of memory registering %s '%.*s'", reg->kind,
-                            (int)name.size, name.data);
+                            "out of memory registering %s %s", reg->kind,
+                            KC__Q(name));
   }
   kc_status* st = NULL;
   pthread_mutex_lock(&reg->mu);
@@ -201,8 +201,8 @@ kc_status* kc__registry_insert(kc__registry* reg, kc_string_view name,
     st = kc__already_exists(reg, name);
   } else if (!kc__registry_publish_locked(reg, e)) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED,
-                          "out of memory registering %s '%.*s'", reg->kind,
-                          (int)name.size, name.data);
+                          "out of memory registering %s %s", reg->kind,
+                          KC__Q(name));
   }
   pthread_mutex_unlock(&reg->mu);
   if (st) kc__entry_destroy(e);

@@ -61,9 +61,9 @@ static kc_status* kc__add_text_attr(kc__packed_call* c, const kc__op_def* def,
   while (eq < text.size && text.data[eq] != '=') ++eq;
   if (eq == 0 || eq == text.size) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "argument %d: '%.*s' is neither a tensor nor an "
+                            "argument %d: %s is neither a tensor nor an "
                             "attr (write name=value)",
-                            position, (int)text.size, text.data);
+                            position, KC__Q(text));
   }
   kc_string_view name = {text.data, eq};
   kc_string_view value = {text.data + eq + 1, text.size - eq - 1};
@@ -139,13 +139,13 @@ static kc_status* kc__op_packed(void* self, const kc_any* args, int32_t nargs,
   kc_tensor** outs = malloc(KC_OP_MAX_TENSORS * sizeof *outs);
   kc_status* st = kc__op_check_live(op);
   if (st) {
-    st = kc_status_add_context(st, "calling op '%s'", op->def.name);
+    st = kc_status_add_context(st, "calling op %s", KC__QS(op->def.name));
   } else if (!c || !outs) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   } else {
     c->num_inputs = c->num_attrs = c->num_parsed = 0;
     st = kc__collect(c, &op->def, args, nargs);
-    if (st) st = kc_status_add_context(st, "calling op '%s'", op->def.name);
+    if (st) st = kc_status_add_context(st, "calling op %s", KC__QS(op->def.name));
   }
   int32_t n = 0;
   if (!st) {

@@ -135,13 +135,14 @@ static kc_status* kc__spec_error(const kc__lexer* lx, size_t at,
                                  const char* fmt, ...) KC_PRINTF(3, 4);
 static kc_status* kc__spec_error(const kc__lexer* lx, size_t at,
                                  const char* fmt, ...) {
-  char msg[256];
+  char msg[1024]; /* what it cites is quoted, so bounded */
   va_list args;
   va_start(args, fmt);
   vsnprintf(msg, sizeof msg, fmt, args);
   va_end(args);
-  return kc_status_create(KC_INVALID_ARGUMENT, "%s '%.*s': column %zu: %s",
-                          lx->what, (int)lx->len, lx->text, at + 1, msg);
+  kc_string_view spec = {lx->text, lx->len};
+  return kc_status_create(KC_INVALID_ARGUMENT, "%s %s: column %zu: %s",
+                          lx->what, KC__Q(spec), at + 1, msg);
 }
 
 /* "expected X, got 'tok'" at the current token. */
@@ -151,8 +152,9 @@ static kc_status* kc__expected(const kc__lexer* lx, const char* what) {
     return kc__spec_error(lx, t->start, "expected %s, got the end of the spec",
                           what);
   }
-  return kc__spec_error(lx, t->start, "expected %s, got '%.*s'", what,
-                        (int)(t->end - t->start), lx->text + t->start);
+  kc_string_view text = {lx->text + t->start, t->end - t->start};
+  return kc__spec_error(lx, t->start, "expected %s, got %s", what,
+                        KC__Q(text));
 }
 
 static kc_status* kc__lex_next(kc__lexer* lx) {
@@ -489,7 +491,7 @@ kc_status* kc__parse_attr_value(const kc__attr_def* attr, kc_string_view text,
   }
   if (st) kc_any_release(out_value);
   free(copy);
-  return kc_status_add_context(st, "attr '%s' (%s)", attr->name,
+  return kc_status_add_context(st, "attr %s (%s)", KC__QS(attr->name),
                                kc__attr_kind_name(attr));
 }
 
@@ -565,9 +567,9 @@ static kc_status* kc__parse_type_set(kc__lexer* lx, kc__attr_def* a) {
       int slot = kc__dtype_slot(t);
       if (slot < 0) {
         return kc__spec_error(lx, at,
-                              "'%.*s' cannot be in a type set (only "
+                              "%s cannot be in a type set (only "
                               "scalar dtypes can)",
-                              (int)(lx->tok.end - at), lx->text + at);
+                              KC__Q(kc__tok_text(lx)));
       }
       a->types.mask |= KC__BIT(slot);
       KC__TRY(kc__lex_next(lx));
@@ -629,7 +631,7 @@ static kc_status* kc__parse_bounds(kc__lexer* lx, kc__attr_def* a) {
                             kc__attr_kind_name(a));
     }
     if (is_min ? a->has_min : a->has_max) {
-      return kc__spec_error(lx, at, "a second '%s' bound", lx->tok.punct);
+      return kc__spec_error(lx, at, "a second %s bound", KC__QS(lx->tok.punct));
     }
     KC__TRY(kc__lex_next(lx));
     int64_t v = 0;
@@ -647,9 +649,10 @@ static kc_status* kc__parse_bounds(kc__lexer* lx, kc__attr_def* a) {
   }
   if (a->has_min && a->has_max && a->min > a->max) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "%s '%.*s': the bounds leave no value (%lld > "
+                            "%s %s: the bounds leave no value (%lld > "
                             "%lld)",
-                            lx->what, (int)lx->len, lx->text, (long long)a->min,
+                            lx->what, KC__Q(((kc_string_view){lx->text, lx->len})),
+                            (long long)a->min,
                             (long long)a->max);
   }
   return NULL;
@@ -671,7 +674,7 @@ kc_status* kc__parse_attr_spec(const char* spec, kc__attr_def* out) {
       kc_any checked;
       st = kc_status_add_context(
           kc__check_attr_value(out, &out->default_value, &checked),
-          "%s '%s': the default", lx.what, spec);
+          "%s %s: the default", lx.what, KC__QS(spec));
       /* A default of another spelling (an int for a float) is stored as
        * what the attr holds. */
       if (!st && !kc_any_is_object(&checked)) out->default_value = checked;
@@ -750,7 +753,7 @@ const char* kc__attr_kind_name(const kc__attr_def* a) {
 static kc_status* kc__value_mismatch(const kc__attr_def* a, const kc_any* v,
                                      const char* where) {
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "attr '%s'%s: expected %s, got %s", a->name, where,
+                          "attr %s%s: expected %s, got %s", KC__QS(a->name), where,
                           kc__attr_item_name(a), kc_type_name(v->type_index));
 }
 
@@ -767,7 +770,7 @@ static kc_status* kc__check_bounds(const kc__attr_def* a, int64_t v,
       snprintf(range, sizeof range, "<= %lld", (long long)a->max);
     }
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "attr '%s': %s must be %s, got %lld", a->name, what,
+                            "attr %s: %s must be %s, got %lld", KC__QS(a->name), what,
                             range, (long long)v);
   }
   return NULL;
@@ -780,14 +783,14 @@ static kc_status* kc__not_allowed(const kc__attr_def* a, const char* where,
   size_t n = 0;
   allowed[0] = '\0';
   for (int32_t i = 0; i < a->num_strings && n < sizeof allowed; ++i) {
-    int k = snprintf(allowed + n, sizeof allowed - n, "%s'%s'", i ? ", " : "",
-                     a->strings[i]);
+    int k = snprintf(allowed + n, sizeof allowed - n, "%s%s", i ? ", " : "",
+                     KC__QS(a->strings[i]));
     if (k > 0) n += (size_t)k;
   }
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "attr '%s'%s: '%.*s' is not one of the allowed "
+                          "attr %s%s: %s is not one of the allowed "
                           "values (%s)",
-                          a->name, where, (int)text.size, text.data, allowed);
+                          KC__QS(a->name), where, KC__Q(text), allowed);
 }
 
 static kc_status* kc__check_scalar(const kc__attr_def* a, const kc_any* v,
@@ -820,7 +823,7 @@ static kc_status* kc__check_scalar(const kc__attr_def* a, const kc_any* v,
       if (v->type_index == KC_TYPE_DTYPE) {
         t = v->u.v_dtype;
       } else if (!a->is_list && kc_any_get_string(v, &text)) {
-        KC_RETURN_IF_ERROR(kc_dtype_parse(text, &t), "attr '%s'", a->name);
+        KC_RETURN_IF_ERROR(kc_dtype_parse(text, &t), "attr %s", KC__QS(a->name));
         *out = kc_any_dtype(t);
       } else {
         break;
@@ -830,8 +833,8 @@ static kc_status* kc__check_scalar(const kc__attr_def* a, const kc_any* v,
       kc_dtype_format(t, name, sizeof name);
       kc__type_set_format(&a->types, set, sizeof set);
       return kc_status_create(KC_INVALID_ARGUMENT,
-                              "attr '%s'%s: expected one of %s, got %s",
-                              a->name, where, set, name);
+                              "attr %s%s: expected one of %s, got %s",
+                              KC__QS(a->name), where, set, name);
     }
     case KC__ATTR_SHAPE: {
       if (v->type_index != KC_TYPE_ARRAY) break;
@@ -839,17 +842,17 @@ static kc_status* kc__check_scalar(const kc__attr_def* a, const kc_any* v,
       size_t rank = kc_array_get_size(dims);
       if (rank > KC_TENSOR_MAX_NDIM) {
         return kc_status_create(KC_INVALID_ARGUMENT,
-                                "attr '%s'%s: a shape has at most %d dims, "
+                                "attr %s%s: a shape has at most %d dims, "
                                 "got %zu",
-                                a->name, where, KC_TENSOR_MAX_NDIM, rank);
+                                KC__QS(a->name), where, KC_TENSOR_MAX_NDIM, rank);
       }
       for (size_t i = 0; i < rank; ++i) {
         const kc_any* d = kc_array_get_item(dims, i);
         if (d->type_index != KC_TYPE_INT || d->u.v_int64 < KC_DIM_UNKNOWN) {
           return kc_status_create(KC_INVALID_ARGUMENT,
-                                  "attr '%s'%s: dim %zu: expected an int >= "
+                                  "attr %s%s: dim %zu: expected an int >= "
                                   "0 (or -1, unknown)",
-                                  a->name, where, i);
+                                  KC__QS(a->name), where, i);
         }
       }
       return NULL;
@@ -864,8 +867,8 @@ kc_status* kc__check_attr_value(const kc__attr_def* a, const kc_any* v,
   *out = *v;
   if (v->type_index != KC_TYPE_ARRAY) {
     return kc_status_create(
-        KC_INVALID_ARGUMENT, "attr '%s': expected %s (an array), got %s",
-        a->name, kc__attr_kind_name(a), kc_type_name(v->type_index));
+        KC_INVALID_ARGUMENT, "attr %s: expected %s (an array), got %s",
+        KC__QS(a->name), kc__attr_kind_name(a), kc_type_name(v->type_index));
   }
   const kc_array* list = (const kc_array*)(const void*)v->u.v_obj;
   size_t n = kc_array_get_size(list);
