@@ -270,11 +270,6 @@ static kc_status* kc__verify_aliases(const kc_program* p, const kc__instr* in) {
   return NULL;
 }
 
-static bool kc__leaf_matches(const kc_shape* leaf, const kc_xcall_buffer_spec* s) {
-  return (s->dtype.bits == 0 || kc_dtype_equal(s->dtype, leaf->dtype)) &&
-         (s->rank < 0 || s->rank == leaf->rank);
-}
-
 static kc_status* kc__check_leaves(const kc__instr* in, const char* what,
                                    const kc_shape* const* leaves, size_t n,
                                    const kc_xcall_buffer_spec* specs,
@@ -285,14 +280,13 @@ static kc_status* kc__check_leaves(const kc__instr* in, const char* what,
                    KC__QS(in->target), num_specs, what, num_specs == 1 ? "" : "s", n);
   }
   for (size_t i = 0; i < n; ++i) {
-    if (!kc__leaf_matches(leaves[i], &specs[i])) {
-      char want[64] = "any";
-      if (specs[i].dtype.bits) kc_dtype_format(specs[i].dtype, want, sizeof want);
+    if (!kc__xcall_buffer_spec_accepts(&specs[i], leaves[i]->dtype, leaves[i]->rank)) {
+      char want[64];
+      kc__xcall_buffer_spec_describe(&specs[i], kc__hlo_dtype_name(specs[i].dtype), want,
+                                     sizeof want);
       KC__SHAPE_TEXT(got, leaves[i]);
-      return kc__bad(in, KC_INVALID_ARGUMENT,
-                     "custom call %s: %s %zu: expected %s of rank %s%d, got %s",
-                     KC__QS(in->target), what, i, want, specs[i].rank < 0 ? "any " : "",
-                     specs[i].rank < 0 ? 0 : specs[i].rank, got);
+      return kc__bad(in, KC_INVALID_ARGUMENT, "custom call %s: %s %zu: expected %s, got %s",
+                     KC__QS(in->target), what, i, want, got);
     }
   }
   return NULL;

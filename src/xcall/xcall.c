@@ -372,6 +372,29 @@ const kc_attr* kc_attr_dict_lookup(const kc_attr_dict* dict,
 }
 
 
+size_t kc__xcall_buffer_spec_describe(const kc_xcall_buffer_spec* spec,
+                                      const char* dtype_name, char* buf,
+                                      size_t cap) {
+  size_t len = 0;
+  if (cap) buf[0] = '\0';
+  char dtype[32];
+  if (spec->dtype.bits && dtype_name) {
+    snprintf(dtype, sizeof dtype, "%s", dtype_name);
+  } else if (spec->dtype.bits) {
+    kc_dtype_format(spec->dtype, dtype, sizeof dtype);
+  } else {
+    snprintf(dtype, sizeof dtype, "%s", spec->rank < 0 ? "any array" : "any dtype");
+  }
+  if (spec->rank >= 0) {
+    kc__appendf(buf, cap, &len, "%s of rank %d", dtype, spec->rank);
+  } else if (spec->dtype.bits) {
+    kc__appendf(buf, cap, &len, "%s of any rank", dtype);
+  } else {
+    kc__appendf(buf, cap, &len, "%s", dtype);
+  }
+  return len;
+}
+
 static void kc__put_buffers(char* buf, size_t cap, size_t* len,
                             const kc_xcall_buffer_spec* specs, int32_t n) {
   kc__appendf(buf, cap, len, "(");

@@ -620,17 +620,19 @@ static XLA_FFI_Error* kc__check_buffers(const XLA_FFI_Api* api, const kc__adapte
                              num_specs, what, num_specs == 1 ? "" : "s", (long long)n);
   }
   for (int64_t i = 0; i < n; ++i) {
-    const kc_xcall_buffer_spec* s = &specs[i];
-    if ((s->dtype.bits && !kc_dtype_equal(s->dtype, ts[i].dtype)) ||
-        (s->rank >= 0 && s->rank != ts[i].ndim)) {
-      char want[32] = "any", got[32], rank[16] = "any";
-      if (s->dtype.bits) kc_dtype_format(s->dtype, want, sizeof want);
-      if (s->rank >= 0) snprintf(rank, sizeof rank, "%d", s->rank);
-      kc_dtype_format(ts[i].dtype, got, sizeof got);
+    if (!kc__xcall_buffer_spec_accepts(&specs[i], ts[i].dtype, ts[i].ndim)) {
+      /* As the compiler says it of a program's buffers: "f64[2,3]". */
+      char want[64], got[32 + 21 * KC_TENSOR_MAX_NDIM];
+      kc__xcall_buffer_spec_describe(&specs[i], NULL, want, sizeof want);
+      size_t len = kc_dtype_format(ts[i].dtype, got, sizeof got);
+      kc__appendf(got, sizeof got, &len, "[");
+      for (int32_t d = 0; d < ts[i].ndim; ++d) {
+        kc__appendf(got, sizeof got, &len, "%s%lld", d ? "," : "", (long long)ts[i].shape[d]);
+      }
+      kc__appendf(got, sizeof got, &len, "]");
       return kc__adapter_error(api, KC_INVALID_ARGUMENT,
-                               "kcall target %s: %s %lld: expected %s of rank %s, got %s "
-                               "of rank %d",
-                               KC__QS(ad->name), what, (long long)i, want, rank, got, ts[i].ndim);
+                               "kcall target %s: %s %lld: expected %s, got %s",
+                               KC__QS(ad->name), what, (long long)i, want, got);
     }
   }
   return NULL;
