@@ -232,7 +232,7 @@ KC_TEST(sv_format_quoted_bounds_long_text) {
   /* One more: its two ends and its length. */
   text[0] = '<';
   text[KC_QUOTE_MAX_SHOWN] = '>';
-  snprintf(want, sizeof want, "'<%.47s'...'%.19s>' (%d bytes)", text + 1,
+  snprintf(want, sizeof want, "'<%.55s'...'%.23s>' (%d bytes)", text + 1,
            text + 1, KC_QUOTE_MAX_SHOWN + 1);
   kt_check_quote(text, KC_QUOTE_MAX_SHOWN + 1, want);
 
@@ -252,16 +252,16 @@ KC_TEST(sv_format_quoted_bounds_long_text) {
   /* Cuts fall between characters and escapes, never inside one. */
   for (size_t i = 0; i < 256; ++i) mb[i] = (i % 2) ? '\xa9' : '\xc3';
   kc_sv_format_quoted((kc_string_view){mb, 256}, buf, sizeof buf);
-  char e24[64] = "", e10[32] = "";
-  for (int i = 0; i < 24; ++i) strcat(e24, "\xc3\xa9");
-  for (int i = 0; i < 10; ++i) strcat(e10, "\xc3\xa9");
-  snprintf(want, sizeof want, "'%s'...'%s' (256 bytes)", e24, e10);
+  char head[64] = "", tail[32] = "";
+  for (int i = 0; i < 28; ++i) strcat(head, "\xc3\xa9");
+  for (int i = 0; i < 12; ++i) strcat(tail, "\xc3\xa9");
+  snprintf(want, sizeof want, "'%s'...'%s' (256 bytes)", head, tail);
   KC_CHECK_STR(buf, want);
   memset(mb, 0, 100);
   kc_sv_format_quoted((kc_string_view){mb, 100}, buf, sizeof buf);
   KC_CHECK_STR(buf,
-               "'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'"
-               "...'\\x00\\x00\\x00\\x00\\x00' (100 bytes)");
+               "'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+               "\\x00\\x00'...'\\x00\\x00\\x00\\x00\\x00\\x00' (100 bytes)");
   /* Whatever the bytes, the quote fits KC_QUOTED_CAP. */
   uint32_t seed = 12345;
   for (int round = 0; round < 200; ++round) {

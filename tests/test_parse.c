@@ -1219,7 +1219,8 @@ KC_TEST(parse_messages_bound_long_and_odd_text) {
   KC_CHECK(text != NULL);
   kt_check_bounded_failure(text,
                            "line 4, column 18: instruction 'b': opcode "
-                           "'zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz'...'zzzzzzzzzzzzzzzzzzzz' "
+                           "'zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz'..."
+                           "'zzzzzzzzzzzzzzzzzzzzzzzz' "
                            "(1048576 bytes) is not supported",
                            "convert, broadcast, reshape)");
   free(text);
@@ -1240,7 +1241,7 @@ KC_TEST(parse_messages_bound_long_and_odd_text) {
            "HloModule m\nENTRY main {\n x = f32[2] parameter(0)\n"
            " ROOT y = f32[2] negate(%%%s)\n}\n",
            name);
-  kt_check_bounded_failure(text, "got '%aaaa", "'aaaaaaaaaaaaaaaaaaaa' (1048577 bytes)");
+  kt_check_bounded_failure(text, "got '%aaaa", "'aaaaaaaaaaaaaaaaaaaaaaaa' (1048577 bytes)");
   free(text);
   free(name);
   /* Bytes that would not print are escaped. */

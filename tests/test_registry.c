@@ -154,8 +154,8 @@ KC_TEST(registry_messages_quote_names) {
   memset(big, 'a', sizeof big);
   kc_string_view too_long = {big, sizeof big};
   KC_CHECK_CODE(kc_func_registry_register(too_long, f, 0), KC_INVALID_ARGUMENT,
-                "'aaaaaaaaaaaaaaaaaaaa' (300 bytes): expected at most 255 bytes, "
-                "got 300");
+                "invalid function name 'aaaa", "aaaa'...'aaaa",
+                "aaaa' (300 bytes): expected at most 255 bytes, got 300");
   /* A megabyte name looked up: the message stays short. */
   size_t mb = (size_t)1 << 20;
   char* name = malloc(mb);

@@ -161,7 +161,7 @@ KC_API void kc_counting_allocator_destroy(kc_counting_allocator* counter);
 KC_API bool kc_sv_equal(kc_string_view a, kc_string_view b);
 
 /* Most bytes of quoted text kc_sv_format_quoted shows between its quotes. */
-#define KC_QUOTE_MAX_SHOWN 72
+#define KC_QUOTE_MAX_SHOWN 80
 /* A buffer of this size always holds what kc_sv_format_quoted writes. */
 #define KC_QUOTED_CAP 128
 

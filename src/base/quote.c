@@ -5,7 +5,7 @@
 
 /* Of a text too long to show whole: the most bytes of quoted output kept
  * from its start and from its end. */
-enum { KC__QUOTE_HEAD = 48, KC__QUOTE_TAIL = 20 };
+enum { KC__QUOTE_HEAD = 56, KC__QUOTE_TAIL = 24 };
 
 _Static_assert(KC__QUOTE_HEAD + KC__QUOTE_TAIL <= KC_QUOTE_MAX_SHOWN,
                "the two ends fit in what a quote shows");
