@@ -33,6 +33,13 @@ bool kc__type_set_has(const kc__type_set* set, DLDataType t);
 /* "{f32, f64, i32}" or "any type", snprintf-style. */
 size_t kc__type_set_format(const kc__type_set* set, char* buf, size_t cap);
 
+/* When `word` is one a spec refuses as a type word (float, double, half,
+ * int, long: op.h, "Type words"), writes why and what to write instead
+ * ("type word 'float' is ambiguous: write f32 (or float32) for that one
+ * dtype, or 'floating' for {f16, f32, f64, bf16}") into buf and returns
+ * its length, snprintf-style; otherwise returns 0. */
+size_t kc__type_word_ambiguity(kc_string_view word, char* buf, size_t cap);
+
 /* ---- definitions ------------------------------------------------------- */
 
 typedef enum kc__attr_kind {

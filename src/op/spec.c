@@ -78,23 +78,63 @@ size_t kc__type_set_format(const kc__type_set* set, char* buf, size_t cap) {
 
 typedef struct kc__type_class {
   const char* name;
-  bool bare; /* may stand alone as an attr kind, outside braces */
   bool any;
   uint64_t mask;
 } kc__type_class;
 
-/* "float" alone is the float attr kind; only inside braces is it the
- * class of floating dtypes. */
+/* The class words (op.h, "Type words"); each may stand alone as a kind or
+ * go inside braces. */
 static const kc__type_class kc__classes[] = {
-    {"numeric", true, false,
-     KC__SIGNED | KC__UNSIGNED | KC__FLOATING | KC__COMPLEX},
-    {"integer", true, false, KC__SIGNED | KC__UNSIGNED},
-    {"signed", true, false, KC__SIGNED},
-    {"unsigned", true, false, KC__UNSIGNED},
-    {"float", false, false, KC__FLOATING},
-    {"complex", true, false, KC__COMPLEX},
-    {"any", true, true, 0},
+    {"numeric", false, KC__SIGNED | KC__UNSIGNED | KC__FLOATING | KC__COMPLEX},
+    {"integer", false, KC__SIGNED | KC__UNSIGNED},
+    {"signed", false, KC__SIGNED},
+    {"unsigned", false, KC__UNSIGNED},
+    {"floating", false, KC__FLOATING},
+    {"complex", false, KC__COMPLEX},
+    {"any", true, 0},
 };
+
+/* Words kc_dtype_parse takes that a spec refuses: C type names, whose
+ * reader may take them for a class ("float": f32, or every float?) or for
+ * a width they do not have here ("long"), with what to write instead. */
+static const struct {
+  const char* word;
+  const char* dtype;     /* the one dtype kc_dtype_parse reads it as */
+  const char* long_name; /* the same, spelt as NumPy does */
+  const char* class_word; /* the class it may be taken for, or NULL */
+  uint64_t class_mask;
+} kc__ambiguous_words[] = {
+    {"float", "f32", "float32", "floating", KC__FLOATING},
+    {"double", "f64", "float64", "floating", KC__FLOATING},
+    {"half", "f16", "float16", "floating", KC__FLOATING},
+    {"int", "i32", "int32", "signed", KC__SIGNED},
+    {"long", "i64", "int64", "signed", KC__SIGNED},
+};
+
+size_t kc__type_word_ambiguity(kc_string_view word, char* buf, size_t cap) {
+  if (cap) buf[0] = '\0';
+  /* A vector of one ("floatx4") is as ambiguous as its element. */
+  kc_string_view element = word;
+  size_t n = word.size;
+  while (n > 0 && word.data[n - 1] >= '0' && word.data[n - 1] <= '9') --n;
+  if (n > 1 && n < word.size && word.data[n - 1] == 'x') element.size = n - 1;
+  for (size_t i = 0; i < KC__ARRAY_SIZE(kc__ambiguous_words); ++i) {
+    if (!kc_sv_equal(element, kc_sv(kc__ambiguous_words[i].word))) continue;
+    char set[256];
+    kc__type_set set_of = {false, kc__ambiguous_words[i].class_mask};
+    kc__type_set_format(&set_of, set, sizeof set);
+    kc_string_view lanes = {word.data + element.size, word.size - element.size};
+    int k = snprintf(buf, cap,
+                     "type word %s is ambiguous: write %s%.*s (or %s%.*s) for "
+                     "that one dtype, or '%s' for %s",
+                     KC__Q(word), kc__ambiguous_words[i].dtype, (int)lanes.size,
+                     lanes.data, kc__ambiguous_words[i].long_name,
+                     (int)lanes.size, lanes.data,
+                     kc__ambiguous_words[i].class_word, set);
+    return k < 0 ? 0 : (size_t)k;
+  }
+  return 0;
+}
 
 /* ======================================================================== */
 /* Lexer                                                                    */
@@ -351,7 +391,18 @@ static kc_status* kc__string_value(kc__lexer* lx, kc_any* out) {
   return st;
 }
 
+/* A refused type word at the current token, or NULL. */
+static kc_status* kc__check_type_word(const kc__lexer* lx) {
+  char why[320];
+  if (lx->tok.kind != KC__TOK_IDENT ||
+      !kc__type_word_ambiguity(kc__tok_text(lx), why, sizeof why)) {
+    return NULL;
+  }
+  return kc__spec_error(lx, lx->tok.start, "%s", why);
+}
+
 static kc_status* kc__parse_dtype(kc__lexer* lx, DLDataType* out) {
+  KC__TRY(kc__check_type_word(lx));
   kc_status* st = lx->tok.kind == KC__TOK_IDENT
                       ? kc_dtype_parse(kc__tok_text(lx), out)
                       : NULL;
@@ -507,13 +558,9 @@ static kc_status* kc__parse_name(kc__lexer* lx, const char* what, char** out) {
   return kc__lex_next(lx);
 }
 
-static const kc__type_class* kc__find_class(const kc__lexer* lx,
-                                            bool in_braces) {
+static const kc__type_class* kc__find_class(const kc__lexer* lx) {
   for (size_t i = 0; i < KC__ARRAY_SIZE(kc__classes); ++i) {
-    if ((in_braces || kc__classes[i].bare) &&
-        kc__tok_word(lx, kc__classes[i].name)) {
-      return &kc__classes[i];
-    }
+    if (kc__tok_word(lx, kc__classes[i].name)) return &kc__classes[i];
   }
   return NULL;
 }
@@ -547,7 +594,8 @@ static kc_status* kc__parse_type_set(kc__lexer* lx, kc__attr_def* a) {
   a->types.any = false;
   a->types.mask = 0;
   for (;;) {
-    const kc__type_class* cls = kc__find_class(lx, true);
+    KC__TRY(kc__check_type_word(lx));
+    const kc__type_class* cls = kc__find_class(lx);
     if (cls) {
       a->types.any |= cls->any;
       a->types.mask |= cls->mask;
@@ -562,7 +610,7 @@ static kc_status* kc__parse_type_set(kc__lexer* lx, kc__attr_def* a) {
         kc_status_destroy(st);
         return kc__expected(lx,
                             "a dtype or a type class (numeric, integer, "
-                            "signed, unsigned, float, complex, any)");
+                            "signed, unsigned, floating, complex, any)");
       }
       int slot = kc__dtype_slot(t);
       if (slot < 0) {
@@ -599,7 +647,7 @@ static kc_status* kc__parse_kind(kc__lexer* lx, kc__attr_def* a, bool in_list) {
     if (lx->tok.kind == KC__TOK_STRING) return kc__parse_string_set(lx, a);
     return kc__parse_type_set(lx, a);
   }
-  const kc__type_class* cls = kc__find_class(lx, false);
+  const kc__type_class* cls = kc__find_class(lx);
   if (cls) {
     a->kind = KC__ATTR_TYPE;
     a->types.any = cls->any;
@@ -823,6 +871,11 @@ static kc_status* kc__check_scalar(const kc__attr_def* a, const kc_any* v,
       if (v->type_index == KC_TYPE_DTYPE) {
         t = v->u.v_dtype;
       } else if (!a->is_list && kc_any_get_string(v, &text)) {
+        char why[320];
+        if (kc__type_word_ambiguity(text, why, sizeof why)) {
+          return kc_status_create(KC_INVALID_ARGUMENT, "attr %s%s: %s",
+                                  KC__QS(a->name), where, why);
+        }
         KC_RETURN_IF_ERROR(kc_dtype_parse(text, &t), "attr %s", KC__QS(a->name));
         *out = kc_any_dtype(t);
       } else {
