@@ -23,8 +23,9 @@
  *
  * Every registered op named NAME is also the packed function "op.NAME" in
  * the function registry (kcall/func.h), registered together with it and
- * removed with it by kc_op_registry_reset, so that anything that calls packed functions (the kcall tool,
- * Python) calls ops too; see "Ops as packed functions" below.
+ * removed with it by kc_op_registry_reset, so that anything that calls
+ * packed functions (the kcall tool, Python) calls ops too; see "Ops as
+ * packed functions" below.
  *
  * Thread safety: the registry is lock-free for lookups and serialises
  * registration; registration from a plugin's init is staged and published

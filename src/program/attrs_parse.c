@@ -372,7 +372,8 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
       st = kc__dense_hex(lx, &hex, kc__attr_width(type), count, &packed);
     }
   } else if (!st && ((list || n == 0) ? n != count : count == 0)) {
-    st = kc__lex_fail(lx, &open, "dense attribute: %zu element%s for tensor type %s, which holds %zu",
+    st = kc__lex_fail(lx, &open,
+                      "dense attribute: %zu element%s for tensor type %s, which holds %zu",
                       n, n == 1 ? "" : "s", KC__Q(type_text), count);
   } else if (!st) {
     /* A list gives every element; a single value outside brackets is a

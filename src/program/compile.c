@@ -791,7 +791,10 @@ static kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall
   memset(&attrs, 0, sizeof attrs);
   if (!st) {
     st = kc__xla_attrs_build(&exe->arena, &in->attrs, &attrs);
-    if (st) st = kc_status_add_context(st, "custom call %s (instruction %s)", KC__QS(in->target), KC__QS(in->name));
+    if (st) {
+      st = kc_status_add_context(st, "custom call %s (instruction %s)", KC__QS(in->target),
+                                 KC__QS(in->name));
+    }
   }
   if (!exe->pool) exe->pool = kc_thread_pool_get_default();
   XLA_FFI_ExecutionContext ctx = {XLA_FFI_ExecutionStage_INSTANTIATE, inst, exe->pool, NULL};

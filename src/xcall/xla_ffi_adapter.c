@@ -393,7 +393,8 @@ static XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_sig
     char want[48], got[48];
     if (at < 0) {
       return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                               "%s: attribute %s: expected %s, got none", d->who, KC__QS(spec->name),
+                               "%s: attribute %s: expected %s, got none", d->who,
+                               KC__QS(spec->name),
                                kc__type_text(spec->type, spec->elem_type, want, sizeof want));
     }
     kc_attr* a = &attrs[i];
@@ -402,7 +403,8 @@ static XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_sig
     if (a->type != spec->type ||
         (spec->type == KC_ATTR_ARRAY && spec->elem_type && a->elem_type != spec->elem_type)) {
       return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                               "%s: attribute %s: expected %s, got %s%s", d->who, KC__QS(spec->name),
+                               "%s: attribute %s: expected %s, got %s%s", d->who,
+                               KC__QS(spec->name),
                                kc__type_text(spec->type, spec->elem_type, want, sizeof want),
                                kc__type_text(a->type, a->elem_type, got, sizeof got),
                                spec->type == KC_ATTR_F32 && a->type == KC_ATTR_F64
@@ -945,7 +947,7 @@ static kc_status* kc__bind(kc__bind_kind kind, kc_string_view name, kc_platform 
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     goto done;
   }
-  size_t who_cap = name.size + 32;
+  size_t who_cap = 32 + KC_QUOTED_CAP; /* "kcall target " and the name quoted */
   ad->who = malloc(who_cap);
   if (!ad->who) {
     free(ad->name);
@@ -953,7 +955,8 @@ static kc_status* kc__bind(kc__bind_kind kind, kc_string_view name, kc_platform 
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     goto done;
   }
-  snprintf(ad->who, who_cap, "kcall %s %s", kind == KC__BIND_OP ? "op" : "target", KC__QS(ad->name));
+  snprintf(ad->who, who_cap, "kcall %s %s", kind == KC__BIND_OP ? "op" : "target",
+           KC__QS(ad->name));
   ad->pool = kc_thread_pool_get_default();
   ad->platform = platform;
   kc_object_retain(object);

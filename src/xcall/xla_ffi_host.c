@@ -256,7 +256,8 @@ static kc_status* kc__xla_type_add(kc_string_view name, XLA_FFI_TypeId* type_id,
   int64_t id = type_id->type_id;
   if (id < 0) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "XLA FFI type %s: type id %lld is negative", KC__Q(name), (long long)id);
+                            "XLA FFI type %s: type id %lld is negative", KC__Q(name),
+                            (long long)id);
   }
   if (id && kc__xla_type_by_id(id)) {
     return kc_status_create(KC_ALREADY_EXISTS,

@@ -172,7 +172,8 @@ static kc_status* find_symbol(const char* option, void* handle, const char* lib,
   dlerror();
   void* addr = dlsym(handle, name);
   if (!addr) {
-    return kc_status_create(KC_NOT_FOUND, "%s: no symbol %s in %s", option, CLI_QS(name), CLI_QS(lib));
+    return kc_status_create(KC_NOT_FOUND, "%s: no symbol %s in %s", option, CLI_QS(name),
+                            CLI_QS(lib));
   }
   if (call) {
     void* (*fn)(void);
