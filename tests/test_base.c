@@ -185,6 +185,107 @@ KC_TEST(sv_equal) {
   KC_CHECK(!kc_sv_equal(empty_null, kc_sv("a")));
 }
 
+/* ---- quoting ---------------------------------------------------------------- */
+
+/* kc_sv_format_quoted of the first n bytes of `text`, checked against
+ * `want`, with its length. */
+static void kt_check_quote(const char* text, size_t n, const char* want) {
+  char buf[KC_QUOTED_CAP];
+  kc_string_view v = {text, n};
+  size_t len = kc_sv_format_quoted(v, buf, sizeof buf);
+  KC_CHECK_STR(buf, want);
+  KC_CHECK_INT(len, strlen(want));
+}
+
+#define KT_QUOTE(lit, want) kt_check_quote((lit), sizeof(lit) - 1, (want))
+
+KC_TEST(sv_format_quoted_escapes_what_would_not_show) {
+  KT_QUOTE("x: T", "'x: T'");
+  KT_QUOTE("", "''");
+  kt_check_quote(NULL, 0, "''");
+  kt_check_quote(NULL, 5, "''");
+  KT_QUOTE("a\0b", "'a\\x00b'");
+  KT_QUOTE("it's a\\b", "'it\\'s a\\\\b'");
+  KT_QUOTE("1\n2\t3\r", "'1\\n2\\t3\\r'");
+  KT_QUOTE("\x01\x1b[2J\x7f", "'\\x01\\x1b[2J\\x7f'");
+  /* UTF-8 shows as itself; what is not UTF-8 byte by byte. */
+  KT_QUOTE("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "'caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80'");
+  KT_QUOTE("\xc3", "'\\xc3'");
+  KT_QUOTE("\xff\xfe", "'\\xff\\xfe'");
+  KT_QUOTE("\xc0\xaf", "'\\xc0\\xaf'");         /* overlong '/' */
+  KT_QUOTE("\xed\xa0\x80", "'\\xed\\xa0\\x80'"); /* a surrogate */
+  KT_QUOTE("\xf4\x90\x80\x80", "'\\xf4\\x90\\x80\\x80'"); /* past U+10FFFF */
+  KT_QUOTE("\xe2\x82", "'\\xe2\\x82'");         /* cut short */
+  /* Valid, but they would hide or reorder text: C1, separators, bidi. */
+  KT_QUOTE("\xc2\x85", "'\\xc2\\x85'");
+  KT_QUOTE("a\xe2\x80\xae" "b", "'a\\xe2\\x80\\xaeb'");
+  KT_QUOTE("\xe2\x80\xa8", "'\\xe2\\x80\\xa8'");
+}
+
+KC_TEST(sv_format_quoted_bounds_long_text) {
+  char text[KC_QUOTE_MAX_SHOWN + 1];
+  memset(text, 'a', sizeof text);
+  char want[256];
+  /* Exactly as long as a quote shows: whole. */
+  snprintf(want, sizeof want, "'%.*s'", KC_QUOTE_MAX_SHOWN, text);
+  kt_check_quote(text, KC_QUOTE_MAX_SHOWN, want);
+  /* One more: its two ends and its length. */
+  text[0] = '<';
+  text[KC_QUOTE_MAX_SHOWN] = '>';
+  snprintf(want, sizeof want, "'<%.55s'...'%.23s>' (%d bytes)", text + 1,
+           text + 1, KC_QUOTE_MAX_SHOWN + 1);
+  kt_check_quote(text, KC_QUOTE_MAX_SHOWN + 1, want);
+
+  /* A megabyte: the quote stays short, the explanation can follow it. */
+  size_t big = (size_t)1 << 20;
+  char* mb = malloc(big);
+  KC_CHECK(mb != NULL);
+  memset(mb, 'x', big);
+  memcpy(mb + big - 4, "tail", 4);
+  char buf[KC_QUOTED_CAP];
+  size_t len = kc_sv_format_quoted((kc_string_view){mb, big}, buf, sizeof buf);
+  KC_CHECK(len < KC_QUOTED_CAP);
+  KC_CHECK_INT(len, strlen(buf));
+  KC_CHECK_CONTAINS(buf, "xxxx'...'xxxx");
+  KC_CHECK_CONTAINS(buf, "tail' (1048576 bytes)");
+
+  /* Cuts fall between characters and escapes, never inside one. */
+  for (size_t i = 0; i < 256; ++i) mb[i] = (i % 2) ? '\xa9' : '\xc3';
+  kc_sv_format_quoted((kc_string_view){mb, 256}, buf, sizeof buf);
+  char head[64] = "", tail[32] = "";
+  for (int i = 0; i < 28; ++i) strcat(head, "\xc3\xa9");
+  for (int i = 0; i < 12; ++i) strcat(tail, "\xc3\xa9");
+  snprintf(want, sizeof want, "'%s'...'%s' (256 bytes)", head, tail);
+  KC_CHECK_STR(buf, want);
+  memset(mb, 0, 100);
+  kc_sv_format_quoted((kc_string_view){mb, 100}, buf, sizeof buf);
+  KC_CHECK_STR(buf,
+               "'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+               "\\x00\\x00'...'\\x00\\x00\\x00\\x00\\x00\\x00' (100 bytes)");
+  /* Whatever the bytes, the quote fits KC_QUOTED_CAP. */
+  uint32_t seed = 12345;
+  for (int round = 0; round < 200; ++round) {
+    size_t n = (size_t)round * 7 + 1;
+    for (size_t i = 0; i < n; ++i) {
+      seed = seed * 1103515245u + 12345u;
+      mb[i] = (char)(seed >> 16);
+    }
+    len = kc_sv_format_quoted((kc_string_view){mb, n}, buf, sizeof buf);
+    KC_CHECK(len < KC_QUOTED_CAP);
+    KC_CHECK_INT(len, strlen(buf));
+    for (size_t i = 0; i < len; ++i) KC_CHECK(buf[i] != '\n' && buf[i] != '\0');
+  }
+  free(mb);
+}
+
+KC_TEST(sv_format_quoted_truncates_like_snprintf) {
+  char buf[4];
+  size_t len = kc_sv_format_quoted(kc_sv("abcdef"), buf, sizeof buf);
+  KC_CHECK_INT(len, 8);
+  KC_CHECK_STR(buf, "'ab");
+  KC_CHECK_INT(kc_sv_format_quoted(kc_sv("a\n"), NULL, 0), 5);
+}
+
 /* ---- dtypes ----------------------------------------------------------------- */
 
 typedef struct kt_dtype_name {

@@ -779,3 +779,79 @@ KC_TEST(op_infer_unknown_and_failing_shapes) {
   KC_CHECK_CODE(kc_op_infer(kt_op("kt.Matrix"), vin, 1, NULL, 0, out, 1, &n),
                 KC_INVALID_ARGUMENT, "in the shape function");
 }
+
+/* ---- kc_op_registry_reset
+ * ------------------------------------------------------ */
+
+static kc_status* kt_call_func(kc_func* f, const kc_tensor* in,
+                               kc_any* out_ret) {
+  kc_any args[2] = {kc_any_object(KC_OBJECT((kc_tensor*)(uintptr_t)in)),
+                    kc_any_cstr("offset=1")};
+  return kc_func_call(f, args, 2, out_ret);
+}
+
+static kc_status* kt_none_packed(void* self, const kc_any* args, int32_t n,
+                                 kc_any* ret) {
+  (void)self, (void)args, (void)n, (void)ret;
+  return NULL;
+}
+
+KC_TEST(op_registry_reset_runs_deleters_and_removes_op_functions) {
+  kt_register_fill();
+  kc_tensor* in = kt_tensor(kt_f32, kt_shape3, 1, NULL);
+  kc_func* f = NULL;
+  KC_CHECK_OK(kc_func_registry_lookup(KC_SV_LIT("op.kt.Fill"), &f));
+  kc_object_retain(KC_OBJECT(f));
+  kc_any ret = kc_any_none();
+  KC_CHECK_OK(kt_call_func(f, in, &ret));
+  kc_any_release(&ret);
+  KC_CHECK_INT(kt_seen.creates, 1);
+  /* Overridden: the instance of the op it replaced must go too. */
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create("kt.Fill", &b));
+  KC_CHECK_OK(kc_op_builder_add_input(b, "x: T"));
+  KC_CHECK_OK(kc_op_builder_add_output(b, "y: T"));
+  const char* const attrs[] = {"T: {f32}", "scale: float = 2",
+                               "offset: int >= 0", "mode: string = 'fast'"};
+  for (size_t i = 0; i < 4; ++i) KC_CHECK_OK(kc_op_builder_add_attr(b, attrs[i]));
+  KC_CHECK_OK(kc_op_builder_set_shape_fn(b, kc_shape_fn_unchanged));
+  KC_CHECK_OK(kc_op_registry_register(b, KC_REGISTER_OVERRIDE));
+  KC_CHECK_OK(kt_call_func(f, in, &ret)); /* the old op, still held */
+  kc_any_release(&ret);
+  kc_op_attr one = {KC_SV_LIT("offset"), kc_any_int(1)};
+  kc_tensor* out = NULL;
+  KC_CHECK_OK(kt_call1(kt_op("kt.Fill"), (const kc_tensor* const*)&in, 1,
+                       &one, 1, &out));
+  kt_release(out);
+  KC_CHECK_INT(kt_seen.creates, 2);
+  /* A function registered over "op.kt.Other" is not the op's to remove. */
+  kt_register_op("kt.Other", KT_SPECS("x: f32"), KT_SPECS("y: f32"), NULL,
+                 kc_shape_fn_unchanged);
+  kc_func* other = NULL;
+  KC_CHECK_OK(kc_func_create(kt_alloc(), kt_none_packed, NULL, NULL, &other));
+  KC_CHECK_OK(kc_func_registry_register(KC_SV_LIT("op.kt.Other"), other,
+                                        KC_REGISTER_OVERRIDE));
+  kc_object_release(KC_OBJECT(other));
+
+  /* The op reset alone: every instance is deleted now. */
+  KC_CHECK_INT(kt_seen.deletes, 0);
+  kc_op_registry_reset();
+  KC_CHECK_INT(kt_seen.deletes, 2);
+  kc_func* found = NULL;
+  KC_CHECK_CODE(kc_func_registry_lookup(KC_SV_LIT("op.kt.Fill"), &found),
+                KC_NOT_FOUND, "op.kt.Fill");
+  KC_CHECK_OK(kc_func_registry_lookup(KC_SV_LIT("op.kt.Other"), &found));
+  KC_CHECK(found == other);
+  const kc_op* op = NULL;
+  KC_CHECK_CODE(kc_op_registry_lookup(KC_SV_LIT("kt.Fill"), &op), KC_NOT_FOUND,
+                "kt.Fill");
+  /* The function kept from before fails cleanly, naming the op, and
+   * constructs nothing. */
+  KC_CHECK_CODE(kt_call_func(f, in, &ret), KC_FAILED_PRECONDITION,
+                "calling op 'kt.Fill': op 'kt.Fill' was removed by "
+                "kc_op_registry_reset");
+  KC_CHECK(ret.type_index == KC_TYPE_NONE);
+  KC_CHECK_INT(kt_seen.creates, 2);
+  kc_object_release(KC_OBJECT(f));
+  kt_release(in);
+}

@@ -2,6 +2,7 @@
  * refused with its column and what was expected, and the checks made when
  * an op is registered. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "kt_ops.h"
 
@@ -55,8 +56,12 @@ KC_TEST(op_spec_accepts_every_attr_construct) {
       "T: unsigned",
       "T: complex",
       "T: any",
-      "T: {float}",
-      "T: {float, integer, bool}",
+      "T: floating",
+      "T: {floating}",
+      "T: {floating, integer, bool}",
+      "T: {float16, float32, float64, bfloat16, int32, uint8, bool_}",
+      "T: type = float32",
+      "T: list(floating) = [f16, bf16]",
       "T: list({f32, i32})",
       "L: list(numeric) >= 1",
       "p: {'same', 'valid'}",
@@ -174,7 +179,7 @@ KC_TEST(op_spec_refuses_malformed_attrs) {
       {"x: list(list(int))", "column 9: expected an item kind"},
       {"T: {f32, f65}",
        "column 10: expected a dtype or a type class "
-       "(numeric, integer, signed, unsigned, float, complex, "
+       "(numeric, integer, signed, unsigned, floating, complex, "
        "any), got 'f65'"},
       {"T: {f32 f64}", "column 9: expected ',' or '}', got 'f64'"},
       {"T: {f32,", "column 9: expected a dtype or a type class"},
@@ -284,6 +289,113 @@ static kc_status* kt_try_register(const char* name, const char* const* inputs,
   return kc_op_registry_register(b, 0);
 }
 
+/* The ambiguous type words, wherever a spec or a value takes a type word:
+ * refused with their column and the exact alternatives. */
+KC_TEST(op_spec_refuses_ambiguous_type_words) {
+  static const struct {
+    const char* spec;
+    const char* message;
+  } cases[] = {
+      {"T: {float, i32}",
+       "attr spec 'T: {float, i32}': column 5: type word 'float' is ambiguous: "
+       "write f32 (or float32) for that one dtype, or 'floating' for "
+       "{f16, f32, f64, bf16}"},
+      {"T: {i32, double}",
+       "column 10: type word 'double' is ambiguous: write f64 (or float64) for "
+       "that one dtype, or 'floating' for {f16, f32, f64, bf16}"},
+      {"T: {half}",
+       "column 5: type word 'half' is ambiguous: write f16 (or float16) for "
+       "that one dtype, or 'floating' for {f16, f32, f64, bf16}"},
+      {"T: {int}",
+       "column 5: type word 'int' is ambiguous: write i32 (or int32) for that "
+       "one dtype, or 'signed' for {i8, i16, i32, i64}"},
+      {"T: list({f32, long})",
+       "column 15: type word 'long' is ambiguous: write i64 (or int64) for "
+       "that one dtype, or 'signed' for {i8, i16, i32, i64}"},
+      {"T: type = float",
+       "column 11: type word 'float' is ambiguous: write f32 (or float32)"},
+      {"T: {f32, f64} = double", "column 17: type word 'double' is ambiguous"},
+      {"L: list(type) = [f32, int]", "column 23: type word 'int' is ambiguous"},
+      {"T: type = floatx4",
+       "column 11: type word 'floatx4' is ambiguous: write f32x4 (or float32x4) "
+       "for that one dtype"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    KC_CHECK_CODE(kt_attr(cases[i].spec), KC_INVALID_ARGUMENT, cases[i].message);
+  }
+  /* In args, at registration, unless an attr has the name. */
+  KC_CHECK_CODE(kt_try_register("kt.W1", KT_SPECS("x: float"), NULL, NULL),
+                KC_INVALID_ARGUMENT,
+                "registering op 'kt.W1': op 'kt.W1': input 'x: float': column 4: "
+                "type word 'float' is ambiguous: write f32 (or float32)");
+  KC_CHECK_CODE(kt_try_register("kt.W2", NULL, KT_SPECS("ys: N * long"),
+                                KT_SPECS("N: int")),
+                KC_INVALID_ARGUMENT,
+                "output 'ys: N * long': column 9: type word 'long' is ambiguous");
+  KC_CHECK_OK(kt_try_register("kt.W3", KT_SPECS("x: float32", "y: f64"),
+                              KT_SPECS("z: bfloat16"), NULL));
+  /* In values given to a call: as a string, and as text for op.NAME. */
+  kt_register_op("kt.W4", NULL, NULL, KT_SPECS("T: {f32, f64}"), NULL);
+  const kc_op* op = kt_op("kt.W4");
+  kc_op_attr given = {KC_SV_LIT("T"), kc_any_cstr("double")};
+  int32_t n = 0;
+  KC_CHECK_CODE(kc_op_infer(op, NULL, 0, &given, 1, NULL, 0, &n), KC_INVALID_ARGUMENT,
+                "calling op 'kt.W4': attr 'T': type word 'double' is ambiguous: "
+                "write f64 (or float64)");
+  given.value = kc_any_cstr("float64");
+  KC_CHECK_OK(kc_op_infer(op, NULL, 0, &given, 1, NULL, 0, &n));
+  kc_func* f = NULL;
+  KC_CHECK_OK(kc_func_registry_lookup(KC_SV_LIT("op.kt.W4"), &f));
+  kc_any arg = kc_any_cstr("T=float"), ret = kc_any_none();
+  KC_CHECK_CODE(kc_func_call(f, &arg, 1, &ret), KC_INVALID_ARGUMENT,
+                "argument 0: attr 'T' (type): value 'float': column 1: type word "
+                "'float' is ambiguous");
+}
+
+/* What each class word stands for, exactly (docs/ops.md has the table). */
+KC_TEST(op_spec_type_classes_are_exact) {
+  static const struct {
+    const char* word;
+    const char* set; /* NULL: every dtype */
+  } classes[] = {
+      {"signed", "{i8, i16, i32, i64}"},
+      {"unsigned", "{u8, u16, u32, u64}"},
+      {"integer", "{i8, i16, i32, i64, u8, u16, u32, u64}"},
+      {"floating", "{f16, f32, f64, bf16}"},
+      {"complex", "{c64, c128}"},
+      {"numeric", "{i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64, bf16, "
+                  "c64, c128}"},
+      {"any", NULL},
+  };
+  for (size_t i = 0; i < sizeof classes / sizeof classes[0]; ++i) {
+    char name[32], spec[32], braced[40];
+    snprintf(name, sizeof name, "kt.Class.%s", classes[i].word);
+    snprintf(spec, sizeof spec, "T: %s", classes[i].word);
+    snprintf(braced, sizeof braced, "U: {%s}", classes[i].word);
+    kt_register_op(name, NULL, NULL, KT_SPECS(spec, braced), NULL);
+    const kc_op* op = kt_op(name);
+    /* opaque64 is in no class but `any`, so the message lists the set. */
+    kc_op_attr attrs[2] = {{KC_SV_LIT("T"), kc_any_cstr("opaque64")},
+                           {KC_SV_LIT("U"), kc_any_cstr("f32")}};
+    int32_t n = 0;
+    kc_status* st = kc_op_infer(op, NULL, 0, attrs, 2, NULL, 0, &n);
+    if (!classes[i].set) {
+      KC_CHECK_OK(st);
+      continue;
+    }
+    char want[256];
+    snprintf(want, sizeof want, "attr 'T': expected one of %s, got opaque64",
+             classes[i].set);
+    KC_CHECK_CODE(st, KC_INVALID_ARGUMENT, want);
+    /* In braces, the same set. */
+    attrs[1].value = kc_any_cstr("opaque64");
+    snprintf(want, sizeof want, "attr 'U': expected one of %s, got opaque64",
+             classes[i].set);
+    KC_CHECK_CODE(kc_op_infer(op, NULL, 0, &attrs[1], 1, NULL, 0, &n),
+                  KC_INVALID_ARGUMENT, want);
+  }
+}
+
 KC_TEST(op_spec_refuses_definitions_that_do_not_hold_together) {
   KC_CHECK_CODE(kt_try_register("kt.R1", KT_SPECS("x: Q"), NULL, NULL),
                 KC_INVALID_ARGUMENT,
@@ -340,6 +452,41 @@ KC_TEST(op_spec_names_must_be_unique) {
                 "spec is NULL");
   KC_CHECK_CODE(kc_op_builder_set_flags(b, 1u << 9), KC_INVALID_ARGUMENT,
                 "unknown flag bits 0x200");
+  kc_op_builder_destroy(b);
+}
+
+KC_TEST(op_spec_messages_quote_and_bound_the_spec) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create("kt.Quote", &b));
+  /* Bytes that would not print are escaped, in the spec and the token. */
+  KC_CHECK_CODE(kc_op_builder_add_attr(b, "x: in\x01t"), KC_INVALID_ARGUMENT,
+                "attr spec 'x: in\\x01t': column 4: expected a kind",
+                "got 'in'");
+  KC_CHECK_CODE(kc_op_builder_add_attr(b, "mode: {'a', 'b'} = 'c\td'"),
+                KC_INVALID_ARGUMENT,
+                "'c\\td' is not one of the allowed values ('a', 'b')");
+  KC_CHECK_CODE(kc_op_builder_add_input(b, "x\x1b: f32"), KC_INVALID_ARGUMENT,
+                "input spec 'x\\x1b: f32': column 2: expected ':' after the name, "
+                "got '\\x1b'");
+  /* A megabyte spec: both it and the token are cut, the explanation is
+   * whole. */
+  size_t mb = (size_t)1 << 20;
+  char* spec = malloc(mb + 4);
+  KC_CHECK(spec != NULL);
+  memcpy(spec, "x: ", 3);
+  memset(spec + 3, 'q', mb);
+  spec[mb + 3] = '\0';
+  kc_status* st = kc_op_builder_add_attr(b, spec);
+  char text[1024];
+  size_t len = kc_status_format(st, text, sizeof text);
+  kc_status_destroy(st);
+  KC_CHECK(len < 600);
+  KC_CHECK_CONTAINS(text, "attr spec 'x: qqqq");
+  KC_CHECK_CONTAINS(text, "qqqq' (1048579 bytes): column 4: expected a kind (int, "
+                          "float, bool, string, type, shape, list(...), {...} or "
+                          "a type class), got 'qqqq");
+  KC_CHECK(len > 21 && strcmp(text + len - 21, "qqqq' (1048576 bytes)") == 0);
+  free(spec);
   kc_op_builder_destroy(b);
 }
 

@@ -741,7 +741,7 @@ KC_TEST(parse_custom_call_errors) {
        "expected true or false, got 'yes'"},
       {", custom_call_target=\"t\", backend_config=12", "expected a string or '{', got '12'"},
       {", custom_call_target=\"t\", backend_config=\"\\q\"",
-       "line 4, column 75: expected an escape (\\n, \\t, \\r, \\\\, \\\", \\', \\xHH, octal, ...), got '\\q'"},
+       "line 4, column 75: expected an escape (\\n, \\t, \\r, \\\\, \\\", \\', \\xHH, octal, ...), got '\\\\q'"},
       {", custom_call_target=\"t\", output_to_operand_aliasing={{0}: 0}",
        "expected '(', got '0'"},
       {", custom_call_target=\"t\", output_to_operand_aliasing={{0}: (-1, {})}",
@@ -1022,9 +1022,9 @@ KC_TEST(parse_typed_attribute_errors) {
       {"{v = [1, 2]}", "expected an attribute value (a number, true, false, a string, "
                        "array<...>, dense<...> or {...}), got '['"},
       {"{v = dense<[1, 2]> : tensor<3xi32>}",
-       "dense attribute: 2 elements for tensor<3xi32>, which holds 3"},
-      {"{v = dense<[1, 2]> : tensor<?xi32>}", "tensor<?xi32>: expected static dims"},
-      {"{v = dense<1.0> : tensor<2xf16>}", "tensor<2xf16>: f16 attributes are not supported"},
+       "dense attribute: 2 elements for tensor type '3xi32', which holds 3"},
+      {"{v = dense<[1, 2]> : tensor<?xi32>}", "tensor type '?xi32': expected static dims"},
+      {"{v = dense<1.0> : tensor<2xf16>}", "tensor type '2xf16': f16 attributes are not supported"},
       {"{v = dense<[1, 2]> : vector<2xi32>}", "expected 'tensor' (the type of a dense "
                                               "attribute), got 'vector'"},
       {"{v = dense<[1, ]> : tensor<2xi32>}", "expected a dense element (a number, true or "
@@ -1181,6 +1181,113 @@ KC_TEST(parse_module_errors) {
                 "NULL");
   KC_CHECK_CODE(kc_program_parse((kc_string_view){NULL, 3}, &p), KC_INVALID_ARGUMENT,
                 "NULL");
+}
+
+/* A module whose text is `head`, `n` copies of `fill`, then `tail`;
+ * malloc'd. */
+static char* kt_module_with_run(const char* head, char fill, size_t n,
+                                const char* tail) {
+  size_t h = strlen(head), t = strlen(tail);
+  char* text = malloc(h + n + t + 1);
+  if (!text) return NULL;
+  memcpy(text, head, h);
+  memset(text + h, fill, n);
+  memcpy(text + h + n, tail, t + 1);
+  return text;
+}
+
+/* Parsing `text` fails; the message is short, ends with `tail` and holds
+ * `needle`. */
+static void kt_check_bounded_failure(const char* text, const char* needle,
+                                     const char* tail) {
+  kc_program* p = NULL;
+  kc_status* st = kc_program_parse(kc_sv(text), &p);
+  KC_CHECK(p == NULL);
+  KC_CHECK_INT(kc_status_get_code(st), KC_INVALID_ARGUMENT);
+  char buf[2048];
+  size_t len = kc_status_format(st, buf, sizeof buf);
+  kc_status_destroy(st);
+  KC_CHECK(len < 2000); /* the list of supported opcodes included */
+  KC_CHECK_CONTAINS(buf, needle);
+  KC_CHECK(len >= strlen(tail) && strcmp(buf + len - strlen(tail), tail) == 0);
+}
+
+KC_TEST(parse_messages_bound_long_and_odd_text) {
+  const size_t mb = (size_t)1 << 20;
+  /* A megabyte opcode: cut in the middle, the explanation kept whole. */
+  char* text = kt_module_with_run("HloModule m\nENTRY main {\n a = f32[2] parameter(0)\n"
+                                  " ROOT b = f32[2] ", 'z', mb, "(a)\n}\n");
+  KC_CHECK(text != NULL);
+  kt_check_bounded_failure(text,
+                           "line 4, column 18: instruction 'b': opcode "
+                           "'zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz'..."
+                           "'zzzzzzzzzzzzzzzzzzzzzzzz' "
+                           "(1048576 bytes) is not supported (supported: parameter, ",
+                           ")");
+  free(text);
+  /* A megabyte instruction name, defined twice. */
+  char* name = kt_module_with_run("", 'a', mb, "");
+  KC_CHECK(name != NULL);
+  size_t cap = 2 * mb + 256;
+  text = malloc(cap);
+  KC_CHECK(text != NULL);
+  snprintf(text, cap,
+           "HloModule m\nENTRY main {\n %s = f32[2] parameter(0)\n"
+           " %s = f32[2] parameter(1)\n}\n",
+           name, name);
+  kt_check_bounded_failure(text, "line 4, column 2: instruction 'aaaa",
+                           "(1048576 bytes) is defined twice (first at line 3)");
+  /* ... used as an unknown operand, with its '%'. */
+  snprintf(text, cap,
+           "HloModule m\nENTRY main {\n x = f32[2] parameter(0)\n"
+           " ROOT y = f32[2] negate(%%%s)\n}\n",
+           name);
+  kt_check_bounded_failure(text, "got '%aaaa", "'aaaaaaaaaaaaaaaaaaaaaaaa' (1048577 bytes)");
+  free(text);
+  free(name);
+  /* Bytes that would not print are escaped. */
+  KT_PARSE_FAILS("HloModule m\nENTRY main {\n x = f32[2] parameter(0)\n"
+                 " y = f32[2] negate(\"a\x01\x7f" "b\\\"'\")\n}\n",
+                 "got '\"a\\x01\\x7fb\\\\\"\\'\"'");
+  KT_PARSE_FAILS("HloModule m\nENTRY main {\n x = f32[2] parameter(0)\n"
+                 " y = f32[2] custom-call(x), custom_call_target=\"t\", "
+                 "backend_config=\"\xff\\q\"\n}\n",
+                 "got '\\\\q'");
+  KT_PARSE_FAILS("HloModule m\nENTRY main {\n x = f32[2] parameter(0)\n"
+                 " y = f32[2] negate(\"a\tb\")\n}\n",
+                 "got '\"a\\tb\"'");
+}
+
+KC_TEST(compile_messages_bound_long_names) {
+  /* The parser takes any length of name; what the compiler says of it
+   * stays short. */
+  const size_t mb = (size_t)1 << 20;
+  char* target = kt_module_with_run("", 't', mb, "");
+  char* name = kt_module_with_run("", 'n', mb, "");
+  KC_CHECK(target != NULL && name != NULL);
+  size_t cap = 2 * mb + 512;
+  char* text = malloc(cap);
+  KC_CHECK(text != NULL);
+  snprintf(text, cap,
+           "HloModule m\nENTRY main {\n x = f32[2] parameter(0)\n"
+           " ROOT %s = f32[2] custom-call(x), custom_call_target=\"%s\"\n}\n",
+           name, target);
+  kc_program* p = kt_parse(text);
+  kc_executable* exe = NULL;
+  kc_status* st = kc_program_compile(p, NULL, &exe);
+  KC_CHECK_INT(kc_status_get_code(st), KC_NOT_FOUND);
+  char buf[4096];
+  size_t len = kc_status_format(st, buf, sizeof buf);
+  kc_status_destroy(st);
+  KC_CHECK(len < 1024);
+  KC_CHECK_CONTAINS(buf, "compiling 'm': ");
+  KC_CHECK_CONTAINS(buf, "custom call 'tttt");
+  KC_CHECK_CONTAINS(buf, "tttt' (1048576 bytes) (instruction 'nnnn");
+  KC_CHECK_CONTAINS(buf, "nnnn' (1048576 bytes))");
+  kc_program_destroy(p);
+  free(text);
+  free(name);
+  free(target);
 }
 
 KC_TEST(parse_locations_reach_compile_errors) {

@@ -363,6 +363,59 @@ KC_TEST(program_typed_signature_errors) {
   kc_program_destroy(p);
 }
 
+/* Every form a buffer spec takes, said the same way when a buffer does
+ * not match it. */
+static kc_status* kt_sig_handler(kc_xcall_frame* f) {
+  (void)f;
+  return NULL;
+}
+
+KC_TEST(program_typed_buffer_mismatches_say_what_was_expected) {
+  static const kc_xcall_buffer_spec args[] = {{{kDLFloat, 32, 1}, 0},
+                                              {{kDLFloat, 32, 1}, -1},
+                                              {{0, 0, 0}, 1},
+                                              {{0, 0, 0}, -1}};
+  static const kc_xcall_buffer_spec results[] = {{{kDLInt, 64, 1}, 2}};
+  kc_xcall_signature sig = {.struct_size = sizeof sig, .num_args = 4, .args = args,
+                            .num_results = 1, .results = results};
+  KC_CHECK_OK(kc_xcall_register_typed(KC_SV_LIT("kt.sig"), KC_PLATFORM_HOST, &sig,
+                                      kt_sig_handler, NULL, NULL, 0));
+  char buf[256];
+  KC_CHECK(kc_xcall_signature_format(&sig, buf, sizeof buf) < sizeof buf);
+  KC_CHECK_STR(buf, "(f32[], f32[*], any[?], any[*]) -> (i64[?,?])");
+  static const struct {
+    const char* shapes[4];
+    const char* result;
+    const char* message;
+  } cases[] = {
+      {{"f64[2]", "f32[2]", "f32[2]", "u8[]"}, "s64[2,2]",
+       "argument 0: expected f32 of rank 0, got f64[2]"},
+      {{"f32[]", "f64[2]", "f32[2]", "u8[]"}, "s64[2,2]",
+       "argument 1: expected f32 of any rank, got f64[2]"},
+      {{"f32[]", "f32[2,3]", "f32[2,3]", "u8[]"}, "s64[2,2]",
+       "argument 2: expected any dtype of rank 1, got f32[2,3]"},
+      {{"f32[]", "f32[]", "s8[7]", "u8[]"}, "s64[2]",
+       "result 0: expected s64 of rank 2, got s64[2]"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY main {\n a = %s parameter(0)\n b = %s parameter(1)\n"
+             " c = %s parameter(2)\n d = %s parameter(3)\n"
+             " ROOT r = %s custom-call(a, b, c, d), custom_call_target=\"kt.sig\", "
+             "api_version=API_VERSION_TYPED_FFI\n}\n",
+             cases[i].shapes[0], cases[i].shapes[1], cases[i].shapes[2],
+             cases[i].shapes[3], cases[i].result);
+    kc_program* p = NULL;
+    KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+    kc_executable* exe = NULL;
+    KC_CHECK_CODE(kt_compile(p, &exe), KC_INVALID_ARGUMENT, "instruction 'r' (line 7)",
+                  "custom call 'kt.sig': ", cases[i].message);
+    KC_CHECK(exe == NULL);
+    kc_program_destroy(p);
+  }
+}
+
 KC_TEST(program_unknown_target_suggests) {
   KC_CHECK_OK(kt_register_seed());
   kc_program* p = kt_seed_program("seed_ad", KC_XCALL_API_ORIGINAL, NULL);

@@ -1,5 +1,6 @@
 /* Tests of the global function registry (kcall/func.h). The runner resets
  * the registry after every test. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
@@ -128,6 +129,67 @@ KC_TEST(registry_malformed_names) {
   KC_CHECK_INT(kc_array_get_size(all), 0);
   kc_object_release(KC_OBJECT(all));
   kc_object_release(KC_OBJECT(f));
+}
+
+/* The formatted status, checked to be shorter than `limit`; destroys it. */
+static void kt_status_short(kc_status* st, char* buf, size_t cap, size_t limit) {
+  KC_CHECK(st != NULL);
+  size_t len = kc_status_format(st, buf, cap);
+  kc_status_destroy(st);
+  KC_CHECK(len < limit);
+}
+
+KC_TEST(registry_messages_quote_names) {
+  kc_func* f = kt_make_const(&kt_one);
+  char buf[1024];
+  kc_string_view embedded_nul = {"ab\0c", 4};
+  KC_CHECK_CODE(kc_func_registry_register(embedded_nul, f, 0),
+                KC_INVALID_ARGUMENT,
+                "invalid function name 'ab\\x00c': byte 2 (0x00) is not one of");
+  KC_CHECK_CODE(kc_func_registry_register(KC_SV_LIT("tab\there"), f, 0),
+                KC_INVALID_ARGUMENT, "invalid function name 'tab\\there': byte 3 (0x09)");
+  KC_CHECK_CODE(kc_func_registry_register(KC_SV_LIT("\x1b[31mred"), f, 0),
+                KC_INVALID_ARGUMENT, "'\\x1b[31mred': byte 0 (0x1b)");
+  char big[300];
+  memset(big, 'a', sizeof big);
+  kc_string_view too_long = {big, sizeof big};
+  KC_CHECK_CODE(kc_func_registry_register(too_long, f, 0), KC_INVALID_ARGUMENT,
+                "invalid function name 'aaaa", "aaaa'...'aaaa",
+                "aaaa' (300 bytes): expected at most 255 bytes, got 300");
+  /* A megabyte name looked up: the message stays short. */
+  size_t mb = (size_t)1 << 20;
+  char* name = malloc(mb);
+  KC_CHECK(name != NULL);
+  memset(name, 'n', mb);
+  kc_func* found = NULL;
+  kt_status_short(kc_func_registry_lookup((kc_string_view){name, mb}, &found), buf,
+                  sizeof buf, 256);
+  KC_CHECK_CONTAINS(buf, "NOT_FOUND: no function named 'nnnn");
+  KC_CHECK_CONTAINS(buf, "nnnn' (1048576 bytes) is registered");
+  kt_status_short(kc_func_registry_register((kc_string_view){name, mb}, f, 0), buf,
+                  sizeof buf, 256);
+  KC_CHECK_CONTAINS(buf, "(1048576 bytes): expected at most 255 bytes, got 1048576");
+  /* ... a custom-call target too, with its platform. */
+  kc_xcall_target_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.struct_size = sizeof desc;
+  kt_status_short(kc_xcall_lookup((kc_string_view){name, mb}, KC_PLATFORM_HOST, &desc),
+                  buf, sizeof buf, 300);
+  KC_CHECK_CONTAINS(buf, "NOT_FOUND: no custom-call target named 'nnnn");
+  KC_CHECK_CONTAINS(buf, "nnnn' (1048576 bytes) is registered for Host (names are "
+                         "at most 240 bytes)");
+  free(name);
+  kc_object_release(KC_OBJECT(f));
+  /* Names given to the other parsers of user text. */
+  DLDataType t;
+  KC_CHECK_CODE(kc_dtype_parse((kc_string_view){"f\0" "32", 4}, &t), KC_INVALID_ARGUMENT,
+                "unknown dtype 'f\\x0032': expected");
+  DLDevice d;
+  KC_CHECK_CODE(kc_device_parse(KC_SV_LIT("cuda\n:0"), &d), KC_INVALID_ARGUMENT,
+                "unknown device 'cuda\\n:0'");
+  kc_platform pl;
+  KC_CHECK_CODE(kc_platform_parse(KC_SV_LIT("Ho\x7fst"), &pl), KC_INVALID_ARGUMENT,
+                "unknown platform 'Ho\\x7fst'");
 }
 
 KC_TEST(registry_lookup_missing_lists_nearest) {

@@ -102,7 +102,7 @@ KC_TEST(xla_ffi_adapter_refuses_attributes_and_buffers_off_the_signature) {
        "  c = s32[4] convert(x)\n"
        "  ROOT y = s32[4] custom-call(c), custom_call_target=\"kt.scale_xla\",\n"
        "      api_version=API_VERSION_TYPED_FFI, backend_config={factor = 1.0 : f32}\n}\n",
-       "kcall target 'kt.scale': operand 0: expected f32 of rank any, got i32 of rank 1"},
+       "kcall target 'kt.scale': operand 0: expected f32 of any rank, got i32[4]"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     kc_executable* exe = kt_compile(cases[i].program);

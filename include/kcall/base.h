@@ -160,6 +160,28 @@ KC_API void kc_counting_allocator_destroy(kc_counting_allocator* counter);
  * equals any other empty view). */
 KC_API bool kc_sv_equal(kc_string_view a, kc_string_view b);
 
+/* Most bytes of quoted text kc_sv_format_quoted shows between its quotes. */
+#define KC_QUOTE_MAX_SHOWN 80
+/* A buffer of this size always holds what kc_sv_format_quoted writes. */
+#define KC_QUOTED_CAP 128
+
+/* Writes `text` quoted for a message into buf, snprintf-style (returns the
+ * length the whole quote needs, which is below KC_QUOTED_CAP). Every
+ * message of kcall that shows text it was given (a name, a token, a spec,
+ * a path, bytes of a file) shows it this way, so that it stays readable
+ * and short whatever the text holds:
+ *   - between single quotes: 'x: T';
+ *   - each byte that would not show as itself escaped: \n \t \r, \\ and
+ *     \' for the backslash and the quote, \xNN for other control bytes,
+ *     for bytes that are not UTF-8 and for the UTF-8 of C1 controls, line
+ *     separators and direction controls; other UTF-8 is kept as it is;
+ *   - a text whose quoted form would pass KC_QUOTE_MAX_SHOWN bytes shows
+ *     its start and its end, the elision outside the quotes, and its
+ *     length in bytes:  'abcdefgh'...'xyz' (1048576 bytes)
+ * A NULL data pointer reads as the empty text (''). Thread-safe;
+ * allocates nothing. */
+KC_API size_t kc_sv_format_quoted(kc_string_view text, char* buf, size_t cap);
+
 /* ======================================================================== */
 /* Dtypes (DLPack codes)                                                    */
 /* ======================================================================== */

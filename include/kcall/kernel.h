@@ -7,8 +7,10 @@
  *                        runs once per (op, attributes, device) and the
  *                        result is cached (may be NULL; create may be NULL);
  *   compute(state, ctx)  runs one call: reads inputs, writes outputs;
- *   delete(state)        frees the state when the cache entry goes (at
- *                        kc_op_registry_reset); may be NULL.
+ *   delete(state)        frees the state when the cache entry goes: at
+ *                        kc_op_registry_reset, or when a thread that lost
+ *                        a race to construct the same entry drops its
+ *                        own; may be NULL.
  * compute may run on several threads at once with the same state: state
  * that changes must be synchronised (atomics, say).
  *

@@ -22,9 +22,10 @@
  * once per (op, attributes, device) and computes.
  *
  * Every registered op named NAME is also the packed function "op.NAME" in
- * the function registry (kcall/func.h), registered and removed together
- * with it, so that anything that calls packed functions (the kcall tool,
- * Python) calls ops too; see "Ops as packed functions" below.
+ * the function registry (kcall/func.h), registered together with it and
+ * removed with it by kc_op_registry_reset, so that anything that calls
+ * packed functions (the kcall tool, Python) calls ops too; see "Ops as
+ * packed functions" below.
  *
  * Thread safety: the registry is lock-free for lookups and serialises
  * registration; registration from a plugin's init is staged and published
@@ -89,10 +90,42 @@ KC_API kc_status* kc_op_builder_add_output(kc_op_builder* builder,
  * type class (numeric, integer, ...) or a string set {'same', 'valid'};
  * BOUNDS is ">= n" and/or "<= n" (a value for int, a length for lists).
  * Errors as above; INVALID_ARGUMENT also for a duplicate name or more than
- * KC_OP_MAX_ATTRS attrs, and for a default outside its kind, set or
- * bounds. */
+ * KC_OP_MAX_ATTRS attrs, for a default outside its kind, set or bounds,
+ * and for an ambiguous type word (see "Type words"). */
 KC_API kc_status* kc_op_builder_add_attr(kc_op_builder* builder,
                                          const char* spec);
+
+/*
+ * Type words. Wherever a spec names dtypes (an arg's type, a type set
+ * {...}, a type attr's kind, a default or a given value of a type attr,
+ * the text of an "op.NAME" attribute), it takes these words and no other:
+ *   dtypes   one dtype each: bool i8 i16 i32 i64 u8 u16 u32 u64 f16 f32 f64
+ *            bf16 c64 c128 opaque64 and the float8/6/4 kinds (f8e4m3fn,
+ *            f8e5m2, ..., f4e2m1fn), as kc_dtype_format prints them; and
+ *            NumPy's names bool_ int8..int64 uint8..uint64 float16 float32
+ *            float64 bfloat16 complex64 complex128 float8_e4m3fn
+ *            float8_e5m2. Args and values may add x<lanes> (f32x4); type
+ *            sets hold scalar dtypes only.
+ *   classes  signed    {i8, i16, i32, i64}
+ *            unsigned  {u8, u16, u32, u64}
+ *            integer   signed and unsigned
+ *            floating  {f16, f32, f64, bf16}
+ *            complex   {c64, c128}
+ *            numeric   integer, floating and complex (not bool, not the
+ *                      float8/6/4 kinds, not opaque64)
+ *            any       every dtype, vectors included
+ *            A class stands alone as a type attr's kind ("T: numeric") or
+ *            joins dtypes in braces ("T: {floating, i32}").
+ *   refused  float double half int long: C's names, which read as a class
+ *            as readily as a dtype. INVALID_ARGUMENT names the word, its
+ *            column and the exact alternatives:
+ *              "attr spec 'T: {float, i32}': column 5: type word 'float' is
+ *              ambiguous: write f32 (or float32) for that one dtype, or
+ *              'floating' for {f16, f32, f64, bf16}"
+ *            (int and float remain attr kinds: "alpha: float" is a double
+ *            attr; only as type words are they refused.)
+ * kc_dtype_parse, outside specs, still reads float as f32 and so on.
+ */
 
 /* Sets the flags (KC_OP_COMMUTATIVE | KC_OP_AGGREGATE | KC_OP_STATEFUL).
  * INVALID_ARGUMENT for an unknown bit. */
@@ -117,7 +150,8 @@ KC_API void kc_op_builder_destroy(kc_op_builder* builder);
  * may hold KC_REGISTER_OVERRIDE (replace an op of the same name, and its
  * function). Both names are published together or neither is.
  * INVALID_ARGUMENT: the builder's first error, or a definition that does not
- * hold together: an arg's type naming neither a type attr nor a dtype, the
+ * hold together: an arg's type naming neither a type attr nor a dtype (or
+ * an ambiguous type word, see "Type words"), the
  * N of "N * T" not an int attr, "name: L" with L not a list(type) attr, an
  * arg and an attr of the same name. ALREADY_EXISTS when the op or its
  * function name is taken. */
@@ -137,10 +171,15 @@ KC_API kc_status* kc_op_registry_list(const kc_allocator* alloc,
                                       kc_string_view prefix,
                                       kc_array** out_names);
 
-/* Removes every op and frees them, their kernel caches and the kernel
- * instances in them (running each kernel's deleter). NOT thread-safe: for
- * tests and shutdown, as kc_func_registry_reset (which must also run to drop
- * the "op.NAME" functions). */
+/* Removes every op, overridden ones included: frees the kernel instances
+ * cached for them (running each kernel's deleter, now) and removes their
+ * functions "op.NAME" from the function registry (a function registered
+ * over "op.NAME" by someone else stays). kc_op pointers from earlier
+ * lookups become invalid. An "op.NAME" function obtained before the reset
+ * and still held (retained, or not yet freed by kc_func_registry_reset)
+ * stays safe to call: it fails with FAILED_PRECONDITION naming the op.
+ * NOT thread-safe: no other thread may use ops during the call. For tests
+ * and shutdown. */
 KC_API void kc_op_registry_reset(void);
 
 /* ======================================================================== */

@@ -54,7 +54,10 @@ typedef struct kc_registration {
 /* Loads the plugin at `path` (see above). On success *out_plugin is
  * borrowed and lives as long as the process. Errors, each naming the path:
  *   NOT_FOUND            the file does not exist
- *   INVALID_ARGUMENT     not an ELF file of this process's class and byte
+ *   PERMISSION_DENIED    the file cannot be read
+ *   INVALID_ARGUMENT     a directory ("it is a directory, expected a shared
+ *                        object file") or another non-regular file, not an
+ *                        ELF file of this process's class and byte
  *                        order, or truncated (the ELF header, program
  *                        headers or a loadable segment past the end of the
  *                        file: checked before dlopen, which would fault),

@@ -38,7 +38,7 @@ int kcpy_str_view(PyObject* obj, kc_string_view* out, const char* what) {
 
 const char* kcpy_what_format(kcpy_what w, char* buf, size_t cap) {
   int n = 0;
-  if (w.op) n = snprintf(buf, cap, "op '%s': ", w.op);
+  if (w.op) n = snprintf(buf, cap, "op %s: ", w.op); /* quoted already */
   if (n < 0 || (size_t)n >= cap) return buf;
   if (w.index >= 0) {
     snprintf(buf + n, cap - (size_t)n, "%s %zd", w.text, w.index);

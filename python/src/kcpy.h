@@ -58,7 +58,8 @@ PyObject* kcpy_error_class(kc_status_code code);
 typedef struct kcpy_what {
   const char* text;
   Py_ssize_t index; /* appended when >= 0 */
-  const char* op;   /* "op '<op>': " prepended when non-NULL */
+  const char* op;   /* "op <op>: " prepended when non-NULL; <op> is the
+                     * op's name as kc_sv_format_quoted writes it */
 } kcpy_what;
 
 static inline kcpy_what kcpy_what_text(const char* text) {
@@ -73,6 +74,15 @@ static inline kcpy_what kcpy_what_index(const char* text, Py_ssize_t index) {
 /* Writes the name into buf and returns buf. */
 const char* kcpy_what_format(kcpy_what what, char* buf, size_t cap);
 #define KCPY_WHAT(w) kcpy_what_format((w), (char[256]){0}, 256)
+
+/* User text quoted for a message, as the library quotes it
+ * (kc_sv_format_quoted), in a buffer living to the end of the block. */
+static inline const char* kcpy_quote(char* buf, kc_string_view text) {
+  kc_sv_format_quoted(text, buf, KC_QUOTED_CAP);
+  return buf;
+}
+#define KCPY_Q(text) kcpy_quote((char[KC_QUOTED_CAP]){0}, (text))
+#define KCPY_QS(cstr) KCPY_Q(kc_sv(cstr))
 
 /* ---- arrays (arrays.c) ------------------------------------------------------ */
 

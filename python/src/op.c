@@ -162,14 +162,13 @@ static PyObject* op_call(PyObject* module, PyObject* const* args,
   const kc_op* op = op_from_capsule(args[0]);
   if (!op) return NULL;
   kc_string_view name_view = kc_op_get_name(op);
-  char op_name[256];
-  snprintf(op_name, sizeof op_name, "%.*s", (int)name_view.size,
-           name_view.data);
+  char op_name[KC_QUOTED_CAP];
+  kc_sv_format_quoted(name_view, op_name, sizeof op_name);
   Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
   Py_ssize_t na = PyDict_GET_SIZE(args[2]);
   if (n > KC_OP_MAX_TENSORS || na > KC_OP_MAX_ATTRS) {
     PyErr_Format(PyExc_ValueError,
-                 "op '%s': %zd inputs and %zd attributes; at most %d and %d",
+                 "op %s: %zd inputs and %zd attributes; at most %d and %d",
                  op_name, n, na, KC_OP_MAX_TENSORS, KC_OP_MAX_ATTRS);
     return NULL;
   }

@@ -72,7 +72,7 @@ static PyObject* program_parse(PyObject* cls, PyObject* args,
   kc_program* p = NULL;
   kc_status* st = kc_program_parse(v, &p);
   if (st) {
-    if (source) st = kc_status_add_context(st, "in '%s'", source);
+    if (source) st = kc_status_add_context(st, "in %s", KCPY_QS(source));
     return kcpy_raise(st);
   }
   return program_wrap(p);
@@ -105,7 +105,7 @@ static PyObject* program_load(PyObject* cls, PyObject* arg) {
                              (size_t)PyBytes_GET_SIZE(chunks)};
       kc_program* program = NULL;
       kc_status* st = kc_program_parse(text, &program);
-      out = st ? kcpy_raise(kc_status_add_context(st, "in '%s'", p))
+      out = st ? kcpy_raise(kc_status_add_context(st, "in %s", KCPY_QS(p)))
                : program_wrap(program);
     }
     Py_XDECREF(chunks);
@@ -651,10 +651,10 @@ static PyObject* builder_op(py_builder* self, PyObject* args,
   }
   if (found < 0) {
     PyErr_Format(PyExc_ValueError,
-                 "op: unknown opcode '%s' (expected add, subtract, multiply, "
+                 "op: unknown opcode %s (expected add, subtract, multiply, "
                  "divide, maximum, minimum, negate, exponential, log, "
                  "convert or reshape)",
-                 opname);
+                 KCPY_QS(opname));
     return NULL;
   }
   kc_string_view nv;
@@ -746,9 +746,9 @@ static int attr_array_from(PyObject* seq, kc_attr* attr, attr_arena* a) {
     if (PyBool_Check(x) || (!PyLong_Check(x) && !PyFloat_Check(x))) {
       Py_DECREF(fast);
       PyErr_Format(PyExc_TypeError,
-                   "attribute '%.*s': array item %zd is %.100s; arrays hold "
+                   "attribute %s: array item %zd is %.100s; arrays hold "
                    "ints or floats",
-                   (int)attr->name.size, attr->name.data, i,
+                   KCPY_Q(attr->name), i,
                    Py_TYPE(x)->tp_name);
       return -1;
     }
@@ -815,10 +815,10 @@ static int attr_from_buffer(PyObject* value, kc_attr* attr, attr_arena* a) {
   int rc = 1;
   if (!type || view.ndim > 1) {
     PyErr_Format(PyExc_TypeError,
-                 "attribute '%.*s': a buffer of format '%s' and %d "
+                 "attribute %s: a buffer of format %s and %d "
                  "dimensions; attributes take numbers, or 1-d arrays of them",
-                 (int)attr->name.size, attr->name.data,
-                 view.format ? view.format : "B", view.ndim);
+                 KCPY_Q(attr->name), KCPY_QS(view.format ? view.format : "B"),
+                 view.ndim);
     rc = -1;
   } else if (view.ndim == 0) {
     attr->type = type;
@@ -876,10 +876,10 @@ static int attr_from(PyObject* value, kc_attr* attr, attr_arena* a,
     return attr_array_from(value, attr, a);
   } else {
     PyErr_Format(PyExc_TypeError,
-                 "attribute '%.*s': a %.100s; attributes are bool, int "
+                 "attribute %s: a %.100s; attributes are bool, int "
                  "(i64), float (f64), str, NumPy scalars and 1-d arrays "
                  "(their own type), lists of numbers or dicts of these",
-                 (int)attr->name.size, attr->name.data,
+                 KCPY_Q(attr->name),
                  Py_TYPE(value)->tp_name);
     return -1;
   }

@@ -98,10 +98,10 @@ kc_status* kc_dtype_parse(kc_string_view text, DLDataType* out_dtype) {
   }
   return kc_status_create(
       KC_INVALID_ARGUMENT,
-      "unknown dtype '%.*s': expected bool, i8..i64, u8..u64, f16, f32, f64, "
+      "unknown dtype %s: expected bool, i8..i64, u8..u64, f16, f32, f64, "
       "bf16, c64, c128, a float8 kind (f8e4m3fn, f8e5m2, ...), or a long "
       "name such as float32, optionally followed by x<lanes>",
-      (int)(text.size > 64 ? 64 : text.size), text.data ? text.data : "");
+      KC__Q(text));
 }
 
 size_t kc_dtype_format(DLDataType dtype, char* buf, size_t cap) {
@@ -180,9 +180,9 @@ kc_status* kc_device_parse(kc_string_view text, DLDevice* out_device) {
 bad:
   return kc_status_create(
       KC_INVALID_ARGUMENT,
-      "unknown device '%.*s': expected a kind (cpu, cuda, cuda_host, rocm, "
+      "unknown device %s: expected a kind (cpu, cuda, cuda_host, rocm, "
       "...) optionally followed by ':<id>'",
-      (int)(text.size > 64 ? 64 : text.size), text.data ? text.data : "");
+      KC__Q(text));
 }
 
 size_t kc_device_format(DLDevice device, char* buf, size_t cap) {

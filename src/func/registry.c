@@ -12,9 +12,8 @@ kc_status* kc_func_registry_register(kc_string_view name, kc_func* func,
                                      uint32_t flags) {
   if (!func) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "registering function '%.*s': func is NULL",
-                            (int)(name.size > 255 ? 255 : name.size),
-                            name.data ? name.data : "");
+                            "registering function %s: func is NULL",
+                            KC__Q(name));
   }
   return kc__registry_insert(&kc__func_registry, name, KC_OBJECT(func), flags);
 }

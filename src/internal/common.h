@@ -47,6 +47,17 @@ void kc__first_error_deinit(kc__first_error* e);
 void kc__appendf(char* buf, size_t cap, size_t* len, const char* fmt, ...)
     KC_PRINTF(4, 5);
 
+/* `text` quoted for a message (kc_sv_format_quoted) in storage that lives
+ * until the end of the enclosing block, for an argument of printf-style
+ * calls:  kc_status_create(KC_NOT_FOUND, "no target %s", KC__Q(name)).
+ * KC__QS takes a C string. */
+#define KC__Q(text) kc__quote((char[KC_QUOTED_CAP]){0}, (text))
+#define KC__QS(cstr) KC__Q(kc_sv(cstr))
+static inline const char* kc__quote(char* buf, kc_string_view text) {
+  kc_sv_format_quoted(text, buf, KC_QUOTED_CAP);
+  return buf;
+}
+
 /* The system allocator (kc_allocator_system() returns its address). */
 extern const kc_allocator kc__system_allocator;
 

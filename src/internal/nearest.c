@@ -73,16 +73,15 @@ kc_status* kc__registry_not_found(const kc__registry* reg,
   char hint[3 * (KC__NAME_MAX + 8) + 32] = "";
   size_t len = 0;
   for (size_t i = 0; i < n->found; ++i) {
-    len += (size_t)snprintf(hint + len, sizeof hint - len, "%s'%s'",
-                            i ? ", " : "; did you mean ", n->best[i].copy);
+    len += (size_t)snprintf(hint + len, sizeof hint - len, "%s%s",
+                            i ? ", " : "; did you mean ", KC__QS(n->best[i].copy));
   }
   if (n->found == 0 && n->total == 0) {
     snprintf(hint, sizeof hint, "; none is registered");
   }
   kc_status* st = kc_status_create(
-      KC_NOT_FOUND, "no %s named '%.*s' is registered%s", reg->kind,
-      (int)(name.size > KC__NAME_MAX ? KC__NAME_MAX : name.size),
-      name.data ? name.data : "", hint);
+      KC_NOT_FOUND, "no %s named %s is registered%s", reg->kind, KC__Q(name),
+      hint);
   free(n);
   return st;
 }

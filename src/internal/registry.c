@@ -43,9 +43,9 @@ kc_status* kc__check_name(const kc__registry* reg, kc_string_view name) {
   }
   if (name.size > KC__NAME_MAX) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "invalid %s name '%.40s...': expected at most %d "
+                            "invalid %s name %s: expected at most %d "
                             "bytes, got %zu",
-                            reg->kind, name.data, KC__NAME_MAX, name.size);
+                            reg->kind, KC__Q(name), KC__NAME_MAX, name.size);
   }
   const char* extra = reg->extra_name_bytes ? reg->extra_name_bytes : "";
   for (size_t i = 0; i < name.size; ++i) {
@@ -53,9 +53,9 @@ kc_status* kc__check_name(const kc__registry* reg, kc_string_view name) {
         (name.data[i] == '\0' || !strchr(extra, name.data[i]))) {
       return kc_status_create(
           KC_INVALID_ARGUMENT,
-          "invalid %s name '%.*s': byte %zu (0x%02x) is not one of "
+          "invalid %s name %s: byte %zu (0x%02x) is not one of "
           "[A-Za-z0-9_.:-%s]",
-          reg->kind, (int)name.size, name.data, i,
+          reg->kind, KC__Q(name), i,
           (unsigned)(unsigned char)name.data[i], extra);
     }
   }
@@ -178,9 +178,9 @@ bool kc__registry_publish_locked(kc__registry* reg, kc__reg_entry* e) {
 static kc_status* kc__already_exists(const kc__registry* reg,
                                      kc_string_view name) {
   return kc_status_create(KC_ALREADY_EXISTS,
-                          "%s %s named '%.*s' is already registered "
+                          "%s %s named %s is already registered "
                           "(register with KC_REGISTER_OVERRIDE to replace it)",
-                          kc__kind_article(reg), reg->kind, (int)name.size, name.data);
+                          kc__kind_article(reg), reg->kind, KC__Q(name));
 }
 
 kc_status* kc__registry_insert(kc__registry* reg, kc_string_view name,
@@ -192,8 +192,8 @@ kc_status* kc__registry_insert(kc__registry* reg, kc_string_view name,
   kc__reg_entry* e = kc__entry_create(name, obj);
   if (!e) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
-                            "out of memory registering %s '%.*s'", reg->kind,
-                            (int)name.size, name.data);
+                            "out of memory registering %s %s", reg->kind,
+                            KC__Q(name));
   }
   kc_status* st = NULL;
   pthread_mutex_lock(&reg->mu);
@@ -201,8 +201,8 @@ kc_status* kc__registry_insert(kc__registry* reg, kc_string_view name,
     st = kc__already_exists(reg, name);
   } else if (!kc__registry_publish_locked(reg, e)) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED,
-                          "out of memory registering %s '%.*s'", reg->kind,
-                          (int)name.size, name.data);
+                          "out of memory registering %s %s", reg->kind,
+                          KC__Q(name));
   }
   pthread_mutex_unlock(&reg->mu);
   if (st) kc__entry_destroy(e);
@@ -236,7 +236,9 @@ void kc__registry_visit(kc__registry* reg,
   pthread_mutex_unlock(&reg->mu);
 }
 
-void kc__registry_reset(kc__registry* reg) {
+void kc__registry_reset(kc__registry* reg) { kc__registry_reset_with(reg, NULL); }
+
+void kc__registry_reset_with(kc__registry* reg, void (*retire)(kc_object* obj)) {
   /* Detach everything under the lock, free outside it: a deleter may call
    * back into the registry. */
   pthread_mutex_lock(&reg->mu);
@@ -248,6 +250,12 @@ void kc__registry_reset(kc__registry* reg) {
   reg->retired_tables = NULL;
   kc__bump_generation(reg);
   pthread_mutex_unlock(&reg->mu);
+  if (retire) {
+    for (size_t i = 0; t && i <= t->mask; ++i) {
+      if (t->slots[i] && t->slots[i] != KC__TOMB) retire(t->slots[i]->obj);
+    }
+    for (kc__reg_entry* e = entries; e; e = e->retired_next) retire(e->obj);
+  }
   for (size_t i = 0; t && i <= t->mask; ++i) {
     if (t->slots[i] && t->slots[i] != KC__TOMB) kc__entry_destroy(t->slots[i]);
   }

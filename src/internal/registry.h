@@ -110,6 +110,13 @@ void kc__registry_visit(kc__registry* reg,
 /* Frees everything. No concurrent use allowed. */
 void kc__registry_reset(kc__registry* reg);
 
+/* As kc__registry_reset, but first calls `retire` with the object of
+ * every entry, live or retired, once the registry no longer lists it and
+ * before the entry's reference is dropped (outside the lock, so `retire`
+ * may call into registries): for objects that others may still hold and
+ * that must let go of what they own now. */
+void kc__registry_reset_with(kc__registry* reg, void (*retire)(kc_object* obj));
+
 /* ---- used by transactions (txn.c) ---------------------------------------- */
 
 /* Creates a detached entry holding a new reference to obj. */

@@ -34,8 +34,8 @@ kc_status* kc__txn_stage(kc__txn* txn, kc__registry* reg, kc_string_view name,
   if (!override &&
       (staged || kc__registry_find(reg, name) != NULL)) {
     return kc_status_create(KC_ALREADY_EXISTS,
-                            "%s %s named '%.*s' is already registered",
-                            kc__kind_article(reg), reg->kind, (int)name.size, name.data);
+                            "%s %s named %s is already registered",
+                            kc__kind_article(reg), reg->kind, KC__Q(name));
   }
   kc__reg_entry* e = kc__entry_create(name, obj);
   if (!e) goto oom;
@@ -62,8 +62,8 @@ kc_status* kc__txn_stage(kc__txn* txn, kc__registry* reg, kc_string_view name,
   return NULL;
 oom:
   return kc_status_create(KC_RESOURCE_EXHAUSTED,
-                          "out of memory registering %s '%.*s'", reg->kind,
-                          (int)name.size, name.data);
+                          "out of memory registering %s %s", reg->kind,
+                          KC__Q(name));
 }
 
 /* The distinct registries of a transaction, in lock order. */
@@ -103,10 +103,10 @@ kc_status* kc__txn_commit(kc__txn* txn) {
     if (!(it->flags & KC_REGISTER_OVERRIDE) &&
         kc__registry_find_locked(it->reg, name)) {
       st = kc_status_create(KC_ALREADY_EXISTS,
-                            "%s %s named '%.*s' was registered by another "
+                            "%s %s named %s was registered by another "
                             "thread during the load",
                             kc__kind_article(it->reg), it->reg->kind,
-                            (int)name.size, name.data);
+                            KC__Q(name));
     }
   }
   /* Publishing allocates only when a table grows; grow every table first

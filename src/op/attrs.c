@@ -13,8 +13,8 @@ static kc_status* kc__no_attr(const kc__op_def* def, const char* name) {
                      def->attrs[i].name);
     if (k > 0) n += (size_t)k;
   }
-  return kc_status_create(KC_NOT_FOUND, "op '%s' has no attr '%s' (%s%s)",
-                          def->name, name, def->num_attrs ? "its attrs: " : "",
+  return kc_status_create(KC_NOT_FOUND, "op %s has no attr %s (%s%s)",
+                          KC__QS(def->name), KC__QS(name), def->num_attrs ? "its attrs: " : "",
                           def->num_attrs ? list : "it has none");
 }
 
@@ -37,8 +37,8 @@ static kc_status* kc__attr_lookup(const kc_op_attrs* attrs, const char* name,
     wanted.kind = kind;
     wanted.is_list = is_list;
     return kc_status_create(
-        KC_INVALID_ARGUMENT, "attr '%s' of op '%s' is %s %s, not %s %s", name,
-        attrs->def->name, a->kind == KC__ATTR_INT && !a->is_list ? "an" : "a",
+        KC_INVALID_ARGUMENT, "attr %s of op %s is %s %s, not %s %s", KC__QS(name),
+        KC__QS(attrs->def->name), a->kind == KC__ATTR_INT && !a->is_list ? "an" : "a",
         kc__attr_kind_name(a), kind == KC__ATTR_INT && !is_list ? "an" : "a",
         kc__attr_kind_name(&wanted));
   }

@@ -62,13 +62,13 @@ static kc_status* kc__given_attrs(kc__frame* f, const kc_op_attr* attrs,
         if (w > 0) n += (size_t)w;
       }
       return kc_status_create(
-          KC_INVALID_ARGUMENT, "attr '%.*s': the op has no such attr (%s%s)",
-          (int)attrs[j].name.size, attrs[j].name.data,
+          KC_INVALID_ARGUMENT, "attr %s: the op has no such attr (%s%s)",
+          KC__Q(attrs[j].name),
           def->num_attrs ? "its attrs: " : "it has none", names);
     }
     if (f->values[i].type_index != KC__UNSET) {
-      return kc_status_create(KC_INVALID_ARGUMENT, "attr '%s' given twice",
-                              def->attrs[i].name);
+      return kc_status_create(KC_INVALID_ARGUMENT, "attr %s given twice",
+                              KC__QS(def->attrs[i].name));
     }
     KC__TRY(
         kc__check_attr_value(&def->attrs[i], &attrs[j].value, &f->values[i]));
@@ -94,8 +94,8 @@ static kc_status* kc__input_lengths(kc__frame* f, int32_t num_inputs) {
           return kc_status_create(
               KC_INVALID_ARGUMENT,
               "cannot tell how the %d input tensors split between the "
-              "lengths '%s' and '%s': give one of those attrs",
-              num_inputs, def->attrs[open_attr].name, def->attrs[attr].name);
+              "lengths %s and %s: give one of those attrs",
+              num_inputs, KC__QS(def->attrs[open_attr].name), KC__QS(def->attrs[attr].name));
         }
         open_attr = attr;
         open_args++;
@@ -108,8 +108,8 @@ static kc_status* kc__input_lengths(kc__frame* f, int32_t num_inputs) {
                             (const kc_array*)(const void*)v->u.v_obj);
       if (n < 0 || n > KC_OP_MAX_TENSORS) {
         return kc_status_create(KC_INVALID_ARGUMENT,
-                                "input '%s': %lld tensors (attr '%s')",
-                                arg->name, (long long)n, def->attrs[attr].name);
+                                "input %s: %lld tensors (attr %s)",
+                                KC__QS(arg->name), (long long)n, KC__QS(def->attrs[attr].name));
       }
       lens[a] = (int32_t)n;
     }
@@ -120,15 +120,15 @@ static kc_status* kc__input_lengths(kc__frame* f, int32_t num_inputs) {
     if (rest < 0 || rest % open_args) {
       return kc_status_create(KC_INVALID_ARGUMENT,
                               "expected %d fixed input tensor(s) plus some "
-                              "for '%s', got %d in all",
-                              known, def->attrs[open_attr].name, num_inputs);
+                              "for %s, got %d in all",
+                              known, KC__QS(def->attrs[open_attr].name), num_inputs);
     }
     int32_t n = rest / open_args;
     const kc__attr_def* a = &def->attrs[open_attr];
     if (a->kind == KC__ATTR_INT) {
       kc_any v = kc_any_int(n);
       KC_RETURN_IF_ERROR(kc__check_attr_value(a, &v, &f->values[open_attr]),
-                         "inferring attr '%s' from %d input tensor(s)", a->name,
+                         "inferring attr %s from %d input tensor(s)", KC__QS(a->name),
                          n);
     }
     for (int32_t k = 0; k < def->num_inputs; ++k) {
@@ -181,8 +181,8 @@ static kc_status* kc__dtype_error(int32_t index, const kc__arg_def* arg,
   kc_dtype_format(want, w, sizeof w);
   kc_dtype_format(got, g, sizeof g);
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "input %d ('%s'): expected %s%s, got %s", index,
-                          arg->name, w, why, g);
+                          "input %d (%s): expected %s%s, got %s", index,
+                          KC__QS(arg->name), w, why, g);
 }
 
 /* Checks each input tensor and infers type attrs and type lists. */
@@ -228,15 +228,15 @@ static kc_status* kc__input_types(kc__frame* f, const DLTensor* const* inputs) {
                 ->u.v_dtype;
         if (!kc_dtype_equal(dt, want)) {
           char why[96];
-          snprintf(why, sizeof why, " (item %d of attr '%s')", i - start,
-                   def->attrs[arg->type_attr].name);
+          snprintf(why, sizeof why, " (item %d of attr %s)", i - start,
+                   KC__QS(def->attrs[arg->type_attr].name));
           return kc__dtype_error(i, arg, want, dt, why);
         }
       } else if (tv->type_index == KC__UNSET) {
         kc_any v = kc_any_dtype(dt);
         KC_RETURN_IF_ERROR(
             kc__check_attr_value(&def->attrs[arg->type_attr], &v, tv),
-            "input %d ('%s')", i, arg->name);
+            "input %d (%s)", i, KC__QS(arg->name));
         type_source[arg->type_attr] = i;
       } else if (!kc_dtype_equal(dt, tv->u.v_dtype)) {
         char why[96];
@@ -257,7 +257,7 @@ static kc_status* kc__input_types(kc__frame* f, const DLTensor* const* inputs) {
       kc_status* st = kc__check_attr_value(&def->attrs[arg->type_attr], &v, tv);
       f->owned |= UINT64_C(1) << arg->type_attr;
       *tv = v;
-      KC_RETURN_IF_ERROR(st, "input '%s'", arg->name);
+      KC_RETURN_IF_ERROR(st, "input %s", KC__QS(arg->name));
     }
   }
   return NULL;
@@ -271,9 +271,9 @@ static kc_status* kc__finish_resolve(kc__frame* f) {
     const kc__attr_def* a = &def->attrs[i];
     if (!a->has_default) {
       return kc_status_create(KC_INVALID_ARGUMENT,
-                              "attr '%s' (%s) is required: it has no default "
+                              "attr %s (%s) is required: it has no default "
                               "and no input determines it",
-                              a->name, kc__attr_kind_name(a));
+                              KC__QS(a->name), kc__attr_kind_name(a));
     }
     f->values[i] = a->default_value;
   }
@@ -291,8 +291,8 @@ static kc_status* kc__finish_resolve(kc__frame* f) {
     }
     if (len < 0 || len > KC_OP_MAX_TENSORS - n) {
       return kc_status_create(KC_INVALID_ARGUMENT,
-                              "output '%s': %lld tensors (at most %d in all)",
-                              arg->name, (long long)len, KC_OP_MAX_TENSORS);
+                              "output %s: %lld tensors (at most %d in all)",
+                              KC__QS(arg->name), (long long)len, KC_OP_MAX_TENSORS);
     }
     for (int32_t j = 0; j < (int32_t)len; ++j) {
       DLDataType dt = arg->fixed_type;
@@ -426,8 +426,9 @@ static void kc__cache_entry_free(kc__cache_entry* e) {
   free(e);
 }
 
-void kc__op_cache_deinit(kc__op_cache* c) {
+void kc__op_cache_clear(kc__op_cache* c) {
   kc__cache_table* t = c->table;
+  c->table = NULL;
   for (size_t i = 0; t && i <= t->mask; ++i) {
     if (t->slots[i]) kc__cache_entry_free(t->slots[i]);
   }
@@ -442,6 +443,11 @@ void kc__op_cache_deinit(kc__op_cache* c) {
     free(c->retired_tables);
     c->retired_tables = next;
   }
+  c->entries = 0;
+}
+
+void kc__op_cache_deinit(kc__op_cache* c) {
+  kc__op_cache_clear(c);
   pthread_mutex_destroy(&c->mu);
 }
 
@@ -680,8 +686,8 @@ kc_status* kc_kernel_ctx_get_input_range(const kc_kernel_ctx* ctx,
   }
   int32_t a = kc__op_find_input(ctx->def, kc_sv(arg_name));
   if (a < 0) {
-    return kc_status_create(KC_NOT_FOUND, "op '%s' has no input '%s'",
-                            ctx->def->name, arg_name);
+    return kc_status_create(KC_NOT_FOUND, "op %s has no input %s",
+                            KC__QS(ctx->def->name), KC__QS(arg_name));
   }
   *out_start = ctx->input_starts[a];
   *out_stop = ctx->input_starts[a + 1];
@@ -707,8 +713,8 @@ kc_status* kc_kernel_ctx_allocate_output(kc_kernel_ctx* ctx, int32_t index,
   }
   if (index < 0 || index >= ctx->num_outputs) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "op '%s': allocating output %d of %d",
-                            ctx->def->name, index, ctx->num_outputs);
+                            "op %s: allocating output %d of %d",
+                            KC__QS(ctx->def->name), index, ctx->num_outputs);
   }
   DLTensor* have = ctx->outputs[index];
   const kc_shape_handle* known = ctx->inferred[index];
@@ -721,9 +727,9 @@ kc_status* kc_kernel_ctx_allocate_output(kc_kernel_ctx* ctx, int32_t index,
   if (!fits) {
     return kc_status_create(
         KC_INVALID_ARGUMENT,
-        "op '%s': output %d: the kernel's shape (rank "
+        "op %s: output %d: the kernel's shape (rank "
         "%d) contradicts %s",
-        ctx->def->name, index, ndim,
+        KC__QS(ctx->def->name), index, ndim,
         have ? "the output tensor given" : "what shape inference found");
   }
   if (!have) {
@@ -811,9 +817,9 @@ static kc_status* kc__check_devices(const kc__frame* f,
       kc_device_format(f->device, want, sizeof want);
       kc_device_format(d, got, sizeof got);
       return kc_status_create(KC_INVALID_ARGUMENT,
-                              "input %d ('%s') is on %s, but the call runs on "
+                              "input %d (%s) is on %s, but the call runs on "
                               "%s",
-                              i, f->def->inputs[a].name, got, want);
+                              i, KC__QS(f->def->inputs[a].name), got, want);
     }
   }
   return NULL;
@@ -967,6 +973,15 @@ static kc_status* kc__run(const kc_op* op, const kc__frame* f,
   return st;
 }
 
+kc_status* kc__op_check_live(const kc_op* op) {
+  if (KC__LIKELY(!__atomic_load_n(&op->removed, __ATOMIC_ACQUIRE))) return NULL;
+  return kc_status_create(KC_FAILED_PRECONDITION,
+                          "op %s was removed by kc_op_registry_reset (its "
+                          "kernels are released; register the op again and "
+                          "look it up anew)",
+                          KC__QS(op->def.name));
+}
+
 static kc_status* kc__call(const kc_op* op, const DLTensor* const* inputs,
                            int32_t num_inputs, const kc_op_attr* attrs,
                            int32_t num_attrs, const kc_op_call_options* options,
@@ -975,7 +990,8 @@ static kc_status* kc__call(const kc_op* op, const DLTensor* const* inputs,
                            int32_t* out_count) {
   kc__frame f;
   f.def = &op->def;
-  kc_status* st = NULL;
+  kc_status* st = kc__op_check_live(op);
+  if (KC__UNLIKELY(st != NULL)) return st;
   if (num_inputs < 0 || num_inputs > KC_OP_MAX_TENSORS ||
       (num_inputs && !inputs) || num_attrs < 0 || (num_attrs && !attrs)) {
     return kc_status_create(KC_INVALID_ARGUMENT,
@@ -1005,7 +1021,7 @@ static kc_status* kc__call(const kc_op* op, const DLTensor* const* inputs,
 }
 
 static kc_status* kc__call_context(const kc_op* op, kc_status* st) {
-  return kc_status_add_context(st, "calling op '%s'", op->def.name);
+  return kc_status_add_context(st, "calling op %s", KC__QS(op->def.name));
 }
 
 kc_status* kc_op_call(const kc_op* op, const DLTensor* const* inputs,
@@ -1039,6 +1055,8 @@ kc_status* kc_op_infer(const kc_op* op, const DLTensor* const* inputs,
         !op ? "op is NULL" : "out_outputs/out_num_outputs are NULL");
   }
   *out_num_outputs = 0;
+  kc_status* live = kc__op_check_live(op);
+  if (live) return kc__call_context(op, live);
   if (num_inputs < 0 || num_inputs > KC_OP_MAX_TENSORS ||
       (num_inputs && !inputs) || num_attrs < 0 || (num_attrs && !attrs)) {
     return kc__call_context(

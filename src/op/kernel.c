@@ -130,15 +130,15 @@ kc_status* kc_kernel_builder_create(const char* op_name,
   if (!op_name) return kc__kb_misuse(fn, "op_name");
   if (!compute) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "kernel of op '%s': compute is NULL", op_name);
+                            "kernel of op %s: compute is NULL", KC__QS(op_name));
   }
   KC_RETURN_IF_ERROR(kc__check_name(&kc__kernel_registry, kc_sv(op_name)),
                      "creating a kernel builder");
   char key[KC__NAME_MAX + 1];
   if (!kc__kernel_key(kc_sv(op_name), device_type, 0, key)) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "kernel of op '%.40s...': the op name is too long",
-                            op_name);
+                            "kernel of op %s: the op name is too long",
+                            KC__QS(op_name));
   }
   kc_kernel_builder* b = calloc(1, sizeof *b);
   kc__kernel* k = b ? calloc(1, sizeof *k) : NULL;
@@ -178,21 +178,21 @@ kc_status* kc_kernel_builder_add_type_constraint(kc_kernel_builder* b,
   kc_status* st = NULL;
   if (!kc__ident_ok(attr_name)) {
     st = kc_status_create(KC_INVALID_ARGUMENT,
-                          "kernel of op '%s': type constraint on '%s': not an "
+                          "kernel of op %s: type constraint on %s: not an "
                           "attr name",
-                          k->op_name, attr_name ? attr_name : "(null)");
+                          KC__QS(k->op_name), KC__QS(attr_name ? attr_name : "(null)"));
   } else if (!dtypes || count < 1) {
     st = kc_status_create(KC_INVALID_ARGUMENT,
-                          "kernel of op '%s': type constraint on '%s': "
+                          "kernel of op %s: type constraint on %s: "
                           "expected at least one dtype",
-                          k->op_name, attr_name);
+                          KC__QS(k->op_name), KC__QS(attr_name));
   }
   for (int32_t i = 0; !st && i < k->num_constraints; ++i) {
     if (strcmp(k->constraints[i].attr, attr_name) == 0) {
       st = kc_status_create(KC_INVALID_ARGUMENT,
-                            "kernel of op '%s': a second type constraint on "
-                            "'%s'",
-                            k->op_name, attr_name);
+                            "kernel of op %s: a second type constraint on "
+                            "%s",
+                            KC__QS(k->op_name), KC__QS(attr_name));
     }
   }
   kc__type_set set = {false, 0};
@@ -202,9 +202,9 @@ kc_status* kc_kernel_builder_add_type_constraint(kc_kernel_builder* b,
       char name[64];
       kc_dtype_format(dtypes[i], name, sizeof name);
       st = kc_status_create(KC_INVALID_ARGUMENT,
-                            "kernel of op '%s': type constraint on '%s': %s "
+                            "kernel of op %s: type constraint on %s: %s "
                             "is not a scalar dtype",
-                            k->op_name, attr_name, name);
+                            KC__QS(k->op_name), KC__QS(attr_name), name);
     } else {
       set.mask |= UINT64_C(1) << slot;
     }
@@ -240,9 +240,9 @@ kc_status* kc_kernel_builder_add_host_memory_arg(kc_kernel_builder* b,
   if (!kc__ident_ok(arg_name)) {
     return kc__kb_note(
         b, kc_status_create(KC_INVALID_ARGUMENT,
-                            "kernel of op '%s': host memory arg '%s': not an "
+                            "kernel of op %s: host memory arg %s: not an "
                             "arg name",
-                            k->op_name, arg_name ? arg_name : "(null)"));
+                            KC__QS(k->op_name), KC__QS(arg_name ? arg_name : "(null)")));
   }
   char** grown =
       realloc(k->host_memory, ((size_t)k->num_host_memory + 1) * sizeof *grown);
@@ -278,9 +278,9 @@ static kc_status* kc__kernel_check(const kc__kernel* k, const kc__op_def* def) {
     int32_t a = kc__op_find_attr(def, kc_sv(c->attr));
     if (a < 0 || def->attrs[a].kind != KC__ATTR_TYPE) {
       return kc_status_create(KC_INVALID_ARGUMENT,
-                              "type constraint on '%s': op '%s' has no type "
+                              "type constraint on %s: op %s has no type "
                               "or list(type) attr of that name",
-                              c->attr, def->name);
+                              KC__QS(c->attr), KC__QS(def->name));
     }
     const kc__type_set* allowed = &def->attrs[a].types;
     if (!allowed->any && (c->types.mask & ~allowed->mask)) {
@@ -289,18 +289,18 @@ static kc_status* kc__kernel_check(const kc__kernel* k, const kc__op_def* def) {
       kc__type_set_format(&cut, got, sizeof got);
       kc__type_set_format(allowed, set, sizeof set);
       return kc_status_create(KC_INVALID_ARGUMENT,
-                              "type constraint on '%s': %s not allowed by op "
-                              "'%s' (%s: %s)",
-                              c->attr, got, def->name, c->attr, set);
+                              "type constraint on %s: %s not allowed by op "
+                              "%s (%s: %s)",
+                              KC__QS(c->attr), got, KC__QS(def->name), c->attr, set);
     }
   }
   for (int32_t i = 0; i < k->num_host_memory; ++i) {
     kc_string_view arg = kc_sv(k->host_memory[i]);
     if (kc__op_find_input(def, arg) < 0 && kc__op_find_output(def, arg) < 0) {
       return kc_status_create(KC_INVALID_ARGUMENT,
-                              "host memory arg '%s': op '%s' has no input or "
+                              "host memory arg %s: op %s has no input or "
                               "output of that name",
-                              k->host_memory[i], def->name);
+                              KC__QS(k->host_memory[i]), KC__QS(def->name));
     }
   }
   return NULL;
@@ -344,15 +344,15 @@ kc_status* kc_kernel_registry_register(kc_kernel_builder* b) {
       continue;
     }
     kc_kernel_builder_destroy(b);
-    return kc_status_add_context(st, "registering a kernel of op '%.*s' on %s",
-                                 (int)op_name.size, op_name.data, dev);
+    return kc_status_add_context(st, "registering a kernel of op %s on %s",
+                                 KC__Q(op_name), dev);
   }
   if (!st) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "more than %d kernels",
                           KC__MAX_KERNELS_PER_DEVICE);
   }
-  st = kc_status_add_context(st, "registering a kernel of op '%.*s' on %s",
-                             (int)op_name.size, op_name.data, dev);
+  st = kc_status_add_context(st, "registering a kernel of op %s on %s",
+                             KC__Q(op_name), dev);
   kc_kernel_builder_destroy(b);
   return st;
 }
@@ -469,13 +469,13 @@ kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
   kc__kernel_visit(op, kc__describe_into, &have);
   if (have.count == 0) {
     return kc_status_create(KC_NOT_FOUND,
-                            "no kernel for %s: op '%s' has no kernels "
+                            "no kernel for %s: op %s has no kernels "
                             "registered",
-                            wanted, def->name);
+                            wanted, KC__QS(def->name));
   }
   return kc_status_create(KC_NOT_FOUND,
-                          "no kernel for %s; the kernels of op '%s' are: %s",
-                          wanted, def->name, have.buf);
+                          "no kernel for %s; the kernels of op %s are: %s",
+                          wanted, KC__QS(def->name), have.buf);
 }
 
 /* ---- listing ----------------------------------------------------------- */

@@ -67,17 +67,17 @@ kc_status* kc_op_builder_create(const char* name, kc_op_builder** out_builder) {
                      "creating an op builder");
   if (v.size > KC__OP_NAME_MAX) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "op name '%.40s...': expected at most %d bytes "
+                            "op name %s: expected at most %d bytes "
                             "(room for the function name 'op.NAME'), got %zu",
-                            name, KC__OP_NAME_MAX, v.size);
+                            KC__Q(v), KC__OP_NAME_MAX, v.size);
   }
   kc_op_builder* b = calloc(1, sizeof *b);
   if (b) b->def.name = malloc(v.size + 1);
   if (!b || !b->def.name) {
     free(b);
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
-                            "out of memory creating a builder for op '%s'",
-                            name);
+                            "out of memory creating a builder for op %s",
+                            KC__QS(name));
   }
   memcpy(b->def.name, name, v.size + 1);
   b->def.name_size = v.size;
@@ -101,8 +101,8 @@ static kc_status* kc__check_unique(const kc__op_def* def, const char* name) {
                                                        : NULL;
   if (!what) return NULL;
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "op '%s': '%s' is already the name of %s", def->name,
-                          name, what);
+                          "op %s: %s is already the name of %s", KC__QS(def->name),
+                          KC__QS(name), what);
 }
 
 static kc_status* kc__add_arg(kc_op_builder* b, const char* spec,
@@ -115,8 +115,8 @@ static kc_status* kc__add_arg(kc_op_builder* b, const char* spec,
   int32_t* n = is_input ? &b->def.num_inputs : &b->def.num_outputs;
   if (*n == KC_OP_MAX_ARGS) {
     return kc__builder_note(
-        b, kc_status_create(KC_INVALID_ARGUMENT, "op '%s': more than %d %ss",
-                            b->def.name, KC_OP_MAX_ARGS,
+        b, kc_status_create(KC_INVALID_ARGUMENT, "op %s: more than %d %ss",
+                            KC__QS(b->def.name), KC_OP_MAX_ARGS,
                             is_input ? "input" : "output"));
   }
   kc__arg_def arg;
@@ -134,7 +134,7 @@ static kc_status* kc__add_arg(kc_op_builder* b, const char* spec,
     }
   }
   kc__arg_def_clear(&arg);
-  return kc__builder_note(b, kc_status_add_context(st, "op '%s'", b->def.name));
+  return kc__builder_note(b, kc_status_add_context(st, "op %s", KC__QS(b->def.name)));
 }
 
 kc_status* kc_op_builder_add_input(kc_op_builder* builder, const char* spec) {
@@ -151,8 +151,8 @@ kc_status* kc_op_builder_add_attr(kc_op_builder* b, const char* spec) {
   if (!spec) return kc__builder_note(b, kc__builder_misuse(fn, "spec"));
   if (b->def.num_attrs == KC_OP_MAX_ATTRS) {
     return kc__builder_note(
-        b, kc_status_create(KC_INVALID_ARGUMENT, "op '%s': more than %d attrs",
-                            b->def.name, KC_OP_MAX_ATTRS));
+        b, kc_status_create(KC_INVALID_ARGUMENT, "op %s: more than %d attrs",
+                            KC__QS(b->def.name), KC_OP_MAX_ATTRS));
   }
   kc__attr_def attr;
   kc_status* st = kc__parse_attr_spec(spec, &attr);
@@ -168,7 +168,7 @@ kc_status* kc_op_builder_add_attr(kc_op_builder* b, const char* spec) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   kc__attr_def_clear(&attr);
-  return kc__builder_note(b, kc_status_add_context(st, "op '%s'", b->def.name));
+  return kc__builder_note(b, kc_status_add_context(st, "op %s", KC__QS(b->def.name)));
 }
 
 kc_status* kc_op_builder_set_flags(kc_op_builder* b, uint32_t flags) {
@@ -177,8 +177,8 @@ kc_status* kc_op_builder_set_flags(kc_op_builder* b, uint32_t flags) {
   if (flags & ~known) {
     return kc__builder_note(
         b,
-        kc_status_create(KC_INVALID_ARGUMENT, "op '%s': unknown flag bits 0x%x",
-                         b->def.name, (unsigned)(flags & ~known)));
+        kc_status_create(KC_INVALID_ARGUMENT, "op %s: unknown flag bits 0x%x",
+                         KC__QS(b->def.name), (unsigned)(flags & ~known)));
   }
   b->def.flags = flags;
   return NULL;
@@ -214,13 +214,13 @@ static kc_status* kc__arg_error(const kc__op_def* def, const kc__arg_def* arg,
     KC_PRINTF(4, 5);
 static kc_status* kc__arg_error(const kc__op_def* def, const kc__arg_def* arg,
                                 bool is_input, const char* fmt, ...) {
-  char msg[256];
+  char msg[512]; /* what it cites is quoted, so bounded */
   va_list args;
   va_start(args, fmt);
   vsnprintf(msg, sizeof msg, fmt, args);
   va_end(args);
-  return kc_status_create(KC_INVALID_ARGUMENT, "op '%s': %s '%s': %s",
-                          def->name, is_input ? "input" : "output", arg->spec,
+  return kc_status_create(KC_INVALID_ARGUMENT, "op %s: %s %s: %s",
+                          KC__QS(def->name), is_input ? "input" : "output", KC__QS(arg->spec),
                           msg);
 }
 
@@ -230,9 +230,9 @@ static kc_status* kc__resolve_arg(kc__op_def* def, kc__arg_def* arg,
     int32_t n = kc__op_find_attr(def, kc_sv(arg->number_word));
     if (n < 0 || def->attrs[n].kind != KC__ATTR_INT || def->attrs[n].is_list) {
       return kc__arg_error(def, arg, is_input,
-                           "'%s' must name an int attr (the number of "
+                           "%s must name an int attr (the number of "
                            "tensors)%s",
-                           arg->number_word,
+                           KC__QS(arg->number_word),
                            n < 0 ? ", but the op has no such attr" : "");
     }
     arg->number_attr = n;
@@ -242,9 +242,9 @@ static kc_status* kc__resolve_arg(kc__op_def* def, kc__arg_def* arg,
     const kc__attr_def* a = &def->attrs[t];
     if (a->kind != KC__ATTR_TYPE || (a->is_list && arg->number_word)) {
       return kc__arg_error(def, arg, is_input,
-                           "'%s' is %s %s attr; the type of %s must be a "
+                           "%s is %s %s attr; the type of %s must be a "
                            "type attr%s or a dtype",
-                           a->name,
+                           KC__QS(a->name),
                            kc__attr_kind_name(a)[0] == 'i' ? "an" : "a",
                            kc__attr_kind_name(a),
                            arg->number_word ? "N * T" : "an arg",
@@ -254,12 +254,18 @@ static kc_status* kc__resolve_arg(kc__op_def* def, kc__arg_def* arg,
     if (a->is_list) arg->form = KC__ARG_TYPE_LIST;
     return NULL;
   }
+  char why[320];
+  if (kc__type_word_ambiguity(kc_sv(arg->type_word), why, sizeof why)) {
+    /* The type word ends the spec: its column follows from the length. */
+    return kc__arg_error(def, arg, is_input, "column %zu: %s",
+                         strlen(arg->spec) - strlen(arg->type_word) + 1, why);
+  }
   kc_status* st = kc_dtype_parse(kc_sv(arg->type_word), &arg->fixed_type);
   if (st) {
     kc_status_destroy(st);
     return kc__arg_error(def, arg, is_input,
-                         "'%s' names neither an attr of the op nor a dtype",
-                         arg->type_word);
+                         "%s names neither an attr of the op nor a dtype",
+                         KC__QS(arg->type_word));
   }
   return NULL;
 }
@@ -331,7 +337,7 @@ kc_status* kc_op_registry_register(kc_op_builder* b, uint32_t flags) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   if (st) {
-    st = kc_status_add_context(st, "registering op '%s'", b->def.name);
+    st = kc_status_add_context(st, "registering op %s", KC__QS(b->def.name));
     kc_op_builder_destroy(b);
     return st;
   }
@@ -348,7 +354,7 @@ kc_status* kc_op_registry_register(kc_op_builder* b, uint32_t flags) {
   snprintf(name, sizeof name, "%s", op->def.name);
   kc_object_release(KC_OBJECT(func));
   kc_object_release(KC_OBJECT(op)); /* the registries hold their own */
-  return kc_status_add_context(st, "registering op '%s'", name);
+  return kc_status_add_context(st, "registering op %s", KC__QS(name));
 }
 
 const kc_op* kc__op_find_any(kc_string_view name) {
@@ -384,7 +390,19 @@ kc_status* kc_op_registry_list(const kc_allocator* alloc, kc_string_view prefix,
   return kc__registry_list(&kc__op_registry, alloc, prefix, out_names);
 }
 
-void kc_op_registry_reset(void) { kc__registry_reset(&kc__op_registry); }
+/* An op leaving the registry: it may outlive it (a function "op.NAME"
+ * that someone kept holds it), but its kernel instances go now, and its
+ * function leaves the function registry. */
+static void kc__op_retire(kc_object* obj) {
+  kc_op* op = (kc_op*)(void*)obj;
+  __atomic_store_n(&op->removed, true, __ATOMIC_RELEASE);
+  kc__op_func_unregister(op);
+  kc__op_cache_clear(&op->cache);
+}
+
+void kc_op_registry_reset(void) {
+  kc__registry_reset_with(&kc__op_registry, kc__op_retire);
+}
 
 /* ---- reading a definition ---------------------------------------------- */
 

@@ -1,5 +1,6 @@
 /* Ops as packed functions: "op.NAME" (see "Ops as packed functions" in
  * kcall/op.h). */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "op/op_internal.h"
@@ -60,9 +61,9 @@ static kc_status* kc__add_text_attr(kc__packed_call* c, const kc__op_def* def,
   while (eq < text.size && text.data[eq] != '=') ++eq;
   if (eq == 0 || eq == text.size) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "argument %d: '%.*s' is neither a tensor nor an "
+                            "argument %d: %s is neither a tensor nor an "
                             "attr (write name=value)",
-                            position, (int)text.size, text.data);
+                            position, KC__Q(text));
   }
   kc_string_view name = {text.data, eq};
   kc_string_view value = {text.data + eq + 1, text.size - eq - 1};
@@ -136,13 +137,15 @@ static kc_status* kc__op_packed(void* self, const kc_any* args, int32_t nargs,
   const kc_op* op = self;
   kc__packed_call* c = malloc(sizeof *c);
   kc_tensor** outs = malloc(KC_OP_MAX_TENSORS * sizeof *outs);
-  kc_status* st = NULL;
-  if (!c || !outs) {
+  kc_status* st = kc__op_check_live(op);
+  if (st) {
+    st = kc_status_add_context(st, "calling op %s", KC__QS(op->def.name));
+  } else if (!c || !outs) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   } else {
     c->num_inputs = c->num_attrs = c->num_parsed = 0;
     st = kc__collect(c, &op->def, args, nargs);
-    if (st) st = kc_status_add_context(st, "calling op '%s'", op->def.name);
+    if (st) st = kc_status_add_context(st, "calling op %s", KC__QS(op->def.name));
   }
   int32_t n = 0;
   if (!st) {
@@ -180,4 +183,19 @@ kc_status* kc__op_func_create(kc_op* op, kc_func** out_func) {
   kc_object_retain(KC_OBJECT(op));
   /* The deleter runs on failure too, dropping the reference again. */
   return kc_func_create(NULL, kc__op_packed, op, kc__op_func_release, out_func);
+}
+
+void kc__op_func_unregister(const kc_op* op) {
+  char name[KC__NAME_MAX + 1];
+  int n = snprintf(name, sizeof name, "op.%s", op->def.name);
+  if (n < 0 || (size_t)n >= sizeof name) return; /* never registered */
+  kc_func* f = NULL;
+  kc_status* st = kc_func_registry_lookup(kc_sv(name), &f);
+  if (st) {
+    kc_status_destroy(st);
+    return;
+  }
+  if (f->fn == kc__op_packed && f->self == op) {
+    kc_status_destroy(kc_func_registry_remove(kc_sv(name)));
+  }
 }

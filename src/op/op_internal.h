@@ -33,6 +33,13 @@ bool kc__type_set_has(const kc__type_set* set, DLDataType t);
 /* "{f32, f64, i32}" or "any type", snprintf-style. */
 size_t kc__type_set_format(const kc__type_set* set, char* buf, size_t cap);
 
+/* When `word` is one a spec refuses as a type word (float, double, half,
+ * int, long: op.h, "Type words"), writes why and what to write instead
+ * ("type word 'float' is ambiguous: write f32 (or float32) for that one
+ * dtype, or 'floating' for {f16, f32, f64, bf16}") into buf and returns
+ * its length, snprintf-style; otherwise returns 0. */
+size_t kc__type_word_ambiguity(kc_string_view word, char* buf, size_t cap);
+
 /* ---- definitions ------------------------------------------------------- */
 
 typedef enum kc__attr_kind {
@@ -159,7 +166,15 @@ struct kc_op {
   kc_object header;
   kc__op_def def;
   kc__op_cache cache;
+  /* Set (atomically) by kc_op_registry_reset: the op's cache is gone and
+   * calls fail. The op itself lives on while a function "op.NAME" someone
+   * kept still holds it. */
+  bool removed;
 };
+
+/* FAILED_PRECONDITION for a call of an op that kc_op_registry_reset
+ * removed; NULL for a registered one. */
+kc_status* kc__op_check_live(const kc_op* op);
 
 /* Index of the attr/input named `name` (NUL-terminated or sized), or -1. */
 int32_t kc__op_find_attr(const kc__op_def* def, kc_string_view name);
@@ -171,9 +186,14 @@ const kc_op* kc__op_find_any(kc_string_view name);
 
 /* op_func.c: the packed function "op.NAME" (it holds a reference to op). */
 kc_status* kc__op_func_create(kc_op* op, kc_func** out_func);
+/* Removes "op.NAME" from the function registry when the function
+ * registered there is op's own (not one registered over it). */
+void kc__op_func_unregister(const kc_op* op);
 
-/* call.c: frees the cache (running kernel deleters). */
+/* call.c. clear frees every cached kernel instance (running kernel
+ * deleters) and leaves an empty cache; deinit clears and destroys. */
 void kc__op_cache_init(kc__op_cache* cache);
+void kc__op_cache_clear(kc__op_cache* cache);
 void kc__op_cache_deinit(kc__op_cache* cache);
 
 /* ---- attribute values -------------------------------------------------- */

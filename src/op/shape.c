@@ -507,9 +507,9 @@ kc_status* kc_shape_fn_unchanged(kc_shape_ctx* ctx) {
   if (!ctx) return kc__bad_shape("ctx");
   if (ctx->num_inputs < 1) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "kc_shape_fn_unchanged: op '%s' has no input to "
+                            "kc_shape_fn_unchanged: op %s has no input to "
                             "copy the shape of",
-                            ctx->def->name);
+                            KC__QS(ctx->def->name));
   }
   for (int32_t i = 0; i < ctx->num_outputs; ++i)
     ctx->outputs[i] = &ctx->inputs[0];

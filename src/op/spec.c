@@ -79,23 +79,63 @@ size_t kc__type_set_format(const kc__type_set* set, char* buf, size_t cap) {
 
 typedef struct kc__type_class {
   const char* name;
-  bool bare; /* may stand alone as an attr kind, outside braces */
   bool any;
   uint64_t mask;
 } kc__type_class;
 
-/* "float" alone is the float attr kind; only inside braces is it the
- * class of floating dtypes. */
+/* The class words (op.h, "Type words"); each may stand alone as a kind or
+ * go inside braces. */
 static const kc__type_class kc__classes[] = {
-    {"numeric", true, false,
-     KC__SIGNED | KC__UNSIGNED | KC__FLOATING | KC__COMPLEX},
-    {"integer", true, false, KC__SIGNED | KC__UNSIGNED},
-    {"signed", true, false, KC__SIGNED},
-    {"unsigned", true, false, KC__UNSIGNED},
-    {"float", false, false, KC__FLOATING},
-    {"complex", true, false, KC__COMPLEX},
-    {"any", true, true, 0},
+    {"numeric", false, KC__SIGNED | KC__UNSIGNED | KC__FLOATING | KC__COMPLEX},
+    {"integer", false, KC__SIGNED | KC__UNSIGNED},
+    {"signed", false, KC__SIGNED},
+    {"unsigned", false, KC__UNSIGNED},
+    {"floating", false, KC__FLOATING},
+    {"complex", false, KC__COMPLEX},
+    {"any", true, 0},
 };
+
+/* Words kc_dtype_parse takes that a spec refuses: C type names, whose
+ * reader may take them for a class ("float": f32, or every float?) or for
+ * a width they do not have here ("long"), with what to write instead. */
+static const struct {
+  const char* word;
+  const char* dtype;     /* the one dtype kc_dtype_parse reads it as */
+  const char* long_name; /* the same, spelt as NumPy does */
+  const char* class_word; /* the class it may be taken for, or NULL */
+  uint64_t class_mask;
+} kc__ambiguous_words[] = {
+    {"float", "f32", "float32", "floating", KC__FLOATING},
+    {"double", "f64", "float64", "floating", KC__FLOATING},
+    {"half", "f16", "float16", "floating", KC__FLOATING},
+    {"int", "i32", "int32", "signed", KC__SIGNED},
+    {"long", "i64", "int64", "signed", KC__SIGNED},
+};
+
+size_t kc__type_word_ambiguity(kc_string_view word, char* buf, size_t cap) {
+  if (cap) buf[0] = '\0';
+  /* A vector of one ("floatx4") is as ambiguous as its element. */
+  kc_string_view element = word;
+  size_t n = word.size;
+  while (n > 0 && word.data[n - 1] >= '0' && word.data[n - 1] <= '9') --n;
+  if (n > 1 && n < word.size && word.data[n - 1] == 'x') element.size = n - 1;
+  for (size_t i = 0; i < KC__ARRAY_SIZE(kc__ambiguous_words); ++i) {
+    if (!kc_sv_equal(element, kc_sv(kc__ambiguous_words[i].word))) continue;
+    char set[256];
+    kc__type_set set_of = {false, kc__ambiguous_words[i].class_mask};
+    kc__type_set_format(&set_of, set, sizeof set);
+    kc_string_view lanes = {word.data + element.size, word.size - element.size};
+    int k = snprintf(buf, cap,
+                     "type word %s is ambiguous: write %s%.*s (or %s%.*s) for "
+                     "that one dtype, or '%s' for %s",
+                     KC__Q(word), kc__ambiguous_words[i].dtype, (int)lanes.size,
+                     lanes.data, kc__ambiguous_words[i].long_name,
+                     (int)lanes.size, lanes.data,
+                     kc__ambiguous_words[i].class_word, set);
+    return k < 0 ? 0 : (size_t)k;
+  }
+  return 0;
+}
 
 /* ======================================================================== */
 /* Lexer                                                                    */
@@ -136,13 +176,14 @@ static kc_status* kc__spec_error(const kc__lexer* lx, size_t at,
                                  const char* fmt, ...) KC_PRINTF(3, 4);
 static kc_status* kc__spec_error(const kc__lexer* lx, size_t at,
                                  const char* fmt, ...) {
-  char msg[256];
+  char msg[1024]; /* what it cites is quoted, so bounded */
   va_list args;
   va_start(args, fmt);
   vsnprintf(msg, sizeof msg, fmt, args);
   va_end(args);
-  return kc_status_create(KC_INVALID_ARGUMENT, "%s '%.*s': column %zu: %s",
-                          lx->what, (int)lx->len, lx->text, at + 1, msg);
+  kc_string_view spec = {lx->text, lx->len};
+  return kc_status_create(KC_INVALID_ARGUMENT, "%s %s: column %zu: %s",
+                          lx->what, KC__Q(spec), at + 1, msg);
 }
 
 /* "expected X, got 'tok'" at the current token. */
@@ -152,8 +193,9 @@ static kc_status* kc__expected(const kc__lexer* lx, const char* what) {
     return kc__spec_error(lx, t->start, "expected %s, got the end of the spec",
                           what);
   }
-  return kc__spec_error(lx, t->start, "expected %s, got '%.*s'", what,
-                        (int)(t->end - t->start), lx->text + t->start);
+  kc_string_view text = {lx->text + t->start, t->end - t->start};
+  return kc__spec_error(lx, t->start, "expected %s, got %s", what,
+                        KC__Q(text));
 }
 
 static kc_status* kc__lex_next(kc__lexer* lx) {
@@ -350,7 +392,18 @@ static kc_status* kc__string_value(kc__lexer* lx, kc_any* out) {
   return st;
 }
 
+/* A refused type word at the current token, or NULL. */
+static kc_status* kc__check_type_word(const kc__lexer* lx) {
+  char why[320];
+  if (lx->tok.kind != KC__TOK_IDENT ||
+      !kc__type_word_ambiguity(kc__tok_text(lx), why, sizeof why)) {
+    return NULL;
+  }
+  return kc__spec_error(lx, lx->tok.start, "%s", why);
+}
+
 static kc_status* kc__parse_dtype(kc__lexer* lx, DLDataType* out) {
+  KC__TRY(kc__check_type_word(lx));
   kc_status* st = lx->tok.kind == KC__TOK_IDENT
                       ? kc_dtype_parse(kc__tok_text(lx), out)
                       : NULL;
@@ -490,7 +543,7 @@ kc_status* kc__parse_attr_value(const kc__attr_def* attr, kc_string_view text,
   }
   if (st) kc_any_release(out_value);
   free(copy);
-  return kc_status_add_context(st, "attr '%s' (%s)", attr->name,
+  return kc_status_add_context(st, "attr %s (%s)", KC__QS(attr->name),
                                kc__attr_kind_name(attr));
 }
 
@@ -506,13 +559,9 @@ static kc_status* kc__parse_name(kc__lexer* lx, const char* what, char** out) {
   return kc__lex_next(lx);
 }
 
-static const kc__type_class* kc__find_class(const kc__lexer* lx,
-                                            bool in_braces) {
+static const kc__type_class* kc__find_class(const kc__lexer* lx) {
   for (size_t i = 0; i < KC__ARRAY_SIZE(kc__classes); ++i) {
-    if ((in_braces || kc__classes[i].bare) &&
-        kc__tok_word(lx, kc__classes[i].name)) {
-      return &kc__classes[i];
-    }
+    if (kc__tok_word(lx, kc__classes[i].name)) return &kc__classes[i];
   }
   return NULL;
 }
@@ -546,7 +595,8 @@ static kc_status* kc__parse_type_set(kc__lexer* lx, kc__attr_def* a) {
   a->types.any = false;
   a->types.mask = 0;
   for (;;) {
-    const kc__type_class* cls = kc__find_class(lx, true);
+    KC__TRY(kc__check_type_word(lx));
+    const kc__type_class* cls = kc__find_class(lx);
     if (cls) {
       a->types.any |= cls->any;
       a->types.mask |= cls->mask;
@@ -561,14 +611,14 @@ static kc_status* kc__parse_type_set(kc__lexer* lx, kc__attr_def* a) {
         kc_status_destroy(st);
         return kc__expected(lx,
                             "a dtype or a type class (numeric, integer, "
-                            "signed, unsigned, float, complex, any)");
+                            "signed, unsigned, floating, complex, any)");
       }
       int slot = kc__dtype_slot(t);
       if (slot < 0) {
         return kc__spec_error(lx, at,
-                              "'%.*s' cannot be in a type set (only "
+                              "%s cannot be in a type set (only "
                               "scalar dtypes can)",
-                              (int)(lx->tok.end - at), lx->text + at);
+                              KC__Q(kc__tok_text(lx)));
       }
       a->types.mask |= KC__BIT(slot);
       KC__TRY(kc__lex_next(lx));
@@ -598,7 +648,7 @@ static kc_status* kc__parse_kind(kc__lexer* lx, kc__attr_def* a, bool in_list) {
     if (lx->tok.kind == KC__TOK_STRING) return kc__parse_string_set(lx, a);
     return kc__parse_type_set(lx, a);
   }
-  const kc__type_class* cls = kc__find_class(lx, false);
+  const kc__type_class* cls = kc__find_class(lx);
   if (cls) {
     a->kind = KC__ATTR_TYPE;
     a->types.any = cls->any;
@@ -630,7 +680,7 @@ static kc_status* kc__parse_bounds(kc__lexer* lx, kc__attr_def* a) {
                             kc__attr_kind_name(a));
     }
     if (is_min ? a->has_min : a->has_max) {
-      return kc__spec_error(lx, at, "a second '%s' bound", lx->tok.punct);
+      return kc__spec_error(lx, at, "a second %s bound", KC__QS(lx->tok.punct));
     }
     KC__TRY(kc__lex_next(lx));
     int64_t v = 0;
@@ -648,9 +698,10 @@ static kc_status* kc__parse_bounds(kc__lexer* lx, kc__attr_def* a) {
   }
   if (a->has_min && a->has_max && a->min > a->max) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "%s '%.*s': the bounds leave no value (%lld > "
+                            "%s %s: the bounds leave no value (%lld > "
                             "%lld)",
-                            lx->what, (int)lx->len, lx->text, (long long)a->min,
+                            lx->what, KC__Q(((kc_string_view){lx->text, lx->len})),
+                            (long long)a->min,
                             (long long)a->max);
   }
   return NULL;
@@ -672,7 +723,7 @@ kc_status* kc__parse_attr_spec(const char* spec, kc__attr_def* out) {
       kc_any checked;
       st = kc_status_add_context(
           kc__check_attr_value(out, &out->default_value, &checked),
-          "%s '%s': the default", lx.what, spec);
+          "%s %s: the default", lx.what, KC__QS(spec));
       /* A default of another spelling (an int for a float) is stored as
        * what the attr holds. */
       if (!st && !kc_any_is_object(&checked)) out->default_value = checked;
@@ -751,7 +802,7 @@ const char* kc__attr_kind_name(const kc__attr_def* a) {
 static kc_status* kc__value_mismatch(const kc__attr_def* a, const kc_any* v,
                                      const char* where) {
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "attr '%s'%s: expected %s, got %s", a->name, where,
+                          "attr %s%s: expected %s, got %s", KC__QS(a->name), where,
                           kc__attr_item_name(a), kc_type_name(v->type_index));
 }
 
@@ -768,7 +819,7 @@ static kc_status* kc__check_bounds(const kc__attr_def* a, int64_t v,
       snprintf(range, sizeof range, "<= %lld", (long long)a->max);
     }
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "attr '%s': %s must be %s, got %lld", a->name, what,
+                            "attr %s: %s must be %s, got %lld", KC__QS(a->name), what,
                             range, (long long)v);
   }
   return NULL;
@@ -781,14 +832,14 @@ static kc_status* kc__not_allowed(const kc__attr_def* a, const char* where,
   size_t n = 0;
   allowed[0] = '\0';
   for (int32_t i = 0; i < a->num_strings && n < sizeof allowed; ++i) {
-    int k = snprintf(allowed + n, sizeof allowed - n, "%s'%s'", i ? ", " : "",
-                     a->strings[i]);
+    int k = snprintf(allowed + n, sizeof allowed - n, "%s%s", i ? ", " : "",
+                     KC__QS(a->strings[i]));
     if (k > 0) n += (size_t)k;
   }
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "attr '%s'%s: '%.*s' is not one of the allowed "
+                          "attr %s%s: %s is not one of the allowed "
                           "values (%s)",
-                          a->name, where, (int)text.size, text.data, allowed);
+                          KC__QS(a->name), where, KC__Q(text), allowed);
 }
 
 static kc_status* kc__check_scalar(const kc__attr_def* a, const kc_any* v,
@@ -821,7 +872,12 @@ static kc_status* kc__check_scalar(const kc__attr_def* a, const kc_any* v,
       if (v->type_index == KC_TYPE_DTYPE) {
         t = v->u.v_dtype;
       } else if (!a->is_list && kc_any_get_string(v, &text)) {
-        KC_RETURN_IF_ERROR(kc_dtype_parse(text, &t), "attr '%s'", a->name);
+        char why[320];
+        if (kc__type_word_ambiguity(text, why, sizeof why)) {
+          return kc_status_create(KC_INVALID_ARGUMENT, "attr %s%s: %s",
+                                  KC__QS(a->name), where, why);
+        }
+        KC_RETURN_IF_ERROR(kc_dtype_parse(text, &t), "attr %s", KC__QS(a->name));
         *out = kc_any_dtype(t);
       } else {
         break;
@@ -831,8 +887,8 @@ static kc_status* kc__check_scalar(const kc__attr_def* a, const kc_any* v,
       kc_dtype_format(t, name, sizeof name);
       kc__type_set_format(&a->types, set, sizeof set);
       return kc_status_create(KC_INVALID_ARGUMENT,
-                              "attr '%s'%s: expected one of %s, got %s",
-                              a->name, where, set, name);
+                              "attr %s%s: expected one of %s, got %s",
+                              KC__QS(a->name), where, set, name);
     }
     case KC__ATTR_SHAPE: {
       if (v->type_index != KC_TYPE_ARRAY) break;
@@ -840,17 +896,17 @@ static kc_status* kc__check_scalar(const kc__attr_def* a, const kc_any* v,
       size_t rank = kc_array_get_size(dims);
       if (rank > KC_TENSOR_MAX_NDIM) {
         return kc_status_create(KC_INVALID_ARGUMENT,
-                                "attr '%s'%s: a shape has at most %d dims, "
+                                "attr %s%s: a shape has at most %d dims, "
                                 "got %zu",
-                                a->name, where, KC_TENSOR_MAX_NDIM, rank);
+                                KC__QS(a->name), where, KC_TENSOR_MAX_NDIM, rank);
       }
       for (size_t i = 0; i < rank; ++i) {
         const kc_any* d = kc_array_get_item(dims, i);
         if (d->type_index != KC_TYPE_INT || d->u.v_int64 < KC_DIM_UNKNOWN) {
           return kc_status_create(KC_INVALID_ARGUMENT,
-                                  "attr '%s'%s: dim %zu: expected an int >= "
+                                  "attr %s%s: dim %zu: expected an int >= "
                                   "0 (or -1, unknown)",
-                                  a->name, where, i);
+                                  KC__QS(a->name), where, i);
         }
       }
       return NULL;
@@ -865,8 +921,8 @@ kc_status* kc__check_attr_value(const kc__attr_def* a, const kc_any* v,
   *out = *v;
   if (v->type_index != KC_TYPE_ARRAY) {
     return kc_status_create(
-        KC_INVALID_ARGUMENT, "attr '%s': expected %s (an array), got %s",
-        a->name, kc__attr_kind_name(a), kc_type_name(v->type_index));
+        KC_INVALID_ARGUMENT, "attr %s: expected %s (an array), got %s",
+        KC__QS(a->name), kc__attr_kind_name(a), kc_type_name(v->type_index));
   }
   const kc_array* list = (const kc_array*)(const void*)v->u.v_obj;
   size_t n = kc_array_get_size(list);

@@ -88,17 +88,29 @@ static kc_status* kc__check_elf(int fd, long long size) {
 kc_status* kc__dlopen_file(const char* path, void** out_handle) {
   struct stat sb;
   if (stat(path, &sb) != 0) {
-    return kc_status_create(KC_NOT_FOUND, "no such file");
+    int err = errno;
+    if (err == ENOENT || err == ENOTDIR) return kc_status_create(KC_NOT_FOUND, "no such file");
+    return kc_status_create(err == EACCES ? KC_PERMISSION_DENIED : KC_INVALID_ARGUMENT,
+                            "cannot open it: %s", strerror(err));
   }
-  if (S_ISREG(sb.st_mode)) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      return kc_status_create(KC_INVALID_ARGUMENT, "cannot open it: %s", strerror(errno));
-    }
-    kc_status* st = kc__check_elf(fd, (long long)sb.st_size);
-    close(fd);
-    if (st) return st;
+  if (S_ISDIR(sb.st_mode)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "it is a directory, expected a shared object file");
   }
+  if (!S_ISREG(sb.st_mode)) {
+    /* A FIFO or a device: nothing dlopen can map. */
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "it is not a regular file, expected a shared object file");
+  }
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    return kc_status_create(err == EACCES ? KC_PERMISSION_DENIED : KC_INVALID_ARGUMENT,
+                            "cannot open it: %s", strerror(err));
+  }
+  kc_status* st = kc__check_elf(fd, (long long)sb.st_size);
+  close(fd);
+  if (st) return st;
   /* dlopen searches the library path for a name without a slash; a file
    * named on the command line means the file, so say so. */
   char* local = NULL;

@@ -12,8 +12,10 @@
  * truncated library would make dlopen fault (SIGBUS) instead of failing.
  * On success *out_handle is dlopen's handle, the caller's to dlclose.
  *   NOT_FOUND            no such file
- *   INVALID_ARGUMENT     not ELF, another class or byte order, truncated,
- *                        or dlopen's refusal (dlerror's text)
+ *   PERMISSION_DENIED    the file cannot be read
+ *   INVALID_ARGUMENT     a directory or another file that is not a regular
+ *                        one, not ELF, another class or byte order,
+ *                        truncated, or dlopen's refusal (dlerror's text)
  *   RESOURCE_EXHAUSTED   out of memory */
 kc_status* kc__dlopen_file(const char* path, void** out_handle);
 

@@ -105,9 +105,9 @@ static kc_status* kc__check_info(kc_plugin* p, const kc_plugin_info* info) {
     while (*have && strcmp(*have, *req) != 0) ++have;
     if (!*have) {
       return kc_status_create(KC_FAILED_PRECONDITION,
-                              "requires host feature '%s', which this host "
+                              "requires host feature %s, which this host "
                               "(plugin API %d.%d) does not offer",
-                              *req, KC_API_VERSION_MAJOR,
+                              KC__QS(*req), KC_API_VERSION_MAJOR,
                               KC_API_VERSION_MINOR);
     }
   }
@@ -141,9 +141,9 @@ static kc_status* kc__run_plugin(kc_plugin* p) {
   void* sym = dlsym(p->handle, KC_PLUGIN_ENTRY_SYMBOL);
   if (!sym) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "no entry symbol '%s' (declare it with "
+                            "no entry symbol %s (declare it with "
                             "KC_PLUGIN_ENTRY from <kcall/abi.h>)",
-                            KC_PLUGIN_ENTRY_SYMBOL);
+                            KC__QS(KC_PLUGIN_ENTRY_SYMBOL));
   }
   memcpy(&entry, &sym, sizeof entry);
   const kc_host_api* host = kc_plugin_get_host_api();
@@ -163,7 +163,7 @@ static kc_status* kc__run_plugin(kc_plugin* p) {
   kc__txn_end();
   if (st) {
     kc__txn_discard(&txn);
-    return kc_status_add_context(st, "in init of plugin '%s'", p->name);
+    return kc_status_add_context(st, "in init of plugin %s", KC__QS(p->name));
   }
   st = kc__record(p, &txn);
   if (st) {
@@ -171,8 +171,8 @@ static kc_status* kc__run_plugin(kc_plugin* p) {
     return st;
   }
   return kc_status_add_context(kc__txn_commit(&txn),
-                               "publishing what plugin '%s' registered",
-                               p->name);
+                               "publishing what plugin %s registered",
+                               KC__QS(p->name));
 }
 
 
@@ -184,9 +184,9 @@ kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
   *out_plugin = NULL;
   if (kc__txn_current()) {
     return kc_status_create(KC_FAILED_PRECONDITION,
-                            "loading plugin '%s': a plugin cannot be loaded "
+                            "loading plugin %s: a plugin cannot be loaded "
                             "from inside another plugin's init",
-                            path);
+                            KC__QS(path));
   }
   pthread_mutex_lock(&kc__plugins_mu);
   void* handle = NULL;
@@ -220,7 +220,7 @@ kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
     *out_plugin = p;
   }
   pthread_mutex_unlock(&kc__plugins_mu);
-  return kc_status_add_context(st, "loading plugin '%s'", path);
+  return kc_status_add_context(st, "loading plugin %s", KC__QS(path));
 }
 
 kc_status* kc_plugin_get_desc(const kc_plugin* plugin, kc_plugin_desc* out) {
@@ -252,9 +252,9 @@ kc_status* kc_plugin_get_registration(const kc_plugin* plugin, size_t index,
   }
   if (index >= plugin->reg_count) {
     return kc_status_create(KC_OUT_OF_RANGE,
-                            "plugin '%s': registration %zu: expected an index "
+                            "plugin %s: registration %zu: expected an index "
                             "below %zu",
-                            plugin->name, index, plugin->reg_count);
+                            KC__QS(plugin->name), index, plugin->reg_count);
   }
   kc_registration r;
   r.struct_size = out->struct_size;

@@ -234,8 +234,8 @@ static kc_status* kc__tensor_type(const kc__lexer* lx, const kc__token* at,
     i++;
     /* Refuse what could not be stored long before it overflows. */
     if (dim && count > ((size_t)1 << 40) / dim) {
-      return kc__lex_fail(lx, at, "tensor<%.*s>: too many elements for an attribute",
-                          (int)text.size, text.data);
+      return kc__lex_fail(lx, at, "tensor type %s: too many elements for an attribute",
+                          KC__Q(text));
     }
     count *= dim;
   }
@@ -245,14 +245,14 @@ static kc_status* kc__tensor_type(const kc__lexer* lx, const kc__token* at,
     return NULL;
   }
   if (kc__is_half_word(word)) {
-    return kc__lex_fail(lx, at, "tensor<%.*s>: %.*s attributes are not supported (use f32)",
-                        (int)text.size, text.data, (int)word.size, word.data);
+    return kc__lex_fail(lx, at, "tensor type %s: %.*s attributes are not supported (use f32)",
+                        KC__Q(text), (int)word.size, word.data);
   }
   return kc__lex_fail(lx, at,
-                      "tensor<%.*s>: expected static dims and an element type, as in "
-                      "tensor<3xi64> (element types: i1, i8..i64, si8..si64, ui8..ui64, "
-                      "f32, f64)",
-                      (int)text.size, text.data);
+                      "tensor type %s: expected static dims and an element type, as "
+                      "in tensor<3xi64> (element types: i1, i8..i64, si8..si64, "
+                      "ui8..ui64, f32, f64)",
+                      KC__Q(text));
 }
 
 /* The elements of dense<...> as tokens, flattened in row-major order:
@@ -372,8 +372,9 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
       st = kc__dense_hex(lx, &hex, kc__attr_width(type), count, &packed);
     }
   } else if (!st && ((list || n == 0) ? n != count : count == 0)) {
-    st = kc__lex_fail(lx, &open, "dense attribute: %zu element%s for tensor<%.*s>, which holds %zu",
-                      n, n == 1 ? "" : "s", (int)type_text.size, type_text.data, count);
+    st = kc__lex_fail(lx, &open,
+                      "dense attribute: %zu element%s for tensor type %s, which holds %zu",
+                      n, n == 1 ? "" : "s", KC__Q(type_text), count);
   } else if (!st) {
     /* A list gives every element; a single value outside brackets is a
      * splat of all of them. */
@@ -496,8 +497,8 @@ static kc_status* kc__attr_entries(kc__lexer* lx, kc__arena* arena, int depth,
     }
     kc__lex_next(lx);
     KC__TRY(kc__lex_expect(lx, '='));
-    KC_RETURN_IF_ERROR(kc__attr_value(lx, arena, depth, &a), "in attribute '%.*s'",
-                       (int)a.name.size, a.name.data);
+    KC_RETURN_IF_ERROR(kc__attr_value(lx, arena, depth, &a), "in attribute %s",
+                       KC__Q(a.name));
     if (!kc__buf_append(entries, &a, sizeof a) ||
         !kc__buf_append(names, &name, sizeof name)) {
       return kc__parse_oom();
@@ -529,8 +530,8 @@ static kc_status* kc__attr_dict(kc__lexer* lx, kc__arena* arena, int depth,
       st = kc__parse_oom();
     } else if (dup) {
       const kc__token* where = (const kc__token*)(const void*)names.data + (dup - list);
-      st = kc__lex_fail(lx, where, "attribute '%.*s' is given twice",
-                        (int)dup->name.size, dup->name.data);
+      st = kc__lex_fail(lx, where, "attribute %s is given twice",
+                        KC__Q(dup->name));
     }
   }
   if (!st) {

@@ -41,8 +41,8 @@ const char* kc__op_name(int32_t op) {
 
 size_t kc__instr_where(const kc__instr* in, char* buf, size_t cap) {
   int n = in->line > 0
-              ? snprintf(buf, cap, "instruction '%s' (line %d)", in->name, in->line)
-              : snprintf(buf, cap, "instruction '%s'", in->name);
+              ? snprintf(buf, cap, "instruction %s (line %d)", KC__QS(in->name), in->line)
+              : snprintf(buf, cap, "instruction %s", KC__QS(in->name));
   return n < 0 ? 0 : (size_t)n;
 }
 
@@ -144,8 +144,8 @@ static kc_status* kc__add(kc_program_builder* b, int32_t op,
   }
   if (kc__strmap_get(&b->names, name) >= 0) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "adding %s: an instruction named '%.*s' already exists",
-                            kc__op_name(op), (int)name.size, name.data);
+                            "adding %s: an instruction named %s already exists",
+                            kc__op_name(op), KC__Q(name));
   }
   if (p->count == p->cap) {
     size_t cap = p->cap ? p->cap * 2 : 16;
@@ -192,8 +192,7 @@ kc_status* kc_program_builder_add_parameter(kc_program_builder* b,
                                             int32_t* out_id) {
   if (!shape || number < 0) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "adding parameter '%.*s': %s", (int)name.size,
-                            name.data ? name.data : "",
+                            "adding parameter %s: %s", KC__Q(name),
                             shape ? "the number is negative" : "shape is NULL");
   }
   kc__instr* in = NULL;
@@ -212,9 +211,9 @@ kc_status* kc_program_builder_add_constant(kc_program_builder* b,
       size != kc_shape_get_byte_size(shape)) {
     return kc_status_create(
         KC_INVALID_ARGUMENT,
-        "adding constant '%.*s': expected an array shape and %zu bytes of "
+        "adding constant %s: expected an array shape and %zu bytes of "
         "data, got %s and %zu bytes",
-        (int)name.size, name.data ? name.data : "",
+        KC__Q(name),
         kc_shape_get_byte_size(shape),
         !shape ? "no shape" : kc_shape_is_tuple(shape) ? "a tuple" : "an array",
         size);
@@ -262,9 +261,9 @@ kc_status* kc_program_builder_add_get_tuple_element(kc_program_builder* b,
     char text[256];
     kc_shape_format(t, text, sizeof text);
     return kc__unadd(b, kc_status_create(KC_INVALID_ARGUMENT,
-                                         "get-tuple-element '%s': index %lld "
+                                         "get-tuple-element %s: index %lld "
                                          "is not an element of %s",
-                                         in->name, (long long)index, text));
+                                         KC__QS(in->name), (long long)index, text));
   }
   in->number = index;
   kc_status* st = kc_shape_create_copy(elem, &in->shape);
@@ -281,9 +280,9 @@ kc_status* kc_program_builder_add_op(kc_program_builder* b, kc_opcode op,
       num_operands != want) {
     return kc_status_create(
         KC_INVALID_ARGUMENT,
-        "adding %s '%.*s': expected a known opcode, a result shape and %zu "
+        "adding %s %s: expected a known opcode, a result shape and %zu "
         "operand%s, got %zu",
-        kc__op_name((int32_t)op), (int)name.size, name.data ? name.data : "",
+        kc__op_name((int32_t)op), KC__Q(name),
         want, want == 1 ? "" : "s", num_operands);
   }
   kc__instr* in = NULL;
@@ -300,8 +299,7 @@ kc_status* kc_program_builder_add_broadcast(kc_program_builder* b,
                                             int32_t* out_id) {
   if (!result_shape || (num_dimensions && !dimensions)) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "adding broadcast '%.*s': %s is NULL",
-                            (int)name.size, name.data ? name.data : "",
+                            "adding broadcast %s: %s is NULL", KC__Q(name),
                             result_shape ? "dimensions" : "result_shape");
   }
   kc__instr* in = NULL;
@@ -325,16 +323,15 @@ kc_status* kc_program_builder_add_custom_call(kc_program_builder* b,
       !desc->result_shape || !desc->target.data || desc->target.size == 0) {
     return kc_status_create(
         KC_INVALID_ARGUMENT,
-        "adding custom-call '%.*s': expected a desc with a target and a "
+        "adding custom-call %s: expected a desc with a target and a "
         "result shape",
-        (int)name.size, name.data ? name.data : "");
+        KC__Q(name));
   }
   kc__instr* in = NULL;
   KC_RETURN_IF_ERROR(kc__add(b, KC__OP_CUSTOM_CALL, desc->result_shape,
                              desc->operands, desc->num_operands, name, out_id,
                              &in),
-                     "adding custom-call to '%.*s'", (int)desc->target.size,
-                     desc->target.data);
+                     "adding custom-call to %s", KC__Q(desc->target));
   kc__arena* a = &b->p->arena;
   in->target = kc__arena_strdup(a, desc->target);
   in->opaque = kc__arena_dup(a, desc->opaque, desc->opaque ? desc->opaque_size : 0);
@@ -347,15 +344,15 @@ kc_status* kc_program_builder_add_custom_call(kc_program_builder* b,
       KC_STRUCT_HAS(desc, kc_custom_call_desc, attrs) ? desc->attrs : NULL;
   if (!kc__attr_dict_copy(a, attrs, &in->attrs)) {
     return kc__unadd(b, kc_status_create(KC_INVALID_ARGUMENT,
-                                         "custom-call '%s': malformed "
+                                         "custom-call %s: malformed "
                                          "attributes (an unknown type, or NULL "
                                          "data) or out of memory",
-                                         in->name));
+                                         KC__QS(in->name)));
   }
   if (desc->num_aliases && !desc->aliases) {
     return kc__unadd(b, kc_status_create(KC_INVALID_ARGUMENT,
-                                         "custom-call '%s': aliases is NULL",
-                                         in->name));
+                                         "custom-call %s: aliases is NULL",
+                                         KC__QS(in->name)));
   }
   kc__alias* aliases = kc__arena_alloc(a, desc->num_aliases * sizeof *aliases);
   if (!aliases) return kc__unadd(b, kc__builder_oom());
@@ -487,8 +484,8 @@ kc_status* kc_program_builder_finish(kc_program_builder* b,
   kc_program* p = b->p;
   kc_status* st = NULL;
   if (p->count == 0) {
-    st = kc_status_create(KC_INVALID_ARGUMENT, "program '%s' has no instructions",
-                          p->name);
+    st = kc_status_create(KC_INVALID_ARGUMENT, "program %s has no instructions",
+                          KC__QS(p->name));
   }
   for (size_t i = 0; i < p->count && !st; ++i) {
     if (p->instrs[i].op == KC__OP_PARAMETER) p->num_params++;

@@ -272,29 +272,23 @@ static kc_status* kc__verify_aliases(const kc_program* p, const kc__instr* in) {
   return NULL;
 }
 
-static bool kc__leaf_matches(const kc_shape* leaf, const kc_xcall_buffer_spec* s) {
-  return (s->dtype.bits == 0 || kc_dtype_equal(s->dtype, leaf->dtype)) &&
-         (s->rank < 0 || s->rank == leaf->rank);
-}
-
 static kc_status* kc__check_leaves(const kc__instr* in, const char* what,
                                    const kc_shape* const* leaves, size_t n,
                                    const kc_xcall_buffer_spec* specs,
                                    int32_t num_specs) {
   if ((size_t)num_specs != n) {
     return kc__bad(in, KC_INVALID_ARGUMENT,
-                   "custom call '%s': expected %d %s buffer%s, got %zu",
-                   in->target, num_specs, what, num_specs == 1 ? "" : "s", n);
+                   "custom call %s: expected %d %s buffer%s, got %zu",
+                   KC__QS(in->target), num_specs, what, num_specs == 1 ? "" : "s", n);
   }
   for (size_t i = 0; i < n; ++i) {
-    if (!kc__leaf_matches(leaves[i], &specs[i])) {
-      char want[64] = "any";
-      if (specs[i].dtype.bits) kc_dtype_format(specs[i].dtype, want, sizeof want);
+    if (!kc__xcall_buffer_spec_accepts(&specs[i], leaves[i]->dtype, leaves[i]->rank)) {
+      char want[64];
+      kc__xcall_buffer_spec_describe(&specs[i], kc__hlo_dtype_name(specs[i].dtype), want,
+                                     sizeof want);
       KC__SHAPE_TEXT(got, leaves[i]);
-      return kc__bad(in, KC_INVALID_ARGUMENT,
-                     "custom call '%s': %s %zu: expected %s of rank %s%d, got %s",
-                     in->target, what, i, want, specs[i].rank < 0 ? "any " : "",
-                     specs[i].rank < 0 ? 0 : specs[i].rank, got);
+      return kc__bad(in, KC_INVALID_ARGUMENT, "custom call %s: %s %zu: expected %s, got %s",
+                     KC__QS(in->target), what, i, want, got);
     }
   }
   return NULL;
@@ -320,8 +314,8 @@ static kc_status* kc__match_attrs(const kc__instr* in,
     if (!a || a->type != spec->type ||
         (spec->type == KC_ATTR_ARRAY && spec->elem_type && a->elem_type != spec->elem_type)) {
       return kc__bad(in, KC_INVALID_ARGUMENT,
-                     "custom call '%s': attribute '%s': expected %s, got %s",
-                     in->target, spec->name,
+                     "custom call %s: attribute %s: expected %s, got %s",
+                     KC__QS(in->target), KC__QS(spec->name),
                      kc__attr_type_text(spec->type, spec->elem_type, want, sizeof want),
                      a ? kc__attr_type_text(a->type, a->elem_type, got, sizeof got)
                        : "none");
@@ -362,19 +356,19 @@ static kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* i
   const kc__xcall_target* t = kc__xcall_find(kc_sv(in->target), platform);
   if (!t) {
     return kc_status_add_context(kc__xcall_not_found(kc_sv(in->target), platform),
-                                 "custom call '%s' (instruction '%s')",
-                                 in->target, in->name);
+                                 "custom call %s (instruction %s)",
+                                 KC__QS(in->target), KC__QS(in->name));
   }
   if ((int32_t)t->api != in->api_version) {
     return kc__bad(in, KC_FAILED_PRECONDITION,
-                   "custom call '%s': the program calls it with API %s, but "
+                   "custom call %s: the program calls it with API %s, but "
                    "it is registered for %s on %s",
-                   in->target, kc_xcall_api_name((kc_xcall_api)in->api_version),
+                   KC__QS(in->target), kc_xcall_api_name((kc_xcall_api)in->api_version),
                    kc_xcall_api_name(t->api), kc_platform_name(platform));
   }
   if (t->api != KC_XCALL_API_TYPED && in->attrs.count) {
     return kc__bad(in, KC_INVALID_ARGUMENT,
-                   "custom call '%s': typed attributes need API TYPED", in->target);
+                   "custom call %s: typed attributes need API TYPED", KC__QS(in->target));
   }
   KC__TRY(kc__verify_aliases(p, in));
   *out_target = t;
@@ -713,8 +707,8 @@ static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
       st = kc__oom();
     }
     if (st) {
-      st = kc_status_add_context(st, "instantiating custom call '%s' (instruction '%s')",
-                                 in->target, in->name);
+      st = kc_status_add_context(st, "instantiating custom call %s (instruction %s)",
+                                 KC__QS(in->target), KC__QS(in->name));
     }
   }
   /* Into the block: frame, then the DLTensors; pointers become fills. */
@@ -849,8 +843,8 @@ static kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall
     if (kc__xla_dtype_from_dl(shapes[i]->dtype) == XLA_FFI_DataType_INVALID) {
       char dt[32];
       kc_dtype_format(shapes[i]->dtype, dt, sizeof dt);
-      st = kc__bad(in, KC_UNIMPLEMENTED, "custom call '%s': %s %zu: XLA has no element type for %s",
-                   in->target, i < nargs ? "operand leaf" : "result leaf",
+      st = kc__bad(in, KC_UNIMPLEMENTED, "custom call %s: %s %zu: XLA has no element type for %s",
+                   KC__QS(in->target), i < nargs ? "operand leaf" : "result leaf",
                    i < nargs ? i : i - nargs, dt);
     }
   }
@@ -868,7 +862,10 @@ static kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall
   memset(&attrs, 0, sizeof attrs);
   if (!st) {
     st = kc__xla_attrs_build(&exe->arena, &in->attrs, &attrs);
-    if (st) st = kc_status_add_context(st, "custom call '%s' (instruction '%s')", in->target, in->name);
+    if (st) {
+      st = kc_status_add_context(st, "custom call %s (instruction %s)", KC__QS(in->target),
+                                 KC__QS(in->name));
+    }
   }
   if (!exe->pool) exe->pool = kc_thread_pool_get_default();
   XLA_FFI_ExecutionContext ctx = {XLA_FFI_ExecutionStage_INSTANTIATE, inst, exe->pool, NULL};
@@ -884,8 +881,8 @@ static kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall
       if (s->type_id && s->deleter && !kc__own_state(exe, s->state, s->deleter) && !st) st = kc__oom();
     }
     if (st) {
-      st = kc_status_add_context(st, "instantiating custom call '%s' (instruction '%s')",
-                                 in->target, in->name);
+      st = kc_status_add_context(st, "instantiating custom call %s (instruction %s)",
+                                 KC__QS(in->target), KC__QS(in->name));
     }
   }
   if (!st && !exe->has_xla) {
@@ -1350,9 +1347,9 @@ kc_status* kc_program_compile(const kc_program* program,
   }
   if (platform != KC_PLATFORM_HOST) {
     return kc_status_create(KC_UNIMPLEMENTED,
-                            "compiling '%s' for %s: no backend for that "
+                            "compiling %s for %s: no backend for that "
                             "platform is loaded (only Host is built in)",
-                            program->name, kc_platform_name(platform));
+                            KC__QS(program->name), kc_platform_name(platform));
   }
   kc_executable* exe = calloc(1, sizeof *exe);
   if (!exe) return kc__oom();
@@ -1377,7 +1374,7 @@ kc_status* kc_program_compile(const kc_program* program,
   free(c.aliases);
   if (st) {
     kc_executable_destroy(exe);
-    return kc_status_add_context(st, "compiling '%s'", program->name);
+    return kc_status_add_context(st, "compiling %s", KC__QS(program->name));
   }
   *out_executable = exe;
   return NULL;

@@ -62,9 +62,9 @@ static kc_status* kc__run_create(const kc_executable* exe,
 oom:
   kc__run_destroy(exe, run);
   return kc_status_create(KC_RESOURCE_EXHAUSTED,
-                          "out of memory allocating a run of '%s' (%zu bytes of "
+                          "out of memory allocating a run of %s (%zu bytes of "
                           "temporaries)",
-                          exe->program->name, exe->arena_bytes);
+                          KC__QS(exe->program->name), exe->arena_bytes);
 }
 
 /* A run made with `alloc` from the pool, or a new one. */
@@ -291,10 +291,10 @@ static kc_status* kc__run_steps(const kc_executable* exe, kc__run* run,
   const kc__instr* in = &exe->program->instrs[s->instr];
   if (s->kind == KC__STEP_LEGACY_CALL || s->kind == KC__STEP_TYPED_CALL ||
       s->kind == KC__STEP_XLA_CALL) {
-    return kc_status_add_context(st, "in custom call '%s' (instruction '%s')",
-                                 in->target, in->name);
+    return kc_status_add_context(st, "in custom call %s (instruction %s)",
+                                 KC__QS(in->target), KC__QS(in->name));
   }
-  return kc_status_add_context(st, "in instruction '%s'", in->name);
+  return kc_status_add_context(st, "in instruction %s", KC__QS(in->name));
 }
 
 kc_status* kc_executable_execute(const kc_executable* executable,
@@ -309,12 +309,12 @@ kc_status* kc_executable_execute(const kc_executable* executable,
   }
   if (num_inputs != exe->num_inputs) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "running '%s': expected %zu inputs, got %zu",
-                            exe->program->name, exe->num_inputs, num_inputs);
+                            "running %s: expected %zu inputs, got %zu",
+                            KC__QS(exe->program->name), exe->num_inputs, num_inputs);
   }
   for (size_t i = 0; i < num_inputs; ++i) {
-    KC_RETURN_IF_ERROR(kc__check_input(exe, i, inputs[i]), "running '%s'",
-                       exe->program->name);
+    KC_RETURN_IF_ERROR(kc__check_input(exe, i, inputs[i]), "running %s",
+                       KC__QS(exe->program->name));
   }
   const kc_allocator* alloc = NULL;
   uint64_t* times = NULL;
@@ -359,7 +359,7 @@ kc_status* kc_executable_execute(const kc_executable* executable,
       kc_object_release(KC_OBJECT(out_outputs[i]));
       out_outputs[i] = NULL;
     }
-    return kc_status_add_context(st, "running '%s'", exe->program->name);
+    return kc_status_add_context(st, "running %s", KC__QS(exe->program->name));
   }
   return NULL;
 }

@@ -200,46 +200,58 @@ kc__token kc__lex_peek(const kc__lexer* lx) {
 /* Messages                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* How a message quotes a token: 'text', cut short when long. */
+/* How a message quotes a token (kc_sv_format_quoted): a string with its
+ * double quotes, a %name with its '%'. */
 static void kc__describe(const kc__token* t, char* buf, size_t cap) {
-  enum { kLimit = 40 };
-  int n = t->text.size > kLimit ? kLimit : (int)t->text.size;
-  const char* more = t->text.size > kLimit ? "..." : "";
+  kc_string_view text = t->text;
   switch (t->kind) {
     case KC__TOK_END:
       snprintf(buf, cap, "end of input");
-      break;
-    case KC__TOK_STRING:
-      snprintf(buf, cap, "'\"%.*s%s\"'", n, t->text.data, more);
+      return;
+    case KC__TOK_STRING: /* the lexer found both quotes around the text */
+      text.data -= 1;
+      text.size += 2;
       break;
     case KC__TOK_NAME:
-      snprintf(buf, cap, "'%%%.*s%s'", n, t->text.data, more);
+      text.data -= 1;
+      text.size += 1;
       break;
     case KC__TOK_PUNCT: {
       unsigned char c = (unsigned char)t->text.data[0];
       if (c < 0x20 || c >= 0x7f) {
         snprintf(buf, cap, "byte 0x%02x", c);
-      } else {
-        snprintf(buf, cap, "'%c'", c);
+        return;
       }
       break;
     }
     default:
-      snprintf(buf, cap, "'%.*s%s'", n, t->text.data, more);
       break;
   }
+  kc_sv_format_quoted(text, buf, cap);
 }
 
 static kc_status* kc__lex_fail_v(const kc__lexer* lx, const kc__token* at,
                                  const char* fmt, va_list args) {
-  char message[1024];
-  vsnprintf(message, sizeof message, fmt, args);
-  if (lx->column_only) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "column %d: %s", at->column,
-                            message);
+  /* Sized to the message: whatever quotes it holds, its end is kept. */
+  char small[512];
+  va_list copy;
+  va_copy(copy, args);
+  int n = vsnprintf(small, sizeof small, fmt, copy);
+  va_end(copy);
+  char* message = small;
+  if (n >= (int)sizeof small) {
+    message = malloc((size_t)n + 1);
+    if (!message) return kc__parse_oom();
+    vsnprintf(message, (size_t)n + 1, fmt, args);
   }
-  return kc_status_create(KC_INVALID_ARGUMENT, "line %d, column %d: %s",
-                          at->line, at->column, message);
+  kc_status* st =
+      lx->column_only
+          ? kc_status_create(KC_INVALID_ARGUMENT, "column %d: %s", at->column,
+                             message)
+          : kc_status_create(KC_INVALID_ARGUMENT, "line %d, column %d: %s",
+                             at->line, at->column, message);
+  if (message != small) free(message);
+  return st;
 }
 
 kc_status* kc__lex_fail(const kc__lexer* lx, const kc__token* at,
@@ -254,7 +266,7 @@ kc_status* kc__lex_fail(const kc__lexer* lx, const kc__token* at,
 kc_status* kc__lex_expected(const kc__lexer* lx, const kc__token* at,
                             const char* what) {
   if (at->kind == KC__TOK_ERROR) return kc__lex_fail(lx, at, "%s", at->error);
-  char got[64];
+  char got[KC_QUOTED_CAP];
   kc__describe(at, got, sizeof got);
   return kc__lex_fail(lx, at, "expected %s, got %s", what, got);
 }

@@ -219,9 +219,7 @@ kc_status* kc_shape_parse(kc_string_view text, kc_shape** out_shape) {
   }
   if (st) {
     kc_shape_destroy(shape);
-    return kc_status_add_context(st, "parsing shape '%.*s'",
-                                 text.size > 200 ? 200 : (int)text.size,
-                                 text.data ? text.data : "");
+    return kc_status_add_context(st, "parsing shape %s", KC__Q(text));
   }
   *out_shape = shape;
   return NULL;
@@ -409,8 +407,8 @@ static kc_status* kc__operand_mismatch(kc__hlo_parser* p, const kc__token* at,
   char want[256], got[256];
   kc_shape_format(v->shape, want, sizeof want);
   kc_shape_format(written, got, sizeof got);
-  return kc__lex_fail(&p->lx, at, "operand '%.*s': expected %s (its shape at line %d), got %s",
-                      (int)name->text.size, name->text.data, want, v->line, got);
+  return kc__lex_fail(&p->lx, at, "operand %s: expected %s (its shape at line %d), got %s",
+                      KC__Q(name->text), want, v->line, got);
 }
 
 /* One operand: a name, or a shape and a name; checks the shape. */
@@ -643,15 +641,14 @@ static kc_status* kc__parse_constant(kc__hlo_parser* p, kc__hlo_instr* ins,
   char shape_text[256];
   kc_shape_format(ins->shape, shape_text, sizeof shape_text);
   if (kc_shape_is_tuple(ins->shape)) {
-    return kc__lex_fail(lx, &ins->shape_tok, "constant '%.*s': tuple constants "
-                        "are not supported, got %s", (int)ins->name_tok.text.size,
-                        ins->name_tok.text.data, shape_text);
+    return kc__lex_fail(lx, &ins->shape_tok, "constant %s: tuple constants "
+                        "are not supported, got %s", KC__Q(ins->name_tok.text), shape_text);
   }
   DLDataType dtype = kc_shape_get_dtype(ins->shape);
   if (!kc__constant_dtype_ok(dtype)) {
-    return kc__lex_fail(lx, &ins->shape_tok, "constant '%.*s': expected an element "
+    return kc__lex_fail(lx, &ins->shape_tok, "constant %s: expected an element "
                         "type of pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64 or c128, got %s",
-                        (int)ins->name_tok.text.size, ins->name_tok.text.data,
+                        KC__Q(ins->name_tok.text),
                         shape_text);
   }
   kc__literal lit;
@@ -796,8 +793,8 @@ static kc_status* kc__parse_backend_config(kc__hlo_parser* p, kc__hlo_instr* ins
 static kc_status* kc__attr_once(kc__hlo_parser* p, kc__hlo_instr* ins,
                                 const kc__token* key, uint32_t bit) {
   if (ins->seen & bit) {
-    return kc__lex_fail(&p->lx, key, "attribute '%.*s' is given twice",
-                        (int)key->text.size, key->text.data);
+    return kc__lex_fail(&p->lx, key, "attribute %s is given twice",
+                        KC__Q(key->text));
   }
   ins->seen |= bit;
   return NULL;
@@ -1253,8 +1250,7 @@ static kc_status* kc__parse_attrs(kc__hlo_parser* p, kc__hlo_instr* ins) {
     if (!st && !handled) st = kc__lex_skip_value(lx);
     if (!st && !handled) st = kc__builder_note_skipped(p->module->top, key.text);
     if (st) {
-      return kc_status_add_context(st, "in attribute '%.*s'", (int)key.text.size,
-                                   key.text.data);
+      return kc_status_add_context(st, "in attribute %s", KC__Q(key.text));
     }
   }
   const kc__token* t = &lx->tok;
@@ -1271,17 +1267,16 @@ static kc_status* kc__parse_attrs(kc__hlo_parser* p, kc__hlo_instr* ins) {
 static kc_status* kc__missing_attr(kc__hlo_parser* p, const kc__hlo_instr* ins,
                                    const char* attr) {
   return kc__lex_fail(&p->lx, &ins->opcode_tok,
-                      "%s '%.*s': expected attribute %s, got none", ins->op->name,
-                      (int)ins->name_tok.text.size, ins->name_tok.text.data, attr);
+                      "%s %s: expected attribute %s, got none", ins->op->name,
+                      KC__Q(ins->name_tok.text), attr);
 }
 
 static kc_status* kc__operand_count(kc__hlo_parser* p, const kc__hlo_instr* ins,
                                     size_t want) {
   size_t got = kc__num_operands(p);
   if (got == want) return NULL;
-  return kc__lex_fail(&p->lx, &ins->opcode_tok, "%s '%.*s': expected %zu operand%s, got %zu",
-                      ins->op->name, (int)ins->name_tok.text.size,
-                      ins->name_tok.text.data, want, want == 1 ? "" : "s", got);
+  return kc__lex_fail(&p->lx, &ins->opcode_tok, "%s %s: expected %zu operand%s, got %zu",
+                      ins->op->name, KC__Q(ins->name_tok.text), want, want == 1 ? "" : "s", got);
 }
 
 /* The shape a tuple or get-tuple-element takes from its operands must be
@@ -1292,9 +1287,8 @@ static kc_status* kc__check_shape(kc__hlo_parser* p, const kc__hlo_instr* ins,
   char want[256] = "no shape", got[256];
   if (derived) kc_shape_format(derived, want, sizeof want);
   kc_shape_format(ins->shape, got, sizeof got);
-  return kc__lex_fail(&p->lx, &ins->shape_tok, "%s '%.*s': expected %s (%s), got %s",
-                      ins->op->name, (int)ins->name_tok.text.size,
-                      ins->name_tok.text.data, want, how, got);
+  return kc__lex_fail(&p->lx, &ins->shape_tok, "%s %s: expected %s (%s), got %s",
+                      ins->op->name, KC__Q(ins->name_tok.text), want, how, got);
 }
 
 static const kc_shape* kc__operand_shape(kc__hlo_parser* p, size_t i) {
@@ -1624,9 +1618,9 @@ static kc_status* kc__check_get_tuple_element(kc__hlo_parser* p,
     char text[256];
     kc_shape_format(tuple, text, sizeof text);
     return kc__lex_fail(&p->lx, &ins->opcode_tok,
-                        "get-tuple-element '%.*s': index %lld is not an element "
+                        "get-tuple-element %s: index %lld is not an element "
                         "of its operand's shape %s",
-                        (int)ins->name_tok.text.size, ins->name_tok.text.data,
+                        KC__Q(ins->name_tok.text),
                         (long long)ins->index, text);
   }
   char how[64];
@@ -1861,9 +1855,9 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
   if (st) return st;
   st = kc__build(p, ins, number, literal, literal_size, &desc, out_id);
   if (st) {
-    return kc_status_add_context(st, "line %d, column %d: instruction '%.*s'",
+    return kc_status_add_context(st, "line %d, column %d: instruction %s",
                                  ins->name_tok.line, ins->name_tok.column,
-                                 (int)ins->name_tok.text.size, ins->name_tok.text.data);
+                                 KC__Q(ins->name_tok.text));
   }
   return kc_program_builder_set_location(p->b, *out_id, ins->name_tok.line,
                                          ins->name_tok.column);
@@ -1924,8 +1918,8 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
         const kc__hlo_value* first = kc__value(p, p->root);
         return kc__lex_fail(lx, &root_tok,
                             "expected one ROOT instruction, got a second (the "
-                            "first is '%.*s' at line %d)",
-                            (int)first->name.size, first->name.data, first->line);
+                            "first is %s at line %d)",
+                            KC__Q(first->name), first->line);
       }
       *out_root = true;
       kc__lex_next(lx);
@@ -1938,8 +1932,8 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
   int32_t earlier = kc__strmap_get(&p->names, ins->name_tok.text);
   if (earlier >= 0) {
     return kc__lex_fail(lx, &ins->name_tok,
-                        "instruction '%.*s' is defined twice (first at line %d)",
-                        (int)ins->name_tok.text.size, ins->name_tok.text.data,
+                        "instruction %s is defined twice (first at line %d)",
+                        KC__Q(ins->name_tok.text),
                         kc__value(p, earlier)->line);
   }
   kc__lex_next(lx);
@@ -1962,11 +1956,9 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
     char supported[1024];
     kc__supported_opcodes(supported, sizeof supported);
     return kc__lex_fail(lx, &ins->opcode_tok,
-                        "instruction '%.*s': opcode '%.*s' is not supported "
+                        "instruction %s: opcode %s is not supported "
                         "(supported: %s)",
-                        (int)ins->name_tok.text.size, ins->name_tok.text.data,
-                        (int)ins->opcode_tok.text.size, ins->opcode_tok.text.data,
-                        supported);
+                        KC__Q(ins->name_tok.text), KC__Q(ins->opcode_tok.text), supported);
   }
   kc__lex_next(lx);
   return NULL;

@@ -74,10 +74,9 @@ kc_status* kc_platform_parse(kc_string_view text, kc_platform* out_platform) {
     return NULL;
   }
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "unknown platform '%.*s': expected Host, cpu, CUDA "
+                          "unknown platform %s: expected Host, cpu, CUDA "
                           "or gpu",
-                          (int)(text.size > 64 ? 64 : text.size),
-                          text.data ? text.data : "");
+                          KC__Q(text));
 }
 
 void kc_xcall_status_set_failure(kc_xcall_status* status, const char* message,
@@ -121,17 +120,15 @@ static kc_status* kc__key(kc_string_view name, kc_platform platform, char* buf,
   const char* pname = kc_platform_name(platform);
   if (platform != KC_PLATFORM_HOST && platform != KC_PLATFORM_CUDA) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "custom-call target '%.*s': unknown platform %d",
-                            (int)(name.size > 64 ? 64 : name.size),
-                            name.data ? name.data : "", (int)platform);
+                            "custom-call target %s: unknown platform %d",
+                            KC__Q(name), (int)platform);
   }
   if (!name.data || name.size == 0 || name.size > KC__TARGET_NAME_MAX ||
       memchr(name.data, '@', name.size)) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "invalid custom-call target name '%.*s': expected "
+                            "invalid custom-call target name %s: expected "
                             "1 to %d bytes of [A-Za-z0-9_.:$-]",
-                            (int)(name.size > 64 ? 64 : name.size),
-                            name.data ? name.data : "", KC__TARGET_NAME_MAX);
+                            KC__Q(name), KC__TARGET_NAME_MAX);
   }
   int n = snprintf(buf, cap, "%.*s@%s", (int)name.size, name.data, pname);
   out_key->data = buf;
@@ -195,7 +192,7 @@ kc_status* kc_xcall_register(kc_string_view name, kc_platform platform,
       (!host && api == KC_XCALL_API_STATUS_RETURNING_UNIFIED)) {
     return kc_status_create(
         KC_INVALID_ARGUMENT,
-        "registering custom-call target '%s': %s", buf,
+        "registering custom-call target %s: %s", KC__QS(buf),
         !fn ? "fn is NULL"
         : api == KC_XCALL_API_TYPED
             ? "API TYPED needs kc_xcall_register_typed"
@@ -206,7 +203,7 @@ kc_status* kc_xcall_register(kc_string_view name, kc_platform platform,
   }
   kc__xcall_target* t = NULL;
   KC_RETURN_IF_ERROR(kc__target_create(name, platform, api, &t),
-                     "registering '%s'", buf);
+                     "registering %s", KC__QS(buf));
   t->fn = fn;
   return kc__target_register(t, key, flags);
 }
@@ -342,7 +339,7 @@ kc_status* kc_xcall_register_typed(kc_string_view name, kc_platform platform,
   st = kc__copy_signature(t, signature);
   if (st) {
     kc_object_release(KC_OBJECT(t)); /* runs user_deleter */
-    return kc_status_add_context(st, "registering custom-call target '%s'", buf);
+    return kc_status_add_context(st, "registering custom-call target %s", KC__QS(buf));
   }
   return kc__target_register(t, key, flags);
 }
@@ -359,10 +356,17 @@ const kc__xcall_target* kc__xcall_find(kc_string_view name,
 }
 
 kc_status* kc__xcall_not_found(kc_string_view name, kc_platform platform) {
+  if (name.size > KC__TARGET_NAME_MAX || !name.data) {
+    /* No key can hold it, and a cut one would name another target. */
+    return kc_status_create(KC_NOT_FOUND,
+                            "no custom-call target named %s is registered for "
+                            "%s (names are at most %d bytes)",
+                            KC__Q(name), kc_platform_name(platform),
+                            KC__TARGET_NAME_MAX);
+  }
   char buf[KC__TARGET_KEY_CAP];
-  size_t size = name.size > KC__TARGET_NAME_MAX ? KC__TARGET_NAME_MAX : name.size;
-  int n = snprintf(buf, sizeof buf, "%.*s@%s", (int)size,
-                   name.data ? name.data : "", kc_platform_name(platform));
+  int n = snprintf(buf, sizeof buf, "%.*s@%s", (int)name.size, name.data,
+                   kc_platform_name(platform));
   kc_string_view key = {buf, n > 0 ? (size_t)n : 0};
   return kc__registry_not_found(&kc__xcall_registry, key);
 }
@@ -404,6 +408,29 @@ const kc_attr* kc_attr_dict_lookup(const kc_attr_dict* dict,
   return NULL;
 }
 
+
+size_t kc__xcall_buffer_spec_describe(const kc_xcall_buffer_spec* spec,
+                                      const char* dtype_name, char* buf,
+                                      size_t cap) {
+  size_t len = 0;
+  if (cap) buf[0] = '\0';
+  char dtype[32];
+  if (spec->dtype.bits && dtype_name) {
+    snprintf(dtype, sizeof dtype, "%s", dtype_name);
+  } else if (spec->dtype.bits) {
+    kc_dtype_format(spec->dtype, dtype, sizeof dtype);
+  } else {
+    snprintf(dtype, sizeof dtype, "%s", spec->rank < 0 ? "any array" : "any dtype");
+  }
+  if (spec->rank >= 0) {
+    kc__appendf(buf, cap, &len, "%s of rank %d", dtype, spec->rank);
+  } else if (spec->dtype.bits) {
+    kc__appendf(buf, cap, &len, "%s of any rank", dtype);
+  } else {
+    kc__appendf(buf, cap, &len, "%s", dtype);
+  }
+  return len;
+}
 
 static void kc__put_buffers(char* buf, size_t cap, size_t* len,
                             const kc_xcall_buffer_spec* specs, int32_t n) {

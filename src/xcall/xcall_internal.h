@@ -66,6 +66,23 @@ static inline size_t kc__attr_width(int32_t type) {
 const kc__xcall_target* kc__xcall_find(kc_string_view name,
                                        kc_platform platform);
 
+/* What a buffer spec of a signature accepts, for messages that compare it
+ * with a buffer ("expected f32 of rank 2, got f64[2]"): "f32 of rank 2",
+ * "f32 of any rank", "any dtype of rank 2" or "any array";
+ * snprintf-style. `dtype_name` names the spec's dtype as the message names
+ * the buffer's (HLO's s64 where kcall says i64); NULL: kc_dtype_format's
+ * name. */
+size_t kc__xcall_buffer_spec_describe(const kc_xcall_buffer_spec* spec,
+                                      const char* dtype_name, char* buf,
+                                      size_t cap);
+
+/* True when a buffer of `dtype` and `rank` is one `spec` accepts. */
+static inline bool kc__xcall_buffer_spec_accepts(const kc_xcall_buffer_spec* spec,
+                                                 DLDataType dtype, int32_t rank) {
+  return (spec->dtype.bits == 0 || kc_dtype_equal(spec->dtype, dtype)) &&
+         (spec->rank < 0 || spec->rank == rank);
+}
+
 /* NOT_FOUND for (name, platform), with the nearest registered targets. */
 kc_status* kc__xcall_not_found(kc_string_view name, kc_platform platform);
 

@@ -279,10 +279,10 @@ static XLA_FFI_Error* kc__decode_one(kc__decoder* d, XLA_FFI_AttrType type,
       out->type = kc__attr_type_of(s->dtype);
       if (!kc__read_number(out->type, s->value, out)) {
           return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                                   "%s: attribute '%.*s': scalars of type %s are not "
+                                   "%s: attribute %s: scalars of type %s are not "
                                    "supported (expected pred, s8..s64, u8..u64, f32 "
                                    "or f64)",
-                                   d->who, (int)name->len, name->ptr,
+                                   d->who, KC__Q(((kc_string_view){name->ptr, name->len})),
                                    kc__xla_dtype_name(s->dtype));
       }
       return NULL;
@@ -293,10 +293,10 @@ static XLA_FFI_Error* kc__decode_one(kc__decoder* d, XLA_FFI_AttrType type,
       out->elem_type = kc__attr_type_of(a->dtype);
       if (!out->elem_type) {
         return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                                 "%s: attribute '%.*s': arrays of %s are not "
+                                 "%s: attribute %s: arrays of %s are not "
                                  "supported (expected pred, s8..s64, u8..u64, f32 "
                                  "or f64)",
-                                 d->who, (int)name->len, name->ptr,
+                                 d->who, KC__Q(((kc_string_view){name->ptr, name->len})),
                                  kc__xla_dtype_name(a->dtype));
       }
       const void* data = a->data;
@@ -326,8 +326,8 @@ static XLA_FFI_Error* kc__decode_one(kc__decoder* d, XLA_FFI_AttrType type,
     }
     default:
       return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                               "%s: attribute '%.*s': unknown XLA attribute kind %d",
-                               d->who, (int)name->len, name->ptr, (int)type);
+                               "%s: attribute %s: unknown XLA attribute kind %d",
+                               d->who, KC__Q(((kc_string_view){name->ptr, name->len})), (int)type);
   }
 oom:
   if (!d->arena) goto too_many;
@@ -397,7 +397,8 @@ static XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_sig
     }
     if (at < 0) {
       return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                               "%s: attribute '%s': expected %s, got none", d->who, spec->name,
+                               "%s: attribute %s: expected %s, got none", d->who,
+                               KC__QS(spec->name),
                                kc__type_text(spec->type, spec->elem_type, want, sizeof want));
     }
     kc_attr* a = &attrs[i];
@@ -406,7 +407,8 @@ static XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_sig
     if (a->type != spec->type ||
         (spec->type == KC_ATTR_ARRAY && spec->elem_type && a->elem_type != spec->elem_type)) {
       return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                               "%s: attribute '%s': expected %s, got %s%s", d->who, spec->name,
+                               "%s: attribute %s: expected %s, got %s%s", d->who,
+                               KC__QS(spec->name),
                                kc__type_text(spec->type, spec->elem_type, want, sizeof want),
                                kc__type_text(a->type, a->elem_type, got, sizeof got),
                                spec->type == KC_ATTR_F32 && a->type == KC_ATTR_F64
@@ -423,9 +425,9 @@ static kc_status* kc__too_big(const kc_attr* a, size_t index) {
   char where[48] = "";
   if (index) snprintf(where, sizeof where, " (element %zu)", index - 1);
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "attribute '%.*s'%s: an unsigned value above %lld, which an "
+                          "attribute %s%s: an unsigned value above %lld, which an "
                           "op's int cannot hold",
-                          (int)a->name.size, a->name.data, where, (long long)INT64_MAX);
+                          KC__Q(a->name), where, (long long)INT64_MAX);
 }
 
 /* An op's attributes as kc_op_attr values (numbers, strings, arrays of
@@ -484,9 +486,9 @@ static XLA_FFI_Error* kc__decode_op_attrs(kc__decoder* d, const XLA_FFI_Attrs* i
       }
       default:
         return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                                 "%s: attribute '%.*s': dictionaries are not op "
+                                 "%s: attribute %s: dictionaries are not op "
                                  "attributes",
-                                 d->who, (int)a->name.size, a->name.data);
+                                 d->who, KC__Q(a->name));
     }
     if (st) return kc__adapter_error_from(d->api, d->who, st);
     site->num_op_attrs = (int32_t)(i + 1);
@@ -620,21 +622,23 @@ static XLA_FFI_Error* kc__check_buffers(const XLA_FFI_Api* api, const kc__adapte
                                         const kc_xcall_buffer_spec* specs, int32_t num_specs) {
   if (n != num_specs) {
     return kc__adapter_error(api, KC_INVALID_ARGUMENT,
-                             "kcall target '%s': expected %d %s buffer%s, got %lld", ad->name,
+                             "kcall target %s: expected %d %s buffer%s, got %lld", KC__QS(ad->name),
                              num_specs, what, num_specs == 1 ? "" : "s", (long long)n);
   }
   for (int64_t i = 0; i < n; ++i) {
-    const kc_xcall_buffer_spec* s = &specs[i];
-    if ((s->dtype.bits && !kc_dtype_equal(s->dtype, ts[i].dtype)) ||
-        (s->rank >= 0 && s->rank != ts[i].ndim)) {
-      char want[32] = "any", got[32], rank[16] = "any";
-      if (s->dtype.bits) kc_dtype_format(s->dtype, want, sizeof want);
-      if (s->rank >= 0) snprintf(rank, sizeof rank, "%d", s->rank);
-      kc_dtype_format(ts[i].dtype, got, sizeof got);
+    if (!kc__xcall_buffer_spec_accepts(&specs[i], ts[i].dtype, ts[i].ndim)) {
+      /* As the compiler says it of a program's buffers: "f64[2,3]". */
+      char want[64], got[32 + 21 * KC_TENSOR_MAX_NDIM];
+      kc__xcall_buffer_spec_describe(&specs[i], NULL, want, sizeof want);
+      size_t len = kc_dtype_format(ts[i].dtype, got, sizeof got);
+      kc__appendf(got, sizeof got, &len, "[");
+      for (int32_t d = 0; d < ts[i].ndim; ++d) {
+        kc__appendf(got, sizeof got, &len, "%s%lld", d ? "," : "", (long long)ts[i].shape[d]);
+      }
+      kc__appendf(got, sizeof got, &len, "]");
       return kc__adapter_error(api, KC_INVALID_ARGUMENT,
-                               "kcall target '%s': %s %lld: expected %s of rank %s, got %s "
-                               "of rank %d",
-                               ad->name, what, (long long)i, want, rank, got, ts[i].ndim);
+                               "kcall target %s: %s %lld: expected %s, got %s",
+                               KC__QS(ad->name), what, (long long)i, want, got);
     }
   }
   return NULL;
@@ -730,7 +734,7 @@ static XLA_FFI_Error* kc__run_target(kc__site* site, const XLA_FFI_Api* api, DLT
     pthread_mutex_unlock(&site->mu);
   }
   if (KC__UNLIKELY(site->init_code != KC_OK)) {
-    return kc__adapter_error(api, site->init_code, "kcall target '%s': %s", ad->name,
+    return kc__adapter_error(api, site->init_code, "kcall target %s: %s", KC__QS(ad->name),
                              site->init_message ? site->init_message : "cannot run");
   }
   const kc__xcall_target* t = ad->target;
@@ -746,7 +750,7 @@ static XLA_FFI_Error* kc__run_target(kc__site* site, const XLA_FFI_Api* api, DLT
       f.scratch = aligned_alloc(64, (site->scratch_bytes + 63) & ~(size_t)63);
       if (!f.scratch) {
         return kc__adapter_error(api, KC_RESOURCE_EXHAUSTED,
-                                 "kcall target '%s': out of memory for scratch", ad->name);
+                                 "kcall target %s: out of memory for scratch", KC__QS(ad->name));
       }
       own_scratch = true;
     }
@@ -947,7 +951,7 @@ static kc_status* kc__bind(kc__bind_kind kind, kc_string_view name, kc_platform 
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     goto done;
   }
-  size_t who_cap = name.size + 32;
+  size_t who_cap = 32 + KC_QUOTED_CAP; /* "kcall target " and the name quoted */
   ad->who = malloc(who_cap);
   if (!ad->who) {
     free(ad->name);
@@ -955,7 +959,8 @@ static kc_status* kc__bind(kc__bind_kind kind, kc_string_view name, kc_platform 
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     goto done;
   }
-  snprintf(ad->who, who_cap, "kcall %s '%s'", kind == KC__BIND_OP ? "op" : "target", ad->name);
+  snprintf(ad->who, who_cap, "kcall %s %s", kind == KC__BIND_OP ? "op" : "target",
+           KC__QS(ad->name));
   ad->pool = kc_thread_pool_get_default();
   ad->platform = platform;
   kc_object_retain(object);
@@ -989,9 +994,9 @@ kc_status* kc_xla_ffi_adapter_create(kc_string_view name, kc_platform platform,
   }
   if (t->api != KC_XCALL_API_TYPED || t->xla.execute) {
     return kc_status_create(KC_FAILED_PRECONDITION,
-                            "making an XLA FFI adapter for '%.*s': it is %s, not a kcall "
+                            "making an XLA FFI adapter for %s: it is %s, not a kcall "
                             "TYPED target",
-                            (int)name.size, name.data,
+                            KC__Q(name),
                             t->xla.execute ? "an XLA FFI handler already"
                                            : kc_xcall_api_name(t->api));
   }

@@ -241,8 +241,8 @@ static kc_status* kc__xla_type_add(kc_string_view name, XLA_FFI_TypeId* type_id,
   if (t) {
     if (type_id->type_id != 0 && type_id->type_id != t->id) {
       return kc_status_create(KC_ALREADY_EXISTS,
-                              "XLA FFI type '%.*s' is registered with id %lld, not %lld",
-                              (int)name.size, name.data, (long long)t->id,
+                              "XLA FFI type %s is registered with id %lld, not %lld",
+                              KC__Q(name), (long long)t->id,
                               (long long)type_id->type_id);
     }
     type_id->type_id = t->id;
@@ -256,13 +256,13 @@ static kc_status* kc__xla_type_add(kc_string_view name, XLA_FFI_TypeId* type_id,
   int64_t id = type_id->type_id;
   if (id < 0) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "XLA FFI type '%.*s': type id %lld is negative", (int)name.size,
-                            name.data, (long long)id);
+                            "XLA FFI type %s: type id %lld is negative", KC__Q(name),
+                            (long long)id);
   }
   if (id && kc__xla_type_by_id(id)) {
     return kc_status_create(KC_ALREADY_EXISTS,
-                            "XLA FFI type '%.*s': type id %lld is taken by another type",
-                            (int)name.size, name.data, (long long)id);
+                            "XLA FFI type %s: type id %lld is taken by another type",
+                            KC__Q(name), (long long)id);
   }
   if (kc__xla_num_types == kc__xla_cap_types) {
     size_t cap = kc__xla_cap_types ? 2 * kc__xla_cap_types : 16;
@@ -713,8 +713,8 @@ static kc_status* kc__xla_attr_value(kc__arena* arena, const kc_attr* a,
       XLA_FFI_DataType dt = kc__xla_attr_dtype(a->elem_type);
       if (dt == XLA_FFI_DataType_INVALID) {
         return kc_status_create(KC_INVALID_ARGUMENT,
-                                "attribute '%.*s': an array of %s has no XLA element type",
-                                (int)a->name.size, a->name.data,
+                                "attribute %s: an array of %s has no XLA element type",
+                                KC__Q(a->name),
                                 kc_attr_type_name(a->elem_type));
       }
       XLA_FFI_Array* arr = kc__arena_alloc(arena, sizeof *arr);
@@ -729,8 +729,8 @@ static kc_status* kc__xla_attr_value(kc__arena* arena, const kc_attr* a,
     case KC_ATTR_DICT: {
       XLA_FFI_Attrs* d = kc__arena_alloc(arena, sizeof *d);
       if (!d) return kc__xla_oom_status();
-      KC_RETURN_IF_ERROR(kc__xla_attrs_build(arena, &a->v.dict, d), "in attribute '%.*s'",
-                         (int)a->name.size, a->name.data);
+      KC_RETURN_IF_ERROR(kc__xla_attrs_build(arena, &a->v.dict, d), "in attribute %s",
+                         KC__Q(a->name));
       *out_type = XLA_FFI_AttrType_DICTIONARY;
       *out = d;
       return NULL;
@@ -740,8 +740,8 @@ static kc_status* kc__xla_attr_value(kc__arena* arena, const kc_attr* a,
       if (!s) return kc__xla_oom_status();
       s->dtype = kc__xla_attr_dtype(a->type);
       if (s->dtype == XLA_FFI_DataType_INVALID) {
-        return kc_status_create(KC_INVALID_ARGUMENT, "attribute '%.*s': unknown type %d",
-                                (int)a->name.size, a->name.data, (int)a->type);
+        return kc_status_create(KC_INVALID_ARGUMENT, "attribute %s: unknown type %d",
+                                KC__Q(a->name), (int)a->type);
       }
       s->value = kc__xla_scalar_value(arena, a);
       if (!s->value) return kc__xla_oom_status();
@@ -768,8 +768,8 @@ kc_status* kc__xla_attrs_build(kc__arena* arena, const kc_attr_dict* dict,
   for (size_t i = 0; !st && i < n; ++i) {
     const kc_attr* a = sorted[i];
     if (i > 0 && kc_sv_equal(a->name, sorted[i - 1]->name)) {
-      st = kc_status_create(KC_INVALID_ARGUMENT, "attribute '%.*s' is given twice",
-                            (int)a->name.size, a->name.data);
+      st = kc_status_create(KC_INVALID_ARGUMENT, "attribute %s is given twice",
+                            KC__Q(a->name));
       break;
     }
     XLA_FFI_ByteSpan* name = kc__arena_alloc(arena, sizeof *name);
@@ -862,8 +862,8 @@ kc_status* kc_xcall_register_xla_ffi(kc_string_view name, kc_platform platform,
   if (!handlers || handlers->struct_size < KC__XLA_SIZE(kc_xla_ffi_handlers, execute) ||
       !handlers->execute) {
     return kc_status_create(
-        KC_INVALID_ARGUMENT, "registering XLA FFI handlers for '%.*s': %s",
-        (int)(name.size > 64 ? 64 : name.size), name.data ? name.data : "",
+        KC_INVALID_ARGUMENT, "registering XLA FFI handlers for %s: %s",
+        KC__Q(name),
         !handlers ? "handlers is NULL"
         : handlers->struct_size < KC__XLA_SIZE(kc_xla_ffi_handlers, execute)
             ? "handlers->struct_size is too small to hold execute"
@@ -871,9 +871,9 @@ kc_status* kc_xcall_register_xla_ffi(kc_string_view name, kc_platform platform,
   }
   if (flags & ~(uint32_t)(KC_REGISTER_OVERRIDE | KC_XLA_FFI_NO_METADATA)) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "registering XLA FFI handlers for '%.*s': unknown flags 0x%x "
+                            "registering XLA FFI handlers for %s: unknown flags 0x%x "
                             "(expected KC_REGISTER_OVERRIDE, KC_XLA_FFI_NO_METADATA)",
-                            (int)(name.size > 64 ? 64 : name.size), name.data ? name.data : "",
+                            KC__Q(name),
                             flags & ~(uint32_t)(KC_REGISTER_OVERRIDE | KC_XLA_FFI_NO_METADATA));
   }
   char buf[KC__TARGET_KEY_CAP];
@@ -903,7 +903,7 @@ kc_status* kc_xcall_register_xla_ffi(kc_string_view name, kc_platform platform,
   }
   if (st) {
     kc_object_release(KC_OBJECT(t));
-    return kc_status_add_context(st, "registering XLA FFI handlers for '%s'", buf);
+    return kc_status_add_context(st, "registering XLA FFI handlers for %s", KC__QS(buf));
   }
   return kc__xcall_target_publish(t, key, flags & ~KC_XLA_FFI_NO_METADATA);
 }

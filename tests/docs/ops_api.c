@@ -5,6 +5,7 @@
  *   ops_api run       Concat and MatMul defined with the page's code, and
  *                     called; Add with the page's type constraint
  *   ops_api specs     malformed specs, refused when they are added
+ *   ops_api words     ambiguous type words, refused
  *   ops_api register  definitions refused at registration
  *   ops_api select    a call that no kernel matches (with its code)
  *   ops_api calls     calls refused before a kernel runs
@@ -363,6 +364,13 @@ static void refused_op(const char* input, const char* const* attrs) {
   print_status(input, kc_op_registry_register(b, 0), false);
 }
 
+/* The type words the page says are refused: in an attr's type set, and in
+ * an input's type (refused when the op registers). */
+static void mode_words(void) {
+  refused_spec(kc_op_builder_add_attr, "T: {float, i32}");
+  refused_op("x: long", (const char* const[]){NULL});
+}
+
 static void mode_register(void) {
   refused_op("x: Q", (const char* const[]){NULL});
   refused_op("x: N * T", (const char* const[]){"N: float", "T: type", NULL});
@@ -422,6 +430,7 @@ int main(int argc, char** argv) {
     const char* name;
     void (*run)(void);
   } modes[] = {{"run", mode_run},       {"specs", mode_specs},
+      {"words", mode_words},
                {"register", mode_register}, {"select", mode_select},
                {"calls", mode_calls}};
   for (size_t i = 0; argc == 2 && i < sizeof modes / sizeof modes[0]; ++i) {
@@ -433,6 +442,6 @@ int main(int argc, char** argv) {
       return failures ? 1 : 0;
     }
   }
-  fprintf(stderr, "usage: ops_api run|specs|register|select|calls\n");
+  fprintf(stderr, "usage: ops_api run|specs|words|register|select|calls\n");
   return 2;
 }

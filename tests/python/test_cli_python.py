@@ -24,6 +24,16 @@ PKG = pathlib.Path(kcall.__file__).resolve().parent
 REPO = pathlib.Path(__file__).resolve().parents[2]
 PLUGIN = PKG / "lib" / "libkcall_python.so"
 
+
+def quoted(text):
+    """How kcall's messages quote printable ASCII text (kc_sv_format_quoted):
+    whole up to 80 bytes, else its first 56 and last 24 and its length."""
+    text = str(text)
+    assert text.isascii() and text.isprintable() and "'" not in text
+    if len(text) <= 80:
+        return "'%s'" % text
+    return "'%s'...'%s' (%d bytes)" % (text[:56], text[-24:], len(text))
+
 pytestmark = [
     pytest.mark.skipif(not (PKG / "bin" / "kcall").is_file(),
                        reason="needs kcall as pip installs it (the tool in "
@@ -142,9 +152,10 @@ def test_module_that_raises_fails_the_load(demo, tmp_path):
     assert result.stdout == ""
     err = result.stderr
     assert err.startswith(
-        "kcall: error: UNKNOWN: loading plugin '%s': in init of plugin "
+        "kcall: error: UNKNOWN: loading plugin %s: in init of plugin "
         "'python': running Python file '%s': RuntimeError: broken.py cannot "
-        "start\nPython traceback (most recent call last):\n" % (PLUGIN, broken))
+        "start\nPython traceback (most recent call last):\n"
+        % (quoted(PLUGIN), broken))
     assert 'File "%s", line 11, in <module>' % broken in err
     assert 'File "%s", line 9, in setup' % broken in err
     # runpy's and importlib's own frames are left out.
@@ -156,10 +167,10 @@ def test_missing_module_is_not_found():
                         env={"KCALL_PYTHON_MODULES": "no_such_kcall_module"})
     assert result.returncode == 1
     assert result.stderr == (
-        "kcall: error: NOT_FOUND: loading plugin '%s': in init of plugin "
+        "kcall: error: NOT_FOUND: loading plugin %s: in init of plugin "
         "'python': importing Python module 'no_such_kcall_module': "
         "ModuleNotFoundError: No module named 'no_such_kcall_module'\n"
-        % PLUGIN)
+        % quoted(PLUGIN))
 
 
 def test_a_name_taken_twice_publishes_nothing(demo, tmp_path):

@@ -116,6 +116,18 @@ def test_builder_errors():
         b.parameter("f32[")
     with pytest.raises(kcall.InvalidArgumentError):
         b.op("add", "f32[1]", [7, 8])
+    # What a message cites is quoted as the library quotes it: escaped,
+    # and a long text cut to its ends and its length.
+    with pytest.raises(ValueError, match=r"unknown opcode 'fr\\x1bob' \(expected"):
+        b.op("fr\x1bob", "f32[1]", [])
+    with pytest.raises(ValueError) as info:
+        b.op("z" * 100000, "f32[1]", [])
+    assert str(info.value).startswith(
+        "op: unknown opcode '%s'...'%s' (100000 bytes) (expected add, "
+        % ("z" * 56, "z" * 24))
+    x = b.parameter("f32[2]")
+    with pytest.raises(TypeError, match=r"attribute 'a\\tb': a object; "):
+        b.custom_call("t", [x], "f32[2]", attrs={"a\tb": object()})
 
 
 def test_builder_custom_call_to_python_target():

@@ -12,6 +12,8 @@
 
 #include <kcall/kcall.h>
 
+#include "files.h"
+
 /* Exit statuses, the same for every command. */
 enum {
   CLI_EXIT_OK = 0,

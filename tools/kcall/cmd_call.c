@@ -45,7 +45,7 @@ static bool handle_options(int argc, char** argv, cli_python* py,
       }
       module = argv[++i];
     } else {
-      *out_exit = cli_usage_error(&cli_cmd_call, "unknown option '%s'", arg);
+      *out_exit = cli_usage_error(&cli_cmd_call, "unknown option %s", CLI_QS(arg));
       return false;
     }
     if (module) {

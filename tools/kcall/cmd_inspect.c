@@ -76,8 +76,7 @@ static kc_status* print_plugin(const kc_plugin* plugin) {
     printf("  %-10s %.*s", reg.kind, (int)reg.name.size, reg.name.data);
     if (is_custom_call(reg.kind)) {
       status = kc_status_add_context(print_custom_call(reg.name),
-                                     "custom call '%.*s'", (int)reg.name.size,
-                                     reg.name.data);
+                                     "custom call %s", CLI_Q(reg.name));
       if (status) return status;
     }
     putchar('\n');
@@ -99,8 +98,8 @@ static int parse_options(int argc, char** argv, cli_python* py,
       }
       module = argv[++i];
     } else if (argv[i][0] == '-') {
-      return cli_usage_error(&cli_cmd_inspect, "unknown option '%s'",
-                             argv[i]);
+      return cli_usage_error(&cli_cmd_inspect, "unknown option %s",
+                             CLI_QS(argv[i]));
     } else {
       paths[(*out_count)++] = argv[i];
       continue;

@@ -86,7 +86,7 @@ static int run_ops(int argc, char** argv) {
       }
       path = argv[++i];
     } else {
-      return cli_usage_error(&cli_cmd_ops, "unknown option '%s'", arg);
+      return cli_usage_error(&cli_cmd_ops, "unknown option %s", CLI_QS(arg));
     }
     kc_plugin* plugin = NULL;
     kc_status* status = kc_plugin_load(path, &plugin);

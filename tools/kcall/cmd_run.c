@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "files.h"
 #include "npy.h"
 #include "run.h"
 
@@ -59,8 +60,8 @@ static int parse_options(int argc, char** argv, run_options* o) {
     const char* arg = argv[i];
     if (options_done || arg[0] != '-' || arg[1] == '\0') {
       if (o->program_path) {
-        return cli_usage_error(&cli_cmd_run, "unexpected argument '%s' (one "
-                               "program at a time)", arg);
+        return cli_usage_error(&cli_cmd_run, "unexpected argument %s (one "
+                               "program at a time)", CLI_QS(arg));
       }
       o->program_path = arg;
       continue;
@@ -96,8 +97,8 @@ static int parse_options(int argc, char** argv, run_options* o) {
       if (exit_code >= 0) return exit_code;
     } else if ((v = option_value(argc, argv, &i, "--input", "-i", &missing))) {
       if (!strchr(v, '=') || v[0] == '=') {
-        return cli_usage_error(&cli_cmd_run, "--input '%s': expected "
-                               "NAME=FILE.npy or NAME=VALUE", v);
+        return cli_usage_error(&cli_cmd_run, "--input %s: expected "
+                               "NAME=FILE.npy or NAME=VALUE", CLI_QS(v));
       }
       o->inputs[o->num_inputs++] = v;
     } else if ((v = option_value(argc, argv, &i, "--output", "-o", &missing))) {
@@ -108,7 +109,7 @@ static int parse_options(int argc, char** argv, run_options* o) {
     } else if (missing) {
       return cli_usage_error(&cli_cmd_run, "%s needs a value", arg);
     } else {
-      return cli_usage_error(&cli_cmd_run, "unknown option '%s'", arg);
+      return cli_usage_error(&cli_cmd_run, "unknown option %s", CLI_QS(arg));
     }
   }
   if (!o->program_path) {
@@ -119,25 +120,19 @@ static int parse_options(int argc, char** argv, run_options* o) {
 
 /* ---- files ---------------------------------------------------------------- */
 
-static kc_status* errno_status(int err, const char* what, const char* path) {
-  kc_status_code code = KC_UNKNOWN;
-  if (err == ENOENT || err == ENOTDIR) code = KC_NOT_FOUND;
-  if (err == EACCES || err == EPERM) code = KC_PERMISSION_DENIED;
-  return kc_status_create(code, "%s '%s': %s", what, path, strerror(err));
-}
-
 /* The whole file, NUL-terminated; *out_text is the caller's to free. */
 static kc_status* read_text(const char* path, char** out_text,
                             size_t* out_size) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return errno_status(errno, "cannot open", path);
+  FILE* f = NULL;
+  kc_status* opened = cli_file_open_read(path, "an HLO text file", &f);
+  if (opened) return opened;
   size_t cap = 4096;
   size_t size = 0;
   char* text = malloc(cap);
   kc_status* st = NULL;
   while (text && !st) {
     size += fread(text + size, 1, cap - size - 1, f);
-    if (ferror(f)) st = errno_status(errno, "cannot read", path);
+    if (ferror(f)) st = cli_errno_status(errno, "cannot read", path);
     if (feof(f) || st) break;
     char* bigger = cap < SIZE_MAX / 2 ? realloc(text, cap * 2) : NULL;
     if (!bigger) {
@@ -166,7 +161,7 @@ static kc_status* load_program(const char* path, kc_program** out) {
   kc_status* st = read_text(path, &text, &size);
   if (st) return st;
   kc_string_view view = {text, size};
-  st = kc_status_add_context(kc_program_parse(view, out), "parsing '%s'", path);
+  st = kc_status_add_context(kc_program_parse(view, out), "parsing %s", CLI_QS(path));
   free(text);
   return st;
 }
@@ -186,15 +181,22 @@ static void print_outputs(const kc_executable* exe, kc_tensor* const* outputs,
 
 static kc_status* write_outputs(const char* dir, const kc_executable* exe,
                                 kc_tensor* const* outputs, size_t count) {
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    return errno_status(errno, "cannot create directory", dir);
-  }
+  KC_RETURN_IF_ERROR(cli_dir_prepare(dir), "--output");
   for (size_t i = 0; i < count; ++i) {
     size_t n = strlen(dir) + 32;
     char* path = malloc(n);
     if (!path) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     snprintf(path, n, "%s/out%zu.npy", dir, i);
-    kc_status* st = cli_npy_write(path, kc_tensor_get_dltensor(outputs[i]));
+    struct stat sb;
+    kc_status* st = NULL;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+      /* The tool names the file; what is in its way is the directory's. */
+      st = kc_status_create(KC_FAILED_PRECONDITION,
+                            "cannot write output %zu: %s is a directory, "
+                            "expected a file (or nothing) there",
+                            i, CLI_QS(path));
+    }
+    if (!st) st = cli_npy_write(path, kc_tensor_get_dltensor(outputs[i]));
     if (!st) {
       char shape[256];
       kc_shape_format(kc_executable_get_output_shape(exe, i), shape,

@@ -5,8 +5,8 @@
 
 static int run_version(int argc, char** argv) {
   if (argc > 0) {
-    return cli_usage_error(&cli_cmd_version, "unexpected argument '%s'",
-                           argv[0]);
+    return cli_usage_error(&cli_cmd_version, "unexpected argument %s",
+                           CLI_QS(argv[0]));
   }
   uint32_t major = 0;
   uint32_t minor = 0;

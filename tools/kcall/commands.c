@@ -48,7 +48,7 @@ static int run_help(int argc, char** argv) {
   if (argc > 1) return cli_usage_error(&cli_cmd_help, "too many arguments");
   const cli_command* command = cli_find_command(argv[0]);
   if (!command) {
-    return cli_usage_error(NULL, "unknown command '%s'", argv[0]);
+    return cli_usage_error(NULL, "unknown command %s", CLI_QS(argv[0]));
   }
   fputs(command->usage, stdout);
   return CLI_EXIT_OK;

@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
 
   const cli_command* command = cli_find_command(name);
   if (!command) {
-    return cli_usage_error(NULL, "unknown %s '%s'",
-                           name[0] == '-' ? "option" : "command", name);
+    return cli_usage_error(NULL, "unknown %s %s",
+                           name[0] == '-' ? "option" : "command", CLI_QS(name));
   }
   int rc;
   if (argc > 2 && cli_is_help_flag(argv[2])) {

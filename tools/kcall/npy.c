@@ -10,6 +10,8 @@
 #include "npy.h"
 
 #include <errno.h>
+
+#include "files.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,15 +67,14 @@ static bool host_is_little_endian(void) {
 static kc_status* parse_descr(kc_string_view d, DLDataType* out) {
   const char* supported = "supported: " SUPPORTED_TYPES;
   if (d.size < 3 || !strchr("<>|=", d.data[0])) {
-    return kc_status_create(KC_UNIMPLEMENTED, "dtype '%.*s' is not supported (%s)",
-                            (int)d.size, d.data, supported);
+    return kc_status_create(KC_UNIMPLEMENTED, "dtype %s is not supported (%s)",
+                            CLI_Q(d), supported);
   }
   unsigned width = 0;
   for (size_t i = 2; i < d.size; ++i) {
     if (d.data[i] < '0' || d.data[i] > '9' || width > 1000) {
-      return kc_status_create(KC_UNIMPLEMENTED,
-                              "dtype '%.*s' is not supported (%s)",
-                              (int)d.size, d.data, supported);
+      return kc_status_create(KC_UNIMPLEMENTED, "dtype %s is not supported (%s)",
+                              CLI_Q(d), supported);
     }
     width = width * 10 + (unsigned)(d.data[i] - '0');
   }
@@ -82,15 +83,15 @@ static kc_status* parse_descr(kc_string_view d, DLDataType* out) {
     /* Byte order means nothing for one-byte elements. */
     if (d.data[0] == '>' && width > 1) {
       return kc_status_create(KC_UNIMPLEMENTED,
-                              "big-endian data ('%.*s') is not supported; "
+                              "big-endian data (%s) is not supported; "
                               "save it with arr.astype('<%c%u')",
-                              (int)d.size, d.data, d.data[1], width);
+                              CLI_Q(d), d.data[1], width);
     }
     *out = kc_dtype_make(kTypes[i].code, kTypes[i].bits, 1);
     return NULL;
   }
-  return kc_status_create(KC_UNIMPLEMENTED, "dtype '%.*s' is not supported (%s)",
-                          (int)d.size, d.data, supported);
+  return kc_status_create(KC_UNIMPLEMENTED, "dtype %s is not supported (%s)",
+                          CLI_Q(d), supported);
 }
 
 /* ---- the header dictionary ------------------------------------------------ */
@@ -112,18 +113,15 @@ static kc_status* malformed(const scanner* s, const char* expected) {
                             "malformed header: expected %s, found its end",
                             expected);
   }
-  /* Show a little of what is there, printable bytes only. */
-  char seen[17];
-  size_t n = 0;
-  for (const char* q = s->p; q < s->end && *q != '\n' && n < sizeof seen - 1;
-       ++q) {
-    seen[n++] = (*q >= 0x20 && *q < 0x7f) ? *q : '?';
+  /* Show a little of what is there, up to the end of its line. */
+  kc_string_view seen = {s->p, 0};
+  while (seen.size < 16 && s->p + seen.size < s->end && s->p[seen.size] != '\n') {
+    ++seen.size;
   }
-  while (n > 1 && seen[n - 1] == ' ') --n; /* the padding says nothing */
-  seen[n] = '\0';
+  while (seen.size > 1 && seen.data[seen.size - 1] == ' ') --seen.size; /* padding */
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "malformed header at byte %zu: expected %s, found '%s'",
-                          at, expected, seen);
+                          "malformed header at byte %zu: expected %s, found %s",
+                          at, expected, CLI_Q(seen));
 }
 
 static bool accept(scanner* s, char c) {
@@ -145,19 +143,33 @@ static bool accept_word(scanner* s, const char* word) {
   return false;
 }
 
-/* A quoted string without escapes (no key or descr NumPy writes has one). */
-static kc_status* parse_string(scanner* s, kc_string_view* out) {
+/* A quoted string without escapes (no key or descr NumPy writes has one)
+ * or control bytes: a NUL would end the string for anything reading it as
+ * C text, so that it would pass for something it is not. `what` names it
+ * in messages ("a key", "the dtype string"). */
+static kc_status* parse_string(scanner* s, const char* what, kc_string_view* out) {
   skip_blanks(s);
   if (s->p >= s->end || (*s->p != '\'' && *s->p != '"')) {
     return malformed(s, "a quoted string");
   }
   char quote = *s->p++;
   const char* start = s->p;
-  while (s->p < s->end && *s->p != quote) {
-    if (*s->p == '\\') return malformed(s, "a plain string");
-    ++s->p;
+  const char* close = memchr(start, quote, (size_t)(s->end - start));
+  if (!close) {
+    s->p = s->end;
+    return malformed(s, "a closing quote");
   }
-  if (s->p >= s->end) return malformed(s, "a closing quote");
+  kc_string_view text = {start, (size_t)(close - start)};
+  for (; s->p < close; ++s->p) {
+    if (*s->p == '\\') return malformed(s, "a plain string");
+    unsigned char c = (unsigned char)*s->p;
+    if (c < 0x20 || c == 0x7f) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "malformed header: %s %s holds byte 0x%02x at "
+                              "byte %zu of the header; expected printable text",
+                              what, CLI_Q(text), c, (size_t)(s->p - s->begin));
+    }
+  }
   out->data = start;
   out->size = (size_t)(s->p - start);
   ++s->p;
@@ -210,7 +222,7 @@ enum { KEY_DESCR = 1, KEY_FORTRAN = 2, KEY_SHAPE = 4 };
 
 static kc_status* parse_entry(scanner* s, npy_header* h, unsigned* seen) {
   kc_string_view key;
-  kc_status* st = parse_string(s, &key);
+  kc_status* st = parse_string(s, "a key", &key);
   if (st) return st;
   if (!accept(s, ':')) return malformed(s, "':' after a key");
   unsigned bit = 0;
@@ -219,13 +231,11 @@ static kc_status* parse_entry(scanner* s, npy_header* h, unsigned* seen) {
   if (kc_sv_equal(key, KC_SV_LIT("shape"))) bit = KEY_SHAPE;
   if (bit == 0) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "malformed header: unknown key '%.*s'",
-                            (int)key.size, key.data);
+                            "malformed header: unknown key %s", CLI_Q(key));
   }
   if (*seen & bit) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "malformed header: key '%.*s' appears twice",
-                            (int)key.size, key.data);
+                            "malformed header: key %s appears twice", CLI_Q(key));
   }
   *seen |= bit;
   if (bit == KEY_SHAPE) return parse_shape(s, h);
@@ -244,7 +254,7 @@ static kc_status* parse_entry(scanner* s, npy_header* h, unsigned* seen) {
                             "structured dtypes are not supported");
   }
   kc_string_view descr;
-  st = parse_string(s, &descr);
+  st = parse_string(s, "the dtype string", &descr);
   if (!st) st = parse_descr(descr, &h->dtype);
   return st;
 }
@@ -277,10 +287,7 @@ static kc_status* parse_header(const char* text, size_t size, npy_header* h) {
 /* ---- files ---------------------------------------------------------------- */
 
 static kc_status* errno_status(int err, const char* what) {
-  kc_status_code code = KC_UNKNOWN;
-  if (err == ENOENT || err == ENOTDIR) code = KC_NOT_FOUND;
-  if (err == EACCES || err == EPERM) code = KC_PERMISSION_DENIED;
-  return kc_status_create(code, "%s: %s", what, strerror(err));
+  return kc_status_create(cli_errno_code(err), "%s: %s", what, strerror(err));
 }
 
 static kc_status* truncated(const char* part, size_t wanted, size_t found) {
@@ -406,15 +413,15 @@ kc_status* cli_npy_read(const char* path, const kc_allocator* alloc,
   *out_tensor = NULL;
   if (!host_is_little_endian()) {
     return kc_status_create(KC_UNIMPLEMENTED,
-                            "reading '%s': .npy files need a little-endian "
-                            "host", path);
+                            "reading %s: .npy files need a little-endian "
+                            "host", CLI_QS(path));
   }
-  FILE* f = fopen(path, "rb");
-  if (!f) return kc_status_add_context(errno_status(errno, "cannot open"),
-                                       "reading '%s'", path);
-  kc_status* st = read_stream(f, alloc, out_tensor);
+  FILE* f = NULL;
+  kc_status* st = cli_file_open_read(path, "a .npy file", &f);
+  if (st) return st; /* it names the path */
+  st = read_stream(f, alloc, out_tensor);
   fclose(f);
-  return kc_status_add_context(st, "reading '%s'", path);
+  return kc_status_add_context(st, "reading %s", CLI_QS(path));
 }
 
 /* ---- writing -------------------------------------------------------------- */
@@ -453,19 +460,19 @@ kc_status* cli_npy_write(const char* path, const DLTensor* t) {
     char name[64];
     kc_dtype_format(t->dtype, name, sizeof name);
     return kc_status_create(KC_UNIMPLEMENTED,
-                            "writing '%s': .npy has no type for %s", path,
+                            "writing %s: .npy has no type for %s", CLI_QS(path),
                             name);
   }
   if (t->device.device_type != kDLCPU || !kc_dltensor_is_compact(t) ||
       !host_is_little_endian()) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "writing '%s': only compact CPU tensors on a "
-                            "little-endian host can be written", path);
+                            "writing %s: only compact CPU tensors on a "
+                            "little-endian host can be written", CLI_QS(path));
   }
   int64_t numel = kc_dltensor_get_numel(t);
   if (numel < 0) {
-    return kc_status_create(KC_OUT_OF_RANGE, "writing '%s': size overflows",
-                            path);
+    return kc_status_create(KC_OUT_OF_RANGE, "writing %s: size overflows",
+                            CLI_QS(path));
   }
   size_t size = (size_t)numel * kc_dtype_get_size(t->dtype);
   /* Rank is at most 32, so the header always fits the 1.0 format's 64 KiB;
@@ -473,7 +480,8 @@ kc_status* cli_npy_write(const char* path, const DLTensor* t) {
   char header[2048];
   size_t header_len = format_header(t, descr, header, sizeof header);
   if (header_len == 0) {
-    return kc_status_create(KC_INTERNAL, "writing '%s': header too long", path);
+    return kc_status_create(KC_INTERNAL, "writing %s: header too long",
+                            CLI_QS(path));
   }
   unsigned char prefix[10];
   memcpy(prefix, NPY_MAGIC, NPY_MAGIC_SIZE);
@@ -483,8 +491,14 @@ kc_status* cli_npy_write(const char* path, const DLTensor* t) {
   prefix[9] = (unsigned char)(header_len >> 8);
 
   FILE* f = fopen(path, "wb");
+  if (!f && errno == EISDIR) {
+    return kc_status_create(KC_FAILED_PRECONDITION,
+                            "writing %s: it is a directory, expected a file "
+                            "(or nothing) there",
+                            CLI_QS(path));
+  }
   if (!f) return kc_status_add_context(errno_status(errno, "cannot create"),
-                                       "writing '%s'", path);
+                                       "writing %s", CLI_QS(path));
   const char* data = (const char*)t->data + t->byte_offset;
   bool ok = fwrite(prefix, 1, sizeof prefix, f) == sizeof prefix &&
             fwrite(header, 1, header_len, f) == header_len &&
@@ -497,7 +511,7 @@ kc_status* cli_npy_write(const char* path, const DLTensor* t) {
   if (!ok) {
     remove(path); /* no half-written file left behind */
     return kc_status_add_context(errno_status(err, "write failed"),
-                                 "writing '%s'", path);
+                                 "writing %s", CLI_QS(path));
   }
   return NULL;
 }

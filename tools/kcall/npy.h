@@ -20,9 +20,12 @@
 
 /* Reads the .npy file at `path` into a new CPU tensor allocated from
  * `alloc` (NULL: system). Errors, each naming the path:
- *   NOT_FOUND, PERMISSION_DENIED, UNKNOWN  the file cannot be opened/read
- *   INVALID_ARGUMENT  not a .npy file, or a malformed header, or data
- *                     shorter or longer than the shape says
+ *   NOT_FOUND, PERMISSION_DENIED, ...  the file cannot be opened or read
+ *                     (the code of cli_errno_code, files.h)
+ *   INVALID_ARGUMENT  a directory; not a .npy file; a malformed header
+ *                     (a control byte such as NUL in a string of it is
+ *                     refused, shown escaped with its byte position); or
+ *                     data shorter or longer than the shape says
  *   UNIMPLEMENTED     a valid file kcall does not take: Fortran order,
  *                     big-endian data, another dtype, another version
  *   OUT_OF_RANGE      a shape whose byte size overflows, or rank above
@@ -33,8 +36,9 @@ kc_status* cli_npy_read(const char* path, const kc_allocator* alloc,
 
 /* Writes `tensor` (CPU, compact row-major) to `path`, replacing the file.
  * UNIMPLEMENTED for a dtype .npy has no name for here (bf16, complex, ...);
- * INVALID_ARGUMENT for a strided or non-CPU tensor; an errno-derived code
- * when the file cannot be written. */
+ * INVALID_ARGUMENT for a strided or non-CPU tensor; FAILED_PRECONDITION
+ * when `path` is a directory; the code of cli_errno_code when the file
+ * cannot be written. */
 kc_status* cli_npy_write(const char* path, const DLTensor* tensor);
 
 /* The descr cli_npy_write uses for `dtype` ("<f4"), or NULL if none. */

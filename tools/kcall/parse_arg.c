@@ -77,14 +77,15 @@ static bool parse_bool(const char* text, bool numeric_ok, bool* out_value) {
 
 static kc_status* int_overflow(const char* text, int position) {
   return kc_status_create(KC_OUT_OF_RANGE,
-                          "argument %d: '%s' does not fit in a 64-bit int "
-                          "(write float:%s or str:%s)",
-                          position, text, text, text);
+                          "argument %d: %s does not fit in a 64-bit int "
+                          "(give it a float: or str: prefix to pass it as "
+                          "one of those)",
+                          position, CLI_QS(text));
 }
 
 static kc_status* not_a(const char* what, const char* text, int position) {
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "argument %d: '%s' is not %s", position, text,
+                          "argument %d: %s is not %s", position, CLI_QS(text),
                           what);
 }
 

@@ -58,10 +58,10 @@ static kc_status* plugin_path(char** out_path) {
   if (stat(path, &sb) != 0) {
     kc_status* st = kc_status_create(
         KC_NOT_FOUND,
-        "--python: no Python plugin at '%s' (it comes with the pip-installed "
+        "--python: no Python plugin at %s (it comes with the pip-installed "
         "package: run its tool, `python -m kcall`, or name the plugin with "
         "--plugin and the modules in " MODULES_ENV ")",
-        path);
+        CLI_QS(path));
     free(path);
     return st;
   }

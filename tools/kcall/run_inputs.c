@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "npy.h"
 #include "run.h"
 
@@ -27,19 +28,50 @@ static char* format_text(const char* fmt, ...) {
   return text;
 }
 
-/* A growing string for lists in messages; on out of memory it keeps what
- * it has. */
+/* A growing string for lists of names in messages: the first
+ * LIST_MAX_ITEMS, then a count of the others (list_end). On out of memory
+ * it keeps what it has. */
+enum { LIST_MAX_ITEMS = 16 };
 typedef struct text_list {
   char* text;
   size_t size;
+  size_t items;
 } text_list;
 
+/* A name as a list shows it: as it is when it is a short name of the
+ * bytes HLO names are made of, else quoted (escaped and bounded). */
+static const char* list_name(const char* name, char* buf) {
+  size_t n = strlen(name);
+  bool plain = n > 0 && n <= KC_QUOTE_MAX_SHOWN;
+  for (size_t i = 0; plain && i < n; ++i) {
+    char c = name[i];
+    plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            (c >= '0' && c <= '9') || (c && strchr("_.$%-", c));
+  }
+  if (plain) return name;
+  kc_sv_format_quoted(kc_sv(name), buf, KC_QUOTED_CAP);
+  return buf;
+}
+
 static void list_add(text_list* list, const char* item, const kc_shape* shape) {
+  if (list->items++ >= LIST_MAX_ITEMS) return;
   char shape_text[256] = "";
   if (shape) kc_shape_format(shape, shape_text, sizeof shape_text);
+  char quoted[KC_QUOTED_CAP];
   char* more = format_text("%s%s%s%s%s", list->text ? list->text : "",
-                           list->size ? ", " : "", item,
+                           list->size ? ", " : "", list_name(item, quoted),
                            shape ? " " : "", shape_text);
+  if (!more) return;
+  free(list->text);
+  list->text = more;
+  list->size = strlen(more);
+}
+
+/* Says how many items the list left out, if any. */
+static void list_end(text_list* list) {
+  if (list->items <= LIST_MAX_ITEMS || !list->text) return;
+  char* more = format_text("%s and %zu more", list->text,
+                           list->items - LIST_MAX_ITEMS);
   if (!more) return;
   free(list->text);
   list->text = more;
@@ -164,25 +196,26 @@ static kc_status* find_leaf(run_inputs* in, kc_string_view name,
       return NULL;
     }
   }
-  text_list inputs = {NULL, 0};
+  text_list inputs = {NULL, 0, 0};
   for (size_t i = 0; i < in->count; ++i) {
     list_add(&inputs, in->leaves[i].name, in->leaves[i].shape);
   }
+  list_end(&inputs);
   kc_status* st = NULL;
   for (size_t i = 0; i < in->num_tuple_names && !st; ++i) {
     if (kc_sv_equal(name, kc_sv(in->tuple_names[i]))) {
       st = kc_status_create(KC_INVALID_ARGUMENT,
-                            "'%.*s' is a tuple; give each of its leaves "
+                            "%s is a tuple; give each of its leaves "
                             "(the inputs are: %s)",
-                            (int)name.size, name.data,
+                            CLI_Q(name),
                             inputs.text ? inputs.text : "");
     }
   }
   if (!st) {
     st = kc_status_create(KC_NOT_FOUND,
-                          "the program has no input named '%.*s' (its "
+                          "the program has no input named %s (its "
                           "inputs are: %s)",
-                          (int)name.size, name.data,
+                          CLI_Q(name),
                           inputs.text ? inputs.text : "none");
   }
   free(inputs.text);
@@ -250,7 +283,7 @@ static kc_status* store_element(const DLTensor* t, size_t index,
     double d = 0;
     if (!parse_double(text, &d)) {
       return kc_status_create(KC_INVALID_ARGUMENT,
-                              "element %zu: '%s' is not a number", index, text);
+                              "element %zu: %s is not a number", index, CLI_QS(text));
     }
     if (dt.bits == 64) {
       memcpy(p, &d, sizeof d);
@@ -269,8 +302,8 @@ static kc_status* store_element(const DLTensor* t, size_t index,
     bool f_ = !strcmp(text, "false") || !strcmp(text, "False") || !strcmp(text, "0");
     if (!t_ && !f_) {
       return kc_status_create(KC_INVALID_ARGUMENT,
-                              "element %zu: '%s' is not a bool (true, false, "
-                              "1 or 0)", index, text);
+                              "element %zu: %s is not a bool (true, false, "
+                              "1 or 0)", index, CLI_QS(text));
     }
     *p = t_ ? 1 : 0;
     return NULL;
@@ -279,8 +312,8 @@ static kc_status* store_element(const DLTensor* t, size_t index,
   switch (parse_int(text, dt.code == kDLInt, dt.bits, &v)) {
     case INT_BAD:
       return kc_status_create(KC_INVALID_ARGUMENT,
-                              "element %zu: '%s' is not an integer", index,
-                              text);
+                              "element %zu: %s is not an integer", index,
+                              CLI_QS(text));
     case INT_RANGE:
       return kc_status_create(KC_OUT_OF_RANGE,
                               "element %zu: %s does not fit in %s", index,
@@ -457,8 +490,8 @@ static kc_status* file_tensor(const char* path, const kc_shape* shape,
     char got_text[256];
     kc_shape_format(shape, want_text, sizeof want_text);
     kc_shape_format(got, got_text, sizeof got_text);
-    st = kc_status_create(KC_INVALID_ARGUMENT, "'%s' holds %s, the input is %s",
-                          path, got_text, want_text);
+    st = kc_status_create(KC_INVALID_ARGUMENT, "%s holds %s, the input is %s",
+                          CLI_QS(path), got_text, want_text);
   }
   kc_shape_destroy(got);
   if (st) {
@@ -473,8 +506,8 @@ kc_status* run_inputs_set(run_inputs* in, const char* spec) {
   const char* eq = strchr(spec, '=');
   if (!eq || eq == spec) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "--input '%s': expected NAME=FILE.npy or "
-                            "NAME=VALUE", spec);
+                            "--input %s: expected NAME=FILE.npy or "
+                            "NAME=VALUE", CLI_QS(spec));
   }
   kc_string_view name = {spec, (size_t)(eq - spec)};
   if (name.data[0] == '%') {
@@ -486,8 +519,8 @@ kc_status* run_inputs_set(run_inputs* in, const char* spec) {
   if (st) return st;
   if (leaf->tensor) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "input '%s' is given twice (%s and %s)",
-                            leaf->name, leaf->source, eq + 1);
+                            "input %s is given twice (%s and %s)",
+                            CLI_QS(leaf->name), CLI_QS(leaf->source), CLI_QS(eq + 1));
   }
   const char* value = eq + 1;
   st = is_literal(value) ? literal_tensor(value, leaf->shape, &leaf->tensor)
@@ -496,7 +529,7 @@ kc_status* run_inputs_set(run_inputs* in, const char* spec) {
     leaf->source = format_text("%s", value);
     if (!leaf->source) st = oom();
   }
-  return kc_status_add_context(st, "input '%s'", leaf->name);
+  return kc_status_add_context(st, "input %s", CLI_QS(leaf->name));
 }
 
 /* ---- the generated pattern ------------------------------------------------ */
@@ -531,7 +564,7 @@ static kc_status* generate(run_leaf* leaf) {
 
 kc_status* run_inputs_finish(run_inputs* in, bool generate_missing,
                              FILE* note) {
-  text_list missing = {NULL, 0};
+  text_list missing = {NULL, 0, 0};
   size_t num_missing = 0;
   kc_status* st = NULL;
   for (size_t i = 0; i < in->count && !st; ++i) {
@@ -540,9 +573,10 @@ kc_status* run_inputs_finish(run_inputs* in, bool generate_missing,
     ++num_missing;
     list_add(&missing, leaf->name, leaf->shape);
     if (generate_missing) {
-      st = kc_status_add_context(generate(leaf), "input '%s'", leaf->name);
+      st = kc_status_add_context(generate(leaf), "input %s", CLI_QS(leaf->name));
     }
   }
+  list_end(&missing);
   if (!st && num_missing) {
     if (generate_missing) {
       if (note) fprintf(note, "kcall: generated inputs: %s\n", missing.text);

@@ -31,8 +31,8 @@ static bool literal_dtype(DLDataType t) {
 static kc_status* literal_error(int position, const char* text,
                                 const char* what) {
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "argument %d: tensor literal '%s': %s", position,
-                          text, what);
+                          "argument %d: tensor literal %s: %s", position,
+                          CLI_QS(text), what);
 }
 
 /* Stores element `i` of `t` from `word` (NUL-terminated). */
@@ -159,17 +159,25 @@ bool cli_parse_tensor_literal(const char* text, int position, kc_any* out_value,
   const char* p = values;
   for (int64_t i = 0; !*out_status && i < given; ++i) {
     size_t n = strcspn(p, ",");
-    if (n >= sizeof word) n = sizeof word - 1;
-    memcpy(word, p, n);
-    word[n] = '\0';
-    p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',');
-    if (!literal_store(t, i, word)) {
+    kc_string_view value = {p, n};
+    /* Whole, however long: cut short, a value could read as another. */
+    char* text_of = n < sizeof word ? word : malloc(n + 1);
+    if (!text_of) {
+      *out_status = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+      break;
+    }
+    memcpy(text_of, p, n);
+    text_of[n] = '\0';
+    p += n + (p[n] == ',');
+    bool stored = literal_store(t, i, text_of);
+    if (text_of != word) free(text_of);
+    if (!stored) {
       char msg[256];
       char dt[32];
       kc_dtype_format(dtype, dt, sizeof dt);
       bool an = dtype.code == kDLInt || dtype.code == kDLFloat;
-      snprintf(msg, sizeof msg, "value %" PRId64 " ('%.64s') is not %s %s", i,
-               word, an ? "an" : "a", dt);
+      snprintf(msg, sizeof msg, "value %" PRId64 " (%s) is not %s %s", i,
+               CLI_Q(value), an ? "an" : "a", dt);
       *out_status = literal_error(position, text, msg);
     }
   }

@@ -127,7 +127,7 @@ int cli_xla_ffi_add(cli_xla_ffi* x, const cli_command* command, const char* opti
   free(s.text);
   if (problem) {
     return cli_usage_error(command,
-                           "%s '%s': %s (expected %s)", option, spec, problem,
+                           "%s %s: %s (expected %s)", option, CLI_QS(spec), problem,
                            is_type ? "LIB.so:TYPE_ID[:TYPE_INFO]=NAME"
                                    : "LIB.so:SYMBOL[=TARGET] or "
                                      "LIB.so:STAGE:SYMBOL,...=TARGET");
@@ -148,8 +148,8 @@ int cli_xla_ffi_add(cli_xla_ffi* x, const cli_command* command, const char* opti
 static kc_status* open_library(const char* option, const char* lib, void** out) {
   kc_status* st = kc__dlopen_file(lib, out);
   if (!st) return NULL;
-  kc_status* wrapped = kc_status_create(kc_status_get_code(st), "%s: cannot load '%s': %s",
-                                        option, lib, kc_status_get_message(st));
+  kc_status* wrapped = kc_status_create(kc_status_get_code(st), "%s: cannot load %s: %s",
+                                        option, CLI_QS(lib), kc_status_get_message(st));
   kc_status_destroy(st);
   return wrapped;
 }
@@ -161,19 +161,28 @@ static kc_status* find_symbol(const char* option, void* handle, const char* lib,
   size_t n = strlen(symbol);
   bool call = n > 2 && strcmp(symbol + n - 2, "()") == 0;
   char name[256];
-  snprintf(name, sizeof name, "%.*s", (int)(call ? n - 2 : n), symbol);
+  size_t len = call ? n - 2 : n;
+  if (len >= sizeof name) {
+    /* Cut short, it would name another symbol. */
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "%s: symbol %s: expected at most %zu bytes, got %zu",
+                            option, CLI_QS(symbol), sizeof name - 1, len);
+  }
+  snprintf(name, sizeof name, "%.*s", (int)len, symbol);
   dlerror();
   void* addr = dlsym(handle, name);
   if (!addr) {
-    return kc_status_create(KC_NOT_FOUND, "%s: no symbol '%s' in '%s'", option, name, lib);
+    return kc_status_create(KC_NOT_FOUND, "%s: no symbol %s in %s", option, CLI_QS(name),
+                            CLI_QS(lib));
   }
   if (call) {
     void* (*fn)(void);
     memcpy(&fn, &addr, sizeof fn); /* data to function pointer (POSIX) */
     addr = fn();
     if (!addr) {
-      return kc_status_create(KC_FAILED_PRECONDITION, "%s: %s() in '%s' returned NULL",
-                              option, name, lib);
+      return kc_status_create(KC_FAILED_PRECONDITION,
+                              "%s: the function %s in %s returned NULL", option,
+                              CLI_QS(name), CLI_QS(lib));
     }
   }
   *out = addr;
@@ -195,7 +204,7 @@ static kc_status* register_type(const char* spec) {
   }
   if (!st) {
     st = kc_status_add_context(kc_xla_ffi_type_register(kc_sv(s.name), type_id, type_info),
-                               "--xla-ffi-type '%s'", spec);
+                               "--xla-ffi-type %s", CLI_QS(spec));
   }
   free(s.text);
   return st;
@@ -223,7 +232,7 @@ static kc_status* register_handlers(const char* spec) {
     const char* target = s.name ? s.name : stages[3];
     st = kc_status_add_context(
         kc_xcall_register_xla_ffi(kc_sv(target), KC_PLATFORM_HOST, &h, 0),
-        "--xla-ffi '%s'", spec);
+        "--xla-ffi %s", CLI_QS(spec));
   }
   free(s.text);
   return st;

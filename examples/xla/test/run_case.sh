@@ -65,13 +65,13 @@ case $case_name in
   npy_wrong_shape)
     "$kcall" run "$src/tuple.hlo" --plugin "$plugin" --generate-inputs \
       --output "$work/tuple"
-    expect_error "input 'p1': '.*out0\\.npy' holds f32\\[512\\], the input is f32\\[2048\\]" \
+    expect_error "input 'p1': '.*out0\\.npy'( \\([0-9]+ bytes\\))? holds f32\\[512\\], the input is f32\\[2048\\]" \
       run "$src/seed_add.hlo" --plugin "$plugin" --input p0=1 \
       --input "p1=$work/tuple/out0.npy"
     ;;
   npy_not_npy)
     printf 'not numpy' >"$work/bad.npy"
-    expect_error "input 'p1': reading '.*bad\\.npy': not a \\.npy file" \
+    expect_error "input 'p1': reading '.*bad\\.npy'( \\([0-9]+ bytes\\))?: not a \\.npy file" \
       run "$src/seed_add.hlo" --plugin "$plugin" --input p0=1 \
       --input "p1=$work/bad.npy"
     printf '\223NUMPY\001\000\166\000{' >"$work/short.npy"
@@ -81,9 +81,38 @@ case $case_name in
     ;;
   output_dir_error)
     : >"$work/file"
-    expect_error "cannot create directory '.*file/sub'" \
+    expect_error "^kcall: error: NOT_FOUND: --output: cannot create directory '.*file/sub'" \
       run "$src/seed_add.hlo" --plugin "$plugin" --generate-inputs \
       --output "$work/file/sub"
+    # A file where the directory should be.
+    expect_error "^kcall: error: INVALID_ARGUMENT: --output: '.*/file'( \\([0-9]+ bytes\\))? is a file, expected a directory$" \
+      run "$src/seed_add.hlo" --plugin "$plugin" --generate-inputs \
+      --output "$work/file"
+    # A directory where an output file goes: the directory's state is wrong.
+    mkdir -p "$work/outs/out1.npy"
+    expect_error "^kcall: error: FAILED_PRECONDITION: cannot write output 1: '.*out1\\.npy'( \\([0-9]+ bytes\\))? is a directory, expected a file \\(or nothing\\) there$" \
+      run "$src/seed_add.hlo" --plugin "$plugin" --generate-inputs \
+      --output "$work/outs"
+    [ -f "$work/outs/out0.npy" ] || { echo "run_case.sh: out0.npy was not written" >&2; exit 1; }
+    ;;
+  paths_of_the_wrong_kind)
+    # Directories named where files are expected: the path and what was
+    # expected, with INVALID_ARGUMENT; missing files are NOT_FOUND.
+    mkdir -p "$work/dir"
+    expect_error "^kcall: error: INVALID_ARGUMENT: '.*/dir'( \\([0-9]+ bytes\\))? is a directory, expected an HLO text file$" \
+      run "$work/dir" --plugin "$plugin" --generate-inputs
+    expect_error "^kcall: error: INVALID_ARGUMENT: input 'p1': '.*/dir'( \\([0-9]+ bytes\\))? is a directory, expected a \\.npy file$" \
+      run "$src/seed_add.hlo" --plugin "$plugin" --input p0=1 --input "p1=$work/dir"
+    expect_error "^kcall: error: NOT_FOUND: input 'p1': cannot open '.*/nope\\.npy'( \\([0-9]+ bytes\\))?: No such file or directory$" \
+      run "$src/seed_add.hlo" --plugin "$plugin" --input p0=1 --input "p1=$work/nope.npy"
+    expect_error "^kcall: error: INVALID_ARGUMENT: loading plugin '.*/dir'( \\([0-9]+ bytes\\))?: it is a directory, expected a shared object file$" \
+      run "$src/seed_add.hlo" --plugin "$work/dir" --generate-inputs
+    expect_error "^kcall: error: INVALID_ARGUMENT: --xla-ffi: cannot load '.*/dir'( \\([0-9]+ bytes\\))?: it is a directory, expected a shared object file$" \
+      run "$src/seed_add.hlo" --xla-ffi "$work/dir:handler" --generate-inputs
+    expect_error "^kcall: error: NOT_FOUND: --xla-ffi: cannot load '.*/nope\\.so'( \\([0-9]+ bytes\\))?: no such file$" \
+      run "$src/seed_add.hlo" --xla-ffi "$work/nope.so:handler" --generate-inputs
+    expect_error "^kcall: error: INVALID_ARGUMENT: loading plugin '/dev/null': it is not a regular file, expected a shared object file$" \
+      run "$src/seed_add.hlo" --plugin /dev/null --generate-inputs
     ;;
   *)
     echo "run_case.sh: unknown case '$case_name'" >&2

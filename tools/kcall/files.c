@@ -1,0 +1,85 @@
+/*
+ * files.c — opening the files the tool is named (see files.h).
+ */
+#define _POSIX_C_SOURCE 200809L /* fileno, mkdir, stat */
+
+#include "files.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+kc_status_code cli_errno_code(int err) {
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return KC_NOT_FOUND;
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return KC_PERMISSION_DENIED;
+    case EISDIR:
+    case ENAMETOOLONG:
+    case ELOOP:
+      return KC_INVALID_ARGUMENT;
+    case ENOSPC:
+#ifdef EDQUOT
+    case EDQUOT:
+#endif
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+      return KC_RESOURCE_EXHAUSTED;
+    case EEXIST:
+      return KC_ALREADY_EXISTS;
+    case EINTR:
+    case EAGAIN:
+      return KC_UNAVAILABLE;
+    default:
+      return KC_UNKNOWN;
+  }
+}
+
+kc_status* cli_errno_status(int err, const char* what, const char* path) {
+  return kc_status_create(cli_errno_code(err), "%s %s: %s", what, CLI_QS(path),
+                          strerror(err));
+}
+
+static kc_status* is_a_directory(const char* path, const char* expected) {
+  return kc_status_create(KC_INVALID_ARGUMENT, "%s is a directory, expected %s",
+                          CLI_QS(path), expected);
+}
+
+kc_status* cli_file_open_read(const char* path, const char* expected,
+                              FILE** out_file) {
+  *out_file = NULL;
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    int err = errno;
+    if (err == EISDIR) return is_a_directory(path, expected);
+    return cli_errno_status(err, "cannot open", path);
+  }
+  /* fopen opens a directory for reading; its first read would fail with
+   * EISDIR, which says less. */
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    fclose(f);
+    return is_a_directory(path, expected);
+  }
+  *out_file = f;
+  return NULL;
+}
+
+kc_status* cli_dir_prepare(const char* dir) {
+  struct stat sb;
+  if (stat(dir, &sb) == 0) {
+    if (S_ISDIR(sb.st_mode)) return NULL;
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "%s is %s, expected a directory", CLI_QS(dir),
+                            S_ISREG(sb.st_mode) ? "a file" : "not a directory");
+  }
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    return cli_errno_status(errno, "cannot create directory", dir);
+  }
+  return NULL;
+}
