@@ -248,3 +248,47 @@ KC_TEST(user_data_of_a_custom_call_is_deleted_once_on_every_path) {
   KC_CHECK_INT(d6.deleted, 1);
   KC_CHECK_INT(d5.deleted, 1);
 }
+
+/* ---- a plugin whose init fails --------------------------------------------- */
+
+static char kt_deleted_names[128];
+
+/* kt.on_delete(name): appends name and ';' to kt_deleted_names. */
+static kc_status* kt_on_delete(void* self, const kc_any* args, int32_t nargs,
+                               kc_any* ret) {
+  (void)self;
+  (void)ret;
+  kc_string_view name;
+  KC_RETURN_IF_ERROR(kc_args_get_string("kt.on_delete", args, nargs, 0, &name),
+                     "kt.on_delete");
+  size_t used = strlen(kt_deleted_names);
+  snprintf(kt_deleted_names + used, sizeof kt_deleted_names - used, "%.*s;",
+           (int)name.size, name.data);
+  return NULL;
+}
+
+KC_TEST(user_data_is_deleted_once_when_a_plugin_init_fails) {
+  kc_func* f = NULL;
+  KC_CHECK_OK(kc_func_create(kt_alloc(), kt_on_delete, NULL, NULL, &f));
+  KC_CHECK_OK(kc_func_registry_register(KC_SV_LIT("kt.on_delete"), f, 0));
+  kc_object_release(KC_OBJECT(f));
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(
+      kc_plugin_load(KC_FIXTURE_DIR "/kt_plugin_user_data_init_fails.so", &p),
+      KC_ABORTED, "in init of plugin 'kt_ud_fail'",
+      "kt_ud_fail: giving up after 2");
+  /* Discarded in the order registered: the op (with its function), then
+   * the target. */
+  KC_CHECK_STR(kt_deleted_names, "shape data;user data;");
+  const kc_op* op = NULL;
+  KC_CHECK_CODE(kc_op_registry_lookup(KC_SV_LIT("kt_ud_fail.Op"), &op),
+                KC_NOT_FOUND, "");
+  kc_xcall_target_desc d = {sizeof d, {NULL, 0}, 0, 0, NULL, false, 0, 0};
+  KC_CHECK_CODE(kc_xcall_lookup(KC_SV_LIT("kt_ud_fail.target"),
+                                KC_PLATFORM_HOST, &d),
+                KC_NOT_FOUND, "");
+  /* The resets find nothing more to delete. */
+  kc_xcall_registry_reset();
+  kc_op_registry_reset();
+  KC_CHECK_STR(kt_deleted_names, "shape data;user data;");
+}
