@@ -25,11 +25,11 @@ static void kt_old_target(void* out, const void** ins,
 }
 
 /* A failed check, as a status naming it. */
-#define KT_OLD_CHECK(cond, what)                                          \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
+#define KT_OLD_CHECK(cond, what)                                            \
+  do {                                                                      \
+    if (!(cond)) {                                                          \
       return kc_status_create(KC_INTERNAL, "on an API 1.0 host: %s", what); \
-    }                                                                     \
+    }                                                                       \
   } while (0)
 
 /* True when `st` fails and its message contains `needle`; destroys it. */
@@ -57,11 +57,11 @@ static kc_status* kt_old_checks(void) {
   KC_RETURN_IF_ERROR(kc_op_builder_create("kt_old.Bad", &b), "create");
   kc_op_builder_add_input_v2(b, "x: f32");
   kc_op_builder_add_attr_v2(b, "T: {f65}");
-  KT_OLD_CHECK(kt_old_fails_with(kc_op_registry_register(b, 0),
-                                 KC_INVALID_ARGUMENT,
-                                 "call 2 (kc_op_builder_add_attr): attr spec "
-                                 "'T: {f65}'"),
-               "a failing _v2 call fails the registration");
+  KT_OLD_CHECK(
+      kt_old_fails_with(kc_op_registry_register(b, 0), KC_INVALID_ARGUMENT,
+                        "call 2 (kc_op_builder_add_attr): attr spec "
+                        "'T: {f65}'"),
+      "a failing _v2 call fails the registration");
 
   /* Data for a shape function cannot be kept by a 1.0 builder: it is
    * deleted, and the op refused, naming the call. */
@@ -70,11 +70,11 @@ static kc_status* kt_old_checks(void) {
   kc_op_builder_set_shape_fn_v2(b, kt_old_shape, &kt_old_deleted,
                                 kt_old_delete);
   KT_OLD_CHECK(kt_old_deleted == 1, "the shape data is deleted at once");
-  KT_OLD_CHECK(kt_old_fails_with(kc_op_registry_register(b, 0),
-                                 KC_INVALID_ARGUMENT,
-                                 "kc_op_builder_set_shape_fn_v2 with data "
-                                 "needs host API 1.1"),
-               "shape data fails the registration");
+  KT_OLD_CHECK(
+      kt_old_fails_with(kc_op_registry_register(b, 0), KC_INVALID_ARGUMENT,
+                        "kc_op_builder_set_shape_fn_v2 with data "
+                        "needs host API 1.1"),
+      "shape data fails the registration");
 
   /* User data for a custom call: refused, deleted; without data the 1.0
    * registration is used. */

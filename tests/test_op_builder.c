@@ -46,12 +46,12 @@ KC_TEST(op_builder_v2_registers_without_a_status_per_call) {
 KC_TEST(op_builder_v2_reports_the_first_failure_with_its_position) {
   kc_op_builder* b = NULL;
   KC_CHECK_OK(kc_op_builder_create("kt.Bad", &b));
-  kc_op_builder_add_input_v2(b, "x: T");            /* call 1 */
-  kc_op_builder_add_output_v2(b, "y: T");           /* call 2 */
+  kc_op_builder_add_input_v2(b, "x: T");           /* call 1 */
+  kc_op_builder_add_output_v2(b, "y: T");          /* call 2 */
   kc_op_builder_set_doc_v2(b, "never registered"); /* call 3 */
-  kc_op_builder_add_attr_v2(b, "N: int >= x");      /* call 4: fails */
-  kc_op_builder_add_attr_v2(b, "T: {f32, f65}");    /* call 5: fails too */
-  kc_op_builder_set_flags_v2(b, 1u << 9);           /* call 6: fails too */
+  kc_op_builder_add_attr_v2(b, "N: int >= x");     /* call 4: fails */
+  kc_op_builder_add_attr_v2(b, "T: {f32, f65}");   /* call 5: fails too */
+  kc_op_builder_set_flags_v2(b, 1u << 9);          /* call 6: fails too */
   char text[512];
   kt_register_text(b, text, sizeof text);
   KC_CHECK_STR(text,
@@ -79,8 +79,9 @@ KC_TEST(op_builder_v2_reports_the_first_failure_with_its_position) {
   kc_op_builder_add_input_v2(b, "x: f32");
   kc_op_builder_add_output_v2(b, NULL);
   kt_register_text(b, text, sizeof text);
-  KC_CHECK_CONTAINS(text, "call 2 (kc_op_builder_add_output_v2): "
-                          "kc_op_builder_add_output_v2: spec is NULL");
+  KC_CHECK_CONTAINS(text,
+                    "call 2 (kc_op_builder_add_output_v2): "
+                    "kc_op_builder_add_output_v2: spec is NULL");
 
   /* A NULL builder has nowhere to record anything: the calls do nothing,
    * and registering it fails. */

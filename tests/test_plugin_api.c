@@ -51,11 +51,11 @@ static void kt_check_same_source(void) {
   KC_CHECK_CODE(kt_call("kt_same.twice", wrong + 1, 1, &ret),
                 KC_INVALID_ARGUMENT,
                 "in kt_same.twice: kt_same.twice: argument 0: expected int");
-  KC_CHECK_CODE(kt_call("kt_same.fail", args, 1, &ret),
-                KC_FAILED_PRECONDITION,
+  KC_CHECK_CODE(kt_call("kt_same.fail", args, 1, &ret), KC_FAILED_PRECONDITION,
                 "kt_same.fail: refused with 1 arguments");
-  name = kc_any_cstr("a name much too long to be greeted by this function, "
-                     "or so");
+  name = kc_any_cstr(
+      "a name much too long to be greeted by this function, "
+      "or so");
   KC_CHECK_CODE(kt_call("kt_same.greet", &name, 1, &ret), KC_OUT_OF_RANGE,
                 "kt_same.greet: a name of 58 bytes is longer than 57");
 
@@ -80,8 +80,8 @@ static void kt_check_same_source(void) {
 
   /* The custom call reads its factor from the status. */
   float z[4] = {0};
-  KC_CHECK_OK(kt_run_target("kt_same.scale", "API_VERSION_STATUS_RETURNING",
-                            z));
+  KC_CHECK_OK(
+      kt_run_target("kt_same.scale", "API_VERSION_STATUS_RETURNING", z));
   KC_CHECK(z[0] == 2.5f && z[3] == 10.0f);
 
   /* Each user data object is deleted once, with what owns it. */
@@ -134,9 +134,9 @@ KC_TEST(plugin_api_same_source_linked_into_the_host) {
   kt_check_same_source();
   /* Registered once more through its own function, as a host would. */
   KC_CHECK_OK(kt_same_register());
-  KC_CHECK_INT(kt_call_int("kt_same.add", (kc_any[]){kc_any_int(1),
-                                                     kc_any_int(2)}, 2),
-               3);
+  KC_CHECK_INT(
+      kt_call_int("kt_same.add", (kc_any[]){kc_any_int(1), kc_any_int(2)}, 2),
+      3);
   KC_CHECK(kc_plugin_get_host() == host);
 }
 

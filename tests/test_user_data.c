@@ -15,7 +15,7 @@ typedef struct kt_data {
 
 static void kt_data_delete(void* self) { ((kt_data*)self)->deleted++; }
 
-/* ---- shape functions -------------------------------------------------------- */
+/* ---- shape functions ----------------------------------------------------- */
 
 /* y = x repeated data->value times along a new last dim. */
 static kc_status* kt_repeat_shape(kc_shape_ctx* ctx) {
@@ -134,7 +134,7 @@ KC_TEST(user_data_of_a_shape_function_is_deleted_once_on_every_path) {
   KC_CHECK_INT(d7.deleted, 1);
 }
 
-/* ---- legacy custom calls --------------------------------------------------- */
+/* ---- legacy custom calls ------------------------------------------------- */
 
 /* out[i] = ins[0][i] * data->value for 4 floats; fails when the data is
  * missing. */
@@ -195,19 +195,18 @@ KC_TEST(user_data_reaches_legacy_custom_calls_through_their_status) {
 KC_TEST(user_data_of_a_custom_call_is_deleted_once_on_every_path) {
   /* ORIGINAL's signature has no place for it: refused, deleted at once. */
   kt_data d1 = {1, 0};
-  KC_CHECK_CODE(kc_xcall_register_v2(KC_SV_LIT("kt.orig"), KC_PLATFORM_HOST,
-                                     KC_XCALL_API_ORIGINAL,
-                                     (void (*)(void))kt_original, &d1,
-                                     kt_data_delete, 0),
-                KC_INVALID_ARGUMENT,
-                "registering custom-call target 'kt.orig@Host': user data "
-                "needs a convention with a status argument");
+  KC_CHECK_CODE(
+      kc_xcall_register_v2(KC_SV_LIT("kt.orig"), KC_PLATFORM_HOST,
+                           KC_XCALL_API_ORIGINAL, (void (*)(void))kt_original,
+                           &d1, kt_data_delete, 0),
+      KC_INVALID_ARGUMENT,
+      "registering custom-call target 'kt.orig@Host': user data "
+      "needs a convention with a status argument");
   KC_CHECK_INT(d1.deleted, 1);
   /* ORIGINAL without data registers as before. */
   KC_CHECK_OK(kc_xcall_register_v2(KC_SV_LIT("kt.orig"), KC_PLATFORM_HOST,
                                    KC_XCALL_API_ORIGINAL,
-                                   (void (*)(void))kt_original, NULL, NULL,
-                                   0));
+                                   (void (*)(void))kt_original, NULL, NULL, 0));
   /* Refused for a bad name, a NULL fn, a taken name. */
   kt_data d2 = {2, 0};
   KC_CHECK_CODE(kc_xcall_register_v2(KC_SV_LIT("bad@name"), KC_PLATFORM_HOST,
@@ -235,10 +234,10 @@ KC_TEST(user_data_of_a_custom_call_is_deleted_once_on_every_path) {
   /* Overridden: the new data serves the next compile; the old target
    * stays until the reset (a compiled program may still call it). */
   kt_data d6 = {6, 0};
-  KC_CHECK_OK(kc_xcall_register_v2(
-      KC_SV_LIT("kt.scale"), KC_PLATFORM_HOST, KC_XCALL_API_STATUS_RETURNING,
-      (void (*)(void))kt_scale_status, &d6, kt_data_delete,
-      KC_REGISTER_OVERRIDE));
+  KC_CHECK_OK(kc_xcall_register_v2(KC_SV_LIT("kt.scale"), KC_PLATFORM_HOST,
+                                   KC_XCALL_API_STATUS_RETURNING,
+                                   (void (*)(void))kt_scale_status, &d6,
+                                   kt_data_delete, KC_REGISTER_OVERRIDE));
   float y[4] = {0};
   KC_CHECK_OK(kt_run_target("kt.scale", "API_VERSION_STATUS_RETURNING", y));
   KC_CHECK(y[0] == 6.0f);
@@ -249,7 +248,7 @@ KC_TEST(user_data_of_a_custom_call_is_deleted_once_on_every_path) {
   KC_CHECK_INT(d5.deleted, 1);
 }
 
-/* ---- a plugin whose init fails --------------------------------------------- */
+/* ---- a plugin whose init fails ------------------------------------------- */
 
 static char kt_deleted_names[128];
 
@@ -284,9 +283,9 @@ KC_TEST(user_data_is_deleted_once_when_a_plugin_init_fails) {
   KC_CHECK_CODE(kc_op_registry_lookup(KC_SV_LIT("kt_ud_fail.Op"), &op),
                 KC_NOT_FOUND, "");
   kc_xcall_target_desc d = {sizeof d, {NULL, 0}, 0, 0, NULL, false, 0, 0};
-  KC_CHECK_CODE(kc_xcall_lookup(KC_SV_LIT("kt_ud_fail.target"),
-                                KC_PLATFORM_HOST, &d),
-                KC_NOT_FOUND, "");
+  KC_CHECK_CODE(
+      kc_xcall_lookup(KC_SV_LIT("kt_ud_fail.target"), KC_PLATFORM_HOST, &d),
+      KC_NOT_FOUND, "");
   /* The resets find nothing more to delete. */
   kc_xcall_registry_reset();
   kc_op_registry_reset();
