@@ -1,8 +1,8 @@
 /*
- * tests/kt_plugin_api.h — what the sources compiled both as plugins and
- * into the test runner (tests/fixtures/same_source.c,
- * tests/plugin_api_old_host.c) offer the tests. It includes only
- * kcall/abi.h, so both modes can include it.
+ * tests/kt_plugin_api.h — what the sources of the test runner that are not
+ * tests themselves (tests/fixtures/same_source.c, also built as a plugin;
+ * tests/plugin_api_old_host.c, in plugin mode; tests/cpp_layer.cpp) offer
+ * the tests. It includes only kcall/abi.h, so both modes can include it.
  */
 #ifndef KCALL_TESTS_KT_PLUGIN_API_H_
 #define KCALL_TESTS_KT_PLUGIN_API_H_
@@ -20,5 +20,15 @@ kc_status* kt_same_register(void);
  * Returns NULL, or a status naming the first check that failed. */
 kc_status* kt_plugin_api_on_old_host(const kc_host_api* old_host,
                                      const kc_host_api* host);
+
+/* Checks of the C++ layer (kcall/kcall.hpp) in a host (tests/
+ * cpp_layer.cpp); `old_host` as above. NULL, or the first failure. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+kc_status* kt_cpp_layer_checks(const kc_host_api* old_host);
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* KCALL_TESTS_KT_PLUGIN_API_H_ */

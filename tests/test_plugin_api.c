@@ -1,6 +1,7 @@
 /* kcall/plugin_api.h: one source built as a plugin and linked into a host
  * behaves the same; its API 1.1 spellings on an API 1.0 host; a C++
- * plugin written with it; a plugin built against API 1.0 in this host.
+ * plugin written with it; a plugin built against API 1.0 in this host;
+ * the C++ layer's builder in a host.
  * (That every table entry has its spelling is checked when the library is
  * built: src/plugin/host_api.c.) */
 #include <stdio.h>
@@ -140,15 +141,24 @@ KC_TEST(plugin_api_same_source_linked_into_the_host) {
   KC_CHECK(kc_plugin_get_host() == host);
 }
 
-KC_TEST(plugin_api_on_an_api_1_0_host) {
-  /* The table as an API 1.0 host gives it: shorter, and NULL beyond, so
-   * that a 1.1 spelling calling a 1.1 entry would crash the test. */
-  const kc_host_api* host = kc_plugin_get_host_api();
-  kc_host_api old = *host;
+/* The table as an API 1.0 host gives it: shorter, and NULL beyond, so
+ * that a call through an entry 1.0 lacks would crash the test. */
+static kc_host_api kt_api_1_0_table(void) {
+  kc_host_api old = *kc_plugin_get_host_api();
   old.struct_size = offsetof(kc_host_api, op_builder_add_input_v2);
   old.api_minor = 0;
   memset((char*)&old + old.struct_size, 0, sizeof old - old.struct_size);
-  KC_CHECK_OK(kt_plugin_api_on_old_host(&old, host));
+  return old;
+}
+
+KC_TEST(plugin_api_on_an_api_1_0_host) {
+  kc_host_api old = kt_api_1_0_table();
+  KC_CHECK_OK(kt_plugin_api_on_old_host(&old, kc_plugin_get_host_api()));
+}
+
+KC_TEST(plugin_api_cpp_layer_in_a_host) {
+  kc_host_api old = kt_api_1_0_table();
+  KC_CHECK_OK(kt_cpp_layer_checks(&old));
 }
 
 KC_TEST(plugin_api_cpp_plugin) {
