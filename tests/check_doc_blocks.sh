@@ -1,16 +1,17 @@
 #!/bin/sh
-# check_doc_blocks.sh DOC.md DIR
+# check_doc_blocks.sh DOC.md DIR [DIR]...
 #
-# Every fenced code block of DOC.md in c, cpp or hlo must be a file of
-# DIR, whole and unchanged: its first line names the file ("// add_one.cc:
-# ...", "/* register.c: ...", "// add_one.hlo"). The tests build and run
-# those files, so the document shows only code that works. Blocks of other
+# Every fenced code block of DOC.md in c, cpp or hlo must be a file of one
+# of the DIRs (the first that has a file of that name), whole and
+# unchanged: its first line names the file ("// add_one.cc: ...",
+# "/* register.c: ...", "// add_one.hlo"). The tests build and run those
+# files, so the document shows only code that works. Blocks of other
 # languages (sh, text, none; python, tested where its files are) are left
 # alone.
 set -u
 
 doc=$1
-dir=$2
+shift
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 
@@ -40,20 +41,24 @@ for lang_file in "$tmp"/lang.*; do
   esac
   block=$tmp/block.$n
   name=$(head -n 1 "$block" | sed -n 's@^\(//\|/\*\|#\) *\([A-Za-z0-9_.-]*\.[A-Za-z0-9]*\)\($\|[: ].*\)@\2@p')
+  file=
+  for dir in "$@"; do
+    if [ -n "$name" ] && [ -f "$dir/$name" ]; then file=$dir/$name; break; fi
+  done
   if [ -z "$name" ]; then
     echo "check_doc_blocks.sh: $doc: $lang block $n does not name its file on its first line"
     fail=1
-  elif [ ! -f "$dir/$name" ]; then
-    echo "check_doc_blocks.sh: $doc: block $n shows $name, which is not in $dir"
+  elif [ -z "$file" ]; then
+    echo "check_doc_blocks.sh: $doc: block $n shows $name, which is not in $*"
     fail=1
-  elif ! cmp -s "$block" "$dir/$name"; then
-    echo "check_doc_blocks.sh: $doc: block $n differs from $dir/$name:"
-    diff "$block" "$dir/$name" | head -20
+  elif ! cmp -s "$block" "$file"; then
+    echo "check_doc_blocks.sh: $doc: block $n differs from $file:"
+    diff "$block" "$file" | head -20
     fail=1
   else
     checked=$((checked + 1))
   fi
 done
 [ "$checked" -gt 0 ] || { echo "check_doc_blocks.sh: $doc: no code blocks found"; fail=1; }
-[ "$fail" -eq 0 ] && echo "check_doc_blocks.sh: $checked block(s) of $doc are the files of $dir"
+[ "$fail" -eq 0 ] && echo "check_doc_blocks.sh: $checked block(s) of $doc are the files of $*"
 exit "$fail"

@@ -1,5 +1,4 @@
-/*
- * clip_plugin.cpp — ops and kernels written with the C++ layer
+/* clip_plugin.cpp — ops and kernels written with the C++ layer
  * (kcall/kcall.hpp), built as a plugin that still reaches the library only
  * through the host table:
  *

@@ -54,10 +54,10 @@ extern "C" {
 /* ======================================================================== */
 /*
  * Errors are handled in one place. A builder remembers the first call that
- * failed, with its position ("call 4 (kc_op_builder_add_attr_v2)", counting
+ * failed, with its position ("call 3 (kc_op_builder_add_attr_v2)", counting
  * every add and set call from 1), and kc_op_registry_register fails with
  * that error, so a builder that went wrong never registers half an op:
- *   "registering op 'Concat': call 4 (kc_op_builder_add_attr_v2): attr spec
+ *   "registering op 'Concat': call 3 (kc_op_builder_add_attr_v2): attr spec
  *    'N: int >= x': column 11: expected an integer, got 'x'"
  * The _v2 add and set functions therefore return nothing: check the
  * status of kc_op_builder_create and of kc_op_registry_register, and none
