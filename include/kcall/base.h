@@ -11,6 +11,10 @@
 
 #include "kcall/abi.h"
 
+#if defined(KC_BUILDING_PLUGIN) && defined(KCALL_PLUGIN_API_H_)
+#error "kcall/plugin_api.h in plugin mode (KC_BUILDING_PLUGIN) cannot be combined with the host's headers (kcall/kcall.h, kcall/base.h, ...): a plugin includes kcall/abi.h and kcall/plugin_api.h only"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

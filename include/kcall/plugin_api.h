@@ -449,11 +449,15 @@
 
 #if defined(KC_BUILDING_PLUGIN)
 
+/* ---- plugin mode ------------------------------------------------------- */
+
+#if defined(KCALL_BASE_H_)
+#error "kcall/plugin_api.h in plugin mode (KC_BUILDING_PLUGIN) cannot be combined with the host's headers (kcall/kcall.h, kcall/base.h, ...): a plugin includes kcall/abi.h and kcall/plugin_api.h only"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- plugin mode ------------------------------------------------------- */
 
 /* The host's table. One per shared object: a weak, hidden definition that
  * every translation unit including this header shares, and that no other
