@@ -150,20 +150,15 @@ static void kc__first_error_record(kc__first_error* e, const kc_status* st,
   size_t prefix = label ? strlen(label) + 2 : 0;
   size_t n = kc_status_format(st, NULL, 0) + 1;
   if (skip > n - 1) skip = n - 1;
-  char* text = malloc(prefix + n - skip);
-  char* full = malloc(n);
-  if (!text || !full) {
-    free(text);
-    free(full);
-    return;
-  }
-  kc_status_format(st, full, n);
+  char* text = malloc(prefix + n);
+  if (!text) return;
+  /* The replay adds the code back: keep the rest, after the label. */
+  kc_status_format(st, text + prefix, n);
+  memmove(text + prefix, text + prefix + skip, n - skip);
   if (label) {
     memcpy(text, label, prefix - 2);
     memcpy(text + prefix - 2, ": ", 2);
   }
-  memcpy(text + prefix, full + skip, n - skip); /* the replay adds the code */
-  free(full);
   e->text = text;
 }
 
