@@ -585,8 +585,8 @@ class OpKernel {
  * ------------------------------------------------------------------------ */
 
 /* Builds and registers an op (the seed's REGISTER_OP, without static
- * initialisation): OpDefBuilder("Clip").Input("x: T")...Register(). No
- * call in the chain throws for a bad spec: the C builder keeps the first
+ * initialisation): OpDefBuilder("Clip").Input("x: T")...Register(). A
+ * bad spec throws nothing where it is given: the C builder keeps the first
  * failure, and Register throws it, naming the call that failed ("call 3
  * (kc_op_builder_add_attr): attr spec ..."). */
 class OpDefBuilder {
@@ -627,19 +627,19 @@ class OpDefBuilder {
    * and destroys it when it is freed. Throws Error (FAILED_PRECONDITION)
    * on a host older than plugin API 1.1, which cannot keep it (a plugin
    * using it lists the feature "user_data"). */
-  template <class F, std::enable_if_t<
-                         std::is_invocable_v<std::decay_t<F>&, InferenceContext&>,
-                         int> = 0>
+  template <class F, class Fn = std::decay_t<F>,
+            std::enable_if_t<std::is_invocable_v<Fn&, InferenceContext&>,
+                             int> = 0>
   OpDefBuilder& SetShapeFn(F&& f) {
-    using Fn = std::decay_t<F>;
     if (!KC_STRUCT_HAS(&host(), kc_host_api, op_builder_set_shape_fn_v2)) {
       throw Error(KC_FAILED_PRECONDITION,
                   "kcall::OpDefBuilder::SetShapeFn with a callable needs "
                   "plugin API 1.1 (feature user_data)");
     }
     Fn* data = new Fn(std::forward<F>(f));
-    host().op_builder_set_shape_fn_v2(b_, &stateful_shape_fn<Fn>, data,
-                                      [](void* p) { delete static_cast<Fn*>(p); });
+    host().op_builder_set_shape_fn_v2(
+        b_, &stateful_shape_fn<Fn>, data,
+        [](void* p) { delete static_cast<Fn*>(p); });
     return *this;
   }
 
