@@ -3,7 +3,8 @@
  * plugin written with it; a plugin built against API 1.0 in this host;
  * the C++ layer's builder in a host.
  * (That every table entry has its spelling is checked when the library is
- * built: src/plugin/host_api.c.) */
+ * built, in src/plugin/host_api.c; tests/check_host_api_list.sh checks
+ * that this check refuses a list that lacks an entry or mistypes one.) */
 #include <stdio.h>
 
 #include "kcall/plugin_api.h"
