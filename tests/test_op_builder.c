@@ -6,9 +6,13 @@
 
 #include "kt_ops.h"
 
-/* Registers `b` and returns the formatted status ("OK" on success). */
+/* Registers `b` and returns the formatted status ("OK" on success), which
+ * it destroys. */
 static const char* kt_register_text(kc_op_builder* b, char* buf, size_t cap) {
-  return kt_status_text(kc_op_registry_register(b, 0), buf, cap);
+  kc_status* st = kc_op_registry_register(b, 0);
+  kt_status_text(st, buf, cap);
+  kc_status_destroy(st);
+  return buf;
 }
 
 KC_TEST(op_builder_v2_registers_without_a_status_per_call) {
