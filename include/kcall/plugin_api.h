@@ -64,8 +64,11 @@
  *
  * Contracts (ownership, lifetimes, thread safety, status codes) are the
  * library functions', in their headers. Plugin mode adds one rule: the
- * table must be set before any other call (the plugin's entry point does
- * it), and is read without a lock afterwards.
+ * table must be set before any other call, and is read without a lock
+ * afterwards. The entry point sets it when the file that defines it with
+ * KC_PLUGIN_ENTRY includes this header; an entry point written otherwise
+ * calls kc_plugin_set_host(host) first. A call made before the table is
+ * set dereferences NULL: there is no table to report the error through.
  */
 #ifndef KCALL_PLUGIN_API_H_
 #define KCALL_PLUGIN_API_H_
