@@ -6,6 +6,9 @@
  *     direct calls handed the same values, in a program of 32 calls (their
  *     frames stay in L1, as one call's frame does in a real program) and
  *     in one of 1000 (about 400 KB of frames, read from L2 each run);
+ *   - user data: a program of 1000 STATUS_RETURNING calls that read their
+ *     target's user data from the status (kc_xcall_status_get_user) vs the
+ *     same calls that do not;
  *   - parse and compile of a 10,000-instruction HLO module.
  * The fixed cost of a run (input checks, output tensors) is measured on a
  * program with the same inputs and no calls, and subtracted.
@@ -33,6 +36,17 @@ static void use_values(void* a, void* b, void* c, void* d, float eps, int64_t n)
           (uintptr_t)(eps * 1024.0f) ^ (uintptr_t)n;
 }
 static void (*volatile use_ptr)(void*, void*, void*, void*, float, int64_t) = use_values;
+
+/* STATUS_RETURNING targets, one reading its user data, one not. */
+static void status_noop(void* out, const void** ins, kc_xcall_status* status) {
+  (void)ins;
+  (void)status;
+  sink += (uintptr_t)out;
+}
+static void status_user(void* out, const void** ins, kc_xcall_status* status) {
+  (void)ins;
+  sink += (uintptr_t)out + *(const uintptr_t*)kc_xcall_status_get_user(status);
+}
 
 static kc_status* typed4(kc_xcall_frame* f) {
   if (f->stage != KC_XCALL_STAGE_EXECUTE) return NULL;
@@ -157,6 +171,16 @@ int main(int argc, char** argv) {
                               NULL, NULL, 0),
       "register typed");
 
+  static uintptr_t user_value = 1;
+  die(kc_xcall_register_v2(KC_SV_LIT("status_noop"), KC_PLATFORM_HOST,
+                           KC_XCALL_API_STATUS_RETURNING, (void (*)(void))status_noop,
+                           &user_value, NULL, 0),
+      "register status_noop");
+  die(kc_xcall_register_v2(KC_SV_LIT("status_user"), KC_PLATFORM_HOST,
+                           KC_XCALL_API_STATUS_RETURNING, (void (*)(void))status_user,
+                           &user_value, NULL, 0),
+      "register status_user");
+
   float data[64] = {0};
   int64_t n16 = 16;
   DLTensor in = {data, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &n16, NULL, 0};
@@ -172,20 +196,24 @@ int main(int argc, char** argv) {
   attrs[1].v.i64 = 3;
   kc_attr_dict dict = {2, attrs};
   /* Programs: [0] no calls, 1 input; [1] 1000 no-op calls; [2] no calls,
-   * 3 inputs; [3] 32 typed calls; [4] 1000 typed calls. */
-  kc_program* progs[5] = {
+   * 3 inputs; [3] 32 typed calls; [4] 1000 typed calls; [5] and [6] 1000
+   * status-returning calls, without and with reading user data. */
+  enum { kNumProgs = 7 };
+  kc_program* progs[kNumProgs] = {
       build_chain("noop", KC_XCALL_API_ORIGINAL, 1, NULL, 0),
       build_chain("noop", KC_XCALL_API_ORIGINAL, 1, NULL, KB_CALLS),
       build_chain("typed4", KC_XCALL_API_TYPED, 3, &dict, 0),
       build_chain("typed4", KC_XCALL_API_TYPED, 3, &dict, 32),
-      build_chain("typed4", KC_XCALL_API_TYPED, 3, &dict, KB_CALLS)};
-  kc_executable* exes[5];
-  run_ctx ctx[5];
-  for (int i = 0; i < 5; ++i) {
+      build_chain("typed4", KC_XCALL_API_TYPED, 3, &dict, KB_CALLS),
+      build_chain("status_noop", KC_XCALL_API_STATUS_RETURNING, 1, NULL, KB_CALLS),
+      build_chain("status_user", KC_XCALL_API_STATUS_RETURNING, 1, NULL, KB_CALLS)};
+  kc_executable* exes[kNumProgs];
+  run_ctx ctx[kNumProgs];
+  for (int i = 0; i < kNumProgs; ++i) {
     die(kc_program_compile(progs[i], NULL, &exes[i]), "compile");
     ctx[i].exe = exes[i];
     ctx[i].ins = ins;
-    ctx[i].n = i < 2 ? 1 : 3;
+    ctx[i].n = i == 2 || i == 3 || i == 4 ? 3 : 1;
   }
 
   const int64_t iters = 2000;
@@ -197,12 +225,16 @@ int main(int argc, char** argv) {
   double typed_ns = kb_time_per_iter(run_program, &ctx[4], iters, trials);
   double direct_ns = kb_time_per_iter(run_direct_noop, data, iters, trials);
   double direct_typed_ns = kb_time_per_iter(run_direct_typed, data, iters, trials);
+  double status_ns = kb_time_per_iter(run_program, &ctx[5], iters, trials);
+  double status_user_ns = kb_time_per_iter(run_program, &ctx[6], iters, trials);
 
   double per_call = (chain_ns - fixed1) / KB_CALLS;
   double per_direct = direct_ns / KB_CALLS;
   double per_typed32 = (typed32_ns - fixed3) / 32;
   double per_typed = (typed_ns - fixed3) / KB_CALLS;
   double per_direct_typed = direct_typed_ns / KB_CALLS;
+  double per_status = (status_ns - fixed1) / KB_CALLS;
+  double per_status_user = (status_user_ns - fixed1) / KB_CALLS;
 
   /* Parse and compile of 10,000 instructions. */
   char* hlo = make_hlo(10000);
@@ -234,6 +266,10 @@ int main(int argc, char** argv) {
   kb_report_add(&r, "typed_ratio_to_direct", per_typed32 / per_direct_typed);
   kb_report_add(&r, "typed_call_in_1000_call_program_ns", per_typed);
   kb_report_add(&r, "typed_decode_overhead_1000_calls_ns", per_typed - per_direct_typed);
+  kb_report_add(&r, "status_call_ns", per_status);
+  kb_report_add(&r, "status_call_reading_user_data_ns", per_status_user);
+  kb_report_add(&r, "user_data_read_ns", per_status_user - per_status);
+  kb_report_add(&r, "user_data_ratio_to_status_call", per_status_user / per_status);
   kb_report_add(&r, "parse_10k_instructions_ms", best_parse / 1e6);
   kb_report_add(&r, "compile_10k_instructions_ms", best_compile / 1e6);
   kb_report_add(&r, "parse_and_compile_10k_ms", (best_parse + best_compile) / 1e6);
@@ -244,7 +280,7 @@ int main(int argc, char** argv) {
          per_typed32 - per_direct_typed <= 5 ? "met" : "MISSED",
          (best_parse + best_compile) / 1e6 <= 50 ? "met" : "MISSED");
 
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < kNumProgs; ++i) {
     kc_executable_destroy(exes[i]);
     kc_program_destroy(progs[i]);
   }

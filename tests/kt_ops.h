@@ -6,6 +6,7 @@
 #ifndef KCALL_TESTS_KT_OPS_H_
 #define KCALL_TESTS_KT_OPS_H_
 
+#include <stdio.h>
 #include <string.h>
 
 #include "test.h"
@@ -97,6 +98,38 @@ static inline kc_status* kt_call1(const kc_op* op, const kc_tensor* const* in,
     *out = NULL;
     return kc_status_create(KC_INTERNAL, "expected 1 output, got %d", count);
   }
+  return st;
+}
+
+/* Runs "y = f32[4] custom-call(x)" on the host target `target` with `api`
+ * (API_VERSION_...) and returns the status; on success out_y holds y for
+ * x = [1, 2, 3, 4]. */
+static inline kc_status* kt_run_target(const char* target, const char* api,
+                                       float out_y[4]) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "HloModule m\nENTRY main {\n  x = f32[4] parameter(0)\n"
+           "  ROOT y = f32[4] custom-call(x), custom_call_target=\"%s\", "
+           "api_version=%s\n}\n",
+           target, api);
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_executable* exe = NULL;
+  kc_status* st = kc_program_compile(p, NULL, &exe);
+  kc_program_destroy(p);
+  if (st) return st;
+  float x[4] = {1, 2, 3, 4};
+  int64_t shape[1] = {4};
+  DLTensor in = {x, {kDLCPU, 0}, 1, kt_f32, shape, NULL, 0};
+  const DLTensor* inputs[1] = {&in};
+  kc_execute_options opts = {sizeof opts, kt_alloc(), NULL};
+  kc_tensor* out = NULL;
+  st = kc_executable_execute(exe, inputs, 1, &opts, &out);
+  if (!st) {
+    memcpy(out_y, kt_dl(out)->data, 4 * sizeof(float));
+    kt_release(out);
+  }
+  kc_executable_destroy(exe);
   return st;
 }
 

@@ -1,6 +1,8 @@
 /*
- * ops_plugin.c — ops and kernels defined by a plugin, through the host table
- * alone (it includes only <kcall/abi.h> from kcall):
+ * ops_plugin.c — ops and kernels defined by a plugin. It calls kcall by the
+ * library's names through <kcall/plugin_api.h>, which (built with
+ * KC_BUILDING_PLUGIN) turns each call into one through the host table, so
+ * the plugin includes only <kcall/abi.h> and links nothing of kcall:
  *
  *   Bitcast(input: T) -> (output: type)     the seed's example
  *   Add(x: T, y: T) -> (z: T)               NumPy broadcasting; f32 f64 i32
@@ -12,19 +14,15 @@
  * them on literal tensors:
  *   kcall call --plugin libops_plugin.so op.Add f32[2,2]:1,2,3,4 f32[2]:10,20
  */
-#include <kcall/abi.h>
+#include <kcall/plugin_api.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Set once in init, before any op can be called; read-only after. Shape
- * functions get no user data, so the table lives here. */
-static const kc_host_api* g_host;
 
 #define OPS_MAX_RANK 32
 
 static kc_status* ops_error(kc_status_code code, const char* op,
                             const char* what) {
-  return g_host->status_create(code, "%s: %s", op, what);
+  return kc_status_create(code, "%s: %s", op, what);
 }
 
 static int64_t ops_numel(const DLTensor* t) {
@@ -41,31 +39,29 @@ static size_t ops_dtype_size(DLDataType t) {
   return ((size_t)t.bits * t.lanes + 7) / 8;
 }
 
-/* Registers one op from its specs; the builder is consumed either way. */
+/* Registers one op from its specs; the builder is consumed either way. The
+ * builder keeps the first failure of the calls in between, and
+ * registration returns it. */
 static kc_status* ops_define(const char* name, const char* const* inputs,
                              const char* const* outputs,
                              const char* const* attrs, uint32_t flags,
                              const char* doc, kc_shape_fn shape_fn) {
   kc_op_builder* b = NULL;
-  kc_status* st = g_host->op_builder_create(name, &b);
+  kc_status* st = kc_op_builder_create(name, &b);
   if (st) return st;
-  for (size_t i = 0; !st && inputs && inputs[i]; ++i) {
-    st = g_host->op_builder_add_input(b, inputs[i]);
+  for (size_t i = 0; inputs && inputs[i]; ++i) {
+    kc_op_builder_add_input_v2(b, inputs[i]);
   }
-  for (size_t i = 0; !st && outputs && outputs[i]; ++i) {
-    st = g_host->op_builder_add_output(b, outputs[i]);
+  for (size_t i = 0; outputs && outputs[i]; ++i) {
+    kc_op_builder_add_output_v2(b, outputs[i]);
   }
-  for (size_t i = 0; !st && attrs && attrs[i]; ++i) {
-    st = g_host->op_builder_add_attr(b, attrs[i]);
+  for (size_t i = 0; attrs && attrs[i]; ++i) {
+    kc_op_builder_add_attr_v2(b, attrs[i]);
   }
-  if (!st) st = g_host->op_builder_set_flags(b, flags);
-  if (!st) st = g_host->op_builder_set_doc(b, doc);
-  if (!st) st = g_host->op_builder_set_shape_fn(b, shape_fn);
-  if (st) {
-    g_host->op_builder_destroy(b);
-    return st;
-  }
-  return g_host->op_registry_register(b, 0);
+  kc_op_builder_set_flags_v2(b, flags);
+  kc_op_builder_set_doc_v2(b, doc);
+  kc_op_builder_set_shape_fn_v2(b, shape_fn, NULL, NULL);
+  return kc_op_registry_register(b, 0);
 }
 
 /* Registers a CPU kernel, optionally constrained on attr `attr`. */
@@ -75,15 +71,14 @@ static kc_status* ops_kernel(const char* op, kc_kernel_create_fn create,
                              const DLDataType* dtypes, int32_t count) {
   kc_kernel_builder* b = NULL;
   kc_status* st =
-      g_host->kernel_builder_create(op, kDLCPU, create, compute, delete_fn, &b);
+      kc_kernel_builder_create(op, kDLCPU, create, compute, delete_fn, &b);
   if (st) return st;
-  if (attr)
-    st = g_host->kernel_builder_add_type_constraint(b, attr, dtypes, count);
+  if (attr) st = kc_kernel_builder_add_type_constraint(b, attr, dtypes, count);
   if (st) {
-    g_host->kernel_builder_destroy(b);
+    kc_kernel_builder_destroy(b);
     return st;
   }
-  return g_host->kernel_registry_register(b);
+  return kc_kernel_registry_register(b);
 }
 
 #define OPS_LIST(...) ((const char* const[]){__VA_ARGS__, NULL})
@@ -96,40 +91,39 @@ static kc_status* ops_kernel(const char* op, kc_kernel_create_fn create,
  * dim of exactly out/in, and drops it. */
 
 static kc_status* bitcast_shape(kc_shape_ctx* ctx) {
-  const kc_shape_handle* in = g_host->shape_ctx_get_input(ctx, 0);
-  size_t from = ops_dtype_size(g_host->shape_ctx_get_input_dtype(ctx, 0));
-  size_t to = ops_dtype_size(g_host->shape_ctx_get_output_dtype(ctx, 0));
+  const kc_shape_handle* in = kc_shape_ctx_get_input(ctx, 0);
+  size_t from = ops_dtype_size(kc_shape_ctx_get_input_dtype(ctx, 0));
+  size_t to = ops_dtype_size(kc_shape_ctx_get_output_dtype(ctx, 0));
   const kc_shape_handle* out = in;
   kc_status* st = NULL;
   if (from > to) {
     const kc_shape_handle* extra = NULL;
     int64_t ratio = (int64_t)(from / to);
-    st = g_host->shape_ctx_make_shape(ctx, 1, &ratio, &extra);
-    if (!st) st = g_host->shape_ctx_concatenate(ctx, in, extra, &out);
+    st = kc_shape_ctx_make_shape(ctx, 1, &ratio, &extra);
+    if (!st) st = kc_shape_ctx_concatenate(ctx, in, extra, &out);
   } else if (from < to) {
     int64_t last = 0;
-    st = g_host->shape_ctx_with_rank_at_least(ctx, in, 1, &in);
+    st = kc_shape_ctx_with_rank_at_least(ctx, in, 1, &in);
     if (!st) {
-      st =
-          g_host->shape_ctx_merge_dim(ctx, g_host->shape_handle_get_dim(in, -1),
-                                      (int64_t)(to / from), &last);
+      st = kc_shape_ctx_merge_dim(ctx, kc_shape_handle_get_dim(in, -1),
+                                  (int64_t)(to / from), &last);
     }
     if (st) {
-      return g_host->status_add_context(st,
-                                        "Bitcast to a type %zu times "
-                                        "as wide needs a last dim of %zu",
-                                        to / from, to / from);
+      return kc_status_add_context(st,
+                                   "Bitcast to a type %zu times "
+                                   "as wide needs a last dim of %zu",
+                                   to / from, to / from);
     }
-    st = g_host->shape_ctx_subshape(ctx, in, 0, -1, &out);
+    st = kc_shape_ctx_subshape(ctx, in, 0, -1, &out);
   }
-  if (!st) st = g_host->shape_ctx_set_output(ctx, 0, out);
+  if (!st) st = kc_shape_ctx_set_output(ctx, 0, out);
   return st;
 }
 
 static kc_status* bitcast_compute(void* kernel, kc_kernel_ctx* ctx) {
   (void)kernel;
-  const DLTensor* in = g_host->kernel_ctx_get_input(ctx, 0);
-  DLTensor* out = g_host->kernel_ctx_get_output(ctx, 0);
+  const DLTensor* in = kc_kernel_ctx_get_input(ctx, 0);
+  DLTensor* out = kc_kernel_ctx_get_output(ctx, 0);
   memcpy(ops_data(out), ops_data(in),
          (size_t)ops_numel(in) * ops_dtype_size(in->dtype));
   return NULL;
@@ -141,10 +135,9 @@ static kc_status* bitcast_compute(void* kernel, kc_kernel_ctx* ctx) {
 
 static kc_status* add_shape(kc_shape_ctx* ctx) {
   const kc_shape_handle* out = NULL;
-  kc_status* st =
-      g_host->shape_ctx_broadcast(ctx, g_host->shape_ctx_get_input(ctx, 0),
-                                  g_host->shape_ctx_get_input(ctx, 1), &out);
-  if (!st) st = g_host->shape_ctx_set_output(ctx, 0, out);
+  kc_status* st = kc_shape_ctx_broadcast(ctx, kc_shape_ctx_get_input(ctx, 0),
+                                         kc_shape_ctx_get_input(ctx, 1), &out);
+  if (!st) st = kc_shape_ctx_set_output(ctx, 0, out);
   return st;
 }
 
@@ -203,9 +196,9 @@ ADD_LOOP(int32_t)
 
 static kc_status* add_compute(void* kernel, kc_kernel_ctx* ctx) {
   (void)kernel;
-  const DLTensor* x = g_host->kernel_ctx_get_input(ctx, 0);
-  const DLTensor* y = g_host->kernel_ctx_get_input(ctx, 1);
-  DLTensor* z = g_host->kernel_ctx_get_output(ctx, 0);
+  const DLTensor* x = kc_kernel_ctx_get_input(ctx, 0);
+  const DLTensor* y = kc_kernel_ctx_get_input(ctx, 1);
+  DLTensor* z = kc_kernel_ctx_get_output(ctx, 0);
   if (x->dtype.code == kDLFloat && x->dtype.bits == 32) {
     add_float(x, y, z);
   } else if (x->dtype.code == kDLFloat) {
@@ -223,23 +216,22 @@ static kc_status* add_compute(void* kernel, kc_kernel_ctx* ctx) {
 static kc_status* matmul_shape(kc_shape_ctx* ctx) {
   const kc_shape_handle *a = NULL, *b = NULL, *out = NULL;
   int64_t k = 0;
-  kc_status* st = g_host->shape_ctx_with_rank(
-      ctx, g_host->shape_ctx_get_input(ctx, 0), 2, &a);
+  kc_status* st =
+      kc_shape_ctx_with_rank(ctx, kc_shape_ctx_get_input(ctx, 0), 2, &a);
   if (!st) {
-    st = g_host->shape_ctx_with_rank(ctx, g_host->shape_ctx_get_input(ctx, 1),
-                                     2, &b);
+    st = kc_shape_ctx_with_rank(ctx, kc_shape_ctx_get_input(ctx, 1), 2, &b);
   }
   if (!st) {
-    st = g_host->shape_ctx_merge_dim(ctx, g_host->shape_handle_get_dim(a, 1),
-                                     g_host->shape_handle_get_dim(b, 0), &k);
-    if (st) st = g_host->status_add_context(st, "MatMul: inner dimensions");
+    st = kc_shape_ctx_merge_dim(ctx, kc_shape_handle_get_dim(a, 1),
+                                kc_shape_handle_get_dim(b, 0), &k);
+    if (st) st = kc_status_add_context(st, "MatMul: inner dimensions");
   }
   if (!st) {
-    int64_t dims[2] = {g_host->shape_handle_get_dim(a, 0),
-                       g_host->shape_handle_get_dim(b, 1)};
-    st = g_host->shape_ctx_make_shape(ctx, 2, dims, &out);
+    int64_t dims[2] = {kc_shape_handle_get_dim(a, 0),
+                       kc_shape_handle_get_dim(b, 1)};
+    st = kc_shape_ctx_make_shape(ctx, 2, dims, &out);
   }
-  if (!st) st = g_host->shape_ctx_set_output(ctx, 0, out);
+  if (!st) st = kc_shape_ctx_set_output(ctx, 0, out);
   return st;
 }
 
@@ -279,15 +271,14 @@ static void matmul_rows(void* ctx, int64_t begin, int64_t end) {
 
 static kc_status* matmul_compute(void* kernel, kc_kernel_ctx* ctx) {
   (void)kernel;
-  const DLTensor* a = g_host->kernel_ctx_get_input(ctx, 0);
-  const DLTensor* b = g_host->kernel_ctx_get_input(ctx, 1);
-  DLTensor* c = g_host->kernel_ctx_get_output(ctx, 0);
+  const DLTensor* a = kc_kernel_ctx_get_input(ctx, 0);
+  const DLTensor* b = kc_kernel_ctx_get_input(ctx, 1);
+  DLTensor* c = kc_kernel_ctx_get_output(ctx, 0);
   matmul_job job = {ops_data(a), ops_data(b), ops_data(c), a->shape[1],
                     b->shape[1]};
   /* A row costs about 2 K N flops, a nanosecond per few of them. */
-  g_host->thread_pool_parallel_for(g_host->kernel_ctx_get_thread_pool(ctx),
-                                   a->shape[0], job.k * job.n / 2 + 1,
-                                   matmul_rows, &job);
+  kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx), a->shape[0],
+                              job.k * job.n / 2 + 1, matmul_rows, &job);
   return NULL;
 }
 
@@ -298,50 +289,48 @@ static kc_status* matmul_compute(void* kernel, kc_kernel_ctx* ctx) {
 static kc_status* concat_shape(kc_shape_ctx* ctx) {
   int64_t axis = 0;
   kc_status* st =
-      g_host->op_attrs_get_int(g_host->shape_ctx_get_attrs(ctx), "axis", &axis);
-  const kc_shape_handle* first = g_host->shape_ctx_get_input(ctx, 0);
-  int32_t rank = g_host->shape_handle_get_rank(first);
+      kc_op_attrs_get_int(kc_shape_ctx_get_attrs(ctx), "axis", &axis);
+  const kc_shape_handle* first = kc_shape_ctx_get_input(ctx, 0);
+  int32_t rank = kc_shape_handle_get_rank(first);
   if (st) return st;
   if (rank < 1) {
     return ops_error(KC_INVALID_ARGUMENT, "Concat",
                      "inputs must have rank >= 1 (known)");
   }
   if (axis < -rank || axis >= rank) {
-    return g_host->status_create(KC_INVALID_ARGUMENT,
-                                 "Concat: axis %lld is out of range for rank "
-                                 "%d",
-                                 (long long)axis, rank);
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "Concat: axis %lld is out of range for rank "
+                            "%d",
+                            (long long)axis, rank);
   }
   int32_t ax = (int32_t)(axis < 0 ? axis + rank : axis);
   int64_t dims[OPS_MAX_RANK];
   for (int32_t d = 0; d < rank; ++d)
-    dims[d] = g_host->shape_handle_get_dim(first, d);
-  for (int32_t i = 1; !st && i < g_host->shape_ctx_get_input_count(ctx); ++i) {
+    dims[d] = kc_shape_handle_get_dim(first, d);
+  for (int32_t i = 1; !st && i < kc_shape_ctx_get_input_count(ctx); ++i) {
     const kc_shape_handle* s = NULL;
-    st = g_host->shape_ctx_with_rank(ctx, g_host->shape_ctx_get_input(ctx, i),
-                                     rank, &s);
+    st = kc_shape_ctx_with_rank(ctx, kc_shape_ctx_get_input(ctx, i), rank, &s);
     for (int32_t d = 0; !st && d < rank; ++d) {
-      int64_t di = g_host->shape_handle_get_dim(s, d);
-      st = d == ax ? g_host->shape_ctx_add_dims(ctx, dims[d], di, &dims[d])
-                   : g_host->shape_ctx_merge_dim(ctx, dims[d], di, &dims[d]);
+      int64_t di = kc_shape_handle_get_dim(s, d);
+      st = d == ax ? kc_shape_ctx_add_dims(ctx, dims[d], di, &dims[d])
+                   : kc_shape_ctx_merge_dim(ctx, dims[d], di, &dims[d]);
     }
     if (st) {
-      st =
-          g_host->status_add_context(st, "Concat: input %d against input 0", i);
+      st = kc_status_add_context(st, "Concat: input %d against input 0", i);
     }
   }
   const kc_shape_handle* out = NULL;
-  if (!st) st = g_host->shape_ctx_make_shape(ctx, rank, dims, &out);
-  if (!st) st = g_host->shape_ctx_set_output(ctx, 0, out);
+  if (!st) st = kc_shape_ctx_make_shape(ctx, rank, dims, &out);
+  if (!st) st = kc_shape_ctx_set_output(ctx, 0, out);
   return st;
 }
 
 static kc_status* concat_compute(void* kernel, kc_kernel_ctx* ctx) {
   (void)kernel;
-  DLTensor* out = g_host->kernel_ctx_get_output(ctx, 0);
+  DLTensor* out = kc_kernel_ctx_get_output(ctx, 0);
   int64_t axis = 0;
-  kc_status* st = g_host->op_attrs_get_int(g_host->kernel_ctx_get_attrs(ctx),
-                                           "axis", &axis);
+  kc_status* st =
+      kc_op_attrs_get_int(kc_kernel_ctx_get_attrs(ctx), "axis", &axis);
   if (st) return st;
   int32_t ax = (int32_t)(axis < 0 ? axis + out->ndim : axis);
   /* Each input is `outer` chunks of (its axis dim * inner) elements,
@@ -353,8 +342,8 @@ static kc_status* concat_compute(void* kernel, kc_kernel_ctx* ctx) {
   size_t row = (size_t)(out->shape[ax] * inner) * elem;
   char* dst = ops_data(out);
   size_t offset = 0;
-  for (int32_t i = 0; i < g_host->kernel_ctx_get_input_count(ctx); ++i) {
-    const DLTensor* in = g_host->kernel_ctx_get_input(ctx, i);
+  for (int32_t i = 0; i < kc_kernel_ctx_get_input_count(ctx); ++i) {
+    const DLTensor* in = kc_kernel_ctx_get_input(ctx, i);
     size_t chunk = (size_t)(in->shape[ax] * inner) * elem;
     const char* src = ops_data(in);
     for (int64_t o = 0; o < outer; ++o) {
@@ -379,17 +368,17 @@ typedef struct counter {
 
 static kc_status* counter_shape(kc_shape_ctx* ctx) {
   const kc_shape_handle* scalar = NULL;
-  kc_status* st = g_host->shape_ctx_make_shape(ctx, 0, NULL, &scalar);
-  if (!st) st = g_host->shape_ctx_set_output(ctx, 0, scalar);
+  kc_status* st = kc_shape_ctx_make_shape(ctx, 0, NULL, &scalar);
+  if (!st) st = kc_shape_ctx_set_output(ctx, 0, scalar);
   return st;
 }
 
 static kc_status* counter_create(kc_kernel_construct_ctx* ctx, void** out) {
-  const kc_op_attrs* attrs = g_host->kernel_construct_ctx_get_attrs(ctx);
+  const kc_op_attrs* attrs = kc_kernel_construct_ctx_get_attrs(ctx);
   counter* c = malloc(sizeof *c);
   if (!c) return ops_error(KC_RESOURCE_EXHAUSTED, "Counter", "out of memory");
-  kc_status* st = g_host->op_attrs_get_int(attrs, "start", &c->next);
-  if (!st) st = g_host->op_attrs_get_int(attrs, "step", &c->step);
+  kc_status* st = kc_op_attrs_get_int(attrs, "start", &c->next);
+  if (!st) st = kc_op_attrs_get_int(attrs, "step", &c->step);
   if (st) {
     free(c);
     return st;
@@ -400,7 +389,7 @@ static kc_status* counter_create(kc_kernel_construct_ctx* ctx, void** out) {
 
 static kc_status* counter_compute(void* kernel, kc_kernel_ctx* ctx) {
   counter* c = kernel;
-  int64_t* out = ops_data(g_host->kernel_ctx_get_output(ctx, 0));
+  int64_t* out = ops_data(kc_kernel_ctx_get_output(ctx, 0));
   *out = __atomic_fetch_add(&c->next, c->step, __ATOMIC_RELAXED);
   return NULL;
 }
@@ -410,9 +399,9 @@ static kc_status* counter_compute(void* kernel, kc_kernel_ctx* ctx) {
 /* ======================================================================== */
 
 static kc_status* ops_init(const kc_host_api* host) {
-  /* Everything below is in the 1.0 table; a plugin needing newer entries
-   * would check KC_STRUCT_HAS here. */
-  g_host = host;
+  /* KC_PLUGIN_ENTRY gave <kcall/plugin_api.h> the table. The builder's _v2
+   * calls are API 1.1 (feature "op_builder_v2", required below). */
+  (void)host;
   const DLDataType f32 = {kDLFloat, 32, 1};
   const DLDataType add_types[3] = {f32, {kDLFloat, 64, 1}, {kDLInt, 32, 1}};
   kc_status* st = ops_define(
@@ -465,7 +454,8 @@ static const kc_plugin_info kOpsInfo = {
     .api_minor = KC_API_VERSION_MINOR,
     .name = "ops",
     .version = "1.0.0",
-    .required_features = (const char* const[]){"ops", "kernels", NULL},
+    .required_features =
+        (const char* const[]){"ops", "kernels", "op_builder_v2", NULL},
     .init = ops_init,
 };
 

@@ -1,5 +1,4 @@
-/*
- * clip_plugin.cpp — ops and kernels written with the C++ layer
+/* clip_plugin.cpp — ops and kernels written with the C++ layer
  * (kcall/kcall.hpp), built as a plugin that still reaches the library only
  * through the host table:
  *
@@ -7,10 +6,14 @@
  *       a kernel class template, registered once per dtype, that splits its
  *       work with a lambda over the thread pool;
  *   cpp.Range(n: int >= 0) -> (y: i64)
- *       no shape function: the kernel allocates its output.
+ *       no shape function: the kernel allocates its output;
+ *   cpp.Twice(x: T) -> (y: T), cpp.Thrice(x: T) -> (y: T)
+ *       x repeated along its first dim: two ops made in a loop, whose shape
+ *       function is a lambda holding the count, and one kernel class.
  */
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include <kcall/kcall.hpp>
 
@@ -56,6 +59,22 @@ class RangeOp : public kcall::OpKernel {
   const int64_t n_;
 };
 
+// y is x's elements `times` times over: the count is y's size over x's.
+class RepeatOp : public kcall::OpKernel {
+ public:
+  explicit RepeatOp(kcall::OpKernelConstruction& ctx) {
+    static_cast<void>(ctx);
+  }
+
+  void Compute(kcall::OpKernelContext& ctx) override {
+    kcall::Tensor x = ctx.input(0);
+    kcall::Tensor y = ctx.output(0);
+    const float* in = x.data<float>();
+    float* out = y.mutable_data<float>();
+    for (int64_t i = 0; i < y.numel(); ++i) out[i] = in[i % x.numel()];
+  }
+};
+
 void ClipShape(kcall::InferenceContext& ctx) {
   ctx.set_output(0, ctx.input(0));
 }
@@ -85,10 +104,26 @@ kc_status* Init(const kc_host_api* host) {
         .Doc("0, 1, ..., n - 1.")
         .Register();
     kcall::KernelBuilder<RangeOp>("cpp.Range").Register();
+
+    const std::pair<const char*, int64_t> repeats[] = {{"cpp.Twice", 2},
+                                                       {"cpp.Thrice", 3}};
+    for (const auto& [name, times] : repeats) {
+      kcall::OpDefBuilder(name)
+          .Input("x: f32")
+          .Output("y: f32")
+          .SetShapeFn([times = times](kcall::InferenceContext& ctx) {
+            kcall::ShapeHandle x = ctx.with_rank_at_least(ctx.input(0), 1);
+            ctx.set_output(
+                0, ctx.replace_dim(x, 0, ctx.multiply_dims(x.dim(0), times)));
+          })
+          .Register();
+      kcall::KernelBuilder<RepeatOp>(name).Register();
+    }
   });
 }
 
-const char* const kRequired[] = {"ops", "kernels", "thread_pool", nullptr};
+const char* const kRequired[] = {"ops", "kernels", "thread_pool", "user_data",
+                                 nullptr};
 
 const kc_plugin_info kInfo = {
     sizeof(kc_plugin_info),

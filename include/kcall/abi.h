@@ -62,6 +62,14 @@ extern "C" {
 #define KC_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
 
+/* Marks a printf-style function: argument fmt_index is the format. */
+#if defined(__GNUC__)
+#define KC_PRINTF(fmt_index, first_arg) \
+  __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define KC_PRINTF(fmt_index, first_arg)
+#endif
+
 /* True when `field` of `type` lies wholly inside the struct_size that `p`
  * (a pointer to that type) declares. Read a field only when this holds. */
 #define KC_STRUCT_HAS(p, type, field)                                         \
@@ -71,7 +79,7 @@ extern "C" {
  * A different major is refused; a newer plugin minor is capped to the
  * host's. */
 #define KC_API_VERSION_MAJOR 1
-#define KC_API_VERSION_MINOR 0
+#define KC_API_VERSION_MINOR 1
 
 /* ------------------------------------------------------------------------ */
 /* DLPack 1.x, declared from the DLPack specification, layout for layout.    */
@@ -165,6 +173,27 @@ typedef struct DLManagedTensorVersioned {
 } DLManagedTensorVersioned;
 #endif /* DLPACK_MAJOR_VERSION */
 
+/* Same code, bits and lanes. */
+static inline bool kc_dtype_equal(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+/* A dtype from its DLPack fields: kc_dtype_make(kDLFloat, 32, 1) is f32. */
+static inline DLDataType kc_dtype_make(uint8_t code, uint8_t bits,
+                                       uint16_t lanes) {
+  DLDataType t;
+  t.code = code;
+  t.bits = bits;
+  t.lanes = lanes;
+  return t;
+}
+/* cpu:0. */
+static inline DLDevice kc_device_cpu(void) {
+  DLDevice d;
+  d.device_type = kDLCPU;
+  d.device_id = 0;
+  return d;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Status                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -198,6 +227,16 @@ typedef enum kc_status_code {
 /* An error: code, message, and context added while it propagates. NULL is
  * success. Opaque; see base.h for the functions. */
 typedef struct kc_status kc_status;
+
+/* Evaluates `expr` (a kc_status*); on failure adds the printf-style context
+ * with kc_status_add_context and returns the status from the enclosing
+ * function. For hosts (kcall/base.h declares kc_status_add_context) and
+ * for plugins that include kcall/plugin_api.h. */
+#define KC_RETURN_IF_ERROR(expr, ...)                                         \
+  do {                                                                        \
+    kc_status* kc__st = (expr);                                               \
+    if (kc__st) return kc_status_add_context(kc__st, __VA_ARGS__);            \
+  } while (0)
 
 /* ------------------------------------------------------------------------ */
 /* Strings and allocators                                                    */
@@ -678,10 +717,14 @@ typedef struct kc_closure {
 /* ------------------------------------------------------------------------ */
 
 /* The functions a plugin may call, each the same as the library function of
- * the same name (without the table): see base.h, value.h, tensor.h and
- * func.h for their contracts. Append-only: new entries go at the end, and a
- * plugin checks KC_STRUCT_HAS(host, kc_host_api, entry) before it calls an
- * entry newer than the API minor it requires. */
+ * the same name with the prefix kc_ (func_call is kc_func_call_noinline):
+ * see base.h, value.h, tensor.h, func.h, op.h, kernel.h, runtime.h,
+ * xcall.h and xla_ffi.h for their contracts. kcall/plugin_api.h lets
+ * plugin code call each entry by that name. Append-only: new entries go at
+ * the end (API 1.0 has 115 functions, 1.1 adds 9), and a plugin checks
+ * KC_STRUCT_HAS(host, kc_host_api, entry) before it calls an entry newer
+ * than the API minor it requires (or lists the entry's feature in its
+ * required_features). */
 typedef struct kc_host_api {
   size_t struct_size;
   uint32_t api_major;
@@ -945,6 +988,27 @@ typedef struct kc_host_api {
   kc_status* (*xla_ffi_type_register)(kc_string_view name, void* type_id,
                                       const void* type_info);
   const void* (*xla_ffi_get_api)(void);
+
+  /* ---- API 1.1 ---------------------------------------------------------- */
+
+  /* The op builder's calls without a status each: the builder keeps the
+   * first failure, with its position, for op_registry_register (op.h;
+   * feature "op_builder_v2"). */
+  void (*op_builder_add_input_v2)(kc_op_builder* builder, const char* spec);
+  void (*op_builder_add_output_v2)(kc_op_builder* builder, const char* spec);
+  void (*op_builder_add_attr_v2)(kc_op_builder* builder, const char* spec);
+  void (*op_builder_set_flags_v2)(kc_op_builder* builder, uint32_t flags);
+  void (*op_builder_set_doc_v2)(kc_op_builder* builder, const char* doc);
+  /* User data at registration, with its destructor, reachable from the
+   * call (op.h, xcall.h; feature "user_data"). */
+  void (*op_builder_set_shape_fn_v2)(kc_op_builder* builder, kc_shape_fn fn,
+                                     void* data, kc_deleter_fn data_deleter);
+  void* (*shape_ctx_get_data)(const kc_shape_ctx* ctx);
+  kc_status* (*xcall_register_v2)(kc_string_view name, kc_platform platform,
+                                  kc_xcall_api api, void (*fn)(void),
+                                  void* user, kc_deleter_fn user_deleter,
+                                  uint32_t flags);
+  void* (*xcall_status_get_user)(const kc_xcall_status* status);
 } kc_host_api;
 
 /* ------------------------------------------------------------------------ */

@@ -11,15 +11,12 @@
 
 #include "kcall/abi.h"
 
-#ifdef __cplusplus
-extern "C" {
+#if defined(KC_BUILDING_PLUGIN) && defined(KCALL_PLUGIN_API_H_)
+#error "kcall/plugin_api.h in plugin mode (KC_BUILDING_PLUGIN) cannot be combined with the host's headers (kcall/kcall.h, kcall/base.h, ...): a plugin includes kcall/abi.h and kcall/plugin_api.h only"
 #endif
 
-#if defined(__GNUC__)
-#define KC_PRINTF(fmt_index, first_arg) \
-  __attribute__((format(printf, fmt_index, first_arg)))
-#else
-#define KC_PRINTF(fmt_index, first_arg)
+#ifdef __cplusplus
+extern "C" {
 #endif
 
 /* ======================================================================== */
@@ -84,13 +81,8 @@ KC_API void kc_status_destroy(kc_status* status);
  * the canonical set. Static storage. */
 KC_API const char* kc_status_code_name(kc_status_code code);
 
-/* Evaluates `expr` (a kc_status*); on failure adds the printf-style context
- * and returns the status from the enclosing function. */
-#define KC_RETURN_IF_ERROR(expr, ...)                                         \
-  do {                                                                        \
-    kc_status* kc__st = (expr);                                               \
-    if (kc__st) return kc_status_add_context(kc__st, __VA_ARGS__);            \
-  } while (0)
+/* KC_RETURN_IF_ERROR(expr, fmt, ...), which returns a failed status with
+ * context added, is in kcall/abi.h. */
 
 /* ======================================================================== */
 /* Allocators                                                               */
@@ -205,19 +197,8 @@ KC_API size_t kc_dtype_format(DLDataType dtype, char* buf, size_t cap);
 /* Bytes taken by one element: (bits * lanes + 7) / 8. */
 KC_API size_t kc_dtype_get_size(DLDataType dtype);
 
-/* Same code, bits and lanes. */
-static inline bool kc_dtype_equal(DLDataType a, DLDataType b) {
-  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
-}
-/* A dtype from its DLPack fields: kc_dtype_make(kDLFloat, 32, 1) is f32. */
-static inline DLDataType kc_dtype_make(uint8_t code, uint8_t bits,
-                                       uint16_t lanes) {
-  DLDataType t;
-  t.code = code;
-  t.bits = bits;
-  t.lanes = lanes;
-  return t;
-}
+/* kc_dtype_equal and kc_dtype_make are inline in kcall/abi.h. */
+
 
 /* ======================================================================== */
 /* Devices                                                                  */
@@ -230,13 +211,8 @@ KC_API kc_status* kc_device_parse(kc_string_view text, DLDevice* out_device);
 /* Prints "cpu:0", "cuda:1", ... snprintf-style. */
 KC_API size_t kc_device_format(DLDevice device, char* buf, size_t cap);
 
-/* cpu:0. */
-static inline DLDevice kc_device_cpu(void) {
-  DLDevice d;
-  d.device_type = kDLCPU;
-  d.device_id = 0;
-  return d;
-}
+/* kc_device_cpu is inline in kcall/abi.h. */
+
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -585,8 +585,10 @@ class OpKernel {
  * ------------------------------------------------------------------------ */
 
 /* Builds and registers an op (the seed's REGISTER_OP, without static
- * initialisation): OpDefBuilder("Clip").Input("x: T")...Register(). The
- * first error is thrown by Register. */
+ * initialisation): OpDefBuilder("Clip").Input("x: T")...Register(). A
+ * bad spec throws nothing where it is given: the C builder keeps the first
+ * failure, and Register throws it, naming the call that failed ("call 3
+ * (kc_op_builder_add_attr): attr spec ..."). */
 class OpDefBuilder {
  public:
   explicit OpDefBuilder(const char* name) {
@@ -596,8 +598,7 @@ class OpDefBuilder {
   OpDefBuilder(const OpDefBuilder&) = delete;
   OpDefBuilder& operator=(const OpDefBuilder&) = delete;
 
-  /* Each keeps the builder's first error for Register (the C builder
-   * remembers it too), so a chain reads naturally. */
+  /* Each leaves its failure, if it is the first, to Register. */
   OpDefBuilder& Input(const char* spec) {
     return note(host().op_builder_add_input(b_, spec));
   }
@@ -620,6 +621,27 @@ class OpDefBuilder {
   OpDefBuilder& SetShapeFn() {
     return SetShapeFn(&shape_fn<F>);
   }
+  /* A shape function with state: any callable taking InferenceContext&,
+   * such as a lambda with captures, so that one function can serve several
+   * ops without globals. The op keeps a copy (kcall's shape-function data)
+   * and destroys it when it is freed. Throws Error (FAILED_PRECONDITION)
+   * on a host older than plugin API 1.1, which cannot keep it (a plugin
+   * using it lists the feature "user_data"). */
+  template <class F, class Fn = std::decay_t<F>,
+            std::enable_if_t<std::is_invocable_v<Fn&, InferenceContext&>,
+                             int> = 0>
+  OpDefBuilder& SetShapeFn(F&& f) {
+    if (!KC_STRUCT_HAS(&host(), kc_host_api, op_builder_set_shape_fn_v2)) {
+      throw Error(KC_FAILED_PRECONDITION,
+                  "kcall::OpDefBuilder::SetShapeFn with a callable needs "
+                  "plugin API 1.1 (feature user_data)");
+    }
+    Fn* data = new Fn(std::forward<F>(f));
+    host().op_builder_set_shape_fn_v2(
+        b_, &stateful_shape_fn<Fn>, data,
+        [](void* p) { delete static_cast<Fn*>(p); });
+    return *this;
+  }
 
   /* Registers (consuming the builder); throws the first error. */
   void Register(uint32_t flags = 0) {
@@ -632,6 +654,13 @@ class OpDefBuilder {
   OpDefBuilder& note(kc_status* status) {
     if (status) host().status_destroy(status);
     return *this;
+  }
+  template <class Fn>
+  static kc_status* stateful_shape_fn(kc_shape_ctx* ctx) {
+    return guard([ctx] {
+      InferenceContext ic(ctx);
+      (*static_cast<Fn*>(host().shape_ctx_get_data(ctx)))(ic);
+    });
   }
   kc_op_builder* b_ = nullptr;
 };

@@ -6,14 +6,15 @@
  * strings (docs/ops.md has the grammar):
  *
  *   kc_op_builder* b;
- *   kc_op_builder_create("Concat", &b);
- *   kc_op_builder_add_input(b, "values: N * T");
- *   kc_op_builder_add_output(b, "output: T");
- *   kc_op_builder_add_attr(b, "N: int >= 1");
- *   kc_op_builder_add_attr(b, "T: {f32, f64, i32}");
- *   kc_op_builder_add_attr(b, "axis: int = 0");
- *   kc_op_builder_set_shape_fn(b, concat_shape);
- *   kc_status* st = kc_op_registry_register(b, 0);  (consumes b)
+ *   kc_status* st = kc_op_builder_create("Concat", &b);
+ *   if (st) return st;
+ *   kc_op_builder_add_input_v2(b, "values: N * T");
+ *   kc_op_builder_add_output_v2(b, "output: T");
+ *   kc_op_builder_add_attr_v2(b, "N: int >= 1");
+ *   kc_op_builder_add_attr_v2(b, "T: {f32, f64, i32}");
+ *   kc_op_builder_add_attr_v2(b, "axis: int = 0");
+ *   kc_op_builder_set_shape_fn_v2(b, concat_shape, NULL, NULL);
+ *   return kc_op_registry_register(b, 0);  (consumes b; the first error)
  *
  * Kernels, the code that computes an op on a device for some dtypes, are
  * registered separately (kcall/kernel.h). Anyone can then call the op
@@ -53,16 +54,27 @@ extern "C" {
 /* Building and registering                                                 */
 /* ======================================================================== */
 /*
- * Each add_* call parses its spec at once and answers INVALID_ARGUMENT for a
- * malformed one, naming the spec, the 1-based column and what was expected:
- *   "attr spec 'N: int >= x': column 11: expected an integer, got 'x'"
- * The caller owns (and must destroy or pass on) each status, as always. A
- * builder also remembers its first error, and kc_op_registry_register
- * fails with it, so a builder that went wrong never registers half an op.
- * References between specs (an input's `T` naming an attr) are resolved at
- * registration, so specs may come in any order. Every builder function
- * answers INVALID_ARGUMENT for a NULL builder or spec, and
- * RESOURCE_EXHAUSTED when memory runs out.
+ * Errors are handled in one place. A builder remembers the first call that
+ * failed, with its position ("call 3 (kc_op_builder_add_attr_v2)", counting
+ * every add and set call from 1), and kc_op_registry_register fails with
+ * that error, so a builder that went wrong never registers half an op:
+ *   "registering op 'Concat': call 3 (kc_op_builder_add_attr_v2): attr spec
+ *    'N: int >= x': column 11: expected an integer, got 'x'"
+ * The _v2 add and set functions therefore return nothing: check the
+ * status of kc_op_builder_create and of kc_op_registry_register, and none
+ * in between. The original functions (kc_op_builder_add_input, ...) do the
+ * same and also return the status of their own call (with the op's name
+ * as context), which the caller owns and must destroy or pass on.
+ *
+ * Each add call parses its spec at once and fails with INVALID_ARGUMENT for
+ * a malformed one, naming the spec, the 1-based column and what was
+ * expected. References between specs (an input's `T` naming an attr) are
+ * resolved at registration, so specs may come in any order. Every add and
+ * set call fails with INVALID_ARGUMENT for a NULL builder (a _v2 call has
+ * nowhere to record it: it does nothing, and registering the NULL builder
+ * fails) or a NULL spec, and with RESOURCE_EXHAUSTED when memory runs out.
+ * A call made after an earlier one failed still runs, but cannot make the
+ * builder succeed.
  */
 
 /* Creates an empty builder for the op `name` (NUL-terminated; 1 to 252
@@ -78,12 +90,12 @@ KC_API kc_status* kc_op_builder_create(const char* name,
  * tensor per item of the list(type) attr L). Errors as above, and
  * INVALID_ARGUMENT for a second arg of the same name or more than
  * KC_OP_MAX_ARGS inputs. */
-KC_API kc_status* kc_op_builder_add_input(kc_op_builder* builder,
-                                          const char* spec);
+KC_API void kc_op_builder_add_input_v2(kc_op_builder* builder,
+                                       const char* spec);
 
-/* Adds an output; same forms and errors as kc_op_builder_add_input. */
-KC_API kc_status* kc_op_builder_add_output(kc_op_builder* builder,
-                                           const char* spec);
+/* Adds an output; same forms and errors as kc_op_builder_add_input_v2. */
+KC_API void kc_op_builder_add_output_v2(kc_op_builder* builder,
+                                        const char* spec);
 
 /* Adds an attribute: "name: KIND [BOUNDS] [= DEFAULT]" where KIND is int,
  * float, bool, string, type, shape, list(KIND), a type set {f32, f64}, a
@@ -92,8 +104,8 @@ KC_API kc_status* kc_op_builder_add_output(kc_op_builder* builder,
  * Errors as above; INVALID_ARGUMENT also for a duplicate name or more than
  * KC_OP_MAX_ATTRS attrs, for a default outside its kind, set or bounds,
  * and for an ambiguous type word (see "Type words"). */
-KC_API kc_status* kc_op_builder_add_attr(kc_op_builder* builder,
-                                         const char* spec);
+KC_API void kc_op_builder_add_attr_v2(kc_op_builder* builder,
+                                      const char* spec);
 
 /*
  * Type words. Wherever a spec names dtypes (an arg's type, a type set
@@ -129,32 +141,64 @@ KC_API kc_status* kc_op_builder_add_attr(kc_op_builder* builder,
 
 /* Sets the flags (KC_OP_COMMUTATIVE | KC_OP_AGGREGATE | KC_OP_STATEFUL).
  * INVALID_ARGUMENT for an unknown bit. */
-KC_API kc_status* kc_op_builder_set_flags(kc_op_builder* builder,
-                                          uint32_t flags);
+KC_API void kc_op_builder_set_flags_v2(kc_op_builder* builder,
+                                       uint32_t flags);
 
 /* Sets the doc string (copied; NULL clears it). */
-KC_API kc_status* kc_op_builder_set_doc(kc_op_builder* builder,
-                                        const char* doc);
+KC_API void kc_op_builder_set_doc_v2(kc_op_builder* builder, const char* doc);
 
 /* Sets the shape function, which runs before every kernel (see "Shape
- * inference"). Without one, outputs have unknown shapes and kernels
- * allocate them (kc_kernel_ctx_allocate_output). NULL clears it. */
+ * inference"), and its data: `data` is what kc_shape_ctx_get_data returns
+ * while `fn` runs (NULL for none), so a shape function needs no globals.
+ * The op owns `data` from this call on: `data_deleter` (may be NULL) runs
+ * with it exactly once, when the op is freed (by kc_op_registry_reset and
+ * kc_func_registry_reset together, its function "op.NAME" holding it too;
+ * an op replaced with KC_REGISTER_OVERRIDE, or discarded with a failing
+ * plugin init, is freed then), when the builder is destroyed or its
+ * registration fails, when a later call replaces the shape function, or
+ * at once when the builder is NULL. The data may be read by several calls
+ * at once: keep it read-only or synchronised. Without a shape function
+ * (fn NULL), outputs have unknown shapes and kernels allocate them
+ * (kc_kernel_ctx_allocate_output). */
+KC_API void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
+                                          kc_shape_fn fn, void* data,
+                                          kc_deleter_fn data_deleter);
+
+/* The original builder functions: each does what its _v2 does and
+ * returns the status of its own call (NULL on success), owned by the
+ * caller; the builder remembers the first failure all the same.
+ * kc_op_builder_set_shape_fn(b, fn) is kc_op_builder_set_shape_fn_v2(b,
+ * fn, NULL, NULL). */
+KC_API kc_status* kc_op_builder_add_input(kc_op_builder* builder,
+                                          const char* spec);
+KC_API kc_status* kc_op_builder_add_output(kc_op_builder* builder,
+                                           const char* spec);
+KC_API kc_status* kc_op_builder_add_attr(kc_op_builder* builder,
+                                         const char* spec);
+KC_API kc_status* kc_op_builder_set_flags(kc_op_builder* builder,
+                                          uint32_t flags);
+KC_API kc_status* kc_op_builder_set_doc(kc_op_builder* builder,
+                                        const char* doc);
 KC_API kc_status* kc_op_builder_set_shape_fn(kc_op_builder* builder,
                                              kc_shape_fn fn);
 
-/* Frees a builder that will not be registered. NULL is a no-op. */
+/* Frees a builder that will not be registered, running the deleter of
+ * its shape function's data. NULL is a no-op. */
 KC_API void kc_op_builder_destroy(kc_op_builder* builder);
 
 /* Validates the definition and registers it, and the packed function
  * "op.NAME" with it; consumes `builder` whether it succeeds or not. `flags`
  * may hold KC_REGISTER_OVERRIDE (replace an op of the same name, and its
  * function). Both names are published together or neither is.
- * INVALID_ARGUMENT: the builder's first error, or a definition that does not
- * hold together: an arg's type naming neither a type attr nor a dtype (or
- * an ambiguous type word, see "Type words"), the
- * N of "N * T" not an int attr, "name: L" with L not a list(type) attr, an
- * arg and an attr of the same name. ALREADY_EXISTS when the op or its
- * function name is taken. */
+ * Fails with the builder's first error when a call failed (its own code,
+ * with the call's position, see above); otherwise INVALID_ARGUMENT for a
+ * NULL builder, unknown flags, or a definition that does not hold
+ * together: an arg's type naming neither a type attr nor a dtype (or an
+ * ambiguous type word, see "Type words"), the N of "N * T" not an int
+ * attr, "name: L" with L not a list(type) attr, an arg and an attr of
+ * the same name; ALREADY_EXISTS when the op or its function name is
+ * taken; RESOURCE_EXHAUSTED. Every error names the op ("registering op
+ * 'NAME'"). */
 KC_API kc_status* kc_op_registry_register(kc_op_builder* builder,
                                           uint32_t flags);
 
@@ -303,6 +347,9 @@ KC_API DLDataType kc_shape_ctx_get_input_dtype(const kc_shape_ctx* ctx,
 KC_API DLDataType kc_shape_ctx_get_output_dtype(const kc_shape_ctx* ctx,
                                                 int32_t index);
 KC_API const kc_op_attrs* kc_shape_ctx_get_attrs(const kc_shape_ctx* ctx);
+/* The data given with the shape function (kc_op_builder_set_shape_fn_v2);
+ * NULL when none or for a NULL ctx. Borrowed: owned by the op. */
+KC_API void* kc_shape_ctx_get_data(const kc_shape_ctx* ctx);
 
 /* Sets the index-th output's shape (a shape of this context).
  * INVALID_ARGUMENT for an index out of range or a NULL shape. */

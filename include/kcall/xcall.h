@@ -8,6 +8,8 @@
  *   ORIGINAL                  host: void fn(void* out, const void** ins)
  *   STATUS_RETURNING          host: + kc_xcall_status* (may fail)
  *   STATUS_RETURNING_UNIFIED  host: + opaque bytes and their length
+ *                             (the status also carries the target's user
+ *                             data: kc_xcall_status_get_user)
  *   TYPED                     kc_status* fn(kc_xcall_frame*): buffers with
  *                             dtypes and dims, typed attributes, per-instance
  *                             state, scratch memory, the thread pool
@@ -56,13 +58,43 @@ KC_API void kc_xcall_status_set_success(kc_xcall_status* status);
 /* Registers a target with one of the legacy conventions. `fn` is the
  * function cast to void(*)(void); `api` says how it will be called:
  * ORIGINAL, STATUS_RETURNING or STATUS_RETURNING_UNIFIED (the last is
- * host-only). Refused: INVALID_ARGUMENT for a NULL fn, a malformed name
- * (1 to 255 bytes of [A-Za-z0-9_.:$-]), an unknown platform or api (TYPED
- * goes through kc_xcall_register_typed); ALREADY_EXISTS when the (name,
- * platform) pair is taken, unless flags has KC_REGISTER_OVERRIDE. */
+ * host-only).
+ *
+ * `user` is data the target reads while it runs, so that it needs no
+ * globals. The legacy signatures are XLA's and cannot change, so kcall
+ * hands the data over through the one argument of them that is its own:
+ * the kc_xcall_status* of the status-returning conventions, read with
+ * kc_xcall_status_get_user. ORIGINAL (and the CUDA kc_xcall_gpu_fn) has
+ * no such argument, so user data is refused for it; a target that needs
+ * data and no status registers as STATUS_RETURNING and never sets
+ * failure. The target owns `user` from this call on: `user_deleter` (may
+ * be NULL) runs with it exactly once, when the target is freed
+ * (kc_xcall_registry_reset, which also frees a target replaced with
+ * KC_REGISTER_OVERRIDE or discarded with a failing plugin init), or at
+ * once if registration fails. The data may be read by concurrent runs:
+ * keep it read-only or synchronised.
+ *
+ * Refused: INVALID_ARGUMENT for a NULL fn, a malformed name (1 to 255
+ * bytes of [A-Za-z0-9_.:$-]), an unknown platform or api (TYPED goes
+ * through kc_xcall_register_typed), user data with ORIGINAL;
+ * ALREADY_EXISTS when the (name, platform) pair is taken, unless flags has
+ * KC_REGISTER_OVERRIDE; RESOURCE_EXHAUSTED. */
+KC_API kc_status* kc_xcall_register_v2(kc_string_view name,
+                                       kc_platform platform, kc_xcall_api api,
+                                       void (*fn)(void), void* user,
+                                       kc_deleter_fn user_deleter,
+                                       uint32_t flags);
+
+/* kc_xcall_register_v2 without user data. */
 KC_API kc_status* kc_xcall_register(kc_string_view name, kc_platform platform,
                                     kc_xcall_api api, void (*fn)(void),
                                     uint32_t flags);
+
+/* The user data of the target being called (kc_xcall_register_v2), from
+ * the status a STATUS_RETURNING or STATUS_RETURNING_UNIFIED target is
+ * handed; NULL when it has none, or for a NULL status. Borrowed: owned by
+ * the target. A pointer load: cheap enough for every call. */
+KC_API void* kc_xcall_status_get_user(const kc_xcall_status* status);
 
 /* Registers a typed handler. `signature` (copied) says what the handler
  * accepts; `user` is handed to it in every frame and released with

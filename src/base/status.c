@@ -140,24 +140,49 @@ void kc__appendf(char* buf, size_t cap, size_t* len, const char* fmt, ...) {
   if (n > 0) *len += (size_t)n;
 }
 
-kc_status* kc__first_error_note(kc__first_error* e, kc_status* st) {
-  if (!st || e->code != KC_OK) return st;
-  size_t n = kc_status_format(st, NULL, 0) + 1;
-  char* full = malloc(n);
-  if (!full) return st;
-  kc_status_format(st, full, n);
-  /* Drop the "CODE: " prefix: the replay adds it back. */
-  size_t skip = strlen(kc_status_code_name(st->code)) + 2;
-  if (skip > n - 1) skip = n - 1;
-  memmove(full, full + skip, n - skip);
+/* Records `st` as the first error, after `label` and ": " when one is
+ * given. Out of memory, the code is still recorded (without the text), so
+ * that the builder cannot succeed. */
+static void kc__first_error_record(kc__first_error* e, const kc_status* st,
+                                   const char* label) {
   e->code = st->code;
-  e->text = full;
+  size_t skip = strlen(kc_status_code_name(st->code)) + 2; /* "CODE: " */
+  size_t prefix = label ? strlen(label) + 2 : 0;
+  size_t n = kc_status_format(st, NULL, 0) + 1;
+  if (skip > n - 1) skip = n - 1;
+  char* text = malloc(prefix + n);
+  if (!text) return;
+  /* The replay adds the code back: keep the rest, after the label. */
+  kc_status_format(st, text + prefix, n);
+  memmove(text + prefix, text + prefix + skip, n - skip);
+  if (label) {
+    memcpy(text, label, prefix - 2);
+    memcpy(text + prefix - 2, ": ", 2);
+  }
+  e->text = text;
+}
+
+kc_status* kc__first_error_note(kc__first_error* e, kc_status* st) {
+  if (st && e->code == KC_OK) kc__first_error_record(e, st, NULL);
+  return st;
+}
+
+kc_status* kc__first_error_note_at(kc__first_error* e, kc_status* st,
+                                   const char* fmt, ...) {
+  if (!st || e->code != KC_OK) return st;
+  char label[256];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(label, sizeof label, fmt, args);
+  va_end(args);
+  kc__first_error_record(e, st, label);
   return st;
 }
 
 kc_status* kc__first_error_replay(const kc__first_error* e) {
   if (e->code == KC_OK) return NULL;
-  return kc_status_create(e->code, "%s", e->text ? e->text : "");
+  return kc_status_create(e->code, "%s",
+                          e->text ? e->text : "(the message was lost: out of memory)");
 }
 
 void kc__first_error_deinit(kc__first_error* e) {

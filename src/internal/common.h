@@ -37,6 +37,11 @@ typedef struct kc__first_error {
 /* Records `st` if it is the first error; returns `st` unchanged. */
 kc_status* kc__first_error_note(kc__first_error* e, kc_status* st);
 
+/* The same, recording the error after a label saying where it happened
+ * (printf-style): "call 3 (kc_op_builder_add_attr_v2): ...". */
+kc_status* kc__first_error_note_at(kc__first_error* e, kc_status* st,
+                                   const char* fmt, ...) KC_PRINTF(3, 4);
+
 /* A new status equal to the recorded one, or NULL if there was none. */
 kc_status* kc__first_error_replay(const kc__first_error* e);
 

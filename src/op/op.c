@@ -17,8 +17,10 @@ static kc__registry kc__op_registry =
 
 struct kc_op_builder {
   kc__op_def def;
-  /* The first error of any add/set call, replayed at registration. */
-  kc__first_error error; /* replayed by registration */
+  /* The first error of any add/set call, with its position, replayed at
+   * registration. */
+  kc__first_error error;
+  int32_t calls; /* add/set calls made, counted from 1 */
 };
 
 /* ---- lookups within a definition --------------------------------------- */
@@ -47,14 +49,38 @@ int32_t kc__op_find_output(const kc__op_def* def, kc_string_view name) {
 }
 
 /* ---- the builder ------------------------------------------------------- */
+/*
+ * Each operation is written once and returns its own status, without the
+ * op's name. The public functions wrap it: the original ones return that
+ * status (with the op's name as context), the _v2 ones return nothing.
+ * Both count the call and remember the first failure with its position,
+ * which registration replays.
+ */
 
 static kc_status* kc__builder_misuse(const char* fn, const char* what) {
   return kc_status_create(KC_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
 }
 
-/* Remembers the first error and passes `st` on. */
-static kc_status* kc__builder_note(kc_op_builder* b, kc_status* st) {
-  return kc__first_error_note(&b->error, st);
+/* Counts a call on `b` and remembers its failure if it is the first;
+ * returns `st`. */
+static kc_status* kc__builder_count(kc_op_builder* b, const char* fn,
+                                    kc_status* st) {
+  if (!b) return st;
+  b->calls++;
+  return kc__first_error_note_at(&b->error, st, "call %d (%s)", b->calls, fn);
+}
+
+/* What an original builder function returns. */
+static kc_status* kc__builder_return(kc_op_builder* b, const char* fn,
+                                     kc_status* st) {
+  kc__builder_count(b, fn, st);
+  if (!b || !st) return st;
+  return kc_status_add_context(st, "op %s", KC__QS(b->def.name));
+}
+
+/* What a _v2 builder function does with its status. */
+static void kc__builder_keep(kc_op_builder* b, const char* fn, kc_status* st) {
+  kc_status_destroy(kc__builder_count(b, fn, st));
 }
 
 kc_status* kc_op_builder_create(const char* name, kc_op_builder** out_builder) {
@@ -100,63 +126,50 @@ static kc_status* kc__check_unique(const kc__op_def* def, const char* name) {
                      : kc__op_find_attr(def, v) >= 0   ? "an attr"
                                                        : NULL;
   if (!what) return NULL;
-  return kc_status_create(KC_INVALID_ARGUMENT,
-                          "op %s: %s is already the name of %s", KC__QS(def->name),
+  return kc_status_create(KC_INVALID_ARGUMENT, "%s is already the name of %s",
                           KC__QS(name), what);
 }
 
-static kc_status* kc__add_arg(kc_op_builder* b, const char* spec,
-                              bool is_input) {
-  const char* fn =
-      is_input ? "kc_op_builder_add_input" : "kc_op_builder_add_output";
+static kc_status* kc__add_arg(kc_op_builder* b, const char* fn,
+                              const char* spec, bool is_input) {
   if (!b) return kc__builder_misuse(fn, "builder");
-  if (!spec) return kc__builder_note(b, kc__builder_misuse(fn, "spec"));
+  if (!spec) return kc__builder_misuse(fn, "spec");
   kc__arg_def** args = is_input ? &b->def.inputs : &b->def.outputs;
   int32_t* n = is_input ? &b->def.num_inputs : &b->def.num_outputs;
   if (*n == KC_OP_MAX_ARGS) {
-    return kc__builder_note(
-        b, kc_status_create(KC_INVALID_ARGUMENT, "op %s: more than %d %ss",
-                            KC__QS(b->def.name), KC_OP_MAX_ARGS,
-                            is_input ? "input" : "output"));
+    return kc_status_create(KC_INVALID_ARGUMENT, "more than %d %ss",
+                            KC_OP_MAX_ARGS, is_input ? "input" : "output");
   }
   kc__arg_def arg;
   kc_status* st =
       kc__parse_arg_spec(is_input ? "input spec" : "output spec", spec, &arg);
-  if (!st) st = kc__check_unique(&b->def, arg.name);
+  if (st) return st;
+  st = kc__check_unique(&b->def, arg.name);
   if (!st) {
     kc__arg_def* grown = realloc(*args, ((size_t)*n + 1) * sizeof *grown);
-    if (!grown) {
-      st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-    } else {
+    if (grown) {
       *args = grown;
       grown[(*n)++] = arg;
       return NULL;
     }
+    st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   kc__arg_def_clear(&arg);
-  return kc__builder_note(b, kc_status_add_context(st, "op %s", KC__QS(b->def.name)));
+  return st;
 }
 
-kc_status* kc_op_builder_add_input(kc_op_builder* builder, const char* spec) {
-  return kc__add_arg(builder, spec, true);
-}
-
-kc_status* kc_op_builder_add_output(kc_op_builder* builder, const char* spec) {
-  return kc__add_arg(builder, spec, false);
-}
-
-kc_status* kc_op_builder_add_attr(kc_op_builder* b, const char* spec) {
-  static const char fn[] = "kc_op_builder_add_attr";
+static kc_status* kc__add_attr(kc_op_builder* b, const char* fn,
+                               const char* spec) {
   if (!b) return kc__builder_misuse(fn, "builder");
-  if (!spec) return kc__builder_note(b, kc__builder_misuse(fn, "spec"));
+  if (!spec) return kc__builder_misuse(fn, "spec");
   if (b->def.num_attrs == KC_OP_MAX_ATTRS) {
-    return kc__builder_note(
-        b, kc_status_create(KC_INVALID_ARGUMENT, "op %s: more than %d attrs",
-                            KC__QS(b->def.name), KC_OP_MAX_ATTRS));
+    return kc_status_create(KC_INVALID_ARGUMENT, "more than %d attrs",
+                            KC_OP_MAX_ATTRS);
   }
   kc__attr_def attr;
   kc_status* st = kc__parse_attr_spec(spec, &attr);
-  if (!st) st = kc__check_unique(&b->def, attr.name);
+  if (st) return st;
+  st = kc__check_unique(&b->def, attr.name);
   if (!st) {
     kc__attr_def* grown =
         realloc(b->def.attrs, ((size_t)b->def.num_attrs + 1) * sizeof *grown);
@@ -168,32 +181,29 @@ kc_status* kc_op_builder_add_attr(kc_op_builder* b, const char* spec) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   kc__attr_def_clear(&attr);
-  return kc__builder_note(b, kc_status_add_context(st, "op %s", KC__QS(b->def.name)));
+  return st;
 }
 
-kc_status* kc_op_builder_set_flags(kc_op_builder* b, uint32_t flags) {
-  if (!b) return kc__builder_misuse("kc_op_builder_set_flags", "builder");
+static kc_status* kc__set_flags(kc_op_builder* b, const char* fn,
+                                uint32_t flags) {
+  if (!b) return kc__builder_misuse(fn, "builder");
   const uint32_t known = KC_OP_COMMUTATIVE | KC_OP_AGGREGATE | KC_OP_STATEFUL;
   if (flags & ~known) {
-    return kc__builder_note(
-        b,
-        kc_status_create(KC_INVALID_ARGUMENT, "op %s: unknown flag bits 0x%x",
-                         KC__QS(b->def.name), (unsigned)(flags & ~known)));
+    return kc_status_create(KC_INVALID_ARGUMENT, "unknown flag bits 0x%x",
+                            (unsigned)(flags & ~known));
   }
   b->def.flags = flags;
   return NULL;
 }
 
-kc_status* kc_op_builder_set_doc(kc_op_builder* b, const char* doc) {
-  if (!b) return kc__builder_misuse("kc_op_builder_set_doc", "builder");
+static kc_status* kc__set_doc(kc_op_builder* b, const char* fn,
+                              const char* doc) {
+  if (!b) return kc__builder_misuse(fn, "builder");
   char* copy = NULL;
   if (doc) {
     size_t n = strlen(doc) + 1;
     copy = malloc(n);
-    if (!copy) {
-      return kc__builder_note(
-          b, kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
-    }
+    if (!copy) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     memcpy(copy, doc, n);
   }
   free(b->def.doc);
@@ -201,11 +211,91 @@ kc_status* kc_op_builder_set_doc(kc_op_builder* b, const char* doc) {
   return NULL;
 }
 
-kc_status* kc_op_builder_set_shape_fn(kc_op_builder* b, kc_shape_fn fn) {
-  if (!b) return kc__builder_misuse("kc_op_builder_set_shape_fn", "builder");
-  b->def.shape_fn = fn;
+/* Replaces the shape function and its data, running the deleter of the
+ * data it replaces; without a builder, runs this data's deleter. */
+static kc_status* kc__set_shape_fn(kc_op_builder* b, const char* fn,
+                                   kc_shape_fn shape_fn, void* data,
+                                   kc_deleter_fn data_deleter) {
+  if (!b) {
+    if (data_deleter) data_deleter(data);
+    return kc__builder_misuse(fn, "builder");
+  }
+  if (b->def.shape_data_deleter) b->def.shape_data_deleter(b->def.shape_data);
+  b->def.shape_fn = shape_fn;
+  b->def.shape_data = data;
+  b->def.shape_data_deleter = data_deleter;
   return NULL;
 }
+
+#define KC__FN(name) static const char fn[] = #name
+
+kc_status* kc_op_builder_add_input(kc_op_builder* builder, const char* spec) {
+  KC__FN(kc_op_builder_add_input);
+  return kc__builder_return(builder, fn, kc__add_arg(builder, fn, spec, true));
+}
+
+kc_status* kc_op_builder_add_output(kc_op_builder* builder, const char* spec) {
+  KC__FN(kc_op_builder_add_output);
+  return kc__builder_return(builder, fn,
+                            kc__add_arg(builder, fn, spec, false));
+}
+
+kc_status* kc_op_builder_add_attr(kc_op_builder* builder, const char* spec) {
+  KC__FN(kc_op_builder_add_attr);
+  return kc__builder_return(builder, fn, kc__add_attr(builder, fn, spec));
+}
+
+kc_status* kc_op_builder_set_flags(kc_op_builder* builder, uint32_t flags) {
+  KC__FN(kc_op_builder_set_flags);
+  return kc__builder_return(builder, fn, kc__set_flags(builder, fn, flags));
+}
+
+kc_status* kc_op_builder_set_doc(kc_op_builder* builder, const char* doc) {
+  KC__FN(kc_op_builder_set_doc);
+  return kc__builder_return(builder, fn, kc__set_doc(builder, fn, doc));
+}
+
+kc_status* kc_op_builder_set_shape_fn(kc_op_builder* builder,
+                                      kc_shape_fn shape_fn) {
+  KC__FN(kc_op_builder_set_shape_fn);
+  return kc__builder_return(builder, fn,
+                            kc__set_shape_fn(builder, fn, shape_fn, NULL, NULL));
+}
+
+void kc_op_builder_add_input_v2(kc_op_builder* builder, const char* spec) {
+  KC__FN(kc_op_builder_add_input_v2);
+  kc__builder_keep(builder, fn, kc__add_arg(builder, fn, spec, true));
+}
+
+void kc_op_builder_add_output_v2(kc_op_builder* builder, const char* spec) {
+  KC__FN(kc_op_builder_add_output_v2);
+  kc__builder_keep(builder, fn, kc__add_arg(builder, fn, spec, false));
+}
+
+void kc_op_builder_add_attr_v2(kc_op_builder* builder, const char* spec) {
+  KC__FN(kc_op_builder_add_attr_v2);
+  kc__builder_keep(builder, fn, kc__add_attr(builder, fn, spec));
+}
+
+void kc_op_builder_set_flags_v2(kc_op_builder* builder, uint32_t flags) {
+  KC__FN(kc_op_builder_set_flags_v2);
+  kc__builder_keep(builder, fn, kc__set_flags(builder, fn, flags));
+}
+
+void kc_op_builder_set_doc_v2(kc_op_builder* builder, const char* doc) {
+  KC__FN(kc_op_builder_set_doc_v2);
+  kc__builder_keep(builder, fn, kc__set_doc(builder, fn, doc));
+}
+
+void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
+                                   kc_shape_fn shape_fn, void* data,
+                                   kc_deleter_fn data_deleter) {
+  KC__FN(kc_op_builder_set_shape_fn_v2);
+  kc__builder_keep(builder, fn,
+                   kc__set_shape_fn(builder, fn, shape_fn, data, data_deleter));
+}
+
+#undef KC__FN
 
 /* ---- resolving references at registration ------------------------------ */
 

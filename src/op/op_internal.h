@@ -97,6 +97,8 @@ typedef struct kc__op_def {
   char* doc;
   uint32_t flags;
   kc_shape_fn shape_fn;
+  void* shape_data; /* kc_shape_ctx_get_data; freed with the def */
+  kc_deleter_fn shape_data_deleter;
   kc__arg_def* inputs;
   int32_t num_inputs;
   kc__arg_def* outputs;

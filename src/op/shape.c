@@ -99,6 +99,10 @@ const kc_op_attrs* kc_shape_ctx_get_attrs(const kc_shape_ctx* ctx) {
   return ctx ? ctx->attrs : NULL;
 }
 
+void* kc_shape_ctx_get_data(const kc_shape_ctx* ctx) {
+  return ctx ? ctx->def->shape_data : NULL;
+}
+
 kc_status* kc_shape_ctx_set_output(kc_shape_ctx* ctx, int32_t index,
                                    const kc_shape_handle* shape) {
   if (!ctx || !shape) return kc__bad_shape(ctx ? "shape" : "ctx");

@@ -970,5 +970,6 @@ void kc__op_def_clear(kc__op_def* def) {
   free(def->attrs);
   free(def->name);
   free(def->doc);
+  if (def->shape_data_deleter) def->shape_data_deleter(def->shape_data);
   memset(def, 0, sizeof *def);
 }

@@ -4,13 +4,56 @@
 #include "kcall/kernel.h"
 #include "kcall/op.h"
 #include "kcall/plugin.h"
+#include "kcall/plugin_api.h"
 #include "kcall/runtime.h"
 #include "kcall/tensor.h"
 #include "kcall/xcall.h"
 #include "kcall/xla_ffi.h"
 
-/* The layouts of kc_host_api and kc_plugin_info are frozen in
- * abi_layout.c: entries are only ever appended. */
+/* Frozen layouts: these may only grow at the end. */
+_Static_assert(offsetof(kc_host_api, struct_size) == 0, "kc_host_api layout");
+_Static_assert(offsetof(kc_host_api, api_major) == 8, "kc_host_api layout");
+_Static_assert(offsetof(kc_host_api, features) == 16, "kc_host_api layout");
+_Static_assert(offsetof(kc_host_api, status_create) == 32,
+               "kc_host_api layout");
+_Static_assert(offsetof(kc_host_api, attr_dict_lookup) == 32 + 110 * sizeof(void*),
+               "kc_host_api layout");
+/* API 1.0 ends with xla_ffi_get_api, its 115th function. */
+_Static_assert(offsetof(kc_host_api, op_builder_add_input_v2) ==
+                   32 + 115 * sizeof(void*),
+               "kc_host_api v1.0 has 115 functions");
+_Static_assert(sizeof(kc_host_api) == 32 + 124 * sizeof(void*),
+               "kc_host_api v1.1 has 124 functions");
+_Static_assert(sizeof(kc_plugin_info) == 48, "kc_plugin_info layout");
+
+/* KC_HOST_API_FUNCTIONS (kcall/plugin_api.h) names every entry of the
+ * table, in order and with its type, and kc_NAME is the library function
+ * of that type: so that no entry can be added without its spelling. */
+typedef struct kc__host_api_listed {
+  size_t struct_size;
+  uint32_t api_major;
+  uint32_t api_minor;
+  const char* const* features;
+  const kc_allocator* system_allocator;
+#define KC__LISTED(kind, ret, name, params, args) ret(*name) params;
+  KC_HOST_API_FUNCTIONS(KC__LISTED)
+#undef KC__LISTED
+} kc__host_api_listed;
+_Static_assert(sizeof(kc__host_api_listed) == sizeof(kc_host_api),
+               "kc_host_api has an entry that KC_HOST_API_FUNCTIONS in "
+               "kcall/plugin_api.h does not list");
+#define KC__CHECK_LISTED(kind, ret, name, params, args)                     \
+  _Static_assert(offsetof(kc__host_api_listed, name) ==                     \
+                     offsetof(kc_host_api, name),                           \
+                 "KC_HOST_API_FUNCTIONS lists '" #name "' out of order");   \
+  _Static_assert(_Generic(((kc_host_api*)0)->name, ret(*) params: 1,        \
+                          default: 0),                                      \
+                 "KC_HOST_API_FUNCTIONS gives '" #name "' another type");   \
+  _Static_assert(_Generic(&kc_##name, ret(*) params: 1, default: 0),        \
+                 "kc_" #name " is not of the type of its table entry");
+KC_HOST_API_FUNCTIONS(KC__CHECK_LISTED)
+#undef KC__CHECK_LISTED
+_Static_assert(offsetof(kc_plugin_info, init) == 40, "kc_plugin_info layout");
 
 /* Out-of-line copies of the inline readers in func.h: a table needs
  * addresses. */
@@ -37,6 +80,7 @@ static const char* const kc__host_features[] = {"functions", "tensors",
                                                 "ops", "kernels",
                                                 "thread_pool",
                                                 "custom_calls", "xla_ffi",
+                                                "op_builder_v2", "user_data",
                                                 NULL};
 
 static const kc_host_api kc__host_api = {
@@ -160,6 +204,15 @@ static const kc_host_api kc__host_api = {
     .xcall_register_xla_ffi_handler = kc_xcall_register_xla_ffi_handler,
     .xla_ffi_type_register = kc_xla_ffi_type_register,
     .xla_ffi_get_api = kc_xla_ffi_get_api,
+    .op_builder_add_input_v2 = kc_op_builder_add_input_v2,
+    .op_builder_add_output_v2 = kc_op_builder_add_output_v2,
+    .op_builder_add_attr_v2 = kc_op_builder_add_attr_v2,
+    .op_builder_set_flags_v2 = kc_op_builder_set_flags_v2,
+    .op_builder_set_doc_v2 = kc_op_builder_set_doc_v2,
+    .op_builder_set_shape_fn_v2 = kc_op_builder_set_shape_fn_v2,
+    .shape_ctx_get_data = kc_shape_ctx_get_data,
+    .xcall_register_v2 = kc_xcall_register_v2,
+    .xcall_status_get_user = kc_xcall_status_get_user,
 };
 
 const kc_host_api* kc_plugin_get_host_api(void) { return &kc__host_api; }

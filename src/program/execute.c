@@ -165,7 +165,7 @@ kc_status* kc__step_legacy_call(const kc__step* s, kc__run* run) {
   void* out = *(void**)(void*)(run->block + s->out_offset);
   const void** ins = (const void**)(void*)(run->block + s->ins_offset);
   void (*fn)(void) = s->fn;
-  kc_xcall_status xs = {false, NULL, 0};
+  kc_xcall_status xs = {false, NULL, 0, s->target->user};
   switch (s->api) {
     case KC_XCALL_API_ORIGINAL:
       ((kc_xcall_cpu_fn)fn)(out, ins);

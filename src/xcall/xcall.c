@@ -179,33 +179,70 @@ kc_status* kc__xcall_target_publish(kc__xcall_target* t, kc_string_view key,
   return kc__target_register(t, key, flags);
 }
 
+void* kc_xcall_status_get_user(const kc_xcall_status* status) {
+  return status ? status->user : NULL;
+}
+
+/* Why (name, platform, api, fn, user) cannot be registered with a legacy
+ * convention, or NULL. */
+static const char* kc__legacy_refusal(kc_platform platform, kc_xcall_api api,
+                                      void (*fn)(void), void* user,
+                                      kc_deleter_fn user_deleter) {
+  if (!fn) return "fn is NULL";
+  if (api == KC_XCALL_API_TYPED) {
+    return "API TYPED needs kc_xcall_register_typed";
+  }
+  if (api < KC_XCALL_API_ORIGINAL ||
+      api > KC_XCALL_API_STATUS_RETURNING_UNIFIED) {
+    return "api: expected ORIGINAL, STATUS_RETURNING or "
+           "STATUS_RETURNING_UNIFIED";
+  }
+  if (platform != KC_PLATFORM_HOST &&
+      api == KC_XCALL_API_STATUS_RETURNING_UNIFIED) {
+    return "STATUS_RETURNING_UNIFIED is a host convention";
+  }
+  if (api == KC_XCALL_API_ORIGINAL && (user || user_deleter)) {
+    return "user data needs a convention with a status argument "
+           "(STATUS_RETURNING or STATUS_RETURNING_UNIFIED), which "
+           "kc_xcall_status_get_user reads it from: ORIGINAL's signature, "
+           "fixed by XLA, has no argument to carry it";
+  }
+  return NULL;
+}
+
+kc_status* kc_xcall_register_v2(kc_string_view name, kc_platform platform,
+                                kc_xcall_api api, void (*fn)(void), void* user,
+                                kc_deleter_fn user_deleter, uint32_t flags) {
+  char buf[KC__TARGET_KEY_CAP];
+  kc_string_view key;
+  kc_status* st = kc__key(name, platform, buf, sizeof buf, &key);
+  if (st) {
+    if (user_deleter) user_deleter(user);
+    return kc_status_add_context(st, "registering a custom-call target");
+  }
+  const char* why = kc__legacy_refusal(platform, api, fn, user, user_deleter);
+  kc__xcall_target* t = NULL;
+  if (why) {
+    st = kc_status_create(KC_INVALID_ARGUMENT,
+                          "registering custom-call target '%s': %s", buf, why);
+  } else {
+    st = kc__target_create(name, platform, api, &t);
+    if (st) st = kc_status_add_context(st, "registering '%s'", buf);
+  }
+  if (st) {
+    if (user_deleter) user_deleter(user);
+    return st;
+  }
+  t->fn = fn;
+  t->user = user;
+  t->user_deleter = user_deleter; /* runs when the target is freed */
+  return kc__target_register(t, key, flags);
+}
+
 kc_status* kc_xcall_register(kc_string_view name, kc_platform platform,
                              kc_xcall_api api, void (*fn)(void),
                              uint32_t flags) {
-  char buf[KC__TARGET_KEY_CAP];
-  kc_string_view key;
-  KC_RETURN_IF_ERROR(kc__key(name, platform, buf, sizeof buf, &key),
-                     "registering a custom-call target");
-  bool host = platform == KC_PLATFORM_HOST;
-  if (!fn || api < KC_XCALL_API_ORIGINAL ||
-      api > KC_XCALL_API_STATUS_RETURNING_UNIFIED ||
-      (!host && api == KC_XCALL_API_STATUS_RETURNING_UNIFIED)) {
-    return kc_status_create(
-        KC_INVALID_ARGUMENT,
-        "registering custom-call target %s: %s", KC__QS(buf),
-        !fn ? "fn is NULL"
-        : api == KC_XCALL_API_TYPED
-            ? "API TYPED needs kc_xcall_register_typed"
-        : api == KC_XCALL_API_STATUS_RETURNING_UNIFIED
-            ? "STATUS_RETURNING_UNIFIED is a host convention"
-            : "api: expected ORIGINAL, STATUS_RETURNING or "
-              "STATUS_RETURNING_UNIFIED");
-  }
-  kc__xcall_target* t = NULL;
-  KC_RETURN_IF_ERROR(kc__target_create(name, platform, api, &t),
-                     "registering %s", KC__QS(buf));
-  t->fn = fn;
-  return kc__target_register(t, key, flags);
+  return kc_xcall_register_v2(name, platform, api, fn, NULL, NULL, flags);
 }
 
 static bool kc__attr_type_ok(int32_t type) {

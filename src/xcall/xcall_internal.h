@@ -12,6 +12,7 @@ struct kc_xcall_status {
   bool failed;
   char* message; /* malloc'd; NULL when none */
   size_t size;
+  void* user; /* the target's user data (kc_xcall_status_get_user) */
 };
 
 typedef struct kc__xcall_target {
@@ -21,7 +22,7 @@ typedef struct kc__xcall_target {
   kc_xcall_api api;
   void (*fn)(void);           /* legacy conventions */
   kc_xcall_handler_fn handler; /* TYPED */
-  void* user;
+  void* user; /* TYPED: frame->user; legacy: kc_xcall_status_get_user */
   kc_deleter_fn user_deleter;
   kc_xcall_signature signature; /* TYPED: arrays below, owned */
   kc__arena defaults; /* signature.attr_defaults and what they point to */

@@ -1,0 +1,118 @@
+/* kcall/plugin_api.h in plugin mode against a host that offers API 1.0
+ * only: the API 1.1 spellings must never read past the table, and must
+ * fall back or refuse as the header says. Compiled with KC_BUILDING_PLUGIN
+ * into the test runner; tests/test_plugin_api.c runs it. */
+#include <string.h>
+
+#include "kcall/plugin_api.h"
+#include "kt_plugin_api.h"
+
+static int kt_old_deleted;
+static void kt_old_delete(void* self) {
+  (void)self;
+  kt_old_deleted++;
+}
+
+static kc_status* kt_old_shape(kc_shape_ctx* ctx) {
+  return kc_shape_fn_unchanged(ctx);
+}
+
+static void kt_old_target(void* out, const void** ins,
+                          kc_xcall_status* status) {
+  (void)out;
+  (void)ins;
+  (void)status;
+}
+
+/* A failed check, as a status naming it. */
+#define KT_OLD_CHECK(cond, what)                                            \
+  do {                                                                      \
+    if (!(cond)) {                                                          \
+      return kc_status_create(KC_INTERNAL, "on an API 1.0 host: %s", what); \
+    }                                                                       \
+  } while (0)
+
+/* True when `st` fails and its message contains `needle`; destroys it. */
+static bool kt_old_fails_with(kc_status* st, kc_status_code code,
+                              const char* needle) {
+  bool ok = st && kc_status_get_code(st) == code &&
+            strstr(kc_status_get_message(st), needle) != NULL;
+  kc_status_destroy(st);
+  return ok;
+}
+
+static kc_status* kt_old_checks(void) {
+  /* The _v2 builder calls are their 1.0 forms: the definition registers,
+   * and a failure is the 1.0 call's, with its position. */
+  kc_op_builder* b = NULL;
+  KC_RETURN_IF_ERROR(kc_op_builder_create("kt_old.Op", &b), "create");
+  kc_op_builder_add_input_v2(b, "x: T");
+  kc_op_builder_add_output_v2(b, "y: T");
+  kc_op_builder_add_attr_v2(b, "T: {f32}");
+  kc_op_builder_set_flags_v2(b, KC_OP_STATEFUL);
+  kc_op_builder_set_doc_v2(b, "doc");
+  kc_op_builder_set_shape_fn_v2(b, kt_old_shape, NULL, NULL);
+  KC_RETURN_IF_ERROR(kc_op_registry_register(b, 0), "register kt_old.Op");
+
+  KC_RETURN_IF_ERROR(kc_op_builder_create("kt_old.Bad", &b), "create");
+  kc_op_builder_add_input_v2(b, "x: f32");
+  kc_op_builder_add_attr_v2(b, "T: {f65}");
+  KT_OLD_CHECK(
+      kt_old_fails_with(kc_op_registry_register(b, 0), KC_INVALID_ARGUMENT,
+                        "call 2 (kc_op_builder_add_attr): attr spec "
+                        "'T: {f65}'"),
+      "a failing _v2 call fails the registration");
+
+  /* Data for a shape function cannot be kept by a 1.0 builder: it is
+   * deleted, and the op refused, naming the call. */
+  KC_RETURN_IF_ERROR(kc_op_builder_create("kt_old.Data", &b), "create");
+  kc_op_builder_add_input_v2(b, "x: f32");
+  kc_op_builder_set_shape_fn_v2(b, kt_old_shape, &kt_old_deleted,
+                                kt_old_delete);
+  KT_OLD_CHECK(kt_old_deleted == 1, "the shape data is deleted at once");
+  KT_OLD_CHECK(
+      kt_old_fails_with(kc_op_registry_register(b, 0), KC_INVALID_ARGUMENT,
+                        "kc_op_builder_set_shape_fn_v2 with data "
+                        "needs host API 1.1"),
+      "shape data fails the registration");
+
+  /* User data for a custom call: refused, deleted; without data the 1.0
+   * registration is used. */
+  KT_OLD_CHECK(
+      kt_old_fails_with(
+          kc_xcall_register_v2(KC_SV_LIT("kt_old.target"), KC_PLATFORM_HOST,
+                               KC_XCALL_API_STATUS_RETURNING,
+                               (void (*)(void))kt_old_target, &kt_old_deleted,
+                               kt_old_delete, 0),
+          KC_FAILED_PRECONDITION,
+          "registering custom-call target 'kt_old.target': user data needs "
+          "host API 1.1, this host offers 1.0"),
+      "user data for a custom call is refused");
+  KT_OLD_CHECK(kt_old_deleted == 2, "the target's user data is deleted");
+  KC_RETURN_IF_ERROR(
+      kc_xcall_register_v2(KC_SV_LIT("kt_old.target"), KC_PLATFORM_HOST,
+                           KC_XCALL_API_STATUS_RETURNING,
+                           (void (*)(void))kt_old_target, NULL, NULL, 0),
+      "a target without user data");
+
+  /* The accessors answer NULL without calling the (missing) entries. */
+  KT_OLD_CHECK(kc_shape_ctx_get_data((const kc_shape_ctx*)(void*)&b) == NULL,
+               "kc_shape_ctx_get_data is NULL");
+  KT_OLD_CHECK(
+      kc_xcall_status_get_user((const kc_xcall_status*)(void*)&b) == NULL,
+      "kc_xcall_status_get_user is NULL");
+  return NULL;
+}
+
+kc_status* kt_plugin_api_on_old_host(const kc_host_api* old_host,
+                                     const kc_host_api* host) {
+  const kc_host_api* before = kc_plugin_get_host();
+  kc_plugin_set_host(old_host);
+  kc_status* st = kt_old_checks();
+  kc_plugin_set_host(host);
+  if (!st && kc_plugin_get_host() != host) {
+    st = kc_status_create(KC_INTERNAL, "kc_plugin_set_host did not set it");
+  }
+  kc_plugin_set_host(before);
+  return st;
+}
