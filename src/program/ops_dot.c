@@ -195,39 +195,78 @@ static kc_status* kc__dot_prepare(const kc_program* p, const kc__instr* in,
 typedef float kc__v16 __attribute__((vector_size(64)));
 
 /* C[rows x 16] (row stride ldc, only `cols` columns written) = A[rows x k]
- * (row stride lda) times one packed panel of B (k x 16). */
-__attribute__((target_clones("avx512f", "avx2,fma", "default"))) static void kc__micro_f32(
-    const float* a, int64_t lda, const float* panel, int64_t k, float* c, int64_t ldc,
-    int64_t rows, int64_t cols) {
-  kc__v16 acc[KC__MR];
-  for (int r = 0; r < KC__MR; ++r) acc[r] = (kc__v16){0};
-  if (rows == KC__MR) {
-    for (int64_t i = 0; i < k; ++i) {
-      kc__v16 b;
-      memcpy(&b, panel + i * KC__NR, sizeof b);
-      acc[0] += a[0 * lda + i] * b;
-      acc[1] += a[1 * lda + i] * b;
-      acc[2] += a[2 * lda + i] * b;
-      acc[3] += a[3 * lda + i] * b;
-      acc[4] += a[4 * lda + i] * b;
-      acc[5] += a[5 * lda + i] * b;
-    }
-  } else {
-    for (int64_t i = 0; i < k; ++i) {
-      kc__v16 b;
-      memcpy(&b, panel + i * KC__NR, sizeof b);
-      for (int64_t r = 0; r < rows; ++r) acc[r] += a[r * lda + i] * b;
-    }
+ * (row stride lda) times one packed panel of B (k x 16). One body,
+ * compiled for AVX-512, for AVX2 with FMA and for any x86-64, chosen once
+ * by what the CPU has (kc__micro_f32_pick). The choice is made by hand
+ * rather than with target_clones: its ifunc resolver runs before
+ * ThreadSanitizer's runtime has started, and crashes it. */
+#define KC__MICRO_BODY                                                                 \
+  kc__v16 acc[KC__MR];                                                              \
+  for (int r = 0; r < KC__MR; ++r) acc[r] = (kc__v16){0};                           \
+  if (rows == KC__MR) {                                                             \
+    for (int64_t i = 0; i < k; ++i) {                                               \
+      kc__v16 b;                                                                    \
+      memcpy(&b, panel + i * KC__NR, sizeof b);                                     \
+      acc[0] += a[0 * lda + i] * b;                                                 \
+      acc[1] += a[1 * lda + i] * b;                                                 \
+      acc[2] += a[2 * lda + i] * b;                                                 \
+      acc[3] += a[3 * lda + i] * b;                                                 \
+      acc[4] += a[4 * lda + i] * b;                                                 \
+      acc[5] += a[5 * lda + i] * b;                                                 \
+    }                                                                               \
+  } else {                                                                          \
+    for (int64_t i = 0; i < k; ++i) {                                               \
+      kc__v16 b;                                                                    \
+      memcpy(&b, panel + i * KC__NR, sizeof b);                                     \
+      for (int64_t r = 0; r < rows; ++r) acc[r] += a[r * lda + i] * b;              \
+    }                                                                               \
+  }                                                                                 \
+  for (int64_t r = 0; r < rows; ++r) {                                              \
+    if (cols == KC__NR) {                                                           \
+      memcpy(c + r * ldc, &acc[r], sizeof acc[r]);                                  \
+    } else {                                                                        \
+      float tmp[KC__NR];                                                            \
+      memcpy(tmp, &acc[r], sizeof tmp);                                             \
+      memcpy(c + r * ldc, tmp, (size_t)cols * sizeof(float));                       \
+    }                                                                               \
+  }                                                                                 \
+
+#define KC__MICRO_PARAMS                                                      \
+  const float *a, int64_t lda, const float *panel, int64_t k, float *c,       \
+      int64_t ldc, int64_t rows, int64_t cols
+
+typedef void (*kc__micro_fn)(KC__MICRO_PARAMS);
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) static void kc__micro_f32_avx512(KC__MICRO_PARAMS) {
+  KC__MICRO_BODY
+}
+__attribute__((target("avx2,fma"))) static void kc__micro_f32_avx2(KC__MICRO_PARAMS) {
+  KC__MICRO_BODY
+}
+#endif
+static void kc__micro_f32_plain(KC__MICRO_PARAMS) { KC__MICRO_BODY }
+#undef KC__MICRO_BODY
+
+static kc__micro_fn kc__micro_f32_pick(void) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return kc__micro_f32_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kc__micro_f32_avx2;
+#endif
+  return kc__micro_f32_plain;
+}
+
+/* The kernel for this CPU: picked on first use (every thread picks the
+ * same one, so a race only repeats the choice). */
+static kc__micro_fn kc__micro_f32(void) {
+  static kc__micro_fn chosen;
+  kc__micro_fn fn = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+  if (!fn) {
+    fn = kc__micro_f32_pick();
+    __atomic_store_n(&chosen, fn, __ATOMIC_RELAXED);
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    if (cols == KC__NR) {
-      memcpy(c + r * ldc, &acc[r], sizeof acc[r]);
-    } else {
-      float tmp[KC__NR];
-      memcpy(tmp, &acc[r], sizeof tmp);
-      memcpy(c + r * ldc, tmp, (size_t)cols * sizeof(float));
-    }
-  }
+  return fn;
 }
 
 typedef struct kc__gemm_job {
@@ -241,13 +280,14 @@ typedef struct kc__gemm_job {
 static void kc__gemm_rows(void* ctx, int64_t begin, int64_t end) {
   const kc__gemm_job* job = ctx;
   int64_t panels = (job->n + KC__NR - 1) / KC__NR;
+  kc__micro_fn micro = kc__micro_f32();
   for (int64_t blk = begin; blk < end; ++blk) {
     int64_t i = blk * KC__MR;
     int64_t rows = job->m - i < KC__MR ? job->m - i : KC__MR;
     for (int64_t p = 0; p < panels; ++p) {
       int64_t j = p * KC__NR;
       int64_t cols = job->n - j < KC__NR ? job->n - j : KC__NR;
-      kc__micro_f32(job->a + i * job->k, job->k, job->panels + p * job->k * KC__NR, job->k,
+      micro(job->a + i * job->k, job->k, job->panels + p * job->k * KC__NR, job->k,
                     job->c + i * job->n + j, job->n, rows, cols);
     }
   }

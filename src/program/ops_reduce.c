@@ -270,10 +270,10 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
         KC__RED_WALK(plan, r[o] = kc__min_##sfx(r[o], x[i]));                  \
         break;                                                                 \
       case KC_OP_AND:                                                          \
-        KC__RED_WALK(plan, r[o] = (ctype)(r[o] && x[i]));                      \
+        KC__RED_WALK(plan, r[o] = (ctype)(r[o] != 0 && x[i] != 0));                      \
         break;                                                                 \
       default:                                                                 \
-        KC__RED_WALK(plan, r[o] = (ctype)(r[o] || x[i]));                      \
+        KC__RED_WALK(plan, r[o] = (ctype)(r[o] != 0 || x[i] != 0));                      \
         break;                                                                 \
     }                                                                          \
   }
@@ -511,8 +511,8 @@ static kc_status* kc__window_prepare(const kc_program* p, const kc__instr* in,
       case KC_OP_MULTIPLY: a = (ctype)(a * b); break;                            \
       case KC_OP_MAXIMUM: a = kc__max_##sfx(a, b); break;                        \
       case KC_OP_MINIMUM: a = kc__min_##sfx(a, b); break;                        \
-      case KC_OP_AND: a = (ctype)(a && b); break;                                \
-      default: a = (ctype)(a || b); break;                                       \
+      case KC_OP_AND: a = (ctype)(a != 0 && b != 0); break;                                \
+      default: a = (ctype)(a != 0 || b != 0); break;                                       \
     }                                                                            \
     memcpy(acc, &a, sizeof a);                                                   \
   }
