@@ -270,7 +270,8 @@ KC_TEST(typed_cpp_tensor_parameters) {
   // gets the function's name as context.
   kc_tensor* i64 = make_tensor(kcall::dtype_of<int64_t>(), {1});
   KC_CHECK_CODE(fails("t.sum", {kc_any_object(KC_OBJECT(i64))}),
-                KC_INVALID_ARGUMENT, "t.sum: tensor of dtype code 0");
+                KC_INVALID_ARGUMENT,
+                "t.sum: expected a tensor of f32, got one of i64");
 
   kc_any ret = kc_any_none();
   KC_CHECK_OK(call("t.keep", {kc_any_object(KC_OBJECT(t))}, &ret));
@@ -728,6 +729,35 @@ KC_TEST(typed_cpp_tensor_object) {
   KC_CHECK(a.as<kcall::Tensor>().raw() == t.dltensor());
   KT_CHECK_THROWS(kcall::TensorObject::empty({-1}, kcall::dtype_of<float>()),
                   KC_INVALID_ARGUMENT, "dimension 0");
+}
+
+// dtype_name names dtypes as kc_dtype_format does; is_compact tells a
+// row-major layout from a strided one.
+KC_TEST(typed_cpp_dtype_name_and_compact) {
+  host_table();
+  const DLDataType kinds[] = {
+      kcall::dtype_of<float>(),         kcall::dtype_of<int64_t>(),
+      kcall::dtype_of<uint8_t>(),       kcall::dtype_of<bool>(),
+      kc_dtype_make(kDLBfloat, 16, 1),  kc_dtype_make(kDLComplex, 128, 1),
+      kc_dtype_make(kDLFloat, 32, 4),   kc_dtype_make(kDLOpaqueHandle, 64, 1)};
+  for (DLDataType t : kinds) {
+    char want[64];
+    kc_dtype_format(t, want, sizeof want);
+    KC_CHECK_STR(kcall::dtype_name(t).c_str(), want);
+  }
+  KC_CHECK_STR(kcall::dtype_name(kc_dtype_make(kDLFloat8_e5m2, 8, 1)).c_str(),
+               "dtype(code=12,bits=8,lanes=1)");
+
+  int64_t shape[] = {2, 1, 3};
+  int64_t row_major[] = {3, 99, 1};  // the extent-1 dim's stride is free
+  int64_t column_major[] = {1, 2, 2};
+  float data[6] = {};
+  DLTensor t{data, {kDLCPU, 0}, 3, kcall::dtype_of<float>(), shape, nullptr, 0};
+  KC_CHECK(kcall::Tensor(&t).is_compact());
+  t.strides = row_major;
+  KC_CHECK(kcall::Tensor(&t).is_compact());
+  t.strides = column_major;
+  KC_CHECK(!kcall::Tensor(&t).is_compact());
 }
 
 // Many threads call one typed function that calls another: no shared state

@@ -176,6 +176,23 @@ constexpr bool same_dtype(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
 
+/* A dtype's name as kcall prints it: "f32", "i64", "u8", "bf16", "c64",
+ * "bool", "f32x4"; "dtype(code=C,bits=B,lanes=L)" for the codes from
+ * kDLFloat8_e3m4 on (kc_dtype_format, in hosts, names those too). */
+inline std::string dtype_name(DLDataType t) {
+  static const char* const kPrefix[] = {"i", "u", "f", "opaque", "bf", "c",
+                                        "bool"};
+  if (t.code >= 7) {
+    return "dtype(code=" + std::to_string(t.code) +
+           ",bits=" + std::to_string(t.bits) +
+           ",lanes=" + std::to_string(t.lanes) + ")";
+  }
+  std::string name = kPrefix[t.code];
+  if (t.code != kDLBool || t.bits != 8) name += std::to_string(t.bits);
+  if (t.lanes != 1) name += "x" + std::to_string(t.lanes);
+  return name;
+}
+
 /* ---- tensors
  * -------------------------------------------------------------------- */
 
@@ -200,9 +217,21 @@ class Tensor {
   }
   DLDataType dtype() const { return t_->dtype; }
   DLDevice device() const { return t_->device; }
+  /* True when the elements are laid out row-major without gaps (no
+   * strides, or strides equal to the row-major ones; dims of extent 1 may
+   * have any stride), so that data<T>()[i] is element i. */
+  bool is_compact() const {
+    if (!t_->strides) return true;
+    int64_t expected = 1;
+    for (int32_t i = t_->ndim - 1; i >= 0; --i) {
+      if (t_->shape[i] != 1 && t_->strides[i] != expected) return false;
+      expected *= t_->shape[i];
+    }
+    return true;
+  }
 
   /* The data as T (byte_offset applied). INVALID_ARGUMENT when the dtype is
-   * not T's. */
+   * not T's ("expected a tensor of f32, got one of f64"). */
   template <class T>
   const T* data() const {
     return static_cast<const T*>(checked<T>());
@@ -216,10 +245,10 @@ class Tensor {
   template <class T>
   void* checked() const {
     if (!same_dtype(t_->dtype, dtype_of<T>())) {
-      throw Error(KC_INVALID_ARGUMENT,
-                  "tensor of dtype code " + std::to_string(t_->dtype.code) +
-                      " with " + std::to_string(t_->dtype.bits) +
-                      " bits read as another type");
+      throw Error(KC_INVALID_ARGUMENT, "expected a tensor of " +
+                                           dtype_name(dtype_of<T>()) +
+                                           ", got one of " +
+                                           dtype_name(t_->dtype));
     }
     return static_cast<char*>(t_->data) + t_->byte_offset;
   }
@@ -802,6 +831,7 @@ class Any {
   }
 
  private:
+  friend class Function;
   Any(kc_any value, int) noexcept : v_(value) {}
   kc_any v_;
 };
@@ -1068,13 +1098,10 @@ class Function {
 
   /* Calls with arguments already packed (borrowed for the call). */
   Any call_packed(const kc_any* args, int32_t nargs) const {
-    kc_any ret = kc_any_none();
-    kc_status* st = host().func_call(f_, args, nargs, &ret);
-    if (st) {
-      host().any_release(&ret); /* a callee breaking the convention */
-      throw Error(st);
-    }
-    return Any::adopt(ret);
+    Any ret; /* the callee writes the result in place */
+    kc_status* st = host().func_call(f_, args, nargs, &ret.v_);
+    if (st) throw Error(st); /* ret releases what a callee left there */
+    return ret;
   }
 
   kc_func* get() const noexcept { return f_; }
@@ -1188,25 +1215,28 @@ struct ToAny<std::vector<T>> {
   }
 };
 
-/* ToArg<T>::pack(value, keep): the kc_any to pass for value, borrowing
- * where the value outlives the call; what must be owned for the call is
- * put in `keep`. */
+/* ToArg<T>::pack(value, out) writes the kc_any to pass for value into
+ * *out, borrowing where the value outlives the call, and returns true when
+ * *out holds a reference of its own, to be dropped after the call. Written
+ * in place: a kc_any copied through memory right after it was built stalls
+ * the loads that read it back. */
 template <class T, class = void>
 struct ToArg {
-  static kc_any pack(const T& value, Any& keep) {
+  static bool pack(const T& value, kc_any* out) {
     if constexpr (has_one_signature<T>::value) {
-      keep = Any(Function::from(value));
+      *out = kc_any_object(KC_OBJECT(Function::from(value).release()));
     } else {
-      keep = Any::adopt(ToAny<T>::make(value, Where{nullptr, Where::kAny}));
+      *out = ToAny<T>::make(value, Where{nullptr, Where::kAny});
     }
-    return keep.raw();
+    return kc_any_is_object(out);
   }
 };
 
 template <>
 struct ToArg<const char*> {
-  static kc_any pack(const char* value, Any&) {
-    return value ? kc_any_cstr(value) : kc_any_none();
+  static bool pack(const char* value, kc_any* out) {
+    *out = value ? kc_any_cstr(value) : kc_any_none();
+    return false;
   }
 };
 template <>
@@ -1214,68 +1244,96 @@ struct ToArg<char*> : ToArg<const char*> {};
 
 template <>
 struct ToArg<std::string> {
-  static kc_any pack(const std::string& value, Any& keep) {
+  static bool pack(const std::string& value, kc_any* out) {
     /* c_str() is the whole text unless it holds a NUL. */
-    if (value.find('\0') == std::string::npos) return kc_any_cstr(value.c_str());
-    keep = Any(std::string_view(value));
-    return keep.raw();
+    if (value.find('\0') == std::string::npos) {
+      *out = kc_any_cstr(value.c_str());
+      return false;
+    }
+    *out = ToAny<std::string_view>::make(value, Where{nullptr, Where::kAny});
+    return kc_any_is_object(out);
   }
 };
 
 template <>
 struct ToArg<DLTensor*> {
-  static kc_any pack(DLTensor* value, Any&) { return kc_any_dltensor(value); }
+  static bool pack(DLTensor* value, kc_any* out) {
+    *out = kc_any_dltensor(value);
+    return false;
+  }
 };
 template <>
 struct ToArg<const DLTensor*> {
-  static kc_any pack(const DLTensor* value, Any&) {
-    return kc_any_dltensor(const_cast<DLTensor*>(value));
+  static bool pack(const DLTensor* value, kc_any* out) {
+    *out = kc_any_dltensor(const_cast<DLTensor*>(value));
+    return false;
   }
 };
 template <>
 struct ToArg<Tensor> {
-  static kc_any pack(const Tensor& value, Any&) {
-    return kc_any_dltensor(const_cast<DLTensor*>(value.raw()));
+  static bool pack(const Tensor& value, kc_any* out) {
+    *out = kc_any_dltensor(const_cast<DLTensor*>(value.raw()));
+    return false;
   }
 };
 template <>
 struct ToArg<Function> {
-  static kc_any pack(const Function& value, Any&) {
-    return kc_any_object(KC_OBJECT(value.get()));
+  static bool pack(const Function& value, kc_any* out) {
+    *out = kc_any_object(KC_OBJECT(value.get()));
+    return false;
   }
 };
 template <>
 struct ToArg<TensorObject> {
-  static kc_any pack(const TensorObject& value, Any&) {
-    return kc_any_object(KC_OBJECT(value.get()));
+  static bool pack(const TensorObject& value, kc_any* out) {
+    *out = kc_any_object(KC_OBJECT(value.get()));
+    return false;
   }
 };
 template <>
 struct ToArg<kc_func*> {
-  static kc_any pack(kc_func* value, Any&) {
-    return kc_any_object(KC_OBJECT(value));
+  static bool pack(kc_func* value, kc_any* out) {
+    *out = kc_any_object(KC_OBJECT(value));
+    return false;
   }
 };
 template <>
 struct ToArg<Any> {
-  static kc_any pack(const Any& value, Any&) { return value.raw(); }
+  static bool pack(const Any& value, kc_any* out) {
+    *out = value.raw();
+    return false;
+  }
 };
 template <>
 struct ToArg<kc_any> {
-  static kc_any pack(const kc_any& value, Any&) { return value; }
+  static bool pack(const kc_any& value, kc_any* out) {
+    *out = value;
+    return false;
+  }
 };
 template <class T>
 struct ToArg<std::optional<T>> {
-  static kc_any pack(const std::optional<T>& value, Any& keep) {
-    return value ? ToArg<T>::pack(*value, keep) : kc_any_none();
+  static bool pack(const std::optional<T>& value, kc_any* out) {
+    if (value) return ToArg<T>::pack(*value, out);
+    *out = kc_any_none();
+    return false;
   }
 };
 
-/* The arguments of one call: N kc_any values and what keeps them alive. */
+/* The arguments of one call, and which of them hold a reference of their
+ * own (dropped when the call is over). */
 template <size_t N>
 struct Packed {
   kc_any values[N > 0 ? N : 1];
-  Any keep[N > 0 ? N : 1];
+  bool owned[N > 0 ? N : 1] = {};
+  Packed() = default;
+  Packed(const Packed&) = delete;
+  Packed& operator=(const Packed&) = delete;
+  ~Packed() {
+    for (size_t i = 0; i < N; ++i) {
+      if (owned[i]) host().any_release(&values[i]);
+    }
+  }
 };
 
 }  // namespace detail
@@ -1285,7 +1343,7 @@ Any Function::operator()(Args&&... args) const {
   detail::Packed<sizeof...(Args)> p;
   size_t i = 0;
   /* A comma fold runs left to right. */
-  ((p.values[i] = detail::ToArg<std::decay_t<Args>>::pack(args, p.keep[i]),
+  ((p.owned[i] = detail::ToArg<std::decay_t<Args>>::pack(args, &p.values[i]),
     ++i),
    ...);
   (void)i;
