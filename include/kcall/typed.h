@@ -416,8 +416,6 @@ typedef bool kc__typed__Bool;
 /* The number of arguments (1 to 6) of a variadic macro. */
 #define KC__TYPED_COUNT(...) KC__TYPED_COUNT_(__VA_ARGS__, 6, 5, 4, 3, 2, 1, 0)
 #define KC__TYPED_COUNT_(a, b, c, d, e, f, n, ...) n
-#define KC__TYPED_CAT(a, b) KC__TYPED_CAT_(a, b)
-#define KC__TYPED_CAT_(a, b) a##b
 
 #define KC__TYPED_DISPATCH(n, id, name, rtag, fn, ...) \
   KC__TYPED_FUNC_N(n, id, name, rtag, fn, __VA_ARGS__)
