@@ -650,6 +650,14 @@ KC_TEST(typed_cpp_function_handle) {
   // Errors: the callee's status, thrown.
   KT_CHECK_THROWS(concat(1, 2), KC_INVALID_ARGUMENT,
                   "t.concat: argument 0: expected str, got int");
+  // An argument that cannot be packed: nothing is called, and what was
+  // packed before it (a string object) is released.
+  KT_CHECK_THROWS(concat(std::string_view("longer than seven bytes"),
+                         std::numeric_limits<uint64_t>::max()),
+                  KC_OUT_OF_RANGE,
+                  "calling a function: argument 1: expected an int in "
+                  "[-9223372036854775808, 9223372036854775807], got "
+                  "18446744073709551615");
   KT_CHECK_THROWS(kcall::Function::get_global("t.concot"), KC_NOT_FOUND,
                   "did you mean 't.concat'");
   KT_CHECK_THROWS(kcall::Function().call_packed(nullptr, 0),

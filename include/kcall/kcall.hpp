@@ -15,10 +15,9 @@
  * Nothing here crosses the ABI: C++ objects live on one side of it, and
  * everything that reaches the library is the C API's (function pointers,
  * kc_closure and packed functions with their deleters, kc_any, kc_status).
- * Exceptions never cross the
- * boundary either: every callback the layer installs catches them and turns
- * them into a kc_status (kcall::Error keeps the code and the status it came
- * from).
+ * Exceptions never cross the boundary either: every callback the layer
+ * installs catches them and turns them into a kc_status (kcall::Error keeps
+ * the code and the status it came from).
  *
  * Thread safety is the C API's: Tensor, Attrs and the contexts are views,
  * valid as long as what they view (a callback's duration); Any, Function
@@ -221,7 +220,7 @@ class Tensor {
    * strides, or strides equal to the row-major ones; dims of extent 1 may
    * have any stride), so that data<T>()[i] is element i. */
   bool is_compact() const {
-    if (!t_->strides) return true;
+    if (!t_->strides || numel() == 0) return true;
     int64_t expected = 1;
     for (int32_t i = t_->ndim - 1; i >= 0; --i) {
       if (t_->shape[i] != 1 && t_->strides[i] != expected) return false;
@@ -392,11 +391,6 @@ template <class T>
 struct is_optional<std::optional<T>> : std::true_type {};
 
 template <class T>
-struct is_vector : std::false_type {};
-template <class T, class A>
-struct is_vector<std::vector<T, A>> : std::true_type {};
-
-template <class T>
 constexpr bool is_char_v =
     std::is_same_v<T, char> || std::is_same_v<T, wchar_t> ||
     std::is_same_v<T, char16_t> || std::is_same_v<T, char32_t>;
@@ -461,8 +455,7 @@ inline DLTensor* read_tensor(const kc_any& v) {
   return nullptr;
 }
 
-/* FromAny<T>::get(value, where): value as T, or an Error naming where.
- * FromAny<T>::expected: what messages say T is. */
+/* FromAny<T>::get(value, where): value as T, or an Error naming where. */
 template <class T, class = void>
 struct FromAny {
   static_assert(always_false_v<T>,
@@ -1089,10 +1082,13 @@ class Function {
    * DLTensor*, Tensor, TensorObject, Function, kc_func*, Any, kc_any,
    * DLDataType, DLDevice, void*, nullptr (none), std::optional<T>,
    * std::vector<T> (an array) and callables (made into functions with
-   * Function::from). Borrowed values stay borrowed: nothing is copied but
-   * strings that are not NUL-terminated and longer than KC_SMALL_STR_MAX.
-   * Throws Error with the callee's status; INVALID_ARGUMENT when this is
-   * null. */
+   * Function::from). What outlives the call is lent, not copied: const
+   * char* and std::string text (unless it holds a NUL), tensors, functions.
+   * Allocated for the call and released after it: a std::string_view
+   * longer than KC_SMALL_STR_MAX (the text has no NUL to end it), an array
+   * for a std::vector, a function for a callable. The callee may keep what
+   * it is given only by retaining it, as any packed function. Throws Error
+   * with the callee's status; INVALID_ARGUMENT when this is null. */
   template <class... Args>
   Any operator()(Args&&... args) const;
 
@@ -1215,18 +1211,22 @@ struct ToAny<std::vector<T>> {
   }
 };
 
-/* ToArg<T>::pack(value, out) writes the kc_any to pass for value into
- * *out, borrowing where the value outlives the call, and returns true when
- * *out holds a reference of its own, to be dropped after the call. Written
- * in place: a kc_any copied through memory right after it was built stalls
- * the loads that read it back. */
+/* ToArg<T>::pack(value, out, index) writes the kc_any to pass for value
+ * (argument `index`) into *out, borrowing where the value outlives the
+ * call, and returns true when *out holds a reference of its own, to be
+ * dropped after the call. Written in place: a kc_any copied through memory
+ * right after it was built stalls the loads that read it back. */
+
+/* Where a call's arguments come from, in messages. */
+constexpr const char* kCaller = "calling a function";
+
 template <class T, class = void>
 struct ToArg {
-  static bool pack(const T& value, kc_any* out) {
+  static bool pack(const T& value, kc_any* out, int32_t index) {
     if constexpr (has_one_signature<T>::value) {
       *out = kc_any_object(KC_OBJECT(Function::from(value).release()));
     } else {
-      *out = ToAny<T>::make(value, Where{nullptr, Where::kAny});
+      *out = ToAny<T>::make(value, Where{kCaller, index});
     }
     return kc_any_is_object(out);
   }
@@ -1234,7 +1234,7 @@ struct ToArg {
 
 template <>
 struct ToArg<const char*> {
-  static bool pack(const char* value, kc_any* out) {
+  static bool pack(const char* value, kc_any* out, int32_t) {
     *out = value ? kc_any_cstr(value) : kc_any_none();
     return false;
   }
@@ -1244,77 +1244,77 @@ struct ToArg<char*> : ToArg<const char*> {};
 
 template <>
 struct ToArg<std::string> {
-  static bool pack(const std::string& value, kc_any* out) {
+  static bool pack(const std::string& value, kc_any* out, int32_t index) {
     /* c_str() is the whole text unless it holds a NUL. */
     if (value.find('\0') == std::string::npos) {
       *out = kc_any_cstr(value.c_str());
       return false;
     }
-    *out = ToAny<std::string_view>::make(value, Where{nullptr, Where::kAny});
+    *out = ToAny<std::string_view>::make(value, Where{kCaller, index});
     return kc_any_is_object(out);
   }
 };
 
 template <>
 struct ToArg<DLTensor*> {
-  static bool pack(DLTensor* value, kc_any* out) {
+  static bool pack(DLTensor* value, kc_any* out, int32_t) {
     *out = kc_any_dltensor(value);
     return false;
   }
 };
 template <>
 struct ToArg<const DLTensor*> {
-  static bool pack(const DLTensor* value, kc_any* out) {
+  static bool pack(const DLTensor* value, kc_any* out, int32_t) {
     *out = kc_any_dltensor(const_cast<DLTensor*>(value));
     return false;
   }
 };
 template <>
 struct ToArg<Tensor> {
-  static bool pack(const Tensor& value, kc_any* out) {
+  static bool pack(const Tensor& value, kc_any* out, int32_t) {
     *out = kc_any_dltensor(const_cast<DLTensor*>(value.raw()));
     return false;
   }
 };
 template <>
 struct ToArg<Function> {
-  static bool pack(const Function& value, kc_any* out) {
+  static bool pack(const Function& value, kc_any* out, int32_t) {
     *out = kc_any_object(KC_OBJECT(value.get()));
     return false;
   }
 };
 template <>
 struct ToArg<TensorObject> {
-  static bool pack(const TensorObject& value, kc_any* out) {
+  static bool pack(const TensorObject& value, kc_any* out, int32_t) {
     *out = kc_any_object(KC_OBJECT(value.get()));
     return false;
   }
 };
 template <>
 struct ToArg<kc_func*> {
-  static bool pack(kc_func* value, kc_any* out) {
+  static bool pack(kc_func* value, kc_any* out, int32_t) {
     *out = kc_any_object(KC_OBJECT(value));
     return false;
   }
 };
 template <>
 struct ToArg<Any> {
-  static bool pack(const Any& value, kc_any* out) {
+  static bool pack(const Any& value, kc_any* out, int32_t) {
     *out = value.raw();
     return false;
   }
 };
 template <>
 struct ToArg<kc_any> {
-  static bool pack(const kc_any& value, kc_any* out) {
+  static bool pack(const kc_any& value, kc_any* out, int32_t) {
     *out = value;
     return false;
   }
 };
 template <class T>
 struct ToArg<std::optional<T>> {
-  static bool pack(const std::optional<T>& value, kc_any* out) {
-    if (value) return ToArg<T>::pack(*value, out);
+  static bool pack(const std::optional<T>& value, kc_any* out, int32_t index) {
+    if (value) return ToArg<T>::pack(*value, out, index);
     *out = kc_any_none();
     return false;
   }
@@ -1343,7 +1343,8 @@ Any Function::operator()(Args&&... args) const {
   detail::Packed<sizeof...(Args)> p;
   size_t i = 0;
   /* A comma fold runs left to right. */
-  ((p.owned[i] = detail::ToArg<std::decay_t<Args>>::pack(args, &p.values[i]),
+  ((p.owned[i] = detail::ToArg<std::decay_t<Args>>::pack(
+        args, &p.values[i], static_cast<int32_t>(i)),
     ++i),
    ...);
   (void)i;
