@@ -1,4 +1,5 @@
-"""The README's Python quickstart and docs/python.md, run as written."""
+"""The README's Python quickstart, docs/python.md and docs/typed.md, run as
+written."""
 
 import os
 import re
@@ -140,3 +141,51 @@ def readme_output(repo, command):
     """What README section 6 shows `command` printing."""
     section = readme_section(repo, "### 6. One kernel")
     return re.search(re.escape("$ " + command) + r"\n(.*)\n", section).group(1)
+
+
+# ---- docs/typed.md --------------------------------------------------------
+
+def typed_blocks(repo):
+    return blocks(repo / "docs/typed.md")
+
+
+def typed_shown_output(repo):
+    """The output docs/typed.md shows for use_typed.py."""
+    for _, text in typed_blocks(repo):
+        if text.startswith("$ python use_typed.py"):
+            return text.splitlines()[1:]
+    pytest.fail("docs/typed.md shows no run of use_typed.py")
+
+
+def test_typed_python_block_is_the_file(repo):
+    found = [t for lang, t in typed_blocks(repo)
+             if lang == "python" and t.startswith("# use_typed.py")]
+    assert found == [(repo / "examples/typed/use_typed.py").read_text()]
+
+
+def test_typed_use_typed_prints_what_the_doc_shows(repo, build_file):
+    plugins = [str(build_file("examples/typed/libtyped_plugin.so")),
+               str(build_file("examples/typed/libtyped_c_plugin.so"))]
+    out = run([sys.executable, str(repo / "examples/typed/use_typed.py"),
+               *plugins], repo)
+    assert out.splitlines() == typed_shown_output(repo)
+
+
+def test_typed_build_lines_build_the_plugins(repo, tmp_path):
+    """The page's compile lines, as written, against the installed package;
+    then use_typed.py with what they built."""
+    lines = [line for _, text in typed_blocks(repo)
+             for line in text.splitlines()
+             if line.startswith(("c++ ", "cc "))]
+    assert len(lines) == 2
+    for name in ("typed_plugin.cpp", "typed_c_plugin.c", "use_typed.py"):
+        shutil.copy(repo / "examples/typed" / name, tmp_path)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bindir / "python").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    run(["bash", "-euo", "pipefail", "-c", "\n".join(lines)], tmp_path, env=env)
+    out = run([sys.executable, "use_typed.py", "./libtyped_plugin.so",
+               "./libtyped_c_plugin.so"], tmp_path)
+    assert out.splitlines() == typed_shown_output(repo)

@@ -1,19 +1,11 @@
-"""Typed functions (docs/typed.md, examples/typed/): the C++ and C plugins
-called from Python, and the page's Python file, output and build lines,
-run as written."""
-
-import os
-import re
-import shutil
-import subprocess
-import sys
+"""Typed functions (examples/typed/): the C++ plugin written with
+kcall::register_func and the C one written with kcall/typed.h, called from
+Python. docs/typed.md itself is run as written in test_docs.py."""
 
 import numpy as np
 import pytest
 
 import kcall
-
-FENCE = re.compile(r"```(\w*)\n(.*?)```", re.S)
 
 
 @pytest.fixture(scope="module")
@@ -23,56 +15,6 @@ def typed_plugins(build_file):
     for path in paths:
         kcall.load_plugin(str(path))
     return paths
-
-
-def doc_blocks(repo):
-    return FENCE.findall((repo / "docs/typed.md").read_text())
-
-
-def shown_output(repo):
-    """The output docs/typed.md shows for use_typed.py."""
-    for _, text in doc_blocks(repo):
-        if text.startswith("$ python use_typed.py"):
-            return text.splitlines()[1:]
-    pytest.fail("docs/typed.md shows no run of use_typed.py")
-
-
-def run(args, cwd, **kwargs):
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True,
-                          **kwargs)
-    assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def test_doc_python_block_is_the_file(repo):
-    found = [t for lang, t in doc_blocks(repo)
-             if lang == "python" and t.startswith("# use_typed.py")]
-    assert found == [(repo / "examples/typed/use_typed.py").read_text()]
-
-
-def test_use_typed_prints_what_the_doc_shows(repo, typed_plugins):
-    out = run([sys.executable, str(repo / "examples/typed/use_typed.py"),
-               *map(str, typed_plugins)], repo)
-    assert out.splitlines() == shown_output(repo)
-
-
-def test_doc_build_lines_build_the_plugins(repo, tmp_path):
-    """The page's compile lines, as written, against this install."""
-    lines = [line for _, text in doc_blocks(repo) for line in text.splitlines()
-             if line.startswith(("c++ ", "cc "))]
-    assert len(lines) == 2
-    for name in ("typed_plugin.cpp", "typed_c_plugin.c", "use_typed.py"):
-        shutil.copy(repo / "examples/typed" / name, tmp_path)
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    (bindir / "python").chmod(0o755)
-    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    run(["bash", "-euo", "pipefail", "-c", "\n".join(lines)], tmp_path, env=env)
-    # In a fresh process: this one has the build's plugins loaded already.
-    out = run([sys.executable, "use_typed.py", "./libtyped_plugin.so",
-               "./libtyped_c_plugin.so"], tmp_path)
-    assert out.splitlines() == shown_output(repo)
 
 
 def test_errors_are_exceptions_of_their_code(typed_plugins):
