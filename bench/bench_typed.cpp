@@ -4,8 +4,9 @@
 //   - add(int64, int64) -> int64: by hand, with KC_TYPED_FUNC (typed.h),
 //     with kcall::register_func (kcall.hpp);
 //   - len(str) -> int64 on a short (inline) string: by hand and typed C++;
-//   - apply(function, int64): typed C++ taking a kcall::Function (a
-//     reference taken and dropped per call) or a borrowed kc_func*;
+//   - apply(function, int64): typed C++ taking a borrowed kc_func* and
+//     calling it with kc_func_call by hand (the baseline) or kcall::call,
+//     or taking a kcall::Function (a reference taken and dropped per call);
 //   - calling add from C++ through kcall::Function's call operator, which
 //     packs the arguments and returns a kcall::Any, next to kc_func_call.
 // Every call goes through kc_func_call, as a host or binding calls.
@@ -138,6 +139,9 @@ int main(int argc, char** argv) {
         return ret.u.v_int64;
       },
       "bench.apply_raw");
+  kcall::Function apply_call = kcall::Function::from(
+      [](kc_func* f, int64_t x) { return kcall::call(f, x).as<int64_t>(); },
+      "bench.apply_call");
   kc_func* add_hand = make(add_by_hand, host);
   kc_func* add_c_fn = make(add_typed_c, host);
   kc_func* len_hand = make(len_by_hand, host);
@@ -153,6 +157,7 @@ int main(int argc, char** argv) {
   Ctx c_len_cpp{len_cpp.get(), {word, kc_any_none()}, {}};
   Ctx c_apply_fn{apply_fn.get(), {kc_any_object(KC_OBJECT(id)), kc_any_int(0)}, {}};
   Ctx c_apply_raw{apply_raw.get(), {kc_any_object(KC_OBJECT(id)), kc_any_int(0)}, {}};
+  Ctx c_apply_call{apply_call.get(), {kc_any_object(KC_OBJECT(id)), kc_any_int(0)}, {}};
 
   double hand = kb_time_per_iter(run_call, &c_hand, iters, trials);
   double typed_c = kb_time_per_iter(run_call, &c_typed_c, iters, trials);
@@ -163,6 +168,7 @@ int main(int argc, char** argv) {
   // apply(f, x) calls f(x); f is a C function that hands x back.
   double apply_f = kb_time_per_iter(run_apply, &c_apply_fn, iters, trials);
   double apply_r = kb_time_per_iter(run_apply, &c_apply_raw, iters, trials);
+  double apply_c = kb_time_per_iter(run_apply, &c_apply_call, iters, trials);
 
   kb_report r = {};
   r.name = "typed_call";
@@ -178,6 +184,9 @@ int main(int argc, char** argv) {
   kb_report_add(&r, "len_small_str_typed_cpp_ns", len_c);
   kb_report_add(&r, "len_small_str_typed_cpp_ratio_to_by_hand", len_c / len_h);
   kb_report_add(&r, "apply_kc_func_ptr_ns", apply_r);
+  kb_report_add(&r, "apply_kc_func_ptr_with_kcall_call_ns", apply_c);
+  kb_report_add(&r, "apply_kc_func_ptr_with_kcall_call_ratio_to_kc_func_ptr",
+                apply_c / apply_r);
   kb_report_add(&r, "apply_function_handle_ns", apply_f);
   kb_report_add(&r, "apply_function_handle_ratio_to_kc_func_ptr",
                 apply_f / apply_r);

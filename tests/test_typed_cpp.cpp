@@ -295,7 +295,7 @@ KC_TEST(typed_cpp_function_parameters) {
     return f(f(x).as<int64_t>());
   });
   kcall::register_func("t.raw", [](kc_func* f, int64_t x) {
-    return kcall::Function::borrow(f)(x).as<int64_t>() + 1;
+    return kcall::call(f, x).as<int64_t>() + 1;  // no reference taken
   });
   kc_func* ten = nullptr;
   KC_CHECK_OK(kc_func_create(kt_alloc(), times_ten, nullptr, nullptr, &ten));
@@ -303,6 +303,8 @@ KC_TEST(typed_cpp_function_parameters) {
                300);
   KC_CHECK_INT(call_int("t.raw", {kc_any_object(KC_OBJECT(ten)), kc_any_int(3)}),
                31);
+  KC_CHECK_CODE(fails("t.raw", {kc_any_object(KC_OBJECT(ten)), kc_any_none()}),
+                KC_INVALID_ARGUMENT, "t.raw: argument 1: expected int, got none");
   KC_CHECK_INT(refs(ten), 1);
   KC_CHECK_CODE(fails("t.twice", {kc_any_cstr("c.times_ten"), kc_any_int(3)}),
                 KC_INVALID_ARGUMENT,

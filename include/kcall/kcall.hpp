@@ -314,7 +314,8 @@ class Tensor {
  *
  * Costs: conversions that succeed are inline type checks (a string or
  * tensor object takes one call through the host table; Function, Any and
- * TensorObject parameters an atomic increment and decrement); nothing is
+ * TensorObject parameters an atomic increment and decrement: take a
+ * kc_func* and call it with kcall::call where that matters); nothing is
  * allocated but std::string and std::vector parameters and string, array
  * or object results. The function may be called from several threads at
  * once: keep its captures read-only or synchronised.
@@ -1094,8 +1095,13 @@ class Function {
 
   /* Calls with arguments already packed (borrowed for the call). */
   Any call_packed(const kc_any* args, int32_t nargs) const {
+    return call_packed(f_, args, nargs);
+  }
+  /* The same for a borrowed kc_func* (no reference taken). */
+  static Any call_packed(const kc_func* f, const kc_any* args,
+                         int32_t nargs) {
     Any ret; /* the callee writes the result in place */
-    kc_status* st = host().func_call(f_, args, nargs, &ret.v_);
+    kc_status* st = host().func_call(f, args, nargs, &ret.v_);
     if (st) throw Error(st); /* ret releases what a callee left there */
     return ret;
   }
@@ -1338,8 +1344,12 @@ struct Packed {
 
 }  // namespace detail
 
+/* Calls the borrowed function `f` as Function's call operator does, without
+ * taking a reference to it: for a kc_func* parameter, where the atomic
+ * increment and decrement of a kcall::Function one would dominate a cheap
+ * call. */
 template <class... Args>
-Any Function::operator()(Args&&... args) const {
+Any call(const kc_func* f, Args&&... args) {
   detail::Packed<sizeof...(Args)> p;
   size_t i = 0;
   /* A comma fold runs left to right. */
@@ -1348,7 +1358,13 @@ Any Function::operator()(Args&&... args) const {
     ++i),
    ...);
   (void)i;
-  return call_packed(p.values, static_cast<int32_t>(sizeof...(Args)));
+  return Function::call_packed(f, p.values,
+                               static_cast<int32_t>(sizeof...(Args)));
+}
+
+template <class... Args>
+Any Function::operator()(Args&&... args) const {
+  return call(f_, std::forward<Args>(args)...);
 }
 
 /* ---- attributes
