@@ -18,6 +18,10 @@
  * A test whose subject is missing on this machine (another compiler, say)
  * calls kt_skip with the reason: the runner prints it and exits with
  * KT_SKIP_STATUS, which ctest reports as a skip, never as a pass.
+ *
+ * Tests may also be written in C++ (tests/test_*.cpp): the same KC_TEST,
+ * checks and kt_skip, except that a failed check or a skip on the test's
+ * thread throws instead of jumping, so that destructors run.
  */
 #ifndef KCALL_TESTS_TEST_H_
 #define KCALL_TESTS_TEST_H_
@@ -27,9 +31,15 @@
 
 #include "kcall/kcall.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef __cplusplus
 #define KC_TEST(name)          \
   void kt_test_##name(void);   \
   void kt_test_##name(void)
+#endif
 
 /* The allocator of the running test, and its counter. */
 const kc_allocator* kt_alloc(void);
@@ -62,6 +72,17 @@ void kt__check_str(const char* file, int line, const char* a_text,
 void kt__check_contains(const char* file, int line, const char* h_text,
                         const char* haystack, const char* needle);
 
+/* For C++ tests: while on, a failure on the test's thread is recorded and
+ * kt__fail returns; kt__failure_count tells whether one happened. */
+void kt__set_soft_failures(bool on);
+int kt__failure_count(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#ifndef __cplusplus
+
 #define KC_CHECK(cond)                                              \
   do {                                                              \
     if (!(cond)) kt__fail(__FILE__, __LINE__, "check failed: %s", #cond); \
@@ -84,6 +105,76 @@ void kt__check_contains(const char* file, int line, const char* h_text,
 
 #define KC_CHECK_CONTAINS(haystack, needle) \
   kt__check_contains(__FILE__, __LINE__, #haystack, (haystack), (needle))
+
+#else /* C++ */
+
+#include <exception>
+#include <initializer_list>
+
+/* Thrown by a failed check, after the failure is recorded. */
+struct kt_abort {};
+
+/* Runs a C++ test body: failed checks unwind it by exception; an exception
+ * it lets escape is a failure too. */
+inline void kt_run_cpp(void (*body)(), const char* file, int line) {
+  kt__set_soft_failures(true);
+  try {
+    body();
+  } catch (const kt_abort&) {
+  } catch (const std::exception& e) {
+    kt__fail(file, line, "uncaught exception: %s", e.what());
+  } catch (...) {
+    kt__fail(file, line, "uncaught exception of an unknown type");
+  }
+  kt__set_soft_failures(false);
+}
+
+#define KC_TEST(name)                                                \
+  static void kt_body_##name();                                      \
+  extern "C" void kt_test_##name(void);                              \
+  extern "C" void kt_test_##name(void) {                             \
+    kt_run_cpp(kt_body_##name, __FILE__, __LINE__);                  \
+  }                                                                  \
+  static void kt_body_##name()
+
+/* kt_skip records the skip and returns in a C++ test: unwind from here. */
+#define kt_skip(...) ((kt_skip)(__VA_ARGS__), throw kt_abort{})
+
+/* Runs `stmt`, a check, and throws kt_abort if it recorded a failure. */
+#define KT__CPP_CHECKED(stmt)                            \
+  do {                                                   \
+    int kt__before = kt__failure_count();                \
+    stmt;                                                \
+    if (kt__failure_count() != kt__before) throw kt_abort{}; \
+  } while (0)
+
+#define KC_CHECK(cond)                                                      \
+  KT__CPP_CHECKED(if (!(cond)) kt__fail(__FILE__, __LINE__,                 \
+                                        "check failed: %s", #cond))
+
+#define KC_CHECK_OK(expr)                                                   \
+  KT__CPP_CHECKED(kt__check_status(                                         \
+      __FILE__, __LINE__, #expr, (expr), KC_OK,                             \
+      std::initializer_list<const char*>{nullptr}.begin()))
+
+#define KC_CHECK_CODE(expr, code, ...)                                      \
+  KT__CPP_CHECKED(kt__check_status(                                         \
+      __FILE__, __LINE__, #expr, (expr), (code),                            \
+      std::initializer_list<const char*>{__VA_ARGS__, nullptr}.begin()))
+
+#define KC_CHECK_INT(a, b)                                     \
+  KT__CPP_CHECKED(kt__check_int(__FILE__, __LINE__, #a, #b,    \
+                                static_cast<int64_t>(a),       \
+                                static_cast<int64_t>(b)))
+
+#define KC_CHECK_STR(a, b) \
+  KT__CPP_CHECKED(kt__check_str(__FILE__, __LINE__, #a, #b, (a), (b)))
+
+#define KC_CHECK_CONTAINS(haystack, needle)                            \
+  KT__CPP_CHECKED(kt__check_contains(__FILE__, __LINE__, #haystack,   \
+                                     (haystack), (needle)))
+
+#endif /* __cplusplus */
 
 /* True when the view holds exactly the NUL-terminated text `s`. */
 static inline bool kt_sv_is(kc_string_view v, const char* s) {

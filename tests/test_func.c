@@ -65,6 +65,34 @@ KC_TEST(func_create_and_call) {
   KC_CHECK_INT(kt_live_blocks(), 0);
 }
 
+/* kc_any_get_func: a borrowed handle from a FUNC value, nothing from any
+ * other kind, and no reference taken. */
+KC_TEST(any_get_func) {
+  kc_func* f = kt_make_func(kt_add, NULL, NULL);
+  kc_any v = kc_any_object(KC_OBJECT(f));
+  kc_func* got = NULL;
+  KC_CHECK(kc_any_get_func(&v, &got));
+  KC_CHECK(got == f);
+  KC_CHECK_INT(kt_refs(f), 1);
+  kc_any args[] = {kc_any_int(4), kc_any_int(5)};
+  KC_CHECK_INT(kt_call_int(got, args, 2), 9);
+
+  kc_str* s = NULL;
+  KC_CHECK_OK(kc_str_create(kt_alloc(), KC_SV_LIT("not a function"), &s));
+  const kc_any others[] = {kc_any_none(), kc_any_int(1), kc_any_cstr("f"),
+                           kc_any_opaque(f), kc_any_object(KC_OBJECT(s))};
+  for (size_t i = 0; i < sizeof others / sizeof others[0]; ++i) {
+    kc_func* untouched = f;
+    KC_CHECK(!kc_any_get_func(&others[i], &untouched));
+    KC_CHECK(untouched == f);
+  }
+  KC_CHECK(!kc_any_get_func(NULL, &got));
+  KC_CHECK(!kc_any_get_func(&v, NULL));
+  kc_object_release(KC_OBJECT(s));
+  kc_object_release(KC_OBJECT(f));
+  KC_CHECK_INT(kt_live_blocks(), 0);
+}
+
 KC_TEST(func_deleter_runs_once_after_last_release) {
   kt_counted_self self = {0, 0};
   kc_func* f = kt_make_func(kt_add, &self, kt_counted_delete);

@@ -47,6 +47,12 @@ static atomic_int kt_failures;
 static bool kt_skipped;
 static pthread_t kt_main_thread;
 static jmp_buf kt_abort_jump;
+/* Set while a C++ test runs: it unwinds by exception, not longjmp. */
+static bool kt_soft_failures;
+
+void kt__set_soft_failures(bool on) { kt_soft_failures = on; }
+
+int kt__failure_count(void) { return atomic_load(&kt_failures); }
 
 const kc_allocator* kt_alloc(void) {
   return kc_counting_allocator_get_allocator(kt_current_counter);
@@ -82,7 +88,9 @@ void kt__fail(const char* file, int line, const char* fmt, ...) {
   va_end(args);
   /* Unwinding another thread's stack would corrupt it; its failure is
    * counted and the test fails when it ends. */
-  if (pthread_equal(pthread_self(), kt_main_thread)) longjmp(kt_abort_jump, 1);
+  if (pthread_equal(pthread_self(), kt_main_thread) && !kt_soft_failures) {
+    longjmp(kt_abort_jump, 1);
+  }
 }
 
 void kt_skip(const char* fmt, ...) {
@@ -97,7 +105,8 @@ void kt_skip(const char* fmt, ...) {
     return;
   }
   kt_skipped = true;
-  longjmp(kt_abort_jump, 1);
+  /* A C++ test unwinds itself (test.h throws after this returns). */
+  if (!kt_soft_failures) longjmp(kt_abort_jump, 1);
 }
 
 void kt__check_status(const char* file, int line, const char* expr,
@@ -172,6 +181,7 @@ static kt_result kt_run_here(const kt_test* test) {
   }
   atomic_store(&kt_failures, 0);
   kt_skipped = false;
+  kt_soft_failures = false;
   kt_main_thread = pthread_self();
   kt_run_body(test->fn);
 

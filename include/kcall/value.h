@@ -59,6 +59,14 @@ KC_API kc_status* kc_any_from_string(const kc_allocator* alloc,
  * view borrows from `value` (for SMALL_STR, from the kc_any itself). */
 KC_API bool kc_any_get_string(const kc_any* value, kc_string_view* out_view);
 
+/* If `value` holds a function (KC_TYPE_FUNC), sets *out_func to it and
+ * returns true; otherwise returns false and leaves *out_func unchanged
+ * (also for a NULL value or out_func). The handle is borrowed: it lives as
+ * long as the reference `value` holds or borrows; kc_object_retain keeps
+ * it longer. Allocates nothing. Plugins, whose host table has no entry
+ * for it, read function arguments with kc_host_args_get_func (abi.h). */
+KC_API bool kc_any_get_func(const kc_any* value, kc_func** out_func);
+
 /* ---- strings and bytes --------------------------------------------------- */
 
 /* Creates a string object holding a copy of `s` (NUL-terminated after

@@ -70,3 +70,9 @@ bool kc_any_get_string(const kc_any* value, kc_string_view* out_view) {
       return false;
   }
 }
+
+bool kc_any_get_func(const kc_any* value, kc_func** out_func) {
+  if (!value || !out_func || value->type_index != KC_TYPE_FUNC) return false;
+  *out_func = (kc_func*)(void*)value->u.v_obj;
+  return true;
+}

@@ -48,11 +48,14 @@ int cli_report_status(kc_status* status);
 int cli_usage_error(const cli_command* command, const char* fmt, ...)
     KC_PRINTF(2, 3);
 
-/* Types one command-line argument (see `kcall help call`) into *out_value.
- * Strings borrow `text`, so the value lives as long as argv. `position` is
- * the argument's 0-based index, used in messages. INVALID_ARGUMENT when a
- * prefix forces a type the text does not have; OUT_OF_RANGE for an int
- * that does not fit in 64 bits. */
+/* Types one command-line argument (see `kcall help call`) into *out_value,
+ * which the caller releases with kc_any_release. Strings borrow `text`, so
+ * the value lives as long as argv; tensor literals and functions (func:NAME)
+ * hold a reference of their own. `position` is the argument's 0-based
+ * index, used in messages. INVALID_ARGUMENT when a prefix forces a type the
+ * text does not have; OUT_OF_RANGE for an int that does not fit in 64 bits;
+ * NOT_FOUND (with the nearest names) for func:NAME naming no registered
+ * function. */
 kc_status* cli_parse_arg(const char* text, int position, kc_any* out_value);
 
 /* Writes the shortest text that reads back as `value` at the precision of

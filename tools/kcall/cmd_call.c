@@ -86,7 +86,8 @@ static kc_status* call_and_print(const kc_func* func, int argc, char** argv) {
     cli_print_value(stdout, &ret);
     putchar('\n');
   }
-  /* Strings only borrow argv; tensor literals and the result are ours. */
+  /* Strings only borrow argv; tensor literals, functions and the result
+   * are ours. */
   kc_any_release(&ret);
   for (int i = 0; i < argc; ++i) kc_any_release(&args[i]);
   free(args);
@@ -138,6 +139,8 @@ const cli_command cli_cmd_call = {
     "                          i64[]:7 is a scalar)\n"
     "  anything else           str\n"
     "A prefix forces a type: int:42  float:2  bool:1  str:42\n"
+    "func:NAME passes the function registered as NAME (NOT_FOUND when there\n"
+    "is none): `kcall call hello.call func:hello.add 2 3`.\n"
     "\n"
     "The result prints as: 5, 2.5, true, text as-is, None, <function>,\n"
     "[1, 'a'], b'\\x00\\n', a tensor as a literal (f32[2]:4,6) or, when\n"

@@ -89,6 +89,25 @@ static kc_status* not_a(const char* what, const char* text, int position) {
                           what);
 }
 
+/* func:NAME, the function registered as NAME. The registry's pointer is
+ * borrowed; the argument takes a reference of its own, so that it is
+ * released like every other argument. */
+static kc_status* parse_func(const char* name, int position,
+                             kc_any* out_value) {
+  if (*name == '\0') {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "argument %d: 'func:' needs a function name "
+                            "(func:NAME)",
+                            position);
+  }
+  kc_func* func = NULL;
+  kc_status* status = kc_func_registry_lookup(kc_sv(name), &func);
+  if (status) return kc_status_add_context(status, "argument %d", position);
+  kc_object_retain(KC_OBJECT(func));
+  *out_value = kc_any_object(KC_OBJECT(func));
+  return NULL;
+}
+
 /* The value of a word with an explicit type prefix; false when `text` has
  * no known prefix. */
 static bool parse_prefixed(const char* text, int position, kc_any* out_value,
@@ -120,6 +139,8 @@ static bool parse_prefixed(const char* text, int position, kc_any* out_value,
     }
   } else if (len == 3 && strncmp(text, "str", len) == 0) {
     *out_value = kc_any_cstr(rest);
+  } else if (len == 4 && strncmp(text, "func", len) == 0) {
+    *out_status = parse_func(rest, position, out_value);
   } else {
     return false;
   }

@@ -15,6 +15,7 @@ static const char* type_label(int32_t type_index) {
     case KC_TYPE_RAW_STR:
     case KC_TYPE_SMALL_STR:
     case KC_TYPE_STR: return "str";
+    case KC_TYPE_FUNC: return "function";
     default: return "other";
   }
 }
