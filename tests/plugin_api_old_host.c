@@ -101,6 +101,26 @@ static kc_status* kt_old_checks(void) {
   KT_OLD_CHECK(
       kc_xcall_status_get_user((const kc_xcall_status*)(void*)&b) == NULL,
       "kc_xcall_status_get_user is NULL");
+
+  /* A function read from a kc_any, and text quoted, from the value and
+   * the bytes themselves. */
+  kc_func* f = NULL;
+  KC_RETURN_IF_ERROR(kc_func_registry_lookup(KC_SV_LIT("op.kt_old.Op"), &f), "lookup"); /* borrowed */
+  kc_any value;
+  memset(&value, 0, sizeof value);
+  value.type_index = KC_TYPE_FUNC;
+  value.u.v_obj = KC_OBJECT(f);
+  kc_func* got = NULL;
+  KT_OLD_CHECK(kc_any_get_func(&value, &got) && got == f, "kc_any_get_func reads the function");
+  kc_any number = kc_any_int(3);
+  KT_OLD_CHECK(!kc_any_get_func(&number, &got), "kc_any_get_func refuses an int");
+  char quoted[16];
+  KT_OLD_CHECK(kc_sv_format_quoted(KC_SV_LIT("name"), quoted, sizeof quoted) == 6 &&
+                   strcmp(quoted, "'name'") == 0,
+               "kc_sv_format_quoted quotes");
+  KT_OLD_CHECK(kc_sv_format_quoted(KC_SV_LIT("a longer name"), quoted, 6) == 15 &&
+                   strcmp(quoted, "'a lo") == 0,
+               "kc_sv_format_quoted cuts to its buffer");
   return NULL;
 }
 

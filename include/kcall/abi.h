@@ -1009,6 +1009,10 @@ typedef struct kc_host_api {
                                   void* user, kc_deleter_fn user_deleter,
                                   uint32_t flags);
   void* (*xcall_status_get_user)(const kc_xcall_status* status);
+  /* The function a value holds (value.h), and text quoted for a message
+   * (base.h), as the library's own messages quote it. */
+  bool (*any_get_func)(const kc_any* value, kc_func** out_func);
+  size_t (*sv_format_quoted)(kc_string_view text, char* buf, size_t cap);
 } kc_host_api;
 
 /* ------------------------------------------------------------------------ */

@@ -448,7 +448,11 @@
     (name, platform, api, fn, user, user_deleter, flags)) \
   X(N, void*, xcall_status_get_user, \
     (const kc_xcall_status* status), \
-    (status))
+    (status)) \
+  X(N, bool, any_get_func, (const kc_any* value, kc_func** out_func), \
+    (value, out_func)) \
+  X(N, size_t, sv_format_quoted, \
+    (kc_string_view text, char* buf, size_t cap), (text, buf, cap))
 
 #if defined(KC_BUILDING_PLUGIN)
 
@@ -612,6 +616,30 @@ static inline void* kc_xcall_status_get_user(const kc_xcall_status* status) {
   return KC__PLUGIN_HAS(xcall_status_get_user)
              ? kc__plugin_host->xcall_status_get_user(status)
              : 0;
+}
+
+/* On an API 1.0 host: read from the value itself (a function's kc_any
+ * holds the object in its payload), and quote the first 80 bytes without
+ * the escapes. */
+static inline bool kc_any_get_func(const kc_any* value, kc_func** out_func) {
+  if (KC__PLUGIN_HAS(any_get_func)) return kc__plugin_host->any_get_func(value, out_func);
+  if (!value || !out_func || value->type_index != KC_TYPE_FUNC) return false;
+  *out_func = (kc_func*)(void*)value->u.v_obj;
+  return true;
+}
+
+static inline size_t kc_sv_format_quoted(kc_string_view text, char* buf, size_t cap) {
+  if (KC__PLUGIN_HAS(sv_format_quoted)) {
+    return kc__plugin_host->sv_format_quoted(text, buf, cap);
+  }
+  size_t shown = text.data ? (text.size > 80 ? 80 : text.size) : 0;
+  size_t len = 0;
+  for (size_t i = 0; i < shown + 2; ++i, ++len) {
+    char c = i == 0 || i == shown + 1 ? '\'' : text.data[i - 1];
+    if (len + 1 < cap) buf[len] = c;
+  }
+  if (cap) buf[len < cap ? len : cap - 1] = '\0';
+  return len;
 }
 
 #undef KC__PLUGIN_HAS

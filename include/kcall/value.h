@@ -63,8 +63,9 @@ KC_API bool kc_any_get_string(const kc_any* value, kc_string_view* out_view);
  * returns true; otherwise returns false and leaves *out_func unchanged
  * (also for a NULL value or out_func). The handle is borrowed: it lives as
  * long as the reference `value` holds or borrows; kc_object_retain keeps
- * it longer. Allocates nothing. Plugins, whose host table has no entry
- * for it, read function arguments with kc_host_args_get_func (abi.h). */
+ * it longer. Allocates nothing. Plugins reach it through the host table
+ * (API 1.1, kcall/plugin_api.h) or read function arguments with
+ * kc_host_args_get_func (abi.h). */
 KC_API bool kc_any_get_func(const kc_any* value, kc_func** out_func);
 
 /* ---- strings and bytes --------------------------------------------------- */

@@ -22,8 +22,8 @@ _Static_assert(offsetof(kc_host_api, attr_dict_lookup) == 32 + 110 * sizeof(void
 _Static_assert(offsetof(kc_host_api, op_builder_add_input_v2) ==
                    32 + 115 * sizeof(void*),
                "kc_host_api v1.0 has 115 functions");
-_Static_assert(sizeof(kc_host_api) == 32 + 124 * sizeof(void*),
-               "kc_host_api v1.1 has 124 functions");
+_Static_assert(sizeof(kc_host_api) == 32 + 126 * sizeof(void*),
+               "kc_host_api v1.1 has 126 functions");
 _Static_assert(sizeof(kc_plugin_info) == 48, "kc_plugin_info layout");
 
 /* KC_HOST_API_FUNCTIONS (kcall/plugin_api.h) names every entry of the
@@ -213,6 +213,8 @@ static const kc_host_api kc__host_api = {
     .shape_ctx_get_data = kc_shape_ctx_get_data,
     .xcall_register_v2 = kc_xcall_register_v2,
     .xcall_status_get_user = kc_xcall_status_get_user,
+    .any_get_func = kc_any_get_func,
+    .sv_format_quoted = kc_sv_format_quoted,
 };
 
 const kc_host_api* kc_plugin_get_host_api(void) { return &kc__host_api; }
