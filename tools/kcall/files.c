@@ -6,6 +6,7 @@
 #include "files.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -78,8 +79,26 @@ kc_status* cli_dir_prepare(const char* dir) {
                             "%s is %s, expected a directory", CLI_QS(dir),
                             S_ISREG(sb.st_mode) ? "a file" : "not a directory");
   }
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    return cli_errno_status(errno, "cannot create directory", dir);
+  /* Missing parents too, as mkdir -p makes them. */
+  size_t n = strlen(dir);
+  char* path = malloc(n + 1);
+  if (!path) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  memcpy(path, dir, n + 1);
+  kc_status* st = NULL;
+  for (size_t i = 1; !st && i <= n; ++i) {
+    if (path[i] != '/' && path[i] != '\0') continue;
+    char saved = path[i];
+    path[i] = '\0';
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+      st = cli_errno_status(errno, "cannot create directory", path);
+    } else if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+      st = kc_status_create(KC_INVALID_ARGUMENT,
+                            "cannot create directory %s: %s is %s, expected a directory",
+                            CLI_QS(dir), CLI_QS(path),
+                            S_ISREG(sb.st_mode) ? "a file" : "not a directory");
+    }
+    path[i] = saved;
   }
-  return NULL;
+  free(path);
+  return st;
 }

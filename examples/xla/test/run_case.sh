@@ -81,9 +81,13 @@ case $case_name in
     ;;
   output_dir_error)
     : >"$work/file"
-    expect_error "^kcall: error: NOT_FOUND: --output: cannot create directory '.*file/sub'" \
+    expect_error "^kcall: error: INVALID_ARGUMENT: --output: cannot create directory '.*file/sub'( \\([0-9]+ bytes\\))?: '.*/file'( \\([0-9]+ bytes\\))? is a file, expected a directory$" \
       run "$src/seed_add.hlo" --plugin "$plugin" --generate-inputs \
       --output "$work/file/sub"
+    # Missing parents are made, as mkdir -p makes them.
+    "$kcall" run "$src/seed_add.hlo" --plugin "$plugin" --generate-inputs \
+      --output "$work/new/deeper/outs" >/dev/null || exit 1
+    [ -f "$work/new/deeper/outs/out2.npy" ] || { echo "run_case.sh: --output made no parents" >&2; exit 1; }
     # A file where the directory should be.
     expect_error "^kcall: error: INVALID_ARGUMENT: --output: '.*/file'( \\([0-9]+ bytes\\))? is a file, expected a directory$" \
       run "$src/seed_add.hlo" --plugin "$plugin" --generate-inputs \
