@@ -26,7 +26,7 @@ BENCH_VENV := .venv-bench
 BENCH_PKGS := numpy apache-tvm-ffi 'scikit-build-core>=0.10' jax==0.10.2 jaxlib==0.10.2
 BENCH_BUILD := build/bench-build
 
-.PHONY: all build demo test ctest pytest bench asan tsan install clean distclean
+.PHONY: all build demo test ctest pytest bench asan tsan fuzz install clean distclean
 
 all: build
 
@@ -156,11 +156,23 @@ tsan: $(VENV)/.stamp
 	$(MAKE) ctest BUILD=build-tsan CMAKE_ARGS="$(SAN_CMAKE) -DKCALL_SANITIZE=thread"
 	$(call san_pytest,build-tsan,$$($(CC) -print-file-name=libtsan.so),TSAN_OPTIONS=halt_on_error=1)
 
+# The libFuzzer harnesses of tests/fuzz (docs/fuzzing.md), built with
+# clang, ASan and UBSan in build-fuzz, each run for FUZZ_SECONDS. What they
+# find stays in build-fuzz/fuzz (new inputs, crashing ones in artifacts/);
+# the checked-in corpus is only read. FUZZ_TARGETS picks harnesses.
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_TARGETS ?=
+fuzz:
+	$(MAKE) build BUILD=build-fuzz CC=$(FUZZ_CC) CXX=$(subst clang,clang++,$(FUZZ_CC)) \
+	  CMAKE_ARGS="-DKCALL_FUZZ=ON -DKCALL_BUILD_TESTS=OFF -DKCALL_BUILD_EXAMPLES=OFF -DKCALL_BUILD_BENCH=OFF"
+	sh tests/fuzz/run_fuzz.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf build build-asan build-tsan build-clang
+	rm -rf build build-asan build-tsan build-clang build-fuzz
 
 # clean, and the virtual environments too.
 distclean: clean
