@@ -26,7 +26,7 @@ BENCH_VENV := .venv-bench
 BENCH_PKGS := numpy apache-tvm-ffi 'scikit-build-core>=0.10' jax==0.10.2 jaxlib==0.10.2
 BENCH_BUILD := build/bench-build
 
-.PHONY: all build demo test ctest pytest bench asan tsan fuzz install clean distclean
+.PHONY: all build demo test ctest pytest bench asan tsan fuzz valgrind install clean distclean
 
 all: build
 
@@ -168,11 +168,19 @@ fuzz:
 	  CMAKE_ARGS="-DKCALL_FUZZ=ON -DKCALL_BUILD_TESTS=OFF -DKCALL_BUILD_EXAMPLES=OFF -DKCALL_BUILD_BENCH=OFF"
 	sh tests/fuzz/run_fuzz.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
+# The kcall tool's tests (ctest label cli) and the fuzz corpora (label
+# fuzz) under valgrind's memcheck (tests/valgrind.sh: any error or leak
+# fails the test), in build-valgrind.
+valgrind:
+	$(MAKE) build BUILD=build-valgrind \
+	  CMAKE_ARGS="-DKCALL_TEST_LAUNCHER=$(abspath tests/valgrind.sh) -DKCALL_BUILD_BENCH=OFF"
+	cd build-valgrind && ctest --output-on-failure -j $(JOBS) -L '^(cli|fuzz)$$'
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf build build-asan build-tsan build-clang build-fuzz
+	rm -rf build build-asan build-tsan build-clang build-fuzz build-valgrind
 
 # clean, and the virtual environments too.
 distclean: clean
