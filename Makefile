@@ -26,7 +26,7 @@ BENCH_VENV := .venv-bench
 BENCH_PKGS := numpy apache-tvm-ffi 'scikit-build-core>=0.10' jax==0.10.2 jaxlib==0.10.2
 BENCH_BUILD := build/bench-build
 
-.PHONY: all build demo test ctest pytest bench asan tsan install clean distclean \
+.PHONY: all build demo test ctest pytest bench asan tsan fuzz valgrind install clean distclean \
         abi-check abi-baseline
 
 all: build
@@ -184,11 +184,31 @@ abi-check:
 abi-baseline:
 	JOBS=$(JOBS) sh abi/abi.sh baseline $(ABI_BUILD)
 
+# The libFuzzer harnesses of tests/fuzz (docs/fuzzing.md), built with
+# clang, ASan and UBSan in build-fuzz, each run for FUZZ_SECONDS. What they
+# find stays in build-fuzz/fuzz (new inputs, crashing ones in artifacts/);
+# the checked-in corpus is only read. FUZZ_TARGETS picks harnesses.
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_TARGETS ?=
+fuzz:
+	$(MAKE) build BUILD=build-fuzz CC=$(FUZZ_CC) CXX=$(subst clang,clang++,$(FUZZ_CC)) \
+	  CMAKE_ARGS="-DKCALL_FUZZ=ON -DKCALL_BUILD_TESTS=OFF -DKCALL_BUILD_EXAMPLES=OFF -DKCALL_BUILD_BENCH=OFF"
+	sh tests/fuzz/run_fuzz.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The kcall tool's tests (ctest label cli) and the fuzz corpora (label
+# fuzz) under valgrind's memcheck (tests/valgrind.sh: any error or leak
+# fails the test), in build-valgrind.
+valgrind:
+	$(MAKE) build BUILD=build-valgrind \
+	  CMAKE_ARGS="-DKCALL_TEST_LAUNCHER=$(abspath tests/valgrind.sh) -DKCALL_BUILD_BENCH=OFF"
+	cd build-valgrind && ctest --output-on-failure -j $(JOBS) -L '^(cli|fuzz)$$'
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf build build-asan build-tsan build-clang build-abi
+	rm -rf build build-asan build-tsan build-clang build-abi build-fuzz build-valgrind
 
 # clean, and the virtual environments too.
 distclean: clean

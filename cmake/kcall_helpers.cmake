@@ -19,7 +19,18 @@ endfunction()
 # tools/kcall/test/check_output.sh: kcall_output_test(NAME [checks] CMD...).
 # An empty word would be lost on its way through ARGN: such tests call
 # add_test themselves.
+# A test whose command runs the kcall tool (KCALL_CLI_UNDER_TEST) gets the
+# label cli, which `make valgrind` runs.
 function(kcall_output_test name)
   add_test(NAME ${name}
            COMMAND sh ${PROJECT_SOURCE_DIR}/tools/kcall/test/check_output.sh ${ARGN})
+  if("${KCALL_CLI_UNDER_TEST}" IN_LIST ARGN)
+    kcall_label_cli_tests(${name})
+  endif()
+endfunction()
+
+# Labels tests cli: tests that run the kcall tool (or, like cli_npy, its
+# parts) that were made with add_test rather than kcall_output_test.
+function(kcall_label_cli_tests)
+  set_property(TEST ${ARGN} APPEND PROPERTY LABELS cli)
 endfunction()

@@ -997,6 +997,40 @@ KC_TEST(parse_dense_attributes) {
   kc_executable_destroy(exe);
 }
 
+KC_TEST(parse_dense_splats) {
+  /* A splat fills every element, however many the buffer's growth moves
+   * it through (a hex splat once read its element from memory the growth
+   * had freed). */
+  static const kc_xcall_attr_spec specs[] = {
+      {"hexsplat", KC_ATTR_ARRAY, KC_ATTR_I16}, {"splat", KC_ATTR_ARRAY, KC_ATTR_F64},
+      {"bools", KC_ATTR_ARRAY, KC_ATTR_BOOL},   {"none", KC_ATTR_ARRAY, KC_ATTR_I16}};
+  kt_attr_record rec = {0, 0, NULL};
+  kt_register_recorder("kt.dense", specs, 4, 1, 1, &rec);
+  kc_program* p = kt_parse(
+      "HloModule dense\nENTRY main {\n  x = f32[4] parameter(0)\n"
+      "  ROOT r = f32[4] custom-call(x), custom_call_target=\"kt.dense\", "
+      "api_version=API_VERSION_TYPED_FFI, backend_config={"
+      "hexsplat = dense<\"0x0201\"> : tensor<10x100xi16>, "
+      "splat = dense<-2.5> : tensor<3x7x11xf64>, bools = dense<true> : tensor<1000xi1>, "
+      "none = dense<\"0x0201\"> : tensor<0xi16>}\n}\n");
+  kc_executable* exe = kt_compile(p);
+  kc_program_destroy(p);
+  const kc_attr* a = kt_find(&rec, specs, "hexsplat");
+  KC_CHECK_INT(a->v.array.count, 1000);
+  const int16_t* i16 = a->v.array.data;
+  for (size_t i = 0; i < 1000; ++i) KC_CHECK_INT(i16[i], 0x0102);
+  a = kt_find(&rec, specs, "splat");
+  KC_CHECK_INT(a->v.array.count, 231);
+  const double* d = a->v.array.data;
+  for (size_t i = 0; i < 231; ++i) KC_CHECK(d[i] == -2.5);
+  a = kt_find(&rec, specs, "bools");
+  KC_CHECK_INT(a->v.array.count, 1000);
+  const uint8_t* b = a->v.array.data;
+  for (size_t i = 0; i < 1000; ++i) KC_CHECK_INT(b[i], 1);
+  KC_CHECK_INT(kt_find(&rec, specs, "none")->v.array.count, 0);
+  kc_executable_destroy(exe);
+}
+
 KC_TEST(parse_typed_attribute_errors) {
   static const struct {
     const char* config;
@@ -1037,6 +1071,13 @@ KC_TEST(parse_typed_attribute_errors) {
       {"{v = dense<\"0x01\"> : tensor<8xi1>}", "dense hex strings of i1 are not supported"},
       {"{v = dense<\"0xZZ\"> : tensor<1xi8>}", "expected a dense hex string"},
       {"{v = dense<1> : tensor<3xi32}", "tensor<...: expected '>' on the same line"},
+      /* A splat is a few bytes of text for any number of elements. */
+      {"{v = dense<1> : tensor<16777217xf32>}",
+       "tensor type '16777217xf32': more than a dense attribute may hold (64 MiB)"},
+      {"{v = dense<\"0x01\"> : tensor<99999999999x99999999999xi8>}",
+       "more than a dense attribute may hold (64 MiB)"},
+      {"{v = dense<7> : tensor<4294967296x4294967296x4294967296xi8>}",
+       "more than a dense attribute may hold"},
       {"{v = \"\\q\"}", "expected an escape (\\\\, \\\", \\n, \\t or two hex digits)"},
       {"{v = 1, v = 2}", "attribute 'v' is given twice"},
       {"{v = 1 w = 2}", "expected ',' or '}', got 'w'"},

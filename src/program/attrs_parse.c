@@ -216,9 +216,21 @@ static kc_status* kc__attr_array(kc__lexer* lx, kc__arena* arena,
 
 /* ---- dense<...> : tensor<...> ------------------------------------------------ */
 
+/* Most bytes one dense attribute may hold once flattened. A splat of a
+ * few bytes of text stands for all of its elements, so without a bound a
+ * short program could ask for any amount of memory. */
+#define KC__DENSE_MAX_BYTES ((size_t)64 << 20)
+
+static kc_status* kc__dense_too_big(const kc__lexer* lx, const kc__token* at,
+                                    kc_string_view text) {
+  return kc__lex_fail(lx, at,
+                      "tensor type %s: more than a dense attribute may hold (%zu MiB)",
+                      KC__Q(text), KC__DENSE_MAX_BYTES >> 20);
+}
+
 /* The element type and element count of a tensor type's text, "3xi64",
- * "2x2xf32", "0xf32" or "i32" (rank 0: one element). `at` is the '<'
- * before it, for messages. */
+ * "2x2xf32", "0xf32" or "i32" (rank 0: one element), within
+ * KC__DENSE_MAX_BYTES. `at` is the '<' before it, for messages. */
 static kc_status* kc__tensor_type(const kc__lexer* lx, const kc__token* at,
                                   kc_string_view text, int32_t* out_type,
                                   size_t* out_count) {
@@ -232,15 +244,15 @@ static kc_status* kc__tensor_type(const kc__lexer* lx, const kc__token* at,
     }
     if (i >= text.size || text.data[i] != 'x') break;
     i++;
-    /* Refuse what could not be stored long before it overflows. */
-    if (dim && count > ((size_t)1 << 40) / dim) {
-      return kc__lex_fail(lx, at, "tensor type %s: too many elements for an attribute",
-                          KC__Q(text));
-    }
+    /* Every element takes a byte at least. */
+    if (dim && count > KC__DENSE_MAX_BYTES / dim) return kc__dense_too_big(lx, at, text);
     count *= dim;
   }
   kc_string_view word = {text.data + i, text.size - i};
   if (kc__attr_type_of(word, out_type)) {
+    if (count > KC__DENSE_MAX_BYTES / kc__attr_width(*out_type)) {
+      return kc__dense_too_big(lx, at, text);
+    }
     *out_count = count;
     return NULL;
   }
@@ -321,9 +333,7 @@ static kc_status* kc__dense_hex(const kc__lexer* lx, const kc__token* t, size_t 
     if (!kc__buf_append(packed, &b, 1)) return kc__parse_oom();
   }
   /* One element stands for all of them (a splat). */
-  for (size_t i = 1; bytes == width && i < count; ++i) {
-    if (!kc__buf_append(packed, packed->data, width)) return kc__parse_oom();
-  }
+  if (bytes == width && !kc__buf_repeat(packed, width, count)) return kc__parse_oom();
   return NULL;
 }
 
@@ -378,11 +388,13 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
   } else if (!st) {
     /* A list gives every element; a single value outside brackets is a
      * splat of all of them. */
-    for (size_t i = 0; !st && i < count; ++i) {
-      const kc__token* t = &items[list ? i : 0];
+    for (size_t i = 0; !st && i < (list ? count : n); ++i) {
       kc__scalar v;
-      st = kc__attr_number(lx, t, type, &v);
+      st = kc__attr_number(lx, &items[i], type, &v);
       if (!st && !kc__attr_pack(&packed, type, v)) st = kc__parse_oom();
+    }
+    if (!st && !list && n == 1 && !kc__buf_repeat(&packed, kc__attr_width(type), count)) {
+      st = kc__parse_oom();
     }
   }
   if (!st) {

@@ -610,6 +610,25 @@ bool kc__buf_append(kc__buf* b, const void* data, size_t n) {
   return true;
 }
 
+bool kc__buf_repeat(kc__buf* b, size_t width, size_t count) {
+  if (b->size != width) return false;
+  if (count == 0) {
+    b->size = 0;
+    return true;
+  }
+  if (width > SIZE_MAX / count) return false;
+  size_t total = width * count;
+  /* Grown once, then filled by doubling: copies never read memory the
+   * growth may have moved. */
+  if (!kc__buf_append(b, NULL, total - width)) return false;
+  for (size_t have = width; have < total;) {
+    size_t n = have < total - have ? have : total - have;
+    memcpy(b->data + have, b->data, n);
+    have += n;
+  }
+  return true;
+}
+
 void kc__buf_free(kc__buf* b) {
   free(b->data);
   b->data = NULL;

@@ -144,6 +144,9 @@ typedef struct kc__buf {
 /* Appends `n` bytes (data may be NULL to append zeroes). False when out
  * of memory. */
 bool kc__buf_append(kc__buf* b, const void* data, size_t n);
+/* Makes `b`, which holds one element of `width` bytes, hold `count` copies
+ * of it (none for 0). False when out of memory or the size overflows. */
+bool kc__buf_repeat(kc__buf* b, size_t width, size_t count);
 void kc__buf_free(kc__buf* b);
 
 /* RESOURCE_EXHAUSTED for the parsers. */

@@ -367,8 +367,17 @@ static long bytes_left(FILE* f) {
   return end - here;
 }
 
-static kc_status* read_stream(FILE* f, const kc_allocator* alloc,
-                              kc_tensor** out_tensor) {
+kc_status* cli_npy_read_stream(FILE* f, const kc_allocator* alloc,
+                               kc_tensor** out_tensor) {
+  if (!f || !out_tensor) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "cli_npy_read_stream: NULL argument");
+  }
+  *out_tensor = NULL;
+  if (!host_is_little_endian()) {
+    return kc_status_create(KC_UNIMPLEMENTED,
+                            ".npy files need a little-endian host");
+  }
   npy_header h;
   memset(&h, 0, sizeof h);
   kc_status* st = read_header(f, &h);
@@ -419,7 +428,7 @@ kc_status* cli_npy_read(const char* path, const kc_allocator* alloc,
   FILE* f = NULL;
   kc_status* st = cli_file_open_read(path, "a .npy file", &f);
   if (st) return st; /* it names the path */
-  st = read_stream(f, alloc, out_tensor);
+  st = cli_npy_read_stream(f, alloc, out_tensor);
   fclose(f);
   return kc_status_add_context(st, "reading %s", CLI_QS(path));
 }
@@ -451,37 +460,43 @@ static size_t format_header(const DLTensor* t, const char* descr, char* buf,
   return padded;
 }
 
-kc_status* cli_npy_write(const char* path, const DLTensor* t) {
-  if (!path || !t) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "cli_npy_write: NULL argument");
-  }
+/* What makes `t` writable: its descr and data size, or why it is not. */
+static kc_status* check_writable(const DLTensor* t, const char** out_descr,
+                                 size_t* out_size) {
   const char* descr = cli_npy_descr(t->dtype);
   if (!descr) {
     char name[64];
     kc_dtype_format(t->dtype, name, sizeof name);
-    return kc_status_create(KC_UNIMPLEMENTED,
-                            "writing %s: .npy has no type for %s", CLI_QS(path),
-                            name);
+    return kc_status_create(KC_UNIMPLEMENTED, ".npy has no type for %s", name);
   }
   if (t->device.device_type != kDLCPU || !kc_dltensor_is_compact(t) ||
       !host_is_little_endian()) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "writing %s: only compact CPU tensors on a "
-                            "little-endian host can be written", CLI_QS(path));
+                            "only compact CPU tensors on a little-endian "
+                            "host can be written");
   }
   int64_t numel = kc_dltensor_get_numel(t);
-  if (numel < 0) {
-    return kc_status_create(KC_OUT_OF_RANGE, "writing %s: size overflows",
-                            CLI_QS(path));
+  if (numel < 0) return kc_status_create(KC_OUT_OF_RANGE, "size overflows");
+  *out_descr = descr;
+  *out_size = (size_t)numel * kc_dtype_get_size(t->dtype);
+  return NULL;
+}
+
+kc_status* cli_npy_write_stream(FILE* f, const DLTensor* t) {
+  if (!f || !t) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "cli_npy_write_stream: NULL argument");
   }
-  size_t size = (size_t)numel * kc_dtype_get_size(t->dtype);
+  const char* descr = NULL;
+  size_t size = 0;
+  kc_status* st = check_writable(t, &descr, &size);
+  if (st) return st;
   /* Rank is at most 32, so the header always fits the 1.0 format's 64 KiB;
    * 2 KiB holds 32 dimensions of 20 digits each. */
   char header[2048];
   size_t header_len = format_header(t, descr, header, sizeof header);
   if (header_len == 0) {
-    return kc_status_create(KC_INTERNAL, "writing %s: header too long",
-                            CLI_QS(path));
+    return kc_status_create(KC_INTERNAL, "header too long");
   }
   unsigned char prefix[10];
   memcpy(prefix, NPY_MAGIC, NPY_MAGIC_SIZE);
@@ -489,7 +504,23 @@ kc_status* cli_npy_write(const char* path, const DLTensor* t) {
   prefix[7] = 0;
   prefix[8] = (unsigned char)(header_len & 0xff);
   prefix[9] = (unsigned char)(header_len >> 8);
+  const char* data = (const char*)t->data + t->byte_offset;
+  bool ok = fwrite(prefix, 1, sizeof prefix, f) == sizeof prefix &&
+            fwrite(header, 1, header_len, f) == header_len &&
+            (size == 0 || fwrite(data, 1, size, f) == size);
+  return ok ? NULL : errno_status(errno, "write failed");
+}
 
+kc_status* cli_npy_write(const char* path, const DLTensor* t) {
+  if (!path || !t) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "cli_npy_write: NULL argument");
+  }
+  /* Checked first, so that a tensor that cannot be written leaves no
+   * file behind. */
+  const char* descr = NULL;
+  size_t size = 0;
+  kc_status* st = check_writable(t, &descr, &size);
+  if (st) return kc_status_add_context(st, "writing %s", CLI_QS(path));
   FILE* f = fopen(path, "wb");
   if (!f && errno == EISDIR) {
     return kc_status_create(KC_FAILED_PRECONDITION,
@@ -499,19 +530,11 @@ kc_status* cli_npy_write(const char* path, const DLTensor* t) {
   }
   if (!f) return kc_status_add_context(errno_status(errno, "cannot create"),
                                        "writing %s", CLI_QS(path));
-  const char* data = (const char*)t->data + t->byte_offset;
-  bool ok = fwrite(prefix, 1, sizeof prefix, f) == sizeof prefix &&
-            fwrite(header, 1, header_len, f) == header_len &&
-            (size == 0 || fwrite(data, 1, size, f) == size);
-  int err = errno;
-  if (fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
+  st = cli_npy_write_stream(f, t);
+  if (fclose(f) != 0 && !st) st = errno_status(errno, "write failed");
+  if (st) {
     remove(path); /* no half-written file left behind */
-    return kc_status_add_context(errno_status(err, "write failed"),
-                                 "writing %s", CLI_QS(path));
+    return kc_status_add_context(st, "writing %s", CLI_QS(path));
   }
   return NULL;
 }

@@ -11,6 +11,8 @@
 #ifndef KCALL_TOOLS_NPY_H_
 #define KCALL_TOOLS_NPY_H_
 
+#include <stdio.h>
+
 #include <kcall/kcall.h>
 
 /* Longest header (the dictionary and its padding) the reader accepts.
@@ -34,12 +36,25 @@
 kc_status* cli_npy_read(const char* path, const kc_allocator* alloc,
                         kc_tensor** out_tensor);
 
+/* As cli_npy_read, from the current position of `f` (left open) to its
+ * end: the data must end the stream. Same errors, naming no path.
+ * The data's size is checked against the shape before the tensor is
+ * allocated only when `f` can seek (a file, fmemopen); a stream that
+ * cannot (a pipe) is read into a tensor of the size the header says. */
+kc_status* cli_npy_read_stream(FILE* f, const kc_allocator* alloc,
+                               kc_tensor** out_tensor);
+
 /* Writes `tensor` (CPU, compact row-major) to `path`, replacing the file.
  * UNIMPLEMENTED for a dtype .npy has no name for here (bf16, complex, ...);
  * INVALID_ARGUMENT for a strided or non-CPU tensor; FAILED_PRECONDITION
  * when `path` is a directory; the code of cli_errno_code when the file
  * cannot be written. */
 kc_status* cli_npy_write(const char* path, const DLTensor* tensor);
+
+/* As cli_npy_write, to the current position of `f` (left open, not
+ * flushed); errors name no path, and a failed write may leave part of
+ * the file in the stream. */
+kc_status* cli_npy_write_stream(FILE* f, const DLTensor* tensor);
 
 /* The descr cli_npy_write uses for `dtype` ("<f4"), or NULL if none. */
 const char* cli_npy_descr(DLDataType dtype);

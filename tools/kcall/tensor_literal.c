@@ -35,17 +35,21 @@ static kc_status* literal_error(int position, const char* text,
                           CLI_QS(text), what);
 }
 
-/* Stores element `i` of `t` from `word` (NUL-terminated). */
-static bool literal_store(DLTensor* t, int64_t i, const char* word) {
-  if (!*word) return false;
+/* Stores element `i` of `t` from the `n` bytes at `word`, which end at a
+ * ',' or the end of the text. The word is read where it lies, however
+ * long: strtod and strtoll stop at the ',' (no number contains one), and
+ * must stop exactly there. */
+static bool literal_store(DLTensor* t, int64_t i, const char* word, size_t n) {
+  if (n == 0) return false;
   char* end = NULL;
   errno = 0;
   unsigned char* p = (unsigned char*)t->data + (size_t)i * (t->dtype.bits / 8);
   switch (t->dtype.code) {
     case kDLBool:
-      if (strcmp(word, "true") == 0 || strcmp(word, "1") == 0) {
+      if ((n == 4 && memcmp(word, "true", 4) == 0) || (n == 1 && word[0] == '1')) {
         *p = 1;
-      } else if (strcmp(word, "false") == 0 || strcmp(word, "0") == 0) {
+      } else if ((n == 5 && memcmp(word, "false", 5) == 0) ||
+                 (n == 1 && word[0] == '0')) {
         *p = 0;
       } else {
         return false;
@@ -53,7 +57,7 @@ static bool literal_store(DLTensor* t, int64_t i, const char* word) {
       return true;
     case kDLFloat: {
       double d = strtod(word, &end);
-      if (*end) return false;
+      if (end != word + n) return false;
       if (t->dtype.bits == 32) {
         float f = (float)d;
         memcpy(p, &f, sizeof f);
@@ -65,7 +69,7 @@ static bool literal_store(DLTensor* t, int64_t i, const char* word) {
     case kDLInt: {
       long long v = strtoll(word, &end, 10);
       int bits = t->dtype.bits;
-      if (*end || errno ||
+      if (end != word + n || errno ||
           (bits < 64 &&
            (v < -(1LL << (bits - 1)) || v >= (1LL << (bits - 1))))) {
         return false;
@@ -78,7 +82,7 @@ static bool literal_store(DLTensor* t, int64_t i, const char* word) {
       if (word[0] == '-') return false;
       unsigned long long v = strtoull(word, &end, 10);
       int bits = t->dtype.bits;
-      if (*end || errno || (bits < 64 && v >= (1ULL << bits))) return false;
+      if (end != word + n || errno || (bits < 64 && v >= (1ULL << bits))) return false;
       uint64_t w = v;
       memcpy(p, &w, (size_t)bits / 8);
       return true;
@@ -155,31 +159,19 @@ bool cli_parse_tensor_literal(const char* text, int position, kc_any* out_value,
              numel, given);
     *out_status = literal_error(position, text, msg);
   }
-  char word[128];
   const char* p = values;
   for (int64_t i = 0; !*out_status && i < given; ++i) {
     size_t n = strcspn(p, ",");
-    kc_string_view value = {p, n};
-    /* Whole, however long: cut short, a value could read as another. */
-    char* text_of = n < sizeof word ? word : malloc(n + 1);
-    if (!text_of) {
-      *out_status = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-      break;
-    }
-    memcpy(text_of, p, n);
-    text_of[n] = '\0';
-    p += n + (p[n] == ',');
-    bool stored = literal_store(t, i, text_of);
-    if (text_of != word) free(text_of);
-    if (!stored) {
+    if (!literal_store(t, i, p, n)) {
       char msg[256];
       char dt[32];
       kc_dtype_format(dtype, dt, sizeof dt);
       bool an = dtype.code == kDLInt || dtype.code == kDLFloat;
       snprintf(msg, sizeof msg, "value %" PRId64 " (%s) is not %s %s", i,
-               CLI_Q(value), an ? "an" : "a", dt);
+               CLI_Q(((kc_string_view){p, n})), an ? "an" : "a", dt);
       *out_status = literal_error(position, text, msg);
     }
+    p += n + (p[n] == ',');
   }
   size_t elem = dtype.bits / 8u;
   for (int64_t i = 1; !*out_status && given == 1 && i < numel; ++i) {

@@ -375,10 +375,70 @@ static void test_files(void) {
   st = cli_npy_write(path, kc_tensor_get_dltensor(t));
   char msg[256] = "OK";
   if (st) kc_status_format(st, msg, sizeof msg);
-  CHECK(kc_status_get_code(st) == KC_UNIMPLEMENTED && strstr(msg, "bf16"),
+  CHECK(kc_status_get_code(st) == KC_UNIMPLEMENTED && strstr(msg, "bf16") &&
+            strstr(msg, path),
         "bf16: %s", msg);
+  FILE* left = fopen(path, "rb");
+  CHECK(left == NULL, "a tensor that cannot be written left a file");
+  if (left) fclose(left);
   kc_status_destroy(st);
   kc_object_release(KC_OBJECT(t));
+}
+
+/* The stream forms: from and to the current position of an open stream,
+ * which stays open; messages name no path. */
+static void test_streams(void) {
+  FILE* f = tmpfile();
+  if (!f) {
+    fprintf(stderr, "cannot make a temporary file\n");
+    exit(2);
+  }
+  fputs("junk", f); /* before the file: the reader starts where f is */
+  long start = ftell(f);
+  int64_t shape[2] = {2, 2};
+  kc_tensor* t = NULL;
+  kc_status* st = kc_tensor_create(alloc(), shape, 2, kc_dtype_make(kDLInt, 16, 1),
+                                   kc_device_cpu(), &t);
+  CHECK(!st, "create");
+  int16_t* v = kc_tensor_get_dltensor(t)->data;
+  for (int i = 0; i < 4; ++i) v[i] = (int16_t)(i * 1000 - 1500);
+  st = cli_npy_write_stream(f, kc_tensor_get_dltensor(t));
+  CHECK(!st, "write_stream");
+  kc_status_destroy(st);
+  CHECK(ftell(f) == start + 128 + 8, "wrote %ld bytes", ftell(f) - start);
+  fseek(f, start, SEEK_SET);
+  kc_tensor* back = NULL;
+  st = cli_npy_read_stream(f, alloc(), &back);
+  CHECK(!st && back, "read_stream");
+  kc_status_destroy(st);
+  if (back) {
+    const DLTensor* b = kc_tensor_get_dltensor(back);
+    CHECK(b->ndim == 2 && b->shape[0] == 2 && b->shape[1] == 2, "shape");
+    CHECK(memcmp(b->data, v, 4 * sizeof *v) == 0, "data");
+  }
+  CHECK(fputc('x', f) != EOF, "the stream is still open");
+  kc_object_release(KC_OBJECT(back));
+  kc_object_release(KC_OBJECT(t));
+
+  /* Data after the tensor's: the data must end the stream. */
+  fseek(f, start, SEEK_SET);
+  back = NULL;
+  st = cli_npy_read_stream(f, alloc(), &back);
+  char msg[256] = "OK";
+  if (st) kc_status_format(st, msg, sizeof msg);
+  CHECK(kc_status_get_code(st) == KC_INVALID_ARGUMENT && back == NULL &&
+            strstr(msg, "the data is 9 bytes but the shape needs 8") &&
+            !strstr(msg, "reading"),
+        "%s", msg);
+  kc_status_destroy(st);
+  fclose(f);
+
+  st = cli_npy_read_stream(NULL, alloc(), &back);
+  CHECK(kc_status_get_code(st) == KC_INVALID_ARGUMENT, "NULL stream");
+  kc_status_destroy(st);
+  st = cli_npy_write_stream(NULL, NULL);
+  CHECK(kc_status_get_code(st) == KC_INVALID_ARGUMENT, "NULL stream");
+  kc_status_destroy(st);
 }
 
 int main(int argc, char** argv) {
@@ -394,6 +454,7 @@ int main(int argc, char** argv) {
   test_header_forms();
   test_malformed();
   test_files();
+  test_streams();
   kc_alloc_stats stats = {0};
   stats.struct_size = sizeof stats;
   kc_counting_allocator_query(g_counter, &stats);
