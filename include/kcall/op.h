@@ -124,11 +124,21 @@ KC_API void kc_op_builder_destroy(kc_op_builder* builder);
 KC_API kc_status* kc_op_registry_register(kc_op_builder* builder,
                                           uint32_t flags);
 
-/* Finds a registered op. *out_op is borrowed: it stays valid until
- * kc_op_registry_reset(), even if the op is overridden meanwhile. NOT_FOUND
- * lists the nearest registered names. Allocates nothing when found. */
+/* Finds a registered op. *out_op is borrowed from the registry: it stays
+ * valid while `name` stays registered to it, that is until the op is
+ * overridden or the plugin that registered it is unloaded (by any thread),
+ * or kc_op_registry_reset(). A caller that may race with those uses
+ * kc_op_registry_lookup_retained. NOT_FOUND lists the nearest registered
+ * names (computed when its message is first read, as for functions:
+ * kcall/func.h). Allocates nothing when found. Lock-free. */
 KC_API kc_status* kc_op_registry_lookup(kc_string_view name,
                                         const kc_op** out_op);
+
+/* As kc_op_registry_lookup, but *out_op is a new reference, taken before
+ * any concurrent override or unload could drop the registry's: the caller
+ * releases it with kc_object_release(KC_OBJECT(op)). */
+KC_API kc_status* kc_op_registry_lookup_retained(kc_string_view name,
+                                                 const kc_op** out_op);
 
 /* An array (of strings) of the registered op names starting with `prefix`
  * (empty: all), sorted; owned by the caller, allocated from `alloc` (NULL:

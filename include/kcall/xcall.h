@@ -98,8 +98,11 @@ typedef struct kc_xcall_target_desc {
 } kc_xcall_target_desc;
 
 /* Looks a target up. On success `out` (filled up to out->struct_size)
- * borrows from the registry: valid until kc_xcall_registry_reset().
- * NOT_FOUND lists the nearest registered targets. */
+ * borrows from the registry: valid while the target stays registered,
+ * that is until it is overridden or the plugin that registered it is
+ * unloaded (by any thread), or kc_xcall_registry_reset(). NOT_FOUND lists
+ * the nearest registered targets (computed when its message is first
+ * read). */
 KC_API kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
                                   kc_xcall_target_desc* out);
 
@@ -114,8 +117,9 @@ KC_API size_t kc_xcall_signature_format(const kc_xcall_signature* signature,
 KC_API kc_status* kc_xcall_registry_list(const kc_allocator* alloc,
                                          kc_array** out_names);
 
-/* Removes every target. NOT thread-safe; compiled programs that call
- * targets must be destroyed first. For tests and shutdown. */
+/* Removes every target. NOT thread-safe with registration. Compiled
+ * programs hold the targets they call, which therefore live on until the
+ * programs are destroyed. For tests and shutdown. */
 KC_API void kc_xcall_registry_reset(void);
 
 /* The attribute named `name` in `dict`, or NULL. A linear search: for

@@ -1,13 +1,33 @@
 /*
  * A name -> object map with lock-free lookups, shared by every registry
- * (functions now; ops and custom-call targets later).
+ * (functions, ops, kernels, custom-call targets).
  *
- * Readers load the current table with acquire ordering and probe it; they
- * never lock and never write. Writers serialise on `mu`, publish new slots
- * and new tables with release stores, and never free anything a reader
- * might hold: replaced tables, removed entries and overridden entries go to
- * a retired list that only kc__registry_reset frees (when no reader may be
- * running). An entry holds one reference to its object.
+ * Readers take no lock and never write shared memory but their own thread
+ * record: inside a read section (reclaim.h) they load the current table
+ * and probe it. Writers serialise on `mu`, publish new slots and new
+ * tables with sequentially consistent stores, and never free what a
+ * reader might hold: a replaced table, a removed entry and an overridden
+ * entry are retired (reclaim.h) and freed once every read section that
+ * could have loaded them has closed, normally by the very call that
+ * retired them. Retired memory is therefore bounded by what concurrent
+ * readers can hold (a few entries), not by the number of overrides.
+ *
+ * An entry holds one reference to its object, dropped when the entry is
+ * freed. So an object found by kc__registry_find is borrowed: it stays
+ * valid only while the caller's read section is open, unless the caller
+ * retains it inside that section (kc__registry_get does both), or knows
+ * that nobody removes or overrides the name meanwhile.
+ *
+ * Slots hold an entry pointer, NULL (never used) or a tombstone (removed).
+ * Bit 0 of a slot marks an entry hidden: readers skip it as if it were
+ * removed, while writers still see it and can show it again. Unloading a
+ * plugin hides its entries, waits for readers, and then either removes
+ * them or, when something still holds the plugin, shows them again; no
+ * writer can run in between, since unload holds every registry's mutex.
+ *
+ * A missing name's NOT_FOUND status (kc__registry_not_found) is cheap: the
+ * "did you mean" search runs only when its message is first read, and is
+ * bounded (nearest.c).
  *
  * Registration made while a plugin transaction is open on the calling
  * thread is staged in the transaction instead (see txn.h).
@@ -19,25 +39,33 @@
 #include <string.h>
 
 #include "internal/common.h"
+#include "internal/reclaim.h"
 #include "kcall/plugin.h" /* the registration kinds */
 
 /* Longest registrable name, in bytes. */
 #define KC__NAME_MAX 255
 
 typedef struct kc__reg_entry {
-  struct kc__reg_entry* retired_next;
-  kc_object* obj;
+  /* What a lookup reads, with a short name, in one cache line. */
   uint64_t hash;
-  size_t name_size;
-  char name[]; /* NUL-terminated */
+  kc_object* obj;
+  uint32_t name_size;
+  /* For the "did you mean" search (nearest.c): the low bits of the hash
+   * of the name's last component (after the last '.' or ':'; the whole
+   * name when it has none), a bit per byte value (mod 64) present in the
+   * name, and a bit per pair of adjacent bytes (hashed to 64) present. */
+  uint32_t tail_hash;
+  uint64_t bytes_seen;
+  uint64_t pairs_seen;
+  char name[]; /* NUL-terminated; then the entry's kc__retired node */
 } kc__reg_entry;
 
 typedef struct kc__reg_table {
-  struct kc__reg_table* retired_next;
+  kc__retired retired;
   size_t mask;  /* capacity - 1; capacity is a power of two */
   size_t used;  /* live entries + tombstones */
   size_t live;
-  kc__reg_entry* slots[]; /* accessed atomically */
+  kc__reg_entry* slots[]; /* accessed atomically; see above */
 } kc__reg_table;
 
 typedef struct kc__registry {
@@ -45,12 +73,11 @@ typedef struct kc__registry {
   int order;        /* lock order when a transaction commits several */
   pthread_mutex_t mu;
   kc__reg_table* table; /* accessed atomically; NULL until first insert */
-  kc__reg_entry* retired_entries;
-  kc__reg_table* retired_tables;
   /* Bytes allowed in names beyond [A-Za-z0-9_.:-]; NULL for none. */
   const char* extra_name_bytes;
-  /* Bumped (atomically, under mu) by every publish, remove and reset, so
-   * that a cache built from the registry can tell when to look again. */
+  /* Bumped (atomically, under mu) by every publish, remove, hide and
+   * reset, so that a cache built from the registry can tell when to look
+   * again. */
   uint64_t generation;
 } kc__registry;
 
@@ -64,10 +91,14 @@ extern const char kc__kind_custom_call[];
 #define KC__REGISTRY_INIT(kind_text, order_value)                           \
   KC__REGISTRY_INIT_NAMES(kind_text, order_value, NULL)
 #define KC__REGISTRY_INIT_NAMES(kind_text, order_value, extra)              \
-  {(kind_text), (order_value), PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, \
-   (extra), 0}
+  {(kind_text), (order_value), PTHREAD_MUTEX_INITIALIZER, NULL, (extra), 0}
 
 uint64_t kc__hash_name(kc_string_view name);
+
+/* The bit of a pair of adjacent bytes in kc__reg_entry.pairs_seen. */
+static inline uint64_t kc__pair_bit(unsigned char a, unsigned char b) {
+  return UINT64_C(1) << ((((uint64_t)a << 8 | b) * UINT64_C(0x9e3779b97f4a7c15)) >> 58);
+}
 
 /* "a" or "an", whichever goes before the registry's kind in messages. */
 static inline const char* kc__kind_article(const kc__registry* reg) {
@@ -78,8 +109,19 @@ static inline const char* kc__kind_article(const kc__registry* reg) {
  * [A-Za-z0-9_.:-] or the registry's extra_name_bytes. */
 kc_status* kc__check_name(const kc__registry* reg, kc_string_view name);
 
-/* Lock-free lookup; the borrowed object or NULL. */
+/* Lock-free lookup: the borrowed object, or NULL (no status, nothing
+ * allocated: the cheap answer to "is it registered?"). See above for how
+ * long the object stays valid. */
 kc_object* kc__registry_find(const kc__registry* reg, kc_string_view name);
+
+/* As kc__registry_find, and *out_hidden tells whether a missing name is
+ * hidden (a plugin being unloaded) rather than absent. */
+kc_object* kc__registry_find_ex(const kc__registry* reg, kc_string_view name,
+                                bool* out_hidden);
+
+/* Lock-free lookup that retains what it finds, inside the read section:
+ * a new reference, or NULL. */
+kc_object* kc__registry_get(const kc__registry* reg, kc_string_view name);
 
 /* Registers obj (taking a reference) or stages it in the calling thread's
  * transaction. */
@@ -88,7 +130,9 @@ kc_status* kc__registry_insert(kc__registry* reg, kc_string_view name,
 
 kc_status* kc__registry_remove(kc__registry* reg, kc_string_view name);
 
-/* NOT_FOUND status for `name`, listing the nearest registered names. */
+/* NOT_FOUND status for `name`. Costs one allocation: the message, with
+ * the nearest registered names, is written when it is first read
+ * (nearest.c), from the names registered then. */
 kc_status* kc__registry_not_found(const kc__registry* reg,
                                   kc_string_view name);
 
@@ -102,21 +146,23 @@ static inline uint64_t kc__registry_generation(const kc__registry* reg) {
   return __atomic_load_n(&reg->generation, __ATOMIC_ACQUIRE);
 }
 
-/* Calls fn for every live entry, under the writer lock. */
+/* Calls fn for every visible entry, under the writer lock. */
 void kc__registry_visit(kc__registry* reg,
                         void (*fn)(void* ctx, const kc__reg_entry* e),
                         void* ctx);
 
-/* Frees everything. No concurrent use allowed. */
+/* Frees everything (waiting for open read sections first). No concurrent
+ * use of this registry allowed. */
 void kc__registry_reset(kc__registry* reg);
 
-/* ---- used by transactions (txn.c) ---------------------------------------- */
+/* ---- used by transactions (txn.c) and plugin unload (plugin.c) ----------- */
 
 /* Creates a detached entry holding a new reference to obj. */
 kc__reg_entry* kc__entry_create(kc_string_view name, kc_object* obj);
 void kc__entry_destroy(kc__reg_entry* e);
 
-/* With reg->mu held: the live entry named `name`, or NULL. */
+/* With reg->mu held: the live entry named `name` (hidden or not), or
+ * NULL. */
 kc__reg_entry* kc__registry_find_locked(kc__registry* reg,
                                         kc_string_view name);
 
@@ -126,7 +172,22 @@ kc__reg_entry* kc__registry_find_locked(kc__registry* reg,
 bool kc__registry_reserve_locked(kc__registry* reg, size_t extra);
 
 /* With reg->mu held: publishes `e` (replacing and retiring a live entry of
- * the same name). False when out of memory (nothing changed). */
+ * the same name, hidden or not). False when out of memory (nothing
+ * changed). The caller runs kc__reclaim_collect once it holds no lock. */
 bool kc__registry_publish_locked(kc__registry* reg, kc__reg_entry* e);
+
+/* With reg->mu held: calls fn with the slot index of every live entry,
+ * hidden ones included. */
+void kc__registry_each_locked(kc__registry* reg,
+                              void (*fn)(void* ctx, size_t slot,
+                                         kc__reg_entry* e, bool hidden),
+                              void* ctx);
+
+/* With reg->mu held: hides or shows the entry in `slot` (an index from
+ * kc__registry_each_locked; the table must not have been replaced since). */
+void kc__registry_hide_locked(kc__registry* reg, size_t slot, bool hide);
+
+/* With reg->mu held: removes the entry in `slot` and retires it. */
+void kc__registry_drop_locked(kc__registry* reg, size_t slot);
 
 #endif /* KCALL_INTERNAL_REGISTRY_H_ */

@@ -508,9 +508,11 @@ static kc_status* kc__cache_entry_create(const kc_op* op, const kc__frame* f,
   kc__kernel* kernel = NULL;
   KC__TRY(kc__kernel_select(def, f->device.device_type, f->values, &kernel));
   kc__cache_entry* e = calloc(1, sizeof *e);
-  if (!e) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  kc_object_retain(KC_OBJECT(kernel));
-  e->kernel = kernel;
+  if (!e) {
+    kc_object_release(KC_OBJECT(kernel));
+    return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  e->kernel = kernel; /* the selection's reference */
   e->hash = hash;
   e->generation = generation;
   e->device = f->device;
@@ -621,7 +623,9 @@ static kc_status* kc__cache_get(const kc_op* op, const kc__frame* f,
     __atomic_add_fetch(&c->reselections, 1, __ATOMIC_RELAXED);
     kc__kernel* kernel = NULL;
     st = kc__kernel_select(f->def, f->device.device_type, f->values, &kernel);
-    if (!st && kernel == e->kernel) {
+    bool same = !st && kernel == e->kernel;
+    kc_object_release(KC_OBJECT(kernel)); /* e holds its own */
+    if (same) {
       __atomic_store_n(&e->generation, gen, __ATOMIC_RELEASE);
       kc__key_free(&k);
       *out = e;

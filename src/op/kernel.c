@@ -5,7 +5,13 @@
  * device type. Device names hold no ':' and N is digits, so the key is
  * unambiguous even for op names that contain ':'. Selection probes N = 0, 1,
  * ... until a name is missing: lock-free like every lookup, and it runs
- * only when an op's cache misses.
+ * only when an op's cache misses. Numbers stay dense: registration takes
+ * the first free number, and unloading a plugin renumbers the kernels that
+ * followed its own (plugin.c); while an unload is deciding, its kernels
+ * are hidden, and probing steps over a hidden number.
+ *
+ * Everything that reads kernel objects found in the registry does so in a
+ * read section (reclaim.h), and what it keeps it retains there.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,7 +317,10 @@ static kc_status* kc__kernel_check(const kc__kernel* k, const kc__op_def* def) {
 /* True when `key` is published or staged by this thread's plugin. */
 static bool kc__key_taken(const char* key) {
   kc_string_view v = kc_sv(key);
-  if (kc__registry_find(&kc__kernel_registry, v)) return true;
+  bool hidden = false;
+  if (kc__registry_find_ex(&kc__kernel_registry, v, &hidden) || hidden) {
+    return true;
+  }
   kc__txn* txn = kc__txn_current();
   for (size_t i = 0; txn && i < txn->count; ++i) {
     const kc__reg_entry* e = txn->items[i].entry;
@@ -329,8 +338,13 @@ kc_status* kc_kernel_registry_register(kc_kernel_builder* b) {
   char dev[64];
   kc__device_type_format(k->device_type, dev, sizeof dev);
   kc_status* st = kc__first_error_replay(&b->error);
-  const kc_op* op = st ? NULL : kc__op_find_any(kc_sv(k->op_name));
-  if (op) st = kc__kernel_check(k, &op->def);
+  if (!st) {
+    /* The op may be overridden meanwhile: read it inside a section. */
+    kc__reader* r = kc__read_lock();
+    const kc_op* op = kc__op_find_any(kc_sv(k->op_name));
+    if (op) st = kc__kernel_check(k, &op->def);
+    kc__read_unlock(r);
+  }
   kc_string_view op_name = {k->op_name, k->op_name_size};
   for (int n = 0; !st && n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
     char key[KC__NAME_MAX + 1];
@@ -384,21 +398,27 @@ static bool kc__kernel_matches(const kc__kernel* k, const kc__op_def* def,
   return true;
 }
 
-/* The kernel registered as number n for (op, device type), or NULL. */
-static kc__kernel* kc__kernel_at(kc_string_view op, DLDeviceType t, int n) {
+/* The kernel registered as number n for (op, device type); NULL when the
+ * number is free; sets *hidden when it is hidden. In a read section. */
+static kc__kernel* kc__kernel_at(kc_string_view op, DLDeviceType t, int n,
+                                 bool* hidden) {
   char key[KC__NAME_MAX + 1];
+  *hidden = false;
   if (!kc__kernel_key(op, t, n, key)) return NULL;
-  return (kc__kernel*)(void*)kc__registry_find(&kc__kernel_registry,
-                                               kc_sv(key));
+  return (kc__kernel*)(void*)kc__registry_find_ex(&kc__kernel_registry,
+                                                  kc_sv(key), hidden);
 }
 
-/* Calls fn for every kernel of `op`, device type by device type. */
+/* Calls fn for every kernel of `op`, device type by device type. In a read
+ * section: fn must not run user code. */
 static void kc__kernel_visit(kc_string_view op,
                              void (*fn)(void* ctx, const kc__kernel* k),
                              void* ctx) {
   for (int t = kDLCPU; t <= kDLMAIA; ++t) {
     for (int n = 0; n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
-      kc__kernel* k = kc__kernel_at(op, (DLDeviceType)t, n);
+      bool hidden;
+      kc__kernel* k = kc__kernel_at(op, (DLDeviceType)t, n, &hidden);
+      if (hidden) continue;
       if (!k) break;
       fn(ctx, k);
     }
@@ -423,22 +443,42 @@ static void kc__describe_into(void* ctx, const kc__kernel* k) {
   t->count++;
 }
 
+/* Why no kernel of `def` serves (device_type, values): NOT_FOUND listing
+ * the kernels there are. In a read section. */
+static kc_status* kc__no_kernel(const kc__op_def* def, DLDeviceType device_type,
+                                const kc_any* values);
+
 kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
                              const kc_any* values, kc__kernel** out_kernel) {
   kc_string_view op = {def->name, def->name_size};
   kc__kernel* best = NULL;
+  kc__reader* r = kc__read_lock();
   for (int n = 0; n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
-    kc__kernel* k = kc__kernel_at(op, device_type, n);
+    bool hidden;
+    kc__kernel* k = kc__kernel_at(op, device_type, n, &hidden);
+    if (hidden) continue;
     if (!k) break;
     if (kc__kernel_matches(k, def, values) &&
         (!best || k->priority > best->priority)) {
       best = k;
     }
   }
+  /* Retained inside the section: the registry may drop its reference (an
+   * unload) as soon as the section closes. */
+  kc_status* st = NULL;
   if (best) {
-    *out_kernel = best;
-    return NULL;
+    kc_object_retain(KC_OBJECT(best));
+  } else {
+    st = kc__no_kernel(def, device_type, values);
   }
+  kc__read_unlock(r);
+  *out_kernel = best;
+  return st;
+}
+
+static kc_status* kc__no_kernel(const kc__op_def* def, DLDeviceType device_type,
+                                const kc_any* values) {
+  kc_string_view op = {def->name, def->name_size};
   /* Say what was asked for (device, type attrs) and what there is. */
   char wanted[1024];
   size_t w = kc__device_type_format(device_type, wanted, sizeof wanted);
@@ -480,31 +520,27 @@ kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
 
 /* ---- listing ----------------------------------------------------------- */
 
-typedef struct kc__desc_list {
-  const kc_allocator* alloc;
-  kc_any* items;
+typedef struct kc__kernel_list {
+  kc__kernel** items; /* references */
   size_t count, cap;
-  kc_status* st;
-} kc__desc_list;
+  bool oom;
+} kc__kernel_list;
 
-static void kc__collect_desc(void* ctx, const kc__kernel* k) {
-  kc__desc_list* l = ctx;
-  if (l->st) return;
+static void kc__collect_kernel(void* ctx, const kc__kernel* k) {
+  kc__kernel_list* l = ctx;
+  if (l->oom) return;
   if (l->count == l->cap) {
     size_t cap = l->cap ? l->cap * 2 : 8;
-    kc_any* grown = realloc(l->items, cap * sizeof *grown);
+    kc__kernel** grown = realloc(l->items, cap * sizeof *grown);
     if (!grown) {
-      l->st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+      l->oom = true;
       return;
     }
     l->items = grown;
     l->cap = cap;
   }
-  char d[1024];
-  size_t n = kc__kernel_describe(k, d, sizeof d);
-  kc_string_view v = {d, n < sizeof d ? n : sizeof d - 1};
-  l->st = kc_any_from_string(l->alloc, v, &l->items[l->count]);
-  if (!l->st) l->count++;
+  kc_object_retain(KC_OBJECT(k));
+  l->items[l->count++] = (kc__kernel*)(uintptr_t)k;
 }
 
 kc_status* kc_kernel_registry_list(const kc_allocator* alloc,
@@ -514,12 +550,30 @@ kc_status* kc_kernel_registry_list(const kc_allocator* alloc,
     return kc__kb_misuse("kc_kernel_registry_list", "out_descriptions");
   }
   *out_descriptions = NULL;
-  kc__desc_list l = {alloc, NULL, 0, 0, NULL};
-  kc__kernel_visit(op_name, kc__collect_desc, &l);
-  if (!l.st) l.st = kc_array_create(alloc, l.items, l.count, out_descriptions);
-  for (size_t i = 0; i < l.count; ++i) kc_any_release(&l.items[i]);
+  /* Kernels are retained in the read section and described outside it,
+   * where the caller's allocator may run. */
+  kc__kernel_list l = {NULL, 0, 0, false};
+  kc__reader* r = kc__read_lock();
+  kc__kernel_visit(op_name, kc__collect_kernel, &l);
+  kc__read_unlock(r);
+  kc_status* st = l.oom ? kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory")
+                        : NULL;
+  kc_any* items = st ? NULL : calloc(l.count + 1, sizeof *items);
+  if (!st && !items) st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  size_t made = 0;
+  for (; !st && made < l.count; ++made) {
+    char d[1024];
+    size_t n = kc__kernel_describe(l.items[made], d, sizeof d);
+    kc_string_view v = {d, n < sizeof d ? n : sizeof d - 1};
+    st = kc_any_from_string(alloc, v, &items[made]);
+    if (st) break;
+  }
+  if (!st) st = kc_array_create(alloc, items, l.count, out_descriptions);
+  for (size_t i = 0; i < made; ++i) kc_any_release(&items[i]);
+  free(items);
+  for (size_t i = 0; i < l.count; ++i) kc_object_release(KC_OBJECT(l.items[i]));
   free(l.items);
-  return l.st;
+  return st;
 }
 
 /* ---- the construction context ------------------------------------------ */

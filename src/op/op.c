@@ -375,6 +375,18 @@ kc_status* kc_op_registry_lookup(kc_string_view name, const kc_op** out_op) {
   return kc__registry_not_found(&kc__op_registry, name);
 }
 
+kc_status* kc_op_registry_lookup_retained(kc_string_view name,
+                                         const kc_op** out_op) {
+  if (KC__UNLIKELY(!out_op)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_op_registry_lookup_retained: out_op is NULL");
+  }
+  kc_object* obj = kc__registry_get(&kc__op_registry, name);
+  *out_op = (const kc_op*)(const void*)obj;
+  if (KC__LIKELY(obj != NULL)) return NULL;
+  return kc__registry_not_found(&kc__op_registry, name);
+}
+
 kc_status* kc_op_registry_list(const kc_allocator* alloc, kc_string_view prefix,
                                kc_array** out_names) {
   if (!out_names) {

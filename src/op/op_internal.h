@@ -166,7 +166,9 @@ int32_t kc__op_find_attr(const kc__op_def* def, kc_string_view name);
 int32_t kc__op_find_input(const kc__op_def* def, kc_string_view name);
 int32_t kc__op_find_output(const kc__op_def* def, kc_string_view name);
 
-/* The op registered (or staged by this thread's plugin) as `name`. */
+/* The op registered (or staged by this thread's plugin) as `name`;
+ * borrowed: call it inside a read section (reclaim.h) and use the op
+ * only there, unless it is retained. */
 const kc_op* kc__op_find_any(kc_string_view name);
 
 /* op_func.c: the packed function "op.NAME" (it holds a reference to op). */
@@ -212,7 +214,8 @@ struct kc__kernel {
 uint64_t kc__kernel_generation(void);
 
 /* Picks the kernel for `def` on `device_type` with resolved `values`, or
- * NOT_FOUND listing the op's kernels. *out_kernel is borrowed. */
+ * NOT_FOUND listing the op's kernels. *out_kernel is a new reference (or
+ * NULL on failure). */
 kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
                              const kc_any* values, kc__kernel** out_kernel);
 

@@ -310,15 +310,13 @@ kc_status* kc_xcall_register_typed(kc_string_view name, kc_platform platform,
   return kc__target_register(t, key, flags);
 }
 
-const kc__xcall_target* kc__xcall_find(kc_string_view name,
-                                       kc_platform platform) {
+kc__xcall_target* kc__xcall_get(kc_string_view name, kc_platform platform) {
   char buf[KC__TARGET_KEY_CAP];
   if (name.size == 0 || name.size > KC__TARGET_NAME_MAX || !name.data) return NULL;
   int n = snprintf(buf, sizeof buf, "%.*s@%s", (int)name.size, name.data,
                    kc_platform_name(platform));
   kc_string_view key = {buf, n > 0 ? (size_t)n : 0};
-  return (const kc__xcall_target*)(const void*)kc__registry_find(
-      &kc__xcall_registry, key);
+  return (kc__xcall_target*)(void*)kc__registry_get(&kc__xcall_registry, key);
 }
 
 kc_status* kc__xcall_not_found(kc_string_view name, kc_platform platform) {
@@ -335,7 +333,7 @@ kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
   if (!out) {
     return kc_status_create(KC_INVALID_ARGUMENT, "kc_xcall_lookup: out is NULL");
   }
-  const kc__xcall_target* t = kc__xcall_find(name, platform);
+  kc__xcall_target* t = kc__xcall_get(name, platform);
   if (!t) return kc__xcall_not_found(name, platform);
   kc_xcall_target_desc d;
   d.struct_size = out->struct_size;
@@ -347,6 +345,9 @@ kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
   d.xla_ffi_api_major = d.xla_ffi ? t->xla_api_major : 0;
   d.xla_ffi_api_minor = d.xla_ffi ? t->xla_api_minor : 0;
   memcpy(out, &d, out->struct_size < sizeof d ? out->struct_size : sizeof d);
+  /* The description borrows from the target, which the registry keeps as
+   * long as the name stays registered to it (xcall.h). */
+  kc_object_release(KC_OBJECT(t));
   return NULL;
 }
 

@@ -59,10 +59,9 @@ static inline size_t kc__attr_width(int32_t type) {
   }
 }
 
-/* The target registered under (name, platform), or NULL; lock-free.
- * Borrowed until kc_xcall_registry_reset(). */
-const kc__xcall_target* kc__xcall_find(kc_string_view name,
-                                       kc_platform platform);
+/* The target registered under (name, platform), retained (a new
+ * reference), or NULL; lock-free. */
+kc__xcall_target* kc__xcall_get(kc_string_view name, kc_platform platform);
 
 /* NOT_FOUND for (name, platform), with the nearest registered targets. */
 kc_status* kc__xcall_not_found(kc_string_view name, kc_platform platform);
