@@ -10,6 +10,8 @@
  * load time. See registry.h for how it locks. */
 static kc__registry kc__func_registry = KC__REGISTRY_INIT(kc__kind_function, 0);
 
+kc__registry* kc__registry_of_functions(void) { return &kc__func_registry; }
+
 kc_status* kc_func_registry_register(kc_string_view name, kc_func* func,
                                      uint32_t flags) {
   if (!func) {

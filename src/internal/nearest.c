@@ -4,20 +4,25 @@
  * A lookup that misses returns at once with a status whose message is
  * written only when someone reads it (kc__status_create_deferred). The
  * search that message runs is bounded:
- *   - one pass over the names (lock-free, in a read section) in which each
- *     name costs a few compares: a length difference and a lower bound of
- *     the edit distance from the bytes each name contains (a substitution
- *     changes at most two of the 64 "byte seen" bits, an insertion or
- *     deletion one), and two cheap special cases, the missing name being a
- *     prefix of a longer one ("mylib.ad" -> "mylib.add_f32") and the same
- *     last component in another namespace ("add" -> "mylib.add",
- *     "numpy.add" -> "mylib::add");
- *   - then a banded edit distance (cells |i - j| <= limit only, stopped as
- *     soon as a row exceeds the limit) for at most KC__CANDIDATES names,
- *     those with the lowest lower bound.
- * A typo within the limit (2 edits, or a quarter of the name's length if
- * that is more) is found whenever fewer than KC__CANDIDATES names have a
- * lower bound at most its distance, which is every realistic case.
+ *   - one pass over the names (lock-free, in a read section), in batches
+ *     whose entries are prefetched, in which each name costs a few
+ *     compares: a lower bound of its edit distance from the wanted name
+ *     (the length difference; the "byte seen" bits, of which an edit
+ *     changes at most two; the "pair of adjacent bytes seen" bits, of
+ *     which an edit changes at most four) and, when that is within the
+ *     limit, an upper bound (edit what lies between the common prefix and
+ *     the common suffix, compared eight bytes at a time). Two cheap
+ *     special cases: the wanted name is the start of a longer one
+ *     ("mylib.ad" -> "mylib.add_f32"), and the same last component in
+ *     another namespace ("add" -> "mylib.add", "numpy.solve" ->
+ *     "linalg.solve");
+ *   - the KC__CANDIDATES names of lowest upper bound are kept (a name
+ *     costs one compare once the set is full), then a banded edit distance
+ *     (cells |i - j| <= k only, stopped as soon as a row exceeds k, with k
+ *     the limit or the third best so far) is computed for each.
+ * The limit is 2 edits, or a quarter of the name's length if that is more.
+ * A typo's neighbour is missed only when more than KC__CANDIDATES names
+ * have a smaller upper bound, that is, share more of its start and end.
  */
 #include <stdio.h>
 #include <stdlib.h>

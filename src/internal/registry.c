@@ -1,6 +1,7 @@
 /* The lock-free name map behind every registry; see registry.h. */
 #include "internal/registry.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,12 +99,27 @@ static inline __attribute__((always_inline)) kc__reg_entry* kc__probe(
   }
 }
 
-kc_object* kc__registry_find(const kc__registry* reg, kc_string_view name) {
-  kc__reader* r = kc__read_lock();
-  kc__reg_entry* e = kc__probe(reg, name);
-  kc_object* obj = e && !kc__is_hidden(e) ? e->obj : NULL;
+/* A hidden entry: an unload is deciding whether to remove it or show it
+ * again, within microseconds. A lookup outside any other read section
+ * waits for the answer (out of its section, so that the unload can go
+ * on) rather than report a name missing that may stay. A nested lookup
+ * cannot wait (the unload waits for its section) and reports it missing. */
+static bool kc__wait_for_unload(kc__reader* r, kc__reg_entry* e) {
+  if (!e || !kc__is_hidden(e) || r->depth > 1) return false;
   kc__read_unlock(r);
-  return obj;
+  sched_yield();
+  return true;
+}
+
+kc_object* kc__registry_find(const kc__registry* reg, kc_string_view name) {
+  for (;;) {
+    kc__reader* r = kc__read_lock();
+    kc__reg_entry* e = kc__probe(reg, name);
+    if (KC__UNLIKELY(kc__wait_for_unload(r, e))) continue;
+    kc_object* obj = e && !kc__is_hidden(e) ? e->obj : NULL;
+    kc__read_unlock(r);
+    return obj;
+  }
 }
 
 kc_object* kc__registry_find_ex(const kc__registry* reg, kc_string_view name,
@@ -117,14 +133,17 @@ kc_object* kc__registry_find_ex(const kc__registry* reg, kc_string_view name,
 }
 
 kc_object* kc__registry_get(const kc__registry* reg, kc_string_view name) {
-  kc__reader* r = kc__read_lock();
-  kc__reg_entry* e = kc__probe(reg, name);
-  kc_object* obj = e && !kc__is_hidden(e) ? e->obj : NULL;
-  /* Inside the section: the entry, and so its reference, cannot be freed
-   * before this one is taken. */
-  if (obj) kc_object_retain(obj);
-  kc__read_unlock(r);
-  return obj;
+  for (;;) {
+    kc__reader* r = kc__read_lock();
+    kc__reg_entry* e = kc__probe(reg, name);
+    if (KC__UNLIKELY(kc__wait_for_unload(r, e))) continue;
+    kc_object* obj = e && !kc__is_hidden(e) ? e->obj : NULL;
+    /* Inside the section: the entry, and so its reference, cannot be freed
+     * before this one is taken. */
+    if (obj) kc_object_retain(obj);
+    kc__read_unlock(r);
+    return obj;
+  }
 }
 
 /* Where an entry's kc__retired node lies: after its name, aligned. */
@@ -346,14 +365,31 @@ void kc__registry_each_locked(kc__registry* reg,
 }
 
 void kc__registry_hide_locked(kc__registry* reg, size_t slot, bool hide) {
+  /* No generation bump: caches keep what they hold (a reference), and
+   * nothing new can be selected from a hidden entry. */
   kc__reg_entry** s = &reg->table->slots[slot];
   kc__reg_entry* e = kc__untag(*s);
   kc__slot_store(s, hide ? (kc__reg_entry*)((uintptr_t)e | KC__HIDDEN) : e);
-  kc__bump_generation(reg);
 }
 
 void kc__registry_drop_locked(kc__registry* reg, size_t slot) {
   kc__drop_slot_locked(reg, &reg->table->slots[slot]);
+}
+
+kc__reg_entry* kc__registry_find_state_locked(kc__registry* reg,
+                                              kc_string_view name,
+                                              bool* out_hidden) {
+  kc__reg_entry** slot =
+      kc__find_slot_locked(reg->table, kc__hash_name(name), name);
+  *out_hidden = slot && kc__is_hidden(*slot);
+  return slot ? kc__untag(*slot) : NULL;
+}
+
+bool kc__registry_drop_named_locked(kc__registry* reg, kc_string_view name) {
+  kc__reg_entry** slot =
+      kc__find_slot_locked(reg->table, kc__hash_name(name), name);
+  if (slot) kc__drop_slot_locked(reg, slot);
+  return slot != NULL;
 }
 
 void kc__registry_reset(kc__registry* reg) {

@@ -19,11 +19,14 @@
  * that nobody removes or overrides the name meanwhile.
  *
  * Slots hold an entry pointer, NULL (never used) or a tombstone (removed).
- * Bit 0 of a slot marks an entry hidden: readers skip it as if it were
- * removed, while writers still see it and can show it again. Unloading a
- * plugin hides its entries, waits for readers, and then either removes
- * them or, when something still holds the plugin, shows them again; no
- * writer can run in between, since unload holds every registry's mutex.
+ * Bit 0 of a slot marks an entry hidden: writers still see it, readers do
+ * not use it. Unloading a plugin hides its entries, waits for readers, and
+ * then either removes them or, when something still holds the plugin,
+ * shows them again; no writer can run in between, since unload holds
+ * every registry's mutex. A lookup that meets a hidden entry waits (out of
+ * its read section) for that answer, a few microseconds, instead of
+ * reporting the name missing; a lookup nested in another read section
+ * cannot wait, and reports it missing.
  *
  * A missing name's NOT_FOUND status (kc__registry_not_found) is cheap: the
  * "did you mean" search runs only when its message is first read, and is
@@ -111,11 +114,11 @@ kc_status* kc__check_name(const kc__registry* reg, kc_string_view name);
 
 /* Lock-free lookup: the borrowed object, or NULL (no status, nothing
  * allocated: the cheap answer to "is it registered?"). See above for how
- * long the object stays valid. */
+ * long the object stays valid, and for hidden entries. */
 kc_object* kc__registry_find(const kc__registry* reg, kc_string_view name);
 
-/* As kc__registry_find, and *out_hidden tells whether a missing name is
- * hidden (a plugin being unloaded) rather than absent. */
+/* As kc__registry_find, but never waits: *out_hidden tells whether a
+ * missing name is hidden (a plugin being unloaded) rather than absent. */
 kc_object* kc__registry_find_ex(const kc__registry* reg, kc_string_view name,
                                 bool* out_hidden);
 
@@ -189,5 +192,21 @@ void kc__registry_hide_locked(kc__registry* reg, size_t slot, bool hide);
 
 /* With reg->mu held: removes the entry in `slot` and retires it. */
 void kc__registry_drop_locked(kc__registry* reg, size_t slot);
+
+/* With reg->mu held: as kc__registry_find_locked, and *out_hidden says
+ * whether the entry found is hidden. */
+kc__reg_entry* kc__registry_find_state_locked(kc__registry* reg,
+                                              kc_string_view name,
+                                              bool* out_hidden);
+
+/* With reg->mu held: removes the entry named `name` (hidden or not) and
+ * retires it; false when there is none. */
+bool kc__registry_drop_named_locked(kc__registry* reg, kc_string_view name);
+
+/* The four registries, in lock order, for plugin unload. */
+kc__registry* kc__registry_of_functions(void);
+kc__registry* kc__registry_of_ops(void);
+kc__registry* kc__registry_of_kernels(void);
+kc__registry* kc__registry_of_targets(void);
 
 #endif /* KCALL_INTERNAL_REGISTRY_H_ */

@@ -445,6 +445,21 @@ void kc__op_cache_deinit(kc__op_cache* c) {
   pthread_mutex_destroy(&c->mu);
 }
 
+void kc__op_cache_each_kernel(const kc_op* op,
+                              void (*fn)(void* ctx, const kc__kernel* k),
+                              void* ctx) {
+  kc__op_cache* c = (kc__op_cache*)(uintptr_t)&op->cache;
+  pthread_mutex_lock(&c->mu);
+  kc__cache_table* t = c->table;
+  for (size_t i = 0; t && i <= t->mask; ++i) {
+    if (t->slots[i] && t->slots[i]->kernel) fn(ctx, t->slots[i]->kernel);
+  }
+  for (kc__cache_entry* e = c->retired_entries; e; e = e->retired_next) {
+    if (e->kernel) fn(ctx, e->kernel);
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
 static kc__cache_entry** kc__cache_probe(kc__cache_table* t, uint64_t h,
                                          const kc__key* k) {
   for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {

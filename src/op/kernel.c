@@ -13,6 +13,7 @@
  * Everything that reads kernel objects found in the registry does so in a
  * read section (reclaim.h), and what it keeps it retains there.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,6 +22,8 @@
 
 static kc__registry kc__kernel_registry =
     KC__REGISTRY_INIT(kc__kind_kernel, 2);
+
+kc__registry* kc__registry_of_kernels(void) { return &kc__kernel_registry; }
 
 /* More kernels than this for one op and device type is a runaway loop. */
 #define KC__MAX_KERNELS_PER_DEVICE 4096
@@ -57,6 +60,7 @@ static void kc__kernel_delete(kc_object* obj) {
   for (int32_t i = 0; i < k->num_host_memory; ++i) free(k->host_memory[i]);
   free(k->host_memory);
   if (k->data_deleter) k->data_deleter(k->data);
+  kc__owned_detach(&k->owned); /* after the plugin's code has run */
   free(k->op_name);
   free(k);
 }
@@ -346,6 +350,11 @@ kc_status* kc_kernel_registry_register(kc_kernel_builder* b) {
     kc__read_unlock(r);
   }
   kc_string_view op_name = {k->op_name, k->op_name_size};
+  if (!st && !k->owned.obj) {
+    const uintptr_t code[] = {KC__CODE(k->create), KC__CODE(k->compute),
+                              KC__CODE(k->delete_fn), KC__CODE(k->data_deleter)};
+    kc__owned_attach(&k->owned, &k->header, code, 4);
+  }
   for (int n = 0; !st && n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
     char key[KC__NAME_MAX + 1];
     kc__kernel_key(op_name, k->device_type, n, key);
@@ -373,6 +382,135 @@ kc_status* kc_kernel_registry_register(kc_kernel_builder* b) {
 
 void kc_kernel_registry_reset(void) {
   kc__registry_reset(&kc__kernel_registry);
+}
+
+/* ---- renumbering after an unload --------------------------------------- */
+
+typedef struct kc__group {
+  const char* op;
+  size_t op_size;
+  DLDeviceType device;
+} kc__group;
+
+typedef struct kc__groups {
+  kc__group* items;
+  size_t count, cap;
+  bool oom;
+} kc__groups;
+
+/* kc__registry_each_locked's callback: the (op, device) of each hidden
+ * kernel, once. */
+static void kc__note_group(void* ctx, size_t slot, kc__reg_entry* e,
+                           bool hidden) {
+  (void)slot;
+  kc__groups* g = ctx;
+  if (!hidden || g->oom) return;
+  const kc__kernel* k = (const kc__kernel*)(const void*)e->obj;
+  for (size_t i = 0; i < g->count; ++i) {
+    if (g->items[i].device == k->device_type &&
+        g->items[i].op_size == k->op_name_size &&
+        memcmp(g->items[i].op, k->op_name, k->op_name_size) == 0) {
+      return;
+    }
+  }
+  if (g->count == g->cap) {
+    size_t cap = g->cap ? 2 * g->cap : 8;
+    kc__group* grown = realloc(g->items, cap * sizeof *grown);
+    if (!grown) {
+      g->oom = true;
+      return;
+    }
+    g->items = grown;
+    g->cap = cap;
+  }
+  g->items[g->count].op = k->op_name;
+  g->items[g->count].op_size = k->op_name_size;
+  g->items[g->count].device = k->device_type;
+  g->count++;
+}
+
+/* Room for one more in r->moved and r->drop. */
+static bool kc__renumber_room(kc__kernel_renumber* r, size_t* moved_cap,
+                              size_t* drop_cap) {
+  if (r->num_moved == *moved_cap) {
+    size_t n = *moved_cap ? 2 * *moved_cap : 8;
+    kc__reg_entry** grown = realloc(r->moved, n * sizeof *grown);
+    if (!grown) return false;
+    r->moved = grown;
+    *moved_cap = n;
+  }
+  if (r->num_drop == *drop_cap) {
+    size_t n = *drop_cap ? 2 * *drop_cap : 8;
+    char(*grown)[KC__NAME_MAX + 1] = realloc(r->drop, n * sizeof *grown);
+    if (!grown) return false;
+    r->drop = grown;
+    *drop_cap = n;
+  }
+  return true;
+}
+
+void kc__kernel_renumber_discard(kc__kernel_renumber* r) {
+  for (size_t i = 0; i < r->num_moved; ++i) kc__entry_destroy(r->moved[i]);
+  free(r->moved);
+  free(r->drop);
+  memset(r, 0, sizeof *r);
+}
+
+kc_status* kc__kernel_renumber_prepare_locked(kc__kernel_renumber* out) {
+  memset(out, 0, sizeof *out);
+  kc__groups g = {NULL, 0, 0, false};
+  kc__registry_each_locked(&kc__kernel_registry, kc__note_group, &g);
+  size_t moved_cap = 0, drop_cap = 0;
+  bool oom = g.oom;
+  for (size_t gi = 0; gi < g.count && !oom; ++gi) {
+    kc_string_view op = {g.items[gi].op, g.items[gi].op_size};
+    int kept = 0; /* the next dense number */
+    for (int n = 0; n < KC__MAX_KERNELS_PER_DEVICE && !oom; ++n) {
+      char key[KC__NAME_MAX + 1];
+      kc__kernel_key(op, g.items[gi].device, n, key);
+      bool hidden;
+      kc__reg_entry* e =
+          kc__registry_find_state_locked(&kc__kernel_registry, kc_sv(key), &hidden);
+      if (!e) {
+        /* n is the group's count: numbers kept..n-1 go. */
+        for (int d = kept; d < n && !oom; ++d) {
+          oom = !kc__renumber_room(out, &moved_cap, &drop_cap);
+          if (!oom) kc__kernel_key(op, g.items[gi].device, d, out->drop[out->num_drop++]);
+        }
+        break;
+      }
+      if (hidden) continue;
+      if (n != kept) {
+        char to[KC__NAME_MAX + 1];
+        kc__kernel_key(op, g.items[gi].device, kept, to);
+        oom = !kc__renumber_room(out, &moved_cap, &drop_cap);
+        kc__reg_entry* m = oom ? NULL : kc__entry_create(kc_sv(to), e->obj);
+        if (!m) oom = true;
+        else out->moved[out->num_moved++] = m;
+      }
+      kept++;
+    }
+  }
+  free(g.items);
+  if (oom) {
+    kc__kernel_renumber_discard(out);
+    return kc_status_create(KC_RESOURCE_EXHAUSTED,
+                            "out of memory renumbering the kernels that remain");
+  }
+  return NULL;
+}
+
+void kc__kernel_renumber_commit_locked(kc__kernel_renumber* r) {
+  /* Each moved entry replaces the one at its number (no table grows). */
+  for (size_t i = 0; i < r->num_moved; ++i) {
+    bool ok = kc__registry_publish_locked(&kc__kernel_registry, r->moved[i]);
+    (void)ok;
+  }
+  for (size_t i = 0; i < r->num_drop; ++i) {
+    kc__registry_drop_named_locked(&kc__kernel_registry, kc_sv(r->drop[i]));
+  }
+  r->num_moved = 0;
+  kc__kernel_renumber_discard(r);
 }
 
 /* ---- selection --------------------------------------------------------- */
@@ -456,6 +594,16 @@ kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
   for (int n = 0; n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
     bool hidden;
     kc__kernel* k = kc__kernel_at(op, device_type, n, &hidden);
+    if (KC__UNLIKELY(hidden) && r->depth == 1) {
+      /* An unload is deciding about this kernel (registry.h): wait for
+       * its answer out of the section, then choose again. */
+      kc__read_unlock(r);
+      sched_yield();
+      r = kc__read_lock();
+      best = NULL;
+      n = -1;
+      continue;
+    }
     if (hidden) continue;
     if (!k) break;
     if (kc__kernel_matches(k, def, values) &&

@@ -11,6 +11,8 @@
 static kc__registry kc__op_registry =
     KC__REGISTRY_INIT(kc__kind_op, 1);
 
+kc__registry* kc__registry_of_ops(void) { return &kc__op_registry; }
+
 /* Ops are also functions named "op." + NAME. */
 #define KC__OP_FUNC_PREFIX "op."
 #define KC__OP_NAME_MAX (KC__NAME_MAX - 3)
@@ -289,6 +291,11 @@ static kc_status* kc__op_resolve(kc__op_def* def) {
 
 static void kc__op_delete(kc_object* obj) {
   kc_op* op = (kc_op*)(void*)obj;
+  /* First, unlike other objects: an op runs none of its plugin's code when
+   * it goes (its kernels are objects of their own, detached when their
+   * deleters have run), and an unload reading its cache must not see it
+   * half freed. */
+  kc__owned_detach(&op->owned);
   kc__op_cache_deinit(&op->cache);
   kc__op_def_clear(&op->def);
   free(op);
@@ -337,6 +344,8 @@ kc_status* kc_op_registry_register(kc_op_builder* b, uint32_t flags) {
   }
   kc__object_init(&op->header, KC__TYPE_OP, kc__op_delete);
   op->def = b->def; /* moved */
+  const uintptr_t code[] = {KC__CODE(op->def.shape_fn)};
+  kc__owned_attach(&op->owned, &op->header, code, 1);
   memset(&b->def, 0, sizeof b->def);
   kc_op_builder_destroy(b);
   kc__op_cache_init(&op->cache);

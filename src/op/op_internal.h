@@ -159,6 +159,7 @@ struct kc_op {
   kc_object header;
   kc__op_def def;
   kc__op_cache cache;
+  kc__owned owned; /* the plugin it belongs to, if any (owner.h) */
 };
 
 /* Index of the attr/input named `name` (NUL-terminated or sized), or -1. */
@@ -207,6 +208,7 @@ struct kc__kernel {
   int32_t num_constraints;
   char** host_memory;
   int32_t num_host_memory;
+  kc__owned owned; /* from registration: the plugin it belongs to (owner.h) */
 };
 
 /* The kernel registry's generation: bumped by every registration, so that
@@ -218,6 +220,31 @@ uint64_t kc__kernel_generation(void);
  * NULL on failure). */
 kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
                              const kc_any* values, kc__kernel** out_kernel);
+
+/* Renumbering the kernels that follow removed ones, when a plugin is
+ * unloaded (plugin.c): with the kernel registry's mutex held and the
+ * plugin's kernels hidden, prepare makes the entries that move each
+ * remaining kernel of an affected (op, device type) down to a dense
+ * number (RESOURCE_EXHAUSTED when memory runs out, with nothing changed);
+ * commit publishes them and removes the numbers past the last, the hidden
+ * entries among them; discard frees what prepare made (nothing is
+ * published). Commit and discard free the storage. */
+typedef struct kc__kernel_renumber {
+  kc__reg_entry** moved;
+  size_t num_moved;
+  char (*drop)[KC__NAME_MAX + 1];
+  size_t num_drop;
+} kc__kernel_renumber;
+
+kc_status* kc__kernel_renumber_prepare_locked(kc__kernel_renumber* out);
+void kc__kernel_renumber_commit_locked(kc__kernel_renumber* r);
+void kc__kernel_renumber_discard(kc__kernel_renumber* r);
+
+/* Calls fn for each kernel an op's cache holds a reference to (current
+ * and replaced entries), under the cache's mutex. */
+void kc__op_cache_each_kernel(const kc_op* op,
+                              void (*fn)(void* ctx, const kc__kernel* k),
+                              void* ctx);
 
 /* "cpu: T in {f32, f64} (priority 1)", snprintf-style. */
 size_t kc__kernel_describe(const kc__kernel* k, char* buf, size_t cap);

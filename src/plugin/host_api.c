@@ -19,8 +19,9 @@ _Static_assert(sizeof(kc_host_api) == 32 + 115 * sizeof(void*),
                "kc_host_api v1.0 has 115 functions");
 _Static_assert(offsetof(kc_host_api, attr_dict_lookup) == 32 + 110 * sizeof(void*),
                "kc_host_api layout");
-_Static_assert(sizeof(kc_plugin_info) == 48, "kc_plugin_info layout");
+_Static_assert(sizeof(kc_plugin_info) == 56, "kc_plugin_info layout");
 _Static_assert(offsetof(kc_plugin_info, init) == 40, "kc_plugin_info layout");
+_Static_assert(offsetof(kc_plugin_info, fini) == 48, "kc_plugin_info layout");
 
 /* Out-of-line copies of the inline readers in func.h: a table needs
  * addresses. */

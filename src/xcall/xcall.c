@@ -13,6 +13,8 @@
 static kc__registry kc__xcall_registry =
     KC__REGISTRY_INIT_NAMES(kc__kind_custom_call, 3, "$@");
 
+kc__registry* kc__registry_of_targets(void) { return &kc__xcall_registry; }
+
 /* Frozen layouts: these may only grow at the end. */
 _Static_assert(offsetof(kc_xcall_signature, attrs) == 48, "kc_xcall_signature layout");
 _Static_assert(offsetof(kc_xcall_signature, flags) == 56, "kc_xcall_signature layout");
@@ -103,6 +105,7 @@ void kc_xcall_status_set_success(kc_xcall_status* status) {
 static void kc__target_delete(kc_object* obj) {
   kc__xcall_target* t = (kc__xcall_target*)(void*)obj;
   if (t->user_deleter) t->user_deleter(t->user);
+  kc__owned_detach(&t->owned); /* after the plugin's code has run */
   for (int32_t i = 0; i < t->signature.num_attrs; ++i) {
     free((void*)(uintptr_t)t->signature.attrs[i].name);
   }
@@ -161,6 +164,11 @@ static kc_status* kc__target_create(kc_string_view name, kc_platform platform,
 /* Publishes (or stages) the target and drops the creator's reference. */
 static kc_status* kc__target_register(kc__xcall_target* t, kc_string_view key,
                                       uint32_t flags) {
+  const uintptr_t code[] = {KC__CODE(t->fn), KC__CODE(t->handler),
+                            KC__CODE(t->user_deleter), KC__CODE(t->xla.instantiate),
+                            KC__CODE(t->xla.prepare), KC__CODE(t->xla.initialize),
+                            KC__CODE(t->xla.execute)};
+  kc__owned_attach(&t->owned, &t->header, code, KC__ARRAY_SIZE(code));
   kc_status* st = kc__registry_insert(&kc__xcall_registry, key,
                                       KC_OBJECT(t), flags);
   kc_object_release(KC_OBJECT(t));
