@@ -23,6 +23,8 @@ static pthread_mutex_t kc__ranges_mu = PTHREAD_MUTEX_INITIALIZER;
 static kc__range_table* kc__ranges; /* atomic */
 
 kc__owner* kc__owner_of_code(uintptr_t code) {
+  /* No plugin was ever loaded: nothing to look at. */
+  if (!__atomic_load_n(&kc__ranges, __ATOMIC_ACQUIRE)) return NULL;
   kc__owner* found = NULL;
   kc__reader* r = kc__read_lock();
   const kc__range_table* t = __atomic_load_n(&kc__ranges, __ATOMIC_SEQ_CST);
