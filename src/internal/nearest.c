@@ -7,9 +7,10 @@
  *   - one pass over the names (lock-free, in a read section), in batches
  *     whose entries are prefetched, in which each name costs a few
  *     compares: a lower bound of its edit distance from the wanted name
- *     (the length difference; the "byte seen" bits, of which an edit
- *     changes at most two; the "pair of adjacent bytes seen" bits, of
- *     which an edit changes at most four) and, when that is within the
+ *     (the length difference; the L1 distance of the counts of its bytes,
+ *     which an edit changes by two at most, and of its pairs of adjacent
+ *     bytes, by four at most, each hashed into 16 four-bit counts kept in
+ *     the entry) and, when that is within the
  *     limit, an upper bound (edit what lies between the common prefix and
  *     the common suffix, compared eight bytes at a time). Two cheap
  *     special cases: the wanted name is the start of a longer one
@@ -131,7 +132,7 @@ typedef struct kc__candidate {
 typedef struct kc__search {
   kc_string_view wanted;
   size_t limit;
-  uint64_t seen, pairs;
+  uint64_t bytes, pairs; /* counts, as kc__reg_entry's */
   uint32_t tail_hash;
   kc_string_view tail;
   kc__candidate cand[KC__CANDIDATES];
@@ -178,14 +179,37 @@ static void kc__add_candidate(kc__search* s, const kc__candidate* c) {
   }
 }
 
-/* Bits set in x (the compiler's builtin becomes a libgcc call on the
- * baseline x86-64, which has no popcnt instruction). */
-static unsigned kc__bit_count(uint64_t x) {
-  x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-  x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-  x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-  return (unsigned)((x * UINT64_C(0x0101010101010101)) >> 56);
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* The L1 distance of two vectors of 16 4-bit counts: the nibbles spread
+ * into 16 bytes, then one sum of absolute differences (psadbw). */
+static unsigned kc__count_l1(uint64_t a, uint64_t b) {
+  const __m128i lo = _mm_set1_epi8(0x0f);
+  __m128i x = _mm_and_si128(_mm_set_epi64x((long long)(a >> 4), (long long)a), lo);
+  __m128i y = _mm_and_si128(_mm_set_epi64x((long long)(b >> 4), (long long)b), lo);
+  __m128i sad = _mm_sad_epu8(x, y);
+  return (unsigned)(_mm_cvtsi128_si32(sad) + _mm_extract_epi16(sad, 4));
 }
+#else
+/* Sum over 8 bytes of |x_i - y_i|, for bytes of at most 15. Each byte of
+ * (x | 0x80) - y is 128 + x_i - y_i, with no borrow: its top bit says
+ * which is larger, its low 7 bits give the difference or 128 minus it. */
+static unsigned kc__byte_l1(uint64_t x, uint64_t y) {
+  const uint64_t h = UINT64_C(0x8080808080808080);
+  uint64_t d = (x | h) - y;
+  uint64_t ge = ((d & h) >> 7) * 0xff; /* 0xff where x_i >= y_i */
+  uint64_t t = d & ~h;
+  uint64_t abs = (t & ge) | ((h - t) & ~ge);
+  return (unsigned)((abs * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* The L1 distance of two vectors of 16 4-bit counts. */
+static unsigned kc__count_l1(uint64_t a, uint64_t b) {
+  const uint64_t lo = UINT64_C(0x0f0f0f0f0f0f0f0f);
+  return kc__byte_l1(a & lo, b & lo) + kc__byte_l1((a >> 4) & lo, (b >> 4) & lo);
+}
+#endif
 
 /* True when the n-byte name starts with the wanted one (n > its size). */
 static bool kc__starts_with_wanted(const kc__search* s, const char* name) {
@@ -211,9 +235,13 @@ static void kc__scan(kc__search* s, const kc__reg_entry* e) {
   /* The lower bound first: it needs no byte of the name. */
   size_t lower = n > w.size ? n - w.size : w.size - n;
   if (lower <= s->limit) {
-    size_t bytes_bound = (kc__bit_count(e->bytes_seen ^ s->seen) + 1) / 2;
-    size_t pairs_bound = (kc__bit_count(e->pairs_seen ^ s->pairs) + 3) / 4;
+    /* An edit changes byte counts by 2 at most, pair counts by 4; merging
+     * buckets and capping counts only lowers the distances. */
+    size_t bytes_bound = (kc__count_l1(e->byte_counts, s->bytes) + 1) / 2;
     if (bytes_bound > lower) lower = bytes_bound;
+  }
+  if (lower <= s->limit) {
+    size_t pairs_bound = (kc__count_l1(e->pair_counts, s->pairs) + 3) / 4;
     if (pairs_bound > lower) lower = pairs_bound;
   }
   if (lower <= s->limit) {
@@ -321,11 +349,7 @@ static char* kc__missing_message(const void* ctx) {
   s->wanted.data = m->name;
   s->wanted.size = m->size;
   s->limit = m->size / 4 > 2 ? m->size / 4 : 2;
-  for (size_t i = 0; i < m->size; ++i) {
-    unsigned char c = (unsigned char)m->name[i];
-    s->seen |= UINT64_C(1) << (c & 63);
-    if (i > 0) s->pairs |= kc__pair_bit((unsigned char)m->name[i - 1], c);
-  }
+  kc__name_counts(s->wanted, &s->bytes, &s->pairs);
   size_t tail = kc__tail_start(s->wanted);
   s->tail.data = m->name + tail;
   s->tail.size = m->size - tail;

@@ -154,16 +154,12 @@ static size_t kc__entry_node_offset(size_t name_size) {
 
 /* The bits and the tail hash the "did you mean" search filters with. */
 static void kc__entry_digest(kc__reg_entry* e) {
-  uint64_t seen = 0, pairs = 0;
   size_t tail = 0;
   for (size_t i = 0; i < e->name_size; ++i) {
-    unsigned char c = (unsigned char)e->name[i];
-    seen |= UINT64_C(1) << (c & 63);
-    if (i > 0) pairs |= kc__pair_bit((unsigned char)e->name[i - 1], c);
-    if (c == '.' || c == ':') tail = i + 1;
+    if (e->name[i] == '.' || e->name[i] == ':') tail = i + 1;
   }
-  e->bytes_seen = seen;
-  e->pairs_seen = pairs;
+  kc__name_counts((kc_string_view){e->name, e->name_size}, &e->byte_counts,
+                  &e->pair_counts);
   kc_string_view t = {e->name + tail, e->name_size - tail};
   e->tail_hash = (uint32_t)kc__hash_name(t);
 }

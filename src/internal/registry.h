@@ -64,11 +64,12 @@ typedef struct kc__reg_entry {
   uint32_t name_size;
   /* For the "did you mean" search (nearest.c): the low bits of the hash
    * of the name's last component (after the last '.' or ':'; the whole
-   * name when it has none), a bit per byte value (mod 64) present in the
-   * name, and a bit per pair of adjacent bytes (hashed to 64) present. */
+   * name when it has none), and how often its bytes and its pairs of
+   * adjacent bytes occur, each hashed into 16 buckets of 4-bit counts
+   * (kc__count_add). */
   uint32_t tail_hash;
-  uint64_t bytes_seen;
-  uint64_t pairs_seen;
+  uint64_t byte_counts;
+  uint64_t pair_counts;
   char name[]; /* NUL-terminated; then the entry's kc__retired node */
 } kc__reg_entry;
 
@@ -107,9 +108,23 @@ extern const char kc__kind_custom_call[];
 
 uint64_t kc__hash_name(kc_string_view name);
 
-/* The bit of a pair of adjacent bytes in kc__reg_entry.pairs_seen. */
-static inline uint64_t kc__pair_bit(unsigned char a, unsigned char b) {
-  return UINT64_C(1) << ((((uint64_t)a << 8 | b) * UINT64_C(0x9e3779b97f4a7c15)) >> 58);
+/* Counts `key` in 16 buckets of 4 bits (a count stops at 15). */
+static inline uint64_t kc__count_add(uint64_t counts, uint64_t key) {
+  unsigned shift = (unsigned)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 60) * 4;
+  return ((counts >> shift) & 15) == 15 ? counts : counts + (UINT64_C(1) << shift);
+}
+
+/* The byte and byte-pair counts of a name (see kc__reg_entry). */
+static inline void kc__name_counts(kc_string_view name, uint64_t* bytes,
+                                   uint64_t* pairs) {
+  uint64_t b = 0, p = 0;
+  for (size_t i = 0; i < name.size; ++i) {
+    unsigned char c = (unsigned char)name.data[i];
+    b = kc__count_add(b, c);
+    if (i > 0) p = kc__count_add(p, (uint64_t)(unsigned char)name.data[i - 1] << 8 | c);
+  }
+  *bytes = b;
+  *pairs = p;
 }
 
 /* "a" or "an", whichever goes before the registry's kind in messages. */
