@@ -2,6 +2,7 @@
  * the registry after every test. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
@@ -244,6 +245,17 @@ KC_TEST(registry_overrides_keep_memory_bounded) {
   KC_CHECK(after.reclaimed_objects - before.reclaimed_objects >= 99999);
   KC_CHECK(after.retired_bytes <= 2 * 512);
   KC_CHECK_INT(kt_call_name("t.hot"), 1);
+}
+
+KC_TEST(registry_stats_say_how_lookups_enter) {
+  kc_func* f = NULL;
+  kc_status_destroy(kc_func_registry_lookup(KC_SV_LIT("t.any"), &f));
+  kc_registry_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  kc_registry_query_stats(&s);
+  KC_CHECK(s.lookups_use_membarrier == 0 || s.lookups_use_membarrier == 1);
+  if (getenv("KCALL_NO_MEMBARRIER")) KC_CHECK_INT(s.lookups_use_membarrier, 0);
 }
 
 KC_TEST(registry_stats_respect_struct_size) {

@@ -150,6 +150,11 @@ typedef struct kc_registry_stats {
   int64_t suggestion_names_scanned; /* names their cheap filters read */
   int64_t suggestion_distances;     /* bounded edit distances computed */
   int64_t suggestion_distance_cells; /* cells of those */
+  /* 1 when lookups announce themselves with a plain store and writers
+   * make that visible with membarrier(2) (Linux); 0 when lookups use an
+   * atomic exchange (no membarrier, or KCALL_NO_MEMBARRIER set). Known
+   * once a lookup has run. */
+  int64_t lookups_use_membarrier;
 } kc_registry_stats;
 
 /* Fills `out` up to out->struct_size (a NULL out is a no-op). Counters

@@ -78,5 +78,6 @@ void kc_registry_query_stats(kc_registry_stats* out) {
   s.suggestion_names_scanned = n.names_scanned;
   s.suggestion_distances = n.distances;
   s.suggestion_distance_cells = n.cells;
+  s.lookups_use_membarrier = r.membarrier;
   memcpy(out, &s, out->struct_size < sizeof s ? out->struct_size : sizeof s);
 }

@@ -312,7 +312,7 @@ static void kc__score(kc__search* s) {
  * rather than per name. */
 static void kc__search_registry(const kc__registry* reg, kc__search* s) {
   enum { kc__batch = 16 };
-  kc__reader* r = kc__read_lock();
+  kc__section r = kc__read_lock();
   kc__reg_table* t = __atomic_load_n(&((kc__registry*)(uintptr_t)reg)->table,
                                      __ATOMIC_SEQ_CST);
   size_t cap = t ? t->mask + 1 : 0;

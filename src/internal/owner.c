@@ -26,7 +26,7 @@ kc__owner* kc__owner_of_code(uintptr_t code) {
   /* No plugin was ever loaded: nothing to look at. */
   if (!__atomic_load_n(&kc__ranges, __ATOMIC_ACQUIRE)) return NULL;
   kc__owner* found = NULL;
-  kc__reader* r = kc__read_lock();
+  kc__section r = kc__read_lock();
   const kc__range_table* t = __atomic_load_n(&kc__ranges, __ATOMIC_SEQ_CST);
   for (size_t i = 0; t && i < t->count && !found; ++i) {
     if (code >= t->ranges[i].lo && code < t->ranges[i].hi) {

@@ -5,8 +5,13 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
 
 uint64_t kc__global_epoch = 2;
+int kc__reclaim_light;
 _Thread_local kc__reader* kc__tls_reader KC__TLS_FAST;
 
 /* Every record ever made, pushed at the head and never removed: a record
@@ -27,7 +32,6 @@ static pthread_key_t kc__key;
 /* A thread that ends gives its record back. */
 static void kc__reader_detach(void* arg) {
   kc__reader* r = arg;
-  r->depth = 0;
   __atomic_store_n(&r->epoch, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&r->in_use, 0, __ATOMIC_RELEASE);
   kc__tls_reader = NULL;
@@ -39,7 +43,6 @@ static void kc__after_fork_child(void) {
   for (kc__reader* r = __atomic_load_n(&kc__readers, __ATOMIC_ACQUIRE); r;
        r = r->next) {
     if (r == kc__tls_reader) continue;
-    r->depth = 0;
     __atomic_store_n(&r->epoch, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&r->in_use, 0, __ATOMIC_RELAXED);
   }
@@ -52,6 +55,35 @@ static void kc__reclaim_init(void) {
    * degradations, so a failure here is not an error. */
   (void)pthread_key_create(&kc__key, kc__reader_detach);
   (void)pthread_atfork(NULL, NULL, kc__after_fork_child);
+#if defined(__linux__) && defined(SYS_membarrier)
+  /* Before any record exists, so every reader sees the mode it needs.
+   * KCALL_NO_MEMBARRIER (for tests and diagnosis) keeps the exchange. */
+  if (getenv("KCALL_NO_MEMBARRIER")) return;
+  long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+      syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+    __atomic_store_n(&kc__reclaim_light, 1, __ATOMIC_SEQ_CST);
+  }
+#endif
+}
+
+/* The writers' half of the asymmetric fence: after it, every thread's
+ * earlier stores, a read-section entry among them, are visible. Needed
+ * only when another thread has a record: a thread that takes one later
+ * does so with a sequentially consistent exchange, after which it sees
+ * every unlink made before. */
+static void kc__fence_readers(void) {
+#if defined(__linux__) && defined(SYS_membarrier)
+  if (!__atomic_load_n(&kc__reclaim_light, __ATOMIC_RELAXED)) return;
+  const kc__reader* self = kc__tls_reader;
+  for (kc__reader* r = __atomic_load_n(&kc__readers, __ATOMIC_SEQ_CST); r;
+       r = r->next) {
+    if (r != self && __atomic_load_n(&r->in_use, __ATOMIC_SEQ_CST)) {
+      (void)syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+      return;
+    }
+  }
+#endif
 }
 
 kc__reader* kc__reader_attach(void) {
@@ -61,7 +93,7 @@ kc__reader* kc__reader_attach(void) {
     uint32_t free_record = 0;
     if (__atomic_load_n(&r->in_use, __ATOMIC_RELAXED) == 0 &&
         __atomic_compare_exchange_n(&r->in_use, &free_record, 1, false,
-                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+                                    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
       break;
     }
   }
@@ -72,15 +104,14 @@ kc__reader* kc__reader_attach(void) {
       continue;
     }
     r->epoch = 0;
-    r->depth = 0;
+    r->unused = 0;
     r->in_use = 1;
     r->next = __atomic_load_n(&kc__readers, __ATOMIC_RELAXED);
     while (!__atomic_compare_exchange_n(&kc__readers, &r->next, r, true,
-                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+                                        __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
     }
     __atomic_add_fetch(&kc__reader_count, 1, __ATOMIC_RELAXED);
   }
-  r->depth = 0;
   kc__tls_reader = r;
   (void)pthread_setspecific(kc__key, r);
   return r;
@@ -90,6 +121,7 @@ kc__reader* kc__reader_attach(void) {
  * thread inside a read section entered at the current one. */
 static bool kc__try_advance_locked(void) {
   uint64_t g = __atomic_load_n(&kc__global_epoch, __ATOMIC_SEQ_CST);
+  kc__fence_readers();
   for (kc__reader* r = __atomic_load_n(&kc__readers, __ATOMIC_ACQUIRE); r;
        r = r->next) {
     uint64_t e = __atomic_load_n(&r->epoch, __ATOMIC_SEQ_CST);
@@ -174,4 +206,5 @@ void kc__reclaim_counts_get(kc__reclaim_counts* out) {
   out->freed = __atomic_load_n(&kc__freed_count, __ATOMIC_RELAXED);
   out->readers = __atomic_load_n(&kc__reader_count, __ATOMIC_RELAXED);
   out->epoch = __atomic_load_n(&kc__global_epoch, __ATOMIC_SEQ_CST);
+  out->membarrier = __atomic_load_n(&kc__reclaim_light, __ATOMIC_RELAXED) != 0;
 }

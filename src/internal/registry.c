@@ -104,8 +104,8 @@ static inline __attribute__((always_inline)) kc__reg_entry* kc__probe(
  * waits for the answer (out of its section, so that the unload can go
  * on) rather than report a name missing that may stay. A nested lookup
  * cannot wait (the unload waits for its section) and reports it missing. */
-static bool kc__wait_for_unload(kc__reader* r, kc__reg_entry* e) {
-  if (!e || !kc__is_hidden(e) || r->depth > 1) return false;
+static bool kc__wait_for_unload(kc__section r, kc__reg_entry* e) {
+  if (!e || !kc__is_hidden(e) || !r.outer) return false;
   kc__read_unlock(r);
   sched_yield();
   return true;
@@ -113,7 +113,7 @@ static bool kc__wait_for_unload(kc__reader* r, kc__reg_entry* e) {
 
 kc_object* kc__registry_find(const kc__registry* reg, kc_string_view name) {
   for (;;) {
-    kc__reader* r = kc__read_lock();
+    kc__section r = kc__read_lock();
     kc__reg_entry* e = kc__probe(reg, name);
     if (KC__UNLIKELY(kc__wait_for_unload(r, e))) continue;
     kc_object* obj = e && !kc__is_hidden(e) ? e->obj : NULL;
@@ -124,7 +124,7 @@ kc_object* kc__registry_find(const kc__registry* reg, kc_string_view name) {
 
 kc_object* kc__registry_find_ex(const kc__registry* reg, kc_string_view name,
                                 bool* out_hidden) {
-  kc__reader* r = kc__read_lock();
+  kc__section r = kc__read_lock();
   kc__reg_entry* e = kc__probe(reg, name);
   *out_hidden = e && kc__is_hidden(e);
   kc_object* obj = e && !kc__is_hidden(e) ? e->obj : NULL;
@@ -134,7 +134,7 @@ kc_object* kc__registry_find_ex(const kc__registry* reg, kc_string_view name,
 
 kc_object* kc__registry_get(const kc__registry* reg, kc_string_view name) {
   for (;;) {
-    kc__reader* r = kc__read_lock();
+    kc__section r = kc__read_lock();
     kc__reg_entry* e = kc__probe(reg, name);
     if (KC__UNLIKELY(kc__wait_for_unload(r, e))) continue;
     kc_object* obj = e && !kc__is_hidden(e) ? e->obj : NULL;
@@ -233,10 +233,10 @@ bool kc__registry_reserve_locked(kc__registry* reg, size_t extra) {
   kc__reg_table* old = reg->table;
   if (old && (old->used + extra) * 2 <= old->mask + 1) return true;
   size_t live = old ? old->live : 0;
-  /* Between a quarter and a half full: short probes, and a table the
-   * "did you mean" search (which reads every slot) can cross quickly. */
+  /* A quarter full at most after growing: short probes for hits, which
+   * matter more than the "did you mean" search crossing empty slots. */
   size_t cap = 16;
-  while (cap < (live + extra) * 2) cap *= 2;
+  while (cap < (live + extra) * 4) cap *= 2;
   kc__reg_table* t = calloc(1, sizeof *t + cap * sizeof(kc__reg_entry*));
   if (!t) return false;
   t->mask = cap - 1;

@@ -344,7 +344,7 @@ kc_status* kc_kernel_registry_register(kc_kernel_builder* b) {
   kc_status* st = kc__first_error_replay(&b->error);
   if (!st) {
     /* The op may be overridden meanwhile: read it inside a section. */
-    kc__reader* r = kc__read_lock();
+    kc__section r = kc__read_lock();
     const kc_op* op = kc__op_find_any(kc_sv(k->op_name));
     if (op) st = kc__kernel_check(k, &op->def);
     kc__read_unlock(r);
@@ -590,11 +590,11 @@ kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
                              const kc_any* values, kc__kernel** out_kernel) {
   kc_string_view op = {def->name, def->name_size};
   kc__kernel* best = NULL;
-  kc__reader* r = kc__read_lock();
+  kc__section r = kc__read_lock();
   for (int n = 0; n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
     bool hidden;
     kc__kernel* k = kc__kernel_at(op, device_type, n, &hidden);
-    if (KC__UNLIKELY(hidden) && r->depth == 1) {
+    if (KC__UNLIKELY(hidden) && r.outer) {
       /* An unload is deciding about this kernel (registry.h): wait for
        * its answer out of the section, then choose again. */
       kc__read_unlock(r);
@@ -701,7 +701,7 @@ kc_status* kc_kernel_registry_list(const kc_allocator* alloc,
   /* Kernels are retained in the read section and described outside it,
    * where the caller's allocator may run. */
   kc__kernel_list l = {NULL, 0, 0, false};
-  kc__reader* r = kc__read_lock();
+  kc__section r = kc__read_lock();
   kc__kernel_visit(op_name, kc__collect_kernel, &l);
   kc__read_unlock(r);
   kc_status* st = l.oom ? kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory")
