@@ -32,9 +32,9 @@
  * freed by the call that retired it.
  *
  * Why epochs and not hazard pointers: a lookup loads two pointers (table,
- * then entry) and would need a hazard slot and a re-check for each; the
- * epoch costs one exchange per lookup whatever it loads, and writers are
- * rare. The price is that one reader stuck inside a section would hold
+ * then entry) and would need a hazard slot, a fence and a re-check for
+ * each; an epoch costs one store per lookup whatever it loads, and
+ * writers, who pay for the fence, are rare. The price is that one reader stuck inside a section would hold
  * back every free; sections here are a few loads and compares long and
  * never run user code, so none is ever stuck.
  *

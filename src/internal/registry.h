@@ -13,13 +13,14 @@
  * readers can hold (a few entries), not by the number of overrides.
  *
  * The reclamation is epoch-based (reclaim.h has the details): a lookup
- * announces itself with one atomic exchange on its own thread's record,
- * and a writer frees what it retired once every lookup that could have
- * seen it has finished. Hazard pointers would cost a lookup a published
- * pointer and a re-check for the table and again for the entry; with
- * epochs a lookup costs the same whatever it reads, and the price, a
- * stalled reader holding frees back, cannot be paid here: read sections
- * are a few loads and compares and never run user code.
+ * announces itself with one store to its own thread's record (writers
+ * make it visible with membarrier; an atomic exchange where that is
+ * refused), and a writer frees what it retired once every lookup that
+ * could have seen it has finished. Hazard pointers would cost a lookup a
+ * published pointer, a fence and a re-check for the table and again for
+ * the entry; with epochs a lookup costs the same whatever it reads, and
+ * the price, a stalled reader holding frees back, cannot be paid here:
+ * read sections are a few loads and compares and never run user code.
  *
  * An entry holds one reference to its object, dropped when the entry is
  * freed. So an object found by kc__registry_find is borrowed: it stays
