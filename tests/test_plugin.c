@@ -1,12 +1,14 @@
-/* Tests of plugin loading (kcall/plugin.h) against the real shared objects
- * built from tests/fixtures/. Plugins stay loaded for the life of the
- * process; ctest runs every test in its own process, so each starts clean. */
+/* Tests of plugin loading and unloading (kcall/plugin.h) against the real
+ * shared objects built from tests/fixtures/. Plugins that are not unloaded
+ * stay loaded for the life of the process; ctest runs every test in its
+ * own process, so each starts clean. */
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "kt_ops.h"
 #include "test.h"
 
 #define KT_FIXTURE(name) KC_FIXTURE_DIR "/kt_plugin_" name ".so"
@@ -384,5 +386,345 @@ KC_TEST(plugin_truncated_file_is_refused_before_dlopen) {
     KC_CHECK_CODE(kc_plugin_load(path, &p), KC_INVALID_ARGUMENT, path, messages[i]);
     KC_CHECK(p == NULL);
     unlink(path);
+  }
+}
+
+/* ---- unloading ------------------------------------------------------------------ */
+
+#define KT_UNLOAD KT_FIXTURE("unload")
+
+static int kt_fini_runs;
+
+static kc_status* kt_note_fini(void* self, const kc_any* args, int32_t nargs,
+                               kc_any* ret) {
+  (void)self;
+  (void)args;
+  (void)nargs;
+  (void)ret;
+  kt_fini_runs++;
+  return NULL;
+}
+
+/* The host's function the fixture's fini calls. */
+static void kt_watch_fini(void) {
+  kc_func* f = NULL;
+  KC_CHECK_OK(kc_func_create(kt_alloc(), kt_note_fini, NULL, NULL, &f));
+  KC_CHECK_OK(kc_func_registry_register(KC_SV_LIT("kt_host.fini_ran"), f, 0));
+  kc_object_release(KC_OBJECT(f));
+}
+
+static int64_t kt_add_via_registry(int64_t a, int64_t b) {
+  kc_any args[] = {kc_any_int(a), kc_any_int(b)};
+  return kt_call_int(kt_lookup("kt_unload.add"), args, 2);
+}
+
+/* Everything the fixture registers is gone. */
+static void kt_check_unloaded_names(void) {
+  kt_check_absent("kt_unload.add");
+  kt_check_absent("kt_unload.adder");
+  kt_check_absent("op.kt_unload.Double");
+  const kc_op* op = NULL;
+  KC_CHECK_CODE(kc_op_registry_lookup(KC_SV_LIT("kt_unload.Double"), &op),
+                KC_NOT_FOUND, "kt_unload.Double");
+  kc_xcall_target_desc d = {.struct_size = sizeof d};
+  KC_CHECK_CODE(kc_xcall_lookup(KC_SV_LIT("kt_unload_inc"), KC_PLATFORM_HOST, &d),
+                KC_NOT_FOUND, "kt_unload_inc@Host");
+  KC_CHECK_CODE(kc_xcall_lookup(KC_SV_LIT("kt_unload_xla"), KC_PLATFORM_HOST, &d),
+                KC_NOT_FOUND, "kt_unload_xla@Host");
+  kc_array* kernels = NULL;
+  KC_CHECK_OK(kc_kernel_registry_list(kt_alloc(), KC_SV_LIT("kt_unload.Double"),
+                                      &kernels));
+  KC_CHECK_INT(kc_array_get_size(kernels), 0);
+  kc_object_release(KC_OBJECT(kernels));
+}
+
+KC_TEST(plugin_unload_removes_everything_and_reloads) {
+  kt_watch_fini();
+  kc_plugin* p = kt_load(KT_UNLOAD);
+  KC_CHECK_INT(kt_add_via_registry(1, 2), 3);
+  KC_CHECK_INT(kt_desc(p).registration_count, 8);
+  KC_CHECK_OK(kc_plugin_unload(p));
+  KC_CHECK_INT(kt_fini_runs, 1);
+  kt_check_unloaded_names();
+  /* The handle answers, and says why. */
+  kc_plugin_desc d = {.struct_size = sizeof d};
+  KC_CHECK_CODE(kc_plugin_get_desc(p, &d), KC_FAILED_PRECONDITION, "unloaded",
+                KT_UNLOAD);
+  kc_registration r = {.struct_size = sizeof r};
+  KC_CHECK_CODE(kc_plugin_get_registration(p, 0, &r), KC_FAILED_PRECONDITION,
+                "unloaded");
+  /* The file loads again (init runs again) and works. */
+  kc_plugin* again = kt_load(KT_UNLOAD);
+  KC_CHECK(again == p);
+  KC_CHECK_INT(kt_add_via_registry(20, 22), 42);
+  KC_CHECK_INT(kt_desc(again).registration_count, 8);
+  KC_CHECK_OK(kc_plugin_unload(again));
+  KC_CHECK_INT(kt_fini_runs, 2);
+  kt_check_unloaded_names();
+}
+
+KC_TEST(plugin_unload_refused_while_a_function_is_held) {
+  kt_watch_fini();
+  kc_plugin* p = kt_load(KT_UNLOAD);
+  kc_func* held = NULL;
+  KC_CHECK_OK(kc_func_registry_lookup_retained(KC_SV_LIT("kt_unload.add"), &held));
+  KC_CHECK_CODE(kc_plugin_unload(p), KC_FAILED_PRECONDITION,
+                "plugin 'kt_unload' is still in use",
+                "function 'kt_unload.add' is held by 1 reference");
+  KC_CHECK_INT(kt_fini_runs, 0);
+  /* Nothing changed: every name is there and works. */
+  KC_CHECK_INT(kt_add_via_registry(2, 3), 5);
+  KC_CHECK_INT(kt_desc(p).registration_count, 8);
+  const kc_op* op = NULL;
+  KC_CHECK_OK(kc_op_registry_lookup(KC_SV_LIT("kt_unload.Double"), &op));
+  kc_xcall_target_desc td = {.struct_size = sizeof td};
+  KC_CHECK_OK(kc_xcall_lookup(KC_SV_LIT("kt_unload_inc"), KC_PLATFORM_HOST, &td));
+  /* Two references now: both counted. */
+  kc_object_retain(KC_OBJECT(held));
+  KC_CHECK_CODE(kc_plugin_unload(p), KC_FAILED_PRECONDITION,
+                "function 'kt_unload.add' is held by 2 references");
+  kc_object_release(KC_OBJECT(held));
+  kc_any args[] = {kc_any_int(4), kc_any_int(5)};
+  KC_CHECK_INT(kt_call_int(held, args, 2), 9);
+  kc_object_release(KC_OBJECT(held));
+  KC_CHECK_OK(kc_plugin_unload(p));
+  KC_CHECK_INT(kt_fini_runs, 1);
+  kt_check_unloaded_names();
+}
+
+KC_TEST(plugin_unload_refused_while_a_closure_is_held) {
+  kc_plugin* p = kt_load(KT_UNLOAD);
+  kc_any n = kc_any_int(10);
+  kc_any closure = kc_any_none();
+  KC_CHECK_OK(kc_func_call(kt_lookup("kt_unload.adder"), &n, 1, &closure));
+  KC_CHECK_INT(closure.type_index, KC_TYPE_FUNC);
+  KC_CHECK_CODE(kc_plugin_unload(p), KC_FAILED_PRECONDITION,
+                "a function it made and did not register (code at "
+                "kt_plugin_unload.so+0x",
+                "is held by 1 reference");
+  kc_func* f = (kc_func*)(void*)closure.u.v_obj;
+  kc_any x = kc_any_int(5);
+  KC_CHECK_INT(kt_call_int(f, &x, 1), 15);
+  kc_any_release(&closure); /* its deleter is the plugin's code */
+  KC_CHECK_OK(kc_plugin_unload(p));
+  kt_check_unloaded_names();
+}
+
+static kc_executable* kt_compile_inc(void) {
+  static const char text[] =
+      "HloModule inc\n"
+      "ENTRY main {\n"
+      "  x = f32[4]{0} parameter(0)\n"
+      "  ROOT y = f32[4]{0} custom-call(x), custom_call_target=\"kt_unload_inc\"\n"
+      "}\n";
+  kc_program* prog = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &prog));
+  kc_executable* exe = NULL;
+  kc_status* st = kc_program_compile(prog, NULL, &exe);
+  kc_program_destroy(prog);
+  KC_CHECK_OK(st);
+  return exe;
+}
+
+KC_TEST(plugin_unload_refused_while_an_executable_holds_a_target) {
+  kc_plugin* p = kt_load(KT_UNLOAD);
+  kc_executable* exe = kt_compile_inc();
+  KC_CHECK_CODE(kc_plugin_unload(p), KC_FAILED_PRECONDITION,
+                "custom-call target 'kt_unload_inc@Host' is held by 1 reference",
+                "destroy executables compiled against its targets");
+  /* The executable still runs the plugin's code. */
+  const int64_t four = 4;
+  const float in[4] = {1, 2, 3, 4};
+  kc_tensor* x = kt_tensor(kt_f32, &four, 1, in);
+  const DLTensor* ins[1] = {kt_dl(x)};
+  kc_execute_options o = {.struct_size = sizeof o, .allocator = kt_alloc()};
+  kc_tensor* y = NULL;
+  KC_CHECK_OK(kc_executable_execute(exe, ins, 1, &o, &y));
+  KC_CHECK(((const float*)kt_dl(y)->data)[3] == 5.0f);
+  kt_release(y);
+  kt_release(x);
+  kc_executable_destroy(exe);
+  KC_CHECK_OK(kc_plugin_unload(p));
+  kt_check_unloaded_names();
+  /* A program calling the target no longer compiles. */
+  kc_program* prog = NULL;
+  KC_CHECK_OK(kc_program_parse(
+      KC_SV_LIT("HloModule inc\nENTRY main {\n  x = f32[4]{0} parameter(0)\n"
+                "  ROOT y = f32[4]{0} custom-call(x), "
+                "custom_call_target=\"kt_unload_inc\"\n}\n"),
+      &prog));
+  KC_CHECK_CODE(kc_program_compile(prog, NULL, &exe), KC_NOT_FOUND, "kt_unload_inc");
+  kc_program_destroy(prog);
+}
+
+KC_TEST(plugin_unload_refused_while_an_op_is_held) {
+  kc_plugin* p = kt_load(KT_UNLOAD);
+  const kc_op* op = NULL;
+  KC_CHECK_OK(kc_op_registry_lookup_retained(KC_SV_LIT("kt_unload.Double"), &op));
+  const int64_t two = 2;
+  const float in[2] = {1.5f, -3};
+  kc_tensor* x = kt_tensor(kt_f32, &two, 1, in);
+  kc_tensor* y = NULL;
+  KC_CHECK_OK(kt_call1(op, (const kc_tensor* const*)&x, 1, NULL, 0, &y));
+  KC_CHECK(((const float*)kt_dl(y)->data)[1] == -6.0f);
+  kt_release(y);
+  KC_CHECK_CODE(kc_plugin_unload(p), KC_FAILED_PRECONDITION,
+                "op 'kt_unload.Double' is held by 1 reference");
+  kc_object_release(KC_OBJECT((kc_op*)(uintptr_t)op));
+  /* Its kernel was constructed and cached by its own op: not a use. */
+  KC_CHECK_OK(kc_plugin_unload(p));
+  kt_check_unloaded_names();
+  kt_release(x);
+}
+
+static kc_status* kt_plus(kc_kernel_ctx* ctx, float amount) {
+  const DLTensor* x = kc_kernel_ctx_get_input(ctx, 0);
+  DLTensor* y = kc_kernel_ctx_get_output(ctx, 0);
+  ((float*)y->data)[0] = ((const float*)x->data)[0] + amount;
+  return NULL;
+}
+static kc_status* kt_plus_one(void* k, kc_kernel_ctx* ctx) {
+  (void)k;
+  return kt_plus(ctx, 1);
+}
+static kc_status* kt_plus_ten(void* k, kc_kernel_ctx* ctx) {
+  (void)k;
+  return kt_plus(ctx, 10);
+}
+
+/* kt.HostOp(x) on one f32, with the kernel selection makes. */
+static float kt_host_op(float value) {
+  const int64_t one = 1;
+  kc_tensor* x = kt_tensor(kt_f32, &one, 1, &value);
+  kc_tensor* y = NULL;
+  KC_CHECK_OK(kt_call1(kt_op("kt.HostOp"), (const kc_tensor* const*)&x, 1, NULL, 0, &y));
+  float result = y ? ((const float*)kt_dl(y)->data)[0] : -1;
+  kt_release(y);
+  kt_release(x);
+  return result;
+}
+
+static void kt_register_host_op(uint32_t flags) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create("kt.HostOp", &b));
+  KC_CHECK_OK(kc_op_builder_add_input(b, "x: f32"));
+  KC_CHECK_OK(kc_op_builder_add_output(b, "y: f32"));
+  KC_CHECK_OK(kc_op_builder_set_shape_fn(b, kc_shape_fn_unchanged));
+  KC_CHECK_OK(kc_op_registry_register(b, flags));
+}
+
+KC_TEST(plugin_unload_renumbers_the_kernels_of_other_ops) {
+  /* kt.HostOp: the host's kernel (number 0, +1), the plugin's (1, +100,
+   * priority 5), another of the host's (2, +10, priority 3). */
+  kt_register_host_op(0);
+  kt_register_kernel("kt.HostOp", NULL, kt_plus_one, NULL, NULL, NULL, 0, 0);
+  kc_plugin* p = kt_load(KT_UNLOAD);
+  kt_register_kernel("kt.HostOp", NULL, kt_plus_ten, NULL, NULL, NULL, 0, 3);
+  kc_array* kernels = NULL;
+  KC_CHECK_OK(kc_kernel_registry_list(kt_alloc(), KC_SV_LIT("kt.HostOp"), &kernels));
+  KC_CHECK_INT(kc_array_get_size(kernels), 3);
+  kc_object_release(KC_OBJECT(kernels));
+  KC_CHECK_OK(kc_plugin_unload(p));
+  /* Number 2 moved to 1: selection, which stops at the first free number,
+   * still sees it. */
+  KC_CHECK_OK(kc_kernel_registry_list(kt_alloc(), KC_SV_LIT("kt.HostOp"), &kernels));
+  KC_CHECK_INT(kc_array_get_size(kernels), 2);
+  kc_object_release(KC_OBJECT(kernels));
+  KC_CHECK(kt_host_op(1) == 11.0f);
+  /* Loaded again, its kernel takes number 2 and wins on priority. */
+  p = kt_load(KT_UNLOAD);
+  KC_CHECK(kt_host_op(1) == 101.0f);
+}
+
+KC_TEST(plugin_unload_refused_while_another_op_caches_its_kernel) {
+  kt_register_host_op(0);
+  kt_register_kernel("kt.HostOp", NULL, kt_plus_one, NULL, NULL, NULL, 0, 0);
+  kc_plugin* p = kt_load(KT_UNLOAD);
+  KC_CHECK(kt_host_op(1) == 101.0f); /* the plugin's kernel, cached */
+  KC_CHECK_CODE(kc_plugin_unload(p), KC_FAILED_PRECONDITION, "kernel 'kt.HostOp:cpu:1'",
+                "(in the kernel cache of op 'kt.HostOp')");
+  KC_CHECK(kt_host_op(1) == 101.0f); /* still loaded and selected */
+  /* Replacing the op frees its cache, and with it the last use. */
+  kt_register_host_op(KC_REGISTER_OVERRIDE);
+  KC_CHECK_OK(kc_plugin_unload(p));
+  KC_CHECK(kt_host_op(1) == 2.0f);
+}
+
+KC_TEST(plugin_unload_counts_loads) {
+  kc_plugin* p = kt_load(KT_UNLOAD);
+  KC_CHECK(kt_load(KT_UNLOAD) == p);
+  KC_CHECK_OK(kc_plugin_unload(p)); /* one load of two: stays */
+  KC_CHECK_INT(kt_add_via_registry(1, 1), 2);
+  KC_CHECK_INT(kt_desc(p).registration_count, 8);
+  KC_CHECK_OK(kc_plugin_unload(p));
+  kt_check_unloaded_names();
+}
+
+KC_TEST(plugin_unload_bad_handles) {
+  KC_CHECK_CODE(kc_plugin_unload(NULL), KC_INVALID_ARGUMENT, "plugin is NULL");
+  /* Not a handle at all: recognised without reading it. */
+  kc_plugin* bogus = (kc_plugin*)(void*)&kt_fini_runs;
+  KC_CHECK_CODE(kc_plugin_unload(bogus), KC_INVALID_ARGUMENT,
+                "not a plugin handle");
+  kc_plugin_desc d = {.struct_size = sizeof d};
+  KC_CHECK_CODE(kc_plugin_get_desc(bogus, &d), KC_INVALID_ARGUMENT,
+                "not a plugin handle");
+  kc_plugin* p = kt_load(KT_UNLOAD);
+  KC_CHECK_OK(kc_plugin_unload(p));
+  KC_CHECK_CODE(kc_plugin_unload(p), KC_FAILED_PRECONDITION, "is not loaded",
+                KT_UNLOAD);
+}
+
+KC_TEST(plugin_unload_needs_fini) {
+  kc_plugin* p = kt_load(KT_FIXTURE("good"));
+  KC_CHECK_CODE(kc_plugin_unload(p), KC_FAILED_PRECONDITION, "'kt_good'",
+                "has no fini");
+  kc_any args[] = {kc_any_int(1), kc_any_int(2)};
+  KC_CHECK_INT(kt_call_int(kt_lookup("kt_good.add"), args, 2), 3);
+}
+
+KC_TEST(plugin_unload_frees_what_the_registry_held) {
+  /* The registries' references were the last ones: after the unload the
+   * plugin's objects are gone, and nothing waits to be freed. */
+  kc_plugin* p = kt_load(KT_UNLOAD);
+  kc_any n = kc_any_int(1);
+  kc_any closure = kc_any_none();
+  KC_CHECK_OK(kc_func_call(kt_lookup("kt_unload.adder"), &n, 1, &closure));
+  kc_any_release(&closure);
+  KC_CHECK_OK(kc_plugin_unload(p));
+  kc_registry_stats s = {.struct_size = sizeof s};
+  kc_registry_query_stats(&s);
+  KC_CHECK_INT(s.retired_objects, 0);
+}
+
+static kc_object* kt_kept;
+
+/* kt_host.keep(f): keeps a reference to f. */
+static kc_status* kt_keep(void* self, const kc_any* args, int32_t nargs,
+                          kc_any* ret) {
+  (void)self;
+  (void)ret;
+  KC_CHECK_INT(nargs, 1);
+  KC_CHECK(kt_kept == NULL);
+  kt_kept = args[0].u.v_obj;
+  kc_object_retain(kt_kept);
+  return NULL;
+}
+
+KC_TEST(plugin_failed_load_keeps_the_file_for_what_outlives_it) {
+  kc_func* keep = NULL;
+  KC_CHECK_OK(kc_func_create(kt_alloc(), kt_keep, NULL, NULL, &keep));
+  KC_CHECK_OK(kc_func_registry_register(KC_SV_LIT("kt_host.keep"), keep, 0));
+  kc_object_release(KC_OBJECT(keep));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    kc_plugin* p = NULL;
+    KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("keeps_closure"), &p), KC_ABORTED,
+                  "failing after handing out a closure");
+    KC_CHECK(p == NULL);
+    /* The closure's code is still mapped: calling it works. */
+    KC_CHECK(kt_kept != NULL);
+    KC_CHECK_INT(kt_call_int((kc_func*)(void*)kt_kept, NULL, 0), 42);
+    kc_object_release(kt_kept);
+    kt_kept = NULL;
   }
 }

@@ -1,5 +1,7 @@
 /* Tests of the global function registry (kcall/func.h). The runner resets
  * the registry after every test. */
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,13 +85,17 @@ KC_TEST(registry_duplicate_refused) {
 KC_TEST(registry_override_replaces) {
   kt_register_const("t.over", &kt_one, 0);
   kc_func* old = NULL;
-  KC_CHECK_OK(kc_func_registry_lookup(KC_SV_LIT("t.over"), &old));
+  KC_CHECK_OK(kc_func_registry_lookup_retained(KC_SV_LIT("t.over"), &old));
+  KC_CHECK_INT(kc_object_get_ref_count(KC_OBJECT(old)), 2);
   kt_register_const("t.over", &kt_two, KC_REGISTER_OVERRIDE);
   KC_CHECK_INT(kt_call_name("t.over"), 2);
-  /* The replaced function stays valid for whoever looked it up. */
+  /* The registry dropped its reference at once (no lookup was running);
+   * the one the lookup took keeps the replaced function valid. */
+  KC_CHECK_INT(kc_object_get_ref_count(KC_OBJECT(old)), 1);
   kc_any ret;
   KC_CHECK_OK(kc_func_call(old, NULL, 0, &ret));
   KC_CHECK_INT(ret.u.v_int64, 1);
+  kc_object_release(KC_OBJECT(old));
   /* Overriding a name that is not there simply registers it. */
   kt_register_const("t.fresh", &kt_three, KC_REGISTER_OVERRIDE);
   KC_CHECK_INT(kt_call_name("t.fresh"), 3);
@@ -231,20 +237,99 @@ KC_TEST(registry_remove) {
   KC_CHECK_INT(kt_call_name("t.gone"), 3);
 }
 
-KC_TEST(registry_lookup_survives_remove_until_reset) {
+KC_TEST(registry_remove_frees_once_no_lookup_runs) {
   kc_func* f = kt_make_const(&kt_one);
   KC_CHECK_OK(kc_func_registry_register(KC_SV_LIT("t.short_lived"), f, 0));
   kc_object_release(KC_OBJECT(f));
-  kc_func* found = NULL;
-  KC_CHECK_OK(kc_func_registry_lookup(KC_SV_LIT("t.short_lived"), &found));
+  kc_func* kept = NULL;
+  KC_CHECK_OK(kc_func_registry_lookup_retained(KC_SV_LIT("t.short_lived"), &kept));
+  KC_CHECK(kept == f);
   KC_CHECK_OK(kc_func_registry_remove(KC_SV_LIT("t.short_lived")));
-  /* Removed, and the test holds no reference: still callable until reset. */
+  /* Removed: the registry's reference is gone, the retained one works. */
+  KC_CHECK_INT(kc_object_get_ref_count(KC_OBJECT(kept)), 1);
   kc_any ret;
-  KC_CHECK_OK(kc_func_call(found, NULL, 0, &ret));
+  KC_CHECK_OK(kc_func_call(kept, NULL, 0, &ret));
   KC_CHECK_INT(ret.u.v_int64, 1);
-  KC_CHECK(kt_live_blocks() > 0);
-  kc_func_registry_reset();
+  kc_object_release(KC_OBJECT(kept));
+  /* Nothing waits for a reset. */
   KC_CHECK_INT(kt_live_blocks(), 0);
+}
+
+KC_TEST(registry_lookup_retained) {
+  kt_register_const("t.kept", &kt_two, 0);
+  kc_func* f = NULL;
+  KC_CHECK_OK(kc_func_registry_lookup_retained(KC_SV_LIT("t.kept"), &f));
+  KC_CHECK_INT(kc_object_get_ref_count(KC_OBJECT(f)), 2);
+  kc_object_release(KC_OBJECT(f));
+  f = kt_make_const(&kt_one); /* a value the lookup must overwrite */
+  kc_func* g = f;
+  KC_CHECK_CODE(kc_func_registry_lookup_retained(KC_SV_LIT("t.kep"), &g),
+                KC_NOT_FOUND, "t.kep", "t.kept");
+  KC_CHECK(g == NULL);
+  kc_object_release(KC_OBJECT(f));
+  KC_CHECK_CODE(kc_func_registry_lookup_retained(KC_SV_LIT("t.kept"), NULL),
+                KC_INVALID_ARGUMENT, "out_func");
+}
+
+/* The number of entries and tables waiting to be freed. */
+static int64_t kt_retired(void) {
+  kc_registry_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  kc_registry_query_stats(&s);
+  return s.retired_objects;
+}
+
+KC_TEST(registry_overrides_keep_memory_bounded) {
+  /* A long-running host re-registering one name: what each override
+   * replaces is freed, not kept until a reset. */
+  kc_registry_stats before;
+  memset(&before, 0, sizeof before);
+  before.struct_size = sizeof before;
+  kc_registry_query_stats(&before);
+  int64_t most_retired = 0, most_live = 0;
+  for (int i = 0; i < 100000; ++i) {
+    kt_register_const("t.hot", &kt_one, KC_REGISTER_OVERRIDE);
+    int64_t retired = kt_retired();
+    int64_t live = kt_live_blocks();
+    if (retired > most_retired) most_retired = retired;
+    if (live > most_live) most_live = live;
+  }
+  /* No lookup runs on another thread: what is retired is freed by the
+   * call that retires it. */
+  KC_CHECK(most_retired <= 2);
+  KC_CHECK_INT(most_live, 1); /* the registered function only */
+  kc_registry_stats after;
+  memset(&after, 0, sizeof after);
+  after.struct_size = sizeof after;
+  kc_registry_query_stats(&after);
+  KC_CHECK(after.reclaimed_objects - before.reclaimed_objects >= 99999);
+  KC_CHECK(after.retired_bytes <= 2 * 512);
+  KC_CHECK_INT(kt_call_name("t.hot"), 1);
+}
+
+KC_TEST(registry_stats_say_how_lookups_enter) {
+  kc_func* f = NULL;
+  kc_status_destroy(kc_func_registry_lookup(KC_SV_LIT("t.any"), &f));
+  kc_registry_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  kc_registry_query_stats(&s);
+  KC_CHECK(s.lookups_use_membarrier == 0 || s.lookups_use_membarrier == 1);
+  if (getenv("KCALL_NO_MEMBARRIER")) KC_CHECK_INT(s.lookups_use_membarrier, 0);
+}
+
+KC_TEST(registry_stats_respect_struct_size) {
+  kc_registry_stats s;
+  memset(&s, 0x5a, sizeof s);
+  s.struct_size = offsetof(kc_registry_stats, retired_bytes);
+  kc_registry_query_stats(&s);
+  KC_CHECK(s.retired_objects >= 0);
+  unsigned char* tail = (unsigned char*)&s + offsetof(kc_registry_stats, retired_bytes);
+  for (size_t i = 0; i < sizeof s - offsetof(kc_registry_stats, retired_bytes); ++i) {
+    KC_CHECK(tail[i] == 0x5a);
+  }
+  kc_registry_query_stats(NULL); /* a no-op */
 }
 
 static void kt_count_delete(void* self) { *(int*)self += 1; }
@@ -267,9 +352,12 @@ KC_TEST(registry_reset_releases_everything) {
     KC_CHECK_OK(kc_func_registry_register(kc_sv(names[i]), f, 0));
     kc_object_release(KC_OBJECT(f));
   }
-  kt_register_const("r.a", &kt_two, KC_REGISTER_OVERRIDE); /* retires one */
-  KC_CHECK_OK(kc_func_registry_remove(KC_SV_LIT("r.b")));  /* retires one */
-  KC_CHECK_INT(deletions, 0);
+  /* Override and remove free what they replace at once when no lookup
+   * is running; the reset frees the rest. */
+  kt_register_const("r.a", &kt_two, KC_REGISTER_OVERRIDE);
+  KC_CHECK_INT(deletions, 1);
+  KC_CHECK_OK(kc_func_registry_remove(KC_SV_LIT("r.b")));
+  KC_CHECK_INT(deletions, 2);
   kc_func_registry_reset();
   KC_CHECK_INT(deletions, 3);
   KC_CHECK_INT(kt_live_blocks(), 0);
@@ -340,4 +428,116 @@ KC_TEST(registry_list_after_remove) {
   const char* want[] = {"l.a", "l.c"};
   kt_check_list(list, want, 2);
   kc_object_release(KC_OBJECT(list));
+}
+
+/* ---- "did you mean" ------------------------------------------------------- */
+
+static kc_registry_stats kt_stats(void) {
+  kc_registry_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  kc_registry_query_stats(&s);
+  return s;
+}
+
+/* The formatted NOT_FOUND of looking `name` up. */
+static void kt_miss_text(const char* name, char* text, size_t cap) {
+  kc_func* f = NULL;
+  kc_status* st = kc_func_registry_lookup(kc_sv(name), &f);
+  KC_CHECK(st != NULL && f == NULL);
+  KC_CHECK_INT(kc_status_get_code(st), KC_NOT_FOUND);
+  kc_status_format(st, text, cap);
+  kc_status_destroy(st);
+}
+
+/* The first suggestion of the message for `name`, or "" when none. */
+static void kt_check_first_suggestion(const char* name, const char* want) {
+  char text[1024];
+  kt_miss_text(name, text, sizeof text);
+  const char* hint = strstr(text, "did you mean '");
+  char got[300] = "";
+  if (hint) {
+    hint += strlen("did you mean '");
+    size_t n = strcspn(hint, "'");
+    snprintf(got, sizeof got, "%.*s", (int)n, hint);
+  }
+  if (strcmp(got, want) != 0) {
+    kt__fail(__FILE__, __LINE__, "'%s': first suggestion '%s', expected '%s' (%s)",
+             name, got, want, text);
+  }
+}
+
+KC_TEST(registry_suggestions_for_typical_mistakes) {
+  const char* names[] = {"mylib.add",    "mylib.sub",     "mylib::matmul",
+                         "linalg.solve", "mylib.reduce_sum_f32",
+                         "zzz.unrelated_thing"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+    kt_register_const(names[i], &kt_one, 0);
+  }
+  kt_check_first_suggestion("mylib.sbu", "mylib.sub");     /* transposed */
+  kt_check_first_suggestion("mylb.add", "mylib.add");      /* a byte left out */
+  kt_check_first_suggestion("mylib.addd", "mylib.add");    /* one too many */
+  kt_check_first_suggestion("mylib.ade", "mylib.add");     /* one wrong */
+  kt_check_first_suggestion("mylib::add", "mylib.add");    /* separator */
+  kt_check_first_suggestion("mylib.matmul", "mylib::matmul");
+  kt_check_first_suggestion("add", "mylib.add");           /* no namespace */
+  kt_check_first_suggestion("numpy.solve", "linalg.solve"); /* another one */
+  kt_check_first_suggestion("mylib.reduce", "mylib.reduce_sum_f32"); /* a start */
+  kt_check_first_suggestion("totally.different", "");
+  char text[1024];
+  kt_miss_text("totally.different", text, sizeof text);
+  KC_CHECK_STR(text, "NOT_FOUND: no function named 'totally.different' is registered");
+}
+
+KC_TEST(registry_miss_searches_only_when_read) {
+  kt_register_const("mylib.add", &kt_one, 0);
+  kc_registry_stats before = kt_stats();
+  for (int i = 0; i < 1000; ++i) {
+    kc_func* f = NULL;
+    kc_status* st = kc_func_registry_lookup(KC_SV_LIT("mylib.ad"), &f);
+    KC_CHECK_INT(kc_status_get_code(st), KC_NOT_FOUND);
+    kc_status_destroy(st); /* dropped unread: no search */
+  }
+  KC_CHECK_INT(kt_stats().suggestion_searches, before.suggestion_searches);
+  kc_func* f = NULL;
+  kc_status* st = kc_func_registry_lookup(KC_SV_LIT("mylib.ad"), &f);
+  /* The message reflects the registry when it is first read. */
+  kt_register_const("mylib.ade", &kt_two, 0);
+  KC_CHECK_CONTAINS(kc_status_get_message(st), "'mylib.ad' is registered");
+  KC_CHECK_CONTAINS(kc_status_get_message(st), "mylib.ade");
+  KC_CHECK_INT(kt_stats().suggestion_searches, before.suggestion_searches + 1);
+  /* Read again, it is the same text, not a second search. */
+  const char* first = kc_status_get_message(st);
+  KC_CHECK(kc_status_get_message(st) == first);
+  KC_CHECK_INT(kt_stats().suggestion_searches, before.suggestion_searches + 1);
+  kc_status_destroy(st);
+  /* Formatted after a reset, the message says so. */
+  st = kc_func_registry_lookup(KC_SV_LIT("mylib.ad"), &f);
+  kc_func_registry_reset();
+  KC_CHECK_CONTAINS(kc_status_get_message(st), "none is registered");
+  kc_status_destroy(st);
+}
+
+KC_TEST(registry_suggestion_work_is_bounded) {
+  /* 20,000 names that all look alike: the hardest case for the filters. */
+  char name[32];
+  kc_func* f = kt_make_const(&kt_one);
+  for (int i = 0; i < 20000; ++i) {
+    snprintf(name, sizeof name, "ns%d.op_%05d", i % 50, i);
+    KC_CHECK_OK(kc_func_registry_register(kc_sv(name), f, 0));
+  }
+  kc_object_release(KC_OBJECT(f));
+  kc_registry_stats before = kt_stats();
+  kt_check_first_suggestion("ns45.pp_12345", "ns45.op_12345");
+  kt_check_first_suggestion("ns45.op_1234", "ns45.op_12345"); /* a start */
+  kc_registry_stats after = kt_stats();
+  int64_t searches = after.suggestion_searches - before.suggestion_searches;
+  KC_CHECK_INT(searches, 2);
+  /* One pass over the names, then at most 32 edit distances per search,
+   * each within a band of 2 * limit + 1 = 7 cells per row of at most 14. */
+  KC_CHECK_INT(after.suggestion_names_scanned - before.suggestion_names_scanned,
+               2 * 20000);
+  KC_CHECK(after.suggestion_distances - before.suggestion_distances <= 2 * 32);
+  KC_CHECK(after.suggestion_distance_cells - before.suggestion_distance_cells <=
+           2 * 32 * 7 * 14);
 }

@@ -2,6 +2,7 @@
  * several threads at once. Meant to run under ThreadSanitizer as well
  * (make tsan), where a data race fails the test even if results are right. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -116,7 +117,8 @@ static void* kt_worker_main(void* arg) {
     kt_call_expect("thr.shared", shared, w->id, i, 5 + w->id + i);
 
     /* A name every thread overrides: whichever version answers, each
-     * returns 0 + a + b, and the one looked up stays valid. */
+     * returns 0 + a + b, and the one looked up (and retained: another
+     * thread's override frees the one it replaces) stays valid. */
     f = kt_new_sum(0);
     if (f) {
       st = kc_func_registry_register(KC_SV_LIT("thr.contended"), f,
@@ -128,12 +130,13 @@ static void* kt_worker_main(void* arg) {
       }
     }
     kc_func* contended = NULL;
-    st = kc_func_registry_lookup(KC_SV_LIT("thr.contended"), &contended);
+    st = kc_func_registry_lookup_retained(KC_SV_LIT("thr.contended"), &contended);
     if (st) {
       kt__fail(__FILE__, __LINE__, "thread %d: thr.contended missing", w->id);
       kc_status_destroy(st);
     } else {
       kt_call_expect("thr.contended", contended, i, 1, i + 1);
+      kc_object_release(KC_OBJECT(contended));
     }
 
     /* Every own name answers with what this thread last put there. */
@@ -235,4 +238,225 @@ KC_TEST(threads_reference_counts) {
   KC_CHECK_INT(kc_object_get_ref_count(KC_OBJECT(s)), 1);
   kc_object_release(KC_OBJECT(s));
   KC_CHECK_INT(kt_live_blocks(), 0);
+}
+
+/* ---- lookups while others override and remove ----------------------------- */
+
+#define KT_CHURN_NAMES 4
+
+typedef struct kt_churn {
+  pthread_t thread;
+  int id;
+  int rounds;
+  int readers;  /* how many readers a writer waits for */
+  int* stop;    /* atomic: readers end when it is set */
+  int* running; /* atomic: readers that have started */
+  int64_t calls, misses;
+} kt_churn;
+
+static const char* const kt_churn_names[KT_CHURN_NAMES] = {
+    "churn.a", "churn.b", "churn.c", "churn.d"};
+
+/* Readers: retained lookups (then a call, which reads the function's
+ * state) and plain lookups, which only test presence; every name is
+ * always either there or not, never a freed entry. */
+static void* kt_churn_reader(void* arg) {
+  kt_churn* c = arg;
+  __atomic_add_fetch(c->running, 1, __ATOMIC_RELEASE);
+  /* At least some rounds, however the threads are scheduled. */
+  for (int i = 0; i < 2000 || !__atomic_load_n(c->stop, __ATOMIC_ACQUIRE); ++i) {
+    const char* name = kt_churn_names[i % KT_CHURN_NAMES];
+    kc_func* f = NULL;
+    kc_status* st = kc_func_registry_lookup_retained(kc_sv(name), &f);
+    if (st) {
+      if (kc_status_get_code(st) != KC_NOT_FOUND) {
+        kt__fail(__FILE__, __LINE__, "reader %d: %s: wrong code", c->id, name);
+      }
+      /* Reading the message searches the registry while it changes. */
+      if (i % 64 == 0 && !strstr(kc_status_get_message(st), name)) {
+        kt__fail(__FILE__, __LINE__, "reader %d: message without %s", c->id, name);
+      }
+      kc_status_destroy(st);
+      c->misses++;
+      continue;
+    }
+    /* Whatever version answers returns base + a + b with base % 1000 ==
+     * the name's index. */
+    kc_any args[] = {kc_any_int(1), kc_any_int(2)};
+    kc_any ret = kc_any_none();
+    st = kc_func_call(f, args, 2, &ret);
+    if (st || ret.type_index != KC_TYPE_INT ||
+        (ret.u.v_int64 - 3) % 1000 != i % KT_CHURN_NAMES) {
+      kt__fail(__FILE__, __LINE__, "reader %d: %s answered wrongly", c->id, name);
+    }
+    kc_status_destroy(st);
+    kc_object_release(KC_OBJECT(f));
+    c->calls++;
+    kc_func* borrowed = NULL;
+    st = kc_func_registry_lookup(kc_sv(name), &borrowed);
+    kc_status_destroy(st);
+  }
+  return NULL;
+}
+
+/* Writers: override, remove and register again, as fast as they can. */
+static void* kt_churn_writer(void* arg) {
+  kt_churn* c = arg;
+  /* Begin when every reader runs, so that they overlap. */
+  while (__atomic_load_n(c->running, __ATOMIC_ACQUIRE) < c->readers) {
+    sched_yield();
+  }
+  for (int i = 0; i < c->rounds; ++i) {
+    int k = (i + c->id) % KT_CHURN_NAMES;
+    kc_func* f = kt_new_sum((int64_t)(i % 1000) * 1000 + k);
+    if (!f) {
+      kt__fail(__FILE__, __LINE__, "writer %d: out of memory", c->id);
+      break;
+    }
+    kc_status* st = kc_func_registry_register(kc_sv(kt_churn_names[k]), f,
+                                              KC_REGISTER_OVERRIDE);
+    kc_object_release(KC_OBJECT(f));
+    if (st) {
+      kt__fail(__FILE__, __LINE__, "writer %d: override", c->id);
+      kc_status_destroy(st);
+    }
+    if (i % 3 == 0) {
+      /* Another writer may have removed it first. */
+      kc_status_destroy(kc_func_registry_remove(kc_sv(kt_churn_names[k])));
+    }
+  }
+  return NULL;
+}
+
+KC_TEST(threads_lookups_during_override_and_remove) {
+  enum { readers = 4, writers = 3 };
+  int stop = 0, running = 0;
+  kt_churn r[readers], w[writers];
+  /* A name is there most of the time: readers also call, not only miss. */
+  for (int k = 0; k < KT_CHURN_NAMES; ++k) {
+    kc_func* f = kt_new_sum(k);
+    KC_CHECK_OK(kc_func_registry_register(kc_sv(kt_churn_names[k]), f, 0));
+    kc_object_release(KC_OBJECT(f));
+  }
+  for (int t = 0; t < readers; ++t) {
+    r[t] = (kt_churn){.id = t, .stop = &stop, .running = &running};
+    KC_CHECK(pthread_create(&r[t].thread, NULL, kt_churn_reader, &r[t]) == 0);
+  }
+  for (int t = 0; t < writers; ++t) {
+    w[t] = (kt_churn){.id = t, .rounds = 4000, .readers = readers,
+                      .stop = &stop, .running = &running};
+    KC_CHECK(pthread_create(&w[t].thread, NULL, kt_churn_writer, &w[t]) == 0);
+  }
+  for (int t = 0; t < writers; ++t) pthread_join(w[t].thread, NULL);
+  __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+  int64_t calls = 0;
+  for (int t = 0; t < readers; ++t) {
+    pthread_join(r[t].thread, NULL);
+    calls += r[t].calls;
+  }
+  KC_CHECK(calls > 0);
+  /* What the last writes retired may wait for the next one; with no reader
+   * left, that one frees everything. */
+  kc_func* f = kt_new_sum(0);
+  KC_CHECK_OK(kc_func_registry_register(KC_SV_LIT("churn.last"), f, 0));
+  kc_object_release(KC_OBJECT(f));
+  kc_registry_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  kc_registry_query_stats(&s);
+  KC_CHECK_INT(s.retired_objects, 0);
+  /* Two blocks per function (it and its state): the registered ones only. */
+  KC_CHECK(kt_live_blocks() <= 2 * (KT_CHURN_NAMES + 1));
+}
+
+/* ---- unloading a plugin while other threads use it -------------------------- */
+
+typedef struct kt_user {
+  pthread_t thread;
+  int* stop; /* atomic */
+  int64_t calls;
+} kt_user;
+
+/* A well-behaved user: it holds a reference for as long as it calls.
+ * Between an unload and the next load the names are simply missing. */
+static void* kt_plugin_user(void* arg) {
+  kt_user* u = arg;
+  for (int i = 0; i < 500 || !__atomic_load_n(u->stop, __ATOMIC_ACQUIRE); ++i) {
+    kc_func* f = NULL;
+    kc_status* st = kc_func_registry_lookup_retained(KC_SV_LIT("kt_unload.add"), &f);
+    if (st) {
+      if (kc_status_get_code(st) != KC_NOT_FOUND) {
+        kt__fail(__FILE__, __LINE__, "lookup: wrong code");
+      }
+      kc_status_destroy(st);
+      continue;
+    }
+    kt_call_expect("kt_unload.add", f, i, 1, i + 1);
+    kc_object_release(KC_OBJECT(f));
+    u->calls++;
+    /* Kernel selection and op calls go through the registries too. */
+    const kc_op* op = NULL;
+    st = kc_op_registry_lookup_retained(KC_SV_LIT("kt_unload.Double"), &op);
+    if (st) {
+      kc_status_destroy(st);
+      continue;
+    }
+    float in = (float)i, out = 0;
+    DLTensor x = {&in, kc_device_cpu(), 1, kc_dtype_make(kDLFloat, 32, 1),
+                  (int64_t[]){1}, NULL, 0};
+    DLTensor y = x;
+    y.data = &out;
+    const DLTensor* ins[1] = {&x};
+    DLTensor* outs[1] = {&y};
+    st = kc_op_call_into(op, ins, 1, NULL, 0, NULL, outs, 1);
+    if (st || out != 2 * in) kt__fail(__FILE__, __LINE__, "kt_unload.Double");
+    kc_status_destroy(st);
+    kc_object_release(KC_OBJECT((kc_op*)(uintptr_t)op));
+  }
+  return NULL;
+}
+
+KC_TEST(threads_plugin_unload_while_in_use) {
+  enum { users = 3, cycles = 20 };
+  int stop = 0;
+  kt_user u[users];
+  const char* path = KC_FIXTURE_DIR "/kt_plugin_unload.so";
+  kc_plugin* p = NULL;
+  KC_CHECK_OK(kc_plugin_load(path, &p));
+  for (int t = 0; t < users; ++t) {
+    u[t] = (kt_user){.stop = &stop};
+    KC_CHECK(pthread_create(&u[t].thread, NULL, kt_plugin_user, &u[t]) == 0);
+  }
+  int refused = 0;
+  for (int c = 0; c < cycles; ++c) {
+    /* Refused while a user holds something; it lets go soon. */
+    kc_status* st;
+    while ((st = kc_plugin_unload(p)) != NULL) {
+      if (kc_status_get_code(st) != KC_FAILED_PRECONDITION ||
+          !strstr(kc_status_get_message(st), "is still in use")) {
+        char text[512];
+        kt__fail(__FILE__, __LINE__, "unload: %s", kt_status_text(st, text, sizeof text));
+        kc_status_destroy(st);
+        break;
+      }
+      kc_status_destroy(st);
+      refused++;
+      sched_yield();
+    }
+    kc_plugin* again = NULL;
+    KC_CHECK_OK(kc_plugin_load(path, &again));
+    KC_CHECK(again == p);
+  }
+  __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+  int64_t calls = 0;
+  for (int t = 0; t < users; ++t) {
+    pthread_join(u[t].thread, NULL);
+    calls += u[t].calls;
+  }
+  KC_CHECK(calls > 0);
+  KC_CHECK_OK(kc_plugin_unload(p));
+  kc_func* f = NULL;
+  KC_CHECK_CODE(kc_func_registry_lookup(KC_SV_LIT("kt_unload.add"), &f), KC_NOT_FOUND,
+                "kt_unload.add");
+  (void)refused;
 }

@@ -69,10 +69,10 @@ KC_TEST(user_data_reaches_the_shape_function) {
                 KC_NOT_FOUND, "no kernel");
   kt_release(in);
   KC_CHECK_INT(d.deleted, 0);
-  /* The op (held by its registry and by its function "op.kt.Repeat") is
-   * freed when both are reset, and the data with it, once. */
+  /* The op reset takes the op and its function "op.kt.Repeat" away: the op
+   * is freed, and the data with it, once. */
   kc_op_registry_reset();
-  KC_CHECK_INT(d.deleted, 0);
+  KC_CHECK_INT(d.deleted, 1);
   kc_func_registry_reset();
   KC_CHECK_INT(d.deleted, 1);
   KC_CHECK(kc_shape_ctx_get_data(NULL) == NULL);
@@ -120,13 +120,14 @@ KC_TEST(user_data_of_a_shape_function_is_deleted_once_on_every_path) {
   KC_CHECK_INT(d7.deleted, 1);
 
   /* Overridden: the new op's data is used at once; the old op (and its
-   * data) stays until the reset, since a concurrent call may still hold
-   * it, and is deleted then, once. */
+   * data) is freed once no call can hold it any more: here, at once,
+   * since none runs. */
   kt_data d8 = {8, 0};
   kt_register_repeat("kt.Repeat", &d8, KC_REGISTER_OVERRIDE, &st);
   KC_CHECK_OK(st);
   KC_CHECK_INT(kt_inferred_last_dim(kt_op("kt.Repeat")), 8);
-  KC_CHECK_INT(d6.deleted, 0);
+  KC_CHECK_INT(d6.deleted, 1);
+  KC_CHECK_INT(d8.deleted, 0);
   kc_op_registry_reset();
   kc_func_registry_reset();
   KC_CHECK_INT(d6.deleted, 1);
@@ -231,8 +232,8 @@ KC_TEST(user_data_of_a_custom_call_is_deleted_once_on_every_path) {
                                      kt_data_delete, 0),
                 KC_ALREADY_EXISTS, "kt.scale@Host");
   KC_CHECK_INT(d5.deleted, 1);
-  /* Overridden: the new data serves the next compile; the old target
-   * stays until the reset (a compiled program may still call it). */
+  /* Overridden: the new data serves the next compile; the old target is
+   * freed once nothing holds it (an executable compiled before would). */
   kt_data d6 = {6, 0};
   KC_CHECK_OK(kc_xcall_register_v2(KC_SV_LIT("kt.scale"), KC_PLATFORM_HOST,
                                    KC_XCALL_API_STATUS_RETURNING,
@@ -241,7 +242,8 @@ KC_TEST(user_data_of_a_custom_call_is_deleted_once_on_every_path) {
   float y[4] = {0};
   KC_CHECK_OK(kt_run_target("kt.scale", "API_VERSION_STATUS_RETURNING", y));
   KC_CHECK(y[0] == 6.0f);
-  KC_CHECK_INT(d4.deleted, 0);
+  KC_CHECK_INT(d4.deleted, 1);
+  KC_CHECK_INT(d6.deleted, 0);
   kc_xcall_registry_reset();
   KC_CHECK_INT(d4.deleted, 1);
   KC_CHECK_INT(d6.deleted, 1);

@@ -133,6 +133,7 @@ const kc_plugin_info kInfo = {
     "1.0.0",
     kRequired,
     Init,
+    nullptr,  // fini: the plugin stays loaded
 };
 
 }  // namespace

@@ -63,7 +63,7 @@ kc_status* Init(const kc_host_api* host) {
 const kc_plugin_info kInfo = {
     sizeof(kc_plugin_info), KC_API_VERSION_MAJOR, KC_API_VERSION_MINOR,
     "typed",                "1.0.0",              nullptr,
-    Init,
+    Init,                   nullptr,
 };
 
 }  // namespace

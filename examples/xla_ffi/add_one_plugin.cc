@@ -16,7 +16,7 @@ static const char* const required[] = {"xla_ffi", nullptr};
 
 static const kc_plugin_info info = {
     sizeof(kc_plugin_info), KC_API_VERSION_MAJOR, KC_API_VERSION_MINOR,
-    "add_one", nullptr, required, add_one_init};
+    "add_one", nullptr, required, add_one_init, nullptr};
 
 KC_PLUGIN_ENTRY(host) {
   (void)host;

@@ -1186,6 +1186,20 @@ typedef struct kc_plugin_info {
    * Everything registered during the call is published only if it returns
    * NULL; on a status nothing it registered remains. */
   kc_status* (*init)(const kc_host_api* host);
+  /* Optional, and read only when struct_size covers it (added after the
+   * 1.0 layout). A plugin opts in to being unloaded (kc_plugin_unload in
+   * kcall/plugin.h) by setting it; without it the plugin stays loaded for
+   * the life of the process. Called once, when the plugin is unloaded:
+   * after everything it registered or made has been freed (its deleters
+   * have run) and before its file is closed. It must leave nothing of the
+   * plugin running or referenced: join the threads it started, wait for
+   * work it scheduled on the thread pool, release references it holds to
+   * the host's or other plugins' objects, free its global state, and
+   * reset what init will read again (the file may stay mapped and be
+   * initialised again). It must not register anything or make objects
+   * (the unload then fails, leaving the file loaded), nor load or unload
+   * plugins. */
+  void (*fini)(const kc_host_api* host);
 } kc_plugin_info;
 
 /* The one symbol a plugin exports. It receives the host's table (to read

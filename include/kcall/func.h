@@ -64,9 +64,26 @@ KC_API kc_status* kc_func_call_noinline(const kc_func* func,
  * [A-Za-z0-9_.:-], e.g. "mylib.add" or "mylib::add".
  *
  * Thread safety: lookups take no lock and never block (they read an
- * immutable, atomically published table); register and remove serialise on
- * one mutex. A registration made while a plugin's init runs (on that
- * thread) is staged and published only when the init succeeds.
+ * atomically published table); register and remove serialise on one
+ * mutex. A registration made while a plugin's init runs (on that thread)
+ * is staged and published only when the init succeeds.
+ *
+ * Lifetimes: the registry holds one reference to each registered function.
+ * Removing or overriding a name (or unloading the plugin that registered
+ * it) drops that reference as soon as no lookup running on another thread
+ * can still be reading the entry: a long-running host that re-registers
+ * names keeps no garbage. So a function returned borrowed by
+ * kc_func_registry_lookup is valid only while its name stays registered
+ * to it; a caller that may race with remove, override or plugin unload
+ * (on any thread) uses kc_func_registry_lookup_retained, which returns its
+ * own reference.
+ *
+ * Misses are cheap: a lookup of a missing name allocates its NOT_FOUND
+ * status and returns; the "did you mean" part of the message (the nearest
+ * registered names) is computed only when the message is first read
+ * (kc_status_get_message, kc_status_format), from the names registered
+ * then, with bounded work (one pass of a few compares per name, and at
+ * most 32 bounded edit distances).
  */
 
 /* Registers `func` under `name`, taking a reference to it. A name already
@@ -77,16 +94,30 @@ KC_API kc_status* kc_func_call_noinline(const kc_func* func,
 KC_API kc_status* kc_func_registry_register(kc_string_view name,
                                             kc_func* func, uint32_t flags);
 
-/* Finds `name`. On success *out_func is borrowed: it stays valid until
- * kc_func_registry_reset(), even if the name is removed or overridden
- * meanwhile (retain it to keep it beyond that). NOT_FOUND lists the nearest
- * registered names. Allocates nothing when the name is found. */
+/* Finds `name`. On success *out_func is borrowed from the registry: it
+ * stays valid while `name` stays registered to it, that is until the name
+ * is removed or overridden, or the plugin that registered it is unloaded,
+ * by any thread (retain it, or use kc_func_registry_lookup_retained, to
+ * keep it beyond that). Allocates nothing and costs a hash and a probe
+ * when the name is found. On a miss *out_func is NULL and the NOT_FOUND
+ * status lists the nearest registered names (computed when its message is
+ * first read; see above). INVALID_ARGUMENT for a NULL out_func. Lock-free
+ * and thread-safe. */
 KC_API kc_status* kc_func_registry_lookup(kc_string_view name,
                                           kc_func** out_func);
 
+/* As kc_func_registry_lookup, but on success *out_func is a new reference,
+ * taken before any concurrent remove, override or unload could drop the
+ * registry's: the caller owns it and releases it with kc_object_release.
+ * Safe against every concurrent change of the registry. Costs one atomic
+ * increment more than kc_func_registry_lookup. */
+KC_API kc_status* kc_func_registry_lookup_retained(kc_string_view name,
+                                                   kc_func** out_func);
+
 /* Removes `name`. NOT_FOUND (with the nearest names) when absent. The
- * registry's reference is dropped at the next kc_func_registry_reset(), so
- * that pointers obtained by concurrent lookups stay valid. */
+ * registry's reference is dropped once no concurrent lookup can still be
+ * reading the entry (at once when there is none), so the function's
+ * deleter may run before this returns, on this thread. */
 KC_API kc_status* kc_func_registry_remove(kc_string_view name);
 
 /* An array (of strings) of the registered names that start with `prefix`
@@ -96,11 +127,39 @@ KC_API kc_status* kc_func_registry_list(const kc_allocator* alloc,
                                         kc_string_view prefix,
                                         kc_array** out_names);
 
-/* Removes every name and frees everything the registry holds, including
- * entries retired by remove and override. NOT thread-safe: no other thread
- * may use the registry during the call, and pointers from earlier lookups
- * become invalid. For tests and for embedders shutting down. */
+/* Removes every name and frees everything the registry holds, waiting
+ * for lookups running on other threads to finish first. NOT thread-safe
+ * with registration: no other thread may register or remove during the
+ * call, and pointers from earlier lookups become invalid. For tests and
+ * for embedders shutting down. */
 KC_API void kc_func_registry_reset(void);
+
+/* What the registries (functions, ops, kernels and custom-call targets,
+ * together) hold beyond their live names, and the work their "did you
+ * mean" searches did. For tests, monitoring and diagnostics. */
+typedef struct kc_registry_stats {
+  size_t struct_size;        /* set by the caller */
+  /* Removed or replaced entries and tables not freed yet because a lookup
+   * on another thread may still be reading them; a handful at most. */
+  int64_t retired_objects;
+  int64_t retired_bytes;
+  int64_t reclaimed_objects; /* retired and freed since the process began */
+  int64_t reader_threads;    /* per-thread lookup records (threads that
+                                looked a name up, reused when they end) */
+  int64_t suggestion_searches;      /* NOT_FOUND messages written */
+  int64_t suggestion_names_scanned; /* names their cheap filters read */
+  int64_t suggestion_distances;     /* bounded edit distances computed */
+  int64_t suggestion_distance_cells; /* cells of those */
+  /* 1 when lookups announce themselves with a plain store and writers
+   * make that visible with membarrier(2) (Linux); 0 when lookups use an
+   * atomic exchange (no membarrier, or KCALL_NO_MEMBARRIER set). Known
+   * once a lookup has run. */
+  int64_t lookups_use_membarrier;
+} kc_registry_stats;
+
+/* Fills `out` up to out->struct_size (a NULL out is a no-op). Counters
+ * only grow, except retired_*. Thread-safe. */
+KC_API void kc_registry_query_stats(kc_registry_stats* out);
 
 /* ---- typed argument helpers -------------------------------------------------- */
 /*

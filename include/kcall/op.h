@@ -151,10 +151,11 @@ KC_API void kc_op_builder_set_doc_v2(kc_op_builder* builder, const char* doc);
  * inference"), and its data: `data` is what kc_shape_ctx_get_data returns
  * while `fn` runs (NULL for none), so a shape function needs no globals.
  * The op owns `data` from this call on: `data_deleter` (may be NULL) runs
- * with it exactly once, when the op is freed (by kc_op_registry_reset and
- * kc_func_registry_reset together, its function "op.NAME" holding it too;
- * an op replaced with KC_REGISTER_OVERRIDE, or discarded with a failing
- * plugin init, is freed then), when the builder is destroyed or its
+ * with it exactly once, when the op is freed (by kc_op_registry_reset,
+ * which takes its function "op.NAME" away too; by unloading its plugin;
+ * when discarded with a failing plugin init; or, replaced with
+ * KC_REGISTER_OVERRIDE, once nothing holds it: no call running, no
+ * "op.NAME" kept from before), when the builder is destroyed or its
  * registration fails, when a later call replaces the shape function, or
  * at once when the builder is NULL. The data may be read by several calls
  * at once: keep it read-only or synchronised. Without a shape function
@@ -202,11 +203,21 @@ KC_API void kc_op_builder_destroy(kc_op_builder* builder);
 KC_API kc_status* kc_op_registry_register(kc_op_builder* builder,
                                           uint32_t flags);
 
-/* Finds a registered op. *out_op is borrowed: it stays valid until
- * kc_op_registry_reset(), even if the op is overridden meanwhile. NOT_FOUND
- * lists the nearest registered names. Allocates nothing when found. */
+/* Finds a registered op. *out_op is borrowed from the registry: it stays
+ * valid while `name` stays registered to it, that is until the op is
+ * overridden or the plugin that registered it is unloaded (by any thread),
+ * or kc_op_registry_reset(). A caller that may race with those uses
+ * kc_op_registry_lookup_retained. NOT_FOUND lists the nearest registered
+ * names (computed when its message is first read, as for functions:
+ * kcall/func.h). Allocates nothing when found. Lock-free. */
 KC_API kc_status* kc_op_registry_lookup(kc_string_view name,
                                         const kc_op** out_op);
+
+/* As kc_op_registry_lookup, but *out_op is a new reference, taken before
+ * any concurrent override or unload could drop the registry's: the caller
+ * releases it with kc_object_release(KC_OBJECT(op)). */
+KC_API kc_status* kc_op_registry_lookup_retained(kc_string_view name,
+                                                 const kc_op** out_op);
 
 /* An array (of strings) of the registered op names starting with `prefix`
  * (empty: all), sorted; owned by the caller, allocated from `alloc` (NULL:

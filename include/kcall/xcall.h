@@ -69,9 +69,10 @@ KC_API void kc_xcall_status_set_success(kc_xcall_status* status);
  * data and no status registers as STATUS_RETURNING and never sets
  * failure. The target owns `user` from this call on: `user_deleter` (may
  * be NULL) runs with it exactly once, when the target is freed
- * (kc_xcall_registry_reset, which also frees a target replaced with
- * KC_REGISTER_OVERRIDE or discarded with a failing plugin init), or at
- * once if registration fails. The data may be read by concurrent runs:
+ * (kc_xcall_registry_reset; unloading its plugin; discarded with a failing
+ * plugin init; or, replaced with KC_REGISTER_OVERRIDE, once nothing holds
+ * it: no executable compiled against it), or at once if registration
+ * fails. The data may be read by concurrent runs:
  * keep it read-only or synchronised.
  *
  * Refused: INVALID_ARGUMENT for a NULL fn, a malformed name (1 to 255
@@ -130,8 +131,11 @@ typedef struct kc_xcall_target_desc {
 } kc_xcall_target_desc;
 
 /* Looks a target up. On success `out` (filled up to out->struct_size)
- * borrows from the registry: valid until kc_xcall_registry_reset().
- * NOT_FOUND lists the nearest registered targets. */
+ * borrows from the registry: valid while the target stays registered,
+ * that is until it is overridden or the plugin that registered it is
+ * unloaded (by any thread), or kc_xcall_registry_reset(). NOT_FOUND lists
+ * the nearest registered targets (computed when its message is first
+ * read). */
 KC_API kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
                                   kc_xcall_target_desc* out);
 
@@ -146,8 +150,9 @@ KC_API size_t kc_xcall_signature_format(const kc_xcall_signature* signature,
 KC_API kc_status* kc_xcall_registry_list(const kc_allocator* alloc,
                                          kc_array** out_names);
 
-/* Removes every target. NOT thread-safe; compiled programs that call
- * targets must be destroyed first. For tests and shutdown. */
+/* Removes every target. NOT thread-safe with registration. Compiled
+ * programs hold the targets they call, which therefore live on until the
+ * programs are destroyed. For tests and shutdown. */
 KC_API void kc_xcall_registry_reset(void);
 
 /* The attribute named `name` in `dict`, or NULL. A linear search: for

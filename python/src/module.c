@@ -8,9 +8,10 @@ static PyObject* get_func(PyObject* module, PyObject* name) {
   kc_string_view v;
   if (kcpy_str_view(name, &v, "get_func: name") < 0) return NULL;
   kc_func* f = NULL;
-  kc_status* st = kc_func_registry_lookup(v, &f);
+  /* Retained by the lookup itself: another thread may override or remove
+   * the name (or unload its plugin) at any time. */
+  kc_status* st = kc_func_registry_lookup_retained(v, &f);
   if (st) return kcpy_raise(st);
-  kc_object_retain(KC_OBJECT(f)); /* the lookup lends it */
   return kcpy_func_wrap(f, name);
 }
 

@@ -14,16 +14,24 @@ static const kc_op* op_from_capsule(PyObject* capsule) {
   return op;
 }
 
+/* The capsule holds a reference to its op: an op can be overridden, or
+ * its plugin unloaded, while Python still has the handle. */
+static void op_capsule_release(PyObject* capsule) {
+  kc_op* op = PyCapsule_GetPointer(capsule, op_capsule_name);
+  kc_object_release(KC_OBJECT(op));
+}
+
 static PyObject* op_lookup(PyObject* module, PyObject* name) {
   (void)module;
   kc_string_view v;
   if (kcpy_str_view(name, &v, "op name") < 0) return NULL;
   const kc_op* op = NULL;
-  kc_status* st = kc_op_registry_lookup(v, &op);
+  kc_status* st = kc_op_registry_lookup_retained(v, &op);
   if (st) return kcpy_raise(st);
-  /* Registered ops live until kc_op_registry_reset, which the Python
-   * package never calls. */
-  return PyCapsule_New((void*)(uintptr_t)op, op_capsule_name, NULL);
+  PyObject* capsule = PyCapsule_New((void*)(uintptr_t)op, op_capsule_name,
+                                    op_capsule_release);
+  if (!capsule) kc_object_release(KC_OBJECT((kc_op*)(uintptr_t)op));
+  return capsule;
 }
 
 static PyObject* spec_list(const kc_op* op, int32_t n,

@@ -1,4 +1,5 @@
 /* Status objects: code, message and a context chain. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -6,15 +7,19 @@
 
 struct kc_status {
   kc_status_code code;
+  /* Atomic: NULL until a deferred message is first read. */
   char* message;
   /* Context strings in the order they were added: innermost first. */
   char** context;
   size_t context_count;
+  /* A deferred message: written by `deferred(ctx)` when first read. */
+  kc__message_fn deferred;
+  max_align_t ctx[];
 };
 
 static char kc__oom_message[] = "out of memory while reporting an error";
 static kc_status kc__oom_status = {KC_RESOURCE_EXHAUSTED, kc__oom_message,
-                                   NULL, 0};
+                                   NULL, 0, NULL};
 
 kc_status* kc__status_oom(void) { return &kc__oom_status; }
 
@@ -56,7 +61,36 @@ kc_status* kc_status_create_v(kc_status_code code, const char* fmt,
   s->code = code;
   s->context = NULL;
   s->context_count = 0;
+  s->deferred = NULL;
   return s;
+}
+
+kc_status* kc__status_create_deferred(kc_status_code code, kc__message_fn fn,
+                                      const void* ctx, size_t ctx_size) {
+  if (code == KC_OK) return NULL;
+  kc_status* s = malloc(sizeof *s + ctx_size);
+  if (!s) return kc__status_oom();
+  s->code = code;
+  s->message = NULL;
+  s->context = NULL;
+  s->context_count = 0;
+  s->deferred = fn;
+  if (ctx_size) memcpy(s->ctx, ctx, ctx_size);
+  return s;
+}
+
+/* Writes a deferred message. Statuses are normally read by one thread, but
+ * two readers at once are safe: the first message published wins. */
+static const char* kc__status_resolve(kc_status* s) {
+  char* text = s->deferred(s->ctx);
+  if (!text) return kc__oom_message; /* the next read tries again */
+  char* none = NULL;
+  if (!__atomic_compare_exchange_n(&s->message, &none, text, false,
+                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    free(text);
+    return none;
+  }
+  return text;
 }
 
 kc_status* kc_status_create(kc_status_code code, const char* fmt, ...) {
@@ -97,7 +131,10 @@ kc_status_code kc_status_get_code(const kc_status* status) {
 }
 
 const char* kc_status_get_message(const kc_status* status) {
-  return status ? status->message : "";
+  if (!status) return "";
+  const char* m = __atomic_load_n(&status->message, __ATOMIC_ACQUIRE);
+  if (m) return m;
+  return kc__status_resolve((kc_status*)(uintptr_t)status);
 }
 
 size_t kc_status_get_context_count(const kc_status* status) {
@@ -116,7 +153,7 @@ size_t kc_status_format(const kc_status* status, char* buf, size_t cap) {
     for (size_t i = 0; i < status->context_count; ++i) {
       kc__appendf(buf, cap, &len, ": %s", kc_status_get_context(status, i));
     }
-    kc__appendf(buf, cap, &len, ": %s", status->message);
+    kc__appendf(buf, cap, &len, ": %s", kc_status_get_message(status));
   }
   return len;
 }

@@ -10,6 +10,7 @@ _Static_assert(offsetof(struct kc_func, self) ==
 static void kc__func_delete(kc_object* obj) {
   kc_func* f = (kc_func*)(void*)obj;
   if (f->self_deleter) f->self_deleter(f->self);
+  kc__owned_detach(&f->owned); /* after the plugin's code has run */
   kc_allocator_free(f->alloc, f, sizeof *f, 0);
 }
 
@@ -33,6 +34,8 @@ kc_status* kc_func_create(const kc_allocator* alloc, kc_packed_fn fn,
       f->self = self;
       f->self_deleter = self_deleter;
       f->alloc = alloc;
+      const uintptr_t code[] = {KC__CODE(fn), KC__CODE(self_deleter)};
+      kc__owned_attach(&f->owned, &f->header, code, 2);
       *out_func = f;
     }
   }

@@ -1,12 +1,16 @@
 /* The global function registry. */
 #include <stdlib.h>
 
+#include "internal/nearest.h"
 #include "internal/object.h"
+#include "internal/reclaim.h"
 #include "internal/registry.h"
 
 /* The registry of packed functions. Statically initialised: nothing runs at
  * load time. See registry.h for how it locks. */
 static kc__registry kc__func_registry = KC__REGISTRY_INIT(kc__kind_function, 0);
+
+kc__registry* kc__registry_of_functions(void) { return &kc__func_registry; }
 
 kc_status* kc_func_registry_register(kc_string_view name, kc_func* func,
                                      uint32_t flags) {
@@ -29,6 +33,19 @@ kc_status* kc_func_registry_lookup(kc_string_view name, kc_func** out_func) {
   return kc__registry_not_found(&kc__func_registry, name);
 }
 
+kc_status* kc_func_registry_lookup_retained(kc_string_view name,
+                                           kc_func** out_func) {
+  if (KC__UNLIKELY(!out_func)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_func_registry_lookup_retained: out_func is "
+                            "NULL");
+  }
+  kc_object* obj = kc__registry_get(&kc__func_registry, name);
+  *out_func = (kc_func*)(void*)obj;
+  if (KC__LIKELY(obj != NULL)) return NULL;
+  return kc__registry_not_found(&kc__func_registry, name);
+}
+
 kc_status* kc_func_registry_remove(kc_string_view name) {
   return kc__registry_remove(&kc__func_registry, name);
 }
@@ -43,3 +60,23 @@ kc_status* kc_func_registry_list(const kc_allocator* alloc,
 }
 
 void kc_func_registry_reset(void) { kc__registry_reset(&kc__func_registry); }
+
+void kc_registry_query_stats(kc_registry_stats* out) {
+  if (!out) return;
+  kc__reclaim_counts r;
+  kc__reclaim_counts_get(&r);
+  kc__nearest_counts n;
+  kc__nearest_counts_get(&n);
+  kc_registry_stats s;
+  s.struct_size = out->struct_size;
+  s.retired_objects = r.retired;
+  s.retired_bytes = r.retired_bytes;
+  s.reclaimed_objects = r.freed;
+  s.reader_threads = r.readers;
+  s.suggestion_searches = n.searches;
+  s.suggestion_names_scanned = n.names_scanned;
+  s.suggestion_distances = n.distances;
+  s.suggestion_distance_cells = n.cells;
+  s.lookups_use_membarrier = r.membarrier;
+  memcpy(out, &s, out->struct_size < sizeof s ? out->struct_size : sizeof s);
+}

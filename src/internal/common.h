@@ -66,6 +66,19 @@ static inline const char* kc__quote(char* buf, kc_string_view text) {
 /* The system allocator (kc_allocator_system() returns its address). */
 extern const kc_allocator kc__system_allocator;
 
+/* Writes a deferred message (malloc'd; NULL when out of memory) from the
+ * context copied into the status. */
+typedef char* (*kc__message_fn)(const void* ctx);
+
+/* A status whose message is written by fn(ctx) only when it is first read
+ * (kc_status_get_message, kc_status_format), so that a caller who drops
+ * it unread pays for one allocation and nothing else. `ctx_size` bytes at
+ * `ctx` are copied into the status (aligned as malloc aligns). Until it is
+ * read, the message reflects whatever fn reads then: fn must only read
+ * state that outlives the status, or copies in ctx. */
+kc_status* kc__status_create_deferred(kc_status_code code, kc__message_fn fn,
+                                      const void* ctx, size_t ctx_size);
+
 /* The shared out-of-memory status (see base.h). */
 kc_status* kc__status_oom(void);
 

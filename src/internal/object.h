@@ -3,6 +3,7 @@
 #define KCALL_INTERNAL_OBJECT_H_
 
 #include "internal/common.h"
+#include "internal/owner.h"
 #include "kcall/func.h"
 #include "kcall/tensor.h"
 #include "kcall/value.h"
@@ -39,6 +40,7 @@ struct kc_func {
   void* self;
   kc_deleter_fn self_deleter;
   const kc_allocator* alloc;
+  kc__owned owned; /* the plugin it belongs to, if any (owner.h) */
 };
 
 #endif /* KCALL_INTERNAL_OBJECT_H_ */

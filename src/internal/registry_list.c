@@ -28,8 +28,8 @@ static void kc__collect(void* ctx, const kc__reg_entry* e) {
     l->names = grown;
     l->cap = cap;
   }
-  /* Copy the text: the entry may be retired once the lock is dropped (it
-   * is not freed before a reset, but the copy keeps this simple). */
+  /* Copy the text: the entry may be retired, and freed, once the lock is
+   * dropped. */
   char* copy = malloc(e->name_size + 1);
   if (!copy) {
     l->oom = true;

@@ -126,6 +126,7 @@ kc_status* kc__txn_commit(kc__txn* txn) {
   }
   for (size_t i = nregs; i > 0; --i) pthread_mutex_unlock(&regs[i - 1]->mu);
   kc__txn_discard(txn);
+  if (!st) kc__reclaim_collect(); /* what the overrides replaced */
   return st;
 }
 

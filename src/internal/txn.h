@@ -17,10 +17,15 @@ typedef struct kc__txn_item {
   uint32_t flags;
 } kc__txn_item;
 
+typedef struct kc__owner kc__owner;
+
 typedef struct kc__txn {
   kc__txn_item* items;
   size_t count;
   size_t cap;
+  /* The plugin being loaded: objects made on this thread meanwhile are
+   * its (owner.h). */
+  kc__owner* owner;
 } kc__txn;
 
 /* The calling thread's open transaction, or NULL. */

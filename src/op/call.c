@@ -451,6 +451,21 @@ void kc__op_cache_deinit(kc__op_cache* c) {
   pthread_mutex_destroy(&c->mu);
 }
 
+void kc__op_cache_each_kernel(const kc_op* op,
+                              void (*fn)(void* ctx, const kc__kernel* k),
+                              void* ctx) {
+  kc__op_cache* c = (kc__op_cache*)(uintptr_t)&op->cache;
+  pthread_mutex_lock(&c->mu);
+  kc__cache_table* t = c->table;
+  for (size_t i = 0; t && i <= t->mask; ++i) {
+    if (t->slots[i] && t->slots[i]->kernel) fn(ctx, t->slots[i]->kernel);
+  }
+  for (kc__cache_entry* e = c->retired_entries; e; e = e->retired_next) {
+    if (e->kernel) fn(ctx, e->kernel);
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
 static kc__cache_entry** kc__cache_probe(kc__cache_table* t, uint64_t h,
                                          const kc__key* k) {
   for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
@@ -514,9 +529,11 @@ static kc_status* kc__cache_entry_create(const kc_op* op, const kc__frame* f,
   kc__kernel* kernel = NULL;
   KC__TRY(kc__kernel_select(def, f->device.device_type, f->values, &kernel));
   kc__cache_entry* e = calloc(1, sizeof *e);
-  if (!e) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  kc_object_retain(KC_OBJECT(kernel));
-  e->kernel = kernel;
+  if (!e) {
+    kc_object_release(KC_OBJECT(kernel));
+    return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  e->kernel = kernel; /* the selection's reference */
   e->hash = hash;
   e->generation = generation;
   e->device = f->device;
@@ -627,7 +644,9 @@ static kc_status* kc__cache_get(const kc_op* op, const kc__frame* f,
     __atomic_add_fetch(&c->reselections, 1, __ATOMIC_RELAXED);
     kc__kernel* kernel = NULL;
     st = kc__kernel_select(f->def, f->device.device_type, f->values, &kernel);
-    if (!st && kernel == e->kernel) {
+    bool same = !st && kernel == e->kernel;
+    kc_object_release(KC_OBJECT(kernel)); /* e holds its own */
+    if (same) {
       __atomic_store_n(&e->generation, gen, __ATOMIC_RELEASE);
       kc__key_free(&k);
       *out = e;

@@ -5,8 +5,15 @@
  * device type. Device names hold no ':' and N is digits, so the key is
  * unambiguous even for op names that contain ':'. Selection probes N = 0, 1,
  * ... until a name is missing: lock-free like every lookup, and it runs
- * only when an op's cache misses.
+ * only when an op's cache misses. Numbers stay dense: registration takes
+ * the first free number, and unloading a plugin renumbers the kernels that
+ * followed its own (plugin.c); while an unload is deciding, its kernels
+ * are hidden, and probing steps over a hidden number.
+ *
+ * Everything that reads kernel objects found in the registry does so in a
+ * read section (reclaim.h), and what it keeps it retains there.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,6 +22,8 @@
 
 static kc__registry kc__kernel_registry =
     KC__REGISTRY_INIT(kc__kind_kernel, 2);
+
+kc__registry* kc__registry_of_kernels(void) { return &kc__kernel_registry; }
 
 /* More kernels than this for one op and device type is a runaway loop. */
 #define KC__MAX_KERNELS_PER_DEVICE 4096
@@ -51,6 +60,7 @@ static void kc__kernel_delete(kc_object* obj) {
   for (int32_t i = 0; i < k->num_host_memory; ++i) free(k->host_memory[i]);
   free(k->host_memory);
   if (k->data_deleter) k->data_deleter(k->data);
+  kc__owned_detach(&k->owned); /* after the plugin's code has run */
   free(k->op_name);
   free(k);
 }
@@ -311,7 +321,10 @@ static kc_status* kc__kernel_check(const kc__kernel* k, const kc__op_def* def) {
 /* True when `key` is published or staged by this thread's plugin. */
 static bool kc__key_taken(const char* key) {
   kc_string_view v = kc_sv(key);
-  if (kc__registry_find(&kc__kernel_registry, v)) return true;
+  bool hidden = false;
+  if (kc__registry_find_ex(&kc__kernel_registry, v, &hidden) || hidden) {
+    return true;
+  }
   kc__txn* txn = kc__txn_current();
   for (size_t i = 0; txn && i < txn->count; ++i) {
     const kc__reg_entry* e = txn->items[i].entry;
@@ -329,9 +342,19 @@ kc_status* kc_kernel_registry_register(kc_kernel_builder* b) {
   char dev[64];
   kc__device_type_format(k->device_type, dev, sizeof dev);
   kc_status* st = kc__first_error_replay(&b->error);
-  const kc_op* op = st ? NULL : kc__op_find_any(kc_sv(k->op_name));
-  if (op) st = kc__kernel_check(k, &op->def);
+  if (!st) {
+    /* The op may be overridden meanwhile: read it inside a section. */
+    kc__section r = kc__read_lock();
+    const kc_op* op = kc__op_find_any(kc_sv(k->op_name));
+    if (op) st = kc__kernel_check(k, &op->def);
+    kc__read_unlock(r);
+  }
   kc_string_view op_name = {k->op_name, k->op_name_size};
+  if (!st && !k->owned.obj) {
+    const uintptr_t code[] = {KC__CODE(k->create), KC__CODE(k->compute),
+                              KC__CODE(k->delete_fn), KC__CODE(k->data_deleter)};
+    kc__owned_attach(&k->owned, &k->header, code, 4);
+  }
   for (int n = 0; !st && n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
     char key[KC__NAME_MAX + 1];
     kc__kernel_key(op_name, k->device_type, n, key);
@@ -361,6 +384,135 @@ void kc_kernel_registry_reset(void) {
   kc__registry_reset(&kc__kernel_registry);
 }
 
+/* ---- renumbering after an unload --------------------------------------- */
+
+typedef struct kc__group {
+  const char* op;
+  size_t op_size;
+  DLDeviceType device;
+} kc__group;
+
+typedef struct kc__groups {
+  kc__group* items;
+  size_t count, cap;
+  bool oom;
+} kc__groups;
+
+/* kc__registry_each_locked's callback: the (op, device) of each hidden
+ * kernel, once. */
+static void kc__note_group(void* ctx, size_t slot, kc__reg_entry* e,
+                           bool hidden) {
+  (void)slot;
+  kc__groups* g = ctx;
+  if (!hidden || g->oom) return;
+  const kc__kernel* k = (const kc__kernel*)(const void*)e->obj;
+  for (size_t i = 0; i < g->count; ++i) {
+    if (g->items[i].device == k->device_type &&
+        g->items[i].op_size == k->op_name_size &&
+        memcmp(g->items[i].op, k->op_name, k->op_name_size) == 0) {
+      return;
+    }
+  }
+  if (g->count == g->cap) {
+    size_t cap = g->cap ? 2 * g->cap : 8;
+    kc__group* grown = realloc(g->items, cap * sizeof *grown);
+    if (!grown) {
+      g->oom = true;
+      return;
+    }
+    g->items = grown;
+    g->cap = cap;
+  }
+  g->items[g->count].op = k->op_name;
+  g->items[g->count].op_size = k->op_name_size;
+  g->items[g->count].device = k->device_type;
+  g->count++;
+}
+
+/* Room for one more in r->moved and r->drop. */
+static bool kc__renumber_room(kc__kernel_renumber* r, size_t* moved_cap,
+                              size_t* drop_cap) {
+  if (r->num_moved == *moved_cap) {
+    size_t n = *moved_cap ? 2 * *moved_cap : 8;
+    kc__reg_entry** grown = realloc(r->moved, n * sizeof *grown);
+    if (!grown) return false;
+    r->moved = grown;
+    *moved_cap = n;
+  }
+  if (r->num_drop == *drop_cap) {
+    size_t n = *drop_cap ? 2 * *drop_cap : 8;
+    char(*grown)[KC__NAME_MAX + 1] = realloc(r->drop, n * sizeof *grown);
+    if (!grown) return false;
+    r->drop = grown;
+    *drop_cap = n;
+  }
+  return true;
+}
+
+void kc__kernel_renumber_discard(kc__kernel_renumber* r) {
+  for (size_t i = 0; i < r->num_moved; ++i) kc__entry_destroy(r->moved[i]);
+  free(r->moved);
+  free(r->drop);
+  memset(r, 0, sizeof *r);
+}
+
+kc_status* kc__kernel_renumber_prepare_locked(kc__kernel_renumber* out) {
+  memset(out, 0, sizeof *out);
+  kc__groups g = {NULL, 0, 0, false};
+  kc__registry_each_locked(&kc__kernel_registry, kc__note_group, &g);
+  size_t moved_cap = 0, drop_cap = 0;
+  bool oom = g.oom;
+  for (size_t gi = 0; gi < g.count && !oom; ++gi) {
+    kc_string_view op = {g.items[gi].op, g.items[gi].op_size};
+    int kept = 0; /* the next dense number */
+    for (int n = 0; n < KC__MAX_KERNELS_PER_DEVICE && !oom; ++n) {
+      char key[KC__NAME_MAX + 1];
+      kc__kernel_key(op, g.items[gi].device, n, key);
+      bool hidden;
+      kc__reg_entry* e =
+          kc__registry_find_state_locked(&kc__kernel_registry, kc_sv(key), &hidden);
+      if (!e) {
+        /* n is the group's count: numbers kept..n-1 go. */
+        for (int d = kept; d < n && !oom; ++d) {
+          oom = !kc__renumber_room(out, &moved_cap, &drop_cap);
+          if (!oom) kc__kernel_key(op, g.items[gi].device, d, out->drop[out->num_drop++]);
+        }
+        break;
+      }
+      if (hidden) continue;
+      if (n != kept) {
+        char to[KC__NAME_MAX + 1];
+        kc__kernel_key(op, g.items[gi].device, kept, to);
+        oom = !kc__renumber_room(out, &moved_cap, &drop_cap);
+        kc__reg_entry* m = oom ? NULL : kc__entry_create(kc_sv(to), e->obj);
+        if (!m) oom = true;
+        else out->moved[out->num_moved++] = m;
+      }
+      kept++;
+    }
+  }
+  free(g.items);
+  if (oom) {
+    kc__kernel_renumber_discard(out);
+    return kc_status_create(KC_RESOURCE_EXHAUSTED,
+                            "out of memory renumbering the kernels that remain");
+  }
+  return NULL;
+}
+
+void kc__kernel_renumber_commit_locked(kc__kernel_renumber* r) {
+  /* Each moved entry replaces the one at its number (no table grows). */
+  for (size_t i = 0; i < r->num_moved; ++i) {
+    bool ok = kc__registry_publish_locked(&kc__kernel_registry, r->moved[i]);
+    (void)ok;
+  }
+  for (size_t i = 0; i < r->num_drop; ++i) {
+    kc__registry_drop_named_locked(&kc__kernel_registry, kc_sv(r->drop[i]));
+  }
+  r->num_moved = 0;
+  kc__kernel_renumber_discard(r);
+}
+
 /* ---- selection --------------------------------------------------------- */
 
 static bool kc__kernel_matches(const kc__kernel* k, const kc__op_def* def,
@@ -384,21 +536,27 @@ static bool kc__kernel_matches(const kc__kernel* k, const kc__op_def* def,
   return true;
 }
 
-/* The kernel registered as number n for (op, device type), or NULL. */
-static kc__kernel* kc__kernel_at(kc_string_view op, DLDeviceType t, int n) {
+/* The kernel registered as number n for (op, device type); NULL when the
+ * number is free; sets *hidden when it is hidden. In a read section. */
+static kc__kernel* kc__kernel_at(kc_string_view op, DLDeviceType t, int n,
+                                 bool* hidden) {
   char key[KC__NAME_MAX + 1];
+  *hidden = false;
   if (!kc__kernel_key(op, t, n, key)) return NULL;
-  return (kc__kernel*)(void*)kc__registry_find(&kc__kernel_registry,
-                                               kc_sv(key));
+  return (kc__kernel*)(void*)kc__registry_find_ex(&kc__kernel_registry,
+                                                  kc_sv(key), hidden);
 }
 
-/* Calls fn for every kernel of `op`, device type by device type. */
+/* Calls fn for every kernel of `op`, device type by device type. In a read
+ * section: fn must not run user code. */
 static void kc__kernel_visit(kc_string_view op,
                              void (*fn)(void* ctx, const kc__kernel* k),
                              void* ctx) {
   for (int t = kDLCPU; t <= kDLMAIA; ++t) {
     for (int n = 0; n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
-      kc__kernel* k = kc__kernel_at(op, (DLDeviceType)t, n);
+      bool hidden;
+      kc__kernel* k = kc__kernel_at(op, (DLDeviceType)t, n, &hidden);
+      if (hidden) continue;
       if (!k) break;
       fn(ctx, k);
     }
@@ -423,22 +581,52 @@ static void kc__describe_into(void* ctx, const kc__kernel* k) {
   t->count++;
 }
 
+/* Why no kernel of `def` serves (device_type, values): NOT_FOUND listing
+ * the kernels there are. In a read section. */
+static kc_status* kc__no_kernel(const kc__op_def* def, DLDeviceType device_type,
+                                const kc_any* values);
+
 kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
                              const kc_any* values, kc__kernel** out_kernel) {
   kc_string_view op = {def->name, def->name_size};
   kc__kernel* best = NULL;
+  kc__section r = kc__read_lock();
   for (int n = 0; n < KC__MAX_KERNELS_PER_DEVICE; ++n) {
-    kc__kernel* k = kc__kernel_at(op, device_type, n);
+    bool hidden;
+    kc__kernel* k = kc__kernel_at(op, device_type, n, &hidden);
+    if (KC__UNLIKELY(hidden) && r.outer) {
+      /* An unload is deciding about this kernel (registry.h): wait for
+       * its answer out of the section, then choose again. */
+      kc__read_unlock(r);
+      sched_yield();
+      r = kc__read_lock();
+      best = NULL;
+      n = -1;
+      continue;
+    }
+    if (hidden) continue;
     if (!k) break;
     if (kc__kernel_matches(k, def, values) &&
         (!best || k->priority > best->priority)) {
       best = k;
     }
   }
+  /* Retained inside the section: the registry may drop its reference (an
+   * unload) as soon as the section closes. */
+  kc_status* st = NULL;
   if (best) {
-    *out_kernel = best;
-    return NULL;
+    kc_object_retain(KC_OBJECT(best));
+  } else {
+    st = kc__no_kernel(def, device_type, values);
   }
+  kc__read_unlock(r);
+  *out_kernel = best;
+  return st;
+}
+
+static kc_status* kc__no_kernel(const kc__op_def* def, DLDeviceType device_type,
+                                const kc_any* values) {
+  kc_string_view op = {def->name, def->name_size};
   /* Say what was asked for (device, type attrs) and what there is. */
   char wanted[1024];
   size_t w = kc__device_type_format(device_type, wanted, sizeof wanted);
@@ -480,31 +668,27 @@ kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
 
 /* ---- listing ----------------------------------------------------------- */
 
-typedef struct kc__desc_list {
-  const kc_allocator* alloc;
-  kc_any* items;
+typedef struct kc__kernel_list {
+  kc__kernel** items; /* references */
   size_t count, cap;
-  kc_status* st;
-} kc__desc_list;
+  bool oom;
+} kc__kernel_list;
 
-static void kc__collect_desc(void* ctx, const kc__kernel* k) {
-  kc__desc_list* l = ctx;
-  if (l->st) return;
+static void kc__collect_kernel(void* ctx, const kc__kernel* k) {
+  kc__kernel_list* l = ctx;
+  if (l->oom) return;
   if (l->count == l->cap) {
     size_t cap = l->cap ? l->cap * 2 : 8;
-    kc_any* grown = realloc(l->items, cap * sizeof *grown);
+    kc__kernel** grown = realloc(l->items, cap * sizeof *grown);
     if (!grown) {
-      l->st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+      l->oom = true;
       return;
     }
     l->items = grown;
     l->cap = cap;
   }
-  char d[1024];
-  size_t n = kc__kernel_describe(k, d, sizeof d);
-  kc_string_view v = {d, n < sizeof d ? n : sizeof d - 1};
-  l->st = kc_any_from_string(l->alloc, v, &l->items[l->count]);
-  if (!l->st) l->count++;
+  kc_object_retain(KC_OBJECT(k));
+  l->items[l->count++] = (kc__kernel*)(uintptr_t)k;
 }
 
 kc_status* kc_kernel_registry_list(const kc_allocator* alloc,
@@ -514,12 +698,30 @@ kc_status* kc_kernel_registry_list(const kc_allocator* alloc,
     return kc__kb_misuse("kc_kernel_registry_list", "out_descriptions");
   }
   *out_descriptions = NULL;
-  kc__desc_list l = {alloc, NULL, 0, 0, NULL};
-  kc__kernel_visit(op_name, kc__collect_desc, &l);
-  if (!l.st) l.st = kc_array_create(alloc, l.items, l.count, out_descriptions);
-  for (size_t i = 0; i < l.count; ++i) kc_any_release(&l.items[i]);
+  /* Kernels are retained in the read section and described outside it,
+   * where the caller's allocator may run. */
+  kc__kernel_list l = {NULL, 0, 0, false};
+  kc__section r = kc__read_lock();
+  kc__kernel_visit(op_name, kc__collect_kernel, &l);
+  kc__read_unlock(r);
+  kc_status* st = l.oom ? kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory")
+                        : NULL;
+  kc_any* items = st ? NULL : calloc(l.count + 1, sizeof *items);
+  if (!st && !items) st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  size_t made = 0;
+  for (; !st && made < l.count; ++made) {
+    char d[1024];
+    size_t n = kc__kernel_describe(l.items[made], d, sizeof d);
+    kc_string_view v = {d, n < sizeof d ? n : sizeof d - 1};
+    st = kc_any_from_string(alloc, v, &items[made]);
+    if (st) break;
+  }
+  if (!st) st = kc_array_create(alloc, items, l.count, out_descriptions);
+  for (size_t i = 0; i < made; ++i) kc_any_release(&items[i]);
+  free(items);
+  for (size_t i = 0; i < l.count; ++i) kc_object_release(KC_OBJECT(l.items[i]));
   free(l.items);
-  return l.st;
+  return st;
 }
 
 /* ---- the construction context ------------------------------------------ */

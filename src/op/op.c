@@ -11,6 +11,8 @@
 static kc__registry kc__op_registry =
     KC__REGISTRY_INIT(kc__kind_op, 1);
 
+kc__registry* kc__registry_of_ops(void) { return &kc__op_registry; }
+
 /* Ops are also functions named "op." + NAME. */
 #define KC__OP_FUNC_PREFIX "op."
 #define KC__OP_NAME_MAX (KC__NAME_MAX - 3)
@@ -383,8 +385,34 @@ static kc_status* kc__op_resolve(kc__op_def* def) {
 
 /* ---- the registry ------------------------------------------------------ */
 
+/* The ops alive, registered or not (see kc_op.alive_next). */
+static pthread_mutex_t kc__ops_alive_mu = PTHREAD_MUTEX_INITIALIZER;
+static kc_op* kc__ops_alive;
+
+static void kc__op_alive_add(kc_op* op) {
+  pthread_mutex_lock(&kc__ops_alive_mu);
+  op->alive_next = kc__ops_alive;
+  if (kc__ops_alive) kc__ops_alive->alive_prev = op;
+  kc__ops_alive = op;
+  pthread_mutex_unlock(&kc__ops_alive_mu);
+}
+
+static void kc__op_alive_remove(kc_op* op) {
+  pthread_mutex_lock(&kc__ops_alive_mu);
+  if (op->alive_prev) op->alive_prev->alive_next = op->alive_next;
+  else if (kc__ops_alive == op) kc__ops_alive = op->alive_next;
+  if (op->alive_next) op->alive_next->alive_prev = op->alive_prev;
+  pthread_mutex_unlock(&kc__ops_alive_mu);
+}
+
 static void kc__op_delete(kc_object* obj) {
   kc_op* op = (kc_op*)(void*)obj;
+  kc__op_alive_remove(op);
+  /* First, unlike other objects: an op runs none of its plugin's code when
+   * it goes (its kernels are objects of their own, detached when their
+   * deleters have run), and an unload reading its cache must not see it
+   * half freed. */
+  kc__owned_detach(&op->owned);
   kc__op_cache_deinit(&op->cache);
   kc__op_def_clear(&op->def);
   free(op);
@@ -432,7 +460,10 @@ kc_status* kc_op_registry_register(kc_op_builder* b, uint32_t flags) {
     return st;
   }
   kc__object_init(&op->header, KC__TYPE_OP, kc__op_delete);
+  kc__op_alive_add(op);
   op->def = b->def; /* moved */
+  const uintptr_t code[] = {KC__CODE(op->def.shape_fn)};
+  kc__owned_attach(&op->owned, &op->header, code, 1);
   memset(&b->def, 0, sizeof b->def);
   kc_op_builder_destroy(b);
   kc__op_cache_init(&op->cache);
@@ -471,6 +502,18 @@ kc_status* kc_op_registry_lookup(kc_string_view name, const kc_op** out_op) {
   return kc__registry_not_found(&kc__op_registry, name);
 }
 
+kc_status* kc_op_registry_lookup_retained(kc_string_view name,
+                                         const kc_op** out_op) {
+  if (KC__UNLIKELY(!out_op)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_op_registry_lookup_retained: out_op is NULL");
+  }
+  kc_object* obj = kc__registry_get(&kc__op_registry, name);
+  *out_op = (const kc_op*)(const void*)obj;
+  if (KC__LIKELY(obj != NULL)) return NULL;
+  return kc__registry_not_found(&kc__op_registry, name);
+}
+
 kc_status* kc_op_registry_list(const kc_allocator* alloc, kc_string_view prefix,
                                kc_array** out_names) {
   if (!out_names) {
@@ -490,8 +533,38 @@ static void kc__op_retire(kc_object* obj) {
   kc__op_cache_clear(&op->cache);
 }
 
+/* A reference to every op alive that is not being freed already. */
+static kc_op** kc__ops_alive_retained(size_t* out_count) {
+  pthread_mutex_lock(&kc__ops_alive_mu);
+  size_t n = 0;
+  for (kc_op* op = kc__ops_alive; op; op = op->alive_next) ++n;
+  kc_op** list = calloc(n + 1, sizeof *list);
+  size_t k = 0;
+  for (kc_op* op = kc__ops_alive; list && op; op = op->alive_next) {
+    /* An op whose count reached 0 is waiting for this lock to leave. */
+    int64_t refs = __atomic_load_n(&op->header.ref_count, __ATOMIC_ACQUIRE);
+    while (refs > 0 && !__atomic_compare_exchange_n(&op->header.ref_count, &refs, refs + 1,
+                                                     false, __ATOMIC_ACQ_REL,
+                                                     __ATOMIC_ACQUIRE)) {
+    }
+    if (refs > 0) list[k++] = op;
+  }
+  pthread_mutex_unlock(&kc__ops_alive_mu);
+  *out_count = k;
+  return list;
+}
+
 void kc_op_registry_reset(void) {
+  /* The ops an override replaced are no longer in the registry, but a
+   * function "op.NAME" kept from before may hold one: they go too. */
+  size_t n = 0;
+  kc_op** alive = kc__ops_alive_retained(&n);
   kc__registry_reset_with(&kc__op_registry, kc__op_retire);
+  for (size_t i = 0; i < n; ++i) {
+    kc__op_retire(KC_OBJECT(alive[i]));
+    kc_object_release(KC_OBJECT(alive[i]));
+  }
+  free(alive);
 }
 
 /* ---- reading a definition ---------------------------------------------- */

@@ -182,7 +182,16 @@ static void kc__op_func_release(void* self) { kc_object_release(self); }
 kc_status* kc__op_func_create(kc_op* op, kc_func** out_func) {
   kc_object_retain(KC_OBJECT(op));
   /* The deleter runs on failure too, dropping the reference again. */
-  return kc_func_create(NULL, kc__op_packed, op, kc__op_func_release, out_func);
+  KC__TRY(kc_func_create(NULL, kc__op_packed, op, kc__op_func_release, out_func));
+  /* The function belongs to the op's plugin (its code is the library's),
+   * and its reference to the op is the library's, not a use (owner.h). */
+  kc__owned* owned = &(*out_func)->owned;
+  if (owned->owner != op->owned.owner) {
+    kc__owned_detach(owned);
+    kc__owned_attach_to(owned, KC_OBJECT(*out_func), op->owned.owner);
+  }
+  owned->holds = KC_OBJECT(op);
+  return NULL;
 }
 
 void kc__op_func_unregister(const kc_op* op) {

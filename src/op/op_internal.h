@@ -172,6 +172,12 @@ struct kc_op {
    * calls fail. The op itself lives on while a function "op.NAME" someone
    * kept still holds it. */
   bool removed;
+  kc__owned owned; /* the plugin it belongs to, if any (owner.h) */
+  /* Every op made and not yet freed, registered or replaced: so that
+   * kc_op_registry_reset reaches the ops an override replaced too (op.c,
+   * under kc__ops_alive_mu). */
+  struct kc_op* alive_prev;
+  struct kc_op* alive_next;
 };
 
 /* FAILED_PRECONDITION for a call of an op that kc_op_registry_reset
@@ -183,7 +189,9 @@ int32_t kc__op_find_attr(const kc__op_def* def, kc_string_view name);
 int32_t kc__op_find_input(const kc__op_def* def, kc_string_view name);
 int32_t kc__op_find_output(const kc__op_def* def, kc_string_view name);
 
-/* The op registered (or staged by this thread's plugin) as `name`. */
+/* The op registered (or staged by this thread's plugin) as `name`;
+ * borrowed: call it inside a read section (reclaim.h) and use the op
+ * only there, unless it is retained. */
 const kc_op* kc__op_find_any(kc_string_view name);
 
 /* op_func.c: the packed function "op.NAME" (it holds a reference to op). */
@@ -227,6 +235,7 @@ struct kc__kernel {
   int32_t num_constraints;
   char** host_memory;
   int32_t num_host_memory;
+  kc__owned owned; /* from registration: the plugin it belongs to (owner.h) */
 };
 
 /* The kernel registry's generation: bumped by every registration, so that
@@ -234,9 +243,35 @@ struct kc__kernel {
 uint64_t kc__kernel_generation(void);
 
 /* Picks the kernel for `def` on `device_type` with resolved `values`, or
- * NOT_FOUND listing the op's kernels. *out_kernel is borrowed. */
+ * NOT_FOUND listing the op's kernels. *out_kernel is a new reference (or
+ * NULL on failure). */
 kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
                              const kc_any* values, kc__kernel** out_kernel);
+
+/* Renumbering the kernels that follow removed ones, when a plugin is
+ * unloaded (plugin.c): with the kernel registry's mutex held and the
+ * plugin's kernels hidden, prepare makes the entries that move each
+ * remaining kernel of an affected (op, device type) down to a dense
+ * number (RESOURCE_EXHAUSTED when memory runs out, with nothing changed);
+ * commit publishes them and removes the numbers past the last, the hidden
+ * entries among them; discard frees what prepare made (nothing is
+ * published). Commit and discard free the storage. */
+typedef struct kc__kernel_renumber {
+  kc__reg_entry** moved;
+  size_t num_moved;
+  char (*drop)[KC__NAME_MAX + 1];
+  size_t num_drop;
+} kc__kernel_renumber;
+
+kc_status* kc__kernel_renumber_prepare_locked(kc__kernel_renumber* out);
+void kc__kernel_renumber_commit_locked(kc__kernel_renumber* r);
+void kc__kernel_renumber_discard(kc__kernel_renumber* r);
+
+/* Calls fn for each kernel an op's cache holds a reference to (current
+ * and replaced entries), under the cache's mutex. */
+void kc__op_cache_each_kernel(const kc_op* op,
+                              void (*fn)(void* ctx, const kc__kernel* k),
+                              void* ctx);
 
 /* "cpu: T in {f32, f64} (priority 1)", snprintf-style. */
 size_t kc__kernel_describe(const kc__kernel* k, char* buf, size_t cap);

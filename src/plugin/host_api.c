@@ -24,7 +24,7 @@ _Static_assert(offsetof(kc_host_api, op_builder_add_input_v2) ==
                "kc_host_api v1.0 has 115 functions");
 _Static_assert(sizeof(kc_host_api) == 32 + 126 * sizeof(void*),
                "kc_host_api v1.1 has 126 functions");
-_Static_assert(sizeof(kc_plugin_info) == 48, "kc_plugin_info layout");
+_Static_assert(sizeof(kc_plugin_info) == 56, "kc_plugin_info layout");
 
 /* KC_HOST_API_FUNCTIONS (kcall/plugin_api.h) names every entry of the
  * table, in order and with its type, and kc_NAME is the library function
@@ -54,6 +54,7 @@ _Static_assert(sizeof(kc__host_api_listed) == sizeof(kc_host_api),
 KC_HOST_API_FUNCTIONS(KC__CHECK_LISTED)
 #undef KC__CHECK_LISTED
 _Static_assert(offsetof(kc_plugin_info, init) == 40, "kc_plugin_info layout");
+_Static_assert(offsetof(kc_plugin_info, fini) == 48, "kc_plugin_info layout");
 
 /* Out-of-line copies of the inline readers in func.h: a table needs
  * addresses. */

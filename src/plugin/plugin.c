@@ -1,41 +1,28 @@
-/* Loading plugins: dlopen, version negotiation, staged registration. */
+/* Loading plugins: dlopen, version negotiation, staged registration; and
+ * unloading them (the check itself is in unload.c). */
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "internal/reclaim.h"
 #include "internal/registry.h"
-#include "plugin/dlopen_file.h"
 #include "internal/txn.h"
 #include "kcall/plugin.h"
+#include "plugin/dlopen_file.h"
+#include "plugin/plugin_internal.h"
+#include "xcall/xcall_internal.h"
 
 const char kc__kind_function[] = "function";
 const char kc__kind_op[] = "op";
 const char kc__kind_kernel[] = "kernel";
 const char kc__kind_custom_call[] = "custom-call target";
 
-typedef struct kc__plugin_reg {
-  const char* kind;
-  char* name;
-  size_t name_size;
-} kc__plugin_reg;
-
-struct kc_plugin {
-  kc_plugin* next;
-  void* handle;
-  char* path;
-  char* name;
-  char* version;
-  uint32_t built_major, built_minor;
-  uint32_t api_major, api_minor;
-  kc__plugin_reg* regs;
-  size_t reg_count;
-};
-
-/* Loaded plugins, never freed (plugins stay mapped); loads serialise on
- * the mutex. */
-static pthread_mutex_t kc__plugins_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Every plugin record ever made (see plugin_internal.h); loads and
+ * unloads serialise on the mutex. */
+pthread_mutex_t kc__plugins_mu = PTHREAD_MUTEX_INITIALIZER;
 static kc_plugin* kc__plugins;
 
 static char* kc__dup(const char* s) {
@@ -45,14 +32,19 @@ static char* kc__dup(const char* s) {
   return d;
 }
 
-static void kc__plugin_free(kc_plugin* p) {
-  if (!p) return;
+/* Frees what a load filled in, leaving the record reusable. */
+static void kc__plugin_clear(kc_plugin* p) {
   for (size_t i = 0; i < p->reg_count; ++i) free(p->regs[i].name);
   free(p->regs);
-  free(p->path);
   free(p->name);
   free(p->version);
-  free(p);
+  p->regs = NULL;
+  p->reg_count = 0;
+  p->name = p->version = NULL;
+  p->fini = NULL;
+  p->fini_ran = false;
+  p->loads = 0;
+  p->handle = NULL;
 }
 
 /* Reads the info the entry point returned, field by field inside its
@@ -94,6 +86,7 @@ static kc_status* kc__check_info(kc_plugin* p, const kc_plugin_info* info) {
                             "kc_plugin_info.init: expected a function, got "
                             "NULL");
   }
+  p->fini = KC_STRUCT_HAS(info, kc_plugin_info, fini) ? info->fini : NULL;
   p->name = kc__dup(info->name);
   p->version = kc__dup(info->version ? info->version : "");
   if (!p->name || !p->version) {
@@ -146,11 +139,18 @@ static kc_status* kc__run_plugin(kc_plugin* p) {
                             KC__QS(KC_PLUGIN_ENTRY_SYMBOL));
   }
   memcpy(&entry, &sym, sizeof entry);
+  /* From here on, objects whose code is in the file are the plugin's. */
+  if (!kc__owner_publish(&p->owner, (uintptr_t)sym)) {
+    return kc_status_create(KC_RESOURCE_EXHAUSTED,
+                            "out of memory recording the plugin's segments");
+  }
   const kc_host_api* host = kc_plugin_get_host_api();
   /* Staging begins before the entry point runs: whatever it registers is
    * published with init's registrations, or discarded with them when the
-   * plugin is refused. */
+   * plugin is refused. What is made meanwhile on this thread is the
+   * plugin's, whatever its code. */
   kc__txn txn = {0};
+  txn.owner = &p->owner;
   kc__txn_begin(&txn);
   const kc_plugin_info* info = entry(host);
   kc_status* st = kc__check_info(p, info);
@@ -176,6 +176,68 @@ static kc_status* kc__run_plugin(kc_plugin* p) {
 }
 
 
+/* With the mutex held: the record of the loaded plugin with dlopen handle
+ * `handle`, or NULL. */
+static kc_plugin* kc__plugin_by_handle(void* handle) {
+  for (kc_plugin* q = kc__plugins; q; q = q->next) {
+    if (q->handle == handle &&
+        (q->state == KC__PLUGIN_LOADED || q->state == KC__PLUGIN_DEFUNCT)) {
+      return q;
+    }
+  }
+  return NULL;
+}
+
+/* With the mutex held: an unloaded record of the same file to reuse (so
+ * that reloading a file costs no new record), or a new one in the list. */
+static kc_plugin* kc__plugin_record(const char* path) {
+  char* real = realpath(path, NULL);
+  for (kc_plugin* q = kc__plugins; real && q; q = q->next) {
+    if (q->state == KC__PLUGIN_UNLOADED && q->real_path &&
+        strcmp(q->real_path, real) == 0) {
+      free(real);
+      char* given = strcmp(q->path, path) ? kc__dup(path) : NULL;
+      if (given) { /* as given this time (kc_plugin_desc.path) */
+        free(q->path);
+        q->path = given;
+      }
+      return q;
+    }
+  }
+  kc_plugin* p = calloc(1, sizeof *p);
+  if (p) p->path = kc__dup(path);
+  if (!p || !p->path) {
+    if (p) free(p->path);
+    free(p);
+    free(real);
+    return NULL;
+  }
+  p->real_path = real;
+  kc__owner_init(&p->owner);
+  p->state = KC__PLUGIN_UNLOADED;
+  p->next = kc__plugins;
+  kc__plugins = p;
+  return p;
+}
+
+/* With the mutex held, after a failed load of `p` (whose handle is open):
+ * closes the file unless objects the plugin made survived the discarded
+ * registrations, in which case the file must stay for them. */
+static void kc__plugin_abandon(kc_plugin* p) {
+  kc__reclaim_synchronize();
+  kc__reclaim_collect();
+  pthread_mutex_lock(&p->owner.mu);
+  int64_t live = p->owner.live;
+  pthread_mutex_unlock(&p->owner.mu);
+  if (live > 0 || !kc__owner_withdraw(&p->owner)) {
+    p->state = KC__PLUGIN_ORPHANED; /* never closed, never reused */
+    return;
+  }
+  dlclose(p->handle);
+  kc__plugin_clear(p);
+  p->state = KC__PLUGIN_UNLOADED;
+}
+
 kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
   if (!path || !out_plugin) {
     return kc_status_create(KC_INVALID_ARGUMENT, "kc_plugin_load: %s is NULL",
@@ -191,36 +253,127 @@ kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
   pthread_mutex_lock(&kc__plugins_mu);
   void* handle = NULL;
   kc_status* st = kc__dlopen_file(path, &handle);
-  kc_plugin* p = NULL;
   if (!st) {
-    for (kc_plugin* q = kc__plugins; q; q = q->next) {
-      if (q->handle == handle) p = q;
-    }
-    if (p) {
+    kc_plugin* q = kc__plugin_by_handle(handle);
+    if (q) {
       dlclose(handle); /* drop the extra reference dlopen took */
-      *out_plugin = p;
+      if (q->state == KC__PLUGIN_LOADED) {
+        q->loads++;
+        *out_plugin = q;
+      } else {
+        st = kc_status_create(KC_FAILED_PRECONDITION,
+                              "plugin '%s' was partly unloaded: objects it "
+                              "made are still alive; release them and unload "
+                              "it again before loading it anew",
+                              q->name);
+      }
       pthread_mutex_unlock(&kc__plugins_mu);
-      return NULL;
-    }
-    p = calloc(1, sizeof *p);
-    if (p) p->path = kc__dup(path);
-    if (!p || !p->path) {
-      st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-    } else {
-      p->handle = handle;
-      st = kc__run_plugin(p);
+      return kc_status_add_context(st, "loading plugin '%s'", path);
     }
   }
-  if (st) {
-    kc__plugin_free(p);
-    if (handle) dlclose(handle);
-  } else {
-    p->next = kc__plugins;
-    kc__plugins = p;
-    *out_plugin = p;
+  kc_plugin* p = NULL;
+  if (!st) {
+    p = kc__plugin_record(path);
+    if (!p) {
+      dlclose(handle);
+      st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+    }
+  }
+  if (!st) {
+    p->handle = handle;
+    st = kc__run_plugin(p);
+    if (st) {
+      kc__plugin_abandon(p);
+    } else {
+      p->state = KC__PLUGIN_LOADED;
+      p->loads = 1;
+      *out_plugin = p;
+    }
   }
   pthread_mutex_unlock(&kc__plugins_mu);
   return kc_status_add_context(st, "loading plugin %s", KC__QS(path));
+}
+
+/* With the mutex held: INVALID_ARGUMENT unless `plugin` is a record this
+ * library made, FAILED_PRECONDITION unless it is loaded. `fn` names the
+ * caller in the message. */
+static kc_status* kc__plugin_check(const kc_plugin* plugin, const char* fn) {
+  const kc_plugin* q = kc__plugins;
+  while (q && q != plugin) q = q->next;
+  if (!q || q->state == KC__PLUGIN_ORPHANED) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "%s: not a plugin handle from kc_plugin_load", fn);
+  }
+  if (q->state == KC__PLUGIN_UNLOADED) {
+    return kc_status_create(KC_FAILED_PRECONDITION,
+                            "%s: plugin '%s' is not loaded (it was unloaded)",
+                            fn, q->path);
+  }
+  return NULL;
+}
+
+kc_status* kc_plugin_unload(kc_plugin* plugin) {
+  static const char fn[] = "kc_plugin_unload";
+  if (!plugin) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "%s: plugin is NULL", fn);
+  }
+  if (kc__txn_current() || kc__read_locked()) {
+    return kc_status_create(KC_FAILED_PRECONDITION,
+                            "%s: a plugin cannot be unloaded from inside a "
+                            "plugin's init",
+                            fn);
+  }
+  pthread_mutex_lock(&kc__plugins_mu);
+  kc_status* st = kc__plugin_check(plugin, fn);
+  kc_plugin* p = plugin;
+  if (!st && !p->fini) {
+    st = kc_status_create(KC_FAILED_PRECONDITION,
+                          "plugin '%s' cannot be unloaded: its kc_plugin_info "
+                          "has no fini (a plugin opts in to unloading by "
+                          "giving one)",
+                          p->name);
+  }
+  if (!st && p->loads > 1) {
+    p->loads--; /* loaded again since: the last unload unloads */
+    pthread_mutex_unlock(&kc__plugins_mu);
+    return NULL;
+  }
+  /* Again when defunct: what was registered since is removed too. */
+  if (!st) {
+    st = kc__plugin_unregister(p);
+    if (!st) p->state = KC__PLUGIN_DEFUNCT;
+  }
+  if (!st) st = kc__plugin_wait_freed(p);
+  if (!st && !kc__owner_withdraw(&p->owner)) {
+    st = kc_status_create(KC_RESOURCE_EXHAUSTED,
+                          "plugin '%s': out of memory forgetting its file's "
+                          "segments; its registrations are removed; unload "
+                          "again",
+                          p->name);
+  }
+  if (!st) {
+    if (!p->fini_ran) p->fini(kc_plugin_get_host_api());
+    p->fini_ran = true;
+    pthread_mutex_lock(&p->owner.mu);
+    int64_t made = p->owner.live;
+    pthread_mutex_unlock(&p->owner.mu);
+    if (made) {
+      /* fini registered or made something: its code must stay. */
+      st = kc_status_create(KC_FAILED_PRECONDITION,
+                            "plugin '%s': its fini made %lld object%s (fini "
+                            "must not register or make objects), so its "
+                            "file stays loaded",
+                            p->name, (long long)made, made == 1 ? "" : "s");
+    }
+  }
+  if (!st) {
+    kc__xla_types_forget_code(&p->owner);
+    dlclose(p->handle);
+    kc__plugin_clear(p);
+    p->state = KC__PLUGIN_UNLOADED;
+  }
+  pthread_mutex_unlock(&kc__plugins_mu);
+  return st;
 }
 
 kc_status* kc_plugin_get_desc(const kc_plugin* plugin, kc_plugin_desc* out) {
@@ -228,6 +381,12 @@ kc_status* kc_plugin_get_desc(const kc_plugin* plugin, kc_plugin_desc* out) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "kc_plugin_get_desc: %s is NULL",
                             plugin ? "out" : "plugin");
+  }
+  pthread_mutex_lock(&kc__plugins_mu);
+  kc_status* st = kc__plugin_check(plugin, "kc_plugin_get_desc");
+  if (st) {
+    pthread_mutex_unlock(&kc__plugins_mu);
+    return st;
   }
   kc_plugin_desc d;
   d.struct_size = out->struct_size;
@@ -240,6 +399,7 @@ kc_status* kc_plugin_get_desc(const kc_plugin* plugin, kc_plugin_desc* out) {
   d.api_minor = plugin->api_minor;
   d.registration_count = plugin->reg_count;
   memcpy(out, &d, out->struct_size < sizeof d ? out->struct_size : sizeof d);
+  pthread_mutex_unlock(&kc__plugins_mu);
   return NULL;
 }
 
@@ -250,11 +410,17 @@ kc_status* kc_plugin_get_registration(const kc_plugin* plugin, size_t index,
                             "kc_plugin_get_registration: %s is NULL",
                             plugin ? "out" : "plugin");
   }
-  if (index >= plugin->reg_count) {
-    return kc_status_create(KC_OUT_OF_RANGE,
-                            "plugin %s: registration %zu: expected an index "
-                            "below %zu",
-                            KC__QS(plugin->name), index, plugin->reg_count);
+  pthread_mutex_lock(&kc__plugins_mu);
+  kc_status* st = kc__plugin_check(plugin, "kc_plugin_get_registration");
+  if (!st && index >= plugin->reg_count) {
+    st = kc_status_create(KC_OUT_OF_RANGE,
+                          "plugin %s: registration %zu: expected an index "
+                          "below %zu",
+                          KC__QS(plugin->name), index, plugin->reg_count);
+  }
+  if (st) {
+    pthread_mutex_unlock(&kc__plugins_mu);
+    return st;
   }
   kc_registration r;
   r.struct_size = out->struct_size;
@@ -262,5 +428,6 @@ kc_status* kc_plugin_get_registration(const kc_plugin* plugin, size_t index,
   r.name.data = plugin->regs[index].name;
   r.name.size = plugin->regs[index].name_size;
   memcpy(out, &r, out->struct_size < sizeof r ? out->struct_size : sizeof r);
+  pthread_mutex_unlock(&kc__plugins_mu);
   return NULL;
 }

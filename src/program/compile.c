@@ -350,15 +350,39 @@ static kc_attr* kc__sorted_attrs(kc__arena* arena, const kc_attr_dict* dict) {
   return out;
 }
 
+/* The executable's reference to target `t` (retained by the caller, and
+ * handed over): one per distinct target. False when out of memory (the
+ * reference is dropped). */
+static bool kc__hold_target(kc_executable* exe, kc__xcall_target* t) {
+  for (size_t i = 0; i < exe->num_targets; ++i) {
+    if (exe->targets[i] == KC_OBJECT(t)) {
+      kc_object_release(KC_OBJECT(t));
+      return true;
+    }
+  }
+  kc_object** grown = realloc(exe->targets, (exe->num_targets + 1) * sizeof *grown);
+  if (!grown) {
+    kc_object_release(KC_OBJECT(t));
+    return false;
+  }
+  exe->targets = grown;
+  exe->targets[exe->num_targets++] = KC_OBJECT(t);
+  return true;
+}
+
+/* Finds and checks the target of a custom call; on success the executable
+ * holds it, so *out_target lives as long as the executable. */
 static kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
-                                         kc_platform platform,
+                                         kc_executable* exe,
                                          const kc__xcall_target** out_target) {
-  const kc__xcall_target* t = kc__xcall_find(kc_sv(in->target), platform);
+  kc_platform platform = exe->platform;
+  kc__xcall_target* t = kc__xcall_get(kc_sv(in->target), platform);
   if (!t) {
     return kc_status_add_context(kc__xcall_not_found(kc_sv(in->target), platform),
                                  "custom call %s (instruction %s)",
                                  KC__QS(in->target), KC__QS(in->name));
   }
+  if (!kc__hold_target(exe, t)) return kc__oom();
   if ((int32_t)t->api != in->api_version) {
     return kc__bad(in, KC_FAILED_PRECONDITION,
                    "custom call %s: the program calls it with API %s, but "
@@ -1026,7 +1050,7 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
     }
     case KC__OP_CUSTOM_CALL: {
       const kc__xcall_target* t = NULL;
-      KC__TRY(kc__verify_custom_call(p, in, c->exe->platform, &t));
+      KC__TRY(kc__verify_custom_call(p, in, c->exe, &t));
       KC__TRY(kc__temp_leaves(c, id, pos));
       KC__TRY(kc__plan_aliases(c, id, pos));
       if (t->xla.execute) return kc__plan_xla_call(c, id, t);

@@ -125,6 +125,12 @@ struct kc_executable {
   kc__fill* dynamic_fills;
   size_t num_dynamic_fills;
   size_t addr_offset;
+  /* The custom-call targets the steps call, each retained once: they, and
+   * the plugins whose code they are, outlive the executable. Released
+   * after the states below are deleted (their deleters may be plugin
+   * code). */
+  kc_object** targets;
+  size_t num_targets;
   /* Instantiated typed-call state, destroyed with the executable. */
   struct kc__state {
     void* state;

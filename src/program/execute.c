@@ -99,6 +99,8 @@ void kc_executable_destroy(kc_executable* exe) {
   }
   for (size_t i = exe->num_states; i-- > 0;) exe->states[i].deleter(exe->states[i].state);
   free(exe->states);
+  for (size_t i = 0; i < exe->num_targets; ++i) kc_object_release(exe->targets[i]);
+  free(exe->targets);
   pthread_mutex_destroy(&exe->runs_mu);
   free(exe->buffers);
   free(exe->steps);

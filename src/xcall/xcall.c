@@ -14,6 +14,8 @@
 static kc__registry kc__xcall_registry =
     KC__REGISTRY_INIT_NAMES(kc__kind_custom_call, 3, "$@");
 
+kc__registry* kc__registry_of_targets(void) { return &kc__xcall_registry; }
+
 /* Frozen layouts: these may only grow at the end. */
 _Static_assert(offsetof(kc_xcall_signature, attrs) == 48, "kc_xcall_signature layout");
 _Static_assert(offsetof(kc_xcall_signature, flags) == 56, "kc_xcall_signature layout");
@@ -103,6 +105,7 @@ void kc_xcall_status_set_success(kc_xcall_status* status) {
 static void kc__target_delete(kc_object* obj) {
   kc__xcall_target* t = (kc__xcall_target*)(void*)obj;
   if (t->user_deleter) t->user_deleter(t->user);
+  kc__owned_detach(&t->owned); /* after the plugin's code has run */
   for (int32_t i = 0; i < t->signature.num_attrs; ++i) {
     free((void*)(uintptr_t)t->signature.attrs[i].name);
   }
@@ -160,6 +163,11 @@ static kc_status* kc__target_create(kc_string_view name, kc_platform platform,
 /* Publishes (or stages) the target and drops the creator's reference. */
 static kc_status* kc__target_register(kc__xcall_target* t, kc_string_view key,
                                       uint32_t flags) {
+  const uintptr_t code[] = {KC__CODE(t->fn), KC__CODE(t->handler),
+                            KC__CODE(t->user_deleter), KC__CODE(t->xla.instantiate),
+                            KC__CODE(t->xla.prepare), KC__CODE(t->xla.initialize),
+                            KC__CODE(t->xla.execute)};
+  kc__owned_attach(&t->owned, &t->header, code, KC__ARRAY_SIZE(code));
   kc_status* st = kc__registry_insert(&kc__xcall_registry, key,
                                       KC_OBJECT(t), flags);
   kc_object_release(KC_OBJECT(t));
@@ -381,15 +389,13 @@ kc_status* kc_xcall_register_typed(kc_string_view name, kc_platform platform,
   return kc__target_register(t, key, flags);
 }
 
-const kc__xcall_target* kc__xcall_find(kc_string_view name,
-                                       kc_platform platform) {
+kc__xcall_target* kc__xcall_get(kc_string_view name, kc_platform platform) {
   char buf[KC__TARGET_KEY_CAP];
   if (name.size == 0 || name.size > KC__TARGET_NAME_MAX || !name.data) return NULL;
   int n = snprintf(buf, sizeof buf, "%.*s@%s", (int)name.size, name.data,
                    kc_platform_name(platform));
   kc_string_view key = {buf, n > 0 ? (size_t)n : 0};
-  return (const kc__xcall_target*)(const void*)kc__registry_find(
-      &kc__xcall_registry, key);
+  return (kc__xcall_target*)(void*)kc__registry_get(&kc__xcall_registry, key);
 }
 
 kc_status* kc__xcall_not_found(kc_string_view name, kc_platform platform) {
@@ -413,7 +419,7 @@ kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
   if (!out) {
     return kc_status_create(KC_INVALID_ARGUMENT, "kc_xcall_lookup: out is NULL");
   }
-  const kc__xcall_target* t = kc__xcall_find(name, platform);
+  kc__xcall_target* t = kc__xcall_get(name, platform);
   if (!t) return kc__xcall_not_found(name, platform);
   kc_xcall_target_desc d;
   d.struct_size = out->struct_size;
@@ -425,6 +431,9 @@ kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
   d.xla_ffi_api_major = d.xla_ffi ? t->xla_api_major : 0;
   d.xla_ffi_api_minor = d.xla_ffi ? t->xla_api_minor : 0;
   memcpy(out, &d, out->struct_size < sizeof d ? out->struct_size : sizeof d);
+  /* The description borrows from the target, which the registry keeps as
+   * long as the name stays registered to it (xcall.h). */
+  kc_object_release(KC_OBJECT(t));
   return NULL;
 }
 

@@ -3,6 +3,7 @@
 #define KCALL_XCALL_XCALL_INTERNAL_H_
 
 #include "internal/arena.h"
+#include "internal/owner.h"
 #include "kcall/xcall.h"
 
 /* Type index of target objects; internal, never seen in a kc_any. */
@@ -31,6 +32,7 @@ typedef struct kc__xcall_target {
   kc_xla_ffi_handlers xla;
   int32_t xla_api_major, xla_api_minor; /* -1: not reported */
   uint32_t xla_traits;
+  kc__owned owned; /* from registration: the plugin it belongs to (owner.h) */
 } kc__xcall_target;
 
 /* Longest target name, leaving room for "@Platform" within a key. */
@@ -62,10 +64,15 @@ static inline size_t kc__attr_width(int32_t type) {
   }
 }
 
-/* The target registered under (name, platform), or NULL; lock-free.
- * Borrowed until kc_xcall_registry_reset(). */
-const kc__xcall_target* kc__xcall_find(kc_string_view name,
-                                       kc_platform platform);
+/* The target registered under (name, platform), retained (a new
+ * reference), or NULL; lock-free. */
+kc__xcall_target* kc__xcall_get(kc_string_view name, kc_platform platform);
+
+/* Forgets the deleters of XLA FFI types that lie in `w`'s file, which is
+ * being closed (xla_ffi_host.c): state of such a type set later is then
+ * never deleted, rather than deleted by code that is gone. A library that
+ * registers the type again gives its deleter back. */
+void kc__xla_types_forget_code(const kc__owner* w);
 
 /* What a buffer spec of a signature accepts, for messages that compare it
  * with a buffer ("expected f32 of rank 2, got f64[2]"): "f32 of rank 2",

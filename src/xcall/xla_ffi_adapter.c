@@ -988,20 +988,23 @@ kc_status* kc_xla_ffi_adapter_create(kc_string_view name, kc_platform platform,
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "kc_xla_ffi_adapter_create: unknown platform %d", (int)platform);
   }
-  const kc__xcall_target* t = kc__xcall_find(name, platform);
+  kc__xcall_target* t = kc__xcall_get(name, platform);
   if (!t) {
     KC_RETURN_IF_ERROR(kc__xcall_not_found(name, platform), "making an XLA FFI adapter");
   }
+  kc_status* st = NULL;
   if (t->api != KC_XCALL_API_TYPED || t->xla.execute) {
-    return kc_status_create(KC_FAILED_PRECONDITION,
-                            "making an XLA FFI adapter for %s: it is %s, not a kcall "
-                            "TYPED target",
-                            KC__Q(name),
-                            t->xla.execute ? "an XLA FFI handler already"
-                                           : kc_xcall_api_name(t->api));
+    st = kc_status_create(KC_FAILED_PRECONDITION,
+                          "making an XLA FFI adapter for %s: it is %s, not a kcall "
+                          "TYPED target",
+                          KC__Q(name),
+                          t->xla.execute ? "an XLA FFI handler already"
+                                         : kc_xcall_api_name(t->api));
+  } else {
+    st = kc__bind(KC__BIND_TARGET, name, platform, KC_OBJECT(t), out_handler);
   }
-  return kc__bind(KC__BIND_TARGET, name, platform, KC_OBJECT((kc__xcall_target*)t),
-                  out_handler);
+  kc_object_release(KC_OBJECT(t)); /* the adapter holds its own */
+  return st;
 }
 
 kc_status* kc_xla_ffi_adapter_create_for_op(kc_string_view op_name,
@@ -1012,6 +1015,10 @@ kc_status* kc_xla_ffi_adapter_create_for_op(kc_string_view op_name,
   }
   *out_handler = NULL;
   const kc_op* op = NULL;
-  KC_RETURN_IF_ERROR(kc_op_registry_lookup(op_name, &op), "making an XLA FFI adapter");
-  return kc__bind(KC__BIND_OP, op_name, KC_PLATFORM_HOST, KC_OBJECT((kc_op*)op), out_handler);
+  KC_RETURN_IF_ERROR(kc_op_registry_lookup_retained(op_name, &op),
+                     "making an XLA FFI adapter");
+  kc_status* st = kc__bind(KC__BIND_OP, op_name, KC_PLATFORM_HOST,
+                           KC_OBJECT((kc_op*)(uintptr_t)op), out_handler);
+  kc_object_release(KC_OBJECT((kc_op*)(uintptr_t)op)); /* the adapter holds its own */
+  return st;
 }

@@ -288,6 +288,17 @@ static kc_status* kc__xla_type_add(kc_string_view name, XLA_FFI_TypeId* type_id,
   return NULL;
 }
 
+void kc__xla_types_forget_code(const kc__owner* w) {
+  pthread_mutex_lock(&kc__xla_types_mu);
+  for (size_t i = 0; i < kc__xla_num_types; ++i) {
+    uintptr_t code = KC__CODE(kc__xla_types[i].deleter);
+    for (size_t r = 0; code && r < w->num_ranges; ++r) {
+      if (code >= w->lo[r] && code < w->hi[r]) kc__xla_types[i].deleter = NULL;
+    }
+  }
+  pthread_mutex_unlock(&kc__xla_types_mu);
+}
+
 kc_status* kc_xla_ffi_type_register(kc_string_view name, void* type_id,
                                     const void* type_info) {
   if (!type_id || !name.data || !name.size) {
