@@ -775,8 +775,6 @@ static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
       s->target = t;
       s->handler = t->handler;
       s->frame_offset = frame_off;
-      size_t bytes = attrs_off + (num_attrs + 1) * sizeof *attrs - frame_off;
-      s->frame_bytes = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
     }
   }
   free(tensors);

@@ -59,7 +59,6 @@ struct kc__step {
   int32_t api;                  /* legacy: target->api */
   int32_t op;                   /* kc_opcode of an element-wise step */
   size_t frame_offset;          /* typed, XLA: block offset of the frame */
-  uint32_t frame_bytes;         /* typed: frame, tensors and attributes, prefetched */
   size_t ins_offset;            /* legacy: block offset of the operands */
   size_t out_offset;            /* legacy: block offset of the result slot */
   kc__step_fn run;

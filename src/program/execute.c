@@ -247,11 +247,6 @@ static uint64_t kc__now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline void kc__prefetch_frame(const kc__run* run, const kc__step* next) {
-  const char* at = run->block + next->frame_offset;
-  for (uint32_t b = 0; b < next->frame_bytes; b += 64) __builtin_prefetch(at + b);
-}
-
 static kc_status* kc__run_steps(const kc_executable* exe, kc__run* run,
                                 uint64_t* times) {
   kc_status* st = NULL;
@@ -261,11 +256,6 @@ static kc_status* kc__run_steps(const kc_executable* exe, kc__run* run,
      * through the step's function pointer: one indirect call per call. */
     for (; i < exe->num_steps; ++i) {
       const kc__step* s = &exe->steps[i];
-      /* The next typed call's frame, while this step runs: in a program of
-       * many calls the frames do not stay in L1 between runs. */
-      if (i + 1 < exe->num_steps && exe->steps[i + 1].kind == KC__STEP_TYPED_CALL) {
-        kc__prefetch_frame(run, &exe->steps[i + 1]);
-      }
       if (s->kind == KC__STEP_TYPED_CALL) {
         st = s->handler((kc_xcall_frame*)(void*)(run->block + s->frame_offset));
       } else if (s->kind == KC__STEP_XLA_CALL) {
