@@ -2,6 +2,7 @@
  * [batch, rows, contracted] and [batch, contracted, columns] (copied only
  * when they are not already so), then multiplied: f32 by a packed,
  * vectorised kernel on the thread pool, other types by plain loops. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -187,130 +188,151 @@ static kc_status* kc__dot_prepare(const kc_program* p, const kc__instr* in,
   return NULL;
 }
 
-/* ---- f32: packed panels of 16 columns, 6 rows at a time ------------------------------ */
+/* ---- f32: packed panels, 6 rows at a time ------------------------------------------ */
 
-#define KC__NR 16
 #define KC__MR 6
+#define KC__KC 256 /* contracted elements per pass: a panel's slice stays in L1 */
 
 typedef float kc__v16 __attribute__((vector_size(64)));
 
-/* C[rows x 16] (row stride ldc, only `cols` columns written) = A[rows x k]
- * (row stride lda) times one packed panel of B (k x 16). One body,
- * compiled for AVX-512, for AVX2 with FMA and for any x86-64, chosen once
- * by what the CPU has (kc__micro_f32_pick). The choice is made by hand
- * rather than with target_clones: its ifunc resolver runs before
- * ThreadSanitizer's runtime has started, and crashes it. */
-#define KC__MICRO_BODY                                                                 \
-  kc__v16 acc[KC__MR];                                                              \
-  for (int r = 0; r < KC__MR; ++r) acc[r] = (kc__v16){0};                           \
-  if (rows == KC__MR) {                                                             \
-    for (int64_t i = 0; i < k; ++i) {                                               \
-      kc__v16 b;                                                                    \
-      memcpy(&b, panel + i * KC__NR, sizeof b);                                     \
-      acc[0] += a[0 * lda + i] * b;                                                 \
-      acc[1] += a[1 * lda + i] * b;                                                 \
-      acc[2] += a[2 * lda + i] * b;                                                 \
-      acc[3] += a[3 * lda + i] * b;                                                 \
-      acc[4] += a[4 * lda + i] * b;                                                 \
-      acc[5] += a[5 * lda + i] * b;                                                 \
-    }                                                                               \
-  } else {                                                                          \
-    for (int64_t i = 0; i < k; ++i) {                                               \
-      kc__v16 b;                                                                    \
-      memcpy(&b, panel + i * KC__NR, sizeof b);                                     \
-      for (int64_t r = 0; r < rows; ++r) acc[r] += a[r * lda + i] * b;              \
-    }                                                                               \
-  }                                                                                 \
-  for (int64_t r = 0; r < rows; ++r) {                                              \
-    if (cols == KC__NR) {                                                           \
-      memcpy(c + r * ldc, &acc[r], sizeof acc[r]);                                  \
-    } else {                                                                        \
-      float tmp[KC__NR];                                                            \
-      memcpy(tmp, &acc[r], sizeof tmp);                                             \
-      memcpy(c + r * ldc, tmp, (size_t)cols * sizeof(float));                       \
-    }                                                                               \
-  }                                                                                 \
+/* C[rows x NR] (row stride ldc, only `cols` columns written) = (or, with
+ * `accumulate`, +=) A[rows x k] (row stride lda) times a packed panel
+ * slice of B (k x NR, NR = 16 * NV). One body for each vector width. */
+#define KC__MICRO_PARAMS                                                        \
+  const float *a, int64_t lda, const float *panel, int64_t k, float *c,         \
+      int64_t ldc, int64_t rows, int64_t cols, int accumulate
 
-#define KC__MICRO_PARAMS                                                      \
-  const float *a, int64_t lda, const float *panel, int64_t k, float *c,       \
-      int64_t ldc, int64_t rows, int64_t cols
+#define KC__MICRO_BODY(NV)                                                      \
+  kc__v16 acc[KC__MR][NV];                                                      \
+  for (int r = 0; r < KC__MR; ++r)                                              \
+    for (int v = 0; v < NV; ++v) acc[r][v] = (kc__v16){0};                      \
+  if (rows == KC__MR) {                                                         \
+    for (int64_t i = 0; i < k; ++i) {                                           \
+      kc__v16 b[NV];                                                            \
+      memcpy(b, panel + i * 16 * NV, sizeof b);                                 \
+      for (int r = 0; r < KC__MR; ++r) {                                        \
+        float x = a[r * lda + i];                                               \
+        for (int v = 0; v < NV; ++v) acc[r][v] += x * b[v];                     \
+      }                                                                         \
+    }                                                                           \
+  } else {                                                                      \
+    for (int64_t i = 0; i < k; ++i) {                                           \
+      kc__v16 b[NV];                                                            \
+      memcpy(b, panel + i * 16 * NV, sizeof b);                                 \
+      for (int64_t r = 0; r < rows; ++r) {                                      \
+        float x = a[r * lda + i];                                               \
+        for (int v = 0; v < NV; ++v) acc[r][v] += x * b[v];                     \
+      }                                                                         \
+    }                                                                           \
+  }                                                                             \
+  for (int64_t r = 0; r < rows; ++r) {                                          \
+    float out[16 * NV];                                                         \
+    memcpy(out, acc[r], sizeof out);                                            \
+    float* row = c + r * ldc;                                                   \
+    if (accumulate) {                                                           \
+      for (int64_t j = 0; j < cols; ++j) row[j] += out[j];                      \
+    } else {                                                                    \
+      memcpy(row, out, (size_t)cols * sizeof(float));                           \
+    }                                                                           \
+  }
 
 typedef void (*kc__micro_fn)(KC__MICRO_PARAMS);
 
+/* AVX-512: two 16-float registers a row, 12 accumulators. AVX2: one
+ * 16-float vector (two registers) a row, as many registers as it has. */
 #if defined(__x86_64__)
 __attribute__((target("avx512f"))) static void kc__micro_f32_avx512(KC__MICRO_PARAMS) {
-  KC__MICRO_BODY
+  KC__MICRO_BODY(2)
 }
 __attribute__((target("avx2,fma"))) static void kc__micro_f32_avx2(KC__MICRO_PARAMS) {
-  KC__MICRO_BODY
+  KC__MICRO_BODY(1)
 }
 #endif
-static void kc__micro_f32_plain(KC__MICRO_PARAMS) { KC__MICRO_BODY }
+static void kc__micro_f32_plain(KC__MICRO_PARAMS) { KC__MICRO_BODY(1) }
 #undef KC__MICRO_BODY
 
-static kc__micro_fn kc__micro_f32_pick(void) {
+/* A kernel and the width of the panels it takes. The choice is made by
+ * hand rather than with target_clones: its ifunc resolver runs before
+ * ThreadSanitizer's runtime has started, and crashes it. */
+typedef struct kc__micro {
+  kc__micro_fn fn;
+  int64_t nr;
+} kc__micro;
+
+static kc__micro kc__micro_f32_pick(void) {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return kc__micro_f32_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kc__micro_f32_avx2;
+  if (__builtin_cpu_supports("avx512f")) return (kc__micro){kc__micro_f32_avx512, 32};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return (kc__micro){kc__micro_f32_avx2, 16};
+  }
 #endif
-  return kc__micro_f32_plain;
+  return (kc__micro){kc__micro_f32_plain, 16};
 }
 
-/* The kernel for this CPU: picked on first use (every thread picks the
- * same one, so a race only repeats the choice). */
-static kc__micro_fn kc__micro_f32(void) {
-  static kc__micro_fn chosen;
-  kc__micro_fn fn = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
-  if (!fn) {
-    fn = kc__micro_f32_pick();
-    __atomic_store_n(&chosen, fn, __ATOMIC_RELAXED);
-  }
-  return fn;
+/* The kernel for this CPU, picked once. */
+static pthread_once_t kc__micro_once = PTHREAD_ONCE_INIT;
+static kc__micro kc__micro_chosen;
+
+static void kc__micro_choose(void) { kc__micro_chosen = kc__micro_f32_pick(); }
+
+static kc__micro kc__micro_f32(void) {
+  pthread_once(&kc__micro_once, kc__micro_choose);
+  return kc__micro_chosen;
 }
 
 typedef struct kc__gemm_job {
+  kc__micro micro;
   const float* a;
-  const float* panels; /* ceil(n / 16) panels of k x 16 */
+  const float* panels; /* ceil(n / nr) panels of k x nr */
   float* c;
   int64_t m, n, k;
 } kc__gemm_job;
 
-/* Rows [begin, end) in blocks of 6, against every panel. */
+/* Rows [begin, end) in blocks of 6: for each slice of the contracted
+ * dimension, each panel against every block, so that the panel's slice
+ * stays in L1 while the rows pass. */
 static void kc__gemm_rows(void* ctx, int64_t begin, int64_t end) {
   const kc__gemm_job* job = ctx;
-  int64_t panels = (job->n + KC__NR - 1) / KC__NR;
-  kc__micro_fn micro = kc__micro_f32();
-  for (int64_t blk = begin; blk < end; ++blk) {
-    int64_t i = blk * KC__MR;
-    int64_t rows = job->m - i < KC__MR ? job->m - i : KC__MR;
+  int64_t nr = job->micro.nr;
+  int64_t panels = (job->n + nr - 1) / nr;
+  for (int64_t k0 = 0; k0 < job->k || (k0 == 0 && job->k == 0); k0 += KC__KC) {
+    int64_t kc = job->k - k0 < KC__KC ? job->k - k0 : KC__KC;
     for (int64_t p = 0; p < panels; ++p) {
-      int64_t j = p * KC__NR;
-      int64_t cols = job->n - j < KC__NR ? job->n - j : KC__NR;
-      micro(job->a + i * job->k, job->k, job->panels + p * job->k * KC__NR, job->k,
-                    job->c + i * job->n + j, job->n, rows, cols);
+      int64_t j = p * nr;
+      int64_t cols = job->n - j < nr ? job->n - j : nr;
+      const float* slice = job->panels + p * job->k * nr + k0 * nr;
+      for (int64_t blk = begin; blk < end; ++blk) {
+        int64_t i = blk * KC__MR;
+        int64_t rows = job->m - i < KC__MR ? job->m - i : KC__MR;
+        job->micro.fn(job->a + i * job->k + k0, job->k, slice, kc, job->c + i * job->n + j,
+                      job->n, rows, cols, k0 > 0);
+      }
     }
+    if (job->k == 0) break;
   }
 }
 
 static kc_status* kc__gemm_f32(const float* a, const float* b, float* c, int64_t m, int64_t n,
                                int64_t k, kc_thread_pool* pool) {
-  int64_t panels = (n + KC__NR - 1) / KC__NR;
-  float* packed = malloc((size_t)(panels * k * KC__NR) * sizeof *packed + 1);
+  kc__micro micro = kc__micro_f32();
+  int64_t nr = micro.nr;
+  int64_t panels = (n + nr - 1) / nr;
+  float* packed = malloc((size_t)(panels * k * nr) * sizeof *packed + 1);
   if (!packed) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory packing a dot");
   for (int64_t p = 0; p < panels; ++p) {
-    int64_t j = p * KC__NR;
-    int64_t cols = n - j < KC__NR ? n - j : KC__NR;
-    float* dst = packed + p * k * KC__NR;
+    int64_t j = p * nr;
+    int64_t cols = n - j < nr ? n - j : nr;
+    float* dst = packed + p * k * nr;
     for (int64_t i = 0; i < k; ++i) {
-      memcpy(dst + i * KC__NR, b + i * n + j, (size_t)cols * sizeof(float));
-      for (int64_t z = cols; z < KC__NR; ++z) dst[i * KC__NR + z] = 0.0f;
+      memcpy(dst + i * nr, b + i * n + j, (size_t)cols * sizeof(float));
+      for (int64_t z = cols; z < nr; ++z) dst[i * nr + z] = 0.0f;
     }
   }
-  kc__gemm_job job = {a, packed, c, m, n, k};
+  kc__gemm_job job = {micro, a, packed, c, m, n, k};
   int64_t blocks = (m + KC__MR - 1) / KC__MR;
-  /* A block of 6 rows costs about 6 * n * k multiply-adds, ~0.05 ns each. */
-  int64_t cost = KC__MR * n * k / 20 + 1;
+  /* A block of 6 rows costs about 6 * n * k multiply-adds, ~0.02 ns each. */
+  int64_t cost = KC__MR * n * k / 50 + 1;
   if (!pool && blocks * cost > 200000) pool = kc_thread_pool_get_default();
   if (pool) {
     kc_thread_pool_parallel_for(pool, blocks, cost, kc__gemm_rows, &job);
