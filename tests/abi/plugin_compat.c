@@ -327,10 +327,17 @@ static kc_status* compat_init(const kc_host_api* host) {
 
 static const char* const kRequired[] = {"ops", "kernels", "custom_calls", NULL};
 
+/* Designated: the same source builds against the frozen 1.0 header and,
+ * from the other compiler, against the current one (whose info has more
+ * fields). */
 static const kc_plugin_info kInfo = {
-    sizeof(kc_plugin_info), KC_API_VERSION_MAJOR, KC_API_VERSION_MINOR,
-    "kt_compat",            "1.0.0",              kRequired,
-    compat_init,
+    .struct_size = sizeof(kc_plugin_info),
+    .api_major = KC_API_VERSION_MAJOR,
+    .api_minor = KC_API_VERSION_MINOR,
+    .name = "kt_compat",
+    .version = "1.0.0",
+    .required_features = kRequired,
+    .init = compat_init,
 };
 
 KC_PLUGIN_ENTRY(host) {
