@@ -13,13 +13,13 @@ Merged into OUT/results.json as the object "dot_f32_512".
 """
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from bench_jax import best_of  # noqa: E402
 from run_bench import merge_results  # noqa: E402
 
 N = 512
@@ -29,17 +29,6 @@ PROGRAM = (
     "  a = f32[%d,%d] parameter(0)\n  b = f32[%d,%d] parameter(1)\n"
     "  ROOT c = f32[%d,%d] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
     "}\n" % (N, N, N, N, N, N))
-
-
-def best_of(fn, repeat, inner):
-    """The best mean time of `inner` calls of fn, in seconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        best = min(best, (time.perf_counter() - start) / inner)
-    return best
 
 
 def main(argv=None):

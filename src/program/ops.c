@@ -177,3 +177,22 @@ void kc__op_strides(const kc_shape* s, int64_t* out) {
   }
 }
 
+
+int kc__op_num_type(DLDataType t) {
+  if (t.lanes != 1) return KC__OP_T_NONE;
+#define KC__OP_T_MATCH(sfx, ctype, c, b) \
+  if (t.code == (c) && t.bits == (b)) return KC__OP_T_##sfx;
+  KC__OP_NUM_TYPES(KC__OP_T_MATCH)
+#undef KC__OP_T_MATCH
+  return KC__OP_T_NONE;
+}
+
+kc_status* kc__prepare_compile(const kc__prepare_ctx* ctx, const kc_program* program,
+                               kc_executable** out) {
+  kc_compile_options options;
+  memset(&options, 0, sizeof options);
+  options.struct_size = sizeof options;
+  options.platform = ctx->platform;
+  options.thread_pool = ctx->pool;
+  return kc_program_compile(program, &options, out);
+}

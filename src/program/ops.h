@@ -102,6 +102,38 @@ const char* kc__op_dtype_text(DLDataType t, char* buf, size_t cap);
 /* An array operand or result: INVALID_ARGUMENT for a tuple. */
 kc_status* kc__op_expect_array(const kc__instr* in, const kc_shape* s, const char* what);
 
+/* ---- element types ---------------------------------------------------------- */
+
+/* The element types the numeric kernels are written for, as an X-macro:
+ * X(suffix, C type, DLPack code, bits). */
+#define KC__OP_NUM_TYPES(X)     \
+  X(f32, float, kDLFloat, 32)   \
+  X(f64, double, kDLFloat, 64)  \
+  X(s8, int8_t, kDLInt, 8)      \
+  X(s16, int16_t, kDLInt, 16)   \
+  X(s32, int32_t, kDLInt, 32)   \
+  X(s64, int64_t, kDLInt, 64)   \
+  X(u8, uint8_t, kDLUInt, 8)    \
+  X(u16, uint16_t, kDLUInt, 16) \
+  X(u32, uint32_t, kDLUInt, 32) \
+  X(u64, uint64_t, kDLUInt, 64) \
+  X(pred, uint8_t, kDLBool, 8)
+
+enum {
+#define KC__OP_T_ENUM(sfx, ctype, code, bits) KC__OP_T_##sfx,
+  KC__OP_NUM_TYPES(KC__OP_T_ENUM)
+#undef KC__OP_T_ENUM
+  KC__OP_T_NONE
+};
+
+/* KC__OP_T_<suffix> of `t`, or KC__OP_T_NONE. */
+int kc__op_num_type(DLDataType t);
+
+/* Compiles `program` (a called computation) with the executable's
+ * platform and pool. */
+kc_status* kc__prepare_compile(const kc__prepare_ctx* ctx, const kc_program* program,
+                               kc_executable** out);
+
 /* ---- moving elements ------------------------------------------------------- */
 
 typedef struct kc__box {

@@ -78,13 +78,8 @@ static kc_status* kc__control_prepare(const kc_program* p, const kc__instr* in,
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   if (plan && plan->leaves) kc__collect_leaves(in->shape, plan->leaves, &plan->num_leaves);
-  kc_compile_options options;
-  memset(&options, 0, sizeof options);
-  options.struct_size = sizeof options;
-  options.platform = ctx->platform;
-  options.thread_pool = ctx->pool;
   for (size_t k = 0; !st && k < in->num_computations; ++k) {
-    st = kc_program_compile(in->computations[k], &options, &plan->exes[k]);
+    st = kc__prepare_compile(ctx, in->computations[k], &plan->exes[k]);
     if (!st) plan->num_exes++;
   }
   if (st) {

@@ -9,36 +9,6 @@
 
 #define KC__RED_MAX_RANK KC_TENSOR_MAX_NDIM
 
-/* The element types of the native loops: X(suffix, C type, code, bits). */
-#define KC__RED_TYPES(X)        \
-  X(f32, float, kDLFloat, 32)   \
-  X(f64, double, kDLFloat, 64)  \
-  X(s8, int8_t, kDLInt, 8)      \
-  X(s16, int16_t, kDLInt, 16)   \
-  X(s32, int32_t, kDLInt, 32)   \
-  X(s64, int64_t, kDLInt, 64)   \
-  X(u8, uint8_t, kDLUInt, 8)    \
-  X(u16, uint16_t, kDLUInt, 16) \
-  X(u32, uint32_t, kDLUInt, 32) \
-  X(u64, uint64_t, kDLUInt, 64) \
-  X(pred, uint8_t, kDLBool, 8)
-
-enum {
-#define KC__RED_ENUM(sfx, ctype, code, bits) KC__RED_##sfx,
-  KC__RED_TYPES(KC__RED_ENUM)
-#undef KC__RED_ENUM
-  KC__RED_NONE
-};
-
-static int kc__red_type(DLDataType t) {
-  if (t.lanes != 1) return KC__RED_NONE;
-#define KC__RED_MATCH(sfx, ctype, c, b) \
-  if (t.code == (c) && t.bits == (b)) return KC__RED_##sfx;
-  KC__RED_TYPES(KC__RED_MATCH)
-#undef KC__RED_MATCH
-  return KC__RED_NONE;
-}
-
 typedef struct kc__reduce_plan {
   size_t n;              /* operands reduced together */
   int32_t rank;          /* of the operands */
@@ -192,9 +162,9 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
                       g);
   }
   plan->op = n == 1 ? kc__simple_reducer(red) : 0;
-  plan->type = kc__red_type(kc_shape_get_dtype(first));
-  if (plan->type == KC__RED_NONE) plan->op = 0;
-  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__RED_pred) plan->op = 0;
+  plan->type = kc__op_num_type(kc_shape_get_dtype(first));
+  if (plan->type == KC__OP_T_NONE) plan->op = 0;
+  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__OP_T_pred) plan->op = 0;
   return NULL;
 }
 
@@ -218,12 +188,7 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__reduce_read(p, in, plan);
   if (!st && plan->op == 0) {
-    kc_compile_options options;
-    memset(&options, 0, sizeof options);
-    options.struct_size = sizeof options;
-    options.platform = ctx->platform;
-    options.thread_pool = ctx->pool;
-    st = kc_program_compile(in->computations[0], &options, &plan->reducer);
+    st = kc__prepare_compile(ctx, in->computations[0], &plan->reducer);
   }
   if (st) {
     kc__reduce_plan_free(plan);
@@ -288,8 +253,8 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
     if ((code) == kDLFloat && (a != a || b != b)) return a != a ? a : b;       \
     return a < b ? a : b;                                                      \
   }
-KC__RED_TYPES(KC__RED_MINMAX)
-KC__RED_TYPES(KC__RED_NATIVE)
+KC__OP_NUM_TYPES(KC__RED_MINMAX)
+KC__OP_NUM_TYPES(KC__RED_NATIVE)
 #undef KC__RED_NATIVE
 #undef KC__RED_MINMAX
 
@@ -341,10 +306,10 @@ static kc_status* kc__reduce_kernel(const kc__kernel_ctx* ctx, void* out,
   if (plan->op == 0) return kc__reduce_general(plan, out, ins);
   switch (plan->type) {
 #define KC__RED_CASE(sfx, ctype, code, bits)                          \
-  case KC__RED_##sfx:                                                 \
+  case KC__OP_T_##sfx:                                                 \
     kc__reduce_##sfx(plan, ins[0], *(const ctype*)ins[1], out);       \
     break;
-    KC__RED_TYPES(KC__RED_CASE)
+    KC__OP_NUM_TYPES(KC__RED_CASE)
 #undef KC__RED_CASE
     default:
       break;
@@ -460,9 +425,9 @@ static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
   }
   plan->scalar = init;
   plan->esize = kc_dtype_get_size(t);
-  plan->type = kc__red_type(t);
-  plan->op = plan->type == KC__RED_NONE ? 0 : kc__simple_reducer(red);
-  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__RED_pred) plan->op = 0;
+  plan->type = kc__op_num_type(t);
+  plan->op = plan->type == KC__OP_T_NONE ? 0 : kc__simple_reducer(red);
+  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__OP_T_pred) plan->op = 0;
   return NULL;
 }
 
@@ -484,12 +449,7 @@ static kc_status* kc__window_prepare(const kc_program* p, const kc__instr* in,
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__window_read(p, in, plan);
   if (!st && plan->op == 0) {
-    kc_compile_options options;
-    memset(&options, 0, sizeof options);
-    options.struct_size = sizeof options;
-    options.platform = ctx->platform;
-    options.thread_pool = ctx->pool;
-    st = kc_program_compile(in->computations[0], &options, &plan->reducer);
+    st = kc__prepare_compile(ctx, in->computations[0], &plan->reducer);
   }
   if (st) {
     kc__window_plan_free(plan);
@@ -516,16 +476,16 @@ static kc_status* kc__window_prepare(const kc_program* p, const kc__instr* in,
     }                                                                            \
     memcpy(acc, &a, sizeof a);                                                   \
   }
-KC__RED_TYPES(KC__RED_COMBINE)
+KC__OP_NUM_TYPES(KC__RED_COMBINE)
 #undef KC__RED_COMBINE
 
 static void kc__combine(const kc__window_plan* plan, void* acc, const void* x) {
   switch (plan->type) {
 #define KC__RED_COMBINE_CASE(sfx, ctype, code, bits) \
-  case KC__RED_##sfx:                                \
+  case KC__OP_T_##sfx:                                \
     kc__combine_##sfx(plan->op, acc, x);             \
     break;
-    KC__RED_TYPES(KC__RED_COMBINE_CASE)
+    KC__OP_NUM_TYPES(KC__RED_COMBINE_CASE)
 #undef KC__RED_COMBINE_CASE
     default:
       break;

@@ -5,37 +5,7 @@
 #include "internal/common.h"
 #include "program/ops.h"
 
-/* ---- element types ------------------------------------------------------------ */
-
-/* The numeric types these kernels run on: X(suffix, C type, code, bits). */
-#define KC__SEL_TYPES(X)       \
-  X(f32, float, kDLFloat, 32)  \
-  X(f64, double, kDLFloat, 64) \
-  X(s8, int8_t, kDLInt, 8)     \
-  X(s16, int16_t, kDLInt, 16)  \
-  X(s32, int32_t, kDLInt, 32)  \
-  X(s64, int64_t, kDLInt, 64)  \
-  X(u8, uint8_t, kDLUInt, 8)   \
-  X(u16, uint16_t, kDLUInt, 16) \
-  X(u32, uint32_t, kDLUInt, 32) \
-  X(u64, uint64_t, kDLUInt, 64) \
-  X(pred, uint8_t, kDLBool, 8)
-
-enum {
-#define KC__SEL_ENUM(sfx, ctype, code, bits) KC__SEL_##sfx,
-  KC__SEL_TYPES(KC__SEL_ENUM)
-#undef KC__SEL_ENUM
-  KC__SEL_NONE
-};
-
-static int kc__sel_type(DLDataType t) {
-  if (t.lanes != 1) return KC__SEL_NONE;
-#define KC__SEL_MATCH(sfx, ctype, c, b) \
-  if (t.code == (c) && t.bits == (b)) return KC__SEL_##sfx;
-  KC__SEL_TYPES(KC__SEL_MATCH)
-#undef KC__SEL_MATCH
-  return KC__SEL_NONE;
-}
+/* ---- element types (KC__OP_NUM_TYPES, ops.h) ----------------------------------- */
 
 static int64_t kc__elements(const kc_shape* s) {
   int64_t n = 1;
@@ -70,7 +40,7 @@ static kc_status* kc__expect_shape(const kc__instr* in, const kc_shape* got,
 enum { KC__CMP_EQ, KC__CMP_NE, KC__CMP_LT, KC__CMP_LE, KC__CMP_GT, KC__CMP_GE };
 
 typedef struct kc__compare_plan {
-  int type;        /* KC__SEL_* of the operands */
+  int type;        /* KC__OP_T_* of the operands */
   int direction;   /* KC__CMP_* */
   bool total;      /* floats in XLA's total order */
   int64_t count;
@@ -92,8 +62,8 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
                       "expected a pred result with the dims of %s, got %s", w, g);
   }
-  out->type = kc__sel_type(a->dtype);
-  if (out->type == KC__SEL_NONE) return kc__unsupported_type(in, a->dtype, "operand 0");
+  out->type = kc__op_num_type(a->dtype);
+  if (out->type == KC__OP_T_NONE) return kc__unsupported_type(in, a->dtype, "operand 0");
   out->count = kc__elements(a);
   kc_string_view dir, type;
   KC__TRY(kc__op_attr_string(in, "direction", false, &dir));
@@ -168,7 +138,7 @@ static int32_t kc__total_key_f32(float v) {
                                 uint8_t* r, int64_t n) {                        \
     KC__CMP_LOOP(a[i], b[i])                                                    \
   }
-KC__SEL_TYPES(KC__CMP_FN)
+KC__OP_NUM_TYPES(KC__CMP_FN)
 #undef KC__CMP_FN
 
 static kc_status* kc__compare_kernel(const kc__kernel_ctx* ctx, void* out,
@@ -177,13 +147,13 @@ static kc_status* kc__compare_kernel(const kc__kernel_ctx* ctx, void* out,
   int dir = plan->direction;
   int64_t n = plan->count;
   uint8_t* r = out;
-  if (plan->total && plan->type == KC__SEL_f32) {
+  if (plan->total && plan->type == KC__OP_T_f32) {
     const float* a = ins[0];
     const float* b = ins[1];
     KC__CMP_LOOP(kc__total_key_f32(a[i]), kc__total_key_f32(b[i]))
     return NULL;
   }
-  if (plan->total && plan->type == KC__SEL_f64) {
+  if (plan->total && plan->type == KC__OP_T_f64) {
     const double* a = ins[0];
     const double* b = ins[1];
     KC__CMP_LOOP(kc__total_key_f64(a[i]), kc__total_key_f64(b[i]))
@@ -191,10 +161,10 @@ static kc_status* kc__compare_kernel(const kc__kernel_ctx* ctx, void* out,
   }
   switch (plan->type) {
 #define KC__CMP_CASE(sfx, ctype, code, bits) \
-  case KC__SEL_##sfx:                        \
+  case KC__OP_T_##sfx:                        \
     kc__compare_##sfx(dir, ins[0], ins[1], r, n); \
     break;
-    KC__SEL_TYPES(KC__CMP_CASE)
+    KC__OP_NUM_TYPES(KC__CMP_CASE)
 #undef KC__CMP_CASE
     default:
       break;
@@ -249,8 +219,8 @@ static kc_status* kc__select_read(const kc_program* p, const kc__instr* in,
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
                       "operand 1: expected the result's shape, got a scalar");
   }
-  out->type = kc__sel_type(t);
-  if (out->type == KC__SEL_NONE && !is_select) return kc__unsupported_type(in, t, "the result");
+  out->type = kc__op_num_type(t);
+  if (out->type == KC__OP_T_NONE && !is_select) return kc__unsupported_type(in, t, "the result");
   out->esize = kc_dtype_get_size(t);
   out->count = kc__elements(in->shape);
   if (is_select && out->esize == 0) return kc__unsupported_type(in, t, "the result");
@@ -319,7 +289,7 @@ static kc_status* kc__select_kernel(const kc__kernel_ctx* ctx, void* out,
       r[i] = v > h ? h : v;                                                     \
     }                                                                           \
   }
-KC__SEL_TYPES(KC__CLAMP_FN)
+KC__OP_NUM_TYPES(KC__CLAMP_FN)
 #undef KC__CLAMP_FN
 
 static kc_status* kc__clamp_kernel(const kc__kernel_ctx* ctx, void* out,
@@ -327,10 +297,10 @@ static kc_status* kc__clamp_kernel(const kc__kernel_ctx* ctx, void* out,
   const kc__select_plan* plan = ctx->data;
   switch (plan->type) {
 #define KC__CLAMP_CASE(sfx, ctype, code, bits)         \
-  case KC__SEL_##sfx:                                  \
+  case KC__OP_T_##sfx:                                  \
     kc__clamp_##sfx(plan, ins[0], ins[1], ins[2], out); \
     break;
-    KC__SEL_TYPES(KC__CLAMP_CASE)
+    KC__OP_NUM_TYPES(KC__CLAMP_CASE)
 #undef KC__CLAMP_CASE
     default:
       break;
@@ -356,8 +326,8 @@ static kc_status* kc__iota_read(const kc__instr* in, kc__iota_plan* out) {
                       "%d), got %lld",
                       r->rank - 1, r->rank, (long long)dim);
   }
-  out->type = kc__sel_type(r->dtype);
-  if (out->type == KC__SEL_NONE || out->type == KC__SEL_pred) {
+  out->type = kc__op_num_type(r->dtype);
+  if (out->type == KC__OP_T_NONE || out->type == KC__OP_T_pred) {
     return kc__unsupported_type(in, r->dtype, "the result");
   }
   out->outer = out->inner = 1;
@@ -391,7 +361,7 @@ static kc_status* kc__iota_kernel(const kc__kernel_ctx* ctx, void* out,
   const kc__iota_plan* plan = ctx->data;
   switch (plan->type) {
 #define KC__IOTA_CASE(sfx, ctype, code, bits)                               \
-  case KC__SEL_##sfx: {                                                     \
+  case KC__OP_T_##sfx: {                                                     \
     ctype* r = out;                                                         \
     for (int64_t o = 0; o < plan->outer; ++o) {                             \
       for (int64_t k = 0; k < plan->len; ++k) {                             \
@@ -400,7 +370,7 @@ static kc_status* kc__iota_kernel(const kc__kernel_ctx* ctx, void* out,
     }                                                                       \
     break;                                                                  \
   }
-    KC__SEL_TYPES(KC__IOTA_CASE)
+    KC__OP_NUM_TYPES(KC__IOTA_CASE)
 #undef KC__IOTA_CASE
     default:
       break;
