@@ -731,19 +731,23 @@ class World:
 def run_step(world, step):
     """Runs step in world; raises StepFailed or StepSkipped."""
     block = step.block
+    # The block's files come first, even when this step is skipped: the
+    # block's later steps may need none of what this one lacks. Its setup
+    # runs when what the block itself needs is there.
+    if step.first:
+        for path in block.files:
+            world.link(path)
+        block_ready = all(world.can_import(m) for m in block.needs)
+        for command in block.setup if block_ready else ():
+            output, status = world.shell(command)
+            if status != 0:
+                raise StepFailed(f"{block.where}: setup `{command}` exited "
+                                 f"{status}:\n{output}")
     missing = [m for m in step.needs if not world.can_import(m)]
     if missing:
         raise StepSkipped(f"{step.id}: needs {', '.join(missing)}, which this "
                           "Python does not have (`make test EXTRAS="
                           f"{' '.join(missing)}` installs it)")
-    if step.first:
-        for path in block.files:
-            world.link(path)
-        for command in block.setup:
-            output, status = world.shell(command)
-            if status != 0:
-                raise StepFailed(f"{block.where}: setup `{command}` exited "
-                                 f"{status}:\n{output}")
     if block.kind == "python":
         output, error = world.run_python(step.command, str(block.doc),
                                          block.line + 1)
