@@ -472,12 +472,15 @@ static kc_status* kc__parse_scalar(kc__lexer* lx, const kc__attr_def* attr,
         return kc__lex_next(lx);
       }
       return kc__expected(lx, "true or false");
-    case KC__ATTR_STRING:
+    case KC__ATTR_STRING: {
       if (lx->tok.kind != KC__TOK_STRING) {
         return kc__expected(lx, "a quoted string");
       }
       KC__TRY(kc__string_value(lx, out));
-      return kc__lex_next(lx);
+      kc_status* st = kc__lex_next(lx);
+      if (st) kc_any_release(out); /* the value is not the caller's then */
+      return st;
+    }
     case KC__ATTR_TYPE: {
       DLDataType t;
       KC__TRY(kc__parse_dtype(lx, &t));
