@@ -757,6 +757,16 @@ KC_TEST(hlo_ops_layouts_bitcast_and_custom_calls) {
                 KC_INVALID_ARGUMENT,
                 "custom-call 'c': a tuple result with non-default layouts is not supported");
   KC_CHECK(p == NULL);
+  KC_CHECK_CODE(kc_program_parse(KC_SV_LIT("HloModule m\nENTRY e {\n"
+                                           " x = f32[2,3] parameter(0)\n"
+                                           " ROOT c = f32[2,3] custom-call(x), "
+                                           "custom_call_target=\"kt_capture\", "
+                                           "operand_layout_constraints={f32[2,3]{0,1}, "
+                                           "f32[2,3]{1,0}}\n}\n"),
+                                &p),
+                KC_INVALID_ARGUMENT,
+                "operand_layout_constraints: expected 1 shapes (one per operand), got 2");
+  KC_CHECK(p == NULL);
 }
 
 KC_TEST(hlo_ops_reduce_window) {

@@ -429,8 +429,8 @@ static kc_status* kc__verify_op(const kc_program* p, const kc__instr* in,
     bool known = false;
     for (const char* const* a = def->attrs; *a && !known; ++a) known = kc_sv_equal(name, kc_sv(*a));
     if (!known) {
-      return kc__bad(in, KC_INVALID_ARGUMENT, "%s: attribute '%.*s' is not one it reads",
-                     def->name, (int)(name.size > 64 ? 64 : name.size), name.data);
+      return kc__bad(in, KC_INVALID_ARGUMENT, "%s: attribute %s is not one it reads",
+                     def->name, KC__Q(name));
     }
   }
   return def->verify(p, in);
@@ -477,15 +477,6 @@ static kc_status* kc__mark_live(kc__compiler* c, bool* live) {
   return NULL;
 }
 
-/* Leaf shapes of instruction i, in pre-order, into `out` (leaf_count). */
-static void kc__leaf_shapes(const kc_shape* s, const kc_shape** out, size_t* n) {
-  if (!s->is_tuple) {
-    out[(*n)++] = s;
-    return;
-  }
-  for (size_t i = 0; i < s->count; ++i) kc__leaf_shapes(s->elements[i], out, n);
-}
-
 static const int32_t* kc__leaves_of(const kc__compiler* c, int32_t instr) {
   return &c->leaf_buf[c->leaf_base[instr]];
 }
@@ -496,7 +487,7 @@ static kc_status* kc__temp_leaves(kc__compiler* c, int32_t id, int32_t pos) {
   size_t n = 0;
   const kc_shape** shapes = malloc(in->shape->leaf_count * sizeof *shapes + 1);
   if (!shapes) return kc__oom();
-  kc__leaf_shapes(in->shape, shapes, &n);
+  kc__shape_leaves(in->shape, shapes, &n);
   for (size_t i = 0; i < n; ++i) {
     int32_t b = kc__new_buffer(c, KC__BUF_TEMP, shapes[i]->byte_size, pos, shapes[i]);
     if (b < 0) {
@@ -659,9 +650,9 @@ static kc_status* kc__call_leaves(kc__compiler* c, int32_t id, const kc_shape***
   size_t n = 0;
   for (size_t i = 0; i < in->num_operands; ++i) {
     kc__call_operand_leaves(c, id, i, bufs + n);
-    kc__leaf_shapes(c->p->instrs[in->operands[i]].shape, shapes, &n);
+    kc__shape_leaves(c->p->instrs[in->operands[i]].shape, shapes, &n);
   }
-  kc__leaf_shapes(in->shape, shapes, &n);
+  kc__shape_leaves(in->shape, shapes, &n);
   memcpy(bufs + nargs, kc__leaves_of(c, id), nres * sizeof *bufs);
   *out_shapes = shapes;
   *out_bufs = bufs;
@@ -989,7 +980,7 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
       size_t n = 0;
       const kc_shape** shapes = malloc(in->shape->leaf_count * sizeof *shapes + 1);
       if (!shapes) return kc__oom();
-      kc__leaf_shapes(in->shape, shapes, &n);
+      kc__shape_leaves(in->shape, shapes, &n);
       for (size_t i = 0; i < n; ++i) {
         int32_t b = kc__new_buffer(c, KC__BUF_INPUT, shapes[i]->byte_size, -1, shapes[i]);
         if (b < 0) {
@@ -1139,7 +1130,7 @@ static kc_status* kc__plan_outputs(kc__compiler* c, int32_t end) {
   exe->output_buffers = calloc(n + 1, sizeof *exe->output_buffers);
   if (!exe->output_shapes || !exe->output_buffers) return kc__oom();
   size_t k = 0;
-  kc__leaf_shapes(root->shape, exe->output_shapes, &k);
+  kc__shape_leaves(root->shape, exe->output_shapes, &k);
   const int32_t* leaves = kc__leaves_of(c, c->p->root);
   for (size_t i = 0; i < n; ++i) {
     int32_t b = leaves[i];
@@ -1273,7 +1264,7 @@ static kc_status* kc__plan_inputs(kc__compiler* c) {
   if (!exe->input_shapes) return kc__oom();
   size_t m = 0;
   for (size_t k = 0; k < p->num_params; ++k) {
-    kc__leaf_shapes(p->instrs[p->params[k]].shape, exe->input_shapes, &m);
+    kc__shape_leaves(p->instrs[p->params[k]].shape, exe->input_shapes, &m);
   }
   return NULL;
 }

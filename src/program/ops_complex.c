@@ -10,13 +10,6 @@ typedef struct kc__parts_plan {
   bool from_complex; /* real, imag: the operand is complex */
 } kc__parts_plan;
 
-static bool kc__same_dims(const kc_shape* a, const kc_shape* b) {
-  return kc_shape_get_rank(a) == kc_shape_get_rank(b) &&
-         (kc_shape_get_rank(a) == 0 ||
-          memcmp(kc_shape_get_dims(a), kc_shape_get_dims(b),
-                 (size_t)kc_shape_get_rank(a) * sizeof(int64_t)) == 0);
-}
-
 static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__parts_plan* plan) {
   const kc_shape* r = in->shape;
   const kc_shape* x = kc__op_operand(p, in, 0);
@@ -33,7 +26,7 @@ static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__p
     const kc_shape* y = kc__op_operand(p, in, 1);
     ok = tx.code == kDLFloat && (tx.bits == 32 || tx.bits == 64) && tx.lanes == 1 &&
          kc_shape_equal(x, y) && tr.code == kDLComplex && tr.bits == 2 * tx.bits &&
-         kc__same_dims(x, r);
+         kc__shape_same_dims(x, r);
     plan->part = tx.bits / 8;
     if (!ok) {
       kc_shape_format(y, g, sizeof g);
@@ -49,7 +42,7 @@ static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__p
   bool real_in = tx.code == kDLFloat && (tx.bits == 32 || tx.bits == 64);
   ok = tx.lanes == 1 && (plan->from_complex ? (tx.bits == 64 || tx.bits == 128) : real_in) &&
        tr.code == kDLFloat && tr.bits == (plan->from_complex ? tx.bits / 2 : tx.bits) &&
-       kc__same_dims(x, r);
+       kc__shape_same_dims(x, r);
   plan->part = tr.bits / 8;
   if (!ok) {
     const kc__op_def* def = kc__op_def_find(in->op);

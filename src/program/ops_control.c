@@ -54,16 +54,6 @@ static void kc__control_plan_free(void* thing) {
   free(plan);
 }
 
-static void kc__collect_leaves(const kc_shape* s, const kc_shape** out, size_t* n) {
-  if (!kc_shape_is_tuple(s)) {
-    out[(*n)++] = s;
-    return;
-  }
-  for (size_t i = 0; i < kc_shape_get_tuple_size(s); ++i) {
-    kc__collect_leaves(kc_shape_get_element(s, i), out, n);
-  }
-}
-
 static kc_status* kc__control_prepare(const kc_program* p, const kc__instr* in,
                                       const kc__prepare_ctx* ctx, const void** out) {
   KC__UNUSED(p);
@@ -77,7 +67,7 @@ static kc_status* kc__control_prepare(const kc_program* p, const kc__instr* in,
   if (!plan || !plan->exes || !plan->leaves) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
-  if (plan && plan->leaves) kc__collect_leaves(in->shape, plan->leaves, &plan->num_leaves);
+  if (plan && plan->leaves) kc__shape_leaves(in->shape, plan->leaves, &plan->num_leaves);
   for (size_t k = 0; !st && k < in->num_computations; ++k) {
     st = kc__prepare_compile(ctx, in->computations[k], &plan->exes[k]);
     if (!st) plan->num_exes++;
@@ -270,7 +260,7 @@ static kc_status* kc__conditional_kernel(const kc__kernel_ctx* ctx, void* out,
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   } else {
     size_t k = 0, m = 0, r = 0;
-    kc__collect_leaves(arg, shapes, &k);
+    kc__shape_leaves(arg, shapes, &k);
     kc__value_leaves(arg, ins[branch + 1], args, &m);
     kc__value_leaves(in->shape, out, results, &r);
     st = kc__run_called(plan->exes[branch], shapes, args, n, results, plan->leaves,

@@ -63,10 +63,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
   for (size_t i = 0; i < in->num_operands; ++i) {
     const kc_shape* o = kc__op_operand(p, in, i);
     bool pred_result = in->op == KC_OP_IS_FINITE;
-    bool same = pred_result ? !kc_shape_is_tuple(o) && kc_shape_get_rank(o) == kc_shape_get_rank(r) &&
-                                  (kc_shape_get_rank(r) == 0 ||
-                                   memcmp(kc_shape_get_dims(o), kc_shape_get_dims(r),
-                                          (size_t)kc_shape_get_rank(r) * sizeof(int64_t)) == 0)
+    bool same = pred_result ? !kc_shape_is_tuple(o) && kc__shape_same_dims(o, r)
                             : kc_shape_equal(o, r);
     if (!same) {
       char w[256], g[256];
@@ -82,8 +79,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
   }
   plan->op = in->op;
   plan->type = kc__math_type(t);
-  plan->count = 1;
-  for (int32_t d = 0; d < kc_shape_get_rank(r); ++d) plan->count *= kc_shape_get_dims(r)[d];
+  plan->count = kc__shape_elements(r);
   int domain = kc__math_domain(in->op);
   int have = plan->type == KC__M_F32 || plan->type == KC__M_F64 ? KC__ON_FLOAT
              : plan->type == KC__M_PRED                         ? KC__ON_PRED

@@ -7,23 +7,12 @@
 
 /* ---- element types (KC__OP_NUM_TYPES, ops.h) ----------------------------------- */
 
-static int64_t kc__elements(const kc_shape* s) {
-  int64_t n = 1;
-  for (int32_t d = 0; d < s->rank; ++d) n *= s->dims[d];
-  return n;
-}
-
 static kc_status* kc__unsupported_type(const kc__instr* in, DLDataType t, const char* what) {
   char buf[32];
   return kc__op_bad(in, KC_UNIMPLEMENTED,
                     "%s: element type %s is not supported (supported: pred, s8..s64, "
                     "u8..u64, f32, f64)",
                     what, kc__op_dtype_text(t, buf, sizeof buf));
-}
-
-static bool kc__same_dims(const kc_shape* a, const kc_shape* b) {
-  return a->rank == b->rank &&
-         (a->rank == 0 || memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(int64_t)) == 0);
 }
 
 static kc_status* kc__expect_shape(const kc__instr* in, const kc_shape* got,
@@ -55,7 +44,7 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
   KC__TRY(kc__op_expect_array(in, a, "operand 0"));
   KC__TRY(kc__op_expect_array(in, in->shape, "the result"));
   KC__TRY(kc__expect_shape(in, b, a, "operand 1"));
-  if (in->shape->dtype.code != kDLBool || !kc__same_dims(in->shape, a)) {
+  if (in->shape->dtype.code != kDLBool || !kc__shape_same_dims(in->shape, a)) {
     char w[256], g[256];
     kc_shape_format(a, w, sizeof w);
     kc_shape_format(in->shape, g, sizeof g);
@@ -64,7 +53,7 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
   }
   out->type = kc__op_num_type(a->dtype);
   if (out->type == KC__OP_T_NONE) return kc__unsupported_type(in, a->dtype, "operand 0");
-  out->count = kc__elements(a);
+  out->count = kc__shape_elements(a);
   kc_string_view dir, type;
   KC__TRY(kc__op_attr_string(in, "direction", false, &dir));
   out->direction = -1;
@@ -73,8 +62,8 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
   }
   if (out->direction < 0) {
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
-                      "attribute direction: expected EQ, NE, LT, LE, GT or GE, got '%.*s'",
-                      (int)(dir.size > 64 ? 64 : dir.size), dir.data);
+                      "attribute direction: expected EQ, NE, LT, LE, GT or GE, got %s",
+                      KC__Q(dir));
   }
   KC__TRY(kc__op_attr_string(in, "type", true, &type));
   bool is_float = a->dtype.code == kDLFloat;
@@ -88,9 +77,9 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
     if (!ok) {
       char buf[32];
       return kc__op_bad(in, KC_INVALID_ARGUMENT,
-                        "attribute type: expected %s for %s operands, got '%.*s'", want,
+                        "attribute type: expected %s for %s operands, got %s", want,
                         kc__op_dtype_text(a->dtype, buf, sizeof buf),
-                        (int)(type.size > 64 ? 64 : type.size), type.data);
+                        KC__Q(type));
     }
   }
   return NULL;
@@ -190,7 +179,7 @@ static kc_status* kc__scalar_or_same(const kc_program* p, const kc__instr* in, s
   snprintf(what, sizeof what, "operand %zu", i);
   KC__TRY(kc__op_expect_array(in, o, what));
   *out_scalar = o->rank == 0 && in->shape->rank > 0;
-  if (kc_dtype_equal(o->dtype, dtype) && (*out_scalar || kc__same_dims(o, in->shape))) {
+  if (kc_dtype_equal(o->dtype, dtype) && (*out_scalar || kc__shape_same_dims(o, in->shape))) {
     return NULL;
   }
   char w[256], g[256], t[32];
@@ -222,7 +211,7 @@ static kc_status* kc__select_read(const kc_program* p, const kc__instr* in,
   out->type = kc__op_num_type(t);
   if (out->type == KC__OP_T_NONE && !is_select) return kc__unsupported_type(in, t, "the result");
   out->esize = kc_dtype_get_size(t);
-  out->count = kc__elements(in->shape);
+  out->count = kc__shape_elements(in->shape);
   if (is_select && out->esize == 0) return kc__unsupported_type(in, t, "the result");
   return NULL;
 }

@@ -371,18 +371,22 @@ typedef struct kc__hlo_instr {
   kc__hlo_opcode table_op; /* what `op` points at for such instructions */
   kc__buf attrs;           /* kc_attr, their values in the parser's tmp */
   kc__layouts layouts; /* of its result shape */
-  /* operand_layout_constraints of a custom call: one minor_to_major per
-   * operand, rank -1 where none was written */
-  int8_t operand_m2m[KC__PARSE_MAX_DEPTH][KC_TENSOR_MAX_NDIM];
-  bool operand_nondefault[KC__PARSE_MAX_DEPTH];
-  size_t num_constraints;
-  /* Its called computations, by the attribute that names them. */
-  struct kc__hlo_callee {
-    kc_string_view attr;
-    kc_program* program; /* the computation's, borrowed */
-  } callees[KC__PARSE_MAX_DEPTH];
-  size_t num_callees;
+  /* operand_layout_constraints of a custom call: kc__hlo_constraint, one
+   * per operand written */
+  kc__buf constraints;
+  /* Its called computations: kc__hlo_callee, by the attribute naming each. */
+  kc__buf callees;
 } kc__hlo_instr;
+
+typedef struct kc__hlo_constraint {
+  int8_t m2m[KC_TENSOR_MAX_NDIM];
+  bool nondefault;
+} kc__hlo_constraint;
+
+typedef struct kc__hlo_callee {
+  kc_string_view attr;
+  kc_program* program; /* the computation's, borrowed */
+} kc__hlo_callee;
 
 enum {
   KC__SEEN_INDEX = 1u << 0,
@@ -824,15 +828,9 @@ static kc_status* kc__parse_callees(kc__hlo_parser* p, kc__hlo_instr* ins,
     if (lx->tok.kind != KC__TOK_NAME && lx->tok.kind != KC__TOK_IDENT) {
       return kc__lex_expected(lx, &lx->tok, "a computation name");
     }
-    if (ins->num_callees == KC__ARRAY_SIZE(ins->callees)) {
-      return kc__lex_fail(lx, &lx->tok, "more than %zu called computations",
-                          KC__ARRAY_SIZE(ins->callees));
-    }
-    kc_program* program = NULL;
-    KC__TRY(kc__computation_program(p, ins, &lx->tok, &program));
-    ins->callees[ins->num_callees].attr = key->text;
-    ins->callees[ins->num_callees].program = program;
-    ins->num_callees++;
+    kc__hlo_callee callee = {key->text, NULL};
+    KC__TRY(kc__computation_program(p, ins, &lx->tok, &callee.program));
+    if (!kc__buf_append(&ins->callees, &callee, sizeof callee)) return kc__parse_oom();
     kc__lex_next(lx);
     if (!list) break;
     KC__TRY(kc__lex_list_next(lx, '}', &more));
@@ -960,10 +958,10 @@ static kc_status* kc__parse_window(kc__hlo_parser* p, kc__hlo_instr* ins) {
     int64_t v[2 * KC_TENSOR_MAX_NDIM], a[KC_TENSOR_MAX_NDIM], b[KC_TENSOR_MAX_NDIM];
     size_t n = 0;
     if (!kc__parse_x_list(text, per, v, &n)) {
-      return kc__lex_fail(lx, &at, "window %s: expected %s, got '%.*s'", fields[f].key,
+      return kc__lex_fail(lx, &at, "window %s: expected %s, got %s", fields[f].key,
                           per == 2 ? "low_high pairs joined by 'x' (0_1x1_1)"
                                    : "numbers joined by 'x' (2x2)",
-                          (int)(text.size > 64 ? 64 : text.size), text.data);
+                          KC__Q(text));
     }
     for (size_t i = 0; i < n; ++i) {
       a[i] = v[i * per];
@@ -1008,8 +1006,8 @@ static kc_status* kc__parse_padding(kc__hlo_parser* p, kc__hlo_instr* ins) {
   if (c != end || k != 0 || text.size == 0) {
     return kc__lex_fail(lx, &at,
                         "expected a padding such as 0_1x2_3 (low_high or low_high_interior "
-                        "per dimension), got '%.*s'",
-                        (int)(text.size > 64 ? 64 : text.size), text.data);
+                        "per dimension), got %s",
+                        KC__Q(text));
   }
   for (k = 0; k < 3; ++k) KC__TRY(kc__add_ints_attr(p, ins, kc__padding_names[k], parts[k], rank));
   return NULL;
@@ -1019,8 +1017,8 @@ static kc_status* kc__add_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins, cons
   for (size_t i = 0; i < ins->attrs.size / sizeof *a; ++i) {
     const kc_attr* seen = (const kc_attr*)(const void*)ins->attrs.data + i;
     if (kc_sv_equal(seen->name, a->name)) {
-      return kc__lex_fail(&p->lx, &p->lx.tok, "attribute '%.*s' is given twice",
-                          (int)a->name.size, a->name.data);
+      return kc__lex_fail(&p->lx, &p->lx.tok, "attribute %s is given twice",
+                          KC__Q(a->name));
     }
   }
   return kc__buf_append(&ins->attrs, a, sizeof *a) ? NULL : kc__parse_oom();
@@ -1109,10 +1107,7 @@ static kc_status* kc__parse_constraints(kc__hlo_parser* p, kc__hlo_instr* ins) {
   kc__lexer* lx = &p->lx;
   KC__TRY(kc__lex_expect(lx, '{'));
   for (bool more = kc__lex_list_begin(lx, '}'); more;) {
-    size_t i = ins->num_constraints;
-    if (i == KC__ARRAY_SIZE(ins->operand_m2m)) {
-      return kc__lex_fail(lx, &lx->tok, "more than %zu layout constraints", i);
-    }
+    size_t i = ins->constraints.size / sizeof(kc__hlo_constraint);
     kc__layouts layouts;
     memset(&layouts, 0, sizeof layouts);
     kc_shape* shape = NULL;
@@ -1124,9 +1119,10 @@ static kc_status* kc__parse_constraints(kc__hlo_parser* p, kc__hlo_instr* ins) {
                           "supported",
                           i);
     }
-    memcpy(ins->operand_m2m[i], layouts.first, sizeof ins->operand_m2m[i]);
-    ins->operand_nondefault[i] = layouts.nondefault > 0;
-    ins->num_constraints++;
+    kc__hlo_constraint c;
+    memcpy(c.m2m, layouts.first, sizeof c.m2m);
+    c.nondefault = layouts.nondefault > 0;
+    if (!kc__buf_append(&ins->constraints, &c, sizeof c)) return kc__parse_oom();
     KC__TRY(kc__lex_list_next(lx, '}', &more));
   }
   return NULL;
@@ -1242,10 +1238,10 @@ static kc_status* kc__parse_attrs(kc__hlo_parser* p, kc__hlo_instr* ins) {
     kc_status* st = kc__parse_known_attr(p, ins, &key, &handled);
     if (!st && !handled && kc__changes_meaning(key.text)) {
       st = kc__lex_fail(lx, &key,
-                        "%s '%.*s': attribute '%.*s' changes what it computes, and kcall "
+                        "%s %s: attribute %s changes what it computes, and kcall "
                         "does not honour it",
-                        ins->op->name, (int)ins->name_tok.text.size, ins->name_tok.text.data,
-                        (int)key.text.size, key.text.data);
+                        ins->op->name, KC__Q(ins->name_tok.text),
+                        KC__Q(key.text));
     }
     if (!st && !handled) st = kc__lex_skip_value(lx);
     if (!st && !handled) st = kc__builder_note_skipped(p->module->top, key.text);
@@ -1486,8 +1482,8 @@ static kc_status* kc__build_bitcast(kc__hlo_parser* p, kc__hlo_instr* ins, kc_st
     return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, ins->shape, &x, 1, name, out_id);
   }
   if (kc_shape_is_tuple(v->shape) || kc_shape_is_tuple(ins->shape)) {
-    return kc__lex_fail(&p->lx, &ins->opcode_tok, "bitcast '%.*s': expected arrays",
-                        (int)ins->name_tok.text.size, ins->name_tok.text.data);
+    return kc__lex_fail(&p->lx, &ins->opcode_tok, "bitcast %s: expected arrays",
+                        KC__Q(ins->name_tok.text));
   }
   int32_t phys = x;
   if (v->nondefault) {
@@ -1516,24 +1512,32 @@ static kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   const int32_t* values = (const int32_t*)(const void*)p->operand_values.data;
   int32_t* ops = kc__arena_alloc(&p->tmp, (n + 1) * sizeof *ops);
   if (!ops) return kc__parse_oom();
+  size_t constraints = ins->constraints.size / sizeof(kc__hlo_constraint);
+  if (constraints && constraints != n) {
+    return kc__lex_fail(&p->lx, &ins->opcode_tok,
+                        "custom-call %s: operand_layout_constraints: expected %zu shapes (one "
+                        "per operand), got %zu",
+                        KC__Q(ins->name_tok.text), n, constraints);
+  }
   for (size_t i = 0; i < n; ++i) {
     const kc__hlo_value* v = kc__value(p, values[i]);
     ops[i] = v->id;
-    bool constrained = i < ins->num_constraints;
-    bool nondefault = constrained ? ins->operand_nondefault[i] : v->nondefault;
+    const kc__hlo_constraint* written = (const kc__hlo_constraint*)(const void*)ins->constraints.data;
+    bool constrained = i < ins->constraints.size / sizeof *written;
+    bool nondefault = constrained ? written[i].nondefault : v->nondefault;
     if (!nondefault) continue;
     if (kc_shape_is_tuple(v->shape)) {
       return kc__lex_fail(&p->lx, &ins->opcode_tok,
-                          "custom-call '%.*s': operand %zu: a tuple with non-default layouts "
+                          "custom-call %s: operand %zu: a tuple with non-default layouts "
                           "is not supported",
-                          (int)ins->name_tok.text.size, ins->name_tok.text.data, i);
+                          KC__Q(ins->name_tok.text), i);
     }
     char suffix[32];
     snprintf(suffix, sizeof suffix, "operand%zu", i);
     kc_string_view n1 = kc__suffixed(p, name, suffix);
     if (!n1.data) return kc__parse_oom();
     KC__TRY(kc__to_physical(p, v->id, v->shape,
-                            constrained ? ins->operand_m2m[i] : v->m2m, n1, &ops[i]));
+                            constrained ? written[i].m2m : v->m2m, n1, &ops[i]));
   }
   desc->operands = ops;
   if (ins->layouts.nondefault == 0) {
@@ -1541,9 +1545,9 @@ static kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   }
   if (kc_shape_is_tuple(ins->shape)) {
     return kc__lex_fail(&p->lx, &ins->shape_tok,
-                        "custom-call '%.*s': a tuple result with non-default layouts is not "
+                        "custom-call %s: a tuple result with non-default layouts is not "
                         "supported",
-                        (int)ins->name_tok.text.size, ins->name_tok.text.data);
+                        KC__Q(ins->name_tok.text));
   }
   kc_string_view call = kc__suffixed(p, name, "laid_out");
   if (!call.data) return kc__parse_oom();
@@ -1591,11 +1595,13 @@ static kc_status* kc__build(kc__hlo_parser* p, kc__hlo_instr* ins,
       d.num_operands = kc__num_operands(p);
       d.attrs = &attrs;
       /* Called computations in the order the entry lists their attributes. */
-      kc_program* called[KC__PARSE_MAX_DEPTH];
-      size_t n = 0;
+      const kc__hlo_callee* callees = (const kc__hlo_callee*)(const void*)ins->callees.data;
+      size_t count = ins->callees.size / sizeof *callees, n = 0;
+      kc_program** called = kc__arena_alloc(&p->tmp, (count + 1) * sizeof *called);
+      if (!called) return kc__parse_oom();
       for (const char* const* a = ins->def->computation_attrs; a && *a; ++a) {
-        for (size_t k = 0; k < ins->num_callees; ++k) {
-          if (kc_sv_equal(ins->callees[k].attr, kc_sv(*a))) called[n++] = ins->callees[k].program;
+        for (size_t k = 0; k < count; ++k) {
+          if (kc_sv_equal(callees[k].attr, kc_sv(*a))) called[n++] = callees[k].program;
         }
       }
       d.computations = called;
@@ -1634,9 +1640,9 @@ static kc_status* kc__bind_parameter(kc__hlo_parser* p, const kc__hlo_instr* ins
                                      int64_t number, int32_t* out_id) {
   if ((uint64_t)number >= p->num_args) {
     return kc__lex_fail(&p->lx, &ins->opcode_tok,
-                        "parameter '%.*s': number %lld, but the caller passes %zu "
+                        "parameter %s: number %lld, but the caller passes %zu "
                         "operand%s",
-                        (int)ins->name_tok.text.size, ins->name_tok.text.data,
+                        KC__Q(ins->name_tok.text),
                         (long long)number, p->num_args, p->num_args == 1 ? "" : "s");
   }
   char how[64];
@@ -1685,9 +1691,9 @@ static kc_status* kc__find_computation(kc__hlo_parser* p, const kc__hlo_instr* i
     *out = c;
     return NULL;
   }
-  return kc__lex_fail(&p->lx, name, "%s '%.*s': computation '%.*s' %s", ins->op->name,
-                      (int)ins->name_tok.text.size, ins->name_tok.text.data,
-                      (int)name->text.size, name->text.data,
+  return kc__lex_fail(&p->lx, name, "%s %s: computation %s %s", ins->op->name,
+                      KC__Q(ins->name_tok.text),
+                      KC__Q(name->text),
                       !c          ? "is not defined before it"
                       : c->active ? "calls itself"
                                   : "is nested too deeply");
@@ -1739,19 +1745,18 @@ static kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
       kc_shape_format(ins->shape, want, sizeof want);
       kc_shape_format(root->shape, got, sizeof got);
       st = kc__lex_fail(lx, &ins->shape_tok,
-                        "%s '%.*s': expected the shape of computation '%.*s' "
-                        "(%s, its ROOT '%.*s' at line %d), got %s",
-                        ins->op->name, (int)ins->name_tok.text.size,
-                        ins->name_tok.text.data, (int)c->name.size, c->name.data,
-                        got, (int)root->name.size, root->name.data, root->line, want);
+                        "%s %s: expected the shape of computation %s "
+                        "(%s, its ROOT %s at line %d), got %s",
+                        ins->op->name, KC__Q(ins->name_tok.text), KC__Q(c->name),
+                        got, KC__Q(root->name), root->line, want);
     }
     id = root->id;
   }
   kc__parser_free(&sub);
   if (st) {
-    return kc_status_add_context(st, "in computation '%.*s', called by %s '%.*s' at line %d",
-                                 (int)c->name.size, c->name.data, ins->op->name,
-                                 (int)ins->name_tok.text.size, ins->name_tok.text.data,
+    return kc_status_add_context(st, "in computation %s, called by %s %s at line %d",
+                                 KC__Q(c->name), ins->op->name,
+                                 KC__Q(ins->name_tok.text),
                                  ins->name_tok.line);
   }
   *out_id = id;
@@ -1788,8 +1793,8 @@ static kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr
   kc_program_builder_destroy(sub.b);
   kc__parser_free(&sub);
   if (st) {
-    return kc_status_add_context(st, "in computation '%.*s', called at line %d",
-                                 (int)c->name.size, c->name.data, name->line);
+    return kc_status_add_context(st, "in computation %s, called at line %d",
+                                 KC__Q(c->name), name->line);
   }
   *out = c->program;
   return NULL;
@@ -1975,6 +1980,8 @@ static kc_status* kc__parse_instruction(kc__hlo_parser* p) {
   if (!st && is_root) p->root = index;
   kc_shape_destroy(ins.shape);
   kc__buf_free(&ins.attrs);
+  kc__buf_free(&ins.constraints);
+  kc__buf_free(&ins.callees);
   kc__arena_free(&p->tmp);
   return st;
 }
@@ -2046,8 +2053,8 @@ static kc_status* kc__record_computation(kc__hlo_parser* p) {
   kc__token name = lx->tok;
   kc__hlo_module* m = p->module;
   if (kc__strmap_get(&m->names, name.text) >= 0) {
-    return kc__lex_fail(lx, &name, "computation '%.*s' is defined twice",
-                        (int)name.text.size, name.text.data);
+    return kc__lex_fail(lx, &name, "computation %s is defined twice",
+                        KC__Q(name.text));
   }
   kc__lex_next(lx);
   KC__TRY(kc__skip_signature(lx));
@@ -2102,7 +2109,7 @@ static kc_status* kc__skip_debug_table(kc__lexer* lx) {
     } else {
       return kc_status_add_context(
           kc__lex_expected(lx, t, "a string or '{...}' after the row number"),
-          "in debug table '%.*s'", (int)table.text.size, table.text.data);
+          "in debug table %s", KC__Q(table.text));
     }
   }
   return NULL;

@@ -245,3 +245,22 @@ size_t kc_shape_format(const kc_shape* shape, char* buf, size_t cap) {
   kc__shape_print(shape, buf, cap, &len);
   return len;
 }
+
+void kc__shape_leaves(const kc_shape* s, const kc_shape** out, size_t* n) {
+  if (!s->is_tuple) {
+    out[(*n)++] = s;
+    return;
+  }
+  for (size_t i = 0; i < s->count; ++i) kc__shape_leaves(s->elements[i], out, n);
+}
+
+bool kc__shape_same_dims(const kc_shape* a, const kc_shape* b) {
+  return a->rank == b->rank &&
+         (a->rank == 0 || memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(int64_t)) == 0);
+}
+
+int64_t kc__shape_elements(const kc_shape* s) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < s->rank; ++d) n *= s->dims[d];
+  return n;
+}

@@ -16,6 +16,16 @@ struct kc_shape {
   int64_t storage[];
 };
 
+/* The array leaves of `s` in pre-order, appended at out[*n] (its
+ * leaf_count entries). */
+void kc__shape_leaves(const kc_shape* s, const kc_shape** out, size_t* n);
+
+/* True when two array shapes have the same dims (dtypes aside). */
+bool kc__shape_same_dims(const kc_shape* a, const kc_shape* b);
+
+/* The element count of an array shape. */
+int64_t kc__shape_elements(const kc_shape* s);
+
 /* The HLO name of a dtype ("f32", "s32", "pred"), or NULL if it has none. */
 const char* kc__hlo_dtype_name(DLDataType dtype);
 
