@@ -338,7 +338,7 @@ static void kc__search_registry(const kc__registry* reg, kc__search* s) {
 /* What a NOT_FOUND status keeps until its message is read. */
 typedef struct kc__missing {
   const kc__registry* reg; /* static storage */
-  char quoted[KC_QUOTED_CAP]; /* the name as the message shows it */
+  char quoted[KC_QUOTED_CAP]; /* a name too long to keep, quoted; else empty */
   size_t size;
   char name[KC__NAME_MAX + 1]; /* what is searched for: at most a name's length */
 } kc__missing;
@@ -365,11 +365,17 @@ static char* kc__missing_message(const void* ctx) {
   if (s->found == 0 && s->scanned == 0) {
     snprintf(hint, sizeof hint, "; none is registered");
   }
+  char quoted[KC_QUOTED_CAP];
+  if (m->quoted[0]) {
+    memcpy(quoted, m->quoted, sizeof quoted);
+  } else {
+    kc_sv_format_quoted((kc_string_view){m->name, m->size}, quoted, sizeof quoted);
+  }
   const char* kind = m->reg->kind;
-  size_t cap = strlen(kind) + strlen(m->quoted) + strlen(hint) + 64;
+  size_t cap = strlen(kind) + strlen(quoted) + strlen(hint) + 64;
   char* text = malloc(cap);
   if (text) {
-    snprintf(text, cap, "no %s named %s is registered%s", kind, m->quoted, hint);
+    snprintf(text, cap, "no %s named %s is registered%s", kind, quoted, hint);
   }
   free(s);
   return text;
@@ -379,7 +385,10 @@ kc_status* kc__registry_not_found(const kc__registry* reg,
                                   kc_string_view name) {
   kc__missing m;
   m.reg = reg;
-  kc_sv_format_quoted(name, m.quoted, sizeof m.quoted);
+  /* Quoting is left to the message, but for a name too long to be kept
+   * whole here (it can never be registered, and is rare). */
+  m.quoted[0] = '\0';
+  if (name.data && name.size > KC__NAME_MAX) kc_sv_format_quoted(name, m.quoted, sizeof m.quoted);
   m.size = name.data ? (name.size > KC__NAME_MAX ? KC__NAME_MAX : name.size) : 0;
   if (m.size) memcpy(m.name, name.data, m.size);
   m.name[m.size] = '\0';
