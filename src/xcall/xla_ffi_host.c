@@ -418,7 +418,9 @@ static XLA_FFI_Error* kc__xla_state_get(XLA_FFI_State_Get_Args* args) {
 
 static XLA_FFI_Error* kc__xla_stream_get(XLA_FFI_Stream_Get_Args* args) {
   KC__XLA_CHECK_SIZE(args, XLA_FFI_Stream_Get_Args, stream);
-  args->stream = NULL; /* the host has no stream */
+  /* The run's stream on CUDA; the host has none. Outside a run (the
+   * compile-time stages) there is none either. */
+  args->stream = args->ctx && args->ctx->run ? args->ctx->run->stream : NULL;
   return NULL;
 }
 
@@ -880,12 +882,13 @@ kc_status* kc_xcall_register_xla_ffi(kc_string_view name, kc_platform platform,
             ? "handlers->struct_size is too small to hold execute"
             : "the execute handler is NULL");
   }
-  if (flags & ~(uint32_t)(KC_REGISTER_OVERRIDE | KC_XLA_FFI_NO_METADATA)) {
+  const uint32_t known = KC_REGISTER_OVERRIDE | KC_XLA_FFI_NO_METADATA | KC_XCALL_GRAPH_SAFE;
+  if (flags & ~known) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "registering XLA FFI handlers for %s: unknown flags 0x%x "
-                            "(expected KC_REGISTER_OVERRIDE, KC_XLA_FFI_NO_METADATA)",
-                            KC__Q(name),
-                            flags & ~(uint32_t)(KC_REGISTER_OVERRIDE | KC_XLA_FFI_NO_METADATA));
+                            "(expected KC_REGISTER_OVERRIDE, KC_XLA_FFI_NO_METADATA, "
+                            "KC_XCALL_GRAPH_SAFE)",
+                            KC__Q(name), flags & ~known);
   }
   char buf[KC__TARGET_KEY_CAP];
   kc_string_view key;

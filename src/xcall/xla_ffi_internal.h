@@ -19,6 +19,7 @@ const XLA_FFI_Api* kc__xla_api(void);
 typedef struct kc__xla_run_info {
   _Atomic int64_t run_id;
   const kc_allocator* alloc;
+  void* stream; /* the run's device stream (Stream_Get); NULL on the host */
 } kc__xla_run_info;
 
 /* One call site's state, one slot per stage that may set it, for the life
