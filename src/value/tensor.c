@@ -1,5 +1,6 @@
 /* Tensor objects over DLPack 1.x: owned storage, imports, exports, views. */
 #include "internal/object.h"
+#include "kcall/device.h"
 
 struct kc_tensor {
   kc_object header;
@@ -8,6 +9,9 @@ struct kc_tensor {
   uint64_t flags;
   void* storage;                      /* owned storage (create) */
   size_t storage_bytes;
+  /* Where `storage` came from: 0 for `alloc`; kDLCUDA for device memory
+   * and kDLCUDAHost for pinned host memory, from the device's backend. */
+  int32_t storage_device;
   DLManagedTensorVersioned* imported; /* adopted producer (import) */
   kc_tensor* base;                    /* shared storage (view) */
   /* shape[ndim] then strides[ndim]; strides are always filled (row-major
@@ -21,7 +25,13 @@ static size_t kc__tensor_struct_size(int32_t ndim) {
 
 static void kc__tensor_delete(kc_object* obj) {
   kc_tensor* t = (kc_tensor*)(void*)obj;
-  if (t->storage) {
+  if (t->storage && t->storage_device == kDLCUDAHost) {
+    kc_device_host_free(t->dl.device, t->storage);
+  } else if (t->storage && t->storage_device) {
+    /* A deleter cannot report: a failure here is the device's own error,
+     * which the next synchronising call reports again. */
+    kc_status_destroy(kc_device_free(t->dl.device, t->storage, NULL));
+  } else if (t->storage) {
     kc_allocator_free(t->alloc, t->storage, t->storage_bytes,
                       KC_TENSOR_ALIGNMENT);
   }
@@ -122,14 +132,16 @@ kc_status* kc_tensor_create(const kc_allocator* alloc, const int64_t* shape,
                             "bits=%u lanes=%u",
                             where, dtype.bits, dtype.lanes);
   }
-  if (device.device_type != kDLCPU) {
+  if (device.device_type != kDLCPU && device.device_type != kDLCUDA &&
+      device.device_type != kDLCUDAHost) {
     char name[48];
     kc_device_format(device, name, sizeof name);
     return kc_status_create(KC_UNIMPLEMENTED,
-                            "%s: device %s: no backend allocates there (only "
-                            "cpu is built in)",
+                            "%s: device %s: no backend allocates there "
+                            "(expected cpu, cuda or cuda_host)",
                             where, name);
   }
+  KC_RETURN_IF_ERROR(kc_device_check(device), "%s", where);
   DLTensor probe = {0};
   probe.ndim = ndim;
   probe.shape = (int64_t*)(uintptr_t)shape;
@@ -145,8 +157,22 @@ kc_status* kc_tensor_create(const kc_allocator* alloc, const int64_t* shape,
   KC_RETURN_IF_ERROR(kc__tensor_alloc(alloc, ndim, shape, NULL, &t),
                      "creating a tensor");
   t->storage_bytes = bytes ? bytes : 1;
-  t->storage = kc_allocator_alloc(t->alloc, t->storage_bytes,
-                                  KC_TENSOR_ALIGNMENT);
+  t->dl.device = device;
+  if (device.device_type != kDLCPU) {
+    kc_status* st =
+        device.device_type == kDLCUDAHost
+            ? kc_device_host_allocate(device, t->storage_bytes, &t->storage)
+            : kc_device_allocate(device, t->storage_bytes, NULL, &t->storage);
+    if (st) {
+      kc_object_release(KC_OBJECT(t));
+      return kc_status_add_context(st, "%s: %zu bytes of tensor data", where,
+                                   t->storage_bytes);
+    }
+    t->storage_device = device.device_type;
+  } else {
+    t->storage = kc_allocator_alloc(t->alloc, t->storage_bytes,
+                                    KC_TENSOR_ALIGNMENT);
+  }
   if (!t->storage) {
     kc_object_release(KC_OBJECT(t));
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
