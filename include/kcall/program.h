@@ -522,12 +522,15 @@ typedef struct kc_execute_options {
  * graph and starts over. Graphs are destroyed with their run state. When
  * the backend cannot capture (capture_begin or capture_end fails), the
  * run goes on the stream and the executable stops trying.
- * kc_executable_info counts captures and replays. */
+ * kc_executable_info counts captures and replays.
+ *
  *   INVALID_ARGUMENT  wrong input count, or an input whose device, dtype,
  *                     dims or strides do not match (named by position)
  *   RESOURCE_EXHAUSTED  out of memory
  *   any code          a custom call failed: "in custom call 'target'
- *                     (instruction 'name'): message" */
+ *                     (instruction 'name'): message"; on CUDA, an error the
+ *                     device or the backend reported (with kcall's default
+ *                     stream, also one found when waiting for the run) */
 KC_API kc_status* kc_executable_execute(const kc_executable* executable,
                                         const DLTensor* const* inputs,
                                         size_t num_inputs,
