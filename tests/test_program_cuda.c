@@ -1,11 +1,13 @@
 /* Programs on a CUDA device, run through the fake backend
  * (tests/device/fake_backend.c): its "device" memory is host memory, so
  * the GPU-convention targets below compute on the pointers they get. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kt_device.h"
+#include "kt_xla_ffi.h"
 
 static DLDataType kt_f32(void) { return kc_dtype_make(kDLFloat, 32, 1); }
 static DLDevice kt_cuda0(void) { return (DLDevice){kDLCUDA, 0}; }
@@ -520,5 +522,144 @@ KC_TEST(program_execute_into_host) {
   out[0] = NULL;
   KC_CHECK_CODE(kc_executable_execute_into(exe, in, 1, NULL, out, 2), KC_INVALID_ARGUMENT,
                 "output 0", "NULL");
+  kc_executable_destroy(exe);
+}
+
+/* ---- XLA FFI handlers and graph-safety flags ------------------------------------------- */
+
+static void* kt_xla_seen_stream;
+static int64_t kt_xla_seen_ordinal;
+
+/* y = x + 1 on "device" memory, after asking for the stream and device. */
+static void* kt_xla_add_one(void* frame) {
+  XLA_FFI_CallFrame* f = frame;
+  XLA_FFI_Stream_Get_Args s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  s.ctx = f->ctx;
+  XLA_FFI_Error* e = f->api->XLA_FFI_Stream_Get(&s);
+  if (e) return e;
+  kt_xla_seen_stream = s.stream;
+  XLA_FFI_DeviceOrdinal_Get_Args d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.ctx = f->ctx;
+  if ((e = f->api->XLA_FFI_DeviceOrdinal_Get(&d))) return e;
+  kt_xla_seen_ordinal = d.device_ordinal;
+  const float* x = kt_xla_arg(f, 0)->data;
+  float* y = kt_xla_ret(f, 0)->data;
+  for (int64_t i = 0; i < kt_xla_count(kt_xla_arg(f, 0)); ++i) y[i] = x[i] + 1;
+  return NULL;
+}
+
+static kc_status* kt_noop_typed(kc_xcall_frame* f) {
+  (void)f;
+  return NULL;
+}
+
+KC_TEST(cuda_program_xla_ffi_stream_and_graph_flags) {
+  setenv("KCALL_FAKE_CUDA_DEVICES", "2", 1);
+  kt_use_fake_cuda();
+  KC_CHECK_OK(kc_xcall_register_xla_ffi_handler(
+      kc_sv("kt.xla_add_one"), KC_PLATFORM_CUDA, kt_xla_add_one,
+      KC_XLA_FFI_NO_METADATA | KC_XCALL_GRAPH_SAFE));
+  kc_program* p = kt_parse(
+      "HloModule m\nENTRY main {\n a = f32[2] parameter(0)\n"
+      " ROOT cc = f32[2] custom-call(a), custom_call_target=\"kt.xla_add_one\", "
+      "api_version=API_VERSION_TYPED_FFI\n}\n");
+  kc_compile_options co = {.struct_size = sizeof co, .platform = KC_PLATFORM_CUDA,
+                           .device_id = 1};
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, &co, &exe));
+  kc_program_destroy(p);
+  float x[2] = {1, 2};
+  int64_t shape[1] = {2};
+  DLTensor tx = kt_host_vec(x, shape);
+  const DLTensor* in[1] = {&tx};
+  kc_tensor* out[1] = {NULL};
+  kt_xla_seen_stream = NULL;
+  KC_CHECK_OK(kc_executable_execute(exe, in, 1, NULL, out));
+  void* def = NULL;
+  KC_CHECK_OK(kc_device_get_default_stream((DLDevice){kDLCUDA, 1}, &def));
+  KC_CHECK(kt_xla_seen_stream == def && def != NULL);
+  KC_CHECK(kt_xla_seen_ordinal == 1);
+  float y[2];
+  kt_read(kc_tensor_get_dltensor(out[0]), y, 2);
+  KC_CHECK(y[0] == 2 && y[1] == 3);
+  kc_object_release(KC_OBJECT(out[0]));
+  kc_executable_destroy(exe);
+  /* Unknown flags are still refused, and the typed signature flag is one. */
+  KC_CHECK_CODE(kc_xcall_register_xla_ffi_handler(kc_sv("kt.bad_flags"), KC_PLATFORM_CUDA,
+                                                  kt_xla_add_one, 1u << 12),
+                KC_INVALID_ARGUMENT, "unknown flags 0x1000");
+  kc_xcall_signature sig = {.struct_size = sizeof sig, .flags = KC_XCALL_SIG_GRAPH_SAFE};
+  KC_CHECK_OK(kc_xcall_register_typed(kc_sv("kt.typed_safe"), KC_PLATFORM_CUDA, &sig,
+                                      kt_noop_typed, NULL, NULL, 0));
+  kc_xcall_target_desc desc = {.struct_size = sizeof desc};
+  KC_CHECK_OK(kc_xcall_lookup(kc_sv("kt.typed_safe"), KC_PLATFORM_CUDA, &desc));
+  KC_CHECK(desc.signature && (desc.signature->flags & KC_XCALL_SIG_GRAPH_SAFE));
+  sig.flags = 8u;
+  KC_CHECK_CODE(kc_xcall_register_typed(kc_sv("kt.typed_bad"), KC_PLATFORM_CUDA, &sig,
+                                        kt_noop_typed, NULL, NULL, 0),
+                KC_INVALID_ARGUMENT, "unknown flags 0x8");
+  /* The registration flag is not a registry flag: it does not override. */
+  KC_CHECK_OK(kc_xcall_register(kc_sv("kt.legacy_safe"), KC_PLATFORM_CUDA,
+                                KC_XCALL_API_ORIGINAL, (void (*)(void))kt_safe_copy,
+                                KC_XCALL_GRAPH_SAFE));
+  KC_CHECK_CODE(kc_xcall_register(kc_sv("kt.legacy_safe"), KC_PLATFORM_CUDA,
+                                  KC_XCALL_API_ORIGINAL, (void (*)(void))kt_safe_copy,
+                                  KC_XCALL_GRAPH_SAFE),
+                KC_ALREADY_EXISTS, "kt.legacy_safe");
+  kc_xcall_registry_reset();
+}
+
+/* Concurrent runs of one executable share only the pool of run states. */
+typedef struct kt_conc {
+  kc_executable* exe;
+  float base;
+  int bad;
+} kt_conc;
+
+static void* kt_conc_main(void* arg) {
+  kt_conc* c = arg;
+  int64_t shape[1] = {2};
+  for (int i = 0; i < 50; ++i) {
+    float x[2] = {c->base + (float)i, 1};
+    DLTensor tx = kt_host_vec(x, shape);
+    const DLTensor* in[1] = {&tx};
+    kc_tensor* out[1] = {NULL};
+    kc_status* st = kc_executable_execute(c->exe, in, 1, NULL, out);
+    if (st) {
+      kc_status_destroy(st);
+      c->bad++;
+      continue;
+    }
+    float y[2];
+    const DLTensor* o = kc_tensor_get_dltensor(out[0]);
+    memcpy(y, o->data, sizeof y); /* the fake's device memory is host memory */
+    if (y[0] != -(c->base + (float)i) * 2 || y[1] != -2) c->bad++;
+    kc_object_release(KC_OBJECT(out[0]));
+  }
+  return NULL;
+}
+
+KC_TEST(cuda_program_concurrent_runs) {
+  kt_use_fake_cuda();
+  kc_program* p = kt_parse(
+      "HloModule m\nENTRY main {\n a = f32[2] parameter(0)\n"
+      " s = f32[2] add(a, a)\n ROOT n = f32[2] negate(s)\n}\n");
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kt_compile_cuda(p, 0, &exe));
+  kc_program_destroy(p);
+  pthread_t th[4];
+  kt_conc c[4];
+  for (int i = 0; i < 4; ++i) {
+    c[i] = (kt_conc){exe, (float)(1000 * i), 0};
+    KC_CHECK(pthread_create(&th[i], NULL, kt_conc_main, &c[i]) == 0);
+  }
+  for (int i = 0; i < 4; ++i) {
+    pthread_join(th[i], NULL);
+    KC_CHECK(c[i].bad == 0);
+  }
   kc_executable_destroy(exe);
 }

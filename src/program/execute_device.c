@@ -308,6 +308,7 @@ static kc_status* kc__prepare_run(kc_executable* exe, kc__run* run,
     kc__xla_run_info* info = (kc__xla_run_info*)(void*)(run->block + exe->xla_run_offset);
     atomic_store_explicit(&info->run_id, 0, memory_order_relaxed);
     info->stream = stream;
+    info->device_ordinal = KC__ORD(exe);
   }
   run->stream = stream;
   *out_same = same;

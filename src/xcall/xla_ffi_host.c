@@ -530,7 +530,7 @@ static XLA_FFI_Error* kc__xla_run_id(XLA_FFI_RunId_Get_Args* args) {
 
 static XLA_FFI_Error* kc__xla_device_ordinal(XLA_FFI_DeviceOrdinal_Get_Args* args) {
   KC__XLA_CHECK_SIZE(args, XLA_FFI_DeviceOrdinal_Get_Args, device_ordinal);
-  args->device_ordinal = 0;
+  args->device_ordinal = args->ctx && args->ctx->run ? args->ctx->run->device_ordinal : 0;
   return NULL;
 }
 
