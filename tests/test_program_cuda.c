@@ -529,6 +529,7 @@ KC_TEST(program_execute_into_host) {
 
 static void* kt_xla_seen_stream;
 static int64_t kt_xla_seen_ordinal;
+static char kt_xla_alloc_message[256];
 
 /* y = x + 1 on "device" memory, after asking for the stream and device. */
 static void* kt_xla_add_one(void* frame) {
@@ -546,6 +547,21 @@ static void* kt_xla_add_one(void* frame) {
   d.ctx = f->ctx;
   if ((e = f->api->XLA_FFI_DeviceOrdinal_Get(&d))) return e;
   kt_xla_seen_ordinal = d.device_ordinal;
+  /* Host memory from DeviceMemory_Allocate would be a wrong pointer here. */
+  XLA_FFI_DeviceMemory_Allocate_Args m;
+  memset(&m, 0, sizeof m);
+  m.struct_size = sizeof m;
+  m.ctx = f->ctx;
+  m.size = 64;
+  XLA_FFI_Error* refused = f->api->XLA_FFI_DeviceMemory_Allocate(&m);
+  kt_xla_alloc_message[0] = '\0';
+  if (refused) {
+    XLA_FFI_Error_GetMessage_Args g = {sizeof g, NULL, refused, NULL};
+    f->api->XLA_FFI_Error_GetMessage(&g);
+    snprintf(kt_xla_alloc_message, sizeof kt_xla_alloc_message, "%s", g.message);
+    XLA_FFI_Error_Destroy_Args x = {sizeof x, NULL, refused};
+    f->api->XLA_FFI_Error_Destroy(&x);
+  }
   const float* x = kt_xla_arg(f, 0)->data;
   float* y = kt_xla_ret(f, 0)->data;
   for (int64_t i = 0; i < kt_xla_count(kt_xla_arg(f, 0)); ++i) y[i] = x[i] + 1;
@@ -583,6 +599,7 @@ KC_TEST(cuda_program_xla_ffi_stream_and_graph_flags) {
   KC_CHECK_OK(kc_device_get_default_stream((DLDevice){kDLCUDA, 1}, &def));
   KC_CHECK(kt_xla_seen_stream == def && def != NULL);
   KC_CHECK(kt_xla_seen_ordinal == 1);
+  KC_CHECK(strstr(kt_xla_alloc_message, "not available in a run on CUDA device 1") != NULL);
   float y[2];
   kt_read(kc_tensor_get_dltensor(out[0]), y, 2);
   KC_CHECK(y[0] == 2 && y[1] == 3);

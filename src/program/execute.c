@@ -526,6 +526,7 @@ static const char* kc__buffer_kind(int32_t kind) {
     case KC__BUF_TEMP: return "temp";
     case KC__BUF_OUTPUT: return "output";
     case KC__BUF_SCRATCH: return "scratch";
+    case KC__BUF_TABLE: return "table";
     default: return "?";
   }
 }
@@ -534,7 +535,7 @@ static void kc__put_buffer(const kc_executable* exe, int32_t id, char* buf,
                            size_t cap, size_t* len) {
   const kc__buffer* b = &exe->buffers[id];
   kc__appendf(buf, cap, len, "b%d %s", id, kc__buffer_kind(b->kind));
-  if (b->kind == KC__BUF_TEMP || b->kind == KC__BUF_SCRATCH) {
+  if (b->kind == KC__BUF_TEMP || b->kind == KC__BUF_SCRATCH || b->kind == KC__BUF_TABLE) {
     kc__appendf(buf, cap, len, " @%zu", b->offset);
   } else if (b->kind == KC__BUF_INPUT || b->kind == KC__BUF_OUTPUT) {
     kc__appendf(buf, cap, len, " #%d", b->index);

@@ -450,6 +450,14 @@ static XLA_FFI_Error* kc__xla_memory_allocate(XLA_FFI_DeviceMemory_Allocate_Args
                               args->alignment);
   }
   if (align < 16) align = 16;
+  if (args->ctx && args->ctx->run && args->ctx->run->stream) {
+    /* Host memory handed to a handler that runs kernels would be a wrong
+     * pointer: refused rather than given. */
+    return kc__xla_error_make(KC_UNIMPLEMENTED,
+                              "XLA_FFI_DeviceMemory_Allocate: not available in a run on "
+                              "CUDA device %d (use the call's scratch or results)",
+                              (int)args->ctx->run->device_ordinal);
+  }
   size_t prefix = align > sizeof(kc__xla_block) ? align : sizeof(kc__xla_block);
   const kc_allocator* alloc =
       args->ctx && args->ctx->run ? args->ctx->run->alloc : kc_allocator_system();
