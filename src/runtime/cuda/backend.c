@@ -356,23 +356,23 @@ static kc_status* kc__cuda_check_launch(int32_t ordinal) {
 
 /* ---- built-in instructions -------------------------------------------------------- */
 
+/* The launchers check their arguments first and make the device current
+ * just before they launch. */
+
 static kc_status* kc__cuda_elementwise(int32_t ordinal, void* stream,
                                        const kc__elementwise_desc* desc) {
   if (!desc) return KC__CUDA_STATUS(KC_INVALID_ARGUMENT, "elementwise: desc is NULL");
-  KC__USE(ordinal);
   return kc__cuda_elementwise_launch(ordinal, (cudaStream_t)stream, desc);
 }
 
 static kc_status* kc__cuda_broadcast(int32_t ordinal, void* stream,
                                      const kc__broadcast_desc* desc) {
   if (!desc) return KC__CUDA_STATUS(KC_INVALID_ARGUMENT, "broadcast: desc is NULL");
-  KC__USE(ordinal);
   return kc__cuda_broadcast_launch(ordinal, (cudaStream_t)stream, desc);
 }
 
 static kc_status* kc__cuda_iota(int32_t ordinal, void* stream, void* out, DLDataType dtype,
                                 int32_t rank, const int64_t* dims, int32_t dim) {
-  KC__USE(ordinal);
   return kc__cuda_iota_launch(ordinal, (cudaStream_t)stream, out, dtype, rank, dims, dim);
 }
 

@@ -37,8 +37,8 @@ kc_status* kc__cuda_use_device(int32_t ordinal);
 /* ---- built-in kernels (elementwise.cu, layout.cu) --------------------------- */
 
 bool kc__cuda_elementwise_supported(int32_t op, DLDataType in, DLDataType out);
-/* Checks `desc` against what elementwise_supported says and launches; the
- * device is already current. */
+/* Each checks its arguments (against what elementwise_supported says,
+ * for elementwise), makes `ordinal` current and launches. */
 kc_status* kc__cuda_elementwise_launch(int32_t ordinal, cudaStream_t stream,
                                        const kc__elementwise_desc* desc);
 kc_status* kc__cuda_broadcast_launch(int32_t ordinal, cudaStream_t stream,

@@ -209,6 +209,7 @@ extern "C" kc_status* kc__cuda_elementwise_launch(int32_t ordinal, cudaStream_t 
     return KC__CUDA_STATUS(KC_INVALID_ARGUMENT, "elementwise %s on cuda:%d: out is NULL", name,
                            (int)ordinal);
   }
+  if (kc_status* s = kc__cuda_use_device(ordinal)) return s;
   Launch l{stream, ordinal, d->count, name};
   Type t = type_of(d->in_dtype);
   switch (f) {

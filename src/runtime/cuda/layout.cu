@@ -105,6 +105,7 @@ extern "C" kc_status* kc__cuda_broadcast_launch(int32_t ordinal, cudaStream_t st
   }
   if (n == 0) return nullptr;
   if (!d->in || !d->out) return KC__BAD("broadcast on cuda:%d: in or out is NULL", o);
+  if (kc_status* s = kc__cuda_use_device(ordinal)) return s;
   Launch l{stream, ordinal, n, "broadcast"};
   switch (es) {
     case 1: return run_broadcast<uint8_t>(l, p, d->in, d->out);
@@ -145,6 +146,7 @@ extern "C" kc_status* kc__cuda_iota_launch(int32_t ordinal, cudaStream_t stream,
   }
   if (n == 0) return nullptr;
   if (!out) return KC__BAD("iota on cuda:%d: out is NULL", o);
+  if (kc_status* s = kc__cuda_use_device(ordinal)) return s;
   Launch l{stream, ordinal, n, "iota"};
   int64_t len = dims[dim];
   return with_type(t, [&](auto tag) -> kc_status* {
