@@ -1310,6 +1310,43 @@ static kc_status* kc__compile(kc__compiler* c) {
   return kc__plan_arena(c);
 }
 
+static bool kc__is_dynamic(const kc_executable* exe, int32_t buffer) {
+  int32_t kind = buffer >= 0 ? exe->buffers[buffer].kind : 0;
+  return kind == KC__BUF_INPUT || kind == KC__BUF_OUTPUT;
+}
+
+static int kc__fill_order(const void* a, const void* b) {
+  const kc__fill* x = a;
+  const kc__fill* y = b;
+  if (x->buffer != y->buffer) return x->buffer < y->buffer ? -1 : 1;
+  return x->target < y->target ? -1 : x->target > y->target;
+}
+
+/* Sorts the dynamic fills by buffer (then target, so a group is written
+ * front to back) and lists the input and output buffers with their group,
+ * so that a run visits only them and rewrites only what moved. */
+static kc_status* kc__group_dynamic_fills(kc_executable* exe) {
+  qsort(exe->dynamic_fills, exe->num_dynamic_fills, sizeof *exe->dynamic_fills,
+        kc__fill_order);
+  size_t n = 0;
+  for (size_t i = 0; i < exe->num_buffers; ++i) n += kc__is_dynamic(exe, (int32_t)i);
+  exe->dynamics = calloc(n + 1, sizeof *exe->dynamics);
+  if (!exe->dynamics) return kc__oom();
+  size_t f = 0;
+  for (size_t i = 0; i < exe->num_buffers; ++i) {
+    if (!kc__is_dynamic(exe, (int32_t)i)) continue;
+    kc__dynamic* d = &exe->dynamics[exe->num_dynamics++];
+    d->buffer = (int32_t)i;
+    d->kind = exe->buffers[i].kind;
+    d->index = exe->buffers[i].index;
+    d->first = f;
+    while (f < exe->num_dynamic_fills && exe->dynamic_fills[f].buffer == (int32_t)i) ++f;
+    if (f - d->first > UINT32_MAX) return kc__oom();
+    d->count = (uint32_t)(f - d->first);
+  }
+  return NULL;
+}
+
 /* Moves the compiler's results into the executable: buffers, steps, the
  * block template with the address table at its end, and the fills split
  * into those fixed per run (static) and those that change (dynamic). */
@@ -1332,14 +1369,13 @@ static kc_status* kc__finish(kc__compiler* c) {
   if (!exe->static_fills || !exe->dynamic_fills) return kc__oom();
   for (size_t i = 0; i < c->num_fills; ++i) {
     const kc__fill* f = &c->fills[i];
-    int32_t kind = f->buffer >= 0 ? exe->buffers[f->buffer].kind : 0;
-    if (kind == KC__BUF_INPUT || kind == KC__BUF_OUTPUT) {
+    if (kc__is_dynamic(exe, f->buffer)) {
       exe->dynamic_fills[exe->num_dynamic_fills++] = *f;
     } else {
       exe->static_fills[exe->num_static_fills++] = *f;
     }
   }
-  return NULL;
+  return kc__group_dynamic_fills(exe);
 }
 
 kc_status* kc_program_compile(const kc_program* program,

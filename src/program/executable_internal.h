@@ -36,6 +36,17 @@ typedef struct kc__fill {
   size_t block_offset;
 } kc__fill;
 
+/* An input or output buffer, whose address is set on every run. The fills
+ * that hold it are dynamic_fills[first, first + count), applied again only
+ * when the address differs from the one the run's block already holds. */
+typedef struct kc__dynamic {
+  int32_t buffer;
+  int32_t kind;  /* KC__BUF_INPUT or KC__BUF_OUTPUT */
+  int32_t index; /* the input leaf or the output */
+  uint32_t count;
+  size_t first;
+} kc__dynamic;
+
 typedef struct kc__run kc__run;
 typedef struct kc__step kc__step;
 typedef kc_status* (*kc__step_fn)(const kc__step* step, kc__run* run);
@@ -92,6 +103,7 @@ struct kc__run {
   char* block;  /* addresses, pointer tables, frames, DLTensors */
   char* arena;  /* temporaries and scratch */
   void** addr;  /* buffer addresses: into block */
+  bool primed;  /* the dynamic fills have been applied once */
 };
 
 struct kc_executable {
@@ -116,13 +128,16 @@ struct kc_executable {
   size_t arena_unshared;
   size_t output_bytes;
   /* The run block: its size, the template copied into each new run, and
-   * the fills applied once per new run (static) or every run (dynamic). */
+   * the fills applied once per new run (static) or when an input or output
+   * address changes (dynamic, sorted by buffer). */
   size_t block_bytes;
   char* block_template;
   kc__fill* static_fills;
   size_t num_static_fills;
   kc__fill* dynamic_fills;
   size_t num_dynamic_fills;
+  kc__dynamic* dynamics;
+  size_t num_dynamics;
   size_t addr_offset;
   /* The custom-call targets the steps call, each retained once: they, and
    * the plugins whose code they are, outlive the executable. Released

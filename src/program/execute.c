@@ -114,6 +114,7 @@ void kc_executable_destroy(kc_executable* exe) {
   free(exe->block_template);
   free(exe->static_fills);
   free(exe->dynamic_fills);
+  free(exe->dynamics);
   kc__arena_free(&exe->arena);
   kc_program_destroy(exe->program);
   free(exe);
@@ -289,6 +290,27 @@ static kc_status* kc__run_steps(const kc_executable* exe, kc__run* run,
   return kc_status_add_context(st, "in instruction %s", KC__QS(in->name));
 }
 
+/* The run's input and output addresses. A run's block keeps what its last
+ * execution wrote, so the places that hold an address are written only when
+ * it changed: a program called on the same buffers writes nothing. */
+static void kc__set_dynamic(const kc_executable* exe, kc__run* run,
+                            const DLTensor* const* inputs, kc_tensor* const* outputs) {
+  for (size_t i = 0; i < exe->num_dynamics; ++i) {
+    const kc__dynamic* d = &exe->dynamics[i];
+    void* a;
+    if (d->kind == KC__BUF_INPUT) {
+      const DLTensor* t = inputs[d->index];
+      a = (char*)t->data + t->byte_offset;
+    } else {
+      a = kc_tensor_get_dltensor(outputs[d->index])->data;
+    }
+    if (a == run->addr[d->buffer] && run->primed) continue;
+    run->addr[d->buffer] = a;
+    kc__apply_fills(run->block, run->addr, exe->dynamic_fills + d->first, d->count);
+  }
+  run->primed = true;
+}
+
 kc_status* kc_executable_execute(const kc_executable* executable,
                                  const DLTensor* const* inputs,
                                  size_t num_inputs,
@@ -328,16 +350,7 @@ kc_status* kc_executable_execute(const kc_executable* executable,
   kc__run* run = NULL;
   if (!st) st = kc__run_acquire(exe, alloc, &run);
   if (!st) {
-    for (size_t i = 0; i < exe->num_buffers; ++i) {
-      const kc__buffer* b = &exe->buffers[i];
-      if (b->kind == KC__BUF_INPUT) {
-        const DLTensor* t = inputs[b->index];
-        run->addr[i] = (char*)t->data + t->byte_offset;
-      } else if (b->kind == KC__BUF_OUTPUT) {
-        run->addr[i] = kc_tensor_get_dltensor(out_outputs[b->index])->data;
-      }
-    }
-    kc__apply_fills(run->block, run->addr, exe->dynamic_fills, exe->num_dynamic_fills);
+    kc__set_dynamic(exe, run, inputs, out_outputs);
     if (exe->has_xla) {
       /* A new run id, made when a handler first asks for it. */
       kc__xla_run_info* info = (kc__xla_run_info*)(void*)(run->block + exe->xla_run_offset);
