@@ -1322,16 +1322,18 @@ static int kc__fill_order(const void* a, const void* b) {
   return x->target < y->target ? -1 : x->target > y->target;
 }
 
-/* Sorts the dynamic fills by buffer (then target, so a group is written
- * front to back) and lists the input and output buffers with their group,
- * so that a run visits only them and rewrites only what moved. */
-static kc_status* kc__group_dynamic_fills(kc_executable* exe) {
-  qsort(exe->dynamic_fills, exe->num_dynamic_fills, sizeof *exe->dynamic_fills,
-        kc__fill_order);
-  size_t n = 0;
-  for (size_t i = 0; i < exe->num_buffers; ++i) n += kc__is_dynamic(exe, (int32_t)i);
-  exe->dynamics = calloc(n + 1, sizeof *exe->dynamics);
-  if (!exe->dynamics) return kc__oom();
+/* Lists the input and output buffers with the block offsets that hold
+ * their address (the `n` dynamic fills, sorted here by buffer, then by
+ * offset so that a group is written front to back): a run visits only
+ * them, and rewrites only what moved. */
+static kc_status* kc__group_dynamic_fills(kc_executable* exe, kc__fill* fills, size_t n) {
+  qsort(fills, n, sizeof *fills, kc__fill_order);
+  size_t num = 0;
+  for (size_t i = 0; i < exe->num_buffers; ++i) num += kc__is_dynamic(exe, (int32_t)i);
+  exe->dynamics = calloc(num + 1, sizeof *exe->dynamics);
+  exe->dynamic_targets = malloc((n + 1) * sizeof *exe->dynamic_targets);
+  if (!exe->dynamics || !exe->dynamic_targets) return kc__oom();
+  for (size_t f = 0; f < n; ++f) exe->dynamic_targets[f] = fills[f].target;
   size_t f = 0;
   for (size_t i = 0; i < exe->num_buffers; ++i) {
     if (!kc__is_dynamic(exe, (int32_t)i)) continue;
@@ -1340,7 +1342,7 @@ static kc_status* kc__group_dynamic_fills(kc_executable* exe) {
     d->kind = exe->buffers[i].kind;
     d->index = exe->buffers[i].index;
     d->first = f;
-    while (f < exe->num_dynamic_fills && exe->dynamic_fills[f].buffer == (int32_t)i) ++f;
+    while (f < n && fills[f].buffer == (int32_t)i) ++f;
     if (f - d->first > UINT32_MAX) return kc__oom();
     d->count = (uint32_t)(f - d->first);
   }
@@ -1365,17 +1367,18 @@ static kc_status* kc__finish(kc__compiler* c) {
   exe->num_steps = c->num_steps;
   c->steps = NULL;
   exe->static_fills = malloc((c->num_fills + 1) * sizeof *exe->static_fills);
-  exe->dynamic_fills = malloc((c->num_fills + 1) * sizeof *exe->dynamic_fills);
-  if (!exe->static_fills || !exe->dynamic_fills) return kc__oom();
+  if (!exe->static_fills) return kc__oom();
+  /* The dynamic fills move to the front of the compiler's array. */
+  size_t num_dynamic = 0;
   for (size_t i = 0; i < c->num_fills; ++i) {
     const kc__fill* f = &c->fills[i];
     if (kc__is_dynamic(exe, f->buffer)) {
-      exe->dynamic_fills[exe->num_dynamic_fills++] = *f;
+      c->fills[num_dynamic++] = *f;
     } else {
       exe->static_fills[exe->num_static_fills++] = *f;
     }
   }
-  return kc__group_dynamic_fills(exe);
+  return kc__group_dynamic_fills(exe, c->fills, num_dynamic);
 }
 
 kc_status* kc_program_compile(const kc_program* program,

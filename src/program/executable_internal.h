@@ -36,9 +36,9 @@ typedef struct kc__fill {
   size_t block_offset;
 } kc__fill;
 
-/* An input or output buffer, whose address is set on every run. The fills
- * that hold it are dynamic_fills[first, first + count), applied again only
- * when the address differs from the one the run's block already holds. */
+/* An input or output buffer, whose address is set on every run. The block
+ * offsets that hold it are dynamic_targets[first, first + count), written
+ * again only when the address differs from the one the run's block holds. */
 typedef struct kc__dynamic {
   int32_t buffer;
   int32_t kind;  /* KC__BUF_INPUT or KC__BUF_OUTPUT */
@@ -134,8 +134,7 @@ struct kc_executable {
   char* block_template;
   kc__fill* static_fills;
   size_t num_static_fills;
-  kc__fill* dynamic_fills;
-  size_t num_dynamic_fills;
+  size_t* dynamic_targets;
   kc__dynamic* dynamics;
   size_t num_dynamics;
   size_t addr_offset;

@@ -113,7 +113,7 @@ void kc_executable_destroy(kc_executable* exe) {
   free(exe->output_buffers);
   free(exe->block_template);
   free(exe->static_fills);
-  free(exe->dynamic_fills);
+  free(exe->dynamic_targets);
   free(exe->dynamics);
   kc__arena_free(&exe->arena);
   kc_program_destroy(exe->program);
@@ -306,7 +306,8 @@ static void kc__set_dynamic(const kc_executable* exe, kc__run* run,
     }
     if (a == run->addr[d->buffer] && run->primed) continue;
     run->addr[d->buffer] = a;
-    kc__apply_fills(run->block, run->addr, exe->dynamic_fills + d->first, d->count);
+    const size_t* targets = exe->dynamic_targets + d->first;
+    for (uint32_t k = 0; k < d->count; ++k) memcpy(run->block + targets[k], &a, sizeof a);
   }
   run->primed = true;
 }
