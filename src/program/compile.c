@@ -596,9 +596,11 @@ static kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id,
   s->api = (int32_t)t->api;
   s->opaque = in->opaque;
   s->opaque_size = in->opaque_size;
-  size_t ins = kc__reserve(c, (in->num_operands + 1) * sizeof(void*));
-  size_t out = kc__reserve(c, sizeof(void*));
-  if (ins == SIZE_MAX || out == SIZE_MAX) return kc__oom();
+  /* The result slot, then the operand table: the run loop finds both
+   * from one offset (kc__hot_step). */
+  size_t out = kc__reserve(c, (in->num_operands + 2) * sizeof(void*));
+  if (out == SIZE_MAX) return kc__oom();
+  size_t ins = out + sizeof(void*);
   c->steps[c->num_steps - 1].ins_offset = ins;
   c->steps[c->num_steps - 1].out_offset = out;
   for (size_t i = 0; i < in->num_operands; ++i) {
@@ -1349,6 +1351,41 @@ static kc_status* kc__group_dynamic_fills(kc_executable* exe, kc__fill* fills, s
   return NULL;
 }
 
+/* The run loop's view of the steps (kc__hot_step). */
+static kc_status* kc__make_hot_steps(kc_executable* exe) {
+  exe->hot_steps = calloc(exe->num_steps + 1, sizeof *exe->hot_steps);
+  if (!exe->hot_steps || exe->num_steps > UINT32_MAX) return kc__oom();
+  for (size_t i = 0; i < exe->num_steps; ++i) {
+    const kc__step* s = &exe->steps[i];
+    kc__hot_step* h = &exe->hot_steps[i];
+    h->kind = KC__HOT_STEP;
+    h->offset = (uint32_t)i;
+    size_t off = 0;
+    if (s->kind == KC__STEP_TYPED_CALL) {
+      h->kind = KC__HOT_TYPED;
+      h->fn = (void (*)(void))s->handler;
+      off = s->frame_offset;
+    } else if (s->kind == KC__STEP_XLA_CALL) {
+      h->kind = KC__HOT_XLA;
+      h->fn = s->fn;
+      off = s->frame_offset;
+    } else if (s->kind == KC__STEP_LEGACY_CALL && s->api == KC_XCALL_API_ORIGINAL &&
+               s->ins_offset == s->out_offset + sizeof(void*)) {
+      h->kind = KC__HOT_LEGACY;
+      h->fn = s->fn;
+      off = s->out_offset;
+    }
+    /* A block past 4 GiB: those steps go the long way. */
+    if (off > UINT32_MAX) {
+      h->kind = KC__HOT_STEP;
+      h->fn = NULL;
+    } else if (h->kind != KC__HOT_STEP) {
+      h->offset = (uint32_t)off;
+    }
+  }
+  return NULL;
+}
+
 /* Moves the compiler's results into the executable: buffers, steps, the
  * block template with the address table at its end, and the fills split
  * into those fixed per run (static) and those that change (dynamic). */
@@ -1366,6 +1403,7 @@ static kc_status* kc__finish(kc__compiler* c) {
   exe->steps = c->steps;
   exe->num_steps = c->num_steps;
   c->steps = NULL;
+  KC__TRY(kc__make_hot_steps(exe));
   exe->static_fills = malloc((c->num_fills + 1) * sizeof *exe->static_fills);
   if (!exe->static_fills) return kc__oom();
   /* The dynamic fills move to the front of the compiler's array. */

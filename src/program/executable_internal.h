@@ -61,8 +61,25 @@ enum {
   KC__STEP_KERNEL /* an instruction of the op table (ops.h) */
 };
 
+/* What the run loop reads of a step, 16 bytes so that four share a cache
+ * line and a run streams through them: custom calls are dispatched from
+ * here without touching their kc__step. */
+enum {
+  KC__HOT_STEP = 0, /* steps[offset].run(&steps[offset], run) */
+  KC__HOT_TYPED,    /* fn: the handler; offset: its frame */
+  KC__HOT_XLA,      /* fn: the XLA FFI handler; offset: its frame */
+  KC__HOT_LEGACY    /* fn: an API_ORIGINAL target; offset: the result slot,
+                     * followed by the operand table */
+};
+
+typedef struct kc__hot_step {
+  void (*fn)(void);
+  uint32_t kind;   /* KC__HOT_* */
+  uint32_t offset; /* a block offset, or for KC__HOT_STEP a step index */
+} kc__hot_step;
+
 struct kc__step {
-  /* Hot: what the run loop reads for a custom call, in one cache line. */
+  /* What a step function reads first. */
   int32_t kind;
   int32_t instr; /* in the program; -1 for the final output copies */
   kc_xcall_handler_fn handler;  /* typed: target->handler */
@@ -113,6 +130,7 @@ struct kc_executable {
   kc__buffer* buffers;
   size_t num_buffers;
   kc__step* steps;
+  kc__hot_step* hot_steps; /* num_steps, parallel to steps */
   size_t num_steps;
   size_t num_live;     /* live instructions */
   int32_t* live_instr; /* program instruction of each plan position */
