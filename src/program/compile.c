@@ -735,8 +735,8 @@ static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
   size_t attrs_off = SIZE_MAX;
   if (!st) {
     frame_off = kc__reserve(c, sizeof frame);
-    tensors_off = kc__reserve(c, (nargs + nres + 1) * sizeof *tensors);
-    attrs_off = kc__reserve(c, (num_attrs + 1) * sizeof *attrs);
+    tensors_off = kc__reserve(c, (nargs + nres) * sizeof *tensors);
+    attrs_off = kc__reserve(c, num_attrs * sizeof *attrs);
     if (frame_off == SIZE_MAX || tensors_off == SIZE_MAX || attrs_off == SIZE_MAX) {
       st = kc__oom();
     }
