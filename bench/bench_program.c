@@ -5,7 +5,7 @@
  *   - typed decoding: typed calls that read 4 buffers and 2 attributes vs
  *     direct calls handed the same values, in a program of 32 calls (their
  *     frames stay in L1, as one call's frame does in a real program) and
- *     in one of 1000 (about 400 KB of frames, read from L2 each run),
+ *     in one of 1000 (about 400 KB of frames and steps, read from L2 each run),
  *     there also with inputs that move between runs (each run then
  *     writes their addresses into the frames again);
  *   - user data: a program of 1000 STATUS_RETURNING calls that read their
