@@ -1329,7 +1329,7 @@ static int kc__fill_order(const void* a, const void* b) {
  * offset so that a group is written front to back): a run visits only
  * them, and rewrites only what moved. */
 static kc_status* kc__group_dynamic_fills(kc_executable* exe, kc__fill* fills, size_t n) {
-  qsort(fills, n, sizeof *fills, kc__fill_order);
+  if (n > 1) qsort(fills, n, sizeof *fills, kc__fill_order); /* fills: NULL when n is 0 */
   size_t num = 0;
   for (size_t i = 0; i < exe->num_buffers; ++i) num += kc__is_dynamic(exe, (int32_t)i);
   exe->dynamics = calloc(num + 1, sizeof *exe->dynamics);
