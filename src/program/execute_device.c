@@ -218,21 +218,11 @@ static kc_status* kc__capture_and_launch(kc_executable* exe, kc__run* run,
   return be->graph_launch(ord, graph, run->stream);
 }
 
-/* Sets the addresses of inputs and outputs, and makes the run's key of
- * them; true when the key is the one of the run's last run. */
-static bool kc__set_addresses(const kc_executable* exe, kc__run* run,
-                              const DLTensor* const* inputs, void* const* out_data) {
+/* Makes the run's key of the input and output addresses; true when it is
+ * the key of the run state's last run. */
+static bool kc__make_key(const kc_executable* exe, kc__run* run, const DLTensor* const* inputs,
+                         void* const* out_data) {
   size_t ni = exe->num_inputs;
-  for (size_t i = 0; i < exe->num_buffers; ++i) {
-    const kc__buffer* b = &exe->buffers[i];
-    if (b->kind == KC__BUF_INPUT) {
-      const DLTensor* t = inputs[b->index];
-      run->addr[i] = kc__is_host_input(t) ? run->dev_inputs + exe->input_staging[b->index]
-                                          : (char*)t->data + t->byte_offset;
-    } else if (b->kind == KC__BUF_OUTPUT) {
-      run->addr[i] = out_data[b->index];
-    }
-  }
   bool same = run->key_valid;
   for (size_t i = 0; i < ni + exe->num_outputs; ++i) {
     void* a;
@@ -279,7 +269,7 @@ static kc_status* kc__prepare_run(kc_executable* exe, kc__run* run,
   bool host_inputs = false;
   for (size_t i = 0; i < exe->num_inputs; ++i) host_inputs |= kc__is_host_input(inputs[i]);
   if (host_inputs) KC__TRY(kc__ensure_staging(exe, run));
-  bool same = kc__set_addresses(exe, run, inputs, out_data);
+  bool same = kc__make_key(exe, run, inputs, out_data);
   /* Pinned memory that earlier work on the stream may still be reading is
    * about to change: wait for it. */
   if (run->pending && (host_inputs || (!same && exe->num_table_fills))) {
@@ -294,7 +284,7 @@ static kc_status* kc__prepare_run(kc_executable* exe, kc__run* run,
              bytes);
     }
   }
-  kc__apply_fills(run->block, run->addr, exe->dynamic_fills, exe->num_dynamic_fills);
+  kc__set_dynamic(exe, run, inputs, out_data);
   if (!same) {
     for (size_t i = 0; i < exe->num_table_fills; ++i) {
       const kc__fill* f = &exe->table_fills[i];
