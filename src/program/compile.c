@@ -1009,7 +1009,8 @@ static bool kc__same_dims(const kc_shape* a, const kc_shape* b) {
 }
 
 /* KC__CMP_* of a compare instruction, or an error. */
-static kc_status* kc__device_direction(const kc__instr* in, int32_t* out) {
+static kc_status* kc__device_direction(const kc_program* p, const kc__instr* in,
+                                      int32_t* out) {
   static const char* const names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
   kc_string_view dir;
   KC__TRY(kc__op_attr_string(in, "direction", false, &dir));
@@ -1019,10 +1020,17 @@ static kc_status* kc__device_direction(const kc__instr* in, int32_t* out) {
   }
   kc_string_view type = {NULL, 0};
   KC__TRY(kc__op_attr_string(in, "type", true, &type));
-  if (type.size && kc_sv_equal(type, kc_sv("TOTALORDER"))) {
-    return kc__not_on_cuda(in, " with type=TOTALORDER");
+  if (!*out) {
+    return kc__bad(in, KC_INVALID_ARGUMENT,
+                   "attribute direction: expected EQ, NE, LT, LE, GT or GE");
   }
-  if (!*out) return kc__bad(in, KC_INVALID_ARGUMENT, "attribute direction: expected EQ, NE, LT, LE, GT or GE");
+  if (type.size && kc_sv_equal(type, kc_sv("TOTALORDER"))) {
+    DLDataType t = kc__operand_shape(p, in, 0)->dtype;
+    if (t.code != kDLFloat || (t.bits != 32 && t.bits != 64) || t.lanes != 1) {
+      return kc__not_on_cuda(in, " with type=TOTALORDER except for f32 and f64");
+    }
+    *out |= KC__CMP_TOTAL_ORDER;
+  }
   return NULL;
 }
 
@@ -1072,7 +1080,7 @@ static kc_status* kc__verify_device(kc__compiler* c, const kc__instr* in) {
   }
   if (in->op == KC_OP_COMPARE) {
     int32_t dir;
-    KC__TRY(kc__device_direction(in, &dir));
+    KC__TRY(kc__device_direction(p, in, &dir));
   }
   return NULL;
 }
@@ -1181,7 +1189,7 @@ static kc_status* kc__plan_device_instr(kc__compiler* c, int32_t id, int32_t pos
     return NULL;
   }
   int32_t direction = 0;
-  if (in->op == KC_OP_COMPARE) KC__TRY(kc__device_direction(in, &direction));
+  if (in->op == KC_OP_COMPARE) KC__TRY(kc__device_direction(c->p, in, &direction));
   kc__step* s = kc__new_step(c, KC__STEP_ELEMENTWISE, kc__step_elementwise_device, id);
   if (!s) return kc__oom();
   s->op = in->op;

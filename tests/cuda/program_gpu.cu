@@ -227,6 +227,41 @@ int main() {
   kc_status_destroy(st);
   kc_program_destroy(dot);
 
+  // Built-in instructions on the device: iota, broadcast, compare (with
+  // total order), select, clamp, convert, constants.
+  kc_program* builtins = nullptr;
+  CHECK_OK(kc_program_parse(
+      kc_sv("HloModule b\nENTRY main {\n x = f32[4] parameter(0)\n s = f32[] parameter(1)\n"
+            " i = s32[4] iota(), iota_dimension=0\n f = f32[4] convert(i)\n"
+            " b = f32[4] broadcast(s), dimensions={}\n"
+            " lo = f32[4] constant({0, 0, 0, 0})\n hi = f32[4] constant({2, 2, 2, 2})\n"
+            " c = pred[4] compare(x, f), direction=GT, type=TOTALORDER\n"
+            " sel = f32[4] select(c, x, b)\n"
+            " ROOT r = f32[4] clamp(lo, sel, hi)\n}\n"),
+      &builtins));
+  kc_executable* bexe = nullptr;
+  CHECK_OK(kc_program_compile(builtins, &co, &bexe));
+  if (bexe) {
+    float xv[4] = {5, 0.5f, -1, 3.5f}, sv = 1.5f;
+    int64_t shape4[1] = {4};
+    DLTensor tx = {xv, {kDLCPU, 0}, 1, f32, shape4, nullptr, 0};
+    DLTensor ts = {&sv, {kDLCPU, 0}, 0, f32, nullptr, nullptr, 0};
+    const DLTensor* bargs[2] = {&tx, &ts};
+    kc_tensor* r = nullptr;
+    CHECK_OK(kc_executable_execute(bexe, bargs, 2, nullptr, &r));
+    if (r) {
+      float got[4];
+      CUDA_OK(cudaMemcpy(got, kc_tensor_get_dltensor(r)->data, sizeof got,
+                         cudaMemcpyDeviceToHost));
+      // x > iota: 5 > 0 yes -> 5 -> 2; 0.5 > 1 no -> 1.5; -1 > 2 no -> 1.5;
+      // 3.5 > 3 yes -> 3.5 -> 2.
+      CHECK(got[0] == 2 && got[1] == 1.5f && got[2] == 1.5f && got[3] == 2);
+    }
+    kc_object_release(KC_OBJECT(r));
+  }
+  kc_executable_destroy(bexe);
+  kc_program_destroy(builtins);
+
   CUDA_OK(cudaStreamDestroy(stream));
   kc_executable_destroy(plain);
   kc_executable_destroy(exe);
