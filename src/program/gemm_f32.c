@@ -1,9 +1,10 @@
 /* The f32 GEMM of gemm_f32.h, in the shape of the published GotoBLAS/BLIS
  * design:
  *
- *   pack B once into panels of NR columns (k x NR each, zero-padded), the
- *     panels split over the pool;
- *   then, over the pool, ranges of MR-row strips of C, each thread:
+ *   B is packed into panels of NR columns (k x NR each, zero-padded) by
+ *     the first thread that needs each panel;
+ *   every thread of the pool claims strips of MR rows of C, fewer at a
+ *     time as fewer are left, and for each claim:
  *     for each block of NC columns (its B panels stay in L2),
  *       for each KC slice of the contracted dimension,
  *         for each strip: pack its MR x KC slice of A (L1-resident),
@@ -16,6 +17,7 @@
 #include "program/gemm_f32.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,44 +283,99 @@ static void kc__pack_a(const float* a, int64_t lda, int64_t rows, int64_t kc, in
 
 /* ---- the product -------------------------------------------------------------------- */
 
+/* Panel states: nobody has it yet, someone is packing it, packed. */
+enum { KC__PANEL_EMPTY = 0, KC__PANEL_PACKING = 1, KC__PANEL_READY = 2 };
+
 typedef struct kc__gemm_job {
   const kc__gemm_f32_kernel* kernel;
   const float* a;
-  const float* b;      /* unpacked, for the packing loop */
-  const float* panels; /* packed B */
-  float* packed_out;
+  const float* b;
   float* c;
+  float* panels;         /* packed B, filled on demand */
+  uint8_t* panel_state;  /* one a panel, atomically */
   int64_t m, n, k;
-  int64_t nc; /* columns a block, a multiple of nr */
+  int64_t nc;            /* columns a block, a multiple of nr */
+  int64_t strips;        /* MR-row strips of C */
+  int64_t next_strip;    /* the first strip nobody has claimed, atomically */
+  int64_t threads;       /* participants, for the claim sizes and the panel order */
 } kc__gemm_job;
 
-static void kc__gemm_pack_range(void* ctx, int64_t begin, int64_t end) {
-  const kc__gemm_job* job = ctx;
-  kc__pack_b(job->b, job->n, job->k, job->kernel->nr, begin, end, job->packed_out);
+/* Claims the next strips, fewer as fewer are left (guided scheduling):
+ * big claims keep a block of B in L2 over many strips, small ones at the
+ * end keep every thread busy when a core is slow or shared. */
+static bool kc__gemm_claim(kc__gemm_job* job, int64_t* begin, int64_t* end) {
+  int64_t cur = __atomic_load_n(&job->next_strip, __ATOMIC_RELAXED);
+  for (;;) {
+    int64_t left = job->strips - cur;
+    if (left <= 0) return false;
+    int64_t take = left / (2 * job->threads);
+    if (take < 1) take = 1;
+    if (__atomic_compare_exchange_n(&job->next_strip, &cur, cur + take, true, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
+      *begin = cur;
+      *end = cur + take;
+      return true;
+    }
+  }
 }
 
-/* Strips [begin, end) of MR rows each. */
-static void kc__gemm_strips(void* ctx, int64_t begin, int64_t end) {
-  const kc__gemm_job* job = ctx;
+/* Makes panel p of B packed: packs it when nobody has, else waits for
+ * the thread that is packing it (a few microseconds of copying). */
+static void kc__gemm_panel_ready(kc__gemm_job* job, int64_t p) {
+  uint8_t* state = &job->panel_state[p];
+  uint8_t seen = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+  if (seen == KC__PANEL_READY) return;
+  if (seen == KC__PANEL_EMPTY &&
+      __atomic_compare_exchange_n(state, &seen, KC__PANEL_PACKING, false, __ATOMIC_ACQUIRE,
+                                  __ATOMIC_ACQUIRE)) {
+    kc__pack_b(job->b, job->n, job->k, job->kernel->nr, p, p + 1, job->panels);
+    __atomic_store_n(state, KC__PANEL_READY, __ATOMIC_RELEASE);
+    return;
+  }
+  for (unsigned spins = 0; __atomic_load_n(state, __ATOMIC_ACQUIRE) != KC__PANEL_READY;
+       ++spins) {
+    if (spins >= 64) sched_yield();
+  }
+}
+
+/* Strips [begin, end): for each block of columns and each slice of the
+ * contracted dimension, each strip's A slice against the block's panels,
+ * which participant `id` (of job->threads) visits from its own share on,
+ * so that threads starting together pack different panels. */
+static void kc__gemm_strips(kc__gemm_job* job, int64_t begin, int64_t end, int64_t id) {
   const kc__gemm_f32_kernel* kern = job->kernel;
   int64_t mr = kern->mr, nr = kern->nr, m = job->m, n = job->n, k = job->k;
   _Alignas(64) float apack[KC__GEMM_MR_MAX * KC__GEMM_KC];
   for (int64_t jc = 0; jc < n; jc += job->nc) {
-    int64_t jend = n - jc < job->nc ? n : jc + job->nc;
+    int64_t first = jc / nr;
+    int64_t count = ((n - jc < job->nc ? n - jc : job->nc) + nr - 1) / nr;
+    int64_t start = count * (id % job->threads) / job->threads;
     for (int64_t pc = 0; pc < k; pc += KC__GEMM_KC) {
       int64_t kc = k - pc < KC__GEMM_KC ? k - pc : KC__GEMM_KC;
       for (int64_t s = begin; s < end; ++s) {
         int64_t i = s * mr;
         int64_t rows = m - i < mr ? m - i : mr;
         kc__pack_a(job->a + i * k + pc, k, rows, kc, mr, apack);
-        for (int64_t j = jc; j < jend; j += nr) {
+        for (int64_t q = 0; q < count; ++q) {
+          int64_t p = first + (start + q) % count;
+          if (pc == 0 && s == begin) kc__gemm_panel_ready(job, p);
+          int64_t j = p * nr;
           int64_t cols = n - j < nr ? n - j : nr;
-          kern->fn(kc, apack, job->panels + (j / nr) * k * nr + pc * nr, job->c + i * n + j, n,
-                   rows, cols, pc > 0);
+          kern->fn(kc, apack, job->panels + p * k * nr + pc * nr, job->c + i * n + j, n, rows,
+                   cols, pc > 0);
         }
       }
     }
   }
+}
+
+/* One participant: claims strips until none are left. */
+static void kc__gemm_participant(void* ctx, int64_t begin, int64_t end) {
+  kc__gemm_job* job = ctx;
+  KC__UNUSED(end);
+  int64_t first, last;
+  /* A participant that starts late finds the strips claimed, and returns. */
+  while (kc__gemm_claim(job, &first, &last)) kc__gemm_strips(job, first, last, begin);
 }
 
 kc_status* kc__gemm_f32(const kc__gemm_f32_kernel* kernel, const float* a, const float* b,
@@ -332,25 +389,32 @@ kc_status* kc__gemm_f32(const kc__gemm_f32_kernel* kernel, const float* a, const
   int64_t panels = (n + nr - 1) / nr;
   size_t floats = (size_t)panels * (size_t)k * (size_t)nr;
   float* packed = NULL;
-  if (floats > SIZE_MAX / sizeof(float) - 64 ||
-      posix_memalign((void**)&packed, 64, floats * sizeof(float)) != 0) {
+  if (floats > (SIZE_MAX - (size_t)panels) / sizeof(float) ||
+      posix_memalign((void**)&packed, 64, floats * sizeof(float) + (size_t)panels) != 0) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
                             "out of memory packing the %lld x %lld operand of a dot",
                             (long long)k, (long long)n);
   }
+  uint8_t* state = (uint8_t*)(packed + floats);
+  memset(state, KC__PANEL_EMPTY, (size_t)panels);
   int64_t nc = KC__GEMM_BLOCK_BYTES / (KC__GEMM_KC * (int64_t)sizeof(float)) / nr * nr;
   if (nc < nr) nc = nr;
-  kc__gemm_job job = {kernel, a, b, packed, packed, c, m, n, k, nc};
   int64_t strips = (m + mr - 1) / mr;
-  int64_t strip_cost = mr * n * k / kernel->fma_per_ns + 1;
-  /* Below about 0.2 ms the pool's hand-over costs more than it gains. */
-  if (!pool && strips * strip_cost > 200000) pool = kc_thread_pool_get_default();
-  if (pool) {
-    kc_thread_pool_parallel_for(pool, panels, k * nr / 4 + 1, kc__gemm_pack_range, &job);
-    kc_thread_pool_parallel_for(pool, strips, strip_cost, kc__gemm_strips, &job);
+  /* Below about 0.2 ms of work the pool's hand-over costs more than it
+   * gains. */
+  int64_t work_ns = strips * mr * n * k / kernel->fma_per_ns;
+  if (!pool && work_ns > 200000) pool = kc_thread_pool_get_default();
+  int64_t threads = pool ? kc_thread_pool_get_size(pool) : 1;
+  if (threads > strips) threads = strips;
+  kc__gemm_job job = {kernel, a, b, c, packed, state, m, n, k, nc, strips, 0, threads};
+  if (threads > 1) {
+    /* One unit a participant, each worth its share of the product: the
+     * pool hands one to every thread when a share is worth it; the claims
+     * then share the work, whoever runs them. */
+    kc_thread_pool_parallel_for(pool, threads, work_ns / threads + 1, kc__gemm_participant,
+                                &job);
   } else {
-    kc__gemm_pack_range(&job, 0, panels);
-    kc__gemm_strips(&job, 0, strips);
+    kc__gemm_participant(&job, 0, 1);
   }
   free(packed);
   return NULL;
