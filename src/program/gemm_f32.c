@@ -23,7 +23,7 @@
 
 #include "internal/common.h"
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
@@ -269,9 +269,33 @@ static void kc__pack_b(const float* b, int64_t n, int64_t k, int64_t nr, int64_t
 }
 
 /* A strip of `rows` rows (row stride lda) and kc columns, as kc steps of
- * mr elements (zero past `rows`). */
+ * mr elements (zero past `rows`). Full strips of a multiple of 4 rows go
+ * by 4 x 4 blocks transposed in SSE registers (x86-64's baseline), four
+ * times fewer loads and stores than one element at a time. */
 static void kc__pack_a(const float* a, int64_t lda, int64_t rows, int64_t kc, int64_t mr,
                        float* restrict dst) {
+#if defined(__SSE2__)
+  if (rows == mr && mr % 4 == 0) {
+    int64_t p = 0;
+    for (; p + 4 <= kc; p += 4) {
+      for (int64_t r = 0; r < mr; r += 4) {
+        const float* src = a + r * lda + p;
+        __m128 x0 = _mm_loadu_ps(src), x1 = _mm_loadu_ps(src + lda);
+        __m128 x2 = _mm_loadu_ps(src + 2 * lda), x3 = _mm_loadu_ps(src + 3 * lda);
+        _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+        float* out = dst + p * mr + r;
+        _mm_storeu_ps(out, x0);
+        _mm_storeu_ps(out + mr, x1);
+        _mm_storeu_ps(out + 2 * mr, x2);
+        _mm_storeu_ps(out + 3 * mr, x3);
+      }
+    }
+    for (; p < kc; ++p) {
+      for (int64_t r = 0; r < mr; ++r) dst[p * mr + r] = a[r * lda + p];
+    }
+    return;
+  }
+#endif
   for (int64_t r = 0; r < rows; ++r) {
     const float* src = a + r * lda;
     for (int64_t p = 0; p < kc; ++p) dst[p * mr + r] = src[p];
