@@ -33,7 +33,6 @@
 /* Bytes of packed B one column block may take (KC x NC), to stay in L2. */
 #define KC__GEMM_BLOCK_BYTES (1 << 20)
 #define KC__GEMM_MR_MAX 12
-#define KC__GEMM_NR_MAX 32
 
 typedef void (*kc__micro_fn)(int64_t kc, const float* a, const float* b, float* c,
                              int64_t ldc, int64_t rows, int64_t cols, bool accumulate);
