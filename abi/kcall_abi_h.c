@@ -45,6 +45,9 @@
   X(kc_deleter_fn)                                                            \
   X(kc_func_prefix)                                                           \
   X(kc_func_entry)                                                            \
+  /* devices */                                                               \
+  X(kc_memcpy_kind)                                                           \
+  X(kc_device_properties)                                                     \
   /* custom calls */                                                          \
   X(kc_platform)                                                              \
   X(kc_xcall_api)                                                             \

@@ -121,6 +121,17 @@ static kc_status* kt_old_checks(void) {
   KT_OLD_CHECK(kc_sv_format_quoted(KC_SV_LIT("a longer name"), quoted, 6) == 15 &&
                    strcmp(quoted, "'a lo") == 0,
                "kc_sv_format_quoted cuts to its buffer");
+
+  /* The 1.2 device functions: UNIMPLEMENTED naming the version, or
+   * nothing for those without a status. */
+  void* ptr = NULL;
+  KT_OLD_CHECK(kt_old_fails_with(kc_device_allocate(kc_device_cpu(), 16, NULL, &ptr),
+                                 KC_UNIMPLEMENTED,
+                                 "kc_device_allocate needs host API 1.2, this host "
+                                 "offers 1.0"),
+               "kc_device_allocate needs 1.2");
+  kc_device_host_free(kc_device_cpu(), NULL);
+  kc_device_stream_destroy(kc_device_cpu(), NULL);
   return NULL;
 }
 

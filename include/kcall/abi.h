@@ -79,7 +79,7 @@ extern "C" {
  * A different major is refused; a newer plugin minor is capped to the
  * host's. */
 #define KC_API_VERSION_MAJOR 1
-#define KC_API_VERSION_MINOR 1
+#define KC_API_VERSION_MINOR 2
 
 /* ------------------------------------------------------------------------ */
 /* DLPack 1.x, declared from the DLPack specification, layout for layout.    */
@@ -452,6 +452,36 @@ typedef struct kc_func_prefix {
 
 /* Flags for kc_func_registry_register. */
 #define KC_REGISTER_OVERRIDE 1u
+
+/* ------------------------------------------------------------------------ */
+/* Devices (kcall/device.h)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Directions of kc_device_memcpy. */
+typedef enum kc_memcpy_kind {
+  KC_MEMCPY_HOST_TO_DEVICE = 1,
+  KC_MEMCPY_DEVICE_TO_HOST = 2,
+  KC_MEMCPY_DEVICE_TO_DEVICE = 3
+} kc_memcpy_kind;
+
+/* What a device is. Filled up to struct_size by kc_device_get_properties;
+ * fields a device does not have are zero. */
+typedef struct kc_device_properties {
+  size_t struct_size;          /* set by the caller */
+  DLDevice device;
+  char name[256];              /* "NVIDIA H100 80GB HBM3", "cpu" */
+  int32_t compute_capability_major;
+  int32_t compute_capability_minor;
+  int32_t multiprocessor_count; /* CPU: online cores */
+  int32_t max_threads_per_block;
+  int32_t warp_size;
+  size_t total_memory_bytes;
+  size_t shared_memory_per_block_bytes;
+  int32_t driver_version;      /* CUDA: 1000 * major + 10 * minor */
+  int32_t runtime_version;     /* the runtime libkcall_cuda was built with */
+  int32_t pci_bus_id;
+  int32_t pci_device_id;
+} kc_device_properties;
 
 /* ------------------------------------------------------------------------ */
 /* Custom calls (kcall/xcall.h)                                              */
@@ -1013,6 +1043,26 @@ typedef struct kc_host_api {
    * (base.h), as the library's own messages quote it. */
   bool (*any_get_func)(const kc_any* value, kc_func** out_func);
   size_t (*sv_format_quoted)(kc_string_view text, char* buf, size_t cap);
+
+  /* ---- API 1.2 ---------------------------------------------------------- */
+
+  /* Devices: streams, device and pinned memory, copies, properties
+   * (device.h; feature "device"). */
+  kc_status* (*device_get_count)(DLDeviceType type, int32_t* out_count);
+  kc_status* (*device_check)(DLDevice device);
+  kc_status* (*device_get_properties)(DLDevice device, kc_device_properties* out);
+  kc_status* (*device_allocate)(DLDevice device, size_t bytes, void* stream,
+                                void** out_ptr);
+  kc_status* (*device_free)(DLDevice device, void* ptr, void* stream);
+  kc_status* (*device_host_allocate)(DLDevice device, size_t bytes, void** out_ptr);
+  void (*device_host_free)(DLDevice device, void* ptr);
+  kc_status* (*device_memcpy)(DLDevice device, void* dst, const void* src,
+                              size_t bytes, kc_memcpy_kind kind, void* stream);
+  kc_status* (*device_stream_create)(DLDevice device, void** out_stream);
+  void (*device_stream_destroy)(DLDevice device, void* stream);
+  kc_status* (*device_stream_synchronize)(DLDevice device, void* stream);
+  kc_status* (*device_get_default_stream)(DLDevice device, void** out_stream);
+  kc_status* (*dltensor_copy)(const DLTensor* from, const DLTensor* to, void* stream);
 } kc_host_api;
 
 /* ------------------------------------------------------------------------ */

@@ -31,31 +31,8 @@
 extern "C" {
 #endif
 
-/* Directions of kc_device_memcpy. */
-typedef enum kc_memcpy_kind {
-  KC_MEMCPY_HOST_TO_DEVICE = 1,
-  KC_MEMCPY_DEVICE_TO_HOST = 2,
-  KC_MEMCPY_DEVICE_TO_DEVICE = 3
-} kc_memcpy_kind;
-
-/* What a device is. Filled up to struct_size by kc_device_get_properties;
- * fields a device does not have are zero. */
-typedef struct kc_device_properties {
-  size_t struct_size;          /* set by the caller */
-  DLDevice device;
-  char name[256];              /* "NVIDIA H100 80GB HBM3", "cpu" */
-  int32_t compute_capability_major;
-  int32_t compute_capability_minor;
-  int32_t multiprocessor_count; /* CPU: online cores */
-  int32_t max_threads_per_block;
-  int32_t warp_size;
-  size_t total_memory_bytes;
-  size_t shared_memory_per_block_bytes;
-  int32_t driver_version;      /* CUDA: 1000 * major + 10 * minor */
-  int32_t runtime_version;     /* the runtime libkcall_cuda was built with */
-  int32_t pci_bus_id;
-  int32_t pci_device_id;
-} kc_device_properties;
+/* kc_memcpy_kind and kc_device_properties are in kcall/abi.h (plugins
+ * reach these functions through the host table). */
 
 /* How many devices of `type` there are: 1 for kDLCPU; for kDLCUDA, the
  * number of CUDA devices. FAILED_PRECONDITION "no CUDA device: ..." when

@@ -56,6 +56,11 @@
  *         kc_xcall_status_get_user return NULL. A plugin that cannot do
  *         without them lists the features "op_builder_v2" and "user_data"
  *         in required_features, and an older host refuses to load it.
+ *   S, W  new in API 1.2 (the device functions of kcall/device.h): a call
+ *         through the table; on an older host, S returns UNIMPLEMENTED
+ *         ("kc_device_allocate needs host API 1.2, this host offers 1.1")
+ *         and W does nothing. A plugin that needs them lists the feature
+ *         "device" in required_features.
  * Plugin mode also spells the table's system_allocator as
  * kc_allocator_system(). The inline helpers of kcall/abi.h (kc_sv,
  * kc_any_int, kc_dtype_make, kc_device_cpu, KC_RETURN_IF_ERROR, ...) are
@@ -452,7 +457,35 @@
   X(N, bool, any_get_func, (const kc_any* value, kc_func** out_func), \
     (value, out_func)) \
   X(N, size_t, sv_format_quoted, \
-    (kc_string_view text, char* buf, size_t cap), (text, buf, cap))
+    (kc_string_view text, char* buf, size_t cap), (text, buf, cap)) \
+  X(S, kc_status*, device_get_count, \
+    (DLDeviceType type, int32_t* out_count), (type, out_count)) \
+  X(S, kc_status*, device_check, (DLDevice device), (device)) \
+  X(S, kc_status*, device_get_properties, \
+    (DLDevice device, kc_device_properties* out), (device, out)) \
+  X(S, kc_status*, device_allocate, \
+    (DLDevice device, size_t bytes, void* stream, void** out_ptr), \
+    (device, bytes, stream, out_ptr)) \
+  X(S, kc_status*, device_free, (DLDevice device, void* ptr, void* stream), \
+    (device, ptr, stream)) \
+  X(S, kc_status*, device_host_allocate, \
+    (DLDevice device, size_t bytes, void** out_ptr), (device, bytes, out_ptr)) \
+  X(W, void, device_host_free, (DLDevice device, void* ptr), (device, ptr)) \
+  X(S, kc_status*, device_memcpy, \
+    (DLDevice device, void* dst, const void* src, size_t bytes, \
+     kc_memcpy_kind kind, void* stream), \
+    (device, dst, src, bytes, kind, stream)) \
+  X(S, kc_status*, device_stream_create, (DLDevice device, void** out_stream), \
+    (device, out_stream)) \
+  X(W, void, device_stream_destroy, (DLDevice device, void* stream), \
+    (device, stream)) \
+  X(S, kc_status*, device_stream_synchronize, (DLDevice device, void* stream), \
+    (device, stream)) \
+  X(S, kc_status*, device_get_default_stream, \
+    (DLDevice device, void** out_stream), (device, out_stream)) \
+  X(S, kc_status*, dltensor_copy, \
+    (const DLTensor* from, const DLTensor* to, void* stream), \
+    (from, to, stream))
 
 #if defined(KC_BUILDING_PLUGIN)
 
@@ -513,6 +546,8 @@ static inline const kc_allocator* kc_allocator_system(void) {
   }
 #define KC__PLUGIN_FN_M(ret, name, params, args)
 #define KC__PLUGIN_FN_N(ret, name, params, args)
+#define KC__PLUGIN_FN_S(ret, name, params, args)
+#define KC__PLUGIN_FN_W(ret, name, params, args)
 #define KC__PLUGIN_FN(kind, ret, name, params, args) \
   KC__PLUGIN_FN_##kind(ret, name, params, args)
 KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN)
@@ -522,6 +557,8 @@ KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN)
 #undef KC__PLUGIN_FN_A
 #undef KC__PLUGIN_FN_M
 #undef KC__PLUGIN_FN_N
+#undef KC__PLUGIN_FN_S
+#undef KC__PLUGIN_FN_W
 #undef KC__PLUGIN_UNPAREN
 
 /* ---- M: variadic, and the call ------------------------------------------ */
@@ -641,6 +678,36 @@ static inline size_t kc_sv_format_quoted(kc_string_view text, char* buf, size_t 
   if (cap) buf[len < cap ? len : cap - 1] = '\0';
   return len;
 }
+
+/* ---- S, W: API 1.2 ------------------------------------------------------ */
+
+#define KC__PLUGIN_FN2_R(ret, name, params, args)
+#define KC__PLUGIN_FN2_V(ret, name, params, args)
+#define KC__PLUGIN_FN2_A(ret, name, params, args)
+#define KC__PLUGIN_FN2_M(ret, name, params, args)
+#define KC__PLUGIN_FN2_N(ret, name, params, args)
+#define KC__PLUGIN_FN2_S(ret, name, params, args)                           \
+  static inline ret kc_##name params {                                      \
+    if (KC__PLUGIN_HAS(name)) return kc__plugin_host->name args;            \
+    return kc__plugin_host->status_create(                                  \
+        KC_UNIMPLEMENTED, "kc_" #name " needs host API 1.2, this host offers " \
+        "%u.%u", kc__plugin_host->api_major, kc__plugin_host->api_minor);   \
+  }
+#define KC__PLUGIN_FN2_W(ret, name, params, args)                           \
+  static inline void kc_##name params {                                     \
+    if (KC__PLUGIN_HAS(name)) kc__plugin_host->name args;                   \
+  }
+#define KC__PLUGIN_FN2(kind, ret, name, params, args) \
+  KC__PLUGIN_FN2_##kind(ret, name, params, args)
+KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN2)
+#undef KC__PLUGIN_FN2
+#undef KC__PLUGIN_FN2_R
+#undef KC__PLUGIN_FN2_V
+#undef KC__PLUGIN_FN2_A
+#undef KC__PLUGIN_FN2_M
+#undef KC__PLUGIN_FN2_N
+#undef KC__PLUGIN_FN2_S
+#undef KC__PLUGIN_FN2_W
 
 #undef KC__PLUGIN_HAS
 

@@ -428,6 +428,30 @@ KC__VALUE(DLPACK_FLAG_BITMASK_READ_ONLY, 1)
 KC__VALUE(DLPACK_FLAG_BITMASK_IS_COPIED, 2)
 KC__VALUE(DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, 4)
 
+/* Devices: API 1.2. */
+#if KC_API_VERSION_MINOR >= 2
+KC__SIZE(kc_memcpy_kind, 4, 4)
+KC__VALUE(KC_MEMCPY_HOST_TO_DEVICE, 1)
+KC__VALUE(KC_MEMCPY_DEVICE_TO_HOST, 2)
+KC__VALUE(KC_MEMCPY_DEVICE_TO_DEVICE, 3)
+
+KC__GROWS(kc_device_properties, 328, 8)
+KC__FIELD(kc_device_properties, struct_size, 0, 8)
+KC__FIELD(kc_device_properties, device, 8, 8)
+KC__FIELD(kc_device_properties, name, 16, 256)
+KC__FIELD(kc_device_properties, compute_capability_major, 272, 4)
+KC__FIELD(kc_device_properties, compute_capability_minor, 276, 4)
+KC__FIELD(kc_device_properties, multiprocessor_count, 280, 4)
+KC__FIELD(kc_device_properties, max_threads_per_block, 284, 4)
+KC__FIELD(kc_device_properties, warp_size, 288, 4)
+KC__FIELD(kc_device_properties, total_memory_bytes, 296, 8)
+KC__FIELD(kc_device_properties, shared_memory_per_block_bytes, 304, 8)
+KC__FIELD(kc_device_properties, driver_version, 312, 4)
+KC__FIELD(kc_device_properties, runtime_version, 316, 4)
+KC__FIELD(kc_device_properties, pci_bus_id, 320, 4)
+KC__FIELD(kc_device_properties, pci_device_id, 324, 4)
+#endif
+
 KC__SIZE(kc_platform, 4, 4)
 KC__VALUE(KC_PLATFORM_HOST, 1)
 KC__VALUE(KC_PLATFORM_CUDA, 2)

@@ -1,5 +1,6 @@
 /* The table of host functions handed to plugins. */
 #include "internal/common.h"
+#include "kcall/device.h"
 #include "kcall/func.h"
 #include "kcall/kernel.h"
 #include "kcall/op.h"
@@ -22,8 +23,11 @@ _Static_assert(offsetof(kc_host_api, attr_dict_lookup) == 32 + 110 * sizeof(void
 _Static_assert(offsetof(kc_host_api, op_builder_add_input_v2) ==
                    32 + 115 * sizeof(void*),
                "kc_host_api v1.0 has 115 functions");
-_Static_assert(sizeof(kc_host_api) == 32 + 126 * sizeof(void*),
+/* API 1.1 ends with sv_format_quoted, its 126th function. */
+_Static_assert(offsetof(kc_host_api, device_get_count) == 32 + 126 * sizeof(void*),
                "kc_host_api v1.1 has 126 functions");
+_Static_assert(sizeof(kc_host_api) == 32 + 139 * sizeof(void*),
+               "kc_host_api v1.2 has 139 functions");
 _Static_assert(sizeof(kc_plugin_info) == 56, "kc_plugin_info layout");
 
 /* KC_HOST_API_FUNCTIONS (kcall/plugin_api.h) names every entry of the
@@ -82,6 +86,7 @@ static const char* const kc__host_features[] = {"functions", "tensors",
                                                 "thread_pool",
                                                 "custom_calls", "xla_ffi",
                                                 "op_builder_v2", "user_data",
+                                                "device",
                                                 NULL};
 
 static const kc_host_api kc__host_api = {
@@ -216,6 +221,19 @@ static const kc_host_api kc__host_api = {
     .xcall_status_get_user = kc_xcall_status_get_user,
     .any_get_func = kc_any_get_func,
     .sv_format_quoted = kc_sv_format_quoted,
+    .device_get_count = kc_device_get_count,
+    .device_check = kc_device_check,
+    .device_get_properties = kc_device_get_properties,
+    .device_allocate = kc_device_allocate,
+    .device_free = kc_device_free,
+    .device_host_allocate = kc_device_host_allocate,
+    .device_host_free = kc_device_host_free,
+    .device_memcpy = kc_device_memcpy,
+    .device_stream_create = kc_device_stream_create,
+    .device_stream_destroy = kc_device_stream_destroy,
+    .device_stream_synchronize = kc_device_stream_synchronize,
+    .device_get_default_stream = kc_device_get_default_stream,
+    .dltensor_copy = kc_dltensor_copy,
 };
 
 const kc_host_api* kc_plugin_get_host_api(void) { return &kc__host_api; }
