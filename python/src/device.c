@@ -57,6 +57,8 @@ int kcpy_stream_parse(PyObject* obj, void** out_stream) {
 PyObject* kcpy_consumer_stream_arg(DLDevice device) {
   void* stream = consumer_stream;
   if (!consumer_set) {
+    /* Managed memory is used from the streams of its CUDA device. */
+    if (device.device_type == kDLCUDAManaged) device.device_type = kDLCUDA;
     kc_status* st = kc_device_get_default_stream(device, &stream);
     if (st) return kcpy_raise(st);
   }
