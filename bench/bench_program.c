@@ -5,7 +5,9 @@
  *   - typed decoding: typed calls that read 4 buffers and 2 attributes vs
  *     direct calls handed the same values, in a program of 32 calls (their
  *     frames stay in L1, as one call's frame does in a real program) and
- *     in one of 1000 (about 400 KB of frames, read from L2 each run);
+ *     in one of 1000 (about 400 KB of frames and steps, read from L2 each run),
+ *     there also with inputs that move between runs (each run then
+ *     writes their addresses into the frames again);
  *   - user data: a program of 1000 STATUS_RETURNING calls that read their
  *     target's user data from the status (kc_xcall_status_get_user) vs the
  *     same calls that do not;
@@ -112,6 +114,18 @@ static void run_program(void* ctx, int64_t iters) {
   }
 }
 
+/* The same, with the inputs at one of two places in turn, so that every
+ * run must write the addresses of its inputs again. */
+static void run_program_moving(void* ctx, int64_t iters) {
+  run_ctx* c = ctx;
+  kc_execute_options o = {sizeof o, NULL, NULL};
+  for (int64_t i = 0; i < iters; ++i) {
+    kc_tensor* out = NULL;
+    die(kc_executable_execute(c->exe, c[i & 1].ins, c->n, &o, &out), "execute");
+    kc_object_release(KC_OBJECT(out));
+  }
+}
+
 static void run_direct_noop(void* ctx, int64_t iters) {
   void* buf = ctx;
   const void* ins[1] = {buf};
@@ -185,6 +199,9 @@ int main(int argc, char** argv) {
   int64_t n16 = 16;
   DLTensor in = {data, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &n16, NULL, 0};
   const DLTensor* ins[3] = {&in, &in, &in};
+  float data2[64] = {0};
+  DLTensor in2 = {data2, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &n16, NULL, 0};
+  const DLTensor* ins2[3] = {&in2, &in2, &in2};
 
   kc_attr attrs[2];
   memset(attrs, 0, sizeof attrs);
@@ -223,6 +240,9 @@ int main(int argc, char** argv) {
   double fixed3 = kb_time_per_iter(run_program, &ctx[2], iters * 10, trials);
   double typed32_ns = kb_time_per_iter(run_program, &ctx[3], iters * 10, trials);
   double typed_ns = kb_time_per_iter(run_program, &ctx[4], iters, trials);
+  run_ctx moving[2] = {ctx[4], ctx[4]};
+  moving[1].ins = ins2;
+  double typed_moving_ns = kb_time_per_iter(run_program_moving, moving, iters, trials);
   double direct_ns = kb_time_per_iter(run_direct_noop, data, iters, trials);
   double direct_typed_ns = kb_time_per_iter(run_direct_typed, data, iters, trials);
   double status_ns = kb_time_per_iter(run_program, &ctx[5], iters, trials);
@@ -232,6 +252,7 @@ int main(int argc, char** argv) {
   double per_direct = direct_ns / KB_CALLS;
   double per_typed32 = (typed32_ns - fixed3) / 32;
   double per_typed = (typed_ns - fixed3) / KB_CALLS;
+  double per_typed_moving = (typed_moving_ns - fixed3) / KB_CALLS;
   double per_direct_typed = direct_typed_ns / KB_CALLS;
   double per_status = (status_ns - fixed1) / KB_CALLS;
   double per_status_user = (status_user_ns - fixed1) / KB_CALLS;
@@ -266,6 +287,8 @@ int main(int argc, char** argv) {
   kb_report_add(&r, "typed_ratio_to_direct", per_typed32 / per_direct_typed);
   kb_report_add(&r, "typed_call_in_1000_call_program_ns", per_typed);
   kb_report_add(&r, "typed_decode_overhead_1000_calls_ns", per_typed - per_direct_typed);
+  kb_report_add(&r, "typed_decode_overhead_1000_calls_moving_inputs_ns",
+                per_typed_moving - per_direct_typed);
   kb_report_add(&r, "status_call_ns", per_status);
   kb_report_add(&r, "status_call_reading_user_data_ns", per_status_user);
   kb_report_add(&r, "user_data_read_ns", per_status_user - per_status);

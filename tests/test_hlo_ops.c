@@ -464,10 +464,12 @@ KC_TEST(hlo_ops_math_integers_and_pred) {
       "  sl = u8[2] shift-left(u, s)\n  sr = s32[4] shift-right-arithmetic(a, b)\n"
       "  cl = u8[2] count-leading-zeros(u)\n  ab = s32[4] abs(a)\n"
       "  np = pred[2] not(p)\n  x = pred[2] xor(p, q)\n  n = s32[4] not(a)\n"
-      "  ROOT t = (s32[4], s32[4], u8[2], s32[4], u8[2], s32[4], pred[2], pred[2], s32[4]) "
-      "tuple(pw, rm, sl, sr, cl, ab, np, x, n)\n}\n";
-  kc_tensor* outs[9];
-  kt_run_text(text, outs, 9);
+      "  v = u8[3] constant({128, 64, 200})\n  w = u8[3] constant({1, 1, 8})\n"
+      "  su = u8[3] shift-right-arithmetic(v, w)\n"
+      "  ROOT t = (s32[4], s32[4], u8[2], s32[4], u8[2], s32[4], pred[2], pred[2], s32[4], "
+      "u8[3]) tuple(pw, rm, sl, sr, cl, ab, np, x, n, su)\n}\n";
+  kc_tensor* outs[10];
+  kt_run_text(text, outs, 10);
   const int32_t* pw = kt_data(outs[0]);
   const int32_t* rm = kt_data(outs[1]);
   const uint8_t* sl = kt_data(outs[2]);
@@ -485,7 +487,10 @@ KC_TEST(hlo_ops_math_integers_and_pred) {
   KC_CHECK(ab[0] == 7 && ab[3] == 1);
   KC_CHECK(np[0] == 0 && np[1] == 1 && x[0] == 0 && x[1] == 1);
   KC_CHECK(n[0] == 6 && n[3] == 0);
-  kt_release(outs, 9);
+  /* Unsigned elements shift as the signed type of their width does. */
+  const uint8_t* su = kt_data(outs[9]);
+  KC_CHECK(su[0] == 0xC0 && su[1] == 0x20 && su[2] == 0xFF);
+  kt_release(outs, 10);
 }
 
 KC_TEST(hlo_ops_math_refusals) {

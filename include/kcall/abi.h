@@ -584,7 +584,9 @@ typedef struct kc_xcall_frame {
   int32_t num_attrs;
   /* Operands then results, as DLTensors (row-major, CPU): tuple operands
    * and results are flattened to their leaves in pre-order. At
-   * INSTANTIATE, `data` is NULL; shapes and dtypes are final. */
+   * INSTANTIATE, `data` is NULL; shapes and dtypes are final. At EXECUTE
+   * the frame and these DLTensors are read-only to the handler: runs
+   * reuse them and write again only the addresses that changed. */
   DLTensor* args;
   DLTensor* results;
   /* The attributes the signature declares, in the signature's order, so a

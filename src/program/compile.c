@@ -596,9 +596,11 @@ static kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id,
   s->api = (int32_t)t->api;
   s->opaque = in->opaque;
   s->opaque_size = in->opaque_size;
-  size_t ins = kc__reserve(c, (in->num_operands + 1) * sizeof(void*));
-  size_t out = kc__reserve(c, sizeof(void*));
-  if (ins == SIZE_MAX || out == SIZE_MAX) return kc__oom();
+  /* The result slot, then the operand table: the run loop finds both
+   * from one offset (kc__hot_step). */
+  size_t out = kc__reserve(c, (in->num_operands + 2) * sizeof(void*));
+  if (out == SIZE_MAX) return kc__oom();
+  size_t ins = out + sizeof(void*);
   c->steps[c->num_steps - 1].ins_offset = ins;
   c->steps[c->num_steps - 1].out_offset = out;
   for (size_t i = 0; i < in->num_operands; ++i) {
@@ -733,8 +735,8 @@ static kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
   size_t attrs_off = SIZE_MAX;
   if (!st) {
     frame_off = kc__reserve(c, sizeof frame);
-    tensors_off = kc__reserve(c, (nargs + nres + 1) * sizeof *tensors);
-    attrs_off = kc__reserve(c, (num_attrs + 1) * sizeof *attrs);
+    tensors_off = kc__reserve(c, (nargs + nres) * sizeof *tensors);
+    attrs_off = kc__reserve(c, num_attrs * sizeof *attrs);
     if (frame_off == SIZE_MAX || tensors_off == SIZE_MAX || attrs_off == SIZE_MAX) {
       st = kc__oom();
     }
@@ -1310,6 +1312,80 @@ static kc_status* kc__compile(kc__compiler* c) {
   return kc__plan_arena(c);
 }
 
+static bool kc__is_dynamic(const kc_executable* exe, int32_t buffer) {
+  int32_t kind = buffer >= 0 ? exe->buffers[buffer].kind : 0;
+  return kind == KC__BUF_INPUT || kind == KC__BUF_OUTPUT;
+}
+
+static int kc__fill_order(const void* a, const void* b) {
+  const kc__fill* x = a;
+  const kc__fill* y = b;
+  if (x->buffer != y->buffer) return x->buffer < y->buffer ? -1 : 1;
+  return x->target < y->target ? -1 : x->target > y->target;
+}
+
+/* Lists the input and output buffers with the block offsets that hold
+ * their address (the `n` dynamic fills, sorted here by buffer, then by
+ * offset so that a group is written front to back): a run visits only
+ * them, and rewrites only what moved. */
+static kc_status* kc__group_dynamic_fills(kc_executable* exe, kc__fill* fills, size_t n) {
+  if (n > 1) qsort(fills, n, sizeof *fills, kc__fill_order); /* fills: NULL when n is 0 */
+  size_t num = 0;
+  for (size_t i = 0; i < exe->num_buffers; ++i) num += kc__is_dynamic(exe, (int32_t)i);
+  exe->dynamics = calloc(num + 1, sizeof *exe->dynamics);
+  exe->dynamic_targets = malloc((n + 1) * sizeof *exe->dynamic_targets);
+  if (!exe->dynamics || !exe->dynamic_targets) return kc__oom();
+  for (size_t f = 0; f < n; ++f) exe->dynamic_targets[f] = fills[f].target;
+  size_t f = 0;
+  for (size_t i = 0; i < exe->num_buffers; ++i) {
+    if (!kc__is_dynamic(exe, (int32_t)i)) continue;
+    kc__dynamic* d = &exe->dynamics[exe->num_dynamics++];
+    d->buffer = (int32_t)i;
+    d->kind = exe->buffers[i].kind;
+    d->index = exe->buffers[i].index;
+    d->first = f;
+    while (f < n && fills[f].buffer == (int32_t)i) ++f;
+    if (f - d->first > UINT32_MAX) return kc__oom();
+    d->count = (uint32_t)(f - d->first);
+  }
+  return NULL;
+}
+
+/* The run loop's view of the steps (kc__hot_step). */
+static kc_status* kc__make_hot_steps(kc_executable* exe) {
+  exe->hot_steps = calloc(exe->num_steps + 1, sizeof *exe->hot_steps);
+  if (!exe->hot_steps || exe->num_steps > UINT32_MAX) return kc__oom();
+  for (size_t i = 0; i < exe->num_steps; ++i) {
+    const kc__step* s = &exe->steps[i];
+    kc__hot_step* h = &exe->hot_steps[i];
+    h->kind = KC__HOT_STEP;
+    h->offset = (uint32_t)i;
+    size_t off = 0;
+    if (s->kind == KC__STEP_TYPED_CALL) {
+      h->kind = KC__HOT_TYPED;
+      h->fn = (void (*)(void))s->handler;
+      off = s->frame_offset;
+    } else if (s->kind == KC__STEP_XLA_CALL) {
+      h->kind = KC__HOT_XLA;
+      h->fn = s->fn;
+      off = s->frame_offset;
+    } else if (s->kind == KC__STEP_LEGACY_CALL && s->api == KC_XCALL_API_ORIGINAL &&
+               s->ins_offset == s->out_offset + sizeof(void*)) {
+      h->kind = KC__HOT_LEGACY;
+      h->fn = s->fn;
+      off = s->out_offset;
+    }
+    /* A block past 4 GiB: those steps go the long way. */
+    if (off > UINT32_MAX) {
+      h->kind = KC__HOT_STEP;
+      h->fn = NULL;
+    } else if (h->kind != KC__HOT_STEP) {
+      h->offset = (uint32_t)off;
+    }
+  }
+  return NULL;
+}
+
 /* Moves the compiler's results into the executable: buffers, steps, the
  * block template with the address table at its end, and the fills split
  * into those fixed per run (static) and those that change (dynamic). */
@@ -1327,19 +1403,20 @@ static kc_status* kc__finish(kc__compiler* c) {
   exe->steps = c->steps;
   exe->num_steps = c->num_steps;
   c->steps = NULL;
+  KC__TRY(kc__make_hot_steps(exe));
   exe->static_fills = malloc((c->num_fills + 1) * sizeof *exe->static_fills);
-  exe->dynamic_fills = malloc((c->num_fills + 1) * sizeof *exe->dynamic_fills);
-  if (!exe->static_fills || !exe->dynamic_fills) return kc__oom();
+  if (!exe->static_fills) return kc__oom();
+  /* The dynamic fills move to the front of the compiler's array. */
+  size_t num_dynamic = 0;
   for (size_t i = 0; i < c->num_fills; ++i) {
     const kc__fill* f = &c->fills[i];
-    int32_t kind = f->buffer >= 0 ? exe->buffers[f->buffer].kind : 0;
-    if (kind == KC__BUF_INPUT || kind == KC__BUF_OUTPUT) {
-      exe->dynamic_fills[exe->num_dynamic_fills++] = *f;
+    if (kc__is_dynamic(exe, f->buffer)) {
+      c->fills[num_dynamic++] = *f;
     } else {
       exe->static_fills[exe->num_static_fills++] = *f;
     }
   }
-  return NULL;
+  return kc__group_dynamic_fills(exe, c->fills, num_dynamic);
 }
 
 kc_status* kc_program_compile(const kc_program* program,

@@ -36,6 +36,17 @@ typedef struct kc__fill {
   size_t block_offset;
 } kc__fill;
 
+/* An input or output buffer, whose address is set on every run. The block
+ * offsets that hold it are dynamic_targets[first, first + count), written
+ * again only when the address differs from the one the run's block holds. */
+typedef struct kc__dynamic {
+  int32_t buffer;
+  int32_t kind;  /* KC__BUF_INPUT or KC__BUF_OUTPUT */
+  int32_t index; /* the input leaf or the output */
+  uint32_t count;
+  size_t first;
+} kc__dynamic;
+
 typedef struct kc__run kc__run;
 typedef struct kc__step kc__step;
 typedef kc_status* (*kc__step_fn)(const kc__step* step, kc__run* run);
@@ -50,8 +61,25 @@ enum {
   KC__STEP_KERNEL /* an instruction of the op table (ops.h) */
 };
 
+/* What the run loop reads of a step, 16 bytes so that four share a cache
+ * line and a run streams through them: custom calls are dispatched from
+ * here without touching their kc__step. */
+enum {
+  KC__HOT_STEP = 0, /* steps[offset].run(&steps[offset], run) */
+  KC__HOT_TYPED,    /* fn: the handler; offset: its frame */
+  KC__HOT_XLA,      /* fn: the XLA FFI handler; offset: its frame */
+  KC__HOT_LEGACY    /* fn: an API_ORIGINAL target; offset: the result slot,
+                     * followed by the operand table */
+};
+
+typedef struct kc__hot_step {
+  void (*fn)(void);
+  uint32_t kind;   /* KC__HOT_* */
+  uint32_t offset; /* a block offset, or for KC__HOT_STEP a step index */
+} kc__hot_step;
+
 struct kc__step {
-  /* Hot: what the run loop reads for a custom call, in one cache line. */
+  /* What a step function reads first. */
   int32_t kind;
   int32_t instr; /* in the program; -1 for the final output copies */
   kc_xcall_handler_fn handler;  /* typed: target->handler */
@@ -92,6 +120,7 @@ struct kc__run {
   char* block;  /* addresses, pointer tables, frames, DLTensors */
   char* arena;  /* temporaries and scratch */
   void** addr;  /* buffer addresses: into block */
+  bool primed;  /* the dynamic fills have been applied once */
 };
 
 struct kc_executable {
@@ -101,6 +130,7 @@ struct kc_executable {
   kc__buffer* buffers;
   size_t num_buffers;
   kc__step* steps;
+  kc__hot_step* hot_steps; /* num_steps, parallel to steps */
   size_t num_steps;
   size_t num_live;     /* live instructions */
   int32_t* live_instr; /* program instruction of each plan position */
@@ -116,13 +146,15 @@ struct kc_executable {
   size_t arena_unshared;
   size_t output_bytes;
   /* The run block: its size, the template copied into each new run, and
-   * the fills applied once per new run (static) or every run (dynamic). */
+   * the fills applied once per new run (static) or when an input or output
+   * address changes (dynamic, sorted by buffer). */
   size_t block_bytes;
   char* block_template;
   kc__fill* static_fills;
   size_t num_static_fills;
-  kc__fill* dynamic_fills;
-  size_t num_dynamic_fills;
+  size_t* dynamic_targets;
+  kc__dynamic* dynamics;
+  size_t num_dynamics;
   size_t addr_offset;
   /* The custom-call targets the steps call, each retained once: they, and
    * the plugins whose code they are, outlive the executable. Released

@@ -243,9 +243,12 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
   bool is_signed = plan->type == KC__M_SINT;
   unsigned bits = (unsigned)(es * 8);
   bool binary = kc__is_binary(plan->op);
+  /* An arithmetic right shift reads the bits as the signed type of the
+   * same width, whatever the element type (XLA's rule). */
+  bool signed_a = is_signed || plan->op == KC_OP_SHIFT_RIGHT_ARITHMETIC;
   for (int64_t i = 0; i < plan->count; ++i) {
     size_t k = (size_t)i;
-    int64_t sa = is_signed ? kc__load_s(ins[0], k, es) : 0;
+    int64_t sa = signed_a ? kc__load_s(ins[0], k, es) : 0;
     uint64_t a = is_signed ? (uint64_t)sa : kc__load_u(ins[0], k, es);
     int64_t sb = binary && is_signed ? kc__load_s(ins[1], k, es) : 0;
     uint64_t b = binary ? (is_signed ? (uint64_t)sb : kc__load_u(ins[1], k, es)) : 0;

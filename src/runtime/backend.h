@@ -60,14 +60,18 @@ enum {
   KC__COPY_DEVICE_TO_DEVICE = 3
 };
 
-/* Comparison directions of KC_OP_COMPARE, as HLO spells them. */
+/* Comparison directions of KC_OP_COMPARE, as HLO spells them. A direction
+ * with KC__CMP_TOTAL_ORDER or'ed in compares f32 or f64 operands in XLA's
+ * total order (type=TOTALORDER: -NaN < -inf < ... < -0 < +0 < ... < +inf
+ * < +NaN) rather than IEEE's. */
 enum {
   KC__CMP_EQ = 1,
   KC__CMP_NE,
   KC__CMP_LT,
   KC__CMP_LE,
   KC__CMP_GT,
-  KC__CMP_GE
+  KC__CMP_GE,
+  KC__CMP_TOTAL_ORDER = 16
 };
 
 /* One element-wise instruction on device memory, all buffers compact with
@@ -86,7 +90,8 @@ enum {
 typedef struct kc__elementwise_desc {
   int32_t op;        /* kc_opcode */
   int32_t arity;     /* 1, 2 or 3 */
-  int32_t direction; /* KC__CMP_* for KC_OP_COMPARE; 0 otherwise */
+  int32_t direction; /* KC__CMP_* (| KC__CMP_TOTAL_ORDER) for KC_OP_COMPARE;
+                        0 otherwise */
   DLDataType in_dtype;
   DLDataType out_dtype;
   int64_t count;

@@ -129,6 +129,7 @@ kc_status* cli_xla_ffi_load(const cli_xla_ffi* x);
 void cli_xla_ffi_deinit(cli_xla_ffi* x);
 
 /* The commands, each defined beside its code. */
+extern const cli_command cli_cmd_devices;
 extern const cli_command cli_cmd_version;
 extern const cli_command cli_cmd_inspect;
 extern const cli_command cli_cmd_call;

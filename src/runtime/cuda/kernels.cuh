@@ -1,0 +1,202 @@
+/*
+ * The element types of the built-in kernels, conversions with the host's
+ * exact rounding (src/internal/half.h, src/program/elementwise.c), and the
+ * grid-stride loops every kernel is made of. CUDA C++; never installed.
+ */
+#ifndef KCALL_RUNTIME_CUDA_KERNELS_CUH_
+#define KCALL_RUNTIME_CUDA_KERNELS_CUH_
+
+#include <stdint.h>
+#include <string.h>
+
+#include <type_traits>
+
+#include "runtime/cuda/cuda_internal.h"
+
+namespace kc_cuda {
+
+/* The element types, as the kernels name them. */
+enum Type {
+  T_PRED, T_S8, T_S16, T_S32, T_S64, T_U8, T_U16, T_U32, T_U64,
+  T_F16, T_BF16, T_F32, T_F64, T_NONE
+};
+
+inline Type type_of(DLDataType t) {
+  if (t.lanes != 1) return T_NONE;
+  switch (t.code) {
+    case kDLBool: return t.bits == 8 ? T_PRED : T_NONE;
+    case kDLInt:
+      return t.bits == 8 ? T_S8 : t.bits == 16 ? T_S16 : t.bits == 32 ? T_S32
+             : t.bits == 64 ? T_S64 : T_NONE;
+    case kDLUInt:
+      return t.bits == 8 ? T_U8 : t.bits == 16 ? T_U16 : t.bits == 32 ? T_U32
+             : t.bits == 64 ? T_U64 : T_NONE;
+    case kDLFloat:
+      return t.bits == 16 ? T_F16 : t.bits == 32 ? T_F32 : t.bits == 64 ? T_F64 : T_NONE;
+    case kDLBfloat: return t.bits == 16 ? T_BF16 : T_NONE;
+    default: return T_NONE;
+  }
+}
+
+inline bool is_int(Type t) { return t >= T_S8 && t <= T_U64; }
+inline bool is_float(Type t) { return t >= T_F16 && t <= T_F64; }
+
+/* Storage of the 16-bit floats: their bits. */
+struct f16 { uint16_t bits; };
+struct bf16 { uint16_t bits; };
+/* Storage of pred: one byte, 0 or 1. */
+struct pred { uint8_t v; };
+
+/* ---- 16-bit floats, rounded as src/internal/half.h rounds ------------------- */
+
+/* The bits of `v` in a format of `ebits` exponent and `mbits` significand
+ * bits, rounded to nearest even from the double at once; NaN gives a quiet
+ * NaN of the same sign, overflow infinity, a double subnormal zero. */
+__host__ __device__ inline uint16_t f64_to_small(double v, int ebits, int mbits) {
+#ifdef __CUDA_ARCH__
+  uint64_t bits = (uint64_t)__double_as_longlong(v);
+#else
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+#endif
+  uint16_t sign = (uint16_t)((bits >> 63) << 15);
+  int exp = (int)((bits >> 52) & 0x7FF);
+  uint64_t mant = bits & 0xFFFFFFFFFFFFFull;
+  uint32_t max_exp = (1u << ebits) - 1;
+  uint16_t inf = (uint16_t)(max_exp << mbits);
+  if (exp == 0x7FF) return (uint16_t)(sign | inf | (mant ? 1u << (mbits - 1) : 0u));
+  if (exp == 0) return sign;
+  int bias = (1 << (ebits - 1)) - 1;
+  int e = exp - 1023 + bias;
+  if (e >= (int)max_exp) return (uint16_t)(sign | inf);
+  mant |= 1ull << 52;
+  int shift = e <= 0 ? 52 - mbits + 1 - e : 52 - mbits;
+  if (shift > 62) return sign;
+  uint64_t q = mant >> shift;
+  uint64_t rem = mant & ((1ull << shift) - 1);
+  uint64_t half = 1ull << (shift - 1);
+  if (rem > half || (rem == half && (q & 1))) q++;
+  uint32_t h = e <= 0 ? (uint32_t)q : ((uint32_t)e << mbits) + (uint32_t)(q - (1ull << mbits));
+  if (h >= inf) return (uint16_t)(sign | inf);
+  return (uint16_t)(sign | h);
+}
+
+/* Exact; NaN becomes the quiet NaN of its sign, as the host makes it. */
+__device__ inline float small_to_f32(uint16_t h, int ebits, int mbits) {
+  int bias = (1 << (ebits - 1)) - 1;
+  uint32_t max_exp = (1u << ebits) - 1;
+  uint32_t e = ((uint32_t)h >> mbits) & max_exp;
+  uint32_t m = h & ((1u << mbits) - 1);
+  uint32_t sign = (uint32_t)(h >> 15) << 31;
+  if (e == max_exp) return __uint_as_float(sign | (m ? 0x7FC00000u : 0x7F800000u));
+  float v = e == 0 ? ldexpf((float)m, 1 - bias - mbits)
+                   : ldexpf((float)(m | (1u << mbits)), (int)e - bias - mbits);
+  return sign ? -v : v;
+}
+
+__device__ inline float to_f32(f16 h) { return small_to_f32(h.bits, 5, 10); }
+__device__ inline float to_f32(bf16 h) { return small_to_f32(h.bits, 8, 7); }
+
+template <class T> struct from_f64;
+template <> struct from_f64<f16> {
+  __device__ static f16 make(double v) { return f16{f64_to_small(v, 5, 10)}; }
+};
+template <> struct from_f64<bf16> {
+  __device__ static bf16 make(double v) { return bf16{f64_to_small(v, 8, 7)}; }
+};
+
+/* ---- grid-stride loops --------------------------------------------------------- */
+
+#define KC__CUDA_FOR(i, n)                                                      \
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);     \
+       i += (int64_t)blockDim.x * gridDim.x)
+
+template <class Op, class A, class R>
+__global__ void map1(Op op, const A* __restrict__ a, R* __restrict__ r, int64_t n) {
+  KC__CUDA_FOR(i, n) r[i] = op(a[i]);
+}
+
+template <class Op, class A, class R>
+__global__ void map2(Op op, const A* __restrict__ a, const A* __restrict__ b,
+                     R* __restrict__ r, int64_t n) {
+  KC__CUDA_FOR(i, n) r[i] = op(a[i], b[i]);
+}
+
+template <class Op, class A, class B, class R>
+__global__ void map3(Op op, const A* __restrict__ a, const B* __restrict__ b,
+                     const B* __restrict__ c, R* __restrict__ r, int64_t n) {
+  KC__CUDA_FOR(i, n) r[i] = op(a[i], b[i], c[i]);
+}
+
+/* What a launcher needs to say about a failed launch. */
+struct Launch {
+  cudaStream_t stream;
+  int32_t ordinal;
+  int64_t n;
+  const char* what; /* "add", "convert", ... */
+};
+
+/* Reports a failed launch (a kernel image missing for the device, bad
+ * geometry): the error is the thread's last, and is cleared. */
+kc_status* launch_status(const Launch& l);
+
+template <class Op, class A, class R>
+kc_status* run1(const Launch& l, Op op, const void* a, void* r) {
+  map1<<<kc__cuda_grid_for(l.n), KC__CUDA_BLOCK, 0, l.stream>>>(
+      op, static_cast<const A*>(a), static_cast<R*>(r), l.n);
+  return launch_status(l);
+}
+
+template <class Op, class A, class R>
+kc_status* run2(const Launch& l, Op op, const void* a, const void* b, void* r) {
+  map2<<<kc__cuda_grid_for(l.n), KC__CUDA_BLOCK, 0, l.stream>>>(
+      op, static_cast<const A*>(a), static_cast<const A*>(b), static_cast<R*>(r), l.n);
+  return launch_status(l);
+}
+
+template <class Op, class A, class B, class R>
+kc_status* run3(const Launch& l, Op op, const void* a, const void* b, const void* c, void* r) {
+  map3<<<kc__cuda_grid_for(l.n), KC__CUDA_BLOCK, 0, l.stream>>>(
+      op, static_cast<const A*>(a), static_cast<const B*>(b), static_cast<const B*>(c),
+      static_cast<R*>(r), l.n);
+  return launch_status(l);
+}
+
+/* The launchers of each family (each in its own file, compiled apart);
+ * `t` and `rt` are the operand and result types, already checked. */
+kc_status* convert(const Launch& l, Type from, Type to, const void* a, void* r);
+kc_status* arith(const Launch& l, int32_t op, Type t, const void* a, const void* b, void* r);
+kc_status* math(const Launch& l, int32_t op, Type t, const void* a, const void* b, void* r);
+kc_status* compare(const Launch& l, int32_t direction, Type t, const void* a, const void* b,
+                   void* r);
+kc_status* select(const Launch& l, size_t esize, const void* p, const void* a, const void* b,
+                  void* r);
+kc_status* clamp(const Launch& l, Type t, const void* lo, const void* x, const void* hi, void* r);
+
+/* A type as a value, for generic lambdas: f(Tag<C>{}). */
+template <class C> struct Tag { using type = C; };
+
+/* Calls f(Tag<C>{}) with C the storage type of `t`; NULL for T_NONE. */
+template <class F>
+kc_status* with_type(Type t, F&& f) {
+  switch (t) {
+    case T_PRED: return f(Tag<pred>{});
+    case T_S8: return f(Tag<int8_t>{});
+    case T_S16: return f(Tag<int16_t>{});
+    case T_S32: return f(Tag<int32_t>{});
+    case T_S64: return f(Tag<int64_t>{});
+    case T_U8: return f(Tag<uint8_t>{});
+    case T_U16: return f(Tag<uint16_t>{});
+    case T_U32: return f(Tag<uint32_t>{});
+    case T_U64: return f(Tag<uint64_t>{});
+    case T_F16: return f(Tag<f16>{});
+    case T_BF16: return f(Tag<bf16>{});
+    case T_F32: return f(Tag<float>{});
+    case T_F64: return f(Tag<double>{});
+    default: return nullptr;
+  }
+}
+
+}  // namespace kc_cuda
+
+#endif /* KCALL_RUNTIME_CUDA_KERNELS_CUH_ */
