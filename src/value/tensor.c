@@ -168,7 +168,7 @@ kc_status* kc_tensor_create(const kc_allocator* alloc, const int64_t* shape,
       return kc_status_add_context(st, "%s: %zu bytes of tensor data", where,
                                    t->storage_bytes);
     }
-    t->storage_device = device.device_type;
+    t->storage_device = (int32_t)device.device_type;
   } else {
     t->storage = kc_allocator_alloc(t->alloc, t->storage_bytes,
                                     KC_TENSOR_ALIGNMENT);

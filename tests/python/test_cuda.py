@@ -160,3 +160,47 @@ def test_cupy_arrays_round_trip():
     assert bool((y == x).all())
     np.testing.assert_array_equal(np.asarray(kcall.to_device(t, "cpu")),
                                   cupy.asnumpy(x))
+
+
+def test_jax_gpu_arrays_round_trip():
+    _cuda_or_skip()
+    jax = pytest.importorskip("jax")
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError as e:
+        pytest.skip("no CUDA device: JAX has no GPU backend (%s)" % e)
+    x = jax.device_put(jax.numpy.arange(300, dtype=jax.numpy.float32), gpus[0])
+    t = kcall.to_device(x, "cuda:0")
+    np.testing.assert_array_equal(np.asarray(kcall.to_device(t, "cpu")),
+                                  np.asarray(x))
+    y = jax.dlpack.from_dlpack(t)
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
+
+
+def test_cuda_kernels_of_the_examples_from_torch(ops_plugin):
+    """examples/cuda's Add and MatMul kernels on torch tensors, on torch's
+    stream, against torch's own results."""
+    _cuda_or_skip()
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: torch sees none")
+    path = ops_plugin.parent.parent / "cuda" / "libcuda_examples.so"
+    if not path.exists():
+        pytest.skip("the CUDA examples are not built (no nvcc): %s" % path)
+    kcall.load_plugin(ops_plugin)
+    kcall.load_plugin(path)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        a = torch.rand(67, 45, device="cuda")
+        b = torch.rand(45, 33, device="cuda")
+        c = kcall.ops.MatMul(a, b, stream=stream)
+        z = kcall.ops.Add(a, torch.ones(45, device="cuda"), stream=stream)
+    stream.synchronize()
+    assert c.device == "cuda:0"
+    torch.testing.assert_close(torch.from_dlpack(c), a @ b, rtol=1e-4,
+                               atol=1e-4)
+    torch.testing.assert_close(torch.from_dlpack(z), a + 1)
+    # kcall's own stream when none is given: done when the call returns.
+    c2 = kcall.ops.MatMul(a, b)
+    torch.testing.assert_close(torch.from_dlpack(c2), a @ b, rtol=1e-4,
+                               atol=1e-4)
