@@ -64,7 +64,8 @@ __all__ = [
     "Error", "Executable", "Function", "Plugin", "Program", "ProgramBuilder",
     "Tensor", "from_dlpack", "get_func", "list_funcs", "list_ops",
     "list_targets", "load_plugin", "ops", "register_func", "register_target",
-    "register_xla_ffi", "register_xla_ffi_type", "remove_func", "to_device",
+    "default_stream", "register_xla_ffi", "register_xla_ffi_type",
+    "remove_func", "to_device",
 ]
 
 
@@ -97,6 +98,15 @@ def to_device(array, device, stream=None):
     Without a CUDA device, FailedPreconditionError "no CUDA device: ...".
     """
     return _core.to_device(array, device, stream)
+
+
+def default_stream(device):
+    """kcall's own stream of `device` ("cuda:0") as an int cudaStream_t:
+    the stream kcall queues work on when a call names none (and waits for
+    before returning). Hand it to torch as
+    ``torch.cuda.ExternalStream(kcall.default_stream("cuda:0"))``. 0 on the
+    CPU; FailedPreconditionError "no CUDA device: ..." without a GPU."""
+    return _core.default_stream(device)
 
 
 def from_dlpack(array):

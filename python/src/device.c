@@ -112,7 +112,24 @@ static PyObject* to_device(PyObject* module, PyObject* args, PyObject* kw) {
   return kcpy_tensor_wrap(to);
 }
 
+/* default_stream(device: str) -> int: kcall's own stream of `device`. */
+static PyObject* default_stream(PyObject* module, PyObject* arg) {
+  (void)module;
+  kc_string_view name;
+  if (kcpy_str_view(arg, &name, "device") < 0) return NULL;
+  DLDevice device;
+  kc_status* st = kc_device_parse(name, &device);
+  void* stream = NULL;
+  if (!st) st = kc_device_get_default_stream(device, &stream);
+  if (st) return kcpy_raise(st);
+  return PyLong_FromVoidPtr(stream);
+}
+
 PyMethodDef kcpy_device_methods[] = {
+    {"default_stream", (PyCFunction)default_stream, METH_O,
+     "default_stream(device)\n--\n\nThe handle (an int cudaStream_t) of "
+     "kcall's own stream of `device`, the one kcall uses when a call names "
+     "none; 0 on the CPU."},
     {"to_device", (PyCFunction)(void (*)(void))to_device,
      METH_VARARGS | METH_KEYWORDS,
      "to_device(array, device, stream=None)\n--\n\nA copy of `array` (any "

@@ -69,7 +69,8 @@ def test_op_calls_on_device_tensors_with_streams(build_file):
         np.testing.assert_array_equal(np.asarray(kcall.to_device(y, "cpu")),
                                       [2, 3, 4])
         own = int(np.asarray(s))
-        assert own not in (0, 1), own   # kcall's own stream, a real one
+        assert own == kcall.default_stream("cuda:0"), own  # kcall's own
+        assert kcall.default_stream("cpu") == 0
 
         class TorchLike:                 # torch.cuda.Stream has cuda_stream
             cuda_stream = 0x5000
