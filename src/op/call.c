@@ -784,7 +784,7 @@ kc_status* kc_kernel_ctx_allocate_output(kc_kernel_ctx* ctx, int32_t index,
 }
 
 /* Device scratch memory: stream-ordered on the call's stream, so that it
- * is freed (kc__free_temps) after the work compute queued there. The
+ * is freed (kc__device_finish) after the work compute queued there. The
  * record of it is host memory. */
 static kc_status* kc__device_temp(kc_kernel_ctx* ctx, size_t size,
                                   size_t alignment, void** out_ptr) {
