@@ -41,6 +41,16 @@ kc_status* launch_status(const char* what) {
   return err == cudaSuccess ? nullptr : cuda_error(err, what);
 }
 
+/* Compute runs on the caller's thread, whose current CUDA device kcall
+ * does not promise: make the call's device current (cheap when it is). */
+kc_status* use_device(kc_kernel_ctx* ctx, const char* op) {
+  cudaError_t err = cudaSetDevice(kc_kernel_ctx_get_device(ctx).device_id);
+  if (err == cudaSuccess) return nullptr;
+  return kc_status_create(KC_INTERNAL, "%s: cudaSetDevice(%d): %s (%s)", op,
+                          kc_kernel_ctx_get_device(ctx).device_id,
+                          cudaGetErrorString(err), cudaGetErrorName(err));
+}
+
 int64_t numel(const DLTensor* t) {
   int64_t n = 1;
   for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
@@ -135,6 +145,8 @@ kc_status* add_compute(void*, kc_kernel_ctx* ctx) {
                             "Add on CUDA: rank %d; this kernel takes up to %d",
                             z->ndim, kMaxRank);
   }
+  kc_status* st = use_device(ctx, "Add");
+  if (st) return st;
   auto stream = static_cast<cudaStream_t>(kc_kernel_ctx_get_stream(ctx));
   if (x->dtype.code == kDLFloat && x->dtype.bits == 32) {
     return add_typed<float>(x, y, z, stream);
@@ -184,6 +196,8 @@ kc_status* matmul_compute(void*, kc_kernel_ctx* ctx) {
                             "to %d",
                             (long long)m, 65535 * kTile);
   }
+  kc_status* st = use_device(ctx, "MatMul");
+  if (st) return st;
   auto stream = static_cast<cudaStream_t>(kc_kernel_ctx_get_stream(ctx));
   dim3 block(kTile, kTile);
   dim3 grid((unsigned)((n + kTile - 1) / kTile),

@@ -196,7 +196,10 @@ KC_API kc_thread_pool* kc_kernel_ctx_get_thread_pool(const kc_kernel_ctx* ctx);
  * stream (kc_op_call_options.stream) or kcall's default stream of the
  * device (a cudaStream_t; never NULL there, so launching on it never means
  * the legacy default stream by accident); NULL on the CPU. A kernel queues
- * its work there and returns without waiting for it. */
+ * its work there and returns without waiting for it. Compute runs on the
+ * caller's thread, whose current CUDA device kcall does not promise: a
+ * kernel makes kc_kernel_ctx_get_device(ctx).device_id current itself
+ * (cudaSetDevice, cheap when it already is). */
 KC_API void* kc_kernel_ctx_get_stream(const kc_kernel_ctx* ctx);
 KC_API DLDevice kc_kernel_ctx_get_device(const kc_kernel_ctx* ctx);
 /* The attributes of this call (those the kernel was constructed with). */
