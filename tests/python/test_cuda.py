@@ -45,6 +45,7 @@ def test_copies_and_dlpack_export_on_a_device(build_file):
             np.asarray(t)
         except BufferError as e:
             assert "needs host memory, the tensor is on cuda:1" in str(e), e
+            assert 'kcall.to_device(t, "cpu")' in str(e), e
         else:
             raise AssertionError("np.asarray read device memory")
         back = kcall.to_device(t, "cpu")
