@@ -1,12 +1,12 @@
 /* dot: any batch and contracting dimensions. Both operands are brought to
  * [batch, rows, contracted] and [batch, contracted, columns] (copied only
- * when they are not already so), then multiplied: f32 by a packed,
- * vectorised kernel on the thread pool, other types by plain loops. */
-#include <pthread.h>
+ * when they are not already so), then multiplied: f32 by the blocked GEMM
+ * of gemm_f32.c on the thread pool, other types by plain loops. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "internal/common.h"
+#include "program/gemm_f32.h"
 #include "program/ops.h"
 
 #define KC__DOT_MAX_RANK KC_TENSOR_MAX_NDIM
@@ -18,6 +18,8 @@ typedef struct kc__dot_plan {
   /* Copies of the operands into the canonical order, or rank -1 where
    * the operand is in that order already. */
   kc__box lhs_box, rhs_box;
+  /* The f32 micro-kernel (NULL for other types). */
+  const kc__gemm_f32_kernel* kernel;
 } kc__dot_plan;
 
 /* ---- checking -------------------------------------------------------------------- */
@@ -179,167 +181,38 @@ static kc_status* kc__dot_verify(const kc_program* p, const kc__instr* in) {
   return kc__dot_read(p, in, &plan);
 }
 
+/* The f32 kernel: the CPU's best, or the one KCALL_DOT_KERNEL names
+ * ("avx512", "avx2" or "plain"), for tests and comparisons. A name that
+ * is unknown or that this CPU cannot run is refused rather than ignored. */
+static kc_status* kc__dot_kernel_choose(const kc__instr* in,
+                                        const kc__gemm_f32_kernel** out) {
+  const char* want = getenv("KCALL_DOT_KERNEL");
+  if (!want || !*want) {
+    *out = kc__gemm_f32_kernel_best();
+    return NULL;
+  }
+  const kc__gemm_f32_kernel* kernel = kc__gemm_f32_kernel_lookup(want);
+  if (!kernel) {
+    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+                      "KCALL_DOT_KERNEL: expected avx512, avx2 or plain, got %s", KC__QS(want));
+  }
+  if (!kc__gemm_f32_kernel_supported(kernel)) {
+    return kc__op_bad(in, KC_FAILED_PRECONDITION,
+                      "KCALL_DOT_KERNEL: this CPU cannot run the %s kernel", want);
+  }
+  *out = kernel;
+  return NULL;
+}
+
 static kc_status* kc__dot_prepare(const kc_program* p, const kc__instr* in,
                                   const kc__prepare_ctx* ctx, const void** out) {
   kc__dot_plan* plan = kc__arena_alloc(ctx->arena, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   KC__TRY(kc__dot_read(p, in, plan));
+  if (plan->dtype.code == kDLFloat && plan->dtype.bits == 32) {
+    KC__TRY(kc__dot_kernel_choose(in, &plan->kernel));
+  }
   *out = plan;
-  return NULL;
-}
-
-/* ---- f32: packed panels, 6 rows at a time ------------------------------------------ */
-
-#define KC__MR 6
-#define KC__KC 256 /* contracted elements per pass: a panel's slice stays in L1 */
-
-typedef float kc__v16 __attribute__((vector_size(64)));
-
-/* C[rows x NR] (row stride ldc, only `cols` columns written) = (or, with
- * `accumulate`, +=) A[rows x k] (row stride lda) times a packed panel
- * slice of B (k x NR, NR = 16 * NV). One body for each vector width. */
-#define KC__MICRO_PARAMS                                                        \
-  const float *a, int64_t lda, const float *panel, int64_t k, float *c,         \
-      int64_t ldc, int64_t rows, int64_t cols, int accumulate
-
-#define KC__MICRO_BODY(NV)                                                      \
-  kc__v16 acc[KC__MR][NV];                                                      \
-  for (int r = 0; r < KC__MR; ++r)                                              \
-    for (int v = 0; v < NV; ++v) acc[r][v] = (kc__v16){0};                      \
-  if (rows == KC__MR) {                                                         \
-    for (int64_t i = 0; i < k; ++i) {                                           \
-      kc__v16 b[NV];                                                            \
-      memcpy(b, panel + i * 16 * NV, sizeof b);                                 \
-      for (int r = 0; r < KC__MR; ++r) {                                        \
-        float x = a[r * lda + i];                                               \
-        for (int v = 0; v < NV; ++v) acc[r][v] += x * b[v];                     \
-      }                                                                         \
-    }                                                                           \
-  } else {                                                                      \
-    for (int64_t i = 0; i < k; ++i) {                                           \
-      kc__v16 b[NV];                                                            \
-      memcpy(b, panel + i * 16 * NV, sizeof b);                                 \
-      for (int64_t r = 0; r < rows; ++r) {                                      \
-        float x = a[r * lda + i];                                               \
-        for (int v = 0; v < NV; ++v) acc[r][v] += x * b[v];                     \
-      }                                                                         \
-    }                                                                           \
-  }                                                                             \
-  for (int64_t r = 0; r < rows; ++r) {                                          \
-    float out[16 * NV];                                                         \
-    memcpy(out, acc[r], sizeof out);                                            \
-    float* row = c + r * ldc;                                                   \
-    if (accumulate) {                                                           \
-      for (int64_t j = 0; j < cols; ++j) row[j] += out[j];                      \
-    } else {                                                                    \
-      memcpy(row, out, (size_t)cols * sizeof(float));                           \
-    }                                                                           \
-  }
-
-typedef void (*kc__micro_fn)(KC__MICRO_PARAMS);
-
-/* AVX-512: two 16-float registers a row, 12 accumulators. AVX2: one
- * 16-float vector (two registers) a row, as many registers as it has. */
-#if defined(__x86_64__)
-__attribute__((target("avx512f"))) static void kc__micro_f32_avx512(KC__MICRO_PARAMS) {
-  KC__MICRO_BODY(2)
-}
-__attribute__((target("avx2,fma"))) static void kc__micro_f32_avx2(KC__MICRO_PARAMS) {
-  KC__MICRO_BODY(1)
-}
-#endif
-static void kc__micro_f32_plain(KC__MICRO_PARAMS) { KC__MICRO_BODY(1) }
-#undef KC__MICRO_BODY
-
-/* A kernel and the width of the panels it takes. The choice is made by
- * hand rather than with target_clones: its ifunc resolver runs before
- * ThreadSanitizer's runtime has started, and crashes it. */
-typedef struct kc__micro {
-  kc__micro_fn fn;
-  int64_t nr;
-} kc__micro;
-
-static kc__micro kc__micro_f32_pick(void) {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return (kc__micro){kc__micro_f32_avx512, 32};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    return (kc__micro){kc__micro_f32_avx2, 16};
-  }
-#endif
-  return (kc__micro){kc__micro_f32_plain, 16};
-}
-
-/* The kernel for this CPU, picked once. */
-static pthread_once_t kc__micro_once = PTHREAD_ONCE_INIT;
-static kc__micro kc__micro_chosen;
-
-static void kc__micro_choose(void) { kc__micro_chosen = kc__micro_f32_pick(); }
-
-static kc__micro kc__micro_f32(void) {
-  pthread_once(&kc__micro_once, kc__micro_choose);
-  return kc__micro_chosen;
-}
-
-typedef struct kc__gemm_job {
-  kc__micro micro;
-  const float* a;
-  const float* panels; /* ceil(n / nr) panels of k x nr */
-  float* c;
-  int64_t m, n, k;
-} kc__gemm_job;
-
-/* Rows [begin, end) in blocks of 6: for each slice of the contracted
- * dimension, each panel against every block, so that the panel's slice
- * stays in L1 while the rows pass. */
-static void kc__gemm_rows(void* ctx, int64_t begin, int64_t end) {
-  const kc__gemm_job* job = ctx;
-  int64_t nr = job->micro.nr;
-  int64_t panels = (job->n + nr - 1) / nr;
-  for (int64_t k0 = 0; k0 < job->k || (k0 == 0 && job->k == 0); k0 += KC__KC) {
-    int64_t kc = job->k - k0 < KC__KC ? job->k - k0 : KC__KC;
-    for (int64_t p = 0; p < panels; ++p) {
-      int64_t j = p * nr;
-      int64_t cols = job->n - j < nr ? job->n - j : nr;
-      const float* slice = job->panels + p * job->k * nr + k0 * nr;
-      for (int64_t blk = begin; blk < end; ++blk) {
-        int64_t i = blk * KC__MR;
-        int64_t rows = job->m - i < KC__MR ? job->m - i : KC__MR;
-        job->micro.fn(job->a + i * job->k + k0, job->k, slice, kc, job->c + i * job->n + j,
-                      job->n, rows, cols, k0 > 0);
-      }
-    }
-    if (job->k == 0) break;
-  }
-}
-
-static kc_status* kc__gemm_f32(const float* a, const float* b, float* c, int64_t m, int64_t n,
-                               int64_t k, kc_thread_pool* pool) {
-  kc__micro micro = kc__micro_f32();
-  int64_t nr = micro.nr;
-  int64_t panels = (n + nr - 1) / nr;
-  float* packed = malloc((size_t)(panels * k * nr) * sizeof *packed + 1);
-  if (!packed) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory packing a dot");
-  for (int64_t p = 0; p < panels; ++p) {
-    int64_t j = p * nr;
-    int64_t cols = n - j < nr ? n - j : nr;
-    float* dst = packed + p * k * nr;
-    for (int64_t i = 0; i < k; ++i) {
-      memcpy(dst + i * nr, b + i * n + j, (size_t)cols * sizeof(float));
-      for (int64_t z = cols; z < nr; ++z) dst[i * nr + z] = 0.0f;
-    }
-  }
-  kc__gemm_job job = {micro, a, packed, c, m, n, k};
-  int64_t blocks = (m + KC__MR - 1) / KC__MR;
-  /* A block of 6 rows costs about 6 * n * k multiply-adds, ~0.02 ns each. */
-  int64_t cost = KC__MR * n * k / 50 + 1;
-  if (!pool && blocks * cost > 200000) pool = kc_thread_pool_get_default();
-  if (pool) {
-    kc_thread_pool_parallel_for(pool, blocks, cost, kc__gemm_rows, &job);
-  } else {
-    kc__gemm_rows(&job, 0, blocks);
-  }
-  free(packed);
   return NULL;
 }
 
@@ -391,7 +264,7 @@ static kc_status* kc__dot_kernel(const kc__kernel_ctx* ctx, void* out, const voi
     const void* bi = b + (size_t)(i * k * n) * es;
     void* ci = (char*)out + (size_t)(i * m * n) * es;
     if (plan->dtype.code == kDLFloat && plan->dtype.bits == 32) {
-      st = kc__gemm_f32(ai, bi, ci, m, n, k, ctx->pool);
+      st = kc__gemm_f32(plan->kernel, ai, bi, ci, m, n, k, ctx->pool);
     } else if (plan->dtype.code == kDLFloat) {
       kc__gemm_double(ai, bi, ci, m, n, k);
     } else if (es == 1) {

@@ -1,0 +1,452 @@
+/* The f32 GEMM of gemm_f32.h, in the shape of the published GotoBLAS/BLIS
+ * design:
+ *
+ *   B is packed into panels of NR columns (k x NR each, zero-padded) by
+ *     the first thread that needs each panel;
+ *   every thread of the pool claims strips of MR rows of C, fewer at a
+ *     time as fewer are left, and for each claim:
+ *     for each block of NC columns (its B panels stay in L2),
+ *       for each KC slice of the contracted dimension,
+ *         for each strip: pack its MR x KC slice of A (L1-resident),
+ *           for each panel of the block: the micro-kernel, C tile += A B.
+ *
+ * The micro-kernel keeps the whole MR x NR tile of C in registers, loads
+ * the B row of a step with aligned vector loads and broadcasts A's
+ * elements from memory into the multiply-adds. Edge tiles are computed in
+ * full (the packing pads with zeros) and stored partially. */
+#include "program/gemm_f32.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal/common.h"
+
+#if defined(__x86_64__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+/* Contracted elements per slice: a 12 x 256 A strip (12 KiB) stays in
+ * L1 while the B panels' 256 x 32 slices (32 KiB each) stream from L2. */
+#define KC__GEMM_KC 256
+/* Bytes of packed B one column block may take (KC x NC), to stay in L2. */
+#define KC__GEMM_BLOCK_BYTES (1 << 20)
+#define KC__GEMM_MR_MAX 12
+
+typedef void (*kc__micro_fn)(int64_t kc, const float* a, const float* b, float* c,
+                             int64_t ldc, int64_t rows, int64_t cols, bool accumulate);
+
+struct kc__gemm_f32_kernel {
+  const char* name;
+  kc__micro_fn fn;
+  int64_t mr, nr;
+  /* Rough multiply-adds a nanosecond, for the pool's split. */
+  int64_t fma_per_ns;
+  bool (*supported)(void);
+};
+
+/* Rows x cols of a tile (row stride ld) into C, or added to it. */
+static void kc__tile_store(const float* tile, int64_t ld, float* c, int64_t ldc, int64_t rows,
+                           int64_t cols, bool accumulate) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = c + r * ldc;
+    const float* src = tile + r * ld;
+    if (accumulate) {
+      for (int64_t j = 0; j < cols; ++j) row[j] += src[j];
+    } else {
+      memcpy(row, src, (size_t)cols * sizeof(float));
+    }
+  }
+}
+
+/* ---- micro-kernels ------------------------------------------------------------------ */
+
+#define KC__R4(X) X(0) X(1) X(2) X(3)
+#define KC__R6(X) KC__R4(X) X(4) X(5)
+#define KC__R12(X) KC__R6(X) X(6) X(7) X(8) X(9) X(10) X(11)
+
+#if defined(__x86_64__)
+
+/* 12 x 32: 24 accumulators, two B vectors, A broadcast from memory. */
+#define KC__A512_DECL(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = _mm512_setzero_ps();
+#define KC__A512_FMA(r)                                                 \
+  {                                                                     \
+    __m512 x = _mm512_set1_ps(a[r]);                                    \
+    c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0);                          \
+    c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1);                          \
+  }
+#define KC__A512_STEP                                                   \
+  {                                                                     \
+    __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);         \
+    KC__R12(KC__A512_FMA)                                               \
+    a += 12;                                                            \
+    b += 32;                                                            \
+  }
+#define KC__A512_STORE(r)                                               \
+  {                                                                     \
+    float* row = c + r * ldc;                                           \
+    if (accumulate) {                                                   \
+      c##r##0 = _mm512_add_ps(c##r##0, _mm512_loadu_ps(row));           \
+      c##r##1 = _mm512_add_ps(c##r##1, _mm512_loadu_ps(row + 16));      \
+    }                                                                   \
+    _mm512_storeu_ps(row, c##r##0);                                     \
+    _mm512_storeu_ps(row + 16, c##r##1);                                \
+  }
+#define KC__A512_SPILL(r)                                               \
+  _mm512_store_ps(tile + r * 32, c##r##0);                              \
+  _mm512_store_ps(tile + r * 32 + 16, c##r##1);
+
+__attribute__((target("avx512f"))) static void kc__micro_avx512(
+    int64_t kc, const float* restrict a, const float* restrict b, float* restrict c,
+    int64_t ldc, int64_t rows, int64_t cols, bool accumulate) {
+  KC__R12(KC__A512_DECL)
+  int64_t p = 0;
+  for (; p + 4 <= kc; p += 4) {
+    _mm_prefetch((const char*)(b + 32 * 16), _MM_HINT_T0);
+    _mm_prefetch((const char*)(b + 32 * 16 + 16), _MM_HINT_T0);
+    KC__A512_STEP
+    _mm_prefetch((const char*)(b + 32 * 16), _MM_HINT_T0);
+    _mm_prefetch((const char*)(b + 32 * 16 + 16), _MM_HINT_T0);
+    KC__A512_STEP
+    _mm_prefetch((const char*)(b + 32 * 16), _MM_HINT_T0);
+    _mm_prefetch((const char*)(b + 32 * 16 + 16), _MM_HINT_T0);
+    KC__A512_STEP
+    _mm_prefetch((const char*)(b + 32 * 16), _MM_HINT_T0);
+    _mm_prefetch((const char*)(b + 32 * 16 + 16), _MM_HINT_T0);
+    KC__A512_STEP
+  }
+  for (; p < kc; ++p) KC__A512_STEP
+  if (rows == 12 && cols == 32) {
+    KC__R12(KC__A512_STORE)
+  } else {
+    _Alignas(64) float tile[12 * 32];
+    KC__R12(KC__A512_SPILL)
+    kc__tile_store(tile, 32, c, ldc, rows, cols, accumulate);
+  }
+}
+
+/* 6 x 16: 12 accumulators of the 16 ymm registers. */
+#define KC__A2_DECL(r) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = _mm256_setzero_ps();
+#define KC__A2_FMA(r)                                                   \
+  {                                                                     \
+    __m256 x = _mm256_broadcast_ss(a + r);                              \
+    c##r##0 = _mm256_fmadd_ps(x, b0, c##r##0);                          \
+    c##r##1 = _mm256_fmadd_ps(x, b1, c##r##1);                          \
+  }
+#define KC__A2_STEP                                                     \
+  {                                                                     \
+    __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);          \
+    KC__R6(KC__A2_FMA)                                                  \
+    a += 6;                                                             \
+    b += 16;                                                            \
+  }
+#define KC__A2_STORE(r)                                                 \
+  {                                                                     \
+    float* row = c + r * ldc;                                           \
+    if (accumulate) {                                                   \
+      c##r##0 = _mm256_add_ps(c##r##0, _mm256_loadu_ps(row));           \
+      c##r##1 = _mm256_add_ps(c##r##1, _mm256_loadu_ps(row + 8));       \
+    }                                                                   \
+    _mm256_storeu_ps(row, c##r##0);                                     \
+    _mm256_storeu_ps(row + 8, c##r##1);                                 \
+  }
+#define KC__A2_SPILL(r)                                                 \
+  _mm256_store_ps(tile + r * 16, c##r##0);                              \
+  _mm256_store_ps(tile + r * 16 + 8, c##r##1);
+
+__attribute__((target("avx2,fma"))) static void kc__micro_avx2(
+    int64_t kc, const float* restrict a, const float* restrict b, float* restrict c,
+    int64_t ldc, int64_t rows, int64_t cols, bool accumulate) {
+  KC__R6(KC__A2_DECL)
+  int64_t p = 0;
+  for (; p + 4 <= kc; p += 4) {
+    _mm_prefetch((const char*)(b + 16 * 16), _MM_HINT_T0);
+    KC__A2_STEP
+    KC__A2_STEP
+    _mm_prefetch((const char*)(b + 16 * 16), _MM_HINT_T0);
+    KC__A2_STEP
+    KC__A2_STEP
+  }
+  for (; p < kc; ++p) KC__A2_STEP
+  if (rows == 6 && cols == 16) {
+    KC__R6(KC__A2_STORE)
+  } else {
+    _Alignas(32) float tile[6 * 16];
+    KC__R6(KC__A2_SPILL)
+    kc__tile_store(tile, 16, c, ldc, rows, cols, accumulate);
+  }
+}
+
+static bool kc__cpu_avx512(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+}
+
+static bool kc__cpu_avx2(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+#endif /* __x86_64__ */
+
+/* 4 x 16 in portable C, which compilers vectorise for the base ISA. */
+static void kc__micro_plain(int64_t kc, const float* restrict a, const float* restrict b,
+                            float* restrict c, int64_t ldc, int64_t rows, int64_t cols,
+                            bool accumulate) {
+  float acc[4][16];
+  memset(acc, 0, sizeof acc);
+  for (int64_t p = 0; p < kc; ++p) {
+    for (int r = 0; r < 4; ++r) {
+      float x = a[r];
+      for (int j = 0; j < 16; ++j) acc[r][j] += x * b[j];
+    }
+    a += 4;
+    b += 16;
+  }
+  kc__tile_store(&acc[0][0], 16, c, ldc, rows, cols, accumulate);
+}
+
+static bool kc__cpu_any(void) { return true; }
+
+#if !defined(__x86_64__)
+/* Elsewhere the x86 kernels keep their names, so that asking for one is
+ * answered "not on this CPU" rather than "no such kernel"; never run. */
+static bool kc__cpu_never(void) { return false; }
+#define kc__micro_avx512 NULL
+#define kc__micro_avx2 NULL
+#define kc__cpu_avx512 kc__cpu_never
+#define kc__cpu_avx2 kc__cpu_never
+#endif
+
+/* Fastest first. */
+static const struct kc__gemm_f32_kernel kc__gemm_kernels[] = {
+    {"avx512", kc__micro_avx512, 12, 32, 64, kc__cpu_avx512},
+    {"avx2", kc__micro_avx2, 6, 16, 24, kc__cpu_avx2},
+    {"plain", kc__micro_plain, 4, 16, 2, kc__cpu_any},
+};
+
+static pthread_once_t kc__gemm_once = PTHREAD_ONCE_INIT;
+static const kc__gemm_f32_kernel* kc__gemm_best;
+
+static void kc__gemm_choose(void) {
+  for (size_t i = 0; i < KC__ARRAY_SIZE(kc__gemm_kernels); ++i) {
+    if (kc__gemm_kernels[i].supported()) {
+      kc__gemm_best = &kc__gemm_kernels[i];
+      return;
+    }
+  }
+}
+
+const kc__gemm_f32_kernel* kc__gemm_f32_kernel_best(void) {
+  pthread_once(&kc__gemm_once, kc__gemm_choose);
+  return kc__gemm_best;
+}
+
+const kc__gemm_f32_kernel* kc__gemm_f32_kernel_lookup(const char* name) {
+  for (size_t i = 0; i < KC__ARRAY_SIZE(kc__gemm_kernels); ++i) {
+    if (strcmp(kc__gemm_kernels[i].name, name) == 0) return &kc__gemm_kernels[i];
+  }
+  return NULL;
+}
+
+bool kc__gemm_f32_kernel_supported(const kc__gemm_f32_kernel* kernel) {
+  return kernel->supported();
+}
+
+const char* kc__gemm_f32_kernel_name(const kc__gemm_f32_kernel* kernel) {
+  return kernel->name;
+}
+
+/* ---- packing ------------------------------------------------------------------------ */
+
+/* Panels [begin, end) of B (k x n, row-major): panel p holds columns
+ * [p nr, p nr + nr) as k rows of nr, zero past column n. */
+static void kc__pack_b(const float* b, int64_t n, int64_t k, int64_t nr, int64_t begin,
+                       int64_t end, float* packed) {
+  for (int64_t p = begin; p < end; ++p) {
+    int64_t j = p * nr;
+    int64_t cols = n - j < nr ? n - j : nr;
+    float* dst = packed + p * k * nr;
+    for (int64_t i = 0; i < k; ++i) {
+      memcpy(dst + i * nr, b + i * n + j, (size_t)cols * sizeof(float));
+      for (int64_t z = cols; z < nr; ++z) dst[i * nr + z] = 0.0f;
+    }
+  }
+}
+
+/* A strip of `rows` rows (row stride lda) and kc columns, as kc steps of
+ * mr elements (zero past `rows`). Full strips of a multiple of 4 rows go
+ * by 4 x 4 blocks transposed in SSE registers (x86-64's baseline), four
+ * times fewer loads and stores than one element at a time. */
+static void kc__pack_a(const float* a, int64_t lda, int64_t rows, int64_t kc, int64_t mr,
+                       float* restrict dst) {
+#if defined(__SSE2__)
+  if (rows == mr && mr % 4 == 0) {
+    int64_t p = 0;
+    for (; p + 4 <= kc; p += 4) {
+      for (int64_t r = 0; r < mr; r += 4) {
+        const float* src = a + r * lda + p;
+        __m128 x0 = _mm_loadu_ps(src), x1 = _mm_loadu_ps(src + lda);
+        __m128 x2 = _mm_loadu_ps(src + 2 * lda), x3 = _mm_loadu_ps(src + 3 * lda);
+        _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+        float* out = dst + p * mr + r;
+        _mm_storeu_ps(out, x0);
+        _mm_storeu_ps(out + mr, x1);
+        _mm_storeu_ps(out + 2 * mr, x2);
+        _mm_storeu_ps(out + 3 * mr, x3);
+      }
+    }
+    for (; p < kc; ++p) {
+      for (int64_t r = 0; r < mr; ++r) dst[p * mr + r] = a[r * lda + p];
+    }
+    return;
+  }
+#endif
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = a + r * lda;
+    for (int64_t p = 0; p < kc; ++p) dst[p * mr + r] = src[p];
+  }
+  for (int64_t r = rows; r < mr; ++r) {
+    for (int64_t p = 0; p < kc; ++p) dst[p * mr + r] = 0.0f;
+  }
+}
+
+/* ---- the product -------------------------------------------------------------------- */
+
+/* Panel states: nobody has it yet, someone is packing it, packed. */
+enum { KC__PANEL_EMPTY = 0, KC__PANEL_PACKING = 1, KC__PANEL_READY = 2 };
+
+typedef struct kc__gemm_job {
+  const kc__gemm_f32_kernel* kernel;
+  const float* a;
+  const float* b;
+  float* c;
+  float* panels;         /* packed B, filled on demand */
+  uint8_t* panel_state;  /* one a panel, atomically */
+  int64_t m, n, k;
+  int64_t nc;            /* columns a block, a multiple of nr */
+  int64_t strips;        /* MR-row strips of C */
+  int64_t next_strip;    /* the first strip nobody has claimed, atomically */
+  int64_t threads;       /* participants, for the claim sizes and the panel order */
+} kc__gemm_job;
+
+/* Claims the next strips, fewer as fewer are left (guided scheduling):
+ * big claims keep a block of B in L2 over many strips, small ones at the
+ * end keep every thread busy when a core is slow or shared. */
+static bool kc__gemm_claim(kc__gemm_job* job, int64_t* begin, int64_t* end) {
+  int64_t cur = __atomic_load_n(&job->next_strip, __ATOMIC_RELAXED);
+  for (;;) {
+    int64_t left = job->strips - cur;
+    if (left <= 0) return false;
+    int64_t take = left / (2 * job->threads);
+    if (take < 1) take = 1;
+    if (__atomic_compare_exchange_n(&job->next_strip, &cur, cur + take, true, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
+      *begin = cur;
+      *end = cur + take;
+      return true;
+    }
+  }
+}
+
+/* Makes panel p of B packed: packs it when nobody has, else waits for
+ * the thread that is packing it (a few microseconds of copying). */
+static void kc__gemm_panel_ready(kc__gemm_job* job, int64_t p) {
+  uint8_t* state = &job->panel_state[p];
+  uint8_t seen = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+  if (seen == KC__PANEL_READY) return;
+  if (seen == KC__PANEL_EMPTY &&
+      __atomic_compare_exchange_n(state, &seen, KC__PANEL_PACKING, false, __ATOMIC_ACQUIRE,
+                                  __ATOMIC_ACQUIRE)) {
+    kc__pack_b(job->b, job->n, job->k, job->kernel->nr, p, p + 1, job->panels);
+    __atomic_store_n(state, KC__PANEL_READY, __ATOMIC_RELEASE);
+    return;
+  }
+  for (unsigned spins = 0; __atomic_load_n(state, __ATOMIC_ACQUIRE) != KC__PANEL_READY;
+       ++spins) {
+    if (spins >= 64) sched_yield();
+  }
+}
+
+/* Strips [begin, end): for each block of columns and each slice of the
+ * contracted dimension, each strip's A slice against the block's panels,
+ * which participant `id` (of job->threads) visits from its own share on,
+ * so that threads starting together pack different panels. */
+static void kc__gemm_strips(kc__gemm_job* job, int64_t begin, int64_t end, int64_t id) {
+  const kc__gemm_f32_kernel* kern = job->kernel;
+  int64_t mr = kern->mr, nr = kern->nr, m = job->m, n = job->n, k = job->k;
+  _Alignas(64) float apack[KC__GEMM_MR_MAX * KC__GEMM_KC];
+  for (int64_t jc = 0; jc < n; jc += job->nc) {
+    int64_t first = jc / nr;
+    int64_t count = ((n - jc < job->nc ? n - jc : job->nc) + nr - 1) / nr;
+    int64_t start = count * (id % job->threads) / job->threads;
+    for (int64_t pc = 0; pc < k; pc += KC__GEMM_KC) {
+      int64_t kc = k - pc < KC__GEMM_KC ? k - pc : KC__GEMM_KC;
+      for (int64_t s = begin; s < end; ++s) {
+        int64_t i = s * mr;
+        int64_t rows = m - i < mr ? m - i : mr;
+        kc__pack_a(job->a + i * k + pc, k, rows, kc, mr, apack);
+        for (int64_t q = 0; q < count; ++q) {
+          int64_t p = first + (start + q) % count;
+          if (pc == 0 && s == begin) kc__gemm_panel_ready(job, p);
+          int64_t j = p * nr;
+          int64_t cols = n - j < nr ? n - j : nr;
+          kern->fn(kc, apack, job->panels + p * k * nr + pc * nr, job->c + i * n + j, n, rows,
+                   cols, pc > 0);
+        }
+      }
+    }
+  }
+}
+
+/* One participant: claims strips until none are left. */
+static void kc__gemm_participant(void* ctx, int64_t begin, int64_t end) {
+  kc__gemm_job* job = ctx;
+  KC__UNUSED(end);
+  int64_t first, last;
+  /* A participant that starts late finds the strips claimed, and returns. */
+  while (kc__gemm_claim(job, &first, &last)) kc__gemm_strips(job, first, last, begin);
+}
+
+kc_status* kc__gemm_f32(const kc__gemm_f32_kernel* kernel, const float* a, const float* b,
+                        float* c, int64_t m, int64_t n, int64_t k, kc_thread_pool* pool) {
+  if (m <= 0 || n <= 0) return NULL;
+  if (k <= 0) {
+    memset(c, 0, (size_t)(m * n) * sizeof(float));
+    return NULL;
+  }
+  int64_t mr = kernel->mr, nr = kernel->nr;
+  int64_t panels = (n + nr - 1) / nr;
+  size_t floats = (size_t)panels * (size_t)k * (size_t)nr;
+  float* packed = NULL;
+  if (floats > (SIZE_MAX - (size_t)panels) / sizeof(float) ||
+      posix_memalign((void**)&packed, 64, floats * sizeof(float) + (size_t)panels) != 0) {
+    return kc_status_create(KC_RESOURCE_EXHAUSTED,
+                            "out of memory packing the %lld x %lld operand of a dot",
+                            (long long)k, (long long)n);
+  }
+  uint8_t* state = (uint8_t*)(packed + floats);
+  memset(state, KC__PANEL_EMPTY, (size_t)panels);
+  int64_t nc = KC__GEMM_BLOCK_BYTES / (KC__GEMM_KC * (int64_t)sizeof(float)) / nr * nr;
+  if (nc < nr) nc = nr;
+  int64_t strips = (m + mr - 1) / mr;
+  /* Below about 0.2 ms of work the pool's hand-over costs more than it
+   * gains. */
+  int64_t work_ns = strips * mr * n * k / kernel->fma_per_ns;
+  if (!pool && work_ns > 200000) pool = kc_thread_pool_get_default();
+  int64_t threads = pool ? kc_thread_pool_get_size(pool) : 1;
+  if (threads > strips) threads = strips;
+  kc__gemm_job job = {kernel, a, b, c, packed, state, m, n, k, nc, strips, 0, threads};
+  if (threads > 1) {
+    /* One unit a participant, each worth its share of the product: the
+     * pool hands one to every thread when a share is worth it; the claims
+     * then share the work, whoever runs them. */
+    kc_thread_pool_parallel_for(pool, threads, work_ns / threads + 1, kc__gemm_participant,
+                                &job);
+  } else {
+    kc__gemm_participant(&job, 0, 1);
+  }
+  free(packed);
+  return NULL;
+}
