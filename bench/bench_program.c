@@ -106,7 +106,7 @@ typedef struct run_ctx {
 
 static void run_program(void* ctx, int64_t iters) {
   run_ctx* c = ctx;
-  kc_execute_options o = {sizeof o, NULL, NULL};
+  kc_execute_options o = {.struct_size = sizeof o};
   for (int64_t i = 0; i < iters; ++i) {
     kc_tensor* out = NULL;
     die(kc_executable_execute(c->exe, c->ins, c->n, &o, &out), "execute");
@@ -118,7 +118,7 @@ static void run_program(void* ctx, int64_t iters) {
  * run must write the addresses of its inputs again. */
 static void run_program_moving(void* ctx, int64_t iters) {
   run_ctx* c = ctx;
-  kc_execute_options o = {sizeof o, NULL, NULL};
+  kc_execute_options o = {.struct_size = sizeof o};
   for (int64_t i = 0; i < iters; ++i) {
     kc_tensor* out = NULL;
     die(kc_executable_execute(c->exe, c[i & 1].ins, c->n, &o, &out), "execute");

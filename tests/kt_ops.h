@@ -122,7 +122,7 @@ static inline kc_status* kt_run_target(const char* target, const char* api,
   int64_t shape[1] = {4};
   DLTensor in = {x, {kDLCPU, 0}, 1, kt_f32, shape, NULL, 0};
   const DLTensor* inputs[1] = {&in};
-  kc_execute_options opts = {sizeof opts, kt_alloc(), NULL};
+  kc_execute_options opts = {.struct_size = sizeof opts, .allocator = kt_alloc()};
   kc_tensor* out = NULL;
   st = kc_executable_execute(exe, inputs, 1, &opts, &out);
   if (!st) {

@@ -659,6 +659,10 @@ typedef struct kc_xcall_signature {
  * per-call-site state, which costs XLA a lock per call. */
 #define KC_XCALL_SIG_NO_INSTANTIATE 2u
 
+/* The handler may be captured into a CUDA graph (see KC_XCALL_GRAPH_SAFE,
+ * which registration flags may say instead). */
+#define KC_XCALL_SIG_GRAPH_SAFE 4u
+
 /* An XLA FFI handler, XLA_FFI_Error* fn(XLA_FFI_CallFrame*), with XLA's
  * pointer types erased so that this header needs none of XLA's (see
  * kcall/xla_ffi.h). A handler built with XLA's C++ headers
@@ -679,6 +683,15 @@ typedef struct kc_xla_ffi_handlers {
  * for XLA's metadata (its API version), for handlers that predate XLA's
  * metadata extension and would otherwise be run by the query. */
 #define KC_XLA_FFI_NO_METADATA (1u << 8)
+
+/* A registration flag for custom-call targets (kc_xcall_register,
+ * kc_xcall_register_v2, kc_xcall_register_typed, kc_xcall_register_xla_ffi):
+ * the target may be captured into a CUDA graph. Its host code then runs
+ * only while a run is captured, and later runs replay the device work it
+ * queued: it must queue all its work on the stream it is given, and must
+ * neither synchronise nor read device results on the host nor depend on
+ * host state that changes between runs. Ignored on the host. */
+#define KC_XCALL_GRAPH_SAFE (1u << 9)
 
 /* ------------------------------------------------------------------------ */
 /* Ops, kernels and the thread pool (op.h, kernel.h, runtime.h)              */

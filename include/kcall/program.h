@@ -370,10 +370,33 @@ typedef struct kc_compile_options {
    * ThreadPool_Schedule); NULL: the default pool (kcall/runtime.h),
    * started only if the program has such a call. */
   kc_thread_pool* thread_pool;
+  /* Appended in 0.1 (read only when struct_size covers them). */
+  /* The CUDA device ordinal (DLDevice.device_id) when platform is
+   * KC_PLATFORM_CUDA; ignored on the host. */
+  int32_t device_id;
+  /* KC_COMPILE_* bits. */
+  uint32_t flags;
 } kc_compile_options;
 
+/* Never capture runs into CUDA graphs (see kc_executable_execute). */
+#define KC_COMPILE_NO_CUDA_GRAPH 1u
+
 /* Checks and plans `program` (which may be destroyed afterwards). NULL
- * options mean the host with no thread pool. Errors name the instruction
+ * options mean the host with no thread pool.
+ *
+ * For KC_PLATFORM_CUDA the executable runs on device `device_id`: the
+ * CUDA backend is loaded (kcall/device.h), custom-call targets are looked
+ * up for CUDA, constants are copied to the device once, temporaries are
+ * planned in device memory. Built-in instructions run there only where
+ * the backend has a kernel for them: element-wise ops (compare, select and
+ * clamp included) for the dtypes it supports, broadcast, iota, and
+ * reshape, bitcast, copy, tuple and get-tuple-element, which move no data
+ * or become device-to-device copies. Any other instruction (dot, reduce,
+ * while, transpose, ...) is refused with UNIMPLEMENTED naming it, its line
+ * and "not available on CUDA"; nothing ever runs on the host with device
+ * pointers. FAILED_PRECONDITION "no CUDA device: ..." when the backend,
+ * the driver or a device is missing; OUT_OF_RANGE for a device_id past the
+ * last device. Errors name the instruction
  * ("instruction 'add.3' (line 4): operand 1: expected f32[4], got
  * f32[8]"):
  *   INVALID_ARGUMENT     shapes that do not agree, bad aliasing, a typed
@@ -406,6 +429,11 @@ typedef struct kc_executable_info {
   size_t temp_bytes_unshared;  /* what the temporaries would take unshared */
   size_t output_bytes;
   size_t peak_bytes;           /* temp_bytes + output_bytes */
+  /* Appended in 0.1. CUDA executables: runs captured into a CUDA graph,
+   * and graph launches (replays and the launch after each capture), so
+   * far. Zero on the host. */
+  uint64_t cuda_graph_captures;
+  uint64_t cuda_graph_launches;
 } kc_executable_info;
 
 /* Fills `out` up to out->struct_size. */
@@ -448,23 +476,79 @@ typedef struct kc_execute_options {
   /* When non-NULL: num_live_instructions entries receive each live
    * instruction's time in nanoseconds, in plan order. */
   uint64_t* instruction_ns;
+  /* Appended in 0.1 (read only when struct_size covers it). CUDA
+   * executables only: the caller's stream (a cudaStream_t) on which the
+   * whole run is queued; execute then returns without waiting, and the
+   * outputs are ready when the stream reaches that point. NULL: kcall's
+   * default stream of the device (kc_device_get_default_stream), and
+   * execute waits for the run (reporting an error the device hit) before
+   * returning. Ignored on the host. See kc_executable_execute for what a
+   * caller's stream must respect. */
+  void* stream;
 } kc_execute_options;
 
-/* Runs the executable. `inputs` holds num_inputs DLTensors (CPU, compact
+/* Runs the executable. `inputs` holds num_inputs DLTensors (compact
  * row-major, dtype and dims matching the input shapes; borrowed for the
  * call). On success out_outputs[0..num_outputs) receive owned tensors.
  * On failure no output is returned and everything allocated is freed.
  * Thread-safe: several threads may execute one executable at once.
+ *
+ * Host executables take CPU tensors. CUDA executables take tensors on
+ * their device ({kDLCUDA, device_id}), used in place, or host tensors
+ * (kDLCPU, kDLCUDAHost), copied to the device through pinned staging
+ * memory; their outputs are tensors on the device (kc_tensor_create on
+ * "cuda:N", from options->allocator's host side only for the tensor
+ * object).
+ *
+ * CUDA runs. Everything a run does is queued on one stream (see
+ * kc_execute_options.stream). The per-run state (device temporaries,
+ * device pointer tables, staging) is pooled like the host's: a state last
+ * used on a caller's stream is reused only by a run on that same stream
+ * (which the stream orders after it) or after a run on kcall's default
+ * stream finished; other runs make their own. So a caller must keep a
+ * stream it passed alive, or synchronise it before destroying it, until
+ * the work queued there is done; destroying the executable while its
+ * work is queued is undefined, as for any device memory.
+ *
+ * CUDA graphs. When the compile flags allow it (no
+ * KC_COMPILE_NO_CUDA_GRAPH), every custom call of the program is declared
+ * graph-safe (KC_XCALL_GRAPH_SAFE at registration, KC_XCALL_SIG_GRAPH_SAFE
+ * in a typed signature; built-in instructions always are) and
+ * instruction_ns is NULL, runs are captured into CUDA graphs: per run
+ * state, keyed by the device addresses of the inputs and outputs. The
+ * first run with a given set of addresses runs on the stream; a second
+ * run with the same set captures the run into a graph and launches it;
+ * later runs replay that graph. A run with other addresses destroys the
+ * graph and starts over. Graphs are destroyed with their run state. When
+ * the backend cannot capture (capture_begin or capture_end fails), the
+ * run goes on the stream and the executable stops trying.
+ * kc_executable_info counts captures and replays.
+ *
  *   INVALID_ARGUMENT  wrong input count, or an input whose device, dtype,
  *                     dims or strides do not match (named by position)
  *   RESOURCE_EXHAUSTED  out of memory
  *   any code          a custom call failed: "in custom call 'target'
- *                     (instruction 'name'): message" */
+ *                     (instruction 'name'): message"; on CUDA, an error the
+ *                     device or the backend reported (with kcall's default
+ *                     stream, also one found when waiting for the run) */
 KC_API kc_status* kc_executable_execute(const kc_executable* executable,
                                         const DLTensor* const* inputs,
                                         size_t num_inputs,
                                         const kc_execute_options* options,
                                         kc_tensor** out_outputs);
+
+/* As kc_executable_execute, but the results are written into the
+ * caller's `outputs` (num_outputs tensors, borrowed): compact row-major,
+ * dtype and dims matching the output shapes, on the executable's device
+ * (CPU tensors for a host executable, {kDLCUDA, device_id} for a CUDA
+ * one). Nothing is allocated for outputs. On failure the outputs' contents
+ * are unspecified. INVALID_ARGUMENT names an output (or input) that does
+ * not match; other codes as kc_executable_execute. Outputs must not
+ * overlap each other or the inputs. */
+KC_API kc_status* kc_executable_execute_into(
+    const kc_executable* executable, const DLTensor* const* inputs,
+    size_t num_inputs, const kc_execute_options* options,
+    const DLTensor* const* outputs, size_t num_outputs);
 
 #ifdef __cplusplus
 } /* extern "C" */

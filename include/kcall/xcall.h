@@ -14,8 +14,18 @@
  *                             dtypes and dims, typed attributes, per-instance
  *                             state, scratch memory, the thread pool
  *
- * CUDA targets (kc_xcall_gpu_fn, kc_xcall_gpu_status_fn) can be registered
- * now; a program that calls them compiles once the CUDA backend is loaded.
+ * CUDA targets (kc_xcall_gpu_fn, kc_xcall_gpu_status_fn; ORIGINAL and
+ * STATUS_RETURNING) are called by programs compiled for KC_PLATFORM_CUDA
+ * with the run's stream and `buffers`, a host array of device pointers:
+ * the operands then the result, each flattened in pre-order of its shape,
+ * tuple nodes included, as XLA lays them out. A tuple operand's entry is a
+ * device buffer holding its elements' device pointers (written by kcall,
+ * on the stream, before the call; never null, as every sub-buffer is
+ * known); a tuple result's entry is device memory of one pointer per
+ * element that the callee fills, its leaves being already allocated.
+ * Typed handlers on CUDA get frame->stream and DLTensors on the device.
+ * KC_XCALL_GRAPH_SAFE (kcall/abi.h) lets runs be captured into CUDA
+ * graphs (see kc_executable_execute).
  *
  * A failed call (a STATUS_RETURNING target that sets failure, a TYPED
  * handler that returns a status) ends the run: no output is returned.

@@ -4,8 +4,10 @@
 #define KCALL_PROGRAM_EXECUTABLE_INTERNAL_H_
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "program/program_internal.h"
+#include "runtime/backend.h"
 #include "xcall/xcall_internal.h"
 
 /* Where a buffer's memory is. */
@@ -14,7 +16,8 @@ enum {
   KC__BUF_CONST,     /* the program's constant bytes */
   KC__BUF_TEMP,      /* the run's arena at `offset` */
   KC__BUF_OUTPUT,    /* output tensor `index` */
-  KC__BUF_SCRATCH    /* the run's arena, for one typed call */
+  KC__BUF_SCRATCH,   /* the run's arena, for one typed call */
+  KC__BUF_TABLE      /* CUDA: the run's device pointer tables at `offset` */
 };
 
 typedef struct kc__buffer {
@@ -58,7 +61,9 @@ enum {
   KC__STEP_LEGACY_CALL,
   KC__STEP_TYPED_CALL,
   KC__STEP_XLA_CALL,
-  KC__STEP_KERNEL /* an instruction of the op table (ops.h) */
+  KC__STEP_KERNEL, /* an instruction of the op table (ops.h) */
+  KC__STEP_GPU_CALL, /* CUDA: a legacy convention (kc_xcall_gpu_fn) */
+  KC__STEP_IOTA      /* CUDA: the backend's iota */
 };
 
 /* What the run loop reads of a step, 16 bytes so that four share a cache
@@ -94,8 +99,10 @@ struct kc__step {
   const kc__xcall_target* target;
   const char* opaque;
   size_t opaque_size;
-  int32_t in[2]; /* buffers */
+  int32_t in[3]; /* buffers; -1 when unused */
   int32_t out;   /* buffer */
+  int32_t arity;     /* CUDA element-wise: 1, 2 or 3 */
+  int32_t direction; /* CUDA compare: KC__CMP_* */
   DLDataType in_dtype, out_dtype;
   int64_t count; /* elements */
   size_t bytes;  /* copy */
@@ -118,9 +125,19 @@ struct kc__run {
   const kc_executable* exe;
   const kc_allocator* alloc;
   char* block;  /* addresses, pointer tables, frames, DLTensors */
-  char* arena;  /* temporaries and scratch */
+  char* arena;  /* temporaries and scratch (device memory on CUDA) */
   void** addr;  /* buffer addresses: into block */
   bool primed;  /* the dynamic fills have been applied once */
+  /* CUDA only. */
+  char* tables;        /* device pointer tables (exe->tables_bytes) */
+  char* host_tables;   /* pinned: what is copied into `tables` */
+  char* dev_inputs;    /* device copies of host inputs (exe->staging_bytes) */
+  char* host_inputs;   /* pinned staging of host inputs */
+  void* stream;        /* where the run's work was last queued */
+  bool pending;        /* work may still be queued on `stream` */
+  void** key;          /* input and output addresses of the last run */
+  bool key_valid;      /* `key` holds a run's addresses */
+  void* graph;         /* captured for `key`, or NULL */
 };
 
 struct kc_executable {
@@ -175,6 +192,21 @@ struct kc_executable {
   kc__arena arena; /* ordered attribute arrays and other compile output */
   pthread_mutex_t runs_mu;
   kc__run* runs; /* idle runs, for reuse */
+  /* CUDA executables (backend non-NULL). */
+  const kc__backend* backend;
+  DLDevice device;
+  uint32_t flags;         /* KC_COMPILE_* */
+  void* dev_consts;       /* every constant, on the device */
+  size_t tables_bytes;    /* device pointer tables per run */
+  kc__fill* table_fills;  /* target: offset in the tables; source: buffer */
+  size_t num_table_fills;
+  size_t* stream_slots;   /* block offsets of typed frames' stream */
+  size_t num_stream_slots;
+  size_t* input_staging;  /* offset of each input in the staging areas */
+  size_t staging_bytes;
+  bool graph_capable;     /* every custom call is graph-safe, flags allow */
+  _Atomic bool graphs_failed; /* the backend could not capture */
+  _Atomic uint64_t graph_captures, graph_launches;
 };
 
 /* Step functions (execute.c). */
@@ -185,6 +217,37 @@ kc_status* kc__step_legacy_call(const kc__step* step, kc__run* run);
 kc_status* kc__step_typed_call(const kc__step* step, kc__run* run);
 kc_status* kc__step_xla_call(const kc__step* step, kc__run* run);
 kc_status* kc__step_kernel(const kc__step* step, kc__run* run);
+
+/* CUDA (execute_device.c). */
+kc_status* kc__step_elementwise_device(const kc__step* step, kc__run* run);
+kc_status* kc__step_broadcast_device(const kc__step* step, kc__run* run);
+kc_status* kc__step_copy_device(const kc__step* step, kc__run* run);
+kc_status* kc__step_iota_device(const kc__step* step, kc__run* run);
+kc_status* kc__step_gpu_call(const kc__step* step, kc__run* run);
+/* Copies the constants to the device once (at compile). */
+kc_status* kc__device_upload_constants(kc_executable* exe);
+/* Frees what a CUDA run state holds on the device and the graph. */
+void kc__device_run_free(const kc_executable* exe, kc__run* run);
+/* Allocates what a CUDA run state holds on the device. */
+kc_status* kc__device_run_init(const kc_executable* exe, kc__run* run);
+/* Frees the executable's device memory (constants). */
+void kc__device_exe_free(kc_executable* exe);
+/* The CUDA part of an execution: inputs checked (device tensors in place,
+ * host ones staged), outputs' addresses given, the run queued on a stream
+ * (or replayed as a graph), waited for on kcall's default stream. */
+kc_status* kc__device_execute(kc_executable* exe, const DLTensor* const* inputs,
+                              void* const* output_data, void* stream, uint64_t* times,
+                              const kc_allocator* alloc);
+/* Runs the steps on `run` (execute.c). */
+kc_status* kc__run_steps(const kc_executable* exe, kc__run* run, uint64_t* times);
+/* The pool of runs (execute.c). */
+kc_status* kc__run_acquire_for(kc_executable* exe, const kc_allocator* alloc,
+                               void* stream, kc__run** out);
+void kc__run_release(kc_executable* exe, kc__run* run);
+void kc__apply_fills(char* block, void** addr, const kc__fill* fills, size_t n);
+/* Sets the addresses of inputs and outputs in the run (execute.c). */
+void kc__set_dynamic(const kc_executable* exe, kc__run* run, const DLTensor* const* inputs,
+                     void* const* out_data);
 
 
 #endif /* KCALL_PROGRAM_EXECUTABLE_INTERNAL_H_ */

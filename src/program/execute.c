@@ -13,12 +13,16 @@
 
 static void kc__run_destroy(const kc_executable* exe, kc__run* run) {
   if (!run) return;
-  kc_allocator_free(run->alloc, run->arena, exe->arena_bytes, KC_TENSOR_ALIGNMENT);
+  if (exe->backend) {
+    kc__device_run_free(exe, run);
+  } else {
+    kc_allocator_free(run->alloc, run->arena, exe->arena_bytes, KC_TENSOR_ALIGNMENT);
+  }
   kc_allocator_free(run->alloc, run->block, exe->block_bytes, 16);
   kc_allocator_free(run->alloc, run, sizeof *run, 0);
 }
 
-static void kc__apply_fills(char* block, void** addr, const kc__fill* fills,
+void kc__apply_fills(char* block, void** addr, const kc__fill* fills,
                             size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const kc__fill* f = &fills[i];
@@ -38,7 +42,14 @@ static kc_status* kc__run_create(const kc_executable* exe,
   run->alloc = alloc;
   run->block = kc_allocator_alloc(alloc, exe->block_bytes, 16);
   if (!run->block) goto oom;
-  if (exe->arena_bytes) {
+  if (exe->backend) {
+    kc_status* st = kc__device_run_init(exe, run);
+    if (st) {
+      kc__run_destroy(exe, run);
+      return kc_status_add_context(st, "making a run of %s on cuda:%d",
+                                   KC__QS(exe->program->name), exe->device.device_id);
+    }
+  } else if (exe->arena_bytes) {
     run->arena = kc_allocator_alloc(alloc, exe->arena_bytes, KC_TENSOR_ALIGNMENT);
     if (!run->arena) goto oom;
   }
@@ -50,6 +61,8 @@ static kc_status* kc__run_create(const kc_executable* exe,
       run->addr[i] = (void*)(uintptr_t)b->data;
     } else if (b->kind == KC__BUF_TEMP || b->kind == KC__BUF_SCRATCH) {
       run->addr[i] = run->arena + b->offset;
+    } else if (b->kind == KC__BUF_TABLE) {
+      run->addr[i] = run->tables + b->offset;
     }
   }
   kc__apply_fills(run->block, run->addr, exe->static_fills, exe->num_static_fills);
@@ -67,12 +80,14 @@ oom:
                           KC__QS(exe->program->name), exe->arena_bytes);
 }
 
-/* A run made with `alloc` from the pool, or a new one. */
-static kc_status* kc__run_acquire(kc_executable* exe, const kc_allocator* alloc,
-                                  kc__run** out) {
+/* A run made with `alloc` from the pool, or a new one. On CUDA, a run
+ * whose work may still be queued on a stream is only taken for that
+ * stream, which orders the new work after it. */
+kc_status* kc__run_acquire_for(kc_executable* exe, const kc_allocator* alloc, void* stream,
+                               kc__run** out) {
   pthread_mutex_lock(&exe->runs_mu);
   for (kc__run** link = &exe->runs; *link; link = &(*link)->next) {
-    if ((*link)->alloc == alloc) {
+    if ((*link)->alloc == alloc && (!(*link)->pending || (*link)->stream == stream)) {
       *out = *link;
       *link = (*link)->next;
       pthread_mutex_unlock(&exe->runs_mu);
@@ -83,7 +98,12 @@ static kc_status* kc__run_acquire(kc_executable* exe, const kc_allocator* alloc,
   return kc__run_create(exe, alloc, out);
 }
 
-static void kc__run_release(kc_executable* exe, kc__run* run) {
+static kc_status* kc__run_acquire(kc_executable* exe, const kc_allocator* alloc,
+                                  kc__run** out) {
+  return kc__run_acquire_for(exe, alloc, NULL, out);
+}
+
+void kc__run_release(kc_executable* exe, kc__run* run) {
   pthread_mutex_lock(&exe->runs_mu);
   run->next = exe->runs;
   exe->runs = run;
@@ -97,6 +117,7 @@ void kc_executable_destroy(kc_executable* exe) {
     kc__run_destroy(exe, exe->runs);
     exe->runs = next;
   }
+  if (exe->backend) kc__device_exe_free(exe);
   for (size_t i = exe->num_states; i-- > 0;) exe->states[i].deleter(exe->states[i].state);
   free(exe->states);
   for (size_t i = 0; i < exe->num_targets; ++i) kc_object_release(exe->targets[i]);
@@ -116,6 +137,9 @@ void kc_executable_destroy(kc_executable* exe) {
   free(exe->static_fills);
   free(exe->dynamic_targets);
   free(exe->dynamics);
+  free(exe->table_fills);
+  free(exe->stream_slots);
+  free(exe->input_staging);
   kc__arena_free(&exe->arena);
   kc_program_destroy(exe->program);
   free(exe);
@@ -225,12 +249,28 @@ static kc_status* kc__bad_input(const kc_shape* want, size_t i,
   return kc_status_create(KC_INVALID_ARGUMENT, "input %zu: expected %s, got %s", i, w, g);
 }
 
+/* Where an input may be: the CPU for a host executable; the
+ * executable's device, or host memory that is copied there, for CUDA. */
+static const char* kc__input_device_refusal(const kc_executable* exe, DLDevice d) {
+  if (!exe->backend) {
+    return d.device_type == kDLCPU ? NULL : "a tensor on another device than the CPU";
+  }
+  if (d.device_type == kDLCPU || d.device_type == kDLCUDAHost) return NULL;
+  if (d.device_type != kDLCUDA) return "a tensor on a device that is neither CUDA nor the host";
+  if (d.device_id != exe->device.device_id) return "a tensor on another CUDA device";
+  return NULL;
+}
+
 static kc_status* kc__check_input(const kc_executable* exe, size_t i,
                                   const DLTensor* t) {
   const kc_shape* want = exe->input_shapes[i];
   if (KC__UNLIKELY(!t)) return kc__bad_input(want, i, t, "NULL");
-  if (KC__UNLIKELY(t->device.device_type != kDLCPU)) {
-    return kc__bad_input(want, i, t, "a tensor on another device than the CPU");
+  const char* where = kc__input_device_refusal(exe, t->device);
+  if (KC__UNLIKELY(where != NULL)) {
+    char why[160];
+    snprintf(why, sizeof why, "%s (device type %d, id %d)", where, (int)t->device.device_type,
+             (int)t->device.device_id);
+    return kc__bad_input(want, i, t, why);
   }
   bool same = kc_dtype_equal(t->dtype, want->dtype) && t->ndim == want->rank &&
               (t->ndim == 0 || (t->shape && !memcmp(t->shape, want->dims,
@@ -251,8 +291,7 @@ static uint64_t kc__now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static kc_status* kc__run_steps(const kc_executable* exe, kc__run* run,
-                                uint64_t* times) {
+kc_status* kc__run_steps(const kc_executable* exe, kc__run* run, uint64_t* times) {
   kc_status* st = NULL;
   size_t i = 0;
   if (!times) {
@@ -280,6 +319,10 @@ static kc_status* kc__run_steps(const kc_executable* exe, kc__run* run,
     for (; i < exe->num_steps; ++i) {
       uint64_t t0 = kc__now_ns();
       st = exe->steps[i].run(&exe->steps[i], run);
+      /* On a device, a step's time is its work's: wait for it. */
+      if (!st && exe->backend) {
+        st = exe->backend->stream_synchronize(exe->device.device_id, run->stream);
+      }
       int32_t instr = exe->steps[i].instr;
       if (instr >= 0) times[exe->pos_of[instr]] += kc__now_ns() - t0;
       if (st) break;
@@ -287,9 +330,10 @@ static kc_status* kc__run_steps(const kc_executable* exe, kc__run* run,
   }
   if (!st) return NULL;
   const kc__step* s = &exe->steps[i];
+  if (s->instr < 0) return kc_status_add_context(st, "copying the outputs");
   const kc__instr* in = &exe->program->instrs[s->instr];
   if (s->kind == KC__STEP_LEGACY_CALL || s->kind == KC__STEP_TYPED_CALL ||
-      s->kind == KC__STEP_XLA_CALL) {
+      s->kind == KC__STEP_XLA_CALL || s->kind == KC__STEP_GPU_CALL) {
     return kc_status_add_context(st, "in custom call %s (instruction %s)",
                                  KC__QS(in->target), KC__QS(in->name));
   }
@@ -298,17 +342,20 @@ static kc_status* kc__run_steps(const kc_executable* exe, kc__run* run,
 
 /* The run's input and output addresses. A run's block keeps what its last
  * execution wrote, so the places that hold an address are written only when
- * it changed: a program called on the same buffers writes nothing. */
-static void kc__set_dynamic(const kc_executable* exe, kc__run* run,
-                            const DLTensor* const* inputs, kc_tensor* const* outputs) {
+ * it changed: a program called on the same buffers writes nothing. On CUDA,
+ * a host input's address is its device staging copy. */
+void kc__set_dynamic(const kc_executable* exe, kc__run* run, const DLTensor* const* inputs,
+                     void* const* out_data) {
   for (size_t i = 0; i < exe->num_dynamics; ++i) {
     const kc__dynamic* d = &exe->dynamics[i];
     void* a;
     if (d->kind == KC__BUF_INPUT) {
       const DLTensor* t = inputs[d->index];
-      a = (char*)t->data + t->byte_offset;
+      a = exe->backend && t->device.device_type != kDLCUDA
+              ? run->dev_inputs + exe->input_staging[d->index]
+              : (char*)t->data + t->byte_offset;
     } else {
-      a = kc_tensor_get_dltensor(outputs[d->index])->data;
+      a = out_data[d->index];
     }
     if (a == run->addr[d->buffer] && run->primed) continue;
     run->addr[d->buffer] = a;
@@ -318,15 +365,12 @@ static void kc__set_dynamic(const kc_executable* exe, kc__run* run,
   run->primed = true;
 }
 
-kc_status* kc_executable_execute(const kc_executable* executable,
-                                 const DLTensor* const* inputs,
-                                 size_t num_inputs,
-                                 const kc_execute_options* options,
-                                 kc_tensor** out_outputs) {
-  kc_executable* exe = (kc_executable*)(uintptr_t)executable;
-  if (!exe || (!inputs && num_inputs) || (!out_outputs && exe->num_outputs)) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "kc_executable_execute: %s is NULL",
-                            !exe ? "executable" : !out_outputs ? "out_outputs" : "inputs");
+/* The checks every execution makes: counts, inputs. */
+static kc_status* kc__check_call(const kc_executable* exe, const char* fn,
+                                 const DLTensor* const* inputs, size_t num_inputs) {
+  if (!exe || (!inputs && num_inputs)) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                            !exe ? "executable" : "inputs");
   }
   if (num_inputs != exe->num_inputs) {
     return kc_status_create(KC_INVALID_ARGUMENT,
@@ -337,43 +381,162 @@ kc_status* kc_executable_execute(const kc_executable* executable,
     KC_RETURN_IF_ERROR(kc__check_input(exe, i, inputs[i]), "running %s",
                        KC__QS(exe->program->name));
   }
+  return NULL;
+}
+
+/* Runs on the host with outputs at `out_data`. */
+static kc_status* kc__host_execute(kc_executable* exe, const DLTensor* const* inputs,
+                                   void* const* out_data, uint64_t* times,
+                                   const kc_allocator* alloc) {
+  kc__run* run = NULL;
+  KC__TRY(kc__run_acquire(exe, alloc, &run));
+  kc__set_dynamic(exe, run, inputs, out_data);
+  if (exe->has_xla) {
+    /* A new run id, made when a handler first asks for it. */
+    kc__xla_run_info* info = (kc__xla_run_info*)(void*)(run->block + exe->xla_run_offset);
+    atomic_store_explicit(&info->run_id, 0, memory_order_relaxed);
+  }
+  kc_status* st = kc__run_steps(exe, run, times);
+  kc__run_release(exe, run);
+  return st;
+}
+
+/* Runs `exe` writing its outputs at out_data[0..num_outputs). */
+static kc_status* kc__execute(kc_executable* exe, const DLTensor* const* inputs,
+                              const kc_execute_options* options, void* const* out_data) {
   const kc_allocator* alloc = NULL;
   uint64_t* times = NULL;
+  void* stream = NULL;
   if (options) {
     if (KC_STRUCT_HAS(options, kc_execute_options, allocator)) alloc = options->allocator;
     if (KC_STRUCT_HAS(options, kc_execute_options, instruction_ns)) {
       times = options->instruction_ns;
     }
+    if (KC_STRUCT_HAS(options, kc_execute_options, stream)) stream = options->stream;
   }
   if (!alloc) alloc = kc_allocator_system();
+  kc_status* st = exe->backend ? kc__device_execute(exe, inputs, out_data, stream, times, alloc)
+                               : kc__host_execute(exe, inputs, out_data, times, alloc);
+  if (st) return kc_status_add_context(st, "running %s", KC__QS(exe->program->name));
+  return NULL;
+}
+
+/* Output addresses: on the stack for a few, else on the heap. */
+#define KC__FEW_OUTPUTS 16
+
+kc_status* kc_executable_execute(const kc_executable* executable,
+                                 const DLTensor* const* inputs,
+                                 size_t num_inputs,
+                                 const kc_execute_options* options,
+                                 kc_tensor** out_outputs) {
+  kc_executable* exe = (kc_executable*)(uintptr_t)executable;
+  if (exe && !out_outputs && exe->num_outputs) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc_executable_execute: out_outputs is NULL");
+  }
+  KC__TRY(kc__check_call(exe, "kc_executable_execute", inputs, num_inputs));
+  const kc_allocator* alloc = NULL;
+  if (options && KC_STRUCT_HAS(options, kc_execute_options, allocator)) {
+    alloc = options->allocator;
+  }
+  if (!alloc) alloc = kc_allocator_system();
+  void* few[KC__FEW_OUTPUTS];
+  void** data = exe->num_outputs <= KC__FEW_OUTPUTS
+                    ? few
+                    : malloc(exe->num_outputs * sizeof *data);
+  if (!data) {
+    return kc_status_create(KC_RESOURCE_EXHAUSTED, "running %s: out of memory",
+                            KC__QS(exe->program->name));
+  }
+  DLDevice device = exe->backend ? exe->device : kc_device_cpu();
   kc_status* st = NULL;
   size_t made = 0;
   for (; made < exe->num_outputs && !st; ++made) {
     const kc_shape* s = exe->output_shapes[made];
-    st = kc_tensor_create(alloc, s->dims, s->rank, s->dtype, kc_device_cpu(),
-                          &out_outputs[made]);
+    st = kc_tensor_create(alloc, s->dims, s->rank, s->dtype, device, &out_outputs[made]);
+    if (!st) data[made] = kc_tensor_get_dltensor(out_outputs[made])->data;
   }
-  if (st) made--;
-  kc__run* run = NULL;
-  if (!st) st = kc__run_acquire(exe, alloc, &run);
-  if (!st) {
-    kc__set_dynamic(exe, run, inputs, out_outputs);
-    if (exe->has_xla) {
-      /* A new run id, made when a handler first asks for it. */
-      kc__xla_run_info* info = (kc__xla_run_info*)(void*)(run->block + exe->xla_run_offset);
-      atomic_store_explicit(&info->run_id, 0, memory_order_relaxed);
-    }
-    st = kc__run_steps(exe, run, times);
-    kc__run_release(exe, run);
+  if (st) {
+    made--;
+    st = kc_status_add_context(st, "running %s: output %zu", KC__QS(exe->program->name), made);
   }
+  if (!st) st = kc__execute(exe, inputs, options, data);
+  if (data != few) free(data);
   if (st) {
     for (size_t i = 0; i < made; ++i) {
       kc_object_release(KC_OBJECT(out_outputs[i]));
       out_outputs[i] = NULL;
     }
-    return kc_status_add_context(st, "running %s", KC__QS(exe->program->name));
+    return st;
   }
   return NULL;
+}
+
+/* The status for an output that is not what the program makes. */
+static kc_status* kc__bad_output(const kc_executable* exe, size_t i, const char* why) {
+  char w[256];
+  kc_shape_format(exe->output_shapes[i], w, sizeof w);
+  return kc_status_create(KC_INVALID_ARGUMENT, "running %s: output %zu: expected %s%s, got %s",
+                          KC__QS(exe->program->name), i, w,
+                          exe->backend ? " on the executable's CUDA device" : " on the CPU", why);
+}
+
+static kc_status* kc__check_output(const kc_executable* exe, size_t i, const DLTensor* t) {
+  const kc_shape* want = exe->output_shapes[i];
+  if (!t) return kc__bad_output(exe, i, "NULL");
+  DLDevice d = t->device;
+  bool here = exe->backend ? d.device_type == kDLCUDA && d.device_id == exe->device.device_id
+                           : d.device_type == kDLCPU;
+  if (!here) {
+    char why[96];
+    snprintf(why, sizeof why, "a tensor on device type %d, id %d", (int)d.device_type,
+             (int)d.device_id);
+    return kc__bad_output(exe, i, why);
+  }
+  bool same = kc_dtype_equal(t->dtype, want->dtype) && t->ndim == want->rank &&
+              (t->ndim == 0 || (t->shape && !memcmp(t->shape, want->dims,
+                                                    (size_t)t->ndim * sizeof(int64_t))));
+  if (!same) {
+    char g[256] = "?";
+    kc_shape* got = NULL;
+    kc_status* st = kc_shape_create_array(t->dtype, t->shape, t->ndim, &got);
+    if (!st) kc_shape_format(got, g, sizeof g);
+    kc_status_destroy(st);
+    kc_shape_destroy(got);
+    return kc__bad_output(exe, i, g);
+  }
+  if (t->strides && !kc_dltensor_is_compact(t)) {
+    return kc__bad_output(exe, i, "strides that are not compact row-major");
+  }
+  if (!t->data && want->byte_size) return kc__bad_output(exe, i, "NULL data");
+  return NULL;
+}
+
+kc_status* kc_executable_execute_into(const kc_executable* executable,
+                                      const DLTensor* const* inputs, size_t num_inputs,
+                                      const kc_execute_options* options,
+                                      const DLTensor* const* outputs, size_t num_outputs) {
+  kc_executable* exe = (kc_executable*)(uintptr_t)executable;
+  KC__TRY(kc__check_call(exe, "kc_executable_execute_into", inputs, num_inputs));
+  if (!outputs && num_outputs) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc_executable_execute_into: outputs is NULL");
+  }
+  if (num_outputs != exe->num_outputs) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "running %s: expected %zu outputs, got %zu",
+                            KC__QS(exe->program->name), exe->num_outputs, num_outputs);
+  }
+  for (size_t i = 0; i < num_outputs; ++i) KC__TRY(kc__check_output(exe, i, outputs[i]));
+  void* few[KC__FEW_OUTPUTS];
+  void** data = num_outputs <= KC__FEW_OUTPUTS ? few : malloc(num_outputs * sizeof *data);
+  if (!data) {
+    return kc_status_create(KC_RESOURCE_EXHAUSTED, "running %s: out of memory",
+                            KC__QS(exe->program->name));
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    data[i] = (char*)outputs[i]->data + outputs[i]->byte_offset;
+  }
+  kc_status* st = kc__execute(exe, inputs, options, data);
+  if (data != few) free(data);
+  return st;
 }
 
 /* ---- the printed plan ----------------------------------------------------------- */
@@ -386,6 +549,7 @@ static const char* kc__buffer_kind(int32_t kind) {
     case KC__BUF_TEMP: return "temp";
     case KC__BUF_OUTPUT: return "output";
     case KC__BUF_SCRATCH: return "scratch";
+    case KC__BUF_TABLE: return "table";
     default: return "?";
   }
 }
@@ -394,7 +558,7 @@ static void kc__put_buffer(const kc_executable* exe, int32_t id, char* buf,
                            size_t cap, size_t* len) {
   const kc__buffer* b = &exe->buffers[id];
   kc__appendf(buf, cap, len, "b%d %s", id, kc__buffer_kind(b->kind));
-  if (b->kind == KC__BUF_TEMP || b->kind == KC__BUF_SCRATCH) {
+  if (b->kind == KC__BUF_TEMP || b->kind == KC__BUF_SCRATCH || b->kind == KC__BUF_TABLE) {
     kc__appendf(buf, cap, len, " @%zu", b->offset);
   } else if (b->kind == KC__BUF_INPUT || b->kind == KC__BUF_OUTPUT) {
     kc__appendf(buf, cap, len, " #%d", b->index);

@@ -163,6 +163,9 @@ static kc_status* kc__target_create(kc_string_view name, kc_platform platform,
 /* Publishes (or stages) the target and drops the creator's reference. */
 static kc_status* kc__target_register(kc__xcall_target* t, kc_string_view key,
                                       uint32_t flags) {
+  if (flags & KC_XCALL_GRAPH_SAFE) t->graph_safe = true;
+  if (t->signature.flags & KC_XCALL_SIG_GRAPH_SAFE) t->graph_safe = true;
+  flags &= ~(uint32_t)KC_XCALL_GRAPH_SAFE;
   const uintptr_t code[] = {KC__CODE(t->fn), KC__CODE(t->handler),
                             KC__CODE(t->user_deleter), KC__CODE(t->xla.instantiate),
                             KC__CODE(t->xla.prepare), KC__CODE(t->xla.initialize),
@@ -298,11 +301,11 @@ static kc_status* kc__copy_signature(kc__xcall_target* t,
                             (size_t)KC__SIGNATURE_V1_SIZE);
   }
   uint32_t flags = KC_STRUCT_HAS(sig, kc_xcall_signature, flags) ? sig->flags : 0;
-  if (flags & ~(KC_XCALL_SIG_OPEN | KC_XCALL_SIG_NO_INSTANTIATE)) {
+  if (flags & ~(KC_XCALL_SIG_OPEN | KC_XCALL_SIG_NO_INSTANTIATE | KC_XCALL_SIG_GRAPH_SAFE)) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "signature: unknown flags 0x%x (expected "
-                            "KC_XCALL_SIG_OPEN, KC_XCALL_SIG_NO_INSTANTIATE or "
-                            "none)",
+                            "KC_XCALL_SIG_OPEN, KC_XCALL_SIG_NO_INSTANTIATE, "
+                            "KC_XCALL_SIG_GRAPH_SAFE or none)",
                             flags);
   }
   if ((flags & KC_XCALL_SIG_OPEN) &&

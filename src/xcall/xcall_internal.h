@@ -32,6 +32,9 @@ typedef struct kc__xcall_target {
   kc_xla_ffi_handlers xla;
   int32_t xla_api_major, xla_api_minor; /* -1: not reported */
   uint32_t xla_traits;
+  /* KC_XCALL_GRAPH_SAFE at registration, or KC_XCALL_SIG_GRAPH_SAFE in a
+   * typed signature: may be captured into a CUDA graph. */
+  bool graph_safe;
   kc__owned owned; /* from registration: the plugin it belongs to (owner.h) */
 } kc__xcall_target;
 

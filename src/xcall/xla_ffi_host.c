@@ -418,7 +418,9 @@ static XLA_FFI_Error* kc__xla_state_get(XLA_FFI_State_Get_Args* args) {
 
 static XLA_FFI_Error* kc__xla_stream_get(XLA_FFI_Stream_Get_Args* args) {
   KC__XLA_CHECK_SIZE(args, XLA_FFI_Stream_Get_Args, stream);
-  args->stream = NULL; /* the host has no stream */
+  /* The run's stream on CUDA; the host has none. Outside a run (the
+   * compile-time stages) there is none either. */
+  args->stream = args->ctx && args->ctx->run ? args->ctx->run->stream : NULL;
   return NULL;
 }
 
@@ -448,6 +450,14 @@ static XLA_FFI_Error* kc__xla_memory_allocate(XLA_FFI_DeviceMemory_Allocate_Args
                               args->alignment);
   }
   if (align < 16) align = 16;
+  if (args->ctx && args->ctx->run && args->ctx->run->stream) {
+    /* Host memory handed to a handler that runs kernels would be a wrong
+     * pointer: refused rather than given. */
+    return kc__xla_error_make(KC_UNIMPLEMENTED,
+                              "XLA_FFI_DeviceMemory_Allocate: not available in a run on "
+                              "CUDA device %d (use the call's scratch or results)",
+                              (int)args->ctx->run->device_ordinal);
+  }
   size_t prefix = align > sizeof(kc__xla_block) ? align : sizeof(kc__xla_block);
   const kc_allocator* alloc =
       args->ctx && args->ctx->run ? args->ctx->run->alloc : kc_allocator_system();
@@ -528,7 +538,7 @@ static XLA_FFI_Error* kc__xla_run_id(XLA_FFI_RunId_Get_Args* args) {
 
 static XLA_FFI_Error* kc__xla_device_ordinal(XLA_FFI_DeviceOrdinal_Get_Args* args) {
   KC__XLA_CHECK_SIZE(args, XLA_FFI_DeviceOrdinal_Get_Args, device_ordinal);
-  args->device_ordinal = 0;
+  args->device_ordinal = args->ctx && args->ctx->run ? args->ctx->run->device_ordinal : 0;
   return NULL;
 }
 
@@ -880,12 +890,13 @@ kc_status* kc_xcall_register_xla_ffi(kc_string_view name, kc_platform platform,
             ? "handlers->struct_size is too small to hold execute"
             : "the execute handler is NULL");
   }
-  if (flags & ~(uint32_t)(KC_REGISTER_OVERRIDE | KC_XLA_FFI_NO_METADATA)) {
+  const uint32_t known = KC_REGISTER_OVERRIDE | KC_XLA_FFI_NO_METADATA | KC_XCALL_GRAPH_SAFE;
+  if (flags & ~known) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "registering XLA FFI handlers for %s: unknown flags 0x%x "
-                            "(expected KC_REGISTER_OVERRIDE, KC_XLA_FFI_NO_METADATA)",
-                            KC__Q(name),
-                            flags & ~(uint32_t)(KC_REGISTER_OVERRIDE | KC_XLA_FFI_NO_METADATA));
+                            "(expected KC_REGISTER_OVERRIDE, KC_XLA_FFI_NO_METADATA, "
+                            "KC_XCALL_GRAPH_SAFE)",
+                            KC__Q(name), flags & ~known);
   }
   char buf[KC__TARGET_KEY_CAP];
   kc_string_view key;

@@ -19,6 +19,8 @@ const XLA_FFI_Api* kc__xla_api(void);
 typedef struct kc__xla_run_info {
   _Atomic int64_t run_id;
   const kc_allocator* alloc;
+  void* stream; /* the run's device stream (Stream_Get); NULL on the host */
+  int32_t device_ordinal; /* DeviceOrdinal_Get: the CUDA device; 0 on the host */
 } kc__xla_run_info;
 
 /* One call site's state, one slot per stage that may set it, for the life

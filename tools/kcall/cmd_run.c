@@ -27,6 +27,7 @@ typedef struct run_options {
   size_t num_inputs;
   const char* output_dir;
   const char* platform;
+  const char* device; /* --device: the CUDA ordinal */
   bool stats;
   bool generate_inputs;
 } run_options;
@@ -106,6 +107,8 @@ static int parse_options(int argc, char** argv, run_options* o) {
     } else if ((v = option_value(argc, argv, &i, "--platform", NULL,
                                  &missing))) {
       o->platform = v;
+    } else if ((v = option_value(argc, argv, &i, "--device", NULL, &missing))) {
+      o->device = v;
     } else if (missing) {
       return cli_usage_error(&cli_cmd_run, "%s needs a value", arg);
     } else {
@@ -258,6 +261,23 @@ static void print_stats(const kc_executable* exe, const uint64_t* times,
 
 /* ---- the run -------------------------------------------------------------- */
 
+/* Replaces a device tensor by a host copy of it (the device one is
+ * released); a host tensor stays. */
+static kc_status* bring_to_host(kc_tensor** t) {
+  const DLTensor* dl = kc_tensor_get_dltensor(*t);
+  if (dl->device.device_type == kDLCPU) return NULL;
+  kc_tensor* host = NULL;
+  kc_status* st = kc_tensor_create(NULL, dl->shape, dl->ndim, dl->dtype, kc_device_cpu(), &host);
+  if (!st) st = kc_dltensor_copy(dl, kc_tensor_get_dltensor(host), NULL);
+  if (st) {
+    kc_object_release(KC_OBJECT(host));
+    return kc_status_add_context(st, "copying to the host");
+  }
+  kc_object_release(KC_OBJECT(*t));
+  *t = host;
+  return NULL;
+}
+
 static kc_status* execute(const run_options* o, const kc_executable* exe,
                           run_inputs* in) {
   kc_executable_info info;
@@ -282,6 +302,11 @@ static kc_status* execute(const run_options* o, const kc_executable* exe,
   double start = seconds_now();
   if (!st) st = kc_executable_execute(exe, args, in->count, &options, outputs);
   double wall = seconds_now() - start;
+  /* Outputs on a device come back to the host to be printed or written. */
+  for (size_t i = 0; !st && i < info.num_outputs; ++i) {
+    st = bring_to_host(&outputs[i]);
+    if (st) st = kc_status_add_context(st, "output %zu", i);
+  }
   if (!st && o->output_dir) {
     st = write_outputs(o->output_dir, exe, outputs, info.num_outputs);
   } else if (!st) {
@@ -306,6 +331,20 @@ static kc_status* compile(const run_options* o, kc_thread_pool* pool,
   if (o->platform) {
     kc_status* st = kc_platform_parse(kc_sv(o->platform), &options.platform);
     if (st) return kc_status_add_context(st, "--platform");
+  }
+  if (o->device) {
+    char* end = NULL;
+    long id = strtol(o->device, &end, 10);
+    if (!*o->device || *end || id < 0 || id > INT32_MAX) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "--device %s: expected a device number (0, 1, ...)",
+                              CLI_QS(o->device));
+    }
+    if (options.platform != KC_PLATFORM_CUDA) {
+      return kc_status_create(KC_INVALID_ARGUMENT, "--device %s: needs --platform cuda",
+                              CLI_QS(o->device));
+    }
+    options.device_id = (int32_t)id;
   }
   options.thread_pool = pool;
 
@@ -387,7 +426,7 @@ const cli_command cli_cmd_run = {
     "                 [--xla-ffi LIB.so:SYMBOL[=TARGET]]...\n"
     "                 [--xla-ffi-type LIB.so:TYPE_ID[:TYPE_INFO]=NAME]...\n"
     "                 [--input NAME=VALUE]... [--generate-inputs]\n"
-    "                 [--output DIR] [--platform NAME] [--stats]\n"
+    "                 [--output DIR] [--platform NAME] [--device N] [--stats]\n"
     "\n"
     "Loads each plugin (which registers custom-call targets), parses\n"
     "PROGRAM.hlo (an HloModule as XLA prints it), compiles it for the\n"
@@ -428,6 +467,8 @@ const cli_command cli_cmd_run = {
     "                          instead of printing them (DIR and missing\n"
     "                          parents are made)\n"
     "      --platform NAME     host (the default; also cpu) or cuda\n"
+    "      --device N          with --platform cuda: the device number (default 0);\n"
+    "                          inputs are copied there, outputs copied back\n"
     "      --stats             print the buffer plan, the peak bytes and the\n"
     "                          time each instruction took\n"
     "  -h, --help              print this text\n"
