@@ -42,7 +42,7 @@ __global__ void add_one_kernel(const float* x, float* y) {
 }
 
 /* The GPU custom call: buffers = {x, y}. */
-[[maybe_unused]] void add_one_target(void* stream, void** buffers, const char*, size_t) {
+void add_one_target(void* stream, void** buffers, const char*, size_t) {
   add_one_kernel<<<1, kN, 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<const float*>(buffers[0]), static_cast<float*>(buffers[1]));
 }
@@ -53,7 +53,7 @@ void die_cuda(cudaError_t err, const char* what) {
   exit(1);
 }
 
-[[maybe_unused]] void die_kc(kc_status* st, const char* what) {
+void die_kc(kc_status* st, const char* what) {
   if (!st) return;
   char text[2048];
   kc_status_format(st, text, sizeof text);
@@ -111,9 +111,6 @@ void hand_graph(void* ctx, int64_t iters) {
 }
 
 /* ---- kcall ---------------------------------------------------------------- */
-
-#if defined(KC_COMPILE_NO_CUDA_GRAPH) && defined(KC_XCALL_GRAPH_SAFE)
-#define KB_HAVE_KCALL_CUDA 1
 
 std::string chain_program() {
   std::string s = "HloModule chain\n\nENTRY main {\n";
@@ -182,7 +179,6 @@ void check_chain(Kcall* k, float* host) {
     }
   }
 }
-#endif
 
 }  // namespace
 
@@ -231,7 +227,6 @@ int main(int argc, char** argv) {
   double graph_ns = kb_time_per_iter(hand_graph, &hg, iters, trials);
   kb_report_add(&r, "hand_graph_us_per_kernel", graph_ns * per);
 
-#ifdef KB_HAVE_KCALL_CUDA
   die_kc(kc_xcall_register(KC_SV_LIT("bench.add_one"), KC_PLATFORM_CUDA,
                            KC_XCALL_API_ORIGINAL,
                            reinterpret_cast<void (*)(void)>(add_one_target),
@@ -254,10 +249,6 @@ int main(int argc, char** argv) {
   kb_report_add(&r, "kcall_graph_us_per_kernel", kgraph_ns * per);
   kb_report_add(&r, "graph_ratio_to_hand_graph", kgraph_ns / graph_ns);
   kc_executable_destroy(kg.exe);
-#else
-  printf("bench_cuda: kcall's figures skipped: this build's program API "
-         "has no CUDA execution (KC_COMPILE_NO_CUDA_GRAPH)\n");
-#endif
 
   cudaGraphExecDestroy(hg.exec);
   cudaGraphDestroy(graph);

@@ -20,12 +20,6 @@
 
 #include <stdint.h>
 
-#ifdef KC_XCALL_GRAPH_SAFE
-#define KC_CUDA_EXAMPLE_GRAPH_SAFE KC_XCALL_GRAPH_SAFE
-#else
-#define KC_CUDA_EXAMPLE_GRAPH_SAFE 0u
-#endif
-
 namespace {
 
 constexpr int kMaxRank = 8;
@@ -260,7 +254,7 @@ kc_status* cuda_init(const kc_host_api* host) {
     st = host->xcall_register(KC_SV_LIT("do_custom_call"), KC_PLATFORM_CUDA,
                               KC_XCALL_API_ORIGINAL,
                               reinterpret_cast<void (*)(void)>(do_custom_call),
-                              KC_CUDA_EXAMPLE_GRAPH_SAFE);
+                              KC_XCALL_GRAPH_SAFE);
   }
   /* On failure the host discards everything registered above. */
   return st;

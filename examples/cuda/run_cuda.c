@@ -153,8 +153,46 @@ static int check_op(const char* op_name, DLDataType dtype, const int64_t* xd,
   return rc;
 }
 
+/* A[i] == B[i % 128] + C[i] for host copies of the three. */
+static int check_seed_values(const char* what, const kc_tensor* b,
+                             const kc_tensor* c, const kc_tensor* back) {
+  const float* B = kc_tensor_get_dltensor(b)->data;
+  const float* C = kc_tensor_get_dltensor(c)->data;
+  const float* A = kc_tensor_get_dltensor(back)->data;
+  for (int i = 0; i < 2048; ++i) {
+    if (A[i] != B[i % 128] + C[i]) {
+      fprintf(stderr, "run_cuda: %s: A[%d] = %g, expected %g\n", what, i,
+              A[i], B[i % 128] + C[i]);
+      return 1;
+    }
+  }
+  printf("%s: all 2048 elements are right\n", what);
+  return 0;
+}
+
+/* execute_into on `stream` with the same addresses three times: a run on
+ * the stream, one captured into a CUDA graph and launched, and a replay
+ * (the target is registered graph-safe). */
+static kc_status* seed_into(const kc_executable* exe, const DLTensor* const* in,
+                            kc_tensor* out, void* stream) {
+  const DLTensor* outs[1] = {kc_tensor_get_dltensor(out)};
+  kc_execute_options options = {0};
+  options.struct_size = sizeof options;
+  options.stream = stream;
+  /* Zeroed before each run, so that the last one is seen to write. */
+  static const float zeros[2048];
+  kc_status* st = NULL;
+  for (int run = 0; run < 3 && !st; ++run) {
+    st = kc_device_memcpy(kGpu, outs[0]->data, zeros, sizeof zeros,
+                          KC_MEMCPY_HOST_TO_DEVICE, stream);
+    if (!st) st = kc_executable_execute_into(exe, in, 2, &options, outs, 1);
+  }
+  if (!st) st = kc_device_stream_synchronize(kGpu, stream);
+  return st;
+}
+
 /* The seed program: A[i] = B[i % 128] + C[i] through the CUDA target. */
-static int check_seed(const char* hlo_path) {
+static int check_seed(const char* hlo_path, void* stream) {
   FILE* f = fopen(hlo_path, "rb");
   if (!f) {
     fprintf(stderr, "run_cuda: cannot open %s\n", hlo_path);
@@ -171,6 +209,7 @@ static int check_seed(const char* hlo_path) {
     kc_compile_options options = {0};
     options.struct_size = sizeof options;
     options.platform = KC_PLATFORM_CUDA;
+    options.device_id = 0;
     st = kc_program_compile(program, &options, &exe);
   }
   int64_t bd = 128, cd = 2048;
@@ -185,19 +224,20 @@ static int check_seed(const char* hlo_path) {
   }
   if (!st) st = copy_to(out, kc_device_cpu(), NULL, &back);
   int rc = st ? fail("the seed program", st) : 0;
+  if (!rc) rc = check_seed_values("seed program on cuda:0", b, c, back);
+  kc_tensor* into = NULL;
   if (!rc) {
-    const float* B = kc_tensor_get_dltensor(b)->data;
-    const float* C = kc_tensor_get_dltensor(c)->data;
-    const float* A = kc_tensor_get_dltensor(back)->data;
-    for (int i = 0; i < 2048 && !rc; ++i) {
-      if (A[i] != B[i % 128] + C[i]) {
-        fprintf(stderr, "run_cuda: seed: A[%d] = %g, expected %g\n", i, A[i],
-                B[i % 128] + C[i]);
-        rc = 1;
-      }
-    }
-    if (!rc) printf("seed program on cuda:0: all 2048 elements are right\n");
+    const DLTensor* in[2] = {kc_tensor_get_dltensor(gb), kc_tensor_get_dltensor(gc)};
+    st = copy_to(out, kGpu, NULL, &into);
+    if (!st) st = seed_into(exe, in, into, stream);
+    kc_object_release(KC_OBJECT(back));
+    back = NULL;
+    if (!st) st = copy_to(into, kc_device_cpu(), NULL, &back);
+    rc = st ? fail("the seed program into a tensor on a stream", st)
+            : check_seed_values("seed program into a tensor, graph replays",
+                                b, c, back);
   }
+  kc_object_release(KC_OBJECT(into));
   kc_tensor* all[] = {b, c, gb, gc, out, back};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
     kc_object_release(KC_OBJECT(all[i]));
@@ -244,7 +284,7 @@ int main(int argc, char** argv) {
    * kernel sums in another order: a relative tolerance. */
   rc |= check_op("MatMul", f32, (int64_t[]){67, 45}, 2, (int64_t[]){45, 33}, 2, 1e-4, NULL);
   rc |= check_op("MatMul", f32, (int64_t[]){512, 300}, 2, (int64_t[]){300, 257}, 2, 1e-4, stream);
-  rc |= check_seed(argv[3]);
+  rc |= check_seed(argv[3], stream);
   kc_device_stream_destroy(kGpu, stream);
   if (!rc) printf("all CUDA examples are right\n");
   return rc ? 1 : 0;

@@ -206,3 +206,64 @@ def test_cuda_kernels_of_the_examples_from_torch(ops_plugin):
     c2 = kcall.ops.MatMul(a, b)
     torch.testing.assert_close(torch.from_dlpack(c2), a @ b, rtol=1e-4,
                                atol=1e-4)
+
+
+PROGRAM = """HloModule twice
+ENTRY main {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  ROOT z = f32[4] add(x, y)
+}
+"""
+
+
+def test_programs_on_cuda(build_file):
+    out = run_on_fake(build_file, """
+        import numpy as np, kcall
+        PROGRAM = %r
+        prog = kcall.Program.parse(PROGRAM)
+        exe = prog.compile(platform="cuda", device=0)
+        x = np.arange(4, dtype=np.float32)
+        z = exe(x, x)                          # host inputs, copied in
+        assert z.device == "cuda:0", z.device
+        np.testing.assert_array_equal(
+            np.asarray(kcall.to_device(z, "cpu")), 2 * x)
+        gx = kcall.to_device(x, "cuda:0")      # device inputs, in place
+        own = kcall.default_stream("cuda:0")
+        z = exe(gx, gx, stream=own)
+        np.testing.assert_array_equal(
+            np.asarray(kcall.to_device(z, "cpu")), 2 * x)
+        # out=: into the caller's tensor, given back
+        out = kcall.to_device(np.zeros(4, np.float32), "cuda:0")
+        r = exe(gx, z, out=[out])
+        assert r is out
+        np.testing.assert_array_equal(
+            np.asarray(kcall.to_device(out, "cpu")), 3 * x)
+        try:
+            exe(gx, gx, out=[kcall.to_device(np.zeros(3, np.float32), "cuda:0")])
+        except kcall.InvalidArgumentError as e:
+            assert "output 0" in str(e), e
+        else:
+            raise AssertionError("a wrong out= was accepted")
+        try:
+            exe(gx, gx, speed=2)
+        except TypeError as e:
+            assert "stream= and out=" in str(e), e
+        # graphs=False, and device= only for CUDA
+        exe2 = prog.compile(platform="cuda", device=0, graphs=False)
+        np.testing.assert_array_equal(
+            np.asarray(kcall.to_device(exe2(gx, gx), "cpu")), 2 * x)
+        try:
+            prog.compile(device=1)
+        except ValueError as e:
+            assert "device=1 names a CUDA ordinal" in str(e), e
+        else:
+            raise AssertionError("device=1 on the host was accepted")
+        # host programs take out= too
+        host = prog.compile()
+        hout = np.zeros(4, np.float32)
+        host(x, x, out=[hout])
+        np.testing.assert_array_equal(hout, 2 * x)
+        print("ok")
+    """ % PROGRAM)
+    assert out.strip() == "ok"
