@@ -89,7 +89,7 @@ static inline kc_status* kt_call1(const kc_op* op, const kc_tensor* const* in,
                                   int32_t na, kc_tensor** out) {
   const DLTensor* dls[16];
   for (int32_t i = 0; i < n; ++i) dls[i] = kt_dl(in[i]);
-  kc_op_call_options opts = {sizeof opts, kt_alloc(), NULL};
+  kc_op_call_options opts = {sizeof opts, kt_alloc(), NULL, NULL};
   int32_t count = 0;
   *out = NULL;
   kc_status* st = kc_op_call(op, dls, n, attrs, na, &opts, out, 1, &count);

@@ -1,7 +1,9 @@
 /* Kernels (kcall/kernel.h): the builder and its errors, checks against the
  * op, the construction context, listing, devices and host-memory args. */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "kt_device.h"
 #include "kt_ops.h"
 
 static kc_status* kt_nop_compute(void* k, kc_kernel_ctx* ctx) {
@@ -186,15 +188,17 @@ static DLDevice kt_ran_on;
 static kc_status* kt_device_compute(void* k, kc_kernel_ctx* ctx) {
   (void)k;
   kt_ran_on = kc_kernel_ctx_get_device(ctx);
-  if (kc_kernel_ctx_get_stream(ctx) != NULL) {
-    return kc_status_create(KC_INTERNAL, "a stream on a fake device");
+  if (kc_kernel_ctx_get_stream(ctx) == NULL) {
+    return kc_status_create(KC_INTERNAL, "no stream on a CUDA device");
   }
   return NULL;
 }
 
 KC_TEST(kernel_device_and_host_memory_args) {
   /* A device kernel that reads `n` from host memory; nothing here touches
-   * the (fake) device data. */
+   * the device data. The fake backend serves cuda:1. */
+  kt_use_fake_cuda();
+  setenv("KCALL_FAKE_CUDA_DEVICES", "2", 1);
   kt_register_op("kt.Dev", KT_SPECS("x: f32", "n: i64"), NULL, NULL, NULL);
   kc_kernel_builder* b = NULL;
   KC_CHECK_OK(kc_kernel_builder_create("kt.Dev", kDLCUDA, NULL,

@@ -431,7 +431,7 @@ KC_TEST(op_call_type_list_input_and_output) {
   const DLTensor* dls[2] = {kt_dl(in[0]), kt_dl(in[1])};
   kc_tensor* outs[2] = {NULL, NULL};
   int32_t n = 0;
-  kc_op_call_options opts = {sizeof opts, kt_alloc(), NULL};
+  kc_op_call_options opts = {sizeof opts, kt_alloc(), NULL, NULL};
   KC_CHECK_OK(kc_op_call(op, dls, 2, NULL, 0, &opts, outs, 2, &n));
   KC_CHECK_INT(n, 2);
   KC_CHECK(kc_dtype_equal(kt_dl(outs[1])->dtype, kt_i32));

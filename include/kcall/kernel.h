@@ -175,7 +175,12 @@ KC_API kc_status* kc_kernel_ctx_allocate_output(kc_kernel_ctx* ctx,
                                                 DLTensor** out_tensor);
 
 /* Scratch memory for this call, freed when compute returns. `alignment`
- * 0 means 64. INVALID_ARGUMENT for size 0; RESOURCE_EXHAUSTED. */
+ * 0 means 64. On the CPU, host memory from the call's allocator. On a
+ * device (cuda:N), device memory allocated in the order of the call's
+ * stream (kc_kernel_ctx_get_stream) and freed in that order once compute
+ * returns, so work compute queued on the stream may use it; alignment up
+ * to 256 (INVALID_ARGUMENT above). INVALID_ARGUMENT for size 0;
+ * RESOURCE_EXHAUSTED. */
 KC_API kc_status* kc_kernel_ctx_allocate_temp(kc_kernel_ctx* ctx, size_t size,
                                               size_t alignment, void** out_ptr);
 
@@ -187,8 +192,14 @@ KC_API void kc_kernel_ctx_set_status(kc_kernel_ctx* ctx, kc_status* status);
 
 /* The pool to run parallel work on (never NULL). */
 KC_API kc_thread_pool* kc_kernel_ctx_get_thread_pool(const kc_kernel_ctx* ctx);
-/* The device's stream (a cudaStream_t on CUDA, filled by that backend);
- * NULL on the CPU. */
+/* The stream this call's work goes on: on a device (cuda:N), the caller's
+ * stream (kc_op_call_options.stream) or kcall's default stream of the
+ * device (a cudaStream_t; never NULL there, so launching on it never means
+ * the legacy default stream by accident); NULL on the CPU. A kernel queues
+ * its work there and returns without waiting for it. Compute runs on the
+ * caller's thread, whose current CUDA device kcall does not promise: a
+ * kernel makes kc_kernel_ctx_get_device(ctx).device_id current itself
+ * (cudaSetDevice, cheap when it already is). */
 KC_API void* kc_kernel_ctx_get_stream(const kc_kernel_ctx* ctx);
 KC_API DLDevice kc_kernel_ctx_get_device(const kc_kernel_ctx* ctx);
 /* The attributes of this call (those the kernel was constructed with). */

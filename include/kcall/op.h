@@ -476,11 +476,26 @@ typedef struct kc_op_call_options {
   /* The pool kernels get (kc_kernel_ctx_get_thread_pool); NULL: the
    * default pool. */
   kc_thread_pool* thread_pool;
+  /* Calls on a device (cuda:N) only: the stream the kernel queues its work
+   * on (a cudaStream_t; kc_kernel_ctx_get_stream). The call returns without
+   * waiting for it: the outputs are ready when the stream reaches that
+   * point, and temporary device memory is freed in the stream's order.
+   * NULL: kcall's default stream of the device
+   * (kc_device_get_default_stream), and the call waits for the stream
+   * before it returns, reporting what the device hit meanwhile. Ignored on
+   * the CPU. */
+  void* stream;
 } kc_op_call_options;
 
 /*
  * Calls `op` on `inputs` (borrowed DLTensors, compact row-major, all on one
- * device: the kernel's device; CPU when there are none). Inputs are given
+ * device: the kernel's device; CPU when there are none). A call whose
+ * inputs are on a device (cuda:N) runs a kernel registered for that device
+ * type, with outputs allocated on that device and the stream of
+ * `options->stream` (see kc_op_call_options); a host input is refused
+ * there unless the kernel declares that arg host memory
+ * (kc_kernel_builder_add_host_memory_arg), and an output so declared is
+ * allocated in host memory. Inputs are given
  * flat, in order; the length of an "N * T" or list input comes from its
  * attr when given, else from the number of inputs left over (so only one
  * such input may go without it). In order, the call:
@@ -506,7 +521,12 @@ typedef struct kc_op_call_options {
  *                     failure, NULL pointers
  *   NOT_FOUND         no kernel matches; the message lists the op's
  *                     kernels with their devices and dtypes
- *   OUT_OF_RANGE      the op produces more outputs than max_outputs
+ *   OUT_OF_RANGE      the op produces more outputs than max_outputs, or a
+ *                     device ordinal past the last device
+ *   FAILED_PRECONDITION  inputs on cuda:N where there is no CUDA device
+ *                     ("no CUDA device: ...")
+ *   INTERNAL          the device reported an error while the call waited
+ *                     for its stream
  *   RESOURCE_EXHAUSTED
  *   any code          the kernel's own failure
  * Thread-safe.

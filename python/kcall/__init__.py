@@ -64,7 +64,8 @@ __all__ = [
     "Error", "Executable", "Function", "Plugin", "Program", "ProgramBuilder",
     "Tensor", "from_dlpack", "get_func", "list_funcs", "list_ops",
     "list_targets", "load_plugin", "ops", "register_func", "register_target",
-    "register_xla_ffi", "register_xla_ffi_type", "remove_func",
+    "default_stream", "register_xla_ffi", "register_xla_ffi_type",
+    "remove_func", "to_device",
 ]
 
 
@@ -83,6 +84,29 @@ def register_func(name, func=None, *, override=False):
         _core.register_func(name, f, override)
         return f
     return register if func is None else register(func)
+
+
+def to_device(array, device, stream=None):
+    """A copy of `array` (anything kcall reads: NumPy, ``__dlpack__``, a
+    kcall.Tensor) as a kcall.Tensor on `device` ("cpu", "cuda:0").
+
+    The copy is queued on `stream` (an int cudaStream_t, or a stream object
+    with ``cuda_stream`` or ``ptr``, as torch and CuPy have) and waited for;
+    with None it runs on kcall's own stream of the device. A device array is
+    asked (through DLPack's ``stream``) to be ready on that stream first.
+    ``to_device(t, "cpu")`` brings a device tensor back to the host.
+    Without a CUDA device, FailedPreconditionError "no CUDA device: ...".
+    """
+    return _core.to_device(array, device, stream)
+
+
+def default_stream(device):
+    """kcall's own stream of `device` ("cuda:0") as an int cudaStream_t:
+    the stream kcall queues work on when a call names none (and waits for
+    before returning). Hand it to torch as
+    ``torch.cuda.ExternalStream(kcall.default_stream("cuda:0"))``. 0 on the
+    CPU; FailedPreconditionError "no CUDA device: ..." without a GPU."""
+    return _core.default_stream(device)
 
 
 def from_dlpack(array):

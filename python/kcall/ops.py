@@ -111,9 +111,15 @@ def _make(name):
     handle = _core.op_lookup(name)
     info = _core.op_describe(handle)
 
+    # `stream=` picks the CUDA stream of a call on device tensors (an int
+    # handle or a torch/CuPy stream), unless the op has an attr of that name.
+    stream_is_attr = any(_spec_parts(spec)[0] == "stream"
+                         for spec in info["attrs"])
+
     def op(*inputs, **attrs):
+        stream = None if stream_is_attr else attrs.pop("stream", None)
         values = {k: _attr_value(v) for k, v in attrs.items()}
-        outputs = _core.op_call(handle, _flatten(inputs), values)
+        outputs = _core.op_call(handle, _flatten(inputs), values, stream)
         if not outputs:
             return None
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -380,6 +380,21 @@ static int buffer_view(PyObject* obj, kcpy_slot* slot, kcpy_what what) {
 
 /* ---- __dlpack__ ------------------------------------------------------------------------ */
 
+/* obj.__dlpack_device__() into *out: 1, 0 when obj has none, -1 with an
+ * exception. */
+static int dlpack_device(PyObject* obj, DLDevice* out) {
+  if (!PyObject_HasAttrString(obj, "__dlpack_device__")) return 0;
+  PyObject* pair = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+  if (!pair) return -1;
+  int type = 0, id = 0;
+  int ok = PyArg_ParseTuple(pair, "ii:__dlpack_device__", &type, &id);
+  Py_DECREF(pair);
+  if (!ok) return -1;
+  out->device_type = (DLDeviceType)type;
+  out->device_id = id;
+  return 1;
+}
+
 /* Calls obj.__dlpack__, asking for DLPack 1.x and falling back to the
  * legacy form for producers that do not know max_version. Returns the
  * capsule (new reference), NULL with an exception, or NULL without one when
@@ -392,17 +407,36 @@ static PyObject* dlpack_capsule(PyObject* obj) {
     return NULL;
   }
   if (!_PyType_Lookup(Py_TYPE(obj), name)) return NULL;
+  /* A CUDA array is made ready on the stream kcall will use (the
+   * protocol's `stream`, the consumer's): the call's, or kcall's own. */
+  PyObject* stream = NULL;
+  DLDevice device;
+  int on_device = dlpack_device(obj, &device);
+  if (on_device < 0) return NULL;
+  if (on_device && (device.device_type == kDLCUDA ||
+                    device.device_type == kDLCUDAManaged)) {
+    stream = kcpy_consumer_stream_arg(device);
+    if (!stream) return NULL;
+  }
   PyObject* method = PyObject_GetAttr(obj, name);
-  if (!method) return NULL;
+  if (!method) {
+    Py_XDECREF(stream);
+    return NULL;
+  }
   PyObject* kwargs = Py_BuildValue("{s:(ii)}", "max_version",
                                    DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
+  if (kwargs && stream && PyDict_SetItemString(kwargs, "stream", stream) < 0) {
+    Py_CLEAR(kwargs);
+  }
   PyObject* empty = PyTuple_New(0);
   PyObject* capsule =
       kwargs && empty ? PyObject_Call(method, empty, kwargs) : NULL;
-  if (!capsule && PyErr_ExceptionMatches(PyExc_TypeError)) {
+  if (!capsule && kwargs && PyErr_ExceptionMatches(PyExc_TypeError)) {
     PyErr_Clear();
-    capsule = PyObject_CallNoArgs(method);
+    PyDict_DelItemString(kwargs, "max_version");
+    capsule = PyObject_Call(method, empty, kwargs);
   }
+  Py_XDECREF(stream);
   Py_XDECREF(kwargs);
   Py_XDECREF(empty);
   Py_DECREF(method);
@@ -483,9 +517,23 @@ void kcpy_slot_clean(kcpy_slot* slot) {
   }
 }
 
+/* True for objects whose buffer protocol can serve kcall: not bytes, and
+ * not a kcall.Tensor in device memory (which DLPack carries instead). */
+static int host_buffer(PyObject* obj) {
+  if (!PyObject_CheckBuffer(obj) || PyBytes_Check(obj)) return 0;
+  if (kcpy_tensor_check(obj)) {
+    const kcpy_tensor* t = (const kcpy_tensor*)obj;
+    if (t->dl && !t->expired && t->dl->device.device_type != kDLCPU &&
+        t->dl->device.device_type != kDLCUDAHost) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 int kcpy_array_view(PyObject* obj, kcpy_slot* slot, kcpy_what what) {
   if (is_numpy(obj)) return numpy_view(obj, slot, what);
-  if (PyObject_CheckBuffer(obj) && !PyBytes_Check(obj)) {
+  if (host_buffer(obj)) {
     return buffer_view(obj, slot, what);
   }
   return dlpack_view(obj, slot, what);
@@ -594,7 +642,7 @@ kc_tensor* kcpy_array_to_tensor(PyObject* obj, kcpy_what what) {
     if (!(((const np_array*)obj)->flags & NP_WRITEABLE)) {
       flags = DLPACK_FLAG_BITMASK_READ_ONLY;
     }
-  } else if (PyObject_CheckBuffer(obj) && !PyBytes_Check(obj)) {
+  } else if (host_buffer(obj)) {
     /* A memoryview holds the exporter's buffer for as long as it lives, so
      * that a bytearray or array.array cannot be resized under the tensor:
      * the memoryview is the owner. */

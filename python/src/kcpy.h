@@ -232,6 +232,18 @@ void kcpy_views_expire(PyObject* views);
 
 /* ---- the rest ---------------------------------------------------------------- */
 
+/* Devices (device.c). A stream argument: None (NULL), an int handle, or
+ * an object with __cuda_stream__, cuda_stream (torch) or ptr (CuPy);
+ * -1 with TypeError otherwise. */
+int kcpy_stream_parse(PyObject* obj, void** out_stream);
+/* Sets (set 1) or clears the stream that DLPack producers of device arrays
+ * are asked to make them ready on, for imports on this thread. */
+void kcpy_consumer_stream_set(int set, void* stream);
+/* The `stream` argument of __dlpack__ for an array on `device` (new
+ * reference), or NULL with an exception. */
+PyObject* kcpy_consumer_stream_arg(DLDevice device);
+extern PyMethodDef kcpy_device_methods[];
+
 int kcpy_op_init(PyObject* module);
 int kcpy_program_init(PyObject* module);
 int kcpy_target_init(PyObject* module);

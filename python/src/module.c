@@ -173,7 +173,8 @@ PyMODINIT_FUNC PyInit__core(void) {
   uint32_t major, minor;
   kc_version_query_api(&major, &minor);
   PyMethodDef* tables[] = {kcpy_op_methods, kcpy_target_methods,
-                           kcpy_testing_methods, kcpy_xla_methods};
+                           kcpy_testing_methods, kcpy_xla_methods,
+                           kcpy_device_methods};
   int bad = kcpy_errors_init(m) < 0 || kcpy_tensor_init_type(m) < 0 ||
             kcpy_func_init_type(m) < 0 || kcpy_program_init(m) < 0 ||
             PyModule_AddStringConstant(m, "__version__",

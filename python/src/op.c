@@ -159,12 +159,23 @@ static int op_input(PyObject* obj, op_call_args* a, Py_ssize_t i,
   return -1;
 }
 
-/* op_call(capsule, inputs: tuple, attrs: dict) -> list of Tensors. */
+/* op_call(capsule, inputs: tuple, attrs: dict, stream=None) -> list of
+ * Tensors. On a device the kernel runs on `stream` (None: kcall's, waited
+ * for), and DLPack inputs are made ready on it. */
 static PyObject* op_call(PyObject* module, PyObject* const* args,
                          Py_ssize_t nargs) {
   (void)module;
-  if (nargs != 3 || !PyTuple_Check(args[1]) || !PyDict_Check(args[2])) {
-    PyErr_SetString(PyExc_TypeError, "op_call(op, inputs: tuple, attrs: dict)");
+  if ((nargs != 3 && nargs != 4) || !PyTuple_Check(args[1]) ||
+      !PyDict_Check(args[2])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "op_call(op, inputs: tuple, attrs: dict, stream=None)");
+    return NULL;
+  }
+  kc_op_call_options options;
+  memset(&options, 0, sizeof options);
+  options.struct_size = sizeof options;
+  int has_stream = nargs == 4 && args[3] != Py_None;
+  if (has_stream && kcpy_stream_parse(args[3], &options.stream) < 0) {
     return NULL;
   }
   const kc_op* op = op_from_capsule(args[0]);
@@ -185,9 +196,11 @@ static PyObject* op_call(PyObject* module, PyObject* const* args,
   a->num_slots = 0;
   a->num_attrs = 0;
   int ok = 1;
+  kcpy_consumer_stream_set(has_stream, options.stream);
   for (Py_ssize_t i = 0; ok && i < n; ++i) {
     ok = op_input(PyTuple_GET_ITEM(args[1], i), a, i, op_name) == 0;
   }
+  kcpy_consumer_stream_set(0, NULL);
   Py_ssize_t pos = 0;
   PyObject *key, *value;
   while (ok && PyDict_Next(args[2], &pos, &key, &value)) {
@@ -205,7 +218,7 @@ static PyObject* op_call(PyObject* module, PyObject* const* args,
   if (ok) {
     Py_BEGIN_ALLOW_THREADS
     st = kc_op_call(op, a->inputs, (int32_t)n, a->attrs,
-                    (int32_t)a->num_attrs, NULL, outs, KC_OP_MAX_TENSORS,
+                    (int32_t)a->num_attrs, &options, outs, KC_OP_MAX_TENSORS,
                     &num_outs);
     Py_END_ALLOW_THREADS
   }
@@ -334,8 +347,9 @@ PyMethodDef kcpy_op_methods[] = {
     {"op_describe", (PyCFunction)op_describe, METH_O,
      "op_describe(handle)\n--\n\nThe op's definition as a dict."},
     {"op_call", (PyCFunction)(void (*)(void))op_call, METH_FASTCALL,
-     "op_call(handle, inputs, attrs)\n--\n\nCalls the op eagerly; returns "
-     "the list of outputs."},
+     "op_call(handle, inputs, attrs, stream=None)\n--\n\nCalls the op "
+     "eagerly (on `stream` for device inputs); returns the list of "
+     "outputs."},
     {"list_ops", (PyCFunction)(void (*)(void))list_ops, METH_FASTCALL,
      "list_ops(prefix='')\n--\n\nThe registered op names, sorted."},
     {NULL, NULL, 0, NULL},

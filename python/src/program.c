@@ -152,6 +152,7 @@ typedef struct py_executable {
   size_t num_inputs;
   size_t num_outputs;
   int tuple_result;
+  DLDevice device; /* where it runs: cpu, or cuda:N */
 } py_executable;
 
 static PyTypeObject executable_type;
@@ -188,33 +189,91 @@ static int gather_inputs(PyObject* const* args, Py_ssize_t n,
   return 0;
 }
 
-/* Runs the executable; `instruction_ns` may be NULL. A list of Tensors. */
+/* The caller's output arrays (execute_into): a sequence of num_outputs
+ * arrays, viewed into slots after the inputs'. */
+static int gather_outputs(py_executable* self, PyObject* out,
+                          const DLTensor** outputs, kcpy_slot* slots,
+                          Py_ssize_t* num_slots) {
+  PyObject* seq = PySequence_Fast(out, "out: expected a sequence of arrays");
+  if (!seq) return -1;
+  int rc = 0;
+  if ((size_t)PySequence_Fast_GET_SIZE(seq) != self->num_outputs) {
+    PyErr_Format(PyExc_TypeError, "out: expected %zu arrays, got %zd",
+                 self->num_outputs, PySequence_Fast_GET_SIZE(seq));
+    rc = -1;
+  }
+  for (size_t i = 0; rc == 0 && i < self->num_outputs; ++i) {
+    PyObject* obj = PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i);
+    if (kcpy_tensor_check(obj) && ((kcpy_tensor*)obj)->dl &&
+        !((kcpy_tensor*)obj)->expired) {
+      outputs[i] = ((kcpy_tensor*)obj)->dl;
+      continue;
+    }
+    kcpy_slot* slot = &slots[(*num_slots)++];
+    memset(slot, 0, sizeof *slot);
+    int got = kcpy_array_view(obj, slot, kcpy_what_index("out", (Py_ssize_t)i));
+    if (got == 0) {
+      PyErr_Format(PyExc_TypeError, "out %zu: expected an array, got %.100s",
+                   i, Py_TYPE(obj)->tp_name);
+    }
+    if (got <= 0) rc = -1;
+    else outputs[i] = &slot->dl;
+  }
+  Py_DECREF(seq);
+  return rc;
+}
+
+/* Runs the executable; `instruction_ns` may be NULL. On the executable's
+ * device, on `stream` (NULL: kcall's own, waited for). With `out` (a
+ * sequence, or NULL) the results go into the caller's arrays and the
+ * result is `out`'s items; otherwise a list of new Tensors. */
 static PyObject* execute(py_executable* self, PyObject* const* args,
-                         Py_ssize_t n, uint64_t* instruction_ns) {
+                         Py_ssize_t n, uint64_t* instruction_ns,
+                         PyObject* stream_obj, PyObject* out) {
   if ((size_t)n != self->num_inputs) {
     PyErr_Format(PyExc_TypeError,
                  "kcall.Executable: expected %zu inputs, got %zd",
                  self->num_inputs, n);
     return NULL;
   }
+  void* stream = NULL;
+  int has_stream = stream_obj && stream_obj != Py_None;
+  if (has_stream && kcpy_stream_parse(stream_obj, &stream) < 0) return NULL;
   size_t count = (size_t)(n ? n : 1);
+  size_t num_out = self->num_outputs ? self->num_outputs : 1;
   const DLTensor** inputs = PyMem_Malloc(sizeof *inputs * count);
-  kcpy_slot* slots = PyMem_Malloc(sizeof *slots * count);
-  kc_tensor** outs = PyMem_Calloc(self->num_outputs ? self->num_outputs : 1,
-                                  sizeof *outs);
+  const DLTensor** outputs = PyMem_Malloc(sizeof *outputs * num_out);
+  kcpy_slot* slots = PyMem_Malloc(sizeof *slots * (count + num_out));
+  kc_tensor** outs = PyMem_Calloc(num_out, sizeof *outs);
   Py_ssize_t num_slots = 0;
   PyObject* result = NULL;
-  if (!inputs || !slots || !outs) {
+  kcpy_consumer_stream_set(has_stream, stream);
+  int gathered = inputs && outputs && slots && outs &&
+                 gather_inputs(args, n, inputs, slots, &num_slots) == 0 &&
+                 (!out || gather_outputs(self, out, outputs, slots,
+                                         &num_slots) == 0);
+  kcpy_consumer_stream_set(0, NULL);
+  if (!inputs || !outputs || !slots || !outs) {
     PyErr_NoMemory();
-  } else if (gather_inputs(args, n, inputs, slots, &num_slots) == 0) {
+  } else if (gathered) {
     kc_execute_options options = {.struct_size = sizeof options,
-                                  .instruction_ns = instruction_ns};
+                                  .instruction_ns = instruction_ns,
+                                  .stream = stream};
     kc_status* st;
     Py_BEGIN_ALLOW_THREADS
-    st = kc_executable_execute(self->exe, inputs, (size_t)n, &options, outs);
+    if (out) {
+      st = kc_executable_execute_into(self->exe, inputs, (size_t)n, &options,
+                                      outputs, self->num_outputs);
+    } else {
+      st = kc_executable_execute(self->exe, inputs, (size_t)n, &options, outs);
+    }
     Py_END_ALLOW_THREADS
     if (st) {
       kcpy_raise(st);
+    } else if (out) {
+      PyObject* seq = PySequence_Fast(out, "out");
+      result = seq ? PySequence_List(seq) : NULL;
+      Py_XDECREF(seq);
     } else {
       result = PyList_New((Py_ssize_t)self->num_outputs);
       for (size_t i = 0; i < self->num_outputs; ++i) {
@@ -230,6 +289,7 @@ static PyObject* execute(py_executable* self, PyObject* const* args,
   }
   for (Py_ssize_t i = 0; i < num_slots; ++i) kcpy_slot_clean(&slots[i]);
   PyMem_Free(inputs);
+  PyMem_Free(outputs);
   PyMem_Free(slots);
   PyMem_Free(outs);
   return result;
@@ -237,13 +297,25 @@ static PyObject* execute(py_executable* self, PyObject* const* args,
 
 static PyObject* executable_vectorcall(PyObject* self, PyObject* const* args,
                                        size_t nargsf, PyObject* kwnames) {
-  if (kwnames && PyTuple_GET_SIZE(kwnames)) {
-    PyErr_SetString(PyExc_TypeError,
-                    "kcall.Executable takes its inputs positionally");
-    return NULL;
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  PyObject* stream = NULL;
+  PyObject* out = NULL;
+  for (Py_ssize_t i = 0; kwnames && i < PyTuple_GET_SIZE(kwnames); ++i) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, i);
+    if (PyUnicode_CompareWithASCIIString(key, "stream") == 0) {
+      stream = args[nargs + i];
+    } else if (PyUnicode_CompareWithASCIIString(key, "out") == 0) {
+      out = args[nargs + i] == Py_None ? NULL : args[nargs + i];
+    } else {
+      PyErr_Format(PyExc_TypeError,
+                   "kcall.Executable takes its inputs positionally, and the "
+                   "keywords stream= and out=; got %R",
+                   key);
+      return NULL;
+    }
   }
   py_executable* exe = (py_executable*)self;
-  PyObject* list = execute(exe, args, PyVectorcall_NARGS(nargsf), NULL);
+  PyObject* list = execute(exe, args, nargs, NULL, stream, out);
   if (!list || exe->tuple_result) {
     PyObject* t = list ? PyList_AsTuple(list) : NULL;
     Py_XDECREF(list);
@@ -261,7 +333,7 @@ static PyObject* executable_profile(py_executable* self, PyObject* args) {
   uint64_t* ns = PyMem_Calloc(n ? n : 1, sizeof *ns);
   if (!ns) return PyErr_NoMemory();
   PyObject* outs = execute(self, &PyTuple_GET_ITEM(args, 0),
-                           PyTuple_GET_SIZE(args), ns);
+                           PyTuple_GET_SIZE(args), ns, NULL, NULL);
   PyObject* times = outs ? PyList_New((Py_ssize_t)n) : NULL;
   for (size_t i = 0; times && i < n; ++i) {
     PyObject* item = Py_BuildValue(
@@ -321,10 +393,11 @@ static PyObject* executable_get_outputs(py_executable* self, void* unused) {
 
 static PyObject* program_compile(py_program* self, PyObject* args,
                                  PyObject* kwargs) {
-  static char* names[] = {"platform", NULL};
+  static char* names[] = {"platform", "device", "graphs", NULL};
   PyObject* platform_name = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|U:compile", names,
-                                   &platform_name)) {
+  int device = 0, graphs = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|U$ip:compile", names,
+                                   &platform_name, &device, &graphs)) {
     return NULL;
   }
   kc_compile_options options = {.struct_size = sizeof options,
@@ -334,6 +407,19 @@ static PyObject* program_compile(py_program* self, PyObject* args,
     if (kcpy_str_view(platform_name, &v, "platform") < 0) return NULL;
     kc_status* st = kc_platform_parse(v, &options.platform);
     if (st) return kcpy_raise(st);
+  }
+  DLDevice where = kc_device_cpu();
+  if (options.platform == KC_PLATFORM_CUDA) {
+    where.device_type = kDLCUDA;
+    where.device_id = device;
+    options.device_id = device;
+    if (!graphs) options.flags |= KC_COMPILE_NO_CUDA_GRAPH;
+  } else if (device != 0) {
+    PyErr_Format(PyExc_ValueError,
+                 "compile: device=%d names a CUDA ordinal; the host has "
+                 "device 0 only",
+                 device);
+    return NULL;
   }
   kc_executable* exe = NULL;
   kc_status* st;
@@ -354,6 +440,7 @@ static PyObject* program_compile(py_program* self, PyObject* args,
   out->num_inputs = info.num_inputs;
   out->num_outputs = info.num_outputs;
   out->tuple_result = kc_shape_is_tuple(kc_program_get_result_shape(program));
+  out->device = where;
   return (PyObject*)out;
 }
 
@@ -380,7 +467,9 @@ static PyMethodDef program_methods[] = {
      "load(path)\n--\n\nReads and parses an HLO text file."},
     {"compile", (PyCFunction)(void (*)(void))program_compile,
      METH_VARARGS | METH_KEYWORDS,
-     "compile(platform='host')\n--\n\nChecks and plans the program; returns "
+     "compile(platform='host', *, device=0, graphs=True)\n--\n\nChecks and "
+     "plans the program for 'host' or 'cuda' (on CUDA device `device`; "
+     "graphs=False never captures CUDA graphs); returns "
      "a kcall.Executable."},
     {NULL, NULL, 0, NULL},
 };
@@ -438,7 +527,11 @@ static PyTypeObject executable_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "A compiled program. exe(*arrays) runs it (any number of "
               "threads at once)\nand returns a kcall.Tensor, or a tuple of "
-              "them (the leaves, in order)\nwhen the result is a tuple.",
+              "them (the leaves, in order)\nwhen the result is a tuple. "
+              "On CUDA, stream= (an int cudaStream_t, or a torch\nor CuPy "
+              "stream) queues the run there and returns without waiting; "
+              "out=\n(a sequence of arrays, one per output) writes the "
+              "results into them.",
     .tp_methods = executable_methods,
     .tp_getset = executable_getset,
 };

@@ -202,7 +202,8 @@ static int require_cpu(const DLTensor* dl, const char* what) {
   kc_device_format(dl->device, buf, sizeof buf);
   PyErr_Format(PyExc_BufferError,
                "kcall.Tensor: %s needs host memory, the tensor is on %s "
-               "(use __dlpack__)",
+               "(copy it with kcall.to_device(t, \"cpu\"), or share it with "
+               "__dlpack__)",
                what, buf);
   return -1;
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "op/op_internal.h"
+#include "runtime/device_internal.h"
 
 /* A frame value not yet resolved. */
 #define KC__UNSET (-1)
@@ -550,10 +551,15 @@ static kc_status* kc__cache_entry_create(const kc_op* op, const kc__frame* f,
     st = kc__own_value(&f->values[i], &e->values[i]);
     if (!st) e->num_values = i + 1;
   }
-  for (int32_t a = 0; a < def->num_inputs && a < 64; ++a) {
-    for (int32_t h = 0; h < kernel->num_host_memory; ++h) {
+  for (int32_t h = 0; h < kernel->num_host_memory; ++h) {
+    for (int32_t a = 0; a < def->num_inputs && a < 64; ++a) {
       if (strcmp(kernel->host_memory[h], def->inputs[a].name) == 0) {
         e->host_memory_inputs |= UINT64_C(1) << a;
+      }
+    }
+    for (int32_t a = 0; a < def->num_outputs && a < 64; ++a) {
+      if (strcmp(kernel->host_memory[h], def->outputs[a].name) == 0) {
+        e->host_memory_outputs |= UINT64_C(1) << a;
       }
     }
   }
@@ -713,6 +719,20 @@ kc_status* kc_kernel_ctx_get_input_range(const kc_kernel_ctx* ctx,
   return NULL;
 }
 
+/* Where the index-th output lives: the call's device, or the host for an
+ * output arg the kernel declared host memory. */
+static DLDevice kc__output_device(const kc_kernel_ctx* ctx, int32_t index) {
+  if (ctx->host_memory_outputs) {
+    for (int32_t a = 0; a < ctx->def->num_outputs && a < 64; ++a) {
+      if (index >= ctx->output_starts[a] && index < ctx->output_starts[a + 1]) {
+        if (ctx->host_memory_outputs >> a & 1u) return kc_device_cpu();
+        break;
+      }
+    }
+  }
+  return ctx->device;
+}
+
 static bool kc__same_shape(const DLTensor* t, const int64_t* shape,
                            int32_t ndim) {
   if (t->ndim != ndim) return false;
@@ -754,12 +774,49 @@ kc_status* kc_kernel_ctx_allocate_output(kc_kernel_ctx* ctx, int32_t index,
   if (!have) {
     kc_tensor* t = NULL;
     KC__TRY(kc_tensor_create(ctx->alloc, shape, ndim, ctx->output_dtypes[index],
-                             ctx->device, &t));
+                             kc__output_device(ctx, index), &t));
     ctx->owned[index] = t;
     have = (DLTensor*)(uintptr_t)kc_tensor_get_dltensor(t);
     ctx->outputs[index] = have;
   }
   *out_tensor = have;
+  return NULL;
+}
+
+/* Device scratch memory: stream-ordered on the call's stream, so that it
+ * is freed (kc__device_finish) after the work compute queued there. The
+ * record of it is host memory. */
+static kc_status* kc__device_temp(kc_kernel_ctx* ctx, size_t size,
+                                  size_t alignment, void** out_ptr) {
+  char dev[64];
+  if (alignment > 256 || (alignment & (alignment - 1))) {
+    kc_device_format(ctx->device, dev, sizeof dev);
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_kernel_ctx_allocate_temp: alignment %zu on "
+                            "%s: expected a power of two up to 256",
+                            alignment, dev);
+  }
+  kc__temp* t = malloc(sizeof *t);
+  if (!t) {
+    return kc_status_create(KC_RESOURCE_EXHAUSTED,
+                            "out of memory allocating %zu temporary bytes",
+                            size);
+  }
+  void* p = NULL;
+  kc_status* st = ctx->backend->alloc(ctx->device.device_id, size,
+                                      ctx->stream, &p);
+  if (st) {
+    free(t);
+    kc_device_format(ctx->device, dev, sizeof dev);
+    return kc_status_add_context(st, "allocating %zu temporary bytes on %s",
+                                 size, dev);
+  }
+  t->ptr = p;
+  t->size = size;
+  t->alignment = 0; /* 0: device memory */
+  t->next = ctx->temps;
+  ctx->temps = t;
+  *out_ptr = p;
   return NULL;
 }
 
@@ -771,6 +828,7 @@ kc_status* kc_kernel_ctx_allocate_temp(kc_kernel_ctx* ctx, size_t size,
                             size == 0 ? "size is 0" : "a pointer is NULL");
   }
   if (alignment == 0) alignment = 64;
+  if (ctx->backend) return kc__device_temp(ctx, size, alignment, out_ptr);
   kc__temp* t = kc_allocator_alloc(ctx->alloc, sizeof *t, 0);
   void* p = t ? kc_allocator_alloc(ctx->alloc, size, alignment) : NULL;
   if (!p) {
@@ -806,8 +864,7 @@ kc_thread_pool* kc_kernel_ctx_get_thread_pool(const kc_kernel_ctx* ctx) {
 }
 
 void* kc_kernel_ctx_get_stream(const kc_kernel_ctx* ctx) {
-  (void)ctx;
-  return NULL; /* the CPU has none; the CUDA backend fills its own */
+  return ctx ? ctx->stream : NULL;
 }
 
 DLDevice kc_kernel_ctx_get_device(const kc_kernel_ctx* ctx) {
@@ -859,9 +916,10 @@ static kc_status* kc__check_given_output(const kc_kernel_ctx* ctx, int32_t i,
     return kc_status_create(KC_INVALID_ARGUMENT, "output %d is NULL", i);
   }
   const kc_shape_handle* s = ctx->inferred[i];
+  DLDevice want = kc__output_device(ctx, i);
   bool ok = kc_dtype_equal(t->dtype, ctx->output_dtypes[i]) &&
-            t->device.device_type == ctx->device.device_type &&
-            t->device.device_id == ctx->device.device_id && t->ndim >= 0 &&
+            t->device.device_type == want.device_type &&
+            t->device.device_id == want.device_id && t->ndim >= 0 &&
             t->ndim <= KC_TENSOR_MAX_NDIM && (t->ndim == 0 || t->shape) &&
             kc_dltensor_is_compact(t);
   if (ok && s && s->rank >= 0) {
@@ -871,13 +929,72 @@ static kc_status* kc__check_given_output(const kc_kernel_ctx* ctx, int32_t i,
     }
   }
   if (ok) return NULL;
-  char dt[64], dev[64];
+  char dt[64], dev[64], got[64];
   kc_dtype_format(ctx->output_dtypes[i], dt, sizeof dt);
-  kc_device_format(ctx->device, dev, sizeof dev);
+  kc_device_format(want, dev, sizeof dev);
+  kc_device_format(t->device, got, sizeof got);
   return kc_status_create(KC_INVALID_ARGUMENT,
                           "output %d: expected a compact %s tensor on %s of "
-                          "the shape the op produces",
-                          i, dt, dev);
+                          "the shape the op produces (got one on %s)",
+                          i, dt, dev, got);
+}
+
+/* The backend and stream of a call on a device: the caller's stream, or
+ * kcall's default one (which the call then waits for). */
+static kc_status* kc__call_stream(DLDevice device,
+                                  const kc_op_call_options* options,
+                                  const kc__backend** out_backend,
+                                  void** out_stream, bool* out_wait) {
+  KC__TRY(kc__device_backend(device, out_backend));
+  void* stream = NULL;
+  if (options && KC_STRUCT_HAS(options, kc_op_call_options, stream)) {
+    stream = options->stream;
+  }
+  *out_wait = stream == NULL;
+  if (!stream) KC__TRY(kc__device_default_stream(device, &stream));
+  *out_stream = stream;
+  return NULL;
+}
+
+/* After compute on a device: frees the temporaries in the stream's order,
+ * picks up a failed launch, and waits for the stream when the call owns
+ * it. Returns `st`, or the first failure of these when `st` is NULL. */
+static kc_status* kc__device_finish(kc_kernel_ctx* ctx, bool wait,
+                                    kc_status* st) {
+  const kc__backend* b = ctx->backend;
+  int32_t ordinal = ctx->device.device_id;
+  char dev[64];
+  kc_device_format(ctx->device, dev, sizeof dev);
+  while (ctx->temps) {
+    kc__temp* t = ctx->temps;
+    ctx->temps = t->next;
+    kc_status* fst = b->free(ordinal, t->ptr, ctx->stream);
+    if (fst && !st) {
+      st = kc_status_add_context(fst, "freeing %zu temporary bytes on %s",
+                                 t->size, dev);
+    } else {
+      kc_status_destroy(fst);
+    }
+    free(t);
+  }
+  /* Both run even after a failure: the launch error is cleared, and work
+   * already queued is done before the caller frees what it uses. */
+  kc_status* launch = b->check_launch(ordinal);
+  if (launch && !st) {
+    st = kc_status_add_context(launch, "a kernel launch on %s", dev);
+  } else {
+    kc_status_destroy(launch);
+  }
+  if (wait) {
+    kc_status* sync = b->stream_synchronize(ordinal, ctx->stream);
+    if (sync && !st) {
+      st = kc_status_add_context(sync, "waiting for the call's work on %s",
+                                 dev);
+    } else {
+      kc_status_destroy(sync);
+    }
+  }
+  return st;
 }
 
 /* Runs shape inference, allocates outputs and computes. `given` holds the
@@ -897,6 +1014,12 @@ static kc_status* kc__run(const kc_op* op, const kc__frame* f,
     if (KC_STRUCT_HAS(options, kc_op_call_options, thread_pool)) {
       pool = options->thread_pool;
     }
+  }
+  const kc__backend* backend = NULL;
+  void* stream = NULL;
+  bool wait = false;
+  if (!kc__host_device(f->device)) {
+    KC__TRY(kc__call_stream(f->device, options, &backend, &stream, &wait));
   }
   kc_op_attrs attrs = {def, f->values};
   kc_shape_handle in_shapes[KC_OP_MAX_TENSORS];
@@ -938,7 +1061,11 @@ static kc_status* kc__run(const kc_op* op, const kc__frame* f,
                         pool,
                         f->device,
                         NULL,
-                        NULL};
+                        NULL,
+                        backend,
+                        stream,
+                        f->output_starts,
+                        e->host_memory_outputs};
   kc_status* st = NULL;
   if (def->shape_fn) {
     st = def->shape_fn(&sctx);
@@ -950,7 +1077,8 @@ static kc_status* kc__run(const kc_op* op, const kc__frame* f,
     } else if (kc__shape_known(out_shapes[i])) {
       kc_tensor* t = NULL;
       st = kc_tensor_create(alloc, out_shapes[i]->dims, out_shapes[i]->rank,
-                            f->output_dtypes[i], f->device, &t);
+                            f->output_dtypes[i], kc__output_device(&kctx, i),
+                            &t);
       if (!st) {
         owned[i] = t;
         outputs[i] = (DLTensor*)(uintptr_t)kc_tensor_get_dltensor(t);
@@ -975,11 +1103,15 @@ static kc_status* kc__run(const kc_op* op, const kc__frame* f,
       }
     }
   }
-  while (kctx.temps) {
-    kc__temp* t = kctx.temps;
-    kctx.temps = t->next;
-    kc_allocator_free(alloc, t->ptr, t->size, t->alignment);
-    kc_allocator_free(alloc, t, sizeof *t, 0);
+  if (backend) {
+    st = kc__device_finish(&kctx, wait, st);
+  } else {
+    while (kctx.temps) {
+      kc__temp* t = kctx.temps;
+      kctx.temps = t->next;
+      kc_allocator_free(alloc, t->ptr, t->size, t->alignment);
+      kc_allocator_free(alloc, t, sizeof *t, 0);
+    }
   }
   kc__shape_ctx_free_all(&sctx);
   if (st && owned) {

@@ -144,7 +144,8 @@ typedef struct kc__cache_entry {
   DLDevice device;
   kc_any* values; /* owned attribute values */
   int32_t num_values;
-  uint64_t host_memory_inputs; /* bit per input arg (first 64) */
+  uint64_t host_memory_inputs;  /* bit per input arg (first 64) */
+  uint64_t host_memory_outputs; /* bit per output arg (first 64) */
 } kc__cache_entry;
 
 typedef struct kc__cache_table {
@@ -343,6 +344,11 @@ struct kc_kernel_ctx {
   DLDevice device;
   kc_status* status; /* atomic */
   kc__temp* temps;
+  /* On a device: its backend and the call's stream (NULL on the host). */
+  const struct kc__backend* backend;
+  void* stream;
+  const int32_t* output_starts;  /* per output arg, plus the end */
+  uint64_t host_memory_outputs;  /* output args the kernel keeps on the host */
 };
 
 #endif /* KCALL_OP_OP_INTERNAL_H_ */

@@ -532,6 +532,7 @@ KC__GROWS(kc_op_call_options, 24, 8)
 KC__FIELD(kc_op_call_options, struct_size, 0, 8)
 KC__FIELD(kc_op_call_options, allocator, 8, 8)
 KC__FIELD(kc_op_call_options, thread_pool, 16, 8)
+KC__FIELD(kc_op_call_options, stream, 24, 8)
 
 KC__SIZE(kc_op_output_info, 264, 8)
 KC__FIELD(kc_op_output_info, dtype, 0, 4)
