@@ -381,7 +381,10 @@ typedef struct kt_user {
  * Between an unload and the next load the names are simply missing. */
 static void* kt_plugin_user(void* arg) {
   kt_user* u = arg;
-  for (int i = 0; i < 500 || !__atomic_load_n(u->stop, __ATOMIC_ACQUIRE); ++i) {
+  /* Until told to stop, and at least until one call went through (the
+   * names are there once the unload cycles are over). */
+  for (int i = 0;
+       i < 500 || !__atomic_load_n(u->stop, __ATOMIC_ACQUIRE) || u->calls == 0; ++i) {
     kc_func* f = NULL;
     kc_status* st = kc_func_registry_lookup_retained(KC_SV_LIT("kt_unload.add"), &f);
     if (st) {
