@@ -1,5 +1,7 @@
 /* IEEE half (f16) and bfloat16 (bf16) from and to wider floats, rounding
- * to nearest even, as XLA converts them. Never installed. */
+ * to nearest even, as XLA converts them. Never installed. The CUDA
+ * backend's kernels include it too (compiled by nvcc, for host and device),
+ * so that both round the same way. */
 #ifndef KCALL_INTERNAL_HALF_H_
 #define KCALL_INTERNAL_HALF_H_
 
@@ -7,11 +9,17 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __CUDACC__
+#define KC__HALF_FN __host__ __device__ static inline
+#else
+#define KC__HALF_FN static inline
+#endif
+
 /* The bits of `v` in a binary format with `ebits` exponent and `mbits`
  * stored significand bits (f16: 5, 10; bf16: 8, 7), rounded to nearest
  * even from the double directly (so f64 -> f16 rounds once). NaN gives a
  * quiet NaN of the same sign; overflow gives infinity. */
-static inline uint16_t kc__f64_to_small(double v, int ebits, int mbits) {
+KC__HALF_FN uint16_t kc__f64_to_small(double v, int ebits, int mbits) {
   uint64_t bits;
   memcpy(&bits, &v, sizeof bits);
   uint16_t sign = (uint16_t)((bits >> 63) << 15);
@@ -38,7 +46,7 @@ static inline uint16_t kc__f64_to_small(double v, int ebits, int mbits) {
   return (uint16_t)(sign | h);
 }
 
-static inline float kc__small_to_f32(uint16_t h, int ebits, int mbits) {
+KC__HALF_FN float kc__small_to_f32(uint16_t h, int ebits, int mbits) {
   int bias = (1 << (ebits - 1)) - 1;
   uint32_t max_exp = (1u << ebits) - 1;
   uint32_t e = ((uint32_t)h >> mbits) & max_exp;
@@ -54,9 +62,11 @@ static inline float kc__small_to_f32(uint16_t h, int ebits, int mbits) {
   return (h >> 15) ? -v : v;
 }
 
-static inline uint16_t kc__f64_to_f16(double v) { return kc__f64_to_small(v, 5, 10); }
-static inline uint16_t kc__f64_to_bf16(double v) { return kc__f64_to_small(v, 8, 7); }
-static inline float kc__f16_to_f32(uint16_t h) { return kc__small_to_f32(h, 5, 10); }
-static inline float kc__bf16_to_f32(uint16_t h) { return kc__small_to_f32(h, 8, 7); }
+KC__HALF_FN uint16_t kc__f64_to_f16(double v) { return kc__f64_to_small(v, 5, 10); }
+KC__HALF_FN uint16_t kc__f64_to_bf16(double v) { return kc__f64_to_small(v, 8, 7); }
+KC__HALF_FN float kc__f16_to_f32(uint16_t h) { return kc__small_to_f32(h, 5, 10); }
+KC__HALF_FN float kc__bf16_to_f32(uint16_t h) { return kc__small_to_f32(h, 8, 7); }
+
+#undef KC__HALF_FN
 
 #endif /* KCALL_INTERNAL_HALF_H_ */

@@ -11,6 +11,7 @@
 
 #include <type_traits>
 
+#include "internal/half.h"
 #include "runtime/cuda/cuda_internal.h"
 
 namespace kc_cuda {
@@ -49,60 +50,15 @@ struct pred { uint8_t v; };
 
 /* ---- 16-bit floats, rounded as src/internal/half.h rounds ------------------- */
 
-/* The bits of `v` in a format of `ebits` exponent and `mbits` significand
- * bits, rounded to nearest even from the double at once; NaN gives a quiet
- * NaN of the same sign, overflow infinity, a double subnormal zero. */
-__host__ __device__ inline uint16_t f64_to_small(double v, int ebits, int mbits) {
-#ifdef __CUDA_ARCH__
-  uint64_t bits = (uint64_t)__double_as_longlong(v);
-#else
-  uint64_t bits;
-  memcpy(&bits, &v, sizeof bits);
-#endif
-  uint16_t sign = (uint16_t)((bits >> 63) << 15);
-  int exp = (int)((bits >> 52) & 0x7FF);
-  uint64_t mant = bits & 0xFFFFFFFFFFFFFull;
-  uint32_t max_exp = (1u << ebits) - 1;
-  uint16_t inf = (uint16_t)(max_exp << mbits);
-  if (exp == 0x7FF) return (uint16_t)(sign | inf | (mant ? 1u << (mbits - 1) : 0u));
-  if (exp == 0) return sign;
-  int bias = (1 << (ebits - 1)) - 1;
-  int e = exp - 1023 + bias;
-  if (e >= (int)max_exp) return (uint16_t)(sign | inf);
-  mant |= 1ull << 52;
-  int shift = e <= 0 ? 52 - mbits + 1 - e : 52 - mbits;
-  if (shift > 62) return sign;
-  uint64_t q = mant >> shift;
-  uint64_t rem = mant & ((1ull << shift) - 1);
-  uint64_t half = 1ull << (shift - 1);
-  if (rem > half || (rem == half && (q & 1))) q++;
-  uint32_t h = e <= 0 ? (uint32_t)q : ((uint32_t)e << mbits) + (uint32_t)(q - (1ull << mbits));
-  if (h >= inf) return (uint16_t)(sign | inf);
-  return (uint16_t)(sign | h);
-}
-
-/* Exact; NaN becomes the quiet NaN of its sign, as the host makes it. */
-__device__ inline float small_to_f32(uint16_t h, int ebits, int mbits) {
-  int bias = (1 << (ebits - 1)) - 1;
-  uint32_t max_exp = (1u << ebits) - 1;
-  uint32_t e = ((uint32_t)h >> mbits) & max_exp;
-  uint32_t m = h & ((1u << mbits) - 1);
-  uint32_t sign = (uint32_t)(h >> 15) << 31;
-  if (e == max_exp) return __uint_as_float(sign | (m ? 0x7FC00000u : 0x7F800000u));
-  float v = e == 0 ? ldexpf((float)m, 1 - bias - mbits)
-                   : ldexpf((float)(m | (1u << mbits)), (int)e - bias - mbits);
-  return sign ? -v : v;
-}
-
-__device__ inline float to_f32(f16 h) { return small_to_f32(h.bits, 5, 10); }
-__device__ inline float to_f32(bf16 h) { return small_to_f32(h.bits, 8, 7); }
+__device__ inline float to_f32(f16 h) { return kc__f16_to_f32(h.bits); }
+__device__ inline float to_f32(bf16 h) { return kc__bf16_to_f32(h.bits); }
 
 template <class T> struct from_f64;
 template <> struct from_f64<f16> {
-  __device__ static f16 make(double v) { return f16{f64_to_small(v, 5, 10)}; }
+  __device__ static f16 make(double v) { return f16{kc__f64_to_f16(v)}; }
 };
 template <> struct from_f64<bf16> {
-  __device__ static bf16 make(double v) { return bf16{f64_to_small(v, 8, 7)}; }
+  __device__ static bf16 make(double v) { return bf16{kc__f64_to_bf16(v)}; }
 };
 
 /* ---- grid-stride loops --------------------------------------------------------- */
