@@ -522,6 +522,23 @@ KC_TEST(program_execute_into_host) {
   out[0] = NULL;
   KC_CHECK_CODE(kc_executable_execute_into(exe, in, 1, NULL, out, 2), KC_INVALID_ARGUMENT,
                 "output 0", "NULL");
+  /* Outputs sharing memory with an input or with each other are refused,
+   * partial overlaps too; adjacent ones are fine. */
+  out[0] = &ty;
+  out[1] = &tx;
+  KC_CHECK_CODE(kc_executable_execute_into(exe, in, 1, NULL, out, 2), KC_INVALID_ARGUMENT,
+                "output 1 overlaps input 0");
+  float both[3] = {0, 0, 0};
+  DLTensor lo = kt_host_vec(both, shape), hi = kt_host_vec(both + 1, shape);
+  out[0] = &lo;
+  out[1] = &hi;
+  KC_CHECK_CODE(kc_executable_execute_into(exe, in, 1, NULL, out, 2), KC_INVALID_ARGUMENT,
+                "output 1 overlaps output 0");
+  float four[4] = {0, 0, 0, 0};
+  lo = kt_host_vec(four, shape);
+  hi = kt_host_vec(four + 2, shape);
+  KC_CHECK_OK(kc_executable_execute_into(exe, in, 1, NULL, out, 2));
+  KC_CHECK(four[0] == -1 && four[1] == -2 && four[2] == 1 && four[3] == 2);
   kc_executable_destroy(exe);
 }
 

@@ -543,8 +543,9 @@ KC_API kc_status* kc_executable_execute(const kc_executable* executable,
  * (CPU tensors for a host executable, {kDLCUDA, device_id} for a CUDA
  * one). Nothing is allocated for outputs. On failure the outputs' contents
  * are unspecified. INVALID_ARGUMENT names an output (or input) that does
- * not match; other codes as kc_executable_execute. Outputs must not
- * overlap each other or the inputs. */
+ * not match, or an output that shares memory with an input or another
+ * output (refused: the run would compute a wrong result); other codes as
+ * kc_executable_execute. */
 KC_API kc_status* kc_executable_execute_into(
     const kc_executable* executable, const DLTensor* const* inputs,
     size_t num_inputs, const kc_execute_options* options,

@@ -511,6 +511,43 @@ static kc_status* kc__check_output(const kc_executable* exe, size_t i, const DLT
   return NULL;
 }
 
+/* Whether the bytes of two tensors of `a_size` and `b_size` bytes meet
+ * (only tensors in one address space can). */
+static bool kc__meet(const DLTensor* a, size_t a_size, const DLTensor* b, size_t b_size) {
+  if (!a_size || !b_size || a->device.device_type != b->device.device_type ||
+      a->device.device_id != b->device.device_id) {
+    return false;
+  }
+  uintptr_t pa = (uintptr_t)a->data + a->byte_offset;
+  uintptr_t pb = (uintptr_t)b->data + b->byte_offset;
+  return pa < pb + b_size && pb < pa + a_size;
+}
+
+/* Output `i` shares no byte with an input or another output: the plan
+ * reads inputs and writes outputs in any order, so an overlap would give
+ * a wrong result rather than an error. */
+static kc_status* kc__check_overlap(const kc_executable* exe, const DLTensor* const* inputs,
+                                    const DLTensor* const* outputs, size_t i) {
+  size_t size = exe->output_shapes[i]->byte_size;
+  for (size_t j = 0; j < exe->num_inputs; ++j) {
+    if (kc__meet(outputs[i], size, inputs[j], exe->input_shapes[j]->byte_size)) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "running %s: output %zu overlaps input %zu (outputs must "
+                              "not share memory with inputs or each other)",
+                              KC__QS(exe->program->name), i, j);
+    }
+  }
+  for (size_t j = 0; j < i; ++j) {
+    if (kc__meet(outputs[i], size, outputs[j], exe->output_shapes[j]->byte_size)) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "running %s: output %zu overlaps output %zu (outputs must "
+                              "not share memory with inputs or each other)",
+                              KC__QS(exe->program->name), i, j);
+    }
+  }
+  return NULL;
+}
+
 kc_status* kc_executable_execute_into(const kc_executable* executable,
                                       const DLTensor* const* inputs, size_t num_inputs,
                                       const kc_execute_options* options,
@@ -525,6 +562,7 @@ kc_status* kc_executable_execute_into(const kc_executable* executable,
                             KC__QS(exe->program->name), exe->num_outputs, num_outputs);
   }
   for (size_t i = 0; i < num_outputs; ++i) KC__TRY(kc__check_output(exe, i, outputs[i]));
+  for (size_t i = 0; i < num_outputs; ++i) KC__TRY(kc__check_overlap(exe, inputs, outputs, i));
   void* few[KC__FEW_OUTPUTS];
   void** data = num_outputs <= KC__FEW_OUTPUTS ? few : malloc(num_outputs * sizeof *data);
   if (!data) {
