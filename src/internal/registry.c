@@ -9,6 +9,11 @@
 #include "internal/txn.h"
 #include "kcall/value.h"
 
+const char kc__kind_function[] = "function";
+const char kc__kind_op[] = "op";
+const char kc__kind_kernel[] = "kernel";
+const char kc__kind_custom_call[] = "custom-call target";
+
 /* Bit 0 of a slot: the entry is hidden (see registry.h). A removed slot
  * is a hidden NULL; neither is ever dereferenced by a reader. */
 #define KC__HIDDEN ((uintptr_t)1)

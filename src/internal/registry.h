@@ -95,7 +95,7 @@ typedef struct kc__registry {
   uint64_t generation;
 } kc__registry;
 
-/* kc_registration.kind of each registry's entries (plugin.c): internal,
+/* kc_registration.kind of each registry's entries (registry.c): internal,
  * so that no data object is exported. */
 extern const char kc__kind_function[];
 extern const char kc__kind_op[];

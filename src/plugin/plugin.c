@@ -15,11 +15,6 @@
 #include "plugin/plugin_internal.h"
 #include "xcall/xcall_internal.h"
 
-const char kc__kind_function[] = "function";
-const char kc__kind_op[] = "op";
-const char kc__kind_kernel[] = "kernel";
-const char kc__kind_custom_call[] = "custom-call target";
-
 /* Every plugin record ever made (see plugin_internal.h); loads and
  * unloads serialise on the mutex. */
 pthread_mutex_t kc__plugins_mu = PTHREAD_MUTEX_INITIALIZER;
