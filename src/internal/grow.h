@@ -1,0 +1,28 @@
+/* Growable arrays: the one way the library grows an array in place.
+ * Never installed.
+ *
+ *   kc__instr* items = NULL; size_t count = 0, cap = 0;
+ *   if (!KC__GROW(items, cap, count + 1)) return kc__status_oom();
+ *   items[count++] = next;
+ *
+ * Capacity doubles (from 8), so appending n elements one at a time costs
+ * O(n) copies; new capacity is zero-filled, so an element is zero until
+ * written. The array is freed with free(). */
+#ifndef KCALL_INTERNAL_GROW_H_
+#define KCALL_INTERNAL_GROW_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Makes the array whose pointer is at `items_ptr` (a T**, passed as
+ * void*) hold at least `need` elements of `elem_size` bytes, where *cap
+ * counts those it holds now. False, with the array and *cap unchanged,
+ * when out of memory or the byte size overflows. */
+bool kc__grow_array(void* items_ptr, size_t* cap, size_t need, size_t elem_size);
+
+/* kc__grow_array for a typed pointer lvalue `items` and a size_t lvalue
+ * `cap`: KC__GROW(list->items, list->cap, list->count + 1). */
+#define KC__GROW(items, cap, need) \
+  kc__grow_array(&(items), &(cap), (need), sizeof *(items))
+
+#endif /* KCALL_INTERNAL_GROW_H_ */

@@ -1,0 +1,42 @@
+/* The internal growable array (src/internal/grow.h), compiled into the
+ * runner since libkcall does not export it. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "internal/grow.h"
+#include "test.h"
+
+KC_TEST(grow_appends_one_at_a_time_and_zero_fills) {
+  int64_t* items = NULL;
+  size_t count = 0, cap = 0, reallocs = 0;
+  for (int64_t i = 0; i < 1000; ++i) {
+    size_t before = cap;
+    KC_CHECK(KC__GROW(items, cap, count + 1));
+    if (cap != before) {
+      ++reallocs;
+      /* What grew is zero until written. */
+      for (size_t k = count; k < cap; ++k) KC_CHECK_INT(items[k], 0);
+    }
+    items[count++] = i * 3;
+  }
+  for (size_t i = 0; i < count; ++i) KC_CHECK_INT(items[i], (int64_t)i * 3);
+  /* Geometric growth: 8, 16, ..., 1024. */
+  KC_CHECK_INT(reallocs, 8);
+  KC_CHECK_INT(cap, 1024);
+  KC_CHECK(KC__GROW(items, cap, 10)); /* already held: nothing moves */
+  KC_CHECK_INT(cap, 1024);
+  free(items);
+}
+
+KC_TEST(grow_refuses_an_overflowing_size_and_keeps_the_array) {
+  int64_t* items = NULL;
+  size_t cap = 0;
+  KC_CHECK(KC__GROW(items, cap, 3));
+  items[2] = 7;
+  int64_t* before = items;
+  KC_CHECK(!KC__GROW(items, cap, SIZE_MAX / 4));
+  KC_CHECK(items == before);
+  KC_CHECK_INT(cap, 8);
+  KC_CHECK_INT(items[2], 7);
+  free(items);
+}
