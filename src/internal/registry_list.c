@@ -1,6 +1,7 @@
 /* Listing a registry's names, sorted, as an array of strings. */
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "internal/registry.h"
 #include "kcall/value.h"
 
@@ -18,15 +19,9 @@ static void kc__collect(void* ctx, const kc__reg_entry* e) {
       (l->prefix.size && memcmp(e->name, l->prefix.data, l->prefix.size))) {
     return;
   }
-  if (l->count == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 16;
-    kc_string_view* grown = realloc(l->names, cap * sizeof *grown);
-    if (!grown) {
-      l->oom = true;
-      return;
-    }
-    l->names = grown;
-    l->cap = cap;
+  if (!KC__GROW(l->names, l->cap, l->count + 1)) {
+    l->oom = true;
+    return;
   }
   /* Copy the text: the entry may be retired, and freed, once the lock is
    * dropped. */

@@ -1,4 +1,5 @@
 /* Staged registration for plugin loads; see txn.h. */
+#include "internal/grow.h"
 #include "internal/txn.h"
 
 #include <stdlib.h>
@@ -45,15 +46,9 @@ kc_status* kc__txn_stage(kc__txn* txn, kc__registry* reg, kc_string_view name,
     staged->flags = flags;
     return NULL;
   }
-  if (txn->count == txn->cap) {
-    size_t cap = txn->cap ? txn->cap * 2 : 8;
-    kc__txn_item* items = realloc(txn->items, cap * sizeof *items);
-    if (!items) {
-      kc__entry_destroy(e);
-      goto oom;
-    }
-    txn->items = items;
-    txn->cap = cap;
+  if (!KC__GROW(txn->items, txn->cap, txn->count + 1)) {
+    kc__entry_destroy(e);
+    goto oom;
   }
   txn->items[txn->count].reg = reg;
   txn->items[txn->count].entry = e;

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "internal/grow.h"
 #include "internal/reclaim.h"
 #include "internal/registry.h"
 #include "op/op_internal.h"
@@ -88,15 +89,9 @@ static void kc__note_if_ours(void* arg, size_t slot, kc__reg_entry* e,
   kc__unload* u = c->u;
   kc__owned* o = kc__owned_of(e->obj);
   if (hidden || !o || o->owner != &u->p->owner || u->oom) return;
-  if (u->num_ours == u->cap_ours) {
-    size_t cap = u->cap_ours ? 2 * u->cap_ours : 16;
-    kc__ours* grown = realloc(u->ours, cap * sizeof *grown);
-    if (!grown) {
-      u->oom = true;
-      return;
-    }
-    u->ours = grown;
-    u->cap_ours = cap;
+  if (!KC__GROW(u->ours, u->cap_ours, u->num_ours + 1)) {
+    u->oom = true;
+    return;
   }
   u->ours[u->num_ours].reg = c->reg;
   u->ours[u->num_ours].slot = slot;
