@@ -16,9 +16,16 @@
  *     run with its message and the instruction's name, returns no output and
  *     frees every buffer.
  *
- * Supported instructions: parameter, constant, tuple, get-tuple-element,
- * custom-call, add, subtract, multiply, divide, maximum, minimum, negate,
- * exponential, log, convert, broadcast, reshape. Arrays are row-major.
+ * Instructions: parameter, constant, tuple, get-tuple-element,
+ * custom-call and broadcast have builder calls of their own; element-wise
+ * arithmetic, math, bit and compare instructions, select, clamp, convert,
+ * and the shape, slicing, dot, reduce, reduce-window and control-flow
+ * instructions are the kc_opcode values below (docs/programs.md lists
+ * every HLO opcode kcall runs). Arrays are row-major.
+ *
+ * The host contract of each function is stated at the function; what
+ * changes on a CUDA device (placement, streams, graphs) is stated once,
+ * in the section "CUDA executables" at the end of this header.
  */
 #ifndef KCALL_PROGRAM_H_
 #define KCALL_PROGRAM_H_
@@ -378,25 +385,13 @@ typedef struct kc_compile_options {
   uint32_t flags;
 } kc_compile_options;
 
-/* Never capture runs into CUDA graphs (see kc_executable_execute). */
+/* Never capture runs into CUDA graphs (see "CUDA executables"). */
 #define KC_COMPILE_NO_CUDA_GRAPH 1u
 
-/* Checks and plans `program` (which may be destroyed afterwards). NULL
- * options mean the host with no thread pool.
- *
- * For KC_PLATFORM_CUDA the executable runs on device `device_id`: the
- * CUDA backend is loaded (kcall/device.h), custom-call targets are looked
- * up for CUDA, constants are copied to the device once, temporaries are
- * planned in device memory. Built-in instructions run there only where
- * the backend has a kernel for them: element-wise ops (compare, select and
- * clamp included) for the dtypes it supports, broadcast, iota, and
- * reshape, bitcast, copy, tuple and get-tuple-element, which move no data
- * or become device-to-device copies. Any other instruction (dot, reduce,
- * while, transpose, ...) is refused with UNIMPLEMENTED naming it, its line
- * and "not available on CUDA"; nothing ever runs on the host with device
- * pointers. FAILED_PRECONDITION "no CUDA device: ..." when the backend,
- * the driver or a device is missing; OUT_OF_RANGE for a device_id past the
- * last device. Errors name the instruction
+/* Checks and plans `program` (which may be destroyed afterwards) into an
+ * executable the caller owns (kc_executable_destroy). NULL options mean
+ * the host with no thread pool; KC_PLATFORM_CUDA: see "CUDA executables".
+ * Errors name the instruction
  * ("instruction 'add.3' (line 4): operand 1: expected f32[4], got
  * f32[8]"):
  *   INVALID_ARGUMENT     shapes that do not agree, bad aliasing, a typed
@@ -482,47 +477,18 @@ typedef struct kc_execute_options {
    * outputs are ready when the stream reaches that point. NULL: kcall's
    * default stream of the device (kc_device_get_default_stream), and
    * execute waits for the run (reporting an error the device hit) before
-   * returning. Ignored on the host. See kc_executable_execute for what a
+   * returning. Ignored on the host. See "CUDA executables" for what a
    * caller's stream must respect. */
   void* stream;
 } kc_execute_options;
 
 /* Runs the executable. `inputs` holds num_inputs DLTensors (compact
  * row-major, dtype and dims matching the input shapes; borrowed for the
- * call). On success out_outputs[0..num_outputs) receive owned tensors.
- * On failure no output is returned and everything allocated is freed.
- * Thread-safe: several threads may execute one executable at once.
- *
- * Host executables take CPU tensors. CUDA executables take tensors on
- * their device ({kDLCUDA, device_id}), used in place, or host tensors
- * (kDLCPU, kDLCUDAHost), copied to the device through pinned staging
- * memory; their outputs are tensors on the device (kc_tensor_create on
- * "cuda:N", from options->allocator's host side only for the tensor
- * object).
- *
- * CUDA runs. Everything a run does is queued on one stream (see
- * kc_execute_options.stream). The per-run state (device temporaries,
- * device pointer tables, staging) is pooled like the host's: a state last
- * used on a caller's stream is reused only by a run on that same stream
- * (which the stream orders after it) or after a run on kcall's default
- * stream finished; other runs make their own. So a caller must keep a
- * stream it passed alive, or synchronise it before destroying it, until
- * the work queued there is done; destroying the executable while its
- * work is queued is undefined, as for any device memory.
- *
- * CUDA graphs. When the compile flags allow it (no
- * KC_COMPILE_NO_CUDA_GRAPH), every custom call of the program is declared
- * graph-safe (KC_XCALL_GRAPH_SAFE at registration, KC_XCALL_SIG_GRAPH_SAFE
- * in a typed signature; built-in instructions always are) and
- * instruction_ns is NULL, runs are captured into CUDA graphs: per run
- * state, keyed by the device addresses of the inputs and outputs. The
- * first run with a given set of addresses runs on the stream; a second
- * run with the same set captures the run into a graph and launches it;
- * later runs replay that graph. A run with other addresses destroys the
- * graph and starts over. Graphs are destroyed with their run state. When
- * the backend cannot capture (capture_begin or capture_end fails), the
- * run goes on the stream and the executable stops trying.
- * kc_executable_info counts captures and replays.
+ * call). On success out_outputs[0..n), n being kc_executable_info's
+ * num_outputs, receive owned tensors (kc_object_release each). On failure
+ * no output is returned and everything allocated is freed. Thread-safe:
+ * several threads may execute one executable at once. Host executables
+ * take CPU tensors; for CUDA ones see "CUDA executables".
  *
  *   INVALID_ARGUMENT  wrong input count, or an input whose device, dtype,
  *                     dims or strides do not match (named by position)
@@ -550,6 +516,61 @@ KC_API kc_status* kc_executable_execute_into(
     const kc_executable* executable, const DLTensor* const* inputs,
     size_t num_inputs, const kc_execute_options* options,
     const DLTensor* const* outputs, size_t num_outputs);
+
+/* ======================================================================== */
+/* CUDA executables                                                         */
+/* ======================================================================== */
+/*
+ * Compiling. kc_program_compile with KC_PLATFORM_CUDA makes an executable
+ * for device options->device_id: the CUDA backend is loaded
+ * (kcall/device.h), custom-call targets are looked up for CUDA, constants
+ * are copied to the device once, temporaries are planned in device
+ * memory. Built-in instructions run there only where the backend has a
+ * kernel for them: element-wise ops (compare, select and clamp included)
+ * for the dtypes it supports, broadcast, iota, and reshape, bitcast, copy,
+ * tuple and get-tuple-element, which move no data or become
+ * device-to-device copies. Any other instruction (dot, reduce, while,
+ * transpose, ...) is refused with UNIMPLEMENTED naming it, its line and
+ * "not available on CUDA"; nothing ever runs on the host with device
+ * pointers. FAILED_PRECONDITION "no CUDA device: ..." when the backend,
+ * the driver or a device is missing; OUT_OF_RANGE for a device_id past
+ * the last device.
+ *
+ * Inputs and outputs. A CUDA executable takes tensors on its device
+ * ({kDLCUDA, device_id}), used in place, or host tensors (kDLCPU,
+ * kDLCUDAHost), copied to the device through pinned staging memory. Its
+ * outputs are tensors on the device (kc_tensor_create on "cuda:N", from
+ * options->allocator's host side only for the tensor object);
+ * kc_executable_execute_into takes outputs on the device.
+ *
+ * Streams. Everything a run does is queued on one stream
+ * (kc_execute_options.stream). The per-run state (device temporaries,
+ * device pointer tables, staging) is pooled like the host's: a state last
+ * used on a caller's stream is reused only by a run on that same stream
+ * (which the stream orders after it) or after a run on kcall's default
+ * stream finished; other runs make their own. So a caller must keep a
+ * stream it passed alive, or synchronise it before destroying it, until
+ * the work queued there is done; destroying the executable while its
+ * work is queued is undefined, as for any device memory. Errors of a run
+ * include those the device or the backend reported (with kcall's default
+ * stream, also one found when waiting for the run).
+ *
+ * Graphs. When the compile flags allow it (no KC_COMPILE_NO_CUDA_GRAPH),
+ * every custom call of the program is declared graph-safe
+ * (KC_XCALL_GRAPH_SAFE at registration, KC_XCALL_SIG_GRAPH_SAFE in a
+ * typed signature; built-in instructions always are) and instruction_ns
+ * is NULL, runs are captured into CUDA graphs: per run state, keyed by the
+ * device addresses of the inputs and outputs. The first run with a given
+ * set of addresses runs on the stream; a second run with the same set
+ * captures the run into a graph and launches it; later runs replay that
+ * graph. A run with other addresses destroys the graph and starts over.
+ * Graphs are destroyed with their run state. When the backend cannot
+ * capture (capture_begin or capture_end fails), the run goes on the
+ * stream and the executable stops trying. kc_executable_info counts
+ * captures and launches. Stable replays need kc_executable_execute_into:
+ * kc_executable_execute allocates fresh outputs each run, so it replays
+ * only when the allocator returns the same addresses.
+ */
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -25,7 +25,7 @@
  * element that the callee fills, its leaves being already allocated.
  * Typed handlers on CUDA get frame->stream and DLTensors on the device.
  * KC_XCALL_GRAPH_SAFE (kcall/abi.h) lets runs be captured into CUDA
- * graphs (see kc_executable_execute).
+ * graphs (see "CUDA executables" in kcall/program.h).
  *
  * A failed call (a STATUS_RETURNING target that sets failure, a TYPED
  * handler that returns a status) ends the run: no output is returned.
