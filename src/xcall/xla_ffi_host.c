@@ -4,8 +4,8 @@
  * registration of handlers as custom-call targets.
  *
  * Call frames themselves are laid out by the program compiler
- * (src/program/compile.c), so that a run only writes buffer addresses;
- * this file supplies what the frame points at.
+ * (src/program/lower_call.c, with xla_ffi_frame.c), so that a run only
+ * writes buffer addresses; this file supplies what the frame points at.
  */
 #include <pthread.h>
 #include <stdarg.h>
