@@ -60,6 +60,20 @@ bool kc__add_fill(kc__compiler* c, size_t target, int32_t buffer, size_t block_o
   return true;
 }
 
+kc_status* kc__executable_own_state(kc_executable* exe, void* state,
+                                    void (*deleter)(void*)) {
+  struct kc__state* grown = realloc(exe->states, (exe->num_states + 1) * sizeof *grown);
+  if (!grown) {
+    deleter(state);
+    return kc__oom();
+  }
+  exe->states = grown;
+  exe->states[exe->num_states].state = state;
+  exe->states[exe->num_states].deleter = deleter;
+  exe->num_states++;
+  return NULL;
+}
+
 /* ---- the whole compile ------------------------------------------------------- */
 
 /* Assigns buffers to instruction `id` at plan position `pos` and emits its

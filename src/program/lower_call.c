@@ -94,22 +94,6 @@ kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id,
   return NULL;
 }
 
-/* Hands per-instance state to the executable, which deletes it when it is
- * destroyed. When that fails (out of memory), the state is deleted now and
- * false is returned. */
-static bool kc__own_state(kc_executable* exe, void* state, void (*deleter)(void*)) {
-  struct kc__state* grown = realloc(exe->states, (exe->num_states + 1) * sizeof *grown);
-  if (!grown) {
-    deleter(state);
-    return false;
-  }
-  exe->states = grown;
-  exe->states[exe->num_states].state = state;
-  exe->states[exe->num_states].deleter = deleter;
-  exe->num_states++;
-  return true;
-}
-
 /* The leaves a call sees: its operands' (flattened in pre-order), then its
  * result's, as shapes and buffers; the caller frees both arrays. */
 static kc_status* kc__call_leaves(kc__compiler* c, int32_t id, const kc_shape*** out_shapes,
@@ -163,60 +147,20 @@ static kc_status* kc__check_leaves(const kc__instr* in, const char* what,
   return NULL;
 }
 
-/* "f32", or "array of f64" for an array with a known element type. */
-static const char* kc__attr_type_text(int32_t type, int32_t elem, char* buf,
-                                      size_t cap) {
-  if (type != KC_ATTR_ARRAY || !elem) return kc_attr_type_name(type);
-  snprintf(buf, cap, "array of %s", kc_attr_type_name(elem));
-  return buf;
-}
-
 /* Orders the instruction's attributes as the signature declares them, into
  * `out` (num_attrs entries). */
 static kc_status* kc__match_attrs(const kc__instr* in,
                                   const kc_xcall_signature* sig, kc_attr* out) {
   for (int32_t i = 0; i < sig->num_attrs; ++i) {
-    const kc_xcall_attr_spec* spec = &sig->attrs[i];
-    const kc_attr* a = kc_attr_dict_lookup(&in->attrs, kc_sv(spec->name));
-    if (!a && sig->attr_defaults && sig->attr_defaults[i].type) a = &sig->attr_defaults[i];
-    char want[48], got[48];
-    if (!a || a->type != spec->type ||
-        (spec->type == KC_ATTR_ARRAY && spec->elem_type && a->elem_type != spec->elem_type)) {
-      return kc__bad(in, KC_INVALID_ARGUMENT,
-                     "custom call %s: attribute %s: expected %s, got %s",
-                     KC__QS(in->target), KC__QS(spec->name),
-                     kc__attr_type_text(spec->type, spec->elem_type, want, sizeof want),
-                     a ? kc__attr_type_text(a->type, a->elem_type, got, sizeof got)
-                       : "none");
+    const kc_attr* given = kc_attr_dict_lookup(&in->attrs, kc_sv(sig->attrs[i].name));
+    char why[KC__XCALL_ATTR_WHY_CAP];
+    const kc_attr* a = kc__xcall_attr_match(sig, i, given, false, why, sizeof why);
+    if (!a) {
+      return kc__bad(in, KC_INVALID_ARGUMENT, "custom call %s: %s", KC__QS(in->target), why);
     }
     out[i] = *a;
   }
   return NULL;
-}
-
-static int kc__attr_by_name(const void* pa, const void* pb) {
-  const kc_attr* a = pa;
-  const kc_attr* b = pb;
-  size_t n = a->name.size < b->name.size ? a->name.size : b->name.size;
-  int cmp = n ? memcmp(a->name.data, b->name.data, n) : 0;
-  if (cmp) return cmp;
-  return (a->name.size > b->name.size) - (a->name.size < b->name.size);
-}
-
-/* Every attribute of `dict`, sorted by name (bytewise), nested
- * dictionaries too, into the arena: what an open signature receives. */
-static kc_attr* kc__sorted_attrs(kc__arena* arena, const kc_attr_dict* dict) {
-  kc_attr* out = kc__arena_alloc(arena, (dict->count + 1) * sizeof *out);
-  if (!out) return NULL;
-  if (dict->count) memcpy(out, dict->entries, dict->count * sizeof *out);
-  qsort(out, dict->count, sizeof *out, kc__attr_by_name);
-  for (size_t i = 0; i < dict->count; ++i) {
-    if (out[i].type != KC_ATTR_DICT) continue;
-    kc_attr* nested = kc__sorted_attrs(arena, &out[i].v.dict);
-    if (!nested) return NULL;
-    out[i].v.dict.entries = nested;
-  }
-  return out;
 }
 
 /* Lays out a typed call's frame and DLTensors in the block, and
@@ -241,7 +185,7 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
   /* An open signature receives every attribute, sorted by name. */
   size_t num_attrs = open ? in->attrs.count : (size_t)sig->num_attrs;
   if (!st && open) {
-    attrs = kc__sorted_attrs(&exe->arena, &in->attrs);
+    attrs = kc__xcall_attrs_sorted(&exe->arena, &in->attrs);
     if (!attrs) st = kc__oom();
   } else if (!st) {
     attrs = kc__arena_alloc(&exe->arena, (num_attrs + 1) * sizeof *attrs);
@@ -275,9 +219,9 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
   /* KC_XCALL_SIG_NO_INSTANTIATE: the handler has nothing to do there. */
   if (!st && !(sig->flags & KC_XCALL_SIG_NO_INSTANTIATE)) {
     st = t->handler(&frame);
-    if (frame.state && frame.state_deleter && !kc__own_state(exe, frame.state, frame.state_deleter) &&
-        !st) {
-      st = kc__oom();
+    if (frame.state && frame.state_deleter) {
+      st = kc__keep_first_error(
+          st, kc__executable_own_state(exe, frame.state, frame.state_deleter));
     }
     if (st) {
       st = kc_status_add_context(st, "instantiating custom call %s (instruction %s)",
@@ -391,7 +335,9 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
     /* State set by any stage is the executable's now, even on failure. */
     for (size_t k = 0; inst && k < KC__ARRAY_SIZE(inst->states); ++k) {
       struct kc__xla_state* s = &inst->states[k];
-      if (s->type_id && s->deleter && !kc__own_state(exe, s->state, s->deleter) && !st) st = kc__oom();
+      if (s->type_id && s->deleter) {
+        st = kc__keep_first_error(st, kc__executable_own_state(exe, s->state, s->deleter));
+      }
     }
     if (st) {
       st = kc_status_add_context(st, "instantiating custom call %s (instruction %s)",
@@ -435,8 +381,9 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
   return st;
 }
 
+/* What an op's prepare calls to have `thing` deleted with the executable. */
 kc_status* kc__prepare_own(const kc__prepare_ctx* ctx, void* thing, void (*deleter)(void*)) {
-  return kc__own_state(ctx->exe, thing, deleter) ? NULL : kc__oom();
+  return kc__executable_own_state(ctx->exe, thing, deleter);
 }
 
 /* An instruction of the op table: one step calling its kernel with the

@@ -362,12 +362,6 @@ static int64_t kc__find_attr(const XLA_FFI_Attrs* attrs, const char* name) {
   return -1;
 }
 
-static const char* kc__type_text(int32_t type, int32_t elem, char* buf, size_t cap) {
-  if (type != KC_ATTR_ARRAY || !elem) return kc_attr_type_name(type);
-  snprintf(buf, cap, "array of %s", kc_attr_type_name(elem));
-  return buf;
-}
-
 /* The attributes a target's signature declares, in its order, each of its
  * declared type; an open signature takes all of XLA's, in XLA's order. */
 static XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_signature* sig,
@@ -388,33 +382,19 @@ static XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_sig
   *out_count = (int32_t)n;
   if (open) return kc__decode_dict(d, in, attrs);
   for (int32_t i = 0; i < sig->num_attrs; ++i) {
-    const kc_xcall_attr_spec* spec = &sig->attrs[i];
-    int64_t at = kc__find_attr(in, spec->name);
-    char want[48], got[48];
-    if (at < 0 && sig->attr_defaults && sig->attr_defaults[i].type) {
-      attrs[i] = sig->attr_defaults[i]; /* owned by the target, which outlives the call */
-      continue;
+    int64_t at = kc__find_attr(in, sig->attrs[i].name);
+    const kc_attr* given = NULL;
+    if (at >= 0) {
+      XLA_FFI_Error* err = kc__decode_one(d, in->types[at], in->names[at], in->attrs[at],
+                                          &attrs[i]);
+      if (err) return err;
+      given = &attrs[i];
     }
-    if (at < 0) {
-      return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                               "%s: attribute %s: expected %s, got none", d->who,
-                               KC__QS(spec->name),
-                               kc__type_text(spec->type, spec->elem_type, want, sizeof want));
-    }
-    kc_attr* a = &attrs[i];
-    XLA_FFI_Error* err = kc__decode_one(d, in->types[at], in->names[at], in->attrs[at], a);
-    if (err) return err;
-    if (a->type != spec->type ||
-        (spec->type == KC_ATTR_ARRAY && spec->elem_type && a->elem_type != spec->elem_type)) {
-      return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                               "%s: attribute %s: expected %s, got %s%s", d->who,
-                               KC__QS(spec->name),
-                               kc__type_text(spec->type, spec->elem_type, want, sizeof want),
-                               kc__type_text(a->type, a->elem_type, got, sizeof got),
-                               spec->type == KC_ATTR_F32 && a->type == KC_ATTR_F64
-                                   ? " (pass np.float32(...): a Python float is f64)"
-                                   : "");
-    }
+    char why[KC__XCALL_ATTR_WHY_CAP];
+    const kc_attr* a = kc__xcall_attr_match(sig, i, given, true, why, sizeof why);
+    if (!a) return kc__adapter_error(d->api, KC_INVALID_ARGUMENT, "%s: %s", d->who, why);
+    /* A default is owned by the target, which outlives the call. */
+    attrs[i] = *a;
   }
   return NULL;
 }
