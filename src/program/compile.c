@@ -42,7 +42,7 @@ kc__step* kc__new_step(kc__compiler* c, int32_t kind, kc__step_fn fn, int32_t in
   return s;
 }
 
-size_t kc__reserve(kc__compiler* c, size_t size) {
+size_t kc__block_reserve(kc__compiler* c, size_t size) {
   size_t off = (c->block_size + 15) & ~(size_t)15;
   if (!kc__grow((void**)&c->block, &c->block_cap, off + size + 1, 1)) return SIZE_MAX;
   c->block_size = off + size;
@@ -196,7 +196,7 @@ static kc_status* kc__compile(kc__compiler* c) {
     c->pos_of[i] = -1;
     c->leaf_base[i] = c->num_leaves;
     if (!live[i]) continue;
-    st = kc__verify(p, &p->instrs[i]);
+    st = kc__verify_instr(p, &p->instrs[i]);
     if (!st && exe->backend) st = kc__verify_device(c, &p->instrs[i]);
     c->pos_of[i] = (int32_t)exe->num_live;
     exe->live_instr[exe->num_live++] = (int32_t)i;
@@ -299,9 +299,9 @@ static kc_status* kc__make_hot_steps(kc_executable* exe) {
 /* Moves the compiler's results into the executable: buffers, steps, the
  * block template with the address table at its end, and the fills split
  * into those fixed per run (static) and those that change (dynamic). */
-static kc_status* kc__finish(kc__compiler* c) {
+static kc_status* kc__finish_executable(kc__compiler* c) {
   kc_executable* exe = c->exe;
-  size_t addr = kc__reserve(c, (c->num_bufs + 1) * sizeof(void*));
+  size_t addr = kc__block_reserve(c, (c->num_bufs + 1) * sizeof(void*));
   if (addr == SIZE_MAX) return kc__oom();
   exe->addr_offset = addr;
   exe->block_bytes = c->block_size;
@@ -386,7 +386,7 @@ kc_status* kc_program_compile(const kc_program* program,
   c.p = program;
   c.exe = exe;
   kc_status* st = kc__compile(&c);
-  if (!st) st = kc__finish(&c);
+  if (!st) st = kc__finish_executable(&c);
   exe->pos_of = c.pos_of;
   exe->leaf_base = c.leaf_base;
   exe->leaf_buf = c.leaf_buf;

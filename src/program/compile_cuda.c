@@ -19,8 +19,8 @@ static int32_t kc__device_arity(int32_t op) {
 }
 
 static kc_status* kc__not_on_cuda(const kc__instr* in, const char* why) {
-  return kc__bad(in, KC_UNIMPLEMENTED, "%s is not available on CUDA%s", kc__op_name(in->op),
-                 why);
+  return kc__instr_error(in, KC_UNIMPLEMENTED, "%s is not available on CUDA%s",
+                         kc__op_name(in->op), why);
 }
 
 static bool kc__same_dims(const kc_shape* a, const kc_shape* b) {
@@ -41,8 +41,8 @@ static kc_status* kc__device_direction(const kc_program* p, const kc__instr* in,
   kc_string_view type = {NULL, 0};
   KC__TRY(kc__op_attr_string(in, "type", true, &type));
   if (!*out) {
-    return kc__bad(in, KC_INVALID_ARGUMENT,
-                   "attribute direction: expected EQ, NE, LT, LE, GT or GE");
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                           "attribute direction: expected EQ, NE, LT, LE, GT or GE");
   }
   if (type.size && kc_sv_equal(type, kc_sv("TOTALORDER"))) {
     DLDataType t = kc__operand_shape(p, in, 0)->dtype;
@@ -54,9 +54,9 @@ static kc_status* kc__device_direction(const kc_program* p, const kc__instr* in,
   return NULL;
 }
 
-/* What the CUDA backend can run, on top of the host's checks (kc__verify):
- * anything else is refused rather than run on the host with device
- * pointers. */
+/* What the CUDA backend can run, on top of the host's checks
+ * (kc__verify_instr): anything else is refused rather than run on the
+ * host with device pointers. */
 kc_status* kc__verify_device(kc__compiler* c, const kc__instr* in) {
   const kc__backend* be = c->exe->backend;
   const kc_program* p = c->p;
@@ -106,7 +106,7 @@ kc_status* kc__verify_device(kc__compiler* c, const kc__instr* in) {
 }
 
 /* A pointer table on the device for a tuple node of `bytes` bytes. */
-static int32_t kc__new_table(kc__compiler* c, size_t bytes) {
+static int32_t kc__new_device_table(kc__compiler* c, size_t bytes) {
   if (bytes == 0) bytes = sizeof(void*);
   int32_t b = kc__new_buffer(c, KC__BUF_TABLE, bytes, -1, NULL);
   if (b < 0) return -1;
@@ -136,7 +136,7 @@ static int32_t kc__gpu_entries(kc__compiler* c, const kc_shape* s, const int32_t
                                size_t arr, size_t* k, bool operand) {
   size_t slot = arr + (*k)++ * sizeof(void*);
   if (!s->is_tuple) return kc__add_fill(c, slot, leaves[0], 0) ? leaves[0] : -1;
-  int32_t table = kc__new_table(c, s->count * sizeof(void*));
+  int32_t table = kc__new_device_table(c, s->count * sizeof(void*));
   if (table < 0 || !kc__add_fill(c, slot, table, 0)) return -1;
   size_t leaf = 0;
   for (size_t i = 0; i < s->count; ++i) {
@@ -151,9 +151,9 @@ static int32_t kc__gpu_entries(kc__compiler* c, const kc_shape* s, const int32_t
   return table;
 }
 
-static size_t kc__node_count(const kc_shape* s) {
+static size_t kc__shape_node_count(const kc_shape* s) {
   size_t n = 1;
-  for (size_t i = 0; s->is_tuple && i < s->count; ++i) n += kc__node_count(s->elements[i]);
+  for (size_t i = 0; s->is_tuple && i < s->count; ++i) n += kc__shape_node_count(s->elements[i]);
   return n;
 }
 
@@ -162,11 +162,11 @@ static size_t kc__node_count(const kc_shape* s) {
  * shape, tuple nodes included (XLA's "Tuples in GPU custom-calls"). */
 kc_status* kc__plan_gpu_call(kc__compiler* c, int32_t id, const kc__xcall_target* t) {
   const kc__instr* in = &c->p->instrs[id];
-  size_t n = kc__node_count(in->shape);
+  size_t n = kc__shape_node_count(in->shape);
   for (size_t i = 0; i < in->num_operands; ++i) {
-    n += kc__node_count(c->p->instrs[in->operands[i]].shape);
+    n += kc__shape_node_count(c->p->instrs[in->operands[i]].shape);
   }
-  size_t arr = kc__reserve(c, (n + 1) * sizeof(void*));
+  size_t arr = kc__block_reserve(c, (n + 1) * sizeof(void*));
   if (arr == SIZE_MAX) return kc__oom();
   size_t k = 0;
   for (size_t i = 0; i < in->num_operands; ++i) {
@@ -227,8 +227,8 @@ kc_status* kc__plan_device_instr(kc__compiler* c, int32_t id, int32_t pos) {
   return NULL;
 }
 
-/* The CUDA part of kc__finish: device step functions, the tables, the
- * staging layout of host inputs, the constants on the device. */
+/* The CUDA part of kc__finish_executable: device step functions, the
+ * tables, the staging layout of host inputs, the constants on the device. */
 kc_status* kc__finish_device(kc__compiler* c) {
   kc_executable* exe = c->exe;
   for (size_t i = 0; i < exe->num_steps; ++i) {

@@ -68,7 +68,7 @@ int32_t kc__new_buffer(kc__compiler* c, int32_t kind, size_t size, int32_t def,
 kc__step* kc__new_step(kc__compiler* c, int32_t kind, kc__step_fn fn, int32_t instr);
 /* Reserves `size` bytes of the run block (zeroed, 16-aligned); returns
  * its offset, or SIZE_MAX when out of memory. */
-size_t kc__reserve(kc__compiler* c, size_t size);
+size_t kc__block_reserve(kc__compiler* c, size_t size);
 /* A fill of the pointer at block offset `target` (kc__fill); false when
  * out of memory. */
 bool kc__add_fill(kc__compiler* c, size_t target, int32_t buffer, size_t block_offset);
@@ -98,14 +98,14 @@ static inline const int32_t* kc__leaves_of(const kc__compiler* c, int32_t instr)
 
 /* A status about instruction `in`: the message, with where it is as
  * context. */
-kc_status* kc__bad(const kc__instr* in, kc_status_code code, const char* fmt, ...)
+kc_status* kc__instr_error(const kc__instr* in, kc_status_code code, const char* fmt, ...)
     KC_PRINTF(3, 4);
 const kc_shape* kc__operand_shape(const kc_program* p, const kc__instr* in, size_t i);
 /* The sub-shape at `path` of `shape`, or NULL. */
 const kc_shape* kc__subshape(const kc_shape* shape, const int64_t* path, size_t n,
                              size_t* out_leaf_offset);
 /* The host's checks of one instruction. */
-kc_status* kc__verify(const kc_program* p, const kc__instr* in);
+kc_status* kc__verify_instr(const kc_program* p, const kc__instr* in);
 /* Finds and checks the target of a custom call; on success the executable
  * holds it, so *out_target lives as long as the executable. */
 kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
@@ -151,7 +151,7 @@ kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos, const kc__o
 
 /* ---- CUDA (compile_cuda.c) ---------------------------------------------------- */
 
-/* What the CUDA backend can run, on top of the host's checks (kc__verify). */
+/* What the CUDA backend can run, on top of the host's checks (kc__verify_instr). */
 kc_status* kc__verify_device(kc__compiler* c, const kc__instr* in);
 /* A call with XLA's GPU convention. */
 kc_status* kc__plan_gpu_call(kc__compiler* c, int32_t id, const kc__xcall_target* t);

@@ -11,8 +11,8 @@
 /* Pointer table for a tuple value whose leaves are `leaves`: reserves
  * shape->count pointers in the block, nested tables for nested tuples,
  * and fills for leaf addresses. Returns the table's block offset. */
-static size_t kc__table(kc__compiler* c, const kc_shape* s, const int32_t* leaves) {
-  size_t table = kc__reserve(c, s->count * sizeof(void*));
+static size_t kc__new_tuple_table(kc__compiler* c, const kc_shape* s, const int32_t* leaves) {
+  size_t table = kc__block_reserve(c, s->count * sizeof(void*));
   if (table == SIZE_MAX) return SIZE_MAX;
   size_t leaf = 0;
   for (size_t i = 0; i < s->count; ++i) {
@@ -20,7 +20,7 @@ static size_t kc__table(kc__compiler* c, const kc_shape* s, const int32_t* leave
     size_t target = table + i * sizeof(void*);
     bool ok;
     if (e->is_tuple) {
-      size_t sub = kc__table(c, e, leaves + leaf);
+      size_t sub = kc__new_tuple_table(c, e, leaves + leaf);
       ok = sub != SIZE_MAX && kc__add_fill(c, target, -1, sub);
     } else {
       ok = kc__add_fill(c, target, leaves[leaf], 0);
@@ -37,11 +37,11 @@ static size_t kc__table(kc__compiler* c, const kc_shape* s, const int32_t* leave
 static bool kc__point_at_leaves(kc__compiler* c, size_t target, const kc_shape* s,
                                 const int32_t* leaves) {
   if (!s->is_tuple) return kc__add_fill(c, target, leaves[0], 0);
-  size_t table = kc__table(c, s, leaves);
+  size_t table = kc__new_tuple_table(c, s, leaves);
   return table != SIZE_MAX && kc__add_fill(c, target, -1, table);
 }
 
-static bool kc__point_at(kc__compiler* c, size_t target, int32_t id) {
+static bool kc__point_at_instr(kc__compiler* c, size_t target, int32_t id) {
   return kc__point_at_leaves(c, target, c->p->instrs[id].shape, kc__leaves_of(c, id));
 }
 
@@ -76,7 +76,7 @@ kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id,
   s->opaque_size = in->opaque_size;
   /* The result slot, then the operand table: the run loop finds both
    * from one offset (kc__hot_step). */
-  size_t out = kc__reserve(c, (in->num_operands + 2) * sizeof(void*));
+  size_t out = kc__block_reserve(c, (in->num_operands + 2) * sizeof(void*));
   if (out == SIZE_MAX) return kc__oom();
   size_t ins = out + sizeof(void*);
   c->steps[c->num_steps - 1].ins_offset = ins;
@@ -90,7 +90,7 @@ kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id,
     free(leaves);
     if (!ok) return kc__oom();
   }
-  if (!kc__point_at(c, out, id)) return kc__oom();
+  if (!kc__point_at_instr(c, out, id)) return kc__oom();
   return NULL;
 }
 
@@ -130,9 +130,9 @@ static kc_status* kc__check_leaves(const kc__instr* in, const char* what,
                                    const kc_xcall_buffer_spec* specs,
                                    int32_t num_specs) {
   if ((size_t)num_specs != n) {
-    return kc__bad(in, KC_INVALID_ARGUMENT,
-                   "custom call %s: expected %d %s buffer%s, got %zu",
-                   KC__QS(in->target), num_specs, what, num_specs == 1 ? "" : "s", n);
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                           "custom call %s: expected %d %s buffer%s, got %zu",
+                           KC__QS(in->target), num_specs, what, num_specs == 1 ? "" : "s", n);
   }
   for (size_t i = 0; i < n; ++i) {
     if (!kc__xcall_buffer_spec_accepts(&specs[i], leaves[i]->dtype, leaves[i]->rank)) {
@@ -140,8 +140,8 @@ static kc_status* kc__check_leaves(const kc__instr* in, const char* what,
       kc__xcall_buffer_spec_describe(&specs[i], kc__hlo_dtype_name(specs[i].dtype), want,
                                      sizeof want);
       KC__SHAPE_TEXT(got, leaves[i]);
-      return kc__bad(in, KC_INVALID_ARGUMENT, "custom call %s: %s %zu: expected %s, got %s",
-                     KC__QS(in->target), what, i, want, got);
+      return kc__instr_error(in, KC_INVALID_ARGUMENT, "custom call %s: %s %zu: expected %s, got %s",
+                             KC__QS(in->target), what, i, want, got);
     }
   }
   return NULL;
@@ -156,7 +156,8 @@ static kc_status* kc__match_attrs(const kc__instr* in,
     char why[KC__XCALL_ATTR_WHY_CAP];
     const kc_attr* a = kc__xcall_attr_match(sig, i, given, false, why, sizeof why);
     if (!a) {
-      return kc__bad(in, KC_INVALID_ARGUMENT, "custom call %s: %s", KC__QS(in->target), why);
+      return kc__instr_error(in, KC_INVALID_ARGUMENT, "custom call %s: %s",
+                             KC__QS(in->target), why);
     }
     out[i] = *a;
   }
@@ -234,9 +235,9 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
    * a handler reads them. */
   size_t attrs_off = SIZE_MAX;
   if (!st) {
-    frame_off = kc__reserve(c, sizeof frame);
-    tensors_off = kc__reserve(c, (nargs + nres) * sizeof *tensors);
-    attrs_off = kc__reserve(c, num_attrs * sizeof *attrs);
+    frame_off = kc__block_reserve(c, sizeof frame);
+    tensors_off = kc__block_reserve(c, (nargs + nres) * sizeof *tensors);
+    attrs_off = kc__block_reserve(c, num_attrs * sizeof *attrs);
     if (frame_off == SIZE_MAX || tensors_off == SIZE_MAX || attrs_off == SIZE_MAX) {
       st = kc__oom();
     }
@@ -300,9 +301,10 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
     if (kc__xla_dtype_from_dl(shapes[i]->dtype) == XLA_FFI_DataType_INVALID) {
       char dt[32];
       kc_dtype_format(shapes[i]->dtype, dt, sizeof dt);
-      st = kc__bad(in, KC_UNIMPLEMENTED, "custom call %s: %s %zu: XLA has no element type for %s",
-                   KC__QS(in->target), i < nargs ? "operand leaf" : "result leaf",
-                   i < nargs ? i : i - nargs, dt);
+      st = kc__instr_error(in, KC_UNIMPLEMENTED,
+                           "custom call %s: %s %zu: XLA has no element type for %s",
+                           KC__QS(in->target), i < nargs ? "operand leaf" : "result leaf",
+                           i < nargs ? i : i - nargs, dt);
     }
   }
   /* What never changes lives in the executable: the types, the attributes
@@ -345,12 +347,12 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
     }
   }
   if (!st && !exe->has_xla) {
-    size_t run_off = kc__reserve(c, sizeof(kc__xla_run_info));
+    size_t run_off = kc__block_reserve(c, sizeof(kc__xla_run_info));
     if (run_off == SIZE_MAX) st = kc__oom();
     exe->has_xla = true;
     exe->xla_run_offset = run_off;
   }
-  size_t off = st ? 0 : kc__reserve(c, l.total);
+  size_t off = st ? 0 : kc__block_reserve(c, l.total);
   if (!st && off == SIZE_MAX) st = kc__oom();
   if (!st) {
     ctx.stage = XLA_FFI_ExecutionStage_EXECUTE;
@@ -401,13 +403,13 @@ kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
   if (!s) return kc__oom();
   s->def = def;
   s->data = data;
-  size_t ins = kc__reserve(c, (in->num_operands + 1) * sizeof(void*));
-  size_t out = kc__reserve(c, sizeof(void*));
+  size_t ins = kc__block_reserve(c, (in->num_operands + 1) * sizeof(void*));
+  size_t out = kc__block_reserve(c, sizeof(void*));
   if (ins == SIZE_MAX || out == SIZE_MAX) return kc__oom();
   c->steps[c->num_steps - 1].ins_offset = ins;
   c->steps[c->num_steps - 1].out_offset = out;
   for (size_t i = 0; i < in->num_operands; ++i) {
-    if (!kc__point_at(c, ins + i * sizeof(void*), in->operands[i])) return kc__oom();
+    if (!kc__point_at_instr(c, ins + i * sizeof(void*), in->operands[i])) return kc__oom();
   }
-  return kc__point_at(c, out, id) ? NULL : kc__oom();
+  return kc__point_at_instr(c, out, id) ? NULL : kc__oom();
 }

@@ -21,8 +21,8 @@ kc_status* kc__mark_live(kc__compiler* c, bool* live) {
     for (size_t j = 0; j < p->instrs[i].num_operands; ++j) {
       int32_t o = p->instrs[i].operands[j];
       if ((size_t)o >= i) {
-        return kc__bad(&p->instrs[i], KC_INVALID_ARGUMENT,
-                       "operand %zu is defined after its use", j);
+        return kc__instr_error(&p->instrs[i], KC_INVALID_ARGUMENT,
+                               "operand %zu is defined after its use", j);
       }
       live[o] = true;
     }
@@ -172,11 +172,11 @@ kc_status* kc__plan_outputs(kc__compiler* c, int32_t end) {
 
 /* ---- arena planning --------------------------------------------------------- */
 
-typedef struct kc__hole {
+typedef struct kc__arena_hole {
   size_t offset, size;
-} kc__hole;
+} kc__arena_hole;
 
-static int kc__by_def(const void* a, const void* b, void* ctx) {
+static int kc__buffer_by_def(const void* a, const void* b, void* ctx) {
   const kc__buffer* bufs = ctx;
   const kc__buffer* x = &bufs[*(const int32_t*)a];
   const kc__buffer* y = &bufs[*(const int32_t*)b];
@@ -189,7 +189,7 @@ static int kc__by_def(const void* a, const void* b, void* ctx) {
 kc_status* kc__plan_arena(kc__compiler* c) {
   size_t n = 0;
   int32_t* order = malloc((c->num_bufs + 1) * sizeof *order);
-  kc__hole* holes = malloc((c->num_bufs + 1) * sizeof *holes);
+  kc__arena_hole* holes = malloc((c->num_bufs + 1) * sizeof *holes);
   int32_t* active = malloc((c->num_bufs + 1) * sizeof *active);
   if (!order || !holes || !active) {
     free(order);
@@ -201,7 +201,7 @@ kc_status* kc__plan_arena(kc__compiler* c) {
     int32_t k = c->bufs[i].kind;
     if (k == KC__BUF_TEMP || k == KC__BUF_SCRATCH) order[n++] = (int32_t)i;
   }
-  qsort_r(order, n, sizeof *order, kc__by_def, c->bufs);
+  qsort_r(order, n, sizeof *order, kc__buffer_by_def, c->bufs);
   size_t num_holes = 0, num_active = 0, end = 0, unshared = 0;
   for (size_t i = 0; i < n; ++i) {
     kc__buffer* b = &c->bufs[order[i]];

@@ -533,8 +533,8 @@ static void kc__dl_table_init(void) {
 /* XLA's buffers as DLTensors (dims borrowed), each checked against its
  * spec when `specs` is given (the count already matches): the index of
  * the first buffer without a DLPack dtype or off its spec, or -1. */
-static inline int64_t kc__convert(int64_t n, void* const* in, DLTensor* out,
-                                  const kc_xcall_buffer_spec* specs) {
+static inline int64_t kc__to_dltensors(int64_t n, void* const* in, DLTensor* out,
+                                               const kc_xcall_buffer_spec* specs) {
   for (int64_t i = 0; i < n; ++i) {
     const XLA_FFI_Buffer* b = in[i];
     uint32_t code = (uint32_t)b->dtype;
@@ -561,7 +561,7 @@ static XLA_FFI_Error* kc__check_buffers(const XLA_FFI_Api* api, const kc__adapte
                                         const char* what, const DLTensor* ts, int64_t n,
                                         const kc_xcall_buffer_spec* specs, int32_t num_specs);
 
-/* Why kc__convert stopped, or the counts are off: the error. */
+/* Why kc__to_dltensors stopped, or the counts are off: the error. */
 __attribute__((cold, noinline)) static XLA_FFI_Error* kc__buffers_error(
     const XLA_FFI_Api* api, const kc__adapter* ad, const XLA_FFI_CallFrame* cf, bool checked) {
   const struct {
@@ -579,7 +579,7 @@ __attribute__((cold, noinline)) static XLA_FFI_Error* kc__buffers_error(
   }
   DLTensor ts[KC__ADAPTER_MAX_BUFFERS];
   for (int k = 0; k < 2; ++k) {
-    int64_t bad = kc__convert(lists[k].n, lists[k].in, ts, NULL);
+    int64_t bad = kc__to_dltensors(lists[k].n, lists[k].in, ts, NULL);
     if (bad >= 0) {
       const XLA_FFI_Buffer* b = lists[k].in[bad];
       return kc__adapter_error(api, KC_INVALID_ARGUMENT,
@@ -790,8 +790,8 @@ static XLA_FFI_Error* kc__adapter_execute(const kc__adapter* ad, XLA_FFI_CallFra
   if (KC__UNLIKELY((uint64_t)na > KC__ADAPTER_MAX_BUFFERS ||
                    (uint64_t)nr > KC__ADAPTER_MAX_BUFFERS ||
                    (sig && (na != sig->num_args || nr != sig->num_results)) ||
-                   kc__convert(na, cf->args.args, ts, sig ? sig->args : NULL) >= 0 ||
-                   kc__convert(nr, cf->rets.rets, ts + na, sig ? sig->results : NULL) >= 0)) {
+                   kc__to_dltensors(na, cf->args.args, ts, sig ? sig->args : NULL) >= 0 ||
+                   kc__to_dltensors(nr, cf->rets.rets, ts + na, sig ? sig->results : NULL) >= 0)) {
     return kc__buffers_error(api, ad, cf, sig != NULL);
   }
   if (ad->target && (ad->target->signature.flags & KC_XCALL_SIG_NO_INSTANTIATE)) {
@@ -891,8 +891,8 @@ _Static_assert(sizeof kc__trampolines / sizeof kc__trampolines[0] == KC_XLA_FFI_
 
 /* Binds a free slot (or finds the one bound) to (kind, name, platform);
  * `object` is referenced by the slot when it is new. */
-static kc_status* kc__bind(kc__bind_kind kind, kc_string_view name, kc_platform platform,
-                           kc_object* object, kc_xla_ffi_handler_fn* out) {
+static kc_status* kc__bind_adapter(kc__bind_kind kind, kc_string_view name, kc_platform platform,
+                                   kc_object* object, kc_xla_ffi_handler_fn* out) {
   kc_status* st = NULL;
   pthread_mutex_lock(&kc__adapters_mu);
   static bool table_ready = false;
@@ -981,7 +981,7 @@ kc_status* kc_xla_ffi_adapter_create(kc_string_view name, kc_platform platform,
                           t->xla.execute ? "an XLA FFI handler already"
                                          : kc_xcall_api_name(t->api));
   } else {
-    st = kc__bind(KC__BIND_TARGET, name, platform, KC_OBJECT(t), out_handler);
+    st = kc__bind_adapter(KC__BIND_TARGET, name, platform, KC_OBJECT(t), out_handler);
   }
   kc_object_release(KC_OBJECT(t)); /* the adapter holds its own */
   return st;
@@ -997,8 +997,8 @@ kc_status* kc_xla_ffi_adapter_create_for_op(kc_string_view op_name,
   const kc_op* op = NULL;
   KC_RETURN_IF_ERROR(kc_op_registry_lookup_retained(op_name, &op),
                      "making an XLA FFI adapter");
-  kc_status* st = kc__bind(KC__BIND_OP, op_name, KC_PLATFORM_HOST,
-                           KC_OBJECT((kc_op*)(uintptr_t)op), out_handler);
+  kc_status* st = kc__bind_adapter(KC__BIND_OP, op_name, KC_PLATFORM_HOST,
+                                   KC_OBJECT((kc_op*)(uintptr_t)op), out_handler);
   kc_object_release(KC_OBJECT((kc_op*)(uintptr_t)op)); /* the adapter holds its own */
   return st;
 }
