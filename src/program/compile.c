@@ -19,13 +19,8 @@ int32_t kc__new_buffer(kc__compiler* c, int32_t kind, size_t size, int32_t def,
   if (!kc__grow((void**)&c->bufs, &c->cap_bufs, c->num_bufs + 1, sizeof *c->bufs)) {
     return -1;
   }
-  kc__buffer* b = &c->bufs[c->num_bufs];
-  b->kind = kind;
-  b->index = -1;
-  b->size = size;
-  b->def = def;
-  b->last = def;
-  b->shape = shape;
+  c->bufs[c->num_bufs] = (kc__buffer){
+      .kind = kind, .index = -1, .size = size, .def = def, .last = def, .shape = shape};
   return (int32_t)c->num_bufs++;
 }
 
@@ -34,11 +29,7 @@ kc__step* kc__new_step(kc__compiler* c, int32_t kind, kc__step_fn fn, int32_t in
     return NULL;
   }
   kc__step* s = &c->steps[c->num_steps++];
-  memset(s, 0, sizeof *s);
-  s->kind = kind;
-  s->run = fn;
-  s->instr = instr;
-  s->in[0] = s->in[1] = s->in[2] = s->out = -1;
+  *s = (kc__step){.kind = kind, .run = fn, .instr = instr, .in = {-1, -1, -1}, .out = -1};
   return s;
 }
 
@@ -53,10 +44,8 @@ bool kc__add_fill(kc__compiler* c, size_t target, int32_t buffer, size_t block_o
   if (!kc__grow((void**)&c->fills, &c->cap_fills, c->num_fills + 1, sizeof *c->fills)) {
     return false;
   }
-  c->fills[c->num_fills].target = target;
-  c->fills[c->num_fills].buffer = buffer;
-  c->fills[c->num_fills].block_offset = block_offset;
-  c->num_fills++;
+  c->fills[c->num_fills++] =
+      (kc__fill){.target = target, .buffer = buffer, .block_offset = block_offset};
   return true;
 }
 
@@ -68,9 +57,7 @@ kc_status* kc__executable_own_state(kc_executable* exe, void* state,
     return kc__oom();
   }
   exe->states = grown;
-  exe->states[exe->num_states].state = state;
-  exe->states[exe->num_states].deleter = deleter;
-  exe->num_states++;
+  exe->states[exe->num_states++] = (struct kc__state){.state = state, .deleter = deleter};
   return NULL;
 }
 

@@ -120,10 +120,8 @@ static bool kc__add_table_fill(kc__compiler* c, size_t target, int32_t buffer) {
                 sizeof *c->table_fills)) {
     return false;
   }
-  c->table_fills[c->num_table_fills].target = target;
-  c->table_fills[c->num_table_fills].buffer = buffer;
-  c->table_fills[c->num_table_fills].block_offset = 0;
-  c->num_table_fills++;
+  c->table_fills[c->num_table_fills++] =
+      (kc__fill){.target = target, .buffer = buffer, .block_offset = 0};
   return true;
 }
 

@@ -327,7 +327,10 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
     }
   }
   if (!exe->pool) exe->pool = kc_thread_pool_get_default();
-  XLA_FFI_ExecutionContext ctx = {XLA_FFI_ExecutionStage_INSTANTIATE, inst, exe->pool, NULL};
+  XLA_FFI_ExecutionContext ctx = {.stage = XLA_FFI_ExecutionStage_INSTANTIATE,
+                                  .instance = inst,
+                                  .pool = exe->pool,
+                                  .run = NULL};
   kc__xla_layout l = kc__xla_layout_of(n);
   char* local = st ? NULL : calloc(1, l.total);
   if (!st && !local) st = kc__oom();
@@ -396,7 +399,10 @@ kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
   KC__TRY(kc__temp_leaves(c, id, pos));
   const void* data = NULL;
   if (def->prepare) {
-    kc__prepare_ctx ctx = {&c->exe->arena, c->exe->platform, c->exe->pool, c->exe};
+    kc__prepare_ctx ctx = {.arena = &c->exe->arena,
+                           .platform = c->exe->platform,
+                           .pool = c->exe->pool,
+                           .exe = c->exe};
     KC__TRY(def->prepare(c->p, in, &ctx, &data));
   }
   kc__step* s = kc__new_step(c, KC__STEP_KERNEL, kc__step_kernel, id);

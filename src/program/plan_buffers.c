@@ -70,11 +70,8 @@ kc_status* kc__plan_aliases(kc__compiler* c, int32_t id, int32_t pos) {
     s->in[0] = from;
     s->out = to;
     s->bytes = c->bufs[to].size;
-    c->aliases[c->num_aliases].pos = pos;
-    c->aliases[c->num_aliases].from = from;
-    c->aliases[c->num_aliases].to = to;
-    c->aliases[c->num_aliases].copy_step = c->num_steps - 1;
-    c->num_aliases++;
+    c->aliases[c->num_aliases++] = (struct kc__alias_plan){
+        .pos = pos, .from = from, .to = to, .copy_step = c->num_steps - 1};
   }
   return NULL;
 }

@@ -503,7 +503,12 @@ static XLA_FFI_Error* kc__site_create(const kc__adapter* ad, const XLA_FFI_Api* 
   site->adapter = ad;
   pthread_mutex_init(&site->mu, NULL);
   atomic_flag_clear(&site->scratch_busy);
-  kc__decoder d = {api, &site->arena, NULL, 0, KC__ADAPTER_MAX_ATTRS, ad->who};
+  kc__decoder d = {.api = api,
+                   .arena = &site->arena,
+                   .pool = NULL,
+                   .pool_left = 0,
+                   .budget = KC__ADAPTER_MAX_ATTRS,
+                   .who = ad->who};
   XLA_FFI_Error* err =
       atomic_load_explicit(&ad->kind, memory_order_acquire) == KC__BIND_OP
           ? kc__decode_op_attrs(&d, attrs, site)
@@ -753,8 +758,12 @@ static XLA_FFI_Error* kc__run_stateless(const kc__adapter* ad, XLA_FFI_CallFrame
   const kc__xcall_target* t = ad->target;
   XLA_FFI_Error* err = NULL;
   kc_attr pool[KC__ADAPTER_MAX_ATTRS];
-  kc__decoder d = {api, NULL, pool + KC__ADAPTER_MAX_ATTRS, KC__ADAPTER_MAX_ATTRS,
-                   KC__ADAPTER_MAX_ATTRS, ad->who};
+  kc__decoder d = {.api = api,
+                   .arena = NULL,
+                   .pool = pool + KC__ADAPTER_MAX_ATTRS,
+                   .pool_left = KC__ADAPTER_MAX_ATTRS,
+                   .budget = KC__ADAPTER_MAX_ATTRS,
+                   .who = ad->who};
   kc_attr* attrs = pool;
   int32_t num_attrs = 0;
   if (t->signature.num_attrs || (t->signature.flags & KC_XCALL_SIG_OPEN)) {

@@ -38,8 +38,9 @@ struct XLA_FFI_Error {
   const char* message;
 };
 
-static XLA_FFI_Error kc__xla_oom = {XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, true,
-                                    "out of memory making an XLA FFI error"};
+static XLA_FFI_Error kc__xla_oom = {.code = XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                                    .shared = true,
+                                    .message = "out of memory making an XLA FFI error"};
 
 static XLA_FFI_Error* kc__xla_error_new(int32_t code, const char* message) {
   if (code < 0 || code > XLA_FFI_Error_Code_UNAUTHENTICATED) code = XLA_FFI_Error_Code_UNKNOWN;
@@ -470,7 +471,8 @@ static XLA_FFI_Error* kc__xla_memory_allocate(XLA_FFI_DeviceMemory_Allocate_Args
                               "%zu bytes",
                               args->size);
   }
-  kc__xla_block block = {alloc, prefix + args->size, align, prefix};
+  kc__xla_block block = {
+      .alloc = alloc, .total = prefix + args->size, .align = align, .prefix = prefix};
   memcpy(base + prefix - sizeof block, &block, sizeof block);
   args->data = base + prefix;
   return NULL;
@@ -499,7 +501,10 @@ static XLA_FFI_Error* kc__xla_pool_schedule(XLA_FFI_ThreadPool_Schedule_Args* ar
   if (!args->task) {
     return kc__xla_error_make(KC_INVALID_ARGUMENT, "XLA_FFI_ThreadPool_Schedule: task is NULL");
   }
-  kc_closure task = {sizeof task, (void (*)(void*))args->task, args->data, NULL};
+  kc_closure task = {.struct_size = sizeof task,
+                     .fn = (void (*)(void*))args->task,
+                     .self = args->data,
+                     .deleter = NULL};
   return kc__xla_error_from_status(kc_thread_pool_schedule(args->ctx->pool, &task));
 }
 
@@ -548,10 +553,12 @@ static XLA_FFI_Error* kc__xla_handler_register(XLA_FFI_Handler_Register_Args* ar
   kc_status* st = kc_platform_parse((kc_string_view){args->platform.ptr, args->platform.len},
                                     &platform);
   if (!st) {
-    kc_xla_ffi_handlers h = {sizeof h, (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.instantiate,
-                             (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.prepare,
-                             (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.initialize,
-                             (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.execute};
+    kc_xla_ffi_handlers h = {
+        .struct_size = sizeof h,
+        .instantiate = (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.instantiate,
+        .prepare = (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.prepare,
+        .initialize = (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.initialize,
+        .execute = (kc_xla_ffi_handler_fn)(void (*)(void))args->bundle.execute};
     st = kc_xcall_register_xla_ffi((kc_string_view){args->name.ptr, args->name.len}, platform,
                                    &h, 0);
   }
@@ -826,7 +833,8 @@ static kc_status* kc__xla_query_metadata(kc_xla_ffi_handler_fn fn, XLA_FFI_Metad
   ext.metadata = md;
   /* A context with nothing in it: a handler that ignores the extension
    * and asks for state, a pool or a run id gets an error, not a crash. */
-  XLA_FFI_ExecutionContext ctx = {XLA_FFI_ExecutionStage_EXECUTE, NULL, NULL, NULL};
+  XLA_FFI_ExecutionContext ctx = {
+      .stage = XLA_FFI_ExecutionStage_EXECUTE, .instance = NULL, .pool = NULL, .run = NULL};
   XLA_FFI_CallFrame frame;
   memset(&frame, 0, sizeof frame);
   frame.struct_size = KC__XLA_CALL_FRAME_SIZE;
