@@ -63,6 +63,88 @@ kc_status* kc__executable_own_state(kc_executable* exe, void* state,
 
 /* ---- the whole compile ------------------------------------------------------- */
 
+/* A parameter: an INPUT buffer per leaf, numbered across all parameters'
+ * leaves. */
+static kc_status* kc__plan_parameter(kc__compiler* c, int32_t id) {
+  const kc_program* p = c->p;
+  const kc__instr* in = &p->instrs[id];
+  int32_t* leaves = &c->leaf_buf[c->leaf_base[id]];
+  size_t first = 0;
+  for (int64_t k = 0; k < in->number; ++k) {
+    first += p->instrs[p->params[k]].shape->leaf_count;
+  }
+  size_t n = 0;
+  const kc_shape** shapes = malloc(in->shape->leaf_count * sizeof *shapes + 1);
+  if (!shapes) return kc__oom();
+  kc__shape_leaves(in->shape, shapes, &n);
+  for (size_t i = 0; i < n; ++i) {
+    int32_t b = kc__new_buffer(c, KC__BUF_INPUT, shapes[i]->byte_size, -1, shapes[i]);
+    if (b < 0) {
+      free(shapes);
+      return kc__oom();
+    }
+    c->bufs[b].index = (int32_t)(first + i);
+    leaves[i] = b;
+  }
+  free(shapes);
+  return NULL;
+}
+
+/* A broadcast on the host: one step. */
+static kc_status* kc__plan_broadcast(kc__compiler* c, int32_t id, int32_t pos) {
+  const kc_program* p = c->p;
+  const kc__instr* in = &p->instrs[id];
+  int32_t* leaves = &c->leaf_buf[c->leaf_base[id]];
+  KC__TRY(kc__temp_leaves(c, id, pos));
+  kc__step* s = kc__new_step(c, KC__STEP_BROADCAST, kc__step_broadcast, id);
+  if (!s) return kc__oom();
+  const kc_shape* o = p->instrs[in->operands[0]].shape;
+  s->in[0] = kc__leaves_of(c, in->operands[0])[0];
+  s->out = leaves[0];
+  s->in_rank = o->rank;
+  s->in_dims = o->dims;
+  s->out_rank = in->shape->rank;
+  s->out_dims = in->shape->dims;
+  s->map = in->dims;
+  s->bytes = kc_dtype_get_size(o->dtype);
+  return NULL;
+}
+
+/* A custom call: its target checked and held, its result's buffers and
+ * alias copies, then the step of its calling convention. */
+static kc_status* kc__plan_custom_call(kc__compiler* c, int32_t id, int32_t pos) {
+  const kc__instr* in = &c->p->instrs[id];
+  const kc__xcall_target* t = NULL;
+  KC__TRY(kc__verify_custom_call(c->p, in, c->exe, &t));
+  KC__TRY(kc__temp_leaves(c, id, pos));
+  KC__TRY(kc__plan_aliases(c, id, pos));
+  if (t->xla.execute) return kc__plan_xla_call(c, id, t);
+  if (t->api == KC_XCALL_API_TYPED) return kc__plan_typed_call(c, id, pos, t);
+  if (c->exe->backend) return kc__plan_gpu_call(c, id, t);
+  return kc__plan_legacy_call(c, id, t);
+}
+
+/* An element-wise op on the host: one step. */
+static kc_status* kc__plan_elementwise(kc__compiler* c, int32_t id, int32_t pos) {
+  const kc_program* p = c->p;
+  const kc__instr* in = &p->instrs[id];
+  int32_t* leaves = &c->leaf_buf[c->leaf_base[id]];
+  KC__TRY(kc__temp_leaves(c, id, pos));
+  kc__step* s = kc__new_step(c, KC__STEP_ELEMENTWISE, kc__step_elementwise, id);
+  if (!s) return kc__oom();
+  const kc_shape* o = p->instrs[in->operands[0]].shape;
+  s->op = in->op;
+  s->in[0] = kc__leaves_of(c, in->operands[0])[0];
+  if (in->num_operands > 1) s->in[1] = kc__leaves_of(c, in->operands[1])[0];
+  s->out = leaves[0];
+  s->in_dtype = o->dtype;
+  s->out_dtype = in->shape->dtype;
+  int64_t count = 1;
+  for (int32_t d = 0; d < in->shape->rank; ++d) count *= in->shape->dims[d];
+  s->count = count;
+  return NULL;
+}
+
 /* Assigns buffers to instruction `id` at plan position `pos` and emits its
  * step, if it computes anything. */
 static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
@@ -70,27 +152,8 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
   const kc__instr* in = &p->instrs[id];
   int32_t* leaves = &c->leaf_buf[c->leaf_base[id]];
   switch (in->op) {
-    case KC__OP_PARAMETER: {
-      size_t first = 0;
-      for (int64_t k = 0; k < in->number; ++k) {
-        first += p->instrs[p->params[k]].shape->leaf_count;
-      }
-      size_t n = 0;
-      const kc_shape** shapes = malloc(in->shape->leaf_count * sizeof *shapes + 1);
-      if (!shapes) return kc__oom();
-      kc__shape_leaves(in->shape, shapes, &n);
-      for (size_t i = 0; i < n; ++i) {
-        int32_t b = kc__new_buffer(c, KC__BUF_INPUT, shapes[i]->byte_size, -1, shapes[i]);
-        if (b < 0) {
-          free(shapes);
-          return kc__oom();
-        }
-        c->bufs[b].index = (int32_t)(first + i);
-        leaves[i] = b;
-      }
-      free(shapes);
-      return NULL;
-    }
+    case KC__OP_PARAMETER:
+      return kc__plan_parameter(c, id);
     case KC__OP_CONSTANT: {
       int32_t b = kc__new_buffer(c, KC__BUF_CONST, in->literal_size, -1, in->shape);
       if (b < 0) return kc__oom();
@@ -120,53 +183,21 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
       /* Row-major bytes do not move: the result is the operand's buffer. */
       leaves[0] = kc__leaves_of(c, in->operands[0])[0];
       return NULL;
-    case KC__OP_BROADCAST: {
-      KC__TRY(kc__temp_leaves(c, id, pos));
-      kc__step* s = kc__new_step(c, KC__STEP_BROADCAST, kc__step_broadcast, id);
-      if (!s) return kc__oom();
-      const kc_shape* o = p->instrs[in->operands[0]].shape;
-      s->in[0] = kc__leaves_of(c, in->operands[0])[0];
-      s->out = leaves[0];
-      s->in_rank = o->rank;
-      s->in_dims = o->dims;
-      s->out_rank = in->shape->rank;
-      s->out_dims = in->shape->dims;
-      s->map = in->dims;
-      s->bytes = kc_dtype_get_size(o->dtype);
-      return NULL;
-    }
-    case KC__OP_CUSTOM_CALL: {
-      const kc__xcall_target* t = NULL;
-      KC__TRY(kc__verify_custom_call(p, in, c->exe, &t));
-      KC__TRY(kc__temp_leaves(c, id, pos));
-      KC__TRY(kc__plan_aliases(c, id, pos));
-      if (t->xla.execute) return kc__plan_xla_call(c, id, t);
-      if (t->api == KC_XCALL_API_TYPED) return kc__plan_typed_call(c, id, pos, t);
-      if (c->exe->backend) return kc__plan_gpu_call(c, id, t);
-      return kc__plan_legacy_call(c, id, t);
-    }
+    case KC__OP_BROADCAST:
+      return kc__plan_broadcast(c, id, pos);
+    case KC__OP_CUSTOM_CALL:
+      return kc__plan_custom_call(c, id, pos);
     default: {
       if (c->exe->backend) return kc__plan_device_instr(c, id, pos);
       const kc__op_def* def = kc__op_def_find(in->op);
       if (def) return kc__plan_kernel(c, id, pos, def);
-      KC__TRY(kc__temp_leaves(c, id, pos));
-      kc__step* s = kc__new_step(c, KC__STEP_ELEMENTWISE, kc__step_elementwise, id);
-      if (!s) return kc__oom();
-      const kc_shape* o = p->instrs[in->operands[0]].shape;
-      s->op = in->op;
-      s->in[0] = kc__leaves_of(c, in->operands[0])[0];
-      if (in->num_operands > 1) s->in[1] = kc__leaves_of(c, in->operands[1])[0];
-      s->out = leaves[0];
-      s->in_dtype = o->dtype;
-      s->out_dtype = in->shape->dtype;
-      int64_t count = 1;
-      for (int32_t d = 0; d < in->shape->rank; ++d) count *= in->shape->dims[d];
-      s->count = count;
-      return NULL;
+      return kc__plan_elementwise(c, id, pos);
     }
   }
 }
 
+/* The plan: liveness, verification of what is live, then buffers and
+ * steps in program order, outputs and the arena. */
 static kc_status* kc__compile(kc__compiler* c) {
   const kc_program* p = c->p;
   kc_executable* exe = c->exe;
@@ -178,6 +209,7 @@ static kc_status* kc__compile(kc__compiler* c) {
     free(live);
     return kc__oom();
   }
+  /* Live instructions get plan positions and are verified. */
   kc_status* st = kc__mark_live(c, live);
   for (size_t i = 0; !st && i < p->count; ++i) {
     c->pos_of[i] = -1;
@@ -193,12 +225,14 @@ static kc_status* kc__compile(kc__compiler* c) {
   if (st) return st;
   c->leaf_buf = malloc((c->num_leaves + 1) * sizeof *c->leaf_buf);
   if (!c->leaf_buf) return kc__oom();
+  /* Buffers and steps, instruction by instruction. */
   KC__TRY(kc__plan_inputs(c));
   for (size_t k = 0; k < exe->num_live; ++k) {
     int32_t id = exe->live_instr[k];
     KC__TRY(kc__plan_instr(c, id, (int32_t)k));
     kc__note_uses(c, id, (int32_t)k);
   }
+  /* The root lives to the end; then aliases, outputs and the arena. */
   int32_t end = (int32_t)exe->num_live;
   const int32_t* root_leaves = kc__leaves_of(c, p->root);
   for (size_t i = 0; i < p->instrs[p->root].shape->leaf_count; ++i) {
@@ -330,6 +364,7 @@ kc_status* kc_program_compile(const kc_program* program,
   kc_thread_pool* pool = NULL;
   int32_t device_id = 0;
   uint32_t flags = 0;
+  /* The options, as far as the caller's struct has them. */
   if (options) {
     if (KC_STRUCT_HAS(options, kc_compile_options, platform) && options->platform) {
       platform = options->platform;
@@ -344,6 +379,7 @@ kc_status* kc_program_compile(const kc_program* program,
                             "KC_COMPILE_NO_CUDA_GRAPH or none)",
                             KC__QS(program->name), flags & ~(uint32_t)KC_COMPILE_NO_CUDA_GRAPH);
   }
+  /* The platform's backend and device. */
   const kc__backend* backend = NULL;
   DLDevice device = kc_device_cpu();
   if (platform == KC_PLATFORM_CUDA) {
@@ -357,6 +393,7 @@ kc_status* kc_program_compile(const kc_program* program,
                             "KC_PLATFORM_HOST or KC_PLATFORM_CUDA)",
                             KC__QS(program->name), (int)platform);
   }
+  /* The executable, then the compile into it. */
   kc_executable* exe = calloc(1, sizeof *exe);
   if (!exe) return kc__oom();
   pthread_mutex_init(&exe->runs_mu, NULL);

@@ -164,17 +164,14 @@ static kc_status* kc__match_attrs(const kc__instr* in,
   return NULL;
 }
 
-/* Lays out a typed call's frame and DLTensors in the block, and
- * instantiates the handler. */
-kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
-                               const kc__xcall_target* t) {
-  const kc__instr* in = &c->p->instrs[id];
-  const kc_xcall_signature* sig = &t->signature;
-  kc_executable* exe = c->exe;
-  const kc_shape** shapes = NULL;
-  int32_t* bufs = NULL;
-  size_t nargs = 0, nres = 0;
-  KC__TRY(kc__call_leaves(c, id, &shapes, &bufs, &nargs, &nres));
+/* A typed call's buffers checked against its signature (unless open),
+ * and the attributes its handler receives, in the executable's arena:
+ * *out_attrs (NULL on error) holding *out_num_attrs. */
+static kc_status* kc__typed_call_attrs(kc_executable* exe, const kc__instr* in,
+                                       const kc_xcall_signature* sig,
+                                       const kc_shape* const* shapes, size_t nargs,
+                                       size_t nres, kc_attr** out_attrs,
+                                       size_t* out_num_attrs) {
   kc_status* st = NULL;
   bool open = (sig->flags & KC_XCALL_SIG_OPEN) != 0;
   if (!open) st = kc__check_leaves(in, "argument", shapes, nargs, sig->args, sig->num_args);
@@ -192,6 +189,25 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
     attrs = kc__arena_alloc(&exe->arena, (num_attrs + 1) * sizeof *attrs);
     st = attrs ? kc__match_attrs(in, sig, attrs) : kc__oom();
   }
+  *out_attrs = attrs;
+  *out_num_attrs = num_attrs;
+  return st;
+}
+
+/* Lays out a typed call's frame and DLTensors in the block, and
+ * instantiates the handler. */
+kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
+                               const kc__xcall_target* t) {
+  const kc__instr* in = &c->p->instrs[id];
+  const kc_xcall_signature* sig = &t->signature;
+  kc_executable* exe = c->exe;
+  const kc_shape** shapes = NULL;
+  int32_t* bufs = NULL;
+  size_t nargs = 0, nres = 0;
+  KC__TRY(kc__call_leaves(c, id, &shapes, &bufs, &nargs, &nres));
+  kc_attr* attrs = NULL;
+  size_t num_attrs = 0;
+  kc_status* st = kc__typed_call_attrs(exe, in, sig, shapes, nargs, nres, &attrs, &num_attrs);
   /* The frame and its DLTensors, first as a local copy for INSTANTIATE. */
   DLTensor* tensors = st ? NULL : calloc(nargs + nres + 1, sizeof *tensors);
   if (!st && !tensors) st = kc__oom();
@@ -242,6 +258,8 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
       st = kc__oom();
     }
   }
+  /* The block's copy runs EXECUTE; its pointers become fills, then the
+   * scratch buffer, the stream slot (CUDA) and the step. */
   if (!st) {
     frame.stage = KC_XCALL_STAGE_EXECUTE;
     frame.args = NULL;
@@ -297,6 +315,7 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
   KC__TRY(kc__call_leaves(c, id, &shapes, &bufs, &nargs, &nres));
   size_t n = nargs + nres;
   kc_status* st = NULL;
+  /* Every leaf needs an XLA element type. */
   for (size_t i = 0; !st && i < n; ++i) {
     if (kc__xla_dtype_from_dl(shapes[i]->dtype) == XLA_FFI_DataType_INVALID) {
       char dt[32];
@@ -309,8 +328,10 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
   }
   /* What never changes lives in the executable: the types, the attributes
    * and the call site's state. */
-  XLA_FFI_ArgType* arg_types = st ? NULL : kc__arena_alloc(&exe->arena, (n + 1) * sizeof *arg_types);
-  XLA_FFI_RetType* ret_types = st ? NULL : kc__arena_alloc(&exe->arena, (n + 1) * sizeof *ret_types);
+  XLA_FFI_ArgType* arg_types =
+      st ? NULL : kc__arena_alloc(&exe->arena, (n + 1) * sizeof *arg_types);
+  XLA_FFI_RetType* ret_types =
+      st ? NULL : kc__arena_alloc(&exe->arena, (n + 1) * sizeof *ret_types);
   kc__xla_instance* inst = st ? NULL : kc__arena_alloc(&exe->arena, sizeof *inst);
   if (!st && (!arg_types || !ret_types || !inst)) st = kc__oom();
   for (size_t i = 0; !st && i < n; ++i) {
@@ -326,6 +347,7 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
                                  KC__QS(in->name));
     }
   }
+  /* The stages before the first execution, run now on a local frame. */
   if (!exe->pool) exe->pool = kc_thread_pool_get_default();
   XLA_FFI_ExecutionContext ctx = {.stage = XLA_FFI_ExecutionStage_INSTANTIATE,
                                   .instance = inst,
@@ -349,17 +371,21 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
                                  KC__QS(in->target), KC__QS(in->name));
     }
   }
+  /* What the XLA calls of a run share, once per executable. */
   if (!st && !exe->has_xla) {
     size_t run_off = kc__block_reserve(c, sizeof(kc__xla_run_info));
     if (run_off == SIZE_MAX) st = kc__oom();
     exe->has_xla = true;
     exe->xla_run_offset = run_off;
   }
+  /* The block's frame runs EXECUTE; its pointers become fills, then the
+   * step. */
   size_t off = st ? 0 : kc__block_reserve(c, l.total);
   if (!st && off == SIZE_MAX) st = kc__oom();
   if (!st) {
     ctx.stage = XLA_FFI_ExecutionStage_EXECUTE;
-    kc__xla_frame_write(c->block + off, &l, nargs, nres, shapes, arg_types, ret_types, &attrs, &ctx);
+    kc__xla_frame_write(c->block + off, &l, nargs, nres, shapes, arg_types, ret_types, &attrs,
+                        &ctx);
     bool ok = kc__add_fill(c, off + offsetof(XLA_FFI_CallFrame, ctx), -1, off + l.ctx) &&
               kc__add_fill(c, off + offsetof(XLA_FFI_CallFrame, args.args), -1, off + l.ptrs) &&
               kc__add_fill(c, off + offsetof(XLA_FFI_CallFrame, rets.rets), -1,

@@ -181,6 +181,36 @@ static int kc__buffer_by_def(const void* a, const void* b, void* ctx) {
   return (*(const int32_t*)a > *(const int32_t*)b) - (*(const int32_t*)a < *(const int32_t*)b);
 }
 
+/* The aligned arena bytes of buffer `b` (at least KC__ALIGN). */
+static size_t kc__arena_size(const kc__buffer* b) {
+  size_t size = (b->size + KC__ALIGN - 1) & ~(size_t)(KC__ALIGN - 1);
+  return size == 0 ? KC__ALIGN : size;
+}
+
+/* Returns [off, off + size) to the holes (sorted by offset), merging it
+ * with its neighbours. */
+static void kc__arena_free_range(kc__arena_hole* holes, size_t* num_holes_io, size_t off,
+                                 size_t size) {
+  size_t num_holes = *num_holes_io;
+  size_t h = 0;
+  while (h < num_holes && holes[h].offset < off) ++h;
+  memmove(&holes[h + 1], &holes[h], (num_holes - h) * sizeof *holes);
+  holes[h].offset = off;
+  holes[h].size = size;
+  num_holes++;
+  if (h + 1 < num_holes && holes[h].offset + holes[h].size == holes[h + 1].offset) {
+    holes[h].size += holes[h + 1].size;
+    memmove(&holes[h + 1], &holes[h + 2], (num_holes - h - 2) * sizeof *holes);
+    num_holes--;
+  }
+  if (h > 0 && holes[h - 1].offset + holes[h - 1].size == holes[h].offset) {
+    holes[h - 1].size += holes[h].size;
+    memmove(&holes[h], &holes[h + 1], (num_holes - h - 1) * sizeof *holes);
+    num_holes--;
+  }
+  *num_holes_io = num_holes;
+}
+
 /* Gives each temporary an arena offset; buffers whose live ranges do not
  * overlap share memory. Best fit over free holes, else the arena grows. */
 kc_status* kc__plan_arena(kc__compiler* c) {
@@ -194,6 +224,7 @@ kc_status* kc__plan_arena(kc__compiler* c) {
     free(active);
     return kc__oom();
   }
+  /* The temporaries in order of definition. */
   for (size_t i = 0; i < c->num_bufs; ++i) {
     int32_t k = c->bufs[i].kind;
     if (k == KC__BUF_TEMP || k == KC__BUF_SCRATCH) order[n++] = (int32_t)i;
@@ -209,28 +240,11 @@ kc_status* kc__plan_arena(kc__compiler* c) {
         ++a;
         continue;
       }
-      size_t off = d->offset, size = (d->size + KC__ALIGN - 1) & ~(size_t)(KC__ALIGN - 1);
-      if (size == 0) size = KC__ALIGN;
-      size_t h = 0;
-      while (h < num_holes && holes[h].offset < off) ++h;
-      memmove(&holes[h + 1], &holes[h], (num_holes - h) * sizeof *holes);
-      holes[h].offset = off;
-      holes[h].size = size;
-      num_holes++;
-      if (h + 1 < num_holes && holes[h].offset + holes[h].size == holes[h + 1].offset) {
-        holes[h].size += holes[h + 1].size;
-        memmove(&holes[h + 1], &holes[h + 2], (num_holes - h - 2) * sizeof *holes);
-        num_holes--;
-      }
-      if (h > 0 && holes[h - 1].offset + holes[h - 1].size == holes[h].offset) {
-        holes[h - 1].size += holes[h].size;
-        memmove(&holes[h], &holes[h + 1], (num_holes - h - 1) * sizeof *holes);
-        num_holes--;
-      }
+      kc__arena_free_range(holes, &num_holes, d->offset, kc__arena_size(d));
       active[a] = active[--num_active];
     }
-    size_t size = (b->size + KC__ALIGN - 1) & ~(size_t)(KC__ALIGN - 1);
-    if (size == 0) size = KC__ALIGN;
+    /* Then the best-fitting hole, the last hole extended, or the end. */
+    size_t size = kc__arena_size(b);
     unshared += size;
     size_t best = SIZE_MAX;
     for (size_t h = 0; h < num_holes; ++h) {
