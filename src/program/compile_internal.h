@@ -86,6 +86,7 @@ static inline kc_status* kc__keep_first_error(kc_status* first, kc_status* then)
   return first;
 }
 
+/* The buffers of instruction `instr`'s leaves. */
 static inline const int32_t* kc__leaves_of(const kc__compiler* c, int32_t instr) {
   return &c->leaf_buf[c->leaf_base[instr]];
 }
@@ -100,6 +101,7 @@ static inline const int32_t* kc__leaves_of(const kc__compiler* c, int32_t instr)
  * context. */
 kc_status* kc__instr_error(const kc__instr* in, kc_status_code code, const char* fmt, ...)
     KC_PRINTF(3, 4);
+/* The shape of operand `i` of `in`. */
 const kc_shape* kc__operand_shape(const kc_program* p, const kc__instr* in, size_t i);
 /* The sub-shape at `path` of `shape`, or NULL. */
 const kc_shape* kc__subshape(const kc_shape* shape, const int64_t* path, size_t n,
@@ -113,6 +115,8 @@ kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
 
 /* ---- buffers (plan_buffers.c) ---------------------------------------------- */
 
+/* Marks in `live` (one per instruction) the root, side-effecting custom
+ * calls and what they read. */
 kc_status* kc__mark_live(kc__compiler* c, bool* live);
 /* A fresh TEMP buffer for each leaf of `in`'s result, defined at `pos`. */
 kc_status* kc__temp_leaves(kc__compiler* c, int32_t id, int32_t pos);
@@ -138,6 +142,8 @@ kc_status* kc__plan_inputs(kc__compiler* c);
 /* The leaves a call sees for operand `i`, in `leaves` (the operand's leaf
  * count), aliased results' buffers substituted. */
 void kc__call_operand_leaves(kc__compiler* c, int32_t id, size_t i, int32_t* leaves);
+/* A legacy-convention call on the host: the result slot and operand
+ * table in the block, one step. */
 kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id, const kc__xcall_target* t);
 /* Lays out a typed call's frame and DLTensors in the block, and
  * instantiates the handler. */

@@ -8,6 +8,8 @@
 /* Arena offsets and sizes are kept multiples of this. */
 #define KC__ALIGN 64
 
+/* ---- liveness and buffers --------------------------------------------------- */
+
 kc_status* kc__mark_live(kc__compiler* c, bool* live) {
   const kc_program* p = c->p;
   live[p->root] = true;
