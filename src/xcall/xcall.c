@@ -118,8 +118,8 @@ static void kc__target_delete(kc_object* obj) {
 }
 
 /* Builds the registry key "name@Platform" into buf. */
-static kc_status* kc__key(kc_string_view name, kc_platform platform, char* buf,
-                          size_t cap, kc_string_view* out_key) {
+static kc_status* kc__target_key(kc_string_view name, kc_platform platform, char* buf,
+                                 size_t cap, kc_string_view* out_key) {
   const char* pname = kc_platform_name(platform);
   if (platform != KC_PLATFORM_HOST && platform != KC_PLATFORM_CUDA) {
     return kc_status_create(KC_INVALID_ARGUMENT,
@@ -181,7 +181,7 @@ kc_status* kc__xcall_target_new(kc_string_view name, kc_platform platform,
                                 kc_xcall_api api, char* key_buf,
                                 kc_string_view* out_key,
                                 kc__xcall_target** out) {
-  KC__TRY(kc__key(name, platform, key_buf, KC__TARGET_KEY_CAP, out_key));
+  KC__TRY(kc__target_key(name, platform, key_buf, KC__TARGET_KEY_CAP, out_key));
   return kc__target_create(name, platform, api, out);
 }
 
@@ -226,7 +226,7 @@ kc_status* kc_xcall_register_v2(kc_string_view name, kc_platform platform,
                                 kc_deleter_fn user_deleter, uint32_t flags) {
   char buf[KC__TARGET_KEY_CAP];
   kc_string_view key;
-  kc_status* st = kc__key(name, platform, buf, sizeof buf, &key);
+  kc_status* st = kc__target_key(name, platform, buf, sizeof buf, &key);
   if (st) {
     if (user_deleter) user_deleter(user);
     return kc_status_add_context(st, "registering a custom-call target");
@@ -371,7 +371,7 @@ kc_status* kc_xcall_register_typed(kc_string_view name, kc_platform platform,
                                    kc_deleter_fn user_deleter, uint32_t flags) {
   char buf[KC__TARGET_KEY_CAP];
   kc_string_view key;
-  kc_status* st = kc__key(name, platform, buf, sizeof buf, &key);
+  kc_status* st = kc__target_key(name, platform, buf, sizeof buf, &key);
   if (!st && !fn) {
     st = kc_status_create(KC_INVALID_ARGUMENT, "handler fn is NULL");
   }

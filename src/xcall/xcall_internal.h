@@ -94,6 +94,24 @@ static inline bool kc__xcall_buffer_spec_accepts(const kc_xcall_buffer_spec* spe
          (spec->rank < 0 || spec->rank == rank);
 }
 
+/* Room for the `why` of kc__xcall_attr_match. */
+#define KC__XCALL_ATTR_WHY_CAP 512
+
+/* The value a call site gives attribute `i` of the (closed) signature
+ * `sig`: `given` (NULL: the call site has none), or else the signature's
+ * default. NULL when that is missing or not of the declared type, with
+ * "attribute 'x': expected f32, got f64" (or "got none") in `why`;
+ * `float_hint` adds, for an f64 where f32 is declared, how a Python caller
+ * passes an f32. */
+const kc_attr* kc__xcall_attr_match(const kc_xcall_signature* sig, int32_t i,
+                                    const kc_attr* given, bool float_hint, char* why,
+                                    size_t cap);
+
+/* Every attribute of `dict`, sorted by name (bytewise), nested
+ * dictionaries too, into the arena: what an open signature receives. NULL
+ * when out of memory. */
+kc_attr* kc__xcall_attrs_sorted(kc__arena* arena, const kc_attr_dict* dict);
+
 /* NOT_FOUND for (name, platform), with the nearest registered targets. */
 kc_status* kc__xcall_not_found(kc_string_view name, kc_platform platform);
 

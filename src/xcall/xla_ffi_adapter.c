@@ -13,6 +13,8 @@
  * executable): the attributes decoded and copied once, and for targets
  * the target's own INSTANTIATE outcome (state, scratch), computed at the
  * site's first EXECUTE, where the buffers' shapes are known.
+ *
+ * XLA's attributes are decoded by xla_ffi_adapter_attrs.c.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -26,12 +28,8 @@
 #include "kcall/op.h"
 #include "kcall/runtime.h"
 #include "kcall/value.h"
+#include "xcall/xla_ffi_adapter_internal.h"
 #include "xcall/xla_ffi_internal.h"
-
-/* Most buffers and decoded attributes (dictionary entries included) of one
- * call, as kcall/xla_ffi.h documents. */
-#define KC__ADAPTER_MAX_BUFFERS 64
-#define KC__ADAPTER_MAX_ATTRS 128
 
 typedef enum { KC__BIND_TARGET = 1, KC__BIND_OP = 2 } kc__bind_kind;
 
@@ -83,9 +81,8 @@ static XLA_FFI_Error* kc__adapter_error_text(const XLA_FFI_Api* api, kc_status_c
   return api->XLA_FFI_Error_Create(&a);
 }
 
-KC_PRINTF(3, 4)
-static XLA_FFI_Error* kc__adapter_error(const XLA_FFI_Api* api, kc_status_code code,
-                                        const char* fmt, ...) {
+XLA_FFI_Error* kc__adapter_error(const XLA_FFI_Api* api, kc_status_code code,
+                                 const char* fmt, ...) {
   char buf[1024];
   va_list args;
   va_start(args, fmt);
@@ -94,11 +91,8 @@ static XLA_FFI_Error* kc__adapter_error(const XLA_FFI_Api* api, kc_status_code c
   return kc__adapter_error_text(api, code, buf);
 }
 
-/* The status as an XLA error (the status is destroyed): its code, and
- * "WHO: " (unless NULL: an op's status names the op) and its whole text
- * without the code's name, which XLA prints itself. */
-static XLA_FFI_Error* kc__adapter_error_from(const XLA_FFI_Api* api, const char* who,
-                                             kc_status* st) {
+XLA_FFI_Error* kc__adapter_error_from(const XLA_FFI_Api* api, const char* who,
+                                      kc_status* st) {
   char buf[1024];
   kc_status_format(st, buf, sizeof buf);
   kc_status_code code = kc_status_get_code(st);
@@ -189,313 +183,6 @@ static XLA_FFI_Error* kc__site_type(const XLA_FFI_Api* api, XLA_FFI_TypeId** out
   return err;
 }
 
-/* ---- attributes ------------------------------------------------------------------------ */
-
-static int32_t kc__attr_type_of(XLA_FFI_DataType t) {
-  switch (t) {
-    case XLA_FFI_DataType_PRED: return KC_ATTR_BOOL;
-    case XLA_FFI_DataType_S8: return KC_ATTR_I8;
-    case XLA_FFI_DataType_S16: return KC_ATTR_I16;
-    case XLA_FFI_DataType_S32: return KC_ATTR_I32;
-    case XLA_FFI_DataType_S64: return KC_ATTR_I64;
-    case XLA_FFI_DataType_U8: return KC_ATTR_U8;
-    case XLA_FFI_DataType_U16: return KC_ATTR_U16;
-    case XLA_FFI_DataType_U32: return KC_ATTR_U32;
-    case XLA_FFI_DataType_U64: return KC_ATTR_U64;
-    case XLA_FFI_DataType_F32: return KC_ATTR_F32;
-    case XLA_FFI_DataType_F64: return KC_ATTR_F64;
-    default: return 0;
-  }
-}
-
-/* The number of numeric kc_attr_type `type` at `p` (stored at its own
- * width) into out->v, widened; false for a type that is not numeric. */
-static bool kc__read_number(int32_t type, const void* p, kc_attr* out) {
-  switch (type) {
-    case KC_ATTR_BOOL: out->v.b = *(const bool*)p; return true;
-    case KC_ATTR_I8: out->v.i64 = *(const int8_t*)p; return true;
-    case KC_ATTR_I16: out->v.i64 = *(const int16_t*)p; return true;
-    case KC_ATTR_I32: out->v.i64 = *(const int32_t*)p; return true;
-    case KC_ATTR_I64: out->v.i64 = *(const int64_t*)p; return true;
-    case KC_ATTR_U8: out->v.u64 = *(const uint8_t*)p; return true;
-    case KC_ATTR_U16: out->v.u64 = *(const uint16_t*)p; return true;
-    case KC_ATTR_U32: out->v.u64 = *(const uint32_t*)p; return true;
-    case KC_ATTR_U64: out->v.u64 = *(const uint64_t*)p; return true;
-    case KC_ATTR_F32: out->v.f32 = *(const float*)p; return true;
-    case KC_ATTR_F64: out->v.f64 = *(const double*)p; return true;
-    default: return false;
-  }
-}
-
-/* A widened number (out of kc__read_number) as an op attribute's value:
- * bool, int or float. False for an unsigned value above INT64_MAX, which
- * an op's int cannot hold. */
-static bool kc__number_any(int32_t type, const kc_attr* a, kc_any* out) {
-  switch (type) {
-    case KC_ATTR_BOOL: *out = (kc_any){.type_index = KC_TYPE_BOOL, .u.v_int64 = a->v.b}; return true;
-    case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
-      if (a->v.u64 > (uint64_t)INT64_MAX) return false;
-      *out = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = (int64_t)a->v.u64};
-      return true;
-    case KC_ATTR_F32: *out = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = a->v.f32}; return true;
-    case KC_ATTR_F64: *out = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = a->v.f64}; return true;
-    default: *out = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = a->v.i64}; return true;
-  }
-}
-
-/* Decoding XLA's attributes into kc_attr: copied into a site's arena, or,
- * with no arena, borrowed from XLA's frame for the call, with dictionary
- * entries taken from `pool`. */
-typedef struct kc__decoder {
-  const XLA_FFI_Api* api;
-  kc__arena* arena; /* NULL: borrow */
-  kc_attr* pool;    /* with no arena: the end of the free room */
-  int32_t pool_left; /* entries free before `pool` */
-  int32_t budget;   /* attributes left to decode */
-  const char* who;  /* "kcall target 'NAME'" */
-} kc__decoder;
-
-/* Room for n attributes: from the arena, or the pool's tail. */
-static kc_attr* kc__decoder_take(kc__decoder* d, size_t n) {
-  if (d->arena) return kc__arena_alloc(d->arena, (n + 1) * sizeof(kc_attr));
-  if (n > (size_t)d->pool_left) return NULL;
-  d->pool_left -= (int32_t)n;
-  d->pool -= n;
-  return d->pool;
-}
-
-static XLA_FFI_Error* kc__decode_dict(kc__decoder* d, const XLA_FFI_Attrs* in,
-                                      kc_attr* out);
-
-static XLA_FFI_Error* kc__decode_one(kc__decoder* d, XLA_FFI_AttrType type,
-                                     const XLA_FFI_ByteSpan* name, const void* value,
-                                     kc_attr* out) {
-  if (--d->budget < 0) goto too_many;
-  out->name = (kc_string_view){name->ptr, name->len};
-  if (d->arena && !(out->name.data = kc__arena_strdup(d->arena, out->name))) goto oom;
-  switch (type) {
-    case XLA_FFI_AttrType_SCALAR: {
-      const XLA_FFI_Scalar* s = value;
-      out->type = kc__attr_type_of(s->dtype);
-      if (!kc__read_number(out->type, s->value, out)) {
-          return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                                   "%s: attribute %s: scalars of type %s are not "
-                                   "supported (expected pred, s8..s64, u8..u64, f32 "
-                                   "or f64)",
-                                   d->who, KC__Q(((kc_string_view){name->ptr, name->len})),
-                                   kc__xla_dtype_name(s->dtype));
-      }
-      return NULL;
-    }
-    case XLA_FFI_AttrType_ARRAY: {
-      const XLA_FFI_Array* a = value;
-      out->type = KC_ATTR_ARRAY;
-      out->elem_type = kc__attr_type_of(a->dtype);
-      if (!out->elem_type) {
-        return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                                 "%s: attribute %s: arrays of %s are not "
-                                 "supported (expected pred, s8..s64, u8..u64, f32 "
-                                 "or f64)",
-                                 d->who, KC__Q(((kc_string_view){name->ptr, name->len})),
-                                 kc__xla_dtype_name(a->dtype));
-      }
-      const void* data = a->data;
-      if (d->arena &&
-          !(data = kc__arena_dup(d->arena, a->data, a->size * kc__attr_width(out->elem_type)))) {
-        goto oom;
-      }
-      out->v.array.data = data;
-      out->v.array.count = a->size;
-      return NULL;
-    }
-    case XLA_FFI_AttrType_STRING: {
-      const XLA_FFI_ByteSpan* s = value;
-      out->type = KC_ATTR_STRING;
-      out->v.str = (kc_string_view){s->ptr, s->len};
-      if (d->arena && !(out->v.str.data = kc__arena_strdup(d->arena, out->v.str))) goto oom;
-      return NULL;
-    }
-    case XLA_FFI_AttrType_DICTIONARY: {
-      const XLA_FFI_Attrs* dict = value;
-      if (dict->size < 0 || dict->size > KC__ADAPTER_MAX_ATTRS) goto too_many;
-      kc_attr* entries = kc__decoder_take(d, (size_t)dict->size);
-      if (!entries) goto oom;
-      out->type = KC_ATTR_DICT;
-      out->v.dict = (kc_attr_dict){(size_t)dict->size, entries};
-      return kc__decode_dict(d, dict, entries);
-    }
-    default:
-      return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                               "%s: attribute %s: unknown XLA attribute kind %d",
-                               d->who, KC__Q(((kc_string_view){name->ptr, name->len})), (int)type);
-  }
-oom:
-  if (!d->arena) goto too_many;
-  return kc__adapter_error(d->api, KC_RESOURCE_EXHAUSTED, "%s: out of memory decoding attributes",
-                           d->who);
-too_many:
-  return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                           "%s: more than %d attributes (dictionary entries included)", d->who,
-                           KC__ADAPTER_MAX_ATTRS);
-}
-
-static XLA_FFI_Error* kc__decode_dict(kc__decoder* d, const XLA_FFI_Attrs* in,
-                                      kc_attr* out) {
-  if (in->size < 0 || (in->size && (!in->types || !in->names || !in->attrs))) {
-    return kc__adapter_error(d->api, KC_INVALID_ARGUMENT, "%s: malformed XLA attributes",
-                             d->who);
-  }
-  for (int64_t i = 0; i < in->size; ++i) {
-    XLA_FFI_Error* err = kc__decode_one(d, in->types[i], in->names[i], in->attrs[i], &out[i]);
-    if (err) return err;
-  }
-  return NULL;
-}
-
-/* The attribute `name` of XLA's list (sorted by name), or -1. */
-static int64_t kc__find_attr(const XLA_FFI_Attrs* attrs, const char* name) {
-  size_t len = strlen(name);
-  for (int64_t i = 0; i < attrs->size; ++i) {
-    const XLA_FFI_ByteSpan* n = attrs->names[i];
-    if (n->len == len && memcmp(n->ptr, name, len) == 0) return i;
-  }
-  return -1;
-}
-
-static const char* kc__type_text(int32_t type, int32_t elem, char* buf, size_t cap) {
-  if (type != KC_ATTR_ARRAY || !elem) return kc_attr_type_name(type);
-  snprintf(buf, cap, "array of %s", kc_attr_type_name(elem));
-  return buf;
-}
-
-/* The attributes a target's signature declares, in its order, each of its
- * declared type; an open signature takes all of XLA's, in XLA's order. */
-static XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_signature* sig,
-                                              const XLA_FFI_Attrs* in, kc_attr** out,
-                                              int32_t* out_count) {
-  bool open = sig->flags & KC_XCALL_SIG_OPEN;
-  int64_t n = open ? in->size : sig->num_attrs;
-  if (n < 0 || n > KC__ADAPTER_MAX_ATTRS) {
-    return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                             "%s: more than %d attributes (dictionary entries included)",
-                             d->who, KC__ADAPTER_MAX_ATTRS);
-  }
-  kc_attr* attrs = *out = kc__decoder_take(d, (size_t)n);
-  if (!attrs) {
-    return kc__adapter_error(d->api, KC_RESOURCE_EXHAUSTED,
-                             "%s: out of memory decoding attributes", d->who);
-  }
-  *out_count = (int32_t)n;
-  if (open) return kc__decode_dict(d, in, attrs);
-  for (int32_t i = 0; i < sig->num_attrs; ++i) {
-    const kc_xcall_attr_spec* spec = &sig->attrs[i];
-    int64_t at = kc__find_attr(in, spec->name);
-    char want[48], got[48];
-    if (at < 0 && sig->attr_defaults && sig->attr_defaults[i].type) {
-      attrs[i] = sig->attr_defaults[i]; /* owned by the target, which outlives the call */
-      continue;
-    }
-    if (at < 0) {
-      return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                               "%s: attribute %s: expected %s, got none", d->who,
-                               KC__QS(spec->name),
-                               kc__type_text(spec->type, spec->elem_type, want, sizeof want));
-    }
-    kc_attr* a = &attrs[i];
-    XLA_FFI_Error* err = kc__decode_one(d, in->types[at], in->names[at], in->attrs[at], a);
-    if (err) return err;
-    if (a->type != spec->type ||
-        (spec->type == KC_ATTR_ARRAY && spec->elem_type && a->elem_type != spec->elem_type)) {
-      return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                               "%s: attribute %s: expected %s, got %s%s", d->who,
-                               KC__QS(spec->name),
-                               kc__type_text(spec->type, spec->elem_type, want, sizeof want),
-                               kc__type_text(a->type, a->elem_type, got, sizeof got),
-                               spec->type == KC_ATTR_F32 && a->type == KC_ATTR_F64
-                                   ? " (pass np.float32(...): a Python float is f64)"
-                                   : "");
-    }
-  }
-  return NULL;
-}
-
-/* The refusal of an unsigned value an op's int cannot hold: the
- * attribute's, or its element `index` - 1. */
-static kc_status* kc__too_big(const kc_attr* a, size_t index) {
-  char where[48] = "";
-  if (index) snprintf(where, sizeof where, " (element %zu)", index - 1);
-  return kc_status_create(KC_INVALID_ARGUMENT,
-                          "attribute %s%s: an unsigned value above %lld, which an "
-                          "op's int cannot hold",
-                          KC__Q(a->name), where, (long long)INT64_MAX);
-}
-
-/* An op's attributes as kc_op_attr values (numbers, strings, arrays of
- * numbers); what the op does not declare is left for kc_op_call_into to
- * refuse by name. */
-static XLA_FFI_Error* kc__decode_op_attrs(kc__decoder* d, const XLA_FFI_Attrs* in,
-                                          kc__site* site) {
-  kc_attr* attrs = kc__arena_alloc(d->arena, ((size_t)in->size + 1) * sizeof *attrs);
-  site->op_attrs = calloc((size_t)in->size + 1, sizeof *site->op_attrs);
-  if (!attrs || !site->op_attrs) {
-    return kc__adapter_error(d->api, KC_RESOURCE_EXHAUSTED,
-                             "%s: out of memory decoding attributes", d->who);
-  }
-  XLA_FFI_Error* err = kc__decode_dict(d, in, attrs);
-  if (err) return err;
-  for (int64_t i = 0; i < in->size; ++i) {
-    const kc_attr* a = &attrs[i];
-    kc_op_attr* o = &site->op_attrs[i];
-    o->name = a->name;
-    kc_status* st = NULL;
-    switch (a->type) {
-      case KC_ATTR_BOOL: case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
-      case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
-      case KC_ATTR_F32: case KC_ATTR_F64:
-        if (!kc__number_any(a->type, a, &o->value)) st = kc__too_big(a, 0);
-        break;
-      case KC_ATTR_STRING: {
-        kc_str* s = NULL;
-        st = kc_str_create(NULL, a->v.str, &s);
-        if (!st) o->value = (kc_any){.type_index = KC_TYPE_STR, .u.v_obj = KC_OBJECT(s)};
-        break;
-      }
-      case KC_ATTR_ARRAY: {
-        size_t count = a->v.array.count;
-        kc_any* items = calloc(count + 1, sizeof *items);
-        if (!items) {
-          st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-          break;
-        }
-        for (size_t k = 0; !st && k < count; ++k) {
-          kc_attr elem;
-          kc__read_number(a->elem_type,
-                          (const char*)a->v.array.data + k * kc__attr_width(a->elem_type),
-                          &elem);
-          if (!kc__number_any(a->elem_type, &elem, &items[k])) st = kc__too_big(a, k + 1);
-        }
-        kc_array* arr = NULL;
-        if (st) {
-          free(items);
-          break;
-        }
-        st = kc_array_create(NULL, items, count, &arr);
-        free(items);
-        if (!st) o->value = (kc_any){.type_index = KC_TYPE_ARRAY, .u.v_obj = KC_OBJECT(arr)};
-        break;
-      }
-      default:
-        return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                                 "%s: attribute %s: dictionaries are not op "
-                                 "attributes",
-                                 d->who, KC__Q(a->name));
-    }
-    if (st) return kc__adapter_error_from(d->api, d->who, st);
-    site->num_op_attrs = (int32_t)(i + 1);
-  }
-  return NULL;
-}
-
 /* ---- call sites ------------------------------------------------------------------------ */
 
 static void kc__site_destroy(void* p) {
@@ -523,10 +210,15 @@ static XLA_FFI_Error* kc__site_create(const kc__adapter* ad, const XLA_FFI_Api* 
   site->adapter = ad;
   pthread_mutex_init(&site->mu, NULL);
   atomic_flag_clear(&site->scratch_busy);
-  kc__decoder d = {api, &site->arena, NULL, 0, KC__ADAPTER_MAX_ATTRS, ad->who};
+  kc__decoder d = {.api = api,
+                   .arena = &site->arena,
+                   .pool = NULL,
+                   .pool_left = 0,
+                   .budget = KC__ADAPTER_MAX_ATTRS,
+                   .who = ad->who};
   XLA_FFI_Error* err =
       atomic_load_explicit(&ad->kind, memory_order_acquire) == KC__BIND_OP
-          ? kc__decode_op_attrs(&d, attrs, site)
+          ? kc__decode_op_attrs(&d, attrs, &site->op_attrs, &site->num_op_attrs)
           : kc__decode_target_attrs(&d, &ad->target->signature, attrs, &site->attrs,
                                     &site->num_attrs);
   if (err) {
@@ -553,8 +245,8 @@ static void kc__dl_table_init(void) {
 /* XLA's buffers as DLTensors (dims borrowed), each checked against its
  * spec when `specs` is given (the count already matches): the index of
  * the first buffer without a DLPack dtype or off its spec, or -1. */
-static inline int64_t kc__convert(int64_t n, void* const* in, DLTensor* out,
-                                  const kc_xcall_buffer_spec* specs) {
+static inline int64_t kc__to_dltensors(int64_t n, void* const* in, DLTensor* out,
+                                               const kc_xcall_buffer_spec* specs) {
   for (int64_t i = 0; i < n; ++i) {
     const XLA_FFI_Buffer* b = in[i];
     uint32_t code = (uint32_t)b->dtype;
@@ -581,7 +273,7 @@ static XLA_FFI_Error* kc__check_buffers(const XLA_FFI_Api* api, const kc__adapte
                                         const char* what, const DLTensor* ts, int64_t n,
                                         const kc_xcall_buffer_spec* specs, int32_t num_specs);
 
-/* Why kc__convert stopped, or the counts are off: the error. */
+/* Why kc__to_dltensors stopped, or the counts are off: the error. */
 __attribute__((cold, noinline)) static XLA_FFI_Error* kc__buffers_error(
     const XLA_FFI_Api* api, const kc__adapter* ad, const XLA_FFI_CallFrame* cf, bool checked) {
   const struct {
@@ -599,7 +291,7 @@ __attribute__((cold, noinline)) static XLA_FFI_Error* kc__buffers_error(
   }
   DLTensor ts[KC__ADAPTER_MAX_BUFFERS];
   for (int k = 0; k < 2; ++k) {
-    int64_t bad = kc__convert(lists[k].n, lists[k].in, ts, NULL);
+    int64_t bad = kc__to_dltensors(lists[k].n, lists[k].in, ts, NULL);
     if (bad >= 0) {
       const XLA_FFI_Buffer* b = lists[k].in[bad];
       return kc__adapter_error(api, KC_INVALID_ARGUMENT,
@@ -773,8 +465,12 @@ static XLA_FFI_Error* kc__run_stateless(const kc__adapter* ad, XLA_FFI_CallFrame
   const kc__xcall_target* t = ad->target;
   XLA_FFI_Error* err = NULL;
   kc_attr pool[KC__ADAPTER_MAX_ATTRS];
-  kc__decoder d = {api, NULL, pool + KC__ADAPTER_MAX_ATTRS, KC__ADAPTER_MAX_ATTRS,
-                   KC__ADAPTER_MAX_ATTRS, ad->who};
+  kc__decoder d = {.api = api,
+                   .arena = NULL,
+                   .pool = pool + KC__ADAPTER_MAX_ATTRS,
+                   .pool_left = KC__ADAPTER_MAX_ATTRS,
+                   .budget = KC__ADAPTER_MAX_ATTRS,
+                   .who = ad->who};
   kc_attr* attrs = pool;
   int32_t num_attrs = 0;
   if (t->signature.num_attrs || (t->signature.flags & KC_XCALL_SIG_OPEN)) {
@@ -810,8 +506,8 @@ static XLA_FFI_Error* kc__adapter_execute(const kc__adapter* ad, XLA_FFI_CallFra
   if (KC__UNLIKELY((uint64_t)na > KC__ADAPTER_MAX_BUFFERS ||
                    (uint64_t)nr > KC__ADAPTER_MAX_BUFFERS ||
                    (sig && (na != sig->num_args || nr != sig->num_results)) ||
-                   kc__convert(na, cf->args.args, ts, sig ? sig->args : NULL) >= 0 ||
-                   kc__convert(nr, cf->rets.rets, ts + na, sig ? sig->results : NULL) >= 0)) {
+                   kc__to_dltensors(na, cf->args.args, ts, sig ? sig->args : NULL) >= 0 ||
+                   kc__to_dltensors(nr, cf->rets.rets, ts + na, sig ? sig->results : NULL) >= 0)) {
     return kc__buffers_error(api, ad, cf, sig != NULL);
   }
   if (ad->target && (ad->target->signature.flags & KC_XCALL_SIG_NO_INSTANTIATE)) {
@@ -911,8 +607,8 @@ _Static_assert(sizeof kc__trampolines / sizeof kc__trampolines[0] == KC_XLA_FFI_
 
 /* Binds a free slot (or finds the one bound) to (kind, name, platform);
  * `object` is referenced by the slot when it is new. */
-static kc_status* kc__bind(kc__bind_kind kind, kc_string_view name, kc_platform platform,
-                           kc_object* object, kc_xla_ffi_handler_fn* out) {
+static kc_status* kc__bind_adapter(kc__bind_kind kind, kc_string_view name, kc_platform platform,
+                                   kc_object* object, kc_xla_ffi_handler_fn* out) {
   kc_status* st = NULL;
   pthread_mutex_lock(&kc__adapters_mu);
   static bool table_ready = false;
@@ -1001,7 +697,7 @@ kc_status* kc_xla_ffi_adapter_create(kc_string_view name, kc_platform platform,
                           t->xla.execute ? "an XLA FFI handler already"
                                          : kc_xcall_api_name(t->api));
   } else {
-    st = kc__bind(KC__BIND_TARGET, name, platform, KC_OBJECT(t), out_handler);
+    st = kc__bind_adapter(KC__BIND_TARGET, name, platform, KC_OBJECT(t), out_handler);
   }
   kc_object_release(KC_OBJECT(t)); /* the adapter holds its own */
   return st;
@@ -1017,8 +713,8 @@ kc_status* kc_xla_ffi_adapter_create_for_op(kc_string_view op_name,
   const kc_op* op = NULL;
   KC_RETURN_IF_ERROR(kc_op_registry_lookup_retained(op_name, &op),
                      "making an XLA FFI adapter");
-  kc_status* st = kc__bind(KC__BIND_OP, op_name, KC_PLATFORM_HOST,
-                           KC_OBJECT((kc_op*)(uintptr_t)op), out_handler);
+  kc_status* st = kc__bind_adapter(KC__BIND_OP, op_name, KC_PLATFORM_HOST,
+                                   KC_OBJECT((kc_op*)(uintptr_t)op), out_handler);
   kc_object_release(KC_OBJECT((kc_op*)(uintptr_t)op)); /* the adapter holds its own */
   return st;
 }

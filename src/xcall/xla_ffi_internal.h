@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "internal/arena.h"
+#include "kcall/program.h"
 #include "kcall/xla_ffi.h"
 #include "xcall/xcall_internal.h"
 #include "xcall/xla_ffi_api.h"
@@ -71,5 +72,29 @@ kc_status* kc__xla_call_finish(XLA_FFI_CallFrame* frame, XLA_FFI_Error* error);
  * host use to answer a call. NULL for KC_OK. */
 XLA_FFI_Error* kc__xla_error_make(kc_status_code code, const char* fmt, ...)
     KC_PRINTF(2, 3);
+
+/* ---- call frames laid out by the program compiler (xla_ffi_frame.c) ----- */
+
+/* Where the parts of one XLA call frame lie, from the frame's start: the
+ * frame, its execution context, the argument and result pointer arrays,
+ * and the XLA_FFI_Buffers they point at. */
+typedef struct kc__xla_layout {
+  size_t ctx, ptrs, bufs, total;
+} kc__xla_layout;
+
+/* The layout of a frame with `n` buffers (arguments and results). */
+kc__xla_layout kc__xla_layout_of(size_t n);
+
+/* Writes a frame at `at` with absolute pointers (the compile-time copy;
+ * the block copy's pointers are replaced by fills), buffers without data.
+ * `shapes` are the arguments' then the results' array shapes. */
+void kc__xla_frame_write(char* at, const kc__xla_layout* l, size_t nargs, size_t nres,
+                         const kc_shape* const* shapes, XLA_FFI_ArgType* arg_types,
+                         XLA_FFI_RetType* ret_types, const XLA_FFI_Attrs* attrs,
+                         const XLA_FFI_ExecutionContext* ctx);
+
+/* Runs the stages XLA runs before the first execution, in XLA's order,
+ * with the compile-time frame. */
+kc_status* kc__xla_run_stages(const kc__xcall_target* t, XLA_FFI_CallFrame* f);
 
 #endif /* KCALL_XCALL_XLA_FFI_INTERNAL_H_ */
