@@ -304,6 +304,15 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
   return st;
 }
 
+/* Describes a frame's buffers (from kc__xla_frame_write) by the call's
+ * leaf shapes, which live as long as the program. */
+static void kc__xla_frame_describe(XLA_FFI_Buffer* bufs, const kc_shape* const* shapes,
+                                   size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    kc__xla_buffer_describe(&bufs[i], shapes[i]->dtype, shapes[i]->rank, shapes[i]->dims);
+  }
+}
+
 /* Lays out an XLA FFI call's frame in the block (what a run needs is
  * then a few buffer addresses), and runs its compile-time stages. */
 kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target* t) {
@@ -357,7 +366,9 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
   char* local = st ? NULL : calloc(1, l.total);
   if (!st && !local) st = kc__oom();
   if (!st) {
-    kc__xla_frame_write(local, &l, nargs, nres, shapes, arg_types, ret_types, &attrs, &ctx);
+    kc__xla_frame_describe(kc__xla_frame_write(local, &l, nargs, nres, arg_types, ret_types,
+                                               &attrs, &ctx),
+                           shapes, n);
     st = kc__xla_run_stages(t, (XLA_FFI_CallFrame*)(void*)local);
     /* State set by any stage is the executable's now, even on failure. */
     for (size_t k = 0; inst && k < KC__ARRAY_SIZE(inst->states); ++k) {
@@ -384,8 +395,9 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
   if (!st && off == SIZE_MAX) st = kc__oom();
   if (!st) {
     ctx.stage = XLA_FFI_ExecutionStage_EXECUTE;
-    kc__xla_frame_write(c->block + off, &l, nargs, nres, shapes, arg_types, ret_types, &attrs,
-                        &ctx);
+    kc__xla_frame_describe(kc__xla_frame_write(c->block + off, &l, nargs, nres, arg_types,
+                                               ret_types, &attrs, &ctx),
+                           shapes, n);
     bool ok = kc__add_fill(c, off + offsetof(XLA_FFI_CallFrame, ctx), -1, off + l.ctx) &&
               kc__add_fill(c, off + offsetof(XLA_FFI_CallFrame, args.args), -1, off + l.ptrs) &&
               kc__add_fill(c, off + offsetof(XLA_FFI_CallFrame, rets.rets), -1,

@@ -17,10 +17,10 @@ kc__xla_layout kc__xla_layout_of(size_t n) {
 
 /* Writes a frame at `at` with absolute pointers (the compile-time copy;
  * the block copy's pointers are replaced by fills), buffers without data. */
-void kc__xla_frame_write(char* at, const kc__xla_layout* l, size_t nargs, size_t nres,
-                         const kc_shape* const* shapes, XLA_FFI_ArgType* arg_types,
-                         XLA_FFI_RetType* ret_types, const XLA_FFI_Attrs* attrs,
-                         const XLA_FFI_ExecutionContext* ctx) {
+XLA_FFI_Buffer* kc__xla_frame_write(char* at, const kc__xla_layout* l, size_t nargs,
+                                    size_t nres, XLA_FFI_ArgType* arg_types,
+                                    XLA_FFI_RetType* ret_types, const XLA_FFI_Attrs* attrs,
+                                    const XLA_FFI_ExecutionContext* ctx) {
   XLA_FFI_CallFrame* f = (XLA_FFI_CallFrame*)(void*)at;
   XLA_FFI_ExecutionContext* x = (XLA_FFI_ExecutionContext*)(void*)(at + l->ctx);
   void** ptrs = (void**)(void*)(at + l->ptrs);
@@ -43,11 +43,16 @@ void kc__xla_frame_write(char* at, const kc__xla_layout* l, size_t nargs, size_t
   for (size_t i = 0; i < nargs + nres; ++i) {
     memset(&bufs[i], 0, sizeof bufs[i]);
     bufs[i].struct_size = KC__XLA_BUFFER_SIZE;
-    bufs[i].dtype = kc__xla_dtype_from_dl(kc_shape_get_dtype(shapes[i]));
-    bufs[i].rank = kc_shape_get_rank(shapes[i]);
-    bufs[i].dims = (int64_t*)(uintptr_t)kc_shape_get_dims(shapes[i]);
     ptrs[i] = &bufs[i];
   }
+  return bufs;
+}
+
+void kc__xla_buffer_describe(XLA_FFI_Buffer* b, DLDataType dtype, int32_t rank,
+                             const int64_t* dims) {
+  b->dtype = kc__xla_dtype_from_dl(dtype);
+  b->rank = rank;
+  b->dims = (int64_t*)(uintptr_t)dims;
 }
 
 /* Runs the stages XLA runs before the first execution, in XLA's order,

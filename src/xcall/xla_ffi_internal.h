@@ -86,12 +86,18 @@ typedef struct kc__xla_layout {
 kc__xla_layout kc__xla_layout_of(size_t n);
 
 /* Writes a frame at `at` with absolute pointers (the compile-time copy;
- * the block copy's pointers are replaced by fills), buffers without data.
- * `shapes` are the arguments' then the results' array shapes. */
-void kc__xla_frame_write(char* at, const kc__xla_layout* l, size_t nargs, size_t nres,
-                         const kc_shape* const* shapes, XLA_FFI_ArgType* arg_types,
-                         XLA_FFI_RetType* ret_types, const XLA_FFI_Attrs* attrs,
-                         const XLA_FFI_ExecutionContext* ctx);
+ * the block copy's pointers are replaced by fills), buffers without data
+ * or description. Returns its nargs + nres buffers, arguments first, for
+ * the caller to describe with kc__xla_buffer_describe. */
+XLA_FFI_Buffer* kc__xla_frame_write(char* at, const kc__xla_layout* l, size_t nargs,
+                                    size_t nres, XLA_FFI_ArgType* arg_types,
+                                    XLA_FFI_RetType* ret_types, const XLA_FFI_Attrs* attrs,
+                                    const XLA_FFI_ExecutionContext* ctx);
+
+/* Gives a frame's buffer its element type and dims (`dims` must outlive
+ * the frame). */
+void kc__xla_buffer_describe(XLA_FFI_Buffer* b, DLDataType dtype, int32_t rank,
+                             const int64_t* dims);
 
 /* Runs the stages XLA runs before the first execution, in XLA's order,
  * with the compile-time frame. */
