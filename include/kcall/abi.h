@@ -474,7 +474,8 @@ typedef struct kc_xcall_frame {
   int32_t num_args;
   int32_t num_results;
   int32_t num_attrs;
-  /* Operands then results, as DLTensors (row-major, CPU): tuple operands
+  /* Operands then results, as row-major DLTensors (on the CPU, or on the
+   * device for a program compiled for KC_PLATFORM_CUDA): tuple operands
    * and results are flattened to their leaves in pre-order. At
    * INSTANTIATE, `data` is NULL; shapes and dtypes are final. At EXECUTE
    * the frame and these DLTensors are read-only to the handler: runs
@@ -492,7 +493,10 @@ typedef struct kc_xcall_frame {
   size_t scratch_bytes;
   /* At EXECUTE: scratch_bytes of 64-byte aligned memory for this call. */
   void* scratch;
-  kc_thread_pool* thread_pool; /* never NULL on the host */
+  /* Never NULL, on the host and on CUDA: the pool the program was compiled
+   * with (kc_compile_options.thread_pool), else, and under XLA, the
+   * default pool (kcall/runtime.h). */
+  kc_thread_pool* thread_pool;
   void* stream;                /* the device stream; NULL on the host */
   void* user;                  /* given at registration */
   const char* instruction_name;
@@ -656,12 +660,12 @@ typedef struct kc_closure {
 /* The functions a plugin may call, each the same as the library function of
  * the same name with the prefix kc_ (func_call is kc_func_call_noinline):
  * see base.h, value.h, tensor.h, func.h, op.h, kernel.h, runtime.h,
- * xcall.h and xla_ffi.h for their contracts. kcall/plugin_api.h lets
- * plugin code call each entry by that name. Append-only: new entries go at
- * the end (API 1.0 has 115 functions, 1.1 adds 9), and a plugin checks
- * KC_STRUCT_HAS(host, kc_host_api, entry) before it calls an entry newer
- * than the API minor it requires (or lists the entry's feature in its
- * required_features). */
+ * xcall.h, xla_ffi.h and device.h for their contracts. kcall/plugin_api.h
+ * lets plugin code call each entry by that name. Append-only: new entries
+ * go at the end (API 1.0 has 115 functions, 1.1 has 126, 1.2 has 139),
+ * and a plugin checks KC_STRUCT_HAS(host, kc_host_api, entry) before it
+ * calls an entry newer than the API minor it requires (or lists the
+ * entry's feature in its required_features). */
 typedef struct kc_host_api {
   size_t struct_size;
   uint32_t api_major;

@@ -382,7 +382,8 @@ typedef struct kc_compile_options {
 #define KC_COMPILE_NO_CUDA_GRAPH 1u
 
 /* Checks and plans `program` (which may be destroyed afterwards). NULL
- * options mean the host with no thread pool.
+ * options mean the host and the default thread pool, as for a NULL
+ * kc_compile_options.thread_pool.
  *
  * For KC_PLATFORM_CUDA the executable runs on device `device_id`: the
  * CUDA backend is loaded (kcall/device.h), custom-call targets are looked
