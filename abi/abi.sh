@@ -10,6 +10,7 @@
 #                    include/kcall are private: only their names are kept)
 #   kcall_abi_h.abi  libkcall_abi_h.so (abi/kcall_abi_h.c): every type of
 #                    kcall/abi.h, the plugin ABI, which is only a header
+#                    (and of kcall/abi_helpers.h, which it includes)
 #
 #   check     builds both in BUILD_DIR (default build-abi) with the flags
 #             below and compares each with its baseline in abi/

@@ -12,7 +12,9 @@
  * check allows; removing one, or changing its layout, fails it.
  *
  * tests/abi/check_types_listed.sh checks that the list names every type
- * abi.h declares (structs, enums, opaque handles, function types).
+ * abi.h declares (structs, enums, opaque handles, function types), and
+ * every type of kcall/abi_helpers.h, which abi.h includes (kc_func_entry,
+ * which plugins compile into their tables of functions).
  */
 #include <kcall/abi.h>
 

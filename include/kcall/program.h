@@ -390,8 +390,9 @@ typedef struct kc_compile_options {
 
 /* Checks and plans `program` (which may be destroyed afterwards) into an
  * executable the caller owns (kc_executable_destroy). NULL options mean
- * the host with no thread pool; KC_PLATFORM_CUDA: see "CUDA executables".
- * Errors name the instruction
+ * the host and the default thread pool, as for a NULL
+ * kc_compile_options.thread_pool; KC_PLATFORM_CUDA: see "CUDA
+ * executables". Errors name the instruction
  * ("instruction 'add.3' (line 4): operand 1: expected f32[4], got
  * f32[8]"):
  *   INVALID_ARGUMENT     shapes that do not agree, bad aliasing, a typed

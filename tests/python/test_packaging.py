@@ -99,7 +99,8 @@ def test_tests_import_the_installed_package():
 
 def test_package_holds_the_c_install():
     assert list(PKG.glob("_core*.so")), "no extension in %s" % PKG
-    for rel in ["include/kcall/abi.h", "include/kcall/kcall.h",
+    for rel in ["include/kcall/abi.h", "include/kcall/abi_helpers.h",
+                "include/kcall/kcall.h",
                 "lib/libkcall.so", "lib/libkcall.a",
                 "lib/cmake/kcall/kcallConfig.cmake",
                 "lib/cmake/kcall/kcallConfigVersion.cmake",
