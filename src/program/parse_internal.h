@@ -1,10 +1,22 @@
-/* Internals of the HLO-text parser shared between its files and with the
- * tests. Never installed. */
+/* Internals of the HLO-text parser shared between its files. Never
+ * installed. The parser's files:
+ *   parse.c              modules, computations and instructions;
+ *                        kc_program_parse
+ *   parse_shape.c        shapes and the layouts written in them;
+ *                        kc_shape_parse
+ *   parse_opcodes.c      which opcodes it reads, and as what
+ *   parse_constant.c     the literals of constants
+ *   parse_attrs.c        ", key=value" attributes of an instruction
+ *   parse_attrs_table.c  attributes of op-table instructions
+ *   attrs_parse.c        typed attribute dictionaries (backend_config)
+ *   lexer.c              the tokenizer and the helpers all of them use */
 #ifndef KCALL_PROGRAM_PARSE_INTERNAL_H_
 #define KCALL_PROGRAM_PARSE_INTERNAL_H_
 
+#include "internal/strmap.h"
 #include "kcall/program.h"
 #include "program/lexer.h"
+#include "program/ops.h"
 
 /* ---- shapes (parse_shape.c) ---------------------------------------------- */
 
@@ -45,6 +57,205 @@ kc_status* kc__array_text_create(const kc__lexer* lx, const kc__array_text* a,
 
 /* True when the array shape as written is `s` (layouts aside). */
 bool kc__array_text_equal(const kc__array_text* a, const kc_shape* s);
+
+/* ---- opcodes (parse_opcodes.c) --------------------------------------------- */
+
+/* How the parser handles an instruction, by its opcode. */
+typedef enum kc__hlo_kind {
+  KC__HLO_PARAMETER,
+  KC__HLO_CONSTANT,
+  KC__HLO_TUPLE,
+  KC__HLO_GET_TUPLE_ELEMENT,
+  KC__HLO_CUSTOM_CALL,
+  KC__HLO_BROADCAST,
+  KC__HLO_BINARY,
+  KC__HLO_UNARY,
+  KC__HLO_CALL, /* fusion and call: the called computation, inlined */
+  KC__HLO_COPY, /* its operand's value: layouts are all row-major */
+  KC__HLO_TABLE, /* an instruction of the op table (program/ops.h) */
+  KC__HLO_BITCAST /* a reshape, through the physical order where layouts differ */
+} kc__hlo_kind;
+
+typedef struct kc__hlo_opcode {
+  const char* name;
+  size_t size; /* strlen(name) */
+  kc__hlo_kind kind;
+  kc_opcode op; /* for BINARY and UNARY */
+} kc__hlo_opcode;
+
+/* The opcode `word` names: first the parser's own list (parse_opcodes.c),
+ * then the op table (kc__op_def_find_name), whose entry then goes to
+ * *out_def and is described in *table_op, which the result points at.
+ * NULL when neither knows it. */
+const kc__hlo_opcode* kc__hlo_opcode_find(kc_string_view word, kc__hlo_opcode* table_op,
+                                          const kc__op_def** out_def);
+
+/* Every opcode the parser reads, comma-separated, into buf (for messages). */
+void kc__supported_opcodes(char* buf, size_t cap);
+
+/* The attribute naming the computation a fusion or call runs. */
+const char* kc__callee_attr(const kc__hlo_opcode* op);
+
+/* ---- the parser's state ------------------------------------------------------ */
+
+/* A computation other than the entry: where its body starts, so that each
+ * fusion or call that names it parses it again, inlined (its parameters
+ * are the caller's operands). */
+typedef struct kc__hlo_computation {
+  kc_string_view name;
+  kc__lexer at; /* at the body's '{' */
+  bool active;  /* being parsed now: a computation cannot call itself */
+  /* As a program of its own, for the instructions that call it (reduce,
+   * while, conditional); made on first use, released with the module. */
+  kc_program* program;
+} kc__hlo_computation;
+
+/* The computations of a module, shared by the parsers of its scopes. */
+typedef struct kc__hlo_module {
+  kc_program_builder* top; /* the entry's: where skipped attributes are counted */
+  kc__strmap names; /* name -> index into `computations` */
+  kc__buf computations; /* kc__hlo_computation */
+} kc__hlo_module;
+
+/* What the parser remembers of an instruction once it is built. */
+typedef struct kc__hlo_value {
+  kc_string_view name;
+  kc_shape* shape; /* owned: the shape the text gives it */
+  int32_t id;
+  int32_t line;
+  /* Its layout as written: minor_to_major for an array; for a tuple only
+   * whether a leaf has a non-default one. */
+  int8_t m2m[KC_TENSOR_MAX_NDIM];
+  bool nondefault;
+} kc__hlo_value;
+
+typedef struct kc__hlo_parser {
+  kc__lexer lx;
+  kc_program_builder* b;
+  kc__strmap names; /* name -> index into `values` */
+  kc__buf values;   /* kc__hlo_value */
+  kc__buf operands; /* int32_t ids of the instruction being parsed */
+  kc__buf operand_values; /* int32_t, the same operands as `values` indices */
+  kc__buf path;     /* int64_t, a list being parsed */
+  kc__buf literal;  /* a constant's bytes */
+  kc__arena tmp;    /* what one instruction needs until it is added */
+  int32_t root;     /* index into `values`; -1 until a ROOT */
+  kc__hlo_module* module;
+  /* An inlined computation's scope: its parameters are these instructions
+   * (with these shapes), and the names of what it builds are prefixed
+   * with the calling instruction's ("fusion.1/add.0"). */
+  const int32_t* args;
+  kc_shape* const* arg_shapes;
+  size_t num_args;
+  kc_string_view prefix;
+  bool inlined; /* parameters are bound to args, not added */
+  int depth;
+} kc__hlo_parser;
+
+static inline kc__hlo_value* kc__value(kc__hlo_parser* p, int32_t index) {
+  return (kc__hlo_value*)(void*)p->values.data + index;
+}
+
+/* Where the backend_config of a custom call was. */
+typedef enum kc__config_kind {
+  KC__CONFIG_NONE,
+  KC__CONFIG_STRING, /* "...": decoded into tmp */
+  KC__CONFIG_BRACES  /* {...}: the text as written */
+} kc__config_kind;
+
+/* One instruction while it is parsed. */
+typedef struct kc__hlo_instr {
+  kc__token name_tok;
+  kc__token shape_tok;
+  kc__token opcode_tok;
+  const kc__hlo_opcode* op;
+  kc_shape* shape; /* owned until it moves into a kc__hlo_value */
+  uint32_t seen;   /* attributes already given, by bit */
+  int64_t index;   /* get-tuple-element */
+  const int64_t* dims; /* broadcast */
+  size_t num_dims;
+  /* custom-call */
+  kc_string_view target;
+  int32_t api_version;
+  int32_t schedule;
+  bool has_side_effect;
+  kc__config_kind config_kind;
+  kc__token config_tok;
+  kc_string_view config;
+  const kc_output_operand_alias* aliases;
+  size_t num_aliases;
+  /* fusion (calls=) and call (to_apply=) */
+  kc__token callee;
+  /* an instruction of the op table: its entry, and the attributes read */
+  const kc__op_def* def;
+  kc__hlo_opcode table_op; /* what `op` points at for such instructions */
+  kc__buf attrs;           /* kc_attr, their values in the parser's tmp */
+  kc__layouts layouts; /* of its result shape */
+  /* operand_layout_constraints of a custom call: kc__hlo_constraint, one
+   * per operand written */
+  kc__buf constraints;
+  /* Its called computations: kc__hlo_callee, by the attribute naming each. */
+  kc__buf callees;
+} kc__hlo_instr;
+
+typedef struct kc__hlo_constraint {
+  int8_t m2m[KC_TENSOR_MAX_NDIM];
+  bool nondefault;
+} kc__hlo_constraint;
+
+typedef struct kc__hlo_callee {
+  kc_string_view attr;
+  kc_program* program; /* the computation's, borrowed */
+} kc__hlo_callee;
+
+enum {
+  KC__SEEN_INDEX = 1u << 0,
+  KC__SEEN_DIMENSIONS = 1u << 1,
+  KC__SEEN_TARGET = 1u << 2,
+  KC__SEEN_API = 1u << 3,
+  KC__SEEN_CONFIG = 1u << 4,
+  KC__SEEN_SIDE_EFFECT = 1u << 5,
+  KC__SEEN_ALIASING = 1u << 6,
+  KC__SEEN_SCHEDULE = 1u << 7,
+  KC__SEEN_CALLEE = 1u << 8,
+  KC__SEEN_CONSTRAINTS = 1u << 9
+};
+
+static inline size_t kc__num_operands(const kc__hlo_parser* p) {
+  return p->operands.size / sizeof(int32_t);
+}
+
+static inline const int32_t* kc__operand_ids(const kc__hlo_parser* p) {
+  return (const int32_t*)(const void*)p->operands.data;
+}
+
+/* ---- parse.c ----------------------------------------------------------------- */
+
+/* The computation `name` as a program of its own: its parameters are the
+ * program's, its ROOT the result. Made once per module. */
+kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                                   const kc__token* name, kc_program** out);
+
+/* ---- constants (parse_constant.c) --------------------------------------------- */
+
+/* "(LITERAL)" of a constant of shape ins->shape, into p->literal. */
+kc_status* kc__parse_constant(kc__hlo_parser* p, kc__hlo_instr* ins,
+                              void** out_data, size_t* out_size);
+
+/* ---- attributes (parse_attrs.c, parse_attrs_table.c) ---------------------------- */
+
+/* ", key=value" pairs up to the end of the instruction. */
+kc_status* kc__parse_attrs(kc__hlo_parser* p, kc__hlo_instr* ins);
+
+/* "{1, 2}" into p->path, then copied into tmp; `what` names the list
+ * ("an output index") in messages. */
+kc_status* kc__parse_int_list(kc__hlo_parser* p, const char* what,
+                              const int64_t** out, size_t* out_count);
+
+/* An attribute of an op-table instruction: those its entry reads, in the
+ * syntax HLO writes them; the others are left to be skipped. */
+kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
+                                const kc__token* key, bool* out_handled);
 
 /* ---- typed attributes (attrs_parse.c) ------------------------------------ */
 
