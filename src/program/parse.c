@@ -86,8 +86,8 @@ static kc_status* kc__parse_operands(kc__hlo_parser* p) {
   return NULL;
 }
 
-static kc_status* kc__missing_attr(kc__hlo_parser* p, const kc__hlo_instr* ins,
-                                   const char* attr) {
+kc_status* kc__missing_attr(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                            const char* attr) {
   return kc__lex_fail(&p->lx, &ins->opcode_tok,
                       "%s %s: expected attribute %s, got none", ins->op->name,
                       KC__Q(ins->name_tok.text), attr);
@@ -103,8 +103,8 @@ static kc_status* kc__operand_count(kc__hlo_parser* p, const kc__hlo_instr* ins,
 
 /* The shape a tuple or get-tuple-element takes from its operands must be
  * the one the text gives it. */
-static kc_status* kc__check_shape(kc__hlo_parser* p, const kc__hlo_instr* ins,
-                                  const kc_shape* derived, const char* how) {
+kc_status* kc__check_shape(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                           const kc_shape* derived, const char* how) {
   if (derived && kc_shape_equal(derived, ins->shape)) return NULL;
   char want[256] = "no shape", got[256];
   if (derived) kc_shape_format(derived, want, sizeof want);
@@ -197,191 +197,6 @@ static kc_status* kc__prepare_custom_call(kc__hlo_parser* p,
   return NULL;
 }
 
-/* The name an instruction of an inlined computation gets in the program:
- * "caller/name", so that two inlinings of one computation do not clash. */
-static kc_status* kc__scoped_name(kc__hlo_parser* p, kc_string_view* name) {
-  if (!p->prefix.size) return NULL;
-  size_t size = p->prefix.size + 1 + name->size;
-  char* full = kc__arena_alloc(&p->tmp, size + 1);
-  if (!full) return kc__parse_oom();
-  memcpy(full, p->prefix.data, p->prefix.size);
-  full[p->prefix.size] = '/';
-  memcpy(full + p->prefix.size + 1, name->data, name->size);
-  *name = (kc_string_view){full, size};
-  return NULL;
-}
-
-/* ---- layouts: converting between logical values and physical bytes ---- */
-
-/* The dimensions from major to minor of a layout. */
-static void kc__major_to_minor(const int8_t* m2m, int32_t rank, int64_t* out) {
-  for (int32_t k = 0; k < rank; ++k) out[k] = m2m[rank - 1 - k];
-}
-
-static kc_status* kc__add_transpose(kc__hlo_parser* p, int32_t x, const kc_shape* from,
-                                    const int64_t* perm, kc_string_view name, int32_t* out_id) {
-  int32_t rank = kc_shape_get_rank(from);
-  int64_t dims[KC_TENSOR_MAX_NDIM];
-  for (int32_t k = 0; k < rank; ++k) dims[k] = kc_shape_get_dims(from)[perm[k]];
-  kc_shape* shape = NULL;
-  KC__TRY(kc_shape_create_array(kc_shape_get_dtype(from), dims, rank, &shape));
-  kc_attr a;
-  memset(&a, 0, sizeof a);
-  a.name = KC_SV_LIT("dimensions");
-  a.type = KC_ATTR_ARRAY;
-  a.elem_type = KC_ATTR_I64;
-  a.v.array.data = perm;
-  a.v.array.count = (size_t)rank;
-  kc_attr_dict attrs = {1, &a};
-  kc_instruction_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.op = KC_OP_TRANSPOSE;
-  d.result_shape = shape;
-  d.operands = &x;
-  d.num_operands = 1;
-  d.attrs = &attrs;
-  kc_status* st = kc_program_builder_add_instruction(p->b, &d, name, out_id);
-  kc_shape_destroy(shape);
-  return st;
-}
-
-/* "NAME/suffix" in the parser's scratch, for the instructions a
- * conversion adds. */
-static kc_string_view kc__suffixed(kc__hlo_parser* p, kc_string_view name, const char* suffix) {
-  size_t n = strlen(suffix);
-  char* s = kc__arena_alloc(&p->tmp, name.size + n + 2);
-  if (!s) return (kc_string_view){NULL, 0};
-  memcpy(s, name.data, name.size);
-  s[name.size] = '/';
-  memcpy(s + name.size + 1, suffix, n);
-  return (kc_string_view){s, name.size + 1 + n};
-}
-
-/* x (logical, of `shape`) as the bytes of layout m2m: its elements in
- * physical order, reshaped back to the logical dims. */
-static kc_status* kc__to_physical(kc__hlo_parser* p, int32_t x, const kc_shape* shape,
-                                  const int8_t* m2m, kc_string_view name, int32_t* out_id) {
-  int64_t perm[KC_TENSOR_MAX_NDIM];
-  kc__major_to_minor(m2m, kc_shape_get_rank(shape), perm);
-  int32_t t = -1;
-  kc_string_view n1 = kc__suffixed(p, name, "to_layout");
-  kc_string_view n2 = kc__suffixed(p, name, "as_laid_out");
-  if (!n1.data || !n2.data) return kc__parse_oom();
-  KC__TRY(kc__add_transpose(p, x, shape, perm, n1, &t));
-  int32_t ops[1] = {t};
-  return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, shape, ops, 1, n2, out_id);
-}
-
-/* The inverse: bytes of layout m2m (held as a row-major `shape`) as the
- * logical value, named `name`. */
-static kc_status* kc__from_physical(kc__hlo_parser* p, int32_t x, const kc_shape* shape,
-                                    const int8_t* m2m, kc_string_view name, int32_t* out_id) {
-  int32_t rank = kc_shape_get_rank(shape);
-  int64_t perm[KC_TENSOR_MAX_NDIM], inverse[KC_TENSOR_MAX_NDIM], dims[KC_TENSOR_MAX_NDIM];
-  kc__major_to_minor(m2m, rank, perm);
-  for (int32_t k = 0; k < rank; ++k) {
-    dims[k] = kc_shape_get_dims(shape)[perm[k]];
-    inverse[perm[k]] = k;
-  }
-  kc_shape* physical = NULL;
-  KC__TRY(kc_shape_create_array(kc_shape_get_dtype(shape), dims, rank, &physical));
-  kc_string_view n1 = kc__suffixed(p, name, "in_layout_order");
-  int32_t r = -1;
-  int32_t ops[1] = {x};
-  kc_status* st = n1.data ? kc_program_builder_add_op(p->b, KC_OP_RESHAPE, physical, ops, 1,
-                                                      n1, &r)
-                          : kc__parse_oom();
-  if (!st) st = kc__add_transpose(p, r, physical, inverse, name, out_id);
-  kc_shape_destroy(physical);
-  return st;
-}
-
-/* bitcast reinterprets bytes: with both layouts row-major it is a reshape;
- * otherwise the operand's elements in its physical order, reshaped to the
- * result's physical dims, then brought to the result's logical order. */
-static kc_status* kc__build_bitcast(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_view name,
-                                    int32_t* out_id) {
-  const kc__hlo_value* v = kc__value(p, ((const int32_t*)(const void*)p->operand_values.data)[0]);
-  int32_t x = v->id;
-  if (!v->nondefault && !ins->layouts.first_nondefault) {
-    return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, ins->shape, &x, 1, name, out_id);
-  }
-  if (kc_shape_is_tuple(v->shape) || kc_shape_is_tuple(ins->shape)) {
-    return kc__lex_fail(&p->lx, &ins->opcode_tok, "bitcast %s: expected arrays",
-                        KC__Q(ins->name_tok.text));
-  }
-  int32_t phys = x;
-  if (v->nondefault) {
-    int64_t perm[KC_TENSOR_MAX_NDIM];
-    kc__major_to_minor(v->m2m, kc_shape_get_rank(v->shape), perm);
-    kc_string_view n = kc__suffixed(p, name, "operand_in_layout_order");
-    if (!n.data) return kc__parse_oom();
-    KC__TRY(kc__add_transpose(p, x, v->shape, perm, n, &phys));
-  }
-  if (!ins->layouts.first_nondefault) {
-    return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, ins->shape, &phys, 1, name, out_id);
-  }
-  return kc__from_physical(p, phys, ins->shape, ins->layouts.first, name, out_id);
-}
-
-/* A custom call sees the bytes of its operands' and result's layouts: an
- * operand whose layout (its operand_layout_constraints entry, else its
- * own) is not row-major is handed over in that layout, and a result laid
- * out otherwise is read back from it. */
-static kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
-                                        const kc_custom_call_desc* given, kc_string_view name,
-                                        int32_t* out_id) {
-  kc_custom_call_desc copy = *given;
-  kc_custom_call_desc* desc = &copy;
-  size_t n = desc->num_operands;
-  const int32_t* values = (const int32_t*)(const void*)p->operand_values.data;
-  int32_t* ops = kc__arena_alloc(&p->tmp, (n + 1) * sizeof *ops);
-  if (!ops) return kc__parse_oom();
-  size_t constraints = ins->constraints.size / sizeof(kc__hlo_constraint);
-  if (constraints && constraints != n) {
-    return kc__lex_fail(&p->lx, &ins->opcode_tok,
-                        "custom-call %s: operand_layout_constraints: expected %zu shapes (one "
-                        "per operand), got %zu",
-                        KC__Q(ins->name_tok.text), n, constraints);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const kc__hlo_value* v = kc__value(p, values[i]);
-    ops[i] = v->id;
-    const kc__hlo_constraint* written = (const kc__hlo_constraint*)(const void*)ins->constraints.data;
-    bool constrained = i < ins->constraints.size / sizeof *written;
-    bool nondefault = constrained ? written[i].nondefault : v->nondefault;
-    if (!nondefault) continue;
-    if (kc_shape_is_tuple(v->shape)) {
-      return kc__lex_fail(&p->lx, &ins->opcode_tok,
-                          "custom-call %s: operand %zu: a tuple with non-default layouts "
-                          "is not supported",
-                          KC__Q(ins->name_tok.text), i);
-    }
-    char suffix[32];
-    snprintf(suffix, sizeof suffix, "operand%zu", i);
-    kc_string_view n1 = kc__suffixed(p, name, suffix);
-    if (!n1.data) return kc__parse_oom();
-    KC__TRY(kc__to_physical(p, v->id, v->shape,
-                            constrained ? written[i].m2m : v->m2m, n1, &ops[i]));
-  }
-  desc->operands = ops;
-  if (ins->layouts.nondefault == 0) {
-    return kc_program_builder_add_custom_call(p->b, desc, name, out_id);
-  }
-  if (kc_shape_is_tuple(ins->shape)) {
-    return kc__lex_fail(&p->lx, &ins->shape_tok,
-                        "custom-call %s: a tuple result with non-default layouts is not "
-                        "supported",
-                        KC__Q(ins->name_tok.text));
-  }
-  kc_string_view call = kc__suffixed(p, name, "laid_out");
-  if (!call.data) return kc__parse_oom();
-  int32_t r = -1;
-  KC__TRY(kc_program_builder_add_custom_call(p->b, desc, call, &r));
-  return kc__from_physical(p, r, ins->shape, ins->layouts.first, name, out_id);
-}
-
 /* Hands a parsed instruction to the builder. */
 static kc_status* kc__build(kc__hlo_parser* p, kc__hlo_instr* ins,
                             int64_t number, const void* literal,
@@ -460,24 +275,6 @@ static kc_status* kc__check_get_tuple_element(kc__hlo_parser* p,
   return kc__check_shape(p, ins, elem, how);
 }
 
-/* A parameter of an inlined computation: the caller's operand `number`,
- * which must have the parameter's shape. */
-static kc_status* kc__bind_parameter(kc__hlo_parser* p, const kc__hlo_instr* ins,
-                                     int64_t number, int32_t* out_id) {
-  if ((uint64_t)number >= p->num_args) {
-    return kc__lex_fail(&p->lx, &ins->opcode_tok,
-                        "parameter %s: number %lld, but the caller passes %zu "
-                        "operand%s",
-                        KC__Q(ins->name_tok.text),
-                        (long long)number, p->num_args, p->num_args == 1 ? "" : "s");
-  }
-  char how[64];
-  snprintf(how, sizeof how, "operand %lld of the caller", (long long)number);
-  KC__TRY(kc__check_shape(p, ins, p->arg_shapes[number], how));
-  *out_id = p->args[number];
-  return NULL;
-}
-
 /* A copy: since every layout kcall accepts is the row-major one, a copy
  * is its operand's value, and the program refers to the operand. (Where a
  * custom call updates an operand in place, compile copies it first.) */
@@ -499,132 +296,6 @@ static bool kc__is_sharding_annotation(const kc__hlo_instr* ins) {
     if (kc_sv_equal(ins->target, kc_sv(targets[i]))) return true;
   }
   return false;
-}
-
-static kc_status* kc__parse_scope(kc__hlo_parser* p);
-
-static void kc__parser_free(kc__hlo_parser* p);
-
-/* The computation `name` that instruction `ins` calls, which must be
- * defined before it and not be being parsed already (it would call
- * itself). */
-static kc_status* kc__find_computation(kc__hlo_parser* p, const kc__hlo_instr* ins,
-                                       const kc__token* name, kc__hlo_computation** out) {
-  kc__hlo_module* m = p->module;
-  int32_t index = kc__strmap_get(&m->names, name->text);
-  kc__hlo_computation* c =
-      index < 0 ? NULL : (kc__hlo_computation*)(void*)m->computations.data + index;
-  if (c && !c->active && p->depth < KC__PARSE_MAX_DEPTH) {
-    *out = c;
-    return NULL;
-  }
-  return kc__lex_fail(&p->lx, name, "%s %s: computation %s %s", ins->op->name,
-                      KC__Q(ins->name_tok.text),
-                      KC__Q(name->text),
-                      !c          ? "is not defined before it"
-                      : c->active ? "calls itself"
-                                  : "is nested too deeply");
-}
-
-/* A fusion or call: the called computation parsed again in a scope of its
- * own, its parameters bound to the operands; the instruction is its ROOT.
- * Inlining costs nothing at run time, and the fused instructions run as
- * if written in place. */
-static kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
-                                  int32_t* out_id) {
-  kc__lexer* lx = &p->lx;
-  if (!(ins->seen & KC__SEEN_CALLEE)) {
-    char attr[32];
-    snprintf(attr, sizeof attr, "%s=COMPUTATION", kc__callee_attr(ins->op));
-    return kc__missing_attr(p, ins, attr);
-  }
-  kc__hlo_module* m = p->module;
-  kc__hlo_computation* c = NULL;
-  KC__TRY(kc__find_computation(p, ins, &ins->callee, &c));
-  size_t n = kc__num_operands(p);
-  kc_shape** shapes = kc__arena_alloc(&p->tmp, (n ? n : 1) * sizeof *shapes);
-  if (!shapes) return kc__parse_oom();
-  const int32_t* values = (const int32_t*)(const void*)p->operand_values.data;
-  for (size_t i = 0; i < n; ++i) shapes[i] = kc__value(p, values[i])->shape;
-
-  kc__hlo_parser sub;
-  memset(&sub, 0, sizeof sub);
-  sub.lx = c->at;
-  sub.b = p->b;
-  sub.root = -1;
-  sub.module = m;
-  sub.args = kc__operand_ids(p);
-  sub.arg_shapes = shapes;
-  sub.num_args = n;
-  sub.depth = p->depth + 1;
-  sub.inlined = true;
-  kc_string_view name = ins->name_tok.text;
-  KC__TRY(kc__scoped_name(p, &name));
-  sub.prefix = name;
-  c->active = true;
-  kc_status* st = kc__parse_scope(&sub);
-  c->active = false;
-  int32_t id = -1;
-  if (!st) {
-    const kc__hlo_value* root = kc__value(&sub, sub.root);
-    if (!kc_shape_equal(root->shape, ins->shape)) {
-      char want[256], got[256];
-      kc_shape_format(ins->shape, want, sizeof want);
-      kc_shape_format(root->shape, got, sizeof got);
-      st = kc__lex_fail(lx, &ins->shape_tok,
-                        "%s %s: expected the shape of computation %s "
-                        "(%s, its ROOT %s at line %d), got %s",
-                        ins->op->name, KC__Q(ins->name_tok.text), KC__Q(c->name),
-                        got, KC__Q(root->name), root->line, want);
-    }
-    id = root->id;
-  }
-  kc__parser_free(&sub);
-  if (st) {
-    return kc_status_add_context(st, "in computation %s, called by %s %s at line %d",
-                                 KC__Q(c->name), ins->op->name,
-                                 KC__Q(ins->name_tok.text),
-                                 ins->name_tok.line);
-  }
-  *out_id = id;
-  return NULL;
-}
-
-/* The computation `name` as a program of its own: its parameters are the
- * program's, its ROOT the result. Made once per module. */
-kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
-                                   const kc__token* name, kc_program** out) {
-  kc__hlo_module* m = p->module;
-  kc__hlo_computation* c = NULL;
-  KC__TRY(kc__find_computation(p, ins, name, &c));
-  if (c->program) {
-    *out = c->program;
-    return NULL;
-  }
-  kc__hlo_parser sub;
-  memset(&sub, 0, sizeof sub);
-  sub.lx = c->at;
-  sub.root = -1;
-  sub.module = m;
-  sub.depth = p->depth + 1;
-  kc_status* st = kc_program_builder_create(c->name, &sub.b);
-  c->active = true;
-  if (!st) st = kc__parse_scope(&sub);
-  c->active = false;
-  if (!st) st = kc_program_builder_set_root(sub.b, kc__value(&sub, sub.root)->id);
-  if (!st) {
-    kc_program_builder* b = sub.b;
-    sub.b = NULL; /* finish consumes it */
-    st = kc_program_builder_finish(b, &c->program);
-  }
-  kc_program_builder_destroy(sub.b);
-  kc__parser_free(&sub);
-  if (st) {
-    return kc_status_add_context(st, "in computation %s, called at line %d",
-                                 KC__Q(c->name), name->line);
-  }
-  *out = c->program;
-  return NULL;
 }
 
 /* Everything after the opcode; hands the instruction to the builder. */
@@ -825,7 +496,7 @@ static kc_status* kc__skip_signature(kc__lexer* lx) {
 
 /* "{ instructions }": the body of a computation, at its '{'. Without a
  * ROOT the last instruction is the result, as in XLA. */
-static kc_status* kc__parse_scope(kc__hlo_parser* p) {
+kc_status* kc__parse_scope(kc__hlo_parser* p) {
   kc__lexer* lx = &p->lx;
   KC__TRY(kc__lex_expect(lx, '{'));
   if (kc__tok_is_punct(&lx->tok, '}')) {
@@ -947,7 +618,7 @@ static kc_status* kc__parse_module(kc__hlo_parser* p, kc_program** out) {
 }
 
 /* Frees what a parser of one scope holds (not the builder). */
-static void kc__parser_free(kc__hlo_parser* p) {
+void kc__parser_free(kc__hlo_parser* p) {
   kc__hlo_value* values = (kc__hlo_value*)(void*)p->values.data;
   for (size_t i = 0; i < p->values.size / sizeof *values; ++i) {
     kc_shape_destroy(values[i].shape);

@@ -8,6 +8,8 @@
  *   parse_constant.c     the literals of constants
  *   parse_attrs.c        ", key=value" attributes of an instruction
  *   parse_attrs_table.c  attributes of op-table instructions
+ *   parse_inline.c       called computations: inlined, or programs
+ *   parse_layout_rewrite.c  layouts other than row-major as transposes
  *   attrs_parse.c        typed attribute dictionaries (backend_config)
  *   lexer.c              the tokenizer and the helpers all of them use */
 #ifndef KCALL_PROGRAM_PARSE_INTERNAL_H_
@@ -229,12 +231,56 @@ static inline const int32_t* kc__operand_ids(const kc__hlo_parser* p) {
   return (const int32_t*)(const void*)p->operands.data;
 }
 
-/* ---- parse.c ----------------------------------------------------------------- */
+/* ---- instructions and scopes (parse.c) ------------------------------------------ */
+
+/* "{ instructions }": the body of a computation, at its '{'. Without a
+ * ROOT the last instruction is the result, as in XLA. */
+kc_status* kc__parse_scope(kc__hlo_parser* p);
+
+/* Frees what a parser of one scope holds (not the builder). */
+void kc__parser_free(kc__hlo_parser* p);
+
+/* "<opcode> NAME: expected attribute <attr>, got none" at the opcode. */
+kc_status* kc__missing_attr(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                            const char* attr);
+
+/* The shape the instruction takes from elsewhere (`derived`, which `how`
+ * describes) must be the one the text gives it. */
+kc_status* kc__check_shape(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                           const kc_shape* derived, const char* how);
+
+/* ---- called computations (parse_inline.c) ---------------------------------------- */
+
+/* The name an instruction of an inlined computation gets in the program:
+ * "caller/name", so that two inlinings of one computation do not clash. */
+kc_status* kc__scoped_name(kc__hlo_parser* p, kc_string_view* name);
+
+/* A parameter of an inlined computation: the caller's operand `number`,
+ * which must have the parameter's shape. */
+kc_status* kc__bind_parameter(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                              int64_t number, int32_t* out_id);
+
+/* A fusion or call: the called computation parsed again in a scope of its
+ * own, its parameters bound to the operands; the instruction is its ROOT. */
+kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t* out_id);
 
 /* The computation `name` as a program of its own: its parameters are the
  * program's, its ROOT the result. Made once per module. */
 kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
                                    const kc__token* name, kc_program** out);
+
+/* ---- layouts rewritten into transposes (parse_layout_rewrite.c) -------------------- */
+
+/* A bitcast: a reshape, through the physical order where the operand's or
+ * the result's layout is not row-major. */
+kc_status* kc__build_bitcast(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_view name,
+                             int32_t* out_id);
+
+/* A custom call, its operands handed over and its result read back in
+ * the layouts the text gives them. */
+kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
+                                 const kc_custom_call_desc* given, kc_string_view name,
+                                 int32_t* out_id);
 
 /* ---- constants (parse_constant.c) --------------------------------------------- */
 
