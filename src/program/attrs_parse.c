@@ -26,13 +26,13 @@ static const kc__attr_type_word kc__attr_type_words[] = {
   "an attribute type (i1, i8, i16, i32, i64, si8..si64, ui8..ui64, f32, f64)"
 
 /* One decoded number, before it is stored widened or packed. */
-typedef union kc__scalar {
+typedef union kc__attr_scalar {
   bool b;
   int64_t i;
   uint64_t u;
   float f32;
   double f64;
-} kc__scalar;
+} kc__attr_scalar;
 
 /* The attribute type a type word names; false for anything else. */
 static bool kc__attr_type_of(kc_string_view word, int32_t* out) {
@@ -69,7 +69,7 @@ static kc_status* kc__attr_type(kc__lexer* lx, int32_t* out) {
 
 /* The number token `t` (or true/false for i1) as a value of `type`. */
 static kc_status* kc__attr_number(const kc__lexer* lx, const kc__token* t,
-                                  int32_t type, kc__scalar* out) {
+                                  int32_t type, kc__attr_scalar* out) {
   if (type == KC_ATTR_BOOL && t->kind == KC__TOK_IDENT) {
     if (kc__tok_is_word(t, "true") || kc__tok_is_word(t, "false")) {
       out->b = kc__tok_is_word(t, "true");
@@ -141,7 +141,7 @@ static kc_status* kc__attr_number(const kc__lexer* lx, const kc__token* t,
 }
 
 /* Stores `v` of `type` in an attribute, integers widened. */
-static void kc__attr_store(kc_attr* a, int32_t type, kc__scalar v) {
+static void kc__attr_store(kc_attr* a, int32_t type, kc__attr_scalar v) {
   a->type = type;
   switch (type) {
     case KC_ATTR_BOOL: a->v.b = v.b; break;
@@ -157,7 +157,7 @@ static void kc__attr_store(kc_attr* a, int32_t type, kc__scalar v) {
 }
 
 /* Appends `v` of `type` to `buf` at the type's width. */
-static bool kc__attr_pack(kc__buf* buf, int32_t type, kc__scalar v) {
+static bool kc__attr_pack(kc__buf* buf, int32_t type, kc__attr_scalar v) {
   switch (type) {
     case KC_ATTR_BOOL: { uint8_t x = v.b ? 1 : 0; return kc__buf_append(buf, &x, 1); }
     case KC_ATTR_I8: { int8_t x = (int8_t)v.i; return kc__buf_append(buf, &x, 1); }
@@ -186,7 +186,7 @@ static kc_status* kc__attr_array(kc__lexer* lx, kc__arena* arena,
   if (kc__tok_is_punct(&lx->tok, ':')) {
     kc__lex_next(lx);
     for (;;) {
-      kc__scalar v;
+      kc__attr_scalar v;
       st = kc__attr_number(lx, &lx->tok, type, &v);
       if (st) break;
       if (!kc__attr_pack(&packed, type, v)) {
@@ -389,7 +389,7 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
     /* A list gives every element; a single value outside brackets is a
      * splat of all of them. */
     for (size_t i = 0; !st && i < (list ? count : n); ++i) {
-      kc__scalar v;
+      kc__attr_scalar v;
       st = kc__attr_number(lx, &items[i], type, &v);
       if (!st && !kc__attr_pack(&packed, type, v)) st = kc__parse_oom();
     }
@@ -444,7 +444,7 @@ static kc_status* kc__attr_value(kc__lexer* lx, kc__arena* arena, int depth,
   } else {
     type = kc__number_is_int(t.text) ? KC_ATTR_I64 : KC_ATTR_F64;
   }
-  kc__scalar v;
+  kc__attr_scalar v;
   kc_status* st = kc__attr_number(lx, &t, type, &v);
   if (st) return st;
   kc__attr_store(out, type, v);

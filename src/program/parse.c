@@ -51,7 +51,7 @@ static kc_status* kc__parse_operand(kc__hlo_parser* p, int32_t* out_index) {
   } else if ((index = kc__strmap_get(&p->names, name.text)) < 0) {
     st = kc__lex_expected(lx, &name, "the name of an instruction defined earlier");
   } else {
-    const kc__hlo_value* v = kc__value(p, index);
+    const kc__hlo_value* v = kc__hlo_value_at(p, index);
     if (tuple && !kc_shape_equal(tuple, v->shape)) {
       st = kc__operand_mismatch(p, &shape_tok, &name, v, tuple);
     } else if (has_array && !kc__array_text_equal(&array, v->shape)) {
@@ -76,7 +76,7 @@ static kc_status* kc__parse_operands(kc__hlo_parser* p) {
     int32_t index;
     kc_status* st = kc__parse_operand(p, &index);
     if (st) return st;
-    int32_t id = kc__value(p, index)->id;
+    int32_t id = kc__hlo_value_at(p, index)->id;
     if (!kc__buf_append(&p->operands, &id, sizeof id) ||
         !kc__buf_append(&p->operand_values, &index, sizeof index)) {
       return kc__parse_oom();
@@ -93,8 +93,8 @@ kc_status* kc__missing_attr(kc__hlo_parser* p, const kc__hlo_instr* ins,
                       KC__Q(ins->name_tok.text), attr);
 }
 
-static kc_status* kc__operand_count(kc__hlo_parser* p, const kc__hlo_instr* ins,
-                                    size_t want) {
+static kc_status* kc__expect_operand_count(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                                           size_t want) {
   size_t got = kc__num_operands(p);
   if (got == want) return NULL;
   return kc__lex_fail(&p->lx, &ins->opcode_tok, "%s %s: expected %zu operand%s, got %zu",
@@ -114,7 +114,7 @@ kc_status* kc__check_shape(kc__hlo_parser* p, const kc__hlo_instr* ins,
 }
 
 static const kc_shape* kc__operand_shape(kc__hlo_parser* p, size_t i) {
-  return kc__value(p, ((const int32_t*)(const void*)p->operand_values.data)[i])->shape;
+  return kc__operand_value(p, i)->shape;
 }
 
 static kc_status* kc__check_tuple(kc__hlo_parser* p, const kc__hlo_instr* ins) {
@@ -137,8 +137,8 @@ static kc_status* kc__check_tuple(kc__hlo_parser* p, const kc__hlo_instr* ins) {
 }
 
 /* Typed attributes from a backend_config, for API_VERSION_TYPED_FFI. */
-static kc_status* kc__typed_attrs(kc__hlo_parser* p, const kc__hlo_instr* ins,
-                                  kc_attr_dict* out) {
+static kc_status* kc__parse_typed_config(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                                         kc_attr_dict* out) {
   /* A string holds the dictionary XLA would otherwise print bare; its
    * positions are only approximate when it has escapes. */
   int32_t column = ins->config_tok.column +
@@ -185,7 +185,7 @@ static kc_status* kc__prepare_custom_call(kc__hlo_parser* p,
   if (typed && (ins->config_kind == KC__CONFIG_BRACES ||
                 (ins->config_kind == KC__CONFIG_STRING &&
                  kc__looks_like_dict(ins->config)))) {
-    KC__TRY(kc__typed_attrs(p, ins, attrs));
+    KC__TRY(kc__parse_typed_config(p, ins, attrs));
     desc->attrs = attrs;
   } else if (ins->config_kind != KC__CONFIG_NONE) {
     /* The legacy conventions take the text as it is; a typed call whose
@@ -198,10 +198,10 @@ static kc_status* kc__prepare_custom_call(kc__hlo_parser* p,
 }
 
 /* Hands a parsed instruction to the builder. */
-static kc_status* kc__build(kc__hlo_parser* p, kc__hlo_instr* ins,
-                            int64_t number, const void* literal,
-                            size_t literal_size, const kc_custom_call_desc* desc,
-                            int32_t* out_id) {
+static kc_status* kc__build_instruction(kc__hlo_parser* p, kc__hlo_instr* ins,
+                                        int64_t number, const void* literal,
+                                        size_t literal_size, const kc_custom_call_desc* desc,
+                                        int32_t* out_id) {
   kc_program_builder* b = p->b;
   kc_string_view name = ins->name_tok.text;
   KC__TRY(kc__scoped_name(p, &name));
@@ -280,7 +280,7 @@ static kc_status* kc__check_get_tuple_element(kc__hlo_parser* p,
  * custom call updates an operand in place, compile copies it first.) */
 static kc_status* kc__bind_copy(kc__hlo_parser* p, const kc__hlo_instr* ins,
                                 int32_t* out_id) {
-  KC__TRY(kc__operand_count(p, ins, 1));
+  KC__TRY(kc__expect_operand_count(p, ins, 1));
   KC__TRY(kc__check_shape(p, ins, kc__operand_shape(p, 0), "the shape of its operand"));
   *out_id = kc__operand_ids(p)[0];
   return NULL;
@@ -332,22 +332,22 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
       st = kc__check_tuple(p, ins);
       break;
     case KC__HLO_GET_TUPLE_ELEMENT:
-      st = kc__operand_count(p, ins, 1);
+      st = kc__expect_operand_count(p, ins, 1);
       if (!st && !(ins->seen & KC__SEEN_INDEX)) st = kc__missing_attr(p, ins, "index=N");
       if (!st) st = kc__check_get_tuple_element(p, ins);
       break;
     case KC__HLO_BROADCAST:
-      st = kc__operand_count(p, ins, 1);
+      st = kc__expect_operand_count(p, ins, 1);
       if (!st && !(ins->seen & KC__SEEN_DIMENSIONS)) {
         st = kc__missing_attr(p, ins, "dimensions={...}");
       }
       break;
     case KC__HLO_BINARY:
-      st = kc__operand_count(p, ins, 2);
+      st = kc__expect_operand_count(p, ins, 2);
       break;
     case KC__HLO_UNARY:
     case KC__HLO_BITCAST:
-      st = kc__operand_count(p, ins, 1);
+      st = kc__expect_operand_count(p, ins, 1);
       break;
     case KC__HLO_CUSTOM_CALL:
       st = kc__prepare_custom_call(p, ins, &desc, &attrs);
@@ -356,7 +356,7 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
       break;
   }
   if (st) return st;
-  st = kc__build(p, ins, number, literal, literal_size, &desc, out_id);
+  st = kc__build_instruction(p, ins, number, literal, literal_size, &desc, out_id);
   if (st) {
     return kc_status_add_context(st, "line %d, column %d: instruction %s",
                                  ins->name_tok.line, ins->name_tok.column,
@@ -367,8 +367,8 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
 }
 
 /* Remembers a built instruction under its name; takes its shape. */
-static kc_status* kc__remember(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t id,
-                               int32_t* out_index) {
+static kc_status* kc__record_value(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t id,
+                                   int32_t* out_index) {
   kc__hlo_value v;
   v.name = ins->name_tok.text;
   v.shape = ins->shape;
@@ -395,7 +395,7 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
     kc__token next = kc__lex_peek(lx);
     if (!kc__tok_is_punct(&next, '=')) {
       if (p->root >= 0) {
-        const kc__hlo_value* first = kc__value(p, p->root);
+        const kc__hlo_value* first = kc__hlo_value_at(p, p->root);
         return kc__lex_fail(lx, &root_tok,
                             "expected one ROOT instruction, got a second (the "
                             "first is %s at line %d)",
@@ -414,7 +414,7 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
     return kc__lex_fail(lx, &ins->name_tok,
                         "instruction %s is defined twice (first at line %d)",
                         KC__Q(ins->name_tok.text),
-                        kc__value(p, earlier)->line);
+                        kc__hlo_value_at(p, earlier)->line);
   }
   kc__lex_next(lx);
   KC__TRY(kc__lex_expect(lx, '='));
@@ -427,7 +427,7 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
   ins->op = kc__hlo_opcode_find(ins->opcode_tok.text, &ins->table_op, &ins->def);
   if (!ins->op) {
     char supported[1024];
-    kc__supported_opcodes(supported, sizeof supported);
+    kc__hlo_opcode_list(supported, sizeof supported);
     return kc__lex_fail(lx, &ins->opcode_tok,
                         "instruction %s: opcode %s is not supported "
                         "(supported: %s)",
@@ -444,7 +444,7 @@ static kc_status* kc__parse_instruction(kc__hlo_parser* p) {
   int32_t id = -1, index = -1;
   kc_status* st = kc__parse_head(p, &ins, &is_root);
   if (!st) st = kc__parse_body(p, &ins, &id);
-  if (!st) st = kc__remember(p, &ins, id, &index);
+  if (!st) st = kc__record_value(p, &ins, id, &index);
   if (!st && is_root) p->root = index;
   kc_shape_destroy(ins.shape);
   kc__buf_free(&ins.attrs);
@@ -611,7 +611,7 @@ static kc_status* kc__parse_module(kc__hlo_parser* p, kc_program** out) {
     }
   }
   if (!have_entry) return kc__lex_expected(lx, &lx->tok, "an ENTRY computation");
-  KC__TRY(kc_program_builder_set_root(p->b, kc__value(p, p->root)->id));
+  KC__TRY(kc_program_builder_set_root(p->b, kc__hlo_value_at(p, p->root)->id));
   kc_program_builder* b = p->b;
   p->b = NULL; /* finish consumes it, whether or not it succeeds */
   return kc_program_builder_finish(b, out);

@@ -87,8 +87,8 @@ static const kc__word_value kc__schedule_words[] = {
 
 static const kc__word_value kc__bool_words[] = {{"false", 0}, {"true", 1}};
 
-static kc_status* kc__parse_word(kc__lexer* lx, const kc__word_value* words,
-                                 size_t count, const char* what, int32_t* out) {
+static kc_status* kc__parse_enum_word(kc__lexer* lx, const kc__word_value* words,
+                                      size_t count, const char* what, int32_t* out) {
   for (size_t i = 0; i < count; ++i) {
     if (kc__tok_is_word(&lx->tok, words[i].word)) {
       *out = words[i].value;
@@ -177,7 +177,7 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
     return kc__parse_int_list(p, "the dimensions", &ins->dims, &ins->num_dims);
   }
   if (kind == KC__HLO_CALL &&
-      kc_sv_equal(k, kc_sv(kc__callee_attr(ins->op)))) {
+      kc_sv_equal(k, kc_sv(kc__hlo_callee_attr(ins->op)))) {
     KC__TRY(kc__attr_once(p, ins, key, KC__SEEN_CALLEE));
     if (lx->tok.kind != KC__TOK_NAME && lx->tok.kind != KC__TOK_IDENT) {
       return kc__lex_expected(lx, &lx->tok, "a computation name");
@@ -200,7 +200,7 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
   } else if (kc_sv_equal(k, KC_SV_LIT("api_version"))) {
     st = kc__attr_once(p, ins, key, KC__SEEN_API);
     if (!st) {
-      st = kc__parse_word(lx, kc__api_words, KC__ARRAY_SIZE(kc__api_words),
+      st = kc__parse_enum_word(lx, kc__api_words, KC__ARRAY_SIZE(kc__api_words),
                           "an API version (API_VERSION_ORIGINAL, "
                           "API_VERSION_STATUS_RETURNING, "
                           "API_VERSION_STATUS_RETURNING_UNIFIED or "
@@ -213,7 +213,7 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
   } else if (kc_sv_equal(k, KC_SV_LIT("custom_call_has_side_effect"))) {
     st = kc__attr_once(p, ins, key, KC__SEEN_SIDE_EFFECT);
     if (!st) {
-      st = kc__parse_word(lx, kc__bool_words, 2, "true or false", &v);
+      st = kc__parse_enum_word(lx, kc__bool_words, 2, "true or false", &v);
       ins->has_side_effect = v != 0;
     }
   } else if (kc_sv_equal(k, KC_SV_LIT("operand_layout_constraints"))) {
@@ -226,7 +226,7 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
              kc_sv_equal(k, KC_SV_LIT("custom_call_schedule"))) {
     st = kc__attr_once(p, ins, key, KC__SEEN_SCHEDULE);
     if (!st) {
-      st = kc__parse_word(lx, kc__schedule_words, KC__ARRAY_SIZE(kc__schedule_words),
+      st = kc__parse_enum_word(lx, kc__schedule_words, KC__ARRAY_SIZE(kc__schedule_words),
                           "SCHEDULE_NONE, SCHEDULE_LATEST or SCHEDULE_EARLIEST",
                           &ins->schedule);
     }

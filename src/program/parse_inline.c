@@ -69,7 +69,7 @@ kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   kc__lexer* lx = &p->lx;
   if (!(ins->seen & KC__SEEN_CALLEE)) {
     char attr[32];
-    snprintf(attr, sizeof attr, "%s=COMPUTATION", kc__callee_attr(ins->op));
+    snprintf(attr, sizeof attr, "%s=COMPUTATION", kc__hlo_callee_attr(ins->op));
     return kc__missing_attr(p, ins, attr);
   }
   kc__hlo_module* m = p->module;
@@ -78,8 +78,7 @@ kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   size_t n = kc__num_operands(p);
   kc_shape** shapes = kc__arena_alloc(&p->tmp, (n ? n : 1) * sizeof *shapes);
   if (!shapes) return kc__parse_oom();
-  const int32_t* values = (const int32_t*)(const void*)p->operand_values.data;
-  for (size_t i = 0; i < n; ++i) shapes[i] = kc__value(p, values[i])->shape;
+  for (size_t i = 0; i < n; ++i) shapes[i] = kc__operand_value(p, i)->shape;
 
   kc__hlo_parser sub;
   memset(&sub, 0, sizeof sub);
@@ -100,7 +99,7 @@ kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   c->active = false;
   int32_t id = -1;
   if (!st) {
-    const kc__hlo_value* root = kc__value(&sub, sub.root);
+    const kc__hlo_value* root = kc__hlo_value_at(&sub, sub.root);
     if (!kc_shape_equal(root->shape, ins->shape)) {
       char want[256], got[256];
       kc_shape_format(ins->shape, want, sizeof want);
@@ -145,7 +144,7 @@ kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
   c->active = true;
   if (!st) st = kc__parse_scope(&sub);
   c->active = false;
-  if (!st) st = kc_program_builder_set_root(sub.b, kc__value(&sub, sub.root)->id);
+  if (!st) st = kc_program_builder_set_root(sub.b, kc__hlo_value_at(&sub, sub.root)->id);
   if (!st) {
     kc_program_builder* b = sub.b;
     sub.b = NULL; /* finish consumes it */

@@ -93,10 +93,10 @@ const kc__hlo_opcode* kc__hlo_opcode_find(kc_string_view word, kc__hlo_opcode* t
                                           const kc__op_def** out_def);
 
 /* Every opcode the parser reads, comma-separated, into buf (for messages). */
-void kc__supported_opcodes(char* buf, size_t cap);
+void kc__hlo_opcode_list(char* buf, size_t cap);
 
 /* The attribute naming the computation a fusion or call runs. */
-const char* kc__callee_attr(const kc__hlo_opcode* op);
+const char* kc__hlo_callee_attr(const kc__hlo_opcode* op);
 
 /* ---- the parser's state ------------------------------------------------------ */
 
@@ -154,7 +154,8 @@ typedef struct kc__hlo_parser {
   int depth;
 } kc__hlo_parser;
 
-static inline kc__hlo_value* kc__value(kc__hlo_parser* p, int32_t index) {
+/* The value at `index` of p->values (as p->names maps a name to). */
+static inline kc__hlo_value* kc__hlo_value_at(const kc__hlo_parser* p, int32_t index) {
   return (kc__hlo_value*)(void*)p->values.data + index;
 }
 
@@ -229,6 +230,10 @@ static inline size_t kc__num_operands(const kc__hlo_parser* p) {
 
 static inline const int32_t* kc__operand_ids(const kc__hlo_parser* p) {
   return (const int32_t*)(const void*)p->operands.data;
+}
+/* The value operand i of the instruction being parsed refers to. */
+static inline const kc__hlo_value* kc__operand_value(const kc__hlo_parser* p, size_t i) {
+  return kc__hlo_value_at(p, ((const int32_t*)(const void*)p->operand_values.data)[i]);
 }
 
 /* ---- instructions and scopes (parse.c) ------------------------------------------ */

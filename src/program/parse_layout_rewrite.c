@@ -41,7 +41,8 @@ static kc_status* kc__add_transpose(kc__hlo_parser* p, int32_t x, const kc_shape
 
 /* "NAME/suffix" in the parser's scratch, for the instructions a
  * conversion adds. */
-static kc_string_view kc__suffixed(kc__hlo_parser* p, kc_string_view name, const char* suffix) {
+static kc_string_view kc__suffixed_name(kc__hlo_parser* p, kc_string_view name,
+                                        const char* suffix) {
   size_t n = strlen(suffix);
   char* s = kc__arena_alloc(&p->tmp, name.size + n + 2);
   if (!s) return (kc_string_view){NULL, 0};
@@ -58,8 +59,8 @@ static kc_status* kc__to_physical(kc__hlo_parser* p, int32_t x, const kc_shape* 
   int64_t perm[KC_TENSOR_MAX_NDIM];
   kc__major_to_minor(m2m, kc_shape_get_rank(shape), perm);
   int32_t t = -1;
-  kc_string_view n1 = kc__suffixed(p, name, "to_layout");
-  kc_string_view n2 = kc__suffixed(p, name, "as_laid_out");
+  kc_string_view n1 = kc__suffixed_name(p, name, "to_layout");
+  kc_string_view n2 = kc__suffixed_name(p, name, "as_laid_out");
   if (!n1.data || !n2.data) return kc__parse_oom();
   KC__TRY(kc__add_transpose(p, x, shape, perm, n1, &t));
   int32_t ops[1] = {t};
@@ -79,7 +80,7 @@ static kc_status* kc__from_physical(kc__hlo_parser* p, int32_t x, const kc_shape
   }
   kc_shape* physical = NULL;
   KC__TRY(kc_shape_create_array(kc_shape_get_dtype(shape), dims, rank, &physical));
-  kc_string_view n1 = kc__suffixed(p, name, "in_layout_order");
+  kc_string_view n1 = kc__suffixed_name(p, name, "in_layout_order");
   int32_t r = -1;
   int32_t ops[1] = {x};
   kc_status* st = n1.data ? kc_program_builder_add_op(p->b, KC_OP_RESHAPE, physical, ops, 1,
@@ -95,7 +96,7 @@ static kc_status* kc__from_physical(kc__hlo_parser* p, int32_t x, const kc_shape
  * result's physical dims, then brought to the result's logical order. */
 kc_status* kc__build_bitcast(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_view name,
                              int32_t* out_id) {
-  const kc__hlo_value* v = kc__value(p, ((const int32_t*)(const void*)p->operand_values.data)[0]);
+  const kc__hlo_value* v = kc__operand_value(p, 0);
   int32_t x = v->id;
   if (!v->nondefault && !ins->layouts.first_nondefault) {
     return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, ins->shape, &x, 1, name, out_id);
@@ -108,7 +109,7 @@ kc_status* kc__build_bitcast(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_vi
   if (v->nondefault) {
     int64_t perm[KC_TENSOR_MAX_NDIM];
     kc__major_to_minor(v->m2m, kc_shape_get_rank(v->shape), perm);
-    kc_string_view n = kc__suffixed(p, name, "operand_in_layout_order");
+    kc_string_view n = kc__suffixed_name(p, name, "operand_in_layout_order");
     if (!n.data) return kc__parse_oom();
     KC__TRY(kc__add_transpose(p, x, v->shape, perm, n, &phys));
   }
@@ -128,7 +129,6 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   kc_custom_call_desc copy = *given;
   kc_custom_call_desc* desc = &copy;
   size_t n = desc->num_operands;
-  const int32_t* values = (const int32_t*)(const void*)p->operand_values.data;
   int32_t* ops = kc__arena_alloc(&p->tmp, (n + 1) * sizeof *ops);
   if (!ops) return kc__parse_oom();
   size_t constraints = ins->constraints.size / sizeof(kc__hlo_constraint);
@@ -139,7 +139,7 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
                         KC__Q(ins->name_tok.text), n, constraints);
   }
   for (size_t i = 0; i < n; ++i) {
-    const kc__hlo_value* v = kc__value(p, values[i]);
+    const kc__hlo_value* v = kc__operand_value(p, i);
     ops[i] = v->id;
     const kc__hlo_constraint* written = (const kc__hlo_constraint*)(const void*)ins->constraints.data;
     bool constrained = i < ins->constraints.size / sizeof *written;
@@ -153,7 +153,7 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
     }
     char suffix[32];
     snprintf(suffix, sizeof suffix, "operand%zu", i);
-    kc_string_view n1 = kc__suffixed(p, name, suffix);
+    kc_string_view n1 = kc__suffixed_name(p, name, suffix);
     if (!n1.data) return kc__parse_oom();
     KC__TRY(kc__to_physical(p, v->id, v->shape,
                             constrained ? written[i].m2m : v->m2m, n1, &ops[i]));
@@ -168,7 +168,7 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
                         "supported",
                         KC__Q(ins->name_tok.text));
   }
-  kc_string_view call = kc__suffixed(p, name, "laid_out");
+  kc_string_view call = kc__suffixed_name(p, name, "laid_out");
   if (!call.data) return kc__parse_oom();
   int32_t r = -1;
   KC__TRY(kc_program_builder_add_custom_call(p->b, desc, call, &r));

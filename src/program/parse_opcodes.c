@@ -31,13 +31,13 @@ static const kc__hlo_opcode kc__hlo_opcodes[] = {
 #undef KC__OPCODE
 
 /* The attribute naming the computation a fusion or call runs. */
-const char* kc__callee_attr(const kc__hlo_opcode* op) {
+const char* kc__hlo_callee_attr(const kc__hlo_opcode* op) {
   return strcmp(op->name, "fusion") == 0 ? "calls" : "to_apply";
 }
 
 /* "parameter, constant, ..., compare, ...": every opcode the parser
  * reads, for messages. */
-void kc__supported_opcodes(char* buf, size_t cap) {
+void kc__hlo_opcode_list(char* buf, size_t cap) {
   size_t len = 0;
   buf[0] = '\0';
   for (size_t i = 0; i < KC__ARRAY_SIZE(kc__hlo_opcodes); ++i) {
