@@ -145,7 +145,7 @@ static kc_status* kc__parse_typed_config(kc__hlo_parser* p, const kc__hlo_instr*
                    (ins->config_kind == KC__CONFIG_STRING ? 1 : 0);
   kc__lexer sub;
   kc__lexer_init(&sub, ins->config, ins->config_tok.line, column);
-  kc_status* st = kc__attrs_parse_dict(&sub, &p->tmp, out);
+  kc_status* st = kc__parse_typed_attr_dict(&sub, &p->tmp, out);
   if (!st && sub.tok.kind != KC__TOK_END) {
     st = kc__lex_expected(&sub, &sub.tok, "the end of backend_config");
   }

@@ -1,17 +1,18 @@
 /* Internals of the HLO-text parser shared between its files. Never
- * installed. The parser's files:
- *   parse.c              modules, computations and instructions;
- *                        kc_program_parse
- *   parse_shape.c        shapes and the layouts written in them;
- *                        kc_shape_parse
- *   parse_opcodes.c      which opcodes it reads, and as what
- *   parse_constant.c     the literals of constants
- *   parse_attrs.c        ", key=value" attributes of an instruction
- *   parse_attrs_table.c  attributes of op-table instructions
- *   parse_inline.c       called computations: inlined, or programs
- *   parse_layout_rewrite.c  layouts other than row-major as transposes
- *   attrs_parse.c        typed attribute dictionaries (backend_config)
- *   lexer.c              the tokenizer and the helpers all of them use */
+ * installed. The parser's files, each with its section below:
+ *   parse.c             modules, computations and instructions;
+ *                       kc_program_parse
+ *   parse_shape.c       shapes and the layouts written in them;
+ *                       kc_shape_parse
+ *   parse_opcodes.c     which opcodes it reads, and as what
+ *   parse_inline.c      called computations: inlined, or programs
+ *   parse_layout_rewrite.c
+ *                       layouts other than row-major, as transposes
+ *   parse_constant.c    the literals of constants
+ *   parse_attrs.c       ", key=value" attributes of an instruction
+ *   parse_attrs_table.c attributes of op-table instructions
+ *   parse_typed_attrs.c typed attribute dictionaries (backend_config)
+ *   lexer.c             the tokenizer and the helpers all of them use */
 #ifndef KCALL_PROGRAM_PARSE_INTERNAL_H_
 #define KCALL_PROGRAM_PARSE_INTERNAL_H_
 
@@ -60,7 +61,7 @@ kc_status* kc__array_text_create(const kc__lexer* lx, const kc__array_text* a,
 /* True when the array shape as written is `s` (layouts aside). */
 bool kc__array_text_equal(const kc__array_text* a, const kc_shape* s);
 
-/* ---- opcodes (parse_opcodes.c) --------------------------------------------- */
+/* ---- opcodes (parse_opcodes.c) ------------------------------------------- */
 
 /* How the parser handles an instruction, by its opcode. */
 typedef enum kc__hlo_kind {
@@ -78,6 +79,7 @@ typedef enum kc__hlo_kind {
   KC__HLO_BITCAST /* a reshape, through the physical order where layouts differ */
 } kc__hlo_kind;
 
+/* An opcode the parser reads. */
 typedef struct kc__hlo_opcode {
   const char* name;
   size_t size; /* strlen(name) */
@@ -98,7 +100,7 @@ void kc__hlo_opcode_list(char* buf, size_t cap);
 /* The attribute naming the computation a fusion or call runs. */
 const char* kc__hlo_callee_attr(const kc__hlo_opcode* op);
 
-/* ---- the parser's state ------------------------------------------------------ */
+/* ---- the parser's state -------------------------------------------------- */
 
 /* A computation other than the entry: where its body starts, so that each
  * fusion or call that names it parses it again, inlined (its parameters
@@ -131,6 +133,8 @@ typedef struct kc__hlo_value {
   bool nondefault;
 } kc__hlo_value;
 
+/* The parser of one scope: the entry computation, an inlined one, or
+ * one made into a program of its own. */
 typedef struct kc__hlo_parser {
   kc__lexer lx;
   kc_program_builder* b;
@@ -201,16 +205,19 @@ typedef struct kc__hlo_instr {
   kc__buf callees;
 } kc__hlo_instr;
 
+/* An operand_layout_constraints entry. */
 typedef struct kc__hlo_constraint {
   int8_t m2m[KC_TENSOR_MAX_NDIM];
   bool nondefault;
 } kc__hlo_constraint;
 
+/* A computation an op-table instruction calls. */
 typedef struct kc__hlo_callee {
   kc_string_view attr;
   kc_program* program; /* the computation's, borrowed */
 } kc__hlo_callee;
 
+/* The bits of kc__hlo_instr.seen: attributes given once at most. */
 enum {
   KC__SEEN_INDEX = 1u << 0,
   KC__SEEN_DIMENSIONS = 1u << 1,
@@ -224,6 +231,7 @@ enum {
   KC__SEEN_CONSTRAINTS = 1u << 9
 };
 
+/* The operands of the instruction being parsed: how many, their ids. */
 static inline size_t kc__num_operands(const kc__hlo_parser* p) {
   return p->operands.size / sizeof(int32_t);
 }
@@ -231,12 +239,13 @@ static inline size_t kc__num_operands(const kc__hlo_parser* p) {
 static inline const int32_t* kc__operand_ids(const kc__hlo_parser* p) {
   return (const int32_t*)(const void*)p->operands.data;
 }
+
 /* The value operand i of the instruction being parsed refers to. */
 static inline const kc__hlo_value* kc__operand_value(const kc__hlo_parser* p, size_t i) {
   return kc__hlo_value_at(p, ((const int32_t*)(const void*)p->operand_values.data)[i]);
 }
 
-/* ---- instructions and scopes (parse.c) ------------------------------------------ */
+/* ---- instructions and scopes (parse.c) ----------------------------------- */
 
 /* "{ instructions }": the body of a computation, at its '{'. Without a
  * ROOT the last instruction is the result, as in XLA. */
@@ -254,7 +263,7 @@ kc_status* kc__missing_attr(kc__hlo_parser* p, const kc__hlo_instr* ins,
 kc_status* kc__check_shape(kc__hlo_parser* p, const kc__hlo_instr* ins,
                            const kc_shape* derived, const char* how);
 
-/* ---- called computations (parse_inline.c) ---------------------------------------- */
+/* ---- called computations (parse_inline.c) -------------------------------- */
 
 /* The name an instruction of an inlined computation gets in the program:
  * "caller/name", so that two inlinings of one computation do not clash. */
@@ -274,7 +283,7 @@ kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t* out_i
 kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
                                    const kc__token* name, kc_program** out);
 
-/* ---- layouts rewritten into transposes (parse_layout_rewrite.c) -------------------- */
+/* ---- layouts rewritten into transposes (parse_layout_rewrite.c) ---------- */
 
 /* A bitcast: a reshape, through the physical order where the operand's or
  * the result's layout is not row-major. */
@@ -287,13 +296,13 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
                                  const kc_custom_call_desc* given, kc_string_view name,
                                  int32_t* out_id);
 
-/* ---- constants (parse_constant.c) --------------------------------------------- */
+/* ---- constants (parse_constant.c) ---------------------------------------- */
 
 /* "(LITERAL)" of a constant of shape ins->shape, into p->literal. */
 kc_status* kc__parse_constant(kc__hlo_parser* p, kc__hlo_instr* ins,
                               void** out_data, size_t* out_size);
 
-/* ---- attributes (parse_attrs.c, parse_attrs_table.c) ---------------------------- */
+/* ---- attributes (parse_attrs.c, parse_attrs_table.c) --------------------- */
 
 /* ", key=value" pairs up to the end of the instruction. */
 kc_status* kc__parse_attrs(kc__hlo_parser* p, kc__hlo_instr* ins);
@@ -308,7 +317,7 @@ kc_status* kc__parse_int_list(kc__hlo_parser* p, const char* what,
 kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
                                 const kc__token* key, bool* out_handled);
 
-/* ---- typed attributes (attrs_parse.c) ------------------------------------ */
+/* ---- typed attributes (parse_typed_attrs.c) ------------------------------ */
 
 /*
  * Parses a typed-attribute dictionary as XLA writes a typed FFI call's
@@ -322,7 +331,7 @@ kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
  * (0x7F800000 : f32), as MLIR prints infinities and NaNs.
  * INVALID_ARGUMENT citing line and column; RESOURCE_EXHAUSTED.
  */
-kc_status* kc__attrs_parse_dict(kc__lexer* lx, kc__arena* arena,
-                                kc_attr_dict* out);
+kc_status* kc__parse_typed_attr_dict(kc__lexer* lx, kc__arena* arena,
+                                     kc_attr_dict* out);
 
 #endif /* KCALL_PROGRAM_PARSE_INTERNAL_H_ */

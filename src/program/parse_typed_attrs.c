@@ -410,7 +410,7 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
 }
 
 static kc_status* kc__attr_dict(kc__lexer* lx, kc__arena* arena, int depth,
-                                kc_attr_dict* out);
+                                     kc_attr_dict* out);
 
 static kc_status* kc__attr_value(kc__lexer* lx, kc__arena* arena, int depth,
                                  kc_attr* out) {
@@ -521,7 +521,7 @@ static kc_status* kc__attr_entries(kc__lexer* lx, kc__arena* arena, int depth,
 }
 
 static kc_status* kc__attr_dict(kc__lexer* lx, kc__arena* arena, int depth,
-                                kc_attr_dict* out) {
+                                     kc_attr_dict* out) {
   if (depth > KC__PARSE_MAX_DEPTH) {
     return kc__lex_fail(lx, &lx->tok, "dictionaries nested deeper than %d",
                         KC__PARSE_MAX_DEPTH);
@@ -557,8 +557,8 @@ static kc_status* kc__attr_dict(kc__lexer* lx, kc__arena* arena, int depth,
   return st;
 }
 
-kc_status* kc__attrs_parse_dict(kc__lexer* lx, kc__arena* arena,
-                                kc_attr_dict* out) {
+kc_status* kc__parse_typed_attr_dict(kc__lexer* lx, kc__arena* arena,
+                                     kc_attr_dict* out) {
   out->count = 0;
   out->entries = NULL;
   return kc__attr_dict(lx, arena, 0, out);
