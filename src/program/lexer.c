@@ -60,8 +60,11 @@ static bool kc__skip_blank(kc__lexer* lx) {
     } else if (c == '/' && kc__byte_at(lx, lx->pos + 1) == '*') {
       /* XLA writes index comments ("/" "*index=5*" "/") inside long
        * tuples and operand lists. */
-      kc__token start = {KC__TOK_ERROR, {lx->text + lx->pos, 2}, lx->line,
-                         kc__column(lx, lx->pos), "unterminated comment"};
+      kc__token start = {.kind = KC__TOK_ERROR,
+                         .text = {lx->text + lx->pos, 2},
+                         .line = lx->line,
+                         .column = kc__column(lx, lx->pos),
+                         .error = "unterminated comment"};
       lx->pos += 2;
       for (;;) {
         int d = kc__byte_at(lx, lx->pos);
@@ -331,7 +334,10 @@ bool kc__lex_raw_until(kc__lexer* lx, char close, kc_string_view* out) {
   }
   out->data = lx->text + lx->pos;
   out->size = p - lx->pos;
-  kc__token at = {KC__TOK_PUNCT, {lx->text + p, 1}, lx->line, kc__column(lx, p), NULL};
+  kc__token at = {.kind = KC__TOK_PUNCT,
+                  .text = {lx->text + p, 1},
+                  .line = lx->line,
+                  .column = kc__column(lx, p)};
   lx->pos = p + 1;
   lx->tok = at;
   kc__lex_next(lx);
@@ -364,8 +370,10 @@ kc_status* kc__lex_skip_group(kc__lexer* lx, kc__token* out_close) {
         break;
       case ')': case ']': case '}':
         if (--depth == 0) {
-          kc__token close = {KC__TOK_PUNCT, {lx->text + lx->pos, 1}, lx->line,
-                             kc__column(lx, lx->pos), NULL};
+          kc__token close = {.kind = KC__TOK_PUNCT,
+                             .text = {lx->text + lx->pos, 1},
+                             .line = lx->line,
+                             .column = kc__column(lx, lx->pos)};
           lx->pos++;
           lx->tok = close;
           if (out_close) *out_close = close;
@@ -388,8 +396,10 @@ kc_status* kc__lex_skip_group(kc__lexer* lx, kc__token* out_close) {
         break;
       }
       case -1: {
-        kc__token end = {KC__TOK_END, {lx->text + lx->pos, 0}, lx->line,
-                         kc__column(lx, lx->pos), NULL};
+        kc__token end = {.kind = KC__TOK_END,
+                         .text = {lx->text + lx->pos, 0},
+                         .line = lx->line,
+                         .column = kc__column(lx, lx->pos)};
         lx->tok = end;
         char what[96];
         snprintf(what, sizeof what, "a bracket closing the '%c' at line %d, column %d",

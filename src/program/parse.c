@@ -170,17 +170,18 @@ static kc_status* kc__prepare_custom_call(kc__hlo_parser* p,
   if (!(ins->seen & KC__SEEN_TARGET)) {
     return kc__missing_attr(p, ins, "custom_call_target=\"...\"");
   }
-  memset(desc, 0, sizeof *desc);
-  desc->struct_size = sizeof *desc;
-  desc->target = ins->target;
-  desc->operands = kc__operand_ids(p);
-  desc->num_operands = kc__num_operands(p);
-  desc->result_shape = ins->shape;
-  desc->has_side_effect = ins->has_side_effect;
-  desc->aliases = ins->aliases;
-  desc->num_aliases = ins->num_aliases;
-  desc->schedule = ins->schedule;
-  desc->api_version = ins->api_version;
+  *desc = (kc_custom_call_desc){
+      .struct_size = sizeof *desc,
+      .target = ins->target,
+      .operands = kc__operand_ids(p),
+      .num_operands = kc__num_operands(p),
+      .result_shape = ins->shape,
+      .has_side_effect = ins->has_side_effect,
+      .aliases = ins->aliases,
+      .num_aliases = ins->num_aliases,
+      .schedule = ins->schedule,
+      .api_version = ins->api_version,
+  };
   bool typed = ins->api_version == KC_XCALL_API_TYPED;
   if (typed && (ins->config_kind == KC__CONFIG_BRACES ||
                 (ins->config_kind == KC__CONFIG_STRING &&
@@ -225,16 +226,16 @@ static kc_status* kc__build_instruction(kc__hlo_parser* p, kc__hlo_instr* ins,
     case KC__HLO_BITCAST:
       return kc__build_bitcast(p, ins, name, out_id);
     case KC__HLO_TABLE: {
-      kc_attr_dict attrs = {ins->attrs.size / sizeof(kc_attr),
-                            (const kc_attr*)(const void*)ins->attrs.data};
-      kc_instruction_desc d;
-      memset(&d, 0, sizeof d);
-      d.struct_size = sizeof d;
-      d.op = ins->def->op;
-      d.result_shape = ins->shape;
-      d.operands = ids;
-      d.num_operands = kc__num_operands(p);
-      d.attrs = &attrs;
+      kc_attr_dict attrs = {.count = ins->attrs.size / sizeof(kc_attr),
+                            .entries = (const kc_attr*)(const void*)ins->attrs.data};
+      kc_instruction_desc d = {
+          .struct_size = sizeof d,
+          .op = ins->def->op,
+          .result_shape = ins->shape,
+          .operands = ids,
+          .num_operands = kc__num_operands(p),
+          .attrs = &attrs,
+      };
       /* Called computations in the order the entry lists their attributes. */
       const kc__hlo_callee* callees = (const kc__hlo_callee*)(const void*)ins->callees.data;
       size_t count = ins->callees.size / sizeof *callees, n = 0;
@@ -369,13 +370,14 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
 /* Remembers a built instruction under its name; takes its shape. */
 static kc_status* kc__record_value(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t id,
                                    int32_t* out_index) {
-  kc__hlo_value v;
-  v.name = ins->name_tok.text;
-  v.shape = ins->shape;
-  v.id = id;
-  v.line = ins->name_tok.line;
+  kc__hlo_value v = {
+      .name = ins->name_tok.text,
+      .shape = ins->shape,
+      .id = id,
+      .line = ins->name_tok.line,
+      .nondefault = ins->layouts.nondefault > 0,
+  };
   memcpy(v.m2m, ins->layouts.first, sizeof v.m2m);
-  v.nondefault = ins->layouts.nondefault > 0;
   size_t count = p->values.size / sizeof v;
   if (count >= INT32_MAX || !kc__buf_append(&p->values, &v, sizeof v)) {
     return kc__parse_oom();
@@ -523,10 +525,7 @@ static kc_status* kc__record_computation(kc__hlo_parser* p) {
   kc__lex_next(lx);
   KC__TRY(kc__skip_signature(lx));
   if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{'");
-  kc__hlo_computation c;
-  memset(&c, 0, sizeof c);
-  c.name = name.text;
-  c.at = *lx;
+  kc__hlo_computation c = {.name = name.text, .at = *lx};
   size_t count = m->computations.size / sizeof c;
   if (count >= INT32_MAX || !kc__buf_append(&m->computations, &c, sizeof c) ||
       !kc__strmap_put(&m->names, name.text, (int32_t)count)) {
@@ -638,17 +637,14 @@ kc_status* kc_program_parse(kc_string_view text, kc_program** out_program) {
                             out_program ? "text" : "out_program");
   }
   *out_program = NULL;
-  kc__hlo_parser p;
-  memset(&p, 0, sizeof p);
-  p.root = -1;
+  kc__hlo_module module;
+  memset(&module, 0, sizeof module);
+  kc__hlo_parser p = {.root = -1, .module = &module};
   /* A byte-order mark, as some editors write, is not part of the text. */
   if (text.size >= 3 && memcmp(text.data, "\xEF\xBB\xBF", 3) == 0) {
     text.data += 3;
     text.size -= 3;
   }
-  kc__hlo_module module;
-  memset(&module, 0, sizeof module);
-  p.module = &module;
   kc__lexer_init(&p.lx, text, 1, 1);
   kc_status* st = kc__parse_module(&p, out_program);
   kc_program_builder_destroy(p.b);

@@ -26,7 +26,7 @@ static kc_status* kc__parse_callees(kc__hlo_parser* p, kc__hlo_instr* ins,
     if (lx->tok.kind != KC__TOK_NAME && lx->tok.kind != KC__TOK_IDENT) {
       return kc__lex_expected(lx, &lx->tok, "a computation name");
     }
-    kc__hlo_callee callee = {key->text, NULL};
+    kc__hlo_callee callee = {.attr = key->text, .program = NULL};
     KC__TRY(kc__computation_program(p, ins, &lx->tok, &callee.program));
     if (!kc__buf_append(&ins->callees, &callee, sizeof callee)) return kc__parse_oom();
     kc__lex_next(lx);
@@ -225,13 +225,12 @@ static kc_status* kc__add_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins, cons
 
 static kc_status* kc__add_ints_attr(kc__hlo_parser* p, kc__hlo_instr* ins, const char* name,
                                     const int64_t* v, size_t n) {
-  kc_attr a;
-  memset(&a, 0, sizeof a);
-  a.name = kc_sv(name);
-  a.type = KC_ATTR_ARRAY;
-  a.elem_type = KC_ATTR_I64;
-  a.v.array.data = kc__arena_dup(&p->tmp, v, n * sizeof *v);
-  a.v.array.count = n;
+  kc_attr a = {
+      .name = kc_sv(name),
+      .type = KC_ATTR_ARRAY,
+      .elem_type = KC_ATTR_I64,
+      .v.array = {.data = kc__arena_dup(&p->tmp, v, n * sizeof *v), .count = n},
+  };
   if (!a.v.array.data) return kc__parse_oom();
   return kc__add_table_attr(p, ins, &a);
 }

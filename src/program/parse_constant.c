@@ -171,13 +171,14 @@ kc_status* kc__parse_constant(kc__hlo_parser* p, kc__hlo_instr* ins,
                         KC__Q(ins->name_tok.text),
                         shape_text);
   }
-  kc__literal lit;
-  lit.dtype = dtype;
-  lit.shape_text = shape_text;
   *out_size = kc_shape_get_byte_size(ins->shape);
-  lit.count = *out_size / (dtype.bits / 8);
-  lit.n = 0;
-  lit.data = &p->literal;
+  kc__literal lit = {
+      .dtype = dtype,
+      .data = &p->literal,
+      .count = *out_size / (dtype.bits / 8),
+      .n = 0,
+      .shape_text = shape_text,
+  };
   p->literal.size = 0;
   KC__TRY(kc__lex_expect(lx, '('));
   kc__token first = lx->tok;

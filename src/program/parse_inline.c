@@ -80,20 +80,20 @@ kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   if (!shapes) return kc__parse_oom();
   for (size_t i = 0; i < n; ++i) shapes[i] = kc__operand_value(p, i)->shape;
 
-  kc__hlo_parser sub;
-  memset(&sub, 0, sizeof sub);
-  sub.lx = c->at;
-  sub.b = p->b;
-  sub.root = -1;
-  sub.module = m;
-  sub.args = kc__operand_ids(p);
-  sub.arg_shapes = shapes;
-  sub.num_args = n;
-  sub.depth = p->depth + 1;
-  sub.inlined = true;
   kc_string_view name = ins->name_tok.text;
   KC__TRY(kc__scoped_name(p, &name));
-  sub.prefix = name;
+  kc__hlo_parser sub = {
+      .lx = c->at,
+      .b = p->b,
+      .root = -1,
+      .module = m,
+      .args = kc__operand_ids(p),
+      .arg_shapes = shapes,
+      .num_args = n,
+      .prefix = name,
+      .inlined = true,
+      .depth = p->depth + 1,
+  };
   c->active = true;
   kc_status* st = kc__parse_scope(&sub);
   c->active = false;
@@ -134,12 +134,7 @@ kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
     *out = c->program;
     return NULL;
   }
-  kc__hlo_parser sub;
-  memset(&sub, 0, sizeof sub);
-  sub.lx = c->at;
-  sub.root = -1;
-  sub.module = m;
-  sub.depth = p->depth + 1;
+  kc__hlo_parser sub = {.lx = c->at, .root = -1, .module = m, .depth = p->depth + 1};
   kc_status* st = kc_program_builder_create(c->name, &sub.b);
   c->active = true;
   if (!st) st = kc__parse_scope(&sub);

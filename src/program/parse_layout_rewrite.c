@@ -18,22 +18,21 @@ static kc_status* kc__add_transpose(kc__hlo_parser* p, int32_t x, const kc_shape
   for (int32_t k = 0; k < rank; ++k) dims[k] = kc_shape_get_dims(from)[perm[k]];
   kc_shape* shape = NULL;
   KC__TRY(kc_shape_create_array(kc_shape_get_dtype(from), dims, rank, &shape));
-  kc_attr a;
-  memset(&a, 0, sizeof a);
-  a.name = KC_SV_LIT("dimensions");
-  a.type = KC_ATTR_ARRAY;
-  a.elem_type = KC_ATTR_I64;
-  a.v.array.data = perm;
-  a.v.array.count = (size_t)rank;
-  kc_attr_dict attrs = {1, &a};
-  kc_instruction_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.op = KC_OP_TRANSPOSE;
-  d.result_shape = shape;
-  d.operands = &x;
-  d.num_operands = 1;
-  d.attrs = &attrs;
+  kc_attr a = {
+      .name = KC_SV_LIT("dimensions"),
+      .type = KC_ATTR_ARRAY,
+      .elem_type = KC_ATTR_I64,
+      .v.array = {.data = perm, .count = (size_t)rank},
+  };
+  kc_attr_dict attrs = {.count = 1, .entries = &a};
+  kc_instruction_desc d = {
+      .struct_size = sizeof d,
+      .op = KC_OP_TRANSPOSE,
+      .result_shape = shape,
+      .operands = &x,
+      .num_operands = 1,
+      .attrs = &attrs,
+  };
   kc_status* st = kc_program_builder_add_instruction(p->b, &d, name, out_id);
   kc_shape_destroy(shape);
   return st;

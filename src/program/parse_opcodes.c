@@ -2,7 +2,8 @@
  * builds itself, then the op table's (program/ops.h). */
 #include "program/parse_internal.h"
 
-#define KC__OPCODE(name, kind, op) {name, sizeof(name) - 1, kind, op}
+#define KC__OPCODE(NAME, KIND, OP) \
+  {.name = NAME, .size = sizeof(NAME) - 1, .kind = KIND, .op = OP}
 
 static const kc__hlo_opcode kc__hlo_opcodes[] = {
     KC__OPCODE("parameter", KC__HLO_PARAMETER, 0),
