@@ -28,6 +28,7 @@ static kc_status* kc__parse_operand(kc__hlo_parser* p, int32_t* out_index) {
   kc_shape* tuple = NULL; /* a tuple shape written before the name */
   kc__array_text array;   /* an array shape written before the name */
   bool has_array = false;
+  /* The shape written before the name, if any. */
   if (kc__tok_is_punct(&shape_tok, '(')) {
     kc__layouts ignored;
     memset(&ignored, 0, sizeof ignored);
@@ -41,6 +42,7 @@ static kc_status* kc__parse_operand(kc__hlo_parser* p, int32_t* out_index) {
       has_array = true;
     }
   }
+  /* The name, which must be defined, with that shape. */
   kc__token name = lx->tok;
   kc_status* st = NULL;
   int32_t index = -1;
@@ -311,6 +313,8 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
   p->operands.size = 0;
   p->operand_values.size = 0;
   kc__hlo_kind kind = ins->op->kind;
+  /* What the parentheses hold: a parameter's number, a constant's
+   * literal, or operands. */
   if (kind == KC__HLO_PARAMETER) {
     KC__TRY(kc__lex_expect(lx, '('));
     KC__TRY(kc__lex_int(lx, "a parameter number", 0, INT64_MAX, &number));
@@ -321,12 +325,14 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
     KC__TRY(kc__parse_operands(p));
   }
   KC__TRY(kc__parse_attrs(p, ins));
+  /* Instructions that add nothing: their value is another's. */
   if (kind == KC__HLO_PARAMETER && p->inlined) return kc__bind_parameter(p, ins, number, out_id);
   if (kind == KC__HLO_CALL) return kc__inline_call(p, ins, out_id);
   if (kind == KC__HLO_COPY) return kc__bind_copy(p, ins, out_id);
   if (kind == KC__HLO_CUSTOM_CALL && kc__is_sharding_annotation(ins)) {
     return kc__bind_copy(p, ins, out_id);
   }
+  /* What the builder cannot check from the text it is given. */
   kc_status* st = NULL;
   switch (kind) {
     case KC__HLO_TUPLE:
@@ -357,6 +363,7 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
       break;
   }
   if (st) return st;
+  /* Built, and located for messages at run time. */
   st = kc__build_instruction(p, ins, number, literal, literal_size, &desc, out_id);
   if (st) {
     return kc_status_add_context(st, "line %d, column %d: instruction %s",
@@ -393,6 +400,7 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
   kc__lexer* lx = &p->lx;
   kc__token root_tok = lx->tok;
   *out_root = false;
+  /* ROOT, unless it is the instruction's name ("ROOT = ..."). */
   if (kc__tok_is_word(&root_tok, "ROOT")) {
     kc__token next = kc__lex_peek(lx);
     if (!kc__tok_is_punct(&next, '=')) {
@@ -407,6 +415,7 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
       kc__lex_next(lx);
     }
   }
+  /* The name, new in this scope. */
   ins->name_tok = lx->tok;
   if (ins->name_tok.kind != KC__TOK_NAME && ins->name_tok.kind != KC__TOK_IDENT) {
     return kc__lex_expected(lx, &ins->name_tok, "an instruction or '}'");
@@ -419,6 +428,7 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
                         kc__hlo_value_at(p, earlier)->line);
   }
   kc__lex_next(lx);
+  /* "= SHAPE opcode" */
   KC__TRY(kc__lex_expect(lx, '='));
   ins->shape_tok = lx->tok;
   KC__TRY(kc__parse_shape(lx, 0, &ins->layouts, &ins->shape));

@@ -160,6 +160,58 @@ static kc_status* kc__parse_constraints(kc__hlo_parser* p, kc__hlo_instr* ins) {
   return NULL;
 }
 
+/* An attribute a custom call reads; *out_handled false leaves any other
+ * for the caller to skip. */
+static kc_status* kc__parse_custom_call_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
+                                             const kc__token* key, bool* out_handled) {
+  kc__lexer* lx = &p->lx;
+  kc_string_view k = key->text;
+  *out_handled = true;
+  kc_status* st = NULL;
+  int32_t v = 0;
+  if (kc_sv_equal(k, KC_SV_LIT("custom_call_target"))) {
+    st = kc__attr_once(p, ins, key, KC__SEEN_TARGET);
+    if (!st) st = kc__lex_string(lx, &lx->tok, KC__ESCAPES_HLO, &p->tmp, &ins->target);
+    if (!st) kc__lex_next(lx);
+  } else if (kc_sv_equal(k, KC_SV_LIT("api_version"))) {
+    st = kc__attr_once(p, ins, key, KC__SEEN_API);
+    if (!st) {
+      st = kc__parse_enum_word(lx, kc__api_words, KC__ARRAY_SIZE(kc__api_words),
+                               "an API version (API_VERSION_ORIGINAL, "
+                               "API_VERSION_STATUS_RETURNING, "
+                               "API_VERSION_STATUS_RETURNING_UNIFIED or "
+                               "API_VERSION_TYPED_FFI)",
+                               &ins->api_version);
+    }
+  } else if (kc_sv_equal(k, KC_SV_LIT("backend_config"))) {
+    st = kc__attr_once(p, ins, key, KC__SEEN_CONFIG);
+    if (!st) st = kc__parse_backend_config(p, ins);
+  } else if (kc_sv_equal(k, KC_SV_LIT("custom_call_has_side_effect"))) {
+    st = kc__attr_once(p, ins, key, KC__SEEN_SIDE_EFFECT);
+    if (!st) {
+      st = kc__parse_enum_word(lx, kc__bool_words, 2, "true or false", &v);
+      ins->has_side_effect = v != 0;
+    }
+  } else if (kc_sv_equal(k, KC_SV_LIT("operand_layout_constraints"))) {
+    st = kc__attr_once(p, ins, key, KC__SEEN_CONSTRAINTS);
+    if (!st) st = kc__parse_constraints(p, ins);
+  } else if (kc_sv_equal(k, KC_SV_LIT("output_to_operand_aliasing"))) {
+    st = kc__attr_once(p, ins, key, KC__SEEN_ALIASING);
+    if (!st) st = kc__parse_aliasing(p, ins);
+  } else if (kc_sv_equal(k, KC_SV_LIT("schedule")) ||
+             kc_sv_equal(k, KC_SV_LIT("custom_call_schedule"))) {
+    st = kc__attr_once(p, ins, key, KC__SEEN_SCHEDULE);
+    if (!st) {
+      st = kc__parse_enum_word(lx, kc__schedule_words, KC__ARRAY_SIZE(kc__schedule_words),
+                               "SCHEDULE_NONE, SCHEDULE_LATEST or SCHEDULE_EARLIEST",
+                               &ins->schedule);
+    }
+  } else {
+    *out_handled = false;
+  }
+  return st;
+}
+
 /* The value of attribute `key` if this kind of instruction reads it;
  * *out_handled false leaves it for the caller to skip. */
 static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
@@ -187,53 +239,9 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
     return NULL;
   }
   if (kind == KC__HLO_TABLE) return kc__parse_table_attr(p, ins, key, out_handled);
-  if (kind != KC__HLO_CUSTOM_CALL) {
-    *out_handled = false;
-    return NULL;
-  }
-  kc_status* st = NULL;
-  int32_t v = 0;
-  if (kc_sv_equal(k, KC_SV_LIT("custom_call_target"))) {
-    st = kc__attr_once(p, ins, key, KC__SEEN_TARGET);
-    if (!st) st = kc__lex_string(lx, &lx->tok, KC__ESCAPES_HLO, &p->tmp, &ins->target);
-    if (!st) kc__lex_next(lx);
-  } else if (kc_sv_equal(k, KC_SV_LIT("api_version"))) {
-    st = kc__attr_once(p, ins, key, KC__SEEN_API);
-    if (!st) {
-      st = kc__parse_enum_word(lx, kc__api_words, KC__ARRAY_SIZE(kc__api_words),
-                          "an API version (API_VERSION_ORIGINAL, "
-                          "API_VERSION_STATUS_RETURNING, "
-                          "API_VERSION_STATUS_RETURNING_UNIFIED or "
-                          "API_VERSION_TYPED_FFI)",
-                          &ins->api_version);
-    }
-  } else if (kc_sv_equal(k, KC_SV_LIT("backend_config"))) {
-    st = kc__attr_once(p, ins, key, KC__SEEN_CONFIG);
-    if (!st) st = kc__parse_backend_config(p, ins);
-  } else if (kc_sv_equal(k, KC_SV_LIT("custom_call_has_side_effect"))) {
-    st = kc__attr_once(p, ins, key, KC__SEEN_SIDE_EFFECT);
-    if (!st) {
-      st = kc__parse_enum_word(lx, kc__bool_words, 2, "true or false", &v);
-      ins->has_side_effect = v != 0;
-    }
-  } else if (kc_sv_equal(k, KC_SV_LIT("operand_layout_constraints"))) {
-    st = kc__attr_once(p, ins, key, KC__SEEN_CONSTRAINTS);
-    if (!st) st = kc__parse_constraints(p, ins);
-  } else if (kc_sv_equal(k, KC_SV_LIT("output_to_operand_aliasing"))) {
-    st = kc__attr_once(p, ins, key, KC__SEEN_ALIASING);
-    if (!st) st = kc__parse_aliasing(p, ins);
-  } else if (kc_sv_equal(k, KC_SV_LIT("schedule")) ||
-             kc_sv_equal(k, KC_SV_LIT("custom_call_schedule"))) {
-    st = kc__attr_once(p, ins, key, KC__SEEN_SCHEDULE);
-    if (!st) {
-      st = kc__parse_enum_word(lx, kc__schedule_words, KC__ARRAY_SIZE(kc__schedule_words),
-                          "SCHEDULE_NONE, SCHEDULE_LATEST or SCHEDULE_EARLIEST",
-                          &ins->schedule);
-    }
-  } else {
-    *out_handled = false;
-  }
-  return st;
+  if (kind == KC__HLO_CUSTOM_CALL) return kc__parse_custom_call_attr(p, ins, key, out_handled);
+  *out_handled = false;
+  return NULL;
 }
 
 /* Attributes that change what an instruction computes, which kcall would

@@ -241,8 +241,9 @@ kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
                                 const kc__token* key, bool* out_handled) {
   kc__lexer* lx = &p->lx;
   *out_handled = false;
+  /* Whether the entry reads it: an attribute, or called computations.
+   * slice= and padding= give attributes of other names. */
   bool reads = false;
-  /* slice= and padding= give attributes of other names. */
   const char* given = kc_sv_equal(key->text, KC_SV_LIT("slice"))     ? kc__slice_names[0]
                       : kc_sv_equal(key->text, KC_SV_LIT("padding")) ? kc__padding_names[0]
                       : kc_sv_equal(key->text, KC_SV_LIT("window"))  ? "window_dimensions"
@@ -257,6 +258,7 @@ kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
     }
   }
   if (!reads) return NULL;
+  /* Its value, in the syntax HLO writes it in. */
   for (size_t i = 0; i < KC__ARRAY_SIZE(kc__attr_syntaxes); ++i) {
     if (!kc_sv_equal(key->text, kc_sv(kc__attr_syntaxes[i].name))) continue;
     kc_attr a;

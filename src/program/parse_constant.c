@@ -54,6 +54,88 @@ static kc_status* kc__scalar_error(const kc__lexer* lx, const kc__token* t,
   return kc__lex_expected(lx, t, what);
 }
 
+/* A complex value "(re, im)" at dst, each part a float of half the
+ * width; leaves the ')' current. */
+static kc_status* kc__parse_complex_scalar(kc__lexer* lx, const kc__literal* lit,
+                                           unsigned char* dst) {
+  kc__token t = lx->tok;
+  size_t width = lit->dtype.bits / 8;
+  double part[2];
+  if (!kc__tok_is_punct(&t, '(')) return kc__scalar_error(lx, &t, lit);
+  kc__lex_next(lx);
+  for (int k = 0; k < 2; ++k) {
+    kc__token at = lx->tok;
+    if (!kc__parse_float_value(lx, &part[k])) return kc__scalar_error(lx, &at, lit);
+    if (k == 0) KC__TRY(kc__lex_expect(lx, ','));
+  }
+  if (!kc__tok_is_punct(&lx->tok, ')')) return kc__lex_expected(lx, &lx->tok, "')'");
+  for (int k = 0; k < 2; ++k) {
+    if (width == 8) {
+      float f = (float)part[k];
+      memcpy(dst + 4 * k, &f, sizeof f);
+    } else {
+      memcpy(dst + 8 * k, &part[k], sizeof part[k]);
+    }
+  }
+  return NULL;
+}
+
+/* A float (f16, bf16, f32, f64) at dst, consumed. */
+static kc_status* kc__parse_float_scalar(kc__lexer* lx, const kc__literal* lit,
+                                         unsigned char* dst) {
+  kc__token t = lx->tok;
+  double d;
+  if (!kc__parse_float_value(lx, &d)) return kc__scalar_error(lx, &t, lit);
+  if (lit->dtype.code == kDLBfloat || lit->dtype.bits == 16) {
+    uint16_t h = lit->dtype.code == kDLBfloat ? kc__f64_to_bf16(d) : kc__f64_to_f16(d);
+    memcpy(dst, &h, sizeof h);
+  } else if (lit->dtype.bits == 32) {
+    float f = (float)d;
+    memcpy(dst, &f, sizeof f);
+  } else {
+    memcpy(dst, &d, sizeof d);
+  }
+  return NULL;
+}
+
+/* A pred (true, false, 1 or 0) at dst; leaves the token `t` current. */
+static kc_status* kc__parse_pred_scalar(const kc__lexer* lx, const kc__token* t,
+                                        unsigned char* dst) {
+  bool negative;
+  uint64_t v = 2;
+  if (kc__tok_is_word(t, "true") || kc__tok_is_word(t, "false")) {
+    v = kc__tok_is_word(t, "true");
+  } else if (t->kind != KC__TOK_NUMBER || !kc__number_is_int(t->text) ||
+             !kc__number_to_int(t->text, &negative, &v) || negative) {
+    v = 2;
+  }
+  if (v > 1) return kc__lex_expected(lx, t, "a value of type pred (true or false)");
+  *dst = (unsigned char)v;
+  return NULL;
+}
+
+/* An integer of the literal's type at dst, in range for it; leaves the
+ * token `t` current. */
+static kc_status* kc__parse_int_scalar(const kc__lexer* lx, const kc__token* t,
+                                       const kc__literal* lit, unsigned char* dst) {
+  bool negative;
+  uint64_t v;
+  bool is_signed = lit->dtype.code == kDLInt;
+  unsigned bits = lit->dtype.bits;
+  uint64_t max = bits == 64 ? (is_signed ? (uint64_t)INT64_MAX : UINT64_MAX)
+                            : (UINT64_C(1) << (is_signed ? bits - 1 : bits)) - 1;
+  if (t->kind != KC__TOK_NUMBER || !kc__number_is_int(t->text) ||
+      !kc__number_to_int(t->text, &negative, &v) ||
+      (negative && !is_signed && v) || v > max + (negative ? 1u : 0u)) {
+    return kc__scalar_error(lx, t, lit);
+  }
+  uint64_t bits_value = negative ? 0 - v : v;
+  /* Two's complement: the low bytes of the 64-bit value, little-endian
+   * hosts being the only ones kcall runs on. */
+  memcpy(dst, &bits_value, bits / 8);
+  return NULL;
+}
+
 /* One scalar of the literal at the current token, stored at lit->n. */
 static kc_status* kc__parse_scalar(kc__lexer* lx, kc__literal* lit) {
   kc__token t = lx->tok;
@@ -72,65 +154,15 @@ static kc_status* kc__parse_scalar(kc__lexer* lx, kc__literal* lit) {
   if (!kc__buf_append(lit->data, NULL, width)) return kc__parse_oom();
   unsigned char* dst = lit->data->data + lit->n * width;
   if (lit->dtype.code == kDLComplex) {
-    /* (re, im), each part a float of half the width. */
-    double part[2];
-    if (!kc__tok_is_punct(&t, '(')) return kc__scalar_error(lx, &t, lit);
-    kc__lex_next(lx);
-    for (int k = 0; k < 2; ++k) {
-      kc__token at = lx->tok;
-      if (!kc__parse_float_value(lx, &part[k])) return kc__scalar_error(lx, &at, lit);
-      if (k == 0) KC__TRY(kc__lex_expect(lx, ','));
-    }
-    if (!kc__tok_is_punct(&lx->tok, ')')) return kc__lex_expected(lx, &lx->tok, "')'");
-    for (int k = 0; k < 2; ++k) {
-      if (width == 8) {
-        float f = (float)part[k];
-        memcpy(dst + 4 * k, &f, sizeof f);
-      } else {
-        memcpy(dst + 8 * k, &part[k], sizeof part[k]);
-      }
-    }
+    KC__TRY(kc__parse_complex_scalar(lx, lit, dst));
   } else if (lit->dtype.code == kDLFloat || lit->dtype.code == kDLBfloat) {
-    double d;
-    if (!kc__parse_float_value(lx, &d)) return kc__scalar_error(lx, &t, lit);
+    KC__TRY(kc__parse_float_scalar(lx, lit, dst));
     lit->n++;
-    if (lit->dtype.code == kDLBfloat || lit->dtype.bits == 16) {
-      uint16_t h = lit->dtype.code == kDLBfloat ? kc__f64_to_bf16(d) : kc__f64_to_f16(d);
-      memcpy(dst, &h, sizeof h);
-    } else if (lit->dtype.bits == 32) {
-      float f = (float)d;
-      memcpy(dst, &f, sizeof f);
-    } else {
-      memcpy(dst, &d, sizeof d);
-    }
     return NULL; /* kc__parse_float_value moved past it */
   } else if (lit->dtype.code == kDLBool) {
-    bool negative;
-    uint64_t v = 2;
-    if (kc__tok_is_word(&t, "true") || kc__tok_is_word(&t, "false")) {
-      v = kc__tok_is_word(&t, "true");
-    } else if (t.kind != KC__TOK_NUMBER || !kc__number_is_int(t.text) ||
-               !kc__number_to_int(t.text, &negative, &v) || negative) {
-      v = 2;
-    }
-    if (v > 1) return kc__lex_expected(lx, &t, "a value of type pred (true or false)");
-    *dst = (unsigned char)v;
+    KC__TRY(kc__parse_pred_scalar(lx, &t, dst));
   } else {
-    bool negative;
-    uint64_t v;
-    bool is_signed = lit->dtype.code == kDLInt;
-    unsigned bits = lit->dtype.bits;
-    uint64_t max = bits == 64 ? (is_signed ? (uint64_t)INT64_MAX : UINT64_MAX)
-                              : (UINT64_C(1) << (is_signed ? bits - 1 : bits)) - 1;
-    if (t.kind != KC__TOK_NUMBER || !kc__number_is_int(t.text) ||
-        !kc__number_to_int(t.text, &negative, &v) ||
-        (negative && !is_signed && v) || v > max + (negative ? 1u : 0u)) {
-      return kc__scalar_error(lx, &t, lit);
-    }
-    uint64_t bits_value = negative ? 0 - v : v;
-    /* Two's complement: the low bytes of the 64-bit value, little-endian
-     * hosts being the only ones kcall runs on. */
-    memcpy(dst, &bits_value, width);
+    KC__TRY(kc__parse_int_scalar(lx, &t, lit, dst));
   }
   lit->n++;
   kc__lex_next(lx);

@@ -72,6 +72,7 @@ kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
     snprintf(attr, sizeof attr, "%s=COMPUTATION", kc__hlo_callee_attr(ins->op));
     return kc__missing_attr(p, ins, attr);
   }
+  /* The computation, and the shapes its parameters are bound to. */
   kc__hlo_module* m = p->module;
   kc__hlo_computation* c = NULL;
   KC__TRY(kc__find_computation(p, ins, &ins->callee, &c));
@@ -80,6 +81,7 @@ kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   if (!shapes) return kc__parse_oom();
   for (size_t i = 0; i < n; ++i) shapes[i] = kc__operand_value(p, i)->shape;
 
+  /* Its body, parsed in a scope named after the caller. */
   kc_string_view name = ins->name_tok.text;
   KC__TRY(kc__scoped_name(p, &name));
   kc__hlo_parser sub = {
@@ -97,6 +99,7 @@ kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   c->active = true;
   kc_status* st = kc__parse_scope(&sub);
   c->active = false;
+  /* Its ROOT is the call's value, and must have the call's shape. */
   int32_t id = -1;
   if (!st) {
     const kc__hlo_value* root = kc__hlo_value_at(&sub, sub.root);

@@ -137,6 +137,7 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
                         "per operand), got %zu",
                         KC__Q(ins->name_tok.text), n, constraints);
   }
+  /* Operands: each in its constrained (else its own) layout. */
   for (size_t i = 0; i < n; ++i) {
     const kc__hlo_value* v = kc__operand_value(p, i);
     ops[i] = v->id;
@@ -157,6 +158,7 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
     KC__TRY(kc__to_physical(p, v->id, v->shape,
                             constrained ? written[i].m2m : v->m2m, n1, &ops[i]));
   }
+  /* The call, and its result read back from its layout. */
   desc->operands = ops;
   if (ins->layouts.nondefault == 0) {
     return kc_program_builder_add_custom_call(p->b, desc, name, out_id);

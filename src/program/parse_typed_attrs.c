@@ -347,6 +347,7 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
   kc__token hex = {0};
   bool list = false, is_hex = false;
   kc_status* st = NULL;
+  /* The elements: a hex string, or values (nested lists or a splat). */
   if (lx->tok.kind == KC__TOK_STRING) {
     hex = lx->tok;
     is_hex = true;
@@ -354,6 +355,8 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
   } else if (!kc__tok_is_punct(&lx->tok, '>')) {
     st = kc__dense_tokens(lx, &toks, &list);
   }
+  /* "> : tensor<TYPE>", the type read raw: "2x0xf32" would lex as a
+   * hex number. */
   if (!st) st = kc__lex_expect(lx, '>');
   if (!st) st = kc__lex_expect(lx, ':');
   if (!st && !kc__tok_is_word(&lx->tok, "tensor")) {
@@ -370,6 +373,7 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
       st = kc__lex_fail(lx, &open, "tensor<...: expected '>' on the same line");
     }
   }
+  /* The elements packed at the type's width, as many as it holds. */
   int32_t type = 0;
   size_t count = 0;
   if (!st) st = kc__tensor_type(lx, &open, type_text, &type, &count);
