@@ -1,4 +1,7 @@
-/* The HLO-text parser: kc_program_parse.
+/* The HLO-text parser: modules, computations and instructions, and
+ * kc_program_parse. What an instruction is made of (shapes, constants,
+ * attributes, called computations) is parsed in the files parse_internal.h
+ * lists.
  *
  * Programs are made only through the public builder (program.h), so this
  * file does not depend on how a program is represented. Names map to
@@ -10,6 +13,8 @@
 
 #include "program/parse_internal.h"
 #include "program/shape_internal.h"
+
+/* ---- instructions -------------------------------------------------------- */
 
 static kc_status* kc__operand_mismatch(kc__hlo_parser* p, const kc__token* at,
                                        const kc__token* name, const kc__hlo_value* v,
@@ -465,6 +470,8 @@ static kc_status* kc__parse_instruction(kc__hlo_parser* p) {
   kc__arena_free(&p->tmp);
   return st;
 }
+
+/* ---- computations and modules -------------------------------------------- */
 
 /* ", key=value" pairs nobody reads (module and computation headers). */
 static kc_status* kc__skip_attrs(kc__lexer* lx) {
