@@ -35,7 +35,7 @@ static int kc__hex_value(int c) {
   return -1;
 }
 
-static inline int kc__at(const kc__lexer* lx, size_t pos) {
+static inline int kc__byte_at(const kc__lexer* lx, size_t pos) {
   return pos < lx->size ? (unsigned char)lx->text[pos] : -1;
 }
 
@@ -48,23 +48,26 @@ static int32_t kc__column(const kc__lexer* lx, size_t pos) {
  * a block comment that never ends. */
 static bool kc__skip_blank(kc__lexer* lx) {
   for (;;) {
-    int c = kc__at(lx, lx->pos);
+    int c = kc__byte_at(lx, lx->pos);
     if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
       lx->pos++;
     } else if (c == '\n') {
       lx->pos++;
       if (lx->line < INT32_MAX) lx->line++;
       lx->line_start = (int64_t)lx->pos;
-    } else if (c == '/' && kc__at(lx, lx->pos + 1) == '/') {
+    } else if (c == '/' && kc__byte_at(lx, lx->pos + 1) == '/') {
       while (lx->pos < lx->size && lx->text[lx->pos] != '\n') lx->pos++;
-    } else if (c == '/' && kc__at(lx, lx->pos + 1) == '*') {
+    } else if (c == '/' && kc__byte_at(lx, lx->pos + 1) == '*') {
       /* XLA writes index comments ("/" "*index=5*" "/") inside long
        * tuples and operand lists. */
-      kc__token start = {KC__TOK_ERROR, {lx->text + lx->pos, 2}, lx->line,
-                         kc__column(lx, lx->pos), "unterminated comment"};
+      kc__token start = {.kind = KC__TOK_ERROR,
+                         .text = {lx->text + lx->pos, 2},
+                         .line = lx->line,
+                         .column = kc__column(lx, lx->pos),
+                         .error = "unterminated comment"};
       lx->pos += 2;
       for (;;) {
-        int d = kc__at(lx, lx->pos);
+        int d = kc__byte_at(lx, lx->pos);
         if (d < 0) {
           lx->tok = start;
           return false;
@@ -73,7 +76,7 @@ static bool kc__skip_blank(kc__lexer* lx) {
         if (d == '\n') {
           if (lx->line < INT32_MAX) lx->line++;
           lx->line_start = (int64_t)lx->pos;
-        } else if (d == '*' && kc__at(lx, lx->pos) == '/') {
+        } else if (d == '*' && kc__byte_at(lx, lx->pos) == '/') {
           lx->pos++;
           break;
         }
@@ -86,25 +89,25 @@ static bool kc__skip_blank(kc__lexer* lx) {
 
 static void kc__lex_number(kc__lexer* lx) {
   size_t p = lx->pos;
-  if (kc__at(lx, p) == '-') p++;
-  int x = kc__at(lx, p + 1);
-  if (kc__at(lx, p) == '0' && (x == 'x' || x == 'X') &&
-      kc__hex_value(kc__at(lx, p + 2)) >= 0) {
+  if (kc__byte_at(lx, p) == '-') p++;
+  int x = kc__byte_at(lx, p + 1);
+  if (kc__byte_at(lx, p) == '0' && (x == 'x' || x == 'X') &&
+      kc__hex_value(kc__byte_at(lx, p + 2)) >= 0) {
     p += 2;
-    while (kc__hex_value(kc__at(lx, p)) >= 0) p++;
+    while (kc__hex_value(kc__byte_at(lx, p)) >= 0) p++;
   } else {
-    while (kc__is_digit(kc__at(lx, p))) p++;
-    if (kc__at(lx, p) == '.') {
+    while (kc__is_digit(kc__byte_at(lx, p))) p++;
+    if (kc__byte_at(lx, p) == '.') {
       p++;
-      while (kc__is_digit(kc__at(lx, p))) p++;
+      while (kc__is_digit(kc__byte_at(lx, p))) p++;
     }
-    int e = kc__at(lx, p);
+    int e = kc__byte_at(lx, p);
     if (e == 'e' || e == 'E') {
       size_t q = p + 1;
-      if (kc__at(lx, q) == '+' || kc__at(lx, q) == '-') q++;
-      if (kc__is_digit(kc__at(lx, q))) {
+      if (kc__byte_at(lx, q) == '+' || kc__byte_at(lx, q) == '-') q++;
+      if (kc__is_digit(kc__byte_at(lx, q))) {
         p = q;
-        while (kc__is_digit(kc__at(lx, p))) p++;
+        while (kc__is_digit(kc__byte_at(lx, p))) p++;
       }
     }
   }
@@ -116,8 +119,8 @@ static void kc__lex_number(kc__lexer* lx) {
 static void kc__lex_quoted(kc__lexer* lx) {
   size_t p = lx->pos + 1;
   for (;;) {
-    int c = kc__at(lx, p);
-    if (c == '\\' && kc__at(lx, p + 1) >= 0 && kc__at(lx, p + 1) != '\n') {
+    int c = kc__byte_at(lx, p);
+    if (c == '\\' && kc__byte_at(lx, p + 1) >= 0 && kc__byte_at(lx, p + 1) != '\n') {
       p += 2;
     } else if (c == '"') {
       lx->tok.kind = KC__TOK_STRING;
@@ -149,24 +152,24 @@ void kc__lex_next(kc__lexer* lx) {
   t->text.data = lx->text + lx->pos;
   t->text.size = 0;
   t->error = NULL;
-  int c = kc__at(lx, lx->pos);
+  int c = kc__byte_at(lx, lx->pos);
   if (c < 0) {
     t->kind = KC__TOK_END;
   } else if (kc__is_ident_start(c)) {
     size_t p = lx->pos;
-    while (kc__is_ident_char(kc__at(lx, p))) p++;
+    while (kc__is_ident_char(kc__byte_at(lx, p))) p++;
     t->kind = KC__TOK_IDENT;
     t->text.size = p - lx->pos;
     lx->pos = p;
-  } else if (c == '%' && kc__is_ident_char(kc__at(lx, lx->pos + 1))) {
+  } else if (c == '%' && kc__is_ident_char(kc__byte_at(lx, lx->pos + 1))) {
     size_t p = lx->pos + 1;
-    while (kc__is_ident_char(kc__at(lx, p))) p++;
+    while (kc__is_ident_char(kc__byte_at(lx, p))) p++;
     t->kind = KC__TOK_NAME;
     t->text.data++;
     t->text.size = p - lx->pos - 1;
     lx->pos = p;
   } else if (kc__is_digit(c) ||
-             (c == '-' && kc__is_digit(kc__at(lx, lx->pos + 1)))) {
+             (c == '-' && kc__is_digit(kc__byte_at(lx, lx->pos + 1)))) {
     kc__lex_number(lx);
   } else if (c == '"') {
     kc__lex_quoted(lx);
@@ -202,7 +205,7 @@ kc__token kc__lex_peek(const kc__lexer* lx) {
 
 /* How a message quotes a token (kc_sv_format_quoted): a string with its
  * double quotes, a %name with its '%'. */
-static void kc__describe(const kc__token* t, char* buf, size_t cap) {
+static void kc__describe_token(const kc__token* t, char* buf, size_t cap) {
   kc_string_view text = t->text;
   switch (t->kind) {
     case KC__TOK_END:
@@ -267,7 +270,7 @@ kc_status* kc__lex_expected(const kc__lexer* lx, const kc__token* at,
                             const char* what) {
   if (at->kind == KC__TOK_ERROR) return kc__lex_fail(lx, at, "%s", at->error);
   char got[KC_QUOTED_CAP];
-  kc__describe(at, got, sizeof got);
+  kc__describe_token(at, got, sizeof got);
   return kc__lex_fail(lx, at, "expected %s, got %s", what, got);
 }
 
@@ -326,12 +329,15 @@ kc_status* kc__lex_skip_value(kc__lexer* lx) {
 
 bool kc__lex_raw_until(kc__lexer* lx, char close, kc_string_view* out) {
   size_t p = lx->pos;
-  for (int c = kc__at(lx, p); c != close; c = kc__at(lx, ++p)) {
+  for (int c = kc__byte_at(lx, p); c != close; c = kc__byte_at(lx, ++p)) {
     if (c < 0 || c == '\n') return false;
   }
   out->data = lx->text + lx->pos;
   out->size = p - lx->pos;
-  kc__token at = {KC__TOK_PUNCT, {lx->text + p, 1}, lx->line, kc__column(lx, p), NULL};
+  kc__token at = {.kind = KC__TOK_PUNCT,
+                  .text = {lx->text + p, 1},
+                  .line = lx->line,
+                  .column = kc__column(lx, p)};
   lx->pos = p + 1;
   lx->tok = at;
   kc__lex_next(lx);
@@ -341,7 +347,7 @@ bool kc__lex_raw_until(kc__lexer* lx, char close, kc_string_view* out) {
 kc_string_view kc__lex_raw_span(kc__lexer* lx, const char* allowed) {
   size_t start = (size_t)(lx->tok.text.data - lx->text);
   size_t p = start;
-  for (int c = kc__at(lx, p); c > 0 && strchr(allowed, c); c = kc__at(lx, ++p)) {
+  for (int c = kc__byte_at(lx, p); c > 0 && strchr(allowed, c); c = kc__byte_at(lx, ++p)) {
   }
   kc_string_view out = {lx->text + start, p - start};
   lx->pos = p;
@@ -356,7 +362,7 @@ kc_status* kc__lex_skip_group(kc__lexer* lx, kc__token* out_close) {
   kc__token open = lx->tok;
   size_t depth = 1;
   for (;;) {
-    int c = kc__at(lx, lx->pos);
+    int c = kc__byte_at(lx, lx->pos);
     switch (c) {
       case '(': case '[': case '{':
         depth++;
@@ -364,8 +370,10 @@ kc_status* kc__lex_skip_group(kc__lexer* lx, kc__token* out_close) {
         break;
       case ')': case ']': case '}':
         if (--depth == 0) {
-          kc__token close = {KC__TOK_PUNCT, {lx->text + lx->pos, 1}, lx->line,
-                             kc__column(lx, lx->pos), NULL};
+          kc__token close = {.kind = KC__TOK_PUNCT,
+                             .text = {lx->text + lx->pos, 1},
+                             .line = lx->line,
+                             .column = kc__column(lx, lx->pos)};
           lx->pos++;
           lx->tok = close;
           if (out_close) *out_close = close;
@@ -388,8 +396,10 @@ kc_status* kc__lex_skip_group(kc__lexer* lx, kc__token* out_close) {
         break;
       }
       case -1: {
-        kc__token end = {KC__TOK_END, {lx->text + lx->pos, 0}, lx->line,
-                         kc__column(lx, lx->pos), NULL};
+        kc__token end = {.kind = KC__TOK_END,
+                         .text = {lx->text + lx->pos, 0},
+                         .line = lx->line,
+                         .column = kc__column(lx, lx->pos)};
         lx->tok = end;
         char what[96];
         snprintf(what, sizeof what, "a bracket closing the '%c' at line %d, column %d",

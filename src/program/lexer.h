@@ -1,7 +1,7 @@
-/* The tokenizer behind the HLO-text parser (parse.c) and the typed
- * attribute parser (attrs_parse.c), with the helpers both need: error
- * messages that cite line and column, number and string decoding, and a
- * growable byte buffer. Never installed. */
+/* The tokenizer behind the HLO-text parser (parse.c and the parse_*.c
+ * beside it, typed attribute dictionaries included), with the helpers they
+ * all need: error messages that cite line and column, number and string
+ * decoding, and a growable byte buffer. Never installed. */
 #ifndef KCALL_PROGRAM_LEXER_H_
 #define KCALL_PROGRAM_LEXER_H_
 

@@ -26,13 +26,13 @@ static const kc__attr_type_word kc__attr_type_words[] = {
   "an attribute type (i1, i8, i16, i32, i64, si8..si64, ui8..ui64, f32, f64)"
 
 /* One decoded number, before it is stored widened or packed. */
-typedef union kc__scalar {
+typedef union kc__attr_scalar {
   bool b;
   int64_t i;
   uint64_t u;
   float f32;
   double f64;
-} kc__scalar;
+} kc__attr_scalar;
 
 /* The attribute type a type word names; false for anything else. */
 static bool kc__attr_type_of(kc_string_view word, int32_t* out) {
@@ -69,7 +69,7 @@ static kc_status* kc__attr_type(kc__lexer* lx, int32_t* out) {
 
 /* The number token `t` (or true/false for i1) as a value of `type`. */
 static kc_status* kc__attr_number(const kc__lexer* lx, const kc__token* t,
-                                  int32_t type, kc__scalar* out) {
+                                  int32_t type, kc__attr_scalar* out) {
   if (type == KC_ATTR_BOOL && t->kind == KC__TOK_IDENT) {
     if (kc__tok_is_word(t, "true") || kc__tok_is_word(t, "false")) {
       out->b = kc__tok_is_word(t, "true");
@@ -141,7 +141,7 @@ static kc_status* kc__attr_number(const kc__lexer* lx, const kc__token* t,
 }
 
 /* Stores `v` of `type` in an attribute, integers widened. */
-static void kc__attr_store(kc_attr* a, int32_t type, kc__scalar v) {
+static void kc__attr_store(kc_attr* a, int32_t type, kc__attr_scalar v) {
   a->type = type;
   switch (type) {
     case KC_ATTR_BOOL: a->v.b = v.b; break;
@@ -157,7 +157,7 @@ static void kc__attr_store(kc_attr* a, int32_t type, kc__scalar v) {
 }
 
 /* Appends `v` of `type` to `buf` at the type's width. */
-static bool kc__attr_pack(kc__buf* buf, int32_t type, kc__scalar v) {
+static bool kc__attr_pack(kc__buf* buf, int32_t type, kc__attr_scalar v) {
   switch (type) {
     case KC_ATTR_BOOL: { uint8_t x = v.b ? 1 : 0; return kc__buf_append(buf, &x, 1); }
     case KC_ATTR_I8: { int8_t x = (int8_t)v.i; return kc__buf_append(buf, &x, 1); }
@@ -186,7 +186,7 @@ static kc_status* kc__attr_array(kc__lexer* lx, kc__arena* arena,
   if (kc__tok_is_punct(&lx->tok, ':')) {
     kc__lex_next(lx);
     for (;;) {
-      kc__scalar v;
+      kc__attr_scalar v;
       st = kc__attr_number(lx, &lx->tok, type, &v);
       if (st) break;
       if (!kc__attr_pack(&packed, type, v)) {
@@ -347,6 +347,7 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
   kc__token hex = {0};
   bool list = false, is_hex = false;
   kc_status* st = NULL;
+  /* The elements: a hex string, or values (nested lists or a splat). */
   if (lx->tok.kind == KC__TOK_STRING) {
     hex = lx->tok;
     is_hex = true;
@@ -354,6 +355,8 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
   } else if (!kc__tok_is_punct(&lx->tok, '>')) {
     st = kc__dense_tokens(lx, &toks, &list);
   }
+  /* "> : tensor<TYPE>", the type read raw: "2x0xf32" would lex as a
+   * hex number. */
   if (!st) st = kc__lex_expect(lx, '>');
   if (!st) st = kc__lex_expect(lx, ':');
   if (!st && !kc__tok_is_word(&lx->tok, "tensor")) {
@@ -370,6 +373,7 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
       st = kc__lex_fail(lx, &open, "tensor<...: expected '>' on the same line");
     }
   }
+  /* The elements packed at the type's width, as many as it holds. */
   int32_t type = 0;
   size_t count = 0;
   if (!st) st = kc__tensor_type(lx, &open, type_text, &type, &count);
@@ -389,7 +393,7 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
     /* A list gives every element; a single value outside brackets is a
      * splat of all of them. */
     for (size_t i = 0; !st && i < (list ? count : n); ++i) {
-      kc__scalar v;
+      kc__attr_scalar v;
       st = kc__attr_number(lx, &items[i], type, &v);
       if (!st && !kc__attr_pack(&packed, type, v)) st = kc__parse_oom();
     }
@@ -410,7 +414,7 @@ static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) 
 }
 
 static kc_status* kc__attr_dict(kc__lexer* lx, kc__arena* arena, int depth,
-                                kc_attr_dict* out);
+                                     kc_attr_dict* out);
 
 static kc_status* kc__attr_value(kc__lexer* lx, kc__arena* arena, int depth,
                                  kc_attr* out) {
@@ -444,7 +448,7 @@ static kc_status* kc__attr_value(kc__lexer* lx, kc__arena* arena, int depth,
   } else {
     type = kc__number_is_int(t.text) ? KC_ATTR_I64 : KC_ATTR_F64;
   }
-  kc__scalar v;
+  kc__attr_scalar v;
   kc_status* st = kc__attr_number(lx, &t, type, &v);
   if (st) return st;
   kc__attr_store(out, type, v);
@@ -521,7 +525,7 @@ static kc_status* kc__attr_entries(kc__lexer* lx, kc__arena* arena, int depth,
 }
 
 static kc_status* kc__attr_dict(kc__lexer* lx, kc__arena* arena, int depth,
-                                kc_attr_dict* out) {
+                                     kc_attr_dict* out) {
   if (depth > KC__PARSE_MAX_DEPTH) {
     return kc__lex_fail(lx, &lx->tok, "dictionaries nested deeper than %d",
                         KC__PARSE_MAX_DEPTH);
@@ -557,8 +561,8 @@ static kc_status* kc__attr_dict(kc__lexer* lx, kc__arena* arena, int depth,
   return st;
 }
 
-kc_status* kc__attrs_parse_dict(kc__lexer* lx, kc__arena* arena,
-                                kc_attr_dict* out) {
+kc_status* kc__parse_typed_attr_dict(kc__lexer* lx, kc__arena* arena,
+                                     kc_attr_dict* out) {
   out->count = 0;
   out->entries = NULL;
   return kc__attr_dict(lx, arena, 0, out);
