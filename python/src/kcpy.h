@@ -2,16 +2,21 @@
  * The CPython extension kcall._core: shared declarations. Never installed.
  *
  * Files:
- *   module.c    module init, registry functions, plugins
- *   errors.c    kcall statuses <-> Python exceptions
- *   convert.c   kc_any <-> Python objects, call argument slots
- *   arrays.c    Python arrays (NumPy, buffers, __dlpack__) -> DLTensor
- *   tensor.c    the kcall.Tensor type and its DLPack export
- *   function.c  the kcall.Function type and Python callbacks
- *   op.c        eager op calls and op descriptions
- *   program.c   programs, the builder and executables
- *   target.c    custom-call targets written in Python
- *   testing.c   C functions for the tests and benchmarks
+ *   module.c     module init, registry functions, plugins
+ *   errors.c     kcall statuses <-> Python exceptions
+ *   convert.c    kc_any <-> Python objects, call argument slots
+ *   arrays.c     Python arrays (NumPy, buffers, __dlpack__) -> DLTensor
+ *   tensor.c     the kcall.Tensor type and its DLPack export
+ *   function.c   the kcall.Function type and Python callbacks
+ *   op.c         eager op calls and op descriptions
+ *   program.c    kcall.Program (parse, load, compile), shapes as text
+ *   builder.c    kcall.ProgramBuilder
+ *   attrs.c      typed custom-call attributes from Python values
+ *   executable.c kcall.Executable (execute, profile, stats)
+ *   target.c     custom-call targets written in Python
+ *   device.c     streams, and copies between the host and a device
+ *   xla.c        what a target is, and XLA FFI handlers (kcall.jax)
+ *   testing.c    C functions for the tests and benchmarks
  *
  * Everything here runs with the GIL held unless a comment says otherwise;
  * the GIL is released around every call into kcall that can run user code.
@@ -230,6 +235,43 @@ PyObject* kcpy_py_from_arg(const kc_any* value, PyObject** views);
 void kcpy_views_expire(PyObject* views);
 
 
+/* ---- programs (program.c, builder.c, executable.c) ------------------------------ */
+
+int kcpy_program_init_type(PyObject* module);
+int kcpy_builder_init_type(PyObject* module);
+int kcpy_executable_init_type(PyObject* module);
+/* A Program owning `program` (stolen, also on failure). */
+PyObject* kcpy_program_wrap(kc_program* program);
+/* An Executable owning `exe` (stolen, also on failure), running on
+ * `device`; `tuple_result` when the program's result is a tuple (a call
+ * returns a tuple of Tensors rather than one). */
+PyObject* kcpy_executable_wrap(kc_executable* exe, int tuple_result,
+                               DLDevice device);
+/* A shape as HLO writes it ("f32[2,3]"), as a new str. */
+PyObject* kcpy_shape_str(const kc_shape* shape);
+/* A new shape parsed from the str `text`; NULL with an exception, whose
+ * context is `what`. */
+kc_shape* kcpy_shape_parse(PyObject* text, const char* what);
+
+/* ---- typed attributes (attrs.c) -------------------------------------------------- */
+
+/* Attribute storage for one custom call: every kc_attr, array payload and
+ * string it needs, freed together. Strings point into the Python objects,
+ * which the caller's dict keeps alive for the call. Zero-initialised
+ * before use. */
+typedef struct kcpy_attr_arena {
+  void** blocks;
+  size_t count, cap;
+} kcpy_attr_arena;
+
+/* Converts a dict of attributes (str keys; bool, int, float, str, NumPy
+ * scalars and 1-d arrays, lists of numbers, dicts) into *out, allocated in
+ * `arena`. 0, or -1 with an exception raised. */
+int kcpy_attr_dict_from_py(PyObject* dict, kc_attr_dict* out,
+                           kcpy_attr_arena* arena);
+/* Frees everything allocated in `arena`. */
+void kcpy_attr_arena_free(kcpy_attr_arena* arena);
+
 /* ---- the rest ---------------------------------------------------------------- */
 
 /* Devices (device.c). A stream argument: None (NULL), an int handle, or
@@ -245,7 +287,6 @@ PyObject* kcpy_consumer_stream_arg(DLDevice device);
 extern PyMethodDef kcpy_device_methods[];
 
 int kcpy_op_init(PyObject* module);
-int kcpy_program_init(PyObject* module);
 int kcpy_target_init(PyObject* module);
 int kcpy_testing_init(PyObject* module);
 
