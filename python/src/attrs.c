@@ -1,10 +1,13 @@
 /*
- * Typed custom-call attributes (kc_attr) from Python values: the
- * attributes ProgramBuilder.custom_call takes as a dict.
+ * Typed custom-call attributes (kc_attr) <-> Python values: the dict
+ * ProgramBuilder.custom_call takes, and the keyword arguments a target
+ * written in Python (target.c) is called with.
  */
 #include "kcpy.h"
 
 #include <string.h>
+
+/* ---- from Python ------------------------------------------------------------ */
 
 static void* arena_alloc(kcpy_attr_arena* a, size_t size) {
   if (a->count == a->cap) {
@@ -208,4 +211,69 @@ static int attr_dict_from(PyObject* dict, kc_attr_dict* out,
 int kcpy_attr_dict_from_py(PyObject* dict, kc_attr_dict* out,
                            kcpy_attr_arena* arena) {
   return attr_dict_from(dict, out, arena, 0);
+}
+
+/* ---- back to Python ------------------------------------------------------------ */
+
+static PyObject* attr_array_to_py(const kc_attr* a) {
+  size_t n = a->v.array.count;
+  PyObject* list = PyList_New((Py_ssize_t)n);
+  const void* d = a->v.array.data;
+  for (size_t i = 0; list && i < n; ++i) {
+    PyObject* x = NULL;
+    switch (a->elem_type) {
+      case KC_ATTR_BOOL: x = PyBool_FromLong(((const bool*)d)[i]); break;
+      case KC_ATTR_I8: x = PyLong_FromLong(((const int8_t*)d)[i]); break;
+      case KC_ATTR_I16: x = PyLong_FromLong(((const int16_t*)d)[i]); break;
+      case KC_ATTR_I32: x = PyLong_FromLong(((const int32_t*)d)[i]); break;
+      case KC_ATTR_I64: x = PyLong_FromLongLong(((const int64_t*)d)[i]); break;
+      case KC_ATTR_U8: x = PyLong_FromUnsignedLong(((const uint8_t*)d)[i]); break;
+      case KC_ATTR_U16: x = PyLong_FromUnsignedLong(((const uint16_t*)d)[i]); break;
+      case KC_ATTR_U32: x = PyLong_FromUnsignedLong(((const uint32_t*)d)[i]); break;
+      case KC_ATTR_U64:
+        x = PyLong_FromUnsignedLongLong(((const uint64_t*)d)[i]);
+        break;
+      case KC_ATTR_F32: x = PyFloat_FromDouble(((const float*)d)[i]); break;
+      case KC_ATTR_F64: x = PyFloat_FromDouble(((const double*)d)[i]); break;
+      default:
+        PyErr_Format(PyExc_TypeError, "attribute array of %s",
+                     kc_attr_type_name(a->elem_type));
+        break;
+    }
+    if (!x) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, (Py_ssize_t)i, x);
+  }
+  return list;
+}
+
+PyObject* kcpy_attr_to_py(const kc_attr* a) {
+  switch (a->type) {
+    case KC_ATTR_BOOL: return PyBool_FromLong(a->v.b);
+    case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
+      return PyLong_FromLongLong(a->v.i64);
+    case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
+      return PyLong_FromUnsignedLongLong(a->v.u64);
+    case KC_ATTR_F32: return PyFloat_FromDouble(a->v.f32);
+    case KC_ATTR_F64: return PyFloat_FromDouble(a->v.f64);
+    case KC_ATTR_STRING:
+      return PyUnicode_DecodeUTF8(a->v.str.data, (Py_ssize_t)a->v.str.size,
+                                  "surrogateescape");
+    case KC_ATTR_ARRAY: return attr_array_to_py(a);
+    case KC_ATTR_DICT: {
+      PyObject* d = PyDict_New();
+      for (size_t i = 0; d && i < a->v.dict.count; ++i) {
+        const kc_attr* e = &a->v.dict.entries[i];
+        PyObject* k = PyUnicode_FromStringAndSize(e->name.data,
+                                                  (Py_ssize_t)e->name.size);
+        PyObject* v = k ? kcpy_attr_to_py(e) : NULL;
+        if (!v || PyDict_SetItem(d, k, v) < 0) Py_CLEAR(d);
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+      }
+      return d;
+    }
+    default:
+      PyErr_Format(PyExc_TypeError, "attribute of unknown type %d", a->type);
+      return NULL;
+  }
 }

@@ -11,7 +11,7 @@
  *   op.c         eager op calls and op descriptions
  *   program.c    kcall.Program (parse, load, compile), shapes as text
  *   builder.c    kcall.ProgramBuilder
- *   attrs.c      typed custom-call attributes from Python values
+ *   attrs.c      typed custom-call attributes <-> Python values
  *   executable.c kcall.Executable (execute, profile, stats)
  *   target.c     custom-call targets written in Python
  *   device.c     streams, and copies between the host and a device
@@ -271,6 +271,9 @@ int kcpy_attr_dict_from_py(PyObject* dict, kc_attr_dict* out,
                            kcpy_attr_arena* arena);
 /* Frees everything allocated in `arena`. */
 void kcpy_attr_arena_free(kcpy_attr_arena* arena);
+/* An attribute's value as Python sees it: bool, int, float, str, a list
+ * of numbers or a dict. NULL with an exception. */
+PyObject* kcpy_attr_to_py(const kc_attr* attr);
 
 /* ---- the rest ---------------------------------------------------------------- */
 

@@ -24,71 +24,6 @@ static void py_target_delete(void* user) {
   PyMem_RawFree(t);
 }
 
-static PyObject* attr_to_py(const kc_attr* a);
-
-static PyObject* attr_array_to_py(const kc_attr* a) {
-  size_t n = a->v.array.count;
-  PyObject* list = PyList_New((Py_ssize_t)n);
-  const void* d = a->v.array.data;
-  for (size_t i = 0; list && i < n; ++i) {
-    PyObject* x = NULL;
-    switch (a->elem_type) {
-      case KC_ATTR_BOOL: x = PyBool_FromLong(((const bool*)d)[i]); break;
-      case KC_ATTR_I8: x = PyLong_FromLong(((const int8_t*)d)[i]); break;
-      case KC_ATTR_I16: x = PyLong_FromLong(((const int16_t*)d)[i]); break;
-      case KC_ATTR_I32: x = PyLong_FromLong(((const int32_t*)d)[i]); break;
-      case KC_ATTR_I64: x = PyLong_FromLongLong(((const int64_t*)d)[i]); break;
-      case KC_ATTR_U8: x = PyLong_FromUnsignedLong(((const uint8_t*)d)[i]); break;
-      case KC_ATTR_U16: x = PyLong_FromUnsignedLong(((const uint16_t*)d)[i]); break;
-      case KC_ATTR_U32: x = PyLong_FromUnsignedLong(((const uint32_t*)d)[i]); break;
-      case KC_ATTR_U64:
-        x = PyLong_FromUnsignedLongLong(((const uint64_t*)d)[i]);
-        break;
-      case KC_ATTR_F32: x = PyFloat_FromDouble(((const float*)d)[i]); break;
-      case KC_ATTR_F64: x = PyFloat_FromDouble(((const double*)d)[i]); break;
-      default:
-        PyErr_Format(PyExc_TypeError, "attribute array of %s",
-                     kc_attr_type_name(a->elem_type));
-        break;
-    }
-    if (!x) Py_CLEAR(list);
-    else PyList_SET_ITEM(list, (Py_ssize_t)i, x);
-  }
-  return list;
-}
-
-static PyObject* attr_to_py(const kc_attr* a) {
-  switch (a->type) {
-    case KC_ATTR_BOOL: return PyBool_FromLong(a->v.b);
-    case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
-      return PyLong_FromLongLong(a->v.i64);
-    case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
-      return PyLong_FromUnsignedLongLong(a->v.u64);
-    case KC_ATTR_F32: return PyFloat_FromDouble(a->v.f32);
-    case KC_ATTR_F64: return PyFloat_FromDouble(a->v.f64);
-    case KC_ATTR_STRING:
-      return PyUnicode_DecodeUTF8(a->v.str.data, (Py_ssize_t)a->v.str.size,
-                                  "surrogateescape");
-    case KC_ATTR_ARRAY: return attr_array_to_py(a);
-    case KC_ATTR_DICT: {
-      PyObject* d = PyDict_New();
-      for (size_t i = 0; d && i < a->v.dict.count; ++i) {
-        const kc_attr* e = &a->v.dict.entries[i];
-        PyObject* k = PyUnicode_FromStringAndSize(e->name.data,
-                                                  (Py_ssize_t)e->name.size);
-        PyObject* v = k ? attr_to_py(e) : NULL;
-        if (!v || PyDict_SetItem(d, k, v) < 0) Py_CLEAR(d);
-        Py_XDECREF(k);
-        Py_XDECREF(v);
-      }
-      return d;
-    }
-    default:
-      PyErr_Format(PyExc_TypeError, "attribute of unknown type %d", a->type);
-      return NULL;
-  }
-}
-
 /* The buffers as NumPy arrays when NumPy is there, else as Tensor views;
  * the views go into `views` to be expired after the call. */
 static PyObject* buffer_arg(DLTensor* dl, int writable, PyObject* numpy,
@@ -130,7 +65,7 @@ static kc_status* py_target_call(kc_xcall_frame* frame) {
     if (ok) PyTuple_SET_ITEM(args, i, a);
   }
   for (int32_t i = 0; ok && i < frame->num_attrs; ++i) {
-    PyObject* v = attr_to_py(&frame->attrs[i]);
+    PyObject* v = kcpy_attr_to_py(&frame->attrs[i]);
     ok = v && PyDict_SetItem(kwargs, PyTuple_GET_ITEM(t->attr_names, i), v) == 0;
     Py_XDECREF(v);
   }
