@@ -6,7 +6,6 @@
  */
 #include "kcpy.h"
 
-#include <string.h>
 
 typedef struct py_executable {
   PyObject_HEAD
@@ -34,20 +33,9 @@ static int gather_inputs(PyObject* const* args, Py_ssize_t n,
                          const DLTensor** inputs, kcpy_slot* slots,
                          Py_ssize_t* num_slots) {
   for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* obj = args[i];
-    if (kcpy_tensor_check(obj) && ((kcpy_tensor*)obj)->dl) {
-      inputs[i] = ((kcpy_tensor*)obj)->dl;
-      continue;
-    }
-    kcpy_slot* slot = &slots[(*num_slots)++];
-    memset(slot, 0, sizeof *slot);
-    int rc = kcpy_array_view(obj, slot, kcpy_what_index("input", i));
-    if (rc == 0) {
-      PyErr_Format(PyExc_TypeError, "input %zd: expected an array, got %.100s",
-                   i, Py_TYPE(obj)->tp_name);
-    }
-    if (rc <= 0) return -1;
-    inputs[i] = &slot->dl;
+    inputs[i] = kcpy_array_arg(args[i], kcpy_what_index("input", i), slots,
+                               num_slots);
+    if (!inputs[i]) return -1;
   }
   return 0;
 }
@@ -66,21 +54,10 @@ static int gather_outputs(py_executable* self, PyObject* out,
     rc = -1;
   }
   for (size_t i = 0; rc == 0 && i < self->num_outputs; ++i) {
-    PyObject* obj = PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i);
-    if (kcpy_tensor_check(obj) && ((kcpy_tensor*)obj)->dl &&
-        !((kcpy_tensor*)obj)->expired) {
-      outputs[i] = ((kcpy_tensor*)obj)->dl;
-      continue;
-    }
-    kcpy_slot* slot = &slots[(*num_slots)++];
-    memset(slot, 0, sizeof *slot);
-    int got = kcpy_array_view(obj, slot, kcpy_what_index("out", (Py_ssize_t)i));
-    if (got == 0) {
-      PyErr_Format(PyExc_TypeError, "out %zu: expected an array, got %.100s",
-                   i, Py_TYPE(obj)->tp_name);
-    }
-    if (got <= 0) rc = -1;
-    else outputs[i] = &slot->dl;
+    outputs[i] = kcpy_array_arg(PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i),
+                                kcpy_what_index("out", (Py_ssize_t)i), slots,
+                                num_slots);
+    if (!outputs[i]) rc = -1;
   }
   Py_DECREF(seq);
   return rc;
@@ -210,16 +187,18 @@ static PyObject* executable_profile(py_executable* self, PyObject* args) {
   return times;
 }
 
+static size_t format_plan(const void* exe, char* buf, size_t cap) {
+  return kc_executable_format_plan(exe, buf, cap);
+}
+
 static PyObject* executable_get_stats(py_executable* self, void* unused) {
   (void)unused;
   kc_executable_info info = {.struct_size = sizeof info};
   kc_executable_query(self->exe, &info);
-  size_t need = kc_executable_format_plan(self->exe, NULL, 0);
-  char* plan = PyMem_Malloc(need + 1);
-  if (!plan) return PyErr_NoMemory();
-  kc_executable_format_plan(self->exe, plan, need + 1);
-  PyObject* d = Py_BuildValue(
-      "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:s}", "num_instructions",
+  PyObject* plan = kcpy_format_str(format_plan, self->exe);
+  if (!plan) return NULL;
+  return Py_BuildValue(
+      "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:N}", "num_instructions",
       (Py_ssize_t)info.num_instructions, "num_live_instructions",
       (Py_ssize_t)info.num_live_instructions, "num_inputs",
       (Py_ssize_t)info.num_inputs, "num_outputs",
@@ -228,8 +207,6 @@ static PyObject* executable_get_stats(py_executable* self, void* unused) {
       "temp_bytes_unshared", (Py_ssize_t)info.temp_bytes_unshared,
       "output_bytes", (Py_ssize_t)info.output_bytes, "peak_bytes",
       (Py_ssize_t)info.peak_bytes, "plan", plan);
-  PyMem_Free(plan);
-  return d;
 }
 
 static PyObject* shapes_list(py_executable* self, size_t n,

@@ -122,6 +122,14 @@ void kcpy_slot_clean(kcpy_slot* slot);
  * is an array kcall cannot take (the message names `what`). */
 int kcpy_array_view(PyObject* obj, kcpy_slot* slot, kcpy_what what);
 
+/* An array argument of a call, as the DLTensor to pass: a live
+ * kcall.Tensor's own, else a view of `obj` in slots[*num_slots], which is
+ * counted (also on failure) for the caller to clean. NULL with an
+ * exception raised when `obj` is no array kcall can take ("<what>:
+ * expected an array, got <type>" when it is none). */
+const DLTensor* kcpy_array_arg(PyObject* obj, kcpy_what what,
+                               kcpy_slot* slots, Py_ssize_t* num_slots);
+
 /* An owned kcall tensor sharing the memory of the array `obj` and keeping
  * `obj` (or its DLPack producer) alive; NULL with an exception raised
  * otherwise. */
@@ -306,5 +314,18 @@ PyObject* kcpy_status_text(const kc_status* status);
 /* A borrowed string view of a Python str (UTF-8, cached by Python in the
  * object). -1 with an exception when `obj` is no str. */
 int kcpy_str_view(PyObject* obj, kc_string_view* out, const char* what);
+
+/* The platform a str names ('host', 'cuda'); -1 with an exception when
+ * `text` is no str or names none (convert.c). */
+int kcpy_platform_from_py(PyObject* text, kc_platform* out);
+
+/* A device's name ("cpu:0", "cuda:1") as a new str (convert.c). */
+PyObject* kcpy_device_name(DLDevice device);
+
+/* A formatter of the library's, snprintf-style: writes at most `cap`
+ * bytes of `obj`'s text into buf and returns the length the whole text
+ * needs. kcpy_format_str gives the whole text as a new str (convert.c). */
+typedef size_t (*kcpy_formatter)(const void* obj, char* buf, size_t cap);
+PyObject* kcpy_format_str(kcpy_formatter format, const void* obj);
 
 #endif /* KCALL_PYTHON_KCPY_H_ */

@@ -60,24 +60,17 @@ static PyObject* kernels_of(kc_string_view name) {
   return list;
 }
 
+static size_t format_signature(const void* op, char* buf, size_t cap) {
+  return kc_op_format_signature(op, buf, cap);
+}
+
 /* op_describe(capsule) -> dict: name, signature, inputs, outputs, attrs
  * (spec strings), flags (names), doc, kernels (descriptions). */
 static PyObject* op_describe(PyObject* module, PyObject* capsule) {
   (void)module;
   const kc_op* op = op_from_capsule(capsule);
   if (!op) return NULL;
-  char sig[1024];
-  size_t need = kc_op_format_signature(op, sig, sizeof sig);
-  PyObject* signature = NULL;
-  if (need < sizeof sig) {
-    signature = PyUnicode_FromString(sig);
-  } else {
-    char* big = PyMem_Malloc(need + 1);
-    if (!big) return PyErr_NoMemory();
-    kc_op_format_signature(op, big, need + 1);
-    signature = PyUnicode_FromString(big);
-    PyMem_Free(big);
-  }
+  PyObject* signature = kcpy_format_str(format_signature, op);
   uint32_t flags = kc_op_get_flags(op);
   kc_string_view name = kc_op_get_name(op);
   PyObject* flag_names = PyList_New(0);
@@ -138,25 +131,9 @@ static void op_call_args_clean(op_call_args* a) {
 /* A tensor argument: a kcall.Tensor as it is, any other array borrowed. */
 static int op_input(PyObject* obj, op_call_args* a, Py_ssize_t i,
                     const char* op_name) {
-  if (kcpy_tensor_check(obj) && ((kcpy_tensor*)obj)->dl &&
-      !((kcpy_tensor*)obj)->expired) {
-    a->inputs[i] = ((kcpy_tensor*)obj)->dl;
-    return 0;
-  }
-  kcpy_what what = {"input", i, op_name};
-  kcpy_slot* slot = &a->slots[a->num_slots];
-  memset(slot, 0, sizeof *slot);
-  int rc = kcpy_array_view(obj, slot, what);
-  a->num_slots++;
-  if (rc > 0) {
-    a->inputs[i] = &slot->dl;
-    return 0;
-  }
-  if (rc == 0) {
-    PyErr_Format(PyExc_TypeError, "%s: expected an array, got %.100s",
-                 KCPY_WHAT(what), Py_TYPE(obj)->tp_name);
-  }
-  return -1;
+  kcpy_what what = {.text = "input", .index = i, .op = op_name};
+  a->inputs[i] = kcpy_array_arg(obj, what, a->slots, &a->num_slots);
+  return a->inputs[i] ? 0 : -1;
 }
 
 /* op_call(capsule, inputs: tuple, attrs: dict, stream=None) -> list of

@@ -5,20 +5,15 @@
  */
 #include "kcpy.h"
 
-#include <string.h>
 
 /* ---- shapes ------------------------------------------------------------------ */
 
+static size_t format_shape(const void* shape, char* buf, size_t cap) {
+  return kc_shape_format(shape, buf, cap);
+}
+
 PyObject* kcpy_shape_str(const kc_shape* shape) {
-  char buf[512];
-  size_t need = kc_shape_format(shape, buf, sizeof buf);
-  if (need < sizeof buf) return PyUnicode_FromString(buf);
-  char* big = PyMem_Malloc(need + 1);
-  if (!big) return PyErr_NoMemory();
-  kc_shape_format(shape, big, need + 1);
-  PyObject* s = PyUnicode_FromString(big);
-  PyMem_Free(big);
-  return s;
+  return kcpy_format_str(format_shape, shape);
 }
 
 kc_shape* kcpy_shape_parse(PyObject* text, const char* what) {
@@ -154,11 +149,9 @@ static PyObject* program_compile(py_program* self, PyObject* args,
   }
   kc_compile_options options = {.struct_size = sizeof options,
                                 .platform = KC_PLATFORM_HOST};
-  if (platform_name) {
-    kc_string_view v;
-    if (kcpy_str_view(platform_name, &v, "platform") < 0) return NULL;
-    kc_status* st = kc_platform_parse(v, &options.platform);
-    if (st) return kcpy_raise(st);
+  if (platform_name &&
+      kcpy_platform_from_py(platform_name, &options.platform) < 0) {
+    return NULL;
   }
   DLDevice where = kc_device_cpu();
   if (options.platform == KC_PLATFORM_CUDA) {

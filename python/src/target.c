@@ -169,14 +169,12 @@ static PyObject* register_target(PyObject* module, PyObject* args) {
                         &override)) {
     return NULL;
   }
-  kc_string_view name_v, platform_v;
+  kc_string_view name_v;
   kc_platform plat;
   if (kcpy_str_view(name, &name_v, "name") < 0 ||
-      kcpy_str_view(platform, &platform_v, "platform") < 0) {
+      kcpy_platform_from_py(platform, &plat) < 0) {
     return NULL;
   }
-  kc_status* st = kc_platform_parse(platform_v, &plat);
-  if (st) return kcpy_raise(st);
   if (!PyCallable_Check(fn)) {
     PyErr_Format(PyExc_TypeError, "register_target: %R is not callable", fn);
     return NULL;
@@ -219,7 +217,7 @@ static PyObject* register_target(PyObject* module, PyObject* args) {
   sig.num_attrs = (int32_t)na;
   sig.attrs = attrs;
   t->fn = Py_NewRef(fn);
-  st = kc_xcall_register_typed(name_v, plat, &sig, py_target_call, t,
+  kc_status* st = kc_xcall_register_typed(name_v, plat, &sig, py_target_call, t,
                                py_target_delete,
                                override ? KC_REGISTER_OVERRIDE : 0);
   t = NULL; /* the target owns it now, or has freed it */

@@ -153,10 +153,7 @@ static PyObject* get_nbytes(kcpy_tensor* self, void* unused) {
 static PyObject* get_device(kcpy_tensor* self, void* unused) {
   (void)unused;
   DLTensor* dl = live(self);
-  if (!dl) return NULL;
-  char buf[64];
-  kc_device_format(dl->device, buf, sizeof buf);
-  return PyUnicode_FromString(buf);
+  return dl ? kcpy_device_name(dl->device) : NULL;
 }
 
 static PyObject* get_data_ptr(kcpy_tensor* self, void* unused) {
