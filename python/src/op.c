@@ -5,8 +5,6 @@
  */
 #include "kcpy.h"
 
-#include <string.h>
-
 static const char op_capsule_name[] = "kcall.op";
 
 static const kc_op* op_from_capsule(PyObject* capsule) {
@@ -128,6 +126,24 @@ static void op_call_args_clean(op_call_args* a) {
   for (Py_ssize_t i = 0; i < a->num_attrs; ++i) kc_any_release(&a->attrs[i].value);
 }
 
+/* The attributes of a call from the dict `dict`: owned values in
+ * attrs[0 .. *count), which the caller releases, also on failure. Messages
+ * name the op when `op_name` (quoted) is given. */
+static int op_attrs_from(PyObject* dict, kc_op_attr* attrs, Py_ssize_t* count,
+                         const char* op_name) {
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  while (PyDict_Next(dict, &pos, &key, &value)) {
+    kc_op_attr* attr = &attrs[*count];
+    if (kcpy_str_view(key, &attr->name, "attribute name") < 0) return -1;
+    kcpy_what what = {.text = PyUnicode_AsUTF8(key), .index = -1,
+                      .op = op_name};
+    if (kcpy_owned_from_py(value, &attr->value, what) < 0) return -1;
+    (*count)++;
+  }
+  return 0;
+}
+
 /* A tensor argument: a kcall.Tensor as it is, any other array borrowed. */
 static int op_input(PyObject* obj, op_call_args* a, Py_ssize_t i,
                     const char* op_name) {
@@ -148,9 +164,7 @@ static PyObject* op_call(PyObject* module, PyObject* const* args,
                     "op_call(op, inputs: tuple, attrs: dict, stream=None)");
     return NULL;
   }
-  kc_op_call_options options;
-  memset(&options, 0, sizeof options);
-  options.struct_size = sizeof options;
+  kc_op_call_options options = {.struct_size = sizeof options};
   int has_stream = nargs == 4 && args[3] != Py_None;
   if (has_stream && kcpy_stream_parse(args[3], &options.stream) < 0) {
     return NULL;
@@ -172,23 +186,16 @@ static PyObject* op_call(PyObject* module, PyObject* const* args,
   if (!a) return PyErr_NoMemory();
   a->num_slots = 0;
   a->num_attrs = 0;
+  /* Inputs (DLPack ones made ready on the call's stream), then
+   * attributes. */
   int ok = 1;
   kcpy_consumer_stream_set(has_stream, options.stream);
   for (Py_ssize_t i = 0; ok && i < n; ++i) {
     ok = op_input(PyTuple_GET_ITEM(args[1], i), a, i, op_name) == 0;
   }
   kcpy_consumer_stream_set(0, NULL);
-  Py_ssize_t pos = 0;
-  PyObject *key, *value;
-  while (ok && PyDict_Next(args[2], &pos, &key, &value)) {
-    kc_op_attr* attr = &a->attrs[a->num_attrs];
-    ok = kcpy_str_view(key, &attr->name, "attribute name") == 0;
-    if (ok) {
-      kcpy_what what = {PyUnicode_AsUTF8(key), -1, op_name};
-      ok = kcpy_owned_from_py(value, &attr->value, what) == 0;
-    }
-    if (ok) a->num_attrs++;
-  }
+  if (ok) ok = op_attrs_from(args[2], a->attrs, &a->num_attrs, op_name) == 0;
+  /* The call, without the GIL; then its outputs as Tensors. */
   kc_tensor* outs[KC_OP_MAX_TENSORS];
   int32_t num_outs = 0;
   kc_status* st = NULL;
@@ -213,6 +220,70 @@ static PyObject* op_call(PyObject* module, PyObject* const* args,
   return list;
 }
 
+/* Shapes, dtypes and attributes for a shape inference, freed together. */
+typedef struct infer_args {
+  DLTensor tensors[KC_OP_MAX_TENSORS];
+  const DLTensor* inputs[KC_OP_MAX_TENSORS];
+  int64_t dims[KC_OP_MAX_TENSORS][KC_TENSOR_MAX_NDIM];
+  kc_op_attr attrs[KC_OP_MAX_ATTRS];
+  kc_op_output_info outs[KC_OP_MAX_TENSORS];
+} infer_args;
+
+/* Input `i` from its (shape, dtype) pair: a shapeless CPU tensor in
+ * a->tensors[i], which a->inputs[i] points to. */
+static int infer_input_from(PyObject* item, infer_args* a, Py_ssize_t i) {
+  PyObject *shape, *dtype;
+  int ok = PyArg_ParseTuple(item, "OU", &shape, &dtype);
+  PyObject* dims = ok ? PySequence_Fast(shape, "shape") : NULL;
+  ok = dims != NULL;
+  Py_ssize_t rank = ok ? PySequence_Fast_GET_SIZE(dims) : 0;
+  if (ok && rank > KC_TENSOR_MAX_NDIM) {
+    PyErr_SetString(PyExc_ValueError, "op_infer: rank above 32");
+    ok = 0;
+  }
+  for (Py_ssize_t d = 0; ok && d < rank; ++d) {
+    a->dims[i][d] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(dims, d));
+    ok = !(a->dims[i][d] == -1 && PyErr_Occurred());
+  }
+  Py_XDECREF(dims);
+  kc_string_view dv;
+  kc_status* st = NULL;
+  if (ok) ok = kcpy_str_view(dtype, &dv, "dtype") == 0;
+  if (ok) st = kc_dtype_parse(dv, &a->tensors[i].dtype);
+  if (st) {
+    kcpy_raise(st);
+    ok = 0;
+  }
+  a->tensors[i].device = kc_device_cpu();
+  a->tensors[i].ndim = (int32_t)rank;
+  a->tensors[i].shape = a->dims[i];
+  a->inputs[i] = &a->tensors[i];
+  return ok ? 0 : -1;
+}
+
+/* [(shape or None, dtype)] for the inferred outputs; a dim left unknown
+ * is None. */
+static PyObject* infer_outputs_to_py(const kc_op_output_info* outs,
+                                     int32_t num_outs) {
+  PyObject* list = PyList_New(num_outs);
+  for (int32_t i = 0; list && i < num_outs; ++i) {
+    const kc_op_output_info* o = &outs[i];
+    PyObject* shape = o->rank < 0 ? Py_NewRef(Py_None) : PyTuple_New(o->rank);
+    for (int32_t d = 0; shape && shape != Py_None && d < o->rank; ++d) {
+      PyObject* dim = o->dims[d] < 0 ? Py_NewRef(Py_None)
+                                     : PyLong_FromLongLong(o->dims[d]);
+      if (!dim) Py_CLEAR(shape);
+      else PyTuple_SET_ITEM(shape, d, dim);
+    }
+    PyObject* item = shape ? Py_BuildValue("(NN)", shape,
+                                           kcpy_dtype_name(o->dtype))
+                           : NULL;
+    if (!item) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, i, item);
+  }
+  return list;
+}
+
 /* op_infer(handle, inputs: [(shape, dtype)], attrs: dict) ->
  * [(shape or None, dtype)]: shape inference alone (kc_op_infer); a dim
  * the shape function leaves unknown is None. */
@@ -232,57 +303,14 @@ static PyObject* op_infer(PyObject* module, PyObject* const* args,
     PyErr_SetString(PyExc_ValueError, "op_infer: too many inputs or attrs");
     return NULL;
   }
-  /* Shapes, dtypes and attributes for the call, freed together. */
-  typedef struct infer_args {
-    DLTensor tensors[KC_OP_MAX_TENSORS];
-    const DLTensor* inputs[KC_OP_MAX_TENSORS];
-    int64_t dims[KC_OP_MAX_TENSORS][KC_TENSOR_MAX_NDIM];
-    kc_op_attr attrs[KC_OP_MAX_ATTRS];
-    kc_op_output_info outs[KC_OP_MAX_TENSORS];
-  } infer_args;
   infer_args* a = PyMem_Calloc(1, sizeof *a);
   if (!a) return PyErr_NoMemory();
   Py_ssize_t num_attrs = 0;
   int ok = 1;
   for (Py_ssize_t i = 0; ok && i < n; ++i) {
-    PyObject *shape, *dtype;
-    ok = PyArg_ParseTuple(PyList_GET_ITEM(args[1], i), "OU", &shape, &dtype);
-    PyObject* dims = ok ? PySequence_Fast(shape, "shape") : NULL;
-    ok = dims != NULL;
-    Py_ssize_t rank = ok ? PySequence_Fast_GET_SIZE(dims) : 0;
-    if (ok && rank > KC_TENSOR_MAX_NDIM) {
-      PyErr_SetString(PyExc_ValueError, "op_infer: rank above 32");
-      ok = 0;
-    }
-    for (Py_ssize_t d = 0; ok && d < rank; ++d) {
-      a->dims[i][d] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(dims, d));
-      ok = !(a->dims[i][d] == -1 && PyErr_Occurred());
-    }
-    Py_XDECREF(dims);
-    kc_string_view dv;
-    kc_status* st = NULL;
-    if (ok) ok = kcpy_str_view(dtype, &dv, "dtype") == 0;
-    if (ok) st = kc_dtype_parse(dv, &a->tensors[i].dtype);
-    if (st) {
-      kcpy_raise(st);
-      ok = 0;
-    }
-    a->tensors[i].device = kc_device_cpu();
-    a->tensors[i].ndim = (int32_t)rank;
-    a->tensors[i].shape = a->dims[i];
-    a->inputs[i] = &a->tensors[i];
+    ok = infer_input_from(PyList_GET_ITEM(args[1], i), a, i) == 0;
   }
-  Py_ssize_t pos = 0;
-  PyObject *key, *value;
-  while (ok && PyDict_Next(args[2], &pos, &key, &value)) {
-    kc_op_attr* attr = &a->attrs[num_attrs];
-    ok = kcpy_str_view(key, &attr->name, "attribute name") == 0;
-    if (ok) {
-      kcpy_what what = {PyUnicode_AsUTF8(key), -1, NULL};
-      ok = kcpy_owned_from_py(value, &attr->value, what) == 0;
-    }
-    if (ok) num_attrs++;
-  }
+  if (ok) ok = op_attrs_from(args[2], a->attrs, &num_attrs, NULL) == 0;
   int32_t num_outs = 0;
   kc_status* st = NULL;
   if (ok) {
@@ -294,22 +322,7 @@ static PyObject* op_infer(PyObject* module, PyObject* const* args,
   if (ok && st) {
     kcpy_raise(st);
   } else if (ok) {
-    list = PyList_New(num_outs);
-    for (int32_t i = 0; list && i < num_outs; ++i) {
-      const kc_op_output_info* o = &a->outs[i];
-      PyObject* shape = o->rank < 0 ? Py_NewRef(Py_None) : PyTuple_New(o->rank);
-      for (int32_t d = 0; shape && shape != Py_None && d < o->rank; ++d) {
-        PyObject* dim = o->dims[d] < 0 ? Py_NewRef(Py_None)
-                                       : PyLong_FromLongLong(o->dims[d]);
-        if (!dim) Py_CLEAR(shape);
-        else PyTuple_SET_ITEM(shape, d, dim);
-      }
-      PyObject* item = shape ? Py_BuildValue("(NN)", shape,
-                                             kcpy_dtype_name(o->dtype))
-                             : NULL;
-      if (!item) Py_CLEAR(list);
-      else PyList_SET_ITEM(list, i, item);
-    }
+    list = infer_outputs_to_py(a->outs, num_outs);
   }
   PyMem_Free(a);
   return list;
