@@ -6,7 +6,6 @@
  */
 #include "kcpy.h"
 
-
 typedef struct py_executable {
   PyObject_HEAD
   vectorcallfunc vectorcall;
@@ -87,6 +86,7 @@ static PyObject* execute(py_executable* self, PyObject* const* args,
   kc_tensor** outs = PyMem_Calloc(num_out, sizeof *outs);
   Py_ssize_t num_slots = 0;
   PyObject* result = NULL;
+  /* The arrays as DLTensors (DLPack ones made ready on the stream). */
   kcpy_consumer_stream_set(has_stream, stream);
   int gathered = inputs && outputs && slots && outs &&
                  gather_inputs(args, n, inputs, slots, &num_slots) == 0 &&
@@ -96,6 +96,7 @@ static PyObject* execute(py_executable* self, PyObject* const* args,
   if (!inputs || !outputs || !slots || !outs) {
     PyErr_NoMemory();
   } else if (gathered) {
+    /* The run, without the GIL; then the results. */
     kc_execute_options options = {.struct_size = sizeof options,
                                   .instruction_ns = instruction_ns,
                                   .stream = stream};

@@ -68,11 +68,11 @@ typedef struct kcpy_what {
 } kcpy_what;
 
 static inline kcpy_what kcpy_what_text(const char* text) {
-  kcpy_what w = {text, -1, NULL};
+  kcpy_what w = {.text = text, .index = -1, .op = NULL};
   return w;
 }
 static inline kcpy_what kcpy_what_index(const char* text, Py_ssize_t index) {
-  kcpy_what w = {text, index, NULL};
+  kcpy_what w = {.text = text, .index = index, .op = NULL};
   return w;
 }
 
@@ -296,10 +296,6 @@ void kcpy_consumer_stream_set(int set, void* stream);
  * reference), or NULL with an exception. */
 PyObject* kcpy_consumer_stream_arg(DLDevice device);
 extern PyMethodDef kcpy_device_methods[];
-
-int kcpy_op_init(PyObject* module);
-int kcpy_target_init(PyObject* module);
-int kcpy_testing_init(PyObject* module);
 
 /* Method tables each file contributes to the module. */
 extern PyMethodDef kcpy_op_methods[];

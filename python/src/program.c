@@ -5,7 +5,6 @@
  */
 #include "kcpy.h"
 
-
 /* ---- shapes ------------------------------------------------------------------ */
 
 static size_t format_shape(const void* shape, char* buf, size_t cap) {

@@ -492,8 +492,8 @@ static void tensor_releasebuffer(kcpy_tensor* self, Py_buffer* view) {
 }
 
 static PyBufferProcs tensor_as_buffer = {
-    (getbufferproc)tensor_getbuffer,
-    (releasebufferproc)tensor_releasebuffer,
+    .bf_getbuffer = (getbufferproc)tensor_getbuffer,
+    .bf_releasebuffer = (releasebufferproc)tensor_releasebuffer,
 };
 
 static PyGetSetDef tensor_getset[] = {
