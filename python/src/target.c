@@ -56,6 +56,7 @@ static kc_status* py_target_call(kc_xcall_frame* frame) {
   PyObject* views = NULL;
   PyObject* result = NULL;
   int ok = args && kwargs;
+  /* Buffers positionally (operands, then results), attributes by name. */
   for (Py_ssize_t i = 0; ok && i < n; ++i) {
     int is_result = i >= frame->num_args;
     DLTensor* dl = is_result ? &frame->results[i - frame->num_args]
@@ -179,6 +180,8 @@ static PyObject* register_target(PyObject* module, PyObject* args) {
     PyErr_Format(PyExc_TypeError, "register_target: %R is not callable", fn);
     return NULL;
   }
+  /* The signature: buffer specs, then each attribute's name and types
+   * (the names, kept in `t`, become the callback's keywords). */
   kc_xcall_signature sig = {.struct_size = sizeof sig};
   kc_xcall_buffer_spec *ins = NULL, *outs = NULL;
   kc_xcall_attr_spec* attrs = NULL;

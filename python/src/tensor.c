@@ -291,6 +291,7 @@ static PyObject* tensor_dlpack(kcpy_tensor* self, PyObject* args,
                                    &stream, &max_version, &dl_device, &copy)) {
     return NULL;
   }
+  /* What the consumer asks for, checked against what the tensor is. */
   DLTensor* dl = live(self);
   if (!dl) return NULL;
   if (copy == Py_True) {
@@ -325,6 +326,7 @@ static PyObject* tensor_dlpack(kcpy_tensor* self, PyObject* args,
     }
     versioned = major >= 1;
   }
+  /* A versioned capsule, or a legacy one wrapping it. */
   DLManagedTensorVersioned* m = export_managed(self);
   if (!m) return NULL;
   if (versioned) {
