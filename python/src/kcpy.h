@@ -55,6 +55,10 @@ kc_status* kcpy_status_from_exception(void);
 /* The exception class for a status code (borrowed). */
 PyObject* kcpy_error_class(kc_status_code code);
 
+/* Formats a status into a new str (code omitted: the exception class tells
+ * it). */
+PyObject* kcpy_status_text(const kc_status* status);
+
 /* ---- naming values in messages (convert.c) ---------------------------------- */
 
 /* Names a value in messages: "argument 2", "op 'Add': input 0", "the
@@ -242,6 +246,22 @@ PyObject* kcpy_py_from_arg(const kc_any* value, PyObject** views);
 /* Expires every view in the list `views` and drops it. NULL is a no-op. */
 void kcpy_views_expire(PyObject* views);
 
+/* A borrowed string view of a Python str (UTF-8, cached by Python in the
+ * object). -1 with an exception when `obj` is no str. */
+int kcpy_str_view(PyObject* obj, kc_string_view* out, const char* what);
+
+/* The platform a str names ('host', 'cuda'); -1 with an exception when
+ * `text` is no str or names none. */
+int kcpy_platform_from_py(PyObject* text, kc_platform* out);
+
+/* A device's name ("cpu:0", "cuda:1") as a new str. */
+PyObject* kcpy_device_name(DLDevice device);
+
+/* A formatter of the library's, snprintf-style: writes at most `cap`
+ * bytes of `obj`'s text into buf and returns the length the whole text
+ * needs. kcpy_format_str gives the whole text as a new str. */
+typedef size_t (*kcpy_formatter)(const void* obj, char* buf, size_t cap);
+PyObject* kcpy_format_str(kcpy_formatter format, const void* obj);
 
 /* ---- programs (program.c, builder.c, executable.c) ------------------------------ */
 
@@ -302,26 +322,5 @@ extern PyMethodDef kcpy_op_methods[];
 extern PyMethodDef kcpy_target_methods[];
 extern PyMethodDef kcpy_testing_methods[];
 extern PyMethodDef kcpy_xla_methods[];
-
-/* Formats a status into a new str (code omitted: the exception class tells
- * it). */
-PyObject* kcpy_status_text(const kc_status* status);
-
-/* A borrowed string view of a Python str (UTF-8, cached by Python in the
- * object). -1 with an exception when `obj` is no str. */
-int kcpy_str_view(PyObject* obj, kc_string_view* out, const char* what);
-
-/* The platform a str names ('host', 'cuda'); -1 with an exception when
- * `text` is no str or names none (convert.c). */
-int kcpy_platform_from_py(PyObject* text, kc_platform* out);
-
-/* A device's name ("cpu:0", "cuda:1") as a new str (convert.c). */
-PyObject* kcpy_device_name(DLDevice device);
-
-/* A formatter of the library's, snprintf-style: writes at most `cap`
- * bytes of `obj`'s text into buf and returns the length the whole text
- * needs. kcpy_format_str gives the whole text as a new str (convert.c). */
-typedef size_t (*kcpy_formatter)(const void* obj, char* buf, size_t cap);
-PyObject* kcpy_format_str(kcpy_formatter format, const void* obj);
 
 #endif /* KCALL_PYTHON_KCPY_H_ */
