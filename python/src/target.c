@@ -90,25 +90,17 @@ static kc_status* py_target_call(kc_xcall_frame* frame) {
 
 /* ---- registration ---------------------------------------------------------------- */
 
+/* An attribute type from its name as kc_attr_type_name writes it ("bool",
+ * "i8" .. "u64", "f32", "f64", "str", "array", "dict"); None is 0. */
 static int attr_type_from(PyObject* text, int32_t* out, const char* what) {
-  static const struct {
-    const char* name;
-    int32_t type;
-  } types[] = {
-      {"bool", KC_ATTR_BOOL}, {"i8", KC_ATTR_I8},     {"i16", KC_ATTR_I16},
-      {"i32", KC_ATTR_I32},   {"i64", KC_ATTR_I64},   {"u8", KC_ATTR_U8},
-      {"u16", KC_ATTR_U16},   {"u32", KC_ATTR_U32},   {"u64", KC_ATTR_U64},
-      {"f32", KC_ATTR_F32},   {"f64", KC_ATTR_F64},   {"str", KC_ATTR_STRING},
-      {"array", KC_ATTR_ARRAY}, {"dict", KC_ATTR_DICT},
-  };
   if (text == Py_None) {
     *out = 0;
     return 0;
   }
   const char* s = PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : NULL;
-  for (size_t i = 0; s && i < sizeof types / sizeof types[0]; ++i) {
-    if (strcmp(s, types[i].name) == 0) {
-      *out = types[i].type;
+  for (int32_t type = KC_ATTR_BOOL; s && type <= KC_ATTR_DICT; ++type) {
+    if (strcmp(s, kc_attr_type_name(type)) == 0) {
+      *out = type;
       return 0;
     }
   }

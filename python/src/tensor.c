@@ -195,13 +195,14 @@ static int require_cpu(const DLTensor* dl, const char* what) {
       dl->device.device_type == kDLCUDAHost) {
     return 0;
   }
-  char buf[64];
-  kc_device_format(dl->device, buf, sizeof buf);
+  PyObject* device = kcpy_device_name(dl->device);
+  if (!device) return -1;
   PyErr_Format(PyExc_BufferError,
-               "kcall.Tensor: %s needs host memory, the tensor is on %s "
+               "kcall.Tensor: %s needs host memory, the tensor is on %U "
                "(copy it with kcall.to_device(t, \"cpu\"), or share it with "
                "__dlpack__)",
-               what, buf);
+               what, device);
+  Py_DECREF(device);
   return -1;
 }
 
