@@ -539,6 +539,22 @@ int kcpy_array_view(PyObject* obj, kcpy_slot* slot, kcpy_what what) {
   return dlpack_view(obj, slot, what);
 }
 
+const DLTensor* kcpy_array_arg(PyObject* obj, kcpy_what what,
+                               kcpy_slot* slots, Py_ssize_t* num_slots) {
+  if (kcpy_tensor_check(obj) && ((kcpy_tensor*)obj)->dl &&
+      !((kcpy_tensor*)obj)->expired) {
+    return ((kcpy_tensor*)obj)->dl;
+  }
+  kcpy_slot* slot = &slots[(*num_slots)++];
+  memset(slot, 0, sizeof *slot);
+  int rc = kcpy_array_view(obj, slot, what);
+  if (rc == 0) {
+    PyErr_Format(PyExc_TypeError, "%s: expected an array, got %.100s",
+                 KCPY_WHAT(what), Py_TYPE(obj)->tp_name);
+  }
+  return rc > 0 ? &slot->dl : NULL;
+}
+
 /* ---- owned tensors over Python arrays ------------------------------------------------- */
 
 /* A DLPack 1.x managed tensor that keeps a Python object alive: the owner

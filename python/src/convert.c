@@ -36,6 +36,17 @@ int kcpy_str_view(PyObject* obj, kc_string_view* out, const char* what) {
   return 0;
 }
 
+int kcpy_platform_from_py(PyObject* text, kc_platform* out) {
+  kc_string_view v;
+  if (kcpy_str_view(text, &v, "platform") < 0) return -1;
+  kc_status* st = kc_platform_parse(v, out);
+  if (st) {
+    kcpy_raise(st);
+    return -1;
+  }
+  return 0;
+}
+
 const char* kcpy_what_format(kcpy_what w, char* buf, size_t cap) {
   int n = 0;
   if (w.op) n = snprintf(buf, cap, "op %s: ", w.op); /* quoted already */
@@ -283,10 +294,22 @@ static PyObject* str_from_view(kc_string_view v) {
                               "surrogateescape");
 }
 
-static PyObject* device_name(DLDevice d) {
+PyObject* kcpy_device_name(DLDevice d) {
   char buf[64];
   kc_device_format(d, buf, sizeof buf);
   return PyUnicode_FromString(buf);
+}
+
+PyObject* kcpy_format_str(kcpy_formatter format, const void* obj) {
+  char buf[512];
+  size_t need = format(obj, buf, sizeof buf);
+  if (need < sizeof buf) return PyUnicode_FromString(buf);
+  char* big = PyMem_Malloc(need + 1);
+  if (!big) return PyErr_NoMemory();
+  format(obj, big, need + 1);
+  PyObject* s = PyUnicode_FromString(big);
+  PyMem_Free(big);
+  return s;
 }
 
 /* Plain values and borrowed objects; `*handled` says whether it was one. */
@@ -301,7 +324,7 @@ static PyObject* plain_to_py(const kc_any* v, int* handled) {
       if (!v->u.v_ptr) Py_RETURN_NONE;
       return PyLong_FromVoidPtr(v->u.v_ptr);
     case KC_TYPE_DTYPE: return kcpy_dtype_name(v->u.v_dtype);
-    case KC_TYPE_DEVICE: return device_name(v->u.v_device);
+    case KC_TYPE_DEVICE: return kcpy_device_name(v->u.v_device);
     case KC_TYPE_RAW_STR:
       return str_from_view(kc_sv(v->u.v_c_str));
     case KC_TYPE_SMALL_STR: {

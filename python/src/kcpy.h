@@ -2,16 +2,21 @@
  * The CPython extension kcall._core: shared declarations. Never installed.
  *
  * Files:
- *   module.c    module init, registry functions, plugins
- *   errors.c    kcall statuses <-> Python exceptions
- *   convert.c   kc_any <-> Python objects, call argument slots
- *   arrays.c    Python arrays (NumPy, buffers, __dlpack__) -> DLTensor
- *   tensor.c    the kcall.Tensor type and its DLPack export
- *   function.c  the kcall.Function type and Python callbacks
- *   op.c        eager op calls and op descriptions
- *   program.c   programs, the builder and executables
- *   target.c    custom-call targets written in Python
- *   testing.c   C functions for the tests and benchmarks
+ *   module.c     module init, registry functions, plugins
+ *   errors.c     kcall statuses <-> Python exceptions
+ *   convert.c    kc_any <-> Python objects, call argument slots
+ *   arrays.c     Python arrays (NumPy, buffers, __dlpack__) -> DLTensor
+ *   tensor.c     the kcall.Tensor type and its DLPack export
+ *   function.c   the kcall.Function type and Python callbacks
+ *   op.c         eager op calls and op descriptions
+ *   program.c    kcall.Program (parse, load, compile), shapes as text
+ *   builder.c    kcall.ProgramBuilder
+ *   attrs.c      typed custom-call attributes <-> Python values
+ *   executable.c kcall.Executable (execute, profile, stats)
+ *   target.c     custom-call targets written in Python
+ *   device.c     streams, and copies between the host and a device
+ *   xla.c        what a target is, and XLA FFI handlers (kcall.jax)
+ *   testing.c    C functions for the tests and benchmarks
  *
  * Everything here runs with the GIL held unless a comment says otherwise;
  * the GIL is released around every call into kcall that can run user code.
@@ -50,6 +55,10 @@ kc_status* kcpy_status_from_exception(void);
 /* The exception class for a status code (borrowed). */
 PyObject* kcpy_error_class(kc_status_code code);
 
+/* Formats a status into a new str (code omitted: the exception class tells
+ * it). */
+PyObject* kcpy_status_text(const kc_status* status);
+
 /* ---- naming values in messages (convert.c) ---------------------------------- */
 
 /* Names a value in messages: "argument 2", "op 'Add': input 0", "the
@@ -63,11 +72,11 @@ typedef struct kcpy_what {
 } kcpy_what;
 
 static inline kcpy_what kcpy_what_text(const char* text) {
-  kcpy_what w = {text, -1, NULL};
+  kcpy_what w = {.text = text, .index = -1, .op = NULL};
   return w;
 }
 static inline kcpy_what kcpy_what_index(const char* text, Py_ssize_t index) {
-  kcpy_what w = {text, index, NULL};
+  kcpy_what w = {.text = text, .index = index, .op = NULL};
   return w;
 }
 
@@ -116,6 +125,14 @@ void kcpy_slot_clean(kcpy_slot* slot);
  * `obj` is no array (nothing raised), -1 with an exception raised when it
  * is an array kcall cannot take (the message names `what`). */
 int kcpy_array_view(PyObject* obj, kcpy_slot* slot, kcpy_what what);
+
+/* An array argument of a call, as the DLTensor to pass: a live
+ * kcall.Tensor's own, else a view of `obj` in slots[*num_slots], which is
+ * counted (also on failure) for the caller to clean. NULL with an
+ * exception raised when `obj` is no array kcall can take ("<what>:
+ * expected an array, got <type>" when it is none). */
+const DLTensor* kcpy_array_arg(PyObject* obj, kcpy_what what,
+                               kcpy_slot* slots, Py_ssize_t* num_slots);
 
 /* An owned kcall tensor sharing the memory of the array `obj` and keeping
  * `obj` (or its DLPack producer) alive; NULL with an exception raised
@@ -229,6 +246,62 @@ PyObject* kcpy_py_from_arg(const kc_any* value, PyObject** views);
 /* Expires every view in the list `views` and drops it. NULL is a no-op. */
 void kcpy_views_expire(PyObject* views);
 
+/* A borrowed string view of a Python str (UTF-8, cached by Python in the
+ * object). -1 with an exception when `obj` is no str. */
+int kcpy_str_view(PyObject* obj, kc_string_view* out, const char* what);
+
+/* The platform a str names ('host', 'cuda'); -1 with an exception when
+ * `text` is no str or names none. */
+int kcpy_platform_from_py(PyObject* text, kc_platform* out);
+
+/* A device's name ("cpu:0", "cuda:1") as a new str. */
+PyObject* kcpy_device_name(DLDevice device);
+
+/* A formatter of the library's, snprintf-style: writes at most `cap`
+ * bytes of `obj`'s text into buf and returns the length the whole text
+ * needs. kcpy_format_str gives the whole text as a new str. */
+typedef size_t (*kcpy_formatter)(const void* obj, char* buf, size_t cap);
+PyObject* kcpy_format_str(kcpy_formatter format, const void* obj);
+
+/* ---- programs (program.c, builder.c, executable.c) ------------------------------ */
+
+int kcpy_program_init_type(PyObject* module);
+int kcpy_builder_init_type(PyObject* module);
+int kcpy_executable_init_type(PyObject* module);
+/* A Program owning `program` (stolen, also on failure). */
+PyObject* kcpy_program_wrap(kc_program* program);
+/* An Executable owning `exe` (stolen, also on failure), running on
+ * `device`; `tuple_result` when the program's result is a tuple (a call
+ * returns a tuple of Tensors rather than one). */
+PyObject* kcpy_executable_wrap(kc_executable* exe, int tuple_result,
+                               DLDevice device);
+/* A shape as HLO writes it ("f32[2,3]"), as a new str. */
+PyObject* kcpy_shape_str(const kc_shape* shape);
+/* A new shape parsed from the str `text`; NULL with an exception, whose
+ * context is `what`. */
+kc_shape* kcpy_shape_parse(PyObject* text, const char* what);
+
+/* ---- typed attributes (attrs.c) -------------------------------------------------- */
+
+/* Attribute storage for one custom call: every kc_attr, array payload and
+ * string it needs, freed together. Strings point into the Python objects,
+ * which the caller's dict keeps alive for the call. Zero-initialised
+ * before use. */
+typedef struct kcpy_attr_arena {
+  void** blocks;
+  size_t count, cap;
+} kcpy_attr_arena;
+
+/* Converts a dict of attributes (str keys; bool, int, float, str, NumPy
+ * scalars and 1-d arrays, lists of numbers, dicts) into *out, allocated in
+ * `arena`. 0, or -1 with an exception raised. */
+int kcpy_attr_dict_from_py(PyObject* dict, kc_attr_dict* out,
+                           kcpy_attr_arena* arena);
+/* Frees everything allocated in `arena`. */
+void kcpy_attr_arena_free(kcpy_attr_arena* arena);
+/* An attribute's value as Python sees it: bool, int, float, str, a list
+ * of numbers or a dict. NULL with an exception. */
+PyObject* kcpy_attr_to_py(const kc_attr* attr);
 
 /* ---- the rest ---------------------------------------------------------------- */
 
@@ -244,23 +317,10 @@ void kcpy_consumer_stream_set(int set, void* stream);
 PyObject* kcpy_consumer_stream_arg(DLDevice device);
 extern PyMethodDef kcpy_device_methods[];
 
-int kcpy_op_init(PyObject* module);
-int kcpy_program_init(PyObject* module);
-int kcpy_target_init(PyObject* module);
-int kcpy_testing_init(PyObject* module);
-
 /* Method tables each file contributes to the module. */
 extern PyMethodDef kcpy_op_methods[];
 extern PyMethodDef kcpy_target_methods[];
 extern PyMethodDef kcpy_testing_methods[];
 extern PyMethodDef kcpy_xla_methods[];
-
-/* Formats a status into a new str (code omitted: the exception class tells
- * it). */
-PyObject* kcpy_status_text(const kc_status* status);
-
-/* A borrowed string view of a Python str (UTF-8, cached by Python in the
- * object). -1 with an exception when `obj` is no str. */
-int kcpy_str_view(PyObject* obj, kc_string_view* out, const char* what);
 
 #endif /* KCALL_PYTHON_KCPY_H_ */

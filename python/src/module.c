@@ -176,7 +176,9 @@ PyMODINIT_FUNC PyInit__core(void) {
                            kcpy_testing_methods, kcpy_xla_methods,
                            kcpy_device_methods};
   int bad = kcpy_errors_init(m) < 0 || kcpy_tensor_init_type(m) < 0 ||
-            kcpy_func_init_type(m) < 0 || kcpy_program_init(m) < 0 ||
+            kcpy_func_init_type(m) < 0 || kcpy_program_init_type(m) < 0 ||
+            kcpy_executable_init_type(m) < 0 ||
+            kcpy_builder_init_type(m) < 0 ||
             PyModule_AddStringConstant(m, "__version__",
                                        kc_version_string()) < 0;
   PyObject* api = bad ? NULL : Py_BuildValue("(II)", major, minor);

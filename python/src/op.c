@@ -5,8 +5,6 @@
  */
 #include "kcpy.h"
 
-#include <string.h>
-
 static const char op_capsule_name[] = "kcall.op";
 
 static const kc_op* op_from_capsule(PyObject* capsule) {
@@ -60,24 +58,17 @@ static PyObject* kernels_of(kc_string_view name) {
   return list;
 }
 
+static size_t format_signature(const void* op, char* buf, size_t cap) {
+  return kc_op_format_signature(op, buf, cap);
+}
+
 /* op_describe(capsule) -> dict: name, signature, inputs, outputs, attrs
  * (spec strings), flags (names), doc, kernels (descriptions). */
 static PyObject* op_describe(PyObject* module, PyObject* capsule) {
   (void)module;
   const kc_op* op = op_from_capsule(capsule);
   if (!op) return NULL;
-  char sig[1024];
-  size_t need = kc_op_format_signature(op, sig, sizeof sig);
-  PyObject* signature = NULL;
-  if (need < sizeof sig) {
-    signature = PyUnicode_FromString(sig);
-  } else {
-    char* big = PyMem_Malloc(need + 1);
-    if (!big) return PyErr_NoMemory();
-    kc_op_format_signature(op, big, need + 1);
-    signature = PyUnicode_FromString(big);
-    PyMem_Free(big);
-  }
+  PyObject* signature = kcpy_format_str(format_signature, op);
   uint32_t flags = kc_op_get_flags(op);
   kc_string_view name = kc_op_get_name(op);
   PyObject* flag_names = PyList_New(0);
@@ -135,28 +126,30 @@ static void op_call_args_clean(op_call_args* a) {
   for (Py_ssize_t i = 0; i < a->num_attrs; ++i) kc_any_release(&a->attrs[i].value);
 }
 
+/* The attributes of a call from the dict `dict`: owned values in
+ * attrs[0 .. *count), which the caller releases, also on failure. Messages
+ * name the op when `op_name` (quoted) is given. */
+static int op_attrs_from(PyObject* dict, kc_op_attr* attrs, Py_ssize_t* count,
+                         const char* op_name) {
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  while (PyDict_Next(dict, &pos, &key, &value)) {
+    kc_op_attr* attr = &attrs[*count];
+    if (kcpy_str_view(key, &attr->name, "attribute name") < 0) return -1;
+    kcpy_what what = {.text = PyUnicode_AsUTF8(key), .index = -1,
+                      .op = op_name};
+    if (kcpy_owned_from_py(value, &attr->value, what) < 0) return -1;
+    (*count)++;
+  }
+  return 0;
+}
+
 /* A tensor argument: a kcall.Tensor as it is, any other array borrowed. */
 static int op_input(PyObject* obj, op_call_args* a, Py_ssize_t i,
                     const char* op_name) {
-  if (kcpy_tensor_check(obj) && ((kcpy_tensor*)obj)->dl &&
-      !((kcpy_tensor*)obj)->expired) {
-    a->inputs[i] = ((kcpy_tensor*)obj)->dl;
-    return 0;
-  }
-  kcpy_what what = {"input", i, op_name};
-  kcpy_slot* slot = &a->slots[a->num_slots];
-  memset(slot, 0, sizeof *slot);
-  int rc = kcpy_array_view(obj, slot, what);
-  a->num_slots++;
-  if (rc > 0) {
-    a->inputs[i] = &slot->dl;
-    return 0;
-  }
-  if (rc == 0) {
-    PyErr_Format(PyExc_TypeError, "%s: expected an array, got %.100s",
-                 KCPY_WHAT(what), Py_TYPE(obj)->tp_name);
-  }
-  return -1;
+  kcpy_what what = {.text = "input", .index = i, .op = op_name};
+  a->inputs[i] = kcpy_array_arg(obj, what, a->slots, &a->num_slots);
+  return a->inputs[i] ? 0 : -1;
 }
 
 /* op_call(capsule, inputs: tuple, attrs: dict, stream=None) -> list of
@@ -171,9 +164,7 @@ static PyObject* op_call(PyObject* module, PyObject* const* args,
                     "op_call(op, inputs: tuple, attrs: dict, stream=None)");
     return NULL;
   }
-  kc_op_call_options options;
-  memset(&options, 0, sizeof options);
-  options.struct_size = sizeof options;
+  kc_op_call_options options = {.struct_size = sizeof options};
   int has_stream = nargs == 4 && args[3] != Py_None;
   if (has_stream && kcpy_stream_parse(args[3], &options.stream) < 0) {
     return NULL;
@@ -195,23 +186,16 @@ static PyObject* op_call(PyObject* module, PyObject* const* args,
   if (!a) return PyErr_NoMemory();
   a->num_slots = 0;
   a->num_attrs = 0;
+  /* Inputs (DLPack ones made ready on the call's stream), then
+   * attributes. */
   int ok = 1;
   kcpy_consumer_stream_set(has_stream, options.stream);
   for (Py_ssize_t i = 0; ok && i < n; ++i) {
     ok = op_input(PyTuple_GET_ITEM(args[1], i), a, i, op_name) == 0;
   }
   kcpy_consumer_stream_set(0, NULL);
-  Py_ssize_t pos = 0;
-  PyObject *key, *value;
-  while (ok && PyDict_Next(args[2], &pos, &key, &value)) {
-    kc_op_attr* attr = &a->attrs[a->num_attrs];
-    ok = kcpy_str_view(key, &attr->name, "attribute name") == 0;
-    if (ok) {
-      kcpy_what what = {PyUnicode_AsUTF8(key), -1, op_name};
-      ok = kcpy_owned_from_py(value, &attr->value, what) == 0;
-    }
-    if (ok) a->num_attrs++;
-  }
+  if (ok) ok = op_attrs_from(args[2], a->attrs, &a->num_attrs, op_name) == 0;
+  /* The call, without the GIL; then its outputs as Tensors. */
   kc_tensor* outs[KC_OP_MAX_TENSORS];
   int32_t num_outs = 0;
   kc_status* st = NULL;
@@ -236,6 +220,70 @@ static PyObject* op_call(PyObject* module, PyObject* const* args,
   return list;
 }
 
+/* Shapes, dtypes and attributes for a shape inference, freed together. */
+typedef struct infer_args {
+  DLTensor tensors[KC_OP_MAX_TENSORS];
+  const DLTensor* inputs[KC_OP_MAX_TENSORS];
+  int64_t dims[KC_OP_MAX_TENSORS][KC_TENSOR_MAX_NDIM];
+  kc_op_attr attrs[KC_OP_MAX_ATTRS];
+  kc_op_output_info outs[KC_OP_MAX_TENSORS];
+} infer_args;
+
+/* Input `i` from its (shape, dtype) pair: a shapeless CPU tensor in
+ * a->tensors[i], which a->inputs[i] points to. */
+static int infer_input_from(PyObject* item, infer_args* a, Py_ssize_t i) {
+  PyObject *shape, *dtype;
+  int ok = PyArg_ParseTuple(item, "OU", &shape, &dtype);
+  PyObject* dims = ok ? PySequence_Fast(shape, "shape") : NULL;
+  ok = dims != NULL;
+  Py_ssize_t rank = ok ? PySequence_Fast_GET_SIZE(dims) : 0;
+  if (ok && rank > KC_TENSOR_MAX_NDIM) {
+    PyErr_SetString(PyExc_ValueError, "op_infer: rank above 32");
+    ok = 0;
+  }
+  for (Py_ssize_t d = 0; ok && d < rank; ++d) {
+    a->dims[i][d] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(dims, d));
+    ok = !(a->dims[i][d] == -1 && PyErr_Occurred());
+  }
+  Py_XDECREF(dims);
+  kc_string_view dv;
+  kc_status* st = NULL;
+  if (ok) ok = kcpy_str_view(dtype, &dv, "dtype") == 0;
+  if (ok) st = kc_dtype_parse(dv, &a->tensors[i].dtype);
+  if (st) {
+    kcpy_raise(st);
+    ok = 0;
+  }
+  a->tensors[i].device = kc_device_cpu();
+  a->tensors[i].ndim = (int32_t)rank;
+  a->tensors[i].shape = a->dims[i];
+  a->inputs[i] = &a->tensors[i];
+  return ok ? 0 : -1;
+}
+
+/* [(shape or None, dtype)] for the inferred outputs; a dim left unknown
+ * is None. */
+static PyObject* infer_outputs_to_py(const kc_op_output_info* outs,
+                                     int32_t num_outs) {
+  PyObject* list = PyList_New(num_outs);
+  for (int32_t i = 0; list && i < num_outs; ++i) {
+    const kc_op_output_info* o = &outs[i];
+    PyObject* shape = o->rank < 0 ? Py_NewRef(Py_None) : PyTuple_New(o->rank);
+    for (int32_t d = 0; shape && shape != Py_None && d < o->rank; ++d) {
+      PyObject* dim = o->dims[d] < 0 ? Py_NewRef(Py_None)
+                                     : PyLong_FromLongLong(o->dims[d]);
+      if (!dim) Py_CLEAR(shape);
+      else PyTuple_SET_ITEM(shape, d, dim);
+    }
+    PyObject* item = shape ? Py_BuildValue("(NN)", shape,
+                                           kcpy_dtype_name(o->dtype))
+                           : NULL;
+    if (!item) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, i, item);
+  }
+  return list;
+}
+
 /* op_infer(handle, inputs: [(shape, dtype)], attrs: dict) ->
  * [(shape or None, dtype)]: shape inference alone (kc_op_infer); a dim
  * the shape function leaves unknown is None. */
@@ -255,57 +303,14 @@ static PyObject* op_infer(PyObject* module, PyObject* const* args,
     PyErr_SetString(PyExc_ValueError, "op_infer: too many inputs or attrs");
     return NULL;
   }
-  /* Shapes, dtypes and attributes for the call, freed together. */
-  typedef struct infer_args {
-    DLTensor tensors[KC_OP_MAX_TENSORS];
-    const DLTensor* inputs[KC_OP_MAX_TENSORS];
-    int64_t dims[KC_OP_MAX_TENSORS][KC_TENSOR_MAX_NDIM];
-    kc_op_attr attrs[KC_OP_MAX_ATTRS];
-    kc_op_output_info outs[KC_OP_MAX_TENSORS];
-  } infer_args;
   infer_args* a = PyMem_Calloc(1, sizeof *a);
   if (!a) return PyErr_NoMemory();
   Py_ssize_t num_attrs = 0;
   int ok = 1;
   for (Py_ssize_t i = 0; ok && i < n; ++i) {
-    PyObject *shape, *dtype;
-    ok = PyArg_ParseTuple(PyList_GET_ITEM(args[1], i), "OU", &shape, &dtype);
-    PyObject* dims = ok ? PySequence_Fast(shape, "shape") : NULL;
-    ok = dims != NULL;
-    Py_ssize_t rank = ok ? PySequence_Fast_GET_SIZE(dims) : 0;
-    if (ok && rank > KC_TENSOR_MAX_NDIM) {
-      PyErr_SetString(PyExc_ValueError, "op_infer: rank above 32");
-      ok = 0;
-    }
-    for (Py_ssize_t d = 0; ok && d < rank; ++d) {
-      a->dims[i][d] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(dims, d));
-      ok = !(a->dims[i][d] == -1 && PyErr_Occurred());
-    }
-    Py_XDECREF(dims);
-    kc_string_view dv;
-    kc_status* st = NULL;
-    if (ok) ok = kcpy_str_view(dtype, &dv, "dtype") == 0;
-    if (ok) st = kc_dtype_parse(dv, &a->tensors[i].dtype);
-    if (st) {
-      kcpy_raise(st);
-      ok = 0;
-    }
-    a->tensors[i].device = kc_device_cpu();
-    a->tensors[i].ndim = (int32_t)rank;
-    a->tensors[i].shape = a->dims[i];
-    a->inputs[i] = &a->tensors[i];
+    ok = infer_input_from(PyList_GET_ITEM(args[1], i), a, i) == 0;
   }
-  Py_ssize_t pos = 0;
-  PyObject *key, *value;
-  while (ok && PyDict_Next(args[2], &pos, &key, &value)) {
-    kc_op_attr* attr = &a->attrs[num_attrs];
-    ok = kcpy_str_view(key, &attr->name, "attribute name") == 0;
-    if (ok) {
-      kcpy_what what = {PyUnicode_AsUTF8(key), -1, NULL};
-      ok = kcpy_owned_from_py(value, &attr->value, what) == 0;
-    }
-    if (ok) num_attrs++;
-  }
+  if (ok) ok = op_attrs_from(args[2], a->attrs, &num_attrs, NULL) == 0;
   int32_t num_outs = 0;
   kc_status* st = NULL;
   if (ok) {
@@ -317,22 +322,7 @@ static PyObject* op_infer(PyObject* module, PyObject* const* args,
   if (ok && st) {
     kcpy_raise(st);
   } else if (ok) {
-    list = PyList_New(num_outs);
-    for (int32_t i = 0; list && i < num_outs; ++i) {
-      const kc_op_output_info* o = &a->outs[i];
-      PyObject* shape = o->rank < 0 ? Py_NewRef(Py_None) : PyTuple_New(o->rank);
-      for (int32_t d = 0; shape && shape != Py_None && d < o->rank; ++d) {
-        PyObject* dim = o->dims[d] < 0 ? Py_NewRef(Py_None)
-                                       : PyLong_FromLongLong(o->dims[d]);
-        if (!dim) Py_CLEAR(shape);
-        else PyTuple_SET_ITEM(shape, d, dim);
-      }
-      PyObject* item = shape ? Py_BuildValue("(NN)", shape,
-                                             kcpy_dtype_name(o->dtype))
-                             : NULL;
-      if (!item) Py_CLEAR(list);
-      else PyList_SET_ITEM(list, i, item);
-    }
+    list = infer_outputs_to_py(a->outs, num_outs);
   }
   PyMem_Free(a);
   return list;

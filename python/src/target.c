@@ -24,71 +24,6 @@ static void py_target_delete(void* user) {
   PyMem_RawFree(t);
 }
 
-static PyObject* attr_to_py(const kc_attr* a);
-
-static PyObject* attr_array_to_py(const kc_attr* a) {
-  size_t n = a->v.array.count;
-  PyObject* list = PyList_New((Py_ssize_t)n);
-  const void* d = a->v.array.data;
-  for (size_t i = 0; list && i < n; ++i) {
-    PyObject* x = NULL;
-    switch (a->elem_type) {
-      case KC_ATTR_BOOL: x = PyBool_FromLong(((const bool*)d)[i]); break;
-      case KC_ATTR_I8: x = PyLong_FromLong(((const int8_t*)d)[i]); break;
-      case KC_ATTR_I16: x = PyLong_FromLong(((const int16_t*)d)[i]); break;
-      case KC_ATTR_I32: x = PyLong_FromLong(((const int32_t*)d)[i]); break;
-      case KC_ATTR_I64: x = PyLong_FromLongLong(((const int64_t*)d)[i]); break;
-      case KC_ATTR_U8: x = PyLong_FromUnsignedLong(((const uint8_t*)d)[i]); break;
-      case KC_ATTR_U16: x = PyLong_FromUnsignedLong(((const uint16_t*)d)[i]); break;
-      case KC_ATTR_U32: x = PyLong_FromUnsignedLong(((const uint32_t*)d)[i]); break;
-      case KC_ATTR_U64:
-        x = PyLong_FromUnsignedLongLong(((const uint64_t*)d)[i]);
-        break;
-      case KC_ATTR_F32: x = PyFloat_FromDouble(((const float*)d)[i]); break;
-      case KC_ATTR_F64: x = PyFloat_FromDouble(((const double*)d)[i]); break;
-      default:
-        PyErr_Format(PyExc_TypeError, "attribute array of %s",
-                     kc_attr_type_name(a->elem_type));
-        break;
-    }
-    if (!x) Py_CLEAR(list);
-    else PyList_SET_ITEM(list, (Py_ssize_t)i, x);
-  }
-  return list;
-}
-
-static PyObject* attr_to_py(const kc_attr* a) {
-  switch (a->type) {
-    case KC_ATTR_BOOL: return PyBool_FromLong(a->v.b);
-    case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
-      return PyLong_FromLongLong(a->v.i64);
-    case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
-      return PyLong_FromUnsignedLongLong(a->v.u64);
-    case KC_ATTR_F32: return PyFloat_FromDouble(a->v.f32);
-    case KC_ATTR_F64: return PyFloat_FromDouble(a->v.f64);
-    case KC_ATTR_STRING:
-      return PyUnicode_DecodeUTF8(a->v.str.data, (Py_ssize_t)a->v.str.size,
-                                  "surrogateescape");
-    case KC_ATTR_ARRAY: return attr_array_to_py(a);
-    case KC_ATTR_DICT: {
-      PyObject* d = PyDict_New();
-      for (size_t i = 0; d && i < a->v.dict.count; ++i) {
-        const kc_attr* e = &a->v.dict.entries[i];
-        PyObject* k = PyUnicode_FromStringAndSize(e->name.data,
-                                                  (Py_ssize_t)e->name.size);
-        PyObject* v = k ? attr_to_py(e) : NULL;
-        if (!v || PyDict_SetItem(d, k, v) < 0) Py_CLEAR(d);
-        Py_XDECREF(k);
-        Py_XDECREF(v);
-      }
-      return d;
-    }
-    default:
-      PyErr_Format(PyExc_TypeError, "attribute of unknown type %d", a->type);
-      return NULL;
-  }
-}
-
 /* The buffers as NumPy arrays when NumPy is there, else as Tensor views;
  * the views go into `views` to be expired after the call. */
 static PyObject* buffer_arg(DLTensor* dl, int writable, PyObject* numpy,
@@ -121,6 +56,7 @@ static kc_status* py_target_call(kc_xcall_frame* frame) {
   PyObject* views = NULL;
   PyObject* result = NULL;
   int ok = args && kwargs;
+  /* Buffers positionally (operands, then results), attributes by name. */
   for (Py_ssize_t i = 0; ok && i < n; ++i) {
     int is_result = i >= frame->num_args;
     DLTensor* dl = is_result ? &frame->results[i - frame->num_args]
@@ -130,7 +66,7 @@ static kc_status* py_target_call(kc_xcall_frame* frame) {
     if (ok) PyTuple_SET_ITEM(args, i, a);
   }
   for (int32_t i = 0; ok && i < frame->num_attrs; ++i) {
-    PyObject* v = attr_to_py(&frame->attrs[i]);
+    PyObject* v = kcpy_attr_to_py(&frame->attrs[i]);
     ok = v && PyDict_SetItem(kwargs, PyTuple_GET_ITEM(t->attr_names, i), v) == 0;
     Py_XDECREF(v);
   }
@@ -154,25 +90,17 @@ static kc_status* py_target_call(kc_xcall_frame* frame) {
 
 /* ---- registration ---------------------------------------------------------------- */
 
+/* An attribute type from its name as kc_attr_type_name writes it ("bool",
+ * "i8" .. "u64", "f32", "f64", "str", "array", "dict"); None is 0. */
 static int attr_type_from(PyObject* text, int32_t* out, const char* what) {
-  static const struct {
-    const char* name;
-    int32_t type;
-  } types[] = {
-      {"bool", KC_ATTR_BOOL}, {"i8", KC_ATTR_I8},     {"i16", KC_ATTR_I16},
-      {"i32", KC_ATTR_I32},   {"i64", KC_ATTR_I64},   {"u8", KC_ATTR_U8},
-      {"u16", KC_ATTR_U16},   {"u32", KC_ATTR_U32},   {"u64", KC_ATTR_U64},
-      {"f32", KC_ATTR_F32},   {"f64", KC_ATTR_F64},   {"str", KC_ATTR_STRING},
-      {"array", KC_ATTR_ARRAY}, {"dict", KC_ATTR_DICT},
-  };
   if (text == Py_None) {
     *out = 0;
     return 0;
   }
   const char* s = PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : NULL;
-  for (size_t i = 0; s && i < sizeof types / sizeof types[0]; ++i) {
-    if (strcmp(s, types[i].name) == 0) {
-      *out = types[i].type;
+  for (int32_t type = KC_ATTR_BOOL; s && type <= KC_ATTR_DICT; ++type) {
+    if (strcmp(s, kc_attr_type_name(type)) == 0) {
+      *out = type;
       return 0;
     }
   }
@@ -234,18 +162,18 @@ static PyObject* register_target(PyObject* module, PyObject* args) {
                         &override)) {
     return NULL;
   }
-  kc_string_view name_v, platform_v;
+  kc_string_view name_v;
   kc_platform plat;
   if (kcpy_str_view(name, &name_v, "name") < 0 ||
-      kcpy_str_view(platform, &platform_v, "platform") < 0) {
+      kcpy_platform_from_py(platform, &plat) < 0) {
     return NULL;
   }
-  kc_status* st = kc_platform_parse(platform_v, &plat);
-  if (st) return kcpy_raise(st);
   if (!PyCallable_Check(fn)) {
     PyErr_Format(PyExc_TypeError, "register_target: %R is not callable", fn);
     return NULL;
   }
+  /* The signature: buffer specs, then each attribute's name and types
+   * (the names, kept in `t`, become the callback's keywords). */
   kc_xcall_signature sig = {.struct_size = sizeof sig};
   kc_xcall_buffer_spec *ins = NULL, *outs = NULL;
   kc_xcall_attr_spec* attrs = NULL;
@@ -284,7 +212,7 @@ static PyObject* register_target(PyObject* module, PyObject* args) {
   sig.num_attrs = (int32_t)na;
   sig.attrs = attrs;
   t->fn = Py_NewRef(fn);
-  st = kc_xcall_register_typed(name_v, plat, &sig, py_target_call, t,
+  kc_status* st = kc_xcall_register_typed(name_v, plat, &sig, py_target_call, t,
                                py_target_delete,
                                override ? KC_REGISTER_OVERRIDE : 0);
   t = NULL; /* the target owns it now, or has freed it */

@@ -153,10 +153,7 @@ static PyObject* get_nbytes(kcpy_tensor* self, void* unused) {
 static PyObject* get_device(kcpy_tensor* self, void* unused) {
   (void)unused;
   DLTensor* dl = live(self);
-  if (!dl) return NULL;
-  char buf[64];
-  kc_device_format(dl->device, buf, sizeof buf);
-  return PyUnicode_FromString(buf);
+  return dl ? kcpy_device_name(dl->device) : NULL;
 }
 
 static PyObject* get_data_ptr(kcpy_tensor* self, void* unused) {
@@ -198,13 +195,14 @@ static int require_cpu(const DLTensor* dl, const char* what) {
       dl->device.device_type == kDLCUDAHost) {
     return 0;
   }
-  char buf[64];
-  kc_device_format(dl->device, buf, sizeof buf);
+  PyObject* device = kcpy_device_name(dl->device);
+  if (!device) return -1;
   PyErr_Format(PyExc_BufferError,
-               "kcall.Tensor: %s needs host memory, the tensor is on %s "
+               "kcall.Tensor: %s needs host memory, the tensor is on %U "
                "(copy it with kcall.to_device(t, \"cpu\"), or share it with "
                "__dlpack__)",
-               what, buf);
+               what, device);
+  Py_DECREF(device);
   return -1;
 }
 
@@ -294,6 +292,7 @@ static PyObject* tensor_dlpack(kcpy_tensor* self, PyObject* args,
                                    &stream, &max_version, &dl_device, &copy)) {
     return NULL;
   }
+  /* What the consumer asks for, checked against what the tensor is. */
   DLTensor* dl = live(self);
   if (!dl) return NULL;
   if (copy == Py_True) {
@@ -328,6 +327,7 @@ static PyObject* tensor_dlpack(kcpy_tensor* self, PyObject* args,
     }
     versioned = major >= 1;
   }
+  /* A versioned capsule, or a legacy one wrapping it. */
   DLManagedTensorVersioned* m = export_managed(self);
   if (!m) return NULL;
   if (versioned) {
@@ -495,8 +495,8 @@ static void tensor_releasebuffer(kcpy_tensor* self, Py_buffer* view) {
 }
 
 static PyBufferProcs tensor_as_buffer = {
-    (getbufferproc)tensor_getbuffer,
-    (releasebufferproc)tensor_releasebuffer,
+    .bf_getbuffer = (getbufferproc)tensor_getbuffer,
+    .bf_releasebuffer = (releasebufferproc)tensor_releasebuffer,
 };
 
 static PyGetSetDef tensor_getset[] = {

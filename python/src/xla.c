@@ -4,17 +4,6 @@
  */
 #include "kcpy.h"
 
-static int platform_arg(PyObject* text, kc_platform* out) {
-  kc_string_view v;
-  if (kcpy_str_view(text, &v, "platform") < 0) return -1;
-  kc_status* st = kc_platform_parse(v, out);
-  if (st) {
-    kcpy_raise(st);
-    return -1;
-  }
-  return 0;
-}
-
 /* (name, platform) from a call's two arguments; -1 with an exception set
  * otherwise, `usage` in the TypeError for a wrong count. */
 static int name_platform_args(PyObject* const* args, Py_ssize_t nargs,
@@ -25,7 +14,7 @@ static int name_platform_args(PyObject* const* args, Py_ssize_t nargs,
     return -1;
   }
   if (kcpy_str_view(args[0], name, "name") < 0) return -1;
-  return platform_arg(args[1], platform);
+  return kcpy_platform_from_py(args[1], platform);
 }
 
 /* target_info(name, platform) -> {"name", "platform", "api", "signature",
@@ -128,7 +117,7 @@ static PyObject* register_xla_ffi(PyObject* module, PyObject* const* args,
   unsigned long flags = PyLong_AsUnsignedLong(args[4]);
   if (flags == (unsigned long)-1 && PyErr_Occurred()) return NULL;
   if (kcpy_str_view(args[0], &name, "name") < 0 ||
-      platform_arg(args[1], &platform) < 0 ||
+      kcpy_platform_from_py(args[1], &platform) < 0 ||
       handler_arg(args[2], &h.execute) < 0 ||
       (args[3] != Py_None && handler_arg(args[3], &h.instantiate) < 0)) {
     return NULL;
