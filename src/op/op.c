@@ -229,75 +229,66 @@ static kc_status* kc__set_shape_fn(kc_op_builder* b, const char* fn,
   return NULL;
 }
 
-#define KC__FN(name) static const char fn[] = #name
-
 kc_status* kc_op_builder_add_input(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_input);
-  return kc__builder_return(builder, fn, kc__add_arg(builder, fn, spec, true));
+  return kc__builder_return(builder, __func__,
+                            kc__add_arg(builder, __func__, spec, true));
 }
 
 kc_status* kc_op_builder_add_output(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_output);
-  return kc__builder_return(builder, fn,
-                            kc__add_arg(builder, fn, spec, false));
+  return kc__builder_return(builder, __func__,
+                            kc__add_arg(builder, __func__, spec, false));
 }
 
 kc_status* kc_op_builder_add_attr(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_attr);
-  return kc__builder_return(builder, fn, kc__add_attr(builder, fn, spec));
+  return kc__builder_return(builder, __func__,
+                            kc__add_attr(builder, __func__, spec));
 }
 
 kc_status* kc_op_builder_set_flags(kc_op_builder* builder, uint32_t flags) {
-  KC__FN(kc_op_builder_set_flags);
-  return kc__builder_return(builder, fn, kc__set_flags(builder, fn, flags));
+  return kc__builder_return(builder, __func__,
+                            kc__set_flags(builder, __func__, flags));
 }
 
 kc_status* kc_op_builder_set_doc(kc_op_builder* builder, const char* doc) {
-  KC__FN(kc_op_builder_set_doc);
-  return kc__builder_return(builder, fn, kc__set_doc(builder, fn, doc));
+  return kc__builder_return(builder, __func__,
+                            kc__set_doc(builder, __func__, doc));
 }
 
 kc_status* kc_op_builder_set_shape_fn(kc_op_builder* builder,
                                       kc_shape_fn shape_fn) {
-  KC__FN(kc_op_builder_set_shape_fn);
-  return kc__builder_return(builder, fn,
-                            kc__set_shape_fn(builder, fn, shape_fn, NULL, NULL));
+  return kc__builder_return(
+      builder, __func__,
+      kc__set_shape_fn(builder, __func__, shape_fn, NULL, NULL));
 }
 
 void kc_op_builder_add_input_v2(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_input_v2);
-  kc__builder_keep(builder, fn, kc__add_arg(builder, fn, spec, true));
+  kc__builder_keep(builder, __func__,
+                   kc__add_arg(builder, __func__, spec, true));
 }
 
 void kc_op_builder_add_output_v2(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_output_v2);
-  kc__builder_keep(builder, fn, kc__add_arg(builder, fn, spec, false));
+  kc__builder_keep(builder, __func__,
+                   kc__add_arg(builder, __func__, spec, false));
 }
 
 void kc_op_builder_add_attr_v2(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_attr_v2);
-  kc__builder_keep(builder, fn, kc__add_attr(builder, fn, spec));
+  kc__builder_keep(builder, __func__, kc__add_attr(builder, __func__, spec));
 }
 
 void kc_op_builder_set_flags_v2(kc_op_builder* builder, uint32_t flags) {
-  KC__FN(kc_op_builder_set_flags_v2);
-  kc__builder_keep(builder, fn, kc__set_flags(builder, fn, flags));
+  kc__builder_keep(builder, __func__, kc__set_flags(builder, __func__, flags));
 }
 
 void kc_op_builder_set_doc_v2(kc_op_builder* builder, const char* doc) {
-  KC__FN(kc_op_builder_set_doc_v2);
-  kc__builder_keep(builder, fn, kc__set_doc(builder, fn, doc));
+  kc__builder_keep(builder, __func__, kc__set_doc(builder, __func__, doc));
 }
 
-void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
-                                   kc_shape_fn shape_fn, void* data,
-                                   kc_deleter_fn data_deleter) {
-  KC__FN(kc_op_builder_set_shape_fn_v2);
-  kc__builder_keep(builder, fn,
-                   kc__set_shape_fn(builder, fn, shape_fn, data, data_deleter));
+void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder, kc_shape_fn shape_fn,
+                                   void* data, kc_deleter_fn data_deleter) {
+  kc__builder_keep(
+      builder, __func__,
+      kc__set_shape_fn(builder, __func__, shape_fn, data, data_deleter));
 }
-
-#undef KC__FN
 
 /* ---- resolving references at registration ------------------------------ */
 
@@ -611,31 +602,19 @@ const char* kc_op_get_attr_spec(const kc_op* op, int32_t index) {
   return op->def.attrs[index].spec;
 }
 
-/* Appends snprintf-style at *n. */
-static void kc__append(char* buf, size_t cap, size_t* n, const char* fmt, ...)
-    KC_PRINTF(4, 5);
-static void kc__append(char* buf, size_t cap, size_t* n, const char* fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  int k =
-      vsnprintf(*n < cap ? buf + *n : NULL, *n < cap ? cap - *n : 0, fmt, args);
-  va_end(args);
-  if (k > 0) *n += (size_t)k;
-}
-
 size_t kc_op_format_signature(const kc_op* op, char* buf, size_t cap) {
   size_t n = 0;
   if (cap) buf[0] = '\0';
   if (!op) return 0;
   const kc__op_def* d = &op->def;
-  kc__append(buf, cap, &n, "%s(", d->name);
+  kc__appendf(buf, cap, &n, "%s(", d->name);
   for (int32_t i = 0; i < d->num_inputs; ++i) {
-    kc__append(buf, cap, &n, "%s%s", i ? ", " : "", d->inputs[i].spec);
+    kc__appendf(buf, cap, &n, "%s%s", i ? ", " : "", d->inputs[i].spec);
   }
-  kc__append(buf, cap, &n, ") -> (");
+  kc__appendf(buf, cap, &n, ") -> (");
   for (int32_t i = 0; i < d->num_outputs; ++i) {
-    kc__append(buf, cap, &n, "%s%s", i ? ", " : "", d->outputs[i].spec);
+    kc__appendf(buf, cap, &n, "%s%s", i ? ", " : "", d->outputs[i].spec);
   }
-  kc__append(buf, cap, &n, ")");
+  kc__appendf(buf, cap, &n, ")");
   return n;
 }
