@@ -4,7 +4,7 @@
 #include "op/op_internal.h"
 
 /* NOT_FOUND naming what the op does have. */
-static kc_status* kc__no_attr(const kc__op_def* def, const char* name) {
+static kc_status* kc__no_attr(const kc__op_schema* def, const char* name) {
   char list[512];
   size_t n = 0;
   list[0] = '\0';

@@ -23,7 +23,7 @@
 #define KC__UNSET (-1)
 
 typedef struct kc__frame {
-  const kc__op_def* def;
+  const kc__op_schema* def;
   kc_any values[KC_OP_MAX_ATTRS];
   uint64_t owned; /* bit i: values[i] holds a reference this frame owns */
   int32_t input_starts[KC_OP_MAX_ARGS + 1];
@@ -50,7 +50,7 @@ static bool kc__host_device(DLDevice d) {
 
 static kc_status* kc__given_attrs(kc__frame* f, const kc_op_attr* attrs,
                                   int32_t num_attrs) {
-  const kc__op_def* def = f->def;
+  const kc__op_schema* def = f->def;
   for (int32_t j = 0; j < num_attrs; ++j) {
     int32_t i = kc__op_find_attr(def, attrs[j].name);
     if (i < 0) {
@@ -79,7 +79,7 @@ static kc_status* kc__given_attrs(kc__frame* f, const kc_op_attr* attrs,
 
 /* How many tensors each input arg takes. */
 static kc_status* kc__input_lengths(kc__frame* f, int32_t num_inputs) {
-  const kc__op_def* def = f->def;
+  const kc__op_schema* def = f->def;
   int32_t known = 0, open_args = 0, open_attr = -1;
   int32_t lens[KC_OP_MAX_ARGS];
   for (int32_t a = 0; a < def->num_inputs; ++a) {
@@ -188,7 +188,7 @@ static kc_status* kc__dtype_error(int32_t index, const kc__arg_def* arg,
 
 /* Checks each input tensor and infers type attrs and type lists. */
 static kc_status* kc__input_types(kc__frame* f, const DLTensor* const* inputs) {
-  const kc__op_def* def = f->def;
+  const kc__op_schema* def = f->def;
   f->device = kc_device_cpu();
   f->mixed_devices = false;
   int32_t type_source[KC_OP_MAX_ATTRS]; /* the input that set each T */
@@ -266,7 +266,7 @@ static kc_status* kc__input_types(kc__frame* f, const DLTensor* const* inputs) {
 
 /* Fills defaults, refuses missing attrs, and works out the outputs. */
 static kc_status* kc__finish_resolve(kc__frame* f) {
-  const kc__op_def* def = f->def;
+  const kc__op_schema* def = f->def;
   for (int32_t i = 0; i < def->num_attrs; ++i) {
     if (f->values[i].type_index != KC__UNSET) continue;
     const kc__attr_def* a = &def->attrs[i];
@@ -526,7 +526,7 @@ static kc_status* kc__cache_entry_create(const kc_op* op, const kc__frame* f,
                                          const kc__key* k, uint64_t hash,
                                          uint64_t generation,
                                          kc__cache_entry** out) {
-  const kc__op_def* def = f->def;
+  const kc__op_schema* def = f->def;
   kc__kernel* kernel = NULL;
   KC__TRY(kc__kernel_select(def, f->device.device_type, f->values, &kernel));
   kc__cache_entry* e = calloc(1, sizeof *e);
@@ -1004,7 +1004,7 @@ static kc_status* kc__run(const kc_op* op, const kc__frame* f,
                           const DLTensor* const* inputs,
                           const kc_op_call_options* options,
                           DLTensor* const* given, kc_tensor** owned) {
-  const kc__op_def* def = f->def;
+  const kc__op_schema* def = f->def;
   const kc_allocator* alloc = NULL;
   kc_thread_pool* pool = NULL;
   if (options) {
@@ -1229,7 +1229,7 @@ kc_status* kc_op_infer(const kc_op* op, const DLTensor* const* inputs,
     kc__frame_release(&f);
     return kc__call_context(op, st);
   }
-  const kc__op_def* def = f.def;
+  const kc__op_schema* def = f.def;
   kc_op_attrs resolved = {def, f.values};
   kc_shape_handle in_shapes[KC_OP_MAX_TENSORS];
   const kc_shape_handle* out_shapes[KC_OP_MAX_TENSORS];

@@ -282,7 +282,8 @@ kc_status* kc_kernel_builder_set_data(kc_kernel_builder* b, void* data,
 /* ---- checking against the op ------------------------------------------- */
 
 /* Why `k` cannot serve `def`, or NULL. */
-static kc_status* kc__kernel_check(const kc__kernel* k, const kc__op_def* def) {
+static kc_status* kc__kernel_check(const kc__kernel* k,
+                                   const kc__op_schema* def) {
   for (int32_t i = 0; i < k->num_constraints; ++i) {
     const kc__type_constraint* c = &k->constraints[i];
     int32_t a = kc__op_find_attr(def, kc_sv(c->attr));
@@ -515,7 +516,7 @@ void kc__kernel_renumber_commit_locked(kc__kernel_renumber* r) {
 
 /* ---- selection --------------------------------------------------------- */
 
-static bool kc__kernel_matches(const kc__kernel* k, const kc__op_def* def,
+static bool kc__kernel_matches(const kc__kernel* k, const kc__op_schema* def,
                                const kc_any* values) {
   for (int32_t i = 0; i < k->num_constraints; ++i) {
     int32_t a = kc__op_find_attr(def, kc_sv(k->constraints[i].attr));
@@ -583,10 +584,10 @@ static void kc__describe_into(void* ctx, const kc__kernel* k) {
 
 /* Why no kernel of `def` serves (device_type, values): NOT_FOUND listing
  * the kernels there are. In a read section. */
-static kc_status* kc__no_kernel(const kc__op_def* def, DLDeviceType device_type,
-                                const kc_any* values);
+static kc_status* kc__no_kernel(const kc__op_schema* def,
+                                DLDeviceType device_type, const kc_any* values);
 
-kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
+kc_status* kc__kernel_select(const kc__op_schema* def, DLDeviceType device_type,
                              const kc_any* values, kc__kernel** out_kernel) {
   kc_string_view op = {def->name, def->name_size};
   kc__kernel* best = NULL;
@@ -624,7 +625,8 @@ kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
   return st;
 }
 
-static kc_status* kc__no_kernel(const kc__op_def* def, DLDeviceType device_type,
+static kc_status* kc__no_kernel(const kc__op_schema* def,
+                                DLDeviceType device_type,
                                 const kc_any* values) {
   kc_string_view op = {def->name, def->name_size};
   /* Say what was asked for (device, type attrs) and what there is. */

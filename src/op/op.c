@@ -18,7 +18,7 @@ kc__registry* kc__registry_of_ops(void) { return &kc__op_registry; }
 #define KC__OP_NAME_MAX (KC__NAME_MAX - 3)
 
 struct kc_op_builder {
-  kc__op_def def;
+  kc__op_schema def;
   /* The first error of any add/set call, with its position, replayed at
    * registration. */
   kc__first_error error;
@@ -35,18 +35,18 @@ static int32_t kc__find_arg(const kc__arg_def* args, int32_t n,
   return -1;
 }
 
-int32_t kc__op_find_attr(const kc__op_def* def, kc_string_view name) {
+int32_t kc__op_find_attr(const kc__op_schema* def, kc_string_view name) {
   for (int32_t i = 0; i < def->num_attrs; ++i) {
     if (kc_sv_equal(kc_sv(def->attrs[i].name), name)) return i;
   }
   return -1;
 }
 
-int32_t kc__op_find_input(const kc__op_def* def, kc_string_view name) {
+int32_t kc__op_find_input(const kc__op_schema* def, kc_string_view name) {
   return kc__find_arg(def->inputs, def->num_inputs, name);
 }
 
-int32_t kc__op_find_output(const kc__op_def* def, kc_string_view name) {
+int32_t kc__op_find_output(const kc__op_schema* def, kc_string_view name) {
   return kc__find_arg(def->outputs, def->num_outputs, name);
 }
 
@@ -115,13 +115,13 @@ kc_status* kc_op_builder_create(const char* name, kc_op_builder** out_builder) {
 
 void kc_op_builder_destroy(kc_op_builder* builder) {
   if (!builder) return;
-  kc__op_def_clear(&builder->def);
+  kc__op_schema_clear(&builder->def);
   kc__first_error_deinit(&builder->error);
   free(builder);
 }
 
 /* A name already taken by an arg or an attr of the definition. */
-static kc_status* kc__check_unique(const kc__op_def* def, const char* name) {
+static kc_status* kc__check_unique(const kc__op_schema* def, const char* name) {
   kc_string_view v = kc_sv(name);
   const char* what = kc__op_find_input(def, v) >= 0    ? "an input"
                      : kc__op_find_output(def, v) >= 0 ? "an output"
@@ -292,11 +292,12 @@ void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder, kc_shape_fn shape_fn,
 
 /* ---- resolving references at registration ------------------------------ */
 
-static kc_status* kc__arg_error(const kc__op_def* def, const kc__arg_def* arg,
-                                bool is_input, const char* fmt, ...)
-    KC_PRINTF(4, 5);
-static kc_status* kc__arg_error(const kc__op_def* def, const kc__arg_def* arg,
-                                bool is_input, const char* fmt, ...) {
+static kc_status* kc__arg_error(const kc__op_schema* def,
+                                const kc__arg_def* arg, bool is_input,
+                                const char* fmt, ...) KC_PRINTF(4, 5);
+static kc_status* kc__arg_error(const kc__op_schema* def,
+                                const kc__arg_def* arg, bool is_input,
+                                const char* fmt, ...) {
   char msg[512]; /* what it cites is quoted, so bounded */
   va_list args;
   va_start(args, fmt);
@@ -307,7 +308,7 @@ static kc_status* kc__arg_error(const kc__op_def* def, const kc__arg_def* arg,
                           msg);
 }
 
-static kc_status* kc__resolve_arg(kc__op_def* def, kc__arg_def* arg,
+static kc_status* kc__resolve_arg(kc__op_schema* def, kc__arg_def* arg,
                                   bool is_input) {
   if (arg->number_word) {
     int32_t n = kc__op_find_attr(def, kc_sv(arg->number_word));
@@ -355,7 +356,7 @@ static kc_status* kc__resolve_arg(kc__op_def* def, kc__arg_def* arg,
 
 /* Checks the definition as a whole and marks the attrs the inputs
  * determine. */
-static kc_status* kc__op_resolve(kc__op_def* def) {
+static kc_status* kc__op_resolve(kc__op_schema* def) {
   for (int32_t i = 0; i < def->num_inputs; ++i) {
     KC__TRY(kc__resolve_arg(def, &def->inputs[i], true));
   }
@@ -405,7 +406,7 @@ static void kc__op_delete(kc_object* obj) {
    * half freed. */
   kc__owned_detach(&op->owned);
   kc__op_cache_deinit(&op->cache);
-  kc__op_def_clear(&op->def);
+  kc__op_schema_clear(&op->def);
   free(op);
 }
 
@@ -606,7 +607,7 @@ size_t kc_op_format_signature(const kc_op* op, char* buf, size_t cap) {
   size_t n = 0;
   if (cap) buf[0] = '\0';
   if (!op) return 0;
-  const kc__op_def* d = &op->def;
+  const kc__op_schema* d = &op->def;
   kc__appendf(buf, cap, &n, "%s(", d->name);
   for (int32_t i = 0; i < d->num_inputs; ++i) {
     kc__appendf(buf, cap, &n, "%s%s", i ? ", " : "", d->inputs[i].spec);

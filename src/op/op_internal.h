@@ -91,7 +91,9 @@ typedef struct kc__arg_def {
   int32_t number_attr; /* index of N; -1 */
 } kc__arg_def;
 
-typedef struct kc__op_def {
+/* An op's schema, as its builder defined it: name, doc, flags, shape
+ * function, and the inputs, outputs and attrs parsed from spec strings. */
+typedef struct kc__op_schema {
   char* name;
   size_t name_size;
   char* doc;
@@ -105,7 +107,7 @@ typedef struct kc__op_def {
   int32_t num_outputs;
   kc__attr_def* attrs;
   int32_t num_attrs;
-} kc__op_def;
+} kc__op_schema;
 
 /* spec.c: parsing. The def structs are filled on success and left empty
  * on failure; `what` names the spec in messages ("attr spec"). */
@@ -125,7 +127,7 @@ kc_status* kc__check_attr_value(const kc__attr_def* attr, const kc_any* value,
 const char* kc__attr_kind_name(const kc__attr_def* attr);
 void kc__attr_def_clear(kc__attr_def* a);
 void kc__arg_def_clear(kc__arg_def* a);
-void kc__op_def_clear(kc__op_def* def);
+void kc__op_schema_clear(kc__op_schema* def);
 
 /* ---- the op object ----------------------------------------------------- */
 
@@ -167,7 +169,7 @@ typedef struct kc__op_cache {
 
 struct kc_op {
   kc_object header;
-  kc__op_def def;
+  kc__op_schema def;
   kc__op_cache cache;
   /* Set (atomically) by kc_op_registry_reset: the op's cache is gone and
    * calls fail. The op itself lives on while a function "op.NAME" someone
@@ -186,9 +188,9 @@ struct kc_op {
 kc_status* kc__op_check_live(const kc_op* op);
 
 /* Index of the attr/input named `name` (NUL-terminated or sized), or -1. */
-int32_t kc__op_find_attr(const kc__op_def* def, kc_string_view name);
-int32_t kc__op_find_input(const kc__op_def* def, kc_string_view name);
-int32_t kc__op_find_output(const kc__op_def* def, kc_string_view name);
+int32_t kc__op_find_attr(const kc__op_schema* def, kc_string_view name);
+int32_t kc__op_find_input(const kc__op_schema* def, kc_string_view name);
+int32_t kc__op_find_output(const kc__op_schema* def, kc_string_view name);
 
 /* The op registered (or staged by this thread's plugin) as `name`;
  * borrowed: call it inside a read section (reclaim.h) and use the op
@@ -210,7 +212,7 @@ void kc__op_cache_deinit(kc__op_cache* cache);
 /* ---- attribute values -------------------------------------------------- */
 
 struct kc_op_attrs {
-  const kc__op_def* def;
+  const kc__op_schema* def;
   const kc_any* values; /* def->num_attrs of them */
 };
 
@@ -246,7 +248,7 @@ uint64_t kc__kernel_generation(void);
 /* Picks the kernel for `def` on `device_type` with resolved `values`, or
  * NOT_FOUND listing the op's kernels. *out_kernel is a new reference (or
  * NULL on failure). */
-kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
+kc_status* kc__kernel_select(const kc__op_schema* def, DLDeviceType device_type,
                              const kc_any* values, kc__kernel** out_kernel);
 
 /* Renumbering the kernels that follow removed ones, when a plugin is
@@ -295,7 +297,7 @@ typedef struct kc__arena_block {
 } kc__arena_block;
 
 struct kc_shape_ctx {
-  const kc__op_def* def;
+  const kc__op_schema* def;
   const kc_op_attrs* attrs;
   int32_t num_inputs;
   int32_t num_outputs;
@@ -313,7 +315,7 @@ void* kc__shape_ctx_alloc(kc_shape_ctx* ctx, size_t size);
 void kc__shape_ctx_free_all(kc_shape_ctx* ctx);
 
 struct kc_kernel_construct_ctx {
-  const kc__op_def* def;
+  const kc__op_schema* def;
   const kc_op_attrs* attrs;
   DLDevice device;
   int32_t num_inputs, num_outputs;
@@ -329,7 +331,7 @@ typedef struct kc__temp {
 } kc__temp;
 
 struct kc_kernel_ctx {
-  const kc__op_def* def;
+  const kc__op_schema* def;
   const kc_op_attrs* attrs;
   const DLTensor* const* inputs;
   int32_t num_inputs;

@@ -960,7 +960,7 @@ void kc__arg_def_clear(kc__arg_def* a) {
   memset(a, 0, sizeof *a);
 }
 
-void kc__op_def_clear(kc__op_def* def) {
+void kc__op_schema_clear(kc__op_schema* def) {
   for (int32_t i = 0; i < def->num_inputs; ++i)
     kc__arg_def_clear(&def->inputs[i]);
   for (int32_t i = 0; i < def->num_outputs; ++i) {
