@@ -203,7 +203,7 @@ kc_status* kc__op_func_create(kc_op* op, kc_func** out_func);
  * registered there is op's own (not one registered over it). */
 void kc__op_func_unregister(const kc_op* op);
 
-/* call.c. clear frees every cached kernel instance (running kernel
+/* kernel_cache.c. clear frees every cached kernel instance (running kernel
  * deleters) and leaves an empty cache; deinit clears and destroys. */
 void kc__op_cache_init(kc__op_cache* cache);
 void kc__op_cache_clear(kc__op_cache* cache);
