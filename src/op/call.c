@@ -10,8 +10,8 @@
 #include "op/call_internal.h"
 #include "runtime/device_internal.h"
 
-/* ---- running a call ---------------------------------------------------- */
-
+/* For a call whose inputs are on more than one device: each input is on
+ * the call's device, or on the host for a host-memory arg of the kernel. */
 static kc_status* kc__check_devices(const kc__resolved_call* f,
                                     const kc__cache_entry* e,
                                     const DLTensor* const* inputs) {
@@ -132,14 +132,107 @@ static kc_status* kc__device_finish(kc_kernel_ctx* ctx, bool wait,
   return st;
 }
 
+/* Shape inference for a resolved call: the context and the storage it
+ * points into (the input shapes, the outputs' slots, and an arena for the
+ * first shapes inference makes). Filled by kc__infer_shapes; freed with
+ * kc__shape_ctx_free_all(&s->ctx). */
+typedef struct kc__call_shapes {
+  kc_shape_handle inputs[KC_OP_MAX_TENSORS];
+  const kc_shape_handle* outputs[KC_OP_MAX_TENSORS];
+  uint64_t arena[64];
+  kc_shape_ctx ctx;
+} kc__call_shapes;
+
+/* Runs the op's shape function, if it has one; an output it leaves
+ * unknown keeps a NULL slot. */
+static kc_status* kc__infer_shapes(kc__call_shapes* s,
+                                   const kc__resolved_call* f,
+                                   const kc_op_attrs* attrs,
+                                   const DLTensor* const* inputs) {
+  for (int32_t i = 0; i < f->num_inputs; ++i) {
+    s->inputs[i].rank = inputs[i]->ndim;
+    s->inputs[i].dims = inputs[i]->shape;
+  }
+  for (int32_t i = 0; i < f->num_outputs; ++i) s->outputs[i] = NULL;
+  s->ctx = (kc_shape_ctx){
+      .def = f->def,
+      .attrs = attrs,
+      .num_inputs = f->num_inputs,
+      .num_outputs = f->num_outputs,
+      .inputs = s->inputs,
+      .input_dtypes = f->input_dtypes,
+      .outputs = s->outputs,
+      .output_dtypes = f->output_dtypes,
+      .blocks = NULL,
+      .inline_buf = (unsigned char*)s->arena,
+      .inline_used = 0,
+      .inline_cap = sizeof s->arena,
+  };
+  if (!f->def->shape_fn) return NULL;
+  kc_status* st = f->def->shape_fn(&s->ctx);
+  if (st) st = kc_status_add_context(st, "in the shape function");
+  return st;
+}
+
+/* Checks the caller's outputs (call_into), or creates each output whose
+ * shape inference found (the kernel allocates the others). */
+static kc_status* kc__prepare_outputs(kc_kernel_ctx* kctx,
+                                      DLTensor* const* given) {
+  for (int32_t i = 0; i < kctx->num_outputs; ++i) {
+    if (given) {
+      KC__TRY(kc__check_given_output(kctx, i, given[i]));
+    } else if (kc__shape_known(kctx->inferred[i])) {
+      kc_tensor* t = NULL;
+      KC__TRY(kc_tensor_create(kctx->alloc, kctx->inferred[i]->dims,
+                               kctx->inferred[i]->rank,
+                               kctx->output_dtypes[i],
+                               kc__kernel_ctx_output_device(kctx, i), &t));
+      kctx->owned[i] = t;
+      kctx->outputs[i] = (DLTensor*)(uintptr_t)kc_tensor_get_dltensor(t);
+    }
+  }
+  return NULL;
+}
+
+/* Runs the kernel: its own failure wins over one it recorded with
+ * kc_kernel_ctx_set_status; then every output must exist. */
+static kc_status* kc__compute(const kc__cache_entry* e, kc_kernel_ctx* kctx) {
+  kc_status* st = e->kernel->compute(e->instance, kctx);
+  kc_status* recorded = __atomic_load_n(&kctx->status, __ATOMIC_ACQUIRE);
+  if (st) {
+    kc_status_destroy(recorded);
+    return st;
+  }
+  if (recorded) return recorded;
+  for (int32_t i = 0; i < kctx->num_outputs; ++i) {
+    if (!kctx->outputs[i]) {
+      return kc_status_create(KC_INTERNAL,
+                              "the kernel did not produce output %d (its "
+                              "shape is not known before compute, so the "
+                              "kernel must allocate it)",
+                              i);
+    }
+  }
+  return NULL;
+}
+
+/* Frees the host temporaries the kernel allocated. */
+static void kc__free_host_temps(kc_kernel_ctx* kctx) {
+  while (kctx->temps) {
+    kc__temp* t = kctx->temps;
+    kctx->temps = t->next;
+    kc_allocator_free(kctx->alloc, t->ptr, t->size, t->alignment);
+    kc_allocator_free(kctx->alloc, t, sizeof *t, 0);
+  }
+}
+
 /* Runs shape inference, allocates outputs and computes. `given` holds the
  * caller's outputs (call_into) or is NULL. */
-static kc_status* kc__run(const kc_op* op, const kc__resolved_call* f,
-                          const kc__cache_entry* e,
+static kc_status* kc__run(const kc__resolved_call* f, const kc__cache_entry* e,
                           const DLTensor* const* inputs,
                           const kc_op_call_options* options,
                           DLTensor* const* given, kc_tensor** owned) {
-  const kc__op_schema* def = f->def;
+  /* What the options give: an allocator, a thread pool, a stream. */
   const kc_allocator* alloc = NULL;
   kc_thread_pool* pool = NULL;
   if (options) {
@@ -156,106 +249,54 @@ static kc_status* kc__run(const kc_op* op, const kc__resolved_call* f,
   if (!kc__host_device(f->device)) {
     KC__TRY(kc__call_stream(f->device, options, &backend, &stream, &wait));
   }
-  kc_op_attrs attrs = {def, f->values};
-  kc_shape_handle in_shapes[KC_OP_MAX_TENSORS];
-  const kc_shape_handle* out_shapes[KC_OP_MAX_TENSORS];
+
+  /* The kernel's context: the outputs start empty, or as given. */
+  kc_op_attrs attrs = {.def = f->def, .values = f->values};
+  kc__call_shapes shapes;
   DLTensor* outputs[KC_OP_MAX_TENSORS];
-  for (int32_t i = 0; i < f->num_inputs; ++i) {
-    in_shapes[i].rank = inputs[i]->ndim;
-    in_shapes[i].dims = inputs[i]->shape;
-  }
   for (int32_t i = 0; i < f->num_outputs; ++i) {
-    out_shapes[i] = NULL;
     outputs[i] = given ? given[i] : NULL;
     if (owned) owned[i] = NULL;
   }
-  uint64_t arena[64]; /* the first shapes inference makes */
-  kc_shape_ctx sctx = {def,
-                       &attrs,
-                       f->num_inputs,
-                       f->num_outputs,
-                       in_shapes,
-                       f->input_dtypes,
-                       out_shapes,
-                       f->output_dtypes,
-                       NULL,
-                       (unsigned char*)arena,
-                       0,
-                       sizeof arena};
-  kc_kernel_ctx kctx = {def,
-                        &attrs,
-                        inputs,
-                        f->num_inputs,
-                        f->num_outputs,
-                        f->input_starts,
-                        outputs,
-                        owned,
-                        out_shapes,
-                        f->output_dtypes,
-                        alloc,
-                        pool,
-                        f->device,
-                        NULL,
-                        NULL,
-                        backend,
-                        stream,
-                        f->output_starts,
-                        e->host_memory_outputs};
-  kc_status* st = NULL;
-  if (def->shape_fn) {
-    st = def->shape_fn(&sctx);
-    if (st) st = kc_status_add_context(st, "in the shape function");
-  }
-  for (int32_t i = 0; !st && i < f->num_outputs; ++i) {
-    if (given) {
-      st = kc__check_given_output(&kctx, i, given[i]);
-    } else if (kc__shape_known(out_shapes[i])) {
-      kc_tensor* t = NULL;
-      st = kc_tensor_create(alloc, out_shapes[i]->dims, out_shapes[i]->rank,
-                            f->output_dtypes[i],
-                            kc__kernel_ctx_output_device(&kctx, i), &t);
-      if (!st) {
-        owned[i] = t;
-        outputs[i] = (DLTensor*)(uintptr_t)kc_tensor_get_dltensor(t);
-      }
-    }
-  }
-  if (!st) {
-    st = e->kernel->compute(e->instance, &kctx);
-    kc_status* recorded = __atomic_load_n(&kctx.status, __ATOMIC_ACQUIRE);
-    if (st) {
-      kc_status_destroy(recorded);
-    } else {
-      st = recorded;
-    }
-    for (int32_t i = 0; !st && i < f->num_outputs; ++i) {
-      if (!outputs[i]) {
-        st = kc_status_create(KC_INTERNAL,
-                              "the kernel did not produce output %d (its "
-                              "shape is not known before compute, so the "
-                              "kernel must allocate it)",
-                              i);
-      }
-    }
-  }
+  kc_kernel_ctx kctx = {
+      .def = f->def,
+      .attrs = &attrs,
+      .inputs = inputs,
+      .num_inputs = f->num_inputs,
+      .num_outputs = f->num_outputs,
+      .input_starts = f->input_starts,
+      .outputs = outputs,
+      .owned = owned,
+      .inferred = shapes.outputs,
+      .output_dtypes = f->output_dtypes,
+      .alloc = alloc,
+      .pool = pool,
+      .device = f->device,
+      .status = NULL,
+      .temps = NULL,
+      .backend = backend,
+      .stream = stream,
+      .output_starts = f->output_starts,
+      .host_memory_outputs = e->host_memory_outputs,
+  };
+
+  /* Shapes, outputs, compute; then the temporaries go (and on a device,
+   * the call's work is checked and waited for) whatever happened. */
+  kc_status* st = kc__infer_shapes(&shapes, f, &attrs, inputs);
+  if (!st) st = kc__prepare_outputs(&kctx, given);
+  if (!st) st = kc__compute(e, &kctx);
   if (backend) {
     st = kc__device_finish(&kctx, wait, st);
   } else {
-    while (kctx.temps) {
-      kc__temp* t = kctx.temps;
-      kctx.temps = t->next;
-      kc_allocator_free(alloc, t->ptr, t->size, t->alignment);
-      kc_allocator_free(alloc, t, sizeof *t, 0);
-    }
+    kc__free_host_temps(&kctx);
   }
-  kc__shape_ctx_free_all(&sctx);
+  kc__shape_ctx_free_all(&shapes.ctx);
   if (st && owned) {
     for (int32_t i = 0; i < f->num_outputs; ++i) {
       kc_object_release(KC_OBJECT(owned[i]));
       owned[i] = NULL;
     }
   }
-  (void)op;
   return st;
 }
 
@@ -268,14 +309,10 @@ kc_status* kc__op_check_live(const kc_op* op) {
                           KC__QS(op->def.name));
 }
 
-static kc_status* kc__call(const kc_op* op, const DLTensor* const* inputs,
-                           int32_t num_inputs, const kc_op_attr* attrs,
-                           int32_t num_attrs, const kc_op_call_options* options,
-                           DLTensor* const* given, int32_t num_given,
-                           kc_tensor** owned, int32_t max_owned,
-                           int32_t* out_count) {
-  kc__resolved_call f;
-  f.def = &op->def;
+/* Refuses a call of a removed op, and bad input or attr arrays. */
+static kc_status* kc__check_call(const kc_op* op, const DLTensor* const* inputs,
+                                 int32_t num_inputs, const kc_op_attr* attrs,
+                                 int32_t num_attrs) {
   kc_status* st = kc__op_check_live(op);
   if (KC__UNLIKELY(st != NULL)) return st;
   if (num_inputs < 0 || num_inputs > KC_OP_MAX_TENSORS ||
@@ -285,22 +322,39 @@ static kc_status* kc__call(const kc_op* op, const DLTensor* const* inputs,
                             "array",
                             num_inputs, num_attrs);
   }
-  st = kc__resolve(&f, inputs, num_inputs, attrs, num_attrs);
+  return NULL;
+}
+
+/* OUT_OF_RANGE when the caller's out_outputs is too short. */
+static kc_status* kc__check_room(const kc__resolved_call* f,
+                                 int32_t max_outputs) {
+  if (max_outputs >= f->num_outputs) return NULL;
+  return kc_status_create(KC_OUT_OF_RANGE,
+                          "the op produces %d output tensor(s); out_outputs "
+                          "has room for %d",
+                          f->num_outputs, max_outputs);
+}
+
+static kc_status* kc__call(const kc_op* op, const DLTensor* const* inputs,
+                           int32_t num_inputs, const kc_op_attr* attrs,
+                           int32_t num_attrs, const kc_op_call_options* options,
+                           DLTensor* const* given, int32_t num_given,
+                           kc_tensor** owned, int32_t max_owned,
+                           int32_t* out_count) {
+  kc__resolved_call f;
+  f.def = &op->def;
+  KC__TRY(kc__check_call(op, inputs, num_inputs, attrs, num_attrs));
+  kc_status* st = kc__resolve(&f, inputs, num_inputs, attrs, num_attrs);
   if (!st && given && num_given != f.num_outputs) {
     st = kc_status_create(KC_INVALID_ARGUMENT,
                           "expected %d output tensor(s), got %d", f.num_outputs,
                           num_given);
   }
-  if (!st && owned && max_owned < f.num_outputs) {
-    st = kc_status_create(KC_OUT_OF_RANGE,
-                          "the op produces %d output tensor(s); out_outputs "
-                          "has room for %d",
-                          f.num_outputs, max_owned);
-  }
+  if (!st && owned) st = kc__check_room(&f, max_owned);
   kc__cache_entry* e = NULL;
   if (!st) st = kc__cache_get(op, &f, &e);
   if (!st && f.mixed_devices) st = kc__check_devices(&f, e, inputs);
-  if (!st) st = kc__run(op, &f, e, inputs, options, given, owned);
+  if (!st) st = kc__run(&f, e, inputs, options, given, owned);
   if (!st && out_count) *out_count = f.num_outputs;
   kc__resolved_call_release(&f);
   return st;
@@ -341,55 +395,28 @@ kc_status* kc_op_infer(const kc_op* op, const DLTensor* const* inputs,
         !op ? "op is NULL" : "out_outputs/out_num_outputs are NULL");
   }
   *out_num_outputs = 0;
-  kc_status* live = kc__op_check_live(op);
-  if (live) return kc__call_context(op, live);
-  if (num_inputs < 0 || num_inputs > KC_OP_MAX_TENSORS ||
-      (num_inputs && !inputs) || num_attrs < 0 || (num_attrs && !attrs)) {
-    return kc__call_context(
-        op, kc_status_create(KC_INVALID_ARGUMENT,
-                             "inputs (%d) or attrs (%d): a bad count or a "
-                             "NULL array",
-                             num_inputs, num_attrs));
-  }
+  kc_status* st = kc__check_call(op, inputs, num_inputs, attrs, num_attrs);
+  if (st) return kc__call_context(op, st);
   kc__resolved_call f;
   f.def = &op->def;
-  kc_status* st = kc__resolve(&f, inputs, num_inputs, attrs, num_attrs);
-  if (!st && max_outputs < f.num_outputs) {
-    st = kc_status_create(KC_OUT_OF_RANGE,
-                          "the op produces %d output tensor(s); out_outputs "
-                          "has room for %d",
-                          f.num_outputs, max_outputs);
-  }
+  st = kc__resolve(&f, inputs, num_inputs, attrs, num_attrs);
+  if (!st) st = kc__check_room(&f, max_outputs);
   if (st) {
     kc__resolved_call_release(&f);
     return kc__call_context(op, st);
   }
-  const kc__op_schema* def = f.def;
-  kc_op_attrs resolved = {def, f.values};
-  kc_shape_handle in_shapes[KC_OP_MAX_TENSORS];
-  const kc_shape_handle* out_shapes[KC_OP_MAX_TENSORS];
-  for (int32_t i = 0; i < f.num_inputs; ++i) {
-    in_shapes[i].rank = inputs[i]->ndim;
-    in_shapes[i].dims = inputs[i]->shape;
-  }
-  for (int32_t i = 0; i < f.num_outputs; ++i) out_shapes[i] = NULL;
-  uint64_t arena[64];
-  kc_shape_ctx sctx = {def,         &resolved,        f.num_inputs,
-                       f.num_outputs, in_shapes,      f.input_dtypes,
-                       out_shapes,  f.output_dtypes, NULL,
-                       (unsigned char*)arena, 0,      sizeof arena};
-  if (def->shape_fn) {
-    st = def->shape_fn(&sctx);
-    if (st) st = kc_status_add_context(st, "in the shape function");
-  }
+  kc_op_attrs resolved = {.def = f.def, .values = f.values};
+  kc__call_shapes shapes;
+  st = kc__infer_shapes(&shapes, &f, &resolved, inputs);
   for (int32_t i = 0; !st && i < f.num_outputs; ++i) {
     kc_op_output_info* o = &out_outputs[i];
+    const kc_shape_handle* s = shapes.outputs[i];
     o->dtype = f.output_dtypes[i];
-    o->rank = out_shapes[i] ? out_shapes[i]->rank : KC_RANK_UNKNOWN;
-    for (int32_t d = 0; d < o->rank; ++d) o->dims[d] = out_shapes[i]->dims[d];
+    o->rank = s ? s->rank : KC_RANK_UNKNOWN;
+    for (int32_t d = 0; d < o->rank; ++d) o->dims[d] = s->dims[d];
   }
   if (!st) *out_num_outputs = f.num_outputs;
-  kc__shape_ctx_free_all(&sctx);
+  kc__shape_ctx_free_all(&shapes.ctx);
   kc__resolved_call_release(&f);
   return st ? kc__call_context(op, st) : NULL;
 }

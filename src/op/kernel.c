@@ -459,7 +459,7 @@ void kc__kernel_renumber_discard(kc__kernel_renumber* r) {
 
 kc_status* kc__kernel_renumber_prepare_locked(kc__kernel_renumber* out) {
   memset(out, 0, sizeof *out);
-  kc__groups g = {NULL, 0, 0, false};
+  kc__groups g = {.items = NULL, .count = 0, .cap = 0, .oom = false};
   kc__registry_each_locked(&kc__kernel_registry, kc__note_group, &g);
   size_t moved_cap = 0, drop_cap = 0;
   bool oom = g.oom;
@@ -655,7 +655,7 @@ static kc_status* kc__no_kernel(const kc__op_schema* def,
       if (k > 0) w += (size_t)k;
     }
   }
-  kc__text have = {{0}, 0, 0};
+  kc__text have = {.buf = {0}, .n = 0, .count = 0};
   kc__kernel_visit(op, kc__describe_into, &have);
   if (have.count == 0) {
     return kc_status_create(KC_NOT_FOUND,
@@ -702,7 +702,7 @@ kc_status* kc_kernel_registry_list(const kc_allocator* alloc,
   *out_descriptions = NULL;
   /* Kernels are retained in the read section and described outside it,
    * where the caller's allocator may run. */
-  kc__kernel_list l = {NULL, 0, 0, false};
+  kc__kernel_list l = {.items = NULL, .count = 0, .cap = 0, .oom = false};
   kc__section r = kc__read_lock();
   kc__kernel_visit(op_name, kc__collect_kernel, &l);
   kc__read_unlock(r);

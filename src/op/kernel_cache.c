@@ -251,15 +251,17 @@ static kc_status* kc__cache_entry_create(const kc_op* op,
     }
   }
   if (!st && kernel->create) {
-    kc_op_attrs attrs = {def, e->values};
-    kc_kernel_construct_ctx cctx = {def,
-                                    &attrs,
-                                    f->device,
-                                    f->num_inputs,
-                                    f->num_outputs,
-                                    f->input_dtypes,
-                                    f->output_dtypes,
-                                    kernel->data};
+    kc_op_attrs attrs = {.def = def, .values = e->values};
+    kc_kernel_construct_ctx cctx = {
+        .def = def,
+        .attrs = &attrs,
+        .device = f->device,
+        .num_inputs = f->num_inputs,
+        .num_outputs = f->num_outputs,
+        .input_dtypes = f->input_dtypes,
+        .output_dtypes = f->output_dtypes,
+        .data = kernel->data,
+    };
     st = kernel->create(&cctx, &e->instance);
     if (st) e->instance = NULL;
     if (st) {

@@ -538,7 +538,13 @@ kc_status* kc__parse_attr_value(const kc__attr_def* attr, kc_string_view text,
   }
   char* copy = kc__strndup(text.data ? text.data : "", text.size);
   if (!copy) return kc__oom("an attr value");
-  kc__lexer lx = {"value", copy, text.size, 0, {KC__TOK_END, 0, 0, {0}}};
+  kc__lexer lx = {
+      .what = "value",
+      .text = copy,
+      .len = text.size,
+      .pos = 0,
+      .tok = {.kind = KC__TOK_END, .start = 0, .end = 0, .punct = {0}},
+  };
   kc_status* st = kc__lex_next(&lx);
   if (!st) st = kc__parse_value(&lx, attr, out_value);
   if (!st && lx.tok.kind != KC__TOK_END) {
@@ -712,7 +718,13 @@ static kc_status* kc__parse_bounds(kc__lexer* lx, kc__attr_def* a) {
 
 kc_status* kc__parse_attr_spec(const char* spec, kc__attr_def* out) {
   memset(out, 0, sizeof *out);
-  kc__lexer lx = {"attr spec", spec, strlen(spec), 0, {KC__TOK_END, 0, 0, {0}}};
+  kc__lexer lx = {
+      .what = "attr spec",
+      .text = spec,
+      .len = strlen(spec),
+      .pos = 0,
+      .tok = {.kind = KC__TOK_END, .start = 0, .end = 0, .punct = {0}},
+  };
   kc_status* st = kc__lex_next(&lx);
   if (!st) st = kc__parse_name(&lx, "an attr name", &out->name);
   if (!st) st = kc__expect(&lx, ":", "':' after the name");
@@ -753,7 +765,13 @@ kc_status* kc__parse_arg_spec(const char* what, const char* spec,
                               kc__arg_def* out) {
   memset(out, 0, sizeof *out);
   out->type_attr = out->number_attr = -1;
-  kc__lexer lx = {what, spec, strlen(spec), 0, {KC__TOK_END, 0, 0, {0}}};
+  kc__lexer lx = {
+      .what = what,
+      .text = spec,
+      .len = strlen(spec),
+      .pos = 0,
+      .tok = {.kind = KC__TOK_END, .start = 0, .end = 0, .punct = {0}},
+  };
   kc_status* st = kc__lex_next(&lx);
   if (!st) st = kc__parse_name(&lx, "an arg name", &out->name);
   if (!st) st = kc__expect(&lx, ":", "':' after the name");
