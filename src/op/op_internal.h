@@ -18,7 +18,7 @@
 #define KC__TYPE_OP 0x7f01
 #define KC__TYPE_KERNEL 0x7f02
 
-/* ---- dtype sets -------------------------------------------------------- */
+/* ---- dtype sets (type_set.c) ------------------------------------------- */
 
 /* A set of dtypes: every dtype (`any`), or a mask over the scalar dtypes
  * kcall names (kc__dtype_slot). */
@@ -32,6 +32,11 @@ int kc__dtype_slot(DLDataType t);
 bool kc__type_set_has(const kc__type_set* set, DLDataType t);
 /* "{f32, f64, i32}" or "any type", snprintf-style. */
 size_t kc__type_set_format(const kc__type_set* set, char* buf, size_t cap);
+
+/* When `word` is a type class word (numeric, integer, signed, unsigned,
+ * floating, complex, any: op.h, "Type words"), sets *out to the dtypes it
+ * stands for and returns true; otherwise returns false. */
+bool kc__type_class_find(kc_string_view word, kc__type_set* out);
 
 /* When `word` is one a spec refuses as a type word (float, double, half,
  * int, long: op.h, "Type words"), writes why and what to write instead
@@ -118,13 +123,14 @@ kc_status* kc__parse_arg_spec(const char* what, const char* spec,
  * also takes unquoted text) into an owned value. */
 kc_status* kc__parse_attr_value(const kc__attr_def* attr, kc_string_view text,
                                 kc_any* out_value);
-/* Checks `value` against attr's kind, set and bounds. On success *out is
- * the value to use: `value` itself (borrowed) or a converted plain value
- * (int to float, dtype names to dtypes). */
+/* attr_check.c. Checks `value` against attr's kind, set and bounds. On
+ * success *out is the value to use: `value` itself (borrowed) or a
+ * converted plain value (int to float, dtype names to dtypes). */
 kc_status* kc__check_attr_value(const kc__attr_def* attr, const kc_any* value,
                                 kc_any* out);
 /* "int", "list(type)", ... for messages. */
 const char* kc__attr_kind_name(const kc__attr_def* attr);
+/* spec.c: freeing what parsing made. */
 void kc__attr_def_clear(kc__attr_def* a);
 void kc__arg_def_clear(kc__arg_def* a);
 void kc__op_schema_clear(kc__op_schema* def);
