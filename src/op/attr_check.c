@@ -53,9 +53,8 @@ static kc_status* kc__not_allowed(const kc__attr_def* a, const char* where,
   size_t n = 0;
   allowed[0] = '\0';
   for (int32_t i = 0; i < a->num_strings && n < sizeof allowed; ++i) {
-    int k = snprintf(allowed + n, sizeof allowed - n, "%s%s", i ? ", " : "",
-                     KC__QS(a->strings[i]));
-    if (k > 0) n += (size_t)k;
+    kc__appendf(allowed, sizeof allowed, &n, "%s%s", i ? ", " : "",
+                KC__QS(a->strings[i]));
   }
   return kc_status_create(KC_INVALID_ARGUMENT,
                           "attr %s%s: %s is not one of the allowed "

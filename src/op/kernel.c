@@ -71,22 +71,18 @@ size_t kc__kernel_describe(const kc__kernel* k, char* buf, size_t cap) {
   for (int32_t i = 0; i < k->num_constraints; ++i) {
     char set[512];
     kc__type_set_format(&k->constraints[i].types, set, sizeof set);
-    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
-                          "%s%s in %s", sep, k->constraints[i].attr, set);
+    kc__appendf(buf, cap, &n, "%s%s in %s", sep, k->constraints[i].attr, set);
     sep = ", ";
   }
   if (k->num_constraints == 0) {
-    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
-                          ": any dtypes");
+    kc__appendf(buf, cap, &n, ": any dtypes");
   }
   for (int32_t i = 0; i < k->num_host_memory; ++i) {
-    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
-                          "%s%s",
-                          i ? ", " : ", host memory: ", k->host_memory[i]);
+    kc__appendf(buf, cap, &n, "%s%s",
+                i ? ", " : ", host memory: ", k->host_memory[i]);
   }
   if (k->priority != 0) {
-    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
-                          " (priority %d)", k->priority);
+    kc__appendf(buf, cap, &n, " (priority %d)", k->priority);
   }
   return n;
 }

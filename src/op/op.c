@@ -50,6 +50,16 @@ int32_t kc__op_find_output(const kc__op_schema* def, kc_string_view name) {
   return kc__find_arg(def->outputs, def->num_outputs, name);
 }
 
+size_t kc__op_format_attr_names(const kc__op_schema* def, char* buf,
+                                size_t cap) {
+  size_t n = 0;
+  if (cap) buf[0] = '\0';
+  for (int32_t i = 0; i < def->num_attrs && n < cap; ++i) {
+    kc__appendf(buf, cap, &n, "%s%s", i ? ", " : "", def->attrs[i].name);
+  }
+  return n;
+}
+
 /* ---- the builder ------------------------------------------------------- */
 /*
  * Each operation is written once and returns its own status, without the

@@ -197,6 +197,9 @@ kc_status* kc__op_check_live(const kc_op* op);
 int32_t kc__op_find_attr(const kc__op_schema* def, kc_string_view name);
 int32_t kc__op_find_input(const kc__op_schema* def, kc_string_view name);
 int32_t kc__op_find_output(const kc__op_schema* def, kc_string_view name);
+/* "a, b, c": the names of def's attrs, for messages; snprintf-style. */
+size_t kc__op_format_attr_names(const kc__op_schema* def, char* buf,
+                                size_t cap);
 
 /* The op registered (or staged by this thread's plugin) as `name`;
  * borrowed: call it inside a read section (reclaim.h) and use the op

@@ -20,13 +20,7 @@ static kc_status* kc__given_attrs(kc__resolved_call* f, const kc_op_attr* attrs,
     int32_t i = kc__op_find_attr(def, attrs[j].name);
     if (i < 0) {
       char names[512];
-      size_t n = 0;
-      names[0] = '\0';
-      for (int32_t k = 0; k < def->num_attrs && n < sizeof names; ++k) {
-        int w = snprintf(names + n, sizeof names - n, "%s%s", k ? ", " : "",
-                         def->attrs[k].name);
-        if (w > 0) n += (size_t)w;
-      }
+      kc__op_format_attr_names(def, names, sizeof names);
       return kc_status_create(
           KC_INVALID_ARGUMENT, "attr %s: the op has no such attr (%s%s)",
           KC__Q(attrs[j].name),

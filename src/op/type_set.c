@@ -53,12 +53,10 @@ size_t kc__type_set_format(const kc__type_set* set, char* buf, size_t cap) {
     char name[32];
     kc_dtype_format(kc_dtype_make(kc__slots[i].code, kc__slots[i].bits, 1),
                     name, sizeof name);
-    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
-                          "%s%s", sep, name);
+    kc__appendf(buf, cap, &n, "%s%s", sep, name);
     sep = ", ";
   }
-  n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0, "%s",
-                        n ? "}" : "{}");
+  kc__appendf(buf, cap, &n, "%s", n ? "}" : "{}");
   return n;
 }
 
