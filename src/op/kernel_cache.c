@@ -206,7 +206,25 @@ static kc_status* kc__own_value(const kc_any* in, kc_any* out) {
   return NULL;
 }
 
-/* Selects and constructs a kernel for the frame and makes an entry for it
+/* Marks in `e` the args of def that the kernel keeps in host memory (the
+ * first 64 inputs and outputs). */
+static void kc__note_host_memory(kc__cache_entry* e, const kc__kernel* kernel,
+                                 const kc__op_schema* def) {
+  for (int32_t h = 0; h < kernel->num_host_memory; ++h) {
+    for (int32_t a = 0; a < def->num_inputs && a < 64; ++a) {
+      if (strcmp(kernel->host_memory[h], def->inputs[a].name) == 0) {
+        e->host_memory_inputs |= UINT64_C(1) << a;
+      }
+    }
+    for (int32_t a = 0; a < def->num_outputs && a < 64; ++a) {
+      if (strcmp(kernel->host_memory[h], def->outputs[a].name) == 0) {
+        e->host_memory_outputs |= UINT64_C(1) << a;
+      }
+    }
+  }
+}
+
+/* Selects and constructs a kernel for the call and makes an entry for it
  * (not yet published). */
 static kc_status* kc__cache_entry_create(const kc_op* op,
                                          const kc__resolved_call* f,
@@ -221,6 +239,7 @@ static kc_status* kc__cache_entry_create(const kc_op* op,
     kc_object_release(KC_OBJECT(kernel));
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
+  /* The entry keeps its own copy of the key and of the attribute values. */
   e->kernel = kernel; /* the selection's reference */
   e->hash = hash;
   e->generation = generation;
@@ -238,18 +257,8 @@ static kc_status* kc__cache_entry_create(const kc_op* op,
     st = kc__own_value(&f->values[i], &e->values[i]);
     if (!st) e->num_values = i + 1;
   }
-  for (int32_t h = 0; h < kernel->num_host_memory; ++h) {
-    for (int32_t a = 0; a < def->num_inputs && a < 64; ++a) {
-      if (strcmp(kernel->host_memory[h], def->inputs[a].name) == 0) {
-        e->host_memory_inputs |= UINT64_C(1) << a;
-      }
-    }
-    for (int32_t a = 0; a < def->num_outputs && a < 64; ++a) {
-      if (strcmp(kernel->host_memory[h], def->outputs[a].name) == 0) {
-        e->host_memory_outputs |= UINT64_C(1) << a;
-      }
-    }
-  }
+  kc__note_host_memory(e, kernel, def);
+  /* The kernel's instance, constructed for this key. */
   if (!st && kernel->create) {
     kc_op_attrs attrs = {.def = def, .values = e->values};
     kc_kernel_construct_ctx cctx = {
@@ -314,7 +323,7 @@ static kc__cache_entry* kc__cache_publish(kc__op_cache* c, kc__cache_entry* e,
   return result;
 }
 
-/* The entry for the frame: cached, re-checked, or new. */
+/* The entry for the call: cached, re-checked, or new. */
 kc_status* kc__cache_get(const kc_op* op, const kc__resolved_call* f,
                          kc__cache_entry** out) {
   kc__op_cache* c = (kc__op_cache*)(uintptr_t)&op->cache;

@@ -75,6 +75,7 @@ static kc_status* kc__input_lengths(kc__resolved_call* f, int32_t num_inputs) {
     }
     known += lens[a];
   }
+  /* The args whose length no attr gave share the tensors left over. */
   if (open_args) {
     int32_t rest = num_inputs - known;
     if (rest < 0 || rest % open_args) {
@@ -165,6 +166,7 @@ static kc_status* kc__input_types(kc__resolved_call* f,
       KC__TRY(kc__check_tensor(t, i));
       DLDataType dt = t->dtype;
       f->input_dtypes[i] = dt;
+      /* The device: the first input's, or a device input's after it. */
       if (i == 0) {
         f->device = t->device;
       } else if (t->device.device_type != f->device.device_type ||
@@ -174,6 +176,8 @@ static kc_status* kc__input_types(kc__resolved_call* f,
          * host-memory args of the kernel. */
         if (kc__host_device(f->device)) f->device = t->device;
       }
+      /* The dtype: the arg's fixed one, an item of its type list, or its
+       * type attr (which the first input of that attr sets). */
       if (!tv) {
         if (!kc_dtype_equal(dt, arg->fixed_type)) {
           return kc__dtype_error(i, arg, arg->fixed_type, dt, "");
@@ -211,6 +215,7 @@ static kc_status* kc__input_types(kc__resolved_call* f,
         return kc__dtype_error(i, arg, tv->u.v_dtype, dt, why);
       }
     }
+    /* A type list no attr gave is the dtypes of the arg's inputs. */
     if (make_list) {
       kc_array* list = NULL;
       KC__TRY(kc_array_create(NULL, list_items, (size_t)(stop - start), &list));
