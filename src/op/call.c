@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "op/call_internal.h"
+#include "op/kernel_cache.h"
 #include "runtime/device_internal.h"
 
 /* For a call whose inputs are on more than one device: each input is on
@@ -145,10 +145,10 @@ typedef struct kc__call_shapes {
 
 /* Runs the op's shape function, if it has one; an output it leaves
  * unknown keeps a NULL slot. */
-static kc_status* kc__infer_shapes(kc__call_shapes* s,
-                                   const kc__resolved_call* f,
-                                   const kc_op_attrs* attrs,
-                                   const DLTensor* const* inputs) {
+static inline kc_status* kc__infer_shapes(kc__call_shapes* s,
+                                          const kc__resolved_call* f,
+                                          const kc_op_attrs* attrs,
+                                          const DLTensor* const* inputs) {
   for (int32_t i = 0; i < f->num_inputs; ++i) {
     s->inputs[i].rank = inputs[i]->ndim;
     s->inputs[i].dims = inputs[i]->shape;
@@ -300,8 +300,7 @@ static kc_status* kc__run(const kc__resolved_call* f, const kc__cache_entry* e,
   return st;
 }
 
-kc_status* kc__op_check_live(const kc_op* op) {
-  if (KC__LIKELY(!__atomic_load_n(&op->removed, __ATOMIC_ACQUIRE))) return NULL;
+kc_status* kc__op_removed_error(const kc_op* op) {
   return kc_status_create(KC_FAILED_PRECONDITION,
                           "op %s was removed by kc_op_registry_reset (its "
                           "kernels are released; register the op again and "
@@ -310,9 +309,11 @@ kc_status* kc__op_check_live(const kc_op* op) {
 }
 
 /* Refuses a call of a removed op, and bad input or attr arrays. */
-static kc_status* kc__check_call(const kc_op* op, const DLTensor* const* inputs,
-                                 int32_t num_inputs, const kc_op_attr* attrs,
-                                 int32_t num_attrs) {
+static inline kc_status* kc__check_call(const kc_op* op,
+                                        const DLTensor* const* inputs,
+                                        int32_t num_inputs,
+                                        const kc_op_attr* attrs,
+                                        int32_t num_attrs) {
   kc_status* st = kc__op_check_live(op);
   if (KC__UNLIKELY(st != NULL)) return st;
   if (num_inputs < 0 || num_inputs > KC_OP_MAX_TENSORS ||

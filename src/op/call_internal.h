@@ -1,8 +1,8 @@
 /*
  * What the files of an eager call share: the call resolved against its op
- * (resolve.c), the kernel cache lookup (kernel_cache.c), and where a
- * kernel context places an output (kernel_ctx.c); call.c runs the call.
- * Never installed.
+ * (resolve.c) and where a kernel context places an output (kernel_ctx.c);
+ * call.c runs the call, kernel_cache.h looks its kernel up. Never
+ * installed.
  */
 #ifndef KCALL_OP_CALL_INTERNAL_H_
 #define KCALL_OP_CALL_INTERNAL_H_
@@ -34,18 +34,19 @@ typedef struct kc__resolved_call {
 kc_status* kc__resolve(kc__resolved_call* f, const DLTensor* const* inputs,
                        int32_t num_inputs, const kc_op_attr* attrs,
                        int32_t num_attrs);
-void kc__resolved_call_release(kc__resolved_call* f);
+
+/* Releases the values resolution made (a type list inferred from the
+ * inputs). Inline: every call runs it. */
+static inline void kc__resolved_call_release(kc__resolved_call* f) {
+  for (int32_t i = 0; f->owned && i < f->def->num_attrs; ++i) {
+    if (f->owned >> i & 1u) kc_any_release(&f->values[i]);
+  }
+}
 
 /* Host memory, which a host-memory arg of a kernel may use. */
 static inline bool kc__host_device(DLDevice d) {
   return d.device_type == kDLCPU || d.device_type == kDLCUDAHost;
 }
-
-/* kernel_cache.c. The cache entry for a resolved call of op: cached,
- * re-checked after new registrations, or selected and constructed now.
- * Borrowed: it lives as long as the op. */
-kc_status* kc__cache_get(const kc_op* op, const kc__resolved_call* f,
-                         kc__cache_entry** out);
 
 /* kernel_ctx.c. Where the index-th output lives: the call's device, or the
  * host for an output arg the kernel declared host memory. */

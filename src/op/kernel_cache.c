@@ -1,8 +1,9 @@
 /*
  * The per-op kernel cache. A resolved call's key (device and attribute
  * values, which include every dtype a kernel can depend on) is looked up
- * in the op's cache: a hit is a hash, a probe and a generation check; a
- * miss selects and constructs the kernel and publishes a new entry.
+ * in the op's cache (kernel_cache.h): a hit is a hash, a probe and a
+ * generation check; a miss selects and constructs the kernel and
+ * publishes a new entry.
  *
  * The cache is a hash table with the registry's discipline: lock-free
  * readers, writers under the op's mutex, nothing a reader may hold freed
@@ -10,20 +11,11 @@
  */
 #include <stdlib.h>
 
-#include "op/call_internal.h"
+#include "op/kernel_cache.h"
 
 /* ---- the key ----------------------------------------------------------- */
 
-#define KC__KEY_STACK 48
-
-typedef struct kc__key {
-  uint64_t* words;
-  size_t n, cap;
-  bool oom;
-  uint64_t stack[KC__KEY_STACK];
-} kc__key;
-
-static void kc__key_put(kc__key* k, uint64_t w) {
+void kc__key_put(kc__key* k, uint64_t w) {
   if (k->n == k->cap) {
     size_t cap = k->cap * 2;
     uint64_t* grown = malloc(cap * sizeof *grown);
@@ -39,7 +31,7 @@ static void kc__key_put(kc__key* k, uint64_t w) {
   k->words[k->n++] = w;
 }
 
-static void kc__key_value(kc__key* k, const kc_any* v) {
+void kc__key_value(kc__key* k, const kc_any* v) {
   kc_string_view s;
   if (kc_any_get_string(v, &s)) {
     kc__key_put(k, KC_TYPE_STR);
@@ -68,31 +60,6 @@ static void kc__key_value(kc__key* k, const kc_any* v) {
   uint64_t w;
   memcpy(&w, &v->u, sizeof w); /* int, bool, float bits */
   kc__key_put(k, w);
-}
-
-static void kc__key_build(kc__key* k, const kc__resolved_call* f) {
-  k->words = k->stack;
-  k->n = 0;
-  k->cap = KC__KEY_STACK;
-  k->oom = false;
-  kc__key_put(
-      k, (uint64_t)f->device.device_type << 32 | (uint32_t)f->device.device_id);
-  for (int32_t i = 0; i < f->def->num_attrs; ++i) {
-    kc__key_value(k, &f->values[i]);
-  }
-}
-
-static void kc__key_free(kc__key* k) {
-  if (k->words != k->stack) free(k->words);
-}
-
-static uint64_t kc__key_hash(const kc__key* k) {
-  uint64_t h = 0x243f6a8885a308d3ull;
-  for (size_t i = 0; i < k->n; ++i) {
-    h = (h ^ k->words[i]) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 29;
-  }
-  return h;
 }
 
 /* ---- the cache --------------------------------------------------------- */
@@ -153,8 +120,8 @@ void kc__op_cache_each_kernel(const kc_op* op,
   pthread_mutex_unlock(&c->mu);
 }
 
-static kc__cache_entry** kc__cache_probe(kc__cache_table* t, uint64_t h,
-                                         const kc__key* k) {
+kc__cache_entry** kc__cache_probe(kc__cache_table* t, uint64_t h,
+                                  const kc__key* k) {
   for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
     kc__cache_entry* e = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE);
     if (!e) return &t->slots[i];
@@ -163,13 +130,6 @@ static kc__cache_entry** kc__cache_probe(kc__cache_table* t, uint64_t h,
       return &t->slots[i];
     }
   }
-}
-
-static kc__cache_entry* kc__cache_find(kc__op_cache* c, uint64_t h,
-                                       const kc__key* k) {
-  kc__cache_table* t = __atomic_load_n(&c->table, __ATOMIC_ACQUIRE);
-  if (!t) return NULL;
-  return __atomic_load_n(kc__cache_probe(t, h, k), __ATOMIC_ACQUIRE);
 }
 
 /* With mu held: a table with room for one more entry. */
@@ -323,25 +283,10 @@ static kc__cache_entry* kc__cache_publish(kc__op_cache* c, kc__cache_entry* e,
   return result;
 }
 
-/* The entry for the call: cached, re-checked, or new. */
-kc_status* kc__cache_get(const kc_op* op, const kc__resolved_call* f,
-                         kc__cache_entry** out) {
+kc_status* kc__cache_miss(const kc_op* op, const kc__resolved_call* f,
+                          const kc__key* k, uint64_t h, uint64_t gen,
+                          kc__cache_entry* e, kc__cache_entry** out) {
   kc__op_cache* c = (kc__op_cache*)(uintptr_t)&op->cache;
-  kc__key k;
-  kc__key_build(&k, f);
-  if (k.oom) {
-    kc__key_free(&k);
-    return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  uint64_t h = kc__key_hash(&k);
-  uint64_t gen = kc__kernel_generation();
-  kc__cache_entry* e = kc__cache_find(c, h, &k);
-  if (KC__LIKELY(e &&
-                 __atomic_load_n(&e->generation, __ATOMIC_ACQUIRE) == gen)) {
-    kc__key_free(&k);
-    *out = e;
-    return NULL;
-  }
   kc_status* st = NULL;
   if (e) {
     /* Kernels were registered since: is this still the one to use? */
@@ -352,15 +297,13 @@ kc_status* kc__cache_get(const kc_op* op, const kc__resolved_call* f,
     kc_object_release(KC_OBJECT(kernel)); /* e holds its own */
     if (same) {
       __atomic_store_n(&e->generation, gen, __ATOMIC_RELEASE);
-      kc__key_free(&k);
       *out = e;
       return NULL;
     }
   }
   kc__cache_entry* fresh = NULL;
-  if (!st) st = kc__cache_entry_create(op, f, &k, h, gen, &fresh);
-  if (!st) *out = kc__cache_publish(c, fresh, &k, e, &st);
-  kc__key_free(&k);
+  if (!st) st = kc__cache_entry_create(op, f, k, h, gen, &fresh);
+  if (!st) *out = kc__cache_publish(c, fresh, k, e, &st);
   return st;
 }
 

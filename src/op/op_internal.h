@@ -190,8 +190,13 @@ struct kc_op {
 };
 
 /* FAILED_PRECONDITION for a call of an op that kc_op_registry_reset
- * removed; NULL for a registered one. */
-kc_status* kc__op_check_live(const kc_op* op);
+ * removed; NULL for a registered one. Inline, since every call checks;
+ * the error is made by kc__op_removed_error (call.c). */
+kc_status* kc__op_removed_error(const kc_op* op);
+static inline kc_status* kc__op_check_live(const kc_op* op) {
+  if (KC__LIKELY(!__atomic_load_n(&op->removed, __ATOMIC_ACQUIRE))) return NULL;
+  return kc__op_removed_error(op);
+}
 
 /* Index of the attr/input named `name` (NUL-terminated or sized), or -1. */
 int32_t kc__op_find_attr(const kc__op_schema* def, kc_string_view name);

@@ -7,12 +7,6 @@
 
 #include "op/call_internal.h"
 
-void kc__resolved_call_release(kc__resolved_call* f) {
-  for (int32_t i = 0; f->owned && i < f->def->num_attrs; ++i) {
-    if (f->owned >> i & 1u) kc_any_release(&f->values[i]);
-  }
-}
-
 static kc_status* kc__given_attrs(kc__resolved_call* f, const kc_op_attr* attrs,
                                   int32_t num_attrs) {
   const kc__op_schema* def = f->def;
