@@ -4,15 +4,9 @@
 #include "op/op_internal.h"
 
 /* NOT_FOUND naming what the op does have. */
-static kc_status* kc__no_attr(const kc__op_def* def, const char* name) {
+static kc_status* kc__no_attr(const kc__op_schema* def, const char* name) {
   char list[512];
-  size_t n = 0;
-  list[0] = '\0';
-  for (int32_t i = 0; i < def->num_attrs && n < sizeof list; ++i) {
-    int k = snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
-                     def->attrs[i].name);
-    if (k > 0) n += (size_t)k;
-  }
+  kc__op_format_attr_names(def, list, sizeof list);
   return kc_status_create(KC_NOT_FOUND, "op %s has no attr %s (%s%s)",
                           KC__QS(def->name), KC__QS(name), def->num_attrs ? "its attrs: " : "",
                           def->num_attrs ? list : "it has none");

@@ -71,22 +71,18 @@ size_t kc__kernel_describe(const kc__kernel* k, char* buf, size_t cap) {
   for (int32_t i = 0; i < k->num_constraints; ++i) {
     char set[512];
     kc__type_set_format(&k->constraints[i].types, set, sizeof set);
-    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
-                          "%s%s in %s", sep, k->constraints[i].attr, set);
+    kc__appendf(buf, cap, &n, "%s%s in %s", sep, k->constraints[i].attr, set);
     sep = ", ";
   }
   if (k->num_constraints == 0) {
-    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
-                          ": any dtypes");
+    kc__appendf(buf, cap, &n, ": any dtypes");
   }
   for (int32_t i = 0; i < k->num_host_memory; ++i) {
-    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
-                          "%s%s",
-                          i ? ", " : ", host memory: ", k->host_memory[i]);
+    kc__appendf(buf, cap, &n, "%s%s",
+                i ? ", " : ", host memory: ", k->host_memory[i]);
   }
   if (k->priority != 0) {
-    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
-                          " (priority %d)", k->priority);
+    kc__appendf(buf, cap, &n, " (priority %d)", k->priority);
   }
   return n;
 }
@@ -282,7 +278,8 @@ kc_status* kc_kernel_builder_set_data(kc_kernel_builder* b, void* data,
 /* ---- checking against the op ------------------------------------------- */
 
 /* Why `k` cannot serve `def`, or NULL. */
-static kc_status* kc__kernel_check(const kc__kernel* k, const kc__op_def* def) {
+static kc_status* kc__kernel_check(const kc__kernel* k,
+                                   const kc__op_schema* def) {
   for (int32_t i = 0; i < k->num_constraints; ++i) {
     const kc__type_constraint* c = &k->constraints[i];
     int32_t a = kc__op_find_attr(def, kc_sv(c->attr));
@@ -458,7 +455,7 @@ void kc__kernel_renumber_discard(kc__kernel_renumber* r) {
 
 kc_status* kc__kernel_renumber_prepare_locked(kc__kernel_renumber* out) {
   memset(out, 0, sizeof *out);
-  kc__groups g = {NULL, 0, 0, false};
+  kc__groups g = {.items = NULL, .count = 0, .cap = 0, .oom = false};
   kc__registry_each_locked(&kc__kernel_registry, kc__note_group, &g);
   size_t moved_cap = 0, drop_cap = 0;
   bool oom = g.oom;
@@ -515,7 +512,7 @@ void kc__kernel_renumber_commit_locked(kc__kernel_renumber* r) {
 
 /* ---- selection --------------------------------------------------------- */
 
-static bool kc__kernel_matches(const kc__kernel* k, const kc__op_def* def,
+static bool kc__kernel_matches(const kc__kernel* k, const kc__op_schema* def,
                                const kc_any* values) {
   for (int32_t i = 0; i < k->num_constraints; ++i) {
     int32_t a = kc__op_find_attr(def, kc_sv(k->constraints[i].attr));
@@ -583,10 +580,10 @@ static void kc__describe_into(void* ctx, const kc__kernel* k) {
 
 /* Why no kernel of `def` serves (device_type, values): NOT_FOUND listing
  * the kernels there are. In a read section. */
-static kc_status* kc__no_kernel(const kc__op_def* def, DLDeviceType device_type,
-                                const kc_any* values);
+static kc_status* kc__no_kernel(const kc__op_schema* def,
+                                DLDeviceType device_type, const kc_any* values);
 
-kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
+kc_status* kc__kernel_select(const kc__op_schema* def, DLDeviceType device_type,
                              const kc_any* values, kc__kernel** out_kernel) {
   kc_string_view op = {def->name, def->name_size};
   kc__kernel* best = NULL;
@@ -624,7 +621,8 @@ kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
   return st;
 }
 
-static kc_status* kc__no_kernel(const kc__op_def* def, DLDeviceType device_type,
+static kc_status* kc__no_kernel(const kc__op_schema* def,
+                                DLDeviceType device_type,
                                 const kc_any* values) {
   kc_string_view op = {def->name, def->name_size};
   /* Say what was asked for (device, type attrs) and what there is. */
@@ -653,7 +651,7 @@ static kc_status* kc__no_kernel(const kc__op_def* def, DLDeviceType device_type,
       if (k > 0) w += (size_t)k;
     }
   }
-  kc__text have = {{0}, 0, 0};
+  kc__text have = {.buf = {0}, .n = 0, .count = 0};
   kc__kernel_visit(op, kc__describe_into, &have);
   if (have.count == 0) {
     return kc_status_create(KC_NOT_FOUND,
@@ -700,7 +698,7 @@ kc_status* kc_kernel_registry_list(const kc_allocator* alloc,
   *out_descriptions = NULL;
   /* Kernels are retained in the read section and described outside it,
    * where the caller's allocator may run. */
-  kc__kernel_list l = {NULL, 0, 0, false};
+  kc__kernel_list l = {.items = NULL, .count = 0, .cap = 0, .oom = false};
   kc__section r = kc__read_lock();
   kc__kernel_visit(op_name, kc__collect_kernel, &l);
   kc__read_unlock(r);
@@ -722,56 +720,4 @@ kc_status* kc_kernel_registry_list(const kc_allocator* alloc,
   for (size_t i = 0; i < l.count; ++i) kc_object_release(KC_OBJECT(l.items[i]));
   free(l.items);
   return st;
-}
-
-/* ---- the construction context ------------------------------------------ */
-
-const kc_op_attrs* kc_kernel_construct_ctx_get_attrs(
-    const kc_kernel_construct_ctx* ctx) {
-  return ctx ? ctx->attrs : NULL;
-}
-
-kc_string_view kc_kernel_construct_ctx_get_op_name(
-    const kc_kernel_construct_ctx* ctx) {
-  kc_string_view v = {"", 0};
-  if (ctx) {
-    v.data = ctx->def->name;
-    v.size = ctx->def->name_size;
-  }
-  return v;
-}
-
-DLDevice kc_kernel_construct_ctx_get_device(
-    const kc_kernel_construct_ctx* ctx) {
-  return ctx ? ctx->device : kc_device_cpu();
-}
-
-int32_t kc_kernel_construct_ctx_get_input_count(
-    const kc_kernel_construct_ctx* ctx) {
-  return ctx ? ctx->num_inputs : 0;
-}
-
-DLDataType kc_kernel_construct_ctx_get_input_dtype(
-    const kc_kernel_construct_ctx* ctx, int32_t index) {
-  if (!ctx || index < 0 || index >= ctx->num_inputs) {
-    return kc_dtype_make(0, 0, 0);
-  }
-  return ctx->input_dtypes[index];
-}
-
-int32_t kc_kernel_construct_ctx_get_output_count(
-    const kc_kernel_construct_ctx* ctx) {
-  return ctx ? ctx->num_outputs : 0;
-}
-
-DLDataType kc_kernel_construct_ctx_get_output_dtype(
-    const kc_kernel_construct_ctx* ctx, int32_t index) {
-  if (!ctx || index < 0 || index >= ctx->num_outputs) {
-    return kc_dtype_make(0, 0, 0);
-  }
-  return ctx->output_dtypes[index];
-}
-
-void* kc_kernel_construct_ctx_get_data(const kc_kernel_construct_ctx* ctx) {
-  return ctx ? ctx->data : NULL;
 }

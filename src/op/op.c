@@ -18,7 +18,7 @@ kc__registry* kc__registry_of_ops(void) { return &kc__op_registry; }
 #define KC__OP_NAME_MAX (KC__NAME_MAX - 3)
 
 struct kc_op_builder {
-  kc__op_def def;
+  kc__op_schema def;
   /* The first error of any add/set call, with its position, replayed at
    * registration. */
   kc__first_error error;
@@ -35,19 +35,29 @@ static int32_t kc__find_arg(const kc__arg_def* args, int32_t n,
   return -1;
 }
 
-int32_t kc__op_find_attr(const kc__op_def* def, kc_string_view name) {
+int32_t kc__op_find_attr(const kc__op_schema* def, kc_string_view name) {
   for (int32_t i = 0; i < def->num_attrs; ++i) {
     if (kc_sv_equal(kc_sv(def->attrs[i].name), name)) return i;
   }
   return -1;
 }
 
-int32_t kc__op_find_input(const kc__op_def* def, kc_string_view name) {
+int32_t kc__op_find_input(const kc__op_schema* def, kc_string_view name) {
   return kc__find_arg(def->inputs, def->num_inputs, name);
 }
 
-int32_t kc__op_find_output(const kc__op_def* def, kc_string_view name) {
+int32_t kc__op_find_output(const kc__op_schema* def, kc_string_view name) {
   return kc__find_arg(def->outputs, def->num_outputs, name);
+}
+
+size_t kc__op_format_attr_names(const kc__op_schema* def, char* buf,
+                                size_t cap) {
+  size_t n = 0;
+  if (cap) buf[0] = '\0';
+  for (int32_t i = 0; i < def->num_attrs && n < cap; ++i) {
+    kc__appendf(buf, cap, &n, "%s%s", i ? ", " : "", def->attrs[i].name);
+  }
+  return n;
 }
 
 /* ---- the builder ------------------------------------------------------- */
@@ -115,13 +125,13 @@ kc_status* kc_op_builder_create(const char* name, kc_op_builder** out_builder) {
 
 void kc_op_builder_destroy(kc_op_builder* builder) {
   if (!builder) return;
-  kc__op_def_clear(&builder->def);
+  kc__op_schema_clear(&builder->def);
   kc__first_error_deinit(&builder->error);
   free(builder);
 }
 
 /* A name already taken by an arg or an attr of the definition. */
-static kc_status* kc__check_unique(const kc__op_def* def, const char* name) {
+static kc_status* kc__check_unique(const kc__op_schema* def, const char* name) {
   kc_string_view v = kc_sv(name);
   const char* what = kc__op_find_input(def, v) >= 0    ? "an input"
                      : kc__op_find_output(def, v) >= 0 ? "an output"
@@ -229,83 +239,75 @@ static kc_status* kc__set_shape_fn(kc_op_builder* b, const char* fn,
   return NULL;
 }
 
-#define KC__FN(name) static const char fn[] = #name
-
 kc_status* kc_op_builder_add_input(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_input);
-  return kc__builder_return(builder, fn, kc__add_arg(builder, fn, spec, true));
+  return kc__builder_return(builder, __func__,
+                            kc__add_arg(builder, __func__, spec, true));
 }
 
 kc_status* kc_op_builder_add_output(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_output);
-  return kc__builder_return(builder, fn,
-                            kc__add_arg(builder, fn, spec, false));
+  return kc__builder_return(builder, __func__,
+                            kc__add_arg(builder, __func__, spec, false));
 }
 
 kc_status* kc_op_builder_add_attr(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_attr);
-  return kc__builder_return(builder, fn, kc__add_attr(builder, fn, spec));
+  return kc__builder_return(builder, __func__,
+                            kc__add_attr(builder, __func__, spec));
 }
 
 kc_status* kc_op_builder_set_flags(kc_op_builder* builder, uint32_t flags) {
-  KC__FN(kc_op_builder_set_flags);
-  return kc__builder_return(builder, fn, kc__set_flags(builder, fn, flags));
+  return kc__builder_return(builder, __func__,
+                            kc__set_flags(builder, __func__, flags));
 }
 
 kc_status* kc_op_builder_set_doc(kc_op_builder* builder, const char* doc) {
-  KC__FN(kc_op_builder_set_doc);
-  return kc__builder_return(builder, fn, kc__set_doc(builder, fn, doc));
+  return kc__builder_return(builder, __func__,
+                            kc__set_doc(builder, __func__, doc));
 }
 
 kc_status* kc_op_builder_set_shape_fn(kc_op_builder* builder,
                                       kc_shape_fn shape_fn) {
-  KC__FN(kc_op_builder_set_shape_fn);
-  return kc__builder_return(builder, fn,
-                            kc__set_shape_fn(builder, fn, shape_fn, NULL, NULL));
+  return kc__builder_return(
+      builder, __func__,
+      kc__set_shape_fn(builder, __func__, shape_fn, NULL, NULL));
 }
 
 void kc_op_builder_add_input_v2(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_input_v2);
-  kc__builder_keep(builder, fn, kc__add_arg(builder, fn, spec, true));
+  kc__builder_keep(builder, __func__,
+                   kc__add_arg(builder, __func__, spec, true));
 }
 
 void kc_op_builder_add_output_v2(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_output_v2);
-  kc__builder_keep(builder, fn, kc__add_arg(builder, fn, spec, false));
+  kc__builder_keep(builder, __func__,
+                   kc__add_arg(builder, __func__, spec, false));
 }
 
 void kc_op_builder_add_attr_v2(kc_op_builder* builder, const char* spec) {
-  KC__FN(kc_op_builder_add_attr_v2);
-  kc__builder_keep(builder, fn, kc__add_attr(builder, fn, spec));
+  kc__builder_keep(builder, __func__, kc__add_attr(builder, __func__, spec));
 }
 
 void kc_op_builder_set_flags_v2(kc_op_builder* builder, uint32_t flags) {
-  KC__FN(kc_op_builder_set_flags_v2);
-  kc__builder_keep(builder, fn, kc__set_flags(builder, fn, flags));
+  kc__builder_keep(builder, __func__, kc__set_flags(builder, __func__, flags));
 }
 
 void kc_op_builder_set_doc_v2(kc_op_builder* builder, const char* doc) {
-  KC__FN(kc_op_builder_set_doc_v2);
-  kc__builder_keep(builder, fn, kc__set_doc(builder, fn, doc));
+  kc__builder_keep(builder, __func__, kc__set_doc(builder, __func__, doc));
 }
 
-void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
-                                   kc_shape_fn shape_fn, void* data,
-                                   kc_deleter_fn data_deleter) {
-  KC__FN(kc_op_builder_set_shape_fn_v2);
-  kc__builder_keep(builder, fn,
-                   kc__set_shape_fn(builder, fn, shape_fn, data, data_deleter));
+void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder, kc_shape_fn shape_fn,
+                                   void* data, kc_deleter_fn data_deleter) {
+  kc__builder_keep(
+      builder, __func__,
+      kc__set_shape_fn(builder, __func__, shape_fn, data, data_deleter));
 }
-
-#undef KC__FN
 
 /* ---- resolving references at registration ------------------------------ */
 
-static kc_status* kc__arg_error(const kc__op_def* def, const kc__arg_def* arg,
-                                bool is_input, const char* fmt, ...)
-    KC_PRINTF(4, 5);
-static kc_status* kc__arg_error(const kc__op_def* def, const kc__arg_def* arg,
-                                bool is_input, const char* fmt, ...) {
+static kc_status* kc__arg_error(const kc__op_schema* def,
+                                const kc__arg_def* arg, bool is_input,
+                                const char* fmt, ...) KC_PRINTF(4, 5);
+static kc_status* kc__arg_error(const kc__op_schema* def,
+                                const kc__arg_def* arg, bool is_input,
+                                const char* fmt, ...) {
   char msg[512]; /* what it cites is quoted, so bounded */
   va_list args;
   va_start(args, fmt);
@@ -316,7 +318,7 @@ static kc_status* kc__arg_error(const kc__op_def* def, const kc__arg_def* arg,
                           msg);
 }
 
-static kc_status* kc__resolve_arg(kc__op_def* def, kc__arg_def* arg,
+static kc_status* kc__resolve_arg(kc__op_schema* def, kc__arg_def* arg,
                                   bool is_input) {
   if (arg->number_word) {
     int32_t n = kc__op_find_attr(def, kc_sv(arg->number_word));
@@ -364,7 +366,7 @@ static kc_status* kc__resolve_arg(kc__op_def* def, kc__arg_def* arg,
 
 /* Checks the definition as a whole and marks the attrs the inputs
  * determine. */
-static kc_status* kc__op_resolve(kc__op_def* def) {
+static kc_status* kc__op_resolve(kc__op_schema* def) {
   for (int32_t i = 0; i < def->num_inputs; ++i) {
     KC__TRY(kc__resolve_arg(def, &def->inputs[i], true));
   }
@@ -414,7 +416,7 @@ static void kc__op_delete(kc_object* obj) {
    * half freed. */
   kc__owned_detach(&op->owned);
   kc__op_cache_deinit(&op->cache);
-  kc__op_def_clear(&op->def);
+  kc__op_schema_clear(&op->def);
   free(op);
 }
 
@@ -611,31 +613,19 @@ const char* kc_op_get_attr_spec(const kc_op* op, int32_t index) {
   return op->def.attrs[index].spec;
 }
 
-/* Appends snprintf-style at *n. */
-static void kc__append(char* buf, size_t cap, size_t* n, const char* fmt, ...)
-    KC_PRINTF(4, 5);
-static void kc__append(char* buf, size_t cap, size_t* n, const char* fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  int k =
-      vsnprintf(*n < cap ? buf + *n : NULL, *n < cap ? cap - *n : 0, fmt, args);
-  va_end(args);
-  if (k > 0) *n += (size_t)k;
-}
-
 size_t kc_op_format_signature(const kc_op* op, char* buf, size_t cap) {
   size_t n = 0;
   if (cap) buf[0] = '\0';
   if (!op) return 0;
-  const kc__op_def* d = &op->def;
-  kc__append(buf, cap, &n, "%s(", d->name);
+  const kc__op_schema* d = &op->def;
+  kc__appendf(buf, cap, &n, "%s(", d->name);
   for (int32_t i = 0; i < d->num_inputs; ++i) {
-    kc__append(buf, cap, &n, "%s%s", i ? ", " : "", d->inputs[i].spec);
+    kc__appendf(buf, cap, &n, "%s%s", i ? ", " : "", d->inputs[i].spec);
   }
-  kc__append(buf, cap, &n, ") -> (");
+  kc__appendf(buf, cap, &n, ") -> (");
   for (int32_t i = 0; i < d->num_outputs; ++i) {
-    kc__append(buf, cap, &n, "%s%s", i ? ", " : "", d->outputs[i].spec);
+    kc__appendf(buf, cap, &n, "%s%s", i ? ", " : "", d->outputs[i].spec);
   }
-  kc__append(buf, cap, &n, ")");
+  kc__appendf(buf, cap, &n, ")");
   return n;
 }

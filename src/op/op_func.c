@@ -55,7 +55,8 @@ static kc_status* kc__add_input(kc__packed_call* c, const DLTensor* t,
 }
 
 /* "name=value": the value parsed as the attr's kind. */
-static kc_status* kc__add_text_attr(kc__packed_call* c, const kc__op_def* def,
+static kc_status* kc__add_text_attr(kc__packed_call* c,
+                                    const kc__op_schema* def,
                                     kc_string_view text, int32_t position) {
   size_t eq = 0;
   while (eq < text.size && text.data[eq] != '=') ++eq;
@@ -85,7 +86,7 @@ static kc_status* kc__add_text_attr(kc__packed_call* c, const kc__op_def* def,
   return NULL;
 }
 
-static kc_status* kc__collect(kc__packed_call* c, const kc__op_def* def,
+static kc_status* kc__collect(kc__packed_call* c, const kc__op_schema* def,
                               const kc_any* args, int32_t nargs) {
   bool in_attrs = false;
   for (int32_t i = 0; i < nargs; ++i) {

@@ -18,7 +18,7 @@
 #define KC__TYPE_OP 0x7f01
 #define KC__TYPE_KERNEL 0x7f02
 
-/* ---- dtype sets -------------------------------------------------------- */
+/* ---- dtype sets (type_set.c) ------------------------------------------- */
 
 /* A set of dtypes: every dtype (`any`), or a mask over the scalar dtypes
  * kcall names (kc__dtype_slot). */
@@ -32,6 +32,11 @@ int kc__dtype_slot(DLDataType t);
 bool kc__type_set_has(const kc__type_set* set, DLDataType t);
 /* "{f32, f64, i32}" or "any type", snprintf-style. */
 size_t kc__type_set_format(const kc__type_set* set, char* buf, size_t cap);
+
+/* When `word` is a type class word (numeric, integer, signed, unsigned,
+ * floating, complex, any: op.h, "Type words"), sets *out to the dtypes it
+ * stands for and returns true; otherwise returns false. */
+bool kc__type_class_find(kc_string_view word, kc__type_set* out);
 
 /* When `word` is one a spec refuses as a type word (float, double, half,
  * int, long: op.h, "Type words"), writes why and what to write instead
@@ -91,7 +96,9 @@ typedef struct kc__arg_def {
   int32_t number_attr; /* index of N; -1 */
 } kc__arg_def;
 
-typedef struct kc__op_def {
+/* An op's schema, as its builder defined it: name, doc, flags, shape
+ * function, and the inputs, outputs and attrs parsed from spec strings. */
+typedef struct kc__op_schema {
   char* name;
   size_t name_size;
   char* doc;
@@ -105,7 +112,7 @@ typedef struct kc__op_def {
   int32_t num_outputs;
   kc__attr_def* attrs;
   int32_t num_attrs;
-} kc__op_def;
+} kc__op_schema;
 
 /* spec.c: parsing. The def structs are filled on success and left empty
  * on failure; `what` names the spec in messages ("attr spec"). */
@@ -116,16 +123,17 @@ kc_status* kc__parse_arg_spec(const char* what, const char* spec,
  * also takes unquoted text) into an owned value. */
 kc_status* kc__parse_attr_value(const kc__attr_def* attr, kc_string_view text,
                                 kc_any* out_value);
-/* Checks `value` against attr's kind, set and bounds. On success *out is
- * the value to use: `value` itself (borrowed) or a converted plain value
- * (int to float, dtype names to dtypes). */
+/* attr_check.c. Checks `value` against attr's kind, set and bounds. On
+ * success *out is the value to use: `value` itself (borrowed) or a
+ * converted plain value (int to float, dtype names to dtypes). */
 kc_status* kc__check_attr_value(const kc__attr_def* attr, const kc_any* value,
                                 kc_any* out);
 /* "int", "list(type)", ... for messages. */
 const char* kc__attr_kind_name(const kc__attr_def* attr);
+/* spec.c: freeing what parsing made. */
 void kc__attr_def_clear(kc__attr_def* a);
 void kc__arg_def_clear(kc__arg_def* a);
-void kc__op_def_clear(kc__op_def* def);
+void kc__op_schema_clear(kc__op_schema* def);
 
 /* ---- the op object ----------------------------------------------------- */
 
@@ -167,7 +175,7 @@ typedef struct kc__op_cache {
 
 struct kc_op {
   kc_object header;
-  kc__op_def def;
+  kc__op_schema def;
   kc__op_cache cache;
   /* Set (atomically) by kc_op_registry_reset: the op's cache is gone and
    * calls fail. The op itself lives on while a function "op.NAME" someone
@@ -182,13 +190,21 @@ struct kc_op {
 };
 
 /* FAILED_PRECONDITION for a call of an op that kc_op_registry_reset
- * removed; NULL for a registered one. */
-kc_status* kc__op_check_live(const kc_op* op);
+ * removed; NULL for a registered one. Inline, since every call checks;
+ * the error is made by kc__op_removed_error (call.c). */
+kc_status* kc__op_removed_error(const kc_op* op);
+static inline kc_status* kc__op_check_live(const kc_op* op) {
+  if (KC__LIKELY(!__atomic_load_n(&op->removed, __ATOMIC_ACQUIRE))) return NULL;
+  return kc__op_removed_error(op);
+}
 
 /* Index of the attr/input named `name` (NUL-terminated or sized), or -1. */
-int32_t kc__op_find_attr(const kc__op_def* def, kc_string_view name);
-int32_t kc__op_find_input(const kc__op_def* def, kc_string_view name);
-int32_t kc__op_find_output(const kc__op_def* def, kc_string_view name);
+int32_t kc__op_find_attr(const kc__op_schema* def, kc_string_view name);
+int32_t kc__op_find_input(const kc__op_schema* def, kc_string_view name);
+int32_t kc__op_find_output(const kc__op_schema* def, kc_string_view name);
+/* "a, b, c": the names of def's attrs, for messages; snprintf-style. */
+size_t kc__op_format_attr_names(const kc__op_schema* def, char* buf,
+                                size_t cap);
 
 /* The op registered (or staged by this thread's plugin) as `name`;
  * borrowed: call it inside a read section (reclaim.h) and use the op
@@ -201,7 +217,7 @@ kc_status* kc__op_func_create(kc_op* op, kc_func** out_func);
  * registered there is op's own (not one registered over it). */
 void kc__op_func_unregister(const kc_op* op);
 
-/* call.c. clear frees every cached kernel instance (running kernel
+/* kernel_cache.c. clear frees every cached kernel instance (running kernel
  * deleters) and leaves an empty cache; deinit clears and destroys. */
 void kc__op_cache_init(kc__op_cache* cache);
 void kc__op_cache_clear(kc__op_cache* cache);
@@ -210,7 +226,7 @@ void kc__op_cache_deinit(kc__op_cache* cache);
 /* ---- attribute values -------------------------------------------------- */
 
 struct kc_op_attrs {
-  const kc__op_def* def;
+  const kc__op_schema* def;
   const kc_any* values; /* def->num_attrs of them */
 };
 
@@ -246,7 +262,7 @@ uint64_t kc__kernel_generation(void);
 /* Picks the kernel for `def` on `device_type` with resolved `values`, or
  * NOT_FOUND listing the op's kernels. *out_kernel is a new reference (or
  * NULL on failure). */
-kc_status* kc__kernel_select(const kc__op_def* def, DLDeviceType device_type,
+kc_status* kc__kernel_select(const kc__op_schema* def, DLDeviceType device_type,
                              const kc_any* values, kc__kernel** out_kernel);
 
 /* Renumbering the kernels that follow removed ones, when a plugin is
@@ -295,7 +311,7 @@ typedef struct kc__arena_block {
 } kc__arena_block;
 
 struct kc_shape_ctx {
-  const kc__op_def* def;
+  const kc__op_schema* def;
   const kc_op_attrs* attrs;
   int32_t num_inputs;
   int32_t num_outputs;
@@ -313,7 +329,7 @@ void* kc__shape_ctx_alloc(kc_shape_ctx* ctx, size_t size);
 void kc__shape_ctx_free_all(kc_shape_ctx* ctx);
 
 struct kc_kernel_construct_ctx {
-  const kc__op_def* def;
+  const kc__op_schema* def;
   const kc_op_attrs* attrs;
   DLDevice device;
   int32_t num_inputs, num_outputs;
@@ -329,7 +345,7 @@ typedef struct kc__temp {
 } kc__temp;
 
 struct kc_kernel_ctx {
-  const kc__op_def* def;
+  const kc__op_schema* def;
   const kc_op_attrs* attrs;
   const DLTensor* const* inputs;
   int32_t num_inputs;

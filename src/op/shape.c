@@ -50,12 +50,13 @@ static const char* kc__shape_text(const kc_shape_handle* s, char* buf,
   }
   size_t n = (size_t)snprintf(buf, cap, "[");
   for (int32_t i = 0; i < s->rank && n < cap; ++i) {
-    int k = s->dims[i] < 0 ? snprintf(buf + n, cap - n, "%s?", i ? "," : "")
-                           : snprintf(buf + n, cap - n, "%s%lld", i ? "," : "",
-                                      (long long)s->dims[i]);
-    if (k > 0) n += (size_t)k;
+    if (s->dims[i] < 0) {
+      kc__appendf(buf, cap, &n, "%s?", i ? "," : "");
+    } else {
+      kc__appendf(buf, cap, &n, "%s%lld", i ? "," : "", (long long)s->dims[i]);
+    }
   }
-  if (n < cap) snprintf(buf + n, cap - n, "]");
+  kc__appendf(buf, cap, &n, "]");
   return buf;
 }
 

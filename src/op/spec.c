@@ -12,132 +12,6 @@
 #include "op/op_internal.h"
 
 /* ======================================================================== */
-/* Dtype sets                                                               */
-/* ======================================================================== */
-
-typedef struct kc__slot_dtype {
-  uint8_t code;
-  uint8_t bits;
-} kc__slot_dtype;
-
-/* Bit i of a set's mask is kc__slots[i]; the order is the printing order. */
-static const kc__slot_dtype kc__slots[] = {
-    {kDLBool, 8},           {kDLInt, 8},
-    {kDLInt, 16},           {kDLInt, 32},
-    {kDLInt, 64},           {kDLUInt, 8},
-    {kDLUInt, 16},          {kDLUInt, 32},
-    {kDLUInt, 64},          {kDLFloat, 16},
-    {kDLFloat, 32},         {kDLFloat, 64},
-    {kDLBfloat, 16},        {kDLComplex, 64},
-    {kDLComplex, 128},      {kDLFloat8_e3m4, 8},
-    {kDLFloat8_e4m3, 8},    {kDLFloat8_e4m3b11fnuz, 8},
-    {kDLFloat8_e4m3fn, 8},  {kDLFloat8_e4m3fnuz, 8},
-    {kDLFloat8_e5m2, 8},    {kDLFloat8_e5m2fnuz, 8},
-    {kDLFloat8_e8m0fnu, 8}, {kDLFloat6_e2m3fn, 6},
-    {kDLFloat6_e3m2fn, 6},  {kDLFloat4_e2m1fn, 4},
-    {kDLOpaqueHandle, 64},
-};
-
-int kc__dtype_slot(DLDataType t) {
-  if (t.lanes != 1) return -1;
-  for (int i = 0; i < (int)KC__ARRAY_SIZE(kc__slots); ++i) {
-    if (kc__slots[i].code == t.code && kc__slots[i].bits == t.bits) return i;
-  }
-  return -1;
-}
-
-bool kc__type_set_has(const kc__type_set* set, DLDataType t) {
-  if (set->any) return true;
-  int slot = kc__dtype_slot(t);
-  return slot >= 0 && (set->mask >> slot & 1u);
-}
-
-size_t kc__type_set_format(const kc__type_set* set, char* buf, size_t cap) {
-  if (set->any) return (size_t)snprintf(buf, cap, "any type");
-  size_t n = 0;
-  const char* sep = "{";
-  for (int i = 0; i < (int)KC__ARRAY_SIZE(kc__slots); ++i) {
-    if (!(set->mask >> i & 1u)) continue;
-    char name[32];
-    kc_dtype_format(kc_dtype_make(kc__slots[i].code, kc__slots[i].bits, 1),
-                    name, sizeof name);
-    n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
-                          "%s%s", sep, name);
-    sep = ", ";
-  }
-  n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0, "%s",
-                        n ? "}" : "{}");
-  return n;
-}
-
-/* Type classes, as masks. */
-#define KC__BIT(i) (UINT64_C(1) << (i))
-#define KC__SIGNED (KC__BIT(1) | KC__BIT(2) | KC__BIT(3) | KC__BIT(4))
-#define KC__UNSIGNED (KC__BIT(5) | KC__BIT(6) | KC__BIT(7) | KC__BIT(8))
-#define KC__FLOATING (KC__BIT(9) | KC__BIT(10) | KC__BIT(11) | KC__BIT(12))
-#define KC__COMPLEX (KC__BIT(13) | KC__BIT(14))
-
-typedef struct kc__type_class {
-  const char* name;
-  bool any;
-  uint64_t mask;
-} kc__type_class;
-
-/* The class words (op.h, "Type words"); each may stand alone as a kind or
- * go inside braces. */
-static const kc__type_class kc__classes[] = {
-    {"numeric", false, KC__SIGNED | KC__UNSIGNED | KC__FLOATING | KC__COMPLEX},
-    {"integer", false, KC__SIGNED | KC__UNSIGNED},
-    {"signed", false, KC__SIGNED},
-    {"unsigned", false, KC__UNSIGNED},
-    {"floating", false, KC__FLOATING},
-    {"complex", false, KC__COMPLEX},
-    {"any", true, 0},
-};
-
-/* Words kc_dtype_parse takes that a spec refuses: C type names, whose
- * reader may take them for a class ("float": f32, or every float?) or for
- * a width they do not have here ("long"), with what to write instead. */
-static const struct {
-  const char* word;
-  const char* dtype;     /* the one dtype kc_dtype_parse reads it as */
-  const char* long_name; /* the same, spelt as NumPy does */
-  const char* class_word; /* the class it may be taken for, or NULL */
-  uint64_t class_mask;
-} kc__ambiguous_words[] = {
-    {"float", "f32", "float32", "floating", KC__FLOATING},
-    {"double", "f64", "float64", "floating", KC__FLOATING},
-    {"half", "f16", "float16", "floating", KC__FLOATING},
-    {"int", "i32", "int32", "signed", KC__SIGNED},
-    {"long", "i64", "int64", "signed", KC__SIGNED},
-};
-
-size_t kc__type_word_ambiguity(kc_string_view word, char* buf, size_t cap) {
-  if (cap) buf[0] = '\0';
-  /* A vector of one ("floatx4") is as ambiguous as its element. */
-  kc_string_view element = word;
-  size_t n = word.size;
-  while (n > 0 && word.data[n - 1] >= '0' && word.data[n - 1] <= '9') --n;
-  if (n > 1 && n < word.size && word.data[n - 1] == 'x') element.size = n - 1;
-  for (size_t i = 0; i < KC__ARRAY_SIZE(kc__ambiguous_words); ++i) {
-    if (!kc_sv_equal(element, kc_sv(kc__ambiguous_words[i].word))) continue;
-    char set[256];
-    kc__type_set set_of = {false, kc__ambiguous_words[i].class_mask};
-    kc__type_set_format(&set_of, set, sizeof set);
-    kc_string_view lanes = {word.data + element.size, word.size - element.size};
-    int k = snprintf(buf, cap,
-                     "type word %s is ambiguous: write %s%.*s (or %s%.*s) for "
-                     "that one dtype, or '%s' for %s",
-                     KC__Q(word), kc__ambiguous_words[i].dtype, (int)lanes.size,
-                     lanes.data, kc__ambiguous_words[i].long_name,
-                     (int)lanes.size, lanes.data,
-                     kc__ambiguous_words[i].class_word, set);
-    return k < 0 ? 0 : (size_t)k;
-  }
-  return 0;
-}
-
-/* ======================================================================== */
 /* Lexer                                                                    */
 /* ======================================================================== */
 
@@ -538,7 +412,13 @@ kc_status* kc__parse_attr_value(const kc__attr_def* attr, kc_string_view text,
   }
   char* copy = kc__strndup(text.data ? text.data : "", text.size);
   if (!copy) return kc__oom("an attr value");
-  kc__lexer lx = {"value", copy, text.size, 0, {KC__TOK_END, 0, 0, {0}}};
+  kc__lexer lx = {
+      .what = "value",
+      .text = copy,
+      .len = text.size,
+      .pos = 0,
+      .tok = {.kind = KC__TOK_END, .start = 0, .end = 0, .punct = {0}},
+  };
   kc_status* st = kc__lex_next(&lx);
   if (!st) st = kc__parse_value(&lx, attr, out_value);
   if (!st && lx.tok.kind != KC__TOK_END) {
@@ -562,11 +442,10 @@ static kc_status* kc__parse_name(kc__lexer* lx, const char* what, char** out) {
   return kc__lex_next(lx);
 }
 
-static const kc__type_class* kc__find_class(const kc__lexer* lx) {
-  for (size_t i = 0; i < KC__ARRAY_SIZE(kc__classes); ++i) {
-    if (kc__tok_word(lx, kc__classes[i].name)) return &kc__classes[i];
-  }
-  return NULL;
+/* When the token is a type class word, sets *out to its dtypes. */
+static bool kc__find_class(const kc__lexer* lx, kc__type_set* out) {
+  return lx->tok.kind == KC__TOK_IDENT &&
+         kc__type_class_find(kc__tok_text(lx), out);
 }
 
 /* {'a', 'b'}: the allowed values of a string attr. */
@@ -599,10 +478,10 @@ static kc_status* kc__parse_type_set(kc__lexer* lx, kc__attr_def* a) {
   a->types.mask = 0;
   for (;;) {
     KC__TRY(kc__check_type_word(lx));
-    const kc__type_class* cls = kc__find_class(lx);
-    if (cls) {
-      a->types.any |= cls->any;
-      a->types.mask |= cls->mask;
+    kc__type_set cls;
+    if (kc__find_class(lx, &cls)) {
+      a->types.any |= cls.any;
+      a->types.mask |= cls.mask;
       KC__TRY(kc__lex_next(lx));
     } else {
       size_t at = lx->tok.start;
@@ -623,7 +502,7 @@ static kc_status* kc__parse_type_set(kc__lexer* lx, kc__attr_def* a) {
                               "scalar dtypes can)",
                               KC__Q(kc__tok_text(lx)));
       }
-      a->types.mask |= KC__BIT(slot);
+      a->types.mask |= UINT64_C(1) << slot;
       KC__TRY(kc__lex_next(lx));
     }
     if (kc__tok_is(lx, "}")) return kc__lex_next(lx);
@@ -651,11 +530,11 @@ static kc_status* kc__parse_kind(kc__lexer* lx, kc__attr_def* a, bool in_list) {
     if (lx->tok.kind == KC__TOK_STRING) return kc__parse_string_set(lx, a);
     return kc__parse_type_set(lx, a);
   }
-  const kc__type_class* cls = kc__find_class(lx);
-  if (cls) {
+  kc__type_set cls;
+  if (kc__find_class(lx, &cls)) {
     a->kind = KC__ATTR_TYPE;
-    a->types.any = cls->any;
-    a->types.mask = cls->mask;
+    a->types.any = cls.any;
+    a->types.mask = cls.mask;
     return kc__lex_next(lx);
   }
   if (!in_list && kc__tok_word(lx, "list")) {
@@ -712,7 +591,13 @@ static kc_status* kc__parse_bounds(kc__lexer* lx, kc__attr_def* a) {
 
 kc_status* kc__parse_attr_spec(const char* spec, kc__attr_def* out) {
   memset(out, 0, sizeof *out);
-  kc__lexer lx = {"attr spec", spec, strlen(spec), 0, {KC__TOK_END, 0, 0, {0}}};
+  kc__lexer lx = {
+      .what = "attr spec",
+      .text = spec,
+      .len = strlen(spec),
+      .pos = 0,
+      .tok = {.kind = KC__TOK_END, .start = 0, .end = 0, .punct = {0}},
+  };
   kc_status* st = kc__lex_next(&lx);
   if (!st) st = kc__parse_name(&lx, "an attr name", &out->name);
   if (!st) st = kc__expect(&lx, ":", "':' after the name");
@@ -753,7 +638,13 @@ kc_status* kc__parse_arg_spec(const char* what, const char* spec,
                               kc__arg_def* out) {
   memset(out, 0, sizeof *out);
   out->type_attr = out->number_attr = -1;
-  kc__lexer lx = {what, spec, strlen(spec), 0, {KC__TOK_END, 0, 0, {0}}};
+  kc__lexer lx = {
+      .what = what,
+      .text = spec,
+      .len = strlen(spec),
+      .pos = 0,
+      .tok = {.kind = KC__TOK_END, .start = 0, .end = 0, .punct = {0}},
+  };
   kc_status* st = kc__lex_next(&lx);
   if (!st) st = kc__parse_name(&lx, "an arg name", &out->name);
   if (!st) st = kc__expect(&lx, ":", "':' after the name");
@@ -786,160 +677,6 @@ kc_status* kc__parse_arg_spec(const char* what, const char* spec,
 }
 
 /* ======================================================================== */
-/* Checking values                                                          */
-/* ======================================================================== */
-
-static const char* kc__attr_item_name(const kc__attr_def* a) {
-  static const char* const names[] = {"int",    "float", "bool",
-                                      "string", "type",  "shape"};
-  return names[a->kind];
-}
-
-const char* kc__attr_kind_name(const kc__attr_def* a) {
-  static const char* const list[] = {"list(int)",  "list(float)",
-                                     "list(bool)", "list(string)",
-                                     "list(type)", "list(shape)"};
-  return a->is_list ? list[a->kind] : kc__attr_item_name(a);
-}
-
-static kc_status* kc__value_mismatch(const kc__attr_def* a, const kc_any* v,
-                                     const char* where) {
-  return kc_status_create(KC_INVALID_ARGUMENT,
-                          "attr %s%s: expected %s, got %s", KC__QS(a->name), where,
-                          kc__attr_item_name(a), kc_type_name(v->type_index));
-}
-
-static kc_status* kc__check_bounds(const kc__attr_def* a, int64_t v,
-                                   const char* what) {
-  if ((a->has_min && v < a->min) || (a->has_max && v > a->max)) {
-    char range[96];
-    if (a->has_min && a->has_max) {
-      snprintf(range, sizeof range, "between %lld and %lld", (long long)a->min,
-               (long long)a->max);
-    } else if (a->has_min) {
-      snprintf(range, sizeof range, ">= %lld", (long long)a->min);
-    } else {
-      snprintf(range, sizeof range, "<= %lld", (long long)a->max);
-    }
-    return kc_status_create(KC_INVALID_ARGUMENT,
-                            "attr %s: %s must be %s, got %lld", KC__QS(a->name), what,
-                            range, (long long)v);
-  }
-  return NULL;
-}
-
-/* A string outside its attr's set: the message lists the set. */
-static kc_status* kc__not_allowed(const kc__attr_def* a, const char* where,
-                                  kc_string_view text) {
-  char allowed[512];
-  size_t n = 0;
-  allowed[0] = '\0';
-  for (int32_t i = 0; i < a->num_strings && n < sizeof allowed; ++i) {
-    int k = snprintf(allowed + n, sizeof allowed - n, "%s%s", i ? ", " : "",
-                     KC__QS(a->strings[i]));
-    if (k > 0) n += (size_t)k;
-  }
-  return kc_status_create(KC_INVALID_ARGUMENT,
-                          "attr %s%s: %s is not one of the allowed "
-                          "values (%s)",
-                          KC__QS(a->name), where, KC__Q(text), allowed);
-}
-
-static kc_status* kc__check_scalar(const kc__attr_def* a, const kc_any* v,
-                                   const char* where, kc_any* out) {
-  *out = *v;
-  kc_string_view text;
-  switch (a->kind) {
-    case KC__ATTR_INT:
-      if (v->type_index != KC_TYPE_INT) break;
-      return a->is_list ? NULL : kc__check_bounds(a, v->u.v_int64, "the value");
-    case KC__ATTR_FLOAT:
-      if (v->type_index == KC_TYPE_INT) {
-        *out = kc_any_float((double)v->u.v_int64);
-        return NULL;
-      }
-      if (v->type_index != KC_TYPE_FLOAT) break;
-      return NULL;
-    case KC__ATTR_BOOL:
-      if (v->type_index != KC_TYPE_BOOL) break;
-      return NULL;
-    case KC__ATTR_STRING:
-      if (!kc_any_get_string(v, &text)) break;
-      if (a->num_strings == 0) return NULL;
-      for (int32_t i = 0; i < a->num_strings; ++i) {
-        if (kc_sv_equal(text, kc_sv(a->strings[i]))) return NULL;
-      }
-      return kc__not_allowed(a, where, text);
-    case KC__ATTR_TYPE: {
-      DLDataType t;
-      if (v->type_index == KC_TYPE_DTYPE) {
-        t = v->u.v_dtype;
-      } else if (!a->is_list && kc_any_get_string(v, &text)) {
-        char why[320];
-        if (kc__type_word_ambiguity(text, why, sizeof why)) {
-          return kc_status_create(KC_INVALID_ARGUMENT, "attr %s%s: %s",
-                                  KC__QS(a->name), where, why);
-        }
-        KC_RETURN_IF_ERROR(kc_dtype_parse(text, &t), "attr %s", KC__QS(a->name));
-        *out = kc_any_dtype(t);
-      } else {
-        break;
-      }
-      if (kc__type_set_has(&a->types, t)) return NULL;
-      char name[64], set[512];
-      kc_dtype_format(t, name, sizeof name);
-      kc__type_set_format(&a->types, set, sizeof set);
-      return kc_status_create(KC_INVALID_ARGUMENT,
-                              "attr %s%s: expected one of %s, got %s",
-                              KC__QS(a->name), where, set, name);
-    }
-    case KC__ATTR_SHAPE: {
-      if (v->type_index != KC_TYPE_ARRAY) break;
-      const kc_array* dims = (const kc_array*)(const void*)v->u.v_obj;
-      size_t rank = kc_array_get_size(dims);
-      if (rank > KC_TENSOR_MAX_NDIM) {
-        return kc_status_create(KC_INVALID_ARGUMENT,
-                                "attr %s%s: a shape has at most %d dims, "
-                                "got %zu",
-                                KC__QS(a->name), where, KC_TENSOR_MAX_NDIM, rank);
-      }
-      for (size_t i = 0; i < rank; ++i) {
-        const kc_any* d = kc_array_get_item(dims, i);
-        if (d->type_index != KC_TYPE_INT || d->u.v_int64 < KC_DIM_UNKNOWN) {
-          return kc_status_create(KC_INVALID_ARGUMENT,
-                                  "attr %s%s: dim %zu: expected an int >= "
-                                  "0 (or -1, unknown)",
-                                  KC__QS(a->name), where, i);
-        }
-      }
-      return NULL;
-    }
-  }
-  return kc__value_mismatch(a, v, where);
-}
-
-kc_status* kc__check_attr_value(const kc__attr_def* a, const kc_any* v,
-                                kc_any* out) {
-  if (!a->is_list) return kc__check_scalar(a, v, "", out);
-  *out = *v;
-  if (v->type_index != KC_TYPE_ARRAY) {
-    return kc_status_create(
-        KC_INVALID_ARGUMENT, "attr %s: expected %s (an array), got %s",
-        KC__QS(a->name), kc__attr_kind_name(a), kc_type_name(v->type_index));
-  }
-  const kc_array* list = (const kc_array*)(const void*)v->u.v_obj;
-  size_t n = kc_array_get_size(list);
-  KC__TRY(kc__check_bounds(a, (int64_t)n, "the length"));
-  for (size_t i = 0; i < n; ++i) {
-    char where[32];
-    snprintf(where, sizeof where, " item %zu", i);
-    kc_any item;
-    KC__TRY(kc__check_scalar(a, kc_array_get_item(list, i), where, &item));
-  }
-  return NULL;
-}
-
-/* ======================================================================== */
 /* Freeing                                                                  */
 /* ======================================================================== */
 
@@ -960,7 +697,7 @@ void kc__arg_def_clear(kc__arg_def* a) {
   memset(a, 0, sizeof *a);
 }
 
-void kc__op_def_clear(kc__op_def* def) {
+void kc__op_schema_clear(kc__op_schema* def) {
   for (int32_t i = 0; i < def->num_inputs; ++i)
     kc__arg_def_clear(&def->inputs[i]);
   for (int32_t i = 0; i < def->num_outputs; ++i) {

@@ -1,0 +1,100 @@
+/*
+ * The kernel cache's lookup, shared by call.c and kernel_cache.c: a call's
+ * key, and the hit path, inline because every call runs it. A miss, and
+ * everything else about the cache, is kernel_cache.c.
+ */
+#ifndef KCALL_OP_KERNEL_CACHE_H_
+#define KCALL_OP_KERNEL_CACHE_H_
+
+#include <stdlib.h>
+
+#include "op/call_internal.h"
+
+/* A call's key: its device and its attribute values (which include every
+ * dtype a kernel can depend on), as words; on the stack unless long. */
+#define KC__KEY_STACK 48
+
+typedef struct kc__key {
+  uint64_t* words;
+  size_t n, cap;
+  bool oom;
+  uint64_t stack[KC__KEY_STACK];
+} kc__key;
+
+/* Appends a word, or a value's words, growing off the stack when needed
+ * (oom set when that fails). */
+void kc__key_put(kc__key* k, uint64_t w);
+void kc__key_value(kc__key* k, const kc_any* v);
+
+static inline void kc__key_build(kc__key* k, const kc__resolved_call* f) {
+  k->words = k->stack;
+  k->n = 0;
+  k->cap = KC__KEY_STACK;
+  k->oom = false;
+  kc__key_put(
+      k, (uint64_t)f->device.device_type << 32 | (uint32_t)f->device.device_id);
+  for (int32_t i = 0; i < f->def->num_attrs; ++i) {
+    kc__key_value(k, &f->values[i]);
+  }
+}
+
+static inline void kc__key_free(kc__key* k) {
+  if (k->words != k->stack) free(k->words);
+}
+
+static inline uint64_t kc__key_hash(const kc__key* k) {
+  uint64_t h = 0x243f6a8885a308d3ull;
+  for (size_t i = 0; i < k->n; ++i) {
+    h = (h ^ k->words[i]) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+/* The slot of table t that holds the key, or the empty slot it would go
+ * in. */
+kc__cache_entry** kc__cache_probe(kc__cache_table* t, uint64_t h,
+                                  const kc__key* k);
+
+static inline kc__cache_entry* kc__cache_find(kc__op_cache* c, uint64_t h,
+                                              const kc__key* k) {
+  kc__cache_table* t = __atomic_load_n(&c->table, __ATOMIC_ACQUIRE);
+  if (!t) return NULL;
+  return __atomic_load_n(kc__cache_probe(t, h, k), __ATOMIC_ACQUIRE);
+}
+
+/* A miss of kc__cache_get: `e`, when given, is an entry of the key made
+ * before kernels were registered. Re-selects, or constructs a new entry
+ * and publishes it. */
+kc_status* kc__cache_miss(const kc_op* op, const kc__resolved_call* f,
+                          const kc__key* k, uint64_t h, uint64_t gen,
+                          kc__cache_entry* e, kc__cache_entry** out);
+
+/* The cache entry for a resolved call of op: cached, re-checked after new
+ * registrations, or selected and constructed now. Borrowed: it lives as
+ * long as the op. */
+static inline kc_status* kc__cache_get(const kc_op* op,
+                                       const kc__resolved_call* f,
+                                       kc__cache_entry** out) {
+  kc__op_cache* c = (kc__op_cache*)(uintptr_t)&op->cache;
+  kc__key k;
+  kc__key_build(&k, f);
+  if (k.oom) {
+    kc__key_free(&k);
+    return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  uint64_t h = kc__key_hash(&k);
+  uint64_t gen = kc__kernel_generation();
+  kc__cache_entry* e = kc__cache_find(c, h, &k);
+  kc_status* st = NULL;
+  if (KC__LIKELY(e &&
+                 __atomic_load_n(&e->generation, __ATOMIC_ACQUIRE) == gen)) {
+    *out = e;
+  } else {
+    st = kc__cache_miss(op, f, &k, h, gen, e, out);
+  }
+  kc__key_free(&k);
+  return st;
+}
+
+#endif /* KCALL_OP_KERNEL_CACHE_H_ */
