@@ -166,6 +166,33 @@ KC_TEST(status_return_if_error_adds_context) {
   kc_status_destroy(st);
 }
 
+/* Without a context the status comes back as it was; with the most
+ * arguments the macro takes (a format and 14 more) the context is
+ * formatted in full. */
+static kc_status* kt_bare_then_wide(bool fail_first) {
+  KC_RETURN_IF_ERROR(kt_failing_step(fail_first));
+  ++kt_steps_done;
+  KC_RETURN_IF_ERROR(kt_failing_step(true),
+                     "%d%d%d%d%d%d%d%d%d%d%d%d%d%d", 1, 2, 3, 4, 5, 6, 7, 8, 9, 0,
+                     1, 2, 3, 4);
+  ++kt_steps_done;
+  return NULL;
+}
+
+KC_TEST(status_return_if_error_without_context) {
+  kt_steps_done = 0;
+  kc_status* st = kt_bare_then_wide(true);
+  KC_CHECK_INT(kt_steps_done, 0);
+  char buf[128];
+  KC_CHECK_STR(kt_status_text(st, buf, sizeof buf), "DATA_LOSS: broken");
+  KC_CHECK_INT(kc_status_get_context_count(st), 0);
+  kc_status_destroy(st);
+  st = kt_bare_then_wide(false);
+  KC_CHECK_INT(kt_steps_done, 1);
+  KC_CHECK_STR(kt_status_text(st, buf, sizeof buf), "DATA_LOSS: 12345678901234: broken");
+  kc_status_destroy(st);
+}
+
 /* ---- string views ------------------------------------------------------------ */
 
 KC_TEST(sv_equal) {

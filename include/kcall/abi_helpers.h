@@ -52,11 +52,33 @@ static inline DLDevice kc_device_cpu(void) {
 /* Status                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* Evaluates `expr` (a kc_status*); on failure adds the printf-style context
- * with kc_status_add_context and returns the status from the enclosing
- * function. For hosts (kcall/base.h declares kc_status_add_context) and
- * for plugins that include kcall/plugin_api.h. */
-#define KC_RETURN_IF_ERROR(expr, ...)                                         \
+/* Evaluates `expr` (a kc_status*); on failure returns the status from the
+ * enclosing function, after adding the printf-style context when one is
+ * given (at most 14 arguments after the format):
+ *   KC_RETURN_IF_ERROR(parse(text));
+ *   KC_RETURN_IF_ERROR(load(path), "while loading '%s'", path);
+ * The form with a context calls kc_status_add_context: kcall/base.h
+ * declares it for hosts, kcall/plugin_api.h for plugins. */
+#define KC_RETURN_IF_ERROR(...)                                               \
+  KC__RETURN_IF_ERROR_PICK(__VA_ARGS__, KC__RETURN_IF_ERROR_CTX,              \
+      KC__RETURN_IF_ERROR_CTX, KC__RETURN_IF_ERROR_CTX,                       \
+      KC__RETURN_IF_ERROR_CTX, KC__RETURN_IF_ERROR_CTX,                       \
+      KC__RETURN_IF_ERROR_CTX, KC__RETURN_IF_ERROR_CTX,                       \
+      KC__RETURN_IF_ERROR_CTX, KC__RETURN_IF_ERROR_CTX,                       \
+      KC__RETURN_IF_ERROR_CTX, KC__RETURN_IF_ERROR_CTX,                       \
+      KC__RETURN_IF_ERROR_CTX, KC__RETURN_IF_ERROR_CTX,                       \
+      KC__RETURN_IF_ERROR_CTX, KC__RETURN_IF_ERROR_CTX,                       \
+      KC__RETURN_IF_ERROR_BARE, unused)(__VA_ARGS__)
+/* The 17th argument names the form: BARE for `expr` alone, else CTX. */
+#define KC__RETURN_IF_ERROR_PICK(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, \
+                                 a12, a13, a14, a15, a16, form, ...)          \
+  form
+#define KC__RETURN_IF_ERROR_BARE(expr)                                        \
+  do {                                                                        \
+    kc_status* kc__st = (expr);                                               \
+    if (kc__st) return kc__st;                                                \
+  } while (0)
+#define KC__RETURN_IF_ERROR_CTX(expr, ...)                                    \
   do {                                                                        \
     kc_status* kc__st = (expr);                                               \
     if (kc__st) return kc_status_add_context(kc__st, __VA_ARGS__);            \
