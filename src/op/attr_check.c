@@ -146,12 +146,12 @@ kc_status* kc__check_attr_value(const kc__attr_def* a, const kc_any* v,
   }
   const kc_array* list = (const kc_array*)(const void*)v->u.v_obj;
   size_t n = kc_array_get_size(list);
-  KC__TRY(kc__check_bounds(a, (int64_t)n, "the length"));
+  KC_RETURN_IF_ERROR(kc__check_bounds(a, (int64_t)n, "the length"));
   for (size_t i = 0; i < n; ++i) {
     char where[32];
     snprintf(where, sizeof where, " item %zu", i);
     kc_any item;
-    KC__TRY(kc__check_scalar(a, kc_array_get_item(list, i), where, &item));
+    KC_RETURN_IF_ERROR(kc__check_scalar(a, kc_array_get_item(list, i), where, &item));
   }
   return NULL;
 }

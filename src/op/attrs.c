@@ -43,7 +43,7 @@ static kc_status* kc__attr_lookup(const kc_op_attrs* attrs, const char* name,
 kc_status* kc_op_attrs_get_int(const kc_op_attrs* attrs, const char* name,
                                int64_t* out_value) {
   const kc_any* v;
-  KC__TRY(kc__attr_lookup(attrs, name, KC__ATTR_INT, false, out_value, &v));
+  KC_RETURN_IF_ERROR(kc__attr_lookup(attrs, name, KC__ATTR_INT, false, out_value, &v));
   *out_value = v->u.v_int64;
   return NULL;
 }
@@ -51,7 +51,7 @@ kc_status* kc_op_attrs_get_int(const kc_op_attrs* attrs, const char* name,
 kc_status* kc_op_attrs_get_float(const kc_op_attrs* attrs, const char* name,
                                  double* out_value) {
   const kc_any* v;
-  KC__TRY(kc__attr_lookup(attrs, name, KC__ATTR_FLOAT, false, out_value, &v));
+  KC_RETURN_IF_ERROR(kc__attr_lookup(attrs, name, KC__ATTR_FLOAT, false, out_value, &v));
   *out_value =
       v->type_index == KC_TYPE_INT ? (double)v->u.v_int64 : v->u.v_float64;
   return NULL;
@@ -60,7 +60,7 @@ kc_status* kc_op_attrs_get_float(const kc_op_attrs* attrs, const char* name,
 kc_status* kc_op_attrs_get_bool(const kc_op_attrs* attrs, const char* name,
                                 bool* out_value) {
   const kc_any* v;
-  KC__TRY(kc__attr_lookup(attrs, name, KC__ATTR_BOOL, false, out_value, &v));
+  KC_RETURN_IF_ERROR(kc__attr_lookup(attrs, name, KC__ATTR_BOOL, false, out_value, &v));
   *out_value = v->u.v_int64 != 0;
   return NULL;
 }
@@ -68,7 +68,7 @@ kc_status* kc_op_attrs_get_bool(const kc_op_attrs* attrs, const char* name,
 kc_status* kc_op_attrs_get_string(const kc_op_attrs* attrs, const char* name,
                                   kc_string_view* out_value) {
   const kc_any* v;
-  KC__TRY(kc__attr_lookup(attrs, name, KC__ATTR_STRING, false, out_value, &v));
+  KC_RETURN_IF_ERROR(kc__attr_lookup(attrs, name, KC__ATTR_STRING, false, out_value, &v));
   kc_any_get_string(v, out_value);
   return NULL;
 }
@@ -76,7 +76,7 @@ kc_status* kc_op_attrs_get_string(const kc_op_attrs* attrs, const char* name,
 kc_status* kc_op_attrs_get_type(const kc_op_attrs* attrs, const char* name,
                                 DLDataType* out_value) {
   const kc_any* v;
-  KC__TRY(kc__attr_lookup(attrs, name, KC__ATTR_TYPE, false, out_value, &v));
+  KC_RETURN_IF_ERROR(kc__attr_lookup(attrs, name, KC__ATTR_TYPE, false, out_value, &v));
   *out_value = v->u.v_dtype;
   return NULL;
 }
@@ -93,7 +93,7 @@ kc_status* kc_op_attrs_get_shape(const kc_op_attrs* attrs, const char* name,
                                  int64_t* out_dims, int32_t capacity,
                                  int32_t* out_rank) {
   const kc_any* v;
-  KC__TRY(kc__attr_lookup(attrs, name, KC__ATTR_SHAPE, false, out_rank, &v));
+  KC_RETURN_IF_ERROR(kc__attr_lookup(attrs, name, KC__ATTR_SHAPE, false, out_rank, &v));
   *out_rank = kc__array_items(v);
   for (int32_t i = 0; out_dims && i < capacity && i < *out_rank; ++i) {
     out_dims[i] = kc__array_item(v, i)->u.v_int64;
@@ -105,7 +105,7 @@ kc_status* kc_op_attrs_get_int_list(const kc_op_attrs* attrs, const char* name,
                                     int64_t* out_values, int32_t capacity,
                                     int32_t* out_count) {
   const kc_any* v;
-  KC__TRY(kc__attr_lookup(attrs, name, KC__ATTR_INT, true, out_count, &v));
+  KC_RETURN_IF_ERROR(kc__attr_lookup(attrs, name, KC__ATTR_INT, true, out_count, &v));
   *out_count = kc__array_items(v);
   for (int32_t i = 0; out_values && i < capacity && i < *out_count; ++i) {
     out_values[i] = kc__array_item(v, i)->u.v_int64;
@@ -117,7 +117,7 @@ kc_status* kc_op_attrs_get_type_list(const kc_op_attrs* attrs, const char* name,
                                      DLDataType* out_values, int32_t capacity,
                                      int32_t* out_count) {
   const kc_any* v;
-  KC__TRY(kc__attr_lookup(attrs, name, KC__ATTR_TYPE, true, out_count, &v));
+  KC_RETURN_IF_ERROR(kc__attr_lookup(attrs, name, KC__ATTR_TYPE, true, out_count, &v));
   *out_count = kc__array_items(v);
   for (int32_t i = 0; out_values && i < capacity && i < *out_count; ++i) {
     out_values[i] = kc__array_item(v, i)->u.v_dtype;

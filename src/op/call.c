@@ -80,13 +80,13 @@ static kc_status* kc__call_stream(DLDevice device,
                                   const kc_op_call_options* options,
                                   const kc__backend** out_backend,
                                   void** out_stream, bool* out_wait) {
-  KC__TRY(kc__device_backend(device, out_backend));
+  KC_RETURN_IF_ERROR(kc__device_backend(device, out_backend));
   void* stream = NULL;
   if (options && KC_STRUCT_HAS(options, kc_op_call_options, stream)) {
     stream = options->stream;
   }
   *out_wait = stream == NULL;
-  if (!stream) KC__TRY(kc__device_default_stream(device, &stream));
+  if (!stream) KC_RETURN_IF_ERROR(kc__device_default_stream(device, &stream));
   *out_stream = stream;
   return NULL;
 }
@@ -180,10 +180,10 @@ static kc_status* kc__prepare_outputs(kc_kernel_ctx* kctx,
                                       DLTensor* const* given) {
   for (int32_t i = 0; i < kctx->num_outputs; ++i) {
     if (given) {
-      KC__TRY(kc__check_given_output(kctx, i, given[i]));
+      KC_RETURN_IF_ERROR(kc__check_given_output(kctx, i, given[i]));
     } else if (kc__shape_known(kctx->inferred[i])) {
       kc_tensor* t = NULL;
-      KC__TRY(kc_tensor_create(kctx->alloc, kctx->inferred[i]->dims,
+      KC_RETURN_IF_ERROR(kc_tensor_create(kctx->alloc, kctx->inferred[i]->dims,
                                kctx->inferred[i]->rank,
                                kctx->output_dtypes[i],
                                kc__kernel_ctx_output_device(kctx, i), &t));
@@ -247,7 +247,7 @@ static kc_status* kc__run(const kc__resolved_call* f, const kc__cache_entry* e,
   void* stream = NULL;
   bool wait = false;
   if (!kc__host_device(f->device)) {
-    KC__TRY(kc__call_stream(f->device, options, &backend, &stream, &wait));
+    KC_RETURN_IF_ERROR(kc__call_stream(f->device, options, &backend, &stream, &wait));
   }
 
   /* The kernel's context: the outputs start empty, or as given. */
@@ -344,7 +344,7 @@ static kc_status* kc__call(const kc_op* op, const DLTensor* const* inputs,
                            int32_t* out_count) {
   kc__resolved_call f;
   f.def = &op->def;
-  KC__TRY(kc__check_call(op, inputs, num_inputs, attrs, num_attrs));
+  KC_RETURN_IF_ERROR(kc__check_call(op, inputs, num_inputs, attrs, num_attrs));
   kc_status* st = kc__resolve(&f, inputs, num_inputs, attrs, num_attrs);
   if (!st && given && num_given != f.num_outputs) {
     st = kc_status_create(KC_INVALID_ARGUMENT,

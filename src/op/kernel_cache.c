@@ -193,7 +193,7 @@ static kc_status* kc__cache_entry_create(const kc_op* op,
                                          kc__cache_entry** out) {
   const kc__op_schema* def = f->def;
   kc__kernel* kernel = NULL;
-  KC__TRY(kc__kernel_select(def, f->device.device_type, f->values, &kernel));
+  KC_RETURN_IF_ERROR(kc__kernel_select(def, f->device.device_type, f->values, &kernel));
   kc__cache_entry* e = calloc(1, sizeof *e);
   if (!e) {
     kc_object_release(KC_OBJECT(kernel));

@@ -152,7 +152,7 @@ kc_status* kc_kernel_ctx_allocate_output(kc_kernel_ctx* ctx, int32_t index,
   }
   if (!have) {
     kc_tensor* t = NULL;
-    KC__TRY(kc_tensor_create(ctx->alloc, shape, ndim, ctx->output_dtypes[index],
+    KC_RETURN_IF_ERROR(kc_tensor_create(ctx->alloc, shape, ndim, ctx->output_dtypes[index],
                              kc__kernel_ctx_output_device(ctx, index), &t));
     ctx->owned[index] = t;
     have = (DLTensor*)(uintptr_t)kc_tensor_get_dltensor(t);

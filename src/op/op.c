@@ -368,10 +368,10 @@ static kc_status* kc__resolve_arg(kc__op_schema* def, kc__arg_def* arg,
  * determine. */
 static kc_status* kc__op_resolve(kc__op_schema* def) {
   for (int32_t i = 0; i < def->num_inputs; ++i) {
-    KC__TRY(kc__resolve_arg(def, &def->inputs[i], true));
+    KC_RETURN_IF_ERROR(kc__resolve_arg(def, &def->inputs[i], true));
   }
   for (int32_t i = 0; i < def->num_outputs; ++i) {
-    KC__TRY(kc__resolve_arg(def, &def->outputs[i], false));
+    KC_RETURN_IF_ERROR(kc__resolve_arg(def, &def->outputs[i], false));
   }
   for (int32_t i = 0; i < def->num_inputs; ++i) {
     const kc__arg_def* arg = &def->inputs[i];

@@ -94,14 +94,14 @@ static kc_status* kc__collect(kc__packed_call* c, const kc__op_schema* def,
     const DLTensor* t = NULL;
     kc_string_view text;
     if (kc__arg_tensor(a, &t)) {
-      KC__TRY(kc__add_input(c, t, i, in_attrs));
+      KC_RETURN_IF_ERROR(kc__add_input(c, t, i, in_attrs));
       continue;
     }
     if (kc__arg_tensor_list(a)) {
       const kc_array* list = (const kc_array*)(const void*)a->u.v_obj;
       for (size_t j = 0; j < kc_array_get_size(list); ++j) {
         kc__arg_tensor(kc_array_get_item(list, j), &t);
-        KC__TRY(kc__add_input(c, t, i, in_attrs));
+        KC_RETURN_IF_ERROR(kc__add_input(c, t, i, in_attrs));
       }
       continue;
     }
@@ -111,7 +111,7 @@ static kc_status* kc__collect(kc__packed_call* c, const kc__op_schema* def,
     }
     in_attrs = true;
     if (kc_any_get_string(a, &text)) {
-      KC__TRY(kc__add_text_attr(c, def, text, i));
+      KC_RETURN_IF_ERROR(kc__add_text_attr(c, def, text, i));
       continue;
     }
     const kc_array* pair = a->type_index == KC_TYPE_ARRAY
@@ -183,7 +183,7 @@ static void kc__op_func_release(void* self) { kc_object_release(self); }
 kc_status* kc__op_func_create(kc_op* op, kc_func** out_func) {
   kc_object_retain(KC_OBJECT(op));
   /* The deleter runs on failure too, dropping the reference again. */
-  KC__TRY(kc_func_create(NULL, kc__op_packed, op, kc__op_func_release, out_func));
+  KC_RETURN_IF_ERROR(kc_func_create(NULL, kc__op_packed, op, kc__op_func_release, out_func));
   /* The function belongs to the op's plugin (its code is the library's),
    * and its reference to the op is the library's, not a use (owner.h). */
   kc__owned* owned = &(*out_func)->owned;

@@ -24,7 +24,7 @@ static kc_status* kc__given_attrs(kc__resolved_call* f, const kc_op_attr* attrs,
       return kc_status_create(KC_INVALID_ARGUMENT, "attr %s given twice",
                               KC__QS(def->attrs[i].name));
     }
-    KC__TRY(
+    KC_RETURN_IF_ERROR(
         kc__check_attr_value(&def->attrs[i], &attrs[j].value, &f->values[i]));
   }
   return NULL;
@@ -157,7 +157,7 @@ static kc_status* kc__input_types(kc__resolved_call* f,
     kc_any list_items[KC_OP_MAX_TENSORS];
     for (int32_t i = start; i < stop; ++i) {
       const DLTensor* t = inputs[i];
-      KC__TRY(kc__check_tensor(t, i));
+      KC_RETURN_IF_ERROR(kc__check_tensor(t, i));
       DLDataType dt = t->dtype;
       f->input_dtypes[i] = dt;
       /* The device: the first input's, or a device input's after it. */
@@ -212,7 +212,7 @@ static kc_status* kc__input_types(kc__resolved_call* f,
     /* A type list no attr gave is the dtypes of the arg's inputs. */
     if (make_list) {
       kc_array* list = NULL;
-      KC__TRY(kc_array_create(NULL, list_items, (size_t)(stop - start), &list));
+      KC_RETURN_IF_ERROR(kc_array_create(NULL, list_items, (size_t)(stop - start), &list));
       kc_any v = kc_any_object(KC_OBJECT(list));
       kc_status* st = kc__check_attr_value(&def->attrs[arg->type_attr], &v, tv);
       f->owned |= UINT64_C(1) << arg->type_attr;
@@ -279,8 +279,8 @@ kc_status* kc__resolve(kc__resolved_call* f, const DLTensor* const* inputs,
     f->values[i].type_index = KC__UNSET;
   }
   f->owned = 0;
-  if (num_attrs) KC__TRY(kc__given_attrs(f, attrs, num_attrs));
-  KC__TRY(kc__input_lengths(f, num_inputs));
-  KC__TRY(kc__input_types(f, inputs));
+  if (num_attrs) KC_RETURN_IF_ERROR(kc__given_attrs(f, attrs, num_attrs));
+  KC_RETURN_IF_ERROR(kc__input_lengths(f, num_inputs));
+  KC_RETURN_IF_ERROR(kc__input_types(f, inputs));
   return kc__finish_resolve(f);
 }

@@ -196,7 +196,7 @@ kc_status* kc_shape_ctx_make_shape(kc_shape_ctx* ctx, int32_t rank,
     }
   }
   kc_shape_handle* s = NULL;
-  KC__TRY(kc__new_shape(ctx, rank, &s));
+  KC_RETURN_IF_ERROR(kc__new_shape(ctx, rank, &s));
   if (dims && rank > 0) memcpy(kc__dims(s), dims, (size_t)rank * 8);
   *out_shape = s;
   return NULL;
@@ -216,7 +216,7 @@ static kc_status* kc__rank_check(kc_shape_ctx* ctx,
       return NULL;
     }
     kc_shape_handle* s;
-    KC__TRY(kc__new_shape(ctx, rank, &s));
+    KC_RETURN_IF_ERROR(kc__new_shape(ctx, rank, &s));
     *out = s;
     return NULL;
   }
@@ -289,7 +289,7 @@ kc_status* kc_shape_ctx_merge(kc_shape_ctx* ctx, const kc_shape_handle* a,
     return NULL;
   }
   kc_shape_handle* s = NULL;
-  KC__TRY(kc__new_shape(ctx, a->rank, &s));
+  KC_RETURN_IF_ERROR(kc__new_shape(ctx, a->rank, &s));
   for (int32_t i = 0; i < a->rank; ++i) {
     kc__dims(s)[i] = a->dims[i] >= 0 ? a->dims[i] : b->dims[i];
   }
@@ -303,12 +303,12 @@ kc_status* kc_shape_ctx_broadcast(kc_shape_ctx* ctx, const kc_shape_handle* a,
   if (!ctx || !a || !b || !out_shape) return kc__bad_shape("a shape argument");
   kc_shape_handle* s = NULL;
   if (a->rank < 0 || b->rank < 0) {
-    KC__TRY(kc__new_shape(ctx, KC_RANK_UNKNOWN, &s));
+    KC_RETURN_IF_ERROR(kc__new_shape(ctx, KC_RANK_UNKNOWN, &s));
     *out_shape = s;
     return NULL;
   }
   int32_t rank = a->rank > b->rank ? a->rank : b->rank;
-  KC__TRY(kc__new_shape(ctx, rank, &s));
+  KC_RETURN_IF_ERROR(kc__new_shape(ctx, rank, &s));
   for (int32_t i = 0; i < rank; ++i) {
     /* Aligned from the right; a missing dim acts as 1. */
     int32_t ia = i - (rank - a->rank), ib = i - (rank - b->rank);
@@ -347,7 +347,7 @@ kc_status* kc_shape_ctx_concatenate(kc_shape_ctx* ctx, const kc_shape_handle* a,
   kc_shape_handle* s = NULL;
   int32_t rank =
       a->rank < 0 || b->rank < 0 ? KC_RANK_UNKNOWN : a->rank + b->rank;
-  KC__TRY(kc__new_shape(ctx, rank, &s));
+  KC_RETURN_IF_ERROR(kc__new_shape(ctx, rank, &s));
   if (rank > 0) {
     if (a->rank) memcpy(kc__dims(s), a->dims, (size_t)a->rank * 8);
     if (b->rank) memcpy(kc__dims(s) + a->rank, b->dims, (size_t)b->rank * 8);
@@ -377,7 +377,7 @@ kc_status* kc_shape_ctx_subshape(kc_shape_ctx* ctx,
   if (end > r) end = r;
   if (end < start) end = start;
   kc_shape_handle* s = NULL;
-  KC__TRY(kc__new_shape(ctx, end - start, &s));
+  KC_RETURN_IF_ERROR(kc__new_shape(ctx, end - start, &s));
   if (end > start) {
     memcpy(kc__dims(s), shape->dims + start, (size_t)(end - start) * 8);
   }
@@ -403,7 +403,7 @@ kc_status* kc_shape_ctx_replace_dim(kc_shape_ctx* ctx,
                             (long long)dim);
   }
   kc_shape_handle* s = NULL;
-  KC__TRY(kc__new_shape(ctx, shape->rank, &s));
+  KC_RETURN_IF_ERROR(kc__new_shape(ctx, shape->rank, &s));
   memcpy(kc__dims(s), shape->dims, (size_t)shape->rank * 8);
   kc__dims(s)[i] = dim;
   *out_shape = s;
@@ -426,7 +426,7 @@ static kc_status* kc__dims_in(int64_t a, int64_t b, int64_t* out,
 kc_status* kc_shape_ctx_merge_dim(kc_shape_ctx* ctx, int64_t a, int64_t b,
                                   int64_t* out_dim) {
   (void)ctx;
-  KC__TRY(kc__dims_in(a, b, out_dim, "merging"));
+  KC_RETURN_IF_ERROR(kc__dims_in(a, b, out_dim, "merging"));
   if (a >= 0 && b >= 0 && a != b) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "dimensions do not match: %lld != %lld",
@@ -439,7 +439,7 @@ kc_status* kc_shape_ctx_merge_dim(kc_shape_ctx* ctx, int64_t a, int64_t b,
 kc_status* kc_shape_ctx_add_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
                                  int64_t* out_dim) {
   (void)ctx;
-  KC__TRY(kc__dims_in(a, b, out_dim, "adding"));
+  KC_RETURN_IF_ERROR(kc__dims_in(a, b, out_dim, "adding"));
   if (a < 0 || b < 0) {
     *out_dim = KC_DIM_UNKNOWN;
     return NULL;
@@ -454,7 +454,7 @@ kc_status* kc_shape_ctx_add_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
 kc_status* kc_shape_ctx_subtract_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
                                       int64_t* out_dim) {
   (void)ctx;
-  KC__TRY(kc__dims_in(a, b, out_dim, "subtracting"));
+  KC_RETURN_IF_ERROR(kc__dims_in(a, b, out_dim, "subtracting"));
   if (a < 0 || b < 0) {
     *out_dim = KC_DIM_UNKNOWN;
     return NULL;
@@ -470,7 +470,7 @@ kc_status* kc_shape_ctx_subtract_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
 kc_status* kc_shape_ctx_multiply_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
                                       int64_t* out_dim) {
   (void)ctx;
-  KC__TRY(kc__dims_in(a, b, out_dim, "multiplying"));
+  KC_RETURN_IF_ERROR(kc__dims_in(a, b, out_dim, "multiplying"));
   /* 0 times anything is 0, even unknown. */
   if (a == 0 || b == 0) {
     *out_dim = 0;
@@ -490,7 +490,7 @@ kc_status* kc_shape_ctx_multiply_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
 kc_status* kc_shape_ctx_divide_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
                                     bool evenly, int64_t* out_dim) {
   (void)ctx;
-  KC__TRY(kc__dims_in(a, b, out_dim, "dividing"));
+  KC_RETURN_IF_ERROR(kc__dims_in(a, b, out_dim, "dividing"));
   if (b == 0) {
     return kc_status_create(KC_INVALID_ARGUMENT, "dividing %lld by zero",
                             (long long)a);

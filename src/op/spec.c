@@ -197,7 +197,7 @@ static kc_status* kc__parse_int(kc__lexer* lx, int64_t* out) {
   bool negative = false;
   if (kc__tok_is(lx, "-") || kc__tok_is(lx, "+")) {
     negative = kc__tok_is(lx, "-");
-    KC__TRY(kc__lex_next(lx));
+    KC_RETURN_IF_ERROR(kc__lex_next(lx));
   }
   kc_string_view t = kc__tok_text(lx);
   if (lx->tok.kind != KC__TOK_NUMBER || t.size == 0) {
@@ -224,7 +224,7 @@ static kc_status* kc__parse_float(kc__lexer* lx, double* out) {
   bool negative = false;
   if (kc__tok_is(lx, "-") || kc__tok_is(lx, "+")) {
     negative = kc__tok_is(lx, "-");
-    KC__TRY(kc__lex_next(lx));
+    KC_RETURN_IF_ERROR(kc__lex_next(lx));
   }
   double v;
   if (kc__tok_word(lx, "inf")) {
@@ -277,7 +277,7 @@ static kc_status* kc__check_type_word(const kc__lexer* lx) {
 }
 
 static kc_status* kc__parse_dtype(kc__lexer* lx, DLDataType* out) {
-  KC__TRY(kc__check_type_word(lx));
+  KC_RETURN_IF_ERROR(kc__check_type_word(lx));
   kc_status* st = lx->tok.kind == KC__TOK_IDENT
                       ? kc_dtype_parse(kc__tok_text(lx), out)
                       : NULL;
@@ -292,10 +292,10 @@ static kc_status* kc__parse_dtype(kc__lexer* lx, DLDataType* out) {
 static kc_status* kc__parse_shape_value(kc__lexer* lx, kc_any* out) {
   int64_t dims[KC_TENSOR_MAX_NDIM];
   int32_t rank = 0;
-  KC__TRY(kc__expect(lx, "[", "'[' starting a shape"));
+  KC_RETURN_IF_ERROR(kc__expect(lx, "[", "'[' starting a shape"));
   while (!kc__tok_is(lx, "]")) {
     if (rank > 0) {
-      KC__TRY(kc__expect(lx, ",", "',' or ']'"));
+      KC_RETURN_IF_ERROR(kc__expect(lx, ",", "',' or ']'"));
     }
     if (rank == KC_TENSOR_MAX_NDIM) {
       return kc__spec_error(lx, lx->tok.start, "a shape has at most %d dims",
@@ -303,7 +303,7 @@ static kc_status* kc__parse_shape_value(kc__lexer* lx, kc_any* out) {
     }
     if (kc__tok_is(lx, "?")) {
       dims[rank++] = KC_DIM_UNKNOWN;
-      KC__TRY(kc__lex_next(lx));
+      KC_RETURN_IF_ERROR(kc__lex_next(lx));
       continue;
     }
     size_t at = lx->tok.start;
@@ -311,15 +311,15 @@ static kc_status* kc__parse_shape_value(kc__lexer* lx, kc_any* out) {
     if (lx->tok.kind != KC__TOK_NUMBER) {
       return kc__expected(lx, "a dimension (an integer >= 0, or ?)");
     }
-    KC__TRY(kc__parse_int(lx, &d));
+    KC_RETURN_IF_ERROR(kc__parse_int(lx, &d));
     if (d < 0) return kc__spec_error(lx, at, "a dimension must be >= 0");
     dims[rank++] = d;
   }
-  KC__TRY(kc__lex_next(lx));
+  KC_RETURN_IF_ERROR(kc__lex_next(lx));
   kc_any items[KC_TENSOR_MAX_NDIM];
   for (int32_t i = 0; i < rank; ++i) items[i] = kc_any_int(dims[i]);
   kc_array* array = NULL;
-  KC__TRY(kc_array_create(NULL, items, (size_t)rank, &array));
+  KC_RETURN_IF_ERROR(kc_array_create(NULL, items, (size_t)rank, &array));
   *out = kc_any_object(KC_OBJECT(array));
   return NULL;
 }
@@ -330,13 +330,13 @@ static kc_status* kc__parse_scalar(kc__lexer* lx, const kc__attr_def* attr,
   switch (attr->kind) {
     case KC__ATTR_INT: {
       int64_t v = 0;
-      KC__TRY(kc__parse_int(lx, &v));
+      KC_RETURN_IF_ERROR(kc__parse_int(lx, &v));
       *out = kc_any_int(v);
       return NULL;
     }
     case KC__ATTR_FLOAT: {
       double v = 0;
-      KC__TRY(kc__parse_float(lx, &v));
+      KC_RETURN_IF_ERROR(kc__parse_float(lx, &v));
       *out = kc_any_float(v);
       return NULL;
     }
@@ -350,14 +350,14 @@ static kc_status* kc__parse_scalar(kc__lexer* lx, const kc__attr_def* attr,
       if (lx->tok.kind != KC__TOK_STRING) {
         return kc__expected(lx, "a quoted string");
       }
-      KC__TRY(kc__string_value(lx, out));
+      KC_RETURN_IF_ERROR(kc__string_value(lx, out));
       kc_status* st = kc__lex_next(lx);
       if (st) kc_any_release(out); /* the value is not the caller's then */
       return st;
     }
     case KC__ATTR_TYPE: {
       DLDataType t;
-      KC__TRY(kc__parse_dtype(lx, &t));
+      KC_RETURN_IF_ERROR(kc__parse_dtype(lx, &t));
       *out = kc_any_dtype(t);
       return NULL;
     }
@@ -372,7 +372,7 @@ static kc_status* kc__parse_value(kc__lexer* lx, const kc__attr_def* attr,
                                   kc_any* out) {
   *out = kc_any_none();
   if (!attr->is_list) return kc__parse_scalar(lx, attr, out);
-  KC__TRY(kc__expect(lx, "[", "'[' starting a list"));
+  KC_RETURN_IF_ERROR(kc__expect(lx, "[", "'[' starting a list"));
   kc_any* items = NULL;
   size_t count = 0, cap = 0;
   kc_status* st = NULL;
@@ -455,7 +455,7 @@ static kc_status* kc__parse_string_set(kc__lexer* lx, kc__attr_def* a) {
     if (lx->tok.kind != KC__TOK_STRING)
       return kc__expected(lx, "a quoted string");
     kc_any v;
-    KC__TRY(kc__string_value(lx, &v));
+    KC_RETURN_IF_ERROR(kc__string_value(lx, &v));
     kc_string_view text;
     kc_any_get_string(&v, &text);
     char** grown =
@@ -465,9 +465,9 @@ static kc_status* kc__parse_string_set(kc__lexer* lx, kc__attr_def* a) {
     if (grown) a->strings = grown;
     if (!copy) return kc__oom(lx->what);
     a->strings[a->num_strings++] = copy;
-    KC__TRY(kc__lex_next(lx));
+    KC_RETURN_IF_ERROR(kc__lex_next(lx));
     if (kc__tok_is(lx, "}")) return kc__lex_next(lx);
-    KC__TRY(kc__expect(lx, ",", "',' or '}'"));
+    KC_RETURN_IF_ERROR(kc__expect(lx, ",", "',' or '}'"));
   }
 }
 
@@ -477,12 +477,12 @@ static kc_status* kc__parse_type_set(kc__lexer* lx, kc__attr_def* a) {
   a->types.any = false;
   a->types.mask = 0;
   for (;;) {
-    KC__TRY(kc__check_type_word(lx));
+    KC_RETURN_IF_ERROR(kc__check_type_word(lx));
     kc__type_set cls;
     if (kc__find_class(lx, &cls)) {
       a->types.any |= cls.any;
       a->types.mask |= cls.mask;
-      KC__TRY(kc__lex_next(lx));
+      KC_RETURN_IF_ERROR(kc__lex_next(lx));
     } else {
       size_t at = lx->tok.start;
       DLDataType t;
@@ -503,10 +503,10 @@ static kc_status* kc__parse_type_set(kc__lexer* lx, kc__attr_def* a) {
                               KC__Q(kc__tok_text(lx)));
       }
       a->types.mask |= UINT64_C(1) << slot;
-      KC__TRY(kc__lex_next(lx));
+      KC_RETURN_IF_ERROR(kc__lex_next(lx));
     }
     if (kc__tok_is(lx, "}")) return kc__lex_next(lx);
-    KC__TRY(kc__expect(lx, ",", "',' or '}'"));
+    KC_RETURN_IF_ERROR(kc__expect(lx, ",", "',' or '}'"));
   }
 }
 
@@ -526,7 +526,7 @@ static kc_status* kc__parse_kind(kc__lexer* lx, kc__attr_def* a, bool in_list) {
     }
   }
   if (kc__tok_is(lx, "{")) {
-    KC__TRY(kc__lex_next(lx));
+    KC_RETURN_IF_ERROR(kc__lex_next(lx));
     if (lx->tok.kind == KC__TOK_STRING) return kc__parse_string_set(lx, a);
     return kc__parse_type_set(lx, a);
   }
@@ -539,9 +539,9 @@ static kc_status* kc__parse_kind(kc__lexer* lx, kc__attr_def* a, bool in_list) {
   }
   if (!in_list && kc__tok_word(lx, "list")) {
     a->is_list = true;
-    KC__TRY(kc__lex_next(lx));
-    KC__TRY(kc__expect(lx, "(", "'(' after list"));
-    KC__TRY(kc__parse_kind(lx, a, true));
+    KC_RETURN_IF_ERROR(kc__lex_next(lx));
+    KC_RETURN_IF_ERROR(kc__expect(lx, "(", "'(' after list"));
+    KC_RETURN_IF_ERROR(kc__parse_kind(lx, a, true));
     return kc__expect(lx, ")", "')' closing list(");
   }
   return kc__expected(lx, in_list ? "an item kind (int, float, bool, string, "
@@ -564,9 +564,9 @@ static kc_status* kc__parse_bounds(kc__lexer* lx, kc__attr_def* a) {
     if (is_min ? a->has_min : a->has_max) {
       return kc__spec_error(lx, at, "a second %s bound", KC__QS(lx->tok.punct));
     }
-    KC__TRY(kc__lex_next(lx));
+    KC_RETURN_IF_ERROR(kc__lex_next(lx));
     int64_t v = 0;
-    KC__TRY(kc__parse_int(lx, &v));
+    KC_RETURN_IF_ERROR(kc__parse_int(lx, &v));
     if (a->is_list && v < 0) {
       return kc__spec_error(lx, at, "a list length bound must be >= 0");
     }

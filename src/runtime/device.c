@@ -168,7 +168,7 @@ kc_status* kc__backend_get(DLDeviceType type, const kc__backend** out,
 
 kc_status* kc__device_backend(DLDevice device, const kc__backend** out) {
   int32_t count = 0;
-  KC__TRY(kc__backend_get(device.device_type, out, &count));
+  KC_RETURN_IF_ERROR(kc__backend_get(device.device_type, out, &count));
   if (KC__UNLIKELY(device.device_id < 0 || device.device_id >= count)) {
     char name[48];
     kc_device_format(device, name, sizeof name);
@@ -230,7 +230,7 @@ kc_status* kc_device_get_properties(DLDevice device, kc_device_properties* out) 
                             "struct_size is not set");
   }
   const kc__backend* b;
-  KC__TRY(kc__resolve(device, &b));
+  KC_RETURN_IF_ERROR(kc__resolve(device, &b));
   kc_device_properties p;
   memset(&p, 0, sizeof p);
   p.struct_size = out->struct_size;
@@ -244,7 +244,7 @@ kc_status* kc_device_get_properties(DLDevice device, kc_device_properties* out) 
   } else {
     kc__device_props d;
     memset(&d, 0, sizeof d);
-    KC__TRY(b->get_properties(device.device_id, &d));
+    KC_RETURN_IF_ERROR(b->get_properties(device.device_id, &d));
     memcpy(p.name, d.name, sizeof p.name);
     p.name[sizeof p.name - 1] = '\0';
     p.compute_capability_major = d.compute_major;
@@ -271,7 +271,7 @@ kc_status* kc_device_allocate(DLDevice device, size_t bytes, void* stream,
   }
   *out_ptr = NULL;
   const kc__backend* b;
-  KC__TRY(kc__resolve(device, &b));
+  KC_RETURN_IF_ERROR(kc__resolve(device, &b));
   if (!bytes) return NULL;
   if (b) return b->alloc(device.device_id, bytes, stream, out_ptr);
   *out_ptr = kc_allocator_alloc(NULL, bytes, KC_TENSOR_ALIGNMENT);
@@ -285,7 +285,7 @@ kc_status* kc_device_allocate(DLDevice device, size_t bytes, void* stream,
 kc_status* kc_device_free(DLDevice device, void* ptr, void* stream) {
   if (!ptr) return NULL;
   const kc__backend* b;
-  KC__TRY(kc__resolve(device, &b));
+  KC_RETURN_IF_ERROR(kc__resolve(device, &b));
   if (b) return b->free(device.device_id, ptr, stream);
   kc_allocator_free(NULL, ptr, 0, KC_TENSOR_ALIGNMENT);
   return NULL;
@@ -298,7 +298,7 @@ kc_status* kc_device_host_allocate(DLDevice device, size_t bytes, void** out_ptr
   }
   *out_ptr = NULL;
   const kc__backend* b;
-  KC__TRY(kc__resolve(device, &b));
+  KC_RETURN_IF_ERROR(kc__resolve(device, &b));
   if (!bytes) return NULL;
   if (b) return b->host_alloc(device.device_id, bytes, out_ptr);
   return kc_device_allocate(device, bytes, NULL, out_ptr);
@@ -335,7 +335,7 @@ kc_status* kc_device_memcpy(DLDevice device, void* dst, const void* src,
                             !dst ? "dst" : "src", bytes);
   }
   const kc__backend* b;
-  KC__TRY(kc__resolve(device, &b));
+  KC_RETURN_IF_ERROR(kc__resolve(device, &b));
   if (b) return b->memcpy(device.device_id, dst, src, bytes, (int32_t)kind, stream);
   memmove(dst, src, bytes);
   return NULL;
@@ -348,7 +348,7 @@ kc_status* kc_device_stream_create(DLDevice device, void** out_stream) {
   }
   *out_stream = NULL;
   const kc__backend* b;
-  KC__TRY(kc__resolve(device, &b));
+  KC_RETURN_IF_ERROR(kc__resolve(device, &b));
   return b ? b->stream_create(device.device_id, out_stream) : NULL;
 }
 
@@ -365,14 +365,14 @@ void kc_device_stream_destroy(DLDevice device, void* stream) {
 
 kc_status* kc_device_stream_synchronize(DLDevice device, void* stream) {
   const kc__backend* b;
-  KC__TRY(kc__resolve(device, &b));
+  KC_RETURN_IF_ERROR(kc__resolve(device, &b));
   return b ? b->stream_synchronize(device.device_id, stream) : NULL;
 }
 
 kc_status* kc__device_default_stream(DLDevice device, void** out_stream) {
   *out_stream = NULL;
   const kc__backend* b;
-  KC__TRY(kc__resolve(device, &b));
+  KC_RETURN_IF_ERROR(kc__resolve(device, &b));
   if (!b) return NULL;
   if (device.device_type != kDLCUDA) {
     char name[48];

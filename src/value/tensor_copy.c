@@ -76,7 +76,7 @@ kc_status* kc_dltensor_copy(const DLTensor* from, const DLTensor* to, void* stre
     kind = KC_MEMCPY_DEVICE_TO_DEVICE;
   }
   const kc__backend* b;
-  KC__TRY(kc__device_backend(dev, &b));
-  KC__TRY(b->memcpy(dev.device_id, dst, src, bytes, (int32_t)kind, stream));
+  KC_RETURN_IF_ERROR(kc__device_backend(dev, &b));
+  KC_RETURN_IF_ERROR(b->memcpy(dev.device_id, dst, src, bytes, (int32_t)kind, stream));
   return stream ? NULL : b->stream_synchronize(dev.device_id, NULL);
 }

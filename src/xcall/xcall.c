@@ -181,7 +181,7 @@ kc_status* kc__xcall_target_new(kc_string_view name, kc_platform platform,
                                 kc_xcall_api api, char* key_buf,
                                 kc_string_view* out_key,
                                 kc__xcall_target** out) {
-  KC__TRY(kc__target_key(name, platform, key_buf, KC__TARGET_KEY_CAP, out_key));
+  KC_RETURN_IF_ERROR(kc__target_key(name, platform, key_buf, KC__TARGET_KEY_CAP, out_key));
   return kc__target_create(name, platform, api, out);
 }
 

@@ -64,7 +64,7 @@ kc_status* kc__xla_run_stages(const kc__xcall_target* t, XLA_FFI_CallFrame* f) {
     f->stage = (XLA_FFI_ExecutionStage)k;
     f->ctx->stage = k;
     XLA_FFI_Error* err = ((XLA_FFI_Handler*)(void (*)(void))stages[k])(f);
-    KC__TRY(kc__xla_call_finish(f, err));
+    KC_RETURN_IF_ERROR(kc__xla_call_finish(f, err));
   }
   return NULL;
 }
