@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "internal/txn.h"
 #include "op/op_internal.h"
 
@@ -410,15 +411,9 @@ static void kc__note_group(void* ctx, size_t slot, kc__reg_entry* e,
       return;
     }
   }
-  if (g->count == g->cap) {
-    size_t cap = g->cap ? 2 * g->cap : 8;
-    kc__group* grown = realloc(g->items, cap * sizeof *grown);
-    if (!grown) {
-      g->oom = true;
-      return;
-    }
-    g->items = grown;
-    g->cap = cap;
+  if (!KC__GROW(g->items, g->cap, g->count + 1)) {
+    g->oom = true;
+    return;
   }
   g->items[g->count].op = k->op_name;
   g->items[g->count].op_size = k->op_name_size;
@@ -429,21 +424,8 @@ static void kc__note_group(void* ctx, size_t slot, kc__reg_entry* e,
 /* Room for one more in r->moved and r->drop. */
 static bool kc__renumber_room(kc__kernel_renumber* r, size_t* moved_cap,
                               size_t* drop_cap) {
-  if (r->num_moved == *moved_cap) {
-    size_t n = *moved_cap ? 2 * *moved_cap : 8;
-    kc__reg_entry** grown = realloc(r->moved, n * sizeof *grown);
-    if (!grown) return false;
-    r->moved = grown;
-    *moved_cap = n;
-  }
-  if (r->num_drop == *drop_cap) {
-    size_t n = *drop_cap ? 2 * *drop_cap : 8;
-    char(*grown)[KC__NAME_MAX + 1] = realloc(r->drop, n * sizeof *grown);
-    if (!grown) return false;
-    r->drop = grown;
-    *drop_cap = n;
-  }
-  return true;
+  return KC__GROW(r->moved, *moved_cap, r->num_moved + 1) &&
+         KC__GROW(r->drop, *drop_cap, r->num_drop + 1);
 }
 
 void kc__kernel_renumber_discard(kc__kernel_renumber* r) {
@@ -675,15 +657,9 @@ typedef struct kc__kernel_list {
 static void kc__collect_kernel(void* ctx, const kc__kernel* k) {
   kc__kernel_list* l = ctx;
   if (l->oom) return;
-  if (l->count == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 8;
-    kc__kernel** grown = realloc(l->items, cap * sizeof *grown);
-    if (!grown) {
-      l->oom = true;
-      return;
-    }
-    l->items = grown;
-    l->cap = cap;
+  if (!KC__GROW(l->items, l->cap, l->count + 1)) {
+    l->oom = true;
+    return;
   }
   kc_object_retain(KC_OBJECT(k));
   l->items[l->count++] = (kc__kernel*)(uintptr_t)k;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "internal/cnum.h"
 #include "op/op_internal.h"
 
@@ -379,14 +380,9 @@ static kc_status* kc__parse_value(kc__lexer* lx, const kc__attr_def* attr,
   while (!st && !kc__tok_is(lx, "]")) {
     if (count > 0) st = kc__expect(lx, ",", "',' or ']'");
     if (st) break;
-    if (count == cap) {
-      cap = cap ? cap * 2 : 8;
-      kc_any* grown = realloc(items, cap * sizeof *items);
-      if (!grown) {
-        st = kc__oom(lx->what);
-        break;
-      }
-      items = grown;
+    if (!KC__GROW(items, cap, count + 1)) {
+      st = kc__oom(lx->what);
+      break;
     }
     st = kc__parse_scalar(lx, attr, &items[count]);
     if (!st) count++;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "internal/common.h"
 #include "kcall/runtime.h"
 #include "xcall/xla_ffi_internal.h"
@@ -266,12 +267,8 @@ static kc_status* kc__xla_type_add(kc_string_view name, XLA_FFI_TypeId* type_id,
                             "XLA FFI type %s: type id %lld is taken by another type",
                             KC__Q(name), (long long)id);
   }
-  if (kc__xla_num_types == kc__xla_cap_types) {
-    size_t cap = kc__xla_cap_types ? 2 * kc__xla_cap_types : 16;
-    kc__xla_type* grown = realloc(kc__xla_types, cap * sizeof *grown);
-    if (!grown) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-    kc__xla_types = grown;
-    kc__xla_cap_types = cap;
+  if (!KC__GROW(kc__xla_types, kc__xla_cap_types, kc__xla_num_types + 1)) {
+    return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   char* copy = malloc(name.size + 1);
   if (!copy) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
