@@ -168,6 +168,20 @@ void kc_status_destroy(kc_status* status) {
 
 /* ---- internal helpers -------------------------------------------------------- */
 
+kc_status* kc__status_create_prefixed_v(kc_status_code code, const char* fmt,
+                                        va_list args, const char* prefix_fmt, ...) {
+  char* message = kc__vformat(fmt, args);
+  va_list prefix_args;
+  va_start(prefix_args, prefix_fmt);
+  char* prefix = kc__vformat(prefix_fmt, prefix_args);
+  va_end(prefix_args);
+  kc_status* st = message && prefix ? kc_status_create(code, "%s: %s", prefix, message)
+                                    : kc__status_oom();
+  free(message);
+  free(prefix);
+  return st;
+}
+
 void kc__appendf(char* buf, size_t cap, size_t* len, const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);

@@ -2,6 +2,7 @@
 #ifndef KCALL_INTERNAL_COMMON_H_
 #define KCALL_INTERNAL_COMMON_H_
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -78,6 +79,15 @@ typedef char* (*kc__message_fn)(const void* ctx);
  * state that outlives the status, or copies in ctx. */
 kc_status* kc__status_create_deferred(kc_status_code code, kc__message_fn fn,
                                       const void* ctx, size_t ctx_size);
+
+/* A status whose message is what `prefix_fmt` formats, ": ", then what
+ * `fmt` formats from `args`, each at its full length: for error helpers
+ * that put where the error is in front of their caller's message.
+ *   kc__status_create_prefixed_v(KC_INVALID_ARGUMENT, fmt, args,
+ *                                "op %s: input %s", name, spec) */
+kc_status* kc__status_create_prefixed_v(kc_status_code code, const char* fmt,
+                                        va_list args, const char* prefix_fmt, ...)
+    KC_PRINTF(4, 5);
 
 /* The shared out-of-memory status (see base.h). */
 kc_status* kc__status_oom(void);

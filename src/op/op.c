@@ -308,14 +308,13 @@ static kc_status* kc__arg_error(const kc__op_schema* def,
 static kc_status* kc__arg_error(const kc__op_schema* def,
                                 const kc__arg_def* arg, bool is_input,
                                 const char* fmt, ...) {
-  char msg[512]; /* what it cites is quoted, so bounded */
   va_list args;
   va_start(args, fmt);
-  vsnprintf(msg, sizeof msg, fmt, args);
+  kc_status* st = kc__status_create_prefixed_v(
+      KC_INVALID_ARGUMENT, fmt, args, "op %s: %s %s", KC__QS(def->name),
+      is_input ? "input" : "output", KC__QS(arg->spec));
   va_end(args);
-  return kc_status_create(KC_INVALID_ARGUMENT, "op %s: %s %s: %s",
-                          KC__QS(def->name), is_input ? "input" : "output", KC__QS(arg->spec),
-                          msg);
+  return st;
 }
 
 static kc_status* kc__resolve_arg(kc__op_schema* def, kc__arg_def* arg,

@@ -51,14 +51,14 @@ static kc_status* kc__spec_error(const kc__lexer* lx, size_t at,
                                  const char* fmt, ...) KC_PRINTF(3, 4);
 static kc_status* kc__spec_error(const kc__lexer* lx, size_t at,
                                  const char* fmt, ...) {
-  char msg[1024]; /* what it cites is quoted, so bounded */
+  kc_string_view spec = {lx->text, lx->len};
   va_list args;
   va_start(args, fmt);
-  vsnprintf(msg, sizeof msg, fmt, args);
+  kc_status* st = kc__status_create_prefixed_v(KC_INVALID_ARGUMENT, fmt, args,
+                                               "%s %s: column %zu", lx->what,
+                                               KC__Q(spec), at + 1);
   va_end(args);
-  kc_string_view spec = {lx->text, lx->len};
-  return kc_status_create(KC_INVALID_ARGUMENT, "%s %s: column %zu: %s",
-                          lx->what, KC__Q(spec), at + 1, msg);
+  return st;
 }
 
 /* "expected X, got 'tok'" at the current token. */
