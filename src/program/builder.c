@@ -33,7 +33,7 @@ const char* kc__op_name(int32_t op) {
     case KC__OP_BROADCAST: return "broadcast";
     case KC__OP_CUSTOM_CALL: return "custom-call";
     default: {
-      const kc__op_def* d = kc__op_def_find(op);
+      const kc__instr_def* d = kc__instr_def_find(op);
       return d ? d->name : "unknown";
     }
   }
@@ -378,7 +378,7 @@ static const size_t kc__desc_v1_size =
 kc_status* kc_program_builder_add_instruction(kc_program_builder* b,
                                               const kc_instruction_desc* desc,
                                               kc_string_view name, int32_t* out_id) {
-  const kc__op_def* def = desc ? kc__op_def_find(desc->op) : NULL;
+  const kc__instr_def* def = desc ? kc__instr_def_find(desc->op) : NULL;
   if (!desc || desc->struct_size < kc__desc_v1_size || !desc->result_shape || !def ||
       (desc->num_computations && !desc->computations)) {
     return kc_status_create(

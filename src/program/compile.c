@@ -189,7 +189,7 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
       return kc__plan_custom_call(c, id, pos);
     default: {
       if (c->exe->backend) return kc__plan_device_instr(c, id, pos);
-      const kc__op_def* def = kc__op_def_find(in->op);
+      const kc__instr_def* def = kc__instr_def_find(in->op);
       if (def) return kc__plan_kernel(c, id, pos, def);
       return kc__plan_elementwise(c, id, pos);
     }

@@ -153,7 +153,7 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
  * compile-time stages. */
 kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target* t);
 /* An instruction of the op table as one kernel step. */
-kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos, const kc__op_def* def);
+kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos, const kc__instr_def* def);
 
 /* ---- CUDA (compile_cuda.c) ---------------------------------------------------- */
 

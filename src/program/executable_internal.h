@@ -113,7 +113,7 @@ struct kc__step {
   const int64_t* map;
   /* kernel: its definition and what its prepare made (ins_offset and
    * out_offset hold the operand table and the result pointer) */
-  const struct kc__op_def* def;
+  const struct kc__instr_def* def;
   const void* data;
 };
 

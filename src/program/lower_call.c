@@ -432,7 +432,7 @@ kc_status* kc__prepare_own(const kc__prepare_ctx* ctx, void* thing, void (*delet
 /* An instruction of the op table: one step calling its kernel with the
  * operands' and the result's addresses, laid out in the run block. */
 kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
-                           const kc__op_def* def) {
+                           const kc__instr_def* def) {
   const kc__instr* in = &c->p->instrs[id];
   KC__TRY(kc__temp_leaves(c, id, pos));
   const void* data = NULL;

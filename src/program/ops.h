@@ -13,12 +13,12 @@
 #include "program/program_internal.h"
 
 /* What a kernel gets besides its buffers. */
-typedef struct kc__kernel_ctx {
+typedef struct kc__instr_kernel_ctx {
   const kc_program* program;
   const kc__instr* instr;
   const void* data;      /* what the op's prepare made; NULL without one */
   kc_thread_pool* pool;  /* the executable's; NULL: run on the caller */
-} kc__kernel_ctx;
+} kc__instr_kernel_ctx;
 
 /* What prepare may use: the executable's arena (which lives as long as the
  * executable), its compile options, and `own` to have something deleted
@@ -34,10 +34,10 @@ typedef struct kc__prepare_ctx {
  * destroyed; on failure (out of memory) deletes it now. */
 kc_status* kc__prepare_own(const kc__prepare_ctx* ctx, void* thing, void (*deleter)(void*));
 
-typedef kc_status* (*kc__kernel_fn)(const kc__kernel_ctx* ctx, void* out,
+typedef kc_status* (*kc__instr_kernel_fn)(const kc__instr_kernel_ctx* ctx, void* out,
                                     const void* const* ins);
 
-typedef struct kc__op_def {
+typedef struct kc__instr_def {
   int32_t op;       /* kc_opcode */
   const char* name; /* HLO's opcode */
   int32_t min_operands, max_operands; /* max -1: any number */
@@ -55,18 +55,18 @@ typedef struct kc__op_def {
   /* Optional: what the kernel needs precomputed (see kc__prepare_ctx). */
   kc_status* (*prepare)(const kc_program* p, const kc__instr* in,
                         const kc__prepare_ctx* ctx, const void** out_data);
-  kc__kernel_fn kernel;
-} kc__op_def;
+  kc__instr_kernel_fn kernel;
+} kc__instr_def;
 
 /* The definition of `op`, or NULL when it is not one of the table's. */
-const kc__op_def* kc__op_def_find(int32_t op);
+const kc__instr_def* kc__instr_def_find(int32_t op);
 
 /* The definition whose HLO opcode is `name`, or NULL. */
-const kc__op_def* kc__op_def_find_name(kc_string_view name);
+const kc__instr_def* kc__instr_def_find_name(kc_string_view name);
 
 /* The i-th definition of the table (in no particular order), or NULL past
  * the end: for listing them. */
-const kc__op_def* kc__op_def_at(size_t i);
+const kc__instr_def* kc__instr_def_at(size_t i);
 
 /* ---- helpers for verify functions ----------------------------------------- */
 
@@ -153,19 +153,19 @@ void kc__op_strides(const kc_shape* s, int64_t* out);
 /* ---- the families ----------------------------------------------------------- */
 
 /* Each file of kernels lists its definitions. */
-extern const kc__op_def kc__ops_select[];   /* ops_select.c: compare, select, clamp, iota */
+extern const kc__instr_def kc__ops_select[];   /* ops_select.c: compare, select, clamp, iota */
 extern const size_t kc__ops_select_count;
-extern const kc__op_def kc__ops_control[];  /* ops_control.c: while, conditional */
+extern const kc__instr_def kc__ops_control[];  /* ops_control.c: while, conditional */
 extern const size_t kc__ops_control_count;
-extern const kc__op_def kc__ops_reduce[];   /* ops_reduce.c: reduce */
+extern const kc__instr_def kc__ops_reduce[];   /* ops_reduce.c: reduce */
 extern const size_t kc__ops_reduce_count;
-extern const kc__op_def kc__ops_math[];     /* ops_math.c: tanh, sqrt, power, and, ... */
+extern const kc__instr_def kc__ops_math[];     /* ops_math.c: tanh, sqrt, power, and, ... */
 extern const size_t kc__ops_math_count;
-extern const kc__op_def kc__ops_shape[];    /* ops_shape.c: transpose, slice, pad, ... */
+extern const kc__instr_def kc__ops_shape[];    /* ops_shape.c: transpose, slice, pad, ... */
 extern const size_t kc__ops_shape_count;
-extern const kc__op_def kc__ops_dot[];      /* ops_dot.c: dot */
+extern const kc__instr_def kc__ops_dot[];      /* ops_dot.c: dot */
 extern const size_t kc__ops_dot_count;
-extern const kc__op_def kc__ops_complex[];  /* ops_complex.c: complex, real, imag */
+extern const kc__instr_def kc__ops_complex[];  /* ops_complex.c: complex, real, imag */
 extern const size_t kc__ops_complex_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

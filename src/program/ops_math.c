@@ -87,7 +87,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
                                                                 : KC__ON_INT;
   if (!(domain & have)) {
     char buf[32];
-    const kc__op_def* def = kc__op_def_find(in->op);
+    const kc__instr_def* def = kc__instr_def_find(in->op);
     return kc__op_bad(in, KC_UNIMPLEMENTED, "%s: element type %s is not supported (%s)",
                       def->name, kc__op_dtype_text(t, buf, sizeof buf),
                       domain == KC__ON_FLOAT               ? "f32 and f64"
@@ -258,7 +258,7 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
   }
 }
 
-static kc_status* kc__math_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   const kc__math_data* d = ctx->data;
   const kc__math_plan* plan = &d->plan;
@@ -288,7 +288,7 @@ static const char* const kc__no_attrs[] = {NULL};
 #define KC__BINARY(op, name) \
   {op, name, 2, 2, 0, kc__no_attrs, NULL, kc__math_verify, kc__math_prepare, kc__math_kernel}
 
-const kc__op_def kc__ops_math[] = {
+const kc__instr_def kc__ops_math[] = {
     KC__UNARY(KC_OP_ABS, "abs"),
     KC__UNARY(KC_OP_SIGN, "sign"),
     KC__UNARY(KC_OP_SQRT, "sqrt"),

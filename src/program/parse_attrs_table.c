@@ -15,7 +15,7 @@ typedef enum kc__attr_syntax {
   KC__SYNTAX_WINDOW   /* {size=2x2 stride=1x1 pad=0_1x0_1 lhs_dilate=.. rhs_dilate=..} */
 } kc__attr_syntax;
 
-/* The computations an attribute of kc__op_def.computation_attrs names:
+/* The computations an attribute of kc__instr_def.computation_attrs names:
  * %c, or {%a, %b} for a list. */
 static kc_status* kc__parse_callees(kc__hlo_parser* p, kc__hlo_instr* ins,
                                     const kc__token* key) {

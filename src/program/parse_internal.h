@@ -88,11 +88,11 @@ typedef struct kc__hlo_opcode {
 } kc__hlo_opcode;
 
 /* The opcode `word` names: first the parser's own list (parse_opcodes.c),
- * then the op table (kc__op_def_find_name), whose entry then goes to
+ * then the op table (kc__instr_def_find_name), whose entry then goes to
  * *out_def and is described in *table_op, which the result points at.
  * NULL when neither knows it. */
 const kc__hlo_opcode* kc__hlo_opcode_find(kc_string_view word, kc__hlo_opcode* table_op,
-                                          const kc__op_def** out_def);
+                                          const kc__instr_def** out_def);
 
 /* Every opcode the parser reads, comma-separated, into buf (for messages). */
 void kc__hlo_opcode_list(char* buf, size_t cap);
@@ -194,7 +194,7 @@ typedef struct kc__hlo_instr {
   /* fusion (calls=) and call (to_apply=) */
   kc__token callee;
   /* an instruction of the op table: its entry, and the attributes read */
-  const kc__op_def* def;
+  const kc__instr_def* def;
   kc__hlo_opcode table_op; /* what `op` points at for such instructions */
   kc__buf attrs;           /* kc_attr, their values in the parser's tmp */
   kc__layouts layouts; /* of its result shape */

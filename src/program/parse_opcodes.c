@@ -45,19 +45,19 @@ void kc__hlo_opcode_list(char* buf, size_t cap) {
     if (strcmp(kc__hlo_opcodes[i].name, "exp") == 0) continue; /* a second spelling */
     kc__appendf(buf, cap, &len, "%s%s", i ? ", " : "", kc__hlo_opcodes[i].name);
   }
-  const kc__op_def* d;
-  for (size_t i = 0; (d = kc__op_def_at(i)) != NULL; ++i) {
+  const kc__instr_def* d;
+  for (size_t i = 0; (d = kc__instr_def_at(i)) != NULL; ++i) {
     kc__appendf(buf, cap, &len, ", %s", d->name);
   }
 }
 
 const kc__hlo_opcode* kc__hlo_opcode_find(kc_string_view word, kc__hlo_opcode* table_op,
-                                          const kc__op_def** out_def) {
+                                          const kc__instr_def** out_def) {
   for (size_t i = 0; i < KC__ARRAY_SIZE(kc__hlo_opcodes); ++i) {
     const kc__hlo_opcode* op = &kc__hlo_opcodes[i];
     if (word.size == op->size && memcmp(word.data, op->name, op->size) == 0) return op;
   }
-  const kc__op_def* def = kc__op_def_find_name(word);
+  const kc__instr_def* def = kc__instr_def_find_name(word);
   if (!def) return NULL;
   *out_def = def;
   table_op->name = def->name;

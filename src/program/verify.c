@@ -212,7 +212,7 @@ kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
 /* An instruction of the op table: its operand and computation counts and
  * attribute names, then its own checks. */
 static kc_status* kc__verify_op(const kc_program* p, const kc__instr* in,
-                                const kc__op_def* def) {
+                                const kc__instr_def* def) {
   size_t n = in->num_operands;
   if (n < (size_t)def->min_operands ||
       (def->max_operands >= 0 && n > (size_t)def->max_operands)) {
@@ -258,7 +258,7 @@ kc_status* kc__verify_instr(const kc_program* p, const kc__instr* in) {
     case KC__OP_BROADCAST:
       return kc__verify_broadcast(p, in);
     default: {
-      const kc__op_def* def = kc__op_def_find(in->op);
+      const kc__instr_def* def = kc__instr_def_find(in->op);
       return def ? kc__verify_op(p, in, def) : kc__verify_elementwise(p, in);
     }
   }
