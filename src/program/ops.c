@@ -14,6 +14,7 @@ typedef struct kc__instr_family {
 } kc__instr_family;
 
 static const kc__instr_family kc__families[] = {
+    {kc__ops_builtin, &kc__ops_builtin_count}, /* first: its order is the opcode list's */
     {kc__ops_select, &kc__ops_select_count},
     {kc__ops_control, &kc__ops_control_count},
     {kc__ops_reduce, &kc__ops_reduce_count},
@@ -24,6 +25,7 @@ static const kc__instr_family kc__families[] = {
 };
 
 const kc__instr_def* kc__instr_def_find(int32_t op) {
+  if (op == KC__OP_NONE) return NULL;
   for (size_t f = 0; f < KC__ARRAY_SIZE(kc__families); ++f) {
     for (size_t i = 0; i < *kc__families[f].count; ++i) {
       if (kc__families[f].defs[i].op == op) return &kc__families[f].defs[i];

@@ -37,9 +37,38 @@ kc_status* kc__prepare_own(const kc__prepare_ctx* ctx, void* thing, void (*delet
 typedef kc_status* (*kc__instr_kernel_fn)(const kc__instr_kernel_ctx* ctx, void* out,
                                     const void* const* ins);
 
+/* Who handles an instruction: which path the parser, builder and compiler
+ * take for it. */
+typedef enum kc__instr_kind {
+  /* Verified by its entry and run by its entry's kernel as one step; added
+   * with kc_program_builder_add_instruction. The default (0), so a family's
+   * entries need not say it. */
+  KC__INSTR_KERNEL = 0,
+  /* Arithmetic, exponential, log and convert: added with
+   * kc_program_builder_add_op, verified by kc__verify_elementwise and run
+   * by kc__elementwise_run (elementwise.c) as one step. */
+  KC__INSTR_ELEMENTWISE,
+  /* Added with kc_program_builder_add_op; the result is its operand's
+   * buffer (row-major bytes do not move). */
+  KC__INSTR_RESHAPE,
+  /* Each with its own builder function and its own step or buffers. */
+  KC__INSTR_PARAMETER,
+  KC__INSTR_CONSTANT,
+  KC__INSTR_TUPLE,
+  KC__INSTR_GET_TUPLE_ELEMENT,
+  KC__INSTR_BROADCAST,
+  KC__INSTR_CUSTOM_CALL,
+  /* The parser's alone: never an instruction of a program. */
+  KC__INSTR_CALL,   /* fusion and call: the called computation, inlined */
+  KC__INSTR_COPY,   /* its operand's value: layouts are all row-major */
+  KC__INSTR_BITCAST /* a reshape, through the physical order where layouts differ */
+} kc__instr_kind;
+
 typedef struct kc__instr_def {
-  int32_t op;       /* kc_opcode */
+  int32_t op;       /* kc_opcode, KC__OP_* or, for the parser's alone, KC__OP_NONE */
   const char* name; /* HLO's opcode */
+  kc__instr_kind kind;
+  bool unlisted; /* a second spelling of the entry before: left out of lists */
   int32_t min_operands, max_operands; /* max -1: any number */
   int32_t num_computations;           /* -1: one or more */
   /* The attributes it reads, NULL-terminated; any other given to the
@@ -50,15 +79,22 @@ typedef struct kc__instr_def {
    * branch_computations, gives several); NULL-terminated, NULL for none. */
   const char* const* computation_attrs;
   /* Checks operand shapes, attributes, called programs and the result
-   * shape; the operand count and attribute names are checked before. */
+   * shape; for KC__INSTR_KERNEL the operand count and attribute names are
+   * checked before. NULL: nothing to check (the builder made the shapes
+   * consistent). */
   kc_status* (*verify)(const kc_program* p, const kc__instr* in);
   /* Optional: what the kernel needs precomputed (see kc__prepare_ctx). */
   kc_status* (*prepare)(const kc_program* p, const kc__instr* in,
                         const kc__prepare_ctx* ctx, const void** out_data);
   kc__instr_kernel_fn kernel;
+  /* The CUDA backend runs it as an element-wise kernel of min_operands
+   * operands of the result's dims (compile_cuda.c); false: not on CUDA,
+   * unless its kind or kc__verify_device says otherwise. */
+  bool device_elementwise;
 } kc__instr_def;
 
-/* The definition of `op`, or NULL when it is not one of the table's. */
+/* The definition of `op` (the first entry of that op, not a second
+ * spelling), or NULL when it is not one of the table's. */
 const kc__instr_def* kc__instr_def_find(int32_t op);
 
 /* The definition whose HLO opcode is `name`, or NULL. */
@@ -150,9 +186,20 @@ void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize);
 /* Row-major strides of array shape `s`, in elements, into out[0..rank). */
 void kc__op_strides(const kc_shape* s, int64_t* out);
 
+/* ---- verify functions of the built-in entries (verify.c) ------------------ */
+
+/* Element-wise arithmetic, convert and reshape: operand and result shapes,
+ * and the element types elementwise.c runs. */
+kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in);
+
+/* Broadcast: its dimensions map each operand dim onto an equal result dim. */
+kc_status* kc__verify_broadcast(const kc_program* p, const kc__instr* in);
+
 /* ---- the families ----------------------------------------------------------- */
 
 /* Each file of kernels lists its definitions. */
+extern const kc__instr_def kc__ops_builtin[];  /* ops_builtin.c: parameter, add, ..., bitcast */
+extern const size_t kc__ops_builtin_count;
 extern const kc__instr_def kc__ops_select[];   /* ops_select.c: compare, select, clamp, iota */
 extern const size_t kc__ops_select_count;
 extern const kc__instr_def kc__ops_control[];  /* ops_control.c: while, conditional */

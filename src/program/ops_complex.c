@@ -106,11 +106,15 @@ static kc_status* kc__parts_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 static const char* const kc__no_attrs[] = {NULL};
 
 const kc__instr_def kc__ops_complex[] = {
-    {KC_OP_COMPLEX, "complex", 2, 2, 0, kc__no_attrs, NULL, kc__parts_verify,
-     kc__parts_prepare, kc__parts_kernel},
-    {KC_OP_REAL, "real", 1, 1, 0, kc__no_attrs, NULL, kc__parts_verify, kc__parts_prepare,
-     kc__parts_kernel},
-    {KC_OP_IMAG, "imag", 1, 1, 0, kc__no_attrs, NULL, kc__parts_verify, kc__parts_prepare,
-     kc__parts_kernel},
+    {.op = KC_OP_COMPLEX, .name = "complex", .min_operands = 2, .max_operands = 2,
+     .num_computations = 0, .attrs = kc__no_attrs, .computation_attrs = NULL,
+     .verify = kc__parts_verify, .prepare = kc__parts_prepare, .kernel = kc__parts_kernel,
+     .device_elementwise = true},
+    {.op = KC_OP_REAL, .name = "real", .min_operands = 1, .max_operands = 1, .num_computations = 0,
+     .attrs = kc__no_attrs, .computation_attrs = NULL, .verify = kc__parts_verify,
+     .prepare = kc__parts_prepare, .kernel = kc__parts_kernel, .device_elementwise = true},
+    {.op = KC_OP_IMAG, .name = "imag", .min_operands = 1, .max_operands = 1, .num_computations = 0,
+     .attrs = kc__no_attrs, .computation_attrs = NULL, .verify = kc__parts_verify,
+     .prepare = kc__parts_prepare, .kernel = kc__parts_kernel, .device_elementwise = true},
 };
 const size_t kc__ops_complex_count = KC__ARRAY_SIZE(kc__ops_complex);

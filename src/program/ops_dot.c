@@ -287,7 +287,8 @@ static const char* const kc__dot_attrs[] = {"lhs_batch_dims", "rhs_batch_dims",
                                             NULL};
 
 const kc__instr_def kc__ops_dot[] = {
-    {KC_OP_DOT, "dot", 2, 2, 0, kc__dot_attrs, NULL, kc__dot_verify, kc__dot_prepare,
-     kc__dot_kernel},
+    {.op = KC_OP_DOT, .name = "dot", .min_operands = 2, .max_operands = 2, .num_computations = 0,
+     .attrs = kc__dot_attrs, .computation_attrs = NULL, .verify = kc__dot_verify,
+     .prepare = kc__dot_prepare, .kernel = kc__dot_kernel},
 };
 const size_t kc__ops_dot_count = KC__ARRAY_SIZE(kc__ops_dot);

@@ -283,10 +283,13 @@ static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 
 static const char* const kc__no_attrs[] = {NULL};
 
-#define KC__UNARY(op, name) \
-  {op, name, 1, 1, 0, kc__no_attrs, NULL, kc__math_verify, kc__math_prepare, kc__math_kernel}
-#define KC__BINARY(op, name) \
-  {op, name, 2, 2, 0, kc__no_attrs, NULL, kc__math_verify, kc__math_prepare, kc__math_kernel}
+/* `n` operands; the CUDA backend has each as an element-wise kernel. */
+#define KC__MATH(OP, NAME, N)                                                                \
+  {.op = (OP), .name = (NAME), .min_operands = (N), .max_operands = (N),                    \
+   .attrs = kc__no_attrs, .verify = kc__math_verify, .prepare = kc__math_prepare,           \
+   .kernel = kc__math_kernel, .device_elementwise = true}
+#define KC__UNARY(op, name) KC__MATH(op, name, 1)
+#define KC__BINARY(op, name) KC__MATH(op, name, 2)
 
 const kc__instr_def kc__ops_math[] = {
     KC__UNARY(KC_OP_ABS, "abs"),

@@ -567,9 +567,11 @@ static const char* const kc__window_attrs[] = {"window_dimensions", "window_stri
 static const char* const kc__reduce_computations[] = {"to_apply", NULL};
 
 const kc__instr_def kc__ops_reduce[] = {
-    {KC_OP_REDUCE, "reduce", 2, -1, 1, kc__reduce_attrs, kc__reduce_computations,
-     kc__reduce_verify, kc__reduce_prepare, kc__reduce_kernel},
-    {KC_OP_REDUCE_WINDOW, "reduce-window", 2, -1, 1, kc__window_attrs,
-     kc__reduce_computations, kc__window_verify, kc__window_prepare, kc__window_kernel},
+    {.op = KC_OP_REDUCE, .name = "reduce", .min_operands = 2, .max_operands = -1,
+     .num_computations = 1, .attrs = kc__reduce_attrs, .computation_attrs = kc__reduce_computations,
+     .verify = kc__reduce_verify, .prepare = kc__reduce_prepare, .kernel = kc__reduce_kernel},
+    {.op = KC_OP_REDUCE_WINDOW, .name = "reduce-window", .min_operands = 2, .max_operands = -1,
+     .num_computations = 1, .attrs = kc__window_attrs, .computation_attrs = kc__reduce_computations,
+     .verify = kc__window_verify, .prepare = kc__window_prepare, .kernel = kc__window_kernel},
 };
 const size_t kc__ops_reduce_count = KC__ARRAY_SIZE(kc__ops_reduce);

@@ -452,8 +452,9 @@ static const char* const kc__pad_attrs[] = {"edge_padding_low", "edge_padding_hi
 static const char* const kc__dynamic_slice_attrs[] = {"dynamic_slice_sizes", NULL};
 static const char* const kc__no_attrs[] = {NULL};
 
-#define KC__MOVE(op, name, min, max, attrs) \
-  {op, name, min, max, 0, attrs, NULL, kc__move_verify, kc__move_prepare, kc__move_kernel}
+#define KC__MOVE(OP, NAME, MIN, MAX, ATTRS)                                              \
+  {.op = (OP), .name = (NAME), .min_operands = (MIN), .max_operands = (MAX), .attrs = (ATTRS), \
+   .verify = kc__move_verify, .prepare = kc__move_prepare, .kernel = kc__move_kernel}
 
 const kc__instr_def kc__ops_shape[] = {
     KC__MOVE(KC_OP_TRANSPOSE, "transpose", 1, 1, kc__transpose_attrs),

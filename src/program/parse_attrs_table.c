@@ -248,10 +248,10 @@ kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
                       : kc_sv_equal(key->text, KC_SV_LIT("padding")) ? kc__padding_names[0]
                       : kc_sv_equal(key->text, KC_SV_LIT("window"))  ? "window_dimensions"
                                                                      : NULL;
-  for (const char* const* a = ins->def->attrs; *a && !reads; ++a) {
+  for (const char* const* a = ins->op->attrs; *a && !reads; ++a) {
     reads = given ? strcmp(given, *a) == 0 : kc_sv_equal(key->text, kc_sv(*a));
   }
-  for (const char* const* a = ins->def->computation_attrs; a && *a && !reads; ++a) {
+  for (const char* const* a = ins->op->computation_attrs; a && *a && !reads; ++a) {
     if (kc_sv_equal(key->text, kc_sv(*a))) {
       *out_handled = true;
       return kc__parse_callees(p, ins, key);

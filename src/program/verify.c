@@ -31,7 +31,7 @@ static kc_status* kc__expect_array(const kc_program* p, const kc__instr* in,
   return kc__instr_error(in, KC_INVALID_ARGUMENT, "operand %zu: expected %s, got %s", i, w, g);
 }
 
-static kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in) {
+kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in) {
   const kc_shape* r = in->shape;
   if (kc_shape_is_tuple(r)) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected an array result, got a tuple");
@@ -83,7 +83,7 @@ static kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* i
   return NULL;
 }
 
-static kc_status* kc__verify_broadcast(const kc_program* p, const kc__instr* in) {
+kc_status* kc__verify_broadcast(const kc_program* p, const kc__instr* in) {
   const kc_shape* o = kc__operand_shape(p, in, 0);
   const kc_shape* r = in->shape;
   if (kc_shape_is_tuple(o) || kc_shape_is_tuple(r) ||
@@ -248,18 +248,7 @@ static kc_status* kc__verify_op(const kc_program* p, const kc__instr* in,
 }
 
 kc_status* kc__verify_instr(const kc_program* p, const kc__instr* in) {
-  switch (in->op) {
-    case KC__OP_PARAMETER:
-    case KC__OP_CONSTANT:
-    case KC__OP_TUPLE:
-    case KC__OP_GET_TUPLE_ELEMENT:
-    case KC__OP_CUSTOM_CALL:
-      return NULL; /* shapes are made consistent by the builder */
-    case KC__OP_BROADCAST:
-      return kc__verify_broadcast(p, in);
-    default: {
-      const kc__instr_def* def = kc__instr_def_find(in->op);
-      return def ? kc__verify_op(p, in, def) : kc__verify_elementwise(p, in);
-    }
-  }
+  const kc__instr_def* def = in->def;
+  if (def->kind == KC__INSTR_KERNEL) return kc__verify_op(p, in, def);
+  return def->verify ? def->verify(p, in) : NULL;
 }
