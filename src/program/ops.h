@@ -64,6 +64,19 @@ typedef enum kc__instr_kind {
   KC__INSTR_BITCAST /* a reshape, through the physical order where layouts differ */
 } kc__instr_kind;
 
+/* kc__instr_def.elementwise_types: integers (not pred); f16, bf16, f32 and
+ * f64; c64 and c128; or convert: from any of them to any but complex to
+ * real. */
+enum {
+  KC__ELEMENTWISE_INT = 1,
+  KC__ELEMENTWISE_FLOAT = 2,
+  KC__ELEMENTWISE_COMPLEX = 4,
+  KC__ELEMENTWISE_NUMBERS = 7, /* all three */
+  KC__ELEMENTWISE_ORDERED = 3, /* not complex */
+  KC__ELEMENTWISE_INEXACT = 6, /* not integers */
+  KC__ELEMENTWISE_CONVERT = 8
+};
+
 typedef struct kc__instr_def {
   int32_t op;       /* kc_opcode, KC__OP_* or, for the parser's alone, KC__OP_NONE */
   const char* name; /* HLO's opcode */
@@ -87,6 +100,10 @@ typedef struct kc__instr_def {
   kc_status* (*prepare)(const kc_program* p, const kc__instr* in,
                         const kc__prepare_ctx* ctx, const void** out_data);
   kc__instr_kernel_fn kernel;
+  /* KC__INSTR_ELEMENTWISE: the element types elementwise.c runs it for,
+   * operands and result alike (KC__ELEMENTWISE_INT | _FLOAT | _COMPLEX),
+   * or KC__ELEMENTWISE_CONVERT. */
+  uint32_t elementwise_types;
   /* The CUDA backend runs it as an element-wise kernel of min_operands
    * operands of the result's dims (compile_cuda.c); false: not on CUDA,
    * unless its kind or kc__verify_device says otherwise. */

@@ -16,11 +16,11 @@ static const char* const kc__call_callee[] = {"to_apply", NULL};
    .attrs = kc__no_attrs, .verify = (VERIFY)}
 
 /* An element-wise instruction of elementwise.c (and of the CUDA backend),
- * of `n` operands. */
-#define KC__ELEMENTWISE(NAME, OP, N)                                                      \
+ * of `n` operands, for the element types `TYPES` (KC__ELEMENTWISE_*). */
+#define KC__ELEMENTWISE(NAME, OP, N, TYPES)                                                   \
   {.op = (OP), .name = (NAME), .kind = KC__INSTR_ELEMENTWISE, .min_operands = (N),          \
    .max_operands = (N), .attrs = kc__no_attrs, .verify = kc__verify_elementwise,            \
-   .device_elementwise = true}
+   .elementwise_types = (TYPES), .device_elementwise = true}
 
 const kc__instr_def kc__ops_builtin[] = {
     KC__BUILTIN("parameter", KC__INSTR_PARAMETER, KC__OP_PARAMETER, 0, 0, NULL),
@@ -29,19 +29,20 @@ const kc__instr_def kc__ops_builtin[] = {
     KC__BUILTIN("get-tuple-element", KC__INSTR_GET_TUPLE_ELEMENT, KC__OP_GET_TUPLE_ELEMENT, 1,
                 1, NULL),
     KC__BUILTIN("custom-call", KC__INSTR_CUSTOM_CALL, KC__OP_CUSTOM_CALL, 0, -1, NULL),
-    KC__ELEMENTWISE("add", KC_OP_ADD, 2),
-    KC__ELEMENTWISE("subtract", KC_OP_SUBTRACT, 2),
-    KC__ELEMENTWISE("multiply", KC_OP_MULTIPLY, 2),
-    KC__ELEMENTWISE("divide", KC_OP_DIVIDE, 2),
-    KC__ELEMENTWISE("maximum", KC_OP_MAXIMUM, 2),
-    KC__ELEMENTWISE("minimum", KC_OP_MINIMUM, 2),
-    KC__ELEMENTWISE("negate", KC_OP_NEGATE, 1),
-    KC__ELEMENTWISE("exponential", KC_OP_EXPONENTIAL, 1),
+    KC__ELEMENTWISE("add", KC_OP_ADD, 2, KC__ELEMENTWISE_NUMBERS),
+    KC__ELEMENTWISE("subtract", KC_OP_SUBTRACT, 2, KC__ELEMENTWISE_NUMBERS),
+    KC__ELEMENTWISE("multiply", KC_OP_MULTIPLY, 2, KC__ELEMENTWISE_NUMBERS),
+    KC__ELEMENTWISE("divide", KC_OP_DIVIDE, 2, KC__ELEMENTWISE_NUMBERS),
+    KC__ELEMENTWISE("maximum", KC_OP_MAXIMUM, 2, KC__ELEMENTWISE_ORDERED),
+    KC__ELEMENTWISE("minimum", KC_OP_MINIMUM, 2, KC__ELEMENTWISE_ORDERED),
+    KC__ELEMENTWISE("negate", KC_OP_NEGATE, 1, KC__ELEMENTWISE_NUMBERS),
+    KC__ELEMENTWISE("exponential", KC_OP_EXPONENTIAL, 1, KC__ELEMENTWISE_INEXACT),
     {.op = KC_OP_EXPONENTIAL, .name = "exp", .kind = KC__INSTR_ELEMENTWISE, .unlisted = true,
      .min_operands = 1, .max_operands = 1, .attrs = kc__no_attrs,
-     .verify = kc__verify_elementwise, .device_elementwise = true},
-    KC__ELEMENTWISE("log", KC_OP_LOG, 1),
-    KC__ELEMENTWISE("convert", KC_OP_CONVERT, 1),
+     .verify = kc__verify_elementwise, .elementwise_types = KC__ELEMENTWISE_INEXACT,
+     .device_elementwise = true},
+    KC__ELEMENTWISE("log", KC_OP_LOG, 1, KC__ELEMENTWISE_INEXACT),
+    KC__ELEMENTWISE("convert", KC_OP_CONVERT, 1, KC__ELEMENTWISE_CONVERT),
     KC__BUILTIN("reshape", KC__INSTR_RESHAPE, KC_OP_RESHAPE, 1, 1, kc__verify_elementwise),
     KC__BUILTIN("broadcast", KC__INSTR_BROADCAST, KC__OP_BROADCAST, 1, 1, kc__verify_broadcast),
     {.op = KC__OP_NONE, .name = "fusion", .kind = KC__INSTR_CALL, .min_operands = 0,

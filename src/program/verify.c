@@ -70,7 +70,7 @@ kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in) {
     }
   }
   DLDataType from = kc__operand_shape(p, in, 0)->dtype;
-  if (!kc__elementwise_supported(in->op, from, r->dtype)) {
+  if (!kc__elementwise_supported(in->def, from, r->dtype)) {
     char a[32], b[32];
     kc_dtype_format(from, a, sizeof a);
     kc_dtype_format(r->dtype, b, sizeof b);
