@@ -45,7 +45,7 @@ static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__p
        kc__shape_same_dims(x, r);
   plan->part = tr.bits / 8;
   if (!ok) {
-    const kc__instr_def* def = kc__instr_def_find(in->op);
+    const kc__instr_def* def = in->def;
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
                       "%s: expected a c64, c128, f32 or f64 operand and a result of its part "
                       "type (f32 for c64) and dims, got %s giving %s",

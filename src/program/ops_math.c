@@ -9,6 +9,7 @@
 
 typedef struct kc__math_plan {
   int32_t op;
+  bool binary; /* two operands (its entry's count) */
   int type; /* KC__M_* */
   int64_t count;
 } kc__math_plan;
@@ -55,8 +56,6 @@ static int kc__math_domain(int32_t op) {
   }
 }
 
-static bool kc__is_binary(int32_t op) { return op >= KC_OP_POWER && op < KC_OP_COMPLEX; }
-
 static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__math_plan* plan) {
   const kc_shape* r = in->shape;
   KC__TRY(kc__op_expect_array(in, r, "the result"));
@@ -78,6 +77,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
     return kc__op_bad(in, KC_INVALID_ARGUMENT, "is-finite: expected a pred result");
   }
   plan->op = in->op;
+  plan->binary = in->def->min_operands == 2;
   plan->type = kc__math_type(t);
   plan->count = kc__shape_elements(r);
   int domain = kc__math_domain(in->op);
@@ -87,7 +87,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
                                                                 : KC__ON_INT;
   if (!(domain & have)) {
     char buf[32];
-    const kc__instr_def* def = kc__instr_def_find(in->op);
+    const kc__instr_def* def = in->def;
     return kc__op_bad(in, KC_UNIMPLEMENTED, "%s: element type %s is not supported (%s)",
                       def->name, kc__op_dtype_text(t, buf, sizeof buf),
                       domain == KC__ON_FLOAT               ? "f32 and f64"
@@ -242,7 +242,7 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
   size_t es = d->esize;
   bool is_signed = plan->type == KC__M_SINT;
   unsigned bits = (unsigned)(es * 8);
-  bool binary = kc__is_binary(plan->op);
+  bool binary = plan->binary;
   /* An arithmetic right shift reads the bits as the signed type of the
    * same width, whatever the element type (XLA's rule). */
   bool signed_a = is_signed || plan->op == KC_OP_SHIFT_RIGHT_ARITHMETIC;
@@ -262,7 +262,7 @@ static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   const kc__math_data* d = ctx->data;
   const kc__math_plan* plan = &d->plan;
-  bool binary = kc__is_binary(plan->op);
+  bool binary = plan->binary;
   if (plan->type == KC__M_F32) {
     if (binary) {
       kc__binary_f32(plan->op, ins[0], ins[1], out, plan->count);
