@@ -1,11 +1,38 @@
-/* The instructions added with kc_program_builder_add_instruction: one
- * table of what each takes and how it is checked and run, so that a new
- * instruction is one entry and one file of kernels. Never installed.
+/* The instruction table: one entry (kc__instr_def) per HLO opcode kcall
+ * reads or builds, so that a new instruction is one entry and one file of
+ * kernels. Never installed.
  *
- * Each instruction becomes one step that calls its kernel with the
- * operands' and the result's addresses (for a tuple, its pointer table,
- * as custom calls get them) and the instruction itself, whose shapes and
- * attributes the program keeps for as long as the executable lives. */
+ * The entry gives the HLO name (the parser's lookup and the opcode list of
+ * its messages, in table order; kc__op_name), the kc_opcode, the operand
+ * and called-computation counts, the attributes it reads, its verify
+ * function, its kernel, and its kind, which says who handles it:
+ *   KC__INSTR_KERNEL       the families' entries (ops_*.c): added with
+ *                          kc_program_builder_add_instruction, checked by
+ *                          the counts and attribute names here, then by
+ *                          `verify`; one step calls `kernel`.
+ *   KC__INSTR_ELEMENTWISE  add .. log and convert (ops_builtin.c): added
+ *                          with kc_program_builder_add_op, run by
+ *                          elementwise.c for the entry's elementwise_types.
+ *   the others             parameter, constant, tuple, get-tuple-element,
+ *                          broadcast, custom-call and reshape have their
+ *                          own builder functions and compile steps;
+ *                          fusion, call, copy and bitcast are the parser's.
+ * The parser (parse.c), the builder (builder.c), verification (verify.c),
+ * planning (compile.c) and the CUDA checks (compile_cuda.c) switch on the
+ * kind, never on ranges of opcodes.
+ *
+ * A KC__INSTR_KERNEL instruction becomes one step that calls its kernel
+ * with the operands' and the result's addresses (for a tuple, its pointer
+ * table, as custom calls get them) and the instruction itself, whose
+ * shapes and attributes the program keeps for as long as the executable
+ * lives.
+ *
+ * Adding one (docs/programs.md, "Adding an instruction", says it in full):
+ * a kc_opcode value in include/kcall/program.h; an entry in the family
+ * array of the file that holds its kernels (or a new ops_<family>.c listed
+ * in kc__families, ops.c, and src/CMakeLists.txt) with verify, optional
+ * prepare and a kernel per element type; `device_elementwise` when the
+ * CUDA backend runs it element-wise; tests in tests/test_hlo_ops.c. */
 #ifndef KCALL_PROGRAM_OPS_H_
 #define KCALL_PROGRAM_OPS_H_
 
