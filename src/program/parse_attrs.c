@@ -1,6 +1,6 @@
 /* The ", key=value" attributes of an HLO instruction: those of the
  * instructions the parser builds itself (get-tuple-element, broadcast,
- * fusion and call, custom-call); those of op-table instructions go to
+ * fusion and call, custom-call); those of kernel instructions go to
  * parse_attrs_table.c; any other is skipped and counted, or refused when
  * it changes what the instruction computes. */
 #include <stdio.h>

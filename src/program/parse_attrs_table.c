@@ -1,11 +1,11 @@
-/* The attributes of op-table instructions (program/ops.h) in the syntax
+/* The attributes of kernel instructions (program/ops.h) in the syntax
  * HLO writes them: integer lists, words, slices, paddings, windows and
  * called computations, turned into the kc_attr entries the table reads. */
 #include <stdio.h>
 
 #include "program/parse_internal.h"
 
-/* How the attributes of op-table instructions are written. */
+/* How the attributes of kernel instructions are written. */
 typedef enum kc__attr_syntax {
   KC__SYNTAX_INTS, /* {1, 2}: an I64 array */
   KC__SYNTAX_INT,  /* 3 */
@@ -235,7 +235,7 @@ static kc_status* kc__add_ints_attr(kc__hlo_parser* p, kc__hlo_instr* ins, const
   return kc__add_table_attr(p, ins, &a);
 }
 
-/* An attribute of an op-table instruction: those its entry reads, in the
+/* An attribute of a kernel instruction: those its entry reads, in the
  * syntax HLO writes them; the others are left to be skipped. */
 kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
                                 const kc__token* key, bool* out_handled) {

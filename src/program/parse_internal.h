@@ -4,13 +4,13 @@
  *                       kc_program_parse
  *   parse_shape.c       shapes and the layouts written in them;
  *                       kc_shape_parse
- *   parse_opcodes.c     which opcodes it reads, and as what
+ *   parse_opcodes.c     opcode lookup and lists, from the instruction table
  *   parse_inline.c      called computations: inlined, or programs
  *   parse_layout_rewrite.c
  *                       layouts other than row-major, as transposes
  *   parse_constant.c    the literals of constants
  *   parse_attrs.c       ", key=value" attributes of an instruction
- *   parse_attrs_table.c attributes of op-table instructions
+ *   parse_attrs_table.c attributes of kernel instructions (KC__INSTR_KERNEL)
  *   parse_typed_attrs.c typed attribute dictionaries (backend_config)
  *   lexer.c             the tokenizer and the helpers all of them use */
 #ifndef KCALL_PROGRAM_PARSE_INTERNAL_H_
@@ -182,7 +182,7 @@ typedef struct kc__hlo_constraint {
   bool nondefault;
 } kc__hlo_constraint;
 
-/* A computation an op-table instruction calls. */
+/* A computation a kernel instruction of the table calls. */
 typedef struct kc__hlo_callee {
   kc_string_view attr;
   kc_program* program; /* the computation's, borrowed */
@@ -283,7 +283,7 @@ kc_status* kc__parse_attrs(kc__hlo_parser* p, kc__hlo_instr* ins);
 kc_status* kc__parse_int_list(kc__hlo_parser* p, const char* what,
                               const int64_t** out, size_t* out_count);
 
-/* An attribute of an op-table instruction: those its entry reads, in the
+/* An attribute of a kernel instruction: those its entry reads, in the
  * syntax HLO writes them; the others are left to be skipped. */
 kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
                                 const kc__token* key, bool* out_handled);

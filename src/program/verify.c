@@ -42,7 +42,7 @@ kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in) {
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "operand %zu: expected an array, got a tuple", i);
     }
-    if (in->op == KC_OP_RESHAPE) {
+    if (in->def->kind == KC__INSTR_RESHAPE) {
       int64_t n = 1;
       for (int32_t d = 0; d < o->rank; ++d) n *= o->dims[d];
       int64_t m = 1;
@@ -57,7 +57,7 @@ kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in) {
       }
       return NULL;
     }
-    if (in->op == KC_OP_CONVERT) {
+    if (in->def->elementwise_types & KC__ELEMENTWISE_CONVERT) {
       if (o->rank != r->rank ||
           (r->rank && memcmp(o->dims, r->dims, (size_t)r->rank * sizeof(int64_t)))) {
         KC__SHAPE_TEXT(g, o);
@@ -209,7 +209,7 @@ kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
   return NULL;
 }
 
-/* An instruction of the op table: its operand and computation counts and
+/* A KC__INSTR_KERNEL instruction: its operand and computation counts and
  * attribute names, then its own checks. */
 static kc_status* kc__verify_op(const kc_program* p, const kc__instr* in,
                                 const kc__instr_def* def) {
