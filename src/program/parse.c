@@ -259,7 +259,7 @@ static kc_status* kc__build_instruction(kc__hlo_parser* p, kc__hlo_instr* ins,
     }
     case KC__INSTR_ELEMENTWISE:
     case KC__INSTR_RESHAPE:
-      return kc_program_builder_add_op(b, ins->op->op, ins->shape, ids,
+      return kc_program_builder_add_op(b, (kc_opcode)ins->op->op, ins->shape, ids,
                                        kc__num_operands(p), name, out_id);
     case KC__INSTR_CALL:
     case KC__INSTR_COPY:
