@@ -472,7 +472,7 @@ kc_status* kc_program_builder_finish(kc_program_builder* b,
                           KC__QS(p->name));
   }
   for (size_t i = 0; i < p->count && !st; ++i) {
-    if (p->instrs[i].op == KC__OP_PARAMETER) p->num_params++;
+    if (p->instrs[i].def->kind == KC__INSTR_PARAMETER) p->num_params++;
   }
   if (!st && p->num_params) {
     p->params = malloc(p->num_params * sizeof *p->params);
@@ -481,7 +481,7 @@ kc_status* kc_program_builder_finish(kc_program_builder* b,
   }
   for (size_t i = 0; i < p->count && !st; ++i) {
     const kc__instr* in = &p->instrs[i];
-    if (in->op != KC__OP_PARAMETER) continue;
+    if (in->def->kind != KC__INSTR_PARAMETER) continue;
     if (in->number < 0 || (size_t)in->number >= p->num_params ||
         p->params[in->number] >= 0) {
       char where[300];

@@ -87,7 +87,8 @@ void kc__program_retain(kc_program* program);
 /* "instruction 'name' (line L)" or "instruction 'name'", for messages. */
 size_t kc__instr_where(const kc__instr* in, char* buf, size_t cap);
 
-/* The text name of an instruction kind ("add", "custom-call"). */
+/* The HLO name of opcode `op` ("add", "custom-call"): its entry's in the
+ * instruction table, or "unknown". */
 const char* kc__op_name(int32_t op);
 
 #endif /* KCALL_PROGRAM_PROGRAM_INTERNAL_H_ */
