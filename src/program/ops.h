@@ -32,7 +32,9 @@
  * array of the file that holds its kernels (or a new ops_<family>.c listed
  * in kc__families, ops.c, and src/CMakeLists.txt) with verify, optional
  * prepare and a kernel per element type; `device_elementwise` when the
- * CUDA backend runs it element-wise; tests in tests/test_hlo_ops.c. */
+ * CUDA backend runs it element-wise; the syntax of an attribute name the
+ * parser has not met in kc__attr_syntaxes (parse_attrs_table.c); tests in
+ * tests/test_hlo_ops.c. */
 #ifndef KCALL_PROGRAM_OPS_H_
 #define KCALL_PROGRAM_OPS_H_
 
