@@ -107,7 +107,9 @@ KC_API size_t kc_shape_format(const kc_shape* shape, char* buf, size_t cap);
 typedef struct kc_program kc_program;
 typedef struct kc_program_builder kc_program_builder;
 
-/* Instruction kinds other than the ones with their own builder call. */
+/* Instruction kinds other than the ones with their own builder call. Each
+ * has one entry in the program module's instruction table
+ * (src/program/ops.h); docs/programs.md says how to add one. */
 typedef enum kc_opcode {
   KC_OP_ADD = 1,
   KC_OP_SUBTRACT,

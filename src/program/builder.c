@@ -14,29 +14,8 @@ struct kc_program_builder {
 };
 
 const char* kc__op_name(int32_t op) {
-  switch (op) {
-    case KC_OP_ADD: return "add";
-    case KC_OP_SUBTRACT: return "subtract";
-    case KC_OP_MULTIPLY: return "multiply";
-    case KC_OP_DIVIDE: return "divide";
-    case KC_OP_MAXIMUM: return "maximum";
-    case KC_OP_MINIMUM: return "minimum";
-    case KC_OP_NEGATE: return "negate";
-    case KC_OP_EXPONENTIAL: return "exponential";
-    case KC_OP_LOG: return "log";
-    case KC_OP_CONVERT: return "convert";
-    case KC_OP_RESHAPE: return "reshape";
-    case KC__OP_PARAMETER: return "parameter";
-    case KC__OP_CONSTANT: return "constant";
-    case KC__OP_TUPLE: return "tuple";
-    case KC__OP_GET_TUPLE_ELEMENT: return "get-tuple-element";
-    case KC__OP_BROADCAST: return "broadcast";
-    case KC__OP_CUSTOM_CALL: return "custom-call";
-    default: {
-      const kc__op_def* d = kc__op_def_find(op);
-      return d ? d->name : "unknown";
-    }
-  }
+  const kc__instr_def* d = kc__instr_def_find(op);
+  return d ? d->name : "unknown";
 }
 
 size_t kc__instr_where(const kc__instr* in, char* buf, size_t cap) {
@@ -157,6 +136,7 @@ static kc_status* kc__add(kc_program_builder* b, int32_t op,
   kc__instr* in = &p->instrs[p->count];
   memset(in, 0, sizeof *in);
   in->op = op;
+  in->def = kc__instr_def_find(op);
   in->name = kc__arena_strdup(&p->arena, name);
   in->num_operands = num_operands;
   in->operands = kc__arena_dup(&p->arena, operands, num_operands * sizeof(int32_t));
@@ -275,9 +255,12 @@ kc_status* kc_program_builder_add_op(kc_program_builder* b, kc_opcode op,
                                      const int32_t* operands,
                                      size_t num_operands, kc_string_view name,
                                      int32_t* out_id) {
-  size_t want = op <= KC_OP_MINIMUM ? 2 : 1;
-  if (op < KC_OP_ADD || op > KC_OP_RESHAPE || !result_shape ||
-      num_operands != want) {
+  /* The element-wise instructions and reshape; the count a refused
+   * opcode's message asks for is 2 up to KC_OP_MINIMUM, else 1. */
+  const kc__instr_def* def = kc__instr_def_find((int32_t)op);
+  bool adds = def && (def->kind == KC__INSTR_ELEMENTWISE || def->kind == KC__INSTR_RESHAPE);
+  size_t want = adds ? (size_t)def->min_operands : op <= KC_OP_MINIMUM ? 2 : 1;
+  if (!adds || !result_shape || num_operands != want) {
     return kc_status_create(
         KC_INVALID_ARGUMENT,
         "adding %s %s: expected a known opcode, a result shape and %zu "
@@ -378,7 +361,8 @@ static const size_t kc__desc_v1_size =
 kc_status* kc_program_builder_add_instruction(kc_program_builder* b,
                                               const kc_instruction_desc* desc,
                                               kc_string_view name, int32_t* out_id) {
-  const kc__op_def* def = desc ? kc__op_def_find(desc->op) : NULL;
+  const kc__instr_def* def = desc ? kc__instr_def_find(desc->op) : NULL;
+  if (def && def->kind != KC__INSTR_KERNEL) def = NULL; /* added by their own functions */
   if (!desc || desc->struct_size < kc__desc_v1_size || !desc->result_shape || !def ||
       (desc->num_computations && !desc->computations)) {
     return kc_status_create(
@@ -488,7 +472,7 @@ kc_status* kc_program_builder_finish(kc_program_builder* b,
                           KC__QS(p->name));
   }
   for (size_t i = 0; i < p->count && !st; ++i) {
-    if (p->instrs[i].op == KC__OP_PARAMETER) p->num_params++;
+    if (p->instrs[i].def->kind == KC__INSTR_PARAMETER) p->num_params++;
   }
   if (!st && p->num_params) {
     p->params = malloc(p->num_params * sizeof *p->params);
@@ -497,7 +481,7 @@ kc_status* kc_program_builder_finish(kc_program_builder* b,
   }
   for (size_t i = 0; i < p->count && !st; ++i) {
     const kc__instr* in = &p->instrs[i];
-    if (in->op != KC__OP_PARAMETER) continue;
+    if (in->def->kind != KC__INSTR_PARAMETER) continue;
     if (in->number < 0 || (size_t)in->number >= p->num_params ||
         p->params[in->number] >= 0) {
       char where[300];

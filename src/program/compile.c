@@ -151,17 +151,17 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
   const kc_program* p = c->p;
   const kc__instr* in = &p->instrs[id];
   int32_t* leaves = &c->leaf_buf[c->leaf_base[id]];
-  switch (in->op) {
-    case KC__OP_PARAMETER:
+  switch (in->def->kind) {
+    case KC__INSTR_PARAMETER:
       return kc__plan_parameter(c, id);
-    case KC__OP_CONSTANT: {
+    case KC__INSTR_CONSTANT: {
       int32_t b = kc__new_buffer(c, KC__BUF_CONST, in->literal_size, -1, in->shape);
       if (b < 0) return kc__oom();
       c->bufs[b].data = in->literal;
       leaves[0] = b;
       return NULL;
     }
-    case KC__OP_TUPLE: {
+    case KC__INSTR_TUPLE: {
       size_t n = 0;
       for (size_t i = 0; i < in->num_operands; ++i) {
         int32_t o = in->operands[i];
@@ -171,7 +171,7 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
       }
       return NULL;
     }
-    case KC__OP_GET_TUPLE_ELEMENT: {
+    case KC__INSTR_GET_TUPLE_ELEMENT: {
       size_t offset = 0;
       const kc_shape* t = p->instrs[in->operands[0]].shape;
       kc__subshape(t, &in->number, 1, &offset);
@@ -179,21 +179,27 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
              in->shape->leaf_count * sizeof *leaves);
       return NULL;
     }
-    case KC_OP_RESHAPE:
+    case KC__INSTR_RESHAPE:
       /* Row-major bytes do not move: the result is the operand's buffer. */
       leaves[0] = kc__leaves_of(c, in->operands[0])[0];
       return NULL;
-    case KC__OP_BROADCAST:
+    case KC__INSTR_BROADCAST:
       return kc__plan_broadcast(c, id, pos);
-    case KC__OP_CUSTOM_CALL:
+    case KC__INSTR_CUSTOM_CALL:
       return kc__plan_custom_call(c, id, pos);
-    default: {
+    case KC__INSTR_KERNEL:
+    case KC__INSTR_ELEMENTWISE:
+      /* On a device, its backend's kernel (kc__verify_device said which). */
       if (c->exe->backend) return kc__plan_device_instr(c, id, pos);
-      const kc__op_def* def = kc__op_def_find(in->op);
-      if (def) return kc__plan_kernel(c, id, pos, def);
+      if (in->def->kind == KC__INSTR_KERNEL) return kc__plan_kernel(c, id, pos, in->def);
       return kc__plan_elementwise(c, id, pos);
-    }
+    case KC__INSTR_CALL:
+    case KC__INSTR_COPY:
+    case KC__INSTR_BITCAST:
+      break; /* the parser's alone: never in a program */
   }
+  return kc__instr_error(in, KC_INTERNAL, "%s: not an instruction of a program",
+                         in->def->name);
 }
 
 /* The plan: liveness, verification of what is live, then buffers and

@@ -7,17 +7,6 @@
 #include "program/compile_internal.h"
 #include "runtime/device_internal.h"
 
-/* How many operands an element-wise op of the CUDA backend takes; 0 for an
- * op that is not element-wise. */
-static int32_t kc__device_arity(int32_t op) {
-  if (op >= KC_OP_ADD && op <= KC_OP_MINIMUM) return 2;
-  if (op >= KC_OP_NEGATE && op <= KC_OP_CONVERT) return 1;
-  if (op >= KC_OP_ABS && op <= KC_OP_BITCAST_CONVERT) return 1;
-  if (op >= KC_OP_POWER && op <= KC_OP_COMPARE) return 2;
-  if (op == KC_OP_SELECT || op == KC_OP_CLAMP) return 3;
-  return 0;
-}
-
 static kc_status* kc__not_on_cuda(const kc__instr* in, const char* why) {
   return kc__instr_error(in, KC_UNIMPLEMENTED, "%s is not available on CUDA%s",
                          kc__op_name(in->op), why);
@@ -60,15 +49,15 @@ static kc_status* kc__device_direction(const kc_program* p, const kc__instr* in,
 kc_status* kc__verify_device(kc__compiler* c, const kc__instr* in) {
   const kc__backend* be = c->exe->backend;
   const kc_program* p = c->p;
-  switch (in->op) {
-    case KC__OP_PARAMETER:
-    case KC__OP_CONSTANT:
-    case KC__OP_TUPLE:
-    case KC__OP_GET_TUPLE_ELEMENT:
-    case KC__OP_CUSTOM_CALL:
-    case KC_OP_RESHAPE:
+  switch (in->def->kind) {
+    case KC__INSTR_PARAMETER:
+    case KC__INSTR_CONSTANT:
+    case KC__INSTR_TUPLE:
+    case KC__INSTR_GET_TUPLE_ELEMENT:
+    case KC__INSTR_CUSTOM_CALL:
+    case KC__INSTR_RESHAPE:
       return NULL;
-    case KC__OP_BROADCAST: {
+    case KC__INSTR_BROADCAST: {
       size_t esize = kc_dtype_get_size(in->shape->dtype);
       if (in->shape->rank > 32 || (esize != 1 && esize != 2 && esize != 4 && esize != 8 &&
                                    esize != 16)) {
@@ -77,14 +66,17 @@ kc_status* kc__verify_device(kc__compiler* c, const kc__instr* in) {
       }
       return NULL;
     }
-    case KC_OP_IOTA:
-      if (in->shape->rank > 32) return kc__not_on_cuda(in, " above rank 32");
-      return NULL;
     default:
       break;
   }
-  int32_t arity = kc__device_arity(in->op);
-  if (!arity || (size_t)arity != in->num_operands) return kc__not_on_cuda(in, "");
+  if (in->op == KC_OP_IOTA) {
+    if (in->shape->rank > 32) return kc__not_on_cuda(in, " above rank 32");
+    return NULL;
+  }
+  const kc__instr_def* def = in->def;
+  if (!def->device_elementwise || (size_t)def->min_operands != in->num_operands) {
+    return kc__not_on_cuda(in, "");
+  }
   for (size_t i = 0; i < in->num_operands; ++i) {
     if (!kc__same_dims(kc__operand_shape(p, in, i), in->shape)) {
       return kc__not_on_cuda(in, " unless every operand has the result's dims (no scalar "

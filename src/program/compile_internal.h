@@ -152,8 +152,8 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
 /* Lays out an XLA FFI call's frame in the block, and runs its
  * compile-time stages. */
 kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target* t);
-/* An instruction of the op table as one kernel step. */
-kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos, const kc__op_def* def);
+/* A KC__INSTR_KERNEL instruction of the instruction table as one step. */
+kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos, const kc__instr_def* def);
 
 /* ---- CUDA (compile_cuda.c) ---------------------------------------------------- */
 

@@ -54,16 +54,19 @@ static bool kc__is_float(int t) {
 }
 static bool kc__is_complex(int t) { return t == KC__T_C64 || t == KC__T_C128; }
 
-bool kc__elementwise_supported(int32_t op, DLDataType in, DLDataType out) {
+bool kc__elementwise_supported(const kc__instr_def* def, DLDataType in, DLDataType out) {
   int a = kc__type_of(in), r = kc__type_of(out);
   if (a == KC__T_NONE || r == KC__T_NONE) return false;
   /* A complex value converts only to complex (XLA takes real() or
    * imag() for the parts). */
-  if (op == KC_OP_CONVERT) return !kc__is_complex(a) || kc__is_complex(r);
+  if (def->elementwise_types & KC__ELEMENTWISE_CONVERT) {
+    return !kc__is_complex(a) || kc__is_complex(r);
+  }
   if (a != r || a == KC__T_PRED) return false;
-  if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) return kc__is_float(a) || kc__is_complex(a);
-  if (kc__is_complex(a) && (op == KC_OP_MAXIMUM || op == KC_OP_MINIMUM)) return false;
-  return op >= KC_OP_ADD && op <= KC_OP_NEGATE;
+  uint32_t family = kc__is_complex(a) ? KC__ELEMENTWISE_COMPLEX
+                    : kc__is_float(a) ? KC__ELEMENTWISE_FLOAT
+                                      : KC__ELEMENTWISE_INT;
+  return (def->elementwise_types & family) != 0;
 }
 
 /* Integer arithmetic goes through an unsigned type at least as wide as int

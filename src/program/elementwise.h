@@ -4,10 +4,12 @@
 #define KCALL_PROGRAM_ELEMENTWISE_H_
 
 #include "kcall/program.h"
+#include "program/ops.h"
 
-/* True when `op` (a kc_opcode) is implemented for operands of `in` and a
- * result of `out`. */
-bool kc__elementwise_supported(int32_t op, DLDataType in, DLDataType out);
+/* True when the instruction of entry `def` (KC__INSTR_ELEMENTWISE) is
+ * implemented for operands of `in` and a result of `out`, as its
+ * elementwise_types say. */
+bool kc__elementwise_supported(const kc__instr_def* def, DLDataType in, DLDataType out);
 
 /* out[i] = op(a[i], b[i]) (b ignored for unary ops and convert), n
  * elements. Integer division by zero gives -1 (all bits set for unsigned)

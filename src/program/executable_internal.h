@@ -61,7 +61,7 @@ enum {
   KC__STEP_LEGACY_CALL,
   KC__STEP_TYPED_CALL,
   KC__STEP_XLA_CALL,
-  KC__STEP_KERNEL, /* an instruction of the op table (ops.h) */
+  KC__STEP_KERNEL, /* a KC__INSTR_KERNEL instruction (ops.h) */
   KC__STEP_GPU_CALL, /* CUDA: a legacy convention (kc_xcall_gpu_fn) */
   KC__STEP_IOTA      /* CUDA: the backend's iota */
 };
@@ -113,7 +113,7 @@ struct kc__step {
   const int64_t* map;
   /* kernel: its definition and what its prepare made (ins_offset and
    * out_offset hold the operand table and the result pointer) */
-  const struct kc__op_def* def;
+  const struct kc__instr_def* def;
   const void* data;
 };
 

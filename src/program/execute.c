@@ -163,7 +163,7 @@ kc_status* kc__step_broadcast(const kc__step* s, kc__run* run) {
 
 kc_status* kc__step_kernel(const kc__step* s, kc__run* run) {
   const kc_executable* exe = run->exe;
-  kc__kernel_ctx ctx;
+  kc__instr_kernel_ctx ctx;
   ctx.program = exe->program;
   ctx.instr = &exe->program->instrs[s->instr];
   ctx.data = s->data;

@@ -1,5 +1,5 @@
 /* Lowering of calls into steps: the legacy, typed and XLA FFI calling
- * conventions of custom calls on the host, and op-table kernels, with
+ * conventions of custom calls on the host, and table kernels, with
  * the pointer tables, frames and DLTensors they read in the run block. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,10 +429,10 @@ kc_status* kc__prepare_own(const kc__prepare_ctx* ctx, void* thing, void (*delet
   return kc__executable_own_state(ctx->exe, thing, deleter);
 }
 
-/* An instruction of the op table: one step calling its kernel with the
+/* A KC__INSTR_KERNEL instruction: one step calling its kernel with the
  * operands' and the result's addresses, laid out in the run block. */
 kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
-                           const kc__op_def* def) {
+                           const kc__instr_def* def) {
   const kc__instr* in = &c->p->instrs[id];
   KC__TRY(kc__temp_leaves(c, id, pos));
   const void* data = NULL;

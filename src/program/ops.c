@@ -8,12 +8,13 @@
 #include "internal/common.h"
 #include "program/shape_internal.h"
 
-typedef struct kc__op_family {
-  const kc__op_def* defs;
+typedef struct kc__instr_family {
+  const kc__instr_def* defs;
   const size_t* count;
-} kc__op_family;
+} kc__instr_family;
 
-static const kc__op_family kc__families[] = {
+static const kc__instr_family kc__families[] = {
+    {kc__ops_builtin, &kc__ops_builtin_count}, /* first: its order is the opcode list's */
     {kc__ops_select, &kc__ops_select_count},
     {kc__ops_control, &kc__ops_control_count},
     {kc__ops_reduce, &kc__ops_reduce_count},
@@ -23,7 +24,8 @@ static const kc__op_family kc__families[] = {
     {kc__ops_complex, &kc__ops_complex_count},
 };
 
-const kc__op_def* kc__op_def_find(int32_t op) {
+const kc__instr_def* kc__instr_def_find(int32_t op) {
+  if (op == KC__OP_NONE) return NULL;
   for (size_t f = 0; f < KC__ARRAY_SIZE(kc__families); ++f) {
     for (size_t i = 0; i < *kc__families[f].count; ++i) {
       if (kc__families[f].defs[i].op == op) return &kc__families[f].defs[i];
@@ -32,17 +34,17 @@ const kc__op_def* kc__op_def_find(int32_t op) {
   return NULL;
 }
 
-const kc__op_def* kc__op_def_find_name(kc_string_view name) {
+const kc__instr_def* kc__instr_def_find_name(kc_string_view name) {
   for (size_t f = 0; f < KC__ARRAY_SIZE(kc__families); ++f) {
     for (size_t i = 0; i < *kc__families[f].count; ++i) {
-      const kc__op_def* d = &kc__families[f].defs[i];
+      const kc__instr_def* d = &kc__families[f].defs[i];
       if (kc_sv_equal(name, kc_sv(d->name))) return d;
     }
   }
   return NULL;
 }
 
-const kc__op_def* kc__op_def_at(size_t i) {
+const kc__instr_def* kc__instr_def_at(size_t i) {
   for (size_t f = 0; f < KC__ARRAY_SIZE(kc__families); ++f) {
     if (i < *kc__families[f].count) return &kc__families[f].defs[i];
     i -= *kc__families[f].count;

@@ -1,11 +1,40 @@
-/* The instructions added with kc_program_builder_add_instruction: one
- * table of what each takes and how it is checked and run, so that a new
- * instruction is one entry and one file of kernels. Never installed.
+/* The instruction table: one entry (kc__instr_def) per HLO opcode kcall
+ * reads or builds, so that a new instruction is one entry and one file of
+ * kernels. Never installed.
  *
- * Each instruction becomes one step that calls its kernel with the
- * operands' and the result's addresses (for a tuple, its pointer table,
- * as custom calls get them) and the instruction itself, whose shapes and
- * attributes the program keeps for as long as the executable lives. */
+ * The entry gives the HLO name (the parser's lookup and the opcode list of
+ * its messages, in table order; kc__op_name), the kc_opcode, the operand
+ * and called-computation counts, the attributes it reads, its verify
+ * function, its kernel, and its kind, which says who handles it:
+ *   KC__INSTR_KERNEL       the families' entries (ops_*.c): added with
+ *                          kc_program_builder_add_instruction, checked by
+ *                          the counts and attribute names here, then by
+ *                          `verify`; one step calls `kernel`.
+ *   KC__INSTR_ELEMENTWISE  add .. log and convert (ops_builtin.c): added
+ *                          with kc_program_builder_add_op, run by
+ *                          elementwise.c for the entry's elementwise_types.
+ *   the others             parameter, constant, tuple, get-tuple-element,
+ *                          broadcast, custom-call and reshape have their
+ *                          own builder functions and compile steps;
+ *                          fusion, call, copy and bitcast are the parser's.
+ * The parser (parse.c), the builder (builder.c), verification (verify.c),
+ * planning (compile.c) and the CUDA checks (compile_cuda.c) switch on the
+ * kind, never on ranges of opcodes.
+ *
+ * A KC__INSTR_KERNEL instruction becomes one step that calls its kernel
+ * with the operands' and the result's addresses (for a tuple, its pointer
+ * table, as custom calls get them) and the instruction itself, whose
+ * shapes and attributes the program keeps for as long as the executable
+ * lives.
+ *
+ * Adding one (docs/programs.md, "Adding an instruction", says it in full):
+ * a kc_opcode value in include/kcall/program.h; an entry in the family
+ * array of the file that holds its kernels (or a new ops_<family>.c listed
+ * in kc__families, ops.c, and src/CMakeLists.txt) with verify, optional
+ * prepare and a kernel per element type; `device_elementwise` when the
+ * CUDA backend runs it element-wise; the syntax of an attribute name the
+ * parser has not met in kc__attr_syntaxes (parse_attrs_table.c); tests in
+ * tests/test_hlo_ops.c. */
 #ifndef KCALL_PROGRAM_OPS_H_
 #define KCALL_PROGRAM_OPS_H_
 
@@ -13,12 +42,12 @@
 #include "program/program_internal.h"
 
 /* What a kernel gets besides its buffers. */
-typedef struct kc__kernel_ctx {
+typedef struct kc__instr_kernel_ctx {
   const kc_program* program;
   const kc__instr* instr;
   const void* data;      /* what the op's prepare made; NULL without one */
   kc_thread_pool* pool;  /* the executable's; NULL: run on the caller */
-} kc__kernel_ctx;
+} kc__instr_kernel_ctx;
 
 /* What prepare may use: the executable's arena (which lives as long as the
  * executable), its compile options, and `own` to have something deleted
@@ -34,12 +63,54 @@ typedef struct kc__prepare_ctx {
  * destroyed; on failure (out of memory) deletes it now. */
 kc_status* kc__prepare_own(const kc__prepare_ctx* ctx, void* thing, void (*deleter)(void*));
 
-typedef kc_status* (*kc__kernel_fn)(const kc__kernel_ctx* ctx, void* out,
+typedef kc_status* (*kc__instr_kernel_fn)(const kc__instr_kernel_ctx* ctx, void* out,
                                     const void* const* ins);
 
-typedef struct kc__op_def {
-  int32_t op;       /* kc_opcode */
+/* Who handles an instruction: which path the parser, builder and compiler
+ * take for it. */
+typedef enum kc__instr_kind {
+  /* Verified by its entry and run by its entry's kernel as one step; added
+   * with kc_program_builder_add_instruction. The default (0), so a family's
+   * entries need not say it. */
+  KC__INSTR_KERNEL = 0,
+  /* Arithmetic, exponential, log and convert: added with
+   * kc_program_builder_add_op, verified by kc__verify_elementwise and run
+   * by kc__elementwise_run (elementwise.c) as one step. */
+  KC__INSTR_ELEMENTWISE,
+  /* Added with kc_program_builder_add_op; the result is its operand's
+   * buffer (row-major bytes do not move). */
+  KC__INSTR_RESHAPE,
+  /* Each with its own builder function and its own step or buffers. */
+  KC__INSTR_PARAMETER,
+  KC__INSTR_CONSTANT,
+  KC__INSTR_TUPLE,
+  KC__INSTR_GET_TUPLE_ELEMENT,
+  KC__INSTR_BROADCAST,
+  KC__INSTR_CUSTOM_CALL,
+  /* The parser's alone: never an instruction of a program. */
+  KC__INSTR_CALL,   /* fusion and call: the called computation, inlined */
+  KC__INSTR_COPY,   /* its operand's value: layouts are all row-major */
+  KC__INSTR_BITCAST /* a reshape, through the physical order where layouts differ */
+} kc__instr_kind;
+
+/* kc__instr_def.elementwise_types: integers (not pred); f16, bf16, f32 and
+ * f64; c64 and c128; or convert: from any of them to any but complex to
+ * real. */
+enum {
+  KC__ELEMENTWISE_INT = 1,
+  KC__ELEMENTWISE_FLOAT = 2,
+  KC__ELEMENTWISE_COMPLEX = 4,
+  KC__ELEMENTWISE_NUMBERS = 7, /* all three */
+  KC__ELEMENTWISE_ORDERED = 3, /* not complex */
+  KC__ELEMENTWISE_INEXACT = 6, /* not integers */
+  KC__ELEMENTWISE_CONVERT = 8
+};
+
+typedef struct kc__instr_def {
+  int32_t op;       /* kc_opcode, KC__OP_* or, for the parser's alone, KC__OP_NONE */
   const char* name; /* HLO's opcode */
+  kc__instr_kind kind;
+  bool unlisted; /* a second spelling of the entry before: left out of lists */
   int32_t min_operands, max_operands; /* max -1: any number */
   int32_t num_computations;           /* -1: one or more */
   /* The attributes it reads, NULL-terminated; any other given to the
@@ -50,23 +121,34 @@ typedef struct kc__op_def {
    * branch_computations, gives several); NULL-terminated, NULL for none. */
   const char* const* computation_attrs;
   /* Checks operand shapes, attributes, called programs and the result
-   * shape; the operand count and attribute names are checked before. */
+   * shape; for KC__INSTR_KERNEL the operand count and attribute names are
+   * checked before. NULL: nothing to check (the builder made the shapes
+   * consistent). */
   kc_status* (*verify)(const kc_program* p, const kc__instr* in);
   /* Optional: what the kernel needs precomputed (see kc__prepare_ctx). */
   kc_status* (*prepare)(const kc_program* p, const kc__instr* in,
                         const kc__prepare_ctx* ctx, const void** out_data);
-  kc__kernel_fn kernel;
-} kc__op_def;
+  kc__instr_kernel_fn kernel;
+  /* KC__INSTR_ELEMENTWISE: the element types elementwise.c runs it for,
+   * operands and result alike (KC__ELEMENTWISE_INT | _FLOAT | _COMPLEX),
+   * or KC__ELEMENTWISE_CONVERT. */
+  uint32_t elementwise_types;
+  /* The CUDA backend runs it as an element-wise kernel of min_operands
+   * operands of the result's dims (compile_cuda.c); false: not on CUDA,
+   * unless its kind or kc__verify_device says otherwise. */
+  bool device_elementwise;
+} kc__instr_def;
 
-/* The definition of `op`, or NULL when it is not one of the table's. */
-const kc__op_def* kc__op_def_find(int32_t op);
+/* The definition of `op` (the first entry of that op, not a second
+ * spelling), or NULL when it is not one of the table's. */
+const kc__instr_def* kc__instr_def_find(int32_t op);
 
 /* The definition whose HLO opcode is `name`, or NULL. */
-const kc__op_def* kc__op_def_find_name(kc_string_view name);
+const kc__instr_def* kc__instr_def_find_name(kc_string_view name);
 
 /* The i-th definition of the table (in no particular order), or NULL past
  * the end: for listing them. */
-const kc__op_def* kc__op_def_at(size_t i);
+const kc__instr_def* kc__instr_def_at(size_t i);
 
 /* ---- helpers for verify functions ----------------------------------------- */
 
@@ -150,22 +232,33 @@ void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize);
 /* Row-major strides of array shape `s`, in elements, into out[0..rank). */
 void kc__op_strides(const kc_shape* s, int64_t* out);
 
+/* ---- verify functions of the built-in entries (verify.c) ------------------ */
+
+/* Element-wise arithmetic, convert and reshape: operand and result shapes,
+ * and the element types elementwise.c runs. */
+kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in);
+
+/* Broadcast: its dimensions map each operand dim onto an equal result dim. */
+kc_status* kc__verify_broadcast(const kc_program* p, const kc__instr* in);
+
 /* ---- the families ----------------------------------------------------------- */
 
 /* Each file of kernels lists its definitions. */
-extern const kc__op_def kc__ops_select[];   /* ops_select.c: compare, select, clamp, iota */
+extern const kc__instr_def kc__ops_builtin[];  /* ops_builtin.c: parameter, add, ..., bitcast */
+extern const size_t kc__ops_builtin_count;
+extern const kc__instr_def kc__ops_select[];   /* ops_select.c: compare, select, clamp, iota */
 extern const size_t kc__ops_select_count;
-extern const kc__op_def kc__ops_control[];  /* ops_control.c: while, conditional */
+extern const kc__instr_def kc__ops_control[];  /* ops_control.c: while, conditional */
 extern const size_t kc__ops_control_count;
-extern const kc__op_def kc__ops_reduce[];   /* ops_reduce.c: reduce */
+extern const kc__instr_def kc__ops_reduce[];   /* ops_reduce.c: reduce */
 extern const size_t kc__ops_reduce_count;
-extern const kc__op_def kc__ops_math[];     /* ops_math.c: tanh, sqrt, power, and, ... */
+extern const kc__instr_def kc__ops_math[];     /* ops_math.c: tanh, sqrt, power, and, ... */
 extern const size_t kc__ops_math_count;
-extern const kc__op_def kc__ops_shape[];    /* ops_shape.c: transpose, slice, pad, ... */
+extern const kc__instr_def kc__ops_shape[];    /* ops_shape.c: transpose, slice, pad, ... */
 extern const size_t kc__ops_shape_count;
-extern const kc__op_def kc__ops_dot[];      /* ops_dot.c: dot */
+extern const kc__instr_def kc__ops_dot[];      /* ops_dot.c: dot */
 extern const size_t kc__ops_dot_count;
-extern const kc__op_def kc__ops_complex[];  /* ops_complex.c: complex, real, imag */
+extern const kc__instr_def kc__ops_complex[];  /* ops_complex.c: complex, real, imag */
 extern const size_t kc__ops_complex_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

@@ -45,7 +45,7 @@ static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__p
        kc__shape_same_dims(x, r);
   plan->part = tr.bits / 8;
   if (!ok) {
-    const kc__op_def* def = kc__op_def_find(in->op);
+    const kc__instr_def* def = in->def;
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
                       "%s: expected a c64, c128, f32 or f64 operand and a result of its part "
                       "type (f32 for c64) and dims, got %s giving %s",
@@ -69,7 +69,7 @@ static kc_status* kc__parts_prepare(const kc_program* p, const kc__instr* in,
   return NULL;
 }
 
-static kc_status* kc__parts_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__parts_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                    const void* const* ins) {
   const kc__parts_plan* plan = ctx->data;
   size_t w = plan->part;
@@ -105,12 +105,16 @@ static kc_status* kc__parts_kernel(const kc__kernel_ctx* ctx, void* out,
 
 static const char* const kc__no_attrs[] = {NULL};
 
-const kc__op_def kc__ops_complex[] = {
-    {KC_OP_COMPLEX, "complex", 2, 2, 0, kc__no_attrs, NULL, kc__parts_verify,
-     kc__parts_prepare, kc__parts_kernel},
-    {KC_OP_REAL, "real", 1, 1, 0, kc__no_attrs, NULL, kc__parts_verify, kc__parts_prepare,
-     kc__parts_kernel},
-    {KC_OP_IMAG, "imag", 1, 1, 0, kc__no_attrs, NULL, kc__parts_verify, kc__parts_prepare,
-     kc__parts_kernel},
+const kc__instr_def kc__ops_complex[] = {
+    {.op = KC_OP_COMPLEX, .name = "complex", .min_operands = 2, .max_operands = 2,
+     .num_computations = 0, .attrs = kc__no_attrs, .computation_attrs = NULL,
+     .verify = kc__parts_verify, .prepare = kc__parts_prepare, .kernel = kc__parts_kernel,
+     .device_elementwise = true},
+    {.op = KC_OP_REAL, .name = "real", .min_operands = 1, .max_operands = 1, .num_computations = 0,
+     .attrs = kc__no_attrs, .computation_attrs = NULL, .verify = kc__parts_verify,
+     .prepare = kc__parts_prepare, .kernel = kc__parts_kernel, .device_elementwise = true},
+    {.op = KC_OP_IMAG, .name = "imag", .min_operands = 1, .max_operands = 1, .num_computations = 0,
+     .attrs = kc__no_attrs, .computation_attrs = NULL, .verify = kc__parts_verify,
+     .prepare = kc__parts_prepare, .kernel = kc__parts_kernel, .device_elementwise = true},
 };
 const size_t kc__ops_complex_count = KC__ARRAY_SIZE(kc__ops_complex);

@@ -165,7 +165,7 @@ static kc_status* kc__while_verify(const kc_program* p, const kc__instr* in) {
   return st;
 }
 
-static kc_status* kc__while_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__while_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                    const void* const* ins) {
   const kc__control_plan* plan = ctx->data;
   size_t n = plan->num_leaves;
@@ -237,7 +237,7 @@ static kc_status* kc__conditional_verify(const kc_program* p, const kc__instr* i
   return NULL;
 }
 
-static kc_status* kc__conditional_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__conditional_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                          const void* const* ins) {
   const kc__control_plan* plan = ctx->data;
   const kc_program* p = ctx->program;
@@ -280,11 +280,13 @@ static const char* const kc__while_computations[] = {"condition", "body", NULL};
 static const char* const kc__conditional_computations[] = {
     "true_computation", "false_computation", "branch_computations", NULL};
 
-const kc__op_def kc__ops_control[] = {
-    {KC_OP_WHILE, "while", 1, 1, 2, kc__no_attrs, kc__while_computations, kc__while_verify,
-     kc__control_prepare, kc__while_kernel},
-    {KC_OP_CONDITIONAL, "conditional", 2, -1, -1, kc__no_attrs,
-     kc__conditional_computations, kc__conditional_verify, kc__control_prepare,
-     kc__conditional_kernel},
+const kc__instr_def kc__ops_control[] = {
+    {.op = KC_OP_WHILE, .name = "while", .min_operands = 1, .max_operands = 1,
+     .num_computations = 2, .attrs = kc__no_attrs, .computation_attrs = kc__while_computations,
+     .verify = kc__while_verify, .prepare = kc__control_prepare, .kernel = kc__while_kernel},
+    {.op = KC_OP_CONDITIONAL, .name = "conditional", .min_operands = 2, .max_operands = -1,
+     .num_computations = -1, .attrs = kc__no_attrs,
+     .computation_attrs = kc__conditional_computations, .verify = kc__conditional_verify,
+     .prepare = kc__control_prepare, .kernel = kc__conditional_kernel},
 };
 const size_t kc__ops_control_count = KC__ARRAY_SIZE(kc__ops_control);

@@ -237,7 +237,8 @@ KC__DOT_LOOP(uint32_t, uint64_t)
 KC__DOT_LOOP(uint64_t, uint64_t)
 #undef KC__DOT_LOOP
 
-static kc_status* kc__dot_kernel(const kc__kernel_ctx* ctx, void* out, const void* const* ins) {
+static kc_status* kc__dot_kernel(const kc__instr_kernel_ctx* ctx, void* out,
+                                 const void* const* ins) {
   const kc__dot_plan* plan = ctx->data;
   size_t es = plan->esize;
   const char* a = ins[0];
@@ -285,8 +286,9 @@ static const char* const kc__dot_attrs[] = {"lhs_batch_dims", "rhs_batch_dims",
                                             "lhs_contracting_dims", "rhs_contracting_dims",
                                             NULL};
 
-const kc__op_def kc__ops_dot[] = {
-    {KC_OP_DOT, "dot", 2, 2, 0, kc__dot_attrs, NULL, kc__dot_verify, kc__dot_prepare,
-     kc__dot_kernel},
+const kc__instr_def kc__ops_dot[] = {
+    {.op = KC_OP_DOT, .name = "dot", .min_operands = 2, .max_operands = 2, .num_computations = 0,
+     .attrs = kc__dot_attrs, .computation_attrs = NULL, .verify = kc__dot_verify,
+     .prepare = kc__dot_prepare, .kernel = kc__dot_kernel},
 };
 const size_t kc__ops_dot_count = KC__ARRAY_SIZE(kc__ops_dot);

@@ -9,6 +9,7 @@
 
 typedef struct kc__math_plan {
   int32_t op;
+  bool binary; /* two operands (its entry's count) */
   int type; /* KC__M_* */
   int64_t count;
 } kc__math_plan;
@@ -55,8 +56,6 @@ static int kc__math_domain(int32_t op) {
   }
 }
 
-static bool kc__is_binary(int32_t op) { return op >= KC_OP_POWER && op < KC_OP_COMPLEX; }
-
 static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__math_plan* plan) {
   const kc_shape* r = in->shape;
   KC__TRY(kc__op_expect_array(in, r, "the result"));
@@ -78,6 +77,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
     return kc__op_bad(in, KC_INVALID_ARGUMENT, "is-finite: expected a pred result");
   }
   plan->op = in->op;
+  plan->binary = in->def->min_operands == 2;
   plan->type = kc__math_type(t);
   plan->count = kc__shape_elements(r);
   int domain = kc__math_domain(in->op);
@@ -87,7 +87,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
                                                                 : KC__ON_INT;
   if (!(domain & have)) {
     char buf[32];
-    const kc__op_def* def = kc__op_def_find(in->op);
+    const kc__instr_def* def = in->def;
     return kc__op_bad(in, KC_UNIMPLEMENTED, "%s: element type %s is not supported (%s)",
                       def->name, kc__op_dtype_text(t, buf, sizeof buf),
                       domain == KC__ON_FLOAT               ? "f32 and f64"
@@ -242,7 +242,7 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
   size_t es = d->esize;
   bool is_signed = plan->type == KC__M_SINT;
   unsigned bits = (unsigned)(es * 8);
-  bool binary = kc__is_binary(plan->op);
+  bool binary = plan->binary;
   /* An arithmetic right shift reads the bits as the signed type of the
    * same width, whatever the element type (XLA's rule). */
   bool signed_a = is_signed || plan->op == KC_OP_SHIFT_RIGHT_ARITHMETIC;
@@ -258,11 +258,11 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
   }
 }
 
-static kc_status* kc__math_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   const kc__math_data* d = ctx->data;
   const kc__math_plan* plan = &d->plan;
-  bool binary = kc__is_binary(plan->op);
+  bool binary = plan->binary;
   if (plan->type == KC__M_F32) {
     if (binary) {
       kc__binary_f32(plan->op, ins[0], ins[1], out, plan->count);
@@ -283,12 +283,15 @@ static kc_status* kc__math_kernel(const kc__kernel_ctx* ctx, void* out,
 
 static const char* const kc__no_attrs[] = {NULL};
 
-#define KC__UNARY(op, name) \
-  {op, name, 1, 1, 0, kc__no_attrs, NULL, kc__math_verify, kc__math_prepare, kc__math_kernel}
-#define KC__BINARY(op, name) \
-  {op, name, 2, 2, 0, kc__no_attrs, NULL, kc__math_verify, kc__math_prepare, kc__math_kernel}
+/* `n` operands; the CUDA backend has each as an element-wise kernel. */
+#define KC__MATH(OP, NAME, N)                                                                \
+  {.op = (OP), .name = (NAME), .min_operands = (N), .max_operands = (N),                    \
+   .attrs = kc__no_attrs, .verify = kc__math_verify, .prepare = kc__math_prepare,           \
+   .kernel = kc__math_kernel, .device_elementwise = true}
+#define KC__UNARY(op, name) KC__MATH(op, name, 1)
+#define KC__BINARY(op, name) KC__MATH(op, name, 2)
 
-const kc__op_def kc__ops_math[] = {
+const kc__instr_def kc__ops_math[] = {
     KC__UNARY(KC_OP_ABS, "abs"),
     KC__UNARY(KC_OP_SIGN, "sign"),
     KC__UNARY(KC_OP_SQRT, "sqrt"),

@@ -300,7 +300,7 @@ static kc_status* kc__reduce_general(const kc__reduce_plan* plan, void* out,
   return st ? kc_status_add_context(st, "in the reducer") : NULL;
 }
 
-static kc_status* kc__reduce_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__reduce_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                     const void* const* ins) {
   const kc__reduce_plan* plan = ctx->data;
   if (plan->op == 0) return kc__reduce_general(plan, out, ins);
@@ -495,7 +495,7 @@ static void kc__combine(const kc__window_plan* plan, void* acc, const void* x) {
 /* Every output element: the reduction, in window order, of the elements
  * under its window (padding and holes between dilated elements count as
  * the initial value, as in XLA). */
-static kc_status* kc__window_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__window_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                     const void* const* ins) {
   const kc__window_plan* plan = ctx->data;
   int32_t rank = plan->rank;
@@ -566,10 +566,12 @@ static const char* const kc__window_attrs[] = {"window_dimensions", "window_stri
                                                "window_dilations", NULL};
 static const char* const kc__reduce_computations[] = {"to_apply", NULL};
 
-const kc__op_def kc__ops_reduce[] = {
-    {KC_OP_REDUCE, "reduce", 2, -1, 1, kc__reduce_attrs, kc__reduce_computations,
-     kc__reduce_verify, kc__reduce_prepare, kc__reduce_kernel},
-    {KC_OP_REDUCE_WINDOW, "reduce-window", 2, -1, 1, kc__window_attrs,
-     kc__reduce_computations, kc__window_verify, kc__window_prepare, kc__window_kernel},
+const kc__instr_def kc__ops_reduce[] = {
+    {.op = KC_OP_REDUCE, .name = "reduce", .min_operands = 2, .max_operands = -1,
+     .num_computations = 1, .attrs = kc__reduce_attrs, .computation_attrs = kc__reduce_computations,
+     .verify = kc__reduce_verify, .prepare = kc__reduce_prepare, .kernel = kc__reduce_kernel},
+    {.op = KC_OP_REDUCE_WINDOW, .name = "reduce-window", .min_operands = 2, .max_operands = -1,
+     .num_computations = 1, .attrs = kc__window_attrs, .computation_attrs = kc__reduce_computations,
+     .verify = kc__window_verify, .prepare = kc__window_prepare, .kernel = kc__window_kernel},
 };
 const size_t kc__ops_reduce_count = KC__ARRAY_SIZE(kc__ops_reduce);

@@ -130,7 +130,7 @@ static int32_t kc__total_key_f32(float v) {
 KC__OP_NUM_TYPES(KC__CMP_FN)
 #undef KC__CMP_FN
 
-static kc_status* kc__compare_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__compare_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                      const void* const* ins) {
   const kc__compare_plan* plan = ctx->data;
   int dir = plan->direction;
@@ -231,7 +231,7 @@ static kc_status* kc__select_prepare(const kc_program* p, const kc__instr* in,
 }
 
 /* Any element type, by size: select moves elements. */
-static kc_status* kc__select_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                     const void* const* ins) {
   const kc__select_plan* plan = ctx->data;
   const uint8_t* pred = ins[0];
@@ -281,7 +281,7 @@ static kc_status* kc__select_kernel(const kc__kernel_ctx* ctx, void* out,
 KC__OP_NUM_TYPES(KC__CLAMP_FN)
 #undef KC__CLAMP_FN
 
-static kc_status* kc__clamp_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__clamp_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                    const void* const* ins) {
   const kc__select_plan* plan = ctx->data;
   switch (plan->type) {
@@ -344,7 +344,7 @@ static kc_status* kc__iota_prepare(const kc_program* p, const kc__instr* in,
   return NULL;
 }
 
-static kc_status* kc__iota_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__iota_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   KC__UNUSED(ins);
   const kc__iota_plan* plan = ctx->data;
@@ -373,14 +373,21 @@ static const char* const kc__compare_attrs[] = {"direction", "type", NULL};
 static const char* const kc__iota_attrs[] = {"iota_dimension", NULL};
 static const char* const kc__no_attrs[] = {NULL};
 
-const kc__op_def kc__ops_select[] = {
-    {KC_OP_COMPARE, "compare", 2, 2, 0, kc__compare_attrs, NULL, kc__compare_verify,
-     kc__compare_prepare, kc__compare_kernel},
-    {KC_OP_SELECT, "select", 3, 3, 0, kc__no_attrs, NULL, kc__select_verify, kc__select_prepare,
-     kc__select_kernel},
-    {KC_OP_CLAMP, "clamp", 3, 3, 0, kc__no_attrs, NULL, kc__select_verify, kc__select_prepare,
-     kc__clamp_kernel},
-    {KC_OP_IOTA, "iota", 0, 0, 0, kc__iota_attrs, NULL, kc__iota_verify, kc__iota_prepare,
-     kc__iota_kernel},
+const kc__instr_def kc__ops_select[] = {
+    {.op = KC_OP_COMPARE, .name = "compare", .min_operands = 2, .max_operands = 2,
+     .num_computations = 0, .attrs = kc__compare_attrs, .computation_attrs = NULL,
+     .verify = kc__compare_verify, .prepare = kc__compare_prepare, .kernel = kc__compare_kernel,
+     .device_elementwise = true},
+    {.op = KC_OP_SELECT, .name = "select", .min_operands = 3, .max_operands = 3,
+     .num_computations = 0, .attrs = kc__no_attrs, .computation_attrs = NULL,
+     .verify = kc__select_verify, .prepare = kc__select_prepare, .kernel = kc__select_kernel,
+     .device_elementwise = true},
+    {.op = KC_OP_CLAMP, .name = "clamp", .min_operands = 3, .max_operands = 3,
+     .num_computations = 0, .attrs = kc__no_attrs, .computation_attrs = NULL,
+     .verify = kc__select_verify, .prepare = kc__select_prepare, .kernel = kc__clamp_kernel,
+     .device_elementwise = true},
+    {.op = KC_OP_IOTA, .name = "iota", .min_operands = 0, .max_operands = 0, .num_computations = 0,
+     .attrs = kc__iota_attrs, .computation_attrs = NULL, .verify = kc__iota_verify,
+     .prepare = kc__iota_prepare, .kernel = kc__iota_kernel},
 };
 const size_t kc__ops_select_count = KC__ARRAY_SIZE(kc__ops_select);

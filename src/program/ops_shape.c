@@ -401,7 +401,7 @@ static int64_t kc__load_index(const void* p, DLDataType t) {
   }
 }
 
-static kc_status* kc__move_kernel(const kc__kernel_ctx* ctx, void* out,
+static kc_status* kc__move_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   const kc__move_plan* plan = ctx->data;
   switch (ctx->instr->op) {
@@ -452,10 +452,11 @@ static const char* const kc__pad_attrs[] = {"edge_padding_low", "edge_padding_hi
 static const char* const kc__dynamic_slice_attrs[] = {"dynamic_slice_sizes", NULL};
 static const char* const kc__no_attrs[] = {NULL};
 
-#define KC__MOVE(op, name, min, max, attrs) \
-  {op, name, min, max, 0, attrs, NULL, kc__move_verify, kc__move_prepare, kc__move_kernel}
+#define KC__MOVE(OP, NAME, MIN, MAX, ATTRS)                                              \
+  {.op = (OP), .name = (NAME), .min_operands = (MIN), .max_operands = (MAX), .attrs = (ATTRS), \
+   .verify = kc__move_verify, .prepare = kc__move_prepare, .kernel = kc__move_kernel}
 
-const kc__op_def kc__ops_shape[] = {
+const kc__instr_def kc__ops_shape[] = {
     KC__MOVE(KC_OP_TRANSPOSE, "transpose", 1, 1, kc__transpose_attrs),
     KC__MOVE(KC_OP_SLICE, "slice", 1, 1, kc__slice_attrs),
     KC__MOVE(KC_OP_REVERSE, "reverse", 1, 1, kc__transpose_attrs),

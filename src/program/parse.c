@@ -215,29 +215,29 @@ static kc_status* kc__build_instruction(kc__hlo_parser* p, kc__hlo_instr* ins,
   KC__TRY(kc__scoped_name(p, &name));
   const int32_t* ids = kc__operand_ids(p);
   switch (ins->op->kind) {
-    case KC__HLO_PARAMETER:
+    case KC__INSTR_PARAMETER:
       return kc_program_builder_add_parameter(b, number, ins->shape, name, out_id);
-    case KC__HLO_CONSTANT:
+    case KC__INSTR_CONSTANT:
       return kc_program_builder_add_constant(b, ins->shape, literal, literal_size,
                                              name, out_id);
-    case KC__HLO_TUPLE:
+    case KC__INSTR_TUPLE:
       return kc_program_builder_add_tuple(b, ids, kc__num_operands(p), name, out_id);
-    case KC__HLO_GET_TUPLE_ELEMENT:
+    case KC__INSTR_GET_TUPLE_ELEMENT:
       return kc_program_builder_add_get_tuple_element(b, ids[0], ins->index, name,
                                                       out_id);
-    case KC__HLO_BROADCAST:
+    case KC__INSTR_BROADCAST:
       return kc_program_builder_add_broadcast(b, ins->shape, ids[0], ins->dims,
                                               ins->num_dims, name, out_id);
-    case KC__HLO_CUSTOM_CALL:
+    case KC__INSTR_CUSTOM_CALL:
       return kc__build_custom_call(p, ins, desc, name, out_id);
-    case KC__HLO_BITCAST:
+    case KC__INSTR_BITCAST:
       return kc__build_bitcast(p, ins, name, out_id);
-    case KC__HLO_TABLE: {
+    case KC__INSTR_KERNEL: {
       kc_attr_dict attrs = {.count = ins->attrs.size / sizeof(kc_attr),
                             .entries = (const kc_attr*)(const void*)ins->attrs.data};
       kc_instruction_desc d = {
           .struct_size = sizeof d,
-          .op = ins->def->op,
+          .op = ins->op->op,
           .result_shape = ins->shape,
           .operands = ids,
           .num_operands = kc__num_operands(p),
@@ -248,7 +248,7 @@ static kc_status* kc__build_instruction(kc__hlo_parser* p, kc__hlo_instr* ins,
       size_t count = ins->callees.size / sizeof *callees, n = 0;
       kc_program** called = kc__arena_alloc(&p->tmp, (count + 1) * sizeof *called);
       if (!called) return kc__parse_oom();
-      for (const char* const* a = ins->def->computation_attrs; a && *a; ++a) {
+      for (const char* const* a = ins->op->computation_attrs; a && *a; ++a) {
         for (size_t k = 0; k < count; ++k) {
           if (kc_sv_equal(callees[k].attr, kc_sv(*a))) called[n++] = callees[k].program;
         }
@@ -257,10 +257,16 @@ static kc_status* kc__build_instruction(kc__hlo_parser* p, kc__hlo_instr* ins,
       d.num_computations = n;
       return kc_program_builder_add_instruction(b, &d, name, out_id);
     }
-    default:
-      return kc_program_builder_add_op(b, ins->op->op, ins->shape, ids,
+    case KC__INSTR_ELEMENTWISE:
+    case KC__INSTR_RESHAPE:
+      return kc_program_builder_add_op(b, (kc_opcode)ins->op->op, ins->shape, ids,
                                        kc__num_operands(p), name, out_id);
+    case KC__INSTR_CALL:
+    case KC__INSTR_COPY:
+      break; /* bound to another's value before */
   }
+  return kc_status_create(KC_INTERNAL, "%s %s: not an instruction to build", ins->op->name,
+                          KC__Q(ins->name_tok.text));
 }
 
 /* The element of its operand that a get-tuple-element names. */
@@ -317,51 +323,49 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
   kc_attr_dict attrs;
   p->operands.size = 0;
   p->operand_values.size = 0;
-  kc__hlo_kind kind = ins->op->kind;
+  kc__instr_kind kind = ins->op->kind;
   /* What the parentheses hold: a parameter's number, a constant's
    * literal, or operands. */
-  if (kind == KC__HLO_PARAMETER) {
+  if (kind == KC__INSTR_PARAMETER) {
     KC__TRY(kc__lex_expect(lx, '('));
     KC__TRY(kc__lex_int(lx, "a parameter number", 0, INT64_MAX, &number));
     KC__TRY(kc__lex_expect(lx, ')'));
-  } else if (kind == KC__HLO_CONSTANT) {
+  } else if (kind == KC__INSTR_CONSTANT) {
     KC__TRY(kc__parse_constant(p, ins, &literal, &literal_size));
   } else {
     KC__TRY(kc__parse_operands(p));
   }
   KC__TRY(kc__parse_attrs(p, ins));
   /* Instructions that add nothing: their value is another's. */
-  if (kind == KC__HLO_PARAMETER && p->inlined) return kc__bind_parameter(p, ins, number, out_id);
-  if (kind == KC__HLO_CALL) return kc__inline_call(p, ins, out_id);
-  if (kind == KC__HLO_COPY) return kc__bind_copy(p, ins, out_id);
-  if (kind == KC__HLO_CUSTOM_CALL && kc__is_sharding_annotation(ins)) {
+  if (kind == KC__INSTR_PARAMETER && p->inlined) return kc__bind_parameter(p, ins, number, out_id);
+  if (kind == KC__INSTR_CALL) return kc__inline_call(p, ins, out_id);
+  if (kind == KC__INSTR_COPY) return kc__bind_copy(p, ins, out_id);
+  if (kind == KC__INSTR_CUSTOM_CALL && kc__is_sharding_annotation(ins)) {
     return kc__bind_copy(p, ins, out_id);
   }
   /* What the builder cannot check from the text it is given. */
   kc_status* st = NULL;
   switch (kind) {
-    case KC__HLO_TUPLE:
+    case KC__INSTR_TUPLE:
       st = kc__check_tuple(p, ins);
       break;
-    case KC__HLO_GET_TUPLE_ELEMENT:
+    case KC__INSTR_GET_TUPLE_ELEMENT:
       st = kc__expect_operand_count(p, ins, 1);
       if (!st && !(ins->seen & KC__SEEN_INDEX)) st = kc__missing_attr(p, ins, "index=N");
       if (!st) st = kc__check_get_tuple_element(p, ins);
       break;
-    case KC__HLO_BROADCAST:
+    case KC__INSTR_BROADCAST:
       st = kc__expect_operand_count(p, ins, 1);
       if (!st && !(ins->seen & KC__SEEN_DIMENSIONS)) {
         st = kc__missing_attr(p, ins, "dimensions={...}");
       }
       break;
-    case KC__HLO_BINARY:
-      st = kc__expect_operand_count(p, ins, 2);
+    case KC__INSTR_ELEMENTWISE:
+    case KC__INSTR_RESHAPE:
+    case KC__INSTR_BITCAST:
+      st = kc__expect_operand_count(p, ins, (size_t)ins->op->min_operands);
       break;
-    case KC__HLO_UNARY:
-    case KC__HLO_BITCAST:
-      st = kc__expect_operand_count(p, ins, 1);
-      break;
-    case KC__HLO_CUSTOM_CALL:
+    case KC__INSTR_CUSTOM_CALL:
       st = kc__prepare_custom_call(p, ins, &desc, &attrs);
       break;
     default:
@@ -441,7 +445,7 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
   if (ins->opcode_tok.kind != KC__TOK_IDENT) {
     return kc__lex_expected(lx, &ins->opcode_tok, "an opcode");
   }
-  ins->op = kc__hlo_opcode_find(ins->opcode_tok.text, &ins->table_op, &ins->def);
+  ins->op = kc__hlo_opcode_find(ins->opcode_tok.text);
   if (!ins->op) {
     char supported[1024];
     kc__hlo_opcode_list(supported, sizeof supported);

@@ -1,6 +1,6 @@
 /* The ", key=value" attributes of an HLO instruction: those of the
  * instructions the parser builds itself (get-tuple-element, broadcast,
- * fusion and call, custom-call); those of op-table instructions go to
+ * fusion and call, custom-call); those of kernel instructions go to
  * parse_attrs_table.c; any other is skipped and counted, or refused when
  * it changes what the instruction computes. */
 #include <stdio.h>
@@ -217,18 +217,18 @@ static kc_status* kc__parse_custom_call_attr(kc__hlo_parser* p, kc__hlo_instr* i
 static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
                                        const kc__token* key, bool* out_handled) {
   kc__lexer* lx = &p->lx;
-  kc__hlo_kind kind = ins->op->kind;
+  kc__instr_kind kind = ins->op->kind;
   kc_string_view k = key->text;
   *out_handled = true;
-  if (kind == KC__HLO_GET_TUPLE_ELEMENT && kc_sv_equal(k, KC_SV_LIT("index"))) {
+  if (kind == KC__INSTR_GET_TUPLE_ELEMENT && kc_sv_equal(k, KC_SV_LIT("index"))) {
     KC__TRY(kc__attr_once(p, ins, key, KC__SEEN_INDEX));
     return kc__lex_int(lx, "a tuple index", 0, INT64_MAX, &ins->index);
   }
-  if (kind == KC__HLO_BROADCAST && kc_sv_equal(k, KC_SV_LIT("dimensions"))) {
+  if (kind == KC__INSTR_BROADCAST && kc_sv_equal(k, KC_SV_LIT("dimensions"))) {
     KC__TRY(kc__attr_once(p, ins, key, KC__SEEN_DIMENSIONS));
     return kc__parse_int_list(p, "the dimensions", &ins->dims, &ins->num_dims);
   }
-  if (kind == KC__HLO_CALL &&
+  if (kind == KC__INSTR_CALL &&
       kc_sv_equal(k, kc_sv(kc__hlo_callee_attr(ins->op)))) {
     KC__TRY(kc__attr_once(p, ins, key, KC__SEEN_CALLEE));
     if (lx->tok.kind != KC__TOK_NAME && lx->tok.kind != KC__TOK_IDENT) {
@@ -238,8 +238,8 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
     kc__lex_next(lx);
     return NULL;
   }
-  if (kind == KC__HLO_TABLE) return kc__parse_table_attr(p, ins, key, out_handled);
-  if (kind == KC__HLO_CUSTOM_CALL) return kc__parse_custom_call_attr(p, ins, key, out_handled);
+  if (kind == KC__INSTR_KERNEL) return kc__parse_table_attr(p, ins, key, out_handled);
+  if (kind == KC__INSTR_CUSTOM_CALL) return kc__parse_custom_call_attr(p, ins, key, out_handled);
   *out_handled = false;
   return NULL;
 }

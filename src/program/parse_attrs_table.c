@@ -1,11 +1,11 @@
-/* The attributes of op-table instructions (program/ops.h) in the syntax
+/* The attributes of kernel instructions (program/ops.h) in the syntax
  * HLO writes them: integer lists, words, slices, paddings, windows and
  * called computations, turned into the kc_attr entries the table reads. */
 #include <stdio.h>
 
 #include "program/parse_internal.h"
 
-/* How the attributes of op-table instructions are written. */
+/* How the attributes of kernel instructions are written. */
 typedef enum kc__attr_syntax {
   KC__SYNTAX_INTS, /* {1, 2}: an I64 array */
   KC__SYNTAX_INT,  /* 3 */
@@ -15,7 +15,7 @@ typedef enum kc__attr_syntax {
   KC__SYNTAX_WINDOW   /* {size=2x2 stride=1x1 pad=0_1x0_1 lhs_dilate=.. rhs_dilate=..} */
 } kc__attr_syntax;
 
-/* The computations an attribute of kc__op_def.computation_attrs names:
+/* The computations an attribute of kc__instr_def.computation_attrs names:
  * %c, or {%a, %b} for a list. */
 static kc_status* kc__parse_callees(kc__hlo_parser* p, kc__hlo_instr* ins,
                                     const kc__token* key) {
@@ -235,7 +235,7 @@ static kc_status* kc__add_ints_attr(kc__hlo_parser* p, kc__hlo_instr* ins, const
   return kc__add_table_attr(p, ins, &a);
 }
 
-/* An attribute of an op-table instruction: those its entry reads, in the
+/* An attribute of a kernel instruction: those its entry reads, in the
  * syntax HLO writes them; the others are left to be skipped. */
 kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
                                 const kc__token* key, bool* out_handled) {
@@ -248,10 +248,10 @@ kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
                       : kc_sv_equal(key->text, KC_SV_LIT("padding")) ? kc__padding_names[0]
                       : kc_sv_equal(key->text, KC_SV_LIT("window"))  ? "window_dimensions"
                                                                      : NULL;
-  for (const char* const* a = ins->def->attrs; *a && !reads; ++a) {
+  for (const char* const* a = ins->op->attrs; *a && !reads; ++a) {
     reads = given ? strcmp(given, *a) == 0 : kc_sv_equal(key->text, kc_sv(*a));
   }
-  for (const char* const* a = ins->def->computation_attrs; a && *a && !reads; ++a) {
+  for (const char* const* a = ins->op->computation_attrs; a && *a && !reads; ++a) {
     if (kc_sv_equal(key->text, kc_sv(*a))) {
       *out_handled = true;
       return kc__parse_callees(p, ins, key);

@@ -4,13 +4,13 @@
  *                       kc_program_parse
  *   parse_shape.c       shapes and the layouts written in them;
  *                       kc_shape_parse
- *   parse_opcodes.c     which opcodes it reads, and as what
+ *   parse_opcodes.c     opcode lookup and lists, from the instruction table
  *   parse_inline.c      called computations: inlined, or programs
  *   parse_layout_rewrite.c
  *                       layouts other than row-major, as transposes
  *   parse_constant.c    the literals of constants
  *   parse_attrs.c       ", key=value" attributes of an instruction
- *   parse_attrs_table.c attributes of op-table instructions
+ *   parse_attrs_table.c attributes of kernel instructions (KC__INSTR_KERNEL)
  *   parse_typed_attrs.c typed attribute dictionaries (backend_config)
  *   lexer.c             the tokenizer and the helpers all of them use */
 #ifndef KCALL_PROGRAM_PARSE_INTERNAL_H_
@@ -63,42 +63,15 @@ bool kc__array_text_equal(const kc__array_text* a, const kc_shape* s);
 
 /* ---- opcodes (parse_opcodes.c) ------------------------------------------- */
 
-/* How the parser handles an instruction, by its opcode. */
-typedef enum kc__hlo_kind {
-  KC__HLO_PARAMETER,
-  KC__HLO_CONSTANT,
-  KC__HLO_TUPLE,
-  KC__HLO_GET_TUPLE_ELEMENT,
-  KC__HLO_CUSTOM_CALL,
-  KC__HLO_BROADCAST,
-  KC__HLO_BINARY,
-  KC__HLO_UNARY,
-  KC__HLO_CALL, /* fusion and call: the called computation, inlined */
-  KC__HLO_COPY, /* its operand's value: layouts are all row-major */
-  KC__HLO_TABLE, /* an instruction of the op table (program/ops.h) */
-  KC__HLO_BITCAST /* a reshape, through the physical order where layouts differ */
-} kc__hlo_kind;
-
-/* An opcode the parser reads. */
-typedef struct kc__hlo_opcode {
-  const char* name;
-  size_t size; /* strlen(name) */
-  kc__hlo_kind kind;
-  kc_opcode op; /* for BINARY and UNARY */
-} kc__hlo_opcode;
-
-/* The opcode `word` names: first the parser's own list (parse_opcodes.c),
- * then the op table (kc__op_def_find_name), whose entry then goes to
- * *out_def and is described in *table_op, which the result points at.
- * NULL when neither knows it. */
-const kc__hlo_opcode* kc__hlo_opcode_find(kc_string_view word, kc__hlo_opcode* table_op,
-                                          const kc__op_def** out_def);
+/* The instruction table's entry (program/ops.h) whose HLO opcode is
+ * `word`, or NULL; its kind says how the parser handles it. */
+const kc__instr_def* kc__hlo_opcode_find(kc_string_view word);
 
 /* Every opcode the parser reads, comma-separated, into buf (for messages). */
 void kc__hlo_opcode_list(char* buf, size_t cap);
 
 /* The attribute naming the computation a fusion or call runs. */
-const char* kc__hlo_callee_attr(const kc__hlo_opcode* op);
+const char* kc__hlo_callee_attr(const kc__instr_def* op);
 
 /* ---- the parser's state -------------------------------------------------- */
 
@@ -175,7 +148,7 @@ typedef struct kc__hlo_instr {
   kc__token name_tok;
   kc__token shape_tok;
   kc__token opcode_tok;
-  const kc__hlo_opcode* op;
+  const kc__instr_def* op; /* its entry in the instruction table (program/ops.h) */
   kc_shape* shape; /* owned until it moves into a kc__hlo_value */
   uint32_t seen;   /* attributes already given, by bit */
   int64_t index;   /* get-tuple-element */
@@ -193,10 +166,8 @@ typedef struct kc__hlo_instr {
   size_t num_aliases;
   /* fusion (calls=) and call (to_apply=) */
   kc__token callee;
-  /* an instruction of the op table: its entry, and the attributes read */
-  const kc__op_def* def;
-  kc__hlo_opcode table_op; /* what `op` points at for such instructions */
-  kc__buf attrs;           /* kc_attr, their values in the parser's tmp */
+  /* a KC__INSTR_KERNEL instruction: the attributes read */
+  kc__buf attrs; /* kc_attr, their values in the parser's tmp */
   kc__layouts layouts; /* of its result shape */
   /* operand_layout_constraints of a custom call: kc__hlo_constraint, one
    * per operand written */
@@ -211,7 +182,7 @@ typedef struct kc__hlo_constraint {
   bool nondefault;
 } kc__hlo_constraint;
 
-/* A computation an op-table instruction calls. */
+/* A computation a kernel instruction of the table calls. */
 typedef struct kc__hlo_callee {
   kc_string_view attr;
   kc_program* program; /* the computation's, borrowed */
@@ -312,7 +283,7 @@ kc_status* kc__parse_attrs(kc__hlo_parser* p, kc__hlo_instr* ins);
 kc_status* kc__parse_int_list(kc__hlo_parser* p, const char* what,
                               const int64_t** out, size_t* out_count);
 
-/* An attribute of an op-table instruction: those its entry reads, in the
+/* An attribute of a kernel instruction: those its entry reads, in the
  * syntax HLO writes them; the others are left to be skipped. */
 kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
                                 const kc__token* key, bool* out_handled);

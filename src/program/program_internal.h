@@ -7,8 +7,10 @@
 #include "internal/strmap.h"
 #include "program/shape_internal.h"
 
-/* Instruction kinds: the public kc_opcode values, then these. */
+/* Instruction opcodes: the public kc_opcode values, then these; each has
+ * one entry in the instruction table (program/ops.h). */
 enum {
+  KC__OP_NONE = 0, /* no kc_opcode: the table's entries the parser alone handles */
   KC__OP_PARAMETER = 100,
   KC__OP_CONSTANT,
   KC__OP_TUPLE,
@@ -25,8 +27,11 @@ typedef struct kc__alias {
   size_t operand_index_size;
 } kc__alias;
 
+struct kc__instr_def;
+
 typedef struct kc__instr {
   int32_t op;
+  const struct kc__instr_def* def; /* op's entry in the instruction table */
   const char* name;
   kc_shape* shape; /* owned */
   const int32_t* operands;
@@ -82,7 +87,8 @@ void kc__program_retain(kc_program* program);
 /* "instruction 'name' (line L)" or "instruction 'name'", for messages. */
 size_t kc__instr_where(const kc__instr* in, char* buf, size_t cap);
 
-/* The text name of an instruction kind ("add", "custom-call"). */
+/* The HLO name of opcode `op` ("add", "custom-call"): its entry's in the
+ * instruction table, or "unknown". */
 const char* kc__op_name(int32_t op);
 
 #endif /* KCALL_PROGRAM_PROGRAM_INTERNAL_H_ */

@@ -31,7 +31,7 @@ static kc_status* kc__expect_array(const kc_program* p, const kc__instr* in,
   return kc__instr_error(in, KC_INVALID_ARGUMENT, "operand %zu: expected %s, got %s", i, w, g);
 }
 
-static kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in) {
+kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in) {
   const kc_shape* r = in->shape;
   if (kc_shape_is_tuple(r)) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected an array result, got a tuple");
@@ -42,7 +42,7 @@ static kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* i
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "operand %zu: expected an array, got a tuple", i);
     }
-    if (in->op == KC_OP_RESHAPE) {
+    if (in->def->kind == KC__INSTR_RESHAPE) {
       int64_t n = 1;
       for (int32_t d = 0; d < o->rank; ++d) n *= o->dims[d];
       int64_t m = 1;
@@ -57,7 +57,7 @@ static kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* i
       }
       return NULL;
     }
-    if (in->op == KC_OP_CONVERT) {
+    if (in->def->elementwise_types & KC__ELEMENTWISE_CONVERT) {
       if (o->rank != r->rank ||
           (r->rank && memcmp(o->dims, r->dims, (size_t)r->rank * sizeof(int64_t)))) {
         KC__SHAPE_TEXT(g, o);
@@ -70,7 +70,7 @@ static kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* i
     }
   }
   DLDataType from = kc__operand_shape(p, in, 0)->dtype;
-  if (!kc__elementwise_supported(in->op, from, r->dtype)) {
+  if (!kc__elementwise_supported(in->def, from, r->dtype)) {
     char a[32], b[32];
     kc_dtype_format(from, a, sizeof a);
     kc_dtype_format(r->dtype, b, sizeof b);
@@ -83,7 +83,7 @@ static kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* i
   return NULL;
 }
 
-static kc_status* kc__verify_broadcast(const kc_program* p, const kc__instr* in) {
+kc_status* kc__verify_broadcast(const kc_program* p, const kc__instr* in) {
   const kc_shape* o = kc__operand_shape(p, in, 0);
   const kc_shape* r = in->shape;
   if (kc_shape_is_tuple(o) || kc_shape_is_tuple(r) ||
@@ -209,10 +209,10 @@ kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
   return NULL;
 }
 
-/* An instruction of the op table: its operand and computation counts and
+/* A KC__INSTR_KERNEL instruction: its operand and computation counts and
  * attribute names, then its own checks. */
 static kc_status* kc__verify_op(const kc_program* p, const kc__instr* in,
-                                const kc__op_def* def) {
+                                const kc__instr_def* def) {
   size_t n = in->num_operands;
   if (n < (size_t)def->min_operands ||
       (def->max_operands >= 0 && n > (size_t)def->max_operands)) {
@@ -248,18 +248,7 @@ static kc_status* kc__verify_op(const kc_program* p, const kc__instr* in,
 }
 
 kc_status* kc__verify_instr(const kc_program* p, const kc__instr* in) {
-  switch (in->op) {
-    case KC__OP_PARAMETER:
-    case KC__OP_CONSTANT:
-    case KC__OP_TUPLE:
-    case KC__OP_GET_TUPLE_ELEMENT:
-    case KC__OP_CUSTOM_CALL:
-      return NULL; /* shapes are made consistent by the builder */
-    case KC__OP_BROADCAST:
-      return kc__verify_broadcast(p, in);
-    default: {
-      const kc__op_def* def = kc__op_def_find(in->op);
-      return def ? kc__verify_op(p, in, def) : kc__verify_elementwise(p, in);
-    }
-  }
+  const kc__instr_def* def = in->def;
+  if (def->kind == KC__INSTR_KERNEL) return kc__verify_op(p, in, def);
+  return def->verify ? def->verify(p, in) : NULL;
 }
