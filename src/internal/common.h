@@ -13,12 +13,8 @@
 #define KC__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define KC__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Returns the status of `expr` unchanged when it fails. */
-#define KC__TRY(expr)                  \
-  do {                                 \
-    kc_status* kc__try = (expr);       \
-    if (kc__try) return kc__try;       \
-  } while (0)
+/* Early returns: KC_RETURN_IF_ERROR(expr) or KC_RETURN_IF_ERROR(expr,
+ * "context", ...), from kcall/abi_helpers.h. */
 
 /* Allocation through a possibly-NULL allocator, of `count` objects of
  * `size` bytes, with overflow checked (NULL on overflow). */

@@ -384,7 +384,7 @@ kc_status* kc_program_builder_add_instruction(kc_program_builder* b,
     }
   }
   kc__instr* in = NULL;
-  KC__TRY(kc__add(b, desc->op, desc->result_shape, desc->operands, desc->num_operands,
+  KC_RETURN_IF_ERROR(kc__add(b, desc->op, desc->result_shape, desc->operands, desc->num_operands,
                   name, out_id, &in));
   kc__arena* a = &b->p->arena;
   if (!kc__attr_dict_copy(a, desc->attrs, &in->attrs)) {

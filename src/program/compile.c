@@ -95,7 +95,7 @@ static kc_status* kc__plan_broadcast(kc__compiler* c, int32_t id, int32_t pos) {
   const kc_program* p = c->p;
   const kc__instr* in = &p->instrs[id];
   int32_t* leaves = &c->leaf_buf[c->leaf_base[id]];
-  KC__TRY(kc__temp_leaves(c, id, pos));
+  KC_RETURN_IF_ERROR(kc__temp_leaves(c, id, pos));
   kc__step* s = kc__new_step(c, KC__STEP_BROADCAST, kc__step_broadcast, id);
   if (!s) return kc__oom();
   const kc_shape* o = p->instrs[in->operands[0]].shape;
@@ -115,9 +115,9 @@ static kc_status* kc__plan_broadcast(kc__compiler* c, int32_t id, int32_t pos) {
 static kc_status* kc__plan_custom_call(kc__compiler* c, int32_t id, int32_t pos) {
   const kc__instr* in = &c->p->instrs[id];
   const kc__xcall_target* t = NULL;
-  KC__TRY(kc__verify_custom_call(c->p, in, c->exe, &t));
-  KC__TRY(kc__temp_leaves(c, id, pos));
-  KC__TRY(kc__plan_aliases(c, id, pos));
+  KC_RETURN_IF_ERROR(kc__verify_custom_call(c->p, in, c->exe, &t));
+  KC_RETURN_IF_ERROR(kc__temp_leaves(c, id, pos));
+  KC_RETURN_IF_ERROR(kc__plan_aliases(c, id, pos));
   if (t->xla.execute) return kc__plan_xla_call(c, id, t);
   if (t->api == KC_XCALL_API_TYPED) return kc__plan_typed_call(c, id, pos, t);
   if (c->exe->backend) return kc__plan_gpu_call(c, id, t);
@@ -129,7 +129,7 @@ static kc_status* kc__plan_elementwise(kc__compiler* c, int32_t id, int32_t pos)
   const kc_program* p = c->p;
   const kc__instr* in = &p->instrs[id];
   int32_t* leaves = &c->leaf_buf[c->leaf_base[id]];
-  KC__TRY(kc__temp_leaves(c, id, pos));
+  KC_RETURN_IF_ERROR(kc__temp_leaves(c, id, pos));
   kc__step* s = kc__new_step(c, KC__STEP_ELEMENTWISE, kc__step_elementwise, id);
   if (!s) return kc__oom();
   const kc_shape* o = p->instrs[in->operands[0]].shape;
@@ -232,10 +232,10 @@ static kc_status* kc__compile(kc__compiler* c) {
   c->leaf_buf = malloc((c->num_leaves + 1) * sizeof *c->leaf_buf);
   if (!c->leaf_buf) return kc__oom();
   /* Buffers and steps, instruction by instruction. */
-  KC__TRY(kc__plan_inputs(c));
+  KC_RETURN_IF_ERROR(kc__plan_inputs(c));
   for (size_t k = 0; k < exe->num_live; ++k) {
     int32_t id = exe->live_instr[k];
-    KC__TRY(kc__plan_instr(c, id, (int32_t)k));
+    KC_RETURN_IF_ERROR(kc__plan_instr(c, id, (int32_t)k));
     kc__note_uses(c, id, (int32_t)k);
   }
   /* The root lives to the end; then aliases, outputs and the arena. */
@@ -245,7 +245,7 @@ static kc_status* kc__compile(kc__compiler* c) {
     if (c->bufs[root_leaves[i]].last < end) c->bufs[root_leaves[i]].last = end;
   }
   kc__merge_aliases(c);
-  KC__TRY(kc__plan_outputs(c, end));
+  KC_RETURN_IF_ERROR(kc__plan_outputs(c, end));
   return kc__plan_arena(c);
 }
 
@@ -340,7 +340,7 @@ static kc_status* kc__finish_executable(kc__compiler* c) {
   exe->steps = c->steps;
   exe->num_steps = c->num_steps;
   c->steps = NULL;
-  KC__TRY(kc__make_hot_steps(exe));
+  KC_RETURN_IF_ERROR(kc__make_hot_steps(exe));
   exe->static_fills = malloc((c->num_fills + 1) * sizeof *exe->static_fills);
   if (!exe->static_fills) return kc__oom();
   /* The dynamic fills move to the front of the compiler's array. */
@@ -353,7 +353,7 @@ static kc_status* kc__finish_executable(kc__compiler* c) {
       exe->static_fills[exe->num_static_fills++] = *f;
     }
   }
-  KC__TRY(kc__group_dynamic_fills(exe, c->fills, num_dynamic));
+  KC_RETURN_IF_ERROR(kc__group_dynamic_fills(exe, c->fills, num_dynamic));
   if (exe->backend) return kc__finish_device(c);
   return NULL;
 }

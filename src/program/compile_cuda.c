@@ -22,13 +22,13 @@ static kc_status* kc__device_direction(const kc_program* p, const kc__instr* in,
                                       int32_t* out) {
   static const char* const names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
   kc_string_view dir;
-  KC__TRY(kc__op_attr_string(in, "direction", false, &dir));
+  KC_RETURN_IF_ERROR(kc__op_attr_string(in, "direction", false, &dir));
   *out = 0;
   for (int32_t i = 0; i < 6; ++i) {
     if (kc_sv_equal(dir, kc_sv(names[i]))) *out = KC__CMP_EQ + i;
   }
   kc_string_view type = {NULL, 0};
-  KC__TRY(kc__op_attr_string(in, "type", true, &type));
+  KC_RETURN_IF_ERROR(kc__op_attr_string(in, "type", true, &type));
   if (!*out) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "attribute direction: expected EQ, NE, LT, LE, GT or GE");
@@ -92,7 +92,7 @@ kc_status* kc__verify_device(kc__compiler* c, const kc__instr* in) {
   }
   if (in->op == KC_OP_COMPARE) {
     int32_t dir;
-    KC__TRY(kc__device_direction(p, in, &dir));
+    KC_RETURN_IF_ERROR(kc__device_direction(p, in, &dir));
   }
   return NULL;
 }
@@ -184,11 +184,11 @@ kc_status* kc__plan_gpu_call(kc__compiler* c, int32_t id, const kc__xcall_target
  * iota or an element-wise op, as a backend kernel. */
 kc_status* kc__plan_device_instr(kc__compiler* c, int32_t id, int32_t pos) {
   const kc__instr* in = &c->p->instrs[id];
-  KC__TRY(kc__temp_leaves(c, id, pos));
+  KC_RETURN_IF_ERROR(kc__temp_leaves(c, id, pos));
   int32_t out = kc__leaves_of(c, id)[0];
   if (in->op == KC_OP_IOTA) {
     int64_t dim = 0;
-    KC__TRY(kc__op_attr_int(in, "iota_dimension", &dim));
+    KC_RETURN_IF_ERROR(kc__op_attr_int(in, "iota_dimension", &dim));
     kc__step* s = kc__new_step(c, KC__STEP_IOTA, kc__step_iota_device, id);
     if (!s) return kc__oom();
     s->out = out;
@@ -199,7 +199,7 @@ kc_status* kc__plan_device_instr(kc__compiler* c, int32_t id, int32_t pos) {
     return NULL;
   }
   int32_t direction = 0;
-  if (in->op == KC_OP_COMPARE) KC__TRY(kc__device_direction(c->p, in, &direction));
+  if (in->op == KC_OP_COMPARE) KC_RETURN_IF_ERROR(kc__device_direction(c->p, in, &direction));
   kc__step* s = kc__new_step(c, KC__STEP_ELEMENTWISE, kc__step_elementwise_device, id);
   if (!s) return kc__oom();
   s->op = in->op;

@@ -389,7 +389,7 @@ static kc_status* kc__host_execute(kc_executable* exe, const DLTensor* const* in
                                    void* const* out_data, uint64_t* times,
                                    const kc_allocator* alloc) {
   kc__run* run = NULL;
-  KC__TRY(kc__run_acquire(exe, alloc, &run));
+  KC_RETURN_IF_ERROR(kc__run_acquire(exe, alloc, &run));
   kc__set_dynamic(exe, run, inputs, out_data);
   if (exe->has_xla) {
     /* A new run id, made when a handler first asks for it. */
@@ -433,7 +433,7 @@ kc_status* kc_executable_execute(const kc_executable* executable,
   if (exe && !out_outputs && exe->num_outputs) {
     return kc_status_create(KC_INVALID_ARGUMENT, "kc_executable_execute: out_outputs is NULL");
   }
-  KC__TRY(kc__check_call(exe, "kc_executable_execute", inputs, num_inputs));
+  KC_RETURN_IF_ERROR(kc__check_call(exe, "kc_executable_execute", inputs, num_inputs));
   const kc_allocator* alloc = NULL;
   if (options && KC_STRUCT_HAS(options, kc_execute_options, allocator)) {
     alloc = options->allocator;
@@ -553,7 +553,7 @@ kc_status* kc_executable_execute_into(const kc_executable* executable,
                                       const kc_execute_options* options,
                                       const DLTensor* const* outputs, size_t num_outputs) {
   kc_executable* exe = (kc_executable*)(uintptr_t)executable;
-  KC__TRY(kc__check_call(exe, "kc_executable_execute_into", inputs, num_inputs));
+  KC_RETURN_IF_ERROR(kc__check_call(exe, "kc_executable_execute_into", inputs, num_inputs));
   if (!outputs && num_outputs) {
     return kc_status_create(KC_INVALID_ARGUMENT, "kc_executable_execute_into: outputs is NULL");
   }
@@ -561,8 +561,8 @@ kc_status* kc_executable_execute_into(const kc_executable* executable,
     return kc_status_create(KC_INVALID_ARGUMENT, "running %s: expected %zu outputs, got %zu",
                             KC__QS(exe->program->name), exe->num_outputs, num_outputs);
   }
-  for (size_t i = 0; i < num_outputs; ++i) KC__TRY(kc__check_output(exe, i, outputs[i]));
-  for (size_t i = 0; i < num_outputs; ++i) KC__TRY(kc__check_overlap(exe, inputs, outputs, i));
+  for (size_t i = 0; i < num_outputs; ++i) KC_RETURN_IF_ERROR(kc__check_output(exe, i, outputs[i]));
+  for (size_t i = 0; i < num_outputs; ++i) KC_RETURN_IF_ERROR(kc__check_overlap(exe, inputs, outputs, i));
   void* few[KC__FEW_OUTPUTS];
   void** data = num_outputs <= KC__FEW_OUTPUTS ? few : malloc(num_outputs * sizeof *data);
   if (!data) {

@@ -268,12 +268,12 @@ static kc_status* kc__prepare_run(kc_executable* exe, kc__run* run,
   int32_t ord = KC__ORD(exe);
   bool host_inputs = false;
   for (size_t i = 0; i < exe->num_inputs; ++i) host_inputs |= kc__is_host_input(inputs[i]);
-  if (host_inputs) KC__TRY(kc__ensure_staging(exe, run));
+  if (host_inputs) KC_RETURN_IF_ERROR(kc__ensure_staging(exe, run));
   bool same = kc__make_key(exe, run, inputs, out_data);
   /* Pinned memory that earlier work on the stream may still be reading is
    * about to change: wait for it. */
   if (run->pending && (host_inputs || (!same && exe->num_table_fills))) {
-    KC__TRY(be->stream_synchronize(ord, run->stream));
+    KC_RETURN_IF_ERROR(be->stream_synchronize(ord, run->stream));
     run->pending = false;
   }
   for (size_t i = 0; i < exe->num_inputs; ++i) {
@@ -311,9 +311,9 @@ kc_status* kc__device_execute(kc_executable* exe, const DLTensor* const* inputs,
   const kc__backend* be = exe->backend;
   int32_t ord = KC__ORD(exe);
   bool own_stream = stream == NULL;
-  if (own_stream) KC__TRY(kc__device_default_stream(exe->device, &stream));
+  if (own_stream) KC_RETURN_IF_ERROR(kc__device_default_stream(exe->device, &stream));
   kc__run* run = NULL;
-  KC__TRY(kc__run_acquire_for(exe, alloc, stream, &run));
+  KC_RETURN_IF_ERROR(kc__run_acquire_for(exe, alloc, stream, &run));
   bool same = false;
   kc_status* st = kc__prepare_run(exe, run, inputs, output_data, stream, &same);
   if (!st) {

@@ -318,7 +318,7 @@ kc_status* kc__lex_skip_value(kc__lexer* lx) {
       return NULL;
     }
     if (kc__is_opener(t)) {
-      KC__TRY(kc__lex_skip_group(lx, NULL));
+      KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
       last_line = lx->prev_line;
     } else {
       last_line = t->line;

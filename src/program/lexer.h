@@ -76,7 +76,7 @@ kc_status* kc__lex_expect(kc__lexer* lx, char c);
 /* Lists such as "(a, b)", "[1, 2]", "{x, y}", after their opener:
  *   for (bool more = kc__lex_list_begin(lx, ')'); more;) {
  *     ...parse one item...
- *     KC__TRY(kc__lex_list_next(lx, ')', &more));
+ *     KC_RETURN_IF_ERROR(kc__lex_list_next(lx, ')', &more));
  *   }
  * Both consume the closer when the list ends; a trailing comma is left
  * for the item parser to refuse. */

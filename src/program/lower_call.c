@@ -204,7 +204,7 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
   const kc_shape** shapes = NULL;
   int32_t* bufs = NULL;
   size_t nargs = 0, nres = 0;
-  KC__TRY(kc__call_leaves(c, id, &shapes, &bufs, &nargs, &nres));
+  KC_RETURN_IF_ERROR(kc__call_leaves(c, id, &shapes, &bufs, &nargs, &nres));
   kc_attr* attrs = NULL;
   size_t num_attrs = 0;
   kc_status* st = kc__typed_call_attrs(exe, in, sig, shapes, nargs, nres, &attrs, &num_attrs);
@@ -321,7 +321,7 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
   const kc_shape** shapes = NULL;
   int32_t* bufs = NULL;
   size_t nargs = 0, nres = 0;
-  KC__TRY(kc__call_leaves(c, id, &shapes, &bufs, &nargs, &nres));
+  KC_RETURN_IF_ERROR(kc__call_leaves(c, id, &shapes, &bufs, &nargs, &nres));
   size_t n = nargs + nres;
   kc_status* st = NULL;
   /* Every leaf needs an XLA element type. */
@@ -434,14 +434,14 @@ kc_status* kc__prepare_own(const kc__prepare_ctx* ctx, void* thing, void (*delet
 kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
                            const kc__instr_def* def) {
   const kc__instr* in = &c->p->instrs[id];
-  KC__TRY(kc__temp_leaves(c, id, pos));
+  KC_RETURN_IF_ERROR(kc__temp_leaves(c, id, pos));
   const void* data = NULL;
   if (def->prepare) {
     kc__prepare_ctx ctx = {.arena = &c->exe->arena,
                            .platform = c->exe->platform,
                            .pool = c->exe->pool,
                            .exe = c->exe};
-    KC__TRY(def->prepare(c->p, in, &ctx, &data));
+    KC_RETURN_IF_ERROR(def->prepare(c->p, in, &ctx, &data));
   }
   kc__step* s = kc__new_step(c, KC__STEP_KERNEL, kc__step_kernel, id);
   if (!s) return kc__oom();

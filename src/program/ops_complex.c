@@ -13,9 +13,9 @@ typedef struct kc__parts_plan {
 static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__parts_plan* plan) {
   const kc_shape* r = in->shape;
   const kc_shape* x = kc__op_operand(p, in, 0);
-  KC__TRY(kc__op_expect_array(in, r, "the result"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, r, "the result"));
   for (size_t i = 0; i < in->num_operands; ++i) {
-    KC__TRY(kc__op_expect_array(in, kc__op_operand(p, in, i), "an operand"));
+    KC_RETURN_IF_ERROR(kc__op_expect_array(in, kc__op_operand(p, in, i), "an operand"));
   }
   DLDataType tx = kc_shape_get_dtype(x), tr = kc_shape_get_dtype(r);
   plan->count = 1;
@@ -64,7 +64,7 @@ static kc_status* kc__parts_prepare(const kc_program* p, const kc__instr* in,
                                     const kc__prepare_ctx* ctx, const void** out) {
   kc__parts_plan* plan = kc__arena_alloc(ctx->arena, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  KC__TRY(kc__parts_read(p, in, plan));
+  KC_RETURN_IF_ERROR(kc__parts_read(p, in, plan));
   *out = plan;
   return NULL;
 }

@@ -78,7 +78,7 @@ static kc_status* kc__control_prepare(const kc_program* p, const kc__instr* in,
     kc__instr_where(in, where, sizeof where);
     return kc_status_add_context(st, "%s", where);
   }
-  KC__TRY(kc__prepare_own(ctx, plan, kc__control_plan_free));
+  KC_RETURN_IF_ERROR(kc__prepare_own(ctx, plan, kc__control_plan_free));
   *out = plan;
   return NULL;
 }
@@ -158,7 +158,7 @@ static kc_status* kc__while_verify(const kc_program* p, const kc__instr* in) {
                       "while: expected a result of its operand's shape %s, got %s", w, g);
   }
   kc_shape* pred = NULL;
-  KC__TRY(kc_shape_parse(KC_SV_LIT("pred[]"), &pred));
+  KC_RETURN_IF_ERROR(kc_shape_parse(KC_SV_LIT("pred[]"), &pred));
   kc_status* st = kc__check_called(in, 0, "condition", state, pred);
   kc_shape_destroy(pred);
   if (!st) st = kc__check_called(in, 1, "body", state, state);
@@ -232,7 +232,7 @@ static kc_status* kc__conditional_verify(const kc_program* p, const kc__instr* i
   for (size_t k = 0; k < branches; ++k) {
     char role[32];
     snprintf(role, sizeof role, "branch %zu", k);
-    KC__TRY(kc__check_called(in, k, role, kc__op_operand(p, in, k + 1), in->shape));
+    KC_RETURN_IF_ERROR(kc__check_called(in, k, role, kc__op_operand(p, in, k + 1), in->shape));
   }
   return NULL;
 }

@@ -26,7 +26,7 @@ typedef struct kc__dot_plan {
 
 static kc_status* kc__dims_list(const kc__instr* in, const char* name, int32_t rank,
                                 bool* used, const int64_t** out, size_t* out_count) {
-  KC__TRY(kc__op_attr_ints(in, name, true, out, out_count));
+  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, true, out, out_count));
   for (size_t i = 0; i < *out_count; ++i) {
     int64_t d = (*out)[i];
     if (d < 0 || d >= rank || used[d]) {
@@ -81,9 +81,9 @@ static void kc__canonical_box(const kc_shape* s, const int64_t* batch, size_t nb
 static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot_plan* plan) {
   const kc_shape* a = kc__op_operand(p, in, 0);
   const kc_shape* b = kc__op_operand(p, in, 1);
-  KC__TRY(kc__op_expect_array(in, a, "operand 0"));
-  KC__TRY(kc__op_expect_array(in, b, "operand 1"));
-  KC__TRY(kc__op_expect_array(in, in->shape, "the result"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, a, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, b, "operand 1"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
   DLDataType t = kc_shape_get_dtype(a);
   char ta[32], tb[32], tr[32];
   if (!kc_dtype_equal(t, kc_shape_get_dtype(b)) ||
@@ -107,10 +107,10 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
   bool used_a[KC__DOT_MAX_RANK] = {false}, used_b[KC__DOT_MAX_RANK] = {false};
   const int64_t *lb, *rbd, *lc, *rc;
   size_t nlb, nrb, nlc, nrc;
-  KC__TRY(kc__dims_list(in, "lhs_batch_dims", ra, used_a, &lb, &nlb));
-  KC__TRY(kc__dims_list(in, "rhs_batch_dims", rb, used_b, &rbd, &nrb));
-  KC__TRY(kc__dims_list(in, "lhs_contracting_dims", ra, used_a, &lc, &nlc));
-  KC__TRY(kc__dims_list(in, "rhs_contracting_dims", rb, used_b, &rc, &nrc));
+  KC_RETURN_IF_ERROR(kc__dims_list(in, "lhs_batch_dims", ra, used_a, &lb, &nlb));
+  KC_RETURN_IF_ERROR(kc__dims_list(in, "rhs_batch_dims", rb, used_b, &rbd, &nrb));
+  KC_RETURN_IF_ERROR(kc__dims_list(in, "lhs_contracting_dims", ra, used_a, &lc, &nlc));
+  KC_RETURN_IF_ERROR(kc__dims_list(in, "rhs_contracting_dims", rb, used_b, &rc, &nrc));
   if (nlb != nrb || nlc != nrc) {
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
                       "expected as many %s dimensions on both sides, got %zu and %zu",
@@ -160,7 +160,7 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
             (nd == 0 || memcmp(kc_shape_get_dims(r), dims, (size_t)nd * sizeof(int64_t)) == 0);
   if (!ok) {
     kc_shape* want = NULL;
-    KC__TRY(kc_shape_create_array(t, dims, nd, &want));
+    KC_RETURN_IF_ERROR(kc_shape_create_array(t, dims, nd, &want));
     char w[256], g[256];
     kc_shape_format(want, w, sizeof w);
     kc_shape_format(r, g, sizeof g);
@@ -208,9 +208,9 @@ static kc_status* kc__dot_prepare(const kc_program* p, const kc__instr* in,
                                   const kc__prepare_ctx* ctx, const void** out) {
   kc__dot_plan* plan = kc__arena_alloc(ctx->arena, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  KC__TRY(kc__dot_read(p, in, plan));
+  KC_RETURN_IF_ERROR(kc__dot_read(p, in, plan));
   if (plan->dtype.code == kDLFloat && plan->dtype.bits == 32) {
-    KC__TRY(kc__dot_kernel_choose(in, &plan->kernel));
+    KC_RETURN_IF_ERROR(kc__dot_kernel_choose(in, &plan->kernel));
   }
   *out = plan;
   return NULL;

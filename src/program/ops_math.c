@@ -58,7 +58,7 @@ static int kc__math_domain(int32_t op) {
 
 static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__math_plan* plan) {
   const kc_shape* r = in->shape;
-  KC__TRY(kc__op_expect_array(in, r, "the result"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, r, "the result"));
   for (size_t i = 0; i < in->num_operands; ++i) {
     const kc_shape* o = kc__op_operand(p, in, i);
     bool pred_result = in->op == KC_OP_IS_FINITE;
@@ -112,7 +112,7 @@ static kc_status* kc__math_prepare(const kc_program* p, const kc__instr* in,
                                    const kc__prepare_ctx* ctx, const void** out) {
   kc__math_data* d = kc__arena_alloc(ctx->arena, sizeof *d);
   if (!d) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  KC__TRY(kc__math_read(p, in, &d->plan));
+  KC_RETURN_IF_ERROR(kc__math_read(p, in, &d->plan));
   d->esize = kc_dtype_get_size(kc_shape_get_dtype(kc__op_operand(p, in, 0)));
   *out = d;
   return NULL;

@@ -53,11 +53,11 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
   size_t n = in->num_operands / 2;
   plan->n = n;
   const kc_shape* first = kc__op_operand(p, in, 0);
-  KC__TRY(kc__op_expect_array(in, first, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, first, "operand 0"));
   plan->rank = kc_shape_get_rank(first);
   const int64_t* dims;
   size_t num_dims;
-  KC__TRY(kc__op_attr_ints(in, "dimensions", false, &dims, &num_dims));
+  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "dimensions", false, &dims, &num_dims));
   bool reduced[KC__RED_MAX_RANK] = {false};
   for (size_t i = 0; i < num_dims; ++i) {
     if (dims[i] < 0 || dims[i] >= plan->rank || reduced[dims[i]]) {
@@ -95,7 +95,7 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
     const kc_shape* r = kc__result_leaf(in, i, n);
     char what[48];
     snprintf(what, sizeof what, "operand %zu", i);
-    KC__TRY(kc__op_expect_array(in, o, what));
+    KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, what));
     DLDataType t = kc_shape_get_dtype(o);
     char buf[32], g[256];
     bool same = kc_shape_get_rank(o) == plan->rank &&
@@ -119,7 +119,7 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
                memcmp(kc_shape_get_dims(r), kept, (size_t)num_kept * sizeof(int64_t)) == 0);
     if (!ok) {
       kc_shape* want = NULL;
-      KC__TRY(kc_shape_create_array(t, kept, num_kept, &want));
+      KC_RETURN_IF_ERROR(kc_shape_create_array(t, kept, num_kept, &want));
       char w[256];
       kc_shape_format(want, w, sizeof w);
       kc_shape_destroy(want);
@@ -194,7 +194,7 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
     kc__reduce_plan_free(plan);
     return st;
   }
-  KC__TRY(kc__prepare_own(ctx, plan, kc__reduce_plan_free));
+  KC_RETURN_IF_ERROR(kc__prepare_own(ctx, plan, kc__reduce_plan_free));
   *out = plan;
   return NULL;
 }
@@ -337,7 +337,7 @@ static kc_status* kc__window_attr(const kc__instr* in, const char* name, int32_t
                                   int64_t fill, int64_t min, int64_t* out) {
   const int64_t* v;
   size_t n;
-  KC__TRY(kc__op_attr_ints(in, name, true, &v, &n));
+  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, true, &v, &n));
   if (n != 0 && n != (size_t)rank) {
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
                       "window %s: expected %d entries (the operand's rank), got %zu", name, rank,
@@ -364,8 +364,8 @@ static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
   }
   const kc_shape* x = kc__op_operand(p, in, 0);
   const kc_shape* init = kc__op_operand(p, in, 1);
-  KC__TRY(kc__op_expect_array(in, x, "operand 0"));
-  KC__TRY(kc__op_expect_array(in, in->shape, "the result"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
   DLDataType t = kc_shape_get_dtype(x);
   char buf[32], g[256];
   if (kc_shape_is_tuple(init) || kc_shape_get_rank(init) != 0 ||
@@ -377,18 +377,18 @@ static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
   int32_t rank = plan->rank = kc_shape_get_rank(x);
   const int64_t* size;
   size_t n;
-  KC__TRY(kc__op_attr_ints(in, "window_dimensions", false, &size, &n));
+  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "window_dimensions", false, &size, &n));
   if (n != (size_t)rank) {
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
                       "window size: expected %d entries (the operand's rank), got %zu", rank, n);
   }
   int64_t high[KC__RED_MAX_RANK];
-  KC__TRY(kc__window_attr(in, "window_dimensions", rank, 1, 1, plan->size));
-  KC__TRY(kc__window_attr(in, "window_strides", rank, 1, 1, plan->stride));
-  KC__TRY(kc__window_attr(in, "padding_low", rank, 0, INT64_MIN, plan->low));
-  KC__TRY(kc__window_attr(in, "padding_high", rank, 0, INT64_MIN, high));
-  KC__TRY(kc__window_attr(in, "base_dilations", rank, 1, 1, plan->base_dilation));
-  KC__TRY(kc__window_attr(in, "window_dilations", rank, 1, 1, plan->window_dilation));
+  KC_RETURN_IF_ERROR(kc__window_attr(in, "window_dimensions", rank, 1, 1, plan->size));
+  KC_RETURN_IF_ERROR(kc__window_attr(in, "window_strides", rank, 1, 1, plan->stride));
+  KC_RETURN_IF_ERROR(kc__window_attr(in, "padding_low", rank, 0, INT64_MIN, plan->low));
+  KC_RETURN_IF_ERROR(kc__window_attr(in, "padding_high", rank, 0, INT64_MIN, high));
+  KC_RETURN_IF_ERROR(kc__window_attr(in, "base_dilations", rank, 1, 1, plan->base_dilation));
+  KC_RETURN_IF_ERROR(kc__window_attr(in, "window_dilations", rank, 1, 1, plan->window_dilation));
   plan->out_count = plan->window_count = 1;
   for (int32_t d = 0; d < rank; ++d) {
     plan->in_dims[d] = kc_shape_get_dims(x)[d];
@@ -406,7 +406,7 @@ static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
                                  (size_t)rank * sizeof(int64_t)) == 0);
   if (!ok) {
     kc_shape* want = NULL;
-    KC__TRY(kc_shape_create_array(t, plan->out_dims, rank, &want));
+    KC_RETURN_IF_ERROR(kc_shape_create_array(t, plan->out_dims, rank, &want));
     char w[256];
     kc_shape_format(want, w, sizeof w);
     kc_shape_destroy(want);
@@ -455,7 +455,7 @@ static kc_status* kc__window_prepare(const kc_program* p, const kc__instr* in,
     kc__window_plan_free(plan);
     return st;
   }
-  KC__TRY(kc__prepare_own(ctx, plan, kc__window_plan_free));
+  KC_RETURN_IF_ERROR(kc__prepare_own(ctx, plan, kc__window_plan_free));
   *out = plan;
   return NULL;
 }

@@ -41,9 +41,9 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
                                    kc__compare_plan* out) {
   const kc_shape* a = kc__op_operand(p, in, 0);
   const kc_shape* b = kc__op_operand(p, in, 1);
-  KC__TRY(kc__op_expect_array(in, a, "operand 0"));
-  KC__TRY(kc__op_expect_array(in, in->shape, "the result"));
-  KC__TRY(kc__expect_shape(in, b, a, "operand 1"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, a, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
+  KC_RETURN_IF_ERROR(kc__expect_shape(in, b, a, "operand 1"));
   if (in->shape->dtype.code != kDLBool || !kc__shape_same_dims(in->shape, a)) {
     char w[256], g[256];
     kc_shape_format(a, w, sizeof w);
@@ -55,7 +55,7 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
   if (out->type == KC__OP_T_NONE) return kc__unsupported_type(in, a->dtype, "operand 0");
   out->count = kc__shape_elements(a);
   kc_string_view dir, type;
-  KC__TRY(kc__op_attr_string(in, "direction", false, &dir));
+  KC_RETURN_IF_ERROR(kc__op_attr_string(in, "direction", false, &dir));
   out->direction = -1;
   for (int i = 0; i < 6; ++i) {
     if (kc_sv_equal(dir, kc_sv(kc__directions[i]))) out->direction = i;
@@ -65,7 +65,7 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
                       "attribute direction: expected EQ, NE, LT, LE, GT or GE, got %s",
                       KC__Q(dir));
   }
-  KC__TRY(kc__op_attr_string(in, "type", true, &type));
+  KC_RETURN_IF_ERROR(kc__op_attr_string(in, "type", true, &type));
   bool is_float = a->dtype.code == kDLFloat;
   bool is_signed = a->dtype.code == kDLInt;
   const char* want = is_float ? "FLOAT or TOTALORDER" : is_signed ? "SIGNED" : "UNSIGNED";
@@ -94,7 +94,7 @@ static kc_status* kc__compare_prepare(const kc_program* p, const kc__instr* in,
                                       const kc__prepare_ctx* ctx, const void** out) {
   kc__compare_plan* plan = kc__arena_alloc(ctx->arena, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  KC__TRY(kc__compare_read(p, in, plan));
+  KC_RETURN_IF_ERROR(kc__compare_read(p, in, plan));
   *out = plan;
   return NULL;
 }
@@ -177,7 +177,7 @@ static kc_status* kc__scalar_or_same(const kc_program* p, const kc__instr* in, s
   const kc_shape* o = kc__op_operand(p, in, i);
   char what[32];
   snprintf(what, sizeof what, "operand %zu", i);
-  KC__TRY(kc__op_expect_array(in, o, what));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, what));
   *out_scalar = o->rank == 0 && in->shape->rank > 0;
   if (kc_dtype_equal(o->dtype, dtype) && (*out_scalar || kc__shape_same_dims(o, in->shape))) {
     return NULL;
@@ -192,13 +192,13 @@ static kc_status* kc__scalar_or_same(const kc_program* p, const kc__instr* in, s
 
 static kc_status* kc__select_read(const kc_program* p, const kc__instr* in,
                                   kc__select_plan* out) {
-  KC__TRY(kc__op_expect_array(in, in->shape, "the result"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
   DLDataType t = in->shape->dtype;
   DLDataType pred = {kDLBool, 8, 1};
   bool is_select = in->op == KC_OP_SELECT;
   for (size_t i = 0; i < 3; ++i) {
     DLDataType want = is_select && i == 0 ? pred : t;
-    KC__TRY(kc__scalar_or_same(p, in, i, want, &out->scalar[i]));
+    KC_RETURN_IF_ERROR(kc__scalar_or_same(p, in, i, want, &out->scalar[i]));
   }
   if (is_select && (out->scalar[1] || out->scalar[2])) {
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
@@ -225,7 +225,7 @@ static kc_status* kc__select_prepare(const kc_program* p, const kc__instr* in,
                                      const kc__prepare_ctx* ctx, const void** out) {
   kc__select_plan* plan = kc__arena_alloc(ctx->arena, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  KC__TRY(kc__select_read(p, in, plan));
+  KC_RETURN_IF_ERROR(kc__select_read(p, in, plan));
   *out = plan;
   return NULL;
 }
@@ -306,9 +306,9 @@ typedef struct kc__iota_plan {
 
 static kc_status* kc__iota_read(const kc__instr* in, kc__iota_plan* out) {
   const kc_shape* r = in->shape;
-  KC__TRY(kc__op_expect_array(in, r, "the result"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, r, "the result"));
   int64_t dim;
-  KC__TRY(kc__op_attr_int(in, "iota_dimension", &dim));
+  KC_RETURN_IF_ERROR(kc__op_attr_int(in, "iota_dimension", &dim));
   if (dim < 0 || dim >= r->rank) {
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
                       "attribute iota_dimension: expected 0 to %d (the result's rank is "
@@ -339,7 +339,7 @@ static kc_status* kc__iota_prepare(const kc_program* p, const kc__instr* in,
   KC__UNUSED(p);
   kc__iota_plan* plan = kc__arena_alloc(ctx->arena, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  KC__TRY(kc__iota_read(in, plan));
+  KC_RETURN_IF_ERROR(kc__iota_read(in, plan));
   *out = plan;
   return NULL;
 }

@@ -30,7 +30,7 @@ typedef struct kc__move_plan {
 static kc_status* kc__dims_error(const kc__instr* in, const char* what, const int64_t* want,
                                  int32_t rank, const kc_shape* got_shape) {
   kc_shape* w = NULL;
-  KC__TRY(kc_shape_create_array(kc_shape_get_dtype(got_shape), want, rank, &w));
+  KC_RETURN_IF_ERROR(kc_shape_create_array(kc_shape_get_dtype(got_shape), want, rank, &w));
   char ws[256], gs[256];
   kc_shape_format(w, ws, sizeof ws);
   kc_shape_format(got_shape, gs, sizeof gs);
@@ -47,7 +47,7 @@ static kc_status* kc__expect_result(const kc__instr* in, const kc_shape* operand
             (rank == 0 || memcmp(kc_shape_get_dims(r), dims, (size_t)rank * sizeof(int64_t)) == 0);
   if (ok) return NULL;
   kc_shape* w = NULL;
-  KC__TRY(kc_shape_create_array(kc_shape_get_dtype(operand), dims, rank, &w));
+  KC_RETURN_IF_ERROR(kc_shape_create_array(kc_shape_get_dtype(operand), dims, rank, &w));
   char ws[256], gs[256];
   kc_shape_format(w, ws, sizeof ws);
   kc_shape_format(r, gs, sizeof gs);
@@ -59,7 +59,7 @@ static kc_status* kc__expect_result(const kc__instr* in, const kc_shape* operand
 static kc_status* kc__ints_of_rank(const kc__instr* in, const char* name, int32_t rank,
                                    bool optional, const int64_t** out) {
   size_t n;
-  KC__TRY(kc__op_attr_ints(in, name, optional, out, &n));
+  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, optional, out, &n));
   if (optional && n == 0 && !kc__op_attr(in, name)) return NULL;
   if (n != (size_t)rank) {
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
@@ -72,10 +72,10 @@ static kc_status* kc__ints_of_rank(const kc__instr* in, const char* name, int32_
 static kc_status* kc__transpose_read(const kc_program* p, const kc__instr* in,
                                      kc__move_plan* plan) {
   const kc_shape* o = kc__op_operand(p, in, 0);
-  KC__TRY(kc__op_expect_array(in, o, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, "operand 0"));
   int32_t rank = kc_shape_get_rank(o);
   const int64_t* perm;
-  KC__TRY(kc__ints_of_rank(in, "dimensions", rank, false, &perm));
+  KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "dimensions", rank, false, &perm));
   bool seen[KC__MAX_RANK] = {false};
   int64_t in_stride[KC__MAX_RANK], dims[KC__MAX_RANK];
   kc__op_strides(o, in_stride);
@@ -90,7 +90,7 @@ static kc_status* kc__transpose_read(const kc_program* p, const kc__instr* in,
     dims[k] = kc_shape_get_dims(o)[perm[k]];
     plan->box.src_stride[k] = in_stride[perm[k]];
   }
-  KC__TRY(kc__expect_result(in, o, dims, rank));
+  KC_RETURN_IF_ERROR(kc__expect_result(in, o, dims, rank));
   plan->box.rank = rank;
   memcpy(plan->box.dims, dims, (size_t)rank * sizeof *dims);
   kc__op_strides(in->shape, plan->box.dst_stride);
@@ -99,12 +99,12 @@ static kc_status* kc__transpose_read(const kc_program* p, const kc__instr* in,
 
 static kc_status* kc__slice_read(const kc_program* p, const kc__instr* in, kc__move_plan* plan) {
   const kc_shape* o = kc__op_operand(p, in, 0);
-  KC__TRY(kc__op_expect_array(in, o, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, "operand 0"));
   int32_t rank = kc_shape_get_rank(o);
   const int64_t *start, *limit, *stride;
-  KC__TRY(kc__ints_of_rank(in, "start_indices", rank, false, &start));
-  KC__TRY(kc__ints_of_rank(in, "limit_indices", rank, false, &limit));
-  KC__TRY(kc__ints_of_rank(in, "strides", rank, true, &stride));
+  KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "start_indices", rank, false, &start));
+  KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "limit_indices", rank, false, &limit));
+  KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "strides", rank, true, &stride));
   int64_t in_stride[KC__MAX_RANK], dims[KC__MAX_RANK];
   kc__op_strides(o, in_stride);
   plan->box.src_offset = 0;
@@ -122,7 +122,7 @@ static kc_status* kc__slice_read(const kc_program* p, const kc__instr* in, kc__m
     plan->box.src_stride[d] = in_stride[d] * st;
     plan->box.src_offset += start[d] * in_stride[d];
   }
-  KC__TRY(kc__expect_result(in, o, dims, rank));
+  KC_RETURN_IF_ERROR(kc__expect_result(in, o, dims, rank));
   plan->box.rank = rank;
   memcpy(plan->box.dims, dims, (size_t)rank * sizeof *dims);
   kc__op_strides(in->shape, plan->box.dst_stride);
@@ -132,12 +132,12 @@ static kc_status* kc__slice_read(const kc_program* p, const kc__instr* in, kc__m
 static kc_status* kc__reverse_read(const kc_program* p, const kc__instr* in,
                                    kc__move_plan* plan) {
   const kc_shape* o = kc__op_operand(p, in, 0);
-  KC__TRY(kc__op_expect_array(in, o, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, "operand 0"));
   int32_t rank = kc_shape_get_rank(o);
   const int64_t* rev;
   size_t n;
-  KC__TRY(kc__op_attr_ints(in, "dimensions", false, &rev, &n));
-  KC__TRY(kc__expect_result(in, o, kc_shape_get_dims(o), rank));
+  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "dimensions", false, &rev, &n));
+  KC_RETURN_IF_ERROR(kc__expect_result(in, o, kc_shape_get_dims(o), rank));
   plan->box.rank = rank;
   kc__op_strides(o, plan->box.src_stride);
   kc__op_strides(o, plan->box.dst_stride);
@@ -161,7 +161,7 @@ static kc_status* kc__reverse_read(const kc_program* p, const kc__instr* in,
 static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__move_plan* plan) {
   const kc_shape* o = kc__op_operand(p, in, 0);
   const kc_shape* v = kc__op_operand(p, in, 1);
-  KC__TRY(kc__op_expect_array(in, o, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, "operand 0"));
   if (kc_shape_is_tuple(v) || kc_shape_get_rank(v) != 0 ||
       !kc_dtype_equal(kc_shape_get_dtype(v), kc_shape_get_dtype(o))) {
     char g[256];
@@ -173,9 +173,9 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
   }
   int32_t rank = kc_shape_get_rank(o);
   const int64_t *low, *high, *interior;
-  KC__TRY(kc__ints_of_rank(in, "edge_padding_low", rank, false, &low));
-  KC__TRY(kc__ints_of_rank(in, "edge_padding_high", rank, false, &high));
-  KC__TRY(kc__ints_of_rank(in, "interior_padding", rank, true, &interior));
+  KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "edge_padding_low", rank, false, &low));
+  KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "edge_padding_high", rank, false, &high));
+  KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "interior_padding", rank, true, &interior));
   int64_t dims[KC__MAX_RANK], out_stride[KC__MAX_RANK], in_stride[KC__MAX_RANK];
   kc__op_strides(o, in_stride);
   for (int32_t d = 0; d < rank; ++d) {
@@ -193,7 +193,7 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
                         (long long)dims[d]);
     }
   }
-  KC__TRY(kc__expect_result(in, o, dims, rank));
+  KC_RETURN_IF_ERROR(kc__expect_result(in, o, dims, rank));
   kc__op_strides(in->shape, out_stride);
   /* The operand's elements that land inside the result (negative padding
    * crops): element i goes to low + i * (gap + 1). */
@@ -218,11 +218,11 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
 static kc_status* kc__concatenate_read(const kc_program* p, const kc__instr* in,
                                        kc__move_plan* plan) {
   const kc_shape* first = kc__op_operand(p, in, 0);
-  KC__TRY(kc__op_expect_array(in, first, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, first, "operand 0"));
   int32_t rank = kc_shape_get_rank(first);
   const int64_t* dimv;
   size_t n;
-  KC__TRY(kc__op_attr_ints(in, "dimensions", false, &dimv, &n));
+  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "dimensions", false, &dimv, &n));
   if (n != 1 || dimv[0] < 0 || dimv[0] >= rank) {
     return kc__op_bad(in, KC_INVALID_ARGUMENT,
                       "attribute dimensions: expected one dimension of 0 to %d", rank - 1);
@@ -251,7 +251,7 @@ static kc_status* kc__concatenate_read(const kc_program* p, const kc__instr* in,
     }
     dims[axis] += kc_shape_get_dims(o)[axis];
   }
-  KC__TRY(kc__expect_result(in, first, dims, rank));
+  KC_RETURN_IF_ERROR(kc__expect_result(in, first, dims, rank));
   if (!plan) return NULL;
   int64_t out_stride[KC__MAX_RANK];
   kc__op_strides(in->shape, out_stride);
@@ -276,7 +276,7 @@ static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
                                    kc__move_plan* plan) {
   bool update = in->op == KC_OP_DYNAMIC_UPDATE_SLICE;
   const kc_shape* o = kc__op_operand(p, in, 0);
-  KC__TRY(kc__op_expect_array(in, o, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, "operand 0"));
   int32_t rank = kc_shape_get_rank(o);
   int32_t first_start = update ? 2 : 1;
   if (in->num_operands != (size_t)(first_start + rank)) {
@@ -299,12 +299,12 @@ static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
                         g);
     }
     memcpy(sizes, kc_shape_get_dims(u), (size_t)rank * sizeof *sizes);
-    KC__TRY(kc__expect_result(in, o, kc_shape_get_dims(o), rank));
+    KC_RETURN_IF_ERROR(kc__expect_result(in, o, kc_shape_get_dims(o), rank));
   } else {
     const int64_t* s;
-    KC__TRY(kc__ints_of_rank(in, "dynamic_slice_sizes", rank, false, &s));
+    KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "dynamic_slice_sizes", rank, false, &s));
     memcpy(sizes, s, (size_t)rank * sizeof *sizes);
-    KC__TRY(kc__expect_result(in, o, sizes, rank));
+    KC_RETURN_IF_ERROR(kc__expect_result(in, o, sizes, rank));
   }
   DLDataType t0 = {0, 0, 0};
   for (int32_t d = 0; d < rank; ++d) {
@@ -374,7 +374,7 @@ static kc_status* kc__move_prepare(const kc_program* p, const kc__instr* in,
   if (!plan || (in->op == KC_OP_CONCATENATE && !plan->boxes)) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
-  KC__TRY(kc__move_read(p, in, plan));
+  KC_RETURN_IF_ERROR(kc__move_read(p, in, plan));
   *out = plan;
   return NULL;
 }

@@ -37,13 +37,13 @@ static kc_status* kc__parse_operand(kc__hlo_parser* p, int32_t* out_index) {
   if (kc__tok_is_punct(&shape_tok, '(')) {
     kc__layouts ignored;
     memset(&ignored, 0, sizeof ignored);
-    KC__TRY(kc__parse_shape(lx, 0, &ignored, &tuple));
+    KC_RETURN_IF_ERROR(kc__parse_shape(lx, 0, &ignored, &tuple));
   } else if (shape_tok.kind == KC__TOK_IDENT) {
     kc__token next = kc__lex_peek(lx);
     if (kc__tok_is_punct(&next, '[')) {
       kc__layouts ignored;
       memset(&ignored, 0, sizeof ignored);
-      KC__TRY(kc__parse_array_text(lx, &ignored, &array));
+      KC_RETURN_IF_ERROR(kc__parse_array_text(lx, &ignored, &array));
       has_array = true;
     }
   }
@@ -78,7 +78,7 @@ static kc_status* kc__parse_operands(kc__hlo_parser* p) {
   kc__lexer* lx = &p->lx;
   p->operands.size = 0;
   p->operand_values.size = 0;
-  KC__TRY(kc__lex_expect(lx, '('));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '('));
   for (bool more = kc__lex_list_begin(lx, ')'); more;) {
     int32_t index;
     kc_status* st = kc__parse_operand(p, &index);
@@ -88,7 +88,7 @@ static kc_status* kc__parse_operands(kc__hlo_parser* p) {
         !kc__buf_append(&p->operand_values, &index, sizeof index)) {
       return kc__parse_oom();
     }
-    KC__TRY(kc__lex_list_next(lx, ')', &more));
+    KC_RETURN_IF_ERROR(kc__lex_list_next(lx, ')', &more));
   }
   return NULL;
 }
@@ -193,7 +193,7 @@ static kc_status* kc__prepare_custom_call(kc__hlo_parser* p,
   if (typed && (ins->config_kind == KC__CONFIG_BRACES ||
                 (ins->config_kind == KC__CONFIG_STRING &&
                  kc__looks_like_dict(ins->config)))) {
-    KC__TRY(kc__parse_typed_config(p, ins, attrs));
+    KC_RETURN_IF_ERROR(kc__parse_typed_config(p, ins, attrs));
     desc->attrs = attrs;
   } else if (ins->config_kind != KC__CONFIG_NONE) {
     /* The legacy conventions take the text as it is; a typed call whose
@@ -212,7 +212,7 @@ static kc_status* kc__build_instruction(kc__hlo_parser* p, kc__hlo_instr* ins,
                                         int32_t* out_id) {
   kc_program_builder* b = p->b;
   kc_string_view name = ins->name_tok.text;
-  KC__TRY(kc__scoped_name(p, &name));
+  KC_RETURN_IF_ERROR(kc__scoped_name(p, &name));
   const int32_t* ids = kc__operand_ids(p);
   switch (ins->op->kind) {
     case KC__INSTR_PARAMETER:
@@ -294,8 +294,8 @@ static kc_status* kc__check_get_tuple_element(kc__hlo_parser* p,
  * custom call updates an operand in place, compile copies it first.) */
 static kc_status* kc__bind_copy(kc__hlo_parser* p, const kc__hlo_instr* ins,
                                 int32_t* out_id) {
-  KC__TRY(kc__expect_operand_count(p, ins, 1));
-  KC__TRY(kc__check_shape(p, ins, kc__operand_shape(p, 0), "the shape of its operand"));
+  KC_RETURN_IF_ERROR(kc__expect_operand_count(p, ins, 1));
+  KC_RETURN_IF_ERROR(kc__check_shape(p, ins, kc__operand_shape(p, 0), "the shape of its operand"));
   *out_id = kc__operand_ids(p)[0];
   return NULL;
 }
@@ -327,15 +327,15 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
   /* What the parentheses hold: a parameter's number, a constant's
    * literal, or operands. */
   if (kind == KC__INSTR_PARAMETER) {
-    KC__TRY(kc__lex_expect(lx, '('));
-    KC__TRY(kc__lex_int(lx, "a parameter number", 0, INT64_MAX, &number));
-    KC__TRY(kc__lex_expect(lx, ')'));
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, '('));
+    KC_RETURN_IF_ERROR(kc__lex_int(lx, "a parameter number", 0, INT64_MAX, &number));
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, ')'));
   } else if (kind == KC__INSTR_CONSTANT) {
-    KC__TRY(kc__parse_constant(p, ins, &literal, &literal_size));
+    KC_RETURN_IF_ERROR(kc__parse_constant(p, ins, &literal, &literal_size));
   } else {
-    KC__TRY(kc__parse_operands(p));
+    KC_RETURN_IF_ERROR(kc__parse_operands(p));
   }
-  KC__TRY(kc__parse_attrs(p, ins));
+  KC_RETURN_IF_ERROR(kc__parse_attrs(p, ins));
   /* Instructions that add nothing: their value is another's. */
   if (kind == KC__INSTR_PARAMETER && p->inlined) return kc__bind_parameter(p, ins, number, out_id);
   if (kind == KC__INSTR_CALL) return kc__inline_call(p, ins, out_id);
@@ -438,9 +438,9 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
   }
   kc__lex_next(lx);
   /* "= SHAPE opcode" */
-  KC__TRY(kc__lex_expect(lx, '='));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '='));
   ins->shape_tok = lx->tok;
-  KC__TRY(kc__parse_shape(lx, 0, &ins->layouts, &ins->shape));
+  KC_RETURN_IF_ERROR(kc__parse_shape(lx, 0, &ins->layouts, &ins->shape));
   ins->opcode_tok = lx->tok;
   if (ins->opcode_tok.kind != KC__TOK_IDENT) {
     return kc__lex_expected(lx, &ins->opcode_tok, "an opcode");
@@ -485,8 +485,8 @@ static kc_status* kc__skip_attrs(kc__lexer* lx) {
       return kc__lex_expected(lx, &lx->tok, "an attribute name");
     }
     kc__lex_next(lx);
-    KC__TRY(kc__lex_expect(lx, '='));
-    KC__TRY(kc__lex_skip_value(lx));
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, '='));
+    KC_RETURN_IF_ERROR(kc__lex_skip_value(lx));
   }
   return NULL;
 }
@@ -494,11 +494,11 @@ static kc_status* kc__skip_attrs(kc__lexer* lx) {
 /* An optional signature "(params) -> shape" before a computation's '{'. */
 static kc_status* kc__skip_signature(kc__lexer* lx) {
   if (kc__tok_is_punct(&lx->tok, '(')) {
-    KC__TRY(kc__lex_skip_group(lx, NULL));
+    KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
   }
   if (!kc__tok_is_punct(&lx->tok, '-')) return NULL;
   kc__lex_next(lx);
-  KC__TRY(kc__lex_expect(lx, '>'));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '>'));
   for (;;) {
     const kc__token* t = &lx->tok;
     if (t->kind == KC__TOK_END || t->kind == KC__TOK_ERROR) {
@@ -510,7 +510,7 @@ static kc_status* kc__skip_signature(kc__lexer* lx) {
       if (next.kind != KC__TOK_NUMBER) return NULL;
     }
     if (kc__tok_is_punct(t, '{') || kc__tok_is_punct(t, '(') || kc__tok_is_punct(t, '[')) {
-      KC__TRY(kc__lex_skip_group(lx, NULL));
+      KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
     } else {
       kc__lex_next(lx);
     }
@@ -521,12 +521,12 @@ static kc_status* kc__skip_signature(kc__lexer* lx) {
  * ROOT the last instruction is the result, as in XLA. */
 kc_status* kc__parse_scope(kc__hlo_parser* p) {
   kc__lexer* lx = &p->lx;
-  KC__TRY(kc__lex_expect(lx, '{'));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '{'));
   if (kc__tok_is_punct(&lx->tok, '}')) {
     return kc__lex_expected(lx, &lx->tok, "an instruction");
   }
   while (!kc__tok_is_punct(&lx->tok, '}')) {
-    KC__TRY(kc__parse_instruction(p));
+    KC_RETURN_IF_ERROR(kc__parse_instruction(p));
   }
   kc__lex_next(lx);
   if (p->root < 0) p->root = (int32_t)(p->values.size / sizeof(kc__hlo_value)) - 1;
@@ -544,7 +544,7 @@ static kc_status* kc__record_computation(kc__hlo_parser* p) {
                         KC__Q(name.text));
   }
   kc__lex_next(lx);
-  KC__TRY(kc__skip_signature(lx));
+  KC_RETURN_IF_ERROR(kc__skip_signature(lx));
   if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{'");
   kc__hlo_computation c = {.name = name.text, .at = *lx};
   size_t count = m->computations.size / sizeof c;
@@ -552,7 +552,7 @@ static kc_status* kc__record_computation(kc__hlo_parser* p) {
       !kc__strmap_put(&m->names, name.text, (int32_t)count)) {
     return kc__parse_oom();
   }
-  KC__TRY(kc__lex_skip_group(lx, NULL));
+  KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
   return kc__skip_attrs(lx);
 }
 
@@ -563,8 +563,8 @@ static kc_status* kc__parse_entry(kc__hlo_parser* p) {
     return kc__lex_expected(lx, &lx->tok, "a computation name");
   }
   kc__lex_next(lx);
-  KC__TRY(kc__skip_signature(lx));
-  KC__TRY(kc__parse_scope(p));
+  KC_RETURN_IF_ERROR(kc__skip_signature(lx));
+  KC_RETURN_IF_ERROR(kc__parse_scope(p));
   return kc__skip_attrs(lx);
 }
 
@@ -589,7 +589,7 @@ static kc_status* kc__skip_debug_table(kc__lexer* lx) {
     if (t->kind == KC__TOK_STRING) {
       kc__lex_next(lx);
     } else if (kc__tok_is_punct(t, '{')) {
-      KC__TRY(kc__lex_skip_group(lx, NULL));
+      KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
     } else {
       return kc_status_add_context(
           kc__lex_expected(lx, t, "a string or '{...}' after the row number"),
@@ -610,8 +610,8 @@ static kc_status* kc__parse_module(kc__hlo_parser* p, kc_program** out) {
     return kc__lex_expected(lx, &name, "a module name");
   }
   kc__lex_next(lx);
-  KC__TRY(kc__skip_attrs(lx));
-  KC__TRY(kc_program_builder_create(name.text, &p->b));
+  KC_RETURN_IF_ERROR(kc__skip_attrs(lx));
+  KC_RETURN_IF_ERROR(kc_program_builder_create(name.text, &p->b));
   p->module->top = p->b;
   bool have_entry = false;
   while (lx->tok.kind != KC__TOK_END) {
@@ -621,17 +621,17 @@ static kc_status* kc__parse_module(kc__hlo_parser* p, kc_program** out) {
         return kc__lex_fail(lx, &t, "expected one ENTRY computation, got a second");
       }
       have_entry = true;
-      KC__TRY(kc__parse_entry(p));
+      KC_RETURN_IF_ERROR(kc__parse_entry(p));
     } else if (kc__is_debug_table(&t) && kc__lex_peek(lx).kind == KC__TOK_NUMBER) {
-      KC__TRY(kc__skip_debug_table(lx));
+      KC_RETURN_IF_ERROR(kc__skip_debug_table(lx));
     } else if (t.kind == KC__TOK_IDENT || t.kind == KC__TOK_NAME) {
-      KC__TRY(kc__record_computation(p));
+      KC_RETURN_IF_ERROR(kc__record_computation(p));
     } else {
       return kc__lex_expected(lx, &t, "a computation");
     }
   }
   if (!have_entry) return kc__lex_expected(lx, &lx->tok, "an ENTRY computation");
-  KC__TRY(kc_program_builder_set_root(p->b, kc__hlo_value_at(p, p->root)->id));
+  KC_RETURN_IF_ERROR(kc_program_builder_set_root(p->b, kc__hlo_value_at(p, p->root)->id));
   kc_program_builder* b = p->b;
   p->b = NULL; /* finish consumes it, whether or not it succeeds */
   return kc_program_builder_finish(b, out);

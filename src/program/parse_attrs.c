@@ -21,9 +21,9 @@ kc_status* kc__parse_int_list(kc__hlo_parser* p, const char* what,
   kc__lex_next(lx);
   for (bool more = kc__lex_list_begin(lx, '}'); more;) {
     int64_t v;
-    KC__TRY(kc__lex_int(lx, "a non-negative integer", 0, INT64_MAX, &v));
+    KC_RETURN_IF_ERROR(kc__lex_int(lx, "a non-negative integer", 0, INT64_MAX, &v));
     if (!kc__buf_append(&p->path, &v, sizeof v)) return kc__parse_oom();
-    KC__TRY(kc__lex_list_next(lx, '}', &more));
+    KC_RETURN_IF_ERROR(kc__lex_list_next(lx, '}', &more));
   }
   *out_count = p->path.size / sizeof(int64_t);
   *out = kc__arena_dup(&p->tmp, p->path.data, p->path.size);
@@ -104,7 +104,7 @@ static kc_status* kc__parse_backend_config(kc__hlo_parser* p, kc__hlo_instr* ins
   ins->config_tok = lx->tok;
   if (lx->tok.kind == KC__TOK_STRING) {
     ins->config_kind = KC__CONFIG_STRING;
-    KC__TRY(kc__lex_string(lx, &lx->tok, KC__ESCAPES_HLO, &p->tmp, &ins->config));
+    KC_RETURN_IF_ERROR(kc__lex_string(lx, &lx->tok, KC__ESCAPES_HLO, &p->tmp, &ins->config));
     kc__lex_next(lx);
     return NULL;
   }
@@ -115,7 +115,7 @@ static kc_status* kc__parse_backend_config(kc__hlo_parser* p, kc__hlo_instr* ins
    * depends on api_version, which may come later. */
   const char* start = lx->tok.text.data;
   kc__token close;
-  KC__TRY(kc__lex_skip_group(lx, &close));
+  KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, &close));
   ins->config_kind = KC__CONFIG_BRACES;
   ins->config.data = start;
   ins->config.size = (size_t)(close.text.data + 1 - start);
@@ -137,13 +137,13 @@ static kc_status* kc__attr_once(kc__hlo_parser* p, kc__hlo_instr* ins,
  * operand is handed over in. */
 static kc_status* kc__parse_constraints(kc__hlo_parser* p, kc__hlo_instr* ins) {
   kc__lexer* lx = &p->lx;
-  KC__TRY(kc__lex_expect(lx, '{'));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '{'));
   for (bool more = kc__lex_list_begin(lx, '}'); more;) {
     size_t i = ins->constraints.size / sizeof(kc__hlo_constraint);
     kc__layouts layouts;
     memset(&layouts, 0, sizeof layouts);
     kc_shape* shape = NULL;
-    KC__TRY(kc__parse_shape(lx, 0, &layouts, &shape));
+    KC_RETURN_IF_ERROR(kc__parse_shape(lx, 0, &layouts, &shape));
     kc_shape_destroy(shape);
     if (layouts.nondefault && layouts.leaves > 1) {
       return kc__lex_fail(lx, &lx->tok,
@@ -155,7 +155,7 @@ static kc_status* kc__parse_constraints(kc__hlo_parser* p, kc__hlo_instr* ins) {
     memcpy(c.m2m, layouts.first, sizeof c.m2m);
     c.nondefault = layouts.nondefault > 0;
     if (!kc__buf_append(&ins->constraints, &c, sizeof c)) return kc__parse_oom();
-    KC__TRY(kc__lex_list_next(lx, '}', &more));
+    KC_RETURN_IF_ERROR(kc__lex_list_next(lx, '}', &more));
   }
   return NULL;
 }
@@ -221,16 +221,16 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
   kc_string_view k = key->text;
   *out_handled = true;
   if (kind == KC__INSTR_GET_TUPLE_ELEMENT && kc_sv_equal(k, KC_SV_LIT("index"))) {
-    KC__TRY(kc__attr_once(p, ins, key, KC__SEEN_INDEX));
+    KC_RETURN_IF_ERROR(kc__attr_once(p, ins, key, KC__SEEN_INDEX));
     return kc__lex_int(lx, "a tuple index", 0, INT64_MAX, &ins->index);
   }
   if (kind == KC__INSTR_BROADCAST && kc_sv_equal(k, KC_SV_LIT("dimensions"))) {
-    KC__TRY(kc__attr_once(p, ins, key, KC__SEEN_DIMENSIONS));
+    KC_RETURN_IF_ERROR(kc__attr_once(p, ins, key, KC__SEEN_DIMENSIONS));
     return kc__parse_int_list(p, "the dimensions", &ins->dims, &ins->num_dims);
   }
   if (kind == KC__INSTR_CALL &&
       kc_sv_equal(k, kc_sv(kc__hlo_callee_attr(ins->op)))) {
-    KC__TRY(kc__attr_once(p, ins, key, KC__SEEN_CALLEE));
+    KC_RETURN_IF_ERROR(kc__attr_once(p, ins, key, KC__SEEN_CALLEE));
     if (lx->tok.kind != KC__TOK_NAME && lx->tok.kind != KC__TOK_IDENT) {
       return kc__lex_expected(lx, &lx->tok, "a computation name");
     }
@@ -268,7 +268,7 @@ kc_status* kc__parse_attrs(kc__hlo_parser* p, kc__hlo_instr* ins) {
     kc__token key = lx->tok;
     if (key.kind != KC__TOK_IDENT) return kc__lex_expected(lx, &key, "an attribute name");
     kc__lex_next(lx);
-    KC__TRY(kc__lex_expect(lx, '='));
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, '='));
     bool handled = false;
     kc_status* st = kc__parse_known_attr(p, ins, &key, &handled);
     if (!st && !handled && kc__changes_meaning(key.text)) {

@@ -27,11 +27,11 @@ static kc_status* kc__parse_callees(kc__hlo_parser* p, kc__hlo_instr* ins,
       return kc__lex_expected(lx, &lx->tok, "a computation name");
     }
     kc__hlo_callee callee = {.attr = key->text, .program = NULL};
-    KC__TRY(kc__computation_program(p, ins, &lx->tok, &callee.program));
+    KC_RETURN_IF_ERROR(kc__computation_program(p, ins, &lx->tok, &callee.program));
     if (!kc__buf_append(&ins->callees, &callee, sizeof callee)) return kc__parse_oom();
     kc__lex_next(lx);
     if (!list) break;
-    KC__TRY(kc__lex_list_next(lx, '}', &more));
+    KC_RETURN_IF_ERROR(kc__lex_list_next(lx, '}', &more));
   }
   return NULL;
 }
@@ -69,23 +69,23 @@ static kc_status* kc__parse_slice(kc__hlo_parser* p, kc__hlo_instr* ins) {
   kc__lexer* lx = &p->lx;
   int64_t parts[3][KC_TENSOR_MAX_NDIM];
   size_t rank = 0;
-  KC__TRY(kc__lex_expect(lx, '{'));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '{'));
   for (bool more = kc__lex_list_begin(lx, '}'); more;) {
     if (rank == KC_TENSOR_MAX_NDIM) return kc__lex_fail(lx, &lx->tok, "too many dimensions");
-    KC__TRY(kc__lex_expect(lx, '['));
-    KC__TRY(kc__lex_int(lx, "a start index", INT64_MIN, INT64_MAX, &parts[0][rank]));
-    KC__TRY(kc__lex_expect(lx, ':'));
-    KC__TRY(kc__lex_int(lx, "a limit index", INT64_MIN, INT64_MAX, &parts[1][rank]));
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, '['));
+    KC_RETURN_IF_ERROR(kc__lex_int(lx, "a start index", INT64_MIN, INT64_MAX, &parts[0][rank]));
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, ':'));
+    KC_RETURN_IF_ERROR(kc__lex_int(lx, "a limit index", INT64_MIN, INT64_MAX, &parts[1][rank]));
     parts[2][rank] = 1;
     if (kc__tok_is_punct(&lx->tok, ':')) {
       kc__lex_next(lx);
-      KC__TRY(kc__lex_int(lx, "a stride", INT64_MIN, INT64_MAX, &parts[2][rank]));
+      KC_RETURN_IF_ERROR(kc__lex_int(lx, "a stride", INT64_MIN, INT64_MAX, &parts[2][rank]));
     }
-    KC__TRY(kc__lex_expect(lx, ']'));
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, ']'));
     rank++;
-    KC__TRY(kc__lex_list_next(lx, '}', &more));
+    KC_RETURN_IF_ERROR(kc__lex_list_next(lx, '}', &more));
   }
-  for (int k = 0; k < 3; ++k) KC__TRY(kc__add_ints_attr(p, ins, kc__slice_names[k], parts[k], rank));
+  for (int k = 0; k < 3; ++k) KC_RETURN_IF_ERROR(kc__add_ints_attr(p, ins, kc__slice_names[k], parts[k], rank));
   return NULL;
 }
 
@@ -137,7 +137,7 @@ static kc_status* kc__parse_window(kc__hlo_parser* p, kc__hlo_instr* ins) {
                 {"pad", "padding_low", "padding_high"},
                 {"lhs_dilate", "base_dilations", NULL},
                 {"rhs_dilate", "window_dilations", NULL}};
-  KC__TRY(kc__lex_expect(lx, '{'));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '{'));
   while (!kc__tok_is_punct(&lx->tok, '}')) {
     kc__token key = lx->tok;
     size_t f = KC__ARRAY_SIZE(fields);
@@ -150,7 +150,7 @@ static kc_status* kc__parse_window(kc__hlo_parser* p, kc__hlo_instr* ins) {
                               "fields, such as rhs_reversal, are not supported)");
     }
     kc__lex_next(lx);
-    KC__TRY(kc__lex_expect(lx, '='));
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, '='));
     kc__token at = lx->tok;
     kc_string_view text = kc__lex_raw_span(lx, "0123456789-_x");
     size_t per = fields[f].attr2 ? 2 : 1;
@@ -166,8 +166,8 @@ static kc_status* kc__parse_window(kc__hlo_parser* p, kc__hlo_instr* ins) {
       a[i] = v[i * per];
       if (per == 2) b[i] = v[i * per + 1];
     }
-    KC__TRY(kc__add_ints_attr(p, ins, fields[f].attr, a, n));
-    if (per == 2) KC__TRY(kc__add_ints_attr(p, ins, fields[f].attr2, b, n));
+    KC_RETURN_IF_ERROR(kc__add_ints_attr(p, ins, fields[f].attr, a, n));
+    if (per == 2) KC_RETURN_IF_ERROR(kc__add_ints_attr(p, ins, fields[f].attr2, b, n));
   }
   kc__lex_next(lx);
   return NULL;
@@ -208,7 +208,7 @@ static kc_status* kc__parse_padding(kc__hlo_parser* p, kc__hlo_instr* ins) {
                         "per dimension), got %s",
                         KC__Q(text));
   }
-  for (k = 0; k < 3; ++k) KC__TRY(kc__add_ints_attr(p, ins, kc__padding_names[k], parts[k], rank));
+  for (k = 0; k < 3; ++k) KC_RETURN_IF_ERROR(kc__add_ints_attr(p, ins, kc__padding_names[k], parts[k], rank));
   return NULL;
 }
 
@@ -268,7 +268,7 @@ kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
       case KC__SYNTAX_INTS: {
         const int64_t* v;
         size_t n;
-        KC__TRY(kc__parse_int_list(p, kc__attr_syntaxes[i].name, &v, &n));
+        KC_RETURN_IF_ERROR(kc__parse_int_list(p, kc__attr_syntaxes[i].name, &v, &n));
         a.type = KC_ATTR_ARRAY;
         a.elem_type = KC_ATTR_I64;
         a.v.array.data = v;
@@ -277,7 +277,7 @@ kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
       }
       case KC__SYNTAX_INT:
         a.type = KC_ATTR_I64;
-        KC__TRY(kc__lex_int(lx, "an integer", INT64_MIN, INT64_MAX, &a.v.i64));
+        KC_RETURN_IF_ERROR(kc__lex_int(lx, "an integer", INT64_MIN, INT64_MAX, &a.v.i64));
         break;
       case KC__SYNTAX_WORD:
         if (lx->tok.kind != KC__TOK_IDENT) return kc__lex_expected(lx, &lx->tok, "a word");

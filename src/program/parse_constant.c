@@ -66,7 +66,7 @@ static kc_status* kc__parse_complex_scalar(kc__lexer* lx, const kc__literal* lit
   for (int k = 0; k < 2; ++k) {
     kc__token at = lx->tok;
     if (!kc__parse_float_value(lx, &part[k])) return kc__scalar_error(lx, &at, lit);
-    if (k == 0) KC__TRY(kc__lex_expect(lx, ','));
+    if (k == 0) KC_RETURN_IF_ERROR(kc__lex_expect(lx, ','));
   }
   if (!kc__tok_is_punct(&lx->tok, ')')) return kc__lex_expected(lx, &lx->tok, "')'");
   for (int k = 0; k < 2; ++k) {
@@ -154,15 +154,15 @@ static kc_status* kc__parse_scalar(kc__lexer* lx, kc__literal* lit) {
   if (!kc__buf_append(lit->data, NULL, width)) return kc__parse_oom();
   unsigned char* dst = lit->data->data + lit->n * width;
   if (lit->dtype.code == kDLComplex) {
-    KC__TRY(kc__parse_complex_scalar(lx, lit, dst));
+    KC_RETURN_IF_ERROR(kc__parse_complex_scalar(lx, lit, dst));
   } else if (lit->dtype.code == kDLFloat || lit->dtype.code == kDLBfloat) {
-    KC__TRY(kc__parse_float_scalar(lx, lit, dst));
+    KC_RETURN_IF_ERROR(kc__parse_float_scalar(lx, lit, dst));
     lit->n++;
     return NULL; /* kc__parse_float_value moved past it */
   } else if (lit->dtype.code == kDLBool) {
-    KC__TRY(kc__parse_pred_scalar(lx, &t, dst));
+    KC_RETURN_IF_ERROR(kc__parse_pred_scalar(lx, &t, dst));
   } else {
-    KC__TRY(kc__parse_int_scalar(lx, &t, lit, dst));
+    KC_RETURN_IF_ERROR(kc__parse_int_scalar(lx, &t, lit, dst));
   }
   lit->n++;
   kc__lex_next(lx);
@@ -181,7 +181,7 @@ static kc_status* kc__parse_literal(kc__lexer* lx, kc__literal* lit, int depth) 
   for (bool more = kc__lex_list_begin(lx, '}'); more;) {
     kc_status* st = kc__parse_literal(lx, lit, depth + 1);
     if (st) return st;
-    KC__TRY(kc__lex_list_next(lx, '}', &more));
+    KC_RETURN_IF_ERROR(kc__lex_list_next(lx, '}', &more));
   }
   return NULL;
 }
@@ -212,7 +212,7 @@ kc_status* kc__parse_constant(kc__hlo_parser* p, kc__hlo_instr* ins,
       .shape_text = shape_text,
   };
   p->literal.size = 0;
-  KC__TRY(kc__lex_expect(lx, '('));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '('));
   kc__token first = lx->tok;
   kc_status* st = kc__parse_literal(lx, &lit, 0);
   if (st) return st;
@@ -220,7 +220,7 @@ kc_status* kc__parse_constant(kc__hlo_parser* p, kc__hlo_instr* ins,
     return kc__lex_fail(lx, &first, "expected %zu value%s for %s, got %zu",
                         lit.count, lit.count == 1 ? "" : "s", shape_text, lit.n);
   }
-  KC__TRY(kc__lex_expect(lx, ')'));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, ')'));
   *out_data = p->literal.data;
   return NULL;
 }

@@ -34,7 +34,7 @@ kc_status* kc__bind_parameter(kc__hlo_parser* p, const kc__hlo_instr* ins,
   }
   char how[64];
   snprintf(how, sizeof how, "operand %lld of the caller", (long long)number);
-  KC__TRY(kc__check_shape(p, ins, p->arg_shapes[number], how));
+  KC_RETURN_IF_ERROR(kc__check_shape(p, ins, p->arg_shapes[number], how));
   *out_id = p->args[number];
   return NULL;
 }
@@ -75,7 +75,7 @@ kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   /* The computation, and the shapes its parameters are bound to. */
   kc__hlo_module* m = p->module;
   kc__hlo_computation* c = NULL;
-  KC__TRY(kc__find_computation(p, ins, &ins->callee, &c));
+  KC_RETURN_IF_ERROR(kc__find_computation(p, ins, &ins->callee, &c));
   size_t n = kc__num_operands(p);
   kc_shape** shapes = kc__arena_alloc(&p->tmp, (n ? n : 1) * sizeof *shapes);
   if (!shapes) return kc__parse_oom();
@@ -83,7 +83,7 @@ kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
 
   /* Its body, parsed in a scope named after the caller. */
   kc_string_view name = ins->name_tok.text;
-  KC__TRY(kc__scoped_name(p, &name));
+  KC_RETURN_IF_ERROR(kc__scoped_name(p, &name));
   kc__hlo_parser sub = {
       .lx = c->at,
       .b = p->b,
@@ -132,7 +132,7 @@ kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
                                    const kc__token* name, kc_program** out) {
   kc__hlo_module* m = p->module;
   kc__hlo_computation* c = NULL;
-  KC__TRY(kc__find_computation(p, ins, name, &c));
+  KC_RETURN_IF_ERROR(kc__find_computation(p, ins, name, &c));
   if (c->program) {
     *out = c->program;
     return NULL;

@@ -17,7 +17,7 @@ static kc_status* kc__add_transpose(kc__hlo_parser* p, int32_t x, const kc_shape
   int64_t dims[KC_TENSOR_MAX_NDIM];
   for (int32_t k = 0; k < rank; ++k) dims[k] = kc_shape_get_dims(from)[perm[k]];
   kc_shape* shape = NULL;
-  KC__TRY(kc_shape_create_array(kc_shape_get_dtype(from), dims, rank, &shape));
+  KC_RETURN_IF_ERROR(kc_shape_create_array(kc_shape_get_dtype(from), dims, rank, &shape));
   kc_attr a = {
       .name = KC_SV_LIT("dimensions"),
       .type = KC_ATTR_ARRAY,
@@ -61,7 +61,7 @@ static kc_status* kc__to_physical(kc__hlo_parser* p, int32_t x, const kc_shape* 
   kc_string_view n1 = kc__suffixed_name(p, name, "to_layout");
   kc_string_view n2 = kc__suffixed_name(p, name, "as_laid_out");
   if (!n1.data || !n2.data) return kc__parse_oom();
-  KC__TRY(kc__add_transpose(p, x, shape, perm, n1, &t));
+  KC_RETURN_IF_ERROR(kc__add_transpose(p, x, shape, perm, n1, &t));
   int32_t ops[1] = {t};
   return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, shape, ops, 1, n2, out_id);
 }
@@ -78,7 +78,7 @@ static kc_status* kc__from_physical(kc__hlo_parser* p, int32_t x, const kc_shape
     inverse[perm[k]] = k;
   }
   kc_shape* physical = NULL;
-  KC__TRY(kc_shape_create_array(kc_shape_get_dtype(shape), dims, rank, &physical));
+  KC_RETURN_IF_ERROR(kc_shape_create_array(kc_shape_get_dtype(shape), dims, rank, &physical));
   kc_string_view n1 = kc__suffixed_name(p, name, "in_layout_order");
   int32_t r = -1;
   int32_t ops[1] = {x};
@@ -110,7 +110,7 @@ kc_status* kc__build_bitcast(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_vi
     kc__major_to_minor(v->m2m, kc_shape_get_rank(v->shape), perm);
     kc_string_view n = kc__suffixed_name(p, name, "operand_in_layout_order");
     if (!n.data) return kc__parse_oom();
-    KC__TRY(kc__add_transpose(p, x, v->shape, perm, n, &phys));
+    KC_RETURN_IF_ERROR(kc__add_transpose(p, x, v->shape, perm, n, &phys));
   }
   if (!ins->layouts.first_nondefault) {
     return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, ins->shape, &phys, 1, name, out_id);
@@ -155,7 +155,7 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
     snprintf(suffix, sizeof suffix, "operand%zu", i);
     kc_string_view n1 = kc__suffixed_name(p, name, suffix);
     if (!n1.data) return kc__parse_oom();
-    KC__TRY(kc__to_physical(p, v->id, v->shape,
+    KC_RETURN_IF_ERROR(kc__to_physical(p, v->id, v->shape,
                             constrained ? written[i].m2m : v->m2m, n1, &ops[i]));
   }
   /* The call, and its result read back from its layout. */
@@ -172,6 +172,6 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   kc_string_view call = kc__suffixed_name(p, name, "laid_out");
   if (!call.data) return kc__parse_oom();
   int32_t r = -1;
-  KC__TRY(kc_program_builder_add_custom_call(p->b, desc, call, &r));
+  KC_RETURN_IF_ERROR(kc_program_builder_add_custom_call(p->b, desc, call, &r));
   return kc__from_physical(p, r, ins->shape, ins->layouts.first, name, out_id);
 }

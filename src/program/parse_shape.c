@@ -78,7 +78,7 @@ kc_status* kc__parse_array_text(kc__lexer* lx, kc__layouts* layouts,
     return kc__lex_expected(lx, &out->start, KC__ELEMENT_TYPES_TEXT " or '('");
   }
   kc__lex_next(lx);
-  KC__TRY(kc__lex_expect(lx, '['));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '['));
   out->rank = 0;
   for (bool more = kc__lex_list_begin(lx, ']'); more;) {
     const kc__token* t = &lx->tok;
@@ -90,11 +90,11 @@ kc_status* kc__parse_array_text(kc__lexer* lx, kc__layouts* layouts,
       return kc__lex_fail(lx, t, "a shape of more than %d dimensions",
                           KC_TENSOR_MAX_NDIM);
     }
-    KC__TRY(kc__lex_int(lx, "a dimension size", 0, INT64_MAX, &out->dims[out->rank]));
+    KC_RETURN_IF_ERROR(kc__lex_int(lx, "a dimension size", 0, INT64_MAX, &out->dims[out->rank]));
     out->rank++;
-    KC__TRY(kc__lex_list_next(lx, ']', &more));
+    KC_RETURN_IF_ERROR(kc__lex_list_next(lx, ']', &more));
   }
-  if (kc__tok_is_punct(&lx->tok, '{')) KC__TRY(kc__parse_layout(lx, out->rank, layouts));
+  if (kc__tok_is_punct(&lx->tok, '{')) KC_RETURN_IF_ERROR(kc__parse_layout(lx, out->rank, layouts));
   if (layouts) layouts->leaves++;
   return NULL;
 }
@@ -117,7 +117,7 @@ bool kc__array_text_equal(const kc__array_text* a, const kc_shape* s) {
 
 static kc_status* kc__parse_array_shape(kc__lexer* lx, kc__layouts* layouts, kc_shape** out) {
   kc__array_text a;
-  KC__TRY(kc__parse_array_text(lx, layouts, &a));
+  KC_RETURN_IF_ERROR(kc__parse_array_text(lx, layouts, &a));
   return kc__array_text_create(lx, &a, out);
 }
 

@@ -342,7 +342,7 @@ static kc_status* kc__dense_hex(const kc__lexer* lx, const kc__token* t, size_t 
  * "dense". */
 static kc_status* kc__attr_dense(kc__lexer* lx, kc__arena* arena, kc_attr* out) {
   kc__lex_next(lx);
-  KC__TRY(kc__lex_expect(lx, '<'));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '<'));
   kc__buf toks = {0}, packed = {0};
   kc__token hex = {0};
   bool list = false, is_hex = false;
@@ -425,7 +425,7 @@ static kc_status* kc__attr_value(kc__lexer* lx, kc__arena* arena, int depth,
   }
   if (t.kind == KC__TOK_STRING) {
     out->type = KC_ATTR_STRING;
-    KC__TRY(kc__lex_string(lx, &t, KC__ESCAPES_MLIR, arena, &out->v.str));
+    KC_RETURN_IF_ERROR(kc__lex_string(lx, &t, KC__ESCAPES_MLIR, arena, &out->v.str));
     kc__lex_next(lx);
     return NULL;
   }
@@ -442,7 +442,7 @@ static kc_status* kc__attr_value(kc__lexer* lx, kc__arena* arena, int depth,
   int32_t type;
   if (kc__tok_is_punct(&lx->tok, ':')) {
     kc__lex_next(lx);
-    KC__TRY(kc__attr_type(lx, &type));
+    KC_RETURN_IF_ERROR(kc__attr_type(lx, &type));
   } else if (is_bool) {
     type = KC_ATTR_BOOL;
   } else {
@@ -507,12 +507,12 @@ static kc_status* kc__attr_entries(kc__lexer* lx, kc__arena* arena, int depth,
     if (name.kind == KC__TOK_IDENT) {
       a.name = name.text;
     } else if (name.kind == KC__TOK_STRING) {
-      KC__TRY(kc__lex_string(lx, &name, KC__ESCAPES_MLIR, arena, &a.name));
+      KC_RETURN_IF_ERROR(kc__lex_string(lx, &name, KC__ESCAPES_MLIR, arena, &a.name));
     } else {
       return kc__lex_expected(lx, &name, "an attribute name");
     }
     kc__lex_next(lx);
-    KC__TRY(kc__lex_expect(lx, '='));
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, '='));
     KC_RETURN_IF_ERROR(kc__attr_value(lx, arena, depth, &a), "in attribute %s",
                        KC__Q(a.name));
     if (!kc__buf_append(entries, &a, sizeof a) ||
@@ -530,7 +530,7 @@ static kc_status* kc__attr_dict(kc__lexer* lx, kc__arena* arena, int depth,
     return kc__lex_fail(lx, &lx->tok, "dictionaries nested deeper than %d",
                         KC__PARSE_MAX_DEPTH);
   }
-  KC__TRY(kc__lex_expect(lx, '{'));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '{'));
   kc__buf entries = {0};
   kc__buf names = {0};
   kc_status* st = kc__attr_entries(lx, arena, depth, &entries, &names);

@@ -66,7 +66,7 @@ kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in) {
                                "operand 0: expected the dims of %s, got %s", w, g);
       }
     } else {
-      KC__TRY(kc__expect_array(p, in, i, r));
+      KC_RETURN_IF_ERROR(kc__expect_array(p, in, i, r));
     }
   }
   DLDataType from = kc__operand_shape(p, in, 0)->dtype;
@@ -204,7 +204,7 @@ kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "custom call %s: typed attributes need API TYPED", KC__QS(in->target));
   }
-  KC__TRY(kc__verify_aliases(p, in));
+  KC_RETURN_IF_ERROR(kc__verify_aliases(p, in));
   *out_target = t;
   return NULL;
 }
