@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "internal/attrs.h"
 #include "internal/common.h"
 #include "program/ops.h"
@@ -126,13 +127,7 @@ static kc_status* kc__add(kc_program_builder* b, int32_t op,
                             "adding %s: an instruction named %s already exists",
                             kc__op_name(op), KC__Q(name));
   }
-  if (p->count == p->cap) {
-    size_t cap = p->cap ? p->cap * 2 : 16;
-    kc__instr* grown = realloc(p->instrs, cap * sizeof *grown);
-    if (!grown) return kc__builder_oom();
-    p->instrs = grown;
-    p->cap = cap;
-  }
+  if (!KC__GROW(p->instrs, p->cap, p->count + 1)) return kc__builder_oom();
   kc__instr* in = &p->instrs[p->count];
   memset(in, 0, sizeof *in);
   in->op = op;
@@ -412,9 +407,7 @@ kc_status* kc__builder_note_skipped(kc_program_builder* b, kc_string_view name) 
       return NULL;
     }
   }
-  struct kc__skipped_attr* grown = realloc(p->skipped, (p->num_skipped + 1) * sizeof *grown);
-  if (!grown) return kc__builder_oom();
-  p->skipped = grown;
+  if (!KC__GROW(p->skipped, p->cap_skipped, p->num_skipped + 1)) return kc__builder_oom();
   const char* copy = kc__arena_strdup(&p->arena, name);
   if (!copy) return kc__builder_oom();
   p->skipped[p->num_skipped].name = copy;

@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "kcall/runtime.h"
 #include "program/compile_internal.h"
 #include "runtime/device_internal.h"
@@ -16,7 +17,7 @@
 
 int32_t kc__new_buffer(kc__compiler* c, int32_t kind, size_t size, int32_t def,
                        const kc_shape* shape) {
-  if (!kc__grow((void**)&c->bufs, &c->cap_bufs, c->num_bufs + 1, sizeof *c->bufs)) {
+  if (!KC__GROW(c->bufs, c->cap_bufs, c->num_bufs + 1)) {
     return -1;
   }
   c->bufs[c->num_bufs] = (kc__buffer){
@@ -25,7 +26,7 @@ int32_t kc__new_buffer(kc__compiler* c, int32_t kind, size_t size, int32_t def,
 }
 
 kc__step* kc__new_step(kc__compiler* c, int32_t kind, kc__step_fn fn, int32_t instr) {
-  if (!kc__grow((void**)&c->steps, &c->cap_steps, c->num_steps + 1, sizeof *c->steps)) {
+  if (!KC__GROW(c->steps, c->cap_steps, c->num_steps + 1)) {
     return NULL;
   }
   kc__step* s = &c->steps[c->num_steps++];
@@ -35,13 +36,13 @@ kc__step* kc__new_step(kc__compiler* c, int32_t kind, kc__step_fn fn, int32_t in
 
 size_t kc__block_reserve(kc__compiler* c, size_t size) {
   size_t off = (c->block_size + 15) & ~(size_t)15;
-  if (!kc__grow((void**)&c->block, &c->block_cap, off + size + 1, 1)) return SIZE_MAX;
+  if (!KC__GROW(c->block, c->block_cap, off + size + 1)) return SIZE_MAX;
   c->block_size = off + size;
   return off;
 }
 
 bool kc__add_fill(kc__compiler* c, size_t target, int32_t buffer, size_t block_offset) {
-  if (!kc__grow((void**)&c->fills, &c->cap_fills, c->num_fills + 1, sizeof *c->fills)) {
+  if (!KC__GROW(c->fills, c->cap_fills, c->num_fills + 1)) {
     return false;
   }
   c->fills[c->num_fills++] =
@@ -51,12 +52,10 @@ bool kc__add_fill(kc__compiler* c, size_t target, int32_t buffer, size_t block_o
 
 kc_status* kc__executable_own_state(kc_executable* exe, void* state,
                                     void (*deleter)(void*)) {
-  struct kc__state* grown = realloc(exe->states, (exe->num_states + 1) * sizeof *grown);
-  if (!grown) {
+  if (!KC__GROW(exe->states, exe->cap_states, exe->num_states + 1)) {
     deleter(state);
     return kc__oom();
   }
-  exe->states = grown;
   exe->states[exe->num_states++] = (struct kc__state){.state = state, .deleter = deleter};
   return NULL;
 }

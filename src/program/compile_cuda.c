@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "program/compile_internal.h"
 #include "runtime/device_internal.h"
 
@@ -108,8 +109,7 @@ static int32_t kc__new_device_table(kc__compiler* c, size_t bytes) {
 }
 
 static bool kc__add_table_fill(kc__compiler* c, size_t target, int32_t buffer) {
-  if (!kc__grow((void**)&c->table_fills, &c->cap_table_fills, c->num_table_fills + 1,
-                sizeof *c->table_fills)) {
+  if (!KC__GROW(c->table_fills, c->cap_table_fills, c->num_table_fills + 1)) {
     return false;
   }
   c->table_fills[c->num_table_fills++] =

@@ -41,20 +41,6 @@ typedef struct kc__compiler {
   size_t num_aliases, cap_aliases;
 } kc__compiler;
 
-/* ---- small growable arrays ------------------------------------------------ */
-
-static inline bool kc__grow(void** items, size_t* cap, size_t need, size_t size) {
-  if (need <= *cap) return true;
-  size_t n = *cap ? *cap * 2 : 16;
-  while (n < need) n *= 2;
-  void* grown = realloc(*items, n * size);
-  if (!grown) return false;
-  memset((char*)grown + *cap * size, 0, (n - *cap) * size);
-  *items = grown;
-  *cap = n;
-  return true;
-}
-
 static inline kc_status* kc__oom(void) {
   return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory compiling");
 }

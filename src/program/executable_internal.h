@@ -178,13 +178,13 @@ struct kc_executable {
    * after the states below are deleted (their deleters may be plugin
    * code). */
   kc_object** targets;
-  size_t num_targets;
+  size_t num_targets, cap_targets;
   /* Instantiated typed-call state, destroyed with the executable. */
   struct kc__state {
     void* state;
     void (*deleter)(void* state);
   }* states;
-  size_t num_states;
+  size_t num_states, cap_states;
   /* Programs with XLA FFI calls: where their runs' shared kc__xla_run_info
    * lies in the block. */
   bool has_xla;
@@ -201,7 +201,7 @@ struct kc_executable {
   kc__fill* table_fills;  /* target: offset in the tables; source: buffer */
   size_t num_table_fills;
   size_t* stream_slots;   /* block offsets of typed frames' stream */
-  size_t num_stream_slots;
+  size_t num_stream_slots, cap_stream_slots;
   size_t* input_staging;  /* offset of each input in the staging areas */
   size_t staging_bytes;
   bool graph_capable;     /* every custom call is graph-safe, flags allow */

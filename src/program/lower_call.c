@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "kcall/runtime.h"
 #include "program/compile_internal.h"
 #include "xcall/xla_ffi_internal.h"
@@ -282,12 +283,8 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
     }
     if (ok && exe->backend) {
       size_t slot = frame_off + offsetof(kc_xcall_frame, stream);
-      size_t* grown = realloc(exe->stream_slots, (exe->num_stream_slots + 1) * sizeof *grown);
-      ok = grown != NULL;
-      if (ok) {
-        exe->stream_slots = grown;
-        exe->stream_slots[exe->num_stream_slots++] = slot;
-      }
+      ok = KC__GROW(exe->stream_slots, exe->cap_stream_slots, exe->num_stream_slots + 1);
+      if (ok) exe->stream_slots[exe->num_stream_slots++] = slot;
     }
     kc__step* s = ok ? kc__new_step(c, KC__STEP_TYPED_CALL, kc__step_typed_call, id) : NULL;
     if (!s) {

@@ -3,6 +3,7 @@
  * liveness. */
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "program/compile_internal.h"
 
 /* Arena offsets and sizes are kept multiples of this. */
@@ -65,8 +66,7 @@ kc_status* kc__plan_aliases(kc__compiler* c, int32_t id, int32_t pos) {
     int32_t from = kc__leaves_of(c, operand)[src_leaf];
     int32_t to = kc__leaves_of(c, id)[out_leaf];
     kc__step* s = kc__new_step(c, KC__STEP_COPY, kc__step_copy, id);
-    if (!s || !kc__grow((void**)&c->aliases, &c->cap_aliases, c->num_aliases + 1,
-                        sizeof *c->aliases)) {
+    if (!s || !KC__GROW(c->aliases, c->cap_aliases, c->num_aliases + 1)) {
       return kc__oom();
     }
     s->in[0] = from;

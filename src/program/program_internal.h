@@ -72,7 +72,7 @@ struct kc_program {
     const char* name;
     size_t count;
   }* skipped;
-  size_t num_skipped;
+  size_t num_skipped, cap_skipped;
   kc__arena arena; /* every string and array above */
 };
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "program/compile_internal.h"
 #include "program/elementwise.h"
 
@@ -169,12 +170,10 @@ static bool kc__hold_target(kc_executable* exe, kc__xcall_target* t) {
       return true;
     }
   }
-  kc_object** grown = realloc(exe->targets, (exe->num_targets + 1) * sizeof *grown);
-  if (!grown) {
+  if (!KC__GROW(exe->targets, exe->cap_targets, exe->num_targets + 1)) {
     kc_object_release(KC_OBJECT(t));
     return false;
   }
-  exe->targets = grown;
   exe->targets[exe->num_targets++] = KC_OBJECT(t);
   return true;
 }
