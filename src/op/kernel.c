@@ -217,10 +217,8 @@ kc_status* kc_kernel_builder_add_type_constraint(kc_kernel_builder* b,
     }
   }
   if (st) return kc__kb_note(b, st);
-  kc__type_constraint* grown =
-      realloc(k->constraints, ((size_t)k->num_constraints + 1) * sizeof *grown);
+  bool grown = KC__GROW(k->constraints, k->cap_constraints, (size_t)k->num_constraints + 1);
   char* attr = grown ? kc__dup(attr_name) : NULL;
-  if (grown) k->constraints = grown;
   if (!attr) {
     return kc__kb_note(
         b, kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
@@ -251,10 +249,8 @@ kc_status* kc_kernel_builder_add_host_memory_arg(kc_kernel_builder* b,
                             "arg name",
                             KC__QS(k->op_name), KC__QS(arg_name ? arg_name : "(null)")));
   }
-  char** grown =
-      realloc(k->host_memory, ((size_t)k->num_host_memory + 1) * sizeof *grown);
+  bool grown = KC__GROW(k->host_memory, k->cap_host_memory, (size_t)k->num_host_memory + 1);
   char* copy = grown ? kc__dup(arg_name) : NULL;
-  if (grown) k->host_memory = grown;
   if (!copy) {
     return kc__kb_note(
         b, kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "internal/txn.h"
 #include "op/op_internal.h"
 
@@ -148,6 +149,7 @@ static kc_status* kc__add_arg(kc_op_builder* b, const char* fn,
   if (!spec) return kc__builder_misuse(fn, "spec");
   kc__arg_def** args = is_input ? &b->def.inputs : &b->def.outputs;
   int32_t* n = is_input ? &b->def.num_inputs : &b->def.num_outputs;
+  size_t* cap = is_input ? &b->def.cap_inputs : &b->def.cap_outputs;
   if (*n == KC_OP_MAX_ARGS) {
     return kc_status_create(KC_INVALID_ARGUMENT, "more than %d %ss",
                             KC_OP_MAX_ARGS, is_input ? "input" : "output");
@@ -158,10 +160,8 @@ static kc_status* kc__add_arg(kc_op_builder* b, const char* fn,
   if (st) return st;
   st = kc__check_unique(&b->def, arg.name);
   if (!st) {
-    kc__arg_def* grown = realloc(*args, ((size_t)*n + 1) * sizeof *grown);
-    if (grown) {
-      *args = grown;
-      grown[(*n)++] = arg;
+    if (kc__grow_array(args, cap, (size_t)*n + 1, sizeof **args)) {
+      (*args)[(*n)++] = arg;
       return NULL;
     }
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
@@ -183,11 +183,8 @@ static kc_status* kc__add_attr(kc_op_builder* b, const char* fn,
   if (st) return st;
   st = kc__check_unique(&b->def, attr.name);
   if (!st) {
-    kc__attr_def* grown =
-        realloc(b->def.attrs, ((size_t)b->def.num_attrs + 1) * sizeof *grown);
-    if (grown) {
-      b->def.attrs = grown;
-      grown[b->def.num_attrs++] = attr;
+    if (KC__GROW(b->def.attrs, b->def.cap_attrs, (size_t)b->def.num_attrs + 1)) {
+      b->def.attrs[b->def.num_attrs++] = attr;
       return NULL;
     }
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");

@@ -72,6 +72,7 @@ typedef struct kc__attr_def {
   kc__type_set types; /* KC__ATTR_TYPE: the allowed dtypes */
   char** strings;     /* KC__ATTR_STRING: allowed values, or NULL */
   int32_t num_strings;
+  size_t cap_strings;
   bool has_min, has_max; /* a value for int, a length for lists */
   int64_t min, max;
   bool has_default;
@@ -112,6 +113,7 @@ typedef struct kc__op_schema {
   int32_t num_outputs;
   kc__attr_def* attrs;
   int32_t num_attrs;
+  size_t cap_inputs, cap_outputs, cap_attrs; /* KC__GROW's, while building */
 } kc__op_schema;
 
 /* spec.c: parsing. The def structs are filled on success and left empty
@@ -252,6 +254,7 @@ struct kc__kernel {
   int32_t num_constraints;
   char** host_memory;
   int32_t num_host_memory;
+  size_t cap_constraints, cap_host_memory;
   kc__owned owned; /* from registration: the plugin it belongs to (owner.h) */
 };
 

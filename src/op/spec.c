@@ -454,11 +454,9 @@ static kc_status* kc__parse_string_set(kc__lexer* lx, kc__attr_def* a) {
     KC_RETURN_IF_ERROR(kc__string_value(lx, &v));
     kc_string_view text;
     kc_any_get_string(&v, &text);
-    char** grown =
-        realloc(a->strings, ((size_t)a->num_strings + 1) * sizeof *grown);
+    bool grown = KC__GROW(a->strings, a->cap_strings, (size_t)a->num_strings + 1);
     char* copy = grown ? kc__strndup(text.data, text.size) : NULL;
     kc_any_release(&v);
-    if (grown) a->strings = grown;
     if (!copy) return kc__oom(lx->what);
     a->strings[a->num_strings++] = copy;
     KC_RETURN_IF_ERROR(kc__lex_next(lx));
