@@ -2,6 +2,7 @@
  * runner since libkcall does not export it. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal/grow.h"
 #include "test.h"
@@ -39,4 +40,25 @@ KC_TEST(grow_refuses_an_overflowing_size_and_keeps_the_array) {
   KC_CHECK_INT(cap, 8);
   KC_CHECK_INT(items[2], 7);
   free(items);
+}
+
+KC_TEST(grow_byte_runs_append_and_repeat) {
+  kc__buf b = {0};
+  const int32_t v = 0x01020304;
+  KC_CHECK(kc__buf_append(&b, &v, sizeof v));
+  KC_CHECK(kc__buf_repeat(&b, sizeof v, 1000));
+  KC_CHECK_INT(b.size, 4000);
+  for (size_t i = 0; i < 1000; ++i) {
+    int32_t got;
+    memcpy(&got, b.data + 4 * i, sizeof got);
+    KC_CHECK_INT(got, v);
+  }
+  KC_CHECK(kc__buf_append(&b, NULL, 3)); /* zeroes */
+  KC_CHECK_INT(b.size, 4003);
+  KC_CHECK_INT(b.data[4002], 0);
+  KC_CHECK(!kc__buf_repeat(&b, 4, 2)); /* holds more than one element */
+  KC_CHECK(!kc__buf_append(&b, NULL, SIZE_MAX));
+  KC_CHECK_INT(b.size, 4003);
+  kc__buf_free(&b);
+  KC_CHECK(b.data == NULL);
 }

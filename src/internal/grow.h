@@ -25,4 +25,20 @@ bool kc__grow_array(void* items_ptr, size_t* cap, size_t need, size_t elem_size)
 #define KC__GROW(items, cap, need) \
   kc__grow_array(&(items), &(cap), (need), sizeof *(items))
 
+/* A growable run of bytes (for values of several types packed one after
+ * another): grows as KC__GROW does, from the system allocator. */
+typedef struct kc__buf {
+  unsigned char* data;
+  size_t size;
+  size_t cap;
+} kc__buf;
+
+/* Appends `n` bytes (data may be NULL to append zeroes). False when out
+ * of memory. */
+bool kc__buf_append(kc__buf* b, const void* data, size_t n);
+/* Makes `b`, which holds one element of `width` bytes, hold `count` copies
+ * of it (none for 0). False when out of memory or the size overflows. */
+bool kc__buf_repeat(kc__buf* b, size_t width, size_t count);
+void kc__buf_free(kc__buf* b);
+
 #endif /* KCALL_INTERNAL_GROW_H_ */

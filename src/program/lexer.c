@@ -591,60 +591,6 @@ kc_status* kc__lex_string(const kc__lexer* lx, const kc__token* t,
   return NULL;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Buffers                                                                   */
-/* ------------------------------------------------------------------------ */
-
-bool kc__buf_append(kc__buf* b, const void* data, size_t n) {
-  if (n > SIZE_MAX - b->size) return false;
-  if (b->size + n > b->cap) {
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->size + n) {
-      if (cap > SIZE_MAX / 2) {
-        cap = b->size + n;
-        break;
-      }
-      cap *= 2;
-    }
-    unsigned char* grown = realloc(b->data, cap);
-    if (!grown) return false;
-    b->data = grown;
-    b->cap = cap;
-  }
-  if (data) {
-    memcpy(b->data + b->size, data, n);
-  } else if (n) {
-    memset(b->data + b->size, 0, n);
-  }
-  b->size += n;
-  return true;
-}
-
-bool kc__buf_repeat(kc__buf* b, size_t width, size_t count) {
-  if (b->size != width) return false;
-  if (count == 0) {
-    b->size = 0;
-    return true;
-  }
-  if (width > SIZE_MAX / count) return false;
-  size_t total = width * count;
-  /* Grown once, then filled by doubling: copies never read memory the
-   * growth may have moved. */
-  if (!kc__buf_append(b, NULL, total - width)) return false;
-  for (size_t have = width; have < total;) {
-    size_t n = have < total - have ? have : total - have;
-    memcpy(b->data + have, b->data, n);
-    have += n;
-  }
-  return true;
-}
-
-void kc__buf_free(kc__buf* b) {
-  free(b->data);
-  b->data = NULL;
-  b->size = b->cap = 0;
-}
-
 kc_status* kc__parse_oom(void) {
   return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory while parsing");
 }

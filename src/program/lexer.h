@@ -7,6 +7,7 @@
 
 #include "internal/arena.h"
 #include "internal/common.h"
+#include "internal/grow.h"
 
 typedef enum kc__tok_kind {
   KC__TOK_END = 0, /* end of input */
@@ -134,20 +135,6 @@ kc_status* kc__lex_string(const kc__lexer* lx, const kc__token* t,
                           kc__escapes escapes, kc__arena* arena,
                           kc_string_view* out);
 
-/* A growable run of bytes from the system allocator. */
-typedef struct kc__buf {
-  unsigned char* data;
-  size_t size;
-  size_t cap;
-} kc__buf;
-
-/* Appends `n` bytes (data may be NULL to append zeroes). False when out
- * of memory. */
-bool kc__buf_append(kc__buf* b, const void* data, size_t n);
-/* Makes `b`, which holds one element of `width` bytes, hold `count` copies
- * of it (none for 0). False when out of memory or the size overflows. */
-bool kc__buf_repeat(kc__buf* b, size_t width, size_t count);
-void kc__buf_free(kc__buf* b);
 
 /* RESOURCE_EXHAUSTED for the parsers. */
 kc_status* kc__parse_oom(void);
