@@ -26,6 +26,16 @@ size_t kc__instr_where(const kc__instr* in, char* buf, size_t cap) {
   return n < 0 ? 0 : (size_t)n;
 }
 
+kc_status* kc__instr_error(const kc__instr* in, kc_status_code code, const char* fmt, ...) {
+  char where[320];
+  kc__instr_where(in, where, sizeof where);
+  va_list args;
+  va_start(args, fmt);
+  kc_status* st = kc_status_create_v(code, fmt, args);
+  va_end(args);
+  return kc_status_add_context(st, "%s", where);
+}
+
 static kc_status* kc__builder_oom(void) {
   return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory building a program");
 }

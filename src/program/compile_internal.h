@@ -83,10 +83,6 @@ static inline const int32_t* kc__leaves_of(const kc__compiler* c, int32_t instr)
   char var[256];                   \
   kc_shape_format((shape), var, sizeof var)
 
-/* A status about instruction `in`: the message, with where it is as
- * context. */
-kc_status* kc__instr_error(const kc__instr* in, kc_status_code code, const char* fmt, ...)
-    KC_PRINTF(3, 4);
 /* The shape of operand `i` of `in`. */
 const kc_shape* kc__operand_shape(const kc_program* p, const kc__instr* in, size_t i);
 /* The sub-shape at `path` of `shape`, or NULL. */

@@ -52,16 +52,6 @@ const kc__instr_def* kc__instr_def_at(size_t i) {
   return NULL;
 }
 
-kc_status* kc__op_bad(const kc__instr* in, kc_status_code code, const char* fmt, ...) {
-  char where[320];
-  kc__instr_where(in, where, sizeof where);
-  va_list args;
-  va_start(args, fmt);
-  kc_status* st = kc_status_create_v(code, fmt, args);
-  va_end(args);
-  return kc_status_add_context(st, "%s", where);
-}
-
 const kc_attr* kc__op_attr(const kc__instr* in, const char* name) {
   return kc_attr_dict_lookup(&in->attrs, kc_sv(name));
 }
@@ -73,11 +63,11 @@ kc_status* kc__op_attr_ints(const kc__instr* in, const char* name, bool optional
   *out_count = 0;
   if (!a) {
     if (optional) return NULL;
-    return kc__op_bad(in, KC_INVALID_ARGUMENT, "expected attribute %s={...}, got none",
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected attribute %s={...}, got none",
                       name);
   }
   if (a->type != KC_ATTR_ARRAY || a->elem_type != KC_ATTR_I64) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "attribute %s: expected a list of integers", name);
   }
   *out = a->v.array.data;
@@ -88,10 +78,10 @@ kc_status* kc__op_attr_ints(const kc__instr* in, const char* name, bool optional
 kc_status* kc__op_attr_int(const kc__instr* in, const char* name, int64_t* out) {
   const kc_attr* a = kc__op_attr(in, name);
   if (!a) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT, "expected attribute %s=N, got none", name);
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected attribute %s=N, got none", name);
   }
   if (a->type != KC_ATTR_I64) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT, "attribute %s: expected an integer", name);
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "attribute %s: expected an integer", name);
   }
   *out = a->v.i64;
   return NULL;
@@ -103,11 +93,11 @@ kc_status* kc__op_attr_string(const kc__instr* in, const char* name, bool option
   *out = (kc_string_view){NULL, 0};
   if (!a) {
     if (optional) return NULL;
-    return kc__op_bad(in, KC_INVALID_ARGUMENT, "expected attribute %s=WORD, got none",
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected attribute %s=WORD, got none",
                       name);
   }
   if (a->type != KC_ATTR_STRING) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT, "attribute %s: expected a word", name);
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "attribute %s: expected a word", name);
   }
   *out = a->v.str;
   return NULL;
@@ -122,7 +112,7 @@ const char* kc__op_dtype_text(DLDataType t, char* buf, size_t cap) {
 
 kc_status* kc__op_expect_array(const kc__instr* in, const kc_shape* s, const char* what) {
   if (!kc_shape_is_tuple(s)) return NULL;
-  return kc__op_bad(in, KC_INVALID_ARGUMENT, "%s: expected an array, got a tuple", what);
+  return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s: expected an array, got a tuple", what);
 }
 
 /* A box of `dims` elements: element (i0, i1, ...) goes from

@@ -152,10 +152,6 @@ const kc__instr_def* kc__instr_def_at(size_t i);
 
 /* ---- helpers for verify functions ----------------------------------------- */
 
-/* INVALID_ARGUMENT (or `code`) naming the instruction. */
-kc_status* kc__op_bad(const kc__instr* in, kc_status_code code, const char* fmt, ...)
-    KC_PRINTF(3, 4);
-
 /* Operand i's shape. */
 static inline const kc_shape* kc__op_operand(const kc_program* p, const kc__instr* in,
                                              size_t i) {

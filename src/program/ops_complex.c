@@ -30,7 +30,7 @@ static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__p
     plan->part = tx.bits / 8;
     if (!ok) {
       kc_shape_format(y, g, sizeof g);
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "complex: expected two f32 (or f64) operands of one shape and a c64 "
                         "(or c128) result of their dims, got %s and %s giving %s",
                         kc__op_dtype_text(tx, bx, sizeof bx), g,
@@ -46,7 +46,7 @@ static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__p
   plan->part = tr.bits / 8;
   if (!ok) {
     const kc__instr_def* def = in->def;
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "%s: expected a c64, c128, f32 or f64 operand and a result of its part "
                       "type (f32 for c64) and dims, got %s giving %s",
                       def->name, kc__op_dtype_text(tx, bx, sizeof bx),

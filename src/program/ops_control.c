@@ -15,7 +15,7 @@ static kc_status* kc__check_called(const kc__instr* in, size_t k, const char* ro
   const kc_program* c = in->computations[k];
   const char* name = kc_program_get_name(c);
   if (kc_program_get_parameter_count(c) != 1) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "%s '%s': expected 1 parameter, got %zu", role, name,
                       kc_program_get_parameter_count(c));
   }
@@ -24,14 +24,14 @@ static kc_status* kc__check_called(const kc__instr* in, size_t k, const char* ro
   if (!kc_shape_equal(got, param)) {
     kc_shape_format(param, w, sizeof w);
     kc_shape_format(got, g, sizeof g);
-    return kc__op_bad(in, KC_INVALID_ARGUMENT, "%s '%s': expected a parameter of %s, got %s",
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s '%s': expected a parameter of %s, got %s",
                       role, name, w, g);
   }
   got = kc_program_get_result_shape(c);
   if (result && !kc_shape_equal(got, result)) {
     kc_shape_format(result, w, sizeof w);
     kc_shape_format(got, g, sizeof g);
-    return kc__op_bad(in, KC_INVALID_ARGUMENT, "%s '%s': expected a result of %s, got %s",
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s '%s': expected a result of %s, got %s",
                       role, name, w, g);
   }
   return NULL;
@@ -154,7 +154,7 @@ static kc_status* kc__while_verify(const kc_program* p, const kc__instr* in) {
     char w[256], g[256];
     kc_shape_format(state, w, sizeof w);
     kc_shape_format(in->shape, g, sizeof g);
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "while: expected a result of its operand's shape %s, got %s", w, g);
   }
   kc_shape* pred = NULL;
@@ -214,17 +214,17 @@ static kc_status* kc__conditional_verify(const kc_program* p, const kc__instr* i
   if ((!is_pred && !is_s32) || kc_shape_get_rank(index) != 0) {
     char g[256];
     kc_shape_format(index, g, sizeof g);
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "conditional: operand 0: expected pred[] or s32[], got %s", g);
   }
   size_t branches = in->num_computations;
   if (is_pred && branches != 2) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "conditional on a pred: expected 2 computations (true, false), got %zu",
                       branches);
   }
   if (in->num_operands != branches + 1) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "conditional: expected %zu operands (the index and one per branch), "
                       "got %zu",
                       branches + 1, in->num_operands);

@@ -30,7 +30,7 @@ static kc_status* kc__dims_list(const kc__instr* in, const char* name, int32_t r
   for (size_t i = 0; i < *out_count; ++i) {
     int64_t d = (*out)[i];
     if (d < 0 || d >= rank || used[d]) {
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "attribute %s: entry %zu: expected a dimension of 0 to %d not named "
                         "before, got %lld",
                         name, i, rank - 1, (long long)d);
@@ -88,7 +88,7 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
   char ta[32], tb[32], tr[32];
   if (!kc_dtype_equal(t, kc_shape_get_dtype(b)) ||
       !kc_dtype_equal(t, kc_shape_get_dtype(in->shape))) {
-    return kc__op_bad(in, KC_UNIMPLEMENTED,
+    return kc__instr_error(in, KC_UNIMPLEMENTED,
                       "dot of %s and %s giving %s: only operands and a result of one element "
                       "type are supported",
                       kc__op_dtype_text(t, ta, sizeof ta),
@@ -99,7 +99,7 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
                                     ((t.code == kDLInt || t.code == kDLUInt) &&
                                      (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)));
   if (!supported) {
-    return kc__op_bad(in, KC_UNIMPLEMENTED,
+    return kc__instr_error(in, KC_UNIMPLEMENTED,
                       "dot: element type %s is not supported (f32, f64 and the integer types)",
                       kc__op_dtype_text(t, ta, sizeof ta));
   }
@@ -112,7 +112,7 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
   KC_RETURN_IF_ERROR(kc__dims_list(in, "lhs_contracting_dims", ra, used_a, &lc, &nlc));
   KC_RETURN_IF_ERROR(kc__dims_list(in, "rhs_contracting_dims", rb, used_b, &rc, &nrc));
   if (nlb != nrb || nlc != nrc) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "expected as many %s dimensions on both sides, got %zu and %zu",
                       nlb != nrb ? "batch" : "contracting", nlb != nrb ? nlb : nlc,
                       nlb != nrb ? nrb : nrc);
@@ -124,7 +124,7 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
   plan->batch = plan->m = plan->n = plan->k = 1;
   for (size_t i = 0; i < nlb; ++i) {
     if (da[lb[i]] != db[rbd[i]]) {
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "batch dimension %zu: lhs dimension %lld has %lld elements, rhs "
                         "dimension %lld has %lld",
                         i, (long long)lb[i], (long long)da[lb[i]], (long long)rbd[i],
@@ -135,7 +135,7 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
   }
   for (size_t i = 0; i < nlc; ++i) {
     if (da[lc[i]] != db[rc[i]]) {
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "contracting dimension %zu: lhs dimension %lld has %lld elements, "
                         "rhs dimension %lld has %lld",
                         i, (long long)lc[i], (long long)da[lc[i]], (long long)rc[i],
@@ -165,7 +165,7 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
     kc_shape_format(want, w, sizeof w);
     kc_shape_format(r, g, sizeof g);
     kc_shape_destroy(want);
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "expected a result of %s (batch, lhs free, rhs free dimensions), got %s",
                       w, g);
   }
@@ -193,11 +193,11 @@ static kc_status* kc__dot_kernel_choose(const kc__instr* in,
   }
   const kc__gemm_f32_kernel* kernel = kc__gemm_f32_kernel_lookup(want);
   if (!kernel) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "KCALL_DOT_KERNEL: expected avx512, avx2 or plain, got %s", KC__QS(want));
   }
   if (!kc__gemm_f32_kernel_supported(kernel)) {
-    return kc__op_bad(in, KC_FAILED_PRECONDITION,
+    return kc__instr_error(in, KC_FAILED_PRECONDITION,
                       "KCALL_DOT_KERNEL: this CPU cannot run the %s kernel", want);
   }
   *out = kernel;

@@ -68,13 +68,13 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
       char w[256], g[256];
       kc_shape_format(r, w, sizeof w);
       kc_shape_format(o, g, sizeof g);
-      return kc__op_bad(in, KC_INVALID_ARGUMENT, "operand %zu: expected %s%s, got %s", i,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT, "operand %zu: expected %s%s, got %s", i,
                         pred_result ? "the dims of " : "", w, g);
     }
   }
   DLDataType t = kc_shape_get_dtype(kc__op_operand(p, in, 0));
   if (in->op == KC_OP_IS_FINITE && kc_shape_get_dtype(r).code != kDLBool) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT, "is-finite: expected a pred result");
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "is-finite: expected a pred result");
   }
   plan->op = in->op;
   plan->binary = in->def->min_operands == 2;
@@ -88,7 +88,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
   if (!(domain & have)) {
     char buf[32];
     const kc__instr_def* def = in->def;
-    return kc__op_bad(in, KC_UNIMPLEMENTED, "%s: element type %s is not supported (%s)",
+    return kc__instr_error(in, KC_UNIMPLEMENTED, "%s: element type %s is not supported (%s)",
                       def->name, kc__op_dtype_text(t, buf, sizeof buf),
                       domain == KC__ON_FLOAT               ? "f32 and f64"
                       : domain == (KC__ON_FLOAT | KC__ON_INT) ? "f32, f64 and the integer types"

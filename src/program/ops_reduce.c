@@ -45,7 +45,7 @@ static int32_t kc__simple_reducer(const kc_program* r) {
 static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
                                   kc__reduce_plan* plan) {
   if (in->num_operands % 2 != 0 || in->num_operands / 2 > 64) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "reduce: expected N operands then N initial values (N up to 64), got "
                       "%zu operands",
                       in->num_operands);
@@ -61,7 +61,7 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
   bool reduced[KC__RED_MAX_RANK] = {false};
   for (size_t i = 0; i < num_dims; ++i) {
     if (dims[i] < 0 || dims[i] >= plan->rank || reduced[dims[i]]) {
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "attribute dimensions: entry %zu: expected a distinct dimension of "
                         "0 to %d, got %lld",
                         i, plan->rank - 1, (long long)dims[i]);
@@ -85,7 +85,7 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
   plan->out_count = stride;
   if ((n == 1) == kc_shape_is_tuple(in->shape) ||
       (n > 1 && kc_shape_get_tuple_size(in->shape) != n)) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "reduce of %zu operand%s: expected %s result", n, n == 1 ? "" : "s",
                       n == 1 ? "an array" : "a tuple of one array per operand as its");
   }
@@ -103,13 +103,13 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
                        (size_t)plan->rank * sizeof(int64_t)) == 0;
     if (!same) {
       kc_shape_format(o, g, sizeof g);
-      return kc__op_bad(in, KC_INVALID_ARGUMENT, "%s: expected the dims of operand 0, got %s",
+      return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s: expected the dims of operand 0, got %s",
                         what, g);
     }
     if (kc_shape_is_tuple(init) || kc_shape_get_rank(init) != 0 ||
         !kc_dtype_equal(kc_shape_get_dtype(init), t)) {
       kc_shape_format(init, g, sizeof g);
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "operand %zu (initial value %zu): expected %s[], got %s", n + i, i,
                         kc__op_dtype_text(t, buf, sizeof buf), g);
     }
@@ -124,7 +124,7 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
       kc_shape_format(want, w, sizeof w);
       kc_shape_destroy(want);
       kc_shape_format(r, g, sizeof g);
-      return kc__op_bad(in, KC_INVALID_ARGUMENT, "result %zu: expected %s, got %s", i, w, g);
+      return kc__instr_error(in, KC_INVALID_ARGUMENT, "result %zu: expected %s, got %s", i, w, g);
     }
     plan->elem_shapes[i] = init;
     plan->elem_shapes[n + i] = init;
@@ -133,7 +133,7 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
    * the N new accumulators. */
   const kc_program* red = in->computations[0];
   if (kc_program_get_parameter_count(red) != 2 * n) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "to_apply '%s': expected %zu scalar parameters, got %zu",
                       kc_program_get_name(red), 2 * n, kc_program_get_parameter_count(red));
   }
@@ -143,7 +143,8 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
       char w[256], g[256];
       kc_shape_format(plan->elem_shapes[k], w, sizeof w);
       kc_shape_format(got, g, sizeof g);
-      return kc__op_bad(in, KC_INVALID_ARGUMENT, "to_apply '%s': parameter %zu: expected %s, got %s",
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                             "to_apply '%s': parameter %zu: expected %s, got %s",
                         kc_program_get_name(red), k, w, g);
     }
   }
@@ -156,7 +157,7 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
   if (!result_ok) {
     char g[256];
     kc_shape_format(rr, g, sizeof g);
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "to_apply '%s': expected %s of the operands' element types, got %s",
                       kc_program_get_name(red), n == 1 ? "a scalar" : "a tuple of scalars",
                       g);
@@ -339,14 +340,14 @@ static kc_status* kc__window_attr(const kc__instr* in, const char* name, int32_t
   size_t n;
   KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, true, &v, &n));
   if (n != 0 && n != (size_t)rank) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "window %s: expected %d entries (the operand's rank), got %zu", name, rank,
                       n);
   }
   for (int32_t d = 0; d < rank; ++d) {
     out[d] = n ? v[d] : fill;
     if (out[d] < min) {
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "window %s: entry %d: expected at least %lld, got %lld", name, d,
                         (long long)min, (long long)out[d]);
     }
@@ -357,7 +358,7 @@ static kc_status* kc__window_attr(const kc__instr* in, const char* name, int32_t
 static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
                                   kc__window_plan* plan) {
   if (in->num_operands != 2) {
-    return kc__op_bad(in, KC_UNIMPLEMENTED,
+    return kc__instr_error(in, KC_UNIMPLEMENTED,
                       "reduce-window of %zu operands: only one operand and its initial value "
                       "are supported",
                       in->num_operands / 2);
@@ -371,7 +372,8 @@ static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
   if (kc_shape_is_tuple(init) || kc_shape_get_rank(init) != 0 ||
       !kc_dtype_equal(kc_shape_get_dtype(init), t)) {
     kc_shape_format(init, g, sizeof g);
-    return kc__op_bad(in, KC_INVALID_ARGUMENT, "operand 1 (the initial value): expected %s[], got %s",
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                           "operand 1 (the initial value): expected %s[], got %s",
                       kc__op_dtype_text(t, buf, sizeof buf), g);
   }
   int32_t rank = plan->rank = kc_shape_get_rank(x);
@@ -379,7 +381,7 @@ static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
   size_t n;
   KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "window_dimensions", false, &size, &n));
   if (n != (size_t)rank) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "window size: expected %d entries (the operand's rank), got %zu", rank, n);
   }
   int64_t high[KC__RED_MAX_RANK];
@@ -411,7 +413,7 @@ static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
     kc_shape_format(want, w, sizeof w);
     kc_shape_destroy(want);
     kc_shape_format(in->shape, g, sizeof g);
-    return kc__op_bad(in, KC_INVALID_ARGUMENT, "expected a result of %s, got %s", w, g);
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected a result of %s, got %s", w, g);
   }
   const kc_program* red = in->computations[0];
   bool params = kc_program_get_parameter_count(red) == 2 &&
@@ -419,7 +421,7 @@ static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
                 kc_shape_equal(kc_program_get_parameter_shape(red, 1), init) &&
                 kc_shape_equal(kc_program_get_result_shape(red), init);
   if (!params) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "to_apply '%s': expected two %s[] parameters and a %s[] result",
                       kc_program_get_name(red), kc__op_dtype_text(t, buf, sizeof buf), buf);
   }

@@ -9,7 +9,7 @@
 
 static kc_status* kc__unsupported_type(const kc__instr* in, DLDataType t, const char* what) {
   char buf[32];
-  return kc__op_bad(in, KC_UNIMPLEMENTED,
+  return kc__instr_error(in, KC_UNIMPLEMENTED,
                     "%s: element type %s is not supported (supported: pred, s8..s64, "
                     "u8..u64, f32, f64)",
                     what, kc__op_dtype_text(t, buf, sizeof buf));
@@ -21,7 +21,7 @@ static kc_status* kc__expect_shape(const kc__instr* in, const kc_shape* got,
   char w[256], g[256];
   kc_shape_format(want, w, sizeof w);
   kc_shape_format(got, g, sizeof g);
-  return kc__op_bad(in, KC_INVALID_ARGUMENT, "%s: expected %s, got %s", what, w, g);
+  return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s: expected %s, got %s", what, w, g);
 }
 
 /* ---- compare -------------------------------------------------------------------- */
@@ -48,7 +48,7 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
     char w[256], g[256];
     kc_shape_format(a, w, sizeof w);
     kc_shape_format(in->shape, g, sizeof g);
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "expected a pred result with the dims of %s, got %s", w, g);
   }
   out->type = kc__op_num_type(a->dtype);
@@ -61,7 +61,7 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
     if (kc_sv_equal(dir, kc_sv(kc__directions[i]))) out->direction = i;
   }
   if (out->direction < 0) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "attribute direction: expected EQ, NE, LT, LE, GT or GE, got %s",
                       KC__Q(dir));
   }
@@ -76,7 +76,7 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
                        : kc_sv_equal(type, kc_sv(want));
     if (!ok) {
       char buf[32];
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "attribute type: expected %s for %s operands, got %s", want,
                         kc__op_dtype_text(a->dtype, buf, sizeof buf),
                         KC__Q(type));
@@ -185,7 +185,7 @@ static kc_status* kc__scalar_or_same(const kc_program* p, const kc__instr* in, s
   char w[256], g[256], t[32];
   kc_shape_format(in->shape, w, sizeof w);
   kc_shape_format(o, g, sizeof g);
-  return kc__op_bad(in, KC_INVALID_ARGUMENT,
+  return kc__instr_error(in, KC_INVALID_ARGUMENT,
                     "%s: expected the dims of %s (or a scalar) of type %s, got %s", what, w,
                     kc__op_dtype_text(dtype, t, sizeof t), g);
 }
@@ -201,11 +201,11 @@ static kc_status* kc__select_read(const kc_program* p, const kc__instr* in,
     KC_RETURN_IF_ERROR(kc__scalar_or_same(p, in, i, want, &out->scalar[i]));
   }
   if (is_select && (out->scalar[1] || out->scalar[2])) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "operands 1 and 2: expected the result's shape, got a scalar");
   }
   if (!is_select && out->scalar[1]) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "operand 1: expected the result's shape, got a scalar");
   }
   out->type = kc__op_num_type(t);
@@ -310,7 +310,7 @@ static kc_status* kc__iota_read(const kc__instr* in, kc__iota_plan* out) {
   int64_t dim;
   KC_RETURN_IF_ERROR(kc__op_attr_int(in, "iota_dimension", &dim));
   if (dim < 0 || dim >= r->rank) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "attribute iota_dimension: expected 0 to %d (the result's rank is "
                       "%d), got %lld",
                       r->rank - 1, r->rank, (long long)dim);

@@ -35,7 +35,7 @@ static kc_status* kc__dims_error(const kc__instr* in, const char* what, const in
   kc_shape_format(w, ws, sizeof ws);
   kc_shape_format(got_shape, gs, sizeof gs);
   kc_shape_destroy(w);
-  return kc__op_bad(in, KC_INVALID_ARGUMENT, "%s: expected %s, got %s", what, ws, gs);
+  return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s: expected %s, got %s", what, ws, gs);
 }
 
 /* The result must be `dims` of the operand's element type. */
@@ -52,7 +52,7 @@ static kc_status* kc__expect_result(const kc__instr* in, const kc_shape* operand
   kc_shape_format(w, ws, sizeof ws);
   kc_shape_format(r, gs, sizeof gs);
   kc_shape_destroy(w);
-  return kc__op_bad(in, KC_INVALID_ARGUMENT, "expected a result of %s, got %s", ws, gs);
+  return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected a result of %s, got %s", ws, gs);
 }
 
 /* An I64 list attribute of exactly `rank` entries. */
@@ -62,7 +62,7 @@ static kc_status* kc__ints_of_rank(const kc__instr* in, const char* name, int32_
   KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, optional, out, &n));
   if (optional && n == 0 && !kc__op_attr(in, name)) return NULL;
   if (n != (size_t)rank) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "attribute %s: expected %d entries (the operand's rank), got %zu", name,
                       rank, n);
   }
@@ -81,7 +81,7 @@ static kc_status* kc__transpose_read(const kc_program* p, const kc__instr* in,
   kc__op_strides(o, in_stride);
   for (int32_t k = 0; k < rank; ++k) {
     if (perm[k] < 0 || perm[k] >= rank || seen[perm[k]]) {
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "attribute dimensions: expected a permutation of 0 to %d, got %lld "
                         "at entry %d",
                         rank - 1, (long long)perm[k], k);
@@ -112,7 +112,7 @@ static kc_status* kc__slice_read(const kc_program* p, const kc__instr* in, kc__m
     int64_t st = stride ? stride[d] : 1;
     int64_t size = kc_shape_get_dims(o)[d];
     if (start[d] < 0 || limit[d] < start[d] || limit[d] > size || st < 1) {
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "slice of dimension %d: expected 0 <= start <= limit <= %lld and a "
                         "stride of at least 1, got [%lld:%lld:%lld]",
                         d, (long long)size, (long long)start[d], (long long)limit[d],
@@ -145,7 +145,7 @@ static kc_status* kc__reverse_read(const kc_program* p, const kc__instr* in,
   bool seen[KC__MAX_RANK] = {false};
   for (size_t i = 0; i < n; ++i) {
     if (rev[i] < 0 || rev[i] >= rank || seen[rev[i]]) {
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "attribute dimensions: entry %zu: expected a distinct dimension of 0 "
                         "to %d, got %lld",
                         i, rank - 1, (long long)rev[i]);
@@ -166,7 +166,7 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
       !kc_dtype_equal(kc_shape_get_dtype(v), kc_shape_get_dtype(o))) {
     char g[256];
     kc_shape_format(v, g, sizeof g);
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "operand 1 (the padding value): expected a scalar of the operand's "
                       "type, got %s",
                       g);
@@ -182,13 +182,13 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
     int64_t size = kc_shape_get_dims(o)[d];
     int64_t gap = interior ? interior[d] : 0;
     if (gap < 0) {
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "interior padding of dimension %d: expected at least 0, got %lld", d,
                         (long long)gap);
     }
     dims[d] = low[d] + high[d] + size + (size > 0 ? (size - 1) * gap : 0);
     if (dims[d] < 0) {
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "padding of dimension %d: the result would have %lld elements", d,
                         (long long)dims[d]);
     }
@@ -224,7 +224,7 @@ static kc_status* kc__concatenate_read(const kc_program* p, const kc__instr* in,
   size_t n;
   KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "dimensions", false, &dimv, &n));
   if (n != 1 || dimv[0] < 0 || dimv[0] >= rank) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "attribute dimensions: expected one dimension of 0 to %d", rank - 1);
   }
   int64_t axis = dimv[0];
@@ -280,7 +280,7 @@ static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
   int32_t rank = kc_shape_get_rank(o);
   int32_t first_start = update ? 2 : 1;
   if (in->num_operands != (size_t)(first_start + rank)) {
-    return kc__op_bad(in, KC_INVALID_ARGUMENT,
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "expected %d operands (%s and one start index per dimension), got %zu",
                       first_start + rank, update ? "the operand, the update" : "the operand",
                       in->num_operands);
@@ -293,7 +293,7 @@ static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
     if (!ok) {
       char g[256];
       kc_shape_format(u, g, sizeof g);
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "operand 1 (the update): expected an array of the operand's rank and "
                         "type, got %s",
                         g);
@@ -316,7 +316,7 @@ static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
     if (!ok) {
       char g[256];
       kc_shape_format(s, g, sizeof g);
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "operand %d (start of dimension %d): expected an integer scalar of "
                         "one type for all starts, got %s",
                         first_start + d, d, g);
@@ -324,7 +324,7 @@ static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
     if (d == 0) t0 = t;
     int64_t size = kc_shape_get_dims(o)[d];
     if (sizes[d] < 0 || sizes[d] > size) {
-      return kc__op_bad(in, KC_INVALID_ARGUMENT,
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "dimension %d: expected a %s of 0 to %lld elements, got %lld", d,
                         update ? "update" : "slice", (long long)size, (long long)sizes[d]);
     }

@@ -87,6 +87,11 @@ void kc__program_retain(kc_program* program);
 /* "instruction 'name' (line L)" or "instruction 'name'", for messages. */
 size_t kc__instr_where(const kc__instr* in, char* buf, size_t cap);
 
+/* A status about instruction `in` (`code`, usually INVALID_ARGUMENT): the
+ * message, with where the instruction is as context. */
+kc_status* kc__instr_error(const kc__instr* in, kc_status_code code, const char* fmt, ...)
+    KC_PRINTF(3, 4);
+
 /* The HLO name of opcode `op` ("add", "custom-call"): its entry's in the
  * instruction table, or "unknown". */
 const char* kc__op_name(int32_t op);

@@ -7,16 +7,6 @@
 #include "program/compile_internal.h"
 #include "program/elementwise.h"
 
-kc_status* kc__instr_error(const kc__instr* in, kc_status_code code, const char* fmt, ...) {
-  char where[320];
-  kc__instr_where(in, where, sizeof where);
-  va_list args;
-  va_start(args, fmt);
-  kc_status* st = kc_status_create_v(code, fmt, args);
-  va_end(args);
-  return kc_status_add_context(st, "%s", where);
-}
-
 /* ---- verification ------------------------------------------------------------ */
 
 const kc_shape* kc__operand_shape(const kc_program* p,
