@@ -235,26 +235,11 @@ static void kc__describe_token(const kc__token* t, char* buf, size_t cap) {
 
 static kc_status* kc__lex_fail_v(const kc__lexer* lx, const kc__token* at,
                                  const char* fmt, va_list args) {
-  /* Sized to the message: whatever quotes it holds, its end is kept. */
-  char small[512];
-  va_list copy;
-  va_copy(copy, args);
-  int n = vsnprintf(small, sizeof small, fmt, copy);
-  va_end(copy);
-  char* message = small;
-  if (n >= (int)sizeof small) {
-    message = malloc((size_t)n + 1);
-    if (!message) return kc__parse_oom();
-    vsnprintf(message, (size_t)n + 1, fmt, args);
-  }
-  kc_status* st =
-      lx->column_only
-          ? kc_status_create(KC_INVALID_ARGUMENT, "column %d: %s", at->column,
-                             message)
-          : kc_status_create(KC_INVALID_ARGUMENT, "line %d, column %d: %s",
-                             at->line, at->column, message);
-  if (message != small) free(message);
-  return st;
+  return lx->column_only
+             ? kc__status_create_prefixed_v(KC_INVALID_ARGUMENT, fmt, args, "column %d",
+                                            at->column)
+             : kc__status_create_prefixed_v(KC_INVALID_ARGUMENT, fmt, args,
+                                            "line %d, column %d", at->line, at->column);
 }
 
 kc_status* kc__lex_fail(const kc__lexer* lx, const kc__token* at,
