@@ -34,6 +34,19 @@ kc__step* kc__new_step(kc__compiler* c, int32_t kind, kc__step_fn fn, int32_t in
   return s;
 }
 
+kc__step* kc__new_legacy_step(kc__compiler* c, int32_t kind, kc__step_fn fn, int32_t instr,
+                              const kc__xcall_target* t) {
+  kc__step* s = kc__new_step(c, kind, fn, instr);
+  if (!s) return NULL;
+  const kc__instr* in = &c->p->instrs[instr];
+  s->target = t;
+  s->fn = t->fn;
+  s->api = (int32_t)t->api;
+  s->opaque = in->opaque;
+  s->opaque_size = in->opaque_size;
+  return s;
+}
+
 size_t kc__block_reserve(kc__compiler* c, size_t size) {
   size_t off = (c->block_size + 15) & ~(size_t)15;
   if (!KC__GROW(c->block, c->block_cap, off + size + 1)) return SIZE_MAX;

@@ -169,13 +169,8 @@ kc_status* kc__plan_gpu_call(kc__compiler* c, int32_t id, const kc__xcall_target
     if (b < 0) return kc__oom();
   }
   if (kc__gpu_entries(c, in->shape, kc__leaves_of(c, id), arr, &k, false) < 0) return kc__oom();
-  kc__step* s = kc__new_step(c, KC__STEP_GPU_CALL, kc__step_gpu_call, id);
+  kc__step* s = kc__new_legacy_step(c, KC__STEP_GPU_CALL, kc__step_gpu_call, id, t);
   if (!s) return kc__oom();
-  s->target = t;
-  s->fn = t->fn;
-  s->api = (int32_t)t->api;
-  s->opaque = in->opaque;
-  s->opaque_size = in->opaque_size;
   s->ins_offset = arr;
   return NULL;
 }

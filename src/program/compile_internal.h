@@ -52,6 +52,10 @@ int32_t kc__new_buffer(kc__compiler* c, int32_t kind, size_t size, int32_t def,
                        const kc_shape* shape);
 /* A new step (zeroed, no buffers), or NULL when out of memory. */
 kc__step* kc__new_step(kc__compiler* c, int32_t kind, kc__step_fn fn, int32_t instr);
+/* A new step calling legacy-convention target `t` for custom call `instr`
+ * (its function, API and the call's opaque bytes); NULL out of memory. */
+kc__step* kc__new_legacy_step(kc__compiler* c, int32_t kind, kc__step_fn fn, int32_t instr,
+                              const kc__xcall_target* t);
 /* Reserves `size` bytes of the run block (zeroed, 16-aligned); returns
  * its offset, or SIZE_MAX when out of memory. */
 size_t kc__block_reserve(kc__compiler* c, size_t size);

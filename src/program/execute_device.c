@@ -96,14 +96,12 @@ void kc__device_run_free(const kc_executable* exe, kc__run* run) {
 
 kc_status* kc__step_elementwise_device(const kc__step* s, kc__run* run) {
   const kc_executable* exe = run->exe;
-  kc__elementwise_desc d;
-  memset(&d, 0, sizeof d);
-  d.op = s->op;
-  d.arity = s->arity;
-  d.direction = s->direction;
-  d.in_dtype = s->in_dtype;
-  d.out_dtype = s->out_dtype;
-  d.count = s->count;
+  kc__elementwise_desc d = {.op = s->op,
+                             .arity = s->arity,
+                             .direction = s->direction,
+                             .in_dtype = s->in_dtype,
+                             .out_dtype = s->out_dtype,
+                             .count = s->count};
   for (int32_t i = 0; i < s->arity && i < 3; ++i) d.in[i] = run->addr[s->in[i]];
   d.out = run->addr[s->out];
   if (!d.count) return NULL;
@@ -112,15 +110,14 @@ kc_status* kc__step_elementwise_device(const kc__step* s, kc__run* run) {
 
 kc_status* kc__step_broadcast_device(const kc__step* s, kc__run* run) {
   const kc_executable* exe = run->exe;
-  kc__broadcast_desc d;
-  d.in = run->addr[s->in[0]];
-  d.out = run->addr[s->out];
-  d.in_rank = s->in_rank;
-  d.out_rank = s->out_rank;
-  d.in_dims = s->in_dims;
-  d.out_dims = s->out_dims;
-  d.map = s->map;
-  d.esize = s->bytes;
+  kc__broadcast_desc d = {.in = run->addr[s->in[0]],
+                           .out = run->addr[s->out],
+                           .in_rank = s->in_rank,
+                           .out_rank = s->out_rank,
+                           .in_dims = s->in_dims,
+                           .out_dims = s->out_dims,
+                           .map = s->map,
+                           .esize = s->bytes};
   return exe->backend->broadcast(KC__ORD(exe), run->stream, &d);
 }
 

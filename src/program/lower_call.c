@@ -68,13 +68,8 @@ void kc__call_operand_leaves(kc__compiler* c, int32_t id, size_t i, int32_t* lea
 kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id,
                                 const kc__xcall_target* t) {
   const kc__instr* in = &c->p->instrs[id];
-  kc__step* s = kc__new_step(c, KC__STEP_LEGACY_CALL, kc__step_legacy_call, id);
+  kc__step* s = kc__new_legacy_step(c, KC__STEP_LEGACY_CALL, kc__step_legacy_call, id, t);
   if (!s) return kc__oom();
-  s->target = t;
-  s->fn = t->fn;
-  s->api = (int32_t)t->api;
-  s->opaque = in->opaque;
-  s->opaque_size = in->opaque_size;
   /* The result slot, then the operand table: the run loop finds both
    * from one offset (kc__hot_step). */
   size_t out = kc__block_reserve(c, (in->num_operands + 2) * sizeof(void*));
