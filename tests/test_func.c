@@ -725,7 +725,7 @@ KC_TEST(args_mismatch_builders) {
                 "m.f", "got 0");
 }
 
-/* The plugin-side readers of abi.h: inline checks, the host table for what
+/* The plugin-side readers of abi_helpers.h: inline checks, the host table for what
  * they do not cover and for errors. */
 KC_TEST(host_args_readers) {
   const kc_host_api* host = kc_plugin_get_host_api();

@@ -81,8 +81,9 @@ KC_API void kc_status_destroy(kc_status* status);
  * the canonical set. Static storage. */
 KC_API const char* kc_status_code_name(kc_status_code code);
 
-/* KC_RETURN_IF_ERROR(expr, fmt, ...), which returns a failed status with
- * context added, is in kcall/abi.h. */
+/* KC_RETURN_IF_ERROR(expr) and KC_RETURN_IF_ERROR(expr, fmt, ...), which
+ * return a failed status (with context added in the second form), are in
+ * kcall/abi_helpers.h, which kcall/abi.h includes. */
 
 /* ======================================================================== */
 /* Allocators                                                               */
@@ -197,7 +198,7 @@ KC_API size_t kc_dtype_format(DLDataType dtype, char* buf, size_t cap);
 /* Bytes taken by one element: (bits * lanes + 7) / 8. */
 KC_API size_t kc_dtype_get_size(DLDataType dtype);
 
-/* kc_dtype_equal and kc_dtype_make are inline in kcall/abi.h. */
+/* kc_dtype_equal and kc_dtype_make are inline in kcall/abi_helpers.h. */
 
 
 /* ======================================================================== */
@@ -211,7 +212,7 @@ KC_API kc_status* kc_device_parse(kc_string_view text, DLDevice* out_device);
 /* Prints "cpu:0", "cuda:1", ... snprintf-style. */
 KC_API size_t kc_device_format(DLDevice device, char* buf, size_t cap);
 
-/* kc_device_cpu is inline in kcall/abi.h. */
+/* kc_device_cpu is inline in kcall/abi_helpers.h. */
 
 
 #ifdef __cplusplus

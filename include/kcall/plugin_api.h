@@ -41,7 +41,7 @@
  * cannot be added without it. The list's first column says how plugin mode
  * spells each entry:
  *   R, V  a call through the table (R returns its result, V nothing);
- *   A     an argument reader: the inline check of kcall/abi.h
+ *   A     an argument reader: the inline check of kcall/abi_helpers.h
  *         (kc_host_args_*), the table only when the check fails;
  *   M     written out below: kc_status_create and kc_status_add_context
  *         are macros (variadic, format-checked), kc_func_call releases
@@ -62,7 +62,7 @@
  *         and W does nothing. A plugin that needs them lists the feature
  *         "device" in required_features.
  * Plugin mode also spells the table's system_allocator as
- * kc_allocator_system(). The inline helpers of kcall/abi.h (kc_sv,
+ * kc_allocator_system(). The inline helpers of kcall/abi_helpers.h (kc_sv,
  * kc_any_int, kc_dtype_make, kc_device_cpu, KC_RETURN_IF_ERROR, ...) are
  * the same in both modes. Functions of the library that are not in the
  * table (kc_op_call, kc_program_*, ...) exist only in host mode.

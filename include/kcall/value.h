@@ -65,7 +65,7 @@ KC_API bool kc_any_get_string(const kc_any* value, kc_string_view* out_view);
  * long as the reference `value` holds or borrows; kc_object_retain keeps
  * it longer. Allocates nothing. Plugins reach it through the host table
  * (API 1.1, kcall/plugin_api.h) or read function arguments with
- * kc_host_args_get_func (abi.h). */
+ * kc_host_args_get_func (abi_helpers.h). */
 KC_API bool kc_any_get_func(const kc_any* value, kc_func** out_func);
 
 /* ---- strings and bytes --------------------------------------------------- */
