@@ -256,7 +256,7 @@ XLA_FFI_Error* kc__decode_op_attrs(kc__decoder* d, const XLA_FFI_Attrs* in,
           break;
         }
         for (size_t k = 0; !st && k < count; ++k) {
-          kc_attr elem;
+          kc_attr elem = {0}; /* kc__read_number writes the member of its type */
           kc__read_number(a->elem_type,
                           (const char*)a->v.array.data + k * kc__attr_width(a->elem_type),
                           &elem);
