@@ -27,13 +27,14 @@ size_t kc__instr_where(const kc__instr* in, char* buf, size_t cap) {
 }
 
 kc_status* kc__instr_error(const kc__instr* in, kc_status_code code, const char* fmt, ...) {
-  char where[320];
-  kc__instr_where(in, where, sizeof where);
   va_list args;
   va_start(args, fmt);
   kc_status* st = kc_status_create_v(code, fmt, args);
   va_end(args);
-  return kc_status_add_context(st, "%s", where);
+  /* The context kc__instr_where writes. */
+  return in->line > 0 ? kc_status_add_context(st, "instruction %s (line %d)",
+                                              KC__QS(in->name), in->line)
+                      : kc_status_add_context(st, "instruction %s", KC__QS(in->name));
 }
 
 static kc_status* kc__builder_oom(void) {

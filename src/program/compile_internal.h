@@ -63,12 +63,6 @@ size_t kc__block_reserve(kc__compiler* c, size_t size);
  * out of memory. */
 bool kc__add_fill(kc__compiler* c, size_t target, int32_t buffer, size_t block_offset);
 
-/* Hands per-instance state to the executable, which deletes it when it is
- * destroyed. When that fails (out of memory), the state is deleted now.
- * (Ops' prepare reach it as kc__prepare_own.) */
-kc_status* kc__executable_own_state(kc_executable* exe, void* state,
-                                    void (*deleter)(void*));
-
 /* `first` when it is an error (`then` is dropped), else `then`. */
 static inline kc_status* kc__keep_first_error(kc_status* first, kc_status* then) {
   if (!first) return then;

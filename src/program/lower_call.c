@@ -416,11 +416,6 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
   return st;
 }
 
-/* What an op's prepare calls to have `thing` deleted with the executable. */
-kc_status* kc__prepare_own(const kc__prepare_ctx* ctx, void* thing, void (*deleter)(void*)) {
-  return kc__executable_own_state(ctx->exe, thing, deleter);
-}
-
 /* A KC__INSTR_KERNEL instruction: one step calling its kernel with the
  * operands' and the result's addresses, laid out in the run block. */
 kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,

@@ -50,8 +50,8 @@ typedef struct kc__instr_kernel_ctx {
 } kc__instr_kernel_ctx;
 
 /* What prepare may use: the executable's arena (which lives as long as the
- * executable), its compile options, and `own` to have something deleted
- * with the executable. */
+ * executable), its compile options, and the executable itself, to hand it
+ * state with kc__executable_own_state. */
 typedef struct kc__prepare_ctx {
   kc__arena* arena;
   kc_platform platform;
@@ -59,9 +59,11 @@ typedef struct kc__prepare_ctx {
   kc_executable* exe;
 } kc__prepare_ctx;
 
-/* Hands `thing` to the executable, which calls deleter(thing) when it is
- * destroyed; on failure (out of memory) deletes it now. */
-kc_status* kc__prepare_own(const kc__prepare_ctx* ctx, void* thing, void (*deleter)(void*));
+/* Hands per-instance state to the executable, which calls deleter(state)
+ * when it is destroyed; when that fails (out of memory), deletes it now.
+ * Used by prepare functions and by the lowering of custom calls. */
+kc_status* kc__executable_own_state(kc_executable* exe, void* state,
+                                    void (*deleter)(void*));
 
 typedef kc_status* (*kc__instr_kernel_fn)(const kc__instr_kernel_ctx* ctx, void* out,
                                     const void* const* ins);

@@ -78,7 +78,7 @@ static kc_status* kc__control_prepare(const kc_program* p, const kc__instr* in,
     kc__instr_where(in, where, sizeof where);
     return kc_status_add_context(st, "%s", where);
   }
-  KC_RETURN_IF_ERROR(kc__prepare_own(ctx, plan, kc__control_plan_free));
+  KC_RETURN_IF_ERROR(kc__executable_own_state(ctx->exe, plan, kc__control_plan_free));
   *out = plan;
   return NULL;
 }

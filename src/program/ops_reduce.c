@@ -195,7 +195,7 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
     kc__reduce_plan_free(plan);
     return st;
   }
-  KC_RETURN_IF_ERROR(kc__prepare_own(ctx, plan, kc__reduce_plan_free));
+  KC_RETURN_IF_ERROR(kc__executable_own_state(ctx->exe, plan, kc__reduce_plan_free));
   *out = plan;
   return NULL;
 }
@@ -457,7 +457,7 @@ static kc_status* kc__window_prepare(const kc_program* p, const kc__instr* in,
     kc__window_plan_free(plan);
     return st;
   }
-  KC_RETURN_IF_ERROR(kc__prepare_own(ctx, plan, kc__window_plan_free));
+  KC_RETURN_IF_ERROR(kc__executable_own_state(ctx->exe, plan, kc__window_plan_free));
   *out = plan;
   return NULL;
 }
