@@ -9,6 +9,7 @@ set -eu
 order="base runtime value internal func op xcall program plugin"
 for obj in "$@"; do
   mod=${obj##*/kcall_objects.dir/}
+  mod=${mod#./}            # Ninja names the objects kcall_objects.dir/./MODULE/...
   file=${mod%.o}
   mod=${mod%%/*}
   nm "$obj" | awk -v mod="$mod" -v file="$file" '
