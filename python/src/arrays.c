@@ -517,25 +517,30 @@ void kcpy_slot_clean(kcpy_slot* slot) {
   }
 }
 
-/* True for objects whose buffer protocol can serve kcall: not bytes, and
- * not a kcall.Tensor in device memory (which DLPack carries instead). */
+/* 1 for objects whose buffer protocol can serve kcall, 0 for those that
+ * DLPack carries instead, -1 with an exception. Not bytes; not a
+ * kcall.Tensor in device memory; and not an object whose
+ * __dlpack_device__ names device memory: JAX and CuPy arrays have the
+ * buffer protocol but refuse it for GPU memory. */
 static int host_buffer(PyObject* obj) {
   if (!PyObject_CheckBuffer(obj) || PyBytes_Check(obj)) return 0;
+  if (PyMemoryView_Check(obj) || PyByteArray_Check(obj)) return 1;
   if (kcpy_tensor_check(obj)) {
     const kcpy_tensor* t = (const kcpy_tensor*)obj;
-    if (t->dl && !t->expired && t->dl->device.device_type != kDLCPU &&
-        t->dl->device.device_type != kDLCUDAHost) {
-      return 0;
-    }
+    return !(t->dl && !t->expired && t->dl->device.device_type != kDLCPU &&
+             t->dl->device.device_type != kDLCUDAHost);
   }
-  return 1;
+  DLDevice device;
+  int rc = dlpack_device(obj, &device);
+  if (rc <= 0) return rc < 0 ? -1 : 1;
+  return device.device_type == kDLCPU || device.device_type == kDLCUDAHost;
 }
 
 int kcpy_array_view(PyObject* obj, kcpy_slot* slot, kcpy_what what) {
   if (is_numpy(obj)) return numpy_view(obj, slot, what);
-  if (host_buffer(obj)) {
-    return buffer_view(obj, slot, what);
-  }
+  int host = host_buffer(obj);
+  if (host < 0) return -1;
+  if (host) return buffer_view(obj, slot, what);
   return dlpack_view(obj, slot, what);
 }
 
@@ -658,7 +663,9 @@ kc_tensor* kcpy_array_to_tensor(PyObject* obj, kcpy_what what) {
     if (!(((const np_array*)obj)->flags & NP_WRITEABLE)) {
       flags = DLPACK_FLAG_BITMASK_READ_ONLY;
     }
-  } else if (host_buffer(obj)) {
+  } else if ((is_array = host_buffer(obj)) < 0) {
+    return NULL;
+  } else if (is_array) {
     /* A memoryview holds the exporter's buffer for as long as it lives, so
      * that a bytearray or array.array cannot be resized under the tensor:
      * the memoryview is the owner. */
