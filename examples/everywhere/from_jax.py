@@ -6,6 +6,7 @@ import numpy as np
 
 import kcall.jax
 
+jax.config.update("jax_platforms", "cpu")  # the targets below are CPU ones
 kcall.jax.register_plugin(sys.argv[1])  # the target "scale", the op "Scale"
 
 

@@ -18,6 +18,14 @@ import kcall  # noqa: E402
 import kcall.jax  # noqa: E402
 
 
+@pytest.fixture(autouse=True, scope="module")
+def on_the_cpu():
+    """The targets here are registered for the CPU: the tests run there
+    also where JAX's default backend is a GPU."""
+    with jax.default_device(jax.devices("cpu")[0]):
+        yield
+
+
 @pytest.fixture(scope="module")
 def plugins(scale_plugin, xla_plugin, ops_plugin):
     names = kcall.jax.register_plugin(str(scale_plugin))
@@ -148,7 +156,7 @@ def test_op_errors_arrive_at_trace_time(plugins):
 def run_example(args, timeout=240):
     done = subprocess.run([sys.executable, *args], capture_output=True,
                           text=True, timeout=timeout,
-                          env={**os.environ, "XLA_FLAGS": ""})
+                          env={**os.environ, "XLA_FLAGS": "", "JAX_PLATFORMS": "cpu"})
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -172,7 +180,7 @@ def test_scale_out_on_two_processes(repo, xla_plugin):
         [sys.executable, script, str(xla_plugin), "--process", str(i),
          "--of", "2", "--port", port],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "XLA_FLAGS": ""}) for i in range(2)]
+        env={**os.environ, "XLA_FLAGS": "", "JAX_PLATFORMS": "cpu"}) for i in range(2)]
     outs = []
     try:
         for p in procs:
