@@ -412,7 +412,11 @@ static void* kt_plugin_user(void* arg) {
     const DLTensor* ins[1] = {&x};
     DLTensor* outs[1] = {&y};
     st = kc_op_call_into(op, ins, 1, NULL, 0, NULL, outs, 1);
-    if (st || out != 2 * in) kt__fail(__FILE__, __LINE__, "kt_unload.Double");
+    if (st || out != 2 * in) {
+      char text[512];
+      kt__fail(__FILE__, __LINE__, "kt_unload.Double(%g) = %g: %s", (double)in, (double)out,
+               st ? kt_status_text(st, text, sizeof text) : "OK");
+    }
     kc_status_destroy(st);
     kc_object_release(KC_OBJECT((kc_op*)(uintptr_t)op));
   }

@@ -86,6 +86,17 @@ static size_t kc__txn_registries(const kc__txn* txn, kc__registry** regs,
  * custom-call targets, and some to spare. */
 #define KC__MAX_REGISTRIES 16
 
+/* When a commit makes a registry's entries visible: lookups take no lock,
+ * so another thread may see part of a commit, and what the others lead to
+ * goes first. An op found has its kernels; a custom-call target or a
+ * function found finds the ops it calls by name. */
+static int kc__publish_rank(const kc__registry* reg) {
+  if (reg->kind == kc__kind_kernel) return 0;
+  if (reg->kind == kc__kind_op) return 1;
+  if (reg->kind == kc__kind_custom_call) return 2;
+  return 3;
+}
+
 kc_status* kc__txn_commit(kc__txn* txn) {
   kc__registry* regs[KC__MAX_REGISTRIES];
   size_t nregs = kc__txn_registries(txn, regs, KC__MAX_REGISTRIES);
@@ -114,10 +125,14 @@ kc_status* kc__txn_commit(kc__txn* txn) {
                             "out of memory publishing the registrations");
     }
   }
-  for (size_t i = 0; i < txn->count && !st; ++i) {
-    bool ok = kc__registry_publish_locked(txn->items[i].reg, txn->items[i].entry);
-    (void)ok; /* cannot fail after the reservation */
-    txn->items[i].entry = NULL;
+  for (int rank = 0; rank < 4 && !st; ++rank) {
+    for (size_t i = 0; i < txn->count; ++i) {
+      kc__txn_item* it = &txn->items[i];
+      if (!it->entry || kc__publish_rank(it->reg) != rank) continue;
+      bool ok = kc__registry_publish_locked(it->reg, it->entry);
+      (void)ok; /* cannot fail after the reservation */
+      it->entry = NULL;
+    }
   }
   for (size_t i = nregs; i > 0; --i) pthread_mutex_unlock(&regs[i - 1]->mu);
   kc__txn_discard(txn);

@@ -4,6 +4,9 @@
  * staged there instead of being published. Commit publishes all staged
  * entries at once (locking every registry involved, in a fixed order, and
  * re-checking names), or publishes nothing; discard releases them.
+ * Lookups take no lock, so another thread may see part of a commit: it
+ * publishes kernels first, then ops, custom-call targets and functions,
+ * so that an op found has its kernels.
  * Other threads never see staged entries.
  */
 #ifndef KCALL_INTERNAL_TXN_H_
