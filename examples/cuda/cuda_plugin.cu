@@ -7,9 +7,12 @@
  *   (load both plugins; a kernel may be registered before its op):
  *     Add(x: T, y: T) -> (z: T)       f32 f64 i32, NumPy broadcasting
  *     MatMul(a: T, b: T) -> (product: T)   f32, a tiled shared-memory kernel
- *   and the custom call of XLA's guide, A[i] = B[i % 128] + C[i], as the
+ *   the custom call of XLA's guide, A[i] = B[i % 128] + C[i], as the
  *   CUDA target "do_custom_call" in the GPU convention (stream, buffers,
- *   opaque), which examples/cuda/seed_add_gpu.hlo calls.
+ *   opaque), which examples/cuda/seed_add_gpu.hlo calls;
+ *   and y = factor * x as the typed CUDA target "cuda_scale" (f32 buffers
+ *   of any rank, the f32 attribute `factor`), which JAX calls on a GPU
+ *   through kcall.jax.register_target("cuda_scale", platform="cuda").
  *
  * Every kernel queues its work on the stream kcall hands it
  * (kc_kernel_ctx_get_stream, the custom call's `stream`) and returns
@@ -226,6 +229,45 @@ void do_custom_call(void* stream, void** buffers, const char*, size_t) {
 }
 
 /* ======================================================================== */
+/* A typed target: y = factor * x                                           */
+/* ======================================================================== */
+
+__global__ void scale_kernel(const float* x, float* y, int64_t n,
+                             float factor) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = factor * x[i];
+}
+
+/* The frame's buffers are device memory and its stream the caller's (a
+ * program's, or XLA's under JAX): queue the work there and return. */
+kc_status* scale_target(kc_xcall_frame* f) {
+  int64_t n = numel(&f->args[0]);
+  if (n == 0) return nullptr;
+  const int block = 256;
+  scale_kernel<<<grid_for(n, block), block, 0,
+                 static_cast<cudaStream_t>(f->stream)>>>(
+      data<float>(&f->args[0]), data<float>(&f->results[0]), n,
+      f->attrs[0].v.f32);
+  return launch_status("cuda_scale");
+}
+
+const kc_xcall_buffer_spec kF32[] = {{{kDLFloat, 32, 1}, -1}};
+const kc_xcall_attr_spec kFactor[] = {{"factor", KC_ATTR_F32, 0}};
+
+kc_xcall_signature scale_signature() {
+  kc_xcall_signature s = {};
+  s.struct_size = sizeof s;
+  s.num_args = 1;
+  s.args = kF32;
+  s.num_results = 1;
+  s.results = kF32;
+  s.num_attrs = 1;
+  s.attrs = kFactor;
+  s.flags = KC_XCALL_SIG_NO_INSTANTIATE; /* no state, no scratch */
+  return s;
+}
+
+/* ======================================================================== */
 /* Registration                                                             */
 /* ======================================================================== */
 
@@ -255,6 +297,12 @@ kc_status* cuda_init(const kc_host_api* host) {
                               KC_XCALL_API_ORIGINAL,
                               reinterpret_cast<void (*)(void)>(do_custom_call),
                               KC_XCALL_GRAPH_SAFE);
+  }
+  if (!st) {
+    static const kc_xcall_signature sig = scale_signature();
+    st = host->xcall_register_typed(KC_SV_LIT("cuda_scale"), KC_PLATFORM_CUDA,
+                                    &sig, scale_target, nullptr, nullptr,
+                                    KC_XCALL_GRAPH_SAFE);
   }
   /* On failure the host discards everything registered above. */
   return st;

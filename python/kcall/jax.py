@@ -39,6 +39,10 @@ from . import _core, load_plugin
 __all__ = ["register_target", "register_op", "register_plugin", "call_op"]
 
 _PLATFORMS = {"cpu": "host", "host": "host", "cuda": "cuda", "gpu": "cuda"}
+# JAX's names for kcall's platforms: jax.ffi.register_ffi_target knows
+# "cpu" and "gpu" and passes any other name on as XLA's, which is "CUDA"
+# (a target registered for "cuda" would never reach the GPU backend).
+_JAX_PLATFORMS = {"host": "cpu", "cuda": "CUDA"}
 
 
 def _kcall_platform(platform):
@@ -49,9 +53,10 @@ def _kcall_platform(platform):
                          f"'cuda')") from None
 
 
-def _register(jax_name, capsule, platform, stages=("instantiate", "execute")):
+def _register(jax_name, capsule, kplatform,
+              stages=("instantiate", "execute")):
     jax.ffi.register_ffi_target(jax_name, {s: capsule for s in stages},
-                                platform=platform)
+                                platform=_JAX_PLATFORMS[kplatform])
 
 
 def register_target(name, platform="cpu", *, jax_name=None):
@@ -69,7 +74,7 @@ def register_target(name, platform="cpu", *, jax_name=None):
     # flag KC_XCALL_SIG_NO_INSTANTIATE) is registered for execute alone,
     # which spares XLA a state lookup under a lock on every call.
     stateless = _core.target_info(name, kplatform)["no_instantiate"]
-    _register(jax_name, capsule, platform,
+    _register(jax_name, capsule, kplatform,
               ("execute",) if stateless else ("instantiate", "execute"))
     return jax_name
 
@@ -83,7 +88,7 @@ def register_op(name, *, jax_name=None):
     kcall.NotFoundError when no such op exists."""
     capsule = _core.xla_ffi_op_adapter(name)
     jax_name = jax_name or "kcall." + name
-    _register(jax_name, capsule, "cpu")
+    _register(jax_name, capsule, "host")
     _op_names[name] = jax_name
     return jax_name
 

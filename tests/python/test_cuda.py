@@ -208,6 +208,41 @@ def test_cuda_kernels_of_the_examples_from_torch(ops_plugin):
                                atol=1e-4)
 
 
+def test_a_typed_cuda_target_in_jax_on_the_gpu(ops_plugin):
+    """examples/cuda's typed target "cuda_scale" registered with JAX for
+    the GPU: XLA hands it device buffers and its stream."""
+    _cuda_or_skip()
+    jax = pytest.importorskip("jax")
+    try:
+        gpu = jax.devices("gpu")[0]
+    except RuntimeError as e:
+        pytest.skip("no CUDA device: JAX has no GPU backend (%s)" % e)
+    path = ops_plugin.parent.parent / "cuda" / "libcuda_examples.so"
+    if not path.exists():
+        pytest.skip("the CUDA examples are not built (no nvcc): %s" % path)
+    import kcall.jax
+    kcall.load_plugin(path)
+    assert kcall.jax.register_target("cuda_scale", platform="cuda") == \
+        "cuda_scale"
+
+    @jax.jit
+    def f(x):
+        y = jax.ffi.ffi_call("cuda_scale",
+                             jax.ShapeDtypeStruct(x.shape, x.dtype))(
+            x, factor=np.float32(2.5))
+        return y + 1
+
+    x = jax.device_put(
+        jax.numpy.arange(3 * 1001, dtype=jax.numpy.float32).reshape(3, 1001),
+        gpu)
+    y = f(x)
+    assert y.devices() == {gpu}
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(x) * 2.5 + 1)
+    # An empty operand launches nothing.
+    e = jax.device_put(jax.numpy.zeros((0, 4), jax.numpy.float32), gpu)
+    assert f(e).shape == (0, 4)
+
+
 PROGRAM = """HloModule twice
 ENTRY main {
   x = f32[4] parameter(0)
