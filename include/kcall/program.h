@@ -400,7 +400,12 @@ typedef struct kc_compile_options {
  *   INVALID_ARGUMENT     shapes that do not agree, bad aliasing, a typed
  *                        signature that does not match
  *   NOT_FOUND            a custom-call target not registered for the
- *                        platform (with the nearest names)
+ *                        platform (with the nearest names). On the host,
+ *                        a target "kcall.OP" that is not registered runs
+ *                        the op OP when there is one: the first compile
+ *                        registers the op's XLA FFI adapter under that
+ *                        name (docs/programs.md, "custom-call")
+ *   RESOURCE_EXHAUSTED   that adapter could not be made (all bound)
  *   FAILED_PRECONDITION  an API version other than the one registered
  *   UNIMPLEMENTED        a platform with no backend, an unsupported dtype
  *                        for an instruction or for an XLA FFI handler's

@@ -174,10 +174,10 @@ kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
                                   kc_executable* exe,
                                   const kc__xcall_target** out_target) {
   kc_platform platform = exe->platform;
-  kc__xcall_target* t = kc__xcall_get(kc_sv(in->target), platform);
-  if (!t) {
-    return kc_status_add_context(kc__xcall_not_found(kc_sv(in->target), platform),
-                                 "custom call %s (instruction %s)",
+  kc__xcall_target* t = NULL;
+  kc_status* st = kc__xcall_get_for_program(kc_sv(in->target), platform, &t);
+  if (st) {
+    return kc_status_add_context(st, "custom call %s (instruction %s)",
                                  KC__QS(in->target), KC__QS(in->name));
   }
   if (!kc__hold_target(exe, t)) return kc__oom();

@@ -71,6 +71,14 @@ static inline size_t kc__attr_width(int32_t type) {
  * reference), or NULL; lock-free. */
 kc__xcall_target* kc__xcall_get(kc_string_view name, kc_platform platform);
 
+/* For the program compiler: the target (name, platform), retained, into
+ * *out; where there is none and the name is "kcall.OP" for an op OP on
+ * the host, the op's XLA FFI adapter is registered as that target first
+ * (op_target.c). NOT_FOUND as kc__xcall_not_found, or the error of making
+ * the adapter (RESOURCE_EXHAUSTED when the pool is bound). */
+kc_status* kc__xcall_get_for_program(kc_string_view name, kc_platform platform,
+                                     kc__xcall_target** out);
+
 /* Forgets the deleters of XLA FFI types that lie in `w`'s file, which is
  * being closed (xla_ffi_host.c): state of such a type set later is then
  * never deleted, rather than deleted by code that is gone. A library that

@@ -30,6 +30,7 @@ def on_the_cpu():
 def plugins(scale_plugin, xla_plugin, ops_plugin):
     names = kcall.jax.register_plugin(str(scale_plugin))
     assert "scale" in names and "kcall.Scale" in names
+    kcall.load_plugin(str(xla_plugin))
     kcall.jax.register_target("rms_norm")  # legacy targets have no FFI form
     kcall.load_plugin(str(ops_plugin))
 
@@ -151,6 +152,24 @@ def test_op_errors_arrive_at_trace_time(plugins):
         jax.jit(lambda x: kcall.jax.call_op("Add", x, x.astype(jnp.int32)))(x)
     with pytest.raises(ValueError, match="MatMul: inner dimensions"):
         jax.jit(lambda x: kcall.jax.call_op("MatMul", x, x))(x)
+
+
+def test_a_program_jax_lowered_runs_its_ops_in_kcall(plugins):
+    """HLO that JAX lowers from call_op names the custom-call target
+    "kcall.OP": kcall's program runtime runs the op under that name, with
+    no target declared for it."""
+    def f(x, y):
+        z = kcall.jax.call_op("Scale", x, factor=0.5)
+        return kcall.jax.call_op("Concat", z, y, axis=1) * 2
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.ones((2, 2), np.float32)
+    text = jax.jit(f).lower(x, y).as_text(dialect="hlo")
+    assert 'custom_call_target="kcall.Scale"' in text, text
+    exe = kcall.Program.parse(text).compile()
+    out = exe(x, y)
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(f(x, y)))
 
 
 def run_example(args, timeout=240):
