@@ -81,3 +81,23 @@ def test_op_as_packed_function():
     add = kcall.get_func("op.Add")
     out = add(np.ones(3, np.float32), np.ones(3, np.float32))
     np.testing.assert_array_equal(np.asarray(out), np.full(3, 2, np.float32))
+
+
+def test_tensorflow_spelled_op_means_tensorflows_dtypes(fixture_dir):
+    # kt_ops.Scale is defined as TensorFlow writes it:
+    # "T: {float, double} = DT_FLOAT", that is exactly {f32, f64}.
+    kcall.load_plugin(fixture_dir / "kt_plugin_ops.so")
+    scale = getattr(kcall.ops, "kt_ops.Scale")
+    assert "T: {float, double} = DT_FLOAT" in scale.definition["attrs"]
+    x = np.arange(4, dtype=np.float32)
+    y = scale(x, factor=3.0)
+    assert y.dtype == "float32"
+    np.testing.assert_array_equal(np.asarray(y), x * 3)
+    y64 = scale(x.astype(np.float64))
+    assert y64.dtype == "float64"
+    np.testing.assert_array_equal(np.asarray(y64), x * 2)
+    # float is f32 alone: f16 is not in the set.
+    with pytest.raises(kcall.InvalidArgumentError,
+                       match=r"expected one of \{f32, f64\}, got f16"):
+        scale(x.astype(np.float16))
+
