@@ -953,6 +953,13 @@ KC_TEST(hlo_ops_typed_optional_attributes) {
   KC_CHECK_OK(kc_xcall_register_typed(KC_SV_LIT("kt.optional"), KC_PLATFORM_HOST, &sig,
                                       kt_optional_attrs, NULL, NULL, 0));
   name[0] = 'X'; /* the default was copied */
+  /* The registered signature shows which attributes are optional, and
+   * their defaults (kcall inspect prints this). */
+  kc_xcall_target_desc desc = {.struct_size = sizeof desc};
+  KC_CHECK_OK(kc_xcall_lookup(KC_SV_LIT("kt.optional"), KC_PLATFORM_HOST, &desc));
+  char text[160];
+  kc_xcall_signature_format(desc.signature, text, sizeof text);
+  KC_CHECK_STR(text, "(any[*]) -> (any[*]) {eps: f32 = 0.5, mode: i64, name: str = 'dflt'}");
   kc_tensor* out = NULL;
   kt_run_text("HloModule m\nENTRY e {\n x = f32[4] constant({1, 2, 3, 4})\n"
               " ROOT y = f32[4] custom-call(x), custom_call_target=\"kt.optional\", "
@@ -978,6 +985,32 @@ KC_TEST(hlo_ops_typed_optional_attributes) {
   KC_CHECK_CODE(kc_xcall_register_typed(KC_SV_LIT("kt.optional2"), KC_PLATFORM_HOST, &sig,
                                         kt_optional_attrs, NULL, NULL, 0),
                 KC_INVALID_ARGUMENT, "attribute 1 ('mode')");
+}
+
+/* Array defaults print their items, cut after 8 with the count. */
+KC_TEST(hlo_ops_typed_signature_format_shows_array_defaults) {
+  kc_xcall_buffer_spec any = {kc_dtype_make(0, 0, 0), -1};
+  kc_xcall_attr_spec specs[2] = {{"short", KC_ATTR_ARRAY, KC_ATTR_F64},
+                                 {"long", KC_ATTR_ARRAY, KC_ATTR_U8}};
+  static const double shorts[2] = {0.25, -1e300};
+  static const uint8_t longs[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 255};
+  kc_attr defaults[2];
+  memset(defaults, 0, sizeof defaults);
+  defaults[0].type = KC_ATTR_ARRAY;
+  defaults[0].elem_type = KC_ATTR_F64;
+  defaults[0].v.array.data = shorts;
+  defaults[0].v.array.count = 2;
+  defaults[1].type = KC_ATTR_ARRAY;
+  defaults[1].elem_type = KC_ATTR_U8;
+  defaults[1].v.array.data = longs;
+  defaults[1].v.array.count = 10;
+  kc_xcall_signature sig = {.struct_size = sizeof sig, .num_args = 1, .args = &any,
+                            .num_results = 1, .results = &any, .num_attrs = 2,
+                            .attrs = specs, .attr_defaults = defaults};
+  char text[200];
+  kc_xcall_signature_format(&sig, text, sizeof text);
+  KC_CHECK_STR(text, "(any[*]) -> (any[*]) {short: array<f64> = [0.25, -1e+300], "
+                     "long: array<u8> = [1, 2, 3, 4, 5, 6, 7, 8, ... (10 items)]}");
 }
 
 KC_TEST(hlo_ops_sharding_annotations_are_identity) {

@@ -183,8 +183,9 @@ KC_API size_t kc_sv_format_quoted(kc_string_view text, char* buf, size_t cap);
  * u8 u16 u32 u64, f16 f32 f64, bf16, c64 c128, f8e4m3fn f8e5m2 (and the other
  * float8/6/4 kinds under their DLPack names), opaque64; a vector type adds
  * "x<lanes>" (f32x4). Also accepted by kc_dtype_parse: the numpy-style long
- * names (float32, int64, uint8, bfloat16, complex64, bool_), half, float,
- * double, int, long.
+ * names (float32, int64, uint8, bfloat16, complex64, bool_, float8_e4m3fn,
+ * float8_e5m2, float8_e4m3fnuz, float8_e4m3b11fnuz, float8_e5m2fnuz), half,
+ * float, double, int, long.
  */
 
 /* Parses text into a dtype. INVALID_ARGUMENT naming the text and listing

@@ -103,21 +103,28 @@ KC_API void kc_op_builder_add_output_v2(kc_op_builder* builder,
  * BOUNDS is ">= n" and/or "<= n" (a value for int, a length for lists).
  * Errors as above; INVALID_ARGUMENT also for a duplicate name or more than
  * KC_OP_MAX_ATTRS attrs, for a default outside its kind, set or bounds,
- * and for an ambiguous type word (see "Type words"). */
+ * and for a refused type word (see "Type words"). */
 KC_API void kc_op_builder_add_attr_v2(kc_op_builder* builder,
                                       const char* spec);
 
 /*
  * Type words. Wherever a spec names dtypes (an arg's type, a type set
  * {...}, a type attr's kind, a default or a given value of a type attr,
- * the text of an "op.NAME" attribute), it takes these words and no other:
+ * the text of an "op.NAME" attribute), it takes kcall's words and
+ * TensorFlow's, each with its own language's meaning, so that a spec
+ * written for TensorFlow registers unchanged and means what it meant
+ * there; no other word:
  *   dtypes   one dtype each: bool i8 i16 i32 i64 u8 u16 u32 u64 f16 f32 f64
  *            bf16 c64 c128 opaque64 and the float8/6/4 kinds (f8e4m3fn,
- *            f8e5m2, ..., f4e2m1fn), as kc_dtype_format prints them; and
+ *            f8e5m2, ..., f4e2m1fn), as kc_dtype_format prints them;
  *            NumPy's names bool_ int8..int64 uint8..uint64 float16 float32
  *            float64 bfloat16 complex64 complex128 float8_e4m3fn
- *            float8_e5m2. Args and values may add x<lanes> (f32x4); type
- *            sets hold scalar dtypes only.
+ *            float8_e5m2 float8_e4m3fnuz float8_e4m3b11fnuz float8_e5m2fnuz;
+ *            TensorFlow's half (f16), float (f32), double (f64) and its
+ *            enum names DT_FLOAT, DT_INT32, ... (upper case: the dtype of
+ *            the lower-case name after DT_), as its defaults write them
+ *            ("T: {float, int32} = DT_FLOAT"). Args and values may add
+ *            x<lanes> (f32x4); type sets hold scalar dtypes only.
  *   classes  signed    {i8, i16, i32, i64}
  *            unsigned  {u8, u16, u32, u64}
  *            integer   signed and unsigned
@@ -125,18 +132,27 @@ KC_API void kc_op_builder_add_attr_v2(kc_op_builder* builder,
  *            complex   {c64, c128}
  *            numeric   integer, floating and complex (not bool, not the
  *                      float8/6/4 kinds, not opaque64)
+ *            realnumbertype, realnumerictype (TensorFlow's): integer and
+ *                      floating, TensorFlow's set exactly
+ *            numbertype, numerictype (TensorFlow's): as numeric, which is
+ *                      TensorFlow's set less its quantized dtypes
  *            any       every dtype, vectors included
  *            A class stands alone as a type attr's kind ("T: numeric") or
  *            joins dtypes in braces ("T: {floating, i32}").
- *   refused  float double half int long: C's names, which read as a class
- *            as readily as a dtype. INVALID_ARGUMENT names the word, its
- *            column and the exact alternatives:
- *              "attr spec 'T: {float, i32}': column 5: type word 'float' is
- *              ambiguous: write f32 (or float32) for that one dtype, or
- *              'floating' for {f16, f32, f64, bf16}"
- *            (int and float remain attr kinds: "alpha: float" is a double
- *            attr; only as type words are they refused.)
- * kc_dtype_parse, outside specs, still reads float as f32 and so on.
+ *   refused  with INVALID_ARGUMENT naming the word, its column and why:
+ *            int and long, C's names, which neither language has as a
+ *            dtype ("attr spec 'T: {int, i64}': column 5: type word 'int'
+ *            is ambiguous: write i32 (or int32) for that one dtype, or
+ *            'signed' for {i8, i16, i32, i64}"); TensorFlow's dtypes that
+ *            kcall has no dtype for: string, qint8 quint8 qint16 quint16
+ *            qint32 (and quantizedtype, their class), int4 uint4 int2
+ *            uint2, resource, variant, their DT_ names and reference types
+ *            (float_ref) ("type word 'string' is TensorFlow's string, which
+ *            kcall has no dtype for: kcall tensors hold numbers, not
+ *            strings").
+ *            (int, float, bool and string remain attr kinds, as in
+ *            TensorFlow: "alpha: float" is a double attr.)
+ * kc_dtype_parse, outside specs, also reads int as i32 and long as i64.
  */
 
 /* Sets the flags (KC_OP_COMMUTATIVE | KC_OP_AGGREGATE | KC_OP_STATEFUL).
@@ -195,7 +211,7 @@ KC_API void kc_op_builder_destroy(kc_op_builder* builder);
  * with the call's position, see above); otherwise INVALID_ARGUMENT for a
  * NULL builder, unknown flags, or a definition that does not hold
  * together: an arg's type naming neither a type attr nor a dtype (or an
- * ambiguous type word, see "Type words"), the N of "N * T" not an int
+ * refused type word, see "Type words"), the N of "N * T" not an int
  * attr, "name: L" with L not a list(type) attr, an arg and an attr of
  * the same name; ALREADY_EXISTS when the op or its function name is
  * taken; RESOURCE_EXHAUSTED. Every error names the op ("registering op

@@ -151,7 +151,12 @@ KC_API kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
 
 /* Prints a signature as "(f32[?], f32[2]) -> (f32[*]) {eps: f32}" ('?'
  * dims: the rank is fixed, '*': any rank; "any" for any dtype; an open
- * signature is "(...) -> (...) {...}"), snprintf-style. */
+ * signature is "(...) -> (...) {...}"), snprintf-style. An optional
+ * attribute (one with a default, kc_xcall_signature.attr_defaults) shows
+ * its default: "{eps: f32 = 1e-05, mode: str = 'fast', axes: array<i64>
+ * = [0, 1]}" (floats with the fewest digits that read back the same,
+ * strings quoted as kc_sv_format_quoted quotes them, arrays cut after 8
+ * items with the count). */
 KC_API size_t kc_xcall_signature_format(const kc_xcall_signature* signature,
                                         char* buf, size_t cap);
 

@@ -4,9 +4,12 @@ Each attribute of this module is the op of that name, looked up when first
 used: ``kcall.ops.Concat([a, b], axis=1)`` checks the inputs against the
 op's definition, resolves its attributes, runs its shape function, picks a
 kernel and returns the output (a kcall.Tensor), a tuple of them, or None.
-Inputs are arrays (a list of arrays stands for an "N * T" or list input);
-attributes are keyword arguments. ``help(kcall.ops.Add)`` shows the
-definition; ``dir(kcall.ops)`` lists the ops registered now.
+Inputs are arrays; an "N * T" input, or one typed by a list(type) attr,
+takes a list (or tuple) of arrays, and any other input refuses a list
+(TypeError naming the input: a list is not converted to an array, whose
+dtype would have to be guessed). Attributes are keyword arguments.
+``help(kcall.ops.Add)`` shows the definition; ``dir(kcall.ops)`` lists
+the ops registered now.
 """
 
 import ast
@@ -50,13 +53,39 @@ def _attr_value(value):
     return value
 
 
-def _flatten(inputs):
+def _list_inputs(info):
+    """(name, takes a list) for each input: an "N * T" input, or one typed
+    by a list(type) attr, takes a list of arrays; any other, one array."""
+    list_attrs = set()
+    for spec in info["attrs"]:
+        name, kind = _spec_parts(spec)
+        if kind.startswith("list("):
+            list_attrs.add(name)
+    inputs = []
+    for spec in info["inputs"]:
+        name, kind = _spec_parts(spec)
+        inputs.append((name, "*" in kind or kind in list_attrs))
+    return inputs
+
+
+def _flatten(op_name, inputs, list_inputs):
+    """The tensors of a call: a list or tuple given for a list input is
+    spliced in; given for any other input it is refused, not converted
+    (an array's dtype is never guessed from Python numbers)."""
     flat = []
-    for x in inputs:
-        if isinstance(x, (list, tuple)):
-            flat.extend(x)
-        else:
+    for i, x in enumerate(inputs):
+        if not isinstance(x, (list, tuple)):
             flat.append(x)
+            continue
+        if i < len(list_inputs) and list_inputs[i][1]:
+            flat.extend(x)
+            continue
+        named = f" ({list_inputs[i][0]!r})" if i < len(list_inputs) else ""
+        raise TypeError(
+            f"op {op_name!r}: input {i}{named}: a {type(x).__name__} was "
+            f"given where one tensor is expected (only an \"N * T\" or "
+            f"list(type) input takes a list); pass an array, such as "
+            f"numpy.asarray(...) with the dtype meant")
     return tuple(flat)
 
 
@@ -116,10 +145,13 @@ def _make(name):
     stream_is_attr = any(_spec_parts(spec)[0] == "stream"
                          for spec in info["attrs"])
 
+    list_inputs = _list_inputs(info)
+
     def op(*inputs, **attrs):
         stream = None if stream_is_attr else attrs.pop("stream", None)
         values = {k: _attr_value(v) for k, v in attrs.items()}
-        outputs = _core.op_call(handle, _flatten(inputs), values, stream)
+        tensors = _flatten(name, inputs, list_inputs)
+        outputs = _core.op_call(handle, tensors, values, stream)
         if not outputs:
             return None
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -61,6 +61,9 @@ static const kc__dtype_name kc__dtype_names[] = {
     {"complex128", kDLComplex, 128},
     {"float8_e4m3fn", kDLFloat8_e4m3fn, 8},
     {"float8_e5m2", kDLFloat8_e5m2, 8},
+    {"float8_e4m3fnuz", kDLFloat8_e4m3fnuz, 8},
+    {"float8_e4m3b11fnuz", kDLFloat8_e4m3b11fnuz, 8},
+    {"float8_e5m2fnuz", kDLFloat8_e5m2fnuz, 8},
 };
 
 /* The table entry named exactly `text`, or NULL. */

@@ -93,11 +93,13 @@ static kc_status* kc__check_scalar(const kc__attr_def* a, const kc_any* v,
         t = v->u.v_dtype;
       } else if (!a->is_list && kc_any_get_string(v, &text)) {
         char why[320];
-        if (kc__type_word_ambiguity(text, why, sizeof why)) {
+        if (kc__type_word_refusal(text, why, sizeof why)) {
           return kc_status_create(KC_INVALID_ARGUMENT, "attr %s%s: %s",
                                   KC__QS(a->name), where, why);
         }
-        KC_RETURN_IF_ERROR(kc_dtype_parse(text, &t), "attr %s", KC__QS(a->name));
+        if (!kc__type_word_dtype(text, &t)) {
+          KC_RETURN_IF_ERROR(kc_dtype_parse(text, &t), "attr %s", KC__QS(a->name));
+        }
         *out = kc_any_dtype(t);
       } else {
         break;

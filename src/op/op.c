@@ -345,14 +345,12 @@ static kc_status* kc__resolve_arg(kc__op_schema* def, kc__arg_def* arg,
     return NULL;
   }
   char why[320];
-  if (kc__type_word_ambiguity(kc_sv(arg->type_word), why, sizeof why)) {
+  if (kc__type_word_refusal(kc_sv(arg->type_word), why, sizeof why)) {
     /* The type word ends the spec: its column follows from the length. */
     return kc__arg_error(def, arg, is_input, "column %zu: %s",
                          strlen(arg->spec) - strlen(arg->type_word) + 1, why);
   }
-  kc_status* st = kc_dtype_parse(kc_sv(arg->type_word), &arg->fixed_type);
-  if (st) {
-    kc_status_destroy(st);
+  if (!kc__type_word_dtype(kc_sv(arg->type_word), &arg->fixed_type)) {
     return kc__arg_error(def, arg, is_input,
                          "%s names neither an attr of the op nor a dtype",
                          KC__QS(arg->type_word));

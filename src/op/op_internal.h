@@ -34,16 +34,24 @@ bool kc__type_set_has(const kc__type_set* set, DLDataType t);
 size_t kc__type_set_format(const kc__type_set* set, char* buf, size_t cap);
 
 /* When `word` is a type class word (numeric, integer, signed, unsigned,
- * floating, complex, any: op.h, "Type words"), sets *out to the dtypes it
- * stands for and returns true; otherwise returns false. */
+ * floating, complex, any, and TensorFlow's numbertype, numerictype,
+ * realnumbertype, realnumerictype: op.h, "Type words"), sets *out to the
+ * dtypes it stands for and returns true; otherwise returns false. */
 bool kc__type_class_find(kc_string_view word, kc__type_set* out);
 
-/* When `word` is one a spec refuses as a type word (float, double, half,
- * int, long: op.h, "Type words"), writes why and what to write instead
- * ("type word 'float' is ambiguous: write f32 (or float32) for that one
- * dtype, or 'floating' for {f16, f32, f64, bf16}") into buf and returns
- * its length, snprintf-style; otherwise returns 0. */
-size_t kc__type_word_ambiguity(kc_string_view word, char* buf, size_t cap);
+/* When `word` is one a spec refuses as a type word (op.h, "Type words"):
+ * C's int and long ("type word 'int' is ambiguous: write i32 (or int32)
+ * for that one dtype, or 'signed' for {i8, i16, i32, i64}"), a TensorFlow
+ * dtype kcall has no dtype for (string, qint8, DT_STRING, ...), TensorFlow's
+ * quantizedtype or a reference type (float_ref), writes why and what to
+ * write instead into buf and returns its length, snprintf-style; otherwise
+ * returns 0. */
+size_t kc__type_word_refusal(kc_string_view word, char* buf, size_t cap);
+
+/* When `word` names one dtype (op.h, "Type words": a word kc_dtype_parse
+ * takes, or a TensorFlow enum name such as DT_FLOAT), sets *out to it and
+ * returns true. Check kc__type_word_refusal first: this does not refuse. */
+bool kc__type_word_dtype(kc_string_view word, DLDataType* out);
 
 /* ---- definitions ------------------------------------------------------- */
 

@@ -271,7 +271,7 @@ static kc_status* kc__string_value(kc__lexer* lx, kc_any* out) {
 static kc_status* kc__check_type_word(const kc__lexer* lx) {
   char why[320];
   if (lx->tok.kind != KC__TOK_IDENT ||
-      !kc__type_word_ambiguity(kc__tok_text(lx), why, sizeof why)) {
+      !kc__type_word_refusal(kc__tok_text(lx), why, sizeof why)) {
     return NULL;
   }
   return kc__spec_error(lx, lx->tok.start, "%s", why);
@@ -279,12 +279,8 @@ static kc_status* kc__check_type_word(const kc__lexer* lx) {
 
 static kc_status* kc__parse_dtype(kc__lexer* lx, DLDataType* out) {
   KC_RETURN_IF_ERROR(kc__check_type_word(lx));
-  kc_status* st = lx->tok.kind == KC__TOK_IDENT
-                      ? kc_dtype_parse(kc__tok_text(lx), out)
-                      : NULL;
-  if (lx->tok.kind != KC__TOK_IDENT || st) {
-    /* kc_dtype_parse's own message is dropped: the column says more. */
-    kc_status_destroy(st);
+  if (lx->tok.kind != KC__TOK_IDENT ||
+      !kc__type_word_dtype(kc__tok_text(lx), out)) {
     return kc__expected(lx, "a dtype (f32, i64, bool, ...)");
   }
   return kc__lex_next(lx);
@@ -480,11 +476,8 @@ static kc_status* kc__parse_type_set(kc__lexer* lx, kc__attr_def* a) {
     } else {
       size_t at = lx->tok.start;
       DLDataType t;
-      kc_status* st = lx->tok.kind == KC__TOK_IDENT
-                          ? kc_dtype_parse(kc__tok_text(lx), &t)
-                          : NULL;
-      if (lx->tok.kind != KC__TOK_IDENT || st) {
-        kc_status_destroy(st);
+      if (lx->tok.kind != KC__TOK_IDENT ||
+          !kc__type_word_dtype(kc__tok_text(lx), &t)) {
         return kc__expected(lx,
                             "a dtype or a type class (numeric, integer, "
                             "signed, unsigned, floating, complex, any)");
@@ -538,6 +531,8 @@ static kc_status* kc__parse_kind(kc__lexer* lx, kc__attr_def* a, bool in_list) {
     KC_RETURN_IF_ERROR(kc__parse_kind(lx, a, true));
     return kc__expect(lx, ")", "')' closing list(");
   }
+  /* TensorFlow's quantizedtype is a class too, of dtypes kcall lacks. */
+  if (kc__tok_word(lx, "quantizedtype")) return kc__check_type_word(lx);
   return kc__expected(lx, in_list ? "an item kind (int, float, bool, string, "
                                     "type, shape, {...} or a type class)"
                                   : "a kind (int, float, bool, string, type, "

@@ -1,6 +1,7 @@
 /* The custom-call target registry. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal/common.h"
 #include "internal/registry.h"
@@ -497,6 +498,76 @@ static void kc__put_buffers(char* buf, size_t cap, size_t* len,
   kc__appendf(buf, cap, len, ")");
 }
 
+/* A float with the fewest digits that read back as the same value. */
+static void kc__put_float(char* buf, size_t cap, size_t* len, double v,
+                          bool single) {
+  char text[40];
+  for (int digits = 6; digits <= 17; ++digits) {
+    snprintf(text, sizeof text, "%.*g", digits, v);
+    double back = strtod(text, NULL);
+    if (single ? (float)back == (float)v : back == v) break;
+  }
+  kc__appendf(buf, cap, len, "%s", text);
+}
+
+/* One number of type `type` read from `p` (an array element). */
+static void kc__put_number(char* buf, size_t cap, size_t* len, int32_t type,
+                           const void* p) {
+  union {
+    int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+    uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
+    float f32; double f64; bool b;
+  } v;
+  memcpy(&v, p, kc__attr_elem_size(type));
+  switch (type) {
+    case KC_ATTR_BOOL: kc__appendf(buf, cap, len, "%s", v.u8 ? "true" : "false"); break;
+    case KC_ATTR_I8: kc__appendf(buf, cap, len, "%d", (int)v.i8); break;
+    case KC_ATTR_I16: kc__appendf(buf, cap, len, "%d", (int)v.i16); break;
+    case KC_ATTR_I32: kc__appendf(buf, cap, len, "%ld", (long)v.i32); break;
+    case KC_ATTR_I64: kc__appendf(buf, cap, len, "%lld", (long long)v.i64); break;
+    case KC_ATTR_U8: kc__appendf(buf, cap, len, "%u", (unsigned)v.u8); break;
+    case KC_ATTR_U16: kc__appendf(buf, cap, len, "%u", (unsigned)v.u16); break;
+    case KC_ATTR_U32: kc__appendf(buf, cap, len, "%lu", (unsigned long)v.u32); break;
+    case KC_ATTR_U64: kc__appendf(buf, cap, len, "%llu", (unsigned long long)v.u64); break;
+    case KC_ATTR_F32: kc__put_float(buf, cap, len, v.f32, true); break;
+    case KC_ATTR_F64: kc__put_float(buf, cap, len, v.f64, false); break;
+    default: kc__appendf(buf, cap, len, "?"); break;
+  }
+}
+
+/* An attribute's default: " = 0.5", " = 'fast'", " = [0, 1]". */
+static void kc__put_default(char* buf, size_t cap, size_t* len, const kc_attr* d) {
+  enum { kShown = 8 };
+  kc__appendf(buf, cap, len, " = ");
+  switch (d->type) {
+    case KC_ATTR_BOOL: kc__appendf(buf, cap, len, "%s", d->v.b ? "true" : "false"); return;
+    case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
+      kc__appendf(buf, cap, len, "%lld", (long long)d->v.i64);
+      return;
+    case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
+      kc__appendf(buf, cap, len, "%llu", (unsigned long long)d->v.u64);
+      return;
+    case KC_ATTR_F32: kc__put_float(buf, cap, len, d->v.f32, true); return;
+    case KC_ATTR_F64: kc__put_float(buf, cap, len, d->v.f64, false); return;
+    case KC_ATTR_STRING: kc__appendf(buf, cap, len, "%s", KC__Q(d->v.str)); return;
+    case KC_ATTR_ARRAY: {
+      size_t width = kc__attr_elem_size(d->elem_type);
+      const char* data = d->v.array.data;
+      kc__appendf(buf, cap, len, "[");
+      for (size_t k = 0; k < d->v.array.count && k < kShown; ++k) {
+        if (k) kc__appendf(buf, cap, len, ", ");
+        kc__put_number(buf, cap, len, d->elem_type, data + k * width);
+      }
+      if (d->v.array.count > kShown) {
+        kc__appendf(buf, cap, len, ", ... (%zu items)", d->v.array.count);
+      }
+      kc__appendf(buf, cap, len, "]");
+      return;
+    }
+    default: kc__appendf(buf, cap, len, "?"); return;
+  }
+}
+
 size_t kc_xcall_signature_format(const kc_xcall_signature* sig, char* buf,
                                  size_t cap) {
   size_t len = 0;
@@ -512,6 +583,9 @@ size_t kc_xcall_signature_format(const kc_xcall_signature* sig, char* buf,
   kc__put_buffers(buf, cap, &len, sig->args, sig->num_args);
   kc__appendf(buf, cap, &len, " -> ");
   kc__put_buffers(buf, cap, &len, sig->results, sig->num_results);
+  const kc_attr* defaults = KC_STRUCT_HAS(sig, kc_xcall_signature, attr_defaults)
+                                ? sig->attr_defaults
+                                : NULL;
   for (int32_t i = 0; i < sig->num_attrs; ++i) {
     const kc_xcall_attr_spec* a = &sig->attrs[i];
     kc__appendf(buf, cap, &len, "%s%s: %s", i ? ", " : " {", a->name,
@@ -519,6 +593,7 @@ size_t kc_xcall_signature_format(const kc_xcall_signature* sig, char* buf,
     if (a->type == KC_ATTR_ARRAY && a->elem_type) {
       kc__appendf(buf, cap, &len, "<%s>", kc_attr_type_name(a->elem_type));
     }
+    if (defaults && defaults[i].type) kc__put_default(buf, cap, &len, &defaults[i]);
   }
   if (sig->num_attrs) kc__appendf(buf, cap, &len, "}");
   return len;

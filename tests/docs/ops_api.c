@@ -5,7 +5,8 @@
  *   ops_api run       Concat and MatMul defined with the page's code, and
  *                     called; Add with the page's type constraint
  *   ops_api specs     malformed specs, refused when they are added
- *   ops_api words     ambiguous type words, refused
+ *   ops_api words     refused type words: C's int and long, TensorFlow's
+ *                     string
  *   ops_api register  definitions refused at registration
  *   ops_api select    a call that no kernel matches (with its code)
  *   ops_api calls     calls refused before a kernel runs
@@ -367,8 +368,9 @@ static void refused_op(const char* input, const char* const* attrs) {
 /* The type words the page says are refused: in an attr's type set, and in
  * an input's type (refused when the op registers). */
 static void mode_words(void) {
-  refused_spec(kc_op_builder_add_attr, "T: {float, i32}");
+  refused_spec(kc_op_builder_add_attr, "T: {int, i64}");
   refused_op("x: long", (const char* const[]){NULL});
+  refused_spec(kc_op_builder_add_attr, "T: {float, string}");
 }
 
 static void mode_register(void) {

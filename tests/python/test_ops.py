@@ -81,3 +81,43 @@ def test_op_as_packed_function():
     add = kcall.get_func("op.Add")
     out = add(np.ones(3, np.float32), np.ones(3, np.float32))
     np.testing.assert_array_equal(np.asarray(out), np.full(3, 2, np.float32))
+
+
+def test_tensorflow_spelled_op_means_tensorflows_dtypes(fixture_dir):
+    # kt_ops.Scale is defined as TensorFlow writes it:
+    # "T: {float, double} = DT_FLOAT", that is exactly {f32, f64}.
+    kcall.load_plugin(fixture_dir / "kt_plugin_ops.so")
+    scale = getattr(kcall.ops, "kt_ops.Scale")
+    assert "T: {float, double} = DT_FLOAT" in scale.definition["attrs"]
+    x = np.arange(4, dtype=np.float32)
+    y = scale(x, factor=3.0)
+    assert y.dtype == "float32"
+    np.testing.assert_array_equal(np.asarray(y), x * 3)
+    y64 = scale(x.astype(np.float64))
+    assert y64.dtype == "float64"
+    np.testing.assert_array_equal(np.asarray(y64), x * 2)
+    # float is f32 alone: f16 is not in the set.
+    with pytest.raises(kcall.InvalidArgumentError,
+                       match=r"expected one of \{f32, f64\}, got f16"):
+        scale(x.astype(np.float16))
+
+
+def test_a_list_goes_only_to_a_list_input():
+    x = np.ones(2, np.float32)
+    # Add's inputs are single tensors: a list is refused, naming the input,
+    # not spliced into two inputs (nor guessed into an f64 array).
+    with pytest.raises(TypeError,
+                       match=r"op 'Add': input 0 \('x'\): a list was given "
+                             r"where one tensor is expected"):
+        kcall.ops.Add([1.0, 2.0], x)
+    with pytest.raises(TypeError,
+                       match=r"op 'Add': input 1 \('y'\): a tuple was given"):
+        kcall.ops.Add(x, (x, x))
+    # Concat's values are "N * T": a list or a tuple supplies them.
+    out = kcall.ops.Concat((x, x), axis=0)
+    np.testing.assert_array_equal(np.asarray(out), np.ones(4, np.float32))
+    # An input typed by a list(type) attr takes a list too.
+    info = {"inputs": ["xs: L", "y: T", "zs: N * T"],
+            "attrs": ["L: list(type) >= 1", "T: type", "N: int"]}
+    assert kcall.ops._list_inputs(info) == [("xs", True), ("y", False),
+                                            ("zs", True)]

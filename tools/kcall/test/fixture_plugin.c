@@ -145,6 +145,54 @@ static kc_status* fixture_func(void* self, const kc_any* args, int32_t nargs,
   return status;
 }
 
+/* fixture_norm: a typed custom-call target whose signature has required
+ * and optional attributes, for `kcall inspect`. It copies its operand. */
+static kc_status* fixture_norm(kc_xcall_frame* frame) {
+  if (frame->stage != KC_XCALL_STAGE_EXECUTE) return NULL;
+  const DLTensor* x = &frame->args[0];
+  size_t n = 1;
+  for (int32_t i = 0; i < x->ndim; ++i) n *= (size_t)x->shape[i];
+  const float* in = x->data;
+  float* out = frame->results[0].data;
+  for (size_t i = 0; i < n; ++i) out[i] = in[i];
+  return NULL;
+}
+
+static kc_status* register_norm(const kc_host_api* host) {
+  static const kc_xcall_buffer_spec any_f32 = {{kDLFloat, 32, 1}, -1};
+  static const kc_xcall_attr_spec attrs[] = {
+      {"eps", KC_ATTR_F32, 0},         {"axis", KC_ATTR_I64, 0},
+      {"mode", KC_ATTR_STRING, 0},     {"axes", KC_ATTR_ARRAY, KC_ATTR_I64},
+      {"center", KC_ATTR_BOOL, 0},     {"scale", KC_ATTR_F64, 0},
+  };
+  static const int64_t axes[2] = {0, 1};
+  kc_attr defaults[6] = {{.type = 0}};
+  defaults[0].type = KC_ATTR_F32; /* axis (1) is required */
+  defaults[0].v.f32 = 1e-5f;
+  defaults[2].type = KC_ATTR_STRING;
+  defaults[2].v.str = kc_sv("fast");
+  defaults[3].type = KC_ATTR_ARRAY;
+  defaults[3].elem_type = KC_ATTR_I64;
+  defaults[3].v.array.data = axes;
+  defaults[3].v.array.count = 2;
+  defaults[4].type = KC_ATTR_BOOL;
+  defaults[4].v.b = true;
+  defaults[5].type = KC_ATTR_F64;
+  defaults[5].v.f64 = 0.1;
+  const kc_xcall_signature sig = {
+      .struct_size = sizeof sig,
+      .num_args = 1,
+      .args = &any_f32,
+      .num_results = 1,
+      .results = &any_f32,
+      .num_attrs = 6,
+      .attrs = attrs,
+      .attr_defaults = defaults,
+  };
+  return host->xcall_register_typed(kc_sv("fixture_norm"), KC_PLATFORM_HOST, &sig,
+                                    fixture_norm, NULL, NULL, 0);
+}
+
 static kc_status* fixture_init(const kc_host_api* host) {
   static const kc_func_entry kFunctions[] = {
       {"fixture.type", fixture_type},     {"fixture.echo", fixture_echo},
@@ -154,9 +202,10 @@ static kc_status* fixture_init(const kc_host_api* host) {
   };
   /* If one registration fails, the host discards the earlier ones:
    * nothing is left half registered. */
-  return kc_host_register_functions(
+  kc_status* status = kc_host_register_functions(
       host, kFunctions, sizeof kFunctions / sizeof kFunctions[0],
       (void*)(uintptr_t)host);
+  return status ? status : register_norm(host);
 }
 
 static const kc_plugin_info kFixtureInfo = {
