@@ -123,6 +123,13 @@ def test_extension_imports_without_ld_library_path(tmp_path):
         env=env_without_loader_path())
 
 
+def test_numpy_is_a_dependency():
+    # The quickstart imports NumPy; `pip install kcall` must bring it.
+    requires = importlib.metadata.requires("kcall") or []
+    plain = [r for r in requires if "extra ==" not in r]
+    assert [r.split(";")[0].strip() for r in plain] == ["numpy"], requires
+
+
 # ---- python -m kcall.config -------------------------------------------------
 
 def test_config_paths_name_the_installed_files():
