@@ -215,6 +215,61 @@ def test_plugin_built_with_pkg_config(tmp_path):
         == importlib.metadata.version("kcall")
 
 
+# examples/external/double_plugin.c: the op Double, written with
+# <kcall/plugin_api.h> (kc_shape_fn_unchanged and the kernel builder are
+# the calls a plugin built in host mode cannot resolve in Python). Each
+# route gives the flags alone, no define; Python loads libkcall privately,
+# so a plugin that called libkcall directly would fail here.
+DOUBLE_SOURCE = REPO / "examples/external/double_plugin.c"
+
+
+def check_double_plugin(lib, op_name):
+    import numpy as np
+    plugin = kcall.load_plugin(str(lib))
+    assert ("op", op_name) in registrations(plugin)
+    x = np.array([1, 2, 3], dtype=np.float32)
+    y = np.asarray(getattr(kcall.ops, op_name)(x))
+    assert y.tolist() == [2, 4, 6]
+
+
+def compile_double(tmp_path, op_name, cflags):
+    # One op name per route: a name is registered once per process.
+    src = tmp_path / ("%s.c" % op_name)
+    src.write_text(DOUBLE_SOURCE.read_text().replace('"Double"', '"%s"' % op_name)
+                   .replace('.name = "double"', '.name = "%s"' % op_name))
+    lib = tmp_path / ("lib%s.so" % op_name)
+    compile_plugin(src, lib, cflags)
+    return lib
+
+
+def test_plugin_api_plugin_built_with_cflags(tmp_path):
+    lib = compile_double(tmp_path, "DoubleCflags", kcall_config("--cflags"))
+    check_double_plugin(lib, "DoubleCflags")
+
+
+def test_plugin_api_plugin_built_with_pkg_config(tmp_path):
+    # The README's line: cc ... $(pkg-config --cflags kcall) mylib.c.
+    if not shutil.which("pkg-config"):
+        pytest.skip("needs pkg-config")
+    env = dict(os.environ, PKG_CONFIG_PATH=kcall_config("--pkgconfig-dir").strip())
+    cflags = run("pkg-config", "--cflags", "kcall", env=env).stdout
+    lib = compile_double(tmp_path, "DoublePkgConfig", cflags)
+    check_double_plugin(lib, "DoublePkgConfig")
+
+
+def test_plugin_compiled_in_host_mode_is_refused_naming_what_to_do(fixture_dir):
+    # Its kc_* calls are libkcall's own functions, unlinked: dlopen fails
+    # in Python, and the loader says why and how to build it.
+    with pytest.raises(kcall.Error) as info:
+        kcall.load_plugin(str(fixture_dir / "kt_plugin_host_mode.so"))
+    message = str(info.value)
+    assert "it calls libkcall's kc_shape_fn_unchanged" in message
+    assert "directly without linking libkcall" in message
+    assert "build it in plugin mode, including only <kcall/abi.h> and " \
+           "<kcall/plugin_api.h>" in message
+    assert "older kcall headers need -DKC_BUILDING_PLUGIN" in message
+
+
 @pytest.fixture(scope="module")
 def greet_build(tmp_path_factory):
     """examples/external built with find_package(kcall) and kcall_DIR."""
@@ -231,6 +286,12 @@ def test_cmake_plugin_loads_and_calls(greet_build):
     assert plugin.name == "greet"
     assert registrations(plugin) == [("function", "greet.hello")]
     assert kcall.get_func("greet.hello")("pip") == "Hello, pip!"
+
+
+def test_cmake_kcall_add_plugin_builds_a_plugin_api_plugin(greet_build):
+    # examples/external builds double_plugin.c with the installed
+    # kcall_add_plugin.
+    check_double_plugin(greet_build / "libdouble.so", "Double")
 
 
 def test_cmake_finds_kcall_from_the_prefix_path(tmp_path):
@@ -299,3 +360,4 @@ def test_pip_install_into_a_fresh_venv(tmp_path):
     result = run(python, "-c", probe, cwd=tmp_path, env=env_without_loader_path())
     assert result.stdout == "True\n"
     assert run(venv / "bin" / "kcall", "version").stdout.startswith("kcall 0.1.0\n")
+
