@@ -6,6 +6,7 @@ the bundled kcall tool, and `pip install .` from scratch.
 import importlib.metadata
 import os
 import pathlib
+import re
 import shlex
 import shutil
 import subprocess
@@ -361,3 +362,143 @@ def test_pip_install_into_a_fresh_venv(tmp_path):
     assert result.stdout == "True\n"
     assert run(venv / "bin" / "kcall", "version").stdout.startswith("kcall 0.1.0\n")
 
+
+# ---- the wheel --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def wheel(build_dir, tmp_path_factory):
+    """A wheel of this tree, made by `pip wheel` in the CMake build directory
+    that `make pytest` installed .venv's kcall from ($KCALL_BUILD_DIR/
+    pip-build), so that only the packaging runs: seconds, not a build."""
+    pip_build = build_dir / "pip-build"
+    if not (pip_build / "CMakeCache.txt").is_file():
+        pytest.skip("no %s: `make pytest` makes it when it installs the "
+                    "package" % pip_build)
+    try:
+        import scikit_build_core  # noqa: F401 (the build backend)
+    except ImportError:
+        pytest.skip("needs scikit-build-core in this environment (`make "
+                    "pytest` installs it into .venv)")
+    out = tmp_path_factory.mktemp("wheel")
+    start = time.monotonic()
+    run(sys.executable, "-m", "pip", "wheel", "--quiet",
+        "--disable-pip-version-check", "--no-build-isolation", "--no-deps",
+        "--config-settings=build-dir=%s" % pip_build, "--wheel-dir", out,
+        REPO, timeout=600)
+    print("pip wheel: %.1f s" % (time.monotonic() - start))
+    wheels = sorted(out.glob("kcall-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def test_wheel_carries_the_c_install(wheel, build_dir):
+    import zipfile
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        requires = [line for line in z.read(metadata).decode().splitlines()
+                    if line.startswith("Requires-Dist:")]
+    for rel in ["kcall/__init__.py", "kcall/config.py",
+                "kcall/bin/kcall", "kcall/lib/libkcall.so",
+                "kcall/include/kcall/abi.h", "kcall/include/kcall/plugin_api.h",
+                "kcall/lib/cmake/kcall/kcallConfig.cmake",
+                "kcall/lib/cmake/kcall/kcallPlugin.cmake",
+                "kcall/lib/pkgconfig/kcall.pc"]:
+        assert rel in names, rel
+    assert any(n.startswith("kcall/_core") and n.endswith(".so") for n in names)
+    assert any(n.startswith("kcall/lib/libkcall.so.") for n in names)
+    assert "Requires-Dist: numpy" in requires, requires
+    # The CUDA backend ships when the build made it, and only then.
+    built_cuda = any((build_dir / "pip-build").rglob("libkcall_cuda.so"))
+    assert ("kcall/lib/libkcall_cuda.so" in names) == built_cuda
+
+
+# What manylinux lets a wheel's binaries depend on outside the wheel (of
+# what kcall could need): the C library's parts. Anything else, libpython
+# above all, makes `auditwheel show` answer plain linux_x86_64.
+MANYLINUX_SYSTEM_LIBS = {"libc.so.6", "libm.so.6", "libpthread.so.0",
+                         "libdl.so.2", "librt.so.1", "ld-linux-x86-64.so.2",
+                         "ld-linux-aarch64.so.1", "libgcc_s.so.1",
+                         "libstdc++.so.6"}
+
+
+@pytest.mark.skipif(not shutil.which("readelf"), reason="needs readelf")
+def test_wheel_binaries_need_only_the_system_and_each_other(wheel, tmp_path):
+    import zipfile
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(tmp_path)
+    binaries = [p for p in tmp_path.rglob("*")
+                if p.is_file() and p.read_bytes()[:4] == b"\x7fELF"]
+    assert len(binaries) >= 5, binaries  # _core, kcall, libkcall, plugins
+    own = {p.name for p in binaries}
+    for path in binaries:
+        dynamic = run("readelf", "-d", path).stdout
+        needed = set(re.findall(r"\(NEEDED\).*\[(.*)\]", dynamic))
+        outside = needed - own - MANYLINUX_SYSTEM_LIBS
+        assert not outside, "%s needs %s" % (path.relative_to(tmp_path), outside)
+        # Paths inside the package only: $ORIGIN, never the build machine's.
+        for paths in re.findall(r"\((?:RPATH|RUNPATH)\).*\[(.*)\]", dynamic):
+            for entry in paths.split(":"):
+                assert entry.startswith("$ORIGIN"), (path, entry)
+
+
+def test_wheel_is_manylinux_for_auditwheel(wheel):
+    # auditwheel is not in the test environment; where it is installed
+    # (pip install auditwheel), it is asked as well.
+    auditwheel = shutil.which("auditwheel")
+    if not auditwheel:
+        pytest.skip("auditwheel is not on PATH (pip install auditwheel); "
+                    "test_wheel_binaries_need_only_the_system_and_each_other "
+                    "checks what it would")
+    out = run(auditwheel, "show", wheel).stdout
+    assert re.search(r'platform tag: "manylinux_2_[0-9]+_', out), out
+
+
+def test_wheel_runs_the_quickstart_without_a_compiler(wheel, tmp_path):
+    # A fresh venv, the wheel installed offline, NumPy taken from this
+    # environment: then the quickstart (README.md) with a PATH that holds
+    # the venv's bin/ only, so no compiler or other kcall can be found.
+    import numpy
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", "--without-pip", venv)
+    python = venv / "bin" / "python"
+    run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet",
+        "--disable-pip-version-check", "--no-index", "--no-deps", wheel)
+    site = pathlib.Path(run(python, "-c", "import sysconfig; "
+                            "print(sysconfig.get_paths()['purelib'])").stdout.strip())
+    numpy_dir = pathlib.Path(numpy.__file__).resolve().parent
+    for sibling in [numpy_dir, numpy_dir.parent / "numpy.libs"]:
+        if sibling.exists():
+            (site / sibling.name).symlink_to(sibling)
+
+    # The plugin, built beforehand (the wheel needs no compiler; the
+    # plugin does) against the wheel's headers.
+    work = tmp_path / "quickstart"
+    work.mkdir()
+    for name in ["quickstart.py", "axpy.hlo"]:
+        shutil.copy(REPO / "examples/quickstart" / name, work / name)
+    cflags = run(python, "-m", "kcall.config", "--cflags").stdout
+    assert str(site / "kcall" / "include") in cflags
+    compile_plugin(REPO / "examples/quickstart/mylib.c", work / "libmylib.so",
+                   cflags)
+
+    env = {"PATH": str(venv / "bin"), "HOME": str(tmp_path),
+           "LANG": os.environ.get("LANG", "C.UTF-8")}
+    for tool in ["cc", "gcc", "clang", os.path.basename(CC)]:
+        assert shutil.which(tool, path=env["PATH"]) is None, tool
+    result = run(python, "quickstart.py", cwd=work, env=env)
+    assert result.stdout == "[2.5 4.5 6.5 8.5]\n"
+    result = run(venv / "bin" / "kcall", "run", "axpy.hlo", "--plugin",
+                 "./libmylib.so", "--input", "x=[1,2,3,4]", "--input",
+                 "y=0.5", cwd=work, env=env)
+    assert result.stdout == "out0: f32[4]\n[2.5, 4.5, 6.5, 8.5]\n"
+    # The package is the venv's, and a CPU run leaves the CUDA backend
+    # (when the wheel has one) unloaded: it is opened only when a CUDA
+    # device is asked for.
+    probe = ("import kcall, numpy as np; kcall.load_plugin('./libmylib.so'); "
+             "run = kcall.Program.load('axpy.hlo').compile(); "
+             "run(np.ones(4, np.float32), np.ones(4, np.float32)); "
+             "print(kcall.__file__); "
+             "print('libkcall_cuda' in open('/proc/self/maps').read())")
+    out = run(python, "-c", probe, cwd=work, env=env).stdout.splitlines()
+    assert out == [str(site / "kcall" / "__init__.py"), "False"]
