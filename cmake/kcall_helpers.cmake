@@ -2,14 +2,15 @@
 
 # A plugin: a MODULE (made to be dlopen'ed, never linked) that sees kcall's
 # headers only and reaches the library through the host table it is given
-# (KC_BUILDING_PLUGIN: kcall/plugin_api.h's kc_* names call through it).
-# Outside sanitizer builds it is linked with --no-undefined, which proves
-# the point: the link fails if the plugin calls into libkcall directly.
-# (Sanitizer runtimes leave their symbols to the host, hence the exception.)
+# (kcall/plugin_api.h's kc_* names call through it, in its default plugin
+# mode). The installed kcall_add_plugin (kcallPlugin.cmake) does the same
+# for users; this one adds the project's warnings, and outside sanitizer
+# builds links with --no-undefined, which proves the point: the link fails
+# if the plugin calls into libkcall directly. (Sanitizer runtimes leave
+# their symbols to the host, hence the exception.)
 function(kcall_add_plugin target)
   add_library(${target} MODULE ${ARGN})
   target_link_libraries(${target} PRIVATE kcall_headers kcall_warnings)
-  target_compile_definitions(${target} PRIVATE KC_BUILDING_PLUGIN)
   if(KCALL_SANITIZE STREQUAL "")
     target_link_options(${target} PRIVATE LINKER:--no-undefined)
   endif()

@@ -1,14 +1,17 @@
 /* kcall/plugin_api.h: one source built as a plugin and linked into a host
  * behaves the same; its API 1.1 spellings on an API 1.0 host; a C++
  * plugin written with it; a plugin built against API 1.0 in this host;
- * the C++ layer's builder in a host.
+ * the C++ layer's builder in a host; a plugin compiled in host mode,
+ * which calls libkcall without linking it, refused.
  * (That every table entry has its spelling is checked when the library is
  * built, in src/plugin/host_api.c; tests/check_host_api_list.sh checks
  * that this check refuses a list that lacks an entry or mistypes one.) */
 #include <stdio.h>
 
-#include "kcall/plugin_api.h"
+/* The host's headers (through kt_ops.h) first: kcall/plugin_api.h is then
+ * in host mode, as in any host. */
 #include "kt_ops.h"
+#include "kcall/plugin_api.h"
 #include "kt_plugin_api.h"
 
 #define KT_FIXTURE(name) KC_FIXTURE_DIR "/kt_plugin_" name ".so"
@@ -200,4 +203,30 @@ KC_TEST(plugin_api_1_0_plugin_loads_into_a_1_1_host) {
   KC_CHECK(((const float*)kt_dl(out)->data)[1] == -2.0f);
   kt_release(out);
   kt_release(t);
+}
+
+KC_TEST(plugin_api_host_mode_plugin_is_refused_naming_the_function) {
+  /* This runner makes libkcall's symbols global, so dlopen resolves the
+   * plugin's calls; the loader refuses it all the same, as Python's
+   * dlopen (libkcall private) would fail it. Nothing is registered. */
+  kc_plugin* p = NULL;
+  KC_CHECK_CODE(kc_plugin_load(KT_FIXTURE("host_mode"), &p),
+                KC_INVALID_ARGUMENT, "loading plugin '",
+                "kt_plugin_host_mode.so': it calls libkcall's kc_shape_fn_unchanged",
+                " directly without linking libkcall",
+                "build it in plugin mode, including only <kcall/abi.h> and "
+                "<kcall/plugin_api.h>",
+                "no KC_PLUGIN_API_HOST",
+                "older kcall headers need -DKC_BUILDING_PLUGIN",
+                "or link it with libkcall");
+  KC_CHECK(p == NULL);
+  kc_func* f = NULL;
+  KC_CHECK_CODE(kc_func_registry_lookup(KC_SV_LIT("kt_host_mode.answer"), &f),
+                KC_NOT_FOUND, "kt_host_mode.answer");
+}
+
+KC_TEST(plugin_api_host_mode_plugin_linked_with_libkcall_loads) {
+  kc_plugin* p = NULL;
+  KC_CHECK_OK(kc_plugin_load(KT_FIXTURE("host_mode_linked"), &p));
+  KC_CHECK_INT(kt_call_int("kt_host_mode.answer", NULL, 0), 42);
 }

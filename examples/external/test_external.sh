@@ -2,9 +2,10 @@
 # test_external.sh BUILD_DIR WORK_DIR CC [EXTRA_CFLAGS]
 #
 # Installs the kcall build in BUILD_DIR into WORK_DIR/prefix, builds this
-# directory's plugin and the quickstart's (examples/quickstart) against the
-# installed package (find_package), runs the installed kcall on them, then
-# compiles host.c with the flags pkg-config gives and runs it. EXTRA_CFLAGS
+# directory's plugins and the quickstart's (examples/quickstart) against the
+# installed package (find_package, kcall_add_plugin), runs the installed
+# kcall on them, then compiles host.c with the flags pkg-config gives and
+# runs it, and double_plugin.c with its --cflags alone. EXTRA_CFLAGS
 # are the sanitizer flags libkcall was built with, which a program linking
 # it needs too.
 set -eu
@@ -75,6 +76,10 @@ grep -Eq '^  function +greet\.hello$' "$work/inspect.out" ||
 expect "Hello, world!" "$prefix/bin/kcall" call --plugin "$plugin" \
   greet.hello world
 
+echo "-- the plugin written with <kcall/plugin_api.h>, built by kcall_add_plugin"
+expect "f32[3]:2,4,6" "$prefix/bin/kcall" call --plugin "$work/build/libdouble.so" \
+  op.Double f32[3]:1,2,3
+
 echo "-- the quickstart's plugin (examples/quickstart, README.md) the same way"
 logged quickstart_configure cmake -S "$src/../quickstart" -B "$work/quickstart" \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc"
@@ -101,4 +106,15 @@ echo "flags: $flags"
 logged compile "$cc" $extra -o "$work/greet_host" "$src/host.c" $flags
 expect "Hello, pkg-config! (kcall $("$prefix/bin/kcall" version | sed -n 's/^kcall //p'))" \
   env LD_LIBRARY_PATH="$pcdir/.." "$work/greet_host" "$plugin" pkg-config
+echo "-- the <kcall/plugin_api.h> plugin built with pkg-config's --cflags alone"
+if command -v pkg-config >/dev/null 2>&1 && [ -z "${KCALL_TEST_NO_PKG_CONFIG:-}" ]; then
+  cflags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags kcall)
+else
+  cflags=$(pc_flags "$pc" | sed 's/ -L.*//')
+fi
+# shellcheck disable=SC2086
+logged compile_double "$cc" $extra -std=c11 -shared -fPIC -fvisibility=hidden \
+  $cflags "$src/double_plugin.c" -o "$work/libdouble_pc.so"
+expect "f32[3]:2,4,6" "$prefix/bin/kcall" call --plugin "$work/libdouble_pc.so" \
+  op.Double f32[3]:1,2,3
 echo "-- ok"

@@ -1,8 +1,9 @@
 /* repeat.c: ops defined once and built either way, as a plugin
- * (libops_repeat.so, with -DKC_BUILDING_PLUGIN) or into a host program
- * (repeat_host.c): Twice(x: T) -> (y: T) and Thrice(x: T) -> (y: T) repeat
- * x along its first dim. One shape function serves both; each op hands it
- * its own count as data, so nothing lives in a global. */
+ * (libops_repeat.so, no define needed) or into a host program
+ * (repeat_host.c, with -DKC_PLUGIN_API_HOST): Twice(x: T) -> (y: T) and
+ * Thrice(x: T) -> (y: T) repeat x along its first dim. One shape function
+ * serves both; each op hands it its own count as data, so nothing lives in
+ * a global. */
 #include <kcall/plugin_api.h>
 #include <string.h>
 

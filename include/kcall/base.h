@@ -11,8 +11,10 @@
 
 #include "kcall/abi.h"
 
-#if defined(KC_BUILDING_PLUGIN) && defined(KCALL_PLUGIN_API_H_)
-#error "kcall/plugin_api.h in plugin mode (KC_BUILDING_PLUGIN) cannot be combined with the host's headers (kcall/kcall.h, kcall/base.h, ...): a plugin includes kcall/abi.h and kcall/plugin_api.h only"
+/* kcall/plugin_api.h, included before this header in plugin mode (its
+ * default), made this file a plugin's. */
+#if defined(KC__PLUGIN_API_PLUGIN_MODE)
+#error "kcall/plugin_api.h in plugin mode cannot be combined with the host's headers (kcall/kcall.h, kcall/base.h, ...): a plugin includes kcall/abi.h and kcall/plugin_api.h only; a host includes its headers before kcall/plugin_api.h, or defines KC_PLUGIN_API_HOST"
 #endif
 
 #ifdef __cplusplus

@@ -95,7 +95,16 @@ typedef struct kc_registration {
  *                        file: checked before dlopen, which would fault),
  *                        or not loadable (dlerror's text), or no
  *                        kc_plugin_entry symbol, or a malformed info
- *                        (NULL, short struct_size, no name or init)
+ *                        (NULL, short struct_size, no name or init);
+ *                        or it calls libkcall's functions without linking
+ *                        libkcall (compiled against the host's
+ *                        declarations, e.g. kcall/plugin_api.h in host
+ *                        mode): a kc_* function it uses undefined is not
+ *                        found among its own dependencies. Refused the
+ *                        same way whether or not this process made
+ *                        libkcall's symbols global (where it did not,
+ *                        dlopen fails on it); the message names the
+ *                        function and says how to build the plugin
  *   FAILED_PRECONDITION  another API major, or a required feature missing;
  *                        or the file is the plugin of a kc_plugin_unload
  *                        that could not finish (objects it made are still

@@ -4,17 +4,30 @@
  * Code that includes this header calls kcall by the library's own names
  * (kc_func_create, kc_status_create, kc_op_builder_add_input_v2,
  * kc_kernel_ctx_get_input, ...), and the same source compiles unchanged
- * two ways:
+ * two ways. What the file includes picks the mode; no define is needed:
  *
- *   as a plugin   with KC_BUILDING_PLUGIN defined (-DKC_BUILDING_PLUGIN;
- *                 kcall_add_plugin in CMake defines it). Each name is then
- *                 a static inline function that calls the kc_host_api
- *                 entry of the same name without its prefix (kc_func_create
- *                 calls host->func_create). The header includes only
- *                 kcall/abi.h, so the plugin links nothing of kcall.
- *   in a host     without it. The header then includes kcall/kcall.h, and
+ *   as a plugin   the default: a file that includes kcall/abi.h and this
+ *                 header only. Each name is then a static inline function
+ *                 that calls the kc_host_api entry of the same name
+ *                 without its prefix (kc_func_create calls
+ *                 host->func_create). The header includes only
+ *                 kcall/abi.h, so the plugin links nothing of kcall: it
+ *                 loads into the kcall tool, a C host and Python alike.
+ *                 -DKC_BUILDING_PLUGIN, which older kcall headers needed
+ *                 for this mode, still asks for it explicitly.
+ *   in a host     when the host's headers (kcall/kcall.h, kcall/base.h,
+ *                 ...) are included before this one, or when
+ *                 KC_PLUGIN_API_HOST is defined (-DKC_PLUGIN_API_HOST: a
+ *                 source shared between a plugin and a host, compiled into
+ *                 the host). The header then includes kcall/kcall.h, and
  *                 the names are the library's own functions, linked from
  *                 libkcall.
+ *
+ * A plugin-mode file that includes a host header after this one, or that
+ * defines both KC_BUILDING_PLUGIN and KC_PLUGIN_API_HOST, stops at an
+ * #error. A plugin compiled in host mode calls libkcall's functions
+ * without linking libkcall; kc_plugin_load (kcall/plugin.h) refuses it,
+ * naming the function and saying how to build it.
  *
  * The plugin's calls go through the table given to kc_plugin_set_host. A
  * plugin whose entry point is written with KC_PLUGIN_ENTRY needs no line
@@ -74,6 +87,8 @@
  * KC_PLUGIN_ENTRY includes this header; an entry point written otherwise
  * calls kc_plugin_set_host(host) first. A call made before the table is
  * set dereferences NULL: there is no table to report the error through.
+ * So a host that compiles a shared source into itself defines
+ * KC_PLUGIN_API_HOST for that file (or includes kcall/kcall.h first).
  */
 #ifndef KCALL_PLUGIN_API_H_
 #define KCALL_PLUGIN_API_H_
@@ -487,12 +502,23 @@
     (const DLTensor* from, const DLTensor* to, void* stream), \
     (from, to, stream))
 
-#if defined(KC_BUILDING_PLUGIN)
+/* The mode (see the top of this file): plugin mode unless the host's
+ * headers came first or KC_PLUGIN_API_HOST asks for host mode;
+ * KC_BUILDING_PLUGIN asks for plugin mode whatever came first. */
+#if defined(KC_BUILDING_PLUGIN) && defined(KC_PLUGIN_API_HOST)
+#error "kcall/plugin_api.h: KC_BUILDING_PLUGIN (plugin mode) and KC_PLUGIN_API_HOST (host mode) are both defined: a plugin defines neither (plugin mode is the default), a host that compiles a plugin's source in defines KC_PLUGIN_API_HOST"
+#endif
+#if defined(KC_BUILDING_PLUGIN) || \
+    (!defined(KC_PLUGIN_API_HOST) && !defined(KCALL_BASE_H_))
+#define KC__PLUGIN_API_PLUGIN_MODE 1
+#endif
+
+#if defined(KC__PLUGIN_API_PLUGIN_MODE)
 
 /* ---- plugin mode ------------------------------------------------------- */
 
 #if defined(KCALL_BASE_H_)
-#error "kcall/plugin_api.h in plugin mode (KC_BUILDING_PLUGIN) cannot be combined with the host's headers (kcall/kcall.h, kcall/base.h, ...): a plugin includes kcall/abi.h and kcall/plugin_api.h only"
+#error "kcall/plugin_api.h in plugin mode (KC_BUILDING_PLUGIN is defined) cannot be combined with the host's headers (kcall/kcall.h, kcall/base.h, ...): a plugin includes kcall/abi.h and kcall/plugin_api.h only"
 #endif
 
 #ifdef __cplusplus
@@ -715,7 +741,7 @@ KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN2)
 } /* extern "C" */
 #endif
 
-#else /* !KC_BUILDING_PLUGIN */
+#else /* !KC__PLUGIN_API_PLUGIN_MODE */
 
 /* ---- host mode ----------------------------------------------------------- */
 
@@ -737,6 +763,6 @@ static inline const kc_host_api* kc_plugin_get_host(void) {
 } /* extern "C" */
 #endif
 
-#endif /* KC_BUILDING_PLUGIN */
+#endif /* KC__PLUGIN_API_PLUGIN_MODE */
 
 #endif /* KCALL_PLUGIN_API_H_ */

@@ -16,10 +16,14 @@
 #if UINTPTR_MAX > 0xffffffffu
 typedef Elf64_Ehdr kc__ehdr;
 typedef Elf64_Phdr kc__phdr;
+typedef Elf64_Shdr kc__shdr;
+typedef Elf64_Sym kc__sym;
 #define KC__ELF_CLASS ELFCLASS64
 #else
 typedef Elf32_Ehdr kc__ehdr;
 typedef Elf32_Phdr kc__phdr;
+typedef Elf32_Shdr kc__shdr;
+typedef Elf32_Sym kc__sym;
 #define KC__ELF_CLASS ELFCLASS32
 #endif
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -130,4 +134,83 @@ kc_status* kc__dlopen_file(const char* path, void** out_handle) {
   }
   *out_handle = handle;
   return NULL;
+}
+
+/* Reads `size` bytes at `offset` of the file into a new block with a NUL
+ * after them; NULL when they are not all inside the file (of `file_size`
+ * bytes) or cannot be read. */
+static char* kc__read_block(int fd, unsigned long long offset,
+                            unsigned long long size, long long file_size) {
+  if (offset > (unsigned long long)file_size ||
+      size > (unsigned long long)file_size - offset) {
+    return NULL;
+  }
+  char* block = malloc((size_t)size + 1);
+  if (!block) return NULL;
+  if (pread(fd, block, (size_t)size, (off_t)offset) != (ssize_t)size) {
+    free(block);
+    return NULL;
+  }
+  block[size] = '\0';
+  return block;
+}
+
+char* kc__elf_undefined_kc_names(const char* path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat sb;
+  kc__ehdr eh;
+  char* sections = NULL;
+  char* syms = NULL;
+  char* strings = NULL;
+  char* names = NULL;
+  size_t names_size = 0;
+  if (fstat(fd, &sb) != 0 || pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
+      memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != KC__ELF_CLASS ||
+      eh.e_shentsize != sizeof(kc__shdr) || eh.e_shnum == 0) {
+    goto done;
+  }
+  sections = kc__read_block(fd, eh.e_shoff, (unsigned long long)eh.e_shnum * sizeof(kc__shdr),
+                            (long long)sb.st_size);
+  if (!sections) goto done;
+  const kc__shdr* sh = (const kc__shdr*)(void*)sections;
+  unsigned dynsym = 0;
+  while (dynsym < eh.e_shnum && sh[dynsym].sh_type != SHT_DYNSYM) ++dynsym;
+  if (dynsym == eh.e_shnum || sh[dynsym].sh_link >= eh.e_shnum ||
+      sh[dynsym].sh_entsize != sizeof(kc__sym)) {
+    goto done;
+  }
+  const kc__shdr* strtab = &sh[sh[dynsym].sh_link];
+  syms = kc__read_block(fd, sh[dynsym].sh_offset, sh[dynsym].sh_size, (long long)sb.st_size);
+  strings = kc__read_block(fd, strtab->sh_offset, strtab->sh_size, (long long)sb.st_size);
+  if (!syms || !strings) goto done;
+  size_t count = (size_t)(sh[dynsym].sh_size / sizeof(kc__sym));
+  for (size_t i = 0; i < count; ++i) {
+    kc__sym sym;
+    memcpy(&sym, syms + i * sizeof sym, sizeof sym);
+    /* ELF64_ST_BIND and ELF32_ST_BIND are the same shift. */
+    if (sym.st_shndx != SHN_UNDEF || ELF64_ST_BIND(sym.st_info) != STB_GLOBAL ||
+        sym.st_name >= strtab->sh_size) {
+      continue;
+    }
+    const char* name = strings + sym.st_name;
+    if (strncmp(name, "kc_", 3) != 0) continue;
+    size_t len = strlen(name) + 1;
+    char* grown = realloc(names, names_size + len + 1);
+    if (!grown) {
+      free(names);
+      names = NULL;
+      goto done;
+    }
+    names = grown;
+    memcpy(names + names_size, name, len);
+    names_size += len;
+    names[names_size] = '\0';
+  }
+done:
+  free(sections);
+  free(syms);
+  free(strings);
+  close(fd);
+  return names;
 }

@@ -171,6 +171,58 @@ static kc_status* kc__run_plugin(kc_plugin* p) {
 }
 
 
+/* What a plugin that calls libkcall's functions itself, without linking
+ * libkcall, is told: it was compiled against the host's declarations. */
+#define KC__DIRECT_CALL_ADVICE                                                \
+  "build it in plugin mode, including only <kcall/abi.h> and "               \
+  "<kcall/plugin_api.h> (no host header such as <kcall/kcall.h> before "     \
+  "it, no KC_PLUGIN_API_HOST; older kcall headers need -DKC_BUILDING_PLUGIN " \
+  "for plugin mode), or link it with libkcall"
+
+/* Refuses a plugin that calls libkcall's functions directly without
+ * linking libkcall. Such a file loads only where the host process made
+ * libkcall's symbols global (the kcall tool, a C host) and fails where it
+ * did not (Python loads libkcall privately); it is refused in both.
+ * `st` and `*handle` are kc__dlopen_file's outcome for `path`: a failure
+ * naming an undefined kc_* symbol is replaced by the refusal; a success
+ * is refused (and the file closed) when a kc_* function the file uses
+ * undefined is not found among the plugin's own dependencies. */
+static kc_status* kc__refuse_direct_calls(const char* path, kc_status* st,
+                                          void** handle) {
+  static const char undefined[] = "undefined symbol: ";
+  char* names = NULL;
+  const char* direct = NULL;
+  int len = 0;
+  if (st) {
+    const char* at = strstr(kc_status_get_message(st), undefined);
+    if (!at || strncmp(at + sizeof undefined - 1, "kc_", 3) != 0) return st;
+    direct = at + sizeof undefined - 1;
+    len = (int)strspn(direct, "abcdefghijklmnopqrstuvwxyz"
+                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+  } else {
+    names = kc__elf_undefined_kc_names(path);
+    for (const char* n = names; n && *n && !direct; n += strlen(n) + 1) {
+      if (!dlsym(*handle, n)) direct = n;
+    }
+    if (!direct) {
+      free(names);
+      return NULL;
+    }
+    len = (int)strlen(direct);
+    dlclose(*handle);
+    *handle = NULL;
+  }
+  kc_status* refused = kc_status_create(
+      KC_INVALID_ARGUMENT,
+      "it calls libkcall's %.*s directly without linking libkcall (such a "
+      "plugin loads only where the host makes libkcall's symbols global, "
+      "and Python does not): " KC__DIRECT_CALL_ADVICE,
+      len, direct);
+  kc_status_destroy(st);
+  free(names);
+  return refused;
+}
+
 /* With the mutex held: the record of the loaded plugin with dlopen handle
  * `handle`, or NULL. */
 static kc_plugin* kc__plugin_by_handle(void* handle) {
@@ -247,7 +299,8 @@ kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
   }
   pthread_mutex_lock(&kc__plugins_mu);
   void* handle = NULL;
-  kc_status* st = kc__dlopen_file(path, &handle);
+  kc_status* st = kc__refuse_direct_calls(path, kc__dlopen_file(path, &handle),
+                                          &handle);
   if (!st) {
     kc_plugin* q = kc__plugin_by_handle(handle);
     if (q) {

@@ -6,6 +6,7 @@ the bundled kcall tool, and `pip install .` from scratch.
 import importlib.metadata
 import os
 import pathlib
+import re
 import shlex
 import shutil
 import subprocess
@@ -123,6 +124,13 @@ def test_extension_imports_without_ld_library_path(tmp_path):
         env=env_without_loader_path())
 
 
+def test_numpy_is_a_dependency():
+    # The quickstart imports NumPy; `pip install kcall` must bring it.
+    requires = importlib.metadata.requires("kcall") or []
+    plain = [r for r in requires if "extra ==" not in r]
+    assert [r.split(";")[0].strip() for r in plain] == ["numpy"], requires
+
+
 # ---- python -m kcall.config -------------------------------------------------
 
 def test_config_paths_name_the_installed_files():
@@ -208,6 +216,61 @@ def test_plugin_built_with_pkg_config(tmp_path):
         == importlib.metadata.version("kcall")
 
 
+# examples/external/double_plugin.c: the op Double, written with
+# <kcall/plugin_api.h> (kc_shape_fn_unchanged and the kernel builder are
+# the calls a plugin built in host mode cannot resolve in Python). Each
+# route gives the flags alone, no define; Python loads libkcall privately,
+# so a plugin that called libkcall directly would fail here.
+DOUBLE_SOURCE = REPO / "examples/external/double_plugin.c"
+
+
+def check_double_plugin(lib, op_name):
+    import numpy as np
+    plugin = kcall.load_plugin(str(lib))
+    assert ("op", op_name) in registrations(plugin)
+    x = np.array([1, 2, 3], dtype=np.float32)
+    y = np.asarray(getattr(kcall.ops, op_name)(x))
+    assert y.tolist() == [2, 4, 6]
+
+
+def compile_double(tmp_path, op_name, cflags):
+    # One op name per route: a name is registered once per process.
+    src = tmp_path / ("%s.c" % op_name)
+    src.write_text(DOUBLE_SOURCE.read_text().replace('"Double"', '"%s"' % op_name)
+                   .replace('.name = "double"', '.name = "%s"' % op_name))
+    lib = tmp_path / ("lib%s.so" % op_name)
+    compile_plugin(src, lib, cflags)
+    return lib
+
+
+def test_plugin_api_plugin_built_with_cflags(tmp_path):
+    lib = compile_double(tmp_path, "DoubleCflags", kcall_config("--cflags"))
+    check_double_plugin(lib, "DoubleCflags")
+
+
+def test_plugin_api_plugin_built_with_pkg_config(tmp_path):
+    # The README's line: cc ... $(pkg-config --cflags kcall) mylib.c.
+    if not shutil.which("pkg-config"):
+        pytest.skip("needs pkg-config")
+    env = dict(os.environ, PKG_CONFIG_PATH=kcall_config("--pkgconfig-dir").strip())
+    cflags = run("pkg-config", "--cflags", "kcall", env=env).stdout
+    lib = compile_double(tmp_path, "DoublePkgConfig", cflags)
+    check_double_plugin(lib, "DoublePkgConfig")
+
+
+def test_plugin_compiled_in_host_mode_is_refused_naming_what_to_do(fixture_dir):
+    # Its kc_* calls are libkcall's own functions, unlinked: dlopen fails
+    # in Python, and the loader says why and how to build it.
+    with pytest.raises(kcall.Error) as info:
+        kcall.load_plugin(str(fixture_dir / "kt_plugin_host_mode.so"))
+    message = str(info.value)
+    assert "it calls libkcall's kc_shape_fn_unchanged" in message
+    assert "directly without linking libkcall" in message
+    assert "build it in plugin mode, including only <kcall/abi.h> and " \
+           "<kcall/plugin_api.h>" in message
+    assert "older kcall headers need -DKC_BUILDING_PLUGIN" in message
+
+
 @pytest.fixture(scope="module")
 def greet_build(tmp_path_factory):
     """examples/external built with find_package(kcall) and kcall_DIR."""
@@ -224,6 +287,12 @@ def test_cmake_plugin_loads_and_calls(greet_build):
     assert plugin.name == "greet"
     assert registrations(plugin) == [("function", "greet.hello")]
     assert kcall.get_func("greet.hello")("pip") == "Hello, pip!"
+
+
+def test_cmake_kcall_add_plugin_builds_a_plugin_api_plugin(greet_build):
+    # examples/external builds double_plugin.c with the installed
+    # kcall_add_plugin.
+    check_double_plugin(greet_build / "libdouble.so", "Double")
 
 
 def test_cmake_finds_kcall_from_the_prefix_path(tmp_path):
@@ -292,3 +361,144 @@ def test_pip_install_into_a_fresh_venv(tmp_path):
     result = run(python, "-c", probe, cwd=tmp_path, env=env_without_loader_path())
     assert result.stdout == "True\n"
     assert run(venv / "bin" / "kcall", "version").stdout.startswith("kcall 0.1.0\n")
+
+
+# ---- the wheel --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def wheel(build_dir, tmp_path_factory):
+    """A wheel of this tree, made by `pip wheel` in the CMake build directory
+    that `make pytest` installed .venv's kcall from ($KCALL_BUILD_DIR/
+    pip-build), so that only the packaging runs: seconds, not a build."""
+    pip_build = build_dir / "pip-build"
+    if not (pip_build / "CMakeCache.txt").is_file():
+        pytest.skip("no %s: `make pytest` makes it when it installs the "
+                    "package" % pip_build)
+    try:
+        import scikit_build_core  # noqa: F401 (the build backend)
+    except ImportError:
+        pytest.skip("needs scikit-build-core in this environment (`make "
+                    "pytest` installs it into .venv)")
+    out = tmp_path_factory.mktemp("wheel")
+    start = time.monotonic()
+    run(sys.executable, "-m", "pip", "wheel", "--quiet",
+        "--disable-pip-version-check", "--no-build-isolation", "--no-deps",
+        "--config-settings=build-dir=%s" % pip_build, "--wheel-dir", out,
+        REPO, timeout=600)
+    print("pip wheel: %.1f s" % (time.monotonic() - start))
+    wheels = sorted(out.glob("kcall-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def test_wheel_carries_the_c_install(wheel, build_dir):
+    import zipfile
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        requires = [line for line in z.read(metadata).decode().splitlines()
+                    if line.startswith("Requires-Dist:")]
+    for rel in ["kcall/__init__.py", "kcall/config.py",
+                "kcall/bin/kcall", "kcall/lib/libkcall.so",
+                "kcall/include/kcall/abi.h", "kcall/include/kcall/plugin_api.h",
+                "kcall/lib/cmake/kcall/kcallConfig.cmake",
+                "kcall/lib/cmake/kcall/kcallPlugin.cmake",
+                "kcall/lib/pkgconfig/kcall.pc"]:
+        assert rel in names, rel
+    assert any(n.startswith("kcall/_core") and n.endswith(".so") for n in names)
+    assert any(n.startswith("kcall/lib/libkcall.so.") for n in names)
+    assert "Requires-Dist: numpy" in requires, requires
+    # The CUDA backend ships when the build made it, and only then.
+    built_cuda = any((build_dir / "pip-build").rglob("libkcall_cuda.so"))
+    assert ("kcall/lib/libkcall_cuda.so" in names) == built_cuda
+
+
+# What manylinux lets a wheel's binaries depend on outside the wheel (of
+# what kcall could need): the C library's parts. Anything else, libpython
+# above all, makes `auditwheel show` answer plain linux_x86_64.
+MANYLINUX_SYSTEM_LIBS = {"libc.so.6", "libm.so.6", "libpthread.so.0",
+                         "libdl.so.2", "librt.so.1", "ld-linux-x86-64.so.2",
+                         "ld-linux-aarch64.so.1", "libgcc_s.so.1",
+                         "libstdc++.so.6"}
+
+
+@pytest.mark.skipif(not shutil.which("readelf"), reason="needs readelf")
+def test_wheel_binaries_need_only_the_system_and_each_other(wheel, tmp_path):
+    import zipfile
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(tmp_path)
+    binaries = [p for p in tmp_path.rglob("*")
+                if p.is_file() and p.read_bytes()[:4] == b"\x7fELF"]
+    assert len(binaries) >= 5, binaries  # _core, kcall, libkcall, plugins
+    own = {p.name for p in binaries}
+    for path in binaries:
+        dynamic = run("readelf", "-d", path).stdout
+        needed = set(re.findall(r"\(NEEDED\).*\[(.*)\]", dynamic))
+        outside = needed - own - MANYLINUX_SYSTEM_LIBS
+        assert not outside, "%s needs %s" % (path.relative_to(tmp_path), outside)
+        # Paths inside the package only: $ORIGIN, never the build machine's.
+        for paths in re.findall(r"\((?:RPATH|RUNPATH)\).*\[(.*)\]", dynamic):
+            for entry in paths.split(":"):
+                assert entry.startswith("$ORIGIN"), (path, entry)
+
+
+def test_wheel_is_manylinux_for_auditwheel(wheel):
+    # auditwheel is not in the test environment; where it is installed
+    # (pip install auditwheel), it is asked as well.
+    auditwheel = shutil.which("auditwheel")
+    if not auditwheel:
+        pytest.skip("auditwheel is not on PATH (pip install auditwheel); "
+                    "test_wheel_binaries_need_only_the_system_and_each_other "
+                    "checks what it would")
+    out = run(auditwheel, "show", wheel).stdout
+    assert re.search(r'platform tag: "manylinux_2_[0-9]+_', out), out
+
+
+def test_wheel_runs_the_quickstart_without_a_compiler(wheel, tmp_path):
+    # A fresh venv, the wheel installed offline, NumPy taken from this
+    # environment: then the quickstart (README.md) with a PATH that holds
+    # the venv's bin/ only, so no compiler or other kcall can be found.
+    import numpy
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", "--without-pip", venv)
+    python = venv / "bin" / "python"
+    run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet",
+        "--disable-pip-version-check", "--no-index", "--no-deps", wheel)
+    site = pathlib.Path(run(python, "-c", "import sysconfig; "
+                            "print(sysconfig.get_paths()['purelib'])").stdout.strip())
+    numpy_dir = pathlib.Path(numpy.__file__).resolve().parent
+    for sibling in [numpy_dir, numpy_dir.parent / "numpy.libs"]:
+        if sibling.exists():
+            (site / sibling.name).symlink_to(sibling)
+
+    # The plugin, built beforehand (the wheel needs no compiler; the
+    # plugin does) against the wheel's headers.
+    work = tmp_path / "quickstart"
+    work.mkdir()
+    for name in ["quickstart.py", "axpy.hlo"]:
+        shutil.copy(REPO / "examples/quickstart" / name, work / name)
+    cflags = run(python, "-m", "kcall.config", "--cflags").stdout
+    assert str(site / "kcall" / "include") in cflags
+    compile_plugin(REPO / "examples/quickstart/mylib.c", work / "libmylib.so",
+                   cflags)
+
+    env = {"PATH": str(venv / "bin"), "HOME": str(tmp_path),
+           "LANG": os.environ.get("LANG", "C.UTF-8")}
+    for tool in ["cc", "gcc", "clang", os.path.basename(CC)]:
+        assert shutil.which(tool, path=env["PATH"]) is None, tool
+    result = run(python, "quickstart.py", cwd=work, env=env)
+    assert result.stdout == "[2.5 4.5 6.5 8.5]\n"
+    result = run(venv / "bin" / "kcall", "run", "axpy.hlo", "--plugin",
+                 "./libmylib.so", "--input", "x=[1,2,3,4]", "--input",
+                 "y=0.5", cwd=work, env=env)
+    assert result.stdout == "out0: f32[4]\n[2.5, 4.5, 6.5, 8.5]\n"
+    # The package is the venv's, and a CPU run leaves the CUDA backend
+    # (when the wheel has one) unloaded: it is opened only when a CUDA
+    # device is asked for.
+    probe = ("import kcall, numpy as np; kcall.load_plugin('./libmylib.so'); "
+             "run = kcall.Program.load('axpy.hlo').compile(); "
+             "run(np.ones(4, np.float32), np.ones(4, np.float32)); "
+             "print(kcall.__file__); "
+             "print('libkcall_cuda' in open('/proc/self/maps').read())")
+    out = run(python, "-c", probe, cwd=work, env=env).stdout.splitlines()
+    assert out == [str(site / "kcall" / "__init__.py"), "False"]
