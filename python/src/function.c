@@ -9,6 +9,11 @@
  * never saw included), lends array arguments to Python as kcall.Tensor
  * views for the duration of the call, and turns an exception into a
  * status that carries its type, message and traceback.
+ *
+ * Read-only and self-overlapping arrays are refused for the arguments the
+ * function may write (kc_func_get_writes), unless the handle has
+ * allow_readonly; the conversion flags them (kcpy_slot.nowrite) from what
+ * it reads anyway, so a call without such arrays pays one test a slot.
  */
 #include "kcpy.h"
 
@@ -42,8 +47,26 @@ static int int_arg(PyObject* obj, kc_any* out, Py_ssize_t index) {
   return 0;
 }
 
-static PyObject* call_packed(const kc_func* func, PyObject* const* args,
+/* The error for argument `index`, which must not be written, when the
+ * function may write it (its declaration is read once a call, and only
+ * for such an argument); 0 when it may not. */
+__attribute__((noinline, cold)) static int check_nowrite(
+    const kcpy_func* f, kcpy_slot* slot, Py_ssize_t index) {
+  uint64_t writes = kc_func_get_writes(f->func);
+  if (!(writes & KC_FUNC_WRITES_ARG((uint64_t)index))) return 0;
+  PyObject* name = f->name ? PyObject_Repr(f->name) : NULL;
+  const char* callee = name ? PyUnicode_AsUTF8(name) : NULL;
+  PyErr_Clear();
+  kcpy_nowrite_error(slot->nowrite, kcpy_what_index("argument", index),
+                     callee ? callee : "the function", NULL);
+  Py_XDECREF(name);
+  kcpy_slot_clean(slot);
+  return -1;
+}
+
+static PyObject* call_packed(const kcpy_func* f, PyObject* const* args,
                              Py_ssize_t nargs, int release_gil) {
+  const kc_func* func = f->func;
   if (nargs > INT32_MAX) {
     PyErr_SetString(PyExc_ValueError, "kcall: too many arguments");
     return NULL;
@@ -77,6 +100,10 @@ static PyObject* call_packed(const kc_func* func, PyObject* const* args,
     } else {
       kcpy_slot* slot = &slots[dirty];
       rc = kcpy_arg_from_py(a, &values[i], slot, i);
+      /* Memory the callee must not write, lent where it may write. */
+      if (rc == 0 && slot->nowrite && !f->allow_readonly) {
+        rc = check_nowrite(f, slot, i);
+      }
       /* A slot is kept when it holds something to release, or the
        * DLTensor a borrowed tensor argument points to. */
       if (rc == 0 && (slot->clean || slot->heap_strides ||
@@ -129,8 +156,7 @@ static PyObject* func_vectorcall(PyObject* self, PyObject* const* args,
                  "%R: kcall functions take positional arguments only", self);
     return NULL;
   }
-  return call_packed(f->func, args, PyVectorcall_NARGS(nargsf),
-                     f->release_gil);
+  return call_packed(f, args, PyVectorcall_NARGS(nargsf), f->release_gil);
 }
 
 PyObject* kcpy_func_wrap(kc_func* func, PyObject* name) {
@@ -143,6 +169,7 @@ PyObject* kcpy_func_wrap(kc_func* func, PyObject* name) {
   self->func = func;
   self->name = Py_XNewRef(name);
   self->release_gil = 1;
+  self->allow_readonly = 0;
   memset(&self->fast_def, 0, sizeof self->fast_def);
   return (PyObject*)self;
 }
@@ -202,7 +229,7 @@ static Py_hash_t func_hash(kcpy_func* self) {
 
 static PyObject* fast_call(PyObject* self, PyObject* const* args,
                            Py_ssize_t nargs) {
-  return call_packed(((kcpy_func*)self)->func, args, nargs, 0);
+  return call_packed((const kcpy_func*)self, args, nargs, 0);
 }
 
 static PyObject* func_fast(kcpy_func* self, PyObject* unused) {
@@ -254,6 +281,31 @@ static int set_release_gil(kcpy_func* self, PyObject* value, void* unused) {
   return 0;
 }
 
+static PyObject* get_allow_readonly(kcpy_func* self, void* unused) {
+  (void)unused;
+  return PyBool_FromLong(self->allow_readonly);
+}
+
+static int set_allow_readonly(kcpy_func* self, PyObject* value,
+                              void* unused) {
+  (void)unused;
+  int truth = value ? PyObject_IsTrue(value) : -1;
+  if (truth < 0) {
+    if (!PyErr_Occurred()) {
+      PyErr_SetString(PyExc_AttributeError,
+                      "allow_readonly cannot be deleted");
+    }
+    return -1;
+  }
+  self->allow_readonly = truth;
+  return 0;
+}
+
+static PyObject* get_writes(kcpy_func* self, void* unused) {
+  (void)unused;
+  return PyLong_FromUnsignedLongLong(kc_func_get_writes(self->func));
+}
+
 static PyObject* get_callable(kcpy_func* self, void* unused) {
   (void)unused;
   PyObject* c = kcpy_func_get_callable(self->func);
@@ -268,6 +320,20 @@ static PyGetSetDef func_getset[] = {
      "Set it to False on a handle to a function that is short and never\n"
      "waits for another thread that calls back into Python: it saves about\n"
      "40 ns a call, and such a callback would deadlock.",
+     NULL},
+    {"allow_readonly", (getter)get_allow_readonly,
+     (setter)set_allow_readonly,
+     "Whether calls lend read-only memory (NumPy writeable=False, buffers\n"
+     "over bytes, read-only Tensors) and self-overlapping memory (stride\n"
+     "0, as np.broadcast_to makes) to arguments the function may write\n"
+     "(default False: such a call raises ValueError). Set it on a handle to\n"
+     "a function known to only read them; see also `writes`.",
+     NULL},
+    {"writes", (getter)get_writes, NULL,
+     "The function's declaration of the tensor arguments it may write, as\n"
+     "a mask: bit i for argument i, bit 63 for 63 and later\n"
+     "(kc_func_set_writes; 2**64 - 1, any argument, unless it declared\n"
+     "less).",
      NULL},
     {"callable", (getter)get_callable, NULL,
      "The Python callable this function calls, or None for a native one.",

@@ -29,6 +29,14 @@ static DLTensor* live(kcpy_tensor* self) {
   return self->dl;
 }
 
+/* Why a call must not write `dl` (the tensor's shape and strides never
+ * change, so this is worked out once). */
+static int nowrite_of(const DLTensor* dl, int writable) {
+  if (!writable) return KCPY_NOWRITE_READONLY;
+  return dl->strides && kcpy_dl_overlaps(dl) ? KCPY_NOWRITE_OVERLAP
+                                             : KCPY_NOWRITE_NONE;
+}
+
 PyObject* kcpy_tensor_wrap(kc_tensor* tensor) {
   kcpy_tensor* self = PyObject_New(kcpy_tensor, &kcpy_tensor_type);
   if (!self) {
@@ -40,6 +48,7 @@ PyObject* kcpy_tensor_wrap(kc_tensor* tensor) {
   self->expired = 0;
   self->writable =
       !(kc_tensor_get_flags(tensor) & DLPACK_FLAG_BITMASK_READ_ONLY);
+  self->nowrite = nowrite_of(self->dl, self->writable);
   return (PyObject*)self;
 }
 
@@ -50,6 +59,7 @@ PyObject* kcpy_tensor_borrow(DLTensor* dl, int writable) {
   self->dl = dl;
   self->expired = 0;
   self->writable = writable;
+  self->nowrite = nowrite_of(dl, writable);
   return (PyObject*)self;
 }
 
