@@ -7,8 +7,9 @@
  * to, calls the function inline (kc_func_call) and converts the result.
  * A callback from C takes the GIL on whatever thread it runs (one Python
  * never saw included), lends array arguments to Python as kcall.Tensor
- * views for the duration of the call, and turns an exception into a
- * status that carries its type, message and traceback.
+ * views for the duration of the call (tensor.c: their exports share a
+ * copy), refuses a result over lent memory, and turns an exception into
+ * a status that carries its type, message and traceback.
  *
  * Read-only and self-overlapping arrays are refused for the arguments the
  * function may write (kc_func_get_writes), unless the handle has
@@ -383,6 +384,69 @@ static PyObject* callback_arg(const kc_any* a, PyObject** views,
   return kcpy_py_from_arg(a, NULL);
 }
 
+/* The bytes [lo, hi) a tensor's elements lie in (hi == lo when empty). */
+static void byte_range(const DLTensor* dl, uintptr_t* lo, uintptr_t* hi) {
+  uintptr_t base = (uintptr_t)dl->data + (uintptr_t)dl->byte_offset;
+  int64_t item = (int64_t)kc_dtype_get_size(dl->dtype);
+  int64_t low = 0, high = item, running = 1;
+  for (int32_t i = dl->ndim - 1; i >= 0; --i) {
+    int64_t n = dl->shape[i];
+    int64_t stride = dl->strides ? dl->strides[i] : running;
+    running *= n;
+    if (n == 0) {
+      *lo = *hi = base;
+      return;
+    }
+    int64_t span = stride * (n - 1) * item;
+    if (span < 0) low += span;
+    else high += span;
+  }
+  *lo = base + (uintptr_t)low;
+  *hi = base + (uintptr_t)high;
+}
+
+/* True when the tensor `v` holds shares memory with a tensor lent in
+ * `args` (on the same device): a result made over the caller's memory
+ * (through data_ptr, say) that would outlive it. */
+static int over_lent(const kc_any* v, const kc_any* args, int32_t nargs) {
+  if (v->type_index != KC_TYPE_TENSOR) return 0;
+  const DLTensor* r = kc_tensor_get_dltensor((const kc_tensor*)(void*)v->u.v_obj);
+  uintptr_t rlo, rhi;
+  byte_range(r, &rlo, &rhi);
+  for (int32_t i = 0; i < nargs; ++i) {
+    const DLTensor* a = args[i].u.v_dltensor;
+    if (args[i].type_index != KC_TYPE_DLTENSOR_PTR || !a ||
+        a->device.device_type != r->device.device_type ||
+        a->device.device_id != r->device.device_id) {
+      continue;
+    }
+    uintptr_t alo, ahi;
+    byte_range(a, &alo, &ahi);
+    if (rlo < ahi && alo < rhi) return 1;
+  }
+  return 0;
+}
+
+/* Refuses a result (or an item of a list result) over lent memory. */
+static int check_result(kc_any* ret, const kc_any* args, int32_t nargs) {
+  int bad = over_lent(ret, args, nargs);
+  if (!bad && ret->type_index == KC_TYPE_ARRAY) {
+    const kc_array* a = (const kc_array*)(void*)ret->u.v_obj;
+    for (size_t i = 0; !bad && i < kc_array_get_size(a); ++i) {
+      bad = over_lent(kc_array_get_item(a, i), args, nargs);
+    }
+  }
+  if (!bad) return 0;
+  kc_any_release(ret);
+  *ret = kc_any_none();
+  PyErr_SetString(PyExc_ValueError,
+                  "the callback's result shares memory with a tensor lent "
+                  "to the callback, which belongs to the caller and is "
+                  "lent for the duration of the call only; return a copy "
+                  "(numpy.array(x))");
+  return -1;
+}
+
 static kc_status* py_trampoline(void* self, const kc_any* args, int32_t nargs,
                                 kc_any* ret) {
   PyGILState_STATE g = PyGILState_Ensure();
@@ -418,8 +482,9 @@ static kc_status* py_trampoline(void* self, const kc_any* args, int32_t nargs,
     st = kcpy_status_from_exception();
   } else {
     if (result != Py_None &&
-        kcpy_owned_from_py(result, ret,
-                           kcpy_what_text("the callback's result")) < 0) {
+        (kcpy_owned_from_py(result, ret,
+                            kcpy_what_text("the callback's result")) < 0 ||
+         check_result(ret, args, nargs) < 0)) {
       st = kcpy_status_from_exception();
     }
     Py_DECREF(result);

@@ -192,10 +192,17 @@ PyObject* kcpy_dtype_name(DLDataType dtype);
 typedef struct kcpy_tensor {
   PyObject_HEAD
   kc_tensor* tensor; /* owned reference; NULL for a borrowed view */
-  DLTensor* dl;      /* the tensor's, or the borrowed one */
+  DLTensor* dl;      /* the tensor's, the borrowed one, or its copy's */
   int expired;       /* a borrowed view whose call has returned */
   int writable;
   int nowrite;       /* KCPY_NOWRITE_*, for calls (from writable and dl) */
+  /* A borrowed view only: the caller's DLTensor while the call runs, and
+   * the copy every export of the view shares (a Tensor, made on the first
+   * export, kept until the view dies), with a hash of its contents when
+   * made, to tell whether the callback changed it. */
+  DLTensor* lent;
+  PyObject* copy;
+  uint64_t copy_hash;
 } kcpy_tensor;
 
 extern PyTypeObject kcpy_tensor_type;
@@ -204,7 +211,12 @@ int kcpy_tensor_init_type(PyObject* module);
 /* A Tensor owning `tensor` (the reference is stolen, also on failure). */
 PyObject* kcpy_tensor_wrap(kc_tensor* tensor);
 /* A Tensor borrowing `dl` for the duration of a call; kcpy_tensor_expire
- * ends it. */
+ * ends it. What is exported from it (the buffer protocol,
+ * __array_interface__, __dlpack__: np.asarray, memoryview, np.from_dlpack)
+ * shares a copy, made on the first export, that the view then stands for
+ * in calls too; kcpy_tensor_expire writes the copy back into `dl` when the
+ * view is writable and the copy was changed. So nothing made from the
+ * view can reach the caller's memory after the call. */
 PyObject* kcpy_tensor_borrow(DLTensor* dl, int writable);
 void kcpy_tensor_expire(PyObject* view);
 
