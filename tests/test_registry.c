@@ -58,6 +58,31 @@ KC_TEST(registry_register_lookup_call) {
   KC_CHECK(found == f);
 }
 
+/* What a function declares it writes: everything by default, what
+ * kc_func_set_writes says, and nothing when registered with
+ * KC_REGISTER_WRITES_NONE (only when the registration succeeds). */
+KC_TEST(registry_func_writes_declaration) {
+  kc_func* f = kt_make_const(&kt_one);
+  KC_CHECK(kc_func_get_writes(f) == KC_FUNC_WRITES_ALL);
+  KC_CHECK(kc_func_get_writes(NULL) == KC_FUNC_WRITES_ALL);
+  kc_func_set_writes(f, KC_FUNC_WRITES_ARG(0) | KC_FUNC_WRITES_ARG(2));
+  KC_CHECK(kc_func_get_writes(f) == 5u);
+  KC_CHECK(KC_FUNC_WRITES_ARG(63) == KC_FUNC_WRITES_ARG(100));
+  kc_func_set_writes(NULL, 0); /* a no-op */
+  KC_CHECK_OK(kc_func_registry_register(KC_SV_LIT("t.reads_only"), f,
+                                        KC_REGISTER_WRITES_NONE));
+  KC_CHECK(kc_func_get_writes(f) == 0);
+  kc_object_release(KC_OBJECT(f));
+  KC_CHECK_INT(kt_call_name("t.reads_only"), 1);
+  /* Later registrations of the name still refuse duplicates. */
+  kc_func* g = kt_make_const(&kt_two);
+  KC_CHECK_CODE(kc_func_registry_register(KC_SV_LIT("t.reads_only"), g,
+                                          KC_REGISTER_WRITES_NONE),
+                KC_ALREADY_EXISTS, "t.reads_only");
+  KC_CHECK(kc_func_get_writes(g) == KC_FUNC_WRITES_ALL); /* unchanged */
+  kc_object_release(KC_OBJECT(g));
+}
+
 KC_TEST(registry_valid_names) {
   const char* names[] = {"mylib.add", "mylib::add", "a", "A_b-c.d:e9",
                          "0leading.digit", "x.y.z.w"};

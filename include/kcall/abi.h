@@ -344,6 +344,11 @@ typedef struct kc_func_prefix {
 
 /* Flags for kc_func_registry_register. */
 #define KC_REGISTER_OVERRIDE 1u
+/* The function writes none of its tensor arguments (kc_func_set_writes
+ * with 0, in kcall/func.h): callers may lend it read-only and overlapping
+ * memory. Packed functions only; a host that predates the flag ignores
+ * it, and the function is then taken to write any tensor argument. */
+#define KC_REGISTER_WRITES_NONE 2u
 
 /* ------------------------------------------------------------------------ */
 /* Devices (kcall/device.h)                                                  */

@@ -58,6 +58,42 @@ KC_API kc_status* kc_func_call_noinline(const kc_func* func,
                                         const kc_any* args, int32_t nargs,
                                         kc_any* out_ret);
 
+/* ---- which arguments a function writes ---------------------------------------- */
+/*
+ * A tensor argument is lent to the callee, which may read it and, unless it
+ * declares otherwise, write it. Callers that know memory must not be
+ * written, or cannot be written elementwise, check the declaration before
+ * the call: the Python package refuses to lend read-only memory (a NumPy
+ * array with writeable=False, a buffer over `bytes`, a kcall.Tensor whose
+ * DLPack flags say read-only) or self-overlapping memory (a stride of 0
+ * over more than one element, as np.broadcast_to makes, or strides that
+ * reach one element twice) to an argument position the function may
+ * write, unless the caller opts in (docs/python.md).
+ *
+ * The declaration is a mask of argument positions: bit i set means the
+ * function may write the tensor at position i; bit 63 stands for position
+ * 63 and every later one. A new function has KC_FUNC_WRITES_ALL (it may
+ * write any tensor argument: the safe default). Set it once, before the
+ * function is shared (registering with KC_REGISTER_WRITES_NONE sets 0).
+ * The mask is advice to callers, not enforced on the callee: a function
+ * that declares 0 and writes anyway is wrong. Reading and setting are
+ * atomic and never fail. Functions made by the Python package for Python
+ * callables keep the default. */
+#define KC_FUNC_WRITES_ALL UINT64_MAX
+
+/* Bit for argument `index` in a writes mask (positions past 63 share bit
+ * 63). */
+#define KC_FUNC_WRITES_ARG(index) \
+  ((uint64_t)1 << ((index) < 63 ? (index) : 63))
+
+/* Declares which tensor arguments `func` may write (see above). NULL func:
+ * no-op. */
+KC_API void kc_func_set_writes(kc_func* func, uint64_t arg_mask);
+
+/* The mask kc_func_set_writes declared (KC_FUNC_WRITES_ALL when none was,
+ * and for a NULL func). */
+KC_API uint64_t kc_func_get_writes(const kc_func* func);
+
 /* ---- the global registry ---------------------------------------------------- */
 /*
  * One process-wide map from names to functions. Names are 1 to 255 bytes of
@@ -88,9 +124,11 @@ KC_API kc_status* kc_func_call_noinline(const kc_func* func,
 
 /* Registers `func` under `name`, taking a reference to it. A name already
  * present is refused with ALREADY_EXISTS unless `flags` has
- * KC_REGISTER_OVERRIDE, which replaces it. INVALID_ARGUMENT for a NULL func
- * or a malformed name (the message shows the position of the first bad
- * byte). */
+ * KC_REGISTER_OVERRIDE, which replaces it. KC_REGISTER_WRITES_NONE
+ * declares that `func` writes none of its tensor arguments
+ * (kc_func_set_writes(func, 0), done once the registration succeeded).
+ * INVALID_ARGUMENT for a NULL func or a malformed name (the message shows
+ * the position of the first bad byte). */
 KC_API kc_status* kc_func_registry_register(kc_string_view name,
                                             kc_func* func, uint32_t flags);
 

@@ -182,8 +182,9 @@ def register_target(name, fn=None, *, args, results, attrs=None,
     For prototyping: a program calling `name` calls ``fn(*operands,
     *results, **attrs)`` with its buffers as NumPy arrays (kcall.Tensor
     views without NumPy), operands first, then the results, which fn
-    writes in place; it returns None. The arrays are valid during the call
-    only. `args` and `results` describe the buffers, each a dtype name
+    writes in place; it returns None. The arrays are copies (operands
+    read-only); the results are copied into the program's buffers when fn
+    returns. `args` and `results` describe the buffers, each a dtype name
     ('f32'), None for any, or (dtype, rank); `attrs` maps attribute names
     to their types ('bool', 'i32', 'i64', 'f32', 'f64', 'str', 'dict', or
     'array' / 'array<i64>'). Used directly or as a decorator.

@@ -281,10 +281,14 @@ static int numpy_view(PyObject* obj, kcpy_slot* slot, kcpy_what what) {
   slot->dl.shape = (int64_t*)arr->dimensions;
   slot->dl.byte_offset = 0;
   slot->dl.strides = NULL;
+  if (!(arr->flags & NP_WRITEABLE)) slot->nowrite = KCPY_NOWRITE_READONLY;
   if (!(arr->flags & NP_C_CONTIGUOUS)) {
     Py_ssize_t itemsize = (Py_ssize_t)kc_dtype_get_size(dtype);
     if (element_strides(slot, arr->strides, arr->nd, itemsize, what) < 0) {
       return -1;
+    }
+    if (!slot->nowrite && kcpy_dl_overlaps(&slot->dl)) {
+      slot->nowrite = KCPY_NOWRITE_OVERLAP;
     }
   }
   return 1;
@@ -347,6 +351,7 @@ static int buffer_view(PyObject* obj, kcpy_slot* slot, kcpy_what what) {
   }
   slot->clean = KCPY_CLEAN_BUFFER;
   slot->p = view;
+  if (view->readonly) slot->nowrite = KCPY_NOWRITE_READONLY;
   DLDataType dtype = format_dtype(view->format, view->itemsize);
   if (dtype.bits == 0) {
     PyErr_Format(PyExc_TypeError,
@@ -370,10 +375,13 @@ static int buffer_view(PyObject* obj, kcpy_slot* slot, kcpy_what what) {
   slot->dl.shape = (int64_t*)view->shape;
   if (view->strides &&
       !PyBuffer_IsContiguous(view, 'C')) {
-    return element_strides(slot, view->strides, view->ndim, view->itemsize,
-                           what) < 0
-               ? -1
-               : 1;
+    if (element_strides(slot, view->strides, view->ndim, view->itemsize,
+                        what) < 0) {
+      return -1;
+    }
+    if (!slot->nowrite && kcpy_dl_overlaps(&slot->dl)) {
+      slot->nowrite = KCPY_NOWRITE_OVERLAP;
+    }
   }
   return 1;
 }
@@ -490,7 +498,75 @@ static int dlpack_view(PyObject* obj, kcpy_slot* slot, kcpy_what what) {
   if (!dl) return -1;
   if (check_ndim(dl->ndim, what) < 0) return -1;
   slot->dl = *dl;
+  if (PyCapsule_IsValid(capsule, capsule_versioned) &&
+      (((DLManagedTensorVersioned*)PyCapsule_GetPointer(capsule,
+                                                        capsule_versioned))
+           ->flags &
+       DLPACK_FLAG_BITMASK_READ_ONLY)) {
+    slot->nowrite = KCPY_NOWRITE_READONLY;
+  } else if (dl->strides && kcpy_dl_overlaps(dl)) {
+    slot->nowrite = KCPY_NOWRITE_OVERLAP;
+  }
   return 1;
+}
+
+/* ---- memory that must not be written ------------------------------------------------- */
+
+int kcpy_dl_overlaps(const DLTensor* dl) {
+  if (!dl->strides) return 0;
+  /* The dims of extent > 1 by |stride|, smallest first (insertion sort:
+   * ranks are small); each must step past everything the smaller ones
+   * reach. */
+  int64_t stride[KC_TENSOR_MAX_NDIM], extent[KC_TENSOR_MAX_NDIM];
+  int32_t n = 0;
+  for (int32_t i = 0; i < dl->ndim && i < KC_TENSOR_MAX_NDIM; ++i) {
+    if (dl->shape[i] <= 1) {
+      if (dl->shape[i] == 0) return 0; /* no elements at all */
+      continue;
+    }
+    int64_t s = dl->strides[i] < 0 ? -dl->strides[i] : dl->strides[i];
+    if (s == 0) return 1;
+    int32_t j = n++;
+    for (; j > 0 && stride[j - 1] > s; --j) {
+      stride[j] = stride[j - 1];
+      extent[j] = extent[j - 1];
+    }
+    stride[j] = s;
+    extent[j] = dl->shape[i];
+  }
+  int64_t reach = 0; /* the largest offset the smaller dims reach */
+  for (int32_t i = 0; i < n; ++i) {
+    if (stride[i] <= reach) return 1;
+    int64_t span;
+    if (__builtin_mul_overflow(stride[i], extent[i] - 1, &span) ||
+        __builtin_add_overflow(reach, span, &reach)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int kcpy_nowrite_error(int nowrite, kcpy_what what, const char* callee,
+                       const char* fix) {
+  const char* why =
+      nowrite == KCPY_NOWRITE_OVERLAP
+          ? "self-overlapping memory (a stride of 0, as np.broadcast_to "
+            "makes, or strides that reach one element twice), which "
+            "cannot be written element by element"
+          : "read-only memory (a NumPy array with writeable=False, a "
+            "buffer over bytes, or a read-only kcall.Tensor)";
+  if (fix) {
+    PyErr_Format(PyExc_ValueError, "%s: %s, which %s writes; %s",
+                 KCPY_WHAT(what), why, callee, fix);
+    return -1;
+  }
+  PyErr_Format(PyExc_ValueError,
+               "%s: %s, and %s may write it (it has not declared that it "
+               "leaves this argument unwritten: kc_func_set_writes); pass a "
+               "writable copy (numpy.array(x)), or set allow_readonly = "
+               "True on the kcall.Function if it only reads it",
+               KCPY_WHAT(what), why, callee);
+  return -1;
 }
 
 /* ---- the entry points ----------------------------------------------------------------- */

@@ -212,6 +212,7 @@ int kcpy_arg_from_py(PyObject* obj, kc_any* out, kcpy_slot* slot,
                      Py_ssize_t index) {
   slot->clean = KCPY_CLEAN_NONE;
   slot->heap_strides = NULL;
+  slot->nowrite = KCPY_NOWRITE_NONE;
   PyTypeObject* type = Py_TYPE(obj);
   if (type == &PyUnicode_Type) {
     Py_ssize_t n;
@@ -234,18 +235,15 @@ int kcpy_arg_from_py(PyObject* obj, kc_any* out, kcpy_slot* slot,
   }
   if (type == &kcpy_tensor_type) {
     kcpy_tensor* t = (kcpy_tensor*)obj;
-    if (t->tensor) {
-      *out = object_any(t->tensor);
-      return 0;
-    }
-    if (t->expired || !t->dl) {
+    if (!t->tensor && (t->expired || !t->dl)) {
       PyErr_Format(PyExc_ValueError,
                    "argument %zd: a tensor lent to a callback that has "
                    "returned",
                    index);
       return -1;
     }
-    *out = kc_any_dltensor(t->dl);
+    slot->nowrite = t->nowrite;
+    *out = t->tensor ? object_any(t->tensor) : kc_any_dltensor(t->dl);
     return 0;
   }
   if (type == &kcpy_func_type) {

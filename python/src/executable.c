@@ -53,10 +53,23 @@ static int gather_outputs(py_executable* self, PyObject* out,
     rc = -1;
   }
   for (size_t i = 0; rc == 0 && i < self->num_outputs; ++i) {
-    outputs[i] = kcpy_array_arg(PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i),
-                                kcpy_what_index("out", (Py_ssize_t)i), slots,
-                                num_slots);
-    if (!outputs[i]) rc = -1;
+    PyObject* obj = PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i);
+    kcpy_what what = kcpy_what_index("out", (Py_ssize_t)i);
+    Py_ssize_t before = *num_slots;
+    outputs[i] = kcpy_array_arg(obj, what, slots, num_slots);
+    if (!outputs[i]) {
+      rc = -1;
+      break;
+    }
+    /* Every result is written: never into read-only or overlapping
+     * memory. */
+    int nowrite = *num_slots > before ? slots[before].nowrite
+                                      : ((kcpy_tensor*)obj)->nowrite;
+    if (nowrite) {
+      rc = kcpy_nowrite_error(nowrite, what, "the executable",
+                              "pass writable arrays that do not overlap "
+                              "themselves");
+    }
   }
   Py_DECREF(seq);
   return rc;

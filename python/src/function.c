@@ -7,8 +7,14 @@
  * to, calls the function inline (kc_func_call) and converts the result.
  * A callback from C takes the GIL on whatever thread it runs (one Python
  * never saw included), lends array arguments to Python as kcall.Tensor
- * views for the duration of the call, and turns an exception into a
- * status that carries its type, message and traceback.
+ * views for the duration of the call (tensor.c: their exports share a
+ * copy), refuses a result over lent memory, and turns an exception into
+ * a status that carries its type, message and traceback.
+ *
+ * Read-only and self-overlapping arrays are refused for the arguments the
+ * function may write (kc_func_get_writes), unless the handle has
+ * allow_readonly; the conversion flags them (kcpy_slot.nowrite) from what
+ * it reads anyway, so a call without such arrays pays one test a slot.
  */
 #include "kcpy.h"
 
@@ -42,8 +48,26 @@ static int int_arg(PyObject* obj, kc_any* out, Py_ssize_t index) {
   return 0;
 }
 
-static PyObject* call_packed(const kc_func* func, PyObject* const* args,
+/* The error for argument `index`, which must not be written, when the
+ * function may write it (its declaration is read once a call, and only
+ * for such an argument); 0 when it may not. */
+__attribute__((noinline, cold)) static int check_nowrite(
+    const kcpy_func* f, kcpy_slot* slot, Py_ssize_t index) {
+  uint64_t writes = kc_func_get_writes(f->func);
+  if (!(writes & KC_FUNC_WRITES_ARG((uint64_t)index))) return 0;
+  PyObject* name = f->name ? PyObject_Repr(f->name) : NULL;
+  const char* callee = name ? PyUnicode_AsUTF8(name) : NULL;
+  PyErr_Clear();
+  kcpy_nowrite_error(slot->nowrite, kcpy_what_index("argument", index),
+                     callee ? callee : "the function", NULL);
+  Py_XDECREF(name);
+  kcpy_slot_clean(slot);
+  return -1;
+}
+
+static PyObject* call_packed(const kcpy_func* f, PyObject* const* args,
                              Py_ssize_t nargs, int release_gil) {
+  const kc_func* func = f->func;
   if (nargs > INT32_MAX) {
     PyErr_SetString(PyExc_ValueError, "kcall: too many arguments");
     return NULL;
@@ -77,6 +101,10 @@ static PyObject* call_packed(const kc_func* func, PyObject* const* args,
     } else {
       kcpy_slot* slot = &slots[dirty];
       rc = kcpy_arg_from_py(a, &values[i], slot, i);
+      /* Memory the callee must not write, lent where it may write. */
+      if (rc == 0 && slot->nowrite && !f->allow_readonly) {
+        rc = check_nowrite(f, slot, i);
+      }
       /* A slot is kept when it holds something to release, or the
        * DLTensor a borrowed tensor argument points to. */
       if (rc == 0 && (slot->clean || slot->heap_strides ||
@@ -129,8 +157,7 @@ static PyObject* func_vectorcall(PyObject* self, PyObject* const* args,
                  "%R: kcall functions take positional arguments only", self);
     return NULL;
   }
-  return call_packed(f->func, args, PyVectorcall_NARGS(nargsf),
-                     f->release_gil);
+  return call_packed(f, args, PyVectorcall_NARGS(nargsf), f->release_gil);
 }
 
 PyObject* kcpy_func_wrap(kc_func* func, PyObject* name) {
@@ -143,6 +170,7 @@ PyObject* kcpy_func_wrap(kc_func* func, PyObject* name) {
   self->func = func;
   self->name = Py_XNewRef(name);
   self->release_gil = 1;
+  self->allow_readonly = 0;
   memset(&self->fast_def, 0, sizeof self->fast_def);
   return (PyObject*)self;
 }
@@ -202,7 +230,7 @@ static Py_hash_t func_hash(kcpy_func* self) {
 
 static PyObject* fast_call(PyObject* self, PyObject* const* args,
                            Py_ssize_t nargs) {
-  return call_packed(((kcpy_func*)self)->func, args, nargs, 0);
+  return call_packed((const kcpy_func*)self, args, nargs, 0);
 }
 
 static PyObject* func_fast(kcpy_func* self, PyObject* unused) {
@@ -254,6 +282,31 @@ static int set_release_gil(kcpy_func* self, PyObject* value, void* unused) {
   return 0;
 }
 
+static PyObject* get_allow_readonly(kcpy_func* self, void* unused) {
+  (void)unused;
+  return PyBool_FromLong(self->allow_readonly);
+}
+
+static int set_allow_readonly(kcpy_func* self, PyObject* value,
+                              void* unused) {
+  (void)unused;
+  int truth = value ? PyObject_IsTrue(value) : -1;
+  if (truth < 0) {
+    if (!PyErr_Occurred()) {
+      PyErr_SetString(PyExc_AttributeError,
+                      "allow_readonly cannot be deleted");
+    }
+    return -1;
+  }
+  self->allow_readonly = truth;
+  return 0;
+}
+
+static PyObject* get_writes(kcpy_func* self, void* unused) {
+  (void)unused;
+  return PyLong_FromUnsignedLongLong(kc_func_get_writes(self->func));
+}
+
 static PyObject* get_callable(kcpy_func* self, void* unused) {
   (void)unused;
   PyObject* c = kcpy_func_get_callable(self->func);
@@ -268,6 +321,20 @@ static PyGetSetDef func_getset[] = {
      "Set it to False on a handle to a function that is short and never\n"
      "waits for another thread that calls back into Python: it saves about\n"
      "40 ns a call, and such a callback would deadlock.",
+     NULL},
+    {"allow_readonly", (getter)get_allow_readonly,
+     (setter)set_allow_readonly,
+     "Whether calls lend read-only memory (NumPy writeable=False, buffers\n"
+     "over bytes, read-only Tensors) and self-overlapping memory (stride\n"
+     "0, as np.broadcast_to makes) to arguments the function may write\n"
+     "(default False: such a call raises ValueError). Set it on a handle to\n"
+     "a function known to only read them; see also `writes`.",
+     NULL},
+    {"writes", (getter)get_writes, NULL,
+     "The function's declaration of the tensor arguments it may write, as\n"
+     "a mask: bit i for argument i, bit 63 for 63 and later\n"
+     "(kc_func_set_writes; 2**64 - 1, any argument, unless it declared\n"
+     "less).",
      NULL},
     {"callable", (getter)get_callable, NULL,
      "The Python callable this function calls, or None for a native one.",
@@ -317,6 +384,69 @@ static PyObject* callback_arg(const kc_any* a, PyObject** views,
   return kcpy_py_from_arg(a, NULL);
 }
 
+/* The bytes [lo, hi) a tensor's elements lie in (hi == lo when empty). */
+static void byte_range(const DLTensor* dl, uintptr_t* lo, uintptr_t* hi) {
+  uintptr_t base = (uintptr_t)dl->data + (uintptr_t)dl->byte_offset;
+  int64_t item = (int64_t)kc_dtype_get_size(dl->dtype);
+  int64_t low = 0, high = item, running = 1;
+  for (int32_t i = dl->ndim - 1; i >= 0; --i) {
+    int64_t n = dl->shape[i];
+    int64_t stride = dl->strides ? dl->strides[i] : running;
+    running *= n;
+    if (n == 0) {
+      *lo = *hi = base;
+      return;
+    }
+    int64_t span = stride * (n - 1) * item;
+    if (span < 0) low += span;
+    else high += span;
+  }
+  *lo = base + (uintptr_t)low;
+  *hi = base + (uintptr_t)high;
+}
+
+/* True when the tensor `v` holds shares memory with a tensor lent in
+ * `args` (on the same device): a result made over the caller's memory
+ * (through data_ptr, say) that would outlive it. */
+static int over_lent(const kc_any* v, const kc_any* args, int32_t nargs) {
+  if (v->type_index != KC_TYPE_TENSOR) return 0;
+  const DLTensor* r = kc_tensor_get_dltensor((const kc_tensor*)(void*)v->u.v_obj);
+  uintptr_t rlo, rhi;
+  byte_range(r, &rlo, &rhi);
+  for (int32_t i = 0; i < nargs; ++i) {
+    const DLTensor* a = args[i].u.v_dltensor;
+    if (args[i].type_index != KC_TYPE_DLTENSOR_PTR || !a ||
+        a->device.device_type != r->device.device_type ||
+        a->device.device_id != r->device.device_id) {
+      continue;
+    }
+    uintptr_t alo, ahi;
+    byte_range(a, &alo, &ahi);
+    if (rlo < ahi && alo < rhi) return 1;
+  }
+  return 0;
+}
+
+/* Refuses a result (or an item of a list result) over lent memory. */
+static int check_result(kc_any* ret, const kc_any* args, int32_t nargs) {
+  int bad = over_lent(ret, args, nargs);
+  if (!bad && ret->type_index == KC_TYPE_ARRAY) {
+    const kc_array* a = (const kc_array*)(void*)ret->u.v_obj;
+    for (size_t i = 0; !bad && i < kc_array_get_size(a); ++i) {
+      bad = over_lent(kc_array_get_item(a, i), args, nargs);
+    }
+  }
+  if (!bad) return 0;
+  kc_any_release(ret);
+  *ret = kc_any_none();
+  PyErr_SetString(PyExc_ValueError,
+                  "the callback's result shares memory with a tensor lent "
+                  "to the callback, which belongs to the caller and is "
+                  "lent for the duration of the call only; return a copy "
+                  "(numpy.array(x))");
+  return -1;
+}
+
 static kc_status* py_trampoline(void* self, const kc_any* args, int32_t nargs,
                                 kc_any* ret) {
   PyGILState_STATE g = PyGILState_Ensure();
@@ -352,8 +482,9 @@ static kc_status* py_trampoline(void* self, const kc_any* args, int32_t nargs,
     st = kcpy_status_from_exception();
   } else {
     if (result != Py_None &&
-        kcpy_owned_from_py(result, ret,
-                           kcpy_what_text("the callback's result")) < 0) {
+        (kcpy_owned_from_py(result, ret,
+                            kcpy_what_text("the callback's result")) < 0 ||
+         check_result(ret, args, nargs) < 0)) {
       st = kcpy_status_from_exception();
     }
     Py_DECREF(result);

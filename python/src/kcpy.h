@@ -113,8 +113,29 @@ typedef struct kcpy_slot {
   int64_t strides[KCPY_SLOT_NDIM];
   int64_t* heap_strides; /* when the rank exceeds KCPY_SLOT_NDIM */
   int clean;
+  int nowrite; /* KCPY_NOWRITE_*: why the callee must not write it */
   void* p;
 } kcpy_slot;
+
+/* Why an array argument must not be written (kcpy_slot.nowrite). */
+enum {
+  KCPY_NOWRITE_NONE = 0,
+  KCPY_NOWRITE_READONLY, /* its owner says so */
+  KCPY_NOWRITE_OVERLAP,  /* two of its elements share memory */
+};
+
+/* True when two elements of `dl` (shape and element strides) may share
+ * memory: a stride of 0 over an extent > 1, or strides that, sorted,
+ * do not clear the extent of the dims inside them (this also counts some
+ * interleaved layouts, which never overlap, as overlapping). */
+int kcpy_dl_overlaps(const DLTensor* dl);
+
+/* Raises the ValueError for an argument `callee` may write and must not:
+ * "<what>: read-only memory (...), and <callee> may write it ...", saying
+ * how to declare or opt in, or, with `fix`, "..., which <callee> writes;
+ * <fix>". Returns -1. */
+int kcpy_nowrite_error(int nowrite, kcpy_what what, const char* callee,
+                       const char* fix);
 
 /* Releases what a slot holds. */
 void kcpy_slot_clean(kcpy_slot* slot);
@@ -171,9 +192,17 @@ PyObject* kcpy_dtype_name(DLDataType dtype);
 typedef struct kcpy_tensor {
   PyObject_HEAD
   kc_tensor* tensor; /* owned reference; NULL for a borrowed view */
-  DLTensor* dl;      /* the tensor's, or the borrowed one */
+  DLTensor* dl;      /* the tensor's, the borrowed one, or its copy's */
   int expired;       /* a borrowed view whose call has returned */
   int writable;
+  int nowrite;       /* KCPY_NOWRITE_*, for calls (from writable and dl) */
+  /* A borrowed view only: the caller's DLTensor while the call runs, and
+   * the copy every export of the view shares (a Tensor, made on the first
+   * export, kept until the view dies), with a hash of its contents when
+   * made, to tell whether the callback changed it. */
+  DLTensor* lent;
+  PyObject* copy;
+  uint64_t copy_hash;
 } kcpy_tensor;
 
 extern PyTypeObject kcpy_tensor_type;
@@ -182,7 +211,12 @@ int kcpy_tensor_init_type(PyObject* module);
 /* A Tensor owning `tensor` (the reference is stolen, also on failure). */
 PyObject* kcpy_tensor_wrap(kc_tensor* tensor);
 /* A Tensor borrowing `dl` for the duration of a call; kcpy_tensor_expire
- * ends it. */
+ * ends it. What is exported from it (the buffer protocol,
+ * __array_interface__, __dlpack__: np.asarray, memoryview, np.from_dlpack)
+ * shares a copy, made on the first export, that the view then stands for
+ * in calls too; kcpy_tensor_expire writes the copy back into `dl` when the
+ * view is writable and the copy was changed. So nothing made from the
+ * view can reach the caller's memory after the call. */
 PyObject* kcpy_tensor_borrow(DLTensor* dl, int writable);
 void kcpy_tensor_expire(PyObject* view);
 
@@ -198,6 +232,7 @@ typedef struct kcpy_func {
   kc_func* func;   /* owned reference */
   PyObject* name;  /* str, or NULL for an anonymous function */
   int release_gil;
+  int allow_readonly; /* lend read-only and overlapping memory anyway */
   PyMethodDef fast_def; /* for fast(): named after the function */
 } kcpy_func;
 

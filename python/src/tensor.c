@@ -6,7 +6,9 @@
  * 1.x, and the legacy capsule for consumers that do not ask for a version),
  * __array_interface__ and the buffer protocol, so np.asarray(t),
  * np.from_dlpack(t), torch.from_dlpack(t) and memoryview(t) share its
- * memory. Whatever they make keeps the tensor alive.
+ * memory. Whatever they make keeps the tensor alive. A view lent to a
+ * callback exports a copy instead (see "the copy a lent view's exports
+ * share" below).
  */
 #include "kcpy.h"
 
@@ -29,6 +31,14 @@ static DLTensor* live(kcpy_tensor* self) {
   return self->dl;
 }
 
+/* Why a call must not write `dl` (the tensor's shape and strides never
+ * change, so this is worked out once). */
+static int nowrite_of(const DLTensor* dl, int writable) {
+  if (!writable) return KCPY_NOWRITE_READONLY;
+  return dl->strides && kcpy_dl_overlaps(dl) ? KCPY_NOWRITE_OVERLAP
+                                             : KCPY_NOWRITE_NONE;
+}
+
 PyObject* kcpy_tensor_wrap(kc_tensor* tensor) {
   kcpy_tensor* self = PyObject_New(kcpy_tensor, &kcpy_tensor_type);
   if (!self) {
@@ -40,6 +50,10 @@ PyObject* kcpy_tensor_wrap(kc_tensor* tensor) {
   self->expired = 0;
   self->writable =
       !(kc_tensor_get_flags(tensor) & DLPACK_FLAG_BITMASK_READ_ONLY);
+  self->nowrite = nowrite_of(self->dl, self->writable);
+  self->lent = NULL;
+  self->copy = NULL;
+  self->copy_hash = 0;
   return (PyObject*)self;
 }
 
@@ -50,17 +64,163 @@ PyObject* kcpy_tensor_borrow(DLTensor* dl, int writable) {
   self->dl = dl;
   self->expired = 0;
   self->writable = writable;
+  self->nowrite = nowrite_of(dl, writable);
+  self->lent = dl;
+  self->copy = NULL;
+  self->copy_hash = 0;
   return (PyObject*)self;
+}
+
+/* ---- the copy a lent view's exports share ------------------------------------ */
+/*
+ * A view lent to a callback points at the caller's memory, which is gone
+ * once the call returns, while NumPy arrays, memoryviews and DLPack
+ * capsules made from it can live on, and cannot be revoked. So they are
+ * made from a copy the view owns: made on the first export, standing in
+ * for the caller's memory from then on (also when the view is passed to a
+ * kcall function during the call), and written back when the call
+ * returns if the view is writable and the copy changed. Memory the
+ * callback only read is never written.
+ */
+
+/* Element strides, row-major ones when the tensor has none. */
+static void strides_of(const DLTensor* dl, int64_t* out) {
+  int64_t running = 1;
+  for (int32_t i = dl->ndim - 1; i >= 0; --i) {
+    out[i] = dl->strides ? dl->strides[i] : running;
+    running *= dl->shape[i];
+  }
+}
+
+/* Copies the elements of `from` into `to`, of the same shape and dtype,
+ * both in host memory, strides honoured. */
+static void copy_elements(const DLTensor* to, const DLTensor* from) {
+  size_t item = kc_dtype_get_size(from->dtype);
+  int64_t n = kc_dltensor_get_numel(from);
+  char* d = (char*)to->data + to->byte_offset;
+  const char* src = (const char*)from->data + from->byte_offset;
+  if (n <= 0) return;
+  if (kc_dltensor_is_compact(to) && kc_dltensor_is_compact(from)) {
+    memcpy(d, src, (size_t)n * item);
+    return;
+  }
+  int64_t ts[KC_TENSOR_MAX_NDIM], fs[KC_TENSOR_MAX_NDIM];
+  int64_t idx[KC_TENSOR_MAX_NDIM] = {0};
+  strides_of(to, ts);
+  strides_of(from, fs);
+  int64_t to_at = 0, from_at = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    memcpy(d + to_at * (int64_t)item, src + from_at * (int64_t)item, item);
+    for (int32_t i = from->ndim - 1; i >= 0; --i) {
+      if (++idx[i] < from->shape[i]) {
+        to_at += ts[i];
+        from_at += fs[i];
+        break;
+      }
+      to_at -= ts[i] * (from->shape[i] - 1);
+      from_at -= fs[i] * (from->shape[i] - 1);
+      idx[i] = 0;
+    }
+  }
+}
+
+/* A 64-bit hash of n bytes, four words at a time: it only has to tell
+ * whether a callback changed the copy. */
+static uint64_t bytes_hash(const void* p, size_t n) {
+  const unsigned char* b = p;
+  const uint64_t k = 0x9E3779B97F4A7C15ull;
+  uint64_t h[4] = {k, k ^ 1, k ^ 2, k ^ 3};
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (int l = 0; l < 4; ++l) {
+      uint64_t w;
+      memcpy(&w, b + i + 8 * (size_t)l, 8);
+      h[l] = (h[l] ^ w) * k;
+      h[l] ^= h[l] >> 29;
+    }
+  }
+  uint64_t out = (uint64_t)n * k;
+  for (; i < n; ++i) out = (out ^ b[i]) * 0x100000001B3ull;
+  for (int l = 0; l < 4; ++l) out = ((out ^ h[l]) * k) ^ (out >> 31);
+  return out;
+}
+
+static size_t dl_nbytes(const DLTensor* dl) {
+  return (size_t)kc_dltensor_get_numel(dl) * kc_dtype_get_size(dl->dtype);
+}
+
+/* What a lent view's exports come from: its copy, made now if need be.
+ * `self` itself for a Tensor that owns its memory. NULL with an exception
+ * for an expired view, or one whose memory cannot be copied here. */
+static kcpy_tensor* exporter(kcpy_tensor* self) {
+  if (self->tensor) return self;
+  if (self->expired || !self->dl) {
+    expired_error();
+    return NULL;
+  }
+  if (self->copy) return (kcpy_tensor*)self->copy;
+  const DLTensor* lent = self->lent;
+  if (lent->device.device_type != kDLCPU &&
+      lent->device.device_type != kDLCUDAHost) {
+    PyObject* device = kcpy_device_name(lent->device);
+    if (!device) return NULL;
+    PyErr_Format(PyExc_BufferError,
+                 "kcall.Tensor: this tensor on %U is lent to a Python "
+                 "callback for the duration of one call and cannot be "
+                 "exported (NumPy, memoryview, DLPack), since what is made "
+                 "from it could outlive the caller's memory; pass it to "
+                 "kcall functions, or copy it with kcall.to_device(t, "
+                 "\"cpu\")",
+                 device);
+    Py_DECREF(device);
+    return NULL;
+  }
+  if ((lent->dtype.bits * lent->dtype.lanes) % 8 != 0) {
+    PyObject* name = kcpy_dtype_name(lent->dtype);
+    PyErr_Format(PyExc_BufferError,
+                 "kcall.Tensor: a lent tensor of dtype %S cannot be "
+                 "exported (elements of whole bytes only)",
+                 name ? name : Py_None);
+    Py_XDECREF(name);
+    return NULL;
+  }
+  kc_tensor* t = NULL;
+  kc_status* st = kc_tensor_create(NULL, lent->shape, lent->ndim,
+                                   lent->dtype, kc_device_cpu(), &t);
+  if (st) {
+    kcpy_raise(kc_status_add_context(
+        st, "copying a tensor lent to a Python callback"));
+    return NULL;
+  }
+  const DLTensor* dl = kc_tensor_get_dltensor(t);
+  copy_elements(dl, lent);
+  kcpy_tensor* copy = (kcpy_tensor*)kcpy_tensor_wrap(t);
+  if (!copy) return NULL;
+  copy->writable = self->writable;
+  copy->nowrite = nowrite_of(copy->dl, copy->writable);
+  self->copy = (PyObject*)copy;
+  self->copy_hash = self->writable ? bytes_hash(dl->data, dl_nbytes(dl)) : 0;
+  self->dl = copy->dl;
+  self->nowrite = copy->nowrite;
+  return copy;
 }
 
 void kcpy_tensor_expire(PyObject* view) {
   kcpy_tensor* self = (kcpy_tensor*)view;
+  if (self->copy && self->writable && !self->expired) {
+    const DLTensor* dl = ((kcpy_tensor*)self->copy)->dl;
+    if (bytes_hash(dl->data, dl_nbytes(dl)) != self->copy_hash) {
+      copy_elements(self->lent, dl);
+    }
+  }
   self->expired = 1;
   self->dl = NULL;
+  self->lent = NULL;
 }
 
 static void tensor_dealloc(kcpy_tensor* self) {
   kc_object_release(KC_OBJECT(self->tensor));
+  Py_XDECREF(self->copy);
   PyObject_Free(self);
 }
 
@@ -98,15 +258,6 @@ static PyObject* int64_tuple(const int64_t* v, int32_t n) {
     else PyTuple_SET_ITEM(t, i, x);
   }
   return t;
-}
-
-/* Element strides, row-major ones when the tensor has none. */
-static void strides_of(const DLTensor* dl, int64_t* out) {
-  int64_t running = 1;
-  for (int32_t i = dl->ndim - 1; i >= 0; --i) {
-    out[i] = dl->strides ? dl->strides[i] : running;
-    running *= dl->shape[i];
-  }
 }
 
 static PyObject* get_shape(kcpy_tensor* self, void* unused) {
@@ -208,6 +359,9 @@ static int require_cpu(const DLTensor* dl, const char* what) {
 
 static PyObject* get_array_interface(kcpy_tensor* self, void* unused) {
   (void)unused;
+  kcpy_tensor* from = exporter(self);
+  if (!from) return NULL;
+  if (from != self) return get_array_interface(from, NULL);
   DLTensor* dl = live(self);
   if (!dl || require_cpu(dl, "__array_interface__") < 0) return NULL;
   char ts[8];
@@ -269,7 +423,10 @@ static void capsule_legacy_destructor(PyObject* capsule) {
  * a wrapper that keeps the view object alive. */
 static DLManagedTensorVersioned* export_managed(kcpy_tensor* self) {
   DLManagedTensorVersioned* m = NULL;
-  if (self->tensor) {
+  self = exporter(self);
+  if (!self) return NULL;
+  if (self->writable || (kc_tensor_get_flags(self->tensor) &
+                         DLPACK_FLAG_BITMASK_READ_ONLY)) {
     kc_status* st = kc_tensor_export_dlpack(self->tensor, &m);
     if (st) {
       kcpy_raise(st);
@@ -444,6 +601,9 @@ static int check_buffer_layout(const DLTensor* dl, int flags) {
 }
 
 static int tensor_getbuffer(kcpy_tensor* self, Py_buffer* view, int flags) {
+  kcpy_tensor* from = exporter(self);
+  if (!from) return -1;
+  if (from != self) return tensor_getbuffer(from, view, flags);
   DLTensor* dl = live(self);
   if (!dl || require_cpu(dl, "the buffer protocol") < 0) return -1;
   if ((flags & PyBUF_WRITABLE) && !self->writable) {
@@ -544,7 +704,9 @@ PyTypeObject kcpy_tensor_type = {
               "(NumPy,\nthe buffer protocol, __dlpack__) and keeps it alive; "
               "functions, ops and\nprograms return Tensors. NumPy, PyTorch, "
               "JAX and CuPy take a Tensor\nwithout copying "
-              "(np.asarray(t), np.from_dlpack(t)).",
+              "(np.asarray(t), np.from_dlpack(t)), except a view lent\nto "
+              "a Python callback, whose exports share a copy that is "
+              "written\nback when the callback returns.",
     .tp_methods = tensor_methods,
     .tp_getset = tensor_getset,
     .tp_new = tensor_new,

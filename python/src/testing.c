@@ -381,21 +381,27 @@ static kc_status* t_call_parallel(void* self, const kc_any* args,
   return NULL;
 }
 
-static const kc_func_entry testing_functions[] = {
-    {"kcall.testing.nop", t_nop},
-    {"kcall.testing.echo", t_echo},
-    {"kcall.testing.apply", t_apply},
-    {"kcall.testing.catch", t_catch},
-    {"kcall.testing.types", t_types},
-    {"kcall.testing.fail", t_fail},
-    {"kcall.testing.sum", t_sum},
-    {"kcall.testing.fill", t_fill},
-    {"kcall.testing.describe", t_describe},
-    {"kcall.testing.arange", t_arange},
-    {"kcall.testing.keep", t_keep},
-    {"kcall.testing.kept", t_kept},
-    {"kcall.testing.call_in_thread", t_call_in_thread},
-    {"kcall.testing.call_parallel", t_call_parallel},
+/* Each function with the arguments it may write (kc_func_set_writes):
+ * those that pass their arguments on to a callback may write them all. */
+static const struct {
+  const char* name;
+  kc_packed_fn fn;
+  uint64_t writes;
+} testing_functions[] = {
+    {"kcall.testing.nop", t_nop, 0},
+    {"kcall.testing.echo", t_echo, 0},
+    {"kcall.testing.apply", t_apply, KC_FUNC_WRITES_ALL},
+    {"kcall.testing.catch", t_catch, KC_FUNC_WRITES_ALL},
+    {"kcall.testing.types", t_types, 0},
+    {"kcall.testing.fail", t_fail, 0},
+    {"kcall.testing.sum", t_sum, 0},
+    {"kcall.testing.fill", t_fill, KC_FUNC_WRITES_ARG(0)},
+    {"kcall.testing.describe", t_describe, 0},
+    {"kcall.testing.arange", t_arange, 0},
+    {"kcall.testing.keep", t_keep, 0},
+    {"kcall.testing.kept", t_kept, 0},
+    {"kcall.testing.call_in_thread", t_call_in_thread, KC_FUNC_WRITES_ALL},
+    {"kcall.testing.call_parallel", t_call_parallel, KC_FUNC_WRITES_ALL},
 };
 
 static PyObject* register_testing(PyObject* module, PyObject* unused) {
@@ -406,6 +412,7 @@ static PyObject* register_testing(PyObject* module, PyObject* unused) {
     kc_func* f = NULL;
     kc_status* st = kc_func_create(NULL, testing_functions[i].fn, NULL, NULL, &f);
     if (!st) {
+      kc_func_set_writes(f, testing_functions[i].writes);
       st = kc_func_registry_register(kc_sv(testing_functions[i].name), f,
                                      KC_REGISTER_OVERRIDE);
     }

@@ -34,6 +34,7 @@ kc_status* kc_func_create(const kc_allocator* alloc, kc_packed_fn fn,
       f->self = self;
       f->self_deleter = self_deleter;
       f->alloc = alloc;
+      f->writes = KC_FUNC_WRITES_ALL;
       const uintptr_t code[] = {KC__CODE(fn), KC__CODE(self_deleter)};
       kc__owned_attach(&f->owned, &f->header, code, 2);
       *out_func = f;
@@ -42,6 +43,15 @@ kc_status* kc_func_create(const kc_allocator* alloc, kc_packed_fn fn,
   /* `self` is ours from the call on: free it when we cannot keep it. */
   if (st && self_deleter) self_deleter(self);
   return st;
+}
+
+void kc_func_set_writes(kc_func* func, uint64_t arg_mask) {
+  if (func) __atomic_store_n(&func->writes, arg_mask, __ATOMIC_RELAXED);
+}
+
+uint64_t kc_func_get_writes(const kc_func* func) {
+  return func ? __atomic_load_n(&func->writes, __ATOMIC_RELAXED)
+              : KC_FUNC_WRITES_ALL;
 }
 
 /* A refused call: out of line and cold, so that the accepted path of

@@ -19,7 +19,14 @@ kc_status* kc_func_registry_register(kc_string_view name, kc_func* func,
                             "registering function %s: func is NULL",
                             KC__Q(name));
   }
-  return kc__registry_insert(&kc__func_registry, name, KC_OBJECT(func), flags);
+  kc_status* st = kc__registry_insert(&kc__func_registry, name,
+                                      KC_OBJECT(func),
+                                      flags & ~KC_REGISTER_WRITES_NONE);
+  /* Declared only once registered, so that a refused registration
+   * changes nothing; a lookup that runs in between sees the default,
+   * which is the cautious answer. */
+  if (!st && (flags & KC_REGISTER_WRITES_NONE)) kc_func_set_writes(func, 0);
+  return st;
 }
 
 kc_status* kc_func_registry_lookup(kc_string_view name, kc_func** out_func) {

@@ -41,6 +41,7 @@ struct kc_func {
   kc_deleter_fn self_deleter;
   const kc_allocator* alloc;
   kc__owned owned; /* the plugin it belongs to, if any (owner.h) */
+  uint64_t writes; /* kc_func_set_writes; read and written atomically */
 };
 
 #endif /* KCALL_INTERNAL_OBJECT_H_ */

@@ -619,20 +619,29 @@ def test_callback_gets_a_view_of_the_callers_array():
     def f(x):
         seen["type"] = type(x)
         seen["shape"], seen["dtype"] = x.shape, x.dtype
-        n = np.asarray(x)
-        seen["shares"] = np.shares_memory(n, a)
-        seen["dlpack_shares"] = np.shares_memory(np.from_dlpack(x), a)
+        # Passed on to C before any export: the caller's memory itself.
         seen["address"] = kt.describe(x)[3]
         seen["types"] = kt.types(x)
+        # Exports share a copy that the view owns, not the caller's memory
+        # (it could outlive the call); a NumPy view and a DLPack one share
+        # the same copy, and C sees it too from then on.
+        n = np.asarray(x)
+        seen["shares"] = np.shares_memory(n, a)
+        seen["same_copy"] = np.shares_memory(np.from_dlpack(x), n)
+        seen["copy_address"] = kt.describe(x)[3]
         n[0, 1] = 100.0
+        seen["c_sum"] = kt.sum(x)
         return float(n.sum())
 
     assert kt.apply(f, a) == 114.0
     assert seen["type"] is kcall.Tensor
     assert (seen["shape"], seen["dtype"]) == ((2, 3), "float64")
-    assert seen["shares"] and seen["dlpack_shares"]
     assert seen["address"] == a.ctypes.data
     assert seen["types"] == ["dltensor"]
+    assert not seen["shares"] and seen["same_copy"]
+    assert seen["copy_address"] != a.ctypes.data
+    assert seen["c_sum"] == 114.0
+    # The copy was written back when the callback returned.
     assert a[0, 1] == 100.0
 
 
