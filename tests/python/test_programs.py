@@ -59,8 +59,12 @@ def test_load(tmp_path):
     path = tmp_path / "axpy.hlo"
     path.write_text(AXPY)
     assert kcall.Program.load(path).name == "axpy"
-    with pytest.raises(OSError):
+    # A missing file is kcall.NotFoundError, as for kcall.load_plugin.
+    with pytest.raises(kcall.NotFoundError,
+                       match=r"loading program '.*missing.hlo': no such file"):
         kcall.Program.load(tmp_path / "missing.hlo")
+    with pytest.raises(kcall.InvalidArgumentError, match="is a directory"):
+        kcall.Program.load(tmp_path)
     bad = tmp_path / "bad.hlo"
     bad.write_text("HloModule\n")
     with pytest.raises(kcall.InvalidArgumentError, match="bad.hlo"):
@@ -163,3 +167,4 @@ def test_executable_from_many_threads():
     for t in threads:
         t.join()
     assert errors == []
+
