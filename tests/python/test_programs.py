@@ -168,3 +168,25 @@ def test_executable_from_many_threads():
         t.join()
     assert errors == []
 
+
+def test_programs_md_lists_every_instruction(repo):
+    """docs/programs.md's instruction table names every opcode the parser
+    reads (the instruction table's names, which an unknown opcode's
+    message lists), so that the list cannot fall behind the table."""
+    import re
+    with pytest.raises(kcall.InvalidArgumentError) as info:
+        kcall.Program.parse("HloModule m\nENTRY main {\n"
+                            "  x = f32[4] frob()\n}\n")
+    listed = re.search(r"\(supported: ([^)]*)\)", str(info.value))
+    assert listed, str(info.value)
+    opcodes = set(listed.group(1).split(", "))
+    assert {"parameter", "custom-call", "dot", "while"} <= opcodes
+    text = (repo / "docs/programs.md").read_text()
+    table = text.split("### Instructions", 1)[1].split("\n#", 1)[0]
+    documented = set()
+    for row in table.splitlines():
+        if row.startswith("| `"):
+            first_cell = row.split(" | ", 1)[0]
+            documented |= set(re.findall(r"`([a-z0-9-]+)`", first_cell))
+    missing = sorted(opcodes - documented)
+    assert not missing, f"docs/programs.md does not list: {missing}"
