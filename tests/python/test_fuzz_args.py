@@ -24,7 +24,7 @@ def inputs(seed, count):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_random_arguments_are_refused_cleanly(seed):
-    for data in inputs(seed, 400):
+    for data in inputs(seed, 2000):
         harness.one_input(data)
 
 
@@ -32,7 +32,7 @@ def test_random_op_arguments_are_refused_cleanly(ops_plugin):
     kcall.load_plugin(ops_plugin)
     targets = harness.op_targets()
     assert targets, "the ops plugin registered no ops"
-    for data in inputs(100, 1500):
+    for data in inputs(100, 5000):
         harness.one_input(data, targets)
 
 
