@@ -188,13 +188,41 @@ abi-baseline:
 # clang, ASan and UBSan in build-fuzz, each run for FUZZ_SECONDS. What they
 # find stays in build-fuzz/fuzz (new inputs, crashing ones in artifacts/);
 # the checked-in corpus is only read. FUZZ_TARGETS picks harnesses.
+# python_args is the Python harness (tests/fuzz/python_args_fuzz.py):
+# atheris, in .venv-fuzz, against the package pip installs there.
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_TARGETS ?=
+FUZZ_C_TARGETS := $(filter-out python_args,$(FUZZ_TARGETS))
+FUZZ_RUN_C   := $(if $(FUZZ_TARGETS),$(FUZZ_C_TARGETS),all)
+FUZZ_RUN_PY  := $(if $(FUZZ_TARGETS),$(filter python_args,$(FUZZ_TARGETS)),python_args)
+FUZZ_VENV    := .venv-fuzz
+FUZZ_PKGS    := numpy atheris 'scikit-build-core>=0.10'
+FUZZ_PY_OUT  := build-fuzz/fuzz
+.PHONY: fuzz-python
+
 fuzz:
+ifneq ($(FUZZ_RUN_C),)
 	$(MAKE) build BUILD=build-fuzz CC=$(FUZZ_CC) CXX=$(subst clang,clang++,$(FUZZ_CC)) \
 	  CMAKE_ARGS="-DKCALL_FUZZ=ON -DKCALL_BUILD_TESTS=OFF -DKCALL_BUILD_EXAMPLES=OFF -DKCALL_BUILD_BENCH=OFF"
-	sh tests/fuzz/run_fuzz.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	sh tests/fuzz/run_fuzz.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_C_TARGETS)
+endif
+ifneq ($(FUZZ_RUN_PY),)
+	$(MAKE) fuzz-python
+endif
+
+$(FUZZ_VENV)/.stamp: Makefile
+	$(call make_venv,$(FUZZ_VENV),$(FUZZ_PKGS))
+
+# New inputs go to $(FUZZ_PY_OUT)/corpus/python_args, crashing ones to
+# artifacts/python_args; a Python exception the harness does not allow
+# fails the run with its traceback.
+fuzz-python: $(FUZZ_VENV)/.stamp
+	$(call pip_install,$(FUZZ_VENV),$(abspath $(FUZZ_PY_OUT))/pip-build,$(CMAKE_ARGS))
+	mkdir -p $(FUZZ_PY_OUT)/corpus/python_args $(FUZZ_PY_OUT)/artifacts/python_args
+	$(FUZZ_VENV)/bin/python tests/fuzz/python_args_fuzz.py -max_total_time=$(FUZZ_SECONDS) \
+	  -timeout=10 -artifact_prefix=$(FUZZ_PY_OUT)/artifacts/python_args/ \
+	  $(FUZZ_PY_OUT)/corpus/python_args
 
 # The kcall tool's tests (ctest label cli) and the fuzz corpora (label
 # fuzz) under valgrind's memcheck (tests/valgrind.sh: any error or leak
@@ -212,4 +240,4 @@ clean:
 
 # clean, and the virtual environments too.
 distclean: clean
-	rm -rf $(VENV) $(BENCH_VENV) $(JAX_VENV)
+	rm -rf $(VENV) $(BENCH_VENV) $(JAX_VENV) $(FUZZ_VENV)

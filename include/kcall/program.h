@@ -578,6 +578,21 @@ KC_API kc_status* kc_executable_execute_into(
  * captures and launches. Stable replays need kc_executable_execute_into:
  * kc_executable_execute allocates fresh outputs each run, so it replays
  * only when the allocator returns the same addresses.
+ *
+ * Graphs belong to run states, and runs on different streams take
+ * different states (see Streams), so the counts depend on the streams
+ * runs use. Runs with the same addresses, on one stream: one capture, then
+ * one launch a run. Runs alternating between kcall's default stream and a
+ * caller's stream: never a replay. Each run on kcall's stream finds every
+ * state last used on the caller's stream still counted as busy there (kcall
+ * cannot tell when a caller's stream is done), so it takes an idle state,
+ * or makes a new one (device temporaries included, kept until the
+ * executable is destroyed), and runs without a graph; the next run on the
+ * caller's stream takes that state, which its last run left with the same
+ * addresses, and captures it anew (a capture and a launch). So after N
+ * such pairs there are N captures, N launches and up to N run states. A
+ * caller that wants replays, and a bounded number of run states, keeps an
+ * executable's runs on one stream.
  */
 
 #ifdef __cplusplus

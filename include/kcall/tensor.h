@@ -30,11 +30,16 @@ extern "C" {
 #define KC_TENSOR_ALIGNMENT 64
 
 /* Creates a tensor with compact row-major storage (contents undefined)
- * from `alloc` (NULL: system). Only CPU devices allocate here; other
- * devices answer UNIMPLEMENTED until their backend is loaded.
- * INVALID_ARGUMENT names the offending dimension (negative), an ndim outside
- * [0, KC_TENSOR_MAX_NDIM], a NULL shape with ndim > 0, or a dtype of zero
- * bits or lanes; OUT_OF_RANGE when the byte size overflows;
+ * on `device`. On the CPU the storage comes from `alloc` (NULL: system).
+ * On "cuda:N" it is device memory and on "cuda_host" pinned host memory,
+ * from the CUDA backend, which this call loads if no call has yet
+ * (kcall/device.h); `alloc` then gives only the tensor object. Errors:
+ * INVALID_ARGUMENT names the offending dimension (negative), an ndim
+ * outside [0, KC_TENSOR_MAX_NDIM], a NULL shape with ndim > 0, or a dtype
+ * of zero bits or lanes; OUT_OF_RANGE when the byte size overflows, or for
+ * a device ordinal past the last device; FAILED_PRECONDITION "no CUDA
+ * device: ..." when the backend, the driver or a device is missing;
+ * UNIMPLEMENTED for any other device type (no backend allocates there);
  * RESOURCE_EXHAUSTED when memory runs out. */
 KC_API kc_status* kc_tensor_create(const kc_allocator* alloc,
                                    const int64_t* shape, int32_t ndim,

@@ -54,10 +54,30 @@ from ._core import (
     remove_func,
 )
 
+
+
+def _error_message(self):
+    """The innermost message: for an error made from a status, the
+    status's own message (without the context); for one made in Python,
+    what it was made with (``kcall.Error("text").message == "text"``)."""
+    try:
+        return self.__dict__["message"]
+    except KeyError:
+        pass
+    if len(self.args) == 1:
+        return str(self.args[0])
+    return str(self) if self.args else ""
+
+
+def _set_error_message(self, value):
+    self.__dict__["message"] = value
+
+
 # Exceptions raised from Python code carry the same attributes as those
-# made from a status.
+# made from a status: the class's code (UNKNOWN for Error itself), the
+# message they were made with, and no context.
 Error.code = "UNKNOWN"
-Error.message = ""
+Error.message = property(_error_message, _set_error_message)
 Error.context = ()
 
 __all__ = [

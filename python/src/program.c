@@ -5,6 +5,10 @@
  */
 #include "kcpy.h"
 
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
 /* ---- shapes ------------------------------------------------------------------ */
 
 static size_t format_shape(const void* shape, char* buf, size_t cap) {
@@ -72,38 +76,76 @@ static PyObject* program_parse(PyObject* cls, PyObject* args,
   return kcpy_program_wrap(p);
 }
 
+/* Why `path` cannot be read, as the status kcall.load_plugin and `kcall
+ * run` answer for the same problem: NOT_FOUND for a missing file,
+ * PERMISSION_DENIED, INVALID_ARGUMENT for a directory or another error. */
+static kc_status* unreadable(const char* path, int err) {
+  if (err == ENOENT || err == ENOTDIR) {
+    return kc_status_create(KC_NOT_FOUND, "loading program %s: no such file",
+                            KCPY_QS(path));
+  }
+  if (err == EISDIR) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "loading program %s: it is a directory, expected "
+                            "an HLO text file", KCPY_QS(path));
+  }
+  return kc_status_create(err == EACCES ? KC_PERMISSION_DENIED
+                                        : KC_INVALID_ARGUMENT,
+                          "loading program %s: cannot read it: %s",
+                          KCPY_QS(path), strerror(err));
+}
+
+/* The whole file as bytes, or NULL with a status in *out_status (or a
+ * Python exception set, when out of memory). */
+static PyObject* read_file(const char* path, kc_status** out_status) {
+  *out_status = NULL;
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    *out_status = unreadable(path, errno);
+    return NULL;
+  }
+  /* fopen opens a directory; its first read would fail with EISDIR. */
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    fclose(f);
+    *out_status = unreadable(path, EISDIR);
+    return NULL;
+  }
+  PyObject* chunks = PyBytes_FromStringAndSize(NULL, 0);
+  char buf[65536];
+  size_t got;
+  while (chunks && (got = fread(buf, 1, sizeof buf, f)) > 0) {
+    PyObject* more = PyBytes_FromStringAndSize(buf, (Py_ssize_t)got);
+    if (!more) Py_CLEAR(chunks);
+    else PyBytes_ConcatAndDel(&chunks, more);
+  }
+  if (chunks && ferror(f)) {
+    *out_status = unreadable(path, errno);
+    Py_CLEAR(chunks);
+  }
+  fclose(f);
+  return chunks;
+}
+
 static PyObject* program_load(PyObject* cls, PyObject* arg) {
   (void)cls;
   PyObject* path = NULL;
   if (!PyUnicode_FSConverter(arg, &path)) return NULL;
   const char* p = PyBytes_AS_STRING(path);
-  FILE* f = fopen(p, "rb");
+  kc_status* st = NULL;
+  PyObject* chunks = read_file(p, &st);
   PyObject* out = NULL;
-  if (!f) {
-    PyErr_SetFromErrnoWithFilename(PyExc_OSError, p);
-  } else {
-    PyObject* chunks = PyBytes_FromStringAndSize(NULL, 0);
-    char buf[65536];
-    size_t got;
-    while (chunks && (got = fread(buf, 1, sizeof buf, f)) > 0) {
-      PyObject* more = PyBytes_FromStringAndSize(buf, (Py_ssize_t)got);
-      if (!more) Py_CLEAR(chunks);
-      else PyBytes_ConcatAndDel(&chunks, more);
-    }
-    int failed = ferror(f);
-    fclose(f);
-    if (chunks && failed) {
-      PyErr_SetFromErrnoWithFilename(PyExc_OSError, p);
-    } else if (chunks) {
-      kc_string_view text = {PyBytes_AS_STRING(chunks),
-                             (size_t)PyBytes_GET_SIZE(chunks)};
-      kc_program* program = NULL;
-      kc_status* st = kc_program_parse(text, &program);
-      out = st ? kcpy_raise(kc_status_add_context(st, "in %s", KCPY_QS(p)))
-               : kcpy_program_wrap(program);
-    }
-    Py_XDECREF(chunks);
+  if (st) {
+    out = kcpy_raise(st);
+  } else if (chunks) {
+    kc_string_view text = {PyBytes_AS_STRING(chunks),
+                           (size_t)PyBytes_GET_SIZE(chunks)};
+    kc_program* program = NULL;
+    st = kc_program_parse(text, &program);
+    out = st ? kcpy_raise(kc_status_add_context(st, "in %s", KCPY_QS(p)))
+             : kcpy_program_wrap(program);
   }
+  Py_XDECREF(chunks);
   Py_DECREF(path);
   return out;
 }
@@ -196,7 +238,10 @@ static PyMethodDef program_methods[] = {
      "parse(text, source=None)\n--\n\nParses HLO text (as XLA and JAX print "
      "it). `source` names it in error messages."},
     {"load", (PyCFunction)program_load, METH_O | METH_STATIC,
-     "load(path)\n--\n\nReads and parses an HLO text file."},
+     "load(path)\n--\n\nReads and parses an HLO text file. Errors name the "
+     "path, as kcall.load_plugin's do: NotFoundError for a missing file,\n"
+     "PermissionDeniedError for one that may not be read, "
+     "InvalidArgumentError\nfor a directory or text that does not parse."},
     {"compile", (PyCFunction)(void (*)(void))program_compile,
      METH_VARARGS | METH_KEYWORDS,
      "compile(platform='host', *, device=0, graphs=True)\n--\n\nChecks and "

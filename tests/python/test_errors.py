@@ -41,6 +41,26 @@ def test_status_code_chooses_the_class(code, name, cls, builtin):
     assert str(e) == "went wrong"
 
 
+def test_an_error_made_in_python_carries_its_message():
+    e = kcall.Error("went wrong")
+    assert (e.code, e.message, e.context) == ("UNKNOWN", "went wrong", ())
+    e = kcall.NotFoundError("no 'x' here")
+    assert (e.code, e.message, str(e)) == ("NOT_FOUND", "no 'x' here",
+                                           "no 'x' here")
+    assert kcall.InvalidArgumentError().message == ""
+    assert kcall.Error(3).message == "3"
+
+
+def test_an_error_made_in_python_crosses_c_with_its_code_and_message():
+    def callback():
+        raise kcall.OutOfRangeError("index 9 of 3")
+    code, text = kt.catch(callback)
+    assert code == "OUT_OF_RANGE" and "index 9 of 3" in text
+    with pytest.raises(kcall.OutOfRangeError) as info:
+        kt.apply(callback)
+    assert info.value.message == "index 9 of 3"
+
+
 def test_invalid_argument_is_value_and_type_error():
     assert issubclass(kcall.InvalidArgumentError, ValueError)
     assert issubclass(kcall.InvalidArgumentError, TypeError)

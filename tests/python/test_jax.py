@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -172,18 +173,68 @@ def test_a_program_jax_lowered_runs_its_ops_in_kcall(plugins):
     np.testing.assert_array_equal(np.asarray(out), np.asarray(f(x, y)))
 
 
-def run_example(args, timeout=240):
+# The examples' targets are CPU ones: they run on the CPU also where
+# JAX's default backend is a GPU.
+def run_example(args, timeout=240, env=None):
     done = subprocess.run([sys.executable, *args], capture_output=True,
                           text=True, timeout=timeout,
-                          env={**os.environ, "XLA_FLAGS": "", "JAX_PLATFORMS": "cpu"})
+                          env={**os.environ, "XLA_FLAGS": "",
+                               "JAX_PLATFORMS": "cpu", **(env or {})})
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
 
+SCALE_OUT = "examples/jax/scale_out.py"
+
+
 def test_scale_out_on_four_devices(repo, xla_plugin):
-    out = run_example([str(repo / "examples/jax/scale_out.py"),
-                       str(xla_plugin)])
-    assert "process 0 of 1: 4 shards of 4 match the single-device run" in out
+    out = run_example([str(repo / SCALE_OUT), str(xla_plugin)])
+    assert "process 0 of 1: 4 shards of 4 match the float64 reference" in out
+
+
+def test_scale_out_takes_the_device_count_and_keeps_xla_flags(
+        repo, xla_plugin):
+    script = str(repo / SCALE_OUT)
+    # --devices, with other flags in XLA_FLAGS kept (an unknown flag would
+    # make XLA abort, so a real one stands for them).
+    keep = "--xla_cpu_enable_fast_math=false"
+    out = run_example([script, str(xla_plugin), "--devices", "3"],
+                      env={"XLA_FLAGS": keep})
+    assert "process 0 of 1: 3 shards of 3 match" in out, out
+    # Without --devices, the count XLA_FLAGS sets is the one used.
+    out = run_example([script, str(xla_plugin)], env={
+        "XLA_FLAGS": f"{keep} --xla_force_host_platform_device_count=5"})
+    assert "process 0 of 1: 5 shards of 5 match" in out, out
+
+
+def test_scale_out_xla_flags_are_appended_to(repo):
+    sys.path.insert(0, str(repo / "examples/jax"))
+    try:
+        import scale_out
+    finally:
+        sys.path.pop(0)
+    flag = "--xla_force_host_platform_device_count="
+    assert scale_out.xla_flags("", None, 4) == f"{flag}4"
+    assert scale_out.xla_flags("--a=1 --b", None, 2) == f"--a=1 --b {flag}2"
+    assert scale_out.xla_flags(f"--a=1 {flag}7", None, 2) == f"--a=1 {flag}7"
+    assert scale_out.xla_flags(f"{flag}7 --a=1", 3, 2) == f"--a=1 {flag}3"
+
+
+def test_scale_out_reference_is_not_the_kernel(repo):
+    """The check compares with NumPy in float64: a kernel that is wrong
+    fails it (here: the kernel without its second call)."""
+    sys.path.insert(0, str(repo / "examples/jax"))
+    try:
+        import scale_out
+    finally:
+        sys.path.pop(0)
+    scale_out.np = np
+    x = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+    want = scale_out.reference(x)
+    y = rms_norm_ref(x, 1e-5)
+    good = rms_norm_ref((y + 0.01 * y.sum(axis=0)).astype(np.float32), 1e-5)
+    np.testing.assert_allclose(good, want, rtol=2e-5, atol=2e-5)
+    assert not np.allclose(y, want, rtol=2e-5, atol=2e-5)
 
 
 def free_port():
@@ -192,24 +243,88 @@ def free_port():
         return s.getsockname()[1]
 
 
-def test_scale_out_on_two_processes(repo, xla_plugin):
+def start_processes(repo, plugins, extra=()):
+    """Process i of len(plugins), each started as on its own host."""
     port = str(free_port())
-    script = str(repo / "examples/jax/scale_out.py")
-    procs = [subprocess.Popen(
-        [sys.executable, script, str(xla_plugin), "--process", str(i),
-         "--of", "2", "--port", port],
+    n = str(len(plugins))
+    return [subprocess.Popen(
+        [sys.executable, str(repo / SCALE_OUT), str(plugin), "--process",
+         str(i), "--processes", n, "--port", port, *extra],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "XLA_FLAGS": "", "JAX_PLATFORMS": "cpu"}) for i in range(2)]
+        env={**os.environ, "XLA_FLAGS": "", "JAX_PLATFORMS": "cpu"})
+        for i, plugin in enumerate(plugins)]
+
+
+def wait_all(procs, timeout):
     outs = []
     try:
         for p in procs:
-            outs.append(p.communicate(timeout=240)[0])
+            outs.append(p.communicate(timeout=timeout)[0])
     finally:
         for p in procs:
             p.kill()
+    return outs
+
+
+def test_scale_out_on_two_processes(repo, xla_plugin):
+    procs = start_processes(repo, [xla_plugin, xla_plugin])
+    outs = wait_all(procs, 240)
     for i, (p, out) in enumerate(zip(procs, outs)):
         assert p.returncode == 0, out
         assert f"process {i} of 2: 2 shards of 4 match" in out, out
+
+
+def test_scale_out_launches_its_processes(repo, xla_plugin):
+    out = run_example([str(repo / SCALE_OUT), str(xla_plugin),
+                       "--processes", "2", "--devices", "3"])
+    assert "[0] process 0 of 2: 3 shards of 6 match" in out, out
+    assert "[1] process 1 of 2: 3 shards of 6 match" in out, out
+
+
+# A failing process (here: its host lacks the plugin) ends the run in
+# seconds: before, the others waited in a collective, or at JAX's shutdown
+# barrier, until they were killed.
+FAILURE_BOUND_S = 60
+
+
+@pytest.mark.parametrize("failing", [0, 1])
+def test_scale_out_a_failing_process_stops_the_others(
+        repo, xla_plugin, tmp_path, failing):
+    missing = tmp_path / "missing.so"
+    plugins = [xla_plugin, xla_plugin]
+    plugins[failing] = missing
+    started = time.monotonic()
+    procs = start_processes(repo, plugins)
+    outs = wait_all(procs, FAILURE_BOUND_S)
+    took = time.monotonic() - started
+    assert took < FAILURE_BOUND_S
+    message = (f"process {failing} of 2 failed: NotFoundError: loading "
+               f"plugin '{missing}': no such file")
+    other = 1 - failing
+    assert procs[failing].returncode == 1, outs[failing]
+    assert message in outs[failing], outs[failing]
+    assert procs[other].returncode == 2, outs[other]
+    assert f"process {other} of 2: stopping: {message}" in outs[other], \
+        outs[other]
+
+
+def test_scale_out_launcher_reports_a_failing_process(
+        repo, xla_plugin, tmp_path):
+    """'{process}' in the plugin's path: only process 0's exists."""
+    (tmp_path / "plugin-0.so").symlink_to(xla_plugin)
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, str(repo / SCALE_OUT),
+         str(tmp_path / "plugin-{process}.so"), "--processes", "2"],
+        capture_output=True, text=True, timeout=FAILURE_BOUND_S,
+        env={**os.environ, "XLA_FLAGS": "", "JAX_PLATFORMS": "cpu"})
+    assert time.monotonic() - started < FAILURE_BOUND_S
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip().endswith(
+        f"scale_out: process 1 of 2 failed: NotFoundError: loading plugin "
+        f"'{tmp_path / 'plugin-1.so'}': no such file"), done.stderr
+    assert "[0] process 0 of 2: stopping: process 1 of 2 failed" in \
+        done.stdout, done.stdout
 
 
 def test_everywhere_from_jax(repo, scale_plugin):

@@ -59,8 +59,12 @@ def test_load(tmp_path):
     path = tmp_path / "axpy.hlo"
     path.write_text(AXPY)
     assert kcall.Program.load(path).name == "axpy"
-    with pytest.raises(OSError):
+    # A missing file is kcall.NotFoundError, as for kcall.load_plugin.
+    with pytest.raises(kcall.NotFoundError,
+                       match=r"loading program '.*missing.hlo': no such file"):
         kcall.Program.load(tmp_path / "missing.hlo")
+    with pytest.raises(kcall.InvalidArgumentError, match="is a directory"):
+        kcall.Program.load(tmp_path)
     bad = tmp_path / "bad.hlo"
     bad.write_text("HloModule\n")
     with pytest.raises(kcall.InvalidArgumentError, match="bad.hlo"):
@@ -163,3 +167,26 @@ def test_executable_from_many_threads():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_programs_md_lists_every_instruction(repo):
+    """docs/programs.md's instruction table names every opcode the parser
+    reads (the instruction table's names, which an unknown opcode's
+    message lists), so that the list cannot fall behind the table."""
+    import re
+    with pytest.raises(kcall.InvalidArgumentError) as info:
+        kcall.Program.parse("HloModule m\nENTRY main {\n"
+                            "  x = f32[4] frob()\n}\n")
+    listed = re.search(r"\(supported: ([^)]*)\)", str(info.value))
+    assert listed, str(info.value)
+    opcodes = set(listed.group(1).split(", "))
+    assert {"parameter", "custom-call", "dot", "while"} <= opcodes
+    text = (repo / "docs/programs.md").read_text()
+    table = text.split("### Instructions", 1)[1].split("\n#", 1)[0]
+    documented = set()
+    for row in table.splitlines():
+        if row.startswith("| `"):
+            first_cell = row.split(" | ", 1)[0]
+            documented |= set(re.findall(r"`([a-z0-9-]+)`", first_cell))
+    missing = sorted(opcodes - documented)
+    assert not missing, f"docs/programs.md does not list: {missing}"

@@ -794,3 +794,19 @@ def test_torch_tensor_passes_through_dlpack():
     assert back.data_ptr() == x.data_ptr()
     back[0, 0] = 42.0
     assert x[0, 0].item() == 42.0
+
+
+def test_to_device_takes_the_spelling_device_reads():
+    """Tensor.device reads "cpu:0"; to_device takes that and "cpu" alike,
+    so a tensor's device can be handed back as it reads."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = kcall.to_device(x, "cpu")
+    assert t.device == "cpu:0"
+    for spelling in ("cpu", "cpu:0", t.device):
+        back = kcall.to_device(t, spelling)
+        assert back.device == "cpu:0"
+        np.testing.assert_array_equal(np.asarray(back), x)
+    with pytest.raises(kcall.OutOfRangeError, match="cpu:1"):
+        kcall.to_device(x, "cpu:1")
+    with pytest.raises(kcall.InvalidArgumentError, match="'cpu0'"):
+        kcall.to_device(x, "cpu0")
