@@ -612,12 +612,33 @@ static int host_buffer(PyObject* obj) {
   return device.device_type == kDLCPU || device.device_type == kDLCUDAHost;
 }
 
+/* `rc` (a view's result) unless the view's data is not aligned to its
+ * elements (NumPy and DLPack both allow that, as `x[1:].view(np.int32)`
+ * over bytes makes): then -1 with ValueError and the slot cleaned, since
+ * kernels load whole elements. */
+static int aligned(int rc, kcpy_slot* slot, kcpy_what what) {
+  if (rc <= 0) return rc;
+  const DLTensor* dl = &slot->dl;
+  uint64_t bytes = (uint64_t)dl->dtype.bits / 8;
+  if (dl->dtype.code == kDLComplex) bytes /= 2; /* two parts, each aligned */
+  if (bytes > 8) bytes = 8;
+  uintptr_t at = (uintptr_t)dl->data + (uintptr_t)dl->byte_offset;
+  if (bytes <= 1 || at % bytes == 0) return rc;
+  kcpy_slot_clean(slot);
+  PyErr_Format(PyExc_ValueError,
+               "%s: its data (at %p) is not aligned to its %u-byte elements, "
+               "which kcall's kernels read whole: pass an aligned copy (for "
+               "NumPy, x.copy())",
+               KCPY_WHAT(what), (void*)at, (unsigned)bytes);
+  return -1;
+}
+
 int kcpy_array_view(PyObject* obj, kcpy_slot* slot, kcpy_what what) {
-  if (is_numpy(obj)) return numpy_view(obj, slot, what);
+  if (is_numpy(obj)) return aligned(numpy_view(obj, slot, what), slot, what);
   int host = host_buffer(obj);
   if (host < 0) return -1;
-  if (host) return buffer_view(obj, slot, what);
-  return dlpack_view(obj, slot, what);
+  if (host) return aligned(buffer_view(obj, slot, what), slot, what);
+  return aligned(dlpack_view(obj, slot, what), slot, what);
 }
 
 const DLTensor* kcpy_array_arg(PyObject* obj, kcpy_what what,

@@ -810,3 +810,21 @@ def test_to_device_takes_the_spelling_device_reads():
         kcall.to_device(x, "cpu:1")
     with pytest.raises(kcall.InvalidArgumentError, match="'cpu0'"):
         kcall.to_device(x, "cpu0")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.complex64])
+def test_misaligned_memory_is_refused_where_a_kernel_would_read_it(dtype):
+    """NumPy makes arrays whose data is not aligned to their elements; a C
+    kernel reading them would load across the boundary."""
+    size = np.dtype(dtype).itemsize
+    raw = np.zeros(4 * size + 1, np.uint8)
+    x = raw[1:].view(dtype)
+    assert not x.flags.aligned
+    with pytest.raises(ValueError,
+                       match=r"argument 0: its data \(at 0x[0-9a-f]+\) is not "
+                             r"aligned to its %d-byte elements.*x\.copy\(\)"
+                       % (size // 2 if dtype == np.complex64 else size)):
+        kt.describe(x)
+    assert kt.describe(x.copy())[1] == [4]
+    # One-byte elements are never misaligned.
+    assert kt.describe(raw[1:])[0] == "uint8"
