@@ -72,7 +72,20 @@ extern "C" {
 
 /* The version of XLA's FFI API kcall implements (its table, call frame and
  * metadata): 0.3. Handlers built for an older minor of the same major are
- * run; a newer minor or another major is refused at registration. */
+ * run; a newer minor or another major is refused at registration.
+ *
+ * Each argument struct a handler passes to the table is read in the
+ * layout of the version it was built for, which its struct_size tells;
+ * fields a version lacks take their defaults. Only the state functions'
+ * structs changed: XLA_FFI_State_Set_Args of 0.2 (40 bytes) and
+ * XLA_FFI_State_Get_Args of 0.0 to 0.2 (40 bytes) have no `stage` and
+ * mean the instantiate stage's state; XLA_FFI_State_Set_Args of 0.0 and
+ * 0.1 has no `stage` either but carries the state's own deleter (used
+ * instead of its type's), and is 48 bytes like 0.3's, so kcall reads it
+ * so for a handler that reported 0.0 or 0.1 in its metadata (a handler of
+ * unknown version is read as 0.3). A smaller struct_size than any
+ * version's is INVALID_ARGUMENT naming the struct and the sizes
+ * expected. */
 #define KC_XLA_FFI_API_VERSION_MAJOR 0
 #define KC_XLA_FFI_API_VERSION_MINOR 3
 
