@@ -3,6 +3,7 @@
  * at registration, the API table and plugins. The handlers are written in C
  * against kcall's declarations of XLA's C API, as XLA's C++ headers would
  * compile them. */
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -1573,4 +1574,50 @@ KC_TEST(xla_ffi_plugin_init_fails_leaves_nothing) {
   kt_expect_target("kt_xla.double", false);
   kt_expect_target("kt_xla.offset", false);
   kt_expect_target("kt_xla.via_api", false);
+}
+
+/* Data that a caller might hand over as a handler by mistake. */
+static const uint64_t kt_not_code[4] = {1, 2, 3, 4};
+
+KC_TEST(xla_ffi_data_symbol_is_not_a_handler) {
+  /* A library's data symbols (its state type's id and info): refused,
+   * naming the symbol and the library, and never called. */
+  void* lib = dlopen(KC_FIXTURE_DIR "/kt_xla_ffi_c_handlers.so", RTLD_NOW);
+  KC_CHECK(lib != NULL);
+  static const char* const data[] = {"KtCountTypeInfo", "KtCountTypeId"};
+  for (size_t i = 0; i < sizeof data / sizeof data[0]; ++i) {
+    void* sym = dlsym(lib, data[i]);
+    KC_CHECK(sym != NULL);
+    kc_xla_ffi_handler_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    KC_CHECK_CODE(kc_xcall_register_xla_ffi_handler(KC_SV_LIT("kt.data"), KC_PLATFORM_HOST,
+                                                    fn, 0),
+                  KC_INVALID_ARGUMENT, "registering XLA FFI handlers for 'kt.data'",
+                  "the execute handler is the symbol", data[i],
+                  "kt_xla_ffi_c_handlers.so", "a data object, not a function");
+    /* At any stage, with or without the metadata query. */
+    kc_xla_ffi_handlers h;
+    memset(&h, 0, sizeof h);
+    h.struct_size = sizeof h;
+    h.execute = KT_FN(kt_add_one);
+    h.instantiate = fn;
+    KC_CHECK_CODE(kc_xcall_register_xla_ffi(KC_SV_LIT("kt.data"), KC_PLATFORM_HOST, &h,
+                                            KC_XLA_FFI_NO_METADATA),
+                  KC_INVALID_ARGUMENT, "the instantiate handler is the symbol", data[i]);
+  }
+  kt_expect_target("kt.data", false);
+  /* Read-only data of this program, whether or not a symbol names it. */
+  const void* table = kt_not_code;
+  kc_xla_ffi_handler_fn fn;
+  memcpy(&fn, &table, sizeof fn);
+  KC_CHECK_CODE(kc_xcall_register_xla_ffi_handler(KC_SV_LIT("kt.data"), KC_PLATFORM_HOST,
+                                                  fn, 0),
+                KC_INVALID_ARGUMENT, "the execute handler", "not");
+  kt_expect_target("kt.data", false);
+  /* The library's functions still register. */
+  void* code = dlsym(lib, "KtAddOne");
+  memcpy(&fn, &code, sizeof fn);
+  KC_CHECK_OK(kc_xcall_register_xla_ffi_handler(KC_SV_LIT("kt.data"), KC_PLATFORM_HOST, fn,
+                                                0));
+  kt_expect_target("kt.data", true); /* the library stays loaded for it */
 }

@@ -118,7 +118,12 @@ extern "C" {
  * KC_XLA_FFI_NO_METADATA.
  *   INVALID_ARGUMENT     NULL handlers or execute, a struct_size too small,
  *                        a malformed name, an unknown platform, unknown
- *                        flags
+ *                        flags; a handler that is data, not code (a
+ *                        library's data symbol, such as a type's
+ *                        XLA_FFI_TypeInfo, named as the handler: its ELF
+ *                        symbol type is STT_OBJECT, or it lies in a
+ *                        segment that is not executable), named with its
+ *                        symbol and library and never called
  *   FAILED_PRECONDITION  the handler's API version is not one kcall runs
  *   ALREADY_EXISTS       (name, platform) is taken (without OVERRIDE)
  *   any code             the handler answered the metadata query with an

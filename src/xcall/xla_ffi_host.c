@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/code.h"
 #include "internal/grow.h"
 #include "internal/common.h"
 #include "kcall/runtime.h"
@@ -777,6 +778,19 @@ kc_status* kc_xcall_register_xla_ffi(kc_string_view name, kc_platform platform,
                             "(expected KC_REGISTER_OVERRIDE, KC_XLA_FFI_NO_METADATA, "
                             "KC_XCALL_GRAPH_SAFE)",
                             KC__Q(name), flags & ~known);
+  }
+  /* A data symbol given as a handler would be called (for its metadata
+   * first) and crash: refused, named. */
+  const struct {
+    kc_xla_ffi_handler_fn fn;
+    const char* what;
+  } given[] = {{handlers->execute, "the execute handler"},
+               {handlers->instantiate, "the instantiate handler"},
+               {handlers->prepare, "the prepare handler"},
+               {handlers->initialize, "the initialize handler"}};
+  for (size_t i = 0; i < KC__ARRAY_SIZE(given); ++i) {
+    KC_RETURN_IF_ERROR(kc__code_address_check(KC__CODE(given[i].fn), given[i].what),
+                       "registering XLA FFI handlers for %s", KC__Q(name));
   }
   char buf[KC__TARGET_KEY_CAP];
   kc_string_view key;
