@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kcall/kcall.h"
 #include "kt_ops.h"
@@ -182,6 +183,75 @@ KC_TEST(xla_ffi_adapter_keeps_state_per_call_site) {
   KC_CHECK_INT(atomic_load(&kt_deleted), 0);
   kc_executable_destroy(exe);
   KC_CHECK_INT(atomic_load(&kt_deleted), 2);
+}
+
+/* Fails at INSTANTIATE: every call of the site then fails the same way. */
+static kc_status* kt_instantiate_fails(kc_xcall_frame* f) {
+  if (f->stage == KC_XCALL_STAGE_INSTANTIATE) {
+    return kc_status_create(KC_OUT_OF_RANGE, "%lld elements is too many",
+                            (long long)f->args[0].shape[0]);
+  }
+  return kc_status_create(KC_INTERNAL, "execute ran after a failed instantiate");
+}
+
+/* The status of running `exe` once, its message formatted into buf. */
+static kc_status_code kt_run_message(const kc_executable* exe, char* buf, size_t cap) {
+  float x[4] = {1, 2, 3, 4};
+  kc_tensor* out = NULL;
+  kc_status* st = kt_run(exe, x, 4, &out);
+  KC_CHECK(st != NULL && out == NULL);
+  kc_status_code code = kc_status_get_code(st);
+  kc_status_format(st, buf, cap);
+  kc_status_destroy(st);
+  return code;
+}
+
+/* How often `needle` occurs in `text`. */
+static int kt_count(const char* text, const char* needle) {
+  int n = 0;
+  for (const char* p = strstr(text, needle); p; p = strstr(p + 1, needle)) ++n;
+  return n;
+}
+
+KC_TEST(xla_ffi_adapter_instantiate_errors_say_the_code_once) {
+  kc_xcall_signature sig = {.struct_size = sizeof sig,
+                            .num_args = 1, .args = kt_any_f32,
+                            .num_results = 1, .results = kt_any_f32};
+  KC_CHECK_OK(kc_xcall_register_typed(kc_sv("kt.inst_fails"), KC_PLATFORM_HOST, &sig,
+                                      kt_instantiate_fails, NULL, NULL, 0));
+  kt_adapt("kt.inst_fails", "kt.inst_fails_xla", false);
+  kc_executable* exe = kt_compile(
+      "HloModule m\nENTRY main {\n  x = f32[4] parameter(0)\n"
+      "  ROOT y = f32[4] custom-call(x), custom_call_target=\"kt.inst_fails_xla\",\n"
+      "      api_version=API_VERSION_TYPED_FFI\n}\n");
+  char msg[1024];
+  for (int run = 0; run < 2; ++run) { /* remembered: the same the second time */
+    KC_CHECK_INT(kt_run_message(exe, msg, sizeof msg), KC_OUT_OF_RANGE);
+    KC_CHECK_STR(msg, "OUT_OF_RANGE: running 'm': in custom call 'kt.inst_fails_xla' "
+                      "(instruction 'y'): kcall target 'kt.inst_fails': 4 elements is too "
+                      "many");
+    KC_CHECK_INT(kt_count(msg, "OUT_OF_RANGE"), 1);
+  }
+  kc_executable_destroy(exe);
+
+  /* Buffers off the signature, found at the site's first execute: the
+   * target named once. */
+  static const kc_xcall_buffer_spec f64s[] = {{{kDLFloat, 64, 1}, -1}};
+  sig.args = f64s;
+  sig.results = f64s;
+  KC_CHECK_OK(kc_xcall_register_typed(kc_sv("kt.wants_f64"), KC_PLATFORM_HOST, &sig,
+                                      kt_instantiate_fails, NULL, NULL, 0));
+  kt_adapt("kt.wants_f64", "kt.wants_f64_xla", false);
+  exe = kt_compile(
+      "HloModule m\nENTRY main {\n  x = f32[4] parameter(0)\n"
+      "  ROOT y = f32[4] custom-call(x), custom_call_target=\"kt.wants_f64_xla\",\n"
+      "      api_version=API_VERSION_TYPED_FFI\n}\n");
+  KC_CHECK_INT(kt_run_message(exe, msg, sizeof msg), KC_INVALID_ARGUMENT);
+  KC_CHECK_STR(msg, "INVALID_ARGUMENT: running 'm': in custom call 'kt.wants_f64_xla' "
+                    "(instruction 'y'): kcall target 'kt.wants_f64': operand 0: expected "
+                    "f64 of any rank, got f32[4]");
+  KC_CHECK_INT(kt_count(msg, "INVALID_ARGUMENT"), 1);
+  kc_executable_destroy(exe);
 }
 
 /* ---- every kind of attribute, and failures ------------------------------------------ */
