@@ -9,6 +9,7 @@
 
 #include "kcall/kcall.h"
 #include "kt_ops.h"
+#include "xcall/xla_ffi_api.h"
 #include "test.h"
 
 static const kc_xcall_buffer_spec kt_any_f32[] = {{{kDLFloat, 32, 1}, -1}};
@@ -401,4 +402,50 @@ KC_TEST(xla_ffi_adapter_create_errors_and_reuse) {
   kt_adapt("kt.scale", "kt.scale_xla", true);
   KC_CHECK_CODE(kc_xla_ffi_adapter_create(kc_sv("kt.scale_xla"), KC_PLATFORM_HOST, &fn),
                 KC_FAILED_PRECONDITION, "an XLA FFI handler already");
+}
+
+/* ---- frames XLA never makes ------------------------------------------------------ */
+
+KC_TEST(xla_ffi_adapter_refuses_attribute_lists_that_are_not_there) {
+  static const kc_xcall_attr_spec attrs[] = {{"factor", KC_ATTR_F32, 0}};
+  kc_xcall_signature sig = {.struct_size = sizeof sig,
+                            .num_args = 1, .args = kt_any_f32,
+                            .num_results = 1, .results = kt_any_f32,
+                            .num_attrs = 1, .attrs = attrs,
+                            .flags = KC_XCALL_SIG_NO_INSTANTIATE};
+  KC_CHECK_OK(kc_xcall_register_typed(kc_sv("kt.malformed"), KC_PLATFORM_HOST, &sig, kt_scale,
+                                      NULL, NULL, 0));
+  kc_xla_ffi_handler_fn fn = NULL;
+  KC_CHECK_OK(kc_xla_ffi_adapter_create(kc_sv("kt.malformed"), KC_PLATFORM_HOST, &fn));
+  float x[1] = {1}, y[1] = {0};
+  int64_t dims[1] = {1};
+  XLA_FFI_Buffer bx = {KC__XLA_BUFFER_SIZE, NULL, XLA_FFI_DataType_F32, x, 1, dims};
+  XLA_FFI_Buffer by = {KC__XLA_BUFFER_SIZE, NULL, XLA_FFI_DataType_F32, y, 1, dims};
+  void* args[1] = {&bx};
+  void* rets[1] = {&by};
+  XLA_FFI_ArgType at[1] = {XLA_FFI_ArgType_BUFFER};
+  XLA_FFI_RetType rt[1] = {XLA_FFI_RetType_BUFFER};
+  XLA_FFI_CallFrame f;
+  memset(&f, 0, sizeof f);
+  f.struct_size = KC__XLA_CALL_FRAME_SIZE;
+  f.api = kc_xla_ffi_get_api();
+  f.stage = XLA_FFI_ExecutionStage_EXECUTE;
+  f.args = (XLA_FFI_Args){KC__XLA_ARGS_SIZE, NULL, 1, at, args};
+  f.rets = (XLA_FFI_Rets){KC__XLA_RETS_SIZE, NULL, 1, rt, rets};
+  /* One attribute said, its lists missing; then a negative count. */
+  f.attrs = (XLA_FFI_Attrs){KC__XLA_ATTRS_SIZE, NULL, 1, NULL, NULL, NULL};
+  for (int k = 0; k < 2; ++k) {
+    XLA_FFI_Error* e = ((XLA_FFI_Handler*)(void (*)(void))fn)(&f);
+    KC_CHECK(e != NULL);
+    if (!e) return;
+    XLA_FFI_Error_GetMessage_Args m = {
+        .struct_size = KC__XLA_SIZE(XLA_FFI_Error_GetMessage_Args, message), .error = e};
+    f.api->XLA_FFI_Error_GetMessage(&m);
+    KC_CHECK_STR(m.message, "kcall target 'kt.malformed': malformed XLA attributes");
+    XLA_FFI_Error_Destroy_Args d = {
+        .struct_size = KC__XLA_SIZE(XLA_FFI_Error_Destroy_Args, error), .error = e};
+    f.api->XLA_FFI_Error_Destroy(&d);
+    f.attrs.size = -1;
+  }
+  KC_CHECK(y[0] == 0); /* never run */
 }

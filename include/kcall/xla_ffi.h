@@ -209,9 +209,13 @@ KC_API const void* kc_xla_ffi_get_api(void);
  *     (dictionary entries included) per call;
  *   - errors are made with the calling XLA's XLA_FFI_Error_Create: a
  *     target's failure keeps its status code, its message prefixed with
- *     "kcall target 'NAME': "; a missing attribute, an attribute or buffer
- *     of the wrong type, or counts past the bounds are INVALID_ARGUMENT.
- *     The adapter never aborts the process.
+ *     "kcall target 'NAME': " (the code is the error's, not repeated in
+ *     the message; a failure at the site's first EXECUTE is returned the
+ *     same way by every later call); a missing attribute, an attribute or
+ *     buffer of the wrong type, counts past the bounds, or a frame XLA
+ *     never makes (attribute lists missing, a negative count, a frame
+ *     smaller than XLA's) are INVALID_ARGUMENT. The adapter never aborts
+ *     the process; tests/fuzz/fuzz_xla_ffi_frame.c fuzzes its decoding.
  *
  * Handlers come from a fixed pool of 256 trampolines, each bound to one
  * (name, platform) for the life of the process: asking again for the same

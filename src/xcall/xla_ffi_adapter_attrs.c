@@ -176,6 +176,11 @@ XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_signature*
                                        const XLA_FFI_Attrs* in, kc_attr** out,
                                        int32_t* out_count) {
   bool open = sig->flags & KC_XCALL_SIG_OPEN;
+  /* Looked up by name below: the lists must be there. */
+  if (in->size < 0 || (in->size && (!in->types || !in->names || !in->attrs))) {
+    return kc__adapter_error(d->api, KC_INVALID_ARGUMENT, "%s: malformed XLA attributes",
+                             d->who);
+  }
   int64_t n = open ? in->size : sig->num_attrs;
   if (n < 0 || n > KC__ADAPTER_MAX_ATTRS) {
     return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
