@@ -449,3 +449,39 @@ KC_TEST(xla_ffi_adapter_refuses_attribute_lists_that_are_not_there) {
   }
   KC_CHECK(y[0] == 0); /* never run */
 }
+
+/* The byte of the bool the target got: a bool holds 0 or 1. */
+static uint8_t kt_flag_seen;
+static kc_status* kt_flag(kc_xcall_frame* f) {
+  memcpy(&kt_flag_seen, &f->attrs[0].v.b, 1);
+  return NULL;
+}
+
+/* XLA's PRED is a byte: 2 is true, not a bool's invalid value. */
+KC_TEST(xla_ffi_adapter_reads_any_nonzero_pred_as_true) {
+  static const kc_xcall_attr_spec attrs[] = {{"flag", KC_ATTR_BOOL, 0}};
+  kc_xcall_signature sig = {.struct_size = sizeof sig,
+                            .num_attrs = 1, .attrs = attrs,
+                            .flags = KC_XCALL_SIG_NO_INSTANTIATE};
+  KC_CHECK_OK(kc_xcall_register_typed(kc_sv("kt.flag"), KC_PLATFORM_HOST, &sig, kt_flag,
+                                      NULL, NULL, 0));
+  kc_xla_ffi_handler_fn fn = NULL;
+  KC_CHECK_OK(kc_xla_ffi_adapter_create(kc_sv("kt.flag"), KC_PLATFORM_HOST, &fn));
+  uint8_t byte = 2;
+  XLA_FFI_Scalar scalar = {XLA_FFI_DataType_PRED, &byte};
+  XLA_FFI_ByteSpan name = {"flag", 4};
+  XLA_FFI_ByteSpan* names[1] = {&name};
+  XLA_FFI_AttrType types[1] = {XLA_FFI_AttrType_SCALAR};
+  void* values[1] = {&scalar};
+  XLA_FFI_CallFrame f;
+  memset(&f, 0, sizeof f);
+  f.struct_size = KC__XLA_CALL_FRAME_SIZE;
+  f.api = kc_xla_ffi_get_api();
+  f.stage = XLA_FFI_ExecutionStage_EXECUTE;
+  f.args.struct_size = KC__XLA_ARGS_SIZE;
+  f.rets.struct_size = KC__XLA_RETS_SIZE;
+  f.attrs = (XLA_FFI_Attrs){KC__XLA_ATTRS_SIZE, NULL, 1, types, names, values};
+  kt_flag_seen = 0;
+  KC_CHECK(((XLA_FFI_Handler*)(void (*)(void))fn)(&f) == NULL);
+  KC_CHECK_INT(kt_flag_seen, 1);
+}

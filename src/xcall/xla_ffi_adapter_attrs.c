@@ -32,7 +32,9 @@ static int32_t kc__attr_type_of(XLA_FFI_DataType t) {
  * width) into out->v, widened; false for a type that is not numeric. */
 static bool kc__read_number(int32_t type, const void* p, kc_attr* out) {
   switch (type) {
-    case KC_ATTR_BOOL: out->v.b = *(const bool*)p; return true;
+    /* XLA's PRED is a byte: any value but 0 is true (a byte read as bool
+     * must be 0 or 1). */
+    case KC_ATTR_BOOL: out->v.b = *(const uint8_t*)p != 0; return true;
     case KC_ATTR_I8: out->v.i64 = *(const int8_t*)p; return true;
     case KC_ATTR_I16: out->v.i64 = *(const int16_t*)p; return true;
     case KC_ATTR_I32: out->v.i64 = *(const int32_t*)p; return true;

@@ -118,7 +118,7 @@ static void kf_check_attr(const kc_attr* a, XLA_FFI_AttrType type, const void* v
     case XLA_FFI_AttrType_SCALAR: {
       const XLA_FFI_Scalar* s = value;
       switch (a->type) {
-        case KC_ATTR_BOOL: KF_ASSERT(a->v.b == *(const bool*)s->value); break;
+        case KC_ATTR_BOOL: KF_ASSERT(a->v.b == (*(const uint8_t*)s->value != 0)); break;
         case KC_ATTR_I8: KF_ASSERT(a->v.i64 == *(const int8_t*)s->value); break;
         case KC_ATTR_I16: KF_ASSERT(a->v.i64 == *(const int16_t*)s->value); break;
         case KC_ATTR_I32: KF_ASSERT(a->v.i64 == *(const int32_t*)s->value); break;
