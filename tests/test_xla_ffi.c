@@ -3,6 +3,7 @@
  * at registration, the API table and plugins. The handlers are written in C
  * against kcall's declarations of XLA's C API, as XLA's C++ headers would
  * compile them. */
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -903,6 +904,130 @@ KC_TEST(xla_ffi_versions_checked_at_registration) {
   kt_release(&x, 1);
 }
 
+/* ---- state from handlers built with older headers -------------------------------- */
+
+/* Handlers that set and get state with the argument structs of older API
+ * versions, as a handler built with those headers passes them: 0.2
+ * (jaxlib 0.8) without `stage`, 0.1 (jaxlib 0.4.38 to 0.7) without
+ * `stage` and with the state's own deleter. Each reports its version. */
+static _Atomic int kt_old_deleted;
+static void kt_old_delete(void* p) {
+  atomic_fetch_add(&kt_old_deleted, 1);
+  free(p);
+}
+
+static XLA_FFI_Error* kt_old_state_get(XLA_FFI_CallFrame* f, XLA_FFI_TypeId* id, void** out) {
+  kc__xla_state_args_0_2 g;
+  memset(&g, 0, sizeof g);
+  g.struct_size = KC__XLA_STATE_ARGS_0_2_SIZE; /* 40, in 0.0 to 0.2 */
+  g.ctx = f->ctx;
+  g.type_id = id;
+  XLA_FFI_Error* e = f->api->XLA_FFI_State_Get((XLA_FFI_State_Get_Args*)(void*)&g);
+  *out = g.state;
+  return e;
+}
+
+/* y = x + the float the instantiate stage kept (its `add` attribute). */
+static XLA_FFI_Error* kt_old_add(XLA_FFI_CallFrame* f, void* state) {
+  const float* in = kt_xla_arg(f, 0)->data;
+  float* out = kt_xla_ret(f, 0)->data;
+  for (int64_t i = 0; i < kt_xla_count(kt_xla_arg(f, 0)); ++i) out[i] = in[i] + *(float*)state;
+  return NULL;
+}
+
+static float* kt_old_new_state(XLA_FFI_CallFrame* f) {
+  float* v = malloc(sizeof *v);
+  *v = kt_xla_attr_f32(&f->attrs, "add", 0.0f);
+  return v;
+}
+
+static XLA_FFI_Error* kt_state_v0_2(XLA_FFI_CallFrame* f) {
+  if (kt_xla_answer(f, 0, 2)) return NULL;
+  if (f->stage == XLA_FFI_ExecutionStage_INSTANTIATE) {
+    kc__xla_state_args_0_2 s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = KC__XLA_STATE_ARGS_0_2_SIZE; /* 40 */
+    s.ctx = f->ctx;
+    s.type_id = &kt_counter_id; /* its type's info deletes it */
+    s.state = kt_old_new_state(f);
+    XLA_FFI_Error* e = f->api->XLA_FFI_State_Set((XLA_FFI_State_Set_Args*)(void*)&s);
+    if (e) free(s.state);
+    return e;
+  }
+  void* state = NULL;
+  XLA_FFI_Error* e = kt_old_state_get(f, &kt_counter_id, &state);
+  return e ? e : kt_old_add(f, state);
+}
+
+static XLA_FFI_Error* kt_state_v0_1(XLA_FFI_CallFrame* f) {
+  if (kt_xla_answer(f, 0, 1)) return NULL;
+  if (f->stage == XLA_FFI_ExecutionStage_INSTANTIATE) {
+    kc__xla_state_set_args_0_1 s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = KC__XLA_STATE_SET_ARGS_0_1_SIZE; /* 48, as 0.3's */
+    s.ctx = f->ctx;
+    s.type_id = &kt_other_id; /* a type without info, as in 0.1 */
+    s.state = kt_old_new_state(f);
+    s.deleter = kt_old_delete;
+    XLA_FFI_Error* e = f->api->XLA_FFI_State_Set((XLA_FFI_State_Set_Args*)(void*)&s);
+    if (e) free(s.state);
+    return e;
+  }
+  void* state = NULL;
+  XLA_FFI_Error* e = kt_old_state_get(f, &kt_other_id, &state);
+  return e ? e : kt_old_add(f, state);
+}
+
+/* Sets state with a struct smaller than any version's. */
+static XLA_FFI_Error* kt_state_short(XLA_FFI_CallFrame* f) {
+  KT_XLA_METADATA(f);
+  if (f->stage != XLA_FFI_ExecutionStage_INSTANTIATE) return NULL;
+  kc__xla_state_args_0_2 s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = 32;
+  s.ctx = f->ctx;
+  return f->api->XLA_FFI_State_Set((XLA_FFI_State_Set_Args*)(void*)&s);
+}
+
+KC_TEST(xla_ffi_state_from_handlers_of_older_api_versions) {
+  kt_register_types();
+  kt_register_both("kt.state_v0_2", KT_FN(kt_state_v0_2));
+  kt_register_both("kt.state_v0_1", KT_FN(kt_state_v0_1));
+  kt_check_version("kt.state_v0_2", 0, 2);
+  kt_check_version("kt.state_v0_1", 0, 1);
+  kc_tensor* x = kt_f32s(3, 1.0f);
+  /* The 0.2 state is deleted by its type's deleter, the 0.1 state by
+   * its own. */
+  static const struct {
+    const char* target;
+    _Atomic int* deleted;
+  } cases[] = {{"kt.state_v0_2", &kt_counters_deleted}, {"kt.state_v0_1", &kt_old_deleted}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char text[512];
+    kt_one_call(text, sizeof text, cases[i].target, 3, "{add = 2.5 : f32}");
+    atomic_store(cases[i].deleted, 0);
+    kc_executable* exe = kt_compile_text(text, NULL);
+    for (int run = 0; run < 2; ++run) {
+      kc_tensor* y = NULL;
+      KC_CHECK_OK(kt_run(exe, x, &y));
+      const float* out = kt_data(y);
+      KC_CHECK(out[0] == 3.5f && out[1] == 4.5f && out[2] == 5.5f);
+      kt_release(&y, 1);
+    }
+    KC_CHECK_INT(atomic_load(cases[i].deleted), 0);
+    kc_executable_destroy(exe);
+    KC_CHECK_INT(atomic_load(cases[i].deleted), 1);
+  }
+  kt_release(&x, 1);
+
+  kt_register_both("kt.state_short", KT_FN(kt_state_short));
+  char text[512];
+  kt_one_call(text, sizeof text, "kt.state_short", 2, NULL);
+  KC_CHECK_CODE(kt_compile_status(text), KC_INVALID_ARGUMENT,
+                "XLA_FFI_State_Set_Args: struct_size 32, expected 40 (API 0.2) or 48 "
+                "(API 0.0, 0.1, 0.3)");
+}
+
 KC_TEST(xla_ffi_registration_errors) {
   KC_CHECK_CODE(kc_xcall_register_xla_ffi(KC_SV_LIT("kt.r"), KC_PLATFORM_HOST, NULL, 0),
                 KC_INVALID_ARGUMENT, "handlers is NULL");
@@ -1449,4 +1574,50 @@ KC_TEST(xla_ffi_plugin_init_fails_leaves_nothing) {
   kt_expect_target("kt_xla.double", false);
   kt_expect_target("kt_xla.offset", false);
   kt_expect_target("kt_xla.via_api", false);
+}
+
+/* Data that a caller might hand over as a handler by mistake. */
+static const uint64_t kt_not_code[4] = {1, 2, 3, 4};
+
+KC_TEST(xla_ffi_data_symbol_is_not_a_handler) {
+  /* A library's data symbols (its state type's id and info): refused,
+   * naming the symbol and the library, and never called. */
+  void* lib = dlopen(KC_FIXTURE_DIR "/kt_xla_ffi_c_handlers.so", RTLD_NOW);
+  KC_CHECK(lib != NULL);
+  static const char* const data[] = {"KtCountTypeInfo", "KtCountTypeId"};
+  for (size_t i = 0; i < sizeof data / sizeof data[0]; ++i) {
+    void* sym = dlsym(lib, data[i]);
+    KC_CHECK(sym != NULL);
+    kc_xla_ffi_handler_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    KC_CHECK_CODE(kc_xcall_register_xla_ffi_handler(KC_SV_LIT("kt.data"), KC_PLATFORM_HOST,
+                                                    fn, 0),
+                  KC_INVALID_ARGUMENT, "registering XLA FFI handlers for 'kt.data'",
+                  "the execute handler is the symbol", data[i],
+                  "kt_xla_ffi_c_handlers.so", "a data object, not a function");
+    /* At any stage, with or without the metadata query. */
+    kc_xla_ffi_handlers h;
+    memset(&h, 0, sizeof h);
+    h.struct_size = sizeof h;
+    h.execute = KT_FN(kt_add_one);
+    h.instantiate = fn;
+    KC_CHECK_CODE(kc_xcall_register_xla_ffi(KC_SV_LIT("kt.data"), KC_PLATFORM_HOST, &h,
+                                            KC_XLA_FFI_NO_METADATA),
+                  KC_INVALID_ARGUMENT, "the instantiate handler is the symbol", data[i]);
+  }
+  kt_expect_target("kt.data", false);
+  /* Read-only data of this program, whether or not a symbol names it. */
+  const void* table = kt_not_code;
+  kc_xla_ffi_handler_fn fn;
+  memcpy(&fn, &table, sizeof fn);
+  KC_CHECK_CODE(kc_xcall_register_xla_ffi_handler(KC_SV_LIT("kt.data"), KC_PLATFORM_HOST,
+                                                  fn, 0),
+                KC_INVALID_ARGUMENT, "the execute handler", "not");
+  kt_expect_target("kt.data", false);
+  /* The library's functions still register. */
+  void* code = dlsym(lib, "KtAddOne");
+  memcpy(&fn, &code, sizeof fn);
+  KC_CHECK_OK(kc_xcall_register_xla_ffi_handler(KC_SV_LIT("kt.data"), KC_PLATFORM_HOST, fn,
+                                                0));
+  kt_expect_target("kt.data", true); /* the library stays loaded for it */
 }

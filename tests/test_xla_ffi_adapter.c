@@ -5,9 +5,11 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kcall/kcall.h"
 #include "kt_ops.h"
+#include "xcall/xla_ffi_api.h"
 #include "test.h"
 
 static const kc_xcall_buffer_spec kt_any_f32[] = {{{kDLFloat, 32, 1}, -1}};
@@ -184,6 +186,75 @@ KC_TEST(xla_ffi_adapter_keeps_state_per_call_site) {
   KC_CHECK_INT(atomic_load(&kt_deleted), 2);
 }
 
+/* Fails at INSTANTIATE: every call of the site then fails the same way. */
+static kc_status* kt_instantiate_fails(kc_xcall_frame* f) {
+  if (f->stage == KC_XCALL_STAGE_INSTANTIATE) {
+    return kc_status_create(KC_OUT_OF_RANGE, "%lld elements is too many",
+                            (long long)f->args[0].shape[0]);
+  }
+  return kc_status_create(KC_INTERNAL, "execute ran after a failed instantiate");
+}
+
+/* The status of running `exe` once, its message formatted into buf. */
+static kc_status_code kt_run_message(const kc_executable* exe, char* buf, size_t cap) {
+  float x[4] = {1, 2, 3, 4};
+  kc_tensor* out = NULL;
+  kc_status* st = kt_run(exe, x, 4, &out);
+  KC_CHECK(st != NULL && out == NULL);
+  kc_status_code code = kc_status_get_code(st);
+  kc_status_format(st, buf, cap);
+  kc_status_destroy(st);
+  return code;
+}
+
+/* How often `needle` occurs in `text`. */
+static int kt_count(const char* text, const char* needle) {
+  int n = 0;
+  for (const char* p = strstr(text, needle); p; p = strstr(p + 1, needle)) ++n;
+  return n;
+}
+
+KC_TEST(xla_ffi_adapter_instantiate_errors_say_the_code_once) {
+  kc_xcall_signature sig = {.struct_size = sizeof sig,
+                            .num_args = 1, .args = kt_any_f32,
+                            .num_results = 1, .results = kt_any_f32};
+  KC_CHECK_OK(kc_xcall_register_typed(kc_sv("kt.inst_fails"), KC_PLATFORM_HOST, &sig,
+                                      kt_instantiate_fails, NULL, NULL, 0));
+  kt_adapt("kt.inst_fails", "kt.inst_fails_xla", false);
+  kc_executable* exe = kt_compile(
+      "HloModule m\nENTRY main {\n  x = f32[4] parameter(0)\n"
+      "  ROOT y = f32[4] custom-call(x), custom_call_target=\"kt.inst_fails_xla\",\n"
+      "      api_version=API_VERSION_TYPED_FFI\n}\n");
+  char msg[1024];
+  for (int run = 0; run < 2; ++run) { /* remembered: the same the second time */
+    KC_CHECK_INT(kt_run_message(exe, msg, sizeof msg), KC_OUT_OF_RANGE);
+    KC_CHECK_STR(msg, "OUT_OF_RANGE: running 'm': in custom call 'kt.inst_fails_xla' "
+                      "(instruction 'y'): kcall target 'kt.inst_fails': 4 elements is too "
+                      "many");
+    KC_CHECK_INT(kt_count(msg, "OUT_OF_RANGE"), 1);
+  }
+  kc_executable_destroy(exe);
+
+  /* Buffers off the signature, found at the site's first execute: the
+   * target named once. */
+  static const kc_xcall_buffer_spec f64s[] = {{{kDLFloat, 64, 1}, -1}};
+  sig.args = f64s;
+  sig.results = f64s;
+  KC_CHECK_OK(kc_xcall_register_typed(kc_sv("kt.wants_f64"), KC_PLATFORM_HOST, &sig,
+                                      kt_instantiate_fails, NULL, NULL, 0));
+  kt_adapt("kt.wants_f64", "kt.wants_f64_xla", false);
+  exe = kt_compile(
+      "HloModule m\nENTRY main {\n  x = f32[4] parameter(0)\n"
+      "  ROOT y = f32[4] custom-call(x), custom_call_target=\"kt.wants_f64_xla\",\n"
+      "      api_version=API_VERSION_TYPED_FFI\n}\n");
+  KC_CHECK_INT(kt_run_message(exe, msg, sizeof msg), KC_INVALID_ARGUMENT);
+  KC_CHECK_STR(msg, "INVALID_ARGUMENT: running 'm': in custom call 'kt.wants_f64_xla' "
+                    "(instruction 'y'): kcall target 'kt.wants_f64': operand 0: expected "
+                    "f64 of any rank, got f32[4]");
+  KC_CHECK_INT(kt_count(msg, "INVALID_ARGUMENT"), 1);
+  kc_executable_destroy(exe);
+}
+
 /* ---- every kind of attribute, and failures ------------------------------------------ */
 
 static char kt_seen[512];
@@ -331,4 +402,86 @@ KC_TEST(xla_ffi_adapter_create_errors_and_reuse) {
   kt_adapt("kt.scale", "kt.scale_xla", true);
   KC_CHECK_CODE(kc_xla_ffi_adapter_create(kc_sv("kt.scale_xla"), KC_PLATFORM_HOST, &fn),
                 KC_FAILED_PRECONDITION, "an XLA FFI handler already");
+}
+
+/* ---- frames XLA never makes ------------------------------------------------------ */
+
+KC_TEST(xla_ffi_adapter_refuses_attribute_lists_that_are_not_there) {
+  static const kc_xcall_attr_spec attrs[] = {{"factor", KC_ATTR_F32, 0}};
+  kc_xcall_signature sig = {.struct_size = sizeof sig,
+                            .num_args = 1, .args = kt_any_f32,
+                            .num_results = 1, .results = kt_any_f32,
+                            .num_attrs = 1, .attrs = attrs,
+                            .flags = KC_XCALL_SIG_NO_INSTANTIATE};
+  KC_CHECK_OK(kc_xcall_register_typed(kc_sv("kt.malformed"), KC_PLATFORM_HOST, &sig, kt_scale,
+                                      NULL, NULL, 0));
+  kc_xla_ffi_handler_fn fn = NULL;
+  KC_CHECK_OK(kc_xla_ffi_adapter_create(kc_sv("kt.malformed"), KC_PLATFORM_HOST, &fn));
+  float x[1] = {1}, y[1] = {0};
+  int64_t dims[1] = {1};
+  XLA_FFI_Buffer bx = {KC__XLA_BUFFER_SIZE, NULL, XLA_FFI_DataType_F32, x, 1, dims};
+  XLA_FFI_Buffer by = {KC__XLA_BUFFER_SIZE, NULL, XLA_FFI_DataType_F32, y, 1, dims};
+  void* args[1] = {&bx};
+  void* rets[1] = {&by};
+  XLA_FFI_ArgType at[1] = {XLA_FFI_ArgType_BUFFER};
+  XLA_FFI_RetType rt[1] = {XLA_FFI_RetType_BUFFER};
+  XLA_FFI_CallFrame f;
+  memset(&f, 0, sizeof f);
+  f.struct_size = KC__XLA_CALL_FRAME_SIZE;
+  f.api = kc_xla_ffi_get_api();
+  f.stage = XLA_FFI_ExecutionStage_EXECUTE;
+  f.args = (XLA_FFI_Args){KC__XLA_ARGS_SIZE, NULL, 1, at, args};
+  f.rets = (XLA_FFI_Rets){KC__XLA_RETS_SIZE, NULL, 1, rt, rets};
+  /* One attribute said, its lists missing; then a negative count. */
+  f.attrs = (XLA_FFI_Attrs){KC__XLA_ATTRS_SIZE, NULL, 1, NULL, NULL, NULL};
+  for (int k = 0; k < 2; ++k) {
+    XLA_FFI_Error* e = ((XLA_FFI_Handler*)(void (*)(void))fn)(&f);
+    KC_CHECK(e != NULL);
+    if (!e) return;
+    XLA_FFI_Error_GetMessage_Args m = {
+        .struct_size = KC__XLA_SIZE(XLA_FFI_Error_GetMessage_Args, message), .error = e};
+    f.api->XLA_FFI_Error_GetMessage(&m);
+    KC_CHECK_STR(m.message, "kcall target 'kt.malformed': malformed XLA attributes");
+    XLA_FFI_Error_Destroy_Args d = {
+        .struct_size = KC__XLA_SIZE(XLA_FFI_Error_Destroy_Args, error), .error = e};
+    f.api->XLA_FFI_Error_Destroy(&d);
+    f.attrs.size = -1;
+  }
+  KC_CHECK(y[0] == 0); /* never run */
+}
+
+/* The byte of the bool the target got: a bool holds 0 or 1. */
+static uint8_t kt_flag_seen;
+static kc_status* kt_flag(kc_xcall_frame* f) {
+  memcpy(&kt_flag_seen, &f->attrs[0].v.b, 1);
+  return NULL;
+}
+
+/* XLA's PRED is a byte: 2 is true, not a bool's invalid value. */
+KC_TEST(xla_ffi_adapter_reads_any_nonzero_pred_as_true) {
+  static const kc_xcall_attr_spec attrs[] = {{"flag", KC_ATTR_BOOL, 0}};
+  kc_xcall_signature sig = {.struct_size = sizeof sig,
+                            .num_attrs = 1, .attrs = attrs,
+                            .flags = KC_XCALL_SIG_NO_INSTANTIATE};
+  KC_CHECK_OK(kc_xcall_register_typed(kc_sv("kt.flag"), KC_PLATFORM_HOST, &sig, kt_flag,
+                                      NULL, NULL, 0));
+  kc_xla_ffi_handler_fn fn = NULL;
+  KC_CHECK_OK(kc_xla_ffi_adapter_create(kc_sv("kt.flag"), KC_PLATFORM_HOST, &fn));
+  uint8_t byte = 2;
+  XLA_FFI_Scalar scalar = {XLA_FFI_DataType_PRED, &byte};
+  XLA_FFI_ByteSpan name = {"flag", 4};
+  XLA_FFI_ByteSpan* names[1] = {&name};
+  XLA_FFI_AttrType types[1] = {XLA_FFI_AttrType_SCALAR};
+  void* values[1] = {&scalar};
+  XLA_FFI_CallFrame f;
+  memset(&f, 0, sizeof f);
+  f.struct_size = KC__XLA_CALL_FRAME_SIZE;
+  f.api = kc_xla_ffi_get_api();
+  f.stage = XLA_FFI_ExecutionStage_EXECUTE;
+  f.args.struct_size = KC__XLA_ARGS_SIZE;
+  f.rets.struct_size = KC__XLA_RETS_SIZE;
+  f.attrs = (XLA_FFI_Attrs){KC__XLA_ATTRS_SIZE, NULL, 1, types, names, values};
+  kt_flag_seen = 0;
+  KC_CHECK(((XLA_FFI_Handler*)(void (*)(void))fn)(&f) == NULL);
+  KC_CHECK_INT(kt_flag_seen, 1);
 }

@@ -1,10 +1,13 @@
-/* The benchmark's trivial kernel, y = x + 1 on f32, as a kcall typed
- * target ("bench.add_one") for bench_jax.py to hand to JAX through the
- * XLA FFI adapter. The same computation as AddOne in
+/* The benchmark's trivial kernel, y = x + 1 on f32, as kcall typed
+ * targets for bench_jax.py to hand to JAX through the XLA FFI adapter:
+ * "bench.add_one" without an INSTANTIATE stage, "bench.add_one_stateful"
+ * with one (so the adapter keeps a record per call site in XLA's state,
+ * and looks it up on every call). The same computation as AddOne in
  * tests/xla_ffi/handlers.cc, written against XLA's own headers. */
 #include <kcall/abi.h>
 
 static kc_status* add_one(kc_xcall_frame* f) {
+  if (f->stage == KC_XCALL_STAGE_INSTANTIATE) return NULL; /* no state to make */
   const float* x = f->args[0].data;
   float* y = f->results[0].data;
   int64_t n = 1;
@@ -21,10 +24,21 @@ static const kc_xcall_signature kSignature = {
     .flags = KC_XCALL_SIG_NO_INSTANTIATE,
 };
 
+static const kc_xcall_signature kStatefulSignature = {
+    .struct_size = sizeof(kc_xcall_signature),
+    .num_args = 1, .args = kF32,
+    .num_results = 1, .results = kF32,
+};
+
 static kc_status* init(const kc_host_api* host) {
-  return host->xcall_register_typed(KC_SV_LIT("bench.add_one"),
-                                    KC_PLATFORM_HOST, &kSignature, add_one,
-                                    NULL, NULL, 0);
+  kc_status* st = host->xcall_register_typed(KC_SV_LIT("bench.add_one"),
+                                             KC_PLATFORM_HOST, &kSignature, add_one,
+                                             NULL, NULL, 0);
+  if (!st) {
+    st = host->xcall_register_typed(KC_SV_LIT("bench.add_one_stateful"), KC_PLATFORM_HOST,
+                                    &kStatefulSignature, add_one, NULL, NULL, 0);
+  }
+  return st;
 }
 
 static const char* const kRequired[] = {"custom_calls", NULL};

@@ -7,6 +7,12 @@ f32[16], in one run.
   jax_kcall    the same function calling the same kernel written as a kcall
                typed target (add_one_target.c) through kcall's XLA FFI
                adapter (kcall.jax.register_target);
+  jax_kcall_instantiate
+               the same again with a target that has an INSTANTIATE stage
+               (registered with XLA's instantiate stage too): the adapter
+               looks its call-site record up in XLA's state on every call.
+               Its cost over jax_kcall is the figure docs/xla_ffi.md
+               quotes;
   kcall_run    the XLA FFI handler of jax_native, registered with kcall
                (kcall.register_xla_ffi) and run by kcall's program runtime,
                the engine of `kcall run`, on the HLO JAX printed for the
@@ -84,6 +90,7 @@ def main(argv=None):
                                 jax.ffi.pycapsule(lib.AddOne), platform="cpu")
     kcall.load_plugin(str(build_plugin(args.out)))
     kcall.jax.register_target("bench.add_one")
+    kcall.jax.register_target("bench.add_one_stateful")
 
     def chain(name):
         def f(x):
@@ -98,7 +105,8 @@ def main(argv=None):
     empty_jax = jax.jit(lambda x: x + 0)
     native = chain("bench.native_add_one")
     adapted = chain("bench.add_one")
-    for f in (native, adapted):
+    stateful = chain("bench.add_one_stateful")
+    for f in (native, adapted, stateful):
         np.testing.assert_array_equal(np.asarray(f(x)), xn + CALLS)
     empty_jax(x).block_until_ready()
 
@@ -120,6 +128,8 @@ def main(argv=None):
                                lambda: empty_jax(x).block_until_ready()),
         "jax_kcall": per_call(lambda: adapted(x).block_until_ready(),
                               lambda: empty_jax(x).block_until_ready()),
+        "jax_kcall_instantiate": per_call(lambda: stateful(x).block_until_ready(),
+                                          lambda: empty_jax(x).block_until_ready()),
         "kcall_run": per_call(lambda: run(xn), lambda: empty_run(xn)),
     }
     adapter_ratio = figures["jax_kcall"] / figures["jax_native"]
@@ -131,6 +141,10 @@ def main(argv=None):
           % ("JAX, kcall target through the adapter", figures["jax_kcall"],
              adapter_ratio, ADAPTER_TARGET,
              "PASS" if adapter_ratio <= ADAPTER_TARGET else "MISS"))
+    print("  %-44s %8.1f  %.3fx native  (+%.1f for the state lookup)"
+          % ("JAX, kcall target with INSTANTIATE", figures["jax_kcall_instantiate"],
+             figures["jax_kcall_instantiate"] / figures["jax_native"],
+             figures["jax_kcall_instantiate"] - figures["jax_kcall"]))
     print("  %-44s %8.1f  %.3fx JAX     (target <= %.2fx: %s)"
           % ("kcall runtime, the same XLA FFI handler", figures["kcall_run"],
              run_ratio, KCALL_RUN_TARGET,
@@ -140,6 +154,10 @@ def main(argv=None):
         "calls": CALLS,
         "jax_native_per_call_ns": round(figures["jax_native"], 2),
         "jax_kcall_adapter_per_call_ns": round(figures["jax_kcall"], 2),
+        "jax_kcall_adapter_instantiate_per_call_ns":
+            round(figures["jax_kcall_instantiate"], 2),
+        "adapter_state_lookup_per_call_ns":
+            round(figures["jax_kcall_instantiate"] - figures["jax_kcall"], 2),
         "kcall_run_xla_ffi_per_call_ns": round(figures["kcall_run"], 2),
         "adapter_ratio_to_native": round(adapter_ratio, 4),
         "target_adapter_ratio_to_native": ADAPTER_TARGET,

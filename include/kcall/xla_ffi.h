@@ -72,7 +72,20 @@ extern "C" {
 
 /* The version of XLA's FFI API kcall implements (its table, call frame and
  * metadata): 0.3. Handlers built for an older minor of the same major are
- * run; a newer minor or another major is refused at registration. */
+ * run; a newer minor or another major is refused at registration.
+ *
+ * Each argument struct a handler passes to the table is read in the
+ * layout of the version it was built for, which its struct_size tells;
+ * fields a version lacks take their defaults. Only the state functions'
+ * structs changed: XLA_FFI_State_Set_Args of 0.2 (40 bytes) and
+ * XLA_FFI_State_Get_Args of 0.0 to 0.2 (40 bytes) have no `stage` and
+ * mean the instantiate stage's state; XLA_FFI_State_Set_Args of 0.0 and
+ * 0.1 has no `stage` either but carries the state's own deleter (used
+ * instead of its type's), and is 48 bytes like 0.3's, so kcall reads it
+ * so for a handler that reported 0.0 or 0.1 in its metadata (a handler of
+ * unknown version is read as 0.3). A smaller struct_size than any
+ * version's is INVALID_ARGUMENT naming the struct and the sizes
+ * expected. */
 #define KC_XLA_FFI_API_VERSION_MAJOR 0
 #define KC_XLA_FFI_API_VERSION_MINOR 3
 
@@ -105,7 +118,12 @@ extern "C" {
  * KC_XLA_FFI_NO_METADATA.
  *   INVALID_ARGUMENT     NULL handlers or execute, a struct_size too small,
  *                        a malformed name, an unknown platform, unknown
- *                        flags
+ *                        flags; a handler that is data, not code (a
+ *                        library's data symbol, such as a type's
+ *                        XLA_FFI_TypeInfo, named as the handler: its ELF
+ *                        symbol type is STT_OBJECT, or it lies in a
+ *                        segment that is not executable), named with its
+ *                        symbol and library and never called
  *   FAILED_PRECONDITION  the handler's API version is not one kcall runs
  *   ALREADY_EXISTS       (name, platform) is taken (without OVERRIDE)
  *   any code             the handler answered the metadata query with an
@@ -191,9 +209,13 @@ KC_API const void* kc_xla_ffi_get_api(void);
  *     (dictionary entries included) per call;
  *   - errors are made with the calling XLA's XLA_FFI_Error_Create: a
  *     target's failure keeps its status code, its message prefixed with
- *     "kcall target 'NAME': "; a missing attribute, an attribute or buffer
- *     of the wrong type, or counts past the bounds are INVALID_ARGUMENT.
- *     The adapter never aborts the process.
+ *     "kcall target 'NAME': " (the code is the error's, not repeated in
+ *     the message; a failure at the site's first EXECUTE is returned the
+ *     same way by every later call); a missing attribute, an attribute or
+ *     buffer of the wrong type, counts past the bounds, or a frame XLA
+ *     never makes (attribute lists missing, a negative count, a frame
+ *     smaller than XLA's) are INVALID_ARGUMENT. The adapter never aborts
+ *     the process; tests/fuzz/fuzz_xla_ffi_frame.c fuzzes its decoding.
  *
  * Handlers come from a fixed pool of 256 trampolines, each bound to one
  * (name, platform) for the life of the process: asking again for the same

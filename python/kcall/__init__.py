@@ -252,7 +252,9 @@ def register_xla_ffi(name, execute, *, instantiate=None, platform="host",
     the library must stay loaded. The handler is first asked which XLA FFI
     API it was built for, and refused (kcall.FailedPreconditionError)
     when kcall cannot run it; check_version=False skips the query, for
-    handlers that predate it."""
+    handlers that predate it. An address that is data, not code (a
+    library's data symbol), is refused (kcall.InvalidArgumentError, naming
+    the symbol and the library) before anything calls it."""
     flags = (1 if override else 0) | (0 if check_version else 1 << 8)
     _core.register_xla_ffi(name, platform,
                            _handler_address(execute, "execute"),

@@ -335,6 +335,11 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
       st ? NULL : kc__arena_alloc(&exe->arena, (n + 1) * sizeof *ret_types);
   kc__xla_instance* inst = st ? NULL : kc__arena_alloc(&exe->arena, sizeof *inst);
   if (!st && (!arg_types || !ret_types || !inst)) st = kc__oom();
+  if (!st) {
+    memset(inst, 0, sizeof *inst);
+    inst->api_major = t->xla_api_major;
+    inst->api_minor = t->xla_api_minor;
+  }
   for (size_t i = 0; !st && i < n; ++i) {
     arg_types[i] = XLA_FFI_ArgType_BUFFER;
     ret_types[i] = XLA_FFI_RetType_BUFFER;

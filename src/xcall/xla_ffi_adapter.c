@@ -33,6 +33,12 @@
 
 typedef enum { KC__BIND_TARGET = 1, KC__BIND_OP = 2 } kc__bind_kind;
 
+/* The site type's id in one XLA API table; immutable once published. */
+typedef struct kc__site_type_entry {
+  const XLA_FFI_Api* api;
+  XLA_FFI_TypeId id;
+} kc__site_type_entry;
+
 typedef struct kc__adapter {
   _Atomic int kind; /* 0 while free or being bound; a kc__bind_kind after */
   kc_platform platform;
@@ -44,6 +50,9 @@ typedef struct kc__adapter {
    * nothing at INSTANTIATE and its signature is not open. */
   bool stateless;
   kc_thread_pool* pool;     /* what targets get: the default pool */
+  /* The site type of the XLA that last called (usually the only one), so
+   * that EXECUTE finds it without a search. */
+  _Atomic(const kc__site_type_entry*) site_type;
 } kc__adapter;
 
 static kc__adapter kc__adapters[KC_XLA_FFI_ADAPTER_MAX];
@@ -91,18 +100,28 @@ XLA_FFI_Error* kc__adapter_error(const XLA_FFI_Api* api, kc_status_code code,
   return kc__adapter_error_text(api, code, buf);
 }
 
-XLA_FFI_Error* kc__adapter_error_from(const XLA_FFI_Api* api, const char* who,
-                                      kc_status* st) {
-  char buf[1024];
-  kc_status_format(st, buf, sizeof buf);
+/* `who: ` (when given) and the status's context and message, without its
+ * code's name (an XLA error carries the code): into buf. Returns the code
+ * (OK becomes UNKNOWN); `st` is destroyed. */
+static kc_status_code kc__status_text(const char* who, kc_status* st, char* buf, size_t cap) {
+  char formatted[1024];
+  kc_status_format(st, formatted, sizeof formatted);
   kc_status_code code = kc_status_get_code(st);
   kc_status_destroy(st);
   const char* name = kc_status_code_name(code);
   size_t skip = strlen(name);
-  const char* text = strncmp(buf, name, skip) == 0 && buf[skip] == ':' ? buf + skip + 2 : buf;
+  const char* text = strncmp(formatted, name, skip) == 0 && formatted[skip] == ':'
+                         ? formatted + skip + 2
+                         : formatted;
+  snprintf(buf, cap, "%s%s%s", who ? who : "", who ? ": " : "", text);
+  return code == KC_OK ? KC_UNKNOWN : code;
+}
+
+XLA_FFI_Error* kc__adapter_error_from(const XLA_FFI_Api* api, const char* who,
+                                      kc_status* st) {
   char message[1400];
-  snprintf(message, sizeof message, "%s%s%s", who ? who : "", who ? ": " : "", text);
-  return kc__adapter_error_text(api, code == KC_OK ? KC_UNKNOWN : code, message);
+  kc_status_code code = kc__status_text(who, st, message, sizeof message);
+  return kc__adapter_error_text(api, code, message);
 }
 
 /* ---- XLA's metadata query ------------------------------------------------------------ */
@@ -137,10 +156,7 @@ static const XLA_FFI_TypeInfo kc__site_type_info = {
 
 /* The site type's id in each XLA API table seen (usually one). */
 #define KC__MAX_APIS 8
-static struct {
-  const XLA_FFI_Api* api;
-  XLA_FFI_TypeId id;
-} kc__site_types[KC__MAX_APIS];
+static kc__site_type_entry kc__site_types[KC__MAX_APIS];
 static _Atomic int kc__num_site_types;
 static pthread_mutex_t kc__site_types_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -150,6 +166,22 @@ static XLA_FFI_TypeId* kc__site_type_find(const XLA_FFI_Api* api) {
     if (kc__site_types[i].api == api) return &kc__site_types[i].id;
   }
   return NULL;
+}
+
+/* The site type's id for `api` as EXECUTE needs it: the adapter's cached
+ * entry when `api` is the one it remembers, else a search (NULL when this
+ * XLA never instantiated a site). */
+static inline XLA_FFI_TypeId* kc__site_type_of(kc__adapter* ad, const XLA_FFI_Api* api) {
+  const kc__site_type_entry* e = atomic_load_explicit(&ad->site_type, memory_order_acquire);
+  if (KC__LIKELY(e != NULL && e->api == api)) return (XLA_FFI_TypeId*)&e->id;
+  XLA_FFI_TypeId* id = kc__site_type_find(api);
+  if (id) {
+    atomic_store_explicit(&ad->site_type,
+                          (const kc__site_type_entry*)((char*)id -
+                                                       offsetof(kc__site_type_entry, id)),
+                          memory_order_release);
+  }
+  return id;
 }
 
 /* The id, registering the type with `api` the first time. */
@@ -394,9 +426,12 @@ static void kc__site_instantiate(kc__site* site, const XLA_FFI_Api* api, DLTenso
       }
     }
   }
+  /* The whole message every later call returns, made once: the target
+   * named once, the code only in the error's code. */
   if (err || st) {
-    char buf[1024];
+    char buf[1400];
     if (err) {
+      /* kc__check_all's error, which names the target already. */
       XLA_FFI_Error_GetMessage_Args m = {
           .struct_size = KC__XLA_SIZE(XLA_FFI_Error_GetMessage_Args, message), .error = err};
       api->XLA_FFI_Error_GetMessage(&m);
@@ -406,9 +441,7 @@ static void kc__site_instantiate(kc__site* site, const XLA_FFI_Api* api, DLTenso
       api->XLA_FFI_Error_Destroy(&x);
       site->init_code = KC_INVALID_ARGUMENT;
     } else {
-      kc_status_format(st, buf, sizeof buf);
-      site->init_code = kc_status_get_code(st);
-      kc_status_destroy(st);
+      site->init_code = kc__status_text(ad->who, st, buf, sizeof buf);
     }
     site->init_message = strdup(buf);
   }
@@ -426,8 +459,10 @@ static XLA_FFI_Error* kc__run_target(kc__site* site, const XLA_FFI_Api* api, DLT
     pthread_mutex_unlock(&site->mu);
   }
   if (KC__UNLIKELY(site->init_code != KC_OK)) {
-    return kc__adapter_error(api, site->init_code, "kcall target %s: %s", KC__QS(ad->name),
-                             site->init_message ? site->init_message : "cannot run");
+    return site->init_message
+               ? kc__adapter_error_text(api, site->init_code, site->init_message)
+               : kc__adapter_error(api, site->init_code, "%s: cannot run (out of memory)",
+                                   ad->who);
   }
   const kc__xcall_target* t = ad->target;
   kc_xcall_frame f;
@@ -496,7 +531,7 @@ static XLA_FFI_Error* kc__run_op(kc__site* site, const XLA_FFI_Api* api, DLTenso
 
 /* ---- the handler ----------------------------------------------------------------------- */
 
-static XLA_FFI_Error* kc__adapter_execute(const kc__adapter* ad, XLA_FFI_CallFrame* cf) {
+static XLA_FFI_Error* kc__adapter_execute(kc__adapter* ad, XLA_FFI_CallFrame* cf) {
   const XLA_FFI_Api* api = cf->api;
   DLTensor ts[2 * KC__ADAPTER_MAX_BUFFERS];
   int64_t na = cf->args.size, nr = cf->rets.size;
@@ -516,7 +551,7 @@ static XLA_FFI_Error* kc__adapter_execute(const kc__adapter* ad, XLA_FFI_CallFra
   XLA_FFI_Error* err;
 
   /* The site made at INSTANTIATE; without that stage, one for this call. */
-  XLA_FFI_TypeId* type = kc__site_type_find(api);
+  XLA_FFI_TypeId* type = kc__site_type_of(ad, api);
   kc__site* site = NULL;
   if (KC__LIKELY(type != NULL)) {
     XLA_FFI_State_Get_Args g = {

@@ -32,7 +32,9 @@ static int32_t kc__attr_type_of(XLA_FFI_DataType t) {
  * width) into out->v, widened; false for a type that is not numeric. */
 static bool kc__read_number(int32_t type, const void* p, kc_attr* out) {
   switch (type) {
-    case KC_ATTR_BOOL: out->v.b = *(const bool*)p; return true;
+    /* XLA's PRED is a byte: any value but 0 is true (a byte read as bool
+     * must be 0 or 1). */
+    case KC_ATTR_BOOL: out->v.b = *(const uint8_t*)p != 0; return true;
     case KC_ATTR_I8: out->v.i64 = *(const int8_t*)p; return true;
     case KC_ATTR_I16: out->v.i64 = *(const int16_t*)p; return true;
     case KC_ATTR_I32: out->v.i64 = *(const int32_t*)p; return true;
@@ -176,6 +178,11 @@ XLA_FFI_Error* kc__decode_target_attrs(kc__decoder* d, const kc_xcall_signature*
                                        const XLA_FFI_Attrs* in, kc_attr** out,
                                        int32_t* out_count) {
   bool open = sig->flags & KC_XCALL_SIG_OPEN;
+  /* Looked up by name below: the lists must be there. */
+  if (in->size < 0 || (in->size && (!in->types || !in->names || !in->attrs))) {
+    return kc__adapter_error(d->api, KC_INVALID_ARGUMENT, "%s: malformed XLA attributes",
+                             d->who);
+  }
   int64_t n = open ? in->size : sig->num_attrs;
   if (n < 0 || n > KC__ADAPTER_MAX_ATTRS) {
     return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,

@@ -500,6 +500,40 @@ struct XLA_FFI_Api {
 
 #endif /* XLA_FFI_API_C_API_H_ */
 
+/* ---- the layouts of older API versions ------------------------------------------ */
+
+/* XLA's struct_size is a struct's version. Every argument struct of 0.3
+ * holds what it held in 0.0 to 0.2 at the same offsets, except the state
+ * functions': 0.3 put a `stage` after `ctx` (state became per stage), and
+ * 0.2 had taken the state's deleter out of XLA_FFI_State_Set_Args (types
+ * got an XLA_FFI_TypeInfo). Callers built with older headers pass these
+ * layouts (jaxlib 0.4.31 to 0.7 for 0.0 and 0.1, jaxlib 0.8 for 0.2); a
+ * state they set or get is the instantiate stage's. */
+
+/* XLA_FFI_State_Set_Args of API 0.0 and 0.1: 48 bytes, like 0.3's, so the
+ * host tells them apart by the version the handler reported. */
+typedef struct kc__xla_state_set_args_0_1 {
+  size_t struct_size;
+  XLA_FFI_Extension_Base* extension_start;
+  XLA_FFI_ExecutionContext* ctx;
+  XLA_FFI_TypeId* type_id;
+  void* state;
+  void (*deleter)(void* state); /* the state's own; may be NULL */
+} kc__xla_state_set_args_0_1;
+
+/* XLA_FFI_State_Set_Args of API 0.2, and XLA_FFI_State_Get_Args of 0.0 to
+ * 0.2: 40 bytes. */
+typedef struct kc__xla_state_args_0_2 {
+  size_t struct_size;
+  XLA_FFI_Extension_Base* extension_start;
+  XLA_FFI_ExecutionContext* ctx;
+  XLA_FFI_TypeId* type_id;
+  void* state; /* Set: in; Get: out */
+} kc__xla_state_args_0_2;
+
+#define KC__XLA_STATE_ARGS_0_2_SIZE KC__XLA_SIZE(kc__xla_state_args_0_2, state)
+#define KC__XLA_STATE_SET_ARGS_0_1_SIZE KC__XLA_SIZE(kc__xla_state_set_args_0_1, deleter)
+
 /* XLA's sizes of the structs, as its headers compute them: a caller built
  * with them reports exactly these. */
 #define KC__XLA_CALL_FRAME_SIZE KC__XLA_SIZE(XLA_FFI_CallFrame, attrs)

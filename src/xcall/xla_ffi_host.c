@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/code.h"
 #include "internal/grow.h"
 #include "internal/common.h"
 #include "kcall/runtime.h"
@@ -347,9 +348,98 @@ static XLA_FFI_Error* kc__xla_no_instance(const char* fn) {
                             fn);
 }
 
+/* What a caller of State_Set or State_Get passed, whatever its layout. */
+typedef struct kc__xla_state_call {
+  XLA_FFI_ExecutionContext* ctx;
+  int32_t stage;
+  XLA_FFI_TypeId* type_id;
+  void** state;                 /* where the state is (Set) or goes (Get) */
+  void (*deleter)(void* state); /* API 0.0 and 0.1: the state's own */
+  bool own_deleter;
+} kc__xla_state_call;
+
+/* A struct too small for any version's layout. */
+static XLA_FFI_Error* kc__xla_state_args_too_small(const char* type, size_t size,
+                                                   const char* sizes) {
+  return kc__xla_error_make(KC_INVALID_ARGUMENT,
+                            "%s: struct_size %zu, expected %s (kcall reads XLA FFI API "
+                            "0.0 to %d.%d)",
+                            type, size, sizes, KC_XLA_FFI_API_MAJOR, KC_XLA_FFI_API_MINOR);
+}
+
+/* Whether a 48-byte XLA_FFI_State_Set_Args in `ctx` has API 0.0's and
+ * 0.1's layout: the call site's handlers reported one of those versions. */
+static bool kc__xla_state_set_is_0_1(const XLA_FFI_ExecutionContext* ctx) {
+  const kc__xla_instance* inst = ctx ? ctx->instance : NULL;
+  return inst && inst->api_major == 0 && inst->api_minor >= 0 && inst->api_minor <= 1;
+}
+
+/* Reads XLA_FFI_State_Set_Args in the layout of the caller's version:
+ * 40 bytes is 0.2's; 48 is 0.3's, or 0.0's and 0.1's for a handler that
+ * reported one of those. A version without `stage` sets the instantiate
+ * stage's state. */
+static XLA_FFI_Error* kc__xla_state_set_read(XLA_FFI_State_Set_Args* args,
+                                             kc__xla_state_call* out) {
+  if (!args) {
+    return kc__xla_error_make(KC_INVALID_ARGUMENT,
+                              "XLA_FFI_State_Set_Args: the arguments are NULL");
+  }
+  memset(out, 0, sizeof *out);
+  out->ctx = args->ctx;
+  out->stage = XLA_FFI_ExecutionStage_INSTANTIATE;
+  if (args->struct_size >= KC__XLA_SIZE(XLA_FFI_State_Set_Args, state) &&
+      !kc__xla_state_set_is_0_1(args->ctx)) {
+    out->stage = (int32_t)args->stage;
+    out->type_id = args->type_id;
+    out->state = &args->state;
+  } else if (args->struct_size >= KC__XLA_STATE_SET_ARGS_0_1_SIZE) {
+    kc__xla_state_set_args_0_1* old = (kc__xla_state_set_args_0_1*)(void*)args;
+    out->type_id = old->type_id;
+    out->state = &old->state;
+    out->deleter = old->deleter;
+    out->own_deleter = true;
+  } else if (args->struct_size >= KC__XLA_STATE_ARGS_0_2_SIZE) {
+    kc__xla_state_args_0_2* old = (kc__xla_state_args_0_2*)(void*)args;
+    out->type_id = old->type_id;
+    out->state = &old->state;
+  } else {
+    return kc__xla_state_args_too_small("XLA_FFI_State_Set_Args", args->struct_size,
+                                        "40 (API 0.2) or 48 (API 0.0, 0.1, 0.3)");
+  }
+  return NULL;
+}
+
+/* Reads XLA_FFI_State_Get_Args: 48 bytes is 0.3's layout, 40 that of 0.0
+ * to 0.2 (the instantiate stage's state). */
+static XLA_FFI_Error* kc__xla_state_get_read(XLA_FFI_State_Get_Args* args,
+                                             kc__xla_state_call* out) {
+  if (!args) {
+    return kc__xla_error_make(KC_INVALID_ARGUMENT,
+                              "XLA_FFI_State_Get_Args: the arguments are NULL");
+  }
+  memset(out, 0, sizeof *out);
+  out->ctx = args->ctx;
+  out->stage = XLA_FFI_ExecutionStage_INSTANTIATE;
+  if (args->struct_size >= KC__XLA_SIZE(XLA_FFI_State_Get_Args, state)) {
+    out->stage = (int32_t)args->stage;
+    out->type_id = args->type_id;
+    out->state = &args->state;
+  } else if (args->struct_size >= KC__XLA_STATE_ARGS_0_2_SIZE) {
+    kc__xla_state_args_0_2* old = (kc__xla_state_args_0_2*)(void*)args;
+    out->type_id = old->type_id;
+    out->state = &old->state;
+  } else {
+    return kc__xla_state_args_too_small("XLA_FFI_State_Get_Args", args->struct_size,
+                                        "40 (API 0.0 to 0.2) or 48 (API 0.3)");
+  }
+  return NULL;
+}
+
 static XLA_FFI_Error* kc__xla_state_set(XLA_FFI_State_Set_Args* args) {
-  KC__XLA_CHECK_SIZE(args, XLA_FFI_State_Set_Args, state);
-  XLA_FFI_ExecutionContext* ctx = args->ctx;
+  kc__xla_state_call call;
+  XLA_FFI_Error* err = kc__xla_state_set_read(args, &call);
+  if (err) return err;
+  XLA_FFI_ExecutionContext* ctx = call.ctx;
   if (!ctx || !ctx->instance) return kc__xla_no_instance("XLA_FFI_State_Set");
   if (ctx->stage == XLA_FFI_ExecutionStage_EXECUTE) {
     return kc__xla_error_make(KC_FAILED_PRECONDITION,
@@ -357,14 +447,14 @@ static XLA_FFI_Error* kc__xla_state_set(XLA_FFI_State_Set_Args* args) {
                               "prepare or initialize stage (kcall runs them when the "
                               "program is compiled), not at execute");
   }
-  int32_t stage = (int32_t)args->stage;
+  int32_t stage = call.stage;
   if (stage < XLA_FFI_ExecutionStage_INSTANTIATE || stage > XLA_FFI_ExecutionStage_INITIALIZE) {
     return kc__xla_error_make(KC_INVALID_ARGUMENT,
                               "XLA_FFI_State_Set: stage %d: expected instantiate, "
                               "prepare or initialize",
                               stage);
   }
-  int64_t id = args->type_id ? args->type_id->type_id : 0;
+  int64_t id = call.type_id ? call.type_id->type_id : 0;
   void (*deleter)(void*) = NULL;
   if (id <= 0 || !kc__xla_type_deleter(id, &deleter)) {
     return kc__xla_error_make(KC_FAILED_PRECONDITION,
@@ -374,6 +464,8 @@ static XLA_FFI_Error* kc__xla_state_set(XLA_FFI_State_Set_Args* args) {
                               "jax.ffi.register_ffi_type)",
                               (long long)id);
   }
+  /* Before API 0.2 the state brought its deleter; the type had none. */
+  if (call.own_deleter && call.deleter) deleter = call.deleter;
   struct kc__xla_state* slot = &ctx->instance->states[stage];
   if (slot->type_id) {
     return kc__xla_error_make(KC_ALREADY_EXISTS,
@@ -381,16 +473,18 @@ static XLA_FFI_Error* kc__xla_state_set(XLA_FFI_State_Set_Args* args) {
                               kc__xla_stage_name(stage));
   }
   slot->type_id = id;
-  slot->state = args->state;
+  slot->state = *call.state;
   slot->deleter = deleter;
   return NULL;
 }
 
 static XLA_FFI_Error* kc__xla_state_get(XLA_FFI_State_Get_Args* args) {
-  KC__XLA_CHECK_SIZE(args, XLA_FFI_State_Get_Args, state);
-  XLA_FFI_ExecutionContext* ctx = args->ctx;
+  kc__xla_state_call call;
+  XLA_FFI_Error* err = kc__xla_state_get_read(args, &call);
+  if (err) return err;
+  XLA_FFI_ExecutionContext* ctx = call.ctx;
   if (!ctx || !ctx->instance) return kc__xla_no_instance("XLA_FFI_State_Get");
-  int32_t stage = (int32_t)args->stage;
+  int32_t stage = call.stage;
   if (stage < XLA_FFI_ExecutionStage_INSTANTIATE || stage > XLA_FFI_ExecutionStage_INITIALIZE) {
     return kc__xla_error_make(KC_INVALID_ARGUMENT,
                               "XLA_FFI_State_Get: stage %d: expected instantiate, "
@@ -403,7 +497,7 @@ static XLA_FFI_Error* kc__xla_state_get(XLA_FFI_State_Get_Args* args) {
                               "XLA_FFI_State_Get: no state was set at the %s stage",
                               kc__xla_stage_name(stage));
   }
-  int64_t id = args->type_id ? args->type_id->type_id : 0;
+  int64_t id = call.type_id ? call.type_id->type_id : 0;
   if (id != slot->type_id) {
     return kc__xla_error_make(KC_INVALID_ARGUMENT,
                               "XLA_FFI_State_Get: the %s stage's state has type id "
@@ -411,7 +505,7 @@ static XLA_FFI_Error* kc__xla_state_get(XLA_FFI_State_Get_Args* args) {
                               kc__xla_stage_name(stage), (long long)slot->type_id,
                               (long long)id);
   }
-  args->state = slot->state;
+  *call.state = slot->state;
   return NULL;
 }
 
@@ -684,6 +778,19 @@ kc_status* kc_xcall_register_xla_ffi(kc_string_view name, kc_platform platform,
                             "(expected KC_REGISTER_OVERRIDE, KC_XLA_FFI_NO_METADATA, "
                             "KC_XCALL_GRAPH_SAFE)",
                             KC__Q(name), flags & ~known);
+  }
+  /* A data symbol given as a handler would be called (for its metadata
+   * first) and crash: refused, named. */
+  const struct {
+    kc_xla_ffi_handler_fn fn;
+    const char* what;
+  } given[] = {{handlers->execute, "the execute handler"},
+               {handlers->instantiate, "the instantiate handler"},
+               {handlers->prepare, "the prepare handler"},
+               {handlers->initialize, "the initialize handler"}};
+  for (size_t i = 0; i < KC__ARRAY_SIZE(given); ++i) {
+    KC_RETURN_IF_ERROR(kc__code_address_check(KC__CODE(given[i].fn), given[i].what),
+                       "registering XLA FFI handlers for %s", KC__Q(name));
   }
   char buf[KC__TARGET_KEY_CAP];
   kc_string_view key;

@@ -27,6 +27,9 @@ typedef struct kc__xla_run_info {
 /* One call site's state, one slot per stage that may set it, for the life
  * of the executable (which deletes the states). */
 typedef struct kc__xla_instance {
+  /* The XLA FFI API version the target's handlers reported (-1: unknown),
+   * which tells the layout of a 48-byte XLA_FFI_State_Set_Args. */
+  int32_t api_major, api_minor;
   struct kc__xla_state {
     int64_t type_id; /* 0: not set */
     void* state;

@@ -62,6 +62,15 @@ _Static_assert(offsetof(XLA_FFI_State_Set_Args, stage) == 24 &&
                    KC__XLA_SIZE(XLA_FFI_State_Set_Args, state) == 48 &&
                    KC__XLA_SIZE(XLA_FFI_State_Get_Args, state) == 48,
                "XLA_FFI_State_Set_Args, Get_Args");
+/* The older layouts of the state functions' arguments. */
+_Static_assert(KC__XLA_STATE_SET_ARGS_0_1_SIZE == 48 &&
+                   offsetof(kc__xla_state_set_args_0_1, type_id) == 24 &&
+                   offsetof(kc__xla_state_set_args_0_1, deleter) == 40 &&
+                   KC__XLA_STATE_ARGS_0_2_SIZE == 40 &&
+                   offsetof(kc__xla_state_args_0_2, type_id) == 24 &&
+                   offsetof(kc__xla_state_args_0_2, ctx) == offsetof(XLA_FFI_State_Set_Args, ctx) &&
+                   offsetof(kc__xla_state_args_0_2, ctx) == offsetof(XLA_FFI_State_Get_Args, ctx),
+               "XLA_FFI_State_Set_Args and Get_Args of API 0.0 to 0.2");
 _Static_assert(KC__XLA_SIZE(XLA_FFI_Stream_Get_Args, stream) == 32 &&
                    KC__XLA_SIZE(XLA_FFI_DeviceMemory_Allocate_Args, data) == 48 &&
                    KC__XLA_SIZE(XLA_FFI_DeviceMemory_Free_Args, data) == 40 &&

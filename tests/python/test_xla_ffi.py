@@ -69,3 +69,22 @@ def test_registration_errors(fixtures):
     info = kcall._core.target_info("test_xla_ffi.once", "host")
     assert info["api"] == "TYPED"
     assert info["signature"] == "(...) -> (...) {...}"
+
+
+def test_a_data_symbol_is_refused_as_a_handler(fixtures):
+    """The library's state-type info is data: naming it as the handler is
+    an error that names the symbol and the library, not a crash."""
+    _, _, lib = fixtures
+    for symbol in ("AffineStateTypeInfo", "AffineStateTypeId"):
+        with pytest.raises(kcall.InvalidArgumentError,
+                           match=f"the execute handler is the symbol '{symbol}' "
+                                 r"of .*libjax_handlers\.so, which is a data "
+                                 "object, not a function"):
+            kcall.register_xla_ffi("test_xla_ffi.data", getattr(lib, symbol))
+        addr = ctypes.addressof(ctypes.c_byte.in_dll(lib, symbol))
+        with pytest.raises(kcall.InvalidArgumentError,
+                           match="the instantiate handler is the symbol"):
+            kcall.register_xla_ffi("test_xla_ffi.data", lib.AddOne,
+                                   instantiate=addr)
+    with pytest.raises(kcall.NotFoundError):
+        kcall._core.target_info("test_xla_ffi.data", "host")

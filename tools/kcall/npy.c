@@ -41,9 +41,10 @@ static const npy_type kTypes[] = {
     {'i', kDLInt, 64, "<i8"},   {'u', kDLUInt, 8, "|u1"},
     {'u', kDLUInt, 16, "<u2"},  {'u', kDLUInt, 32, "<u4"},
     {'u', kDLUInt, 64, "<u8"},  {'b', kDLBool, 8, "|b1"},
+    {'c', kDLComplex, 64, "<c8"}, {'c', kDLComplex, 128, "<c16"},
 };
 #define TYPE_COUNT (sizeof(kTypes) / sizeof(kTypes[0]))
-#define SUPPORTED_TYPES "<f2 <f4 <f8 <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8 |b1"
+#define SUPPORTED_TYPES "<f2 <f4 <f8 <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8 |b1 <c8 <c16"
 
 const char* cli_npy_descr(DLDataType dtype) {
   if (dtype.lanes != 1) return NULL;

@@ -2,9 +2,11 @@
  * npy.h — NumPy .npy files as kcall tensors, for `kcall run`.
  *
  * Read: format versions 1.0, 2.0 and 3.0; C order; little-endian (or
- * byte-order free) element types <f2 <f4 <f8, <i1..<i8, <u1..<u8, |b1.
+ * byte-order free) element types <f2 <f4 <f8, <i1..<i8, <u1..<u8, |b1,
+ * and complex <c8 (c64) and <c16 (c128).
  * Write: version 1.0 (2.0 only if the header would not fit), the same
- * element types, the descr NumPy itself writes (|i1, |u1, |b1, <f4, ...).
+ * element types, the descr NumPy itself writes (|i1, |u1, |b1, <f4, <c8,
+ * ...).
  * Anything else is refused with a status naming the file and the reason;
  * a malformed file never crashes the reader and leaks nothing.
  */
@@ -45,7 +47,7 @@ kc_status* cli_npy_read_stream(FILE* f, const kc_allocator* alloc,
                                kc_tensor** out_tensor);
 
 /* Writes `tensor` (CPU, compact row-major) to `path`, replacing the file.
- * UNIMPLEMENTED for a dtype .npy has no name for here (bf16, complex, ...);
+ * UNIMPLEMENTED for a dtype .npy has no name for here (bf16, ...);
  * INVALID_ARGUMENT for a strided or non-CPU tensor; FAILED_PRECONDITION
  * when `path` is a directory; the code of cli_errno_code when the file
  * cannot be written. */

@@ -55,6 +55,14 @@ static void format_element(const printer* pr, size_t index, char* buf,
   DLDataType dt = pr->t->dtype;
   if (dt.code == kDLFloat || dt.code == kDLBfloat) {
     cli_format_float(float_value(dt, p), dt, buf, cap);
+  } else if (dt.code == kDLComplex && (dt.bits == 64 || dt.bits == 128)) {
+    /* As Python writes a complex: real part, signed imaginary part, 'j';
+     * each part the shortest text of its own type. */
+    DLDataType part = kc_dtype_make(kDLFloat, (uint8_t)(dt.bits / 2), 1);
+    char re[32], im[32];
+    cli_format_float(float_value(part, p), part, re, sizeof re);
+    cli_format_float(float_value(part, p + dt.bits / 16), part, im, sizeof im);
+    snprintf(buf, cap, "%s%s%sj", re, im[0] == '-' ? "" : "+", im);
   } else if (dt.code == kDLBool) {
     snprintf(buf, cap, "%s", *p ? "true" : "false");
   } else if (dt.code == kDLInt) {
@@ -116,7 +124,7 @@ static void print_dim(printer* pr, int32_t dim, size_t first, size_t stride) {
     }
     size_t at = first + (size_t)i * stride;
     if (last) {
-      char text[48];
+      char text[72];
       format_element(pr, at, text, sizeof text);
       put_item(pr, text, i == 0, dim);
     } else {
@@ -132,7 +140,7 @@ void run_print_tensor(FILE* out, const DLTensor* t) {
   printer pr = {out, t, (const unsigned char*)t->data + t->byte_offset,
                 kc_dtype_get_size(t->dtype), numel > PRINT_THRESHOLD, 0};
   if (t->ndim == 0) {
-    char text[48];
+    char text[72];
     format_element(&pr, 0, text, sizeof text);
     put_text(&pr, text);
     return;

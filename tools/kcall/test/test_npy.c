@@ -107,8 +107,8 @@ static void read_fails(const char* path, kc_status_code code,
 }
 
 static void test_round_trip(void) {
-  static const char* const types[] = {"f16", "f32", "f64", "i8",  "i16", "i32",
-                                      "i64", "u8",  "u16", "u32", "u64", "bool"};
+  static const char* const types[] = {"f16", "f32", "f64", "i8",  "i16", "i32", "i64",
+                                      "u8",  "u16", "u32", "u64", "bool", "c64", "c128"};
   static const int64_t shapes[][3] = {{2, 3, 0}, {5, 0, 0}, {0, 0, 0}, {0, 4, 0}};
   static const int32_t ranks[] = {2, 1, 0, 2};
   char path[1024];
@@ -177,6 +177,27 @@ static void test_written_header(void) {
   float back[3];
   memcpy(back, got + 128, sizeof back);
   CHECK(back[0] == 1.0f && back[1] == 2.0f && back[2] == 3.0f, "data");
+
+  /* Complex elements take NumPy's names. */
+  static const struct {
+    uint8_t bits;
+    const char* descr;
+  } complex_types[] = {{64, "{'descr': '<c8', "}, {128, "{'descr': '<c16', "}};
+  for (size_t i = 0; i < sizeof complex_types / sizeof complex_types[0]; ++i) {
+    st = kc_tensor_create(alloc(), shape, 1, kc_dtype_make(kDLComplex, complex_types[i].bits, 1),
+                          kc_device_cpu(), &t);
+    CHECK(!st, "create");
+    memset(kc_tensor_get_dltensor(t)->data, 0, 3u * complex_types[i].bits / 8);
+    st = cli_npy_write(path, kc_tensor_get_dltensor(t));
+    CHECK(!st, "write");
+    kc_object_release(KC_OBJECT(t));
+    in = fopen(path, "rb");
+    n = in ? fread(got, 1, sizeof got, in) : 0;
+    if (in) fclose(in);
+    size_t len = strlen(complex_types[i].descr);
+    CHECK(n > 10 + len && memcmp(got + 10, complex_types[i].descr, len) == 0, "%s",
+          complex_types[i].descr);
+  }
 }
 
 /* Headers as NumPy versions have written them, and as a person might. */
@@ -274,8 +295,10 @@ static void test_malformed(void) {
        KC_UNIMPLEMENTED, "big-endian"},
       {"{'descr': '>i8', 'fortran_order': False, 'shape': (1,)}", 8,
        KC_UNIMPLEMENTED, "astype('<i8')"},
-      {"{'descr': '<c8', 'fortran_order': False, 'shape': (1,)}", 8,
-       KC_UNIMPLEMENTED, "'<c8' is not supported"},
+      {"{'descr': '>c8', 'fortran_order': False, 'shape': (1,)}", 8,
+       KC_UNIMPLEMENTED, "astype('<c8')"},
+      {"{'descr': '<c4', 'fortran_order': False, 'shape': (1,)}", 4,
+       KC_UNIMPLEMENTED, "'<c4' is not supported"},
       {"{'descr': '<U3', 'fortran_order': False, 'shape': (1,)}", 12,
        KC_UNIMPLEMENTED, "'<U3' is not supported"},
       {"{'descr': '|O', 'fortran_order': False, 'shape': (1,)}", 8,
