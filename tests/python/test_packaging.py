@@ -6,6 +6,7 @@ the bundled kcall tool, and `pip install .` from scratch.
 import importlib.metadata
 import os
 import pathlib
+import re
 import shlex
 import shutil
 import subprocess
@@ -121,6 +122,65 @@ def test_rpaths_point_inside_the_package():
 def test_extension_imports_without_ld_library_path(tmp_path):
     run(sys.executable, "-c", "import kcall._core", cwd=tmp_path,
         env=env_without_loader_path())
+
+
+def build_id(path):
+    """The GNU build ID of an ELF file: the same for the same link, and
+    kept by strip."""
+    found = re.search(r"Build ID: ([0-9a-f]+)", run("readelf", "-n", path).stdout)
+    assert found, "%s has no build ID" % path
+    return found.group(1)
+
+
+@pytest.mark.skipif(not shutil.which("readelf"), reason="needs readelf")
+def test_the_package_carries_the_library_the_c_build_made(build_dir):
+    # `make pytest` configures the package in $(BUILD)/pip-build with
+    # KCALL_PREBUILT_DIR=$(BUILD): the library is compiled once, and what
+    # these tests load is what the C tests ran.
+    cache = build_dir / "pip-build" / "CMakeCache.txt"
+    if not cache.is_file():
+        pytest.skip("%s holds no package build: this package was not "
+                    "installed by `make pytest` from %s" % (cache.parent, build_dir))
+    prebuilt = re.search(r"^KCALL_PREBUILT_DIR:PATH=(.*)$", cache.read_text(),
+                         re.MULTILINE)
+    assert prebuilt and prebuilt.group(1), (
+        "%s: the package was built without KCALL_PREBUILT_DIR, compiling "
+        "the library a second time" % cache)
+    assert pathlib.Path(prebuilt.group(1)).resolve() == build_dir
+    pairs = [(PKG / "lib" / "libkcall.so", build_dir / "src" / "libkcall.so"),
+             (PKG / "bin" / "kcall", build_dir / "tools" / "kcall" / "kcall")]
+    cuda = build_dir / "src" / "libkcall_cuda.so"
+    if cuda.exists():
+        pairs.append((PKG / "lib" / "libkcall_cuda.so", cuda))
+    for installed, built in pairs:
+        assert build_id(installed) == build_id(built), (installed, built)
+
+
+def test_prebuilt_dir_must_be_a_kcall_build_of_this_tree(tmp_path):
+    cmake = shutil.which("cmake")
+    if not cmake:
+        pytest.skip("needs cmake")
+
+    def configure(prebuilt):
+        return run(cmake, "-S", REPO, "-B", tmp_path / "b", "-DKCALL_CUDA=OFF",
+                   "-DKCALL_PREBUILT_DIR=%s" % prebuilt, check=False)
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = configure(empty)
+    assert done.returncode != 0
+    assert ("KCALL_PREBUILT_DIR='%s': expected a configured kcall build "
+            "directory (holding kcallPrebuilt.cmake), found none there" % empty
+            in " ".join(done.stderr.split()))
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "kcallPrebuilt.cmake").write_text(
+        'set(KCALL_PREBUILT_SOURCE_DIR "%s")\n' % other)
+    done = configure(other)
+    assert done.returncode != 0
+    assert ("KCALL_PREBUILT_DIR='%s': expected a build of this source tree "
+            "(%s), found a build of %s" % (other, REPO.resolve(), other.resolve())
+            in " ".join(done.stderr.split()))
 
 
 # ---- python -m kcall.config -------------------------------------------------
