@@ -65,9 +65,9 @@ function(kcall_check_prebuilt)
   endif()
   set(_layout "${CMAKE_INSTALL_BINDIR};${CMAKE_INSTALL_LIBDIR};${CMAKE_INSTALL_INCLUDEDIR}")
   if(NOT KCALL_PREBUILT_INSTALL_DIRS STREQUAL _layout)
-    message(STATUS "kcall: not packaging the build in ${_dir}: it installs "
-            "into ${KCALL_PREBUILT_INSTALL_DIRS} (bin, lib, include), the "
-            "package's layout is ${_layout}; building the library here")
+    message(STATUS "kcall: not packaging the build in ${_dir}: its install "
+            "directories (bin, lib, include) are ${KCALL_PREBUILT_INSTALL_DIRS}, "
+            "this configuration's are ${_layout}; building the library here")
     return()
   endif()
   set(KCALL_USE_PREBUILT ON PARENT_SCOPE)
