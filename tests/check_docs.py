@@ -58,12 +58,14 @@ line.
                       what the file blocks of the files it names need.
     setup: COMMAND    run in the document's shell before the block, unseen;
                       must succeed.
-    notice: TEXT      a line beginning with TEXT is left out of what the
-                      block's commands print before it is compared: for a
-                      notice another library prints on some machines only
-                      (PyTorch's `No CUDA runtime is found` where the CUDA
-                      toolkit is installed without a driver). Every other
-                      line is compared; the status is checked as always.
+    notice: TEXT      a line holding TEXT is left out of what the block's
+                      commands print before it is compared: for a notice
+                      another library prints on some machines only, after
+                      a prefix of its own (PyTorch's log line `W1126 ...
+                      cpp_extension.py:183] No CUDA runtime is found` where
+                      the CUDA toolkit is installed without a driver).
+                      Every other line is compared; the status is checked
+                      as always.
     wrapped           (output) a line indented by four spaces continues the
                       line before it, joined to it with one space.
 
@@ -773,7 +775,7 @@ def run_step(world, step):
         return
     output, status = world.shell(step.command)
     lines = [l for l in output.splitlines()
-             if not any(l.startswith(n) for n in block.notices)]
+             if not any(n in l for n in block.notices)]
     problems = []
     if step.status == "zero" and status != 0:
         problems.append(f"exited {status}, expected 0")

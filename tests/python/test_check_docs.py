@@ -387,9 +387,10 @@ def test_a_failing_setup_fails_the_block(world):
 
 
 def test_a_notice_line_is_left_out_and_nothing_else(world):
-    # As PyTorch prints it (on stderr) where the CUDA toolkit is installed
+    # As PyTorch logs it (on stderr) where the CUDA toolkit is installed
     # and no driver is; on other machines the line is not there at all.
-    notice = "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'"
+    notice = ("W1126 01:51:28.065000 24582 torch/utils/cpp_extension.py:183] "
+              "[0/0] No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'")
     results = run_doc(world, f"""\
         <!-- doc-test: session
              notice: No CUDA runtime is found
