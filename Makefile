@@ -16,14 +16,35 @@ PYTHON     ?= python3
 KCALL      := $(BUILD)/tools/kcall/kcall
 HELLO      := $(BUILD)/examples/hello/libhello_plugin.so
 
+# The versions of JAX and PyTorch every environment here installs: the
+# test groups of EXTRAS, the benchmarks and the fixtures' generators.
+JAX_PKGS_PINNED   := jax==0.10.2 jaxlib==0.10.2
+TORCH_PKGS_PINNED := torch==2.15.0
+
+# Optional test groups, off by default: `make test EXTRAS="jax torch"` also
+# installs JAX and/or PyTorch (a large wheel), and their tests
+# (tests/python/test_jax.py, test_torch.py, the documents' blocks that need
+# them) run instead of skipping.
+EXTRAS      ?=
+EXTRA_jax   := $(JAX_PKGS_PINNED)
+EXTRA_torch := $(TORCH_PKGS_PINNED)
+EXTRAS_SET  := $(sort $(EXTRAS))
+EXTRAS_BAD  := $(filter-out jax torch,$(EXTRAS_SET))
+
 # The test environment: what the tests import, and the build backend, since
 # the package is built in it without isolation (so the build directory can
-# persist). The stamp keeps the step to a file check once it is done.
-VENV       := .venv
-VENV_PKGS  := numpy pytest 'scikit-build-core>=0.10'
+# persist). Each set of EXTRAS has an environment of its own (.venv for
+# none, .venv-with-jax, .venv-with-jax-torch, ...), so that switching
+# EXTRAS neither reinstalls nor leaves behind packages another set asked
+# for. The stamp keeps the step to a file check once it is done.
+empty      :=
+space      := $(empty) $(empty)
+VENV       := .venv$(if $(EXTRAS_SET),-with-$(subst $(space),-,$(EXTRAS_SET)))
+VENV_PKGS  := numpy pytest 'scikit-build-core>=0.10' \
+              $(foreach e,$(EXTRAS_SET),$(EXTRA_$(e)))
 # The benchmark's own environment: the tests never see apache-tvm-ffi.
 BENCH_VENV := .venv-bench
-BENCH_PKGS := numpy apache-tvm-ffi 'scikit-build-core>=0.10' jax==0.10.2 jaxlib==0.10.2
+BENCH_PKGS := numpy apache-tvm-ffi 'scikit-build-core>=0.10' $(JAX_PKGS_PINNED)
 BENCH_BUILD := build/bench-build
 
 .PHONY: all build demo test ctest pytest bench asan tsan fuzz valgrind install clean distclean \
@@ -39,34 +60,43 @@ build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The main job first (a program calling custom calls, through `kcall run`),
-# then packed functions called by name.
-demo: build
+# then packed functions called by name. Only what the demos run is built
+# (the library, the tool, two plugins and two host programs), not the tests.
+DEMO_TARGETS := kcall_cli xla_plugin run_program hello_plugin call_hello
+
+demo: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target $(DEMO_TARGETS)
 	@sh examples/xla/demo.sh $(BUILD)
 	@sh examples/hello/demo.sh $(BUILD)
 
 # A virtual environment with PACKAGES: $(call make_venv,DIR,PACKAGES).
+# pip says what it downloads (PyTorch is large).
 define make_venv
+	@echo "-- making $(1) with $(2)"
 	$(PYTHON) -m venv $(1)
-	$(1)/bin/python -m pip install -q --disable-pip-version-check $(2)
+	$(1)/bin/python -m pip install --disable-pip-version-check --progress-bar off $(2)
 	touch $(1)/.stamp
 endef
 
 # The package from this tree, installed into a venv:
-# $(call pip_install,VENV,BUILD_DIR,CMAKE_ARGS). scikit-build-core builds
-# in BUILD_DIR, which persists, so a second install rebuilds only what
-# changed; CMAKE_ARGS (read by scikit-build-core) brings in the compiler
-# and options, -DKCALL_WERROR=ON among them, as the C build has them.
+# $(call pip_install,VENV,C_BUILD,CMAKE_ARGS). The package takes libkcall,
+# the tool and libkcall_cuda as the C build C_BUILD made them
+# (KCALL_PREBUILT_DIR, cmake/kcall_prebuilt.cmake) and compiles only its
+# extension, in C_BUILD/pip-build, which persists, so a second install
+# rebuilds only what changed. CMAKE_ARGS (read by scikit-build-core) brings
+# in the compiler and options, -DKCALL_WERROR=ON among them, as the C build
+# has them. pip -v shows the build as it goes.
 define pip_install
-	@echo "-- pip: installing kcall into $(1) (CMake build in $(2))"
-	CMAKE_ARGS="-DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) $(3)" \
+	@echo "-- pip: installing kcall into $(1) (the library as $(2) built it, the extension built in $(2)/pip-build)"
+	CMAKE_ARGS="-DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) $(3) -DKCALL_PREBUILT_DIR=$(2)" \
 	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) \
-	$(1)/bin/python -m pip install -q --disable-pip-version-check \
-	  --no-build-isolation --no-deps --config-settings=build-dir=$(2) .
+	$(1)/bin/python -m pip install -v --disable-pip-version-check \
+	  --no-build-isolation --no-deps --config-settings=build-dir=$(2)/pip-build .
 endef
 
 # pytest's status 5 means it collected no tests: a broken suite, never a pass.
 define run_pytest
-	$(call pip_install,$(VENV),$(abspath $(BUILD))/pip-build,$(CMAKE_ARGS))
+	$(call pip_install,$(VENV),$(abspath $(BUILD)),$(CMAKE_ARGS))
 	KCALL_BUILD_DIR=$(abspath $(BUILD)) $(VENV)/bin/python -m pytest -ra tests/python; \
 	status=$$?; \
 	if [ $$status -eq 5 ]; then \
@@ -78,32 +108,24 @@ endef
 $(VENV)/.stamp: Makefile
 	$(call make_venv,$(VENV),$(VENV_PKGS))
 
-# Optional test groups, off by default: `make test EXTRAS="jax torch"` also
-# installs JAX and/or PyTorch (a large wheel) into .venv, and their tests
-# (tests/python/test_jax.py, test_torch.py) run instead of skipping.
-EXTRAS      ?=
-EXTRA_jax   := jax==0.10.2 jaxlib==0.10.2
-EXTRA_torch := torch
-EXTRA_STAMPS := $(foreach e,$(EXTRAS),$(VENV)/.stamp-$(e))
-
-$(VENV)/.stamp-%: $(VENV)/.stamp
-	@test -n "$(EXTRA_$*)" || { echo "make: unknown test group '$*' in EXTRAS (expected jax or torch)" >&2; exit 1; }
-	$(VENV)/bin/python -m pip install -q --disable-pip-version-check $(EXTRA_$*)
-	touch $@
+# An unknown test group stops make before anything is built.
+ifneq ($(EXTRAS_BAD),)
+$(error unknown test group '$(firstword $(EXTRAS_BAD))' in EXTRAS (expected jax or torch))
+endif
 
 $(BENCH_VENV)/.stamp: Makefile
 	$(call make_venv,$(BENCH_VENV),$(BENCH_PKGS))
 
 # Every test: the C tests with ctest, then the Python package's with pytest
-# (kcall installed into .venv from this tree, with plugins from $(BUILD)).
-test: build $(VENV)/.stamp $(EXTRA_STAMPS)
+# (kcall installed into $(VENV) from this tree, with plugins from $(BUILD)).
+test: build $(VENV)/.stamp
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(run_pytest)
 
 ctest: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-pytest: build $(VENV)/.stamp $(EXTRA_STAMPS)
+pytest: build $(VENV)/.stamp
 	$(run_pytest)
 
 # The C benchmarks, then the Python ones against a Release install of the
@@ -112,7 +134,7 @@ pytest: build $(VENV)/.stamp $(EXTRA_STAMPS)
 bench: $(BENCH_VENV)/.stamp
 	$(MAKE) build BUILD=$(BENCH_BUILD) CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DKCALL_BUILD_TESTS=OFF"
 	@sh bench/run.sh $(BENCH_BUILD) build/bench
-	$(call pip_install,$(BENCH_VENV),$(abspath $(BENCH_BUILD))/pip-build,-DCMAKE_BUILD_TYPE=Release)
+	$(call pip_install,$(BENCH_VENV),$(abspath $(BENCH_BUILD)),-DCMAKE_BUILD_TYPE=Release)
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/run_bench.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_jax.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_dot.py --out build/bench
@@ -122,7 +144,7 @@ bench: $(BENCH_VENV)/.stamp
 # tests/xla_ffi/generate.py in an environment of their own. They are
 # checked in, so `make test` needs no JAX.
 JAX_VENV   := .venv-jax
-JAX_PKGS   := jax==0.10.2 jaxlib==0.10.2 numpy
+JAX_PKGS   := $(JAX_PKGS_PINNED) numpy
 
 .PHONY: fixtures
 
@@ -240,4 +262,4 @@ clean:
 
 # clean, and the virtual environments too.
 distclean: clean
-	rm -rf $(VENV) $(BENCH_VENV) $(JAX_VENV) $(FUZZ_VENV)
+	rm -rf .venv .venv-with-* $(BENCH_VENV) $(JAX_VENV) $(FUZZ_VENV)

@@ -58,6 +58,14 @@ line.
                       what the file blocks of the files it names need.
     setup: COMMAND    run in the document's shell before the block, unseen;
                       must succeed.
+    notice: TEXT      a line holding TEXT is left out of what the block's
+                      commands print before it is compared: for a notice
+                      another library prints on some machines only, after
+                      a prefix of its own (PyTorch's log line `W1126 ...
+                      cpp_extension.py:183] No CUDA runtime is found` where
+                      the CUDA toolkit is installed without a driver).
+                      Every other line is compared; the status is checked
+                      as always.
     wrapped           (output) a line indented by four spaces continues the
                       line before it, joined to it with one space.
 
@@ -120,7 +128,7 @@ KIND_LANGS = {
     "run": SHELL_LANGS,
     "python": {"python"},
 }
-OPTIONS = {"files", "needs", "setup", "wrapped"}
+OPTIONS = {"files", "needs", "notice", "setup", "wrapped"}
 # Directories of the tree that are the library itself: always built.
 PRODUCT_DIRS = ("include/", "src/", "tools/", "python/")
 # A fence; its language is the first word of its info string.
@@ -149,6 +157,7 @@ class Block:
     files: list = dataclasses.field(default_factory=list)
     needs: list = dataclasses.field(default_factory=list)
     setup: list = dataclasses.field(default_factory=list)
+    notices: list = dataclasses.field(default_factory=list)
     wrapped: bool = False
 
     @property
@@ -178,6 +187,8 @@ def _parse_annotation(comment, block, problems):
             getattr(block, key).extend(value.split())
         elif key == "setup" and colon and value.strip():
             block.setup.append(value.strip())
+        elif key == "notice" and colon and value.strip():
+            block.notices.append(value.strip())
         else:
             problems.add(block.where, f"annotation: unknown option {line!r} "
                          f"(expected one of {', '.join(sorted(OPTIONS))})")
@@ -763,7 +774,8 @@ def run_step(world, step):
                                  f"expected 0; output:\n{output}")
         return
     output, status = world.shell(step.command)
-    lines = output.splitlines()
+    lines = [l for l in output.splitlines()
+             if not any(n in l for n in block.notices)]
     problems = []
     if step.status == "zero" and status != 0:
         problems.append(f"exited {status}, expected 0")

@@ -384,3 +384,36 @@ def test_a_failing_setup_fails_the_block(world):
         ```
         """)
     assert "setup `exit_with_nothing_found_here` exited 127" in str(error)
+
+
+def test_a_notice_line_is_left_out_and_nothing_else(world):
+    # As PyTorch logs it (on stderr) where the CUDA toolkit is installed
+    # and no driver is; on other machines the line is not there at all.
+    notice = ("W1126 01:51:28.065000 24582 torch/utils/cpp_extension.py:183] "
+              "[0/0] No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'")
+    results = run_doc(world, f"""\
+        <!-- doc-test: session
+             notice: No CUDA runtime is found
+        -->
+        ```console
+        $ echo "{notice}" >&2; echo result
+        result
+        $ echo result
+        result
+        $ echo "{notice}"; echo other; echo result
+        result
+        $ sh -c 'echo "{notice}"; exit 3'
+        ```
+
+        ```console
+        $ echo "{notice}" >&2; echo result
+        result
+        ```
+        """)
+    errors = [str(e) if e else None for _, e in results]
+    assert errors[:2] == [None, None]
+    # Another line is compared, and the status is checked, as always.
+    assert "+other" in errors[2]
+    assert "exited 3, expected 0" in errors[3]
+    # Only the block that names the notice leaves it out.
+    assert "+" + notice in errors[4]
