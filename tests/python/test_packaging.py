@@ -471,8 +471,15 @@ def test_wheel_carries_the_c_install(wheel, build_dir):
     assert any(n.startswith("kcall/_core") and n.endswith(".so") for n in names)
     assert any(n.startswith("kcall/lib/libkcall.so.") for n in names)
     assert "Requires-Dist: numpy" in requires, requires
-    # The CUDA backend ships when the build made it, and only then.
-    built_cuda = any((build_dir / "pip-build").rglob("libkcall_cuda.so"))
+    # The CUDA backend ships when the build made it, and only then: the
+    # package's own build, or the C build it took the library from
+    # (KCALL_PREBUILT_DIR, as `make pytest` configures it).
+    pip_build = build_dir / "pip-build"
+    prebuilt = re.search(r"^KCALL_PREBUILT_DIR:PATH=(.+)$",
+                         (pip_build / "CMakeCache.txt").read_text(), re.MULTILINE)
+    built_cuda = any(pip_build.rglob("libkcall_cuda.so")) or bool(
+        prebuilt and (pathlib.Path(prebuilt.group(1)) / "src" /
+                      "libkcall_cuda.so").exists())
     assert ("kcall/lib/libkcall_cuda.so" in names) == built_cuda
 
 
