@@ -129,7 +129,7 @@ static void kf_check_attr(const kc_attr* a, XLA_FFI_AttrType type, const void* v
         case KC_ATTR_U64: KF_ASSERT(a->v.u64 == *(const uint64_t*)s->value); break;
         case KC_ATTR_F32: KF_ASSERT(!memcmp(&a->v.f32, s->value, 4)); break;
         case KC_ATTR_F64: KF_ASSERT(!memcmp(&a->v.f64, s->value, 8)); break;
-        default: KF_ASSERT(!"a scalar of another type");
+        default: KF_ASSERT(0 && "a scalar of another type");
       }
       break;
     }
@@ -160,7 +160,7 @@ static void kf_check_attr(const kc_attr* a, XLA_FFI_AttrType type, const void* v
       }
       break;
     }
-    default: KF_ASSERT(!"an attribute of a kind XLA has not");
+    default: KF_ASSERT(0 && "an attribute of a kind XLA has not");
   }
 }
 
