@@ -239,8 +239,11 @@ $(FUZZ_VENV)/.stamp: Makefile
 # New inputs go to $(FUZZ_PY_OUT)/corpus/python_args, crashing ones to
 # artifacts/python_args; a Python exception the harness does not allow
 # fails the run with its traceback.
+# The package is built (without sanitizers) from a C build of its own.
 fuzz-python: $(FUZZ_VENV)/.stamp
-	$(call pip_install,$(FUZZ_VENV),$(abspath $(FUZZ_PY_OUT))/pip-build,$(CMAKE_ARGS))
+	$(MAKE) build BUILD=$(FUZZ_PY_OUT)/c-build CMAKE_ARGS="-DKCALL_CUDA=OFF \
+	  -DKCALL_BUILD_TESTS=OFF -DKCALL_BUILD_EXAMPLES=OFF -DKCALL_BUILD_BENCH=OFF"
+	$(call pip_install,$(FUZZ_VENV),$(abspath $(FUZZ_PY_OUT))/c-build,-DKCALL_CUDA=OFF)
 	mkdir -p $(FUZZ_PY_OUT)/corpus/python_args $(FUZZ_PY_OUT)/artifacts/python_args
 	$(FUZZ_VENV)/bin/python tests/fuzz/python_args_fuzz.py -max_total_time=$(FUZZ_SECONDS) \
 	  -timeout=10 -artifact_prefix=$(FUZZ_PY_OUT)/artifacts/python_args/ \
