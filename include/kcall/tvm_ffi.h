@@ -75,7 +75,11 @@ extern "C" {
  * exports as a packed function named PREFIX.NAME: `__tvm_ffi_NAME`
  * symbols, functions, defined in the file; tvm-ffi's own
  * `__tvm_ffi__...` symbols (metadata, docs, the library context) are not
- * functions to call and are skipped. `prefix` is 1 to 200 bytes of
+ * functions to call and are skipped. Each is also registered as the
+ * custom-call target PREFIX.NAME on the host, called as
+ * kc_tvm_ffi_register_target says, so that `kcall run --plugin MODULE`
+ * programs, kcall.jax and kcall.torch call its kernels with no other
+ * step. `prefix` is 1 to 200 bytes of
  * [A-Za-z0-9_.]; NULL means the file's name without its directory, a
  * leading "lib" and what follows the first '.' ("libmykernels.so" ->
  * "mykernels").
@@ -83,7 +87,8 @@ extern "C" {
  * The module is a plugin like any other: loading it again returns the
  * same handle (counted: the prefix is the first load's), kc_plugin_get_desc
  * names it PREFIX ("tvm-ffi" as its version), kc_plugin_get_registration
- * lists its functions, and kc_plugin_unload removes them when nothing
+ * lists its functions and targets, and kc_plugin_unload removes them when
+ * nothing
  * holds one (else FAILED_PRECONDITION naming them, as for any plugin).
  * The file itself stays mapped for the life of the process once loaded:
  * tvm-ffi objects it made (tensors, functions, errors) carry deleters in
@@ -100,7 +105,8 @@ extern "C" {
  * malformed prefix, a file exporting no tvm-ffi function, or a name that
  * is not a kcall function name; FAILED_PRECONDITION when libtvm_ffi
  * cannot be found (see above) or speaks another ABI version;
- * ALREADY_EXISTS when PREFIX.NAME is taken (nothing registered). */
+ * ALREADY_EXISTS when PREFIX.NAME is taken, as a function or as a
+ * target (nothing registered). */
 KC_API kc_status* kc_tvm_ffi_load_module(const char* path, const char* prefix,
                                          kc_plugin** out_plugin);
 

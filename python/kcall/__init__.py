@@ -180,7 +180,7 @@ def load_plugin(path, prefix=None):
 
     A tvm-ffi module (a shared object exporting ``__tvm_ffi_NAME``
     functions, docs/tvm_ffi.md) loads too: each function becomes the kcall
-    function PREFIX.NAME, `prefix` defaulting to the file's name without
+    function and the custom-call target PREFIX.NAME, `prefix` defaulting to the file's name without
     "lib" and its extension; giving `prefix` requires a tvm-ffi module.
     tvm-ffi's runtime is the one the ``tvm_ffi`` package loads, imported
     here when it is installed.

@@ -139,6 +139,21 @@ void* kc__tvm_fn_object(const kc__tvm_api* api, const kc_func* func,
 
 /* ---- modules --------------------------------------------------------------- */
 
+/* The typed target of a module's function: operands, results, then the
+ * call site's attributes, straight to the symbol. */
+typedef struct kc__tvm_symbol_target {
+  const kc__tvm_api* api;
+  kc__tvm_safe_call call;
+  char name[]; /* "tvm-ffi function 'NAME'" */
+} kc__tvm_symbol_target;
+
+typedef struct kc__tvm_site kc__tvm_site;
+static kc_status* kc__tvm_site_make(const kc_xcall_frame* frame,
+                                    kc__tvm_site** out);
+static void kc__tvm_site_free(void* state);
+
+static kc_status* kc__tvm_symbol_run(kc_xcall_frame* frame);
+
 kc_status* kc__tvm_register_module(void* handle, const char* names,
                                    const char* prefix) {
   kc_status* st = NULL;
@@ -171,6 +186,20 @@ kc_status* kc__tvm_register_module(void* handle, const char* names,
       return kc_status_add_context(st, "registering exported function %s",
                                    KC__QS(n));
     }
+    size_t name_len = strlen(((const kc__tvm_fn*)f->self)->name);
+    kc__tvm_symbol_target* t = calloc(1, sizeof *t + name_len + 1);
+    if (!t) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+    t->api = api;
+    t->call = call;
+    memcpy(t->name, ((const kc__tvm_fn*)f->self)->name, name_len + 1);
+    kc_xcall_signature sig = {.struct_size = sizeof sig,
+                              .flags = KC_XCALL_SIG_OPEN};
+    KC_RETURN_IF_ERROR(kc_xcall_register_typed(kc_sv(full), KC_PLATFORM_HOST,
+                                               &sig, kc__tvm_symbol_run, t,
+                                               free, 0),
+                       "registering exported function %s as a custom-call "
+                       "target",
+                       KC__QS(n));
   }
   return NULL;
 }
@@ -179,10 +208,10 @@ kc_status* kc__tvm_register_module(void* handle, const char* names,
 
 /* What a target calling a kcall function keeps: the function, and per call
  * site the attributes as kcall values (state). */
-typedef struct kc__tvm_site {
+struct kc__tvm_site {
   int32_t num_attrs;
   kc_any attrs[];
-} kc__tvm_site;
+};
 
 static void kc__tvm_site_free(void* state) {
   kc__tvm_site* site = state;
@@ -279,6 +308,55 @@ static kc_status* kc__tvm_target(kc_xcall_frame* frame) {
 }
 
 static void kc__release_func(void* f) { kc_object_release(f); }
+
+static kc_status* kc__tvm_symbol_run(kc_xcall_frame* frame) {
+  if (frame->stage == KC_XCALL_STAGE_INSTANTIATE) {
+    kc__tvm_site* site = NULL;
+    KC_RETURN_IF_ERROR(kc__tvm_site_make(frame, &site));
+    frame->state = site;
+    frame->state_deleter = kc__tvm_site_free;
+    return NULL;
+  }
+  const kc__tvm_symbol_target* t = frame->user;
+  const kc__tvm_site* site = frame->state;
+  int32_t n = frame->num_args + frame->num_results + site->num_attrs;
+  kc__tvm_any inline_args[16];
+  kc__tvm_any* args = inline_args;
+  if ((size_t)n > KC__ARRAY_SIZE(inline_args)) {
+    args = malloc((size_t)n * sizeof *args);
+    if (!args) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  int32_t k = 0;
+  for (int32_t i = 0; i < frame->num_args; ++i) {
+    args[k++] = (kc__tvm_any){.type_index = KC__TVM_DLTENSOR_PTR,
+                              .u.v_ptr = &frame->args[i]};
+  }
+  for (int32_t i = 0; i < frame->num_results; ++i) {
+    args[k++] = (kc__tvm_any){.type_index = KC__TVM_DLTENSOR_PTR,
+                              .u.v_ptr = &frame->results[i]};
+  }
+  kc__tvm_scratch unused = {.capacity = 0};
+  kc_status* st = NULL;
+  for (int32_t i = 0; i < site->num_attrs && !st; ++i, ++k) {
+    /* Scalars and strings only (kc__tvm_site_make): no temporaries. */
+    st = kc__tvm_arg_from_kc(t->api, &site->attrs[i], &args[k], &unused, k,
+                             t->name);
+  }
+  if (!st) {
+    kc__tvm_any result;
+    memset(&result, 0, sizeof result);
+    int rc = t->call(NULL, args, n, &result);
+    if (rc != 0) {
+      st = kc__tvm_error_to_status(t->api, rc, t->name);
+    } else {
+      kc_any ignored;
+      st = kc__kc_from_tvm_owned(t->api, &result, &ignored, t->name);
+      kc_any_release(&ignored);
+    }
+  }
+  if (args != inline_args) free(args);
+  return st;
+}
 
 kc_status* kc_tvm_ffi_register_target(kc_string_view target,
                                       kc_platform platform,
