@@ -307,11 +307,11 @@ kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
   return kc__plugin_load(path, NULL, false, out_plugin);
 }
 
-/* dlopen's refusal of a file that needs libtvm_ffi where none is found
- * says so, with what to install: `missing` (kc__tvm_module_prepare's
- * status), which is consumed. */
+/* dlopen's refusal of a file that uses libtvm_ffi where none is found says
+ * so, with what to install: `missing` (kc__tvm_module_prepare's status),
+ * which is consumed. */
 static kc_status* kc__explain_missing_tvm(kc_status* st, kc_status* missing) {
-  if (st && missing && strstr(kc_status_get_message(st), "libtvm_ffi")) {
+  if (st && missing) {
     kc_status_destroy(st);
     return kc_status_add_context(missing, "it is a tvm-ffi module");
   }

@@ -113,8 +113,8 @@ const kc__tvm_api* kc__tvm_api_get(kc_status** out_status) {
         if (!handle) {
           const char* why = dlerror();
           st = kc_status_create(KC_FAILED_PRECONDITION,
-                                "%s=%s cannot be loaded: %s", KC__TVM_ENV, env,
-                                why ? why : "dlopen failed");
+                                "%s=%s cannot be loaded (%s): " KC__TVM_ADVICE,
+                                KC__TVM_ENV, env, why ? why : "dlopen failed");
         } else {
           st = kc__adopt(handle, "named by " KC__TVM_ENV);
         }
