@@ -51,8 +51,7 @@ def _words(value, what):
 
 
 def _write_texts(texts, directory):
-    """Writes {file name: text} into `directory`; returns the paths."""
-    paths = []
+    """Writes {file name: text} into `directory`."""
     for filename, text in texts.items():
         if (not isinstance(filename, str) or not filename
                 or os.path.basename(filename) != filename
@@ -67,8 +66,6 @@ def _write_texts(texts, directory):
         path = os.path.join(directory, filename)
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
-        paths.append(path)
-    return paths
 
 
 def build_path(name, sources=None, *, source=None, language="c", flags=(),
@@ -83,9 +80,9 @@ def build_path(name, sources=None, *, source=None, language="c", flags=(),
     if isinstance(sources, dict):
         texts.update(sources)
     elif isinstance(sources, (str, os.PathLike)):
-        paths.append(os.fspath(sources))
+        paths.append(os.path.abspath(sources))
     elif sources is not None:
-        paths.extend(os.fspath(s) for s in sources)
+        paths.extend(os.path.abspath(s) for s in sources)
     if source is not None:
         filename = name + _ENDINGS[language]
         if filename in texts:
@@ -102,15 +99,23 @@ def build_path(name, sources=None, *, source=None, language="c", flags=(),
     command = [os.path.join(config.get_bin_dir(), "kcall"), "build"]
     command += ["--flag=" + f for f in _words(flags, "flags")]
     command += ["--nvcc-flags=" + f for f in _words(nvcc_flags, "nvcc_flags")]
+    # The tool runs in the directory of the sources given as text, so that
+    # messages name them as given; what names a file here is made whole.
+    if cache_dir is None:
+        cache_dir = os.environ.get("KCALL_CACHE_DIR") or None
     for option, value in (("--cc", cc), ("--cxx", cxx), ("--nvcc", nvcc),
                           ("--cache-dir", cache_dir)):
         if value is not None:
-            command.append("%s=%s" % (option, os.fspath(value)))
+            value = os.fspath(value)
+            if option == "--cache-dir" or os.sep in value:
+                value = os.path.abspath(value)
+            command.append("%s=%s" % (option, value))
     with tempfile.TemporaryDirectory(prefix="kcall-build-") as directory:
         # Only the files' names and bytes are part of the cache key, so a
         # fresh directory each time still finds an earlier build.
-        command += ["--", name] + paths + _write_texts(texts, directory)
-        done = subprocess.run(command, stdin=subprocess.DEVNULL,
+        _write_texts(texts, directory)
+        command += ["--", name] + paths + list(texts)
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, cwd=directory,
                               capture_output=True, text=True)
     if done.returncode != 0:
         _raise_tool_error(done.returncode, done.stderr)

@@ -158,11 +158,20 @@ def test_compiler_errors_carry_the_compilers_message(cache):
     assert isinstance(e, ValueError)
     assert e.code == "INVALID_ARGUMENT"
     first, _, rest = str(e).partition("\n")
-    assert first.startswith("building plugin 'bt_bad': compiling '")
-    assert "bt_bad.c' failed: C compiler '" in first
-    assert "exited with status 1:" in first
-    assert "undeclared_thing" in rest
+    # Source text is named as it was given (its file's name).
+    assert first.startswith("building plugin 'bt_bad': compiling 'bt_bad.c' "
+                            "failed: C compiler '")
+    assert first.endswith("' exited with status 1:")
+    assert "bt_bad.c:1:" in rest and "undeclared_thing" in rest
     assert built(cache) == []
+
+
+def test_relative_paths_are_the_callers(cache, tmp_path, monkeypatch):
+    (tmp_path / "bt_rel.c").write_text(plugin_text("bt_rel", 3))
+    monkeypatch.chdir(tmp_path)
+    plugin = kcall.build("bt_rel", ["bt_rel.c"], cache_dir="relcache")
+    assert os.path.dirname(plugin.path) == str(tmp_path / "relcache")
+    assert kcall.get_func("bt_rel.answer")() == 3
 
 
 def test_a_missing_compiler_or_source_is_not_found(cache, tmp_path):
