@@ -224,3 +224,16 @@ def test_concurrent_builds_from_processes(cache, tmp_path):
     assert len({out for out, _ in outs}) == 1
     assert outs[0][0].split()[1] == "9"
     assert len(built(cache)) == 1
+
+
+def test_the_packaged_tool_uses_the_packages_headers(cache, tmp_path):
+    """bin/kcall in the package finds include/ beside it (no source tree)."""
+    from kcall import config
+    (tmp_path / "bt_inc.c").write_text(plugin_text("bt_inc", 1))
+    done = subprocess.run([sys.executable, "-m", "kcall", "build", "-v",
+                           "bt_inc", str(tmp_path / "bt_inc.c")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    include = os.path.realpath(config.get_include())
+    assert " -I%s " % include in done.stderr
+    assert done.stdout.strip().startswith(str(cache) + "/libbt_inc-")

@@ -3,7 +3,7 @@
  * compiling: command lines, running programs, finding them and kcall's
  * headers, the cache directory and hashing files.
  */
-#define _GNU_SOURCE /* readlink, posix_spawn, environ */
+#define _GNU_SOURCE /* readlink, realpath, posix_spawn, environ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -218,20 +218,30 @@ static bool holds_kcall_headers(const char* dir) {
   return found;
 }
 
+/* The install's include directory as seen from its bin directory. */
+#ifndef KCALL_BIN_TO_INCLUDE
+#define KCALL_BIN_TO_INCLUDE "../include"
+#endif
+
 /* PREFIX/include for the tool at PREFIX/bin/kcall, or NULL. */
 static char* include_beside_tool(void) {
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return NULL;
   exe[n] = '\0';
-  for (int i = 0; i < 2; ++i) {  /* strip "kcall", then "bin" */
-    char* slash = strrchr(exe, '/');
-    if (!slash) return NULL;
-    *slash = '\0';
-  }
-  size_t size = strlen(exe) + sizeof "/include";
+  char* slash = strrchr(exe, '/');
+  if (!slash) return NULL;
+  *slash = '\0';
+  size_t size = strlen(exe) + sizeof "/" KCALL_BIN_TO_INCLUDE;
   char* dir = malloc(size);
-  if (dir) snprintf(dir, size, "%s/include", exe);
+  if (!dir) return NULL;
+  snprintf(dir, size, "%s/" KCALL_BIN_TO_INCLUDE, exe);
+  /* Shown in messages and passed to the compiler: without "..". */
+  char* real = realpath(dir, NULL);
+  if (real) {
+    free(dir);
+    dir = real;
+  }
   return dir;
 }
 
