@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>

@@ -110,7 +110,9 @@ static bool is_option(const char* arg, const char* opt) {
  * status. */
 static int parse_options(int argc, char** argv, build_options* o) {
   o->sources = calloc((size_t)argc + 1, sizeof *o->sources);
-  if (!o->sources) return cli_report_status(kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
+  if (!o->sources) {
+    return cli_report_status(kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
+  }
   bool options_done = false;
   for (int i = 0; i < argc; ++i) {
     const char* arg = argv[i];
