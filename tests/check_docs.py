@@ -666,7 +666,9 @@ class World:
     DROP = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "BUILD",
             "CMAKE_ARGS", "PREFIX", "JOBS", "EXTRAS", "PKG_CONFIG_PATH",
             "KCALL_PYTHON_MODULES", "LD_PRELOAD", "LD_LIBRARY_PATH",
-            "PYTHONPATH", "CMAKE_BUILD_PARALLEL_LEVEL")
+            "PYTHONPATH", "CMAKE_BUILD_PARALLEL_LEVEL",
+            # `kcall build`'s cache goes under HOME, as the documents show.
+            "KCALL_CACHE_DIR", "XDG_CACHE_HOME", "KCALL_INCLUDE_DIR")
 
     def __init__(self, repo, build_dir, directory, python=sys.executable):
         self.repo = pathlib.Path(repo).resolve()

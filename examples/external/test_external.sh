@@ -5,7 +5,8 @@
 # directory's plugins and the quickstart's (examples/quickstart) against the
 # installed package (find_package, kcall_add_plugin), runs the installed
 # kcall on them, then compiles host.c with the flags pkg-config gives and
-# runs it, and double_plugin.c with its --cflags alone. EXTRA_CFLAGS
+# runs it, and double_plugin.c with its --cflags alone, then with the
+# installed `kcall build`. EXTRA_CFLAGS
 # are the sanitizer flags libkcall was built with, which a program linking
 # it needs too.
 set -eu
@@ -117,4 +118,11 @@ logged compile_double "$cc" $extra -std=c11 -shared -fPIC -fvisibility=hidden \
   $cflags "$src/double_plugin.c" -o "$work/libdouble_pc.so"
 expect "f32[3]:2,4,6" "$prefix/bin/kcall" call --plugin "$work/libdouble_pc.so" \
   op.Double f32[3]:1,2,3
+echo "-- the same plugin built by the installed kcall build, with its headers"
+logged kcall_build "$prefix/bin/kcall" build -v --cc "$cc" --cache-dir "$work/cache" \
+  double "$src/double_plugin.c"
+grep -q -- "-I$(cd "$prefix/include" && pwd -P) " "$work/kcall_build.log" ||
+  { echo "test_external.sh: not built with $prefix/include:"; cat "$work/kcall_build.log"; exit 1; }
+built=$(grep '\.so$' "$work/kcall_build.log")
+expect "f32[3]:2,4,6" "$prefix/bin/kcall" call --plugin "$built" op.Double f32[3]:1,2,3
 echo "-- ok"

@@ -14,7 +14,8 @@ directly, anything with ``__dlpack__`` (PyTorch, JAX, CuPy) through DLPack.
 kcall returns ``kcall.Tensor`` objects, which NumPy and the others take
 without copying (``np.asarray(t)``, ``np.from_dlpack(t)``).
 
-Also: ``kcall.load_plugin(path)``, ops (``kcall.ops.Add(x, y)``), programs
+Also: ``kcall.build(name, sources)`` (compile a plugin, cached, and load
+it), ``kcall.load_plugin(path)``, ops (``kcall.ops.Add(x, y)``), programs
 (``kcall.Program.parse(hlo_text).compile()``), custom-call targets written
 in Python (``kcall.register_target``). Errors are ``kcall.Error``
 subclasses chosen by status code, which also derive from the matching
@@ -82,8 +83,8 @@ Error.context = ()
 
 __all__ = [
     "Error", "Executable", "Function", "Plugin", "Program", "ProgramBuilder",
-    "Tensor", "from_dlpack", "get_func", "list_funcs", "list_ops",
-    "list_targets", "load_plugin", "ops", "register_func", "register_target",
+    "Tensor", "build", "build_path", "from_dlpack", "get_func", "list_funcs",
+    "list_ops", "list_targets", "load_plugin", "ops", "register_func", "register_target",
     "default_stream", "register_xla_ffi", "register_xla_ffi_type",
     "remove_func", "to_device",
 ]
@@ -299,3 +300,4 @@ def register_xla_ffi_type(name, type_id, type_info=None):
 
 
 from . import ops  # noqa: E402  (ops uses the names above)
+from ._build import build, build_path  # noqa: E402  (uses load_plugin)

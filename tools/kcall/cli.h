@@ -135,6 +135,7 @@ extern const cli_command cli_cmd_inspect;
 extern const cli_command cli_cmd_call;
 extern const cli_command cli_cmd_ops;
 extern const cli_command cli_cmd_run;
+extern const cli_command cli_cmd_build;
 extern const cli_command cli_cmd_help;
 
 #endif /* KCALL_TOOLS_CLI_H_ */

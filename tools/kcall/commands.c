@@ -11,6 +11,7 @@ static const cli_command* const kCommands[] = {
     &cli_cmd_call,
     &cli_cmd_ops,
     &cli_cmd_run,
+    &cli_cmd_build,
     &cli_cmd_devices,
     &cli_cmd_help,
 };
