@@ -159,30 +159,6 @@ static kc_status* kc__oom(void) {
 
 /* ---- kcall -> tvm-ffi ---------------------------------------------------- */
 
-/* The payload-only types, which are the same values on both sides. */
-static bool kc__pod_to_tvm(const kc_any* in, kc__tvm_any* out) {
-  static const int32_t map[] = {
-      [KC_TYPE_NONE] = KC__TVM_NONE,
-      [KC_TYPE_BOOL] = KC__TVM_BOOL,
-      [KC_TYPE_INT] = KC__TVM_INT,
-      [KC_TYPE_FLOAT] = KC__TVM_FLOAT,
-      [KC_TYPE_OPAQUE_PTR] = KC__TVM_OPAQUE_PTR,
-      [KC_TYPE_DTYPE] = KC__TVM_DTYPE,
-      [KC_TYPE_DEVICE] = KC__TVM_DEVICE,
-      [KC_TYPE_RAW_STR] = KC__TVM_RAW_STR,
-      [KC_TYPE_DLTENSOR_PTR] = KC__TVM_DLTENSOR_PTR,
-      [KC_TYPE_SMALL_STR] = KC__TVM_SMALL_STR,
-  };
-  if (in->type_index < 0 || in->type_index >= (int32_t)KC__ARRAY_SIZE(map)) {
-    return false;
-  }
-  out->type_index = map[in->type_index];
-  out->small_len = in->small_len;
-  memcpy(&out->u, &in->u, sizeof out->u);
-  if (in->type_index == KC_TYPE_NONE) out->u.v_int64 = 0;
-  return true;
-}
-
 static kc_status* kc__refuse_to_tvm(const kc_any* in, int32_t index,
                                     const char* fn) {
   const char* what = in->type_index == KC_TYPE_ARRAY ? "an array"
@@ -310,31 +286,6 @@ kc_status* kc__tvm_from_kc_owned(const kc__tvm_api* api, kc_any* in,
 }
 
 /* ---- tvm-ffi -> kcall ---------------------------------------------------- */
-
-static bool kc__pod_to_kc(const kc__tvm_any* in, kc_any* out) {
-  int32_t t;
-  switch (in->type_index) {
-    case KC__TVM_NONE: t = KC_TYPE_NONE; break;
-    case KC__TVM_INT: t = KC_TYPE_INT; break;
-    case KC__TVM_BOOL: t = KC_TYPE_BOOL; break;
-    case KC__TVM_FLOAT: t = KC_TYPE_FLOAT; break;
-    case KC__TVM_OPAQUE_PTR: t = KC_TYPE_OPAQUE_PTR; break;
-    case KC__TVM_DTYPE: t = KC_TYPE_DTYPE; break;
-    case KC__TVM_DEVICE: t = KC_TYPE_DEVICE; break;
-    case KC__TVM_DLTENSOR_PTR: t = KC_TYPE_DLTENSOR_PTR; break;
-    case KC__TVM_RAW_STR: t = KC_TYPE_RAW_STR; break;
-    case KC__TVM_SMALL_STR:
-      if (in->small_len > KC_SMALL_STR_MAX) return false;
-      t = KC_TYPE_SMALL_STR;
-      break;
-    default: return false;
-  }
-  out->type_index = t;
-  out->small_len = t == KC_TYPE_SMALL_STR ? in->small_len : 0;
-  memcpy(&out->u, &in->u, sizeof out->u);
-  if (t == KC_TYPE_SMALL_STR) out->u.v_small[in->small_len] = '\0';
-  return true;
-}
 
 static kc_status* kc__refuse_from_tvm(const kc__tvm_api* api, int32_t type,
                                       int32_t index, const char* fn) {

@@ -11,6 +11,7 @@
 
 /* What a tvm-ffi function calling kcall holds. */
 typedef struct kc__tvm_wrap {
+  const kc__tvm_api* api;
   kc_func* func; /* a reference */
   void* obj;     /* the tvm-ffi function object (not a reference) */
   char name[];   /* "kcall function 'NAME'" */
@@ -47,11 +48,12 @@ static void kc__tvm_wrap_free(void* self) {
   free(w);
 }
 
-/* The safe call of every tvm-ffi function calling kcall. */
-static int kc__tvm_export_call(void* self, const kc__tvm_any* args,
-                               int32_t nargs, kc__tvm_any* result) {
-  const kc__tvm_wrap* w = self;
-  const kc__tvm_api* api = kc__tvm_api_loaded();
+/* kc__tvm_export_call for arguments that need temporaries, or more than
+ * eight. */
+static int kc__tvm_export_call_general(const kc__tvm_wrap* w,
+                                       const kc__tvm_any* args, int32_t nargs,
+                                       kc__tvm_any* result) {
+  const kc__tvm_api* api = w->api;
   kc_any inline_args[8];
   kc_any* kargs = inline_args;
   if (nargs < 0) nargs = 0;
@@ -83,6 +85,31 @@ static int kc__tvm_export_call(void* self, const kc__tvm_any* args,
   return 0;
 }
 
+/* The safe call of every tvm-ffi function calling kcall: plain values and
+ * tensors go straight through. */
+static int kc__tvm_export_call(void* self, const kc__tvm_any* args,
+                               int32_t nargs, kc__tvm_any* result) {
+  const kc__tvm_wrap* w = self;
+  kc_any kargs[8];
+  if (KC__LIKELY(nargs >= 0 && nargs <= 8)) {
+    int32_t i = 0;
+    while (i < nargs && kc__kc_arg_fast(&args[i], &kargs[i])) ++i;
+    if (KC__LIKELY(i == nargs)) {
+      kc_any ret;
+      kc_status* st = kc_func_call(w->func, kargs, nargs, &ret);
+      if (KC__UNLIKELY(st != NULL)) return kc__tvm_raise_status(w->api, st);
+      if (KC__LIKELY(ret.type_index < KC_TYPE_OBJECT_BEGIN) &&
+          kc__pod_to_tvm(&ret, result) &&
+          KC__LIKELY(kc__tvm_result_is_plain(result))) {
+        return 0;
+      }
+      st = kc__tvm_from_kc_owned(w->api, &ret, result, w->name);
+      return KC__UNLIKELY(st != NULL) ? kc__tvm_raise_status(w->api, st) : 0;
+    }
+  }
+  return kc__tvm_export_call_general(w, args, nargs, result);
+}
+
 static kc_status* kc__tvm_wrap_make(const kc__tvm_api* api, kc_func* func,
                                     const char* name, void** out) {
   int len = snprintf(NULL, 0, "kcall function %s", KC__QS(name));
@@ -106,6 +133,7 @@ static kc_status* kc__tvm_wrap_make(const kc__tvm_api* api, kc_func* func,
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   kc_object_retain(KC_OBJECT(func));
+  w->api = api;
   w->func = func;
   void* obj = NULL;
   int rc = api->function_create(w, kc__tvm_export_call, kc__tvm_wrap_free, &obj);

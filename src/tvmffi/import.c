@@ -30,11 +30,14 @@ static void kc__tvm_fn_free(void* self) {
   free(f);
 }
 
-/* The kc_packed_fn of every kcall function calling tvm-ffi. */
-static kc_status* kc__tvm_call(void* self, const kc_any* args, int32_t nargs,
-                               kc_any* ret) {
-  const kc__tvm_fn* f = self;
+/* kc__tvm_call for arguments that need temporaries, or more than eight. */
+static kc_status* kc__tvm_call_general(const kc__tvm_fn* f, const kc_any* args,
+                                       int32_t nargs, kc_any* ret) {
   const kc__tvm_api* api = f->api;
+  if (nargs < 0) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "%s: %d arguments", f->name,
+                            nargs);
+  }
   kc__tvm_any inline_args[8];
   kc__tvm_any* targs = inline_args;
   if ((size_t)nargs > KC__ARRAY_SIZE(inline_args)) {
@@ -63,6 +66,32 @@ static kc_status* kc__tvm_call(void* self, const kc_any* args, int32_t nargs,
   }
   if (targs != inline_args) free(targs);
   return st;
+}
+
+/* The kc_packed_fn of every kcall function calling tvm-ffi: plain values
+ * and tensors go straight through. */
+static kc_status* kc__tvm_call(void* self, const kc_any* args, int32_t nargs,
+                               kc_any* ret) {
+  const kc__tvm_fn* f = self;
+  kc__tvm_any targs[8];
+  if (KC__LIKELY(nargs <= 8)) {
+    int32_t i = 0;
+    while (i < nargs && kc__tvm_arg_fast(&args[i], &targs[i])) ++i;
+    if (KC__LIKELY(i == nargs)) {
+      kc__tvm_any result;
+      result.type_index = KC__TVM_NONE;
+      result.small_len = 0;
+      result.u.v_int64 = 0;
+      int rc = f->call(f->self, targs, nargs, &result);
+      if (KC__UNLIKELY(rc != 0)) return kc__tvm_error_to_status(f->api, rc, f->name);
+      if (KC__LIKELY(kc__tvm_result_is_plain(&result)) &&
+          kc__pod_to_kc(&result, ret)) {
+        return NULL;
+      }
+      return kc__kc_from_tvm_owned(f->api, &result, ret, f->name);
+    }
+  }
+  return kc__tvm_call_general(f, args, nargs, ret);
 }
 
 static kc_status* kc__tvm_fn_make(const kc__tvm_api* api, kc__tvm_safe_call call,

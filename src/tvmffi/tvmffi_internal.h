@@ -4,8 +4,12 @@
 #ifndef KCALL_TVMFFI_TVMFFI_INTERNAL_H_
 #define KCALL_TVMFFI_TVMFFI_INTERNAL_H_
 
+#include "internal/common.h"
 #include "kcall/func.h"
+#include "kcall/tensor.h"
 #include "kcall/tvm_ffi.h"
+#include <string.h>
+
 #include "tvmffi/tvm_ffi_abi.h"
 
 /* The functions of libtvm_ffi kcall calls (tvm/ffi/c_api.h). */
@@ -48,6 +52,87 @@ kc_status* kc__tvm_error_to_status(const kc__tvm_api* api, int rc,
 /* Raises `st` as tvm-ffi's error (kcall/tvm_ffi.h says which kind) and
  * destroys it; returns -1 for the safe call to return. */
 int kc__tvm_raise_status(const kc__tvm_api* api, kc_status* st);
+
+/* The payload-only types, which are the same values on both sides. */
+static inline bool kc__pod_to_tvm(const kc_any* in, kc__tvm_any* out) {
+  static const int32_t map[] = {
+      [KC_TYPE_NONE] = KC__TVM_NONE,
+      [KC_TYPE_BOOL] = KC__TVM_BOOL,
+      [KC_TYPE_INT] = KC__TVM_INT,
+      [KC_TYPE_FLOAT] = KC__TVM_FLOAT,
+      [KC_TYPE_OPAQUE_PTR] = KC__TVM_OPAQUE_PTR,
+      [KC_TYPE_DTYPE] = KC__TVM_DTYPE,
+      [KC_TYPE_DEVICE] = KC__TVM_DEVICE,
+      [KC_TYPE_RAW_STR] = KC__TVM_RAW_STR,
+      [KC_TYPE_DLTENSOR_PTR] = KC__TVM_DLTENSOR_PTR,
+      [KC_TYPE_SMALL_STR] = KC__TVM_SMALL_STR,
+  };
+  if (in->type_index < 0 || in->type_index >= (int32_t)KC__ARRAY_SIZE(map)) {
+    return false;
+  }
+  out->type_index = map[in->type_index];
+  out->small_len = in->small_len;
+  memcpy(&out->u, &in->u, sizeof out->u);
+  if (in->type_index == KC_TYPE_NONE) out->u.v_int64 = 0;
+  return true;
+}
+
+/* The payload-only types of tvm-ffi, which are the same values in kcall. */
+static inline bool kc__pod_to_kc(const kc__tvm_any* in, kc_any* out) {
+  int32_t t;
+  switch (in->type_index) {
+    case KC__TVM_NONE: t = KC_TYPE_NONE; break;
+    case KC__TVM_INT: t = KC_TYPE_INT; break;
+    case KC__TVM_BOOL: t = KC_TYPE_BOOL; break;
+    case KC__TVM_FLOAT: t = KC_TYPE_FLOAT; break;
+    case KC__TVM_OPAQUE_PTR: t = KC_TYPE_OPAQUE_PTR; break;
+    case KC__TVM_DTYPE: t = KC_TYPE_DTYPE; break;
+    case KC__TVM_DEVICE: t = KC_TYPE_DEVICE; break;
+    case KC__TVM_DLTENSOR_PTR: t = KC_TYPE_DLTENSOR_PTR; break;
+    case KC__TVM_RAW_STR: t = KC_TYPE_RAW_STR; break;
+    case KC__TVM_SMALL_STR:
+      if (in->small_len > KC_SMALL_STR_MAX) return false;
+      t = KC_TYPE_SMALL_STR;
+      break;
+    default: return false;
+  }
+  out->type_index = t;
+  out->small_len = t == KC_TYPE_SMALL_STR ? in->small_len : 0;
+  memcpy(&out->u, &in->u, sizeof out->u);
+  if (t == KC_TYPE_SMALL_STR) out->u.v_small[in->small_len] = '\0';
+  return true;
+}
+
+/* A result that is a plain value on both sides (no object, no view). */
+static inline bool kc__tvm_result_is_plain(const kc__tvm_any* r) {
+  return r->type_index < KC__TVM_OBJECT_BEGIN &&
+         r->type_index != KC__TVM_RAW_STR &&
+         r->type_index != KC__TVM_DLTENSOR_PTR &&
+         r->type_index != KC__TVM_BYTE_ARRAY_PTR;
+}
+
+/* The arguments that convert without temporaries: plain values, and
+ * tensors as their DLTensor (lent for the call). */
+static inline bool kc__tvm_arg_fast(const kc_any* in, kc__tvm_any* out) {
+  if (in->type_index == KC_TYPE_TENSOR) {
+    out->type_index = KC__TVM_DLTENSOR_PTR;
+    out->small_len = 0;
+    out->u.v_ptr = (void*)(uintptr_t)kc_tensor_get_dltensor(
+        (const kc_tensor*)(const void*)in->u.v_obj);
+    return true;
+  }
+  return kc__pod_to_tvm(in, out);
+}
+
+static inline bool kc__kc_arg_fast(const kc__tvm_any* in, kc_any* out) {
+  if (in->type_index == KC__TVM_TENSOR) {
+    out->type_index = KC_TYPE_DLTENSOR_PTR;
+    out->small_len = 0;
+    out->u.v_dltensor = KC__TVM_CELL(in->u.v_obj);
+    return true;
+  }
+  return kc__pod_to_kc(in, out);
+}
 
 /* Temporaries made while converting arguments, released after the call. */
 typedef struct kc__tvm_scratch {
