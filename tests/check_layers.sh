@@ -6,7 +6,7 @@
 #   check_layers.sh OBJECT...
 # Prints each call that goes up a layer, naming both files and the symbol.
 set -eu
-order="base runtime value internal func op xcall program plugin"
+order="base runtime value internal func op xcall program tvmffi plugin"
 for obj in "$@"; do
   mod=${obj##*/kcall_objects.dir/}
   mod=${mod#./}            # Ninja names the objects kcall_objects.dir/./MODULE/...

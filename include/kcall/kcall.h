@@ -15,6 +15,7 @@
 #include "kcall/program.h"
 #include "kcall/runtime.h"
 #include "kcall/tensor.h"
+#include "kcall/tvm_ffi.h"
 #include "kcall/value.h"
 #include "kcall/version.h"
 #include "kcall/xcall.h"

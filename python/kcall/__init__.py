@@ -169,7 +169,7 @@ class Plugin:
         return f"<kcall.Plugin '{self.name}'{version} from {self.path!r}: {what}>"
 
 
-def load_plugin(path):
+def load_plugin(path, prefix=None):
     """Loads the plugin at `path` and returns a kcall.Plugin describing it.
 
     Loading the same file again returns what was loaded the first time.
@@ -177,9 +177,37 @@ def load_plugin(path):
     InvalidArgumentError for a file that is no plugin, FailedPreconditionError
     for an API version or feature the host lacks; a plugin whose init fails
     leaves nothing registered.
+
+    A tvm-ffi module (a shared object exporting ``__tvm_ffi_NAME``
+    functions, docs/tvm_ffi.md) loads too: each function becomes the kcall
+    function PREFIX.NAME, `prefix` defaulting to the file's name without
+    "lib" and its extension; giving `prefix` requires a tvm-ffi module.
+    tvm-ffi's runtime is the one the ``tvm_ffi`` package loads, imported
+    here when it is installed.
     """
     import os
-    return Plugin(_core.load_plugin(os.fspath(path)))
+    path = os.fspath(path)
+    if prefix is not None:
+        _import_tvm_ffi()
+        return Plugin(_core.load_plugin(path, prefix))
+    try:
+        return Plugin(_core.load_plugin(path))
+    except FailedPreconditionError as e:
+        # A tvm-ffi module whose runtime is not in the process yet: the
+        # tvm_ffi package brings it, when it is installed.
+        if "libtvm_ffi" not in str(e) or not _import_tvm_ffi():
+            raise
+    return Plugin(_core.load_plugin(path))
+
+
+def _import_tvm_ffi():
+    """Imports the tvm_ffi package (which loads libtvm_ffi) when it is
+    installed; whether it is."""
+    import importlib.util
+    if importlib.util.find_spec("tvm_ffi") is None:
+        return False
+    import tvm_ffi  # noqa: F401
+    return True
 
 
 def list_ops(prefix=""):

@@ -102,16 +102,28 @@ static PyObject* plugin_registrations(const kc_plugin* plugin, size_t count) {
   return list;
 }
 
-/* load_plugin(path) -> dict describing it; kcall.Plugin wraps the dict. */
-static PyObject* load_plugin(PyObject* module, PyObject* arg) {
+/* load_plugin(path, prefix=None) -> dict describing it; kcall.Plugin wraps
+ * the dict. With a prefix, the file must be a tvm-ffi module. */
+static PyObject* load_plugin(PyObject* module, PyObject* const* args,
+                             Py_ssize_t nargs) {
   (void)module;
+  if (nargs < 1 || nargs > 2) {
+    PyErr_SetString(PyExc_TypeError, "load_plugin(path, prefix=None)");
+    return NULL;
+  }
+  const char* prefix = NULL;
+  if (nargs == 2 && args[1] != Py_None) {
+    prefix = PyUnicode_AsUTF8(args[1]);
+    if (!prefix) return NULL;
+  }
   PyObject* path = NULL;
-  if (!PyUnicode_FSConverter(arg, &path)) return NULL;
+  if (!PyUnicode_FSConverter(args[0], &path)) return NULL;
   const char* p = PyBytes_AS_STRING(path);
   kc_plugin* plugin = NULL;
   kc_status* st;
   Py_BEGIN_ALLOW_THREADS
-  st = kc_plugin_load(p, &plugin);
+  st = prefix ? kc_tvm_ffi_load_module(p, prefix, &plugin)
+              : kc_plugin_load(p, &plugin);
   Py_END_ALLOW_THREADS
   Py_DECREF(path);
   if (st) return kcpy_raise(st);
@@ -125,6 +137,54 @@ static PyObject* load_plugin(PyObject* module, PyObject* arg) {
                        "api_version", d.api_major, d.api_minor,
                        "built_api_version", d.built_api_major,
                        d.built_api_minor, "registrations", regs);
+}
+
+/* ---- tvm-ffi ------------------------------------------------------------------- */
+
+static PyObject* tvm_ffi_export(PyObject* module, PyObject* args,
+                                PyObject* kwargs) {
+  (void)module;
+  static char* names[] = {"name", "override", NULL};
+  const char* name;
+  int override = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|p:export", names, &name,
+                                   &override)) {
+    return NULL;
+  }
+  size_t count = 0;
+  kc_status* st = kc_tvm_ffi_export(name, override != 0, &count);
+  if (st) return kcpy_raise(st);
+  return PyLong_FromSize_t(count);
+}
+
+static PyObject* tvm_ffi_register_target(PyObject* module, PyObject* args,
+                                         PyObject* kwargs) {
+  (void)module;
+  static char* names[] = {"target", "func", "platform", "override", NULL};
+  const char *target, *func, *platform = "host";
+  int override = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ss|sp:register_target",
+                                   names, &target, &func, &platform,
+                                   &override)) {
+    return NULL;
+  }
+  kc_platform pl;
+  kc_status* st = kc_platform_parse(kc_sv(platform), &pl);
+  if (!st) {
+    st = kc_tvm_ffi_register_target(kc_sv(target), pl, kc_sv(func),
+                                    override ? KC_REGISTER_OVERRIDE : 0);
+  }
+  if (st) return kcpy_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject* tvm_ffi_library(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  const char* path = NULL;
+  kc_status* st = kc_tvm_ffi_library(&path);
+  if (st) return kcpy_raise(st);
+  return PyUnicode_DecodeFSDefault(path);
 }
 
 static PyObject* list_targets(PyObject* module, PyObject* unused) {
@@ -148,9 +208,21 @@ static PyMethodDef module_methods[] = {
      "callable (or a kcall.Function) under name."},
     {"remove_func", (PyCFunction)remove_func, METH_O,
      "remove_func(name)\n--\n\nRemoves a registered function."},
-    {"load_plugin", (PyCFunction)load_plugin, METH_O,
-     "load_plugin(path)\n--\n\nLoads a plugin; returns a dict describing "
-     "it."},
+    {"load_plugin", (PyCFunction)(void (*)(void))load_plugin, METH_FASTCALL,
+     "load_plugin(path, prefix=None)\n--\n\nLoads a plugin (with a prefix: "
+     "a tvm-ffi module); returns a dict describing it."},
+    {"tvm_ffi_export", (PyCFunction)(void (*)(void))tvm_ffi_export,
+     METH_VARARGS | METH_KEYWORDS,
+     "tvm_ffi_export(name, override=False)\n--\n\nRegisters kcall "
+     "functions in tvm-ffi's global registry; returns how many."},
+    {"tvm_ffi_register_target",
+     (PyCFunction)(void (*)(void))tvm_ffi_register_target,
+     METH_VARARGS | METH_KEYWORDS,
+     "tvm_ffi_register_target(target, func, platform='host', "
+     "override=False)\n--\n\nA kcall function as a typed custom-call "
+     "target called with operands, results and attributes."},
+    {"tvm_ffi_library", (PyCFunction)tvm_ffi_library, METH_NOARGS,
+     "tvm_ffi_library()\n--\n\nThe path of the libtvm_ffi kcall uses."},
     {"list_targets", (PyCFunction)list_targets, METH_NOARGS,
      "list_targets()\n--\n\nThe registered custom-call targets as "
      "'name@Platform'."},

@@ -155,7 +155,7 @@ static char* kc__read_block(int fd, unsigned long long offset,
   return block;
 }
 
-char* kc__elf_undefined_kc_names(const char* path) {
+char* kc__elf_symbol_names(const char* path, const char* prefix, bool defined) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return NULL;
   struct stat sb;
@@ -189,12 +189,13 @@ char* kc__elf_undefined_kc_names(const char* path) {
     kc__sym sym;
     memcpy(&sym, syms + i * sizeof sym, sizeof sym);
     /* ELF64_ST_BIND and ELF32_ST_BIND are the same shift. */
-    if (sym.st_shndx != SHN_UNDEF || ELF64_ST_BIND(sym.st_info) != STB_GLOBAL ||
-        sym.st_name >= strtab->sh_size) {
+    if ((sym.st_shndx == SHN_UNDEF) == defined ||
+        ELF64_ST_BIND(sym.st_info) != STB_GLOBAL || sym.st_name >= strtab->sh_size ||
+        (defined && ELF64_ST_TYPE(sym.st_info) != STT_FUNC)) {
       continue;
     }
     const char* name = strings + sym.st_name;
-    if (strncmp(name, "kc_", 3) != 0) continue;
+    if (strncmp(name, prefix, strlen(prefix)) != 0) continue;
     size_t len = strlen(name) + 1;
     char* grown = realloc(names, names_size + len + 1);
     if (!grown) {
@@ -213,4 +214,8 @@ done:
   free(strings);
   close(fd);
   return names;
+}
+
+char* kc__elf_undefined_kc_names(const char* path) {
+  return kc__elf_symbol_names(path, "kc_", false);
 }

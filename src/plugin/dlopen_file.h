@@ -3,6 +3,8 @@
 #ifndef KCALL_PLUGIN_DLOPEN_FILE_H_
 #define KCALL_PLUGIN_DLOPEN_FILE_H_
 
+#include <stdbool.h>
+
 #include "kcall/base.h"
 
 /* dlopen(RTLD_NOW | RTLD_LOCAL) of the file at `path` (a name without a
@@ -26,5 +28,10 @@ kc_status* kc__dlopen_file(const char* path, void** out_handle);
  * are none, or when the file has no section headers or cannot be read that
  * far (kc__dlopen_file says what is wrong with it). */
 char* kc__elf_undefined_kc_names(const char* path);
+
+/* The same list for the global dynamic symbols of `path` that start with
+ * `prefix`: the undefined ones (not weak), or with `defined` the functions
+ * it defines. */
+char* kc__elf_symbol_names(const char* path, const char* prefix, bool defined);
 
 #endif /* KCALL_PLUGIN_DLOPEN_FILE_H_ */

@@ -102,8 +102,7 @@ static kc_status* kc__check_info(kc_plugin* p, const kc_plugin_info* info) {
   return NULL;
 }
 
-/* Copies the names a transaction staged into the plugin's record. */
-static kc_status* kc__record(kc_plugin* p, const kc__txn* txn) {
+kc_status* kc__plugin_record_txn(kc_plugin* p, const kc__txn* txn) {
   if (txn->count == 0) return NULL;
   p->regs = calloc(txn->count, sizeof *p->regs);
   if (!p->regs) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
@@ -122,15 +121,34 @@ static kc_status* kc__record(kc_plugin* p, const kc__txn* txn) {
 
 /* Calls the entry point and init with registration staged; publishes on
  * success, discards on any failure. With kc__plugins_mu held. */
-static kc_status* kc__run_plugin(kc_plugin* p) {
+static kc_status* kc__run_plugin(kc_plugin* p, const char* tvm_prefix,
+                                 bool tvm_only) {
   kc_plugin_entry_fn entry;
   /* POSIX guarantees a data pointer from dlsym converts to a function
    * pointer; the memcpy keeps pedantic compilers quiet about it. */
   void* sym = dlsym(p->handle, KC_PLUGIN_ENTRY_SYMBOL);
-  if (!sym) {
+  if (!sym || tvm_only) {
+    char* names = kc__tvm_module_names(p->path);
+    if (names) {
+      kc_status* st = sym ? kc_status_create(KC_INVALID_ARGUMENT,
+                                             "it is a kcall plugin (it exports "
+                                             "%s), not a tvm-ffi module: load "
+                                             "it with kc_plugin_load",
+                                             KC_PLUGIN_ENTRY_SYMBOL)
+                          : kc__tvm_module_run(p, names, tvm_prefix);
+      free(names);
+      return st;
+    }
+    if (tvm_only) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "not a tvm-ffi module: it exports no __tvm_ffi_ "
+                              "function (what TVM_FFI_DLL_EXPORT_TYPED_FUNC "
+                              "defines)");
+    }
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "no entry symbol %s (declare it with "
-                            "KC_PLUGIN_ENTRY from <kcall/abi.h>)",
+                            "KC_PLUGIN_ENTRY from <kcall/abi.h>), and no "
+                            "tvm-ffi function (__tvm_ffi_NAME) either",
                             KC__QS(KC_PLUGIN_ENTRY_SYMBOL));
   }
   memcpy(&entry, &sym, sizeof entry);
@@ -160,7 +178,7 @@ static kc_status* kc__run_plugin(kc_plugin* p) {
     kc__txn_discard(&txn);
     return kc_status_add_context(st, "in init of plugin %s", KC__QS(p->name));
   }
-  st = kc__record(p, &txn);
+  st = kc__plugin_record_txn(p, &txn);
   if (st) {
     kc__txn_discard(&txn);
     return st;
@@ -280,14 +298,32 @@ static void kc__plugin_abandon(kc_plugin* p) {
     p->state = KC__PLUGIN_ORPHANED; /* never closed, never reused */
     return;
   }
-  dlclose(p->handle);
+  if (!p->keep_mapped) dlclose(p->handle);
   kc__plugin_clear(p);
   p->state = KC__PLUGIN_UNLOADED;
 }
 
 kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
+  return kc__plugin_load(path, NULL, false, out_plugin);
+}
+
+/* dlopen's refusal of a file that needs libtvm_ffi where none is found
+ * says so, with what to install: `missing` (kc__tvm_module_prepare's
+ * status), which is consumed. */
+static kc_status* kc__explain_missing_tvm(kc_status* st, kc_status* missing) {
+  if (st && missing && strstr(kc_status_get_message(st), "libtvm_ffi")) {
+    kc_status_destroy(st);
+    return kc_status_add_context(missing, "it is a tvm-ffi module");
+  }
+  kc_status_destroy(missing);
+  return st;
+}
+
+kc_status* kc__plugin_load(const char* path, const char* tvm_prefix,
+                           bool tvm_only, kc_plugin** out_plugin) {
   if (!path || !out_plugin) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "kc_plugin_load: %s is NULL",
+    return kc_status_create(KC_INVALID_ARGUMENT, "%s: %s is NULL",
+                            tvm_only ? "kc_tvm_ffi_load_module" : "kc_plugin_load",
                             path ? "out_plugin" : "path");
   }
   *out_plugin = NULL;
@@ -299,8 +335,10 @@ kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
   }
   pthread_mutex_lock(&kc__plugins_mu);
   void* handle = NULL;
-  kc_status* st = kc__refuse_direct_calls(path, kc__dlopen_file(path, &handle),
-                                          &handle);
+  kc_status* missing_tvm = kc__tvm_module_prepare(path);
+  kc_status* st = kc__explain_missing_tvm(
+      kc__refuse_direct_calls(path, kc__dlopen_file(path, &handle), &handle),
+      missing_tvm);
   if (!st) {
     kc_plugin* q = kc__plugin_by_handle(handle);
     if (q) {
@@ -329,7 +367,7 @@ kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
   }
   if (!st) {
     p->handle = handle;
-    st = kc__run_plugin(p);
+    st = kc__run_plugin(p, tvm_prefix, tvm_only);
     if (st) {
       kc__plugin_abandon(p);
     } else {
@@ -339,7 +377,9 @@ kc_status* kc_plugin_load(const char* path, kc_plugin** out_plugin) {
     }
   }
   pthread_mutex_unlock(&kc__plugins_mu);
-  return kc_status_add_context(st, "loading plugin %s", KC__QS(path));
+  return kc_status_add_context(st, "loading %s %s",
+                               tvm_only ? "tvm-ffi module" : "plugin",
+                               KC__QS(path));
 }
 
 /* With the mutex held: INVALID_ARGUMENT unless `plugin` is a record this
@@ -416,7 +456,7 @@ kc_status* kc_plugin_unload(kc_plugin* plugin) {
   }
   if (!st) {
     kc__xla_types_forget_code(&p->owner);
-    dlclose(p->handle);
+    if (!p->keep_mapped) dlclose(p->handle);
     kc__plugin_clear(p);
     p->state = KC__PLUGIN_UNLOADED;
   }

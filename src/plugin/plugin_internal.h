@@ -44,6 +44,9 @@ struct kc_plugin {
   void (*fini)(const kc_host_api* host);
   bool fini_ran; /* by an unload that could not finish */
   kc__owner owner; /* the objects it made (internal/owner.h) */
+  /* A tvm-ffi module: its file is never closed (tvm-ffi objects it made
+   * may live anywhere in the process; kcall/tvm_ffi.h). */
+  bool keep_mapped;
 };
 
 /* Loads and unloads serialise on this mutex. */
@@ -60,5 +63,33 @@ kc_status* kc__plugin_unregister(kc_plugin* p);
  * for the plugin's objects to be freed; FAILED_PRECONDITION naming those
  * still alive when some are. */
 kc_status* kc__plugin_wait_freed(kc_plugin* p);
+
+struct kc__txn;
+
+/* Copies the names a transaction staged into the plugin's record. */
+kc_status* kc__plugin_record_txn(kc_plugin* p, const struct kc__txn* txn);
+
+/* kc_plugin_load, and kc_tvm_ffi_load_module when `tvm_only`: then the
+ * file must be a tvm-ffi module, registered under `tvm_prefix` (NULL: the
+ * default prefix, as for a tvm-ffi module kc_plugin_load loads). */
+kc_status* kc__plugin_load(const char* path, const char* tvm_prefix,
+                           bool tvm_only, kc_plugin** out_plugin);
+
+/* The names NAME of the functions __tvm_ffi_NAME the file at `path`
+ * defines (tvm-ffi's own __tvm_ffi__... left out), NUL-separated and ended
+ * by an empty name, malloc'd; NULL when there are none. */
+char* kc__tvm_module_names(const char* path);
+
+/* Before dlopen of `path`: when the file uses libtvm_ffi's functions, loads
+ * libtvm_ffi first (kcall/tvm_ffi.h says from where), so that the file's
+ * dependency on it resolves to that one. The status of a failure (the file
+ * may still find the library itself), else NULL. */
+kc_status* kc__tvm_module_prepare(const char* path);
+
+/* With kc__plugins_mu held and p->handle open on a tvm-ffi module whose
+ * function names are `names`: registers them, staged, under `prefix`
+ * (NULL: the default) and fills in the record. */
+kc_status* kc__tvm_module_run(kc_plugin* p, const char* names,
+                              const char* prefix);
 
 #endif /* KCALL_PLUGIN_PLUGIN_INTERNAL_H_ */

@@ -1,0 +1,306 @@
+/* tvm-ffi functions as kcall functions: a module's exported symbols, function
+ * objects crossing as values, and tvm-ffi functions as custom-call targets. */
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal/common.h"
+#include "internal/object.h"
+#include "kcall/xcall.h"
+#include "tvmffi/tvmffi_internal.h"
+
+/* What a kcall function calling tvm-ffi holds. */
+typedef struct kc__tvm_fn {
+  const kc__tvm_api* api;
+  kc__tvm_safe_call call; /* called as call(self, ...) */
+  void* self;             /* the function object, or NULL for a symbol */
+  /* A function object for the symbol, made the first time the function
+   * crosses back to tvm-ffi as a value. */
+  _Atomic(void*) symbol_obj;
+  char name[]; /* "tvm-ffi function 'NAME'" */
+} kc__tvm_fn;
+
+static void kc__tvm_fn_free(void* self) {
+  kc__tvm_fn* f = self;
+  if (f->self) f->api->object_dec_ref(f->self);
+  void* obj = atomic_load(&f->symbol_obj);
+  if (obj) f->api->object_dec_ref(obj);
+  free(f);
+}
+
+/* The kc_packed_fn of every kcall function calling tvm-ffi. */
+static kc_status* kc__tvm_call(void* self, const kc_any* args, int32_t nargs,
+                               kc_any* ret) {
+  const kc__tvm_fn* f = self;
+  const kc__tvm_api* api = f->api;
+  kc__tvm_any inline_args[8];
+  kc__tvm_any* targs = inline_args;
+  if ((size_t)nargs > KC__ARRAY_SIZE(inline_args)) {
+    targs = malloc((size_t)nargs * sizeof *targs);
+    if (!targs) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  kc__tvm_scratch scratch;
+  scratch.bytes_used = scratch.tvm_used = scratch.kc_used = 0;
+  scratch.more_bytes = NULL;
+  scratch.more_tvm_objects = NULL;
+  scratch.more_kc_values = NULL;
+  scratch.capacity = (size_t)nargs;
+  kc_status* st = NULL;
+  for (int32_t i = 0; i < nargs && !st; ++i) {
+    st = kc__tvm_arg_from_kc(api, &args[i], &targs[i], &scratch, i, f->name);
+  }
+  if (!st) {
+    kc__tvm_any result;
+    memset(&result, 0, sizeof result);
+    int rc = f->call(f->self, targs, nargs, &result);
+    st = rc == 0 ? kc__kc_from_tvm_owned(api, &result, ret, f->name)
+                 : kc__tvm_error_to_status(api, rc, f->name);
+  }
+  if (KC__UNLIKELY(scratch.bytes_used | scratch.tvm_used | scratch.kc_used)) {
+    kc__tvm_scratch_release(api, &scratch);
+  }
+  if (targs != inline_args) free(targs);
+  return st;
+}
+
+static kc_status* kc__tvm_fn_make(const kc__tvm_api* api, kc__tvm_safe_call call,
+                                  void* self, const char* name, kc_func** out) {
+  int len = snprintf(NULL, 0, "tvm-ffi function %s", KC__QS(name));
+  kc__tvm_fn* f = calloc(1, sizeof *f + (size_t)len + 1);
+  if (!f) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  f->api = api;
+  f->call = call;
+  f->self = self;
+  atomic_init(&f->symbol_obj, NULL);
+  snprintf(f->name, (size_t)len + 1, "tvm-ffi function %s", KC__QS(name));
+  kc_status* st = kc_func_create(NULL, kc__tvm_call, f, kc__tvm_fn_free, out);
+  if (st) {
+    f->self = NULL; /* the caller keeps its reference on failure */
+    kc__tvm_fn_free(f);
+  }
+  return st;
+}
+
+kc_status* kc__tvm_symbol_to_kc(const kc__tvm_api* api, kc__tvm_safe_call fn,
+                                const char* name, kc_func** out) {
+  return kc__tvm_fn_make(api, fn, NULL, name, out);
+}
+
+/* The function object's own safe call, which tvm-ffi calls with the object
+ * as `self` (what TVMFFIFunctionCall does). */
+static int kc__tvm_object_call(void* self, const kc__tvm_any* args,
+                               int32_t nargs, kc__tvm_any* result) {
+  const kc__tvm_function_cell* cell = KC__TVM_CELL(self);
+  return cell->safe_call(self, args, nargs, result);
+}
+
+kc_status* kc__tvm_func_to_kc(const kc__tvm_api* api, void* obj,
+                              kc_func** out) {
+  kc_func* wrapped = kc__tvm_unwrap_kc(obj);
+  if (wrapped) {
+    kc_object_retain(KC_OBJECT(wrapped));
+    *out = wrapped;
+    return NULL;
+  }
+  api->object_inc_ref(obj);
+  kc_status* st = kc__tvm_fn_make(api, kc__tvm_object_call, obj,
+                                  "(a function value)", out);
+  if (st) api->object_dec_ref(obj);
+  return st;
+}
+
+void* kc__tvm_fn_object(const kc__tvm_api* api, const kc_func* func,
+                        kc_status** out_status) {
+  if (func->fn != kc__tvm_call) return NULL;
+  kc__tvm_fn* f = func->self;
+  if (f->self) {
+    api->object_inc_ref(f->self);
+    return f->self;
+  }
+  void* obj = atomic_load_explicit(&f->symbol_obj, memory_order_acquire);
+  if (!obj) {
+    void* made = NULL;
+    int rc = api->function_create(NULL, f->call, NULL, &made);
+    if (rc != 0) {
+      *out_status = kc__tvm_error_to_status(api, rc, f->name);
+      return NULL;
+    }
+    if (atomic_compare_exchange_strong(&f->symbol_obj, &obj, made)) {
+      obj = made;
+    } else {
+      api->object_dec_ref(made); /* another thread's is kept */
+    }
+  }
+  api->object_inc_ref(obj);
+  return obj;
+}
+
+/* ---- modules --------------------------------------------------------------- */
+
+kc_status* kc__tvm_register_module(void* handle, const char* names,
+                                   const char* prefix) {
+  kc_status* st = NULL;
+  const kc__tvm_api* api = kc__tvm_api_get(&st);
+  if (!api) return st;
+  size_t prefix_len = strlen(prefix);
+  for (const char* n = names; *n; n += strlen(n) + 1) {
+    char symbol[512];
+    char full[512];
+    if (snprintf(symbol, sizeof symbol, "__tvm_ffi_%s", n) >= (int)sizeof symbol ||
+        prefix_len + 1 + strlen(n) >= sizeof full) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "exported function %s: the name is too long",
+                              KC__QS(n));
+    }
+    snprintf(full, sizeof full, "%s.%s", prefix, n);
+    void* sym = dlsym(handle, symbol);
+    if (!sym) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "exported function %s: dlsym cannot find %s",
+                              KC__QS(n), symbol);
+    }
+    kc__tvm_safe_call call;
+    memcpy(&call, &sym, sizeof call);
+    kc_func* f = NULL;
+    KC_RETURN_IF_ERROR(kc__tvm_symbol_to_kc(api, call, full, &f));
+    st = kc_func_registry_register(kc_sv(full), f, 0);
+    kc_object_release(KC_OBJECT(f));
+    if (st) {
+      return kc_status_add_context(st, "registering exported function %s",
+                                   KC__QS(n));
+    }
+  }
+  return NULL;
+}
+
+/* ---- custom-call targets ----------------------------------------------------- */
+
+/* What a target calling a kcall function keeps: the function, and per call
+ * site the attributes as kcall values (state). */
+typedef struct kc__tvm_site {
+  int32_t num_attrs;
+  kc_any attrs[];
+} kc__tvm_site;
+
+static void kc__tvm_site_free(void* state) {
+  kc__tvm_site* site = state;
+  for (int32_t i = 0; i < site->num_attrs; ++i) kc_any_release(&site->attrs[i]);
+  free(site);
+}
+
+static kc_status* kc__tvm_site_make(const kc_xcall_frame* frame,
+                                    kc__tvm_site** out) {
+  kc__tvm_site* site =
+      calloc(1, sizeof *site + (size_t)frame->num_attrs * sizeof(kc_any));
+  if (!site) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  kc_status* st = NULL;
+  for (int32_t i = 0; i < frame->num_attrs && !st; ++i) {
+    const kc_attr* a = &frame->attrs[i];
+    kc_any* v = &site->attrs[site->num_attrs];
+    switch (a->type) {
+      case KC_ATTR_BOOL:
+        *v = (kc_any){.type_index = KC_TYPE_BOOL, .u.v_int64 = a->v.b};
+        break;
+      case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
+        *v = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = a->v.i64};
+        break;
+      case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
+        if (a->v.u64 > (uint64_t)INT64_MAX) {
+          st = kc_status_create(KC_INVALID_ARGUMENT,
+                                "attribute %.*s: %llu does not fit tvm-ffi's "
+                                "int (64-bit signed)",
+                                (int)a->name.size, a->name.data,
+                                (unsigned long long)a->v.u64);
+        }
+        *v = (kc_any){.type_index = KC_TYPE_INT, .u.v_int64 = (int64_t)a->v.u64};
+        break;
+      case KC_ATTR_F32:
+        *v = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = a->v.f32};
+        break;
+      case KC_ATTR_F64:
+        *v = (kc_any){.type_index = KC_TYPE_FLOAT, .u.v_float64 = a->v.f64};
+        break;
+      case KC_ATTR_STRING: {
+        kc_str* s = NULL;
+        st = kc_str_create(NULL, a->v.str, &s);
+        if (!st) *v = (kc_any){.type_index = KC_TYPE_STR, .u.v_obj = KC_OBJECT(s)};
+        break;
+      }
+      default:
+        st = kc_status_create(KC_INVALID_ARGUMENT,
+                              "attribute %.*s is an array or a dictionary: a "
+                              "tvm-ffi target takes integers, floats, "
+                              "booleans and strings",
+                              (int)a->name.size, a->name.data);
+    }
+    if (!st) site->num_attrs++;
+  }
+  if (st) {
+    kc__tvm_site_free(site);
+    return st;
+  }
+  *out = site;
+  return NULL;
+}
+
+static kc_status* kc__tvm_target(kc_xcall_frame* frame) {
+  if (frame->stage == KC_XCALL_STAGE_INSTANTIATE) {
+    kc__tvm_site* site = NULL;
+    KC_RETURN_IF_ERROR(kc__tvm_site_make(frame, &site));
+    frame->state = site;
+    frame->state_deleter = kc__tvm_site_free;
+    return NULL;
+  }
+  const kc__tvm_site* site = frame->state;
+  int32_t n = frame->num_args + frame->num_results + site->num_attrs;
+  kc_any inline_args[16];
+  kc_any* args = inline_args;
+  if ((size_t)n > KC__ARRAY_SIZE(inline_args)) {
+    args = malloc((size_t)n * sizeof *args);
+    if (!args) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  int32_t k = 0;
+  for (int32_t i = 0; i < frame->num_args; ++i) {
+    args[k++] = (kc_any){.type_index = KC_TYPE_DLTENSOR_PTR,
+                         .u.v_dltensor = &frame->args[i]};
+  }
+  for (int32_t i = 0; i < frame->num_results; ++i) {
+    args[k++] = (kc_any){.type_index = KC_TYPE_DLTENSOR_PTR,
+                         .u.v_dltensor = &frame->results[i]};
+  }
+  for (int32_t i = 0; i < site->num_attrs; ++i) args[k++] = site->attrs[i];
+  kc_any ret;
+  kc_status* st = kc_func_call(frame->user, args, n, &ret);
+  kc_any_release(&ret);
+  if (args != inline_args) free(args);
+  return st;
+}
+
+static void kc__release_func(void* f) { kc_object_release(f); }
+
+kc_status* kc_tvm_ffi_register_target(kc_string_view target,
+                                      kc_platform platform,
+                                      kc_string_view func_name,
+                                      uint32_t flags) {
+  if (!target.data || !func_name.data) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_tvm_ffi_register_target: %s is NULL",
+                            target.data ? "func_name" : "target");
+  }
+  if (platform != KC_PLATFORM_HOST) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "tvm-ffi target %s: platform %s: tvm-ffi targets "
+                            "run on the host only",
+                            KC__Q(target), kc_platform_name(platform));
+  }
+  kc_func* f = NULL;
+  KC_RETURN_IF_ERROR(kc_func_registry_lookup_retained(func_name, &f),
+                     "tvm-ffi target %s", KC__Q(target));
+  kc_xcall_signature sig = {.struct_size = sizeof sig, .flags = KC_XCALL_SIG_OPEN};
+  return kc_status_add_context(
+      kc_xcall_register_typed(target, platform, &sig, kc__tvm_target, f,
+                              kc__release_func, flags),
+      "registering tvm-ffi target %s", KC__Q(target));
+}

@@ -1,0 +1,123 @@
+/* What the files of the tvm-ffi module share: libtvm_ffi's functions, found
+ * at run time, and the conversions between kcall's values and tvm-ffi's.
+ * Never installed. */
+#ifndef KCALL_TVMFFI_TVMFFI_INTERNAL_H_
+#define KCALL_TVMFFI_TVMFFI_INTERNAL_H_
+
+#include "kcall/func.h"
+#include "kcall/tvm_ffi.h"
+#include "tvmffi/tvm_ffi_abi.h"
+
+/* The functions of libtvm_ffi kcall calls (tvm/ffi/c_api.h). */
+typedef struct kc__tvm_api {
+  const char* path; /* of the library, as the loader knows it */
+  int (*object_inc_ref)(void* obj);
+  int (*object_dec_ref)(void* obj);
+  int (*function_create)(void* self, kc__tvm_safe_call safe_call,
+                         void (*deleter)(void* self), void** out);
+  int (*function_get_global)(const kc__tvm_byte_array* name, void** out);
+  int (*function_set_global)(const kc__tvm_byte_array* name, void* f,
+                             int allow_override);
+  void (*error_move_from_raised)(void** out);
+  void (*error_set_raised_from_cstr)(const char* kind, const char* message);
+  int (*string_from_byte_array)(const kc__tvm_byte_array* in, kc__tvm_any* out);
+  int (*bytes_from_byte_array)(const kc__tvm_byte_array* in, kc__tvm_any* out);
+  int (*tensor_from_dlpack_versioned)(DLManagedTensorVersioned* from,
+                                      int32_t require_alignment,
+                                      int32_t require_contiguous, void** out);
+  int (*tensor_to_dlpack_versioned)(void* from, DLManagedTensorVersioned** out);
+  const kc__tvm_type_info* (*get_type_info)(int32_t type_index);
+} kc__tvm_api;
+
+/* libtvm_ffi's functions, finding and loading the library the first time
+ * (kcall/tvm_ffi.h says where it looks). NULL with *out_status set
+ * (FAILED_PRECONDITION saying what to install) when there is none. Once
+ * found, the table lives for the life of the process. */
+const kc__tvm_api* kc__tvm_api_get(kc_status** out_status);
+
+/* The table once it is loaded, else NULL; a load and a compare. */
+const kc__tvm_api* kc__tvm_api_loaded(void);
+
+/* A kcall status for a tvm-ffi call that returned `rc` (non-zero): the
+ * raised error, moved out of tvm-ffi's thread-local slot and released
+ * ("KIND: MESSAGE" with the code the kind maps to), or CANCELLED for -2.
+ * `what` names the function. */
+kc_status* kc__tvm_error_to_status(const kc__tvm_api* api, int rc,
+                                   const char* what);
+
+/* Raises `st` as tvm-ffi's error (kcall/tvm_ffi.h says which kind) and
+ * destroys it; returns -1 for the safe call to return. */
+int kc__tvm_raise_status(const kc__tvm_api* api, kc_status* st);
+
+/* Temporaries made while converting arguments, released after the call. */
+typedef struct kc__tvm_scratch {
+  kc__tvm_byte_array bytes[8]; /* byte-array arguments, the first eight */
+  kc__tvm_byte_array* more_bytes;
+  size_t bytes_used;
+  void* tvm_objects[4]; /* tvm-ffi objects made for the call (functions) */
+  void** more_tvm_objects;
+  size_t tvm_used;
+  kc_any kc_values[4]; /* kcall values made for the call */
+  kc_any* more_kc_values;
+  size_t kc_used;
+  size_t capacity; /* of each more_* array: nargs */
+} kc__tvm_scratch;
+
+void kc__tvm_scratch_release(const kc__tvm_api* api, kc__tvm_scratch* s);
+
+/* kcall value -> a tvm-ffi argument (a view valid until the scratch is
+ * released). `index` and `fn` name the argument in errors. */
+kc_status* kc__tvm_arg_from_kc(const kc__tvm_api* api, const kc_any* in,
+                               kc__tvm_any* out, kc__tvm_scratch* s,
+                               int32_t index, const char* fn);
+
+/* tvm-ffi argument (a view) -> a kcall argument, valid until the scratch is
+ * released. */
+kc_status* kc__kc_arg_from_tvm(const kc__tvm_api* api, const kc__tvm_any* in,
+                               kc_any* out, kc__tvm_scratch* s, int32_t index,
+                               const char* fn);
+
+/* An owned tvm-ffi result -> an owned kcall value; `in` is consumed (left
+ * none) whatever happens. */
+kc_status* kc__kc_from_tvm_owned(const kc__tvm_api* api, kc__tvm_any* in,
+                                 kc_any* out, const char* fn);
+
+/* An owned kcall value -> an owned tvm-ffi value; `in` is consumed. */
+kc_status* kc__tvm_from_kc_owned(const kc__tvm_api* api, kc_any* in,
+                                 kc__tvm_any* out, const char* fn);
+
+/* A kc_func calling the tvm-ffi function object `obj` (a new reference is
+ * taken), or the function a kcall wrapper `obj` was made from (the wrapper
+ * is then unwrapped). */
+kc_status* kc__tvm_func_to_kc(const kc__tvm_api* api, void* obj,
+                              kc_func** out);
+
+/* A kc_func calling `fn(NULL, ...)`, a function a tvm-ffi module exports;
+ * `name` (copied) names it in errors. */
+kc_status* kc__tvm_symbol_to_kc(const kc__tvm_api* api, kc__tvm_safe_call fn,
+                                const char* name, kc_func** out);
+
+/* When `func` calls tvm-ffi: its function object (a new reference; made
+ * once for a module's symbol). NULL otherwise, or when tvm-ffi fails
+ * (*out_status says so then). */
+void* kc__tvm_fn_object(const kc__tvm_api* api, const kc_func* func,
+                        kc_status** out_status);
+
+/* A new reference to a tvm-ffi function object calling `func`: the object
+ * `func` wraps when it calls a tvm-ffi function, else a new tvm-ffi
+ * function holding a reference to `func`. */
+kc_status* kc__tvm_func_from_kc(const kc__tvm_api* api, kc_func* func,
+                                void** out);
+
+/* The kcall function a tvm-ffi function object wraps (borrowed; the object
+ * holds it), or NULL when it is not a kcall wrapper. */
+kc_func* kc__tvm_unwrap_kc(void* obj);
+
+/* Registers, under PREFIX.NAME, a kcall function for each name in `names`
+ * (NUL-separated, ending with an empty name), each the symbol __tvm_ffi_NAME
+ * of the dlopen handle `handle`. Called by the plugin loader inside its
+ * staged registration. */
+kc_status* kc__tvm_register_module(void* handle, const char* names,
+                                   const char* prefix);
+
+#endif /* KCALL_TVMFFI_TVMFFI_INTERNAL_H_ */
