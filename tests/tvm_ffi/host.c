@@ -101,6 +101,8 @@ static int errors(void) {
   return expect_error("ch.noop(-3)", call("ch.noop", &v, 1, &ret));
 }
 
+static int held_by_tvm_ffi_or_a_target(const char* copy, const char* prefix);
+
 /* The copy is loaded by kc_plugin_load, without a prefix; unloading it is
  * refused while a function of it is held, and done once it is not. */
 static int plugin_load_and_unload(const char* copy) {
@@ -111,9 +113,12 @@ static int plugin_load_and_unload(const char* copy) {
   status = kc_plugin_get_desc(plugin, &desc);
   if (status) return fail("kc_plugin_get_desc", status);
   printf("plugin %s, version %s\n", desc.name, desc.version);
+  /* desc's strings live only until the unload. */
+  char prefix[128];
+  snprintf(prefix, sizeof prefix, "%s", desc.name);
 
   char name[256];
-  snprintf(name, sizeof name, "%s.add_ints", desc.name);
+  snprintf(name, sizeof name, "%s.add_ints", prefix);
   kc_func* held = NULL;
   status = kc_func_registry_lookup_retained(kc_sv(name), &held);
   if (status) return fail("lookup", status);
@@ -140,6 +145,41 @@ static int plugin_load_and_unload(const char* copy) {
   status = kc_func_registry_lookup(kc_sv(name), &gone);
   printf("after unload: %s\n",
          status ? kc_status_code_name(kc_status_get_code(status)) : "still there");
+  kc_status_destroy(status);
+  return held_by_tvm_ffi_or_a_target(copy, prefix);
+}
+
+/* Loaded again, a function exported to tvm-ffi (which holds nothing of
+ * kcall's), then a function made a custom-call target (which holds it, and
+ * the unload says so). */
+static int held_by_tvm_ffi_or_a_target(const char* copy, const char* prefix) {
+  kc_plugin* plugin = NULL;
+  kc_status* status = kc_plugin_load(copy, &plugin);
+  if (status) return fail("kc_plugin_load again", status);
+  char exported[256], target_func[256];
+  snprintf(exported, sizeof exported, "%s.add_ints", prefix);
+  snprintf(target_func, sizeof target_func, "%s.add_one", prefix);
+  size_t count = 0;
+  status = kc_tvm_ffi_export(exported, false, &count);
+  if (status) return fail("kc_tvm_ffi_export", status);
+  /* A tvm-ffi function exported back is tvm-ffi's own (not a wrapper
+   * holding kcall's): it holds nothing of kcall's, and its file stays
+   * mapped. The unload goes through; the export still works. */
+  status = kc_plugin_unload(plugin);
+  printf("exported %zu; unload: %s\n", count,
+         status ? kc_status_code_name(kc_status_get_code(status)) : "done");
+  if (status) kc_status_destroy(status);
+  status = kc_plugin_load(copy, &plugin);
+  if (status) return fail("kc_plugin_load a third time", status);
+  status = kc_tvm_ffi_register_target(kc_sv("host.t.add_one"), KC_PLATFORM_HOST,
+                                      kc_sv(target_func), 0);
+  if (status) return fail("kc_tvm_ffi_register_target", status);
+  status = kc_plugin_unload(plugin);
+  if (!status) return fail("kc_plugin_unload succeeded while exported", NULL);
+  const char* msg = kc_status_get_message(status);
+  printf("target; unload: %s, names %s: %s\n",
+         kc_status_code_name(kc_status_get_code(status)), target_func,
+         strstr(msg, target_func) ? "yes" : "no");
   kc_status_destroy(status);
   return 0;
 }
