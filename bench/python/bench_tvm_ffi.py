@@ -83,7 +83,7 @@ def python_figures(module_path, repeat, min_time):
     kcall.load_plugin(module_path, prefix="bench_tk")
     kcall_noop = kcall.get_func("bench_tk.noop")
     native = tvm_ffi.load_module(str(module_path))
-    tvm_noop = native["noop"] if hasattr(native, "__getitem__") else native.noop
+    tvm_noop = native.noop  # one handle, its release_gil set per case
     kcall.tvm_ffi.export("kcall.testing.nop", override=True)
     exported = tvm_ffi.get_global_func("kcall.testing.nop")
 
