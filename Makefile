@@ -16,20 +16,24 @@ PYTHON     ?= python3
 KCALL      := $(BUILD)/tools/kcall/kcall
 HELLO      := $(BUILD)/examples/hello/libhello_plugin.so
 
-# The versions of JAX and PyTorch every environment here installs: the
-# test groups of EXTRAS, the benchmarks and the fixtures' generators.
+# The versions of JAX, PyTorch and tvm-ffi every environment here
+# installs: the test groups of EXTRAS, the benchmarks and the fixtures'
+# generators.
 JAX_PKGS_PINNED   := jax==0.10.2 jaxlib==0.10.2
 TORCH_PKGS_PINNED := torch==2.15.0
+TVM_PKGS_PINNED   := apache-tvm-ffi==0.1.15.post2
 
-# Optional test groups, off by default: `make test EXTRAS="jax torch"` also
-# installs JAX and/or PyTorch (a large wheel), and their tests
-# (tests/python/test_jax.py, test_torch.py, the documents' blocks that need
-# them) run instead of skipping.
+# Optional test groups, off by default: `make test EXTRAS="jax torch tvm"`
+# also installs JAX, PyTorch (a large wheel) and/or tvm-ffi
+# (apache-tvm-ffi), and their tests (tests/python/test_jax.py,
+# test_torch.py, test_tvm_ffi.py, the documents' blocks that need them)
+# run instead of skipping.
 EXTRAS      ?=
 EXTRA_jax   := $(JAX_PKGS_PINNED)
 EXTRA_torch := $(TORCH_PKGS_PINNED)
+EXTRA_tvm   := $(TVM_PKGS_PINNED)
 EXTRAS_SET  := $(sort $(EXTRAS))
-EXTRAS_BAD  := $(filter-out jax torch,$(EXTRAS_SET))
+EXTRAS_BAD  := $(filter-out jax torch tvm,$(EXTRAS_SET))
 
 # The test environment: what the tests import, and the build backend, since
 # the package is built in it without isolation (so the build directory can
@@ -42,9 +46,9 @@ space      := $(empty) $(empty)
 VENV       := .venv$(if $(EXTRAS_SET),-with-$(subst $(space),-,$(EXTRAS_SET)))
 VENV_PKGS  := numpy pytest 'scikit-build-core>=0.10' \
               $(foreach e,$(EXTRAS_SET),$(EXTRA_$(e)))
-# The benchmark's own environment: the tests never see apache-tvm-ffi.
+# The benchmark's own environment, with tvm-ffi and JAX to compare against.
 BENCH_VENV := .venv-bench
-BENCH_PKGS := numpy apache-tvm-ffi 'scikit-build-core>=0.10' $(JAX_PKGS_PINNED)
+BENCH_PKGS := numpy 'scikit-build-core>=0.10' $(TVM_PKGS_PINNED) $(JAX_PKGS_PINNED)
 BENCH_BUILD := build/bench-build
 
 .PHONY: all build demo test ctest pytest bench asan tsan fuzz valgrind install clean distclean \
@@ -110,7 +114,7 @@ $(VENV)/.stamp: Makefile
 
 # An unknown test group stops make before anything is built.
 ifneq ($(EXTRAS_BAD),)
-$(error unknown test group '$(firstword $(EXTRAS_BAD))' in EXTRAS (expected jax or torch))
+$(error unknown test group '$(firstword $(EXTRAS_BAD))' in EXTRAS (expected jax, torch or tvm))
 endif
 
 $(BENCH_VENV)/.stamp: Makefile
@@ -129,8 +133,9 @@ pytest: build $(VENV)/.stamp
 	$(run_pytest)
 
 # The C benchmarks, then the Python ones against a Release install of the
-# package in .venv-bench (with tvm-ffi and JAX to compare against); all
-# write into build/bench/results.json.
+# package in .venv-bench (with tvm-ffi and JAX to compare against; the
+# tvm-ffi interop benchmark, bench_tvm_ffi.py, times calls crossing both
+# ways, from Python and from C); all write into build/bench/results.json.
 bench: $(BENCH_VENV)/.stamp
 	$(MAKE) build BUILD=$(BENCH_BUILD) CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DKCALL_BUILD_TESTS=OFF"
 	@sh bench/run.sh $(BENCH_BUILD) build/bench
@@ -138,6 +143,7 @@ bench: $(BENCH_VENV)/.stamp
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/run_bench.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_jax.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_dot.py --out build/bench
+	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_tvm_ffi.py --out build/bench
 
 # The XLA FFI fixtures in tests/fixtures/xla_ffi: handlers built with XLA's
 # FFI headers and the programs JAX makes with them, remade by
@@ -171,9 +177,12 @@ hlo-summary: build
 # extension of the same build, with the sanitizer's runtime preloaded into
 # the (uninstrumented) interpreter. Left out there: the tests of the
 # installed package (they pip-install a build without sanitizers), of
-# memory growth (ASan's quarantine holds freed memory on purpose), and of
+# memory growth (ASan's quarantine holds freed memory on purpose), of
 # JAX and PyTorch, whose own uninstrumented threads the sanitizers
-# misreport (the adapter they call is tested in C, test_xla_ffi_adapter.c).
+# misreport (the adapter they call is tested in C, test_xla_ffi_adapter.c),
+# and of tvm-ffi, whose uninstrumented C++ runtime (libtvm_ffi, and the
+# test module built against it) the sanitizers cannot follow, and whose
+# tests also measure memory growth.
 # The runtimes are found with $(CC) -print-file-name, as gcc names them.
 SAN_CMAKE = -DCMAKE_BUILD_TYPE=Debug -DKCALL_BUILD_PYTHON=ON \
             -DPython3_EXECUTABLE=$(abspath $(VENV))/bin/python
@@ -182,7 +191,8 @@ define san_pytest
 	LD_PRELOAD="$(2)" $(3) $(VENV)/bin/python -m pytest -q -p no:cacheprovider \
 	  tests/python --deselect tests/python/test_packaging.py \
 	  --deselect tests/python/test_docs.py --deselect tests/python/test_leaks.py \
-	  --deselect tests/python/test_jax.py --deselect tests/python/test_torch.py
+	  --deselect tests/python/test_jax.py --deselect tests/python/test_torch.py \
+	  --deselect tests/python/test_tvm_ffi.py
 endef
 
 asan: $(VENV)/.stamp

@@ -75,3 +75,48 @@ def scale_plugin(build_file):
 def xla_plugin(build_file):
     """examples/xla: the legacy targets and the typed target rms_norm."""
     return build_file("examples/xla/libxla_plugin.so")
+
+
+# ---- tvm-ffi ------------------------------------------------------------------
+
+TVM_FFI_SKIP = ("tvm-ffi (apache-tvm-ffi) is not installed: `make test "
+                "EXTRAS=tvm` installs it")
+
+
+def tvm_ffi_build_flags():
+    """The compiler flags for code written against the installed
+    apache-tvm-ffi wheel: its headers (and DLPack's), libtvm_ffi and an
+    rpath to it. Skips the test without tvm-ffi."""
+    libinfo = pytest.importorskip("tvm_ffi.libinfo", reason=TVM_FFI_SKIP)
+    lib = pathlib.Path(libinfo.find_libtvm_ffi())
+    includes = []
+    for path in (libinfo.find_include_path(),
+                 libinfo.find_dlpack_include_path()):
+        if path not in includes:
+            includes.append(path)
+    flags = []
+    for path in includes:
+        flags += ["-isystem", str(path)]
+    return flags, ["-L" + str(lib.parent), "-ltvm_ffi",
+                   "-Wl,-rpath," + str(lib.parent)]
+
+
+@pytest.fixture(scope="session")
+def tvm_ffi_kernels(tmp_path_factory):
+    """tests/tvm_ffi/kernels.cc, a tvm-ffi module written with tvm-ffi's
+    own C++ headers, compiled once per session with $CXX (else c++)
+    against the installed wheel: the path of libtvm_kernels.so. Skips
+    without tvm-ffi; a compile error fails the test."""
+    import shlex
+    import subprocess
+    cflags, libs = tvm_ffi_build_flags()
+    out = tmp_path_factory.mktemp("tvm_ffi") / "libtvm_kernels.so"
+    cmd = (shlex.split(os.environ.get("CXX") or "c++")
+           + ["-std=c++17", "-O2", "-shared", "-fPIC", "-Wall", "-Wextra"]
+           + cflags + [str(REPO / "tests" / "tvm_ffi" / "kernels.cc"),
+                       "-o", str(out)] + libs)
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.fail("building the tvm-ffi test module failed:\n%s\n%s"
+                    % (" ".join(cmd), done.stderr))
+    return out

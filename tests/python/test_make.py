@@ -34,6 +34,8 @@ def make_n(*args):
     ("torch", ".venv-with-torch"),
     ("torch jax", ".venv-with-jax-torch"),
     ("jax torch jax", ".venv-with-jax-torch"),
+    ("tvm", ".venv-with-tvm"),
+    ("tvm jax", ".venv-with-jax-tvm"),
 ])
 def test_each_set_of_extras_has_its_own_environment(extras, venv, tmp_path):
     out, status = make_n("pytest", f"EXTRAS={extras}", f"BUILD={tmp_path}")
@@ -56,13 +58,31 @@ def test_extras_are_pinned(tmp_path):
     # Without EXTRAS neither is installed.
     out, _ = make_n("pytest", f"BUILD={tmp_path}")
     assert "jax" not in out and "torch" not in out
+    assert "apache-tvm-ffi" not in out
+
+
+def test_tvm_ffi_is_pinned_alike_for_the_tests_and_the_benchmarks(tmp_path):
+    out, status = make_n("pytest", "EXTRAS=tvm", f"BUILD={tmp_path}")
+    assert status == 0, out
+    install = next(l for l in out.splitlines()
+                   if "-m pip install" in l and ".venv-with-tvm" in l
+                   and "--no-build-isolation" not in l)
+    pins = re.findall(r"(?:^|\s)apache-tvm-ffi==(\S+)", install)
+    assert len(pins) == 1, install
+    # The benchmarks' environment installs the same version.
+    out, status = make_n(".venv-bench/.stamp")
+    assert status == 0, out
+    install = next(l for l in out.splitlines()
+                   if "-m pip install" in l and ".venv-bench" in l)
+    assert re.findall(r"(?:^|\s)apache-tvm-ffi==(\S+)", install) == pins, \
+        install
 
 
 def test_an_unknown_test_group_stops_make(tmp_path):
     out, status = make_n("test", "EXTRAS=jax tensorflow", f"BUILD={tmp_path}")
     assert status != 0
-    assert ("unknown test group 'tensorflow' in EXTRAS (expected jax or torch)"
-            in out), out
+    assert ("unknown test group 'tensorflow' in EXTRAS (expected jax, torch "
+            "or tvm)" in out), out
     assert "cmake" not in out, "make went on to build: " + out
 
 
