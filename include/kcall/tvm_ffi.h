@@ -32,15 +32,18 @@
  *   None, int, bool, float, opaque pointer, DLDataType, DLDevice
  *                         the same value
  *   str (raw, small or an object)
- *                         str: arguments are lent for the call, results
- *                         copied
+ *                         str: arguments are lent for the call (a kcall
+ *                         str holding a NUL crosses as a tvm-ffi String
+ *                         made for the call), results copied
  *   bytes (byte array, small or an object)
  *                         bytes, copied
  *   DLTensor*             DLTensor* (borrowed for the call)
- *   Tensor (object)       an argument: its DLTensor, borrowed for the call;
- *                         a result: a kc_tensor holding the tvm-ffi tensor
- *                         (the memory is shared, never copied); a kc_tensor
- *                         result crosses to tvm-ffi the same way
+ *   Tensor (object)       kc_tensor, the memory shared, never copied: a
+ *                         tvm-ffi tensor result becomes a kc_tensor holding
+ *                         it, a kc_tensor (argument or result) a tvm-ffi
+ *                         tensor holding it; a tvm-ffi tensor argument of
+ *                         an exported kcall function arrives as its
+ *                         DLTensor*, lent for the call
  *   Function              kc_func, calling the tvm-ffi function (and the
  *                         other way round); a function that crossed once
  *                         crosses back as the original, not a wrapper
@@ -56,8 +59,9 @@
  * INVALID_ARGUMENT, IndexError OUT_OF_RANGE, KeyError and AttributeError
  * NOT_FOUND, NotImplementedError UNIMPLEMENTED, MemoryError
  * RESOURCE_EXHAUSTED, anything else UNKNOWN); a kcall status becomes a
- * tvm-ffi error of the kind its message starts with ("K: ", so an error
- * crossing twice keeps its kind) or, failing that, the kind of its code
+ * tvm-ffi error of the kind its message starts with ("K: ", K an
+ * identifier starting with a capital letter, so an error crossing twice
+ * keeps its kind, custom ones included) or, failing that, the kind of its code
  * (the same table read backwards; RuntimeError for the rest). A tvm-ffi
  * function that reports an interrupt (return value -2: Python's
  * KeyboardInterrupt) gives CANCELLED.
@@ -78,8 +82,7 @@ extern "C" {
  * functions to call and are skipped. Each is also registered as the
  * custom-call target PREFIX.NAME on the host, called as
  * kc_tvm_ffi_register_target says, so that `kcall run --plugin MODULE`
- * programs, kcall.jax and kcall.torch call its kernels with no other
- * step. `prefix` is 1 to 200 bytes of
+ * programs and kcall.jax call its kernels with no other step. `prefix` is 1 to 200 bytes of
  * [A-Za-z0-9_.]; NULL means the file's name without its directory, a
  * leading "lib" and what follows the first '.' ("libmykernels.so" ->
  * "mykernels").
@@ -118,7 +121,9 @@ KC_API kc_status* kc_tvm_ffi_load_module(const char* path, const char* prefix,
  * the tvm-ffi function holds a reference to the kcall function for as
  * long as tvm-ffi's registry (or anything else) holds it, so a plugin
  * whose functions were exported cannot be unloaded (its functions are
- * held). Names are matched once, now: a function registered later is not
+ * held). A function that calls tvm-ffi itself (one of a tvm-ffi module) is
+ * exported as the tvm-ffi function it calls, holding nothing of kcall's.
+ * Names are matched once, now: a function registered later is not
  * exported. `allow_override` replaces tvm-ffi functions of the same names;
  * without it a name tvm-ffi has already is refused (ALREADY_EXISTS) and
  * nothing is exported. *out_count (may be NULL) is the number exported.
@@ -133,7 +138,7 @@ KC_API kc_status* kc_tvm_ffi_export(const char* name, bool allow_override,
  * tvm-ffi module, or any kcall function) as a custom-call target `target`
  * on `platform` (KC_PLATFORM_HOST only), in the TYPED convention with an
  * open signature, so that programs (kcall run, kc_program_compile),
- * kcall.jax and kcall.torch call it. Each execution calls the function
+ * and kcall.jax call it. Each execution calls the function
  * with the operands, then the results (which it writes: tvm-ffi's
  * destination-passing style), each a DLTensor*, then the call site's
  * attributes in name order: integers and booleans as int, floats as

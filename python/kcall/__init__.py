@@ -151,6 +151,7 @@ class Plugin:
         self.api_version = info["api_version"]
         self.built_api_version = info["built_api_version"]
         self.registrations = info["registrations"]
+        self._handle = info["handle"]
 
     def names(self, kind):
         """The names it registered of one kind ('function', 'op', ...)."""
@@ -159,6 +160,16 @@ class Plugin:
     @property
     def functions(self):
         return self.names("function")
+
+    def unload(self):
+        """Unloads the plugin, or counts one load off when the file was
+        loaded more than once (kc_plugin_unload). Refused
+        (FailedPreconditionError naming what is held) while anything
+        outside the plugin holds what it registered: a kcall.Function
+        in hand, a target an executable was compiled against, a target
+        JAX registered; and for a plugin that does not support unloading
+        (it gives no fini). Nothing changes when it is refused."""
+        _core.unload_plugin(self._handle)
 
     def __repr__(self):
         counts = {}

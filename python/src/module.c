@@ -132,11 +132,30 @@ static PyObject* load_plugin(PyObject* module, PyObject* const* args,
   if (st) return kcpy_raise(st);
   PyObject* regs = plugin_registrations(plugin, d.registration_count);
   if (!regs) return NULL;
-  return Py_BuildValue("{s:s,s:s,s:s,s:(II),s:(II),s:N}", "path", d.path,
+  PyObject* handle = PyCapsule_New(plugin, "kcall.plugin", NULL);
+  if (!handle) {
+    Py_DECREF(regs);
+    return NULL;
+  }
+  return Py_BuildValue("{s:N,s:s,s:s,s:s,s:(II),s:(II),s:N}", "handle", handle,
+                       "path", d.path,
                        "name", d.name, "version", d.version ? d.version : "",
                        "api_version", d.api_major, d.api_minor,
                        "built_api_version", d.built_api_major,
                        d.built_api_minor, "registrations", regs);
+}
+
+/* unload_plugin(handle): kc_plugin_unload of what load_plugin returned. */
+static PyObject* unload_plugin(PyObject* module, PyObject* handle) {
+  (void)module;
+  kc_plugin* plugin = PyCapsule_GetPointer(handle, "kcall.plugin");
+  if (!plugin) return NULL;
+  kc_status* st;
+  Py_BEGIN_ALLOW_THREADS
+  st = kc_plugin_unload(plugin);
+  Py_END_ALLOW_THREADS
+  if (st) return kcpy_raise(st);
+  Py_RETURN_NONE;
 }
 
 /* ---- tvm-ffi ------------------------------------------------------------------- */
@@ -211,6 +230,8 @@ static PyMethodDef module_methods[] = {
     {"load_plugin", (PyCFunction)(void (*)(void))load_plugin, METH_FASTCALL,
      "load_plugin(path, prefix=None)\n--\n\nLoads a plugin (with a prefix: "
      "a tvm-ffi module); returns a dict describing it."},
+    {"unload_plugin", (PyCFunction)unload_plugin, METH_O,
+     "unload_plugin(handle)\n--\n\nUnloads a plugin (kc_plugin_unload)."},
     {"tvm_ffi_export", (PyCFunction)(void (*)(void))tvm_ffi_export,
      METH_VARARGS | METH_KEYWORDS,
      "tvm_ffi_export(name, override=False)\n--\n\nRegisters kcall "

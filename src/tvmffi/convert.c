@@ -77,20 +77,16 @@ kc_status* kc__tvm_error_to_status(const kc__tvm_api* api, int rc,
 }
 
 /* The length of a "Kind: " prefix of `msg` naming an error kind (an
- * identifier ending in "Error", "Exception" or "Interrupt"), or 0. */
+ * identifier starting with a capital letter, as tvm-ffi's kinds do:
+ * ValueError, KernelFault), or 0. */
 static size_t kc__kind_prefix(const char* msg) {
-  size_t n = 0;
+  if (!(msg[0] >= 'A' && msg[0] <= 'Z')) return 0;
+  size_t n = 1;
   while ((msg[n] >= 'A' && msg[n] <= 'Z') || (msg[n] >= 'a' && msg[n] <= 'z') ||
-         (msg[n] >= '0' && msg[n] <= '9' && n > 0) || msg[n] == '_') {
+         (msg[n] >= '0' && msg[n] <= '9') || msg[n] == '_') {
     ++n;
   }
-  if (n == 0 || msg[n] != ':' || msg[n + 1] != ' ') return 0;
-  static const char* const endings[] = {"Error", "Exception", "Interrupt"};
-  for (size_t i = 0; i < KC__ARRAY_SIZE(endings); ++i) {
-    size_t e = strlen(endings[i]);
-    if (n >= e && memcmp(msg + n - e, endings[i], e) == 0) return n;
-  }
-  return 0;
+  return msg[n] == ':' && msg[n + 1] == ' ' ? n : 0;
 }
 
 int kc__tvm_raise_status(const kc__tvm_api* api, kc_status* st) {
@@ -180,16 +176,31 @@ kc_status* kc__tvm_arg_from_kc(const kc__tvm_api* api, const kc_any* in,
   out->small_len = 0;
   out->u.v_int64 = 0;
   switch (in->type_index) {
-    case KC_TYPE_STR: {
+    case KC_TYPE_STR:
+    case KC_TYPE_TENSOR: {
       const kc_str* str = (const kc_str*)(const void*)in->u.v_obj;
-      if (!memchr(str->data, '\0', str->size)) {
+      if (in->type_index == KC_TYPE_STR && !memchr(str->data, '\0', str->size)) {
         out->type_index = KC__TVM_RAW_STR;
         out->u.v_c_str = str->data;
         return NULL;
       }
-      /* Text with a NUL inside: a byte array, which tvm-ffi reads whole. */
+      /* Text with a NUL inside (which a C string would cut), and a tensor
+       * object (which a function taking tvm-ffi's Tensor needs as one):
+       * a tvm-ffi object made for the call. */
+      void** slot = kc__slot(s->tvm_objects, KC__ARRAY_SIZE(s->tvm_objects),
+                             (void**)&s->more_tvm_objects, &s->tvm_used,
+                             sizeof(void*), s->capacity);
+      if (!slot) return kc__oom();
+      kc_any copy = *in;
+      kc_any_retain(&copy);
+      kc_status* st = kc__tvm_from_kc_owned(api, &copy, out, fn);
+      if (st) {
+        s->tvm_used--;
+        return kc_status_add_context(st, "argument %d of %s", index, fn);
+      }
+      *slot = out->u.v_obj;
+      return NULL;
     }
-      /* fall through */
     case KC_TYPE_BYTES: {
       const kc_str* b = (const kc_str*)(const void*)in->u.v_obj;
       kc__tvm_byte_array* arr =
@@ -202,11 +213,6 @@ kc_status* kc__tvm_arg_from_kc(const kc__tvm_api* api, const kc_any* in,
       out->u.v_ptr = arr;
       return NULL;
     }
-    case KC_TYPE_TENSOR:
-      out->type_index = KC__TVM_DLTENSOR_PTR;
-      out->u.v_ptr = (void*)(uintptr_t)kc_tensor_get_dltensor(
-          (const kc_tensor*)(const void*)in->u.v_obj);
-      return NULL;
     case KC_TYPE_FUNC: {
       void** slot = kc__slot(s->tvm_objects, KC__ARRAY_SIZE(s->tvm_objects),
                              (void**)&s->more_tvm_objects, &s->tvm_used,

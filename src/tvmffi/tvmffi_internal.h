@@ -6,7 +6,6 @@
 
 #include "internal/common.h"
 #include "kcall/func.h"
-#include "kcall/tensor.h"
 #include "kcall/tvm_ffi.h"
 #include <string.h>
 
@@ -111,16 +110,9 @@ static inline bool kc__tvm_result_is_plain(const kc__tvm_any* r) {
          r->type_index != KC__TVM_BYTE_ARRAY_PTR;
 }
 
-/* The arguments that convert without temporaries: plain values, and
- * tensors as their DLTensor (lent for the call). */
+/* The arguments that convert without temporaries: plain values (a
+ * DLTensor* among them). */
 static inline bool kc__tvm_arg_fast(const kc_any* in, kc__tvm_any* out) {
-  if (in->type_index == KC_TYPE_TENSOR) {
-    out->type_index = KC__TVM_DLTENSOR_PTR;
-    out->small_len = 0;
-    out->u.v_ptr = (void*)(uintptr_t)kc_tensor_get_dltensor(
-        (const kc_tensor*)(const void*)in->u.v_obj);
-    return true;
-  }
   return kc__pod_to_tvm(in, out);
 }
 
