@@ -16,9 +16,13 @@ called:
           function. Each with the GIL released around the call (both
           packages' default) and kept (release_gil = False).
   C       bench_tvm_ffi_call.c: kc_func_call of the imported noop next to
-          TVMFFIFunctionCall of the same symbol; TVMFFIFunctionCall of an
-          exported kcall no-op next to that of the module's noop (and of a
-          plain C no-op, the floor), all fetched from tvm-ffi's registry.
+          TVMFFIFunctionCall of the same function as tvm-ffi's module
+          loader gives it (ffi.ModuleLoadFromFile, ffi.ModuleGetFunction);
+          TVMFFIFunctionCall of an exported kcall no-op next to that of a
+          native tvm-ffi no-op (registered by tvm-ffi's C++ GlobalDef).
+          For reference, no target: the same against the floors, the bare
+          symbol wrapped by TVMFFIFunctionCreate (both ways) and a plain C
+          no-op.
 
 Targets (printed as PASS or MISS; a miss never fails the run): each ratio
 at most 1.2. Figures are ns per call, the minimum over repeats; the
@@ -51,6 +55,7 @@ def build_module(out):
     path = out / "libbench_tvm_kernels.so"
     cmd = (shlex.split(os.environ.get("CXX") or "c++")
            + ["-std=c++17", "-O2", "-shared", "-fPIC",
+              "-DKT_TVM_FFI_BENCH_GLOBAL",
               "-isystem", str(info.find_include_path()),
               "-isystem", str(info.find_dlpack_include_path()),
               str(REPO / "tests" / "tvm_ffi" / "kernels.cc"), "-o", str(path),
@@ -160,8 +165,15 @@ RATIOS = [
      "tvm_ffi_calls_native_noop_release_gil_false_ns",
      "the same, GIL kept"),
 ]
-# Only in C: the floor, for reference (no target).
+# Only in C: the floors, for reference (no target): tvm-ffi calling the
+# module's symbol wrapped as directly as its C API allows, and plain C.
 C_EXTRA = [
+    ("ratio_kcall_to_tvm_ffi_calling_tvm_ffi_noop_symbol",
+     "kcall_calls_tvm_ffi_noop_ns", "tvm_ffi_calls_tvm_ffi_noop_symbol_ns",
+     "kcall calling a tvm-ffi no-op / its bare symbol (no target)"),
+    ("ratio_tvm_ffi_calling_kcall_to_native_noop_symbol",
+     "tvm_ffi_calls_kcall_noop_ns", "tvm_ffi_calls_native_noop_symbol_ns",
+     "tvm-ffi calling a kcall no-op / a bare symbol no-op (no target)"),
     ("ratio_tvm_ffi_calling_kcall_to_c_noop",
      "tvm_ffi_calls_kcall_noop_ns", "tvm_ffi_calls_c_noop_ns",
      "tvm-ffi calling a kcall no-op / a plain C no-op (no target)"),

@@ -116,6 +116,34 @@ static void set_global(const char* name, TVMFFISafeCallType fn) {
   TVMFFIObjectDecRef(f);
 }
 
+/* The function `name` of the module at `path` as tvm-ffi loads it. */
+static TVMFFIObjectHandle module_function(const char* path, const char* name) {
+  TVMFFIAny args[3];
+  TVMFFIAny module, fn;
+  memset(args, 0, sizeof args);
+  memset(&module, 0, sizeof module);
+  memset(&fn, 0, sizeof fn);
+  args[0].type_index = kTVMFFIRawStr;
+  args[0].v_c_str = path;
+  if (TVMFFIFunctionCall(global("ffi.ModuleLoadFromFile"), args, 1, &module) ||
+      module.type_index != kTVMFFIModule) {
+    fprintf(stderr, "bench_tvm_ffi_call: tvm-ffi cannot load %s\n", path);
+    exit(1);
+  }
+  args[0] = module;
+  args[1].type_index = kTVMFFIRawStr;
+  args[1].v_c_str = name;
+  args[2].type_index = kTVMFFIBool;
+  args[2].v_int64 = 0; /* query_imports */
+  if (TVMFFIFunctionCall(global("ffi.ModuleGetFunction"), args, 3, &fn) ||
+      fn.type_index != kTVMFFIFunction) {
+    fprintf(stderr, "bench_tvm_ffi_call: the module has no %s\n", name);
+    exit(1);
+  }
+  TVMFFIObjectDecRef(module.v_obj); /* the function holds the module */
+  return fn.v_obj;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s MODULE.so [ITERS [ROUNDS]]\n", argv[0]);
@@ -142,6 +170,9 @@ int main(int argc, char** argv) {
   memcpy(&module_noop, &sym, sizeof module_noop);
   TVMFFIObjectHandle direct = NULL;
   if (TVMFFIFunctionCreate(NULL, module_noop, NULL, &direct)) return 1;
+  /* What a tvm-ffi user calls: the module as tvm-ffi loads it
+   * (ffi.ModuleLoadFromFile), its function from ffi.ModuleGetFunction. */
+  TVMFFIObjectHandle via_module = module_function(argv[1], "noop");
 
   /* export: a kcall no-op in tvm-ffi's registry, next to native ones. */
   kc_func* knop = NULL;
@@ -153,33 +184,42 @@ int main(int argc, char** argv) {
   set_global("bench.module_nop", module_noop);
   set_global("bench.c_nop", c_nop);
   TVMFFIObjectHandle exported = global("bench.kcall_nop");
-  TVMFFIObjectHandle native = global("bench.module_nop");
+  TVMFFIObjectHandle native = global("tvm_kernels.global_noop");
+  TVMFFIObjectHandle native_symbol = global("bench.module_nop");
   TVMFFIObjectHandle floor = global("bench.c_nop");
 
   int64_t warm = iters / 10 + 1;
   time_kcall(imported, warm);
   time_tvm(direct, warm);
+  time_tvm(via_module, warm);
   time_tvm(exported, warm);
   time_tvm(native, warm);
+  time_tvm(native_symbol, warm);
   time_tvm(floor, warm);
-  double ki = -1, ti = -1, te = -1, tn = -1, tf = -1;
+  double ki = -1, ti = -1, tm = -1, te = -1, tn = -1, ts = -1, tf = -1;
   for (int r = 0; r < rounds; ++r) {
     ki = min2(ki, time_kcall(imported, iters));
     ti = min2(ti, time_tvm(direct, iters));
+    tm = min2(tm, time_tvm(via_module, iters));
     te = min2(te, time_tvm(exported, iters));
     tn = min2(tn, time_tvm(native, iters));
+    ts = min2(ts, time_tvm(native_symbol, iters));
     tf = min2(tf, time_tvm(floor, iters));
   }
   printf("kcall_calls_tvm_ffi_noop_ns %.4f\n", ki);
-  printf("tvm_ffi_calls_tvm_ffi_noop_ns %.4f\n", ti);
+  printf("tvm_ffi_calls_tvm_ffi_noop_ns %.4f\n", tm);
+  printf("tvm_ffi_calls_tvm_ffi_noop_symbol_ns %.4f\n", ti);
   printf("tvm_ffi_calls_kcall_noop_ns %.4f\n", te);
   printf("tvm_ffi_calls_native_noop_ns %.4f\n", tn);
+  printf("tvm_ffi_calls_native_noop_symbol_ns %.4f\n", ts);
   printf("tvm_ffi_calls_c_noop_ns %.4f\n", tf);
 
   kc_object_release(KC_OBJECT(imported));
   TVMFFIObjectDecRef(direct);
+  TVMFFIObjectDecRef(via_module);
   TVMFFIObjectDecRef(exported);
   TVMFFIObjectDecRef(native);
+  TVMFFIObjectDecRef(native_symbol);
   TVMFFIObjectDecRef(floor);
   return 0;
 }

@@ -1,6 +1,6 @@
 /* kcall functions as tvm-ffi functions: values crossing, and
  * kc_tvm_ffi_export into tvm-ffi's global registry. */
-#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,50 +9,56 @@
 #include "internal/object.h"
 #include "tvmffi/tvmffi_internal.h"
 
-/* What a tvm-ffi function calling kcall holds. */
+/* A tvm-ffi function calling kcall: a Function object of tvm-ffi's C ABI
+ * (kcall/tvm_ffi.h), made here rather than by TVMFFIFunctionCreate, so that
+ * a call goes from TVMFFIFunctionCall straight to kc__tvm_export_call, and a
+ * function crossing back to kcall is recognised by its safe call. The
+ * layout is the ABI's: the allocation header tvm-ffi defines before an
+ * object (delete_space NULL: the deleter frees the block), preceded by a
+ * word a frontend's allocator may keep there (zero: none), the object
+ * header, the function cell; kcall's fields follow. */
 typedef struct kc__tvm_wrap {
+  void* frontend_word;             /* zero */
+  void (*delete_space)(void* ptr); /* tvm-ffi's TVMFFIObjectAllocHeader */
+  kc__tvm_object header;           /* the object starts here */
+  kc__tvm_function_cell cell;
+  kc_packed_fn fn; /* func's, read once: the call skips the kcall object */
+  void* fn_self;
   const kc__tvm_api* api;
-  kc_func* func; /* a reference */
-  void* obj;     /* the tvm-ffi function object (not a reference) */
+  kc_func* func; /* a reference, released when the strong count ends */
   char name[];   /* "kcall function 'NAME'" */
 } kc__tvm_wrap;
 
-/* The live wrappers, so that a function crossing back to kcall is the
- * original (kc__tvm_unwrap_kc). Few: each is a function value in flight or
- * an exported name. */
-static pthread_mutex_t kc__wraps_mu = PTHREAD_MUTEX_INITIALIZER;
-static kc__tvm_wrap** kc__wraps;
-static size_t kc__wraps_count, kc__wraps_cap;
+#define KC__WRAP_OF(obj) \
+  ((kc__tvm_wrap*)(void*)((char*)(obj) - offsetof(kc__tvm_wrap, header)))
 
-kc_func* kc__tvm_unwrap_kc(void* obj) {
-  kc_func* found = NULL;
-  pthread_mutex_lock(&kc__wraps_mu);
-  for (size_t i = 0; i < kc__wraps_count && !found; ++i) {
-    if (kc__wraps[i]->obj == obj) found = kc__wraps[i]->func;
+/* tvm-ffi's object deleter flags. */
+enum { KC__TVM_DELETE_STRONG = 1, KC__TVM_DELETE_WEAK = 2 };
+
+static void kc__tvm_wrap_delete(void* obj, int flags) {
+  kc__tvm_wrap* w = KC__WRAP_OF(obj);
+  if (flags & KC__TVM_DELETE_STRONG) {
+    kc_object_release(KC_OBJECT(w->func));
+    w->func = NULL;
   }
-  pthread_mutex_unlock(&kc__wraps_mu);
-  return found;
+  if (flags & KC__TVM_DELETE_WEAK) free(w);
 }
 
-static void kc__tvm_wrap_free(void* self) {
-  kc__tvm_wrap* w = self;
-  pthread_mutex_lock(&kc__wraps_mu);
-  for (size_t i = 0; i < kc__wraps_count; ++i) {
-    if (kc__wraps[i] == w) {
-      kc__wraps[i] = kc__wraps[--kc__wraps_count];
-      break;
-    }
-  }
-  pthread_mutex_unlock(&kc__wraps_mu);
-  kc_object_release(KC_OBJECT(w->func));
-  free(w);
+static int kc__tvm_export_call(void* self, const kc__tvm_any* args,
+                               int32_t nargs, kc__tvm_any* result);
+
+kc_func* kc__tvm_unwrap_kc(void* obj) {
+  const kc__tvm_object* o = obj;
+  if (o->type_index != KC__TVM_FUNCTION) return NULL;
+  const kc__tvm_function_cell* cell = KC__TVM_CELL(obj);
+  return cell->safe_call == kc__tvm_export_call ? KC__WRAP_OF(obj)->func : NULL;
 }
 
 /* kc__tvm_export_call for arguments that need temporaries, or more than
  * eight. */
-static int kc__tvm_export_call_general(const kc__tvm_wrap* w,
-                                       const kc__tvm_any* args, int32_t nargs,
-                                       kc__tvm_any* result) {
+__attribute__((noinline)) static int kc__tvm_export_call_general(
+    const kc__tvm_wrap* w, const kc__tvm_any* args, int32_t nargs,
+    kc__tvm_any* result) {
   const kc__tvm_api* api = w->api;
   kc_any inline_args[8];
   kc_any* kargs = inline_args;
@@ -85,19 +91,24 @@ static int kc__tvm_export_call_general(const kc__tvm_wrap* w,
   return 0;
 }
 
-/* The safe call of every tvm-ffi function calling kcall: plain values and
- * tensors go straight through. */
+/* The safe call of every tvm-ffi function calling kcall (`self` is the
+ * function object): plain values and tensors go straight through. */
 static int kc__tvm_export_call(void* self, const kc__tvm_any* args,
                                int32_t nargs, kc__tvm_any* result) {
-  const kc__tvm_wrap* w = self;
+  const kc__tvm_wrap* w = KC__WRAP_OF(self);
   kc_any kargs[8];
   if (KC__LIKELY(nargs >= 0 && nargs <= 8)) {
     int32_t i = 0;
     while (i < nargs && kc__kc_arg_fast(&args[i], &kargs[i])) ++i;
     if (KC__LIKELY(i == nargs)) {
-      kc_any ret;
-      kc_status* st = kc_func_call(w->func, kargs, nargs, &ret);
-      if (KC__UNLIKELY(st != NULL)) return kc__tvm_raise_status(w->api, st);
+      kc_any ret = kc_any_none();
+      kc_status* st = w->fn(w->fn_self, kargs, nargs, &ret);
+      if (KC__UNLIKELY(st != NULL)) {
+        kc_any_release(&ret);
+        return kc__tvm_raise_status(w->api, st);
+      }
+      /* tvm-ffi hands `result` over as none (its callers construct it so). */
+      if (ret.type_index == KC_TYPE_NONE) return 0;
       if (KC__LIKELY(ret.type_index < KC_TYPE_OBJECT_BEGIN) &&
           kc__pod_to_tvm(&ret, result) &&
           KC__LIKELY(kc__tvm_result_is_plain(result))) {
@@ -116,49 +127,18 @@ static kc_status* kc__tvm_wrap_make(const kc__tvm_api* api, kc_func* func,
   kc__tvm_wrap* w = calloc(1, sizeof *w + (size_t)len + 1);
   if (!w) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   snprintf(w->name, (size_t)len + 1, "kcall function %s", KC__QS(name));
-  pthread_mutex_lock(&kc__wraps_mu);
-  bool room = kc__wraps_count < kc__wraps_cap;
-  if (!room) {
-    size_t cap = kc__wraps_cap ? 2 * kc__wraps_cap : 16;
-    kc__tvm_wrap** grown = realloc(kc__wraps, cap * sizeof *grown);
-    if (grown) {
-      kc__wraps = grown;
-      kc__wraps_cap = cap;
-      room = true;
-    }
-  }
-  pthread_mutex_unlock(&kc__wraps_mu);
-  if (!room) {
-    free(w);
-    return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  }
+  /* One strong and one weak reference, as tvm-ffi starts its objects. */
+  w->header.combined_ref_count = ((uint64_t)1 << 32) | 1u;
+  w->header.type_index = KC__TVM_FUNCTION;
+  w->header.deleter = kc__tvm_wrap_delete;
+  w->cell.safe_call = kc__tvm_export_call;
+  w->cell.cpp_call = NULL; /* tvm-ffi's C++ then calls safe_call */
   kc_object_retain(KC_OBJECT(func));
   w->api = api;
   w->func = func;
-  void* obj = NULL;
-  int rc = api->function_create(w, kc__tvm_export_call, kc__tvm_wrap_free, &obj);
-  if (rc != 0) {
-    kc_object_release(KC_OBJECT(func));
-    free(w);
-    return kc__tvm_error_to_status(api, rc, "tvm-ffi's TVMFFIFunctionCreate");
-  }
-  w->obj = obj;
-  pthread_mutex_lock(&kc__wraps_mu);
-  if (kc__wraps_count == kc__wraps_cap) {
-    /* Taken by another thread meanwhile: grow again. */
-    size_t cap = 2 * kc__wraps_cap;
-    kc__tvm_wrap** grown = realloc(kc__wraps, cap * sizeof *grown);
-    if (!grown) {
-      pthread_mutex_unlock(&kc__wraps_mu);
-      api->object_dec_ref(obj); /* runs kc__tvm_wrap_free */
-      return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-    }
-    kc__wraps = grown;
-    kc__wraps_cap = cap;
-  }
-  kc__wraps[kc__wraps_count++] = w;
-  pthread_mutex_unlock(&kc__wraps_mu);
-  *out = obj;
+  w->fn = func->fn;
+  w->fn_self = func->self;
+  *out = &w->header;
   return NULL;
 }
 

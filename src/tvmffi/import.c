@@ -31,7 +31,7 @@ static void kc__tvm_fn_free(void* self) {
 }
 
 /* kc__tvm_call for arguments that need temporaries, or more than eight. */
-static kc_status* kc__tvm_call_general(const kc__tvm_fn* f, const kc_any* args,
+__attribute__((noinline)) static kc_status* kc__tvm_call_general(const kc__tvm_fn* f, const kc_any* args,
                                        int32_t nargs, kc_any* ret) {
   const kc__tvm_api* api = f->api;
   if (nargs < 0) {
@@ -84,6 +84,8 @@ static kc_status* kc__tvm_call(void* self, const kc_any* args, int32_t nargs,
       result.u.v_int64 = 0;
       int rc = f->call(f->self, targs, nargs, &result);
       if (KC__UNLIKELY(rc != 0)) return kc__tvm_error_to_status(f->api, rc, f->name);
+      /* *ret arrives none (kc_packed_fn). */
+      if (result.type_index == KC__TVM_NONE) return NULL;
       if (KC__LIKELY(kc__tvm_result_is_plain(&result)) &&
           kc__pod_to_kc(&result, ret)) {
         return NULL;
