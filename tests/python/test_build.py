@@ -1,6 +1,7 @@
 """kcall.build: plugins compiled from files or source text, cached, loaded,
 and compiler errors as exceptions carrying the compiler's message."""
 
+import gc
 import os
 import shutil
 import subprocess
@@ -237,3 +238,35 @@ def test_the_packaged_tool_uses_the_packages_headers(cache, tmp_path):
     include = os.path.realpath(config.get_include())
     assert " -I%s " % include in done.stderr
     assert done.stdout.strip().startswith(str(cache) + "/libbt_inc-")
+
+
+def test_a_plugin_unloads_when_nothing_holds_it(cache):
+    text = plugin_text("bt_unl", 5).replace(
+        "    .init = init,\n",
+        "    .init = init,\n    .fini = fini,\n").replace(
+        "static const kc_plugin_info info",
+        "static void fini(const kc_host_api* host) { (void)host; }\n\n"
+        "static const kc_plugin_info info")
+    plugin = kcall.build("bt_unl", source=text)
+    held = kcall.get_func("bt_unl.answer")
+    with pytest.raises(kcall.FailedPreconditionError,
+                       match="bt_unl.answer' is held by 1 reference"):
+        plugin.unload()
+    assert held() == 5  # a refused unload changes nothing
+    del held
+    gc.collect()
+    plugin.unload()
+    assert kcall.list_funcs("bt_unl.") == []
+    with pytest.raises(kcall.FailedPreconditionError, match="not loaded"):
+        plugin.unload()
+    # Loaded again, it registers again.
+    again = kcall.load_plugin(plugin.path)
+    assert kcall.get_func("bt_unl.answer")() == 5
+    again.unload()
+
+
+def test_a_plugin_without_fini_is_not_unloaded(cache):
+    plugin = kcall.build("bt_nofini", source=plugin_text("bt_nofini", 6))
+    with pytest.raises(kcall.FailedPreconditionError, match="has no fini"):
+        plugin.unload()
+    assert kcall.get_func("bt_nofini.answer")() == 6
