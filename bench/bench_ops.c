@@ -78,16 +78,27 @@ static void run_packed(void* ctx, int64_t iters) {
   }
 }
 
-static void run_alloc(void* ctx, int64_t iters) {
-  (void)ctx;
+/* A 1-element tensor made and freed: from `alloc` (NULL: the caching host
+ * allocator, what eager calls use). */
+static void alloc_loop(const kc_allocator* alloc, int64_t iters) {
   int64_t one = 1;
   for (int64_t i = 0; i < iters; ++i) {
     kc_tensor* t = NULL;
     kc_status* st = kc_tensor_create(
-        NULL, &one, 1, kc_dtype_make(kDLFloat, 32, 1), kc_device_cpu(), &t);
+        alloc, &one, 1, kc_dtype_make(kDLFloat, 32, 1), kc_device_cpu(), &t);
     if (st) die(st);
     kc_object_release(KC_OBJECT(t));
   }
+}
+
+static void run_alloc(void* ctx, int64_t iters) {
+  (void)ctx;
+  alloc_loop(NULL, iters);
+}
+
+static void run_alloc_system(void* ctx, int64_t iters) {
+  (void)ctx;
+  alloc_loop(kc_allocator_system(), iters);
 }
 
 static void register_noop(void) {
@@ -205,6 +216,7 @@ int main(int argc, char** argv) {
   double into = kb_time_per_iter(run_call_into, &c, iters, trials);
   double packed = kb_time_per_iter(run_packed, &c, iters / 2, trials);
   double alloc = kb_time_per_iter(run_alloc, &c, iters, trials);
+  double alloc_system = kb_time_per_iter(run_alloc_system, &c, iters, trials);
   kc_op_cache_stats stats = {sizeof stats, 0, 0, 0};
   kc_op_query_cache(c.op, &stats);
 
@@ -215,6 +227,9 @@ int main(int argc, char** argv) {
   kb_report_add(&r, "eager_noop_call_into_ns", into);
   kb_report_add(&r, "eager_noop_packed_call_ns", packed);
   kb_report_add(&r, "tensor_alloc_and_free_ns", alloc);
+  kb_report_add(&r, "tensor_alloc_and_free_system_ns", alloc_system);
+  kb_report_add(&r, "tensor_alloc_and_free_ratio_to_system",
+                alloc / alloc_system);
   kb_report_add(&r, "eager_noop_kernel_constructions",
                 (double)stats.constructions);
   bool have_matmul = bench_matmul(&r);

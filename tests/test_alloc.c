@@ -1,6 +1,9 @@
 /* Tests of the allocators in kcall/base.h, and fault injection through the
  * counting allocator into the functions that allocate. */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
@@ -332,4 +335,117 @@ KC_TEST(fault_injection_bytes_and_str) {
     if (!saw_failure && kt_failed_allocs() == failed_before) break;
   }
   KC_CHECK(n > 0 && n < KT_FAULT_LIMIT);
+}
+
+/* ---- the caching allocator ------------------------------------------------ */
+
+/* Sanitizer builds do not cache (kcall/base.h): the tests of reuse skip
+ * there, saying so. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define KT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define KT_SANITIZED 1
+#endif
+#endif
+#ifdef KT_SANITIZED
+#define KT_NEEDS_CACHING() \
+  kt_skip("a sanitizer build: the caching allocator does not cache")
+#else
+#define KT_NEEDS_CACHING() ((void)0)
+#endif
+
+KC_TEST(caching_allocator_reuses_a_freed_block) {
+  KT_NEEDS_CACHING();
+  const kc_allocator* a = kc_allocator_caching();
+  KC_CHECK(a == kc_allocator_caching());
+  void* p = kc_allocator_alloc(a, 100, 0);
+  KC_CHECK(p != NULL);
+  KC_CHECK(((uintptr_t)p & 63) == 0);
+  memset(p, 0xab, 100);
+  kc_allocator_free(a, p, 100, 0);
+  /* Same class (97..112 bytes), same thread: the same block. */
+  void* q = kc_allocator_alloc(a, 110, 16);
+  KC_CHECK(q == p);
+  kc_allocator_free(a, q, 110, 16);
+  /* Another class: another block. */
+  void* r = kc_allocator_alloc(a, 4096 + 1, 0);
+  KC_CHECK(r != NULL && r != p);
+  kc_allocator_free(a, r, 4096 + 1, 0);
+  kc_allocator_caching_trim();
+  void* s = kc_allocator_alloc(a, 100, 0);
+  KC_CHECK(s != NULL);
+  kc_allocator_free(a, s, 100, 0);
+}
+
+KC_TEST(caching_allocator_bypasses_what_it_does_not_keep) {
+  const kc_allocator* a = kc_allocator_caching();
+  /* A larger alignment, and a block over 64 MiB, go to the system. */
+  void* p = kc_allocator_alloc(a, 256, 4096);
+  KC_CHECK(p != NULL && ((uintptr_t)p & 4095) == 0);
+  kc_allocator_free(a, p, 256, 4096);
+  size_t big = ((size_t)64 << 20) + 1;
+  void* q = kc_allocator_alloc(a, big, 0);
+  KC_CHECK(q != NULL);
+  ((char*)q)[big - 1] = 1;
+  kc_allocator_free(a, q, big, 0);
+  /* Reallocation keeps the contents, across classes. */
+  char* r = kc_allocator_alloc(a, 10, 0);
+  KC_CHECK(r != NULL);
+  memcpy(r, "0123456789", 10);
+  char* grown = a->fn(a->self, r, 10, 100000, 0);
+  KC_CHECK(grown != NULL && memcmp(grown, "0123456789", 10) == 0);
+  kc_allocator_free(a, grown, 100000, 0);
+  KC_CHECK(kc_allocator_alloc(a, 0, 0) == NULL);
+}
+
+static void* kt_free_elsewhere(void* block) {
+  /* Freed on another thread: that thread keeps it until it exits. */
+  kc_allocator_free(kc_allocator_caching(), block, 1000, 0);
+  void* again = kc_allocator_alloc(kc_allocator_caching(), 1000, 0);
+  return again == block ? block : NULL;
+}
+
+KC_TEST(caching_allocator_blocks_move_between_threads) {
+  KT_NEEDS_CACHING();
+  void* p = kc_allocator_alloc(kc_allocator_caching(), 1000, 0);
+  KC_CHECK(p != NULL);
+  pthread_t t;
+  KC_CHECK(pthread_create(&t, NULL, kt_free_elsewhere, p) == 0);
+  void* seen = NULL;
+  KC_CHECK(pthread_join(t, &seen) == 0);
+  /* The thread took the block again, and never freed it: ours to free. */
+  KC_CHECK(seen == p);
+  kc_allocator_free(kc_allocator_caching(), p, 1000, 0);
+}
+
+KC_TEST(caching_allocator_keeps_at_most_its_cap) {
+  KT_NEEDS_CACHING();
+  setenv("KCALL_HOST_CACHE_MB", "1", 1); /* read once, at the first use */
+  const kc_allocator* a = kc_allocator_caching();
+  void* blocks[3];
+  for (int i = 0; i < 3; ++i) blocks[i] = kc_allocator_alloc(a, 400000, 0);
+  for (int i = 0; i < 3; ++i) kc_allocator_free(a, blocks[i], 400000, 0);
+  /* Two 448 KiB blocks fit in 1 MiB, the third went back to the system;
+   * the two kept come back last freed first. */
+  void* x = kc_allocator_alloc(a, 400000, 0);
+  void* y = kc_allocator_alloc(a, 400000, 0);
+  KC_CHECK(x == blocks[1] && y == blocks[0]);
+  kc_allocator_free(a, x, 400000, 0);
+  kc_allocator_free(a, y, 400000, 0);
+}
+
+KC_TEST(tensors_reuse_storage_through_the_caching_allocator) {
+  KT_NEEDS_CACHING();
+  int64_t shape[1] = {1000};
+  kc_tensor* t = NULL;
+  KC_CHECK_OK(kc_tensor_create(NULL, shape, 1, kc_dtype_make(kDLFloat, 32, 1),
+                               kc_device_cpu(), &t));
+  void* data = kc_tensor_get_dltensor(t)->data;
+  KC_CHECK(((uintptr_t)data & (KC_TENSOR_ALIGNMENT - 1)) == 0);
+  kc_object_release(KC_OBJECT(t));
+  KC_CHECK_OK(kc_tensor_create(NULL, shape, 1, kc_dtype_make(kDLFloat, 32, 1),
+                               kc_device_cpu(), &t));
+  KC_CHECK(kc_tensor_get_dltensor(t)->data == data);
+  kc_object_release(KC_OBJECT(t));
 }

@@ -99,6 +99,24 @@ KC_API const char* kc_status_code_name(kc_status_code code);
  * Static storage; never NULL. */
 KC_API const kc_allocator* kc_allocator_system(void);
 
+/* kcall's caching host allocator, what tensors created with a NULL
+ * allocator take their object and storage from (kcall/tensor.h), so that
+ * eager calls reuse memory instead of taking fresh pages each time. A
+ * freed block of up to 64 MiB is kept by the thread that freed it, in a
+ * size class (four per power of two, from 64 bytes), and handed out again
+ * by the next allocation of that class on that thread: no lock, no system
+ * call. A thread keeps at most KCALL_HOST_CACHE_MB megabytes (read once;
+ * default 256; 0 turns caching off); what is over goes back to the system,
+ * and what a thread keeps is freed when it exits. Blocks are 64-byte
+ * aligned; a larger alignment or size goes straight to the system
+ * allocator. Builds with AddressSanitizer or ThreadSanitizer do not cache
+ * (a reused block would hide a use after free). Static storage; never
+ * NULL; thread-safe. */
+KC_API const kc_allocator* kc_allocator_caching(void);
+
+/* Frees the blocks the calling thread keeps in the caching allocator. */
+KC_API void kc_allocator_caching_trim(void);
+
 /* Allocates `size` bytes aligned to `alignment` (0: the platform default)
  * from `alloc` (NULL: system). Returns NULL when out of memory or when
  * size is 0. */

@@ -30,7 +30,8 @@ extern "C" {
 #define KC_TENSOR_ALIGNMENT 64
 
 /* Creates a tensor with compact row-major storage (contents undefined)
- * on `device`. On the CPU the storage comes from `alloc` (NULL: system).
+ * on `device`. On the CPU the storage comes from `alloc` (NULL: kcall's
+ * caching host allocator, kc_allocator_caching in kcall/base.h).
  * On "cuda:N" it is device memory and on "cuda_host" pinned host memory,
  * from the CUDA backend, which this call loads if no call has yet
  * (kcall/device.h); `alloc` then gives only the tensor object. Errors:

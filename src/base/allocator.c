@@ -1,5 +1,8 @@
 /* The system allocator and the counting allocator. */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal/common.h"
 
@@ -44,6 +47,181 @@ void kc_allocator_free(const kc_allocator* alloc, void* ptr, size_t size,
   if (!ptr) return;
   if (!alloc) alloc = &kc__system_allocator;
   alloc->fn(alloc->self, ptr, size, 0, alignment);
+}
+
+/* ---- caching allocator ------------------------------------------------------ */
+
+/* Blocks freed are kept per thread, in size classes (four to each power of
+ * two from 64 bytes to 64 MiB), as singly linked lists threaded through
+ * the blocks themselves, and given again by the next allocation of the
+ * class: no lock, no system call, no fresh page. Every block is 64-byte
+ * aligned; larger alignments and sizes go to the system allocator. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define KC__SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define KC__SANITIZED 1
+#endif
+#endif
+
+#define KC__CACHE_ALIGN 64
+#define KC__CACHE_MAX ((size_t)64 << 20)
+#define KC__CACHE_CLASSES 81 /* 64 bytes, then 4 per octave up to 64 MiB */
+#define KC__CACHE_DEFAULT_MB 256
+
+typedef struct kc__cache {
+  void* free[KC__CACHE_CLASSES];
+  size_t bytes;  /* kept in `free` */
+  int state;     /* 1: in use (its destructor armed), 2: closed */
+} kc__cache;
+
+/* The calling thread's cache, made on its first allocation. The pointer
+ * is initial-exec TLS (8 bytes of the static TLS block, which a library
+ * loaded by dlopen may use): each access is one load, not a call to
+ * __tls_get_addr. */
+static _Thread_local kc__cache* kc__tcache
+    __attribute__((tls_model("initial-exec")));
+static pthread_key_t kc__cache_key;
+static pthread_once_t kc__cache_once = PTHREAD_ONCE_INIT;
+static size_t kc__cache_cap; /* bytes a thread keeps; 0: no caching */
+
+/* Thread exit after the destructor ran, or no memory for a cache: the
+ * thread allocates from the system. */
+static kc__cache kc__cache_closed = {.state = 2};
+
+/* The class of `size` (1 .. KC__CACHE_MAX) and the size of its blocks. */
+static unsigned kc__cache_class(size_t size, size_t* out_size) {
+  if (size <= 64) {
+    *out_size = 64;
+    return 0;
+  }
+  unsigned o = 63u - (unsigned)__builtin_clzll((unsigned long long)(size - 1));
+  size_t step = (size_t)1 << (o - 2);
+  size_t rounded = (size + step - 1) & ~(step - 1);
+  *out_size = rounded;
+  return (o - 6) * 4 + (unsigned)(rounded >> (o - 2)) - 4;
+}
+
+static void kc__cache_drain(kc__cache* c) {
+  for (unsigned i = 0; i < KC__CACHE_CLASSES; ++i) {
+    while (c->free[i]) {
+      void* p = c->free[i];
+      memcpy(&c->free[i], p, sizeof p);
+      free(p);
+    }
+  }
+  c->bytes = 0;
+}
+
+/* Thread exit: what the thread kept is freed, and later frees on it (other
+ * destructors releasing tensors) go straight to the system. */
+static void kc__cache_thread_exit(void* arg) {
+  kc__cache* c = arg;
+  kc__cache_drain(c);
+  free(c);
+  kc__tcache = &kc__cache_closed;
+}
+
+static void kc__cache_init(void) {
+  size_t mb = KC__CACHE_DEFAULT_MB;
+  const char* env = getenv("KCALL_HOST_CACHE_MB");
+  if (env && *env) {
+    char* end = NULL;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (end && *end == '\0') mb = (size_t)v;
+  }
+#ifdef KC__SANITIZED
+  mb = 0; /* reused blocks would hide use-after-free from the sanitizer */
+#endif
+  kc__cache_cap = mb > (SIZE_MAX >> 20) ? SIZE_MAX : mb << 20;
+  if (pthread_key_create(&kc__cache_key, kc__cache_thread_exit) != 0) {
+    kc__cache_cap = 0;
+  }
+}
+
+static kc__cache* kc__cache_make(void) {
+  pthread_once(&kc__cache_once, kc__cache_init);
+  kc__cache* c = NULL;
+  if (kc__cache_cap > 0) c = calloc(1, sizeof *c);
+  if (c && pthread_setspecific(kc__cache_key, c) != 0) {
+    free(c);
+    c = NULL;
+  }
+  if (c) c->state = 1;
+  kc__tcache = c ? c : &kc__cache_closed;
+  return kc__tcache;
+}
+
+static void* kc__caching_fn(void* self, void* ptr, size_t old_size,
+                            size_t new_size, size_t alignment);
+
+/* A reallocation: a new block, the old one freed. Out of line, so that
+ * allocations and frees need no stack frame. */
+__attribute__((noinline)) static void* kc__caching_realloc(
+    void* ptr, size_t old_size, size_t new_size, size_t alignment) {
+  void* fresh = kc__caching_fn(NULL, NULL, 0, new_size, alignment);
+  if (fresh) {
+    memcpy(fresh, ptr, old_size < new_size ? old_size : new_size);
+    kc__caching_fn(NULL, ptr, old_size, 0, alignment);
+  }
+  return fresh;
+}
+
+/* What the cache does not keep: the system's, out of line. */
+__attribute__((noinline)) static void* kc__caching_bypass(
+    void* ptr, size_t old_size, size_t new_size, size_t alignment) {
+  if (!ptr) {
+    void* fresh = NULL;
+    if (alignment <= KC__CACHE_ALIGN) {
+      size_t block = 0;
+      if (new_size > KC__CACHE_MAX) return kc__system_fn(NULL, NULL, 0, new_size, alignment);
+      (void)kc__cache_class(new_size ? new_size : 1, &block);
+      return posix_memalign(&fresh, KC__CACHE_ALIGN, block) == 0 ? fresh : NULL;
+    }
+    return kc__system_fn(NULL, NULL, 0, new_size, alignment);
+  }
+  return kc__system_fn(NULL, ptr, old_size, new_size, alignment);
+}
+
+static void* kc__caching_fn(void* self, void* ptr, size_t old_size,
+                            size_t new_size, size_t alignment) {
+  KC__UNUSED(self);
+  kc__cache* c = kc__tcache;
+  if (KC__UNLIKELY(!c)) c = kc__cache_make();
+  if (KC__UNLIKELY(ptr && new_size)) {
+    return kc__caching_realloc(ptr, old_size, new_size, alignment);
+  }
+  size_t size = ptr ? old_size : new_size;
+  if (KC__UNLIKELY(alignment > KC__CACHE_ALIGN || size > KC__CACHE_MAX)) {
+    return kc__caching_bypass(ptr, old_size, new_size, alignment);
+  }
+  size_t block = 0;
+  unsigned cls = kc__cache_class(size ? size : 1, &block);
+  if (ptr) {
+    if (c->state == 1 && c->bytes + block <= kc__cache_cap) {
+      memcpy(ptr, &c->free[cls], sizeof ptr);
+      c->free[cls] = ptr;
+      c->bytes += block;
+    } else {
+      free(ptr);
+    }
+    return NULL;
+  }
+  void* p = c->free[cls];
+  if (KC__LIKELY(p != NULL)) {
+    memcpy(&c->free[cls], p, sizeof p);
+    c->bytes -= block;
+    return p;
+  }
+  return kc__caching_bypass(NULL, 0, block, alignment);
+}
+
+static const kc_allocator kc__caching_allocator = {NULL, kc__caching_fn};
+
+const kc_allocator* kc_allocator_caching(void) { return &kc__caching_allocator; }
+
+void kc_allocator_caching_trim(void) {
+  if (kc__tcache && kc__tcache->state == 1) kc__cache_drain(kc__tcache);
 }
 
 /* ---- counting allocator --------------------------------------------------- */

@@ -67,7 +67,7 @@ static kc_status* kc__check_shape(const char* where, int32_t ndim,
 static kc_status* kc__tensor_alloc(const kc_allocator* alloc, int32_t ndim,
                                    const int64_t* shape,
                                    const int64_t* strides, kc_tensor** out) {
-  if (!alloc) alloc = kc_allocator_system();
+  if (!alloc) alloc = kc_allocator_caching();
   kc_tensor* t = kc_allocator_alloc(alloc, kc__tensor_struct_size(ndim), 0);
   if (!t) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
