@@ -97,14 +97,31 @@ def _dtype_name(dtype):
     return np.dtype(dtype).name
 
 
-def call_op(name, *args, **attrs):
+_op_list_inputs = {}
+
+
+def call_op(name, *args, vmap_method="sequential", **attrs):
     """Calls the kcall op `name` on JAX arrays, inside or outside
     `jax.jit`: the result shapes come from the op's shape function
     (kcall's shape inference, run at trace time), the kernel runs when
     XLA executes. Registers the op with JAX on first use. Returns one
-    array, or a tuple for an op with several outputs."""
+    array, or a tuple for an op with several outputs.
+
+    Takes what ``kcall.ops`` takes: a list (or tuple) of arrays for an
+    "N * T" or list(type) input, NumPy dtypes and scalar types
+    (``np.int32``) for type attrs. Under ``jax.vmap`` the op runs once
+    per batch element (`vmap_method` "sequential", always right); an op
+    that batches itself along a leading dimension may say so with
+    "expand_dims" or "broadcast_all" (jax.ffi.ffi_call's vmap_method)."""
+    from .ops import _attr_value, _flatten, _list_inputs
     jax_name = _op_names.get(name) or register_op(name)
     handle = _core.op_lookup(name)
+    list_inputs = _op_list_inputs.get(name)
+    if list_inputs is None:
+        list_inputs = _list_inputs(_core.op_describe(handle))
+        _op_list_inputs[name] = list_inputs
+    args = _flatten(name, args, list_inputs)
+    attrs = {k: _attr_value(v) for k, v in attrs.items()}
     inputs = [(tuple(a.shape), _dtype_name(a.dtype)) for a in args]
     outs = _core.op_infer(handle, inputs, dict(attrs))
     shapes = []
@@ -114,7 +131,8 @@ def call_op(name, *args, **attrs):
                              f"does not give a static shape ({shape}); JAX "
                              f"needs one")
         shapes.append(jax.ShapeDtypeStruct(shape, np.dtype(dtype)))
-    call = jax.ffi.ffi_call(jax_name, shapes if len(shapes) != 1 else shapes[0])
+    call = jax.ffi.ffi_call(jax_name, shapes if len(shapes) != 1 else shapes[0],
+                            vmap_method=vmap_method)
     return call(*args, **attrs)
 
 

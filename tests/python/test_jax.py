@@ -16,7 +16,8 @@ jax = pytest.importorskip(
 import jax.numpy as jnp  # noqa: E402
 
 import kcall  # noqa: E402
-import kcall.jax  # noqa: E402
+import kcall.jax
+import kcall.ops  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -145,6 +146,40 @@ def test_ops_with_shapes_from_the_shape_function(plugins):
     assert g(x).shape == (2, 6)
     h = jax.jit(lambda x: kcall.jax.call_op("Scale", x, factor=0.5))
     np.testing.assert_array_equal(np.asarray(h(x)), np.asarray(x) * 0.5)
+
+
+def test_call_op_takes_what_kcall_ops_takes(plugins):
+    x = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)
+    # A list for an "N * T" input, as kcall.ops.Concat takes it.
+    g = jax.jit(lambda x: kcall.jax.call_op("Concat", [x, x * 2], axis=0))
+    np.testing.assert_array_equal(
+        np.asarray(g(x)), np.concatenate([np.asarray(x), np.asarray(x) * 2]))
+    np.testing.assert_array_equal(
+        np.asarray(g(x)), np.asarray(kcall.ops.Concat([np.asarray(x),
+                                                       np.asarray(x) * 2],
+                                                      axis=0)))
+    # A NumPy scalar type for a type attr.
+    b = jax.jit(lambda x: kcall.jax.call_op("Bitcast", x, type=np.int32))
+    np.testing.assert_array_equal(np.asarray(b(x)),
+                                  np.asarray(x).view(np.int32))
+    # A list where one tensor is expected is refused, naming the input.
+    with pytest.raises(TypeError, match=r"op 'Add': input 0 \('x'\)"):
+        kcall.jax.call_op("Add", [x, x], x)
+
+
+def test_call_op_under_vmap(plugins):
+    xs = jnp.arange(12, dtype=jnp.float32).reshape(3, 2, 2)
+    ys = jnp.ones((3, 2, 2), jnp.float32)
+    f = jax.vmap(lambda x, y: kcall.jax.call_op("MatMul", x, y))
+    np.testing.assert_allclose(np.asarray(jax.jit(f)(xs, ys)),
+                               np.asarray(xs) @ np.asarray(ys))
+    # Batched on one argument only: the other is broadcast.
+    g = jax.vmap(lambda x: kcall.jax.call_op("MatMul", x, ys[0]))
+    np.testing.assert_allclose(np.asarray(g(xs)), np.asarray(xs) @ np.ones((2, 2)))
+    # An op that batches itself says so.
+    h = jax.vmap(lambda x: kcall.jax.call_op("Scale", x, factor=2.0,
+                                             vmap_method="broadcast_all"))
+    np.testing.assert_array_equal(np.asarray(h(xs)), np.asarray(xs) * 2)
 
 
 def test_op_errors_arrive_at_trace_time(plugins):
