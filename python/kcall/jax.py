@@ -112,14 +112,18 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
     (``np.int32``) for type attrs. Under ``jax.vmap`` the op runs once
     per batch element (`vmap_method` "sequential", always right); an op
     that batches itself along a leading dimension may say so with
-    "expand_dims" or "broadcast_all" (jax.ffi.ffi_call's vmap_method)."""
+    "expand_dims" or "broadcast_all" (jax.ffi.ffi_call's vmap_method). An op declared stateful is
+    called with ``has_side_effect=True``: XLA keeps the call even when
+    its result is unused."""
     from .ops import _attr_value, _flatten, _list_inputs
     jax_name = _op_names.get(name) or register_op(name)
     handle = _core.op_lookup(name)
-    list_inputs = _op_list_inputs.get(name)
-    if list_inputs is None:
-        list_inputs = _list_inputs(_core.op_describe(handle))
-        _op_list_inputs[name] = list_inputs
+    known = _op_list_inputs.get(name)
+    if known is None:
+        info = _core.op_describe(handle)
+        known = (_list_inputs(info), "stateful" in info["flags"])
+        _op_list_inputs[name] = known
+    list_inputs, stateful = known
     args = _flatten(name, args, list_inputs)
     attrs = {k: _attr_value(v) for k, v in attrs.items()}
     inputs = [(tuple(a.shape), _dtype_name(a.dtype)) for a in args]
@@ -131,8 +135,10 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
                              f"does not give a static shape ({shape}); JAX "
                              f"needs one")
         shapes.append(jax.ShapeDtypeStruct(shape, np.dtype(dtype)))
+    # A stateful op is kept by XLA even when its result is unused, and
+    # never merged with another call of it.
     call = jax.ffi.ffi_call(jax_name, shapes if len(shapes) != 1 else shapes[0],
-                            vmap_method=vmap_method)
+                            vmap_method=vmap_method, has_side_effect=stateful)
     return call(*args, **attrs)
 
 

@@ -182,6 +182,15 @@ def test_call_op_under_vmap(plugins):
     np.testing.assert_array_equal(np.asarray(h(xs)), np.asarray(xs) * 2)
 
 
+def test_a_stateful_op_is_kept_when_its_result_is_unused(plugins):
+    # Counter (examples/ops) is declared stateful: each call counts.
+    before = int(np.asarray(kcall.ops.Counter()))
+    f = jax.jit(lambda x: (kcall.jax.call_op("Counter"), x * 2)[1])
+    f(jnp.ones(2)).block_until_ready()
+    f(jnp.ones(2)).block_until_ready()
+    assert int(np.asarray(kcall.ops.Counter())) == before + 3
+
+
 def test_op_errors_arrive_at_trace_time(plugins):
     x = jnp.ones((2, 3), jnp.float32)
     with pytest.raises(ValueError, match=r"calling op 'Add': input 1 \('y'\)"):
