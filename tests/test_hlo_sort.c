@@ -373,3 +373,64 @@ KC_TEST(hlo_reduce_precision_refusals) {
                  " ROOT y = f32[2] reduce-precision(x), exponent_bits=e8, mantissa_bits=7\n}\n",
                  "an integer for attribute exponent_bits");
 }
+
+KC_TEST(hlo_sort_built_with_add_instruction) {
+  /* The comparator, a program of its own: s32 a > b. */
+  kc_program* cmp = NULL;
+  KC_CHECK_OK(kc_program_parse(KC_SV_LIT("HloModule c\nENTRY c {\n a = s32[] parameter(0)\n"
+                                         " b = s32[] parameter(1)\n"
+                                         " ROOT g = pred[] compare(a, b), direction=GT\n}\n"),
+                               &cmp));
+  kc_program_builder* b = NULL;
+  KC_CHECK_OK(kc_program_builder_create(KC_SV_LIT("m"), &b));
+  kc_shape* s = NULL;
+  KC_CHECK_OK(kc_shape_parse(KC_SV_LIT("s32[5]"), &s));
+  int32_t x = -1, id = -1;
+  KC_CHECK_OK(kc_program_builder_add_parameter(b, 0, s, KC_SV_LIT("x"), &x));
+  int64_t dim = 0;
+  kc_attr attrs[2];
+  memset(attrs, 0, sizeof attrs);
+  attrs[0].name = KC_SV_LIT("dimensions");
+  attrs[0].type = KC_ATTR_ARRAY;
+  attrs[0].elem_type = KC_ATTR_I64;
+  attrs[0].v.array.data = &dim;
+  attrs[0].v.array.count = 1;
+  attrs[1].name = KC_SV_LIT("is_stable");
+  attrs[1].type = KC_ATTR_BOOL;
+  attrs[1].v.b = true;
+  kc_attr_dict dict = {2, attrs};
+  kc_instruction_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = KC_OP_SORT;
+  d.result_shape = s;
+  d.operands = &x;
+  d.num_operands = 1;
+  d.attrs = &dict;
+  d.computations = &cmp;
+  d.num_computations = 1;
+  KC_CHECK_OK(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("s"), &id));
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_builder_finish(b, &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  int32_t in[5] = {4, -2, 9, 4, 0};
+  int64_t shape[1] = {5};
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = in;
+  t.device.device_type = kDLCPU;
+  t.ndim = 1;
+  t.dtype = (DLDataType){kDLInt, 32, 1};
+  t.shape = shape;
+  const DLTensor* ins[1] = {&t};
+  kc_tensor* out = NULL;
+  KC_CHECK_OK(kc_executable_execute(exe, ins, 1, NULL, &out));
+  static const int32_t want[] = {9, 4, 4, 0, -2};
+  kt_check_s32(out, want, 5);
+  kc_object_release(KC_OBJECT(out));
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+  kc_program_destroy(cmp);
+  kc_shape_destroy(s);
+}
