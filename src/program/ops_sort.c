@@ -9,11 +9,13 @@
  * a 64-bit key per element:
  *   compare(p[2k], p[2k+1]), direction=LT or GT, on integers (SIGNED or
  *     UNSIGNED) or floats with type=TOTALORDER: operand k's order;
- *   JAX's float comparator (jnp.sort, argsort, lax.sort with one key): the
+ *   JAX's float comparator (jnp.sort, argsort, lax.sort with one key, of
+ *     f16, bf16, f32 or f64): the
  *     same compare of each parameter with -0.0 made +0.0 and every NaN
  *     made +NaN (select(x != x, nan, select(x == 0, 0, x))), as JAX lowers
  *     it (compare type=TOTALORDER) or as XLA:CPU rewrites it (the floats'
- *     bits as s32, negative ones xor INT_MAX, compared as integers).
+ *     bits as a signed integer, negative ones xor its maximum, compared as
+ *     integers).
  *
  * topk: the k largest (largest=true, the default) or smallest elements of
  * each row along the last dimension, with their s32 indices, in XLA's
@@ -101,7 +103,7 @@ static bool kc__is_compare(const kc_program* r, int32_t id, const char* directio
 }
 
 /* A scalar constant whose bytes, as an integer of its width, are `bits`
- * (or, with nan, any positive NaN of f32). */
+ * (or, with nan, whose key is above every number's: a positive NaN). */
 static bool kc__is_const_bits(const kc_program* r, int32_t id, uint64_t bits, bool nan) {
   const kc__instr* in = kc__at(r, id);
   if (in->op != KC__OP_CONSTANT || kc_shape_is_tuple(in->shape) ||
@@ -110,8 +112,15 @@ static bool kc__is_const_bits(const kc_program* r, int32_t id, uint64_t bits, bo
   }
   uint64_t v = 0;
   memcpy(&v, in->literal, in->literal_size);
-  if (nan) return (v & 0x7f800000u) == 0x7f800000u && (v & 0x7fffffu) && !(v & 0x80000000u);
-  return v == bits;
+  if (!nan) return v == bits;
+  DLDataType t = kc_shape_get_dtype(in->shape);
+  uint64_t key, inf_key;
+  uint64_t inf = t.code == kDLBfloat ? 0x7f80u
+                 : t.bits == 16      ? 0x7c00u
+                 : t.bits == 32      ? 0x7f800000u
+                                     : 0x7ff0000000000000u;
+  return (t.code == kDLFloat || t.code == kDLBfloat) && kc__elem_key(t, in->literal, false, &key) &&
+         kc__elem_key(t, &inf, false, &inf_key) && key > inf_key;
 }
 
 static bool kc__is_select(const kc_program* r, int32_t id, int32_t* c, int32_t* t, int32_t* f) {
@@ -123,7 +132,7 @@ static bool kc__is_select(const kc_program* r, int32_t id, int32_t* c, int32_t* 
   return true;
 }
 
-/* select(x != x, nan, select(x == 0, 0, x)) of f32 parameter `number`. */
+/* select(x != x, nan, select(x == 0, 0, x)) of float parameter `number`. */
 static bool kc__is_canon(const kc_program* r, int32_t id, int64_t number) {
   int32_t c, t, f, a, b, c2, t2, f2;
   if (!kc__is_select(r, id, &c, &t, &f)) return false;
@@ -138,13 +147,14 @@ static bool kc__is_canon(const kc_program* r, int32_t id, int64_t number) {
 }
 
 /* select(i < 0, xor(INT_MAX, i), i) with i = bitcast-convert of `inner`
- * to s32: XLA's total-order key of an f32. *out_inner: what was cast. */
-static bool kc__is_total_key(const kc_program* r, int32_t id, int32_t* out_inner) {
+ * to a signed integer of width `bits`: XLA's total-order key of a float.
+ * *out_inner: what was cast. */
+static bool kc__is_total_key(const kc_program* r, int32_t id, uint8_t bits, int32_t* out_inner) {
   int32_t c, t, f, a, b;
   if (!kc__is_select(r, id, &c, &t, &f)) return false;
   const kc__instr* cast = kc__at(r, f);
   if (cast->op != KC_OP_BITCAST_CONVERT || kc_shape_is_tuple(cast->shape) ||
-      !kc_dtype_equal(kc_shape_get_dtype(cast->shape), (DLDataType){kDLInt, 32, 1})) {
+      !kc_dtype_equal(kc_shape_get_dtype(cast->shape), (DLDataType){kDLInt, bits, 1})) {
     return false;
   }
   if (!kc__is_compare(r, c, "LT", "SIGNED", &a, &b) || a != f ||
@@ -155,7 +165,7 @@ static bool kc__is_total_key(const kc_program* r, int32_t id, int32_t* out_inner
   if (x->op != KC_OP_XOR || x->num_operands != 2) return false;
   int32_t other = x->operands[0] == f ? x->operands[1] : x->operands[0];
   if ((x->operands[0] != f && x->operands[1] != f) ||
-      !kc__is_const_bits(r, other, 0x7fffffffu, false)) {
+      !kc__is_const_bits(r, other, ((uint64_t)1 << (bits - 1)) - 1, false)) {
     return false;
   }
   *out_inner = cast->operands[0];
@@ -189,8 +199,10 @@ static kc__key_kind kc__match_comparator(const kc_program* r, size_t n, DLDataTy
     *out_operand = k;
     return KC__KEY_PLAIN;
   }
-  bool f32 = kc_dtype_equal(types[0], (DLDataType){kDLFloat, 32, 1});
-  if (!f32) return KC__KEY_NONE;
+  DLDataType t0 = types[0];
+  bool is_float = t0.lanes == 1 && ((t0.code == kDLFloat && t0.bits >= 16) ||
+                                    (t0.code == kDLBfloat && t0.bits == 16));
+  if (!is_float) return KC__KEY_NONE;
   *out_operand = 0;
   /* JAX's, lowered: compare(canon(p0), canon(p1)), type=TOTALORDER */
   if (kc__attr_is(root, "type", "TOTALORDER") && kc__is_canon(r, a, 0) && kc__is_canon(r, b, 1)) {
@@ -199,7 +211,8 @@ static kc__key_kind kc__match_comparator(const kc_program* r, size_t n, DLDataTy
   /* and as XLA:CPU rewrites it: compare(key(canon(p0)), key(canon(p1))) */
   int32_t ia, ib;
   if ((!kc__op_attr(root, "type") || kc__attr_is(root, "type", "SIGNED")) &&
-      kc__is_total_key(r, a, &ia) && kc__is_total_key(r, b, &ib) && kc__is_canon(r, ia, 0) &&
+      kc__is_total_key(r, a, t0.bits, &ia) && kc__is_total_key(r, b, t0.bits, &ib) &&
+      kc__is_canon(r, ia, 0) &&
       kc__is_canon(r, ib, 1)) {
     return KC__KEY_CANON;
   }
