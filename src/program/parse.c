@@ -496,7 +496,7 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
   }
   ins->op = kc__hlo_opcode_find(ins->opcode_tok.text);
   if (!ins->op) {
-    char supported[1024];
+    char supported[2048];
     kc__hlo_opcode_list(supported, sizeof supported);
     return kc__lex_fail(lx, &ins->opcode_tok,
                         "instruction %s: opcode %s is not supported "
