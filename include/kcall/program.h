@@ -19,8 +19,9 @@
  * Instructions: parameter, constant, tuple, get-tuple-element,
  * custom-call and broadcast have builder calls of their own; element-wise
  * arithmetic, math, bit and compare instructions, select, clamp, convert,
- * and the shape, slicing, dot, reduce, reduce-window and control-flow
- * instructions are the kc_opcode values below (docs/programs.md lists
+ * bitcast-convert, reduce-precision, and the shape, slicing, dot, reduce,
+ * reduce-window, control-flow, sort and topk instructions are the
+ * kc_opcode values below (docs/programs.md lists
  * every HLO opcode kcall runs). Arrays are row-major.
  *
  * The host contract of each function is stated at the function; what
@@ -148,6 +149,7 @@ typedef enum kc_opcode {
   KC_OP_REAL,
   KC_OP_IMAG,
   KC_OP_BITCAST_CONVERT,
+  KC_OP_REDUCE_PRECISION,
   /* Element-wise, two operands: */
   KC_OP_POWER = 64,
   KC_OP_REMAINDER,
@@ -176,7 +178,10 @@ typedef enum kc_opcode {
   KC_OP_REDUCE,
   KC_OP_REDUCE_WINDOW,
   KC_OP_WHILE,
-  KC_OP_CONDITIONAL
+  KC_OP_CONDITIONAL,
+  /* Sorting: */
+  KC_OP_SORT = 192,
+  KC_OP_TOPK
 } kc_opcode;
 
 /* XLA's scheduling hint for a custom call; recorded, not yet acted on. */
@@ -289,8 +294,9 @@ typedef struct kc_instruction_desc {
    * an array of I64, ...); NULL for none. Deep-copied. An attribute the
    * instruction does not read is refused by compile. */
   const kc_attr_dict* attrs;
-  /* Called computations (a reduce's reducer, a while's condition and
-   * body, a conditional's branches), each a finished program. */
+  /* Called computations (a reduce's reducer, a sort's comparator, a
+   * while's condition and body, a conditional's branches), each a
+   * finished program. */
   kc_program* const* computations;
   size_t num_computations;
 } kc_instruction_desc;

@@ -258,5 +258,9 @@ extern const kc__instr_def kc__ops_dot[];      /* ops_dot.c: dot */
 extern const size_t kc__ops_dot_count;
 extern const kc__instr_def kc__ops_complex[];  /* ops_complex.c: complex, real, imag */
 extern const size_t kc__ops_complex_count;
+extern const kc__instr_def kc__ops_sort[];     /* ops_sort.c: sort, topk */
+extern const size_t kc__ops_sort_count;
+extern const kc__instr_def kc__ops_bits[];     /* ops_bits.c: bitcast-convert, reduce-precision, opt-barrier */
+extern const size_t kc__ops_bits_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

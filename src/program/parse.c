@@ -312,6 +312,52 @@ static bool kc__is_sharding_annotation(const kc__hlo_instr* ins) {
   return false;
 }
 
+/* XLA:CPU's custom call "TopK", what it makes of a topk instruction: a
+ * topk of its one operand, the largest first, k the result's minor
+ * dimension (the comparator it names is always that order). */
+static kc_status* kc__build_topk_call(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t* out_id) {
+  KC_RETURN_IF_ERROR(kc__expect_operand_count(p, ins, 1));
+  const kc_shape* s = ins->shape;
+  const kc_shape* values = kc_shape_is_tuple(s) && kc_shape_get_tuple_size(s) == 2
+                               ? kc_shape_get_element(s, 0)
+                               : NULL;
+  if (!values || kc_shape_is_tuple(values) || kc_shape_get_rank(values) < 1) {
+    char g[256];
+    kc_shape_format(s, g, sizeof g);
+    return kc__lex_fail(&p->lx, &ins->opcode_tok,
+                        "custom-call %s to TopK: expected a result (values, indices) of "
+                        "arrays of rank 1 or more, got %s",
+                        KC__Q(ins->name_tok.text), g);
+  }
+  kc_attr attrs[2];
+  memset(attrs, 0, sizeof attrs);
+  attrs[0].name = KC_SV_LIT("k");
+  attrs[0].type = KC_ATTR_I64;
+  attrs[0].v.i64 = kc_shape_get_dims(values)[kc_shape_get_rank(values) - 1];
+  attrs[1].name = KC_SV_LIT("largest");
+  attrs[1].type = KC_ATTR_BOOL;
+  attrs[1].v.b = true;
+  kc_attr_dict dict = {.count = 2, .entries = attrs};
+  kc_instruction_desc d = {
+      .struct_size = sizeof d,
+      .op = KC_OP_TOPK,
+      .result_shape = s,
+      .operands = kc__operand_ids(p),
+      .num_operands = 1,
+      .attrs = &dict,
+  };
+  kc_string_view name = ins->name_tok.text;
+  kc_status* st = kc__scoped_name(p, &name);
+  if (!st) st = kc_program_builder_add_instruction(p->b, &d, name, out_id);
+  if (st) {
+    return kc_status_add_context(st, "line %d, column %d: instruction %s",
+                                 ins->name_tok.line, ins->name_tok.column,
+                                 KC__Q(ins->name_tok.text));
+  }
+  return kc_program_builder_set_location(p->b, *out_id, ins->name_tok.line,
+                                         ins->name_tok.column);
+}
+
 /* Everything after the opcode; hands the instruction to the builder. */
 static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
                                  int32_t* out_id) {
@@ -342,6 +388,9 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
   if (kind == KC__INSTR_COPY) return kc__bind_copy(p, ins, out_id);
   if (kind == KC__INSTR_CUSTOM_CALL && kc__is_sharding_annotation(ins)) {
     return kc__bind_copy(p, ins, out_id);
+  }
+  if (kind == KC__INSTR_CUSTOM_CALL && kc_sv_equal(ins->target, KC_SV_LIT("TopK"))) {
+    return kc__build_topk_call(p, ins, out_id);
   }
   /* What the builder cannot check from the text it is given. */
   kc_status* st = NULL;
@@ -447,7 +496,7 @@ static kc_status* kc__parse_head(kc__hlo_parser* p, kc__hlo_instr* ins,
   }
   ins->op = kc__hlo_opcode_find(ins->opcode_tok.text);
   if (!ins->op) {
-    char supported[1024];
+    char supported[2048];
     kc__hlo_opcode_list(supported, sizeof supported);
     return kc__lex_fail(lx, &ins->opcode_tok,
                         "instruction %s: opcode %s is not supported "

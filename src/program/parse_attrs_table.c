@@ -10,6 +10,7 @@ typedef enum kc__attr_syntax {
   KC__SYNTAX_INTS, /* {1, 2}: an I64 array */
   KC__SYNTAX_INT,  /* 3 */
   KC__SYNTAX_WORD, /* LT: a string */
+  KC__SYNTAX_BOOL, /* true or false */
   KC__SYNTAX_SLICE,   /* {[0:2], [1:5:2]}: start_indices, limit_indices, strides */
   KC__SYNTAX_PADDING, /* 0_1x2_3_1: edge_padding_low, _high, interior_padding */
   KC__SYNTAX_WINDOW   /* {size=2x2 stride=1x1 pad=0_1x0_1 lhs_dilate=.. rhs_dilate=..} */
@@ -52,6 +53,11 @@ static const struct {
     {"rhs_batch_dims", KC__SYNTAX_INTS},
     {"lhs_contracting_dims", KC__SYNTAX_INTS},
     {"rhs_contracting_dims", KC__SYNTAX_INTS},
+    {"is_stable", KC__SYNTAX_BOOL},
+    {"k", KC__SYNTAX_INT},
+    {"largest", KC__SYNTAX_BOOL},
+    {"exponent_bits", KC__SYNTAX_INT},
+    {"mantissa_bits", KC__SYNTAX_INT},
 };
 
 /* The attributes a syntax gives (the name as written, or these). */
@@ -276,15 +282,30 @@ kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
         break;
       }
       case KC__SYNTAX_INT:
+      {
+        char what[96];
+        snprintf(what, sizeof what, "an integer for attribute %s", kc__attr_syntaxes[i].name);
         a.type = KC_ATTR_I64;
-        KC_RETURN_IF_ERROR(kc__lex_int(lx, "an integer", INT64_MIN, INT64_MAX, &a.v.i64));
+        KC_RETURN_IF_ERROR(kc__lex_int(lx, what, INT64_MIN, INT64_MAX, &a.v.i64));
         break;
+      }
       case KC__SYNTAX_WORD:
         if (lx->tok.kind != KC__TOK_IDENT) return kc__lex_expected(lx, &lx->tok, "a word");
         a.type = KC_ATTR_STRING;
         a.v.str = lx->tok.text;
         kc__lex_next(lx);
         break;
+      case KC__SYNTAX_BOOL: {
+        bool t = kc__tok_is_word(&lx->tok, "true");
+        if (!t && !kc__tok_is_word(&lx->tok, "false")) {
+          return kc__lex_fail(lx, &lx->tok, "attribute %s: expected true or false, got %s",
+                              kc__attr_syntaxes[i].name, KC__Q(lx->tok.text));
+        }
+        a.type = KC_ATTR_BOOL;
+        a.v.b = t;
+        kc__lex_next(lx);
+        break;
+      }
       case KC__SYNTAX_SLICE:
         *out_handled = true;
         return kc__parse_slice(p, ins);

@@ -97,6 +97,43 @@ kc_status* kc__build_bitcast(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_vi
                              int32_t* out_id) {
   const kc__hlo_value* v = kc__operand_value(p, 0);
   int32_t x = v->id;
+  bool arrays = !kc_shape_is_tuple(v->shape) && !kc_shape_is_tuple(ins->shape);
+  if (arrays && !kc_dtype_equal(kc_shape_get_dtype(v->shape), kc_shape_get_dtype(ins->shape))) {
+    /* Another element type of the same width: its bits, reinterpreted
+     * (bitcast-convert), then reshaped. */
+    DLDataType from = kc_shape_get_dtype(v->shape), to = kc_shape_get_dtype(ins->shape);
+    if ((size_t)from.bits * from.lanes != (size_t)to.bits * to.lanes) {
+      return kc__lex_fail(&p->lx, &ins->opcode_tok,
+                          "bitcast %s: expected an element type of the operand's width "
+                          "(%u bits), got one of %u bits",
+                          KC__Q(ins->name_tok.text), (unsigned)(from.bits * from.lanes),
+                          (unsigned)(to.bits * to.lanes));
+    }
+    if (v->nondefault || ins->layouts.first_nondefault) {
+      return kc__lex_fail(&p->lx, &ins->opcode_tok,
+                          "bitcast %s: another element type and a layout other than the "
+                          "row-major one together are not supported",
+                          KC__Q(ins->name_tok.text));
+    }
+    kc_shape* cast_shape = NULL;
+    KC_RETURN_IF_ERROR(kc_shape_create_array(to, kc_shape_get_dims(v->shape),
+                                             kc_shape_get_rank(v->shape), &cast_shape));
+    bool same_dims = kc_shape_equal(cast_shape, ins->shape);
+    kc_string_view n = same_dims ? name : kc__suffixed_name(p, name, "bits");
+    kc_status* st = n.data ? NULL : kc__parse_oom();
+    kc_instruction_desc d = {
+        .struct_size = sizeof d,
+        .op = KC_OP_BITCAST_CONVERT,
+        .result_shape = cast_shape,
+        .operands = &x,
+        .num_operands = 1,
+    };
+    int32_t cast = -1;
+    if (!st) st = kc_program_builder_add_instruction(p->b, &d, n, same_dims ? out_id : &cast);
+    kc_shape_destroy(cast_shape);
+    if (st || same_dims) return st;
+    return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, ins->shape, &cast, 1, name, out_id);
+  }
   if (!v->nondefault && !ins->layouts.first_nondefault) {
     return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, ins->shape, &x, 1, name, out_id);
   }

@@ -1,6 +1,6 @@
 """Generates the HLO program fixtures in tests/fixtures/hlo_jax/ with JAX.
 
-    python tests/hlo_jax/generate.py [--out DIR]
+    python tests/hlo_jax/generate.py [--out DIR] [--cases NAME...]
 
 (or `make hlo-fixtures`, which makes a virtual environment, .venv-jax,
 with jax, jaxlib and numpy, and runs this script in it). It needs jax and
@@ -25,6 +25,9 @@ What it does:
    (`.compile().as_text()`, XLA:CPU's optimized module), inputN.npy and
    outputN.npy (JAX's results); and DIR/manifest.json, which describes
    every case (see tests/fixtures/hlo_jax/README.md).
+
+With --cases, only the cases named are made again; the others stay as
+the manifest lists them (their files untouched).
 
 The output is deterministic: inputs come from fixed seeds, and source file
 names in the modules' metadata are reduced to their base names, so the
@@ -497,7 +500,89 @@ def ref_complex_parts(z, w):
     return [r.real, r.imag]
 
 
-CASES = whole_programs() + single_programs()
+def ref_stable_order(x, axis, descending=False):
+    """Indices of a stable sort along `axis`, -0 equal to 0 and NaNs
+    last, as JAX's comparator orders floats."""
+    keys = np.where(np.isnan(x), np.inf, x)
+    rank = np.where(np.isnan(x), 1, 0)  # NaN after inf
+    if descending:
+        keys, rank = -keys, -rank
+    # lexsort sorts by the last key first; it is stable.
+    moved_k = np.moveaxis(keys, axis, -1)
+    moved_r = np.moveaxis(rank, axis, -1)
+    out = np.empty(moved_k.shape, np.int64)
+    for idx in np.ndindex(moved_k.shape[:-1]):
+        out[idx] = np.lexsort((moved_k[idx], moved_r[idx]))
+    return np.moveaxis(out, -1, axis)
+
+
+def grad_sin_sin(x):
+    return jnp.sum(jnp.sin(jnp.sin(x)))
+
+
+def random_draws(key):
+    k1, k2 = jax.random.split(jax.random.wrap_key_data(key))
+    return (jax.random.bits(k1, (6,)), jax.random.uniform(k2, (2, 3)))
+
+
+def sorting_programs():
+    """sort, top_k, checkpoint and random: the cases of ops_sort.c and
+    ops_bits.c (`--cases` makes only these)."""
+    nan = np.nan
+    x = np.array([[3, nan, -0.0, 1, 0.0, -2], [5, 5, -1, nan, 2, 5],
+                  [0.5, -0.0, 0.0, -np.inf, np.inf, 1]], F32)
+    keys = np.array([2, 0, 2, 1, 0, 2, 1], np.int32)
+    vals = normal(50, (7,))
+    ties = np.array([[1, 4, 4, 2, 4, 0], [-1, 3, 3, 3, 7, 7]], F32)
+    key = np.asarray(jax.random.key_data(jax.random.PRNGKey(42)))
+    with jax.disable_jit():
+        draws = [np.asarray(a) for a in random_draws(key)]
+    return [
+        single("sort",
+               lambda a: jnp.sort(a, axis=-1),
+               lambda a: [np.take_along_axis(a, ref_stable_order(a, -1), -1)],
+               [x], EXACT,
+               "jnp.sort of f32[3,6] along the last axis, with NaN, -0, 0 "
+               "and infinities: JAX's comparator (-0 equal to 0, NaN last)"),
+        single("argsort",
+               lambda a: jnp.argsort(a, axis=0),
+               lambda a: [ref_stable_order(a, 0)],
+               [x], EXACT,
+               "jnp.argsort along axis 0 of f32[3,6] (a sort of two "
+               "operands, the values and an iota, along a dimension that is "
+               "not the last)"),
+        single("sort_two",
+               lambda k, v: jax.lax.sort((k, v), num_keys=1),
+               lambda k, v: [np.sort(k, kind="stable"),
+                             v[np.argsort(k, kind="stable")]],
+               [keys, vals], EXACT,
+               "lax.sort of (s32 keys, f32 values) by the keys: stable, the "
+               "values carried along"),
+        single("top_k",
+               lambda a: jax.lax.top_k(a, 3),
+               lambda a: [np.take_along_axis(
+                   a, ref_stable_order(a, -1, True)[:, :3], -1),
+                   ref_stable_order(a, -1, True)[:, :3]],
+               [ties], EXACT,
+               "lax.top_k with k=3 of rows with ties (lower indices first): "
+               "topk lowered, XLA:CPU's TopK custom call optimized"),
+        single("checkpoint",
+               jax.grad(jax.checkpoint(grad_sin_sin)),
+               lambda a: [np.cos(np.sin(a)) * np.cos(a)],
+               [normal(51, (2, 5))], F32_TOL,
+               "the gradient of a jax.checkpoint-ed function: the saved "
+               "values pass an opt-barrier"),
+        single("random_uniform",
+               random_draws,
+               lambda k: draws,
+               [key], EXACT,
+               "jax.random.split, bits and uniform on a u32[2] key (threefry "
+               "as integer arithmetic, bitcast-convert to floats); the "
+               "reference is JAX's own result without jit"),
+    ]
+
+
+CASES = whole_programs() + single_programs() + sorting_programs()
 
 
 # ---------------------------------------------------------------------------
@@ -707,7 +792,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help="output directory (default: %(default)s)")
+    parser.add_argument("--cases", nargs="+", metavar="NAME",
+                        help="make only these cases, keeping the others "
+                             "the manifest lists as they are")
     args = parser.parse_args()
+    known = [case["name"] for case in CASES]
+    unknown = [n for n in args.cases or [] if n not in known]
+    if unknown:
+        sys.exit(f"unknown cases {unknown}; the cases are {known}")
 
     if jax.__version__ != JAX_VERSION:
         sys.exit(f"jax {JAX_VERSION} is needed, this is {jax.__version__} "
@@ -719,10 +811,22 @@ def main():
 
     out_dir = os.path.abspath(args.out)
     os.makedirs(out_dir, exist_ok=True)
-    clear(out_dir)
+    previous = {}
+    if args.cases:
+        with open(os.path.join(out_dir, "manifest.json")) as f:
+            previous = {c["name"]: c for c in json.load(f)["cases"]}
+        for name in args.cases:
+            shutil.rmtree(os.path.join(out_dir, name), ignore_errors=True)
+    else:
+        clear(out_dir)
     register()
 
-    cases = [generate_case(case, out_dir) for case in CASES]
+    cases = [generate_case(case, out_dir)
+             if not args.cases or case["name"] in args.cases
+             else previous[case["name"]]
+             for case in CASES
+             if not args.cases or case["name"] in args.cases
+             or case["name"] in previous]
     with open(HANDLERS, "rb") as f:
         handlers_sha256 = hashlib.sha256(f.read()).hexdigest()
     manifest = {
