@@ -176,7 +176,12 @@ typedef enum kc_opcode {
   KC_OP_REDUCE,
   KC_OP_REDUCE_WINDOW,
   KC_OP_WHILE,
-  KC_OP_CONDITIONAL
+  KC_OP_CONDITIONAL,
+  /* XLA's general gather and scatter (their dimension numbers as I64
+   * arrays and index_vector_dim as an I64, indices_are_sorted and
+   * unique_indices as optional bools; docs/programs.md): */
+  KC_OP_GATHER,
+  KC_OP_SCATTER
 } kc_opcode;
 
 /* XLA's scheduling hint for a custom call; recorded, not yet acted on. */

@@ -1,6 +1,6 @@
 /* The attributes of kernel instructions (program/ops.h) in the syntax
- * HLO writes them: integer lists, words, slices, paddings, windows and
- * called computations, turned into the kc_attr entries the table reads. */
+ * HLO writes them: integer lists, words, booleans, slices, paddings,
+ * windows and called computations, turned into the kc_attr entries the table reads. */
 #include <stdio.h>
 
 #include "program/parse_internal.h"
@@ -10,6 +10,7 @@ typedef enum kc__attr_syntax {
   KC__SYNTAX_INTS, /* {1, 2}: an I64 array */
   KC__SYNTAX_INT,  /* 3 */
   KC__SYNTAX_WORD, /* LT: a string */
+  KC__SYNTAX_BOOL, /* true or false */
   KC__SYNTAX_SLICE,   /* {[0:2], [1:5:2]}: start_indices, limit_indices, strides */
   KC__SYNTAX_PADDING, /* 0_1x2_3_1: edge_padding_low, _high, interior_padding */
   KC__SYNTAX_WINDOW   /* {size=2x2 stride=1x1 pad=0_1x0_1 lhs_dilate=.. rhs_dilate=..} */
@@ -52,6 +53,20 @@ static const struct {
     {"rhs_batch_dims", KC__SYNTAX_INTS},
     {"lhs_contracting_dims", KC__SYNTAX_INTS},
     {"rhs_contracting_dims", KC__SYNTAX_INTS},
+    {"offset_dims", KC__SYNTAX_INTS},
+    {"collapsed_slice_dims", KC__SYNTAX_INTS},
+    {"start_index_map", KC__SYNTAX_INTS},
+    {"operand_batching_dims", KC__SYNTAX_INTS},
+    {"start_indices_batching_dims", KC__SYNTAX_INTS},
+    {"slice_sizes", KC__SYNTAX_INTS},
+    {"update_window_dims", KC__SYNTAX_INTS},
+    {"inserted_window_dims", KC__SYNTAX_INTS},
+    {"scatter_dims_to_operand_dims", KC__SYNTAX_INTS},
+    {"input_batching_dims", KC__SYNTAX_INTS},
+    {"scatter_indices_batching_dims", KC__SYNTAX_INTS},
+    {"index_vector_dim", KC__SYNTAX_INT},
+    {"indices_are_sorted", KC__SYNTAX_BOOL},
+    {"unique_indices", KC__SYNTAX_BOOL},
 };
 
 /* The attributes a syntax gives (the name as written, or these). */
@@ -283,6 +298,14 @@ kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
         if (lx->tok.kind != KC__TOK_IDENT) return kc__lex_expected(lx, &lx->tok, "a word");
         a.type = KC_ATTR_STRING;
         a.v.str = lx->tok.text;
+        kc__lex_next(lx);
+        break;
+      case KC__SYNTAX_BOOL:
+        if (!kc__tok_is_word(&lx->tok, "true") && !kc__tok_is_word(&lx->tok, "false")) {
+          return kc__lex_expected(lx, &lx->tok, "true or false");
+        }
+        a.type = KC_ATTR_BOOL;
+        a.v.b = kc__tok_is_word(&lx->tok, "true");
         kc__lex_next(lx);
         break;
       case KC__SYNTAX_SLICE:
