@@ -599,3 +599,67 @@ KC_TEST(hlo_gather_builder) {
   KC_CHECK_CODE(kt_g_build_and_run(KC_ATTR_I64, got), KC_INVALID_ARGUMENT, "instruction 'g'",
                 "attribute indices_are_sorted: expected true or false");
 }
+
+KC_TEST(hlo_scatter_builder) {
+  /* scatter built with kc_program_builder_add_instruction: its update
+   * computation a program of its own (a maximum: the native loop), the
+   * dimension numbers I64 arrays, the hints bools. */
+  kc_program* maxp = NULL;
+  KC_CHECK_OK(kc_program_parse(KC_SV_LIT("HloModule mx\nENTRY mx {\n a = s32[] parameter(0)\n"
+                                         " b = s32[] parameter(1)\n"
+                                         " ROOT m = s32[] maximum(a, b)\n}\n"),
+                               &maxp));
+  kc_program_builder* b = NULL;
+  KC_CHECK_OK(kc_program_builder_create(KC_SV_LIT("m"), &b));
+  kc_shape *xs = NULL, *is = NULL;
+  KC_CHECK_OK(kc_shape_parse(KC_SV_LIT("s32[5]"), &xs));
+  KC_CHECK_OK(kc_shape_parse(KC_SV_LIT("s32[4]"), &is));
+  static const int32_t x[5] = {0, 10, 20, 30, 40};
+  static const int32_t idx[4] = {4, 0, 4, 5};
+  static const int32_t upd[4] = {41, -1, 50, 99};
+  int32_t ops[3];
+  KC_CHECK_OK(kc_program_builder_add_constant(b, xs, x, sizeof x, KC_SV_LIT("x"), &ops[0]));
+  KC_CHECK_OK(kc_program_builder_add_constant(b, is, idx, sizeof idx, KC_SV_LIT("i"), &ops[1]));
+  KC_CHECK_OK(kc_program_builder_add_constant(b, is, upd, sizeof upd, KC_SV_LIT("u"), &ops[2]));
+  static const int64_t zero[1] = {0};
+  kc_attr attrs[6];
+  attrs[0] = kt_g_ints_attr("update_window_dims", NULL, 0);
+  attrs[1] = kt_g_ints_attr("inserted_window_dims", zero, 1);
+  attrs[2] = kt_g_ints_attr("scatter_dims_to_operand_dims", zero, 1);
+  memset(&attrs[3], 0, 3 * sizeof attrs[3]);
+  attrs[3].name = KC_SV_LIT("index_vector_dim");
+  attrs[3].type = KC_ATTR_I64;
+  attrs[3].v.i64 = 1;
+  attrs[4].name = KC_SV_LIT("indices_are_sorted");
+  attrs[4].type = KC_ATTR_BOOL;
+  attrs[5].name = KC_SV_LIT("unique_indices");
+  attrs[5].type = KC_ATTR_BOOL;
+  kc_attr_dict dict = {6, attrs};
+  kc_instruction_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = KC_OP_SCATTER;
+  d.result_shape = xs;
+  d.operands = ops;
+  d.num_operands = 3;
+  d.attrs = &dict;
+  d.computations = &maxp;
+  d.num_computations = 1;
+  int32_t id = -1;
+  KC_CHECK_OK(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("s"), &id));
+  kc_program_destroy(maxp); /* the builder retains it */
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_builder_finish(b, &p));
+  kc_shape_destroy(xs);
+  kc_shape_destroy(is);
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  kc_program_destroy(p);
+  kc_tensor* out = NULL;
+  KC_CHECK_OK(kc_executable_execute(exe, NULL, 0, NULL, &out));
+  /* 5 lies outside: skipped. */
+  static const int32_t want[5] = {0, 10, 20, 30, 50};
+  kt_g_ints(kt_g_data(out), want, 5, 0);
+  kc_object_release(KC_OBJECT(out));
+  kc_executable_destroy(exe);
+}
