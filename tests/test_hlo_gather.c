@@ -438,7 +438,8 @@ KC_TEST(hlo_gather_scatter_refusals) {
                      " ROOT g = f32[2,4] gather(x, i), offset_dims={1}, "
                      "collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
                      "slice_sizes={1,4}\n}\n",
-                     KC_INVALID_ARGUMENT, "operand 1 (the indices): expected an integer type, got f32");
+                     KC_INVALID_ARGUMENT,
+                     "operand 1 (the indices): expected an integer type, got f32");
 
   static const struct {
     const char* instr;

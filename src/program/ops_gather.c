@@ -231,20 +231,15 @@ static void kc__gs_squeeze(kc__gs_plan* plan) {
   b->rank = r;
 }
 
-static kc_status* kc__gather_read(const kc_program* p, const kc__instr* in, kc__gs_plan* plan) {
-  const kc_shape* x = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
-  KC_RETURN_IF_ERROR(kc__gs_hint(in, "indices_are_sorted"));
-  plan->n = 1;
+/* slice_sizes, one per operand dimension and no larger than it; the
+ * collapsed and batching dimensions of slice size 1. */
+static kc_status* kc__gather_slice(const kc__instr* in, const kc_shape* x, const int64_t* obd,
+                                   size_t num_obd, kc__gs_plan* plan, const int64_t** out_sizes,
+                                   const int64_t** out_collapsed, size_t* out_num_collapsed) {
   int32_t orank = kc_shape_get_rank(x);
   const int64_t* odims = kc_shape_get_dims(x);
-  const int64_t* obd;
-  size_t num_obd;
-  KC_RETURN_IF_ERROR(kc__gs_read_indices(p, in, 1, x, "start_index_map", "operand_batching_dims",
-                                         "start_indices_batching_dims", plan, &obd, &num_obd));
-  const int64_t *sizes, *collapsed, *offset;
-  size_t num_sizes, num_collapsed, num_offset;
+  const int64_t *sizes, *collapsed;
+  size_t num_sizes, num_collapsed;
   KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "slice_sizes", false, &sizes, &num_sizes));
   if (num_sizes != (size_t)orank) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
@@ -285,40 +280,23 @@ static kc_status* kc__gather_read(const kc_program* p, const kc__instr* in, kc__
                              i, (long long)obd[i], (long long)sizes[obd[i]]);
     }
   }
-  size_t want_offset = (size_t)orank - num_collapsed - num_obd;
-  int32_t rrank = plan->batch_rank + (int32_t)want_offset;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "offset_dims", false, &offset, &num_offset));
-  if (num_offset != want_offset) {
-    return kc__instr_error(in, KC_INVALID_ARGUMENT,
-                           "attribute offset_dims: expected %zu %s (the operand's rank %d "
-                           "less %zu collapsed and %zu batching dimensions), got %zu",
-                           want_offset, kc__gs_entries(want_offset), orank, num_collapsed, num_obd, num_offset);
-  }
-  if (rrank > KC__GS_RANK) {
-    return kc__instr_error(in, KC_INVALID_ARGUMENT, "a result of rank %d: at most %d", rrank,
-                           KC__GS_RANK);
-  }
-  KC_RETURN_IF_ERROR(kc__gs_dims(in, "offset_dims", false, rrank, "the result", true, &offset,
-                                 &num_offset));
-  /* The result: batch positions in order where offset_dims leaves room,
-   * the slice's kept dimensions in order at offset_dims. */
+  *out_sizes = sizes;
+  *out_collapsed = collapsed;
+  *out_num_collapsed = num_collapsed;
+  return NULL;
+}
+
+/* The result: the batch positions in order where offset_dims leaves room,
+ * the slice's kept dimensions (`kept`, of the operand) in order at
+ * offset_dims; then the plan's slice and its strides into the result. */
+static kc_status* kc__gather_result(const kc__instr* in, DLDataType t, const int64_t* sizes,
+                                    const int32_t* kept, const int64_t* offset,
+                                    size_t num_offset, int32_t rrank, kc__gs_plan* plan) {
   int64_t want[KC__GS_RANK];
-  int32_t kept[KC__GS_RANK];
-  int32_t num_kept = 0;
-  for (int32_t d = 0; d < orank; ++d) {
-    if (!kc__gs_has(collapsed, num_collapsed, d) && !kc__gs_has(obd, num_obd, d)) {
-      kept[num_kept++] = d;
-    }
-  }
   int32_t b = 0, w = 0;
   for (int32_t d = 0; d < rrank; ++d) {
-    if (kc__gs_has(offset, num_offset, d)) {
-      want[d] = sizes[kept[w++]];
-    } else {
-      want[d] = plan->batch_dims[b++];
-    }
+    want[d] = kc__gs_has(offset, num_offset, d) ? sizes[kept[w++]] : plan->batch_dims[b++];
   }
-  DLDataType t = kc_shape_get_dtype(x);
   const kc_shape* r = in->shape;
   bool ok = kc_dtype_equal(kc_shape_get_dtype(r), t) && kc_shape_get_rank(r) == rrank &&
             (rrank == 0 || memcmp(kc_shape_get_dims(r), want, (size_t)rrank * sizeof *want) == 0);
@@ -337,8 +315,8 @@ static kc_status* kc__gather_read(const kc_program* p, const kc__instr* in, kc__
   for (int32_t d = 0; d < rrank; ++d) {
     if (!kc__gs_has(offset, num_offset, d)) plan->batch_data_stride[b++] = rstride[d];
   }
-  plan->window.rank = num_kept;
-  for (int32_t k = 0; k < num_kept; ++k) {
+  plan->window.rank = (int32_t)num_offset;
+  for (size_t k = 0; k < num_offset; ++k) {
     plan->window.dims[k] = sizes[kept[k]];
     plan->window.src_stride[k] = plan->operand_stride[kept[k]];
     plan->window.dst_stride[k] = rstride[offset[k]];
@@ -346,6 +324,46 @@ static kc_status* kc__gather_read(const kc_program* p, const kc__instr* in, kc__
   kc__gs_squeeze(plan);
   plan->esize[0] = kc_dtype_get_size(t);
   return NULL;
+}
+
+static kc_status* kc__gather_read(const kc_program* p, const kc__instr* in, kc__gs_plan* plan) {
+  const kc_shape* x = kc__op_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
+  KC_RETURN_IF_ERROR(kc__gs_hint(in, "indices_are_sorted"));
+  plan->n = 1;
+  int32_t orank = kc_shape_get_rank(x);
+  const int64_t *obd = NULL, *sizes = NULL, *collapsed = NULL, *offset = NULL;
+  size_t num_obd = 0, num_collapsed = 0, num_offset = 0;
+  KC_RETURN_IF_ERROR(kc__gs_read_indices(p, in, 1, x, "start_index_map", "operand_batching_dims",
+                                         "start_indices_batching_dims", plan, &obd, &num_obd));
+  KC_RETURN_IF_ERROR(
+      kc__gather_slice(in, x, obd, num_obd, plan, &sizes, &collapsed, &num_collapsed));
+  size_t want_offset = (size_t)orank - num_collapsed - num_obd;
+  int32_t rrank = plan->batch_rank + (int32_t)want_offset;
+  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "offset_dims", false, &offset, &num_offset));
+  if (num_offset != want_offset) {
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                           "attribute offset_dims: expected %zu %s (the operand's rank %d "
+                           "less %zu collapsed and %zu batching dimensions), got %zu",
+                           want_offset, kc__gs_entries(want_offset), orank, num_collapsed,
+                           num_obd, num_offset);
+  }
+  if (rrank > KC__GS_RANK) {
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "a result of rank %d: at most %d", rrank,
+                           KC__GS_RANK);
+  }
+  KC_RETURN_IF_ERROR(kc__gs_dims(in, "offset_dims", false, rrank, "the result", true, &offset,
+                                 &num_offset));
+  int32_t kept[KC__GS_RANK];
+  int32_t num_kept = 0;
+  for (int32_t d = 0; d < orank; ++d) {
+    if (!kc__gs_has(collapsed, num_collapsed, d) && !kc__gs_has(obd, num_obd, d)) {
+      kept[num_kept++] = d;
+    }
+  }
+  return kc__gather_result(in, kc_shape_get_dtype(x), sizes, kept, offset, num_offset, rrank,
+                           plan);
 }
 
 /* The op of an update computation that is `op(p0, p1)` or `op(p1, p0)`
@@ -427,30 +445,17 @@ static kc_status* kc__scatter_read_computation(const kc_program* p, const kc__in
   return NULL;
 }
 
-static kc_status* kc__scatter_read(const kc_program* p, const kc__instr* in, kc__gs_plan* plan) {
-  size_t count = in->num_operands;
-  if (count % 2 == 0 || count / 2 > KC__GS_MAX_ARRAYS) {
-    return kc__instr_error(in, KC_INVALID_ARGUMENT,
-                           "scatter: expected N operands, the indices, then N updates (N up to "
-                           "%d), got %zu operands",
-                           KC__GS_MAX_ARRAYS, count);
-  }
-  size_t n = count / 2;
-  plan->scatter = true;
-  plan->n = n;
-  KC_RETURN_IF_ERROR(kc__gs_hint(in, "indices_are_sorted"));
-  KC_RETURN_IF_ERROR(kc__gs_hint(in, "unique_indices"));
+/* The N arrays of one dims, their updates (of their element types and
+ * one dims) and the result (the array, or a tuple of the N arrays). */
+static kc_status* kc__scatter_arrays(const kc_program* p, const kc__instr* in,
+                                     kc__gs_plan* plan) {
+  size_t n = plan->n;
   const kc_shape* x = kc__op_operand(p, in, 0);
   const kc_shape* u = kc__op_operand(p, in, n + 1);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
   char what[48];
+  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
   snprintf(what, sizeof what, "operand %zu (updates 0)", n + 1);
   KC_RETURN_IF_ERROR(kc__op_expect_array(in, u, what));
-  int32_t orank = kc_shape_get_rank(x);
-  const int64_t* odims = kc_shape_get_dims(x);
-  int32_t urank = kc_shape_get_rank(u);
-  const int64_t* udims = kc_shape_get_dims(u);
-  /* The arrays, their updates and the result. */
   if ((n == 1) == kc_shape_is_tuple(in->shape) ||
       (n > 1 && kc_shape_get_tuple_size(in->shape) != n)) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "scatter of %zu array%s: expected %s result",
@@ -487,13 +492,76 @@ static kc_status* kc__scatter_read(const kc_program* p, const kc__instr* in, kc_
     plan->esize[k] = kc_dtype_get_size(t);
     plan->operand_bytes[k] = kc_shape_get_byte_size(o);
   }
-  const int64_t* obd;
-  size_t num_obd;
+  plan->type = kc__op_num_type(kc_shape_get_dtype(x));
+  return NULL;
+}
+
+/* The updates' dimensions: the scatter dimensions of the batch positions'
+ * sizes, in order; at update_window_dims (`window`), the window
+ * dimensions, no larger than the operand dimensions (`kept`) they map to.
+ * Sets the plan's window, its strides and where each start may lie. */
+static kc_status* kc__scatter_updates(const kc__instr* in, const kc_shape* x, const kc_shape* u,
+                                      const int32_t* kept, const int64_t* window,
+                                      size_t num_window, kc__gs_plan* plan) {
+  size_t at = plan->n + 1;
+  int32_t urank = kc_shape_get_rank(u);
+  const int64_t* udims = kc_shape_get_dims(u);
+  const int64_t* odims = kc_shape_get_dims(x);
+  for (int32_t d = 0; d < kc_shape_get_rank(x); ++d) plan->start_limit[d] = odims[d] - 1;
+  int64_t ustride[KC__GS_RANK];
+  kc__op_strides(u, ustride);
+  int32_t b = 0, w = 0;
+  for (int32_t d = 0; d < urank; ++d) {
+    if (kc__gs_has(window, num_window, d)) {
+      int32_t od = kept[w];
+      if (udims[d] > odims[od]) {
+        return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                               "operand %zu (updates 0): dimension %d (window dimension %d): "
+                               "expected at most %lld (operand dimension %d), got %lld",
+                               at, d, w, (long long)odims[od], od, (long long)udims[d]);
+      }
+      plan->window.dims[w] = udims[d];
+      plan->window.src_stride[w] = ustride[d];
+      plan->window.dst_stride[w] = plan->operand_stride[od];
+      plan->start_limit[od] = odims[od] - udims[d];
+      w++;
+    } else {
+      if (udims[d] != plan->batch_dims[b]) {
+        return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                               "operand %zu (updates 0): dimension %d (scatter dimension %d): "
+                               "expected %lld, the indices' size there, got %lld",
+                               at, d, b, (long long)plan->batch_dims[b], (long long)udims[d]);
+      }
+      plan->batch_data_stride[b++] = ustride[d];
+    }
+  }
+  plan->window.rank = w;
+  kc__gs_squeeze(plan);
+  return NULL;
+}
+
+static kc_status* kc__scatter_read(const kc_program* p, const kc__instr* in, kc__gs_plan* plan) {
+  size_t count = in->num_operands;
+  if (count % 2 == 0 || count / 2 > KC__GS_MAX_ARRAYS) {
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                           "scatter: expected N operands, the indices, then N updates (N up to "
+                           "%d), got %zu operands",
+                           KC__GS_MAX_ARRAYS, count);
+  }
+  size_t n = count / 2;
+  plan->scatter = true;
+  plan->n = n;
+  KC_RETURN_IF_ERROR(kc__gs_hint(in, "indices_are_sorted"));
+  KC_RETURN_IF_ERROR(kc__gs_hint(in, "unique_indices"));
+  KC_RETURN_IF_ERROR(kc__scatter_arrays(p, in, plan));
+  const kc_shape* x = kc__op_operand(p, in, 0);
+  const kc_shape* u = kc__op_operand(p, in, n + 1);
+  int32_t orank = kc_shape_get_rank(x);
+  const int64_t *obd = NULL, *inserted = NULL, *window = NULL;
+  size_t num_obd = 0, num_inserted = 0, num_window = 0;
   KC_RETURN_IF_ERROR(kc__gs_read_indices(p, in, n, x, "scatter_dims_to_operand_dims",
                                          "input_batching_dims", "scatter_indices_batching_dims",
                                          plan, &obd, &num_obd));
-  const int64_t *inserted, *window;
-  size_t num_inserted, num_window;
   KC_RETURN_IF_ERROR(kc__gs_dims(in, "inserted_window_dims", false, orank, "the operand", true,
                                  &inserted, &num_inserted));
   for (size_t i = 0; i < num_inserted; ++i) {
@@ -510,8 +578,10 @@ static kc_status* kc__scatter_read(const kc_program* p, const kc__instr* in, kc_
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "attribute update_window_dims: expected %zu %s (the operand's "
                            "rank %d less %zu inserted and %zu batching dimensions), got %zu",
-                           want_window, kc__gs_entries(want_window), orank, num_inserted, num_obd, num_window);
+                           want_window, kc__gs_entries(want_window), orank, num_inserted,
+                           num_obd, num_window);
   }
+  int32_t urank = kc_shape_get_rank(u);
   int32_t want_urank = plan->batch_rank + (int32_t)want_window;
   if (urank != want_urank) {
     char g[256];
@@ -523,47 +593,14 @@ static kc_status* kc__scatter_read(const kc_program* p, const kc__instr* in, kc_
   }
   KC_RETURN_IF_ERROR(kc__gs_dims(in, "update_window_dims", false, urank, "the updates", true,
                                  &window, &num_window));
-  /* The updates: scatter dimensions of the batch positions' sizes, in
-   * order; window dimensions no larger than the operand's they map to. */
   int32_t kept[KC__GS_RANK];
   int32_t num_kept = 0;
   for (int32_t d = 0; d < orank; ++d) {
     if (!kc__gs_has(inserted, num_inserted, d) && !kc__gs_has(obd, num_obd, d)) {
       kept[num_kept++] = d;
     }
-    plan->start_limit[d] = odims[d] - 1;
   }
-  int64_t ustride[KC__GS_RANK];
-  kc__op_strides(u, ustride);
-  int32_t b = 0, w = 0;
-  for (int32_t d = 0; d < urank; ++d) {
-    if (kc__gs_has(window, num_window, d)) {
-      int32_t od = kept[w];
-      if (udims[d] > odims[od]) {
-        return kc__instr_error(in, KC_INVALID_ARGUMENT,
-                               "operand %zu (updates 0): dimension %d (window dimension %d): "
-                               "expected at most %lld (operand dimension %d), got %lld",
-                               n + 1, d, w, (long long)odims[od], od, (long long)udims[d]);
-      }
-      plan->window.dims[w] = udims[d];
-      plan->window.src_stride[w] = ustride[d];
-      plan->window.dst_stride[w] = plan->operand_stride[od];
-      plan->start_limit[od] = odims[od] - udims[d];
-      w++;
-    } else {
-      if (udims[d] != plan->batch_dims[b]) {
-        return kc__instr_error(in, KC_INVALID_ARGUMENT,
-                               "operand %zu (updates 0): dimension %d (scatter dimension %d): "
-                               "expected %lld, the indices' size there, got %lld",
-                               n + 1, d, b, (long long)plan->batch_dims[b], (long long)udims[d]);
-      }
-      plan->batch_data_stride[b++] = ustride[d];
-    }
-  }
-  plan->window.rank = num_kept;
-  kc__gs_squeeze(plan);
-  plan->type = kc__op_num_type(kc_shape_get_dtype(x));
-  return NULL;
+  return kc__scatter_updates(in, x, u, kept, window, num_window, plan);
 }
 
 static kc_status* kc__gs_read(const kc_program* p, const kc__instr* in, kc__gs_plan* plan) {
