@@ -664,3 +664,66 @@ KC_TEST(hlo_scatter_builder) {
   kc_object_release(KC_OBJECT(out));
   kc_executable_destroy(exe);
 }
+
+KC_TEST(hlo_scatter_f16_bf16_native_matches_computation) {
+  /* f16 and bf16 updates that add or take the maximum run natively,
+   * computed in f32 and rounded once per update: the same bits as running
+   * the computation (made not native by a dead instruction). */
+  static const char text[] =
+      "HloModule m\n"
+      "%addb (a: bf16[], b: bf16[]) -> bf16[] {\n  %a = bf16[] parameter(0)\n"
+      "  %b = bf16[] parameter(1)\n  ROOT %s = bf16[] add(%a, %b)\n}\n"
+      "%addbg (a: bf16[], b: bf16[]) -> bf16[] {\n  %a = bf16[] parameter(0)\n"
+      "  %b = bf16[] parameter(1)\n  %n = bf16[] negate(%a)\n"
+      "  ROOT %s = bf16[] add(%a, %b)\n}\n"
+      "%maxh (a: f16[], b: f16[]) -> f16[] {\n  %a = f16[] parameter(0)\n"
+      "  %b = f16[] parameter(1)\n  ROOT %s = f16[] maximum(%a, %b)\n}\n"
+      "%maxhg (a: f16[], b: f16[]) -> f16[] {\n  %a = f16[] parameter(0)\n"
+      "  %b = f16[] parameter(1)\n  %n = f16[] negate(%a)\n"
+      "  ROOT %s = f16[] maximum(%a, %b)\n}\n"
+      "%addh (a: f16[], b: f16[]) -> f16[] {\n  %a = f16[] parameter(0)\n"
+      "  %b = f16[] parameter(1)\n  ROOT %s = f16[] add(%b, %a)\n}\n"
+      "%addhg (a: f16[], b: f16[]) -> f16[] {\n  %a = f16[] parameter(0)\n"
+      "  %b = f16[] parameter(1)\n  %n = f16[] negate(%a)\n"
+      "  ROOT %s = f16[] add(%b, %a)\n}\n"
+      "ENTRY e {\n"
+      " x = f32[4] constant({1, 256, 0.1, -3})\n"
+      " u = f32[6] constant({0.00390625, 1, 0.3, 0.001, nan, -7.77})\n"
+      " i = s32[6,1] constant({{0},{1},{2},{2},{3},{0}})\n"
+      " xb = bf16[4] convert(x)\n ub = bf16[6] convert(u)\n"
+      " xh = f16[4] convert(x)\n uh = f16[6] convert(u)\n"
+      " nb = bf16[4] scatter(xb, i, ub), update_window_dims={}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%addb\n"
+      " gb = bf16[4] scatter(xb, i, ub), update_window_dims={}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%addbg\n"
+      " nm = f16[4] scatter(xh, i, uh), update_window_dims={}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%maxh\n"
+      " gm = f16[4] scatter(xh, i, uh), update_window_dims={}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%maxhg\n"
+      " na = f16[4] scatter(xh, i, uh), update_window_dims={}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%addh\n"
+      " ga = f16[4] scatter(xh, i, uh), update_window_dims={}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%addhg\n"
+      " ROOT r = (bf16[4], bf16[4], f16[4], f16[4], f16[4], f16[4]) tuple(nb, gb, nm, gm, na, ga)\n"
+      "}\n";
+  kc_tensor* outs[6];
+  kt_g_run(text, outs, 6);
+  for (int k = 0; k < 6; k += 2) {
+    const uint16_t* native = kt_g_data(outs[k]);
+    const uint16_t* general = kt_g_data(outs[k + 1]);
+    for (int e = 0; e < 4; ++e) {
+      if (native[e] != general[e]) {
+        fprintf(stderr, "outputs %d and %d, element %d: 0x%04x, 0x%04x\n", k, k + 1, e,
+                native[e], general[e]);
+        KC_CHECK(native[e] == general[e]);
+      }
+    }
+  }
+  const uint16_t* nb = kt_g_data(outs[0]);
+  KC_CHECK(nb[1] == 0x4380); /* 256 + 1 rounds to even: 256 in bf16 */
+  KC_CHECK((nb[3] & 0x7fff) > 0x7f80); /* -3 + NaN */
+  const uint16_t* nm = kt_g_data(outs[2]);
+  KC_CHECK(nm[1] == 0x5c00); /* max(256, 1) = 256 in f16 */
+  KC_CHECK((nm[3] & 0x7fff) > 0x7c00); /* max(-3, NaN) is NaN */
+  kt_g_release(outs, 6);
+}

@@ -6,11 +6,13 @@
  * whose window would not lie inside. scatter's update computation runs
  * as a native loop where it is one add, multiply, maximum or minimum of
  * its two parameters (and or or for pred) or returns the update (an
- * assignment, of any element type); any other runs per element. */
+ * assignment, of any element type); any other, or one on complex
+ * elements, runs per element. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "internal/common.h"
+#include "internal/half.h"
 #include "program/ops.h"
 
 #define KC__GS_RANK KC_TENSOR_MAX_NDIM
@@ -53,6 +55,7 @@ typedef struct kc__gs_plan {
   bool swapped; /* op(update, current) */
   bool assign;
   int type;
+  int half; /* 1: f16, 2: bf16, computed in f32 and rounded once per update */
   kc_executable* combiner;
   const kc_shape* scalars[2 * KC__GS_MAX_ARRAYS];
 } kc__gs_plan;
@@ -396,7 +399,7 @@ static void kc__scatter_native(const kc_program* c, kc__gs_plan* plan) {
   bool native = op == KC_OP_MAXIMUM || op == KC_OP_MINIMUM ||
                 (!pred && (op == KC_OP_ADD || op == KC_OP_MULTIPLY)) ||
                 (pred && (op == KC_OP_AND || op == KC_OP_OR));
-  if (!native || plan->type == KC__OP_T_NONE) return;
+  if (!native || (plan->type == KC__OP_T_NONE && !plan->half)) return;
   plan->op = op;
   plan->swapped = a->number == 1;
 }
@@ -492,7 +495,10 @@ static kc_status* kc__scatter_arrays(const kc_program* p, const kc__instr* in,
     plan->esize[k] = kc_dtype_get_size(t);
     plan->operand_bytes[k] = kc_shape_get_byte_size(o);
   }
-  plan->type = kc__op_num_type(kc_shape_get_dtype(x));
+  DLDataType t = kc_shape_get_dtype(x);
+  plan->type = kc__op_num_type(t);
+  bool small = t.bits == 16 && t.lanes == 1;
+  plan->half = small && t.code == kDLFloat ? 1 : small && t.code == kDLBfloat ? 2 : 0;
   return NULL;
 }
 
@@ -721,7 +727,9 @@ static kc_status* kc__gather_kernel(const kc__gs_plan* plan, void* out, const vo
 }
 
 /* Integer add and multiply wrap, as XLA's do; maximum and minimum give
- * NaN for a NaN operand. */
+ * NaN for a NaN operand (the second's where both are), as the
+ * element-wise instructions do, so that the native loop computes what
+ * running the computation would. */
 #define KC__SC_OPS(sfx, ctype, code, bits)                                         \
   static ctype kc__sc_add_##sfx(ctype a, ctype b) {                                \
     if ((code) == kDLFloat) return (ctype)(a + b);                                 \
@@ -732,11 +740,11 @@ static kc_status* kc__gather_kernel(const kc__gs_plan* plan, void* out, const vo
     return (ctype)((uint64_t)a * (uint64_t)b);                                     \
   }                                                                                \
   static ctype kc__sc_max_##sfx(ctype a, ctype b) {                                \
-    if ((code) == kDLFloat && (a != a || b != b)) return a != a ? a : b;           \
+    if ((code) == kDLFloat && (a != a || b != b)) return b != b ? b : a;           \
     return a > b ? a : b;                                                          \
   }                                                                                \
   static ctype kc__sc_min_##sfx(ctype a, ctype b) {                                \
-    if ((code) == kDLFloat && (a != a || b != b)) return a != a ? a : b;           \
+    if ((code) == kDLFloat && (a != a || b != b)) return b != b ? b : a;           \
     return a < b ? a : b;                                                          \
   }                                                                                \
   static void kc__sc_window_##sfx(const kc__gs_plan* plan, ctype* r, const ctype* x, \
@@ -770,8 +778,36 @@ static kc_status* kc__gather_kernel(const kc__gs_plan* plan, void* out, const vo
 KC__OP_NUM_TYPES(KC__SC_OPS)
 #undef KC__SC_OPS
 
+/* f16 and bf16: each update computed in f32 and rounded once, as the
+ * element-wise instructions compute them. */
+static float kc__sc_widen(const kc__gs_plan* plan, uint16_t h) {
+  return plan->half == 1 ? kc__f16_to_f32(h) : kc__bf16_to_f32(h);
+}
+
+static uint16_t kc__sc_half(const kc__gs_plan* plan, uint16_t current, uint16_t update) {
+  float a = kc__sc_widen(plan, plan->swapped ? update : current);
+  float b = kc__sc_widen(plan, plan->swapped ? current : update);
+  float v;
+  switch (plan->op) {
+    case KC_OP_ADD: v = a + b; break;
+    case KC_OP_MULTIPLY: v = a * b; break;
+    case KC_OP_MAXIMUM: v = kc__sc_max_f32(a, b); break;
+    default: v = kc__sc_min_f32(a, b); break;
+  }
+  return plan->half == 1 ? kc__f64_to_f16((double)v) : kc__f64_to_bf16((double)v);
+}
+
+static void kc__sc_window_half(const kc__gs_plan* plan, uint16_t* r, const uint16_t* x,
+                               int64_t o0, int64_t u0) {
+  KC__GS_WINDOW(plan, o0, u0, r[o] = kc__sc_half(plan, r[o], x[u]));
+}
+
 static void kc__sc_native(const kc__gs_plan* plan, void* r, const void* x, int64_t o0,
                           int64_t u0) {
+  if (plan->half) {
+    kc__sc_window_half(plan, r, x, o0, u0);
+    return;
+  }
   switch (plan->type) {
 #define KC__SC_CASE(sfx, ctype, code, bits)          \
   case KC__OP_T_##sfx:                                \
