@@ -696,22 +696,32 @@ static bool kc__gs_start(const kc__gs_plan* plan, const char* indices, int64_t a
   } while (0)
 
 /* Calls body for each element of a scatter window, with `o` its offset in
- * the result and `u` in the updates, from o0 and u0. */
+ * the result and `u` in the updates, from o0 and u0; the innermost
+ * dimension is a plain loop. */
 #define KC__GS_WINDOW(plan, o0, u0, body)                                 \
   do {                                                                    \
     const kc__box* b_ = &(plan)->window;                                  \
+    int32_t last_ = b_->rank - 1;                                         \
+    int64_t run_ = last_ >= 0 ? b_->dims[last_] : 1;                      \
+    int64_t os_ = last_ >= 0 ? b_->dst_stride[last_] : 0;                 \
+    int64_t us_ = last_ >= 0 ? b_->src_stride[last_] : 0;                 \
     int64_t w_[KC__GS_RANK] = {0};                                        \
-    int64_t o = (o0), u = (u0);                                           \
-    for (int64_t n_ = 0; n_ < (plan)->window_count; ++n_) {               \
-      body;                                                               \
-      for (int32_t d_ = b_->rank - 1; d_ >= 0; --d_) {                    \
-        o += b_->dst_stride[d_];                                          \
-        u += b_->src_stride[d_];                                          \
+    int64_t ob_ = (o0), ub_ = (u0);                                       \
+    for (bool more_ = (plan)->window_count > 0; more_;) {                 \
+      for (int64_t k_ = 0; k_ < run_; ++k_) {                             \
+        int64_t o = ob_ + k_ * os_, u = ub_ + k_ * us_;                   \
+        body;                                                             \
+      }                                                                   \
+      int32_t d_ = last_ - 1;                                             \
+      for (; d_ >= 0; --d_) {                                             \
+        ob_ += b_->dst_stride[d_];                                        \
+        ub_ += b_->src_stride[d_];                                        \
         if (++w_[d_] < b_->dims[d_]) break;                               \
-        o -= b_->dst_stride[d_] * b_->dims[d_];                           \
-        u -= b_->src_stride[d_] * b_->dims[d_];                           \
+        ob_ -= b_->dst_stride[d_] * b_->dims[d_];                         \
+        ub_ -= b_->src_stride[d_] * b_->dims[d_];                         \
         w_[d_] = 0;                                                       \
       }                                                                   \
+      more_ = d_ >= 0;                                                    \
     }                                                                     \
   } while (0)
 
