@@ -120,6 +120,14 @@ KC_TEST(cuda_program_refuses_host_only_instructions) {
   KC_CHECK_CODE(kt_compile_cuda(p, 0, &exe), KC_UNIMPLEMENTED,
                 "transpose is not available on CUDA", "instruction 't'");
   kc_program_destroy(p);
+  p = kt_parse(
+      "HloModule m\nENTRY main {\n"
+      " a = f32[4,2] parameter(0)\n i = s32[3] parameter(1)\n"
+      " ROOT g = f32[3,2] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, "
+      "start_index_map={0}, index_vector_dim=1, slice_sizes={1,2}\n}\n");
+  KC_CHECK_CODE(kt_compile_cuda(p, 0, &exe), KC_UNIMPLEMENTED,
+                "gather is not available on CUDA", "instruction 'g'");
+  kc_program_destroy(p);
   /* A scalar bound of clamp is not what the backend's kernel takes. */
   p = kt_parse(
       "HloModule m\nENTRY main {\n"

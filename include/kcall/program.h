@@ -179,6 +179,11 @@ typedef enum kc_opcode {
   KC_OP_REDUCE_WINDOW,
   KC_OP_WHILE,
   KC_OP_CONDITIONAL,
+  /* XLA's general gather and scatter (their dimension numbers as I64
+   * arrays and index_vector_dim as an I64, indices_are_sorted and
+   * unique_indices as optional bools; docs/programs.md): */
+  KC_OP_GATHER,
+  KC_OP_SCATTER,
   /* Sorting: */
   KC_OP_SORT = 192,
   KC_OP_TOPK

@@ -24,6 +24,7 @@ static const kc__instr_family kc__families[] = {
     {kc__ops_complex, &kc__ops_complex_count},
     {kc__ops_sort, &kc__ops_sort_count},
     {kc__ops_bits, &kc__ops_bits_count},
+    {kc__ops_gather, &kc__ops_gather_count},
 };
 
 const kc__instr_def* kc__instr_def_find(int32_t op) {
@@ -171,6 +172,25 @@ void kc__op_strides(const kc_shape* s, int64_t* out) {
   }
 }
 
+int64_t kc__op_load_index(const void* p, DLDataType t) {
+  if (t.code == kDLInt) {
+    switch (t.bits) {
+      case 8: return *(const int8_t*)p;
+      case 16: return *(const int16_t*)p;
+      case 32: return *(const int32_t*)p;
+      default: return *(const int64_t*)p;
+    }
+  }
+  switch (t.bits) {
+    case 8: return *(const uint8_t*)p;
+    case 16: return *(const uint16_t*)p;
+    case 32: return *(const uint32_t*)p;
+    default: {
+      uint64_t v = *(const uint64_t*)p;
+      return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+    }
+  }
+}
 
 int kc__op_num_type(DLDataType t) {
   if (t.lanes != 1) return KC__OP_T_NONE;

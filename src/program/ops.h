@@ -209,6 +209,10 @@ enum {
 /* KC__OP_T_<suffix> of `t`, or KC__OP_T_NONE. */
 int kc__op_num_type(DLDataType t);
 
+/* The integer at `p` of type `t` (kDLInt or kDLUInt, 8 to 64 bits), an
+ * index: a u64 above INT64_MAX reads as INT64_MAX. */
+int64_t kc__op_load_index(const void* p, DLDataType t);
+
 /* Compiles `program` (a called computation) with the executable's
  * platform and pool. */
 kc_status* kc__prepare_compile(const kc__prepare_ctx* ctx, const kc_program* program,
@@ -262,5 +266,7 @@ extern const kc__instr_def kc__ops_sort[];     /* ops_sort.c: sort, topk */
 extern const size_t kc__ops_sort_count;
 extern const kc__instr_def kc__ops_bits[];     /* ops_bits.c: bitcast-convert, reduce-precision, opt-barrier */
 extern const size_t kc__ops_bits_count;
+extern const kc__instr_def kc__ops_gather[];   /* ops_gather.c: gather, scatter */
+extern const size_t kc__ops_gather_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

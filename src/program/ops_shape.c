@@ -381,26 +381,6 @@ static kc_status* kc__move_prepare(const kc_program* p, const kc__instr* in,
 
 /* ---- kernels ------------------------------------------------------------------- */
 
-static int64_t kc__load_index(const void* p, DLDataType t) {
-  if (t.code == kDLInt) {
-    switch (t.bits) {
-      case 8: return *(const int8_t*)p;
-      case 16: return *(const int16_t*)p;
-      case 32: return *(const int32_t*)p;
-      default: return *(const int64_t*)p;
-    }
-  }
-  switch (t.bits) {
-    case 8: return *(const uint8_t*)p;
-    case 16: return *(const uint16_t*)p;
-    case 32: return *(const uint32_t*)p;
-    default: {
-      uint64_t v = *(const uint64_t*)p;
-      return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-    }
-  }
-}
-
 static kc_status* kc__move_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   const kc__move_plan* plan = ctx->data;
@@ -424,7 +404,7 @@ static kc_status* kc__move_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       kc__box box = plan->box;
       int64_t offset = 0;
       for (int32_t d = 0; d < plan->num_starts; ++d) {
-        int64_t s = kc__load_index(ins[plan->first_start + d], plan->start_type);
+        int64_t s = kc__op_load_index(ins[plan->first_start + d], plan->start_type);
         s = s < 0 ? 0 : s > plan->start_limit[d] ? plan->start_limit[d] : s;
         offset += s * plan->start_stride[d];
       }

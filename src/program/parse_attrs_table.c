@@ -1,6 +1,6 @@
 /* The attributes of kernel instructions (program/ops.h) in the syntax
- * HLO writes them: integer lists, words, slices, paddings, windows and
- * called computations, turned into the kc_attr entries the table reads. */
+ * HLO writes them: integer lists, words, booleans, slices, paddings,
+ * windows and called computations, turned into the kc_attr entries the table reads. */
 #include <stdio.h>
 
 #include "program/parse_internal.h"
@@ -58,6 +58,20 @@ static const struct {
     {"largest", KC__SYNTAX_BOOL},
     {"exponent_bits", KC__SYNTAX_INT},
     {"mantissa_bits", KC__SYNTAX_INT},
+    {"offset_dims", KC__SYNTAX_INTS},
+    {"collapsed_slice_dims", KC__SYNTAX_INTS},
+    {"start_index_map", KC__SYNTAX_INTS},
+    {"operand_batching_dims", KC__SYNTAX_INTS},
+    {"start_indices_batching_dims", KC__SYNTAX_INTS},
+    {"slice_sizes", KC__SYNTAX_INTS},
+    {"update_window_dims", KC__SYNTAX_INTS},
+    {"inserted_window_dims", KC__SYNTAX_INTS},
+    {"scatter_dims_to_operand_dims", KC__SYNTAX_INTS},
+    {"input_batching_dims", KC__SYNTAX_INTS},
+    {"scatter_indices_batching_dims", KC__SYNTAX_INTS},
+    {"index_vector_dim", KC__SYNTAX_INT},
+    {"indices_are_sorted", KC__SYNTAX_BOOL},
+    {"unique_indices", KC__SYNTAX_BOOL},
 };
 
 /* The attributes a syntax gives (the name as written, or these). */

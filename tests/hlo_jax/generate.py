@@ -34,7 +34,9 @@ names in the modules' metadata are reduced to their base names, so the
 checkout's location does not show. Running the script again with the same
 versions of jax, jaxlib and numpy on the same kind of CPU rewrites the same
 bytes (XLA:CPU may pick other instructions on another CPU, and its last
-bits of exp or tanh may then differ, within the tolerances).
+bits of exp or tanh may then differ, within the tolerances). --cases
+makes only the cases named and keeps the others as the manifest has them,
+so that adding a case does not rewrite the rest.
 """
 
 import argparse
@@ -582,7 +584,84 @@ def sorting_programs():
     ]
 
 
-CASES = whole_programs() + single_programs() + sorting_programs()
+def indexing_programs():
+    """gather and scatter as JAX writes indexing: an embedding lookup and
+    its gradient, NumPy's fancy indexing, .at[] updates and
+    take_along_axis."""
+    table = normal(50, (10, 4))
+    ids = np.array([3, 0, 7, 3, 9, 3], np.int32)
+    x = np.arange(5 * 6, dtype=F32).reshape(5, 6) * F32(0.25) - F32(3)
+    rows = np.array([[0, 4], [2, 2], [4, 1]], np.int32)
+    cols = np.array([[5, 0], [1, 3], [2, 2]], np.int32)
+    dup = np.array([1, 3, 1, 1, 4], np.int32)
+    n = np.arange(5 * 3, dtype=np.int32).reshape(5, 3)
+
+    def embedding(t, i):
+        def loss(t):
+            return jnp.sum(jnp.tanh(t[i]) * 2.0)
+        return t[i], jax.grad(loss)(t)
+
+    def ref_embedding(t, i):
+        g = np.zeros_like(t)
+        np.add.at(g, i, 2.0 * (1.0 - np.tanh(t[i]) ** 2))
+        return [t[i], g]
+
+    def ref_add(x, i, v, n, w):
+        y, m, z = x.copy(), n.copy(), x.copy()
+        np.add.at(y, i, v)
+        np.add.at(m, i, w)
+        np.maximum.at(z, i, v)
+        return [y, m, z]
+
+    def ref_set(x, i, v):
+        y = x.copy()
+        for k, j in enumerate(i):
+            if -len(y) <= j < len(y):  # JAX drops the others
+                y[j] = v[k]
+        return [y]
+
+    return [
+        single("embedding",
+               embedding, ref_embedding,
+               [table, ids], F32_TOL,
+               "an embedding lookup table[ids] (gather) and the gradient of "
+               "a loss over it with respect to the table (a scatter-add, "
+               "with repeated ids)"),
+        single("gather_fancy",
+               lambda x, i, j: (x[i], x[i, j], x[i, 1:4]),
+               lambda x, i, j: [x[i], x[i, j], x[i, 1:4]],
+               [x, rows, cols], EXACT,
+               "NumPy fancy indexing: x[idx] with 2-D indices, x[idx, jdx] "
+               "and x[idx, 1:4] (gather)"),
+        single("scatter_add",
+               lambda x, i, v, n, w: (x.at[i].add(v), n.at[i].add(w),
+                                      x.at[i].max(v)),
+               ref_add,
+               [x, dup, normal(51, (5, 6)), n,
+                np.arange(5 * 3, dtype=np.int32).reshape(5, 3) - 7],
+               F32_TOL,
+               "x.at[idx].add(v) with repeated indices, on f32 and s32, and "
+               "x.at[idx].max(v) (scatter with add and maximum)"),
+        single("scatter_set",
+               lambda x, i, v: x.at[i].set(v),
+               ref_set,
+               [x, np.array([4, 9, 0, -2], np.int32), normal(52, (4, 6))],
+               EXACT,
+               "x.at[idx].set(v) with a negative index and one past the end, "
+               "which JAX drops (scatter assigning its update)"),
+        single("take_along_axis",
+               lambda x, i: jnp.take_along_axis(x, i, axis=1),
+               lambda x, i: [np.take_along_axis(x, i, axis=1)],
+               [x, np.array([[5, 0, 2], [1, 1, 1], [0, 3, 5], [2, 4, 4],
+                             [3, 3, 0]], np.int32)],
+               EXACT,
+               "jnp.take_along_axis along axis 1 (a gather with batching "
+               "dimensions as JAX lowers it)"),
+    ]
+
+
+CASES = (whole_programs() + single_programs() + sorting_programs()
+         + indexing_programs())
 
 
 # ---------------------------------------------------------------------------
@@ -793,13 +872,16 @@ def main():
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help="output directory (default: %(default)s)")
     parser.add_argument("--cases", nargs="+", metavar="NAME",
-                        help="make only these cases, keeping the others "
-                             "the manifest lists as they are")
+                        help="make only these cases, keeping every other "
+                             "case the manifest lists as it is (XLA:CPU may "
+                             "round the last bits of other cases otherwise "
+                             "on another CPU)")
     args = parser.parse_args()
-    known = [case["name"] for case in CASES]
-    unknown = [n for n in args.cases or [] if n not in known]
+    names = [c["name"] for c in CASES]
+    unknown = sorted(set(args.cases or []) - set(names))
     if unknown:
-        sys.exit(f"unknown cases {unknown}; the cases are {known}")
+        parser.error(f"no case {', '.join(unknown)}; the cases are "
+                     f"{', '.join(names)}")
 
     if jax.__version__ != JAX_VERSION:
         sys.exit(f"jax {JAX_VERSION} is needed, this is {jax.__version__} "
@@ -811,22 +893,23 @@ def main():
 
     out_dir = os.path.abspath(args.out)
     os.makedirs(out_dir, exist_ok=True)
-    previous = {}
+    manifest_path = os.path.join(out_dir, "manifest.json")
     if args.cases:
-        with open(os.path.join(out_dir, "manifest.json")) as f:
-            previous = {c["name"]: c for c in json.load(f)["cases"]}
+        if not os.path.exists(manifest_path):
+            sys.exit(f"--cases adds to {manifest_path}, which is missing")
+        with open(manifest_path) as f:
+            kept = {c["name"]: c for c in json.load(f)["cases"]}
         for name in args.cases:
             shutil.rmtree(os.path.join(out_dir, name), ignore_errors=True)
     else:
+        kept = {}
         clear(out_dir)
     register()
 
-    cases = [generate_case(case, out_dir)
-             if not args.cases or case["name"] in args.cases
-             else previous[case["name"]]
-             for case in CASES
-             if not args.cases or case["name"] in args.cases
-             or case["name"] in previous]
+    made = {case["name"]: generate_case(case, out_dir) for case in CASES
+            if not args.cases or case["name"] in args.cases}
+    kept.update(made)
+    cases = [kept[name] for name in names if name in kept]
     with open(HANDLERS, "rb") as f:
         handlers_sha256 = hashlib.sha256(f.read()).hexdigest()
     manifest = {
