@@ -351,6 +351,70 @@ KC_TEST(hlo_ops_reduce_native_and_general) {
   kt_release(outs, 5);
 }
 
+KC_TEST(hlo_ops_reduce_long_rows_take_the_vector_paths) {
+  /* Rows long enough for the vector loops (and a tail past them): sums of
+   * 0..102 (exact in f32 and f64), maxima and minima, NaN in the vector
+   * part and in the tail, and sums down columns. */
+  static const char text[] =
+      "HloModule m\n"
+      "%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n"
+      "%add64 (a: f64[], b: f64[]) -> f64[] {\n  %a = f64[] parameter(0)\n"
+      "  %b = f64[] parameter(1)\n  ROOT %s = f64[] add(%a, %b)\n}\n"
+      "%max (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n  ROOT %m = f32[] maximum(%a, %b)\n}\n"
+      "%min (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n  ROOT %m = f32[] minimum(%a, %b)\n}\n"
+      "ENTRY e {\n"
+      "  %x = f32[2,103] iota(), iota_dimension=1\n"
+      "  %y = f64[2,103] iota(), iota_dimension=1\n"
+      "  %c = f32[103,5] iota(), iota_dimension=0\n"
+      "  %zero = f32[] constant(0)\n"
+      "  %zero64 = f64[] constant(0)\n"
+      "  %low = f32[] constant(-inf)\n"
+      "  %high = f32[] constant(inf)\n"
+      "  %sum = f32[2] reduce(%x, %zero), dimensions={1}, to_apply=%add\n"
+      "  %sum64 = f64[2] reduce(%y, %zero64), dimensions={1}, to_apply=%add64\n"
+      "  %cols = f32[5] reduce(%c, %zero), dimensions={0}, to_apply=%add\n"
+      "  %mx = f32[2] reduce(%x, %low), dimensions={1}, to_apply=%max\n"
+      "  %mn = f32[2] reduce(%x, %high), dimensions={1}, to_apply=%min\n"
+      /* 0/0 at 37 (in the vector loop) and at 101 (in the tail) */
+      "  %s37 = f32[] constant(37)\n"
+      "  %s101 = f32[] constant(101)\n"
+      "  %k37 = f32[2,103] broadcast(%s37), dimensions={}\n"
+      "  %k101 = f32[2,103] broadcast(%s101), dimensions={}\n"
+      "  %d37 = f32[2,103] subtract(%x, %k37)\n"
+      "  %d101 = f32[2,103] subtract(%x, %k101)\n"
+      "  %n37 = f32[2,103] divide(%d37, %d37)\n"
+      "  %n101 = f32[2,103] divide(%d101, %d101)\n"
+      "  %x37 = f32[2,103] multiply(%x, %n37)\n"
+      "  %x101 = f32[2,103] multiply(%x, %n101)\n"
+      "  %mx37 = f32[2] reduce(%x37, %low), dimensions={1}, to_apply=%max\n"
+      "  %mn101 = f32[2] reduce(%x101, %high), dimensions={1}, to_apply=%min\n"
+      "  ROOT %t = (f32[2], f64[2], f32[5], f32[2], f32[2], f32[2], f32[2]) "
+      "tuple(%sum, %sum64, %cols, %mx, %mn, %mx37, %mn101)\n"
+      "}\n";
+  kc_tensor* outs[7];
+  kt_run_text(text, outs, 7);
+  const float* sum = kt_data(outs[0]);
+  const double* sum64 = kt_data(outs[1]);
+  const float* cols = kt_data(outs[2]);
+  const float* mx = kt_data(outs[3]);
+  const float* mn = kt_data(outs[4]);
+  const float* mx37 = kt_data(outs[5]);
+  const float* mn101 = kt_data(outs[6]);
+  for (int r = 0; r < 2; ++r) {
+    KC_CHECK(sum[r] == 5253.0f);
+    KC_CHECK(sum64[r] == 5253.0);
+    KC_CHECK(mx[r] == 102.0f);
+    KC_CHECK(mn[r] == 0.0f);
+    KC_CHECK(isnan(mx37[r]));
+    KC_CHECK(isnan(mn101[r]));
+  }
+  for (int k = 0; k < 5; ++k) KC_CHECK(cols[k] == 5253.0f);
+  kt_release(outs, 7);
+}
+
 KC_TEST(hlo_ops_reduce_variadic_argmax) {
   /* jnp.argmax's reduce: (value, index) pairs, the larger value winning
    * and the lower index on ties. */

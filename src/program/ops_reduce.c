@@ -1,8 +1,10 @@
 /* reduce and reduce-window: a reducer that is one add, multiply, maximum, minimum, and or or
  * of its two parameters runs as a native loop; any other reducer
  * (variadic ones such as argmax's) runs its computation per element. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal/common.h"
 #include "program/ops.h"
@@ -218,32 +220,6 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
     }                                                                        \
   } while (0)
 
-#define KC__RED_NATIVE(sfx, ctype, code, bits)                                 \
-  static void kc__reduce_##sfx(const kc__reduce_plan* plan, const ctype* x,    \
-                               ctype init, ctype* r) {                         \
-    for (int64_t k = 0; k < plan->out_count; ++k) r[k] = init;                 \
-    switch (plan->op) {                                                        \
-      case KC_OP_ADD:                                                          \
-        KC__RED_WALK(plan, r[o] = (ctype)(r[o] + x[i]));                       \
-        break;                                                                 \
-      case KC_OP_MULTIPLY:                                                     \
-        KC__RED_WALK(plan, r[o] = (ctype)(r[o] * x[i]));                       \
-        break;                                                                 \
-      case KC_OP_MAXIMUM:                                                      \
-        KC__RED_WALK(plan, r[o] = kc__max_##sfx(r[o], x[i]));                  \
-        break;                                                                 \
-      case KC_OP_MINIMUM:                                                      \
-        KC__RED_WALK(plan, r[o] = kc__min_##sfx(r[o], x[i]));                  \
-        break;                                                                 \
-      case KC_OP_AND:                                                          \
-        KC__RED_WALK(plan, r[o] = (ctype)(r[o] != 0 && x[i] != 0));                      \
-        break;                                                                 \
-      default:                                                                 \
-        KC__RED_WALK(plan, r[o] = (ctype)(r[o] != 0 || x[i] != 0));                      \
-        break;                                                                 \
-    }                                                                          \
-  }
-
 /* maximum and minimum as XLA's: a NaN operand gives NaN. */
 #define KC__RED_MINMAX(sfx, ctype, code, bits)                                 \
   static ctype kc__max_##sfx(ctype a, ctype b) {                               \
@@ -255,6 +231,193 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
     return a < b ? a : b;                                                      \
   }
 KC__OP_NUM_TYPES(KC__RED_MINMAX)
+/* op(acc, x) for one element of a native reducer. */
+#define KC__RED_STEP(sfx, ctype, op, acc, x)                                 \
+  ((op) == KC_OP_ADD        ? (ctype)((acc) + (x))                          \
+   : (op) == KC_OP_MULTIPLY ? (ctype)((acc) * (x))                          \
+   : (op) == KC_OP_MAXIMUM  ? kc__max_##sfx((acc), (x))                     \
+   : (op) == KC_OP_MINIMUM  ? kc__min_##sfx((acc), (x))                     \
+   : (op) == KC_OP_AND      ? (ctype)((acc) != 0 && (x) != 0)               \
+                            : (ctype)((acc) != 0 || (x) != 0))
+
+/* f32 and f64 sums in vectors (GCC's and clang's vector extensions: SIMD
+ * on any target, without -ffast-math), four vectors deep to hide the
+ * adds' latency: `kc__sum_*` folds a row into acc, `kc__acc_*` adds a row
+ * into a row of the result. */
+#define KC__VEC_SUM(sfx, ctype, lanes)                                         \
+  typedef ctype kc__vec_##sfx __attribute__((vector_size(sizeof(ctype) * (lanes)))); \
+  static ctype kc__sum_##sfx(ctype acc, const ctype* x, int64_t n) {           \
+    int64_t i = 0;                                                             \
+    if (n >= 4 * (lanes)) {                                                    \
+      kc__vec_##sfx a[4] = {{0}, {0}, {0}, {0}};                               \
+      for (; i + 4 * (lanes) <= n; i += 4 * (lanes)) {                         \
+        for (int k = 0; k < 4; ++k) {                                          \
+          kc__vec_##sfx v;                                                     \
+          memcpy(&v, x + i + k * (lanes), sizeof v);                           \
+          a[k] += v;                                                           \
+        }                                                                      \
+      }                                                                        \
+      kc__vec_##sfx t = (a[0] + a[1]) + (a[2] + a[3]);                         \
+      ctype s = 0;                                                             \
+      for (int k = 0; k < (lanes); ++k) s += t[k];                             \
+      acc += s;                                                                \
+    }                                                                          \
+    for (; i < n; ++i) acc += x[i];                                            \
+    return acc;                                                                \
+  }                                                                            \
+  static void kc__acc_##sfx(ctype* r, const ctype* x, int64_t n) {             \
+    int64_t i = 0;                                                             \
+    for (; i + (lanes) <= n; i += (lanes)) {                                   \
+      kc__vec_##sfx a, b;                                                      \
+      memcpy(&a, r + i, sizeof a);                                             \
+      memcpy(&b, x + i, sizeof b);                                             \
+      a += b;                                                                  \
+      memcpy(r + i, &a, sizeof a);                                             \
+    }                                                                          \
+    for (; i < n; ++i) r[i] += x[i];                                           \
+  }
+KC__VEC_SUM(f32, float, 8)
+KC__VEC_SUM(f64, double, 4)
+#undef KC__VEC_SUM
+
+/* f32 and f64 maximum and minimum folds in vectors, as XLA's: a NaN
+ * anywhere gives NaN. A lane takes the element when it compares greater
+ * (smaller); NaNs are noted on the side. */
+#define KC__VEC_MINMAX(sfx, ctype, itype, lanes)                               \
+  typedef ctype kc__mvec_##sfx __attribute__((vector_size(16)));               \
+  typedef itype kc__ivec_##sfx __attribute__((vector_size(16)));               \
+  static ctype kc__minmax_##sfx(ctype acc, const ctype* x, int64_t n,          \
+                                bool is_max) {                                 \
+    int64_t i = 0;                                                             \
+    bool nan = acc != acc;                                                     \
+    if (n >= 2 * (lanes)) {                                                    \
+      kc__mvec_##sfx m;                                                        \
+      memcpy(&m, x, sizeof m);                                                 \
+      kc__ivec_##sfx seen = (m != m);                                          \
+      if (is_max) {                                                            \
+        for (i = (lanes); i + (lanes) <= n; i += (lanes)) {                    \
+          kc__mvec_##sfx v;                                                    \
+          memcpy(&v, x + i, sizeof v);                                         \
+          kc__ivec_##sfx take = v > m;                                         \
+          m = (kc__mvec_##sfx)(((kc__ivec_##sfx)v & take) |                    \
+                               ((kc__ivec_##sfx)m & ~take));                   \
+          seen |= (v != v);                                                    \
+        }                                                                      \
+      } else {                                                                 \
+        for (i = (lanes); i + (lanes) <= n; i += (lanes)) {                    \
+          kc__mvec_##sfx v;                                                    \
+          memcpy(&v, x + i, sizeof v);                                         \
+          kc__ivec_##sfx take = v < m;                                         \
+          m = (kc__mvec_##sfx)(((kc__ivec_##sfx)v & take) |                    \
+                               ((kc__ivec_##sfx)m & ~take));                   \
+          seen |= (v != v);                                                    \
+        }                                                                      \
+      }                                                                        \
+      for (int k = 0; k < (lanes); ++k) {                                      \
+        nan = nan || seen[k] != 0;                                             \
+        ctype e = m[k];                                                        \
+        if (is_max ? e > acc : e < acc) acc = e;                               \
+      }                                                                        \
+    }                                                                          \
+    for (; i < n; ++i) {                                                       \
+      nan = nan || x[i] != x[i];                                               \
+      if (is_max ? x[i] > acc : x[i] < acc) acc = x[i];                        \
+    }                                                                          \
+    return nan ? (ctype)NAN : acc;                                             \
+  }
+KC__VEC_MINMAX(f32, float, int32_t, 4)
+KC__VEC_MINMAX(f64, double, int64_t, 2)
+#undef KC__VEC_MINMAX
+
+/* The native loops walk the operand a row (its last dimension) at a time.
+ * Along a kept last dimension a row combines element-wise into a row of
+ * the result; along a reduced one it folds into one element, through
+ * eight independent accumulators (vectors of eight for f32 and f64 add
+ * and multiply), which is how XLA's CPU backend sums too: the order of
+ * the additions differs from a sequential loop's in the last bits. */
+#define KC__RED_NATIVE(sfx, ctype, code, bits)                                 \
+  static ctype kc__fold_##sfx(int32_t op, ctype acc, const ctype* x,           \
+                              int64_t n) {                                     \
+    if (op == KC_OP_ADD && (code) == kDLFloat) {                               \
+      if ((bits) == 32) {                                                      \
+        return (ctype)kc__sum_f32((float)acc, (const float*)(const void*)x, n); \
+      }                                                                        \
+      return (ctype)kc__sum_f64((double)acc, (const double*)(const void*)x, n); \
+    }                                                                          \
+    if ((op == KC_OP_MAXIMUM || op == KC_OP_MINIMUM) && (code) == kDLFloat) {  \
+      bool is_max = op == KC_OP_MAXIMUM;                                       \
+      if ((bits) == 32) {                                                      \
+        return (ctype)kc__minmax_f32((float)acc, (const float*)(const void*)x, \
+                                     n, is_max);                               \
+      }                                                                        \
+      return (ctype)kc__minmax_f64((double)acc, (const double*)(const void*)x, \
+                                   n, is_max);                                 \
+    }                                                                          \
+    int64_t i = 0;                                                             \
+    if (n >= 16 && (op == KC_OP_ADD || op == KC_OP_MULTIPLY ||                 \
+                    op == KC_OP_MAXIMUM || op == KC_OP_MINIMUM)) {             \
+      ctype lane[8];                                                           \
+      for (int j = 0; j < 8; ++j) lane[j] = x[j];                              \
+      for (i = 8; i + 8 <= n; i += 8) {                                        \
+        for (int j = 0; j < 8; ++j) {                                          \
+          lane[j] = KC__RED_STEP(sfx, ctype, op, lane[j], x[i + j]);           \
+        }                                                                      \
+      }                                                                        \
+      for (int w = 4; w >= 1; w /= 2) {                                        \
+        for (int j = 0; j < w; ++j) {                                          \
+          lane[j] = KC__RED_STEP(sfx, ctype, op, lane[j], lane[j + w]);        \
+        }                                                                      \
+      }                                                                        \
+      acc = KC__RED_STEP(sfx, ctype, op, acc, lane[0]);                        \
+    }                                                                          \
+    for (; i < n; ++i) acc = KC__RED_STEP(sfx, ctype, op, acc, x[i]);          \
+    return acc;                                                                \
+  }                                                                            \
+  static void kc__reduce_##sfx(const kc__reduce_plan* plan, const ctype* x,    \
+                               ctype init, ctype* r) {                         \
+    for (int64_t k = 0; k < plan->out_count; ++k) r[k] = init;                 \
+    int32_t last = plan->rank - 1;                                             \
+    int64_t n = last >= 0 ? plan->dims[last] : 1;                              \
+    if (n == 0 || plan->in_count == 0) return;                                 \
+    bool folds = last >= 0 && plan->out_stride[last] == 0;                     \
+    int64_t rows = plan->in_count / n;                                         \
+    int64_t idx[KC__RED_MAX_RANK] = {0};                                       \
+    int64_t o = 0;                                                             \
+    int32_t op = plan->op;                                                     \
+    for (int64_t row = 0; row < rows; ++row) {                                 \
+      const ctype* xr = x + row * n;                                           \
+      if (folds) {                                                             \
+        r[o] = kc__fold_##sfx(op, r[o], xr, n);                                \
+      } else {                                                                 \
+        ctype* rr = r + o; /* a kept last dimension has stride 1 */            \
+        switch (op) {                                                          \
+          case KC_OP_ADD:                                                      \
+            if ((code) == kDLFloat && (bits) == 32) {                          \
+              kc__acc_f32((float*)(void*)rr, (const float*)(const void*)xr, n); \
+            } else if ((code) == kDLFloat) {                                   \
+              kc__acc_f64((double*)(void*)rr, (const double*)(const void*)xr, n); \
+            } else {                                                           \
+              for (int64_t j = 0; j < n; ++j) rr[j] = (ctype)(rr[j] + xr[j]);  \
+            }                                                                  \
+            break;                                                             \
+          case KC_OP_MULTIPLY:                                                 \
+            for (int64_t j = 0; j < n; ++j) rr[j] = (ctype)(rr[j] * xr[j]);    \
+            break;                                                             \
+          default:                                                             \
+            for (int64_t j = 0; j < n; ++j) {                                  \
+              rr[j] = KC__RED_STEP(sfx, ctype, op, rr[j], xr[j]);              \
+            }                                                                  \
+        }                                                                      \
+      }                                                                        \
+      for (int32_t d = last - 1; d >= 0; --d) {                                \
+        o += plan->out_stride[d];                                              \
+        if (++idx[d] < plan->dims[d]) break;                                   \
+        o -= plan->out_stride[d] * plan->dims[d];                              \
+        idx[d] = 0;                                                            \
+      }                                                                        \
+    }                                                                          \
+  }
+
 KC__OP_NUM_TYPES(KC__RED_NATIVE)
 #undef KC__RED_NATIVE
 #undef KC__RED_MINMAX
