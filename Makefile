@@ -133,9 +133,10 @@ pytest: build $(VENV)/.stamp
 	$(run_pytest)
 
 # The C benchmarks, then the Python ones against a Release install of the
-# package in .venv-bench (with tvm-ffi and JAX to compare against; the
-# tvm-ffi interop benchmark, bench_tvm_ffi.py, times calls crossing both
-# ways, from Python and from C); all write into build/bench/results.json.
+# package in .venv-bench (with tvm-ffi, JAX and NumPy to compare against:
+# programs against JAX, dot and reduce against NumPy, bench_tvm_ffi.py
+# calls crossing both ways, from Python and from C); all write into
+# build/bench/results.json.
 bench: $(BENCH_VENV)/.stamp
 	$(MAKE) build BUILD=$(BENCH_BUILD) CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DKCALL_BUILD_TESTS=OFF"
 	@sh bench/run.sh $(BENCH_BUILD) build/bench
