@@ -176,7 +176,10 @@ typedef enum kc_opcode {
   KC_OP_REDUCE,
   KC_OP_REDUCE_WINDOW,
   KC_OP_WHILE,
-  KC_OP_CONDITIONAL
+  KC_OP_CONDITIONAL,
+  /* Windows: */
+  KC_OP_CONVOLUTION = 160,
+  KC_OP_SELECT_AND_SCATTER
 } kc_opcode;
 
 /* XLA's scheduling hint for a custom call; recorded, not yet acted on. */

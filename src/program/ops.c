@@ -22,6 +22,8 @@ static const kc__instr_family kc__families[] = {
     {kc__ops_shape, &kc__ops_shape_count},
     {kc__ops_dot, &kc__ops_dot_count},
     {kc__ops_complex, &kc__ops_complex_count},
+    {kc__ops_conv, &kc__ops_conv_count},
+    {kc__ops_select_scatter, &kc__ops_select_scatter_count},
 };
 
 const kc__instr_def* kc__instr_def_find(int32_t op) {

@@ -258,5 +258,9 @@ extern const kc__instr_def kc__ops_dot[];      /* ops_dot.c: dot */
 extern const size_t kc__ops_dot_count;
 extern const kc__instr_def kc__ops_complex[];  /* ops_complex.c: complex, real, imag */
 extern const size_t kc__ops_complex_count;
+extern const kc__instr_def kc__ops_conv[];     /* ops_conv.c: convolution */
+extern const size_t kc__ops_conv_count;
+extern const kc__instr_def kc__ops_select_scatter[]; /* ops_select_scatter.c: select-and-scatter */
+extern const size_t kc__ops_select_scatter_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */
