@@ -177,7 +177,12 @@ typedef enum kc_opcode {
   KC_OP_REDUCE_WINDOW,
   KC_OP_WHILE,
   KC_OP_CONDITIONAL,
-  /* Windows: */
+  /* Windows. convolution reads dim_labels (a string, "b01f_01io->b01f"),
+   * the window as window_dimensions, window_strides, padding_low,
+   * padding_high, base_dilations and window_dilations (I64 arrays, one
+   * entry per spatial dimension), feature_group_count and
+   * batch_group_count (I64); select-and-scatter reads the window
+   * attributes and calls two programs, select and scatter. */
   KC_OP_CONVOLUTION = 160,
   KC_OP_SELECT_AND_SCATTER
 } kc_opcode;
