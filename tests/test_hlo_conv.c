@@ -639,3 +639,18 @@ KC_TEST(hlo_conv_built_with_add_instruction) {
   kc_shape_destroy(ws);
   kc_shape_destroy(ys);
 }
+
+/* The GEMM path with the portable kernel (KCALL_DOT_KERNEL applies to
+ * convolutions too), and a name it does not know refused. */
+KC_TEST(hlo_conv_gemm_kernel_choice) {
+  setenv("KCALL_DOT_KERNEL", "plain", 1);
+  kt_conv c = {2, 2, 5, 9, 1, 1, {6, 5}, {3, 2}, {1, 2}, {1, 0}, {1, 1}, KT_ONES, KT_ONES,
+               "b01f_01io->b01f", NULL, NULL};
+  kt_conv_check(&c);
+  setenv("KCALL_DOT_KERNEL", "sse9", 1);
+  KT_COMPILE_FAILS(KT_CONV_HLO("f32[1,5,5,2]", "f32[3,3,2,4]", "f32[1,5,5,4]",
+                               "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                   KC_INVALID_ARGUMENT, "KCALL_DOT_KERNEL: expected avx512, avx2 or plain",
+                   "sse9");
+  unsetenv("KCALL_DOT_KERNEL");
+}

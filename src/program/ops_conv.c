@@ -354,10 +354,20 @@ static kc_status* kc__conv_prepare(const kc_program* p, const kc__instr* in,
   memset(plan, 0, sizeof *plan);
   KC_RETURN_IF_ERROR(kc__conv_read(p, in, plan));
   if (plan->gemm) {
+    /* KCALL_DOT_KERNEL picks the GEMM's kernel here too, as for dot. */
     const char* want = getenv("KCALL_DOT_KERNEL");
-    plan->kernel = want && *want ? kc__gemm_f32_kernel_lookup(want) : NULL;
-    if (!plan->kernel || !kc__gemm_f32_kernel_supported(plan->kernel)) {
-      plan->kernel = kc__gemm_f32_kernel_best();
+    plan->kernel = kc__gemm_f32_kernel_best();
+    if (want && *want) {
+      plan->kernel = kc__gemm_f32_kernel_lookup(want);
+      if (!plan->kernel) {
+        return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                               "KCALL_DOT_KERNEL: expected avx512, avx2 or plain, got %s",
+                               KC__QS(want));
+      }
+      if (!kc__gemm_f32_kernel_supported(plan->kernel)) {
+        return kc__instr_error(in, KC_FAILED_PRECONDITION,
+                               "KCALL_DOT_KERNEL: this CPU cannot run the %s kernel", want);
+      }
     }
   }
   *out = plan;
