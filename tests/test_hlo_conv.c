@@ -549,6 +549,32 @@ KC_TEST(hlo_select_and_scatter_f64_min_and_padding_only_windows) {
   kc_program_destroy(p);
 }
 
+KC_TEST(hlo_select_and_scatter_scatter_argument_order) {
+  /* T is called as T(source, current): with subtract, 10 - 0 then
+   * 20 - 10 at element 1, 30 - 0 at element 2. */
+  kc_tensor* out = NULL;
+  kc_program* p = NULL;
+  const char* text =
+      "HloModule m\n"
+      "sel {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+      " ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+      "sca {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+      " ROOT s = f32[] subtract(a, b)\n}\n"
+      "ENTRY e {\n x = f32[4] constant({1, 3, 2, 0})\n"
+      " s = f32[3] constant({10, 20, 30})\n i = f32[] constant(0)\n"
+      " ROOT r = f32[4] select-and-scatter(x, s, i), window={size=2 stride=1}, "
+      "select=sel, scatter=sca\n}\n";
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  KC_CHECK_OK(kc_executable_execute(exe, NULL, 0, NULL, &out));
+  const float* got = kc_tensor_get_dltensor(out)->data;
+  KC_CHECK(got[0] == 0 && got[1] == 10 && got[2] == 30 && got[3] == 0);
+  kc_object_release(KC_OBJECT(out));
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+}
+
 #define KT_SAS_HLO(src, window, select_root)                                              \
   "HloModule m\nsel {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n " select_root   \
   "\n}\nsca {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, " \

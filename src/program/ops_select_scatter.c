@@ -5,8 +5,8 @@
  * one element of the operand under the window: the first one inside the
  * operand (padding is never picked), replaced by each later one e while
  * S(picked, e) is false. T then combines the source element into the
- * result at the picked position: result = T(result, source). A window
- * over padding alone scatters nothing.
+ * result at the picked position: result = T(source, result), in XLA's
+ * order of arguments. A window over padding alone scatters nothing.
  *
  * A selector that is one compare of its two parameters (in order) and a
  * scatter that is one add, multiply, maximum or minimum of them run as
@@ -324,7 +324,7 @@ static kc_status* kc__sas_keep(const kc__sas_plan* plan, const void* a, const vo
   return NULL;
 }
 
-/* acc = scatter(acc, x). */
+/* acc = scatter(x, acc): the source element first, as XLA calls it. */
 static kc_status* kc__sas_scatter(const kc__sas_plan* plan, void* acc, const void* x) {
   if (plan->scatter) {
     switch (plan->type) {
@@ -346,7 +346,7 @@ static kc_status* kc__sas_scatter(const kc__sas_plan* plan, void* acc, const voi
   DLTensor args[2];
   const DLTensor* ptrs[2] = {&args[0], &args[1]};
   memset(args, 0, sizeof args);
-  const void* data[2] = {acc, x};
+  const void* data[2] = {x, acc};
   for (int i = 0; i < 2; ++i) {
     args[i].device.device_type = kDLCPU;
     args[i].dtype = kc_shape_get_dtype(plan->scalar);
