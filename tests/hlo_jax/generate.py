@@ -533,6 +533,15 @@ def ref_conv(x, w, stride, pad, groups=1, lhs_dil=(1, 1), rhs_dil=(1, 1)):
     return out
 
 
+def ref_batch_groups(x, w, groups):
+    """batch_group_count: the batch in `groups` groups, output feature
+    group g reading batch group g."""
+    nb, og = x.shape[0] // groups, w.shape[3] // groups
+    return np.concatenate(
+        [ref_conv(x[g * nb:(g + 1) * nb], w[..., g * og:(g + 1) * og],
+                  (1, 1), ((0, 0), (0, 0))) for g in range(groups)], axis=3)
+
+
 def conv_nhwc(x, w, stride, padding, **kw):
     return jax.lax.conv_general_dilated(
         x, w, stride, padding, dimension_numbers=("NHWC", "HWIO", "NHWC"), **kw)
@@ -662,6 +671,21 @@ def conv_programs():
                [xd, wd], CONV_TOL,
                "a depthwise 3x3 convolution: feature_group_count 4, two "
                "outputs per input feature"),
+        single("conv_groups",
+               lambda x, w, xb, wb: (
+                   conv_nhwc(x, w, (1, 1), ((1, 0), (0, 1)),
+                             feature_group_count=2),
+                   conv_nhwc(xb, wb, (1, 1), "VALID", batch_group_count=2)),
+               lambda x, w, xb, wb: [
+                   ref_conv(x, w, (1, 1), ((1, 0), (0, 1)), groups=2),
+                   ref_batch_groups(xb, wb, 2)],
+               [normal(64, (2, 5, 5, 6)), normal(65, (2, 2, 3, 4), 0.5),
+                normal(66, (4, 5, 5, 3)), normal(67, (2, 2, 3, 6), 0.5)],
+               CONV_TOL,
+               "feature_group_count 2 (three input features per group), and "
+               "batch_group_count 2 over a batch of 4 (the result's batch is "
+               "2, output features 0-2 read batch elements 0-1, 3-5 read "
+               "2-3)"),
         single("cnn",
                lambda x, *p: cnn_forward(p, x),
                lambda x, *p: ref_cnn(p, x),
