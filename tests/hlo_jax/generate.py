@@ -686,6 +686,19 @@ def conv_programs():
                "batch_group_count 2 over a batch of 4 (the result's batch is "
                "2, output features 0-2 read batch elements 0-1, 3-5 read "
                "2-3)"),
+        single("conv_bf16",
+               lambda x, w: jax.lax.conv_general_dilated(
+                   x.astype(jnp.bfloat16), w.astype(jnp.bfloat16), (1, 1),
+                   "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                   preferred_element_type=F32),
+               lambda x, w: [ref_conv(
+                   x.astype(jnp.bfloat16).astype(F64),
+                   w.astype(jnp.bfloat16).astype(F64), (1, 1),
+                   ((1, 1), (1, 1)))],
+               [x, w], CONV_TOL,
+               "a convolution of bf16 operands with an f32 result "
+               "(preferred_element_type), the operands converted from f32 "
+               "parameters (.npy has no bf16)"),
         single("cnn",
                lambda x, *p: cnn_forward(p, x),
                lambda x, *p: ref_cnn(p, x),
