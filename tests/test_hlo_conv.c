@@ -319,6 +319,12 @@ KC_TEST(hlo_conv_depthwise_and_feature_groups) {
   kt_conv c = {2, 2, 4, 8, 4, 1, {5, 5}, {3, 3}, KT_ONES, {1, 1}, {1, 1}, KT_ONES, KT_ONES,
                "b01f_01io->b01f", NULL, NULL};
   kt_conv_check(&c);
+  /* Multiplier 1 in NHWC/HWIO (features contiguous): its own loop. */
+  kt_conv m = {2, 2, 6, 6, 6, 1, {7, 6}, {3, 3}, {2, 1}, {1, 0}, {1, 2}, KT_ONES, {1, 2},
+               "b01f_01io->b01f", NULL, NULL};
+  kt_conv_check(&m);
+  m.type = "f64";
+  kt_conv_check(&m);
   kt_conv g = {2, 1, 6, 4, 2, 1, {4, 5}, {2, 3}, {1, 2}, {0, 1}, {1, 1}, KT_ONES, KT_ONES,
                "bf01_oi01->bf01", "f64", NULL};
   kt_conv_check(&g);

@@ -8,7 +8,8 @@
  * is f64) and the result rounded once. Without groups, f32 runs as an
  * im2col product on the blocked GEMM of gemm_f32.c (which splits large
  * products across the thread pool); everything else runs a direct loop
- * over the result's elements, split across the pool. */
+ * over the result's positions (all output features at once), split
+ * across the pool. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,6 +42,13 @@ typedef struct kc__conv_plan {
   bool out_packed; /* the result is already the GEMM's [b, spatial] x o matrix */
   bool lhs_direct; /* 1x1, unit stride, no padding, b..f input: im2col is the input */
   const kc__gemm_f32_kernel* kernel;
+  /* The direct loop's taps: for spatial dimension d, output position o
+   * and window position w, taps[tap_base[d] + o * k_sp[d] + w] is the
+   * input's element offset along d (index times stride), or -1 in
+   * padding or a dilation hole. NULL: computed as it goes (a table
+   * that would be too large). */
+  int64_t* taps;
+  int64_t tap_base[KC__CONV_MAX_SP];
 } kc__conv_plan;
 
 static int kc__conv_type(DLDataType t) {
@@ -370,6 +378,27 @@ static kc_status* kc__conv_prepare(const kc_program* p, const kc__instr* in,
       }
     }
   }
+  if (!plan->gemm) {
+    int64_t total = 0;
+    for (int32_t d = 0; d < plan->nsp; ++d) {
+      plan->tap_base[d] = total;
+      total += plan->out_sp[d] * plan->k_sp[d];
+    }
+    plan->taps = total <= ((int64_t)1 << 22)
+                     ? kc__arena_alloc(ctx->arena, (size_t)total * sizeof(int64_t) + 1)
+                     : NULL;
+    for (int32_t d = 0; plan->taps && d < plan->nsp; ++d) {
+      int64_t* t = plan->taps + plan->tap_base[d];
+      for (int64_t o = 0; o < plan->out_sp[d]; ++o) {
+        for (int64_t w = 0; w < plan->k_sp[d]; ++w) {
+          int64_t pos = o * plan->stride[d] + w * plan->rhs_dil[d] - plan->low[d];
+          int64_t i = pos / plan->lhs_dil[d];
+          bool inside = pos >= 0 && pos % plan->lhs_dil[d] == 0 && i < plan->in_sp[d];
+          t[o * plan->k_sp[d] + w] = inside ? i * plan->lhs_s[d] : -1;
+        }
+      }
+    }
+  }
   *out = plan;
   return NULL;
 }
@@ -423,64 +452,86 @@ typedef struct kc__conv_run {
   const void* lhs;
   const void* rhs;
   void* out;
-  float* cols; /* im2col rows, for the GEMM path */
+  float* cols;   /* im2col rows, for the GEMM path */
+  void* scratch; /* the direct loop's sums: out_feat per participant */
   int64_t row0;
   int64_t k; /* columns of a row */
 } kc__conv_run;
 
-/* The output element `o` (a row-major index of the result) decomposed into
- * batch, feature and spatial coordinates. */
-static void kc__conv_coords(const kc__conv_plan* plan, int64_t o, int64_t* b, int64_t* f,
-                            int64_t* sp) {
-  *b = (o / plan->out_b) % plan->out_batch;
-  *f = (o / plan->out_f) % plan->out_feat;
-  for (int32_t d = 0; d < plan->nsp; ++d) sp[d] = (o / plan->out_s[d]) % plan->out_sp[d];
-}
-
+/* Positions [begin, end) of the result (a batch element and a spatial
+ * position each, all output features at once): per window tap inside the
+ * input, every output feature takes its group's input features, so the
+ * tap's offsets are found once per position rather than once per output
+ * element. */
 #define KC__CONV_DIRECT(T)                                                                   \
-  static void kc__conv_direct_##T(void* vctx, int64_t begin, int64_t end) {                  \
+  static void kc__conv_direct_##T(void* vctx, int64_t begin, int64_t end, int32_t worker) { \
     const kc__conv_run* run = vctx;                                                          \
     const kc__conv_plan* plan = run->plan;                                                   \
     const T* x = run->lhs;                                                                   \
     const T* w = run->rhs;                                                                   \
     T* y = run->out;                                                                         \
     int32_t nsp = plan->nsp;                                                                 \
-    int64_t ci = plan->rhs_in;                                                               \
-    int64_t per_group = plan->out_feat / plan->groups;                                       \
-    int64_t per_bgroup = plan->out_feat / plan->batch_groups;                                \
-    for (int64_t o = begin; o < end; ++o) {                                                  \
-      int64_t ob, of, osp[KC__CONV_MAX_SP];                                                  \
-      kc__conv_coords(plan, o, &ob, &of, osp);                                               \
-      int64_t lb = (of / per_bgroup) * plan->out_batch + ob;                                 \
-      const T* xf = x + lb * plan->lhs_b + (of / per_group) * ci * plan->lhs_f;              \
-      const T* wo = w + of * plan->rhs_o;                                                    \
-      T acc = 0;                                                                             \
-      int64_t wi[KC__CONV_MAX_SP] = {0};                                                     \
+    int64_t ci = plan->rhs_in, nf = plan->out_feat;                                          \
+    int64_t ngroups = plan->groups > plan->batch_groups ? plan->groups : plan->batch_groups; \
+    int64_t per = nf / ngroups;                                                              \
+    bool depthwise = plan->groups == nf && ci == 1 && plan->lhs_f == 1 && plan->rhs_o == 1;  \
+    T* acc = (T*)run->scratch + (size_t)worker * (size_t)nf;                                 \
+    for (int64_t pos_i = begin; pos_i < end; ++pos_i) {                                      \
+      int64_t ob = pos_i / plan->out_sp_count, rest = pos_i % plan->out_sp_count;            \
+      int64_t osp[KC__CONV_MAX_SP], yoff = ob * plan->out_b;                                 \
+      for (int32_t d = nsp - 1; d >= 0; --d) {                                               \
+        osp[d] = rest % plan->out_sp[d];                                                     \
+        rest /= plan->out_sp[d];                                                             \
+        yoff += osp[d] * plan->out_s[d];                                                     \
+      }                                                                                      \
+      for (int64_t f = 0; f < nf; ++f) acc[f] = 0;                                           \
+      int64_t wi[KC__CONV_MAX_SP];                                                           \
+      for (int32_t d = 0; d < nsp; ++d) wi[d] = 0;                                           \
       for (int64_t k = 0; k < plan->window_count; ++k) {                                     \
         int64_t xoff = 0, woff = 0;                                                          \
         bool inside = true;                                                                  \
         for (int32_t d = 0; d < nsp && inside; ++d) {                                        \
-          int64_t pos = osp[d] * plan->stride[d] + wi[d] * plan->rhs_dil[d] - plan->low[d];  \
-          if (pos < 0 || pos % plan->lhs_dil[d] != 0) {                                      \
-            inside = false;                                                                  \
+          int64_t at;                                                                        \
+          if (plan->taps) {                                                                  \
+            at = plan->taps[plan->tap_base[d] + osp[d] * plan->k_sp[d] + wi[d]];             \
           } else {                                                                           \
-            int64_t i = pos / plan->lhs_dil[d];                                              \
-            inside = i < plan->in_sp[d];                                                     \
-            xoff += i * plan->lhs_s[d];                                                      \
-            woff += wi[d] * plan->rhs_s[d];                                                  \
+            int64_t p = osp[d] * plan->stride[d] + wi[d] * plan->rhs_dil[d] - plan->low[d];  \
+            int64_t i = p / plan->lhs_dil[d];                                                \
+            at = p >= 0 && p % plan->lhs_dil[d] == 0 && i < plan->in_sp[d]                   \
+                     ? i * plan->lhs_s[d]                                                    \
+                     : -1;                                                                   \
           }                                                                                  \
+          inside = at >= 0;                                                                  \
+          xoff += at;                                                                        \
+          woff += wi[d] * plan->rhs_s[d];                                                    \
         }                                                                                    \
-        if (inside) {                                                                        \
-          const T* xp = xf + xoff;                                                           \
-          const T* wp = wo + woff;                                                           \
-          for (int64_t c = 0; c < ci; ++c) acc += xp[c * plan->lhs_f] * wp[c * plan->rhs_i]; \
+        if (inside && depthwise) {                                                           \
+          /* One input feature per output feature, both contiguous. */                       \
+          const T* restrict xp = x + ob * plan->lhs_b + xoff;                                \
+          const T* restrict wp = w + woff;                                                   \
+          T* restrict a = acc;                                                               \
+          for (int64_t f = 0; f < nf; ++f) a[f] += xp[f] * wp[f];                            \
+          inside = false;                                                                    \
+        }                                                                                    \
+        for (int64_t g = 0; inside && g < ngroups; ++g) {                                    \
+          /* Feature groups read their slice of the input features; batch                   \
+           * groups their slice of the batch. */                                             \
+          int64_t lb = plan->batch_groups > 1 ? g * plan->out_batch + ob : ob;               \
+          int64_t fb = plan->groups > 1 ? g * ci : 0;                                        \
+          const T* xp = x + lb * plan->lhs_b + fb * plan->lhs_f + xoff;                      \
+          for (int64_t fo = g * per; fo < (g + 1) * per; ++fo) {                             \
+            const T* wp = w + woff + fo * plan->rhs_o;                                       \
+            T sum = 0;                                                                       \
+            for (int64_t ch = 0; ch < ci; ++ch) sum += xp[ch * plan->lhs_f] * wp[ch * plan->rhs_i]; \
+            acc[fo] += sum;                                                                  \
+          }                                                                                  \
         }                                                                                    \
         for (int32_t d = nsp - 1; d >= 0; --d) {                                             \
           if (++wi[d] < plan->k_sp[d]) break;                                                \
           wi[d] = 0;                                                                         \
         }                                                                                    \
       }                                                                                      \
-      y[o] = acc;                                                                            \
+      for (int64_t f = 0; f < nf; ++f) y[yoff + f * plan->out_f] = acc[f];                   \
     }                                                                                        \
   }
 KC__CONV_DIRECT(float)
@@ -655,11 +706,23 @@ static kc_status* kc__conv_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   } else if (plan->gemm) {
     st = kc__conv_gemm(plan, x, w, y, ctx->pool);
   } else {
-    kc__conv_run run = {.plan = plan, .lhs = x, .rhs = w, .out = y};
-    int64_t cost = plan->window_count * plan->rhs_in + 1;
-    kc__conv_parallel(ctx->pool, plan->out_count, cost,
-                                plan->f64 ? kc__conv_direct_double : kc__conv_direct_float,
-                                &run);
+    /* One row of sums per participant of the pool's loop. */
+    int32_t threads = ctx->pool ? kc_thread_pool_get_size(ctx->pool) : 1;
+    void* scratch = malloc((size_t)threads * (size_t)plan->out_feat * es + 1);
+    if (!scratch) {
+      st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory in a convolution");
+    } else {
+      kc__conv_run run = {.plan = plan, .lhs = x, .rhs = w, .out = y, .scratch = scratch};
+      int64_t cost = plan->window_count * plan->rhs_in * plan->out_feat + 1;
+      int64_t positions = plan->out_batch * plan->out_sp_count;
+      kc_range_worker_fn fn = plan->f64 ? kc__conv_direct_double : kc__conv_direct_float;
+      if (ctx->pool) {
+        kc_thread_pool_parallel_for_with_worker_id(ctx->pool, positions, cost, fn, &run);
+      } else {
+        fn(&run, 0, positions, 0);
+      }
+      free(scratch);
+    }
   }
   if (!st && ys) kc__conv_store(plan->out_type, ys, plan->out_count, plan->f64, out);
   free(xs);
