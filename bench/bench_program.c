@@ -143,6 +143,37 @@ static void run_direct_typed(void* ctx, int64_t iters) {
 
 /* HLO text of `n` instructions: a chain of adds, multiplies and custom
  * calls over one f32[16] parameter. */
+/* 3x3 SAME convolutions of f32[1,32,32,64] (NHWC): by f32[3,3,64,64]
+ * (HWIO) to 64 features, or depthwise (f32[3,3,1,64], feature_group_count
+ * 64). ns per run, with the executable's default pool. */
+static double time_conv(bool depthwise) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "HloModule conv\nENTRY e {\n x = f32[1,32,32,64] parameter(0)\n"
+           " k = f32[3,3,%d,64] parameter(1)\n"
+           " ROOT y = f32[1,32,32,64] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+           "dim_labels=b01f_01io->b01f, feature_group_count=%d\n}\n",
+           depthwise ? 1 : 64, depthwise ? 64 : 1);
+  kc_program* p = NULL;
+  kc_executable* e = NULL;
+  die(kc_program_parse(kc_sv(text), &p), "parse conv");
+  die(kc_program_compile(p, NULL, &e), "compile conv");
+  static float x[32 * 32 * 64], k[3 * 3 * 64 * 64];
+  for (size_t i = 0; i < sizeof x / sizeof *x; ++i) x[i] = (float)(i % 7) * 0.25f;
+  for (size_t i = 0; i < sizeof k / sizeof *k; ++i) k[i] = (float)(i % 5) * 0.125f;
+  int64_t xd[4] = {1, 32, 32, 64}, kd[4] = {3, 3, depthwise ? 1 : 64, 64};
+  DLTensor tx = {.data = x, .device = {kDLCPU, 0}, .ndim = 4, .dtype = {kDLFloat, 32, 1},
+                 .shape = xd};
+  DLTensor tk = {.data = k, .device = {kDLCPU, 0}, .ndim = 4, .dtype = {kDLFloat, 32, 1},
+                 .shape = kd};
+  const DLTensor* ins[2] = {&tx, &tk};
+  run_ctx c = {.exe = e, .ins = ins, .n = 2};
+  double ns = kb_time_per_iter(run_program, &c, 20, 7);
+  kc_executable_destroy(e);
+  kc_program_destroy(p);
+  return ns;
+}
+
 static char* make_hlo(int n) {
   size_t cap = (size_t)n * 160 + 256;
   char* text = malloc(cap);
@@ -275,6 +306,9 @@ int main(int argc, char** argv) {
   }
   free(hlo);
 
+  double conv_ns = time_conv(false);
+  double depthwise_ns = time_conv(true);
+
   kb_report r = {.name = "program_runtime"};
   kb_report_add(&r, "run_fixed_cost_ns", fixed1);
   kb_report_add(&r, "custom_call_dispatch_ns", per_call);
@@ -296,6 +330,10 @@ int main(int argc, char** argv) {
   kb_report_add(&r, "parse_10k_instructions_ms", best_parse / 1e6);
   kb_report_add(&r, "compile_10k_instructions_ms", best_compile / 1e6);
   kb_report_add(&r, "parse_and_compile_10k_ms", (best_parse + best_compile) / 1e6);
+  kb_report_add(&r, "conv3x3_1x32x32x64_to_64_f32_us", conv_ns / 1e3);
+  kb_report_add(&r, "conv3x3_1x32x32x64_to_64_f32_gflops",
+                2.0 * 32 * 32 * 64 * 3 * 3 * 64 / conv_ns);
+  kb_report_add(&r, "conv3x3_depthwise_1x32x32x64_f32_us", depthwise_ns / 1e3);
   int rc = kb_report_finish(&r, kb_json_arg(argc, argv));
   printf("  targets: dispatch overhead <= 20 ns (%s), typed decoding <= 5 ns (%s), "
          "parse+compile 10k <= 50 ms (%s)\n",

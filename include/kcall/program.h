@@ -184,6 +184,14 @@ typedef enum kc_opcode {
    * unique_indices as optional bools; docs/programs.md): */
   KC_OP_GATHER,
   KC_OP_SCATTER,
+  /* Windows. convolution reads dim_labels (a string, "b01f_01io->b01f"),
+   * the window as window_dimensions, window_strides, padding_low,
+   * padding_high, base_dilations and window_dilations (I64 arrays, one
+   * entry per spatial dimension), feature_group_count and
+   * batch_group_count (I64); select-and-scatter reads the window
+   * attributes and calls two programs, select and scatter. */
+  KC_OP_CONVOLUTION = 160,
+  KC_OP_SELECT_AND_SCATTER,
   /* Sorting: */
   KC_OP_SORT = 192,
   KC_OP_TOPK

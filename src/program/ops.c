@@ -25,6 +25,8 @@ static const kc__instr_family kc__families[] = {
     {kc__ops_sort, &kc__ops_sort_count},
     {kc__ops_bits, &kc__ops_bits_count},
     {kc__ops_gather, &kc__ops_gather_count},
+    {kc__ops_conv, &kc__ops_conv_count},
+    {kc__ops_select_scatter, &kc__ops_select_scatter_count},
 };
 
 const kc__instr_def* kc__instr_def_find(int32_t op) {

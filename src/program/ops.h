@@ -268,5 +268,9 @@ extern const kc__instr_def kc__ops_bits[];     /* ops_bits.c: bitcast-convert, r
 extern const size_t kc__ops_bits_count;
 extern const kc__instr_def kc__ops_gather[];   /* ops_gather.c: gather, scatter */
 extern const size_t kc__ops_gather_count;
+extern const kc__instr_def kc__ops_conv[];     /* ops_conv.c: convolution */
+extern const size_t kc__ops_conv_count;
+extern const kc__instr_def kc__ops_select_scatter[]; /* ops_select_scatter.c: select-and-scatter */
+extern const size_t kc__ops_select_scatter_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

@@ -13,7 +13,8 @@ typedef enum kc__attr_syntax {
   KC__SYNTAX_BOOL, /* true or false */
   KC__SYNTAX_SLICE,   /* {[0:2], [1:5:2]}: start_indices, limit_indices, strides */
   KC__SYNTAX_PADDING, /* 0_1x2_3_1: edge_padding_low, _high, interior_padding */
-  KC__SYNTAX_WINDOW   /* {size=2x2 stride=1x1 pad=0_1x0_1 lhs_dilate=.. rhs_dilate=..} */
+  KC__SYNTAX_WINDOW,  /* {size=2x2 stride=1x1 pad=0_1x0_1 lhs_dilate=.. rhs_dilate=..} */
+  KC__SYNTAX_LABELS   /* b01f_01io->b01f: a string */
 } kc__attr_syntax;
 
 /* The computations an attribute of kc__instr_def.computation_attrs names:
@@ -72,6 +73,9 @@ static const struct {
     {"index_vector_dim", KC__SYNTAX_INT},
     {"indices_are_sorted", KC__SYNTAX_BOOL},
     {"unique_indices", KC__SYNTAX_BOOL},
+    {"dim_labels", KC__SYNTAX_LABELS},
+    {"feature_group_count", KC__SYNTAX_INT},
+    {"batch_group_count", KC__SYNTAX_INT},
 };
 
 /* The attributes a syntax gives (the name as written, or these). */
@@ -329,6 +333,15 @@ kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
       case KC__SYNTAX_WINDOW:
         *out_handled = true;
         return kc__parse_window(p, ins);
+      case KC__SYNTAX_LABELS: {
+        kc__token at = lx->tok;
+        a.type = KC_ATTR_STRING;
+        a.v.str = kc__lex_raw_span(lx, "0123456789abcdefghijklmnopqrstuvwxyz_->");
+        if (a.v.str.size == 0) {
+          return kc__lex_expected(lx, &at, "dimension labels such as b01f_01io->b01f");
+        }
+        break;
+      }
     }
     *out_handled = true;
     return kc__add_table_attr(p, ins, &a);
