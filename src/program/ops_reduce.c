@@ -522,8 +522,8 @@ static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
                                   kc__window_plan* plan) {
   if (in->num_operands != 2) {
     return kc__instr_error(in, KC_UNIMPLEMENTED,
-                      "reduce-window of %zu operands: only one operand and its initial value "
-                      "are supported",
+                      "a variadic reduce-window (of %zu arrays) is not supported yet: "
+                      "one operand and its initial value only",
                       in->num_operands / 2);
   }
   const kc_shape* x = kc__op_operand(p, in, 0);
