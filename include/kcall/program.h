@@ -181,7 +181,9 @@ typedef enum kc_opcode {
   KC_OP_CONDITIONAL,
   /* Sorting: */
   KC_OP_SORT = 192,
-  KC_OP_TOPK
+  KC_OP_TOPK,
+  /* Transforms: */
+  KC_OP_FFT = 200
 } kc_opcode;
 
 /* XLA's scheduling hint for a custom call; recorded, not yet acted on. */

@@ -262,5 +262,7 @@ extern const kc__instr_def kc__ops_sort[];     /* ops_sort.c: sort, topk */
 extern const size_t kc__ops_sort_count;
 extern const kc__instr_def kc__ops_bits[];     /* ops_bits.c: bitcast-convert, reduce-precision, opt-barrier */
 extern const size_t kc__ops_bits_count;
+extern const kc__instr_def kc__ops_fft[];      /* ops_fft.c: fft */
+extern const size_t kc__ops_fft_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

@@ -58,6 +58,8 @@ static const struct {
     {"largest", KC__SYNTAX_BOOL},
     {"exponent_bits", KC__SYNTAX_INT},
     {"mantissa_bits", KC__SYNTAX_INT},
+    {"fft_type", KC__SYNTAX_WORD},
+    {"fft_length", KC__SYNTAX_INTS},
 };
 
 /* The attributes a syntax gives (the name as written, or these). */
