@@ -25,6 +25,7 @@ static const kc__instr_family kc__families[] = {
     {kc__ops_sort, &kc__ops_sort_count},
     {kc__ops_bits, &kc__ops_bits_count},
     {kc__ops_fft, &kc__ops_fft_count},
+    {kc__ops_rng, &kc__ops_rng_count},
 };
 
 const kc__instr_def* kc__instr_def_find(int32_t op) {

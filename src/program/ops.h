@@ -264,5 +264,7 @@ extern const kc__instr_def kc__ops_bits[];     /* ops_bits.c: bitcast-convert, r
 extern const size_t kc__ops_bits_count;
 extern const kc__instr_def kc__ops_fft[];      /* ops_fft.c: fft */
 extern const size_t kc__ops_fft_count;
+extern const kc__instr_def kc__ops_rng[];      /* ops_rng.c: rng-bit-generator */
+extern const size_t kc__ops_rng_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

@@ -60,6 +60,7 @@ static const struct {
     {"mantissa_bits", KC__SYNTAX_INT},
     {"fft_type", KC__SYNTAX_WORD},
     {"fft_length", KC__SYNTAX_INTS},
+    {"algorithm", KC__SYNTAX_WORD},
 };
 
 /* The attributes a syntax gives (the name as written, or these). */
