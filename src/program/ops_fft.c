@@ -82,7 +82,7 @@ static kc_status* kc__fft_read(const kc_program* p, const kc__instr* in, kc__fft
   const int64_t* len;
   size_t nfft;
   KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "fft_length", false, &len, &nfft));
-  char lt[128], g[256], w[256], bx[32], br[32];
+  char lt[128], g[256], w[256], bx[32];
   kc__fft_dims_text(len, nfft, lt, sizeof lt);
   if (nfft < 1 || nfft > 3) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
@@ -155,7 +155,6 @@ static kc_status* kc__fft_read(const kc_program* p, const kc__instr* in, kc__fft
                            "fft_type=%s: expected a result of %s, got %s",
                            kc__fft_type_names[plan->type], w, g);
   }
-  (void)br;
   plan->batch = 1;
   for (int32_t d = 0; d < lead; ++d) plan->batch *= dims[d];
   return NULL;
