@@ -20,7 +20,8 @@
  * custom-call and broadcast have builder calls of their own; element-wise
  * arithmetic, math, bit and compare instructions, select, clamp, convert,
  * bitcast-convert, reduce-precision, and the shape, slicing, dot, reduce,
- * reduce-window, control-flow, sort and topk instructions are the
+ * reduce-window, control-flow, sort, topk, fft and rng-bit-generator
+ * instructions are the
  * kc_opcode values below (docs/programs.md lists
  * every HLO opcode kcall runs). Arrays are row-major.
  *
@@ -194,7 +195,11 @@ typedef enum kc_opcode {
   KC_OP_SELECT_AND_SCATTER,
   /* Sorting: */
   KC_OP_SORT = 192,
-  KC_OP_TOPK
+  KC_OP_TOPK,
+  /* Transforms and random bits (fft reads fft_type and fft_length,
+   * rng-bit-generator algorithm): */
+  KC_OP_FFT = 200,
+  KC_OP_RNG_BIT_GENERATOR
 } kc_opcode;
 
 /* XLA's scheduling hint for a custom call; recorded, not yet acted on. */

@@ -272,5 +272,9 @@ extern const kc__instr_def kc__ops_conv[];     /* ops_conv.c: convolution */
 extern const size_t kc__ops_conv_count;
 extern const kc__instr_def kc__ops_select_scatter[]; /* ops_select_scatter.c: select-and-scatter */
 extern const size_t kc__ops_select_scatter_count;
+extern const kc__instr_def kc__ops_fft[];      /* ops_fft.c: fft */
+extern const size_t kc__ops_fft_count;
+extern const kc__instr_def kc__ops_rng[];      /* ops_rng.c: rng-bit-generator */
+extern const size_t kc__ops_rng_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

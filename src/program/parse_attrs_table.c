@@ -76,6 +76,9 @@ static const struct {
     {"dim_labels", KC__SYNTAX_LABELS},
     {"feature_group_count", KC__SYNTAX_INT},
     {"batch_group_count", KC__SYNTAX_INT},
+    {"fft_type", KC__SYNTAX_WORD},
+    {"fft_length", KC__SYNTAX_INTS},
+    {"algorithm", KC__SYNTAX_WORD},
 };
 
 /* The attributes a syntax gives (the name as written, or these). */

@@ -85,6 +85,8 @@ F64 = np.float64
 # another order of summation and another libm, a few ulps of the type.
 EXACT = {"rtol": 0.0, "atol": 0.0}
 F32_TOL = {"rtol": 1e-5, "atol": 1e-6}
+# Transforms of N(0, 1) inputs (values up to ~30) in f32.
+FFT_TOL = {"rtol": 1e-4, "atol": 1e-4}
 F16_TOL = {"rtol": 2e-3, "atol": 0.0}   # 2 ulps of f16
 BF16_TOL = {"rtol": 1.6e-2, "atol": 0.0}  # 2 ulps of bf16
 
@@ -879,8 +881,91 @@ def conv_programs():
     ]
 
 
+def parts(z):
+    return [np.real(z), np.imag(z)]
+
+
+def cx(re, im):
+    return jax.lax.complex(re, im)
+
+
+def fft_parts(*zs):
+    out = []
+    for z in zs:
+        out += [jnp.real(z), jnp.imag(z)]
+    return tuple(out)
+
+
+def rbg_draws(key):
+    k1, k2 = jax.random.split(jax.random.wrap_key_data(key, impl="rbg"))
+    return (jax.random.bits(k1, (2, 3)), jax.random.uniform(k2, (5,)))
+
+
+def fft_programs():
+    """fft and rng-bit-generator: the cases of ops_fft.c and ops_rng.c
+    (`--cases` makes only these). Complex values travel as f32 parts
+    (kcall reads and writes no complex `.npy`)."""
+    a8, b8 = normal(60, (3, 8)), normal(61, (3, 8))
+    a97, b97 = normal(62, (97,)), normal(63, (97,))
+    a7, b7 = normal(64, (2, 7)), normal(65, (2, 7))
+    a16, b16 = normal(66, (16,)), normal(67, (16,))
+    r97, r16 = normal(68, (4, 97)), normal(69, (2, 16))
+    h5, g5 = normal(70, (3, 5)), normal(71, (3, 5))
+    h49, g49 = normal(72, (2, 49)), normal(73, (2, 49))
+    m6, n6 = normal(74, (2, 6, 5)), normal(75, (2, 6, 5))
+    r3 = normal(76, (3, 4, 7))
+    key = np.asarray(jax.random.key_data(jax.random.key(7, impl="rbg")))
+    with jax.disable_jit():
+        draws = [np.asarray(a) for a in rbg_draws(key)]
+    return [
+        single("fft",
+               lambda a, b, c, d: fft_parts(jnp.fft.fft(cx(a, b)),
+                                            jnp.fft.fft(cx(c, d))),
+               lambda a, b, c, d: parts(np.fft.fft(a + 1j * b)) +
+               parts(np.fft.fft(c + 1j * d)),
+               [a8, b8, a97, b97], FFT_TOL,
+               "jnp.fft.fft of c64[3,8] and of c64[97] (a prime length)"),
+        single("ifft",
+               lambda a, b, c, d: fft_parts(jnp.fft.ifft(cx(a, b)),
+                                            jnp.fft.ifft(cx(c, d))),
+               lambda a, b, c, d: parts(np.fft.ifft(a + 1j * b)) +
+               parts(np.fft.ifft(c + 1j * d)),
+               [a7, b7, a16, b16], FFT_TOL,
+               "jnp.fft.ifft of c64[2,7] and of c64[16]: scaled by 1/N"),
+        single("rfft",
+               lambda a, b: fft_parts(jnp.fft.rfft(a), jnp.fft.rfft(b)),
+               lambda a, b: parts(np.fft.rfft(a)) + parts(np.fft.rfft(b)),
+               [r97, r16], FFT_TOL,
+               "jnp.fft.rfft of f32[4,97] and of f32[2,16]: half spectra"),
+        single("irfft",
+               lambda a, b, c, d: (jnp.fft.irfft(cx(a, b), 8),
+                                   jnp.fft.irfft(cx(c, d), 97)),
+               lambda a, b, c, d: [np.fft.irfft(a + 1j * b, 8),
+                                   np.fft.irfft(c + 1j * d, 97)],
+               [h5, g5, h49, g49], FFT_TOL,
+               "jnp.fft.irfft of c64[3,5] to 8 points and of c64[2,49] to "
+               "97 (a prime length); the imaginary parts of the zero and "
+               "Nyquist entries are ignored"),
+        single("fft2",
+               lambda a, b, c: fft_parts(jnp.fft.fft2(cx(a, b)),
+                                         jnp.fft.rfftn(c)),
+               lambda a, b, c: parts(np.fft.fft2(a + 1j * b)) +
+               parts(np.fft.rfftn(c)),
+               [m6, n6, r3], FFT_TOL,
+               "jnp.fft.fft2 of c64[2,6,5] and jnp.fft.rfftn of f32[3,4,7] "
+               "(three dimensions)"),
+        single("random_rbg",
+               rbg_draws,
+               lambda k: draws,
+               [key], EXACT,
+               "jax.random.split, bits and uniform on an rbg key (u32[4]): "
+               "rng-bit-generator lowered, XLA:CPU's expansion of it "
+               "optimized; the reference is JAX's own result without jit"),
+    ]
+
+
 CASES = (whole_programs() + single_programs() + sorting_programs()
-         + indexing_programs() + conv_programs())
+         + indexing_programs() + conv_programs() + fft_programs())
 
 
 # ---------------------------------------------------------------------------
