@@ -216,7 +216,10 @@ def _import_tvm_ffi():
     """Imports the tvm_ffi package (which loads libtvm_ffi) when it is
     installed; whether it is."""
     import importlib.util
-    if importlib.util.find_spec("tvm_ffi") is None:
+    spec = importlib.util.find_spec("tvm_ffi")
+    # A directory named tvm_ffi on sys.path is a namespace package, no
+    # origin: not tvm-ffi.
+    if spec is None or spec.origin is None:
         return False
     import tvm_ffi  # noqa: F401
     return True

@@ -20,6 +20,7 @@ __all__ = ["export", "register_target", "library"]
 def _require_tvm_ffi():
     try:
         import tvm_ffi
+        import tvm_ffi.libinfo  # noqa: F401 (a namespace package lacks it)
     except ImportError as e:
         raise ImportError(
             "kcall.tvm_ffi needs tvm-ffi's runtime: pip install "

@@ -26,7 +26,11 @@ import pytest
 
 from conftest import TVM_FFI_SKIP
 
-tvm_ffi = pytest.importorskip("tvm_ffi", reason=TVM_FFI_SKIP)
+# tvm_ffi.libinfo, not tvm_ffi: a directory named tvm_ffi on sys.path (this
+# tree's tests/tvm_ffi, once a test has put tests/ there) imports as an
+# empty namespace package.
+pytest.importorskip("tvm_ffi.libinfo", reason=TVM_FFI_SKIP)
+import tvm_ffi  # noqa: E402
 
 import kcall  # noqa: E402
 import kcall.testing as kt  # noqa: E402
