@@ -39,7 +39,7 @@ static kc_status* kc__bitcast_convert_verify(const kc_program* p, const kc__inst
   const int64_t* dims = kc_shape_get_dims(x);
   int64_t want[KC_TENSOR_MAX_NDIM + 1];
   int32_t want_rank = rank;
-  memcpy(want, dims, (size_t)rank * sizeof *want);
+  if (rank > 0) memcpy(want, dims, (size_t)rank * sizeof *want);
   if (in_bits % 8 != 0 || out_bits % 8 != 0 ||
       (in_bits != out_bits && (in_bits > out_bits ? in_bits % out_bits : out_bits % in_bits))) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
