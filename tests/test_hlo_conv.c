@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kcall/kcall.h"
-#include "test.h"
+#include "kt_hlo.h"
 
 #define KT_MAX_SP 3
 
@@ -378,15 +378,6 @@ KC_TEST(hlo_conv_bf16_operands) {
   "HloModule m\nENTRY e {\n x = " xs " parameter(0)\n w = " ws " parameter(1)\n"    \
   " ROOT y = " ys " convolution(x, w), " attrs "\n}\n"
 
-#define KT_COMPILE_FAILS(text, code, ...)                                     \
-  do {                                                                        \
-    kc_program* kt_p_ = NULL;                                                 \
-    KC_CHECK_OK(kc_program_parse(kc_sv(text), &kt_p_));                       \
-    kc_executable* kt_e_ = NULL;                                              \
-    KC_CHECK_CODE(kc_program_compile(kt_p_, NULL, &kt_e_), code, __VA_ARGS__); \
-    KC_CHECK(kt_e_ == NULL);                                                  \
-    kc_program_destroy(kt_p_);                                                \
-  } while (0)
 
 KC_TEST(hlo_conv_refuses_malformed_attributes) {
   KT_COMPILE_FAILS(KT_CONV_HLO("f32[1,5,5,2]", "f32[3,3,2,4]", "f32[1,5,5,4]",

@@ -6,42 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kcall/kcall.h"
-#include "test.h"
-
-/* Parses, compiles and runs `text` (no parameters); its outputs go to
- * outs[0..n). */
-static void kt_g_run(const char* text, kc_tensor** outs, size_t n) {
-  kc_program* p = NULL;
-  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
-  kc_executable* exe = NULL;
-  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
-  kc_executable_info info;
-  info.struct_size = sizeof info;
-  kc_executable_query(exe, &info);
-  KC_CHECK_INT((int64_t)info.num_outputs, (int64_t)n);
-  KC_CHECK_OK(kc_executable_execute(exe, NULL, 0, NULL, outs));
-  kc_executable_destroy(exe);
-  kc_program_destroy(p);
-}
-
-/* Parsing `text` succeeds and compiling it fails with `code` and every
- * needle in the message. */
-#define KT_G_COMPILE_FAILS(text, code, ...)                                   \
-  do {                                                                        \
-    kc_program* kt_p_ = NULL;                                                 \
-    KC_CHECK_OK(kc_program_parse(kc_sv(text), &kt_p_));                       \
-    kc_executable* kt_e_ = NULL;                                              \
-    KC_CHECK_CODE(kc_program_compile(kt_p_, NULL, &kt_e_), code, __VA_ARGS__); \
-    KC_CHECK(kt_e_ == NULL);                                                  \
-    kc_program_destroy(kt_p_);                                                \
-  } while (0)
-
-static const void* kt_g_data(kc_tensor* t) { return kc_tensor_get_dltensor(t)->data; }
-
-static void kt_g_release(kc_tensor** outs, size_t n) {
-  for (size_t i = 0; i < n; ++i) kc_object_release(KC_OBJECT(outs[i]));
-}
+#include "kt_hlo.h"
 
 /* Each of got[0..n) equals want[0..n); a mismatch names its position. */
 static void kt_g_floats(const float* got, const float* want, int n, int which) {
@@ -69,7 +34,7 @@ KC_TEST(hlo_gather_embedding_lookup_clamps_starts) {
    * first row, whatever the index type. Then column windows of 2 whose
    * starts clamp so that the window stays inside. */
   kc_tensor* outs[5];
-  kt_g_run("HloModule m\nENTRY e {\n"
+  kt_run_text("HloModule m\nENTRY e {\n"
            " t = f32[4,3] constant({{0,1,2},{10,11,12},{20,21,22},{30,31,32}})\n"
            " i = s32[5] constant({2, 0, 3, 7, -1})\n"
            " g = f32[5,3] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, "
@@ -96,19 +61,19 @@ KC_TEST(hlo_gather_embedding_lookup_clamps_starts) {
   static const float gw[3] = {30, 31, 32};
   /* start 2 of a 2-wide window on 3 columns clamps to 1; -5 to 0. */
   static const float gc[16] = {1, 2, 11, 12, 21, 22, 31, 32, 0, 1, 10, 11, 20, 21, 30, 31};
-  kt_g_floats(kt_g_data(outs[0]), g, 15, 0);
-  kt_g_floats(kt_g_data(outs[1]), gu, 6, 1);
-  kt_g_floats(kt_g_data(outs[2]), gw, 3, 2);
-  kt_g_floats(kt_g_data(outs[3]), gc, 16, 3);
+  kt_g_floats(kt_data(outs[0]), g, 15, 0);
+  kt_g_floats(kt_data(outs[1]), gu, 6, 1);
+  kt_g_floats(kt_data(outs[2]), gw, 3, 2);
+  kt_g_floats(kt_data(outs[3]), gc, 16, 3);
   KC_CHECK_INT(kc_tensor_get_dltensor(outs[4])->shape[0], 0);
-  kt_g_release(outs, 5);
+  kt_release(outs, 5);
 }
 
 KC_TEST(hlo_gather_index_vectors) {
   /* x[idx] with 2-D indices: (row, col) pairs along index_vector_dim 2,
    * along dimension 0, and with start_index_map reversed (col, row). */
   kc_tensor* outs[3];
-  kt_g_run("HloModule m\nENTRY e {\n"
+  kt_run_text("HloModule m\nENTRY e {\n"
            " x = f32[3,4] constant({{0,1,2,3},{10,11,12,13},{20,21,22,23}})\n"
            " i = s32[2,2,2] constant({{{0,1},{2,3}},{{1,0},{2,2}}})\n"
            " a = f32[2,2] gather(x, i), offset_dims={}, collapsed_slice_dims={0,1}, "
@@ -126,10 +91,10 @@ KC_TEST(hlo_gather_index_vectors) {
   /* (col 3, row 0) two rows down: 3, 13; (col 1, row 2) clamps to row 1:
    * 11, 21. */
   static const float c[4] = {3, 13, 11, 21};
-  kt_g_floats(kt_g_data(outs[0]), a, 4, 0);
-  kt_g_floats(kt_g_data(outs[1]), b, 3, 1);
-  kt_g_floats(kt_g_data(outs[2]), c, 4, 2);
-  kt_g_release(outs, 3);
+  kt_g_floats(kt_data(outs[0]), a, 4, 0);
+  kt_g_floats(kt_data(outs[1]), b, 3, 1);
+  kt_g_floats(kt_data(outs[2]), c, 4, 2);
+  kt_release(outs, 3);
 }
 
 KC_TEST(hlo_gather_batching_dims) {
@@ -158,9 +123,9 @@ KC_TEST(hlo_gather_batching_dims) {
            "index_vector_dim=2, slice_sizes={1,3,1}\n}\n",
            consts);
   kc_tensor* out;
-  kt_g_run(text, &out, 1);
+  kt_run_text(text, &out, 1);
   static const int idx[3][2] = {{0, 3}, {2, 1}, {3 /* 5, clamped */, 0}};
-  const float* g = kt_g_data(out);
+  const float* g = kt_data(out);
   for (int p = 0; p < 3; ++p) {
     for (int b = 0; b < 2; ++b) {
       for (int r = 0; r < 3; ++r) {
@@ -169,14 +134,14 @@ KC_TEST(hlo_gather_batching_dims) {
       }
     }
   }
-  kt_g_release(&out, 1);
+  kt_release(&out, 1);
 }
 
 KC_TEST(hlo_gather_element_types) {
   /* gather moves elements of any type: f16, c64, pred, s64, with s8 and
    * u16 indices. */
   kc_tensor* outs[5];
-  kt_g_run("HloModule m\nENTRY e {\n"
+  kt_run_text("HloModule m\nENTRY e {\n"
            " c = f32[4] constant({1.5, -2, 3.25, 4})\n"
            " h = f16[4] convert(c)\n"
            " i = s8[2,1] constant({{3},{1}})\n"
@@ -199,16 +164,16 @@ KC_TEST(hlo_gather_element_types) {
            " ROOT r = (f32[2], f32[2], pred[2], s64[2], s64[1,2]) tuple(rh, re, gp, gl, gl0)\n}\n",
            outs, 5);
   static const float rh[2] = {4, -2};
-  kt_g_floats(kt_g_data(outs[0]), rh, 2, 0);
-  kt_g_floats(kt_g_data(outs[1]), rh, 2, 1);
-  const uint8_t* gp = kt_g_data(outs[2]);
+  kt_g_floats(kt_data(outs[0]), rh, 2, 0);
+  kt_g_floats(kt_data(outs[1]), rh, 2, 1);
+  const uint8_t* gp = kt_data(outs[2]);
   KC_CHECK(gp[0] == 1 && gp[1] == 0);
-  const int64_t* gl = kt_g_data(outs[3]);
+  const int64_t* gl = kt_data(outs[3]);
   KC_CHECK(gl[0] == 8 && gl[1] == 8); /* index 3 clamps to 2 */
   /* A window of one (offset dimension 0) at starts 3 (clamped to 2) and 1. */
-  const int64_t* gl0 = kt_g_data(outs[4]);
+  const int64_t* gl0 = kt_data(outs[4]);
   KC_CHECK(gl0[0] == 8 && gl0[1] == 7);
-  kt_g_release(outs, 5);
+  kt_release(outs, 5);
 }
 
 static const char kt_g_computations[] =
@@ -262,12 +227,12 @@ KC_TEST(hlo_scatter_add_repeats_and_skips_out_of_bounds) {
            " ROOT r = (f32[4,2], f32[2,5]) tuple(s, v)\n}\n",
            kt_g_computations);
   kc_tensor* outs[2];
-  kt_g_run(text, outs, 2);
+  kt_run_text(text, outs, 2);
   static const float s[8] = {0, 0, 14, 26, 0, 0, 5, 6};
   static const float v[10] = {1, 1, 0, 2, 2, 1, 1, 0, 2, 2};
-  kt_g_floats(kt_g_data(outs[0]), s, 8, 0);
-  kt_g_floats(kt_g_data(outs[1]), v, 10, 1);
-  kt_g_release(outs, 2);
+  kt_g_floats(kt_data(outs[0]), s, 8, 0);
+  kt_g_floats(kt_data(outs[1]), v, 10, 1);
+  kt_release(outs, 2);
 }
 
 KC_TEST(hlo_scatter_update_computations) {
@@ -319,7 +284,7 @@ KC_TEST(hlo_scatter_update_computations) {
            "f32[4], s32[4]) tuple(rset, rmul, rmax, rsub, rwrap, ror, addh, p0, p1, s0, s1)\n}\n",
            kt_g_computations);
   kc_tensor* outs[11];
-  kt_g_run(text, outs, 11);
+  kt_run_text(text, outs, 11);
   /* Updates 7 (to 2), 8 (to 0), 9 (to 2): the last to 2 wins for the
    * assignment, as they are applied in the updates' order. */
   static const int32_t set[4] = {8, 2, 9, 4};
@@ -328,24 +293,24 @@ KC_TEST(hlo_scatter_update_computations) {
   static const float sub[4] = {1 - 2, 5, -1 - 3 + 4, 0};
   static const float add[4] = {1 + 2, 5, -1 + 3 - 4, 0};
   static const int32_t imax[4] = {8, 2, 9, 4};
-  kt_g_ints(kt_g_data(outs[0]), set, 4, 0);
-  kt_g_ints(kt_g_data(outs[1]), mul, 4, 1);
-  kt_g_floats(kt_g_data(outs[2]), max, 4, 2);
-  kt_g_floats(kt_g_data(outs[3]), sub, 4, 3);
-  const uint8_t* wrap = kt_g_data(outs[4]);
+  kt_g_ints(kt_data(outs[0]), set, 4, 0);
+  kt_g_ints(kt_data(outs[1]), mul, 4, 1);
+  kt_g_floats(kt_data(outs[2]), max, 4, 2);
+  kt_g_floats(kt_data(outs[3]), sub, 4, 3);
+  const uint8_t* wrap = kt_data(outs[4]);
   KC_CHECK(wrap[0] == (uint8_t)(250 + 10 + 6) && wrap[1] == 0 && wrap[2] == 1 &&
            wrap[3] == (uint8_t)(2 + 255));
-  const uint8_t* por = kt_g_data(outs[5]);
+  const uint8_t* por = kt_data(outs[5]);
   KC_CHECK(por[0] == 1 && por[1] == 0 && por[2] == 1 && por[3] == 0);
-  kt_g_floats(kt_g_data(outs[6]), add, 4, 6);
-  kt_g_floats(kt_g_data(outs[7]), add, 4, 7);
-  kt_g_ints(kt_g_data(outs[8]), imax, 4, 8);
+  kt_g_floats(kt_data(outs[6]), add, 4, 6);
+  kt_g_floats(kt_data(outs[7]), add, 4, 7);
+  kt_g_ints(kt_data(outs[8]), imax, 4, 8);
   /* j = {0, 0, 3}: updates 0 then 1 to 0, update 2 to 3. */
   static const float s0[4] = {2, 5, -1, -4};
   static const int32_t s1[4] = {8, 2, 3, 9};
-  kt_g_floats(kt_g_data(outs[9]), s0, 4, 9);
-  kt_g_ints(kt_g_data(outs[10]), s1, 4, 10);
-  kt_g_release(outs, 11);
+  kt_g_floats(kt_data(outs[9]), s0, 4, 9);
+  kt_g_ints(kt_data(outs[10]), s1, 4, 10);
+  kt_release(outs, 11);
 }
 
 KC_TEST(hlo_scatter_batching_dims) {
@@ -364,10 +329,10 @@ KC_TEST(hlo_scatter_batching_dims) {
            "to_apply=%%add\n}\n",
            kt_g_computations);
   kc_tensor* out;
-  kt_g_run(text, &out, 1);
+  kt_run_text(text, &out, 1);
   static const float want[8] = {3, 0, 0, 3, 0, 4, 5, 0};
-  kt_g_floats(kt_g_data(out), want, 8, 0);
-  kt_g_release(&out, 1);
+  kt_g_floats(kt_data(out), want, 8, 0);
+  kt_release(&out, 1);
 }
 
 KC_TEST(hlo_gather_scatter_refusals) {
@@ -431,9 +396,9 @@ KC_TEST(hlo_gather_scatter_refusals) {
   for (size_t k = 0; k < sizeof gathers / sizeof gathers[0]; ++k) {
     char text[1024];
     snprintf(text, sizeof text, "%s ROOT g = %s\n}\n", gather_head, gathers[k].instr);
-    KT_G_COMPILE_FAILS(text, KC_INVALID_ARGUMENT, "instruction 'g'", gathers[k].message);
+    KT_COMPILE_FAILS(text, KC_INVALID_ARGUMENT, "instruction 'g'", gathers[k].message);
   }
-  KT_G_COMPILE_FAILS("HloModule m\nENTRY e {\n x = f32[3,4] parameter(0)\n"
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n x = f32[3,4] parameter(0)\n"
                      " i = f32[2] parameter(1)\n"
                      " ROOT g = f32[2,4] gather(x, i), offset_dims={1}, "
                      "collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
@@ -491,7 +456,7 @@ KC_TEST(hlo_gather_scatter_refusals) {
              " u = f32[3,2] parameter(2)\n w = f32[2,2] parameter(3)\n v = f32[3,3] parameter(4)\n"
              " ROOT s = %s\n}\n",
              kt_g_computations, scatters[k].instr);
-    KT_G_COMPILE_FAILS(text, KC_INVALID_ARGUMENT, "instruction 's'", scatters[k].message);
+    KT_COMPILE_FAILS(text, KC_INVALID_ARGUMENT, "instruction 's'", scatters[k].message);
   }
   /* The hints are true or false, said where they are written. */
   kc_program* p = NULL;
@@ -585,7 +550,7 @@ static kc_status* kt_g_build_and_run(int32_t sorted_type, float* out8) {
   kc_tensor* out = NULL;
   st = kc_executable_execute(exe, ins, 2, NULL, &out);
   if (!st) {
-    memcpy(out8, kt_g_data(out), 8 * sizeof(float));
+    memcpy(out8, kt_data(out), 8 * sizeof(float));
     kc_object_release(KC_OBJECT(out));
   }
   kc_executable_destroy(exe);
@@ -660,7 +625,7 @@ KC_TEST(hlo_scatter_builder) {
   KC_CHECK_OK(kc_executable_execute(exe, NULL, 0, NULL, &out));
   /* 5 lies outside: skipped. */
   static const int32_t want[5] = {0, 10, 20, 30, 50};
-  kt_g_ints(kt_g_data(out), want, 5, 0);
+  kt_g_ints(kt_data(out), want, 5, 0);
   kc_object_release(KC_OBJECT(out));
   kc_executable_destroy(exe);
 }
@@ -707,10 +672,10 @@ KC_TEST(hlo_scatter_f16_bf16_native_matches_computation) {
       " ROOT r = (bf16[4], bf16[4], f16[4], f16[4], f16[4], f16[4]) tuple(nb, gb, nm, gm, na, ga)\n"
       "}\n";
   kc_tensor* outs[6];
-  kt_g_run(text, outs, 6);
+  kt_run_text(text, outs, 6);
   for (int k = 0; k < 6; k += 2) {
-    const uint16_t* native = kt_g_data(outs[k]);
-    const uint16_t* general = kt_g_data(outs[k + 1]);
+    const uint16_t* native = kt_data(outs[k]);
+    const uint16_t* general = kt_data(outs[k + 1]);
     for (int e = 0; e < 4; ++e) {
       if (native[e] != general[e]) {
         fprintf(stderr, "outputs %d and %d, element %d: 0x%04x, 0x%04x\n", k, k + 1, e,
@@ -719,11 +684,11 @@ KC_TEST(hlo_scatter_f16_bf16_native_matches_computation) {
       }
     }
   }
-  const uint16_t* nb = kt_g_data(outs[0]);
+  const uint16_t* nb = kt_data(outs[0]);
   KC_CHECK(nb[1] == 0x4380); /* 256 + 1 rounds to even: 256 in bf16 */
   KC_CHECK((nb[3] & 0x7fff) > 0x7f80); /* -3 + NaN */
-  const uint16_t* nm = kt_g_data(outs[2]);
+  const uint16_t* nm = kt_data(outs[2]);
   KC_CHECK(nm[1] == 0x5c00); /* max(256, 1) = 256 in f16 */
   KC_CHECK((nm[3] & 0x7fff) > 0x7c00); /* max(-3, NaN) is NaN */
-  kt_g_release(outs, 6);
+  kt_release(outs, 6);
 }

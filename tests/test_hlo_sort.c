@@ -6,46 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kcall/kcall.h"
-#include "test.h"
-
-/* Parses, compiles and runs `text` (no parameters) into outs[0..n). */
-static void kt_run(const char* text, kc_tensor** outs, size_t n) {
-  kc_program* p = NULL;
-  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
-  kc_executable* exe = NULL;
-  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
-  kc_executable_info info;
-  info.struct_size = sizeof info;
-  kc_executable_query(exe, &info);
-  KC_CHECK_INT((int64_t)info.num_outputs, (int64_t)n);
-  KC_CHECK_OK(kc_executable_execute(exe, NULL, 0, NULL, outs));
-  kc_executable_destroy(exe);
-  kc_program_destroy(p);
-}
-
-#define KT_COMPILE_FAILS(text, code, ...)                                     \
-  do {                                                                        \
-    kc_program* kt_p_ = NULL;                                                 \
-    KC_CHECK_OK(kc_program_parse(kc_sv(text), &kt_p_));                       \
-    kc_executable* kt_e_ = NULL;                                              \
-    KC_CHECK_CODE(kc_program_compile(kt_p_, NULL, &kt_e_), code, __VA_ARGS__); \
-    KC_CHECK(kt_e_ == NULL);                                                  \
-    kc_program_destroy(kt_p_);                                                \
-  } while (0)
-
-#define KT_PARSE_FAILS(text, ...)                                                      \
-  do {                                                                                 \
-    kc_program* kt_p_ = NULL;                                                          \
-    KC_CHECK_CODE(kc_program_parse(kc_sv(text), &kt_p_), KC_INVALID_ARGUMENT, __VA_ARGS__); \
-    KC_CHECK(kt_p_ == NULL);                                                           \
-  } while (0)
-
-static const void* kt_data(kc_tensor* t) { return kc_tensor_get_dltensor(t)->data; }
-
-static void kt_release(kc_tensor** outs, size_t n) {
-  for (size_t i = 0; i < n; ++i) kc_object_release(KC_OBJECT(outs[i]));
-}
+#include "kt_hlo.h"
 
 /* Element i of an s32 / f32 / u32 output equals want[i] (bits for
  * floats, so -0 and NaN count). */
@@ -76,7 +37,7 @@ KC_TEST(hlo_sort_multi_operand_stable_custom_comparator) {
   /* Keys compared by key / 2 (a comparator of its own: the general path);
    * equal halves keep their order, and the values travel with them. */
   kc_tensor* outs[2];
-  kt_run("HloModule m\n"
+  kt_run_text("HloModule m\n"
          "cmp {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n"
          " c = f32[] parameter(2)\n d = f32[] parameter(3)\n"
          " two = s32[] constant(2)\n ha = s32[] divide(a, two)\n hb = s32[] divide(b, two)\n"
@@ -122,7 +83,7 @@ static void kt_check_jax_order(const char* root) {
            "to_apply=cmp\n}\n",
            kt_jax_lowered_cmp, strstr(root, "kx") ? kt_jax_optimized_tail : "", root);
   kc_tensor* outs[2];
-  kt_run(text, outs, 2);
+  kt_run_text(text, outs, 2);
   /* -0 and 0 are equal (kept in index order); NaNs of either sign last. */
   static const int32_t idx[] = {6, 2, 5, 3, 0, 7, 1, 4};
   kt_check_s32(outs[1], idx, 8);
@@ -146,7 +107,7 @@ KC_TEST(hlo_sort_jax_float_order_nan_and_negative_zero) {
 KC_TEST(hlo_sort_total_order_descending_and_dimension_0) {
   /* A plain TOTALORDER compare: -NaN < -inf < -0 < +0 < NaN. */
   kc_tensor* outs[1];
-  kt_run("HloModule m\ncmp {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+  kt_run_text("HloModule m\ncmp {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
          " ROOT lt = pred[] compare(a, b), direction=LT, type=TOTALORDER\n}\n"
          "ENTRY e {\n x = f32[6] constant({0, nan, -0, -inf, -nan, 1})\n"
          " ROOT s = f32[6] sort(x), dimensions={0}, to_apply=cmp\n}\n",
@@ -171,7 +132,7 @@ KC_TEST(hlo_sort_total_order_descending_and_dimension_0) {
                        " ROOT r = pred[] and(g, t)\n"
                      : " ROOT g = pred[] compare(a, b), direction=GT\n");
     kc_tensor* two[2];
-    kt_run(text, two, 2);
+    kt_run_text(text, two, 2);
     static const int32_t want[] = {5, 9, 1, 7, -3, 7};
     static const uint8_t carried[] = {2, 5, 0, 1, 4, 3};
     kt_check_s32(two[0], want, 6);
@@ -254,7 +215,7 @@ KC_TEST(hlo_sort_jax_float_order_f64_f16) {
         continue;
       }
       kc_tensor* outs[2];
-      kt_run(text, outs, 2);
+      kt_run_text(text, outs, 2);
       /* Descending: NaNs first (index order), then inf .. -inf, 0 = -0. */
       static const int32_t idx[] = {1, 4, 7, 0, 3, 2, 5, 6};
       kt_check_s32(outs[1], idx, 8);
@@ -267,7 +228,7 @@ KC_TEST(hlo_sort_jax_float_order_f64_f16) {
 
 KC_TEST(hlo_topk_ties_keep_index_order) {
   kc_tensor* outs[4];
-  kt_run("HloModule m\nENTRY e {\n x = f32[2,5] constant({{1, 3, 3, 2, 3}, {-0, 0, nan, -1, 0}})\n"
+  kt_run_text("HloModule m\nENTRY e {\n x = f32[2,5] constant({{1, 3, 3, 2, 3}, {-0, 0, nan, -1, 0}})\n"
          " t = (f32[2,3], s32[2,3]) topk(x), k=3, largest=true\n"
          " u = (f32[2,2], s32[2,2]) topk(x), k=2, largest=false\n"
          " tv = f32[2,3] get-tuple-element(t), index=0\n ti = s32[2,3] get-tuple-element(t), index=1\n"
@@ -290,7 +251,7 @@ KC_TEST(hlo_topk_custom_call_of_xla_cpu) {
   /* What XLA:CPU makes of lax.top_k: a custom call "TopK" naming its
    * comparator; k is the result's minor dimension. */
   kc_tensor* outs[2];
-  kt_run("HloModule m\ncmp {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+  kt_run_text("HloModule m\ncmp {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
          " c = s32[] parameter(2)\n d = s32[] parameter(3)\n"
          " ROOT g = pred[] compare(a, b), direction=GT\n}\n"
          "ENTRY e {\n x = f32[6] constant({3, 1, 2, 5, 2, 0})\n"
@@ -326,7 +287,7 @@ KC_TEST(hlo_topk_refusals) {
 
 KC_TEST(hlo_bitcast_convert_same_and_different_widths) {
   kc_tensor* outs[4];
-  kt_run("HloModule m\nENTRY e {\n f = f32[2] constant({1, -2})\n"
+  kt_run_text("HloModule m\nENTRY e {\n f = f32[2] constant({1, -2})\n"
          " a = u32[2] bitcast-convert(f)\n"
          " b = u8[2,4] bitcast-convert(a)\n"
          " h = u16[2,2] constant({{1, 2}, {65535, 0}})\n"
@@ -359,7 +320,7 @@ KC_TEST(hlo_bitcast_convert_same_and_different_widths) {
 
 KC_TEST(hlo_opt_barrier_is_its_operand) {
   kc_tensor* outs[2];
-  kt_run("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n b = s32[] constant(7)\n"
+  kt_run_text("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n b = s32[] constant(7)\n"
          " t = (f32[2], s32[]) tuple(a, b)\n"
          " o = (f32[2], s32[]) opt-barrier(t)\n"
          " x = f32[2] get-tuple-element(o), index=0\n y = s32[] get-tuple-element(o), index=1\n"
@@ -378,7 +339,7 @@ KC_TEST(hlo_reduce_precision_rounding_overflow_nan) {
   /* bf16's layout (e8 m7): ties to even. f16's (e5 m10): overflow to
    * inf, below the smallest normal to zero of the sign. A NaN's payload
    * stays, even with no mantissa bits (as XLA:CPU). */
-  kt_run("HloModule m\nENTRY e {\n"
+  kt_run_text("HloModule m\nENTRY e {\n"
          " x = f32[6] constant({1.00390625, 1.01171875, 1.0078125, 3.0e38, -1.5, 1.0039064})\n"
          " b = f32[6] reduce-precision(x), exponent_bits=8, mantissa_bits=7\n"
          " y = f32[6] constant({65520, 65504, 1e-05, -1e-05, 6.103515625e-05, -inf})\n"
@@ -402,7 +363,7 @@ KC_TEST(hlo_reduce_precision_rounding_overflow_nan) {
   kt_release(outs, 3);
   /* f16 operands are rounded in their own layout: to e5 m2. */
   kc_tensor* one[1];
-  kt_run("HloModule m\nENTRY e {\n x = f16[3] constant({1.125, 1.375, 1.0009765625})\n"
+  kt_run_text("HloModule m\nENTRY e {\n x = f16[3] constant({1.125, 1.375, 1.0009765625})\n"
          " y = f16[3] reduce-precision(x), exponent_bits=5, mantissa_bits=2\n"
          " ROOT z = f32[3] convert(y)\n}\n",
          one, 1);
