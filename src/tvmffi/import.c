@@ -96,8 +96,10 @@ static kc_status* kc__tvm_call(void* self, const kc_any* args, int32_t nargs,
   return kc__tvm_call_general(f, args, nargs, ret);
 }
 
-static kc_status* kc__tvm_fn_make(const kc__tvm_api* api, kc__tvm_safe_call call,
-                                  void* self, const char* name, kc_func** out) {
+/* A record calling `call(self, ...)`; `self` (a function object, or NULL)
+ * is adopted only on success. */
+static kc_status* kc__tvm_fn_new(const kc__tvm_api* api, kc__tvm_safe_call call,
+                                 void* self, const char* name, kc__tvm_fn** out) {
   int len = snprintf(NULL, 0, "tvm-ffi function %s", KC__QS(name));
   kc__tvm_fn* f = calloc(1, sizeof *f + (size_t)len + 1);
   if (!f) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
@@ -106,6 +108,14 @@ static kc_status* kc__tvm_fn_make(const kc__tvm_api* api, kc__tvm_safe_call call
   f->self = self;
   atomic_init(&f->symbol_obj, NULL);
   snprintf(f->name, (size_t)len + 1, "tvm-ffi function %s", KC__QS(name));
+  *out = f;
+  return NULL;
+}
+
+static kc_status* kc__tvm_fn_make(const kc__tvm_api* api, kc__tvm_safe_call call,
+                                  void* self, const char* name, kc_func** out) {
+  kc__tvm_fn* f = NULL;
+  KC_RETURN_IF_ERROR(kc__tvm_fn_new(api, call, self, name, &f));
   kc_status* st = kc_func_create(NULL, kc__tvm_call, f, kc__tvm_fn_free, out);
   if (st) {
     f->self = NULL; /* the caller keeps its reference on failure */
@@ -170,14 +180,6 @@ void* kc__tvm_fn_object(const kc__tvm_api* api, const kc_func* func,
 
 /* ---- modules --------------------------------------------------------------- */
 
-/* The typed target of a module's function: operands, results, then the
- * call site's attributes, straight to the symbol. */
-typedef struct kc__tvm_symbol_target {
-  const kc__tvm_api* api;
-  kc__tvm_safe_call call;
-  char name[]; /* "tvm-ffi function 'NAME'" */
-} kc__tvm_symbol_target;
-
 typedef struct kc__tvm_site kc__tvm_site;
 static kc_status* kc__tvm_site_make(const kc_xcall_frame* frame,
                                     kc__tvm_site** out);
@@ -217,17 +219,16 @@ kc_status* kc__tvm_register_module(void* handle, const char* names,
       return kc_status_add_context(st, "registering exported function %s",
                                    KC__QS(n));
     }
-    size_t name_len = strlen(((const kc__tvm_fn*)f->self)->name);
-    kc__tvm_symbol_target* t = calloc(1, sizeof *t + name_len + 1);
-    if (!t) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-    t->api = api;
-    t->call = call;
-    memcpy(t->name, ((const kc__tvm_fn*)f->self)->name, name_len + 1);
+    /* The target calls the symbol through a record of its own, not the
+     * function object: a target holding the plugin's function would keep
+     * the plugin from unloading. */
+    kc__tvm_fn* t = NULL;
+    KC_RETURN_IF_ERROR(kc__tvm_fn_new(api, call, NULL, full, &t));
     kc_xcall_signature sig = {.struct_size = sizeof sig,
                               .flags = KC_XCALL_SIG_OPEN};
     KC_RETURN_IF_ERROR(kc_xcall_register_typed(kc_sv(full), KC_PLATFORM_HOST,
                                                &sig, kc__tvm_symbol_run, t,
-                                               free, 0),
+                                               kc__tvm_fn_free, 0),
                        "registering exported function %s as a custom-call "
                        "target",
                        KC__QS(n));
@@ -305,7 +306,10 @@ static kc_status* kc__tvm_site_make(const kc_xcall_frame* frame,
   return NULL;
 }
 
-static kc_status* kc__tvm_target(kc_xcall_frame* frame) {
+/* What both kinds of target do: at INSTANTIATE, the call site's
+ * attributes as kcall values; at EXECUTE, call(user, operands, results,
+ * attributes), the buffers as DLTensor*, the result dropped. */
+static kc_status* kc__tvm_target_run(kc_xcall_frame* frame, kc_packed_fn call) {
   if (frame->stage == KC_XCALL_STAGE_INSTANTIATE) {
     kc__tvm_site* site = NULL;
     KC_RETURN_IF_ERROR(kc__tvm_site_make(frame, &site));
@@ -323,71 +327,35 @@ static kc_status* kc__tvm_target(kc_xcall_frame* frame) {
   }
   int32_t k = 0;
   for (int32_t i = 0; i < frame->num_args; ++i) {
-    args[k++] = (kc_any){.type_index = KC_TYPE_DLTENSOR_PTR,
-                         .u.v_dltensor = &frame->args[i]};
+    args[k++] = kc_any_dltensor(&frame->args[i]);
   }
   for (int32_t i = 0; i < frame->num_results; ++i) {
-    args[k++] = (kc_any){.type_index = KC_TYPE_DLTENSOR_PTR,
-                         .u.v_dltensor = &frame->results[i]};
+    args[k++] = kc_any_dltensor(&frame->results[i]);
   }
   for (int32_t i = 0; i < site->num_attrs; ++i) args[k++] = site->attrs[i];
-  kc_any ret;
-  kc_status* st = kc_func_call(frame->user, args, n, &ret);
+  kc_any ret = kc_any_none();
+  kc_status* st = call(frame->user, args, n, &ret);
   kc_any_release(&ret);
   if (args != inline_args) free(args);
   return st;
 }
 
-static void kc__release_func(void* f) { kc_object_release(f); }
-
-static kc_status* kc__tvm_symbol_run(kc_xcall_frame* frame) {
-  if (frame->stage == KC_XCALL_STAGE_INSTANTIATE) {
-    kc__tvm_site* site = NULL;
-    KC_RETURN_IF_ERROR(kc__tvm_site_make(frame, &site));
-    frame->state = site;
-    frame->state_deleter = kc__tvm_site_free;
-    return NULL;
-  }
-  const kc__tvm_symbol_target* t = frame->user;
-  const kc__tvm_site* site = frame->state;
-  int32_t n = frame->num_args + frame->num_results + site->num_attrs;
-  kc__tvm_any inline_args[16];
-  kc__tvm_any* args = inline_args;
-  if ((size_t)n > KC__ARRAY_SIZE(inline_args)) {
-    args = malloc((size_t)n * sizeof *args);
-    if (!args) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  int32_t k = 0;
-  for (int32_t i = 0; i < frame->num_args; ++i) {
-    args[k++] = (kc__tvm_any){.type_index = KC__TVM_DLTENSOR_PTR,
-                              .u.v_ptr = &frame->args[i]};
-  }
-  for (int32_t i = 0; i < frame->num_results; ++i) {
-    args[k++] = (kc__tvm_any){.type_index = KC__TVM_DLTENSOR_PTR,
-                              .u.v_ptr = &frame->results[i]};
-  }
-  kc__tvm_scratch unused = {.capacity = 0};
-  kc_status* st = NULL;
-  for (int32_t i = 0; i < site->num_attrs && !st; ++i, ++k) {
-    /* Scalars and strings only (kc__tvm_site_make): no temporaries. */
-    st = kc__tvm_arg_from_kc(t->api, &site->attrs[i], &args[k], &unused, k,
-                             t->name);
-  }
-  if (!st) {
-    kc__tvm_any result;
-    memset(&result, 0, sizeof result);
-    int rc = t->call(NULL, args, n, &result);
-    if (rc != 0) {
-      st = kc__tvm_error_to_status(t->api, rc, t->name);
-    } else {
-      kc_any ignored;
-      st = kc__kc_from_tvm_owned(t->api, &result, &ignored, t->name);
-      kc_any_release(&ignored);
-    }
-  }
-  if (args != inline_args) free(args);
-  return st;
+static kc_status* kc__call_kc_func(void* func, const kc_any* args,
+                                   int32_t nargs, kc_any* ret) {
+  return kc_func_call(func, args, nargs, ret);
 }
+
+/* A target calling a kcall function (kc_tvm_ffi_register_target). */
+static kc_status* kc__tvm_target(kc_xcall_frame* frame) {
+  return kc__tvm_target_run(frame, kc__call_kc_func);
+}
+
+/* A module function's own target: straight to the symbol. */
+static kc_status* kc__tvm_symbol_run(kc_xcall_frame* frame) {
+  return kc__tvm_target_run(frame, kc__tvm_call);
+}
+
+static void kc__release_func(void* f) { kc_object_release(f); }
 
 kc_status* kc_tvm_ffi_register_target(kc_string_view target,
                                       kc_platform platform,
