@@ -132,6 +132,17 @@ static kc_status* kt_old_checks(void) {
                "kc_device_allocate needs 1.2");
   kc_device_host_free(kc_device_cpu(), NULL);
   kc_device_stream_destroy(kc_device_cpu(), NULL);
+
+  /* The 1.3 gradient declaration fails the builder: the op is refused,
+   * saying why, never registered without its gradient. */
+  KC_RETURN_IF_ERROR(kc_op_builder_create("kt_old.Grad", &b), "create");
+  kc_op_builder_add_input_v2(b, "x: f32");
+  kc_op_builder_add_output_v2(b, "y: f32");
+  kc_op_builder_set_gradient(b, "kt_old.Grad(grad(y)) -> grad(x)");
+  KT_OLD_CHECK(kt_old_fails_with(kc_op_registry_register(b, 0),
+                                 KC_INVALID_ARGUMENT,
+                                 "kc_op_builder_set_gradient needs host API 1.3"),
+               "kc_op_builder_set_gradient needs 1.3");
   return NULL;
 }
 

@@ -677,3 +677,21 @@ KC_TEST(op_spec_op_names_and_conflicts) {
   KC_CHECK_INT(kc_array_get_size(names), 1);
   kc_object_release(KC_OBJECT(names));
 }
+
+KC_TEST(op_attr_default_is_read_back) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create("kt.Defaults", &b));
+  kc_op_builder_add_attr_v2(b, "lo: float = -inf");
+  kc_op_builder_add_attr_v2(b, "n: int");
+  kc_op_builder_add_attr_v2(b, "T: type = DT_FLOAT");
+  KC_CHECK_OK(kc_op_registry_register(b, 0));
+  const kc_op* op = kt_op("kt.Defaults");
+  const kc_any* lo = kc_op_get_attr_default(op, 0);
+  KC_CHECK(lo && lo->type_index == KC_TYPE_FLOAT && lo->u.v_float64 < -1e308);
+  KC_CHECK(kc_op_get_attr_default(op, 1) == NULL);
+  const kc_any* t = kc_op_get_attr_default(op, 2);
+  KC_CHECK(t && t->type_index == KC_TYPE_DTYPE && t->u.v_dtype.code == kDLFloat);
+  KC_CHECK(kc_op_get_attr_default(op, 3) == NULL);
+  KC_CHECK(kc_op_get_attr_default(NULL, 0) == NULL);
+  kc_op_registry_reset();
+}

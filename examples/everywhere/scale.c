@@ -60,6 +60,10 @@ static kc_status* define_op(void) {
   if (!st) st = g_host->op_builder_add_output(b, "y: f32");
   if (!st) st = g_host->op_builder_add_attr(b, "factor: float = 1.0");
   if (!st) st = g_host->op_builder_set_shape_fn(b, g_host->shape_fn_unchanged);
+  /* Linear: its gradient is itself, with the same factor (the attribute
+   * goes to the gradient op under its name). The builder keeps an error,
+   * which registration reports. */
+  if (!st) g_host->op_builder_set_gradient(b, "Scale(grad(y)) -> grad(x)");
   if (st) {
     g_host->op_builder_destroy(b);
     return st;
@@ -81,7 +85,8 @@ static kc_status* init(const kc_host_api* host) {
   return st ? st : define_op();
 }
 
-static const char* const kRequired[] = {"custom_calls", "ops", "kernels", NULL};
+static const char* const kRequired[] = {"custom_calls", "ops", "kernels",
+                                        "gradient", NULL};
 
 static const kc_plugin_info kInfo = {
     .struct_size = sizeof(kc_plugin_info),

@@ -9,12 +9,21 @@
  *   MatMul(a: T, b: T) -> (product: T)      f32, rows split with parallel_for
  *   Concat(values: N * T) -> (output: T)    along attr `axis`
  *   Counter() -> (count: i64)               stateful: create and delete
+ *   Softplus(x: T) -> (y: T)                log(1 + e^x); f32 f64
+ *
+ * Add, MatMul and Softplus declare their gradients (op.h, "Gradients"),
+ * each computed by an op of its own: AddGrad sums the cotangent over the
+ * broadcast dims, MatMulGrad is two products, SoftplusGrad multiplies by
+ * the logistic function. AddGrad and SoftplusGrad declare gradients too
+ * (Add, and SoftplusGradGrad), so JAX and PyTorch take second
+ * derivatives through them.
  *
  * Each op is also the packed function "op.NAME", so the kcall tool calls
  * them on literal tensors:
  *   kcall call --plugin libops_plugin.so op.Add f32[2,2]:1,2,3,4 f32[2]:10,20
  */
 #include <kcall/plugin_api.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,13 +48,14 @@ static size_t ops_dtype_size(DLDataType t) {
   return ((size_t)t.bits * t.lanes + 7) / 8;
 }
 
-/* Registers one op from its specs; the builder is consumed either way. The
- * builder keeps the first failure of the calls in between, and
- * registration returns it. */
-static kc_status* ops_define(const char* name, const char* const* inputs,
-                             const char* const* outputs,
-                             const char* const* attrs, uint32_t flags,
-                             const char* doc, kc_shape_fn shape_fn) {
+/* Registers one op from its specs, with its gradient (NULL: none); the
+ * builder is consumed either way. The builder keeps the first failure of
+ * the calls in between, and registration returns it. */
+static kc_status* ops_define_grad(const char* name, const char* const* inputs,
+                                  const char* const* outputs,
+                                  const char* const* attrs, uint32_t flags,
+                                  const char* doc, kc_shape_fn shape_fn,
+                                  const char* gradient) {
   kc_op_builder* b = NULL;
   kc_status* st = kc_op_builder_create(name, &b);
   if (st) return st;
@@ -61,7 +71,16 @@ static kc_status* ops_define(const char* name, const char* const* inputs,
   kc_op_builder_set_flags_v2(b, flags);
   kc_op_builder_set_doc_v2(b, doc);
   kc_op_builder_set_shape_fn_v2(b, shape_fn, NULL, NULL);
+  if (gradient) kc_op_builder_set_gradient(b, gradient);
   return kc_op_registry_register(b, 0);
+}
+
+static kc_status* ops_define(const char* name, const char* const* inputs,
+                             const char* const* outputs,
+                             const char* const* attrs, uint32_t flags,
+                             const char* doc, kc_shape_fn shape_fn) {
+  return ops_define_grad(name, inputs, outputs, attrs, flags, doc, shape_fn,
+                         NULL);
 }
 
 /* Registers a CPU kernel, optionally constrained on attr `attr`. */
@@ -283,6 +302,170 @@ static kc_status* matmul_compute(void* kernel, kc_kernel_ctx* ctx) {
 }
 
 /* ======================================================================== */
+/* Gradients of Add and MatMul                                              */
+/* ======================================================================== */
+
+/* AddGrad(x, y, dz) -> (dx, dy): dz summed into the shape of each input
+ * (over the dims it was broadcast along). */
+static kc_status* add_grad_shape(kc_shape_ctx* ctx) {
+  kc_status* st = kc_shape_ctx_set_output(ctx, 0, kc_shape_ctx_get_input(ctx, 0));
+  if (!st) st = kc_shape_ctx_set_output(ctx, 1, kc_shape_ctx_get_input(ctx, 1));
+  return st;
+}
+
+#define ADD_GRAD_LOOP(T)                                                   \
+  static void add_grad_##T(const DLTensor* dz, DLTensor* d) {              \
+    int32_t rank = dz->ndim;                                               \
+    int64_t sd[OPS_MAX_RANK], idx[OPS_MAX_RANK];                           \
+    const T* g = ops_data(dz);                                             \
+    T* out = ops_data(d);                                                  \
+    int64_t n = ops_numel(dz);                                             \
+    for (int64_t i = 0; i < ops_numel(d); ++i) out[i] = 0;                 \
+    add_strides(d, rank, dz->shape, sd);                                   \
+    for (int32_t i = 0; i < rank; ++i) idx[i] = 0;                         \
+    int64_t off = 0;                                                       \
+    for (int64_t e = 0; e < n; ++e) {                                      \
+      out[off] += g[e];                                                    \
+      for (int32_t k = rank - 1; k >= 0; --k) {                            \
+        off += sd[k];                                                      \
+        if (++idx[k] < dz->shape[k]) break;                                \
+        off -= sd[k] * idx[k];                                             \
+        idx[k] = 0;                                                        \
+      }                                                                    \
+    }                                                                      \
+  }
+ADD_GRAD_LOOP(float)
+ADD_GRAD_LOOP(double)
+#undef ADD_GRAD_LOOP
+
+static kc_status* add_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  const DLTensor* dz = kc_kernel_ctx_get_input(ctx, 2);
+  for (int32_t i = 0; i < 2; ++i) {
+    DLTensor* d = kc_kernel_ctx_get_output(ctx, i);
+    if (dz->dtype.bits == 32) {
+      add_grad_float(dz, d);
+    } else {
+      add_grad_double(dz, d);
+    }
+  }
+  return NULL;
+}
+
+/* MatMulGrad(a, b, dp) -> (da, db): da = dp b^T, db = a^T dp. */
+static kc_status* matmul_grad_shape(kc_shape_ctx* ctx) {
+  kc_status* st = kc_shape_ctx_set_output(ctx, 0, kc_shape_ctx_get_input(ctx, 0));
+  if (!st) st = kc_shape_ctx_set_output(ctx, 1, kc_shape_ctx_get_input(ctx, 1));
+  return st;
+}
+
+static kc_status* matmul_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  const DLTensor* a = kc_kernel_ctx_get_input(ctx, 0);
+  const DLTensor* b = kc_kernel_ctx_get_input(ctx, 1);
+  const DLTensor* dp = kc_kernel_ctx_get_input(ctx, 2);
+  if (dp->ndim != 2 || dp->shape[0] != a->shape[0] ||
+      dp->shape[1] != b->shape[1]) {
+    return ops_error(KC_INVALID_ARGUMENT, "MatMulGrad",
+                     "dproduct must be [rows of a, columns of b]");
+  }
+  const float* av = ops_data(a);
+  const float* bv = ops_data(b);
+  const float* g = ops_data(dp);
+  float* da = ops_data(kc_kernel_ctx_get_output(ctx, 0));
+  float* db = ops_data(kc_kernel_ctx_get_output(ctx, 1));
+  int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t p = 0; p < k; ++p) {
+      float acc = 0;
+      for (int64_t c = 0; c < n; ++c) acc += g[i * n + c] * bv[p * n + c];
+      da[i * k + p] = acc;
+    }
+  }
+  for (int64_t j = 0; j < k * n; ++j) db[j] = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t p = 0; p < k; ++p) {
+      float aip = av[i * k + p];
+      for (int64_t c = 0; c < n; ++c) db[p * n + c] += aip * g[i * n + c];
+    }
+  }
+  return NULL;
+}
+
+/* ======================================================================== */
+/* Softplus and its gradients                                               */
+/* ======================================================================== */
+/* y = log(1 + e^x), written so that neither branch overflows; its
+ * derivative is the logistic function s(x) = 1 / (1 + e^-x), and s' is
+ * s (1 - s). */
+
+static double softplus(double x) { return fmax(x, 0) + log1p(exp(-fabs(x))); }
+static double logistic(double x) {
+  return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x));
+}
+
+/* Runs f over every element: inputs 0..2 (as many as given) and outputs
+ * 0..1, all of one shape and of f32 or f64. */
+typedef void (*softplus_fn)(const double* in, double* out);
+
+static kc_status* softplus_each(kc_kernel_ctx* ctx, softplus_fn f) {
+  int32_t nin = kc_kernel_ctx_get_input_count(ctx);
+  int32_t nout = kc_kernel_ctx_get_output_count(ctx);
+  const DLTensor* x = kc_kernel_ctx_get_input(ctx, 0);
+  for (int32_t i = 1; i < nin; ++i) {
+    if (ops_numel(kc_kernel_ctx_get_input(ctx, i)) != ops_numel(x)) {
+      return ops_error(KC_INVALID_ARGUMENT, "Softplus gradient",
+                       "inputs must have one shape");
+    }
+  }
+  bool f32 = x->dtype.bits == 32;
+  for (int64_t e = 0; e < ops_numel(x); ++e) {
+    double in[3] = {0, 0, 0}, out[2] = {0, 0};
+    for (int32_t i = 0; i < nin && i < 3; ++i) {
+      const void* p = ops_data(kc_kernel_ctx_get_input(ctx, i));
+      in[i] = f32 ? ((const float*)p)[e] : ((const double*)p)[e];
+    }
+    f(in, out);
+    for (int32_t o = 0; o < nout && o < 2; ++o) {
+      void* p = ops_data(kc_kernel_ctx_get_output(ctx, o));
+      if (f32) {
+        ((float*)p)[e] = (float)out[o];
+      } else {
+        ((double*)p)[e] = out[o];
+      }
+    }
+  }
+  return NULL;
+}
+
+static void softplus_value(const double* in, double* out) {
+  out[0] = softplus(in[0]);
+}
+/* (x, dy) -> dx = dy s(x) */
+static void softplus_grad_value(const double* in, double* out) {
+  out[0] = in[1] * logistic(in[0]);
+}
+/* (x, dy, g) -> (g dy s'(x), g s(x)) */
+static void softplus_grad_grad_value(const double* in, double* out) {
+  double s = logistic(in[0]);
+  out[0] = in[2] * in[1] * s * (1 - s);
+  out[1] = in[2] * s;
+}
+
+static kc_status* softplus_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  return softplus_each(ctx, softplus_value);
+}
+static kc_status* softplus_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  return softplus_each(ctx, softplus_grad_value);
+}
+static kc_status* softplus_grad_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  return softplus_each(ctx, softplus_grad_grad_value);
+}
+
+/* ======================================================================== */
 /* Concat                                                                   */
 /* ======================================================================== */
 
@@ -413,19 +596,71 @@ static kc_status* ops_init(const kc_host_api* host) {
   if (!st)
     st = ops_kernel("Bitcast", NULL, bitcast_compute, NULL, NULL, NULL, 0);
   if (!st) {
-    st = ops_define("Add", OPS_LIST("x: T", "y: T"), OPS_LIST("z: T"),
-                    OPS_LIST("T: {f32, f64, i32}"), KC_OP_COMMUTATIVE,
-                    "z = x + y, broadcasting as NumPy does.", add_shape);
+    st = ops_define_grad("Add", OPS_LIST("x: T", "y: T"), OPS_LIST("z: T"),
+                         OPS_LIST("T: {f32, f64, i32}"), KC_OP_COMMUTATIVE,
+                         "z = x + y, broadcasting as NumPy does.", add_shape,
+                         "AddGrad(x, y, grad(z)) -> (grad(x), grad(y))");
   }
   if (!st) st = ops_kernel("Add", NULL, add_compute, NULL, "T", add_types, 3);
   if (!st) {
-    st = ops_define("MatMul", OPS_LIST("a: T", "b: T"), OPS_LIST("product: T"),
-                    OPS_LIST("T: {f32}"), 0,
-                    "The matrix product of a [M, K] and b [K, N], rows split "
-                    "across the thread pool.",
-                    matmul_shape);
+    /* Linear in dz, and x and y only give the shapes: its gradient is the
+     * two cotangents added back up to dz's shape. */
+    st = ops_define_grad("AddGrad", OPS_LIST("x: T", "y: T", "dz: T"),
+                         OPS_LIST("dx: T", "dy: T"), OPS_LIST("T: {f32, f64}"),
+                         0,
+                         "The gradient of Add: dz summed over the dims each "
+                         "input was broadcast along.",
+                         add_grad_shape, "Add(grad(dx), grad(dy)) -> grad(dz)");
+  }
+  if (!st) st = ops_kernel("AddGrad", NULL, add_grad_compute, NULL, "T", add_types, 2);
+  if (!st) {
+    st = ops_define_grad("MatMul", OPS_LIST("a: T", "b: T"),
+                         OPS_LIST("product: T"), OPS_LIST("T: {f32}"), 0,
+                         "The matrix product of a [M, K] and b [K, N], rows "
+                         "split across the thread pool.",
+                         matmul_shape,
+                         "MatMulGrad(a, b, grad(product)) -> (grad(a), grad(b))");
   }
   if (!st) st = ops_kernel("MatMul", NULL, matmul_compute, NULL, "T", &f32, 1);
+  if (!st) {
+    st = ops_define("MatMulGrad", OPS_LIST("a: T", "b: T", "dproduct: T"),
+                    OPS_LIST("da: T", "db: T"), OPS_LIST("T: {f32}"), 0,
+                    "The gradient of MatMul: da = dproduct b^T, db = a^T "
+                    "dproduct.",
+                    matmul_grad_shape);
+  }
+  if (!st) {
+    st = ops_kernel("MatMulGrad", NULL, matmul_grad_compute, NULL, "T", &f32, 1);
+  }
+  if (!st) {
+    st = ops_define_grad("Softplus", OPS_LIST("x: T"), OPS_LIST("y: T"),
+                         OPS_LIST("T: {f32, f64}"), 0,
+                         "y = log(1 + e^x), a smooth ReLU.",
+                         kc_shape_fn_unchanged,
+                         "SoftplusGrad(x, grad(y)) -> grad(x)");
+  }
+  if (!st) st = ops_kernel("Softplus", NULL, softplus_compute, NULL, "T", add_types, 2);
+  if (!st) {
+    st = ops_define_grad("SoftplusGrad", OPS_LIST("x: T", "dy: T"),
+                         OPS_LIST("dx: T"), OPS_LIST("T: {f32, f64}"), 0,
+                         "The gradient of Softplus: dx = dy / (1 + e^-x).",
+                         kc_shape_fn_unchanged,
+                         "SoftplusGradGrad(x, dy, grad(dx)) -> (grad(x), "
+                         "grad(dy))");
+  }
+  if (!st) {
+    st = ops_kernel("SoftplusGrad", NULL, softplus_grad_compute, NULL, "T",
+                    add_types, 2);
+  }
+  if (!st) {
+    st = ops_define("SoftplusGradGrad", OPS_LIST("x: T", "dy: T", "g: T"),
+                    OPS_LIST("gx: T", "gdy: T"), OPS_LIST("T: {f32, f64}"), 0,
+                    "The gradient of SoftplusGrad.", kc_shape_fn_unchanged);
+  }
+  if (!st) {
+    st = ops_kernel("SoftplusGradGrad", NULL, softplus_grad_grad_compute, NULL,
+                    "T", add_types, 2);
+  }
   if (!st) {
     st = ops_define("Concat", OPS_LIST("values: N * T"), OPS_LIST("output: T"),
                     OPS_LIST("N: int >= 1", "T: type", "axis: int = 0"), 0,
@@ -455,7 +690,8 @@ static const kc_plugin_info kOpsInfo = {
     .name = "ops",
     .version = "1.0.0",
     .required_features =
-        (const char* const[]){"ops", "kernels", "op_builder_v2", NULL},
+        (const char* const[]){"ops", "kernels", "op_builder_v2", "gradient",
+                               NULL},
     .init = ops_init,
 };
 

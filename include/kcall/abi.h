@@ -86,7 +86,7 @@ extern "C" {
  * A different major is refused; a newer plugin minor is capped to the
  * host's. */
 #define KC_API_VERSION_MAJOR 1
-#define KC_API_VERSION_MINOR 2
+#define KC_API_VERSION_MINOR 3
 
 /* ------------------------------------------------------------------------ */
 /* DLPack 1.x, declared from the DLPack specification, layout for layout.    */
@@ -667,7 +667,8 @@ typedef struct kc_closure {
  * see base.h, value.h, tensor.h, func.h, op.h, kernel.h, runtime.h,
  * xcall.h, xla_ffi.h and device.h for their contracts. kcall/plugin_api.h
  * lets plugin code call each entry by that name. Append-only: new entries
- * go at the end (API 1.0 has 115 functions, 1.1 has 126, 1.2 has 139),
+ * go at the end (API 1.0 has 115 functions, 1.1 has 126, 1.2 has 139, 1.3
+ * has 140),
  * and a plugin checks KC_STRUCT_HAS(host, kc_host_api, entry) before it
  * calls an entry newer than the API minor it requires (or lists the
  * entry's feature in its required_features). */
@@ -979,6 +980,12 @@ typedef struct kc_host_api {
   kc_status* (*device_stream_synchronize)(DLDevice device, void* stream);
   kc_status* (*device_get_default_stream)(DLDevice device, void** out_stream);
   kc_status* (*dltensor_copy)(const DLTensor* from, const DLTensor* to, void* stream);
+
+  /* ---- API 1.3 ---------------------------------------------------------- */
+
+  /* An op's gradient, declared once for every framework (op.h,
+   * "Gradients"; feature "gradient"). */
+  void (*op_builder_set_gradient)(kc_op_builder* builder, const char* spec);
 } kc_host_api;
 
 /* ------------------------------------------------------------------------ */

@@ -181,6 +181,45 @@ KC_API void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
                                           kc_shape_fn fn, void* data,
                                           kc_deleter_fn data_deleter);
 
+/*
+ * Gradients. An op may declare, once, how its gradient is computed: by
+ * another op (its gradient op), which takes some of a call's inputs,
+ * outputs and output cotangents and returns the cotangents of some of its
+ * inputs. The JAX and PyTorch adapters (kcall.jax, kcall.torch) turn the
+ * declaration into jax.custom_vjp and torch autograd; nobody writes
+ * framework code for it. The spec:
+ *
+ *   GRAD_OP(ITEM, ...) -> RESULT      or   GRAD_OP(ITEM, ...) -> (RESULT, ...)
+ *   ITEM    NAME         the forward input or output of that name
+ *           grad(NAME)   the cotangent of the forward output NAME
+ *   RESULT  grad(NAME)   the cotangent of the forward input NAME
+ *
+ *   MatMul  "MatMulGrad(a, b, grad(product)) -> (grad(a), grad(b))"
+ *   Scale   "Scale(grad(y)) -> grad(x)"   (linear: it is its own gradient)
+ *   Gather  "GatherGrad(params, indices, grad(output)) -> grad(params)"
+ *
+ * The gradient op is called with the ITEMs as its inputs, in order (the
+ * tensors of an "N * T" or list arg where the arg is named), and returns
+ * the RESULTs as its outputs, in order. It gets every attribute of the
+ * forward op that it declares under the same name and does not infer from
+ * its own inputs, with the value the forward call used (given or
+ * defaulted). An input named by no RESULT is not differentiable (indices,
+ * integer tensors): JAX gets a zero cotangent for it, PyTorch None. The
+ * gradient op is found by name when a gradient is computed, so it may be
+ * registered before or after the op, by the same plugin or another; it
+ * may declare a gradient of its own, which gives second derivatives.
+ *
+ * The spec is parsed at this call: INVALID_ARGUMENT naming the spec and
+ * the column for a malformed one ("gradient spec 'AddGrad(x, y) -> x':
+ * column 18: expected 'grad(', got 'x'"). Its names are checked against
+ * the op's args at registration: INVALID_ARGUMENT for an ITEM that names
+ * no input or output, grad() of a name that is not an output, a RESULT
+ * that is not an input or names one twice. A second call replaces the
+ * first. Errors are kept by the builder, as for the _v2 calls. Plugins:
+ * host API 1.3 (feature "gradient"). */
+KC_API void kc_op_builder_set_gradient(kc_op_builder* builder,
+                                       const char* spec);
+
 /* The original builder functions: each does what its _v2 does and
  * returns the status of its own call (NULL on success), owned by the
  * caller; the builder remembers the first failure all the same.
@@ -276,6 +315,44 @@ KC_API int32_t kc_op_get_attr_count(const kc_op* op);
 KC_API const char* kc_op_get_input_spec(const kc_op* op, int32_t index);
 KC_API const char* kc_op_get_output_spec(const kc_op* op, int32_t index);
 KC_API const char* kc_op_get_attr_spec(const kc_op* op, int32_t index);
+
+/* Where a gradient op's input comes from (kc_op_grad_arg.source). */
+typedef enum kc_op_grad_source {
+  KC_OP_GRAD_INPUT = 1,    /* the forward input arg `index` */
+  KC_OP_GRAD_OUTPUT = 2,   /* the forward output arg `index` */
+  KC_OP_GRAD_COTANGENT = 3 /* the cotangent of forward output arg `index` */
+} kc_op_grad_source;
+
+/* One input of the gradient op: a forward arg (by its index among the
+ * op's declared inputs or outputs, as kc_op_get_input_spec counts). */
+typedef struct kc_op_grad_arg {
+  int32_t source; /* kc_op_grad_source */
+  int32_t index;
+} kc_op_grad_arg;
+
+/* An op's gradient declaration (kc_op_builder_set_gradient), resolved.
+ * Every pointer borrows from the op and lives as long as it. */
+typedef struct kc_op_gradient {
+  size_t struct_size;  /* set by the caller */
+  const char* op_name; /* the gradient op's name */
+  const char* spec;    /* the spec, blanks normalised */
+  int32_t num_args;    /* the gradient op's inputs, in order */
+  const kc_op_grad_arg* args;
+  /* The gradient op's outputs, in order: the index of the forward input
+   * arg whose cotangent each one is. */
+  int32_t num_results;
+  const int32_t* results;
+} kc_op_gradient;
+
+/* Fills `out` (up to out->struct_size) with the op's gradient and returns
+ * true; returns false, leaving `out` alone, when the op declares none (or
+ * op or out is NULL). Thread-safe. */
+KC_API bool kc_op_get_gradient(const kc_op* op, kc_op_gradient* out);
+
+/* The default value of the index-th attr (see "Attribute values"), as
+ * its spec gives it; NULL when it has none or the index is out of range.
+ * Borrowed: lives as long as the op. */
+KC_API const kc_any* kc_op_get_attr_default(const kc_op* op, int32_t index);
 
 /* Writes the signature, "Concat(values: N * T) -> (output: T)", into buf,
  * snprintf-style (returns the length the whole text needs). */

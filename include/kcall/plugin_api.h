@@ -74,6 +74,11 @@
  *         ("kc_device_allocate needs host API 1.2, this host offers 1.1")
  *         and W does nothing. A plugin that needs them lists the feature
  *         "device" in required_features.
+ *   G     new in API 1.3 (kc_op_builder_set_gradient): on an older host it
+ *         fails the builder, so that the op is refused at registration
+ *         with a message saying the host is too old, rather than
+ *         registered without its gradient. A plugin may instead list the
+ *         feature "gradient" in required_features.
  * Plugin mode also spells the table's system_allocator as
  * kc_allocator_system(). The inline helpers of kcall/abi_helpers.h (kc_sv,
  * kc_any_int, kc_dtype_make, kc_device_cpu, KC_RETURN_IF_ERROR, ...) are
@@ -500,7 +505,9 @@
     (DLDevice device, void** out_stream), (device, out_stream)) \
   X(S, kc_status*, dltensor_copy, \
     (const DLTensor* from, const DLTensor* to, void* stream), \
-    (from, to, stream))
+    (from, to, stream)) \
+  X(G, void, op_builder_set_gradient, \
+    (kc_op_builder* builder, const char* spec), (builder, spec))
 
 /* The mode (see the top of this file): plugin mode unless the host's
  * headers came first or KC_PLUGIN_API_HOST asks for host mode;
@@ -574,6 +581,7 @@ static inline const kc_allocator* kc_allocator_system(void) {
 #define KC__PLUGIN_FN_N(ret, name, params, args)
 #define KC__PLUGIN_FN_S(ret, name, params, args)
 #define KC__PLUGIN_FN_W(ret, name, params, args)
+#define KC__PLUGIN_FN_G(ret, name, params, args)
 #define KC__PLUGIN_FN(kind, ret, name, params, args) \
   KC__PLUGIN_FN_##kind(ret, name, params, args)
 KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN)
@@ -585,6 +593,7 @@ KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN)
 #undef KC__PLUGIN_FN_N
 #undef KC__PLUGIN_FN_S
 #undef KC__PLUGIN_FN_W
+#undef KC__PLUGIN_FN_G
 #undef KC__PLUGIN_UNPAREN
 
 /* ---- M: variadic, and the call ------------------------------------------ */
@@ -723,6 +732,7 @@ static inline size_t kc_sv_format_quoted(kc_string_view text, char* buf, size_t 
   static inline void kc_##name params {                                     \
     if (KC__PLUGIN_HAS(name)) kc__plugin_host->name args;                   \
   }
+#define KC__PLUGIN_FN2_G(ret, name, params, args)
 #define KC__PLUGIN_FN2(kind, ret, name, params, args) \
   KC__PLUGIN_FN2_##kind(ret, name, params, args)
 KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN2)
@@ -734,6 +744,22 @@ KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN2)
 #undef KC__PLUGIN_FN2_N
 #undef KC__PLUGIN_FN2_S
 #undef KC__PLUGIN_FN2_W
+#undef KC__PLUGIN_FN2_G
+
+/* ---- G: API 1.3 ------------------------------------------------------ */
+
+static inline void kc_op_builder_set_gradient(kc_op_builder* builder,
+                                              const char* spec) {
+  const kc_host_api* host = kc__plugin_host;
+  if (KC__PLUGIN_HAS(op_builder_set_gradient)) {
+    host->op_builder_set_gradient(builder, spec);
+  } else {
+    /* Fail the builder with a spec that says why (column 1 is an error),
+     * so that the op is refused, not registered without its gradient. */
+    host->status_destroy(host->op_builder_add_attr(
+        builder, "(kc_op_builder_set_gradient needs host API 1.3)"));
+  }
+}
 
 #undef KC__PLUGIN_HAS
 

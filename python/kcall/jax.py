@@ -114,7 +114,15 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
     that batches itself along a leading dimension may say so with
     "expand_dims" or "broadcast_all" (jax.ffi.ffi_call's vmap_method). An op declared stateful is
     called with ``has_side_effect=True``: XLA keeps the call even when
-    its result is unused."""
+    its result is unused.
+
+    ``jax.grad`` and ``jax.vjp`` differentiate the call through the op's
+    declared gradient (kc_op_builder_set_gradient): its gradient op runs,
+    through ``call_op``, in the backward pass, so a gradient op with a
+    gradient of its own gives second derivatives. An input the
+    declaration leaves out gets a zero cotangent (float0 for integers).
+    Differentiating an op that declares no gradient raises TypeError
+    naming it. Forward mode (``jax.jvp``) is not offered."""
     from .ops import _attr_value, _flatten, _list_inputs
     jax_name = _op_names.get(name) or register_op(name)
     handle = _core.op_lookup(name)
@@ -124,6 +132,7 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
         known = (_list_inputs(info), "stateful" in info["flags"])
         _op_list_inputs[name] = known
     list_inputs, stateful = known
+    structured = args
     args = _flatten(name, args, list_inputs)
     attrs = {k: _attr_value(v) for k, v in attrs.items()}
     inputs = [(tuple(a.shape), _dtype_name(a.dtype)) for a in args]
@@ -137,9 +146,68 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
         shapes.append(jax.ShapeDtypeStruct(shape, np.dtype(dtype)))
     # A stateful op is kept by XLA even when its result is unused, and
     # never merged with another call of it.
-    call = jax.ffi.ffi_call(jax_name, shapes if len(shapes) != 1 else shapes[0],
-                            vmap_method=vmap_method, has_side_effect=stateful)
-    return call(*args, **attrs)
+    ffi = jax.ffi.ffi_call(jax_name, shapes if len(shapes) != 1 else shapes[0],
+                           vmap_method=vmap_method, has_side_effect=stateful)
+
+    def call(*xs):
+        out = ffi(*xs, **attrs)
+        return out if len(shapes) == 1 else tuple(out)
+
+    if not args:
+        return call()
+    return _differentiable(name, call, structured, args, attrs, len(shapes),
+                           vmap_method)
+
+
+def _zero_cotangent(x):
+    """The cotangent of an input the gradient leaves out: zeros, of JAX's
+    float0 for integer and boolean inputs."""
+    dtype = np.dtype(x.dtype)
+    if np.issubdtype(dtype, np.inexact):
+        return jax.numpy.zeros(x.shape, dtype)
+    return np.zeros(x.shape, jax.dtypes.float0)
+
+
+def _differentiable(name, call, structured, flat, attrs, num_outputs,
+                    vmap_method):
+    """`call` on `flat`, as a jax.custom_vjp whose backward pass calls the
+    op's gradient op (its declaration: kc_op_builder_set_gradient), or
+    refuses, naming the op, when it declares none."""
+    from . import _gradient
+    _, info = _gradient.describe(name)
+    single = num_outputs == 1
+    plan = None
+    if info["gradient"] is not None:
+        plan = _gradient.Call(name, info, structured, attrs, num_outputs)
+
+    @jax.custom_vjp
+    def op(*xs):
+        return call(*xs)
+
+    def forward(*xs):
+        # Through `op` itself, so that differentiating the forward pass
+        # again (second derivatives) comes back to this rule.
+        out = op(*xs)
+        return out, (xs, out)
+
+    def backward(saved, cotangent):
+        xs, out = saved
+        if plan is None:
+            raise TypeError(
+                f"kcall op {name!r} declares no gradient, so it cannot be "
+                f"differentiated: declare one with "
+                f"kc_op_builder_set_gradient (docs/ops.md, \"Gradients\")")
+        outs = (out,) if single else tuple(out)
+        cts = (cotangent,) if single else tuple(cotangent)
+        results = call_op(plan.grad_name, *plan.grad_inputs(xs, outs, cts),
+                          vmap_method=vmap_method, **plan.grad_attrs)
+        results = results if isinstance(results, tuple) else (results,)
+        placed = plan.input_cotangents(results, len(xs))
+        return tuple(_zero_cotangent(x) if g is None else g
+                     for x, g in zip(xs, placed))
+
+    op.defvjp(forward, backward)
+    return op(*flat)
 
 
 def register_plugin(path, platform="cpu"):

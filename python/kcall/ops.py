@@ -131,6 +131,8 @@ def _doc(info):
         lines.append("attrs:   " + "\n         ".join(info["attrs"]))
     if info["flags"]:
         lines.append("flags:   " + ", ".join(info["flags"]))
+    if info.get("gradient"):
+        lines.append("gradient: " + info["gradient"]["spec"])
     lines.append("kernels: " + ("\n         ".join(info["kernels"])
                                 or "(none)"))
     return "\n".join(lines)

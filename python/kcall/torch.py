@@ -156,7 +156,11 @@ class _Op:
 
     def run(self, *args, **kwargs):
         tensors, attrs = self.split(args, kwargs)
-        tensors = [t.contiguous() for t in tensors]
+        # Autograd is done by the time the kernel runs (register_autograd
+        # below, or torch's error for an op without it): the memory is
+        # all the kernel reads, and DLPack refuses a tensor that requires
+        # grad.
+        tensors = [t.detach().contiguous() for t in tensors]
         outs = _core.op_call(self.handle, tuple(tensors), attrs)
         return self.regroup([torch.from_dlpack(o) for o in outs])
 
@@ -183,6 +187,75 @@ class _Op:
         return self.regroup(outs)
 
 
+    # ---- autograd, from the op's gradient declaration -----------------
+
+    def setup_context(self, ctx, inputs, output, keyword_only_inputs=None):
+        structured = list(inputs[:len(self.inputs)])
+        ctx.kcall_structure = [len(x) if is_list else None
+                               for x, (_, is_list) in zip(structured,
+                                                          self.inputs)]
+        ctx.kcall_attrs = {k: v for k, v in (keyword_only_inputs or {}).items()
+                           if v is not None}
+        flat_in, _ = self.split(structured, {})
+        flat_out = self.flat_outputs(output)
+        ctx.kcall_counts = (len(flat_in), len(flat_out))
+        ctx.save_for_backward(*flat_in, *flat_out)
+
+    def flat_outputs(self, output):
+        if len(self.outputs) == 1:
+            return list(output) if self.outputs[0] else [output]
+        flat = []
+        for value, is_list in zip(output, self.outputs):
+            flat.extend(value if is_list else [value])
+        return flat
+
+    def backward(self, ctx, *grads):
+        from . import _gradient
+        if self.call.definition["gradient"] is None:
+            raise RuntimeError(
+                f"kcall op {self.name!r} ({self.namespace}::{self.name}) "
+                f"declares no gradient, so it cannot be differentiated: "
+                f"declare one with kc_op_builder_set_gradient (docs/ops.md, "
+                f"\"Gradients\"), or call it under torch.no_grad() or on "
+                f"tensors that do not require grad")
+        saved = ctx.saved_tensors
+        nin, nout = ctx.kcall_counts
+        flat_in, flat_out = list(saved[:nin]), list(saved[nin:nin + nout])
+        structured, pos = [], 0
+        for count in ctx.kcall_structure:
+            take = 1 if count is None else count
+            group = flat_in[pos:pos + take]
+            structured.append(group[0] if count is None else group)
+            pos += take
+        cts = self.flat_outputs(grads[0] if len(grads) == 1 else grads)
+        cts = [torch.zeros_like(o) if g is None else g
+               for o, g in zip(flat_out, cts)]
+        attrs = {k: (_dtype_name(v) if isinstance(v, torch.dtype) else v)
+                 for k, v in ctx.kcall_attrs.items()}
+        plan = _gradient.Call(self.name, self.call.definition, structured,
+                              attrs, nout)
+        grad_op = register_op(plan.grad_name, namespace=self.namespace)
+        results = grad_op(*plan.grad_inputs(flat_in, flat_out, cts),
+                          **plan.grad_attrs)
+        if isinstance(results, torch.Tensor):
+            results = [results]
+        else:
+            results = [t for r in results
+                       for t in (r if isinstance(r, (list, tuple)) else [r])]
+        placed = plan.input_cotangents(results, nin)
+        out, pos = [], 0
+        for count in ctx.kcall_structure:
+            if count is None:
+                out.append(placed[pos])
+                pos += 1
+            else:
+                out.append([torch.zeros_like(x) if g is None else g
+                            for x, g in zip(flat_in[pos:pos + count],
+                                            placed[pos:pos + count])])
+                pos += count
+        return tuple(out)
+
+
 _registered = {}
 _libraries = {}
 
@@ -202,6 +275,12 @@ def register_op(name, *, namespace="kcall"):
     lib.define(op.schema())
     lib.impl(name, op.run, "CompositeExplicitAutograd")
     torch.library.register_fake(f"{namespace}::{name}", op.fake, lib=lib)
+    op.namespace = namespace
+    # Every op gets an autograd rule: its declared gradient, or an error
+    # naming it (torch's own fallback only warns, and leaves the inputs
+    # without gradients).
+    torch.library.register_autograd(f"{namespace}::{name}", op.backward,
+                                    setup_context=op.setup_context, lib=lib)
     operator = getattr(getattr(torch.ops, namespace), name)
     _registered[key] = operator
     return operator

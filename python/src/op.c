@@ -58,12 +58,59 @@ static PyObject* kernels_of(kc_string_view name) {
   return list;
 }
 
+/* {"op", "spec", "args": [(source, index)], "results": [index]} of the
+ * op's gradient declaration, or None. */
+static PyObject* gradient_of(const kc_op* op) {
+  kc_op_gradient g = {.struct_size = sizeof g};
+  if (!kc_op_get_gradient(op, &g)) Py_RETURN_NONE;
+  static const char* const sources[] = {"", "input", "output", "cotangent"};
+  PyObject* args = PyList_New(g.num_args);
+  PyObject* results = PyList_New(g.num_results);
+  for (int32_t i = 0; args && i < g.num_args; ++i) {
+    PyObject* item = Py_BuildValue("(si)", sources[g.args[i].source],
+                                   (int)g.args[i].index);
+    if (!item) Py_CLEAR(args);
+    else PyList_SET_ITEM(args, i, item);
+  }
+  for (int32_t i = 0; results && i < g.num_results; ++i) {
+    PyObject* item = PyLong_FromLong(g.results[i]);
+    if (!item) Py_CLEAR(results);
+    else PyList_SET_ITEM(results, i, item);
+  }
+  if (!args || !results) {
+    Py_XDECREF(args);
+    Py_XDECREF(results);
+    return NULL;
+  }
+  return Py_BuildValue("{s:s,s:s,s:N,s:N}", "op", g.op_name, "spec", g.spec,
+                       "args", args, "results", results);
+}
+
+/* {attr name: default value} for the attrs that have one. */
+static PyObject* defaults_of(const kc_op* op) {
+  PyObject* out = PyDict_New();
+  for (int32_t i = 0; out && i < kc_op_get_attr_count(op); ++i) {
+    const kc_any* value = kc_op_get_attr_default(op, i);
+    if (!value) continue;
+    kc_any copy = *value;
+    kc_any_retain(&copy);
+    PyObject* py = kcpy_py_from_owned(&copy);
+    const char* spec = kc_op_get_attr_spec(op, i);
+    PyObject* name = PyUnicode_FromStringAndSize(spec, (Py_ssize_t)strcspn(spec, ":"));
+    if (!py || !name || PyDict_SetItem(out, name, py) < 0) Py_CLEAR(out);
+    Py_XDECREF(py);
+    Py_XDECREF(name);
+  }
+  return out;
+}
+
 static size_t format_signature(const void* op, char* buf, size_t cap) {
   return kc_op_format_signature(op, buf, cap);
 }
 
 /* op_describe(capsule) -> dict: name, signature, inputs, outputs, attrs
- * (spec strings), flags (names), doc, kernels (descriptions). */
+ * (spec strings), flags (names), doc, kernels (descriptions), gradient
+ * (gradient_of) and defaults (defaults_of). */
 static PyObject* op_describe(PyObject* module, PyObject* capsule) {
   (void)module;
   const kc_op* op = op_from_capsule(capsule);
@@ -85,14 +132,15 @@ static PyObject* op_describe(PyObject* module, PyObject* capsule) {
     Py_XDECREF(s);
   }
   return Py_BuildValue(
-      "{s:s#,s:N,s:N,s:N,s:N,s:N,s:s,s:N}", "name", name.data,
+      "{s:s#,s:N,s:N,s:N,s:N,s:N,s:s,s:N,s:N,s:N}", "name", name.data,
       (Py_ssize_t)name.size, "signature", signature, "inputs",
       spec_list(op, kc_op_get_input_count(op), kc_op_get_input_spec),
       "outputs",
       spec_list(op, kc_op_get_output_count(op), kc_op_get_output_spec),
       "attrs", spec_list(op, kc_op_get_attr_count(op), kc_op_get_attr_spec),
       "flags", flag_names, "doc", kc_op_get_doc(op), "kernels",
-      kernels_of(name));
+      kernels_of(name), "gradient", gradient_of(op), "defaults",
+      defaults_of(op));
 }
 
 static PyObject* list_ops(PyObject* module, PyObject* const* args,

@@ -236,6 +236,17 @@ static kc_status* kc__set_shape_fn(kc_op_builder* b, const char* fn,
   return NULL;
 }
 
+static kc_status* kc__set_gradient(kc_op_builder* b, const char* fn,
+                                   const char* spec) {
+  if (!b) return kc__builder_misuse(fn, "builder");
+  if (!spec) return kc__builder_misuse(fn, "spec");
+  kc__op_gradient* grad = NULL;
+  KC_RETURN_IF_ERROR(kc__op_gradient_parse(spec, &grad));
+  kc__op_gradient_destroy(b->def.gradient);
+  b->def.gradient = grad;
+  return NULL;
+}
+
 kc_status* kc_op_builder_add_input(kc_op_builder* builder, const char* spec) {
   return kc__builder_return(builder, __func__,
                             kc__add_arg(builder, __func__, spec, true));
@@ -288,6 +299,10 @@ void kc_op_builder_set_flags_v2(kc_op_builder* builder, uint32_t flags) {
 
 void kc_op_builder_set_doc_v2(kc_op_builder* builder, const char* doc) {
   kc__builder_keep(builder, __func__, kc__set_doc(builder, __func__, doc));
+}
+
+void kc_op_builder_set_gradient(kc_op_builder* builder, const char* spec) {
+  kc__builder_keep(builder, __func__, kc__set_gradient(builder, __func__, spec));
 }
 
 void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder, kc_shape_fn shape_fn,
@@ -376,6 +391,7 @@ static kc_status* kc__op_resolve(kc__op_schema* def) {
           arg->form == KC__ARG_TYPE_LIST ? KC__USE_TYPE_LIST : KC__USE_TYPE;
     }
   }
+  if (def->gradient) KC_RETURN_IF_ERROR(kc__op_gradient_resolve(def, def->gradient));
   return NULL;
 }
 
@@ -605,6 +621,12 @@ const char* kc_op_get_output_spec(const kc_op* op, int32_t index) {
 const char* kc_op_get_attr_spec(const kc_op* op, int32_t index) {
   if (!op || index < 0 || index >= op->def.num_attrs) return NULL;
   return op->def.attrs[index].spec;
+}
+
+const kc_any* kc_op_get_attr_default(const kc_op* op, int32_t index) {
+  if (!op || index < 0 || index >= op->def.num_attrs) return NULL;
+  const kc__attr_def* a = &op->def.attrs[index];
+  return a->has_default ? &a->default_value : NULL;
 }
 
 size_t kc_op_format_signature(const kc_op* op, char* buf, size_t cap) {

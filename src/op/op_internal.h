@@ -105,6 +105,28 @@ typedef struct kc__arg_def {
   int32_t number_attr; /* index of N; -1 */
 } kc__arg_def;
 
+struct kc__op_schema;
+
+/* A gradient declaration (gradient.c; op.h, "Gradients"): parsed when
+ * it is set, its names resolved to arg indices at registration. */
+typedef struct kc__op_gradient {
+  char* spec;    /* normalised */
+  char* op_name; /* the gradient op */
+  kc_op_grad_arg* args;
+  char** arg_names; /* as written, until resolved */
+  int32_t num_args;
+  int32_t* results;
+  char** result_names;
+  int32_t num_results;
+} kc__op_gradient;
+
+/* Parses `spec` into a new declaration (*out owned by the caller). */
+kc_status* kc__op_gradient_parse(const char* spec, kc__op_gradient** out);
+/* Resolves the names against the op's args. */
+kc_status* kc__op_gradient_resolve(const struct kc__op_schema* def,
+                                   kc__op_gradient* grad);
+void kc__op_gradient_destroy(kc__op_gradient* grad);
+
 /* An op's schema, as its builder defined it: name, doc, flags, shape
  * function, and the inputs, outputs and attrs parsed from spec strings. */
 typedef struct kc__op_schema {
@@ -121,6 +143,7 @@ typedef struct kc__op_schema {
   int32_t num_outputs;
   kc__attr_def* attrs;
   int32_t num_attrs;
+  kc__op_gradient* gradient; /* NULL: none declared */
   size_t cap_inputs, cap_outputs, cap_attrs; /* KC__GROW's, while building */
 } kc__op_schema;
 

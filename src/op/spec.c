@@ -699,6 +699,7 @@ void kc__op_schema_clear(kc__op_schema* def) {
   free(def->attrs);
   free(def->name);
   free(def->doc);
+  kc__op_gradient_destroy(def->gradient);
   if (def->shape_data_deleter) def->shape_data_deleter(def->shape_data);
   memset(def, 0, sizeof *def);
 }

@@ -26,8 +26,12 @@ _Static_assert(offsetof(kc_host_api, op_builder_add_input_v2) ==
 /* API 1.1 ends with sv_format_quoted, its 126th function. */
 _Static_assert(offsetof(kc_host_api, device_get_count) == 32 + 126 * sizeof(void*),
                "kc_host_api v1.1 has 126 functions");
-_Static_assert(sizeof(kc_host_api) == 32 + 139 * sizeof(void*),
+/* API 1.2 ends with dltensor_copy, its 139th function. */
+_Static_assert(offsetof(kc_host_api, op_builder_set_gradient) ==
+                   32 + 139 * sizeof(void*),
                "kc_host_api v1.2 has 139 functions");
+_Static_assert(sizeof(kc_host_api) == 32 + 140 * sizeof(void*),
+               "kc_host_api v1.3 has 140 functions");
 _Static_assert(sizeof(kc_plugin_info) == 56, "kc_plugin_info layout");
 
 /* KC_HOST_API_FUNCTIONS (kcall/plugin_api.h) names every entry of the
@@ -86,7 +90,7 @@ static const char* const kc__host_features[] = {"functions", "tensors",
                                                 "thread_pool",
                                                 "custom_calls", "xla_ffi",
                                                 "op_builder_v2", "user_data",
-                                                "device",
+                                                "device", "gradient",
                                                 NULL};
 
 static const kc_host_api kc__host_api = {
@@ -234,6 +238,7 @@ static const kc_host_api kc__host_api = {
     .device_stream_synchronize = kc_device_stream_synchronize,
     .device_get_default_stream = kc_device_get_default_stream,
     .dltensor_copy = kc_dltensor_copy,
+    .op_builder_set_gradient = kc_op_builder_set_gradient,
 };
 
 const kc_host_api* kc_plugin_get_host_api(void) { return &kc__host_api; }

@@ -1,0 +1,124 @@
+"""What the JAX and PyTorch adapters share to differentiate a kcall op: its
+gradient declaration (op.h, "Gradients"), read once, and the bookkeeping of
+one call's tensors, framework-neutral (arrays are whatever the framework
+passes).
+
+A declaration names args (an "N * T" input is one arg of N tensors); a call
+passes tensors, flat. `Call` keeps the grouping of one call so that the
+gradient op gets, for each item the declaration names, the tensor (or the
+list of tensors) of that arg, and its outputs land on the right inputs.
+"""
+
+from . import _core
+from .ops import _attr_value, _list_inputs, _spec_parts
+
+_described = {}
+
+
+def describe(name):
+    """(handle, info) of the op `name`, cached."""
+    known = _described.get(name)
+    if known is None:
+        handle = _core.op_lookup(name)
+        known = _described[name] = (handle, _core.op_describe(handle))
+    return known
+
+
+def inferred_attrs(info):
+    """The attrs a call infers from its inputs (T of "x: T", N and T of
+    "xs: N * T", L of "xs: L"): never given, so never passed on."""
+    names = set()
+    for spec in info["inputs"]:
+        _, kind = _spec_parts(spec)
+        names.update(kind.replace("*", " ").split())
+    return names
+
+
+def gradient_attrs(info, grad_info, attrs):
+    """The attrs the gradient op gets: each attr of the forward op that the
+    gradient op declares under the same name and does not infer, with the
+    value the forward call used (given, else its default)."""
+    values = {k: _attr_value(v) for k, v in info["defaults"].items()}
+    values.update(attrs)
+    wanted = {_spec_parts(s)[0] for s in grad_info["attrs"]}
+    wanted -= inferred_attrs(grad_info)
+    return {k: v for k, v in values.items() if k in wanted}
+
+
+def _groups(counts):
+    groups, start = [], 0
+    for n in counts:
+        groups.append((start, n))
+        start += n
+    return groups
+
+
+class Call:
+    """One call of an op with a gradient: how its flat inputs and outputs
+    group into the declared args, and what the gradient op takes."""
+
+    def __init__(self, name, info, inputs, attrs, num_outputs):
+        self.name = name
+        self.grad = info["gradient"]
+        self.grad_name = self.grad["op"]
+        lists = _list_inputs(info)
+        counts = [len(x) if lists[i][1] and isinstance(x, (list, tuple))
+                  else 1 for i, x in enumerate(inputs)]
+        self.input_groups = _groups(counts)
+        self.input_lists = [flag for _, flag in lists]
+        out_lists = _list_inputs({"inputs": info["outputs"],
+                                  "attrs": info["attrs"]})
+        nlist = sum(1 for _, flag in out_lists if flag)
+        fixed = len(out_lists) - nlist
+        if nlist > 1:
+            raise NotImplementedError(
+                f"op {name!r}: differentiating an op with more than one list "
+                f"output is not supported")
+        self.output_lists = [flag for _, flag in out_lists]
+        self.output_groups = _groups(
+            [num_outputs - fixed if flag else 1 for _, flag in out_lists])
+        _, grad_info = describe(self.grad_name)
+        self.grad_attrs = gradient_attrs(info, grad_info, attrs)
+
+    def _arg(self, flat, groups, lists, index):
+        start, n = groups[index]
+        return list(flat[start:start + n]) if lists[index] else flat[start]
+
+    def grad_inputs(self, inputs, outputs, cotangents):
+        """The gradient op's inputs, from the flat inputs, outputs and
+        output cotangents of the call."""
+        args = []
+        for source, index in self.grad["args"]:
+            if source == "input":
+                args.append(self._arg(inputs, self.input_groups,
+                                      self.input_lists, index))
+            elif source == "output":
+                args.append(self._arg(outputs, self.output_groups,
+                                      self.output_lists, index))
+            else:
+                args.append(self._arg(cotangents, self.output_groups,
+                                      self.output_lists, index))
+        return args
+
+    def input_cotangents(self, results, num_inputs):
+        """The gradient op's flat outputs placed on the flat inputs they
+        belong to; None for the inputs the declaration leaves out."""
+        out = [None] * num_inputs
+        pos = 0
+        for index in self.grad["results"]:
+            start, n = self.input_groups[index]
+            for k in range(n):
+                if pos >= len(results):
+                    raise ValueError(
+                        f"gradient op {self.grad_name!r} of op "
+                        f"{self.name!r} returned {len(results)} tensors, "
+                        f"fewer than its declaration "
+                        f"{self.grad['spec']!r} needs")
+                out[start + k] = results[pos]
+                pos += 1
+        if pos != len(results):
+            raise ValueError(
+                f"gradient op {self.grad_name!r} of op {self.name!r} "
+                f"returned {len(results)} tensors, more than its "
+                f"declaration {self.grad['spec']!r} gives")
+        return out

@@ -1,0 +1,364 @@
+/*
+ * Gradient declarations (op.h, "Gradients"): the spec
+ * "GRAD_OP(ITEM, ...) -> (RESULT, ...)" parsed by hand when the builder
+ * gets it, and its names resolved to arg indices when the op registers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal/grow.h"
+#include "op/op_internal.h"
+
+/* The longest spec kept; longer ones are refused. */
+#define KC__GRAD_SPEC_MAX 4096
+
+typedef struct kc__grad_parser {
+  const char* text;
+  size_t len;
+  size_t pos;
+  kc__op_gradient* grad;
+  char norm[KC__GRAD_SPEC_MAX + 1]; /* the normalised spec, built as read */
+  size_t norm_len;
+} kc__grad_parser;
+
+static bool kc__grad_is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static bool kc__grad_ident_char(char c, bool first) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') return true;
+  return !first && c >= '0' && c <= '9';
+}
+
+/* An op name also takes . : and - after its first character. */
+static bool kc__grad_op_char(char c, bool first) {
+  return kc__grad_ident_char(c, first) ||
+         (!first && (c == '.' || c == ':' || c == '-'));
+}
+
+static void kc__grad_skip(kc__grad_parser* p) {
+  while (p->pos < p->len && kc__grad_is_space(p->text[p->pos])) p->pos++;
+}
+
+/* "gradient spec 'S': column N: expected WHAT, got 'TEXT'". */
+static kc_status* kc__grad_expected(const kc__grad_parser* p,
+                                    const char* what) {
+  kc_string_view spec = {p->text, p->len};
+  if (p->pos >= p->len) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "gradient spec %s: column %zu: expected %s, got "
+                            "the end of the spec",
+                            KC__Q(spec), p->pos + 1, what);
+  }
+  size_t end = p->pos + 1;
+  while (end < p->len && kc__grad_ident_char(p->text[end], false) &&
+         kc__grad_ident_char(p->text[p->pos], false)) {
+    end++;
+  }
+  kc_string_view got = {p->text + p->pos, end - p->pos};
+  return kc_status_create(KC_INVALID_ARGUMENT,
+                          "gradient spec %s: column %zu: expected %s, got %s",
+                          KC__Q(spec), p->pos + 1, what, KC__Q(got));
+}
+
+static void kc__grad_emit(kc__grad_parser* p, const char* s, size_t n) {
+  if (p->norm_len + n <= KC__GRAD_SPEC_MAX) memcpy(p->norm + p->norm_len, s, n);
+  p->norm_len += n;
+}
+
+/* Takes the punctuation `s` (after blanks) or fails expecting it. */
+static kc_status* kc__grad_punct(kc__grad_parser* p, const char* s) {
+  kc__grad_skip(p);
+  size_t n = strlen(s);
+  if (p->len - p->pos < n || memcmp(p->text + p->pos, s, n) != 0) {
+    char what[8];
+    snprintf(what, sizeof what, "'%s'", s);
+    return kc__grad_expected(p, what);
+  }
+  p->pos += n;
+  return NULL;
+}
+
+static bool kc__grad_peek(kc__grad_parser* p, const char* s) {
+  kc__grad_skip(p);
+  size_t n = strlen(s);
+  return p->len - p->pos >= n && memcmp(p->text + p->pos, s, n) == 0;
+}
+
+/* A name (an identifier, or an op name with `op`) as a new string. */
+static kc_status* kc__grad_name(kc__grad_parser* p, bool op, const char* what,
+                                char** out) {
+  kc__grad_skip(p);
+  size_t start = p->pos;
+  while (p->pos < p->len &&
+         (op ? kc__grad_op_char : kc__grad_ident_char)(p->text[p->pos],
+                                                      p->pos == start)) {
+    p->pos++;
+  }
+  if (p->pos == start) return kc__grad_expected(p, what);
+  size_t n = p->pos - start;
+  *out = malloc(n + 1);
+  if (!*out) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  memcpy(*out, p->text + start, n);
+  (*out)[n] = '\0';
+  return NULL;
+}
+
+/* "grad(NAME)" when `required` or when it comes next (*out_cotangent
+ * says which); else a plain NAME. */
+static kc_status* kc__grad_item(kc__grad_parser* p, bool required,
+                                bool* out_cotangent, char** out_name) {
+  kc__grad_skip(p);
+  bool cot = false;
+  if (kc__grad_peek(p, "grad")) {
+    size_t save = p->pos;
+    p->pos += 4;
+    kc__grad_skip(p);
+    cot = p->pos < p->len && p->text[p->pos] == '(';
+    p->pos = save;
+  }
+  if (required && !cot) return kc__grad_expected(p, "'grad('");
+  if (cot) {
+    p->pos += 4;
+    KC_RETURN_IF_ERROR(kc__grad_punct(p, "("));
+  }
+  KC_RETURN_IF_ERROR(
+      kc__grad_name(p, false, cot ? "an output's name" : "an arg's name",
+                    out_name));
+  if (cot) {
+    kc_status* st = kc__grad_punct(p, ")");
+    if (st) {
+      free(*out_name);
+      *out_name = NULL;
+      return st;
+    }
+  }
+  *out_cotangent = cot;
+  if (cot) kc__grad_emit(p, "grad(", 5);
+  kc__grad_emit(p, *out_name, strlen(*out_name));
+  if (cot) kc__grad_emit(p, ")", 1);
+  return NULL;
+}
+
+/* The items between the parentheses of the gradient op's call. */
+static kc_status* kc__grad_args(kc__grad_parser* p) {
+  kc__op_gradient* g = p->grad;
+  size_t cap_args = 0, cap_names = 0;
+  KC_RETURN_IF_ERROR(kc__grad_punct(p, "("));
+  kc__grad_emit(p, "(", 1);
+  if (kc__grad_peek(p, ")")) {
+    p->pos++;
+    kc__grad_emit(p, ")", 1);
+    return NULL;
+  }
+  for (;;) {
+    if (g->num_args == KC_OP_MAX_ARGS * 3) {
+      return kc__grad_expected(p, "fewer items");
+    }
+    if (!KC__GROW(g->args, cap_args, (size_t)g->num_args + 1) ||
+        !KC__GROW(g->arg_names, cap_names, (size_t)g->num_args + 1)) {
+      return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    bool cot = false;
+    char* name = NULL;
+    KC_RETURN_IF_ERROR(kc__grad_item(p, false, &cot, &name));
+    g->args[g->num_args] = (kc_op_grad_arg){
+        .source = cot ? KC_OP_GRAD_COTANGENT : KC_OP_GRAD_INPUT, .index = -1};
+    g->arg_names[g->num_args++] = name;
+    if (kc__grad_peek(p, ")")) break;
+    if (!kc__grad_peek(p, ",")) return kc__grad_expected(p, "',' or ')'");
+    p->pos++;
+    kc__grad_emit(p, ", ", 2);
+  }
+  p->pos++;
+  kc__grad_emit(p, ")", 1);
+  return NULL;
+}
+
+/* "-> grad(x)" or "-> (grad(x), grad(y))". */
+static kc_status* kc__grad_results(kc__grad_parser* p) {
+  kc__op_gradient* g = p->grad;
+  size_t cap_results = 0, cap_names = 0;
+  KC_RETURN_IF_ERROR(kc__grad_punct(p, "->"));
+  kc__grad_emit(p, " -> ", 4);
+  bool paren = kc__grad_peek(p, "(");
+  if (paren) {
+    p->pos++;
+    kc__grad_emit(p, "(", 1);
+  }
+  for (;;) {
+    if (g->num_results == KC_OP_MAX_ARGS) {
+      return kc__grad_expected(p, "at most one result per input");
+    }
+    if (!KC__GROW(g->results, cap_results, (size_t)g->num_results + 1) ||
+        !KC__GROW(g->result_names, cap_names, (size_t)g->num_results + 1)) {
+      return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    bool cot = false;
+    char* name = NULL;
+    KC_RETURN_IF_ERROR(kc__grad_item(p, true, &cot, &name));
+    g->results[g->num_results] = -1;
+    g->result_names[g->num_results++] = name;
+    if (!paren || kc__grad_peek(p, ")")) break;
+    if (!kc__grad_peek(p, ",")) return kc__grad_expected(p, "',' or ')'");
+    p->pos++;
+    kc__grad_emit(p, ", ", 2);
+  }
+  if (paren) {
+    KC_RETURN_IF_ERROR(kc__grad_punct(p, ")"));
+    kc__grad_emit(p, ")", 1);
+  }
+  kc__grad_skip(p);
+  if (p->pos < p->len) return kc__grad_expected(p, "the end of the spec");
+  return NULL;
+}
+
+kc_status* kc__op_gradient_parse(const char* spec, kc__op_gradient** out) {
+  *out = NULL;
+  size_t len = strlen(spec);
+  if (len > KC__GRAD_SPEC_MAX) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "gradient spec: expected at most %d bytes, got %zu",
+                            KC__GRAD_SPEC_MAX, len);
+  }
+  kc__grad_parser* p = calloc(1, sizeof *p);
+  kc__op_gradient* g = calloc(1, sizeof *g);
+  if (!p || !g) {
+    free(p);
+    free(g);
+    return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  p->text = spec;
+  p->len = len;
+  p->grad = g;
+  kc_status* st = kc__grad_name(p, true, "the gradient op's name", &g->op_name);
+  if (!st) {
+    kc__grad_emit(p, g->op_name, strlen(g->op_name));
+    st = kc__grad_args(p);
+  }
+  if (!st) st = kc__grad_results(p);
+  if (!st && p->norm_len > KC__GRAD_SPEC_MAX) {
+    st = kc_status_create(KC_INVALID_ARGUMENT,
+                          "gradient spec: its normalised form is longer than "
+                          "%d bytes",
+                          KC__GRAD_SPEC_MAX);
+  }
+  if (!st) {
+    g->spec = malloc(p->norm_len + 1);
+    if (!g->spec) st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (st) {
+    kc__op_gradient_destroy(g);
+    free(p);
+    return st;
+  }
+  memcpy(g->spec, p->norm, p->norm_len);
+  g->spec[p->norm_len] = '\0';
+  free(p);
+  *out = g;
+  return NULL;
+}
+
+/* "x, y" into buf: the names of the op's inputs or outputs. */
+static const char* kc__grad_arg_list(const kc__arg_def* args, int32_t n,
+                                     char* buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int32_t i = 0; i < n; ++i) {
+    kc__appendf(buf, cap, &len, "%s%s", i ? ", " : "", args[i].name);
+  }
+  if (n == 0) kc__appendf(buf, cap, &len, "none");
+  return buf;
+}
+
+kc_status* kc__op_gradient_resolve(const kc__op_schema* def,
+                                   kc__op_gradient* g) {
+  char names[512];
+  for (int32_t i = 0; i < g->num_args; ++i) {
+    kc_string_view name = kc_sv(g->arg_names[i]);
+    kc_op_grad_arg* a = &g->args[i];
+    int32_t in = kc__op_find_input(def, name);
+    int32_t out = kc__op_find_output(def, name);
+    if (a->source == KC_OP_GRAD_COTANGENT) {
+      if (out < 0) {
+        return kc_status_create(
+            KC_INVALID_ARGUMENT,
+            "gradient spec %s: item %d: grad(%s): %s is not an output of the "
+            "op (its outputs: %s)",
+            KC__QS(g->spec), i + 1, g->arg_names[i], KC__Q(name),
+            kc__grad_arg_list(def->outputs, def->num_outputs, names,
+                              sizeof names));
+      }
+      a->index = out;
+    } else if (in >= 0) {
+      a->index = in;
+    } else if (out >= 0) {
+      a->source = KC_OP_GRAD_OUTPUT;
+      a->index = out;
+    } else {
+      char outs[512];
+      return kc_status_create(
+          KC_INVALID_ARGUMENT,
+          "gradient spec %s: item %d: %s is neither an input nor an output "
+          "of the op (inputs: %s; outputs: %s)",
+          KC__QS(g->spec), i + 1, KC__Q(name),
+          kc__grad_arg_list(def->inputs, def->num_inputs, names, sizeof names),
+          kc__grad_arg_list(def->outputs, def->num_outputs, outs,
+                            sizeof outs));
+    }
+  }
+  for (int32_t i = 0; i < g->num_results; ++i) {
+    kc_string_view name = kc_sv(g->result_names[i]);
+    int32_t in = kc__op_find_input(def, name);
+    if (in < 0) {
+      return kc_status_create(
+          KC_INVALID_ARGUMENT,
+          "gradient spec %s: result %d: grad(%s): %s is not an input of the "
+          "op (its inputs: %s)",
+          KC__QS(g->spec), i + 1, g->result_names[i], KC__Q(name),
+          kc__grad_arg_list(def->inputs, def->num_inputs, names,
+                            sizeof names));
+    }
+    for (int32_t j = 0; j < i; ++j) {
+      if (g->results[j] == in) {
+        return kc_status_create(KC_INVALID_ARGUMENT,
+                                "gradient spec %s: result %d: grad(%s) is "
+                                "already result %d",
+                                KC__QS(g->spec), i + 1, g->result_names[i],
+                                j + 1);
+      }
+    }
+    g->results[i] = in;
+  }
+  return NULL;
+}
+
+void kc__op_gradient_destroy(kc__op_gradient* g) {
+  if (!g) return;
+  for (int32_t i = 0; i < g->num_args; ++i) free(g->arg_names[i]);
+  for (int32_t i = 0; i < g->num_results; ++i) free(g->result_names[i]);
+  free(g->arg_names);
+  free(g->result_names);
+  free(g->args);
+  free(g->results);
+  free(g->op_name);
+  free(g->spec);
+  free(g);
+}
+
+bool kc_op_get_gradient(const kc_op* op, kc_op_gradient* out) {
+  if (!op || !out || !op->def.gradient) return false;
+  const kc__op_gradient* g = op->def.gradient;
+  kc_op_gradient full = {
+      .struct_size = out->struct_size,
+      .op_name = g->op_name,
+      .spec = g->spec,
+      .num_args = g->num_args,
+      .args = g->args,
+      .num_results = g->num_results,
+      .results = g->results,
+  };
+  size_t n = out->struct_size < sizeof full ? out->struct_size : sizeof full;
+  memcpy(out, &full, n);
+  return true;
+}

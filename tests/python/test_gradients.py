@@ -1,0 +1,249 @@
+"""Gradients declared once in C (kc_op_builder_set_gradient) and used by
+JAX (jax.custom_vjp) and PyTorch (autograd): the example ops Add (with
+broadcasting), MatMul, Softplus and Scale checked against finite
+differences, to second order where the gradient op has a gradient of its
+own, and a few SGD steps of a 2-layer MLP matched against the same loop
+written in the framework alone. JAX and PyTorch come with `make test
+EXTRAS="jax torch"`; each half skips, saying so, without its framework."""
+
+import numpy as np
+import pytest
+
+import kcall
+
+
+@pytest.fixture(scope="module")
+def plugins(ops_plugin, scale_plugin):
+    kcall.load_plugin(str(ops_plugin))
+    kcall.load_plugin(str(scale_plugin))
+
+
+def test_the_declarations_are_read_back(plugins):
+    add = kcall.ops.Add.definition["gradient"]
+    assert add == {"op": "AddGrad",
+                   "spec": "AddGrad(x, y, grad(z)) -> (grad(x), grad(y))",
+                   "args": [("input", 0), ("input", 1), ("cotangent", 0)],
+                   "results": [0, 1]}
+    assert kcall.ops.Scale.definition["gradient"]["spec"] == \
+        "Scale(grad(y)) -> grad(x)"
+    assert kcall.ops.Concat.definition["gradient"] is None
+    assert kcall.ops.Scale.definition["defaults"] == {"factor": 1.0}
+    assert "gradient: AddGrad(x, y, grad(z)) -> (grad(x), grad(y))" in \
+        kcall.ops.Add.__doc__
+
+
+def test_the_gradient_ops_compute_what_they_declare(plugins):
+    """Eagerly, without a framework: AddGrad sums over broadcast dims,
+    MatMulGrad is the two products, SoftplusGrad is dy * logistic(x)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4))
+    y = rng.standard_normal((1, 4))
+    dz = rng.standard_normal((3, 4))
+    dx, dy = kcall.ops.AddGrad(x, y, dz)
+    np.testing.assert_allclose(np.asarray(dx), dz)
+    np.testing.assert_allclose(np.asarray(dy), dz.sum(0, keepdims=True))
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    dp = rng.standard_normal((3, 5)).astype(np.float32)
+    da, db = kcall.ops.MatMulGrad(a, b, dp)
+    np.testing.assert_allclose(np.asarray(da), dp @ b.T, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(db), a.T @ dp, rtol=1e-5)
+    g = kcall.ops.SoftplusGrad(x, dz)
+    np.testing.assert_allclose(np.asarray(g), dz / (1 + np.exp(-x)))
+
+
+# ---- JAX ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def jx(plugins):
+    jax = pytest.importorskip(
+        "jax", reason="JAX is not installed: `make test EXTRAS=jax` "
+        "installs it")
+    import kcall.jax  # noqa: F401
+    return jax
+
+
+def _jax_call(name, **attrs):
+    import kcall.jax
+    return lambda *xs: kcall.jax.call_op(name, *xs, **attrs)
+
+
+def test_jax_check_grads(jx):
+    from jax.test_util import check_grads
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 4))
+    y = rng.standard_normal((4,))
+    with _x64(jx):
+        check_grads(_jax_call("Add"), (x, y), order=2, modes=["rev"])
+        check_grads(_jax_call("Softplus"), (x,), order=2, modes=["rev"])
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    check_grads(_jax_call("MatMul"), (a, b), order=1, modes=["rev"],
+                atol=2e-2, rtol=2e-2)
+    s = rng.standard_normal((5,)).astype(np.float32)
+    check_grads(_jax_call("Scale", factor=3.0), (s,), order=2,
+                modes=["rev"], atol=1e-2, rtol=1e-2)
+
+
+class _x64:
+    def __init__(self, jax):
+        self.jax = jax
+
+    def __enter__(self):
+        self.old = self.jax.config.jax_enable_x64
+        self.jax.config.update("jax_enable_x64", True)
+
+    def __exit__(self, *exc):
+        self.jax.config.update("jax_enable_x64", self.old)
+
+
+def test_jax_grad_forwards_attributes_and_jits(jx):
+    """Scale's gradient op gets the forward call's factor (given, else its
+    default); the backward pass runs under jit."""
+    import jax.numpy as jnp
+    x = np.arange(4, dtype=np.float32)
+    scale = _jax_call("Scale", factor=2.5)
+    g = jx.jit(jx.grad(lambda x: jnp.sum(scale(x))))(x)
+    np.testing.assert_allclose(np.asarray(g), np.full(4, 2.5))
+    g = jx.grad(lambda x: jnp.sum(_jax_call("Scale")(x)))(x)
+    np.testing.assert_allclose(np.asarray(g), np.ones(4))
+
+
+def test_jax_refuses_an_op_without_a_gradient(jx):
+    import jax.numpy as jnp
+    x = np.ones((2, 2), np.float32)
+    with pytest.raises(TypeError, match="kcall op 'Concat' declares no "
+                       "gradient"):
+        jx.grad(lambda x: jnp.sum(_jax_call("Concat")([x, x])))(x)
+    # Without differentiation the op still runs.
+    out = _jax_call("Concat")([x, x])
+    assert out.shape == (4, 2)
+
+
+def _mlp_data():
+    rng = np.random.default_rng(2)
+    return (rng.standard_normal((16, 8)).astype(np.float32),
+            rng.standard_normal((16, 1)).astype(np.float32),
+            (rng.standard_normal((8, 32)) * 0.3).astype(np.float32),
+            np.zeros((32,), np.float32),
+            (rng.standard_normal((32, 1)) * 0.3).astype(np.float32))
+
+
+def test_jax_mlp_training_matches_pure_jax(jx):
+    """Five SGD steps of a 2-layer MLP: MatMul, Add and Softplus from
+    kcall, against jnp's matmul, + and jax.nn.softplus."""
+    import jax.numpy as jnp
+
+    def loss(params, x, t, mm, add, act):
+        w1, b1, w2 = params
+        h = act(add(mm(x, w1), b1))
+        return jnp.mean((mm(h, w2) - t) ** 2)
+
+    kc = (_jax_call("MatMul"), _jax_call("Add"), _jax_call("Softplus"))
+    ref = (jnp.matmul, jnp.add, jx.nn.softplus)
+    x, t, w1, b1, w2 = _mlp_data()
+    runs = []
+    for fns in (kc, ref):
+        step = jx.jit(jx.value_and_grad(lambda p: loss(p, x, t, *fns)))
+        params, losses = (w1, b1, w2), []
+        for _ in range(5):
+            value, grads = step(params)
+            params = tuple(p - 0.02 * g for p, g in zip(params, grads))
+            losses.append(float(value))
+        runs.append((losses, params))
+    np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-4)
+    assert runs[0][0][-1] < runs[0][0][0]
+    for p, q in zip(runs[0][1], runs[1][1]):
+        np.testing.assert_allclose(np.asarray(p), np.asarray(q), rtol=1e-3,
+                                   atol=1e-5)
+
+
+# ---- PyTorch -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tops(plugins):
+    torch = pytest.importorskip(
+        "torch", reason="PyTorch is not installed: `make test EXTRAS=torch` "
+        "installs it")
+    import kcall.torch
+    names = ("Add", "MatMul", "Softplus", "Scale", "Concat", "AddGrad",
+             "MatMulGrad", "SoftplusGrad", "SoftplusGradGrad")
+    return torch, {n: kcall.torch.register_op(n) for n in names}
+
+
+def test_torch_gradcheck(tops):
+    torch, ops = tops
+    d = dict(dtype=torch.float64, requires_grad=True)
+    x, y = torch.rand(3, 4, **d), torch.rand(4, **d)
+    assert torch.autograd.gradcheck(ops["Add"], (x, y))
+    assert torch.autograd.gradgradcheck(ops["Add"], (x, y))
+    assert torch.autograd.gradcheck(ops["Softplus"], (x,))
+    assert torch.autograd.gradgradcheck(ops["Softplus"], (x,))
+    a = torch.rand(3, 4, requires_grad=True)
+    b = torch.rand(4, 5, requires_grad=True)
+    assert torch.autograd.gradcheck(ops["MatMul"], (a, b), eps=1e-2,
+                                    atol=1e-2, rtol=1e-2)
+    s = torch.rand(5, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda s: ops["Scale"](s, factor=3.0),
+                                    (s,), eps=1e-2, atol=1e-2)
+
+
+def test_torch_parameters_and_no_grad(tops):
+    """An nn.Parameter goes in; under no_grad and inference_mode the
+    forward runs without a graph."""
+    torch, ops = tops
+    w = torch.nn.Parameter(torch.ones(3))
+    out = ops["Scale"](w, factor=2.0)
+    assert out.requires_grad
+    out.sum().backward()
+    assert torch.equal(w.grad, torch.full((3,), 2.0))
+    with torch.no_grad():
+        assert not ops["Add"](w, w).requires_grad
+    with torch.inference_mode():
+        assert torch.equal(ops["Add"](w, w), torch.full((3,), 2.0))
+
+
+def test_torch_refuses_backward_without_a_gradient(tops):
+    torch, ops = tops
+    x = torch.ones(2, 2, requires_grad=True)
+    out = ops["Concat"]([x, x])  # the forward runs
+    assert out.shape == (4, 2)
+    with pytest.raises(RuntimeError, match="kcall op 'Concat'.*declares no "
+                       "gradient"):
+        out.sum().backward()
+
+
+def test_torch_mlp_training_matches_pure_torch(tops):
+    torch, ops = tops
+    x, t, w1, b1, w2 = (torch.from_numpy(a) for a in _mlp_data())
+    impls = ((ops["MatMul"], ops["Add"], ops["Softplus"]),
+             (torch.matmul, torch.add, torch.nn.functional.softplus))
+    runs = []
+    for mm, add, act in impls:
+        params = [p.clone().requires_grad_(True) for p in (w1, b1, w2)]
+        opt = torch.optim.SGD(params, lr=0.02)
+        losses = []
+        for _ in range(5):
+            opt.zero_grad()
+            h = act(add(mm(x, params[0]), params[1]))
+            loss = ((mm(h, params[2]) - t) ** 2).mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        runs.append((losses, params))
+    np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-4)
+    assert runs[0][0][-1] < runs[0][0][0]
+    for p, q in zip(runs[0][1], runs[1][1]):
+        torch.testing.assert_close(p, q, rtol=1e-3, atol=1e-5)
+
+
+def test_torch_opcheck_with_gradients(tops):
+    torch, ops = tops
+    from torch.library import opcheck
+    d = dict(dtype=torch.float64, requires_grad=True)
+    opcheck(ops["Add"], (torch.rand(3, 4, **d), torch.rand(4, **d)))
+    opcheck(ops["Softplus"], (torch.rand(5, **d),))
+    opcheck(ops["MatMul"], (torch.rand(2, 3, requires_grad=True),
+                            torch.rand(3, 4, requires_grad=True)))
+    opcheck(ops["Scale"], (torch.rand(4, requires_grad=True),),
+            {"factor": 2.0})
