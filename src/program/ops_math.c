@@ -83,11 +83,14 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
       char w[256], g[256];
       kc_shape_format(r, w, sizeof w);
       kc_shape_format(o, g, sizeof g);
+      if (part_result) {
+        return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                               "abs of %s: expected a result of its part type f%d and the "
+                               "operand's dims, got %s",
+                               g, ot.bits / 2, w);
+      }
       return kc__instr_error(in, KC_INVALID_ARGUMENT, "operand %zu: expected %s%s, got %s", i,
-                        pred_result   ? "the dims of "
-                        : part_result ? "the complex type of the part type and dims of "
-                                      : "",
-                        w, g);
+                        pred_result ? "the dims of " : "", w, g);
     }
   }
   DLDataType t = kc_shape_get_dtype(kc__op_operand(p, in, 0));
