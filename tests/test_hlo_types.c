@@ -238,7 +238,8 @@ KC_TEST(hlo_types_half_compare_clamp_select_iota) {
              " s = %s[5] select(lt, a, b)\n"
              " i = %s[2,3] iota(), iota_dimension=1\n"
              " ROOT t = (pred[5], pred[5], pred[5], pred[5], pred[5], pred[5], pred[5], "
-             "pred[5], %s[5], %s[5], %s[2,3]) tuple(eq, ne, lt, le, gt, ge, tlt, teq, c, s, i)\n}\n",
+             "pred[5], %s[5], %s[5], %s[2,3]) "
+             "tuple(eq, ne, lt, le, gt, ge, tlt, teq, c, s, i)\n}\n",
              h, h, h, h, h, h, h, h, h, h, h);
     kc_tensor* outs[11];
     kt_run_text(text, outs, 11);

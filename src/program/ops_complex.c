@@ -151,56 +151,58 @@ bool kc__complex_math_defined(int32_t op) {
  * log1p(z) = log|1 + z| + i arg(1 + z), the modulus through log1p);
  * 0^w = 1 for w = 0 and 0 for a real w > 0, otherwise
  * |z|^w = e^(w log z) through the polar form. */
-#define KC__COMPLEX_MATH(sfx, T, F, MK)                                                       \
-  static T _Complex kc__cx_sign_##sfx(T _Complex z) {                                     \
-    T m = hypot##F(creal##F(z), cimag##F(z));                                             \
-    if (m == 0) return z;                                                                 \
-    return MK(creal##F(z) / m, cimag##F(z) / m);                              \
-  }                                                                                       \
-  static T _Complex kc__cx_expm1_##sfx(T _Complex z) {                                    \
-    T a = creal##F(z), b = cimag##F(z), h = sin##F(b / 2);                                \
-    return MK(expm1##F(a) * cos##F(b) - 2 * h * h, exp##F(a) * sin##F(b));    \
-  }                                                                                       \
-  static T _Complex kc__cx_log1p_##sfx(T _Complex z) {                                    \
-    T a = creal##F(z), b = cimag##F(z);                                                   \
-    return MK(log1p##F(a * (2 + a) + b * b) / 2, atan2##F(b, 1 + a));         \
-  }                                                                                       \
-  static T _Complex kc__cx_pow_##sfx(T _Complex z, T _Complex w) {                        \
-    T a = creal##F(z), b = cimag##F(z), c = creal##F(w), d = cimag##F(w);                 \
-    if (a == 0 && b == 0) {                                                               \
-      if (c == 0 && d == 0) return MK(1, 0);                                  \
-      if (c > 0 && d == 0) return MK(0, 0);                                   \
-    }                                                                                     \
-    T r2 = a * a + b * b, arg = atan2##F(b, a);                                           \
-    T coeff = pow##F(r2, c / 2) * exp##F(-d * arg);                                       \
-    T q = c * arg + d / 2 * log##F(r2);                                                   \
-    return MK(coeff * cos##F(q), coeff * sin##F(q));                          \
-  }                                                                                       \
-  static void kc__cx_math_##sfx(int32_t op, const T _Complex* a, const T _Complex* b,     \
-                                void* out, int64_t n) {                                   \
-    T _Complex* r = out;                                                                  \
-    switch (op) {                                                                         \
-      case KC_OP_ABS: {                                                                   \
-        T* m = out;                                                                       \
-        for (int64_t i = 0; i < n; ++i) m[i] = hypot##F(creal##F(a[i]), cimag##F(a[i]));  \
-        break;                                                                            \
-      }                                                                                   \
+#define KC__COMPLEX_MATH(sfx, T, F, MK)                                                    \
+  static T _Complex kc__cx_sign_##sfx(T _Complex z) {                                      \
+    T m = hypot##F(creal##F(z), cimag##F(z));                                              \
+    if (m == 0) return z;                                                                  \
+    return MK(creal##F(z) / m, cimag##F(z) / m);                                           \
+  }                                                                                        \
+  static T _Complex kc__cx_expm1_##sfx(T _Complex z) {                                     \
+    T a = creal##F(z), b = cimag##F(z), h = sin##F(b / 2);                                 \
+    return MK(expm1##F(a) * cos##F(b) - 2 * h * h, exp##F(a) * sin##F(b));                 \
+  }                                                                                        \
+  static T _Complex kc__cx_log1p_##sfx(T _Complex z) {                                     \
+    T a = creal##F(z), b = cimag##F(z);                                                    \
+    return MK(log1p##F(a * (2 + a) + b * b) / 2, atan2##F(b, 1 + a));                      \
+  }                                                                                        \
+  static T _Complex kc__cx_pow_##sfx(T _Complex z, T _Complex w) {                         \
+    T a = creal##F(z), b = cimag##F(z), c = creal##F(w), d = cimag##F(w);                  \
+    if (a == 0 && b == 0) {                                                                \
+      if (c == 0 && d == 0) return MK(1, 0);                                               \
+      if (c > 0 && d == 0) return MK(0, 0);                                                \
+    }                                                                                      \
+    T r2 = a * a + b * b, arg = atan2##F(b, a);                                            \
+    T coeff = pow##F(r2, c / 2) * exp##F(-d * arg);                                        \
+    T q = c * arg + d / 2 * log##F(r2);                                                    \
+    return MK(coeff * cos##F(q), coeff * sin##F(q));                                       \
+  }                                                                                        \
+  static void kc__cx_math_##sfx(int32_t op, const T _Complex* a, const T _Complex* b,      \
+                                void* out, int64_t n) {                                    \
+    T _Complex* r = out;                                                                   \
+    switch (op) {                                                                          \
+      case KC_OP_ABS: {                                                                    \
+        T* m = out;                                                                        \
+        for (int64_t i = 0; i < n; ++i) m[i] = hypot##F(creal##F(a[i]), cimag##F(a[i]));   \
+        break;                                                                             \
+      }                                                                                    \
       case KC_OP_SIGN: for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_sign_##sfx(a[i]); break; \
-      case KC_OP_SQRT: for (int64_t i = 0; i < n; ++i) r[i] = csqrt##F(a[i]); break;      \
-      case KC_OP_RSQRT: for (int64_t i = 0; i < n; ++i) r[i] = 1 / csqrt##F(a[i]); break; \
-      case KC_OP_TANH: for (int64_t i = 0; i < n; ++i) r[i] = ctanh##F(a[i]); break;      \
-      case KC_OP_SINE: for (int64_t i = 0; i < n; ++i) r[i] = csin##F(a[i]); break;       \
-      case KC_OP_COSINE: for (int64_t i = 0; i < n; ++i) r[i] = ccos##F(a[i]); break;     \
-      case KC_OP_TAN: for (int64_t i = 0; i < n; ++i) r[i] = ctan##F(a[i]); break;        \
-      case KC_OP_LOG_PLUS_ONE:                                                            \
-        for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_log1p_##sfx(a[i]);                  \
-        break;                                                                            \
-      case KC_OP_EXPONENTIAL_MINUS_ONE:                                                   \
-        for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_expm1_##sfx(a[i]);                  \
-        break;                                                                            \
-      case KC_OP_POWER: for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_pow_##sfx(a[i], b[i]); break; \
-      default: break;                                                                     \
-    }                                                                                     \
+      case KC_OP_SQRT: for (int64_t i = 0; i < n; ++i) r[i] = csqrt##F(a[i]); break;       \
+      case KC_OP_RSQRT: for (int64_t i = 0; i < n; ++i) r[i] = 1 / csqrt##F(a[i]); break;  \
+      case KC_OP_TANH: for (int64_t i = 0; i < n; ++i) r[i] = ctanh##F(a[i]); break;       \
+      case KC_OP_SINE: for (int64_t i = 0; i < n; ++i) r[i] = csin##F(a[i]); break;        \
+      case KC_OP_COSINE: for (int64_t i = 0; i < n; ++i) r[i] = ccos##F(a[i]); break;      \
+      case KC_OP_TAN: for (int64_t i = 0; i < n; ++i) r[i] = ctan##F(a[i]); break;         \
+      case KC_OP_LOG_PLUS_ONE:                                                             \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_log1p_##sfx(a[i]);                   \
+        break;                                                                             \
+      case KC_OP_EXPONENTIAL_MINUS_ONE:                                                    \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_expm1_##sfx(a[i]);                   \
+        break;                                                                             \
+      case KC_OP_POWER:                                                                    \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_pow_##sfx(a[i], b[i]);               \
+        break;                                                                             \
+      default: break;                                                                      \
+    }                                                                                      \
   }
 KC__COMPLEX_MATH(c64, float, f, CMPLXF)
 KC__COMPLEX_MATH(c128, double, , CMPLX)
@@ -215,8 +217,9 @@ void kc__complex_math_run(int32_t op, bool c128, const void* a, const void* b, v
   }
 }
 
-void kc__complex_compare_run(bool ne, bool c128, const void* a, const void* b, uint8_t* r,
-                             int64_t n) {
+void kc__complex_compare_run(unsigned accept, bool c128, const void* a, const void* b,
+                             uint8_t* r, int64_t n) {
+  bool ne = !(accept & KC__ORDER_EQ);
   for (int64_t i = 0; i < n; ++i) {
     bool eq;
     if (c128) {
@@ -249,17 +252,17 @@ void kc__complex_iota_run(bool c128, void* r, int64_t outer, int64_t len, int64_
   }
 }
 
-#define KC__COMPLEX_REDUCE(sfx, T)                                                      \
-  static void kc__cx_reduce_##sfx(int32_t op, T _Complex* acc, bool fold,               \
-                                  const T _Complex* x, int64_t n) {                     \
-    bool add = op == KC_OP_ADD;                                                         \
-    if (fold) {                                                                         \
-      T _Complex a = acc[0];                                                            \
-      for (int64_t i = 0; i < n; ++i) a = add ? a + x[i] : a * x[i];                    \
-      acc[0] = a;                                                                       \
-      return;                                                                           \
-    }                                                                                   \
-    for (int64_t i = 0; i < n; ++i) acc[i] = add ? acc[i] + x[i] : acc[i] * x[i];       \
+#define KC__COMPLEX_REDUCE(sfx, T)                                                         \
+  static void kc__cx_reduce_##sfx(int32_t op, T _Complex* acc, bool fold,                  \
+                                  const T _Complex* x, int64_t n) {                        \
+    bool add = op == KC_OP_ADD;                                                            \
+    if (fold) {                                                                            \
+      T _Complex a = acc[0];                                                               \
+      for (int64_t i = 0; i < n; ++i) a = add ? a + x[i] : a * x[i];                       \
+      acc[0] = a;                                                                          \
+      return;                                                                              \
+    }                                                                                      \
+    for (int64_t i = 0; i < n; ++i) acc[i] = add ? acc[i] + x[i] : acc[i] * x[i];          \
   }
 KC__COMPLEX_REDUCE(c64, float)
 KC__COMPLEX_REDUCE(c128, double)

@@ -91,29 +91,21 @@ static int32_t kc__total_key_16(uint16_t h) {
   return v < 0 ? v ^ 0x7FFF : v;
 }
 
-void kc__half_compare_run(int dir, bool total, bool bf16, const uint16_t* a,
+void kc__half_compare_run(unsigned accept, bool total, bool bf16, const uint16_t* a,
                           const uint16_t* b, uint8_t* r, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    bool lt, eq, gt;
+    unsigned outcome;
     if (total) {
       int32_t x = kc__total_key_16(a[i]), y = kc__total_key_16(b[i]);
-      lt = x < y;
-      eq = x == y;
-      gt = x > y;
+      outcome = x < y ? KC__ORDER_LT : x == y ? KC__ORDER_EQ : KC__ORDER_GT;
     } else {
       float x = kc__h2f(bf16, a[i]), y = kc__h2f(bf16, b[i]);
-      lt = x < y;
-      eq = x == y;
-      gt = x > y;
+      outcome = x < y    ? KC__ORDER_LT
+                : x == y ? KC__ORDER_EQ
+                : x > y  ? KC__ORDER_GT
+                         : KC__ORDER_UNORDERED;
     }
-    switch (dir) {
-      case KC__CMP_EQ: r[i] = eq; break;
-      case KC__CMP_NE: r[i] = !eq; break;
-      case KC__CMP_LT: r[i] = lt; break;
-      case KC__CMP_LE: r[i] = lt || eq; break;
-      case KC__CMP_GT: r[i] = gt; break;
-      default: r[i] = gt || eq; break;
-    }
+    r[i] = (outcome & accept) != 0;
   }
 }
 

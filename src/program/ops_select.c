@@ -32,6 +32,13 @@ static kc_status* kc__expect_shape(const kc__instr* in, const kc_shape* got,
 
 /* ---- compare -------------------------------------------------------------------- */
 
+enum { KC__CMP_EQ, KC__CMP_NE, KC__CMP_LT, KC__CMP_LE, KC__CMP_GT, KC__CMP_GE };
+
+/* The outcomes (ops_types.h) each direction accepts. */
+static const unsigned kc__accepts[] = {
+    KC__ORDER_EQ, KC__ORDER_LT | KC__ORDER_GT | KC__ORDER_UNORDERED, KC__ORDER_LT,
+    KC__ORDER_LT | KC__ORDER_EQ, KC__ORDER_GT, KC__ORDER_GT | KC__ORDER_EQ};
+
 typedef struct kc__compare_plan {
   int type;        /* KC__OP_T_* of the operands; NONE: f16, bf16, c64, c128 */
   DLDataType dtype; /* of the operands */
@@ -156,11 +163,12 @@ static kc_status* kc__compare_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   int64_t n = plan->count;
   uint8_t* r = out;
   if (kc__type_is_half(plan->dtype)) {
-    kc__half_compare_run(dir, plan->total, plan->dtype.code == kDLBfloat, ins[0], ins[1], r, n);
+    kc__half_compare_run(kc__accepts[dir], plan->total, plan->dtype.code == kDLBfloat, ins[0],
+                         ins[1], r, n);
     return NULL;
   }
   if (kc__type_is_complex(plan->dtype)) {
-    kc__complex_compare_run(dir == KC__CMP_NE, plan->dtype.bits == 128, ins[0], ins[1], r, n);
+    kc__complex_compare_run(kc__accepts[dir], plan->dtype.bits == 128, ins[0], ins[1], r, n);
     return NULL;
   }
   if (plan->total && plan->type == KC__OP_T_f32) {

@@ -11,8 +11,9 @@
 
 #include "kcall/program.h"
 
-/* compare's directions, in the order of its attribute's names. */
-enum { KC__CMP_EQ, KC__CMP_NE, KC__CMP_LT, KC__CMP_LE, KC__CMP_GT, KC__CMP_GE };
+/* What a compare accepts, as a set of the outcomes of comparing two
+ * values: LT is LT, LE is LT | EQ, NE is LT | GT | UNORDERED (a NaN). */
+enum { KC__ORDER_LT = 1, KC__ORDER_EQ = 2, KC__ORDER_GT = 4, KC__ORDER_UNORDERED = 8 };
 
 /* True for f16 (kDLFloat 16) and bf16 (kDLBfloat 16). */
 bool kc__type_is_half(DLDataType t);
@@ -26,9 +27,10 @@ bool kc__type_is_complex(DLDataType t);
 void kc__half_math_run(int32_t op, bool bf16, const uint16_t* a, const uint16_t* b,
                        void* out, int64_t n);
 
-/* r[i] = a[i] <dir> b[i]; `total`: XLA's total order (-NaN < -inf < -0 <
- * +0 < inf < NaN). */
-void kc__half_compare_run(int dir, bool total, bool bf16, const uint16_t* a,
+/* r[i]: whether the outcome of comparing a[i] with b[i] is in `accept`
+ * (KC__ORDER_*); `total`: in XLA's total order (-NaN < -inf < -0 < +0 <
+ * inf < NaN), where nothing is unordered. */
+void kc__half_compare_run(unsigned accept, bool total, bool bf16, const uint16_t* a,
                           const uint16_t* b, uint8_t* r, int64_t n);
 
 /* clamp(lo, x, hi) on n elements; lo and hi of one element when their
@@ -56,8 +58,9 @@ bool kc__complex_math_defined(int32_t op);
 void kc__complex_math_run(int32_t op, bool c128, const void* a, const void* b, void* out,
                           int64_t n);
 
-/* EQ and NE: both parts equal. */
-void kc__complex_compare_run(bool ne, bool c128, const void* a, const void* b, uint8_t* r,
+/* EQ (`accept` KC__ORDER_EQ) or NE (the other outcomes): equal when both
+ * parts are. */
+void kc__complex_compare_run(unsigned accept, bool c128, const void* a, const void* b, uint8_t* r,
                              int64_t n);
 
 /* iota: the real part k, the imaginary part 0. */
