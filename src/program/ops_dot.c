@@ -16,6 +16,7 @@
 #include "program/elementwise.h"
 #include "program/gemm_f32.h"
 #include "program/ops.h"
+#include "program/ops_types.h"
 
 #define KC__DOT_MAX_RANK KC_TENSOR_MAX_NDIM
 
@@ -297,6 +298,21 @@ KC__DOT_LOOP(uint32_t, uint64_t)
 KC__DOT_LOOP(uint64_t, uint64_t)
 #undef KC__DOT_LOOP
 
+/* n elements from one type to another: f16 and bf16 to and from f32 on
+ * the bits (ops_half.c), the rest as convert does. */
+static void kc__dot_convert(DLDataType from, DLDataType to, const void* src, void* dst,
+                            int64_t n) {
+  bool f32_to = to.code == kDLFloat && to.bits == 32;
+  bool f32_from = from.code == kDLFloat && from.bits == 32;
+  if (kc__type_is_half(from) && f32_to) {
+    kc__half_widen(from.code == kDLBfloat, src, dst, n);
+  } else if (f32_from && kc__type_is_half(to)) {
+    kc__half_narrow(to.code == kDLBfloat, src, dst, n);
+  } else {
+    kc__elementwise_run(KC_OP_CONVERT, from, to, src, NULL, dst, n);
+  }
+}
+
 static kc_status* kc__dot_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                  const void* const* ins) {
   const kc__dot_plan* plan = ctx->data;
@@ -320,7 +336,7 @@ static kc_status* kc__dot_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     if (!scratch) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory in a dot");
     char* at = scratch;
     if (convert_a) {
-      kc__elementwise_run(KC_OP_CONVERT, plan->lhs_type, plan->dtype, a, NULL, at, a_count);
+      kc__dot_convert(plan->lhs_type, plan->dtype, a, at, a_count);
       a = at;
       at += a_bytes;
     }
@@ -330,7 +346,7 @@ static kc_status* kc__dot_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       at += a_bytes;
     }
     if (convert_b) {
-      kc__elementwise_run(KC_OP_CONVERT, plan->rhs_type, plan->dtype, b, NULL, at, b_count);
+      kc__dot_convert(plan->rhs_type, plan->dtype, b, at, b_count);
       b = at;
       at += b_bytes;
     }
@@ -366,8 +382,7 @@ static kc_status* kc__dot_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     }
   }
   if (!st && convert_c) {
-    kc__elementwise_run(KC_OP_CONVERT, plan->dtype, plan->result_type, result, NULL, out,
-                        c_count);
+    kc__dot_convert(plan->dtype, plan->result_type, result, out, c_count);
   }
   free(scratch);
   return st;

@@ -22,6 +22,12 @@ bool kc__type_is_complex(DLDataType t);
 
 /* ---- f16 and bf16 (ops_half.c) ----------------------------------------------------- */
 
+/* n values widened to f32 (exactly), and f32 values rounded to nearest
+ * even (overflow to infinity; a NaN stays a quiet NaN of its sign), as
+ * XLA converts; the same results as src/internal/half.h, on the bits. */
+void kc__half_widen(bool bf16, const uint16_t* a, float* out, int64_t n);
+void kc__half_narrow(bool bf16, const float* a, uint16_t* out, int64_t n);
+
 /* ops_math.c's float ops (abs .. erf, is-finite, power, remainder,
  * atan2) on n elements: b is NULL for unary ones; is-finite writes pred. */
 void kc__half_math_run(int32_t op, bool bf16, const uint16_t* a, const uint16_t* b,
