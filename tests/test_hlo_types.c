@@ -605,3 +605,43 @@ KC_TEST(hlo_types_dot_f32_to_f64_and_complex) {
   KC_CHECK(cw[0] == 8 && cw[1] == 0 && cw[2] == 5 && cw[3] == -1);
   kt_release(outs, 3);
 }
+
+KC_TEST(hlo_types_half_subnormal_and_overflow_results) {
+  /* Products of rows [x, y] by a multiply reducer: results in the
+   * subnormal range (exact, ties to even down to 0 and up), overflow to
+   * infinity, the sign of an underflow to 0, NaN. */
+  const kt_half_fmt* fmts[2] = {&kt_f16, &kt_bf16};
+  for (int k = 0; k < 2; ++k) {
+    const kt_half_fmt* f = fmts[k];
+    const char* h = f->name;
+    double u = ldexp(1.0, -f->mbits);
+    double tiny = ldexp(1.0, f->emin - f->mbits); /* the smallest subnormal */
+    double big = ldexp(2.0 - u, f->emax);
+    double x[8] = {ldexp(1.0, f->emin), tiny, 3 * tiny, tiny, big, -tiny, 1 + u, NAN};
+    double y[8] = {0.5, 0.5, 0.5, 1.5, 2, 0.25, 1 + u, 1};
+    char rows[1024];
+    size_t at = (size_t)snprintf(rows, sizeof rows, "{");
+    for (int i = 0; i < 8; ++i) {
+      at += (size_t)snprintf(rows + at, sizeof rows - at, "%s{%.17g, %.17g}", i ? ", " : "",
+                             x[i], y[i]);
+    }
+    snprintf(rows + at, sizeof rows - at, "}");
+    char text[2048];
+    snprintf(text, sizeof text,
+             "HloModule m\n"
+             "mul {\n a = %s[] parameter(0)\n b = %s[] parameter(1)\n"
+             " ROOT p = %s[] multiply(a, b)\n}\n"
+             "ENTRY e {\n x = %s[8,2] constant(%s)\n one = %s[] constant(1)\n"
+             " ROOT r = %s[8] reduce(x, one), dimensions={1}, to_apply=mul\n}\n",
+             h, h, h, h, rows, h, h);
+    kc_tensor* out = NULL;
+    kt_run_text(text, &out, 1);
+    const uint16_t* r = kt_data(out);
+    for (int i = 0; i < 8; ++i) {
+      kt_check_half(f, "reduce multiply", i, r[i], kt_round(f, x[i] * y[i]));
+    }
+    KC_CHECK(kt_value(f, r[1]) == 0 && kt_value(f, r[2]) == 2 * tiny && isinf(kt_value(f, r[4])));
+    KC_CHECK(r[5] == 0x8000u);
+    kc_object_release(KC_OBJECT(out));
+  }
+}
