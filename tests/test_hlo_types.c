@@ -348,11 +348,18 @@ KC_TEST(hlo_types_half_reduce_rounds_each_step) {
 
 /* ---- c64 and c128 ---------------------------------------------------------------- */
 
-static const double _Complex kt_cx_in[] = {
-    CMPLX(0.5, 1), CMPLX(-1.5, 2), CMPLX(0, 0), CMPLX(-0.25, -3), CMPLX(2, 0), CMPLX(0, 0)};
-static const double _Complex kt_cx_w[] = {
-    CMPLX(2, 0), CMPLX(0.5, 0), CMPLX(2, 0), CMPLX(1, 1), CMPLX(-1, 0.5), CMPLX(0, 0)};
+/* Operands (re, im), and the exponents of power. */
+static const double kt_cx_in_parts[][2] = {{0.5, 1}, {-1.5, 2}, {0, 0},
+                                           {-0.25, -3}, {2, 0}, {0, 0}};
+static const double kt_cx_w_parts[][2] = {{2, 0}, {0.5, 0}, {2, 0}, {1, 1}, {-1, 0.5}, {0, 0}};
 #define KT_CN 6
+
+static double _Complex kt_cx(double re, double im) {
+  double parts[2] = {re, im};
+  double _Complex z;
+  memcpy(&z, parts, sizeof z);
+  return z;
+}
 
 static void kt_cx_list(char* buf, size_t cap, const double _Complex* v, int n) {
   size_t at = (size_t)snprintf(buf, cap, "{");
@@ -410,9 +417,10 @@ KC_TEST(hlo_types_complex_math) {
   for (int k = 0; k < 2; ++k) {
     const char* t = types[k][0];
     double tol = k == 0 ? 2e-6 : 1e-13;
-    double _Complex z[KT_CN];
+    double _Complex z[KT_CN], kt_cx_w[KT_CN];
     for (int i = 0; i < KT_CN; ++i) {
-      z[i] = k == 0 ? CMPLX((float)creal(kt_cx_in[i]), (float)cimag(kt_cx_in[i])) : kt_cx_in[i];
+      z[i] = kt_cx(kt_cx_in_parts[i][0], kt_cx_in_parts[i][1]); /* exact in f32 too */
+      kt_cx_w[i] = kt_cx(kt_cx_w_parts[i][0], kt_cx_w_parts[i][1]);
     }
     char a[1024], w[1024];
     kt_cx_list(a, sizeof a, z, KT_CN);

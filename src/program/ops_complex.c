@@ -204,8 +204,23 @@ bool kc__complex_math_defined(int32_t op) {
       default: break;                                                                      \
     }                                                                                      \
   }
-KC__COMPLEX_MATH(c64, float, f, CMPLXF)
-KC__COMPLEX_MATH(c128, double, , CMPLX)
+/* A complex value from its parts, infinities and NaN kept (re + im * I
+ * would make NaN of inf * 0; glibc gives clang no CMPLX). C11 lays a
+ * complex value out as an array of its two parts. */
+static float _Complex kc__cx_make_c64(float re, float im) {
+  float parts[2] = {re, im};
+  float _Complex z;
+  memcpy(&z, parts, sizeof z);
+  return z;
+}
+static double _Complex kc__cx_make_c128(double re, double im) {
+  double parts[2] = {re, im};
+  double _Complex z;
+  memcpy(&z, parts, sizeof z);
+  return z;
+}
+KC__COMPLEX_MATH(c64, float, f, kc__cx_make_c64)
+KC__COMPLEX_MATH(c128, double, , kc__cx_make_c128)
 #undef KC__COMPLEX_MATH
 
 void kc__complex_math_run(int32_t op, bool c128, const void* a, const void* b, void* out,
