@@ -115,9 +115,10 @@ KC_TEST(hlo_ops_refusals) {
   KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n"
                    " ROOT s = f32[2] select(a, a)\n}\n",
                    KC_INVALID_ARGUMENT, "select: expected 3 operands, got 2");
-  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f16[2] parameter(0)\n"
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = c64[2] parameter(0)\n"
                    " ROOT c = pred[2] compare(a, a), direction=LT\n}\n",
-                   KC_UNIMPLEMENTED, "operand 0: element type f16 is not supported");
+                   KC_INVALID_ARGUMENT,
+                   "attribute direction: expected EQ or NE for c64 operands");
 }
 
 KC_TEST(hlo_ops_builder_checks) {
@@ -525,7 +526,9 @@ KC_TEST(hlo_ops_math_integers_and_pred) {
 KC_TEST(hlo_ops_math_refusals) {
   KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = s32[2] constant({1, 2})\n"
                    " ROOT t = s32[2] tanh(a)\n}\n",
-                   KC_UNIMPLEMENTED, "tanh: element type s32 is not supported (f32 and f64)");
+                   KC_UNIMPLEMENTED,
+                   "tanh: element type s32 is not supported (f16, bf16, f32, f64, c64 and "
+                   "c128)");
   KT_COMPILE_FAILS("HloModule m\nENTRY e {\n a = f32[2] constant({1, 2})\n"
                    " ROOT t = f32[2] shift-left(a, a)\n}\n",
                    KC_UNIMPLEMENTED, "shift-left: element type f32 is not supported");
@@ -732,9 +735,15 @@ KC_TEST(hlo_ops_dot_refusals) {
        "rhs_contracting_dims={0}\n",
        KC_INVALID_ARGUMENT,
        "expected a result of f32[2,4] (batch, lhs free, rhs free dimensions), got f32[4,2]"},
-      {" b = f16[3,4] parameter(1)\n ROOT d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, "
+      {" b = f64[3,4] parameter(1)\n ROOT d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, "
        "rhs_contracting_dims={0}\n",
-       KC_UNIMPLEMENTED, "dot of f32 and f16 giving f32"},
+       KC_UNIMPLEMENTED, "dot: operand 1: element type f64 does not convert exactly to f32"},
+      {" b = f32[3,4] parameter(1)\n ROOT d = s32[2,4] dot(a, b), lhs_contracting_dims={1}, "
+       "rhs_contracting_dims={0}\n",
+       KC_UNIMPLEMENTED, "dot: operand 0: element type f32 does not convert exactly to s32"},
+      {" b = f32[3,4] parameter(1)\n ROOT d = pred[2,4] dot(a, b), lhs_contracting_dims={1}, "
+       "rhs_contracting_dims={0}\n",
+       KC_UNIMPLEMENTED, "dot: result element type pred is not supported"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     char text[512];

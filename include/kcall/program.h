@@ -25,6 +25,19 @@
  * kc_opcode values below (docs/programs.md lists
  * every HLO opcode kcall runs). Arrays are row-major.
  *
+ * Element types: the numeric instructions take the integer types and f16,
+ * bf16, f32 and f64 where XLA defines them, and c64 and c128 where XLA
+ * defines the instruction on complex numbers (arithmetic, abs giving the
+ * part type, sign, sqrt, rsqrt, exp, log, tanh, sine, cosine, tan,
+ * log-plus-one, exponential-minus-one, power, compare EQ/NE, convert,
+ * reduce with add or multiply, dot). f16 and bf16 are computed in f32 and
+ * rounded to nearest even once per instruction (a reduce's reducer once
+ * per step; a dot accumulates in f32 and rounds once). A dot's result may
+ * be of another type than its operands when their values convert to it
+ * exactly (s8 x s8 -> s32, bf16 x bf16 -> f32, f32 x f32 -> f64). Any
+ * other type is refused by kc_program_compile with UNIMPLEMENTED, naming
+ * the instruction and the type.
+ *
  * The host contract of each function is stated at the function; what
  * changes on a CUDA device (placement, streams, graphs) is stated once,
  * in the section "CUDA executables" at the end of this header.

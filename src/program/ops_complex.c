@@ -1,8 +1,13 @@
-/* complex, real and imag: building complex values and taking them apart. */
+/* complex, real and imag: building complex values and taking them apart;
+ * and the c64 and c128 kernels of the math, compare, iota and reduce
+ * instructions (ops_types.h). */
+#include <complex.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "internal/common.h"
 #include "program/ops.h"
+#include "program/ops_types.h"
 
 typedef struct kc__parts_plan {
   int64_t count;
@@ -118,3 +123,171 @@ const kc__instr_def kc__ops_complex[] = {
      .prepare = kc__parts_prepare, .kernel = kc__parts_kernel, .device_elementwise = true},
 };
 const size_t kc__ops_complex_count = KC__ARRAY_SIZE(kc__ops_complex);
+
+/* ---- c64 and c128 kernels of the other families ------------------------------------- */
+
+bool kc__complex_math_defined(int32_t op) {
+  switch (op) {
+    case KC_OP_ABS:
+    case KC_OP_SIGN:
+    case KC_OP_SQRT:
+    case KC_OP_RSQRT:
+    case KC_OP_TANH:
+    case KC_OP_SINE:
+    case KC_OP_COSINE:
+    case KC_OP_TAN:
+    case KC_OP_LOG_PLUS_ONE:
+    case KC_OP_EXPONENTIAL_MINUS_ONE:
+    case KC_OP_POWER:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/* The functions in the part type T (float for c64), as XLA defines them:
+ * sign(z) = z / |z| (0 for 0); expm1 and log1p keep their accuracy near 0
+ * (expm1(a + bi) = expm1(a) cos b - 2 sin^2(b/2) + i e^a sin b,
+ * log1p(z) = log|1 + z| + i arg(1 + z), the modulus through log1p);
+ * 0^w = 1 for w = 0 and 0 for a real w > 0, otherwise
+ * |z|^w = e^(w log z) through the polar form. */
+#define KC__COMPLEX_MATH(sfx, T, F, MK)                                                    \
+  static T _Complex kc__cx_sign_##sfx(T _Complex z) {                                      \
+    T m = hypot##F(creal##F(z), cimag##F(z));                                              \
+    if (m == 0) return z;                                                                  \
+    return MK(creal##F(z) / m, cimag##F(z) / m);                                           \
+  }                                                                                        \
+  static T _Complex kc__cx_expm1_##sfx(T _Complex z) {                                     \
+    T a = creal##F(z), b = cimag##F(z), h = sin##F(b / 2);                                 \
+    return MK(expm1##F(a) * cos##F(b) - 2 * h * h, exp##F(a) * sin##F(b));                 \
+  }                                                                                        \
+  static T _Complex kc__cx_log1p_##sfx(T _Complex z) {                                     \
+    T a = creal##F(z), b = cimag##F(z);                                                    \
+    return MK(log1p##F(a * (2 + a) + b * b) / 2, atan2##F(b, 1 + a));                      \
+  }                                                                                        \
+  static T _Complex kc__cx_pow_##sfx(T _Complex z, T _Complex w) {                         \
+    T a = creal##F(z), b = cimag##F(z), c = creal##F(w), d = cimag##F(w);                  \
+    if (a == 0 && b == 0) {                                                                \
+      if (c == 0 && d == 0) return MK(1, 0);                                               \
+      if (c > 0 && d == 0) return MK(0, 0);                                                \
+    }                                                                                      \
+    T r2 = a * a + b * b, arg = atan2##F(b, a);                                            \
+    T coeff = pow##F(r2, c / 2) * exp##F(-d * arg);                                        \
+    T q = c * arg + d / 2 * log##F(r2);                                                    \
+    return MK(coeff * cos##F(q), coeff * sin##F(q));                                       \
+  }                                                                                        \
+  static void kc__cx_math_##sfx(int32_t op, const T _Complex* a, const T _Complex* b,      \
+                                void* out, int64_t n) {                                    \
+    T _Complex* r = out;                                                                   \
+    switch (op) {                                                                          \
+      case KC_OP_ABS: {                                                                    \
+        T* m = out;                                                                        \
+        for (int64_t i = 0; i < n; ++i) m[i] = hypot##F(creal##F(a[i]), cimag##F(a[i]));   \
+        break;                                                                             \
+      }                                                                                    \
+      case KC_OP_SIGN: for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_sign_##sfx(a[i]); break; \
+      case KC_OP_SQRT: for (int64_t i = 0; i < n; ++i) r[i] = csqrt##F(a[i]); break;       \
+      case KC_OP_RSQRT: for (int64_t i = 0; i < n; ++i) r[i] = 1 / csqrt##F(a[i]); break;  \
+      case KC_OP_TANH: for (int64_t i = 0; i < n; ++i) r[i] = ctanh##F(a[i]); break;       \
+      case KC_OP_SINE: for (int64_t i = 0; i < n; ++i) r[i] = csin##F(a[i]); break;        \
+      case KC_OP_COSINE: for (int64_t i = 0; i < n; ++i) r[i] = ccos##F(a[i]); break;      \
+      case KC_OP_TAN: for (int64_t i = 0; i < n; ++i) r[i] = ctan##F(a[i]); break;         \
+      case KC_OP_LOG_PLUS_ONE:                                                             \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_log1p_##sfx(a[i]);                   \
+        break;                                                                             \
+      case KC_OP_EXPONENTIAL_MINUS_ONE:                                                    \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_expm1_##sfx(a[i]);                   \
+        break;                                                                             \
+      case KC_OP_POWER:                                                                    \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_pow_##sfx(a[i], b[i]);               \
+        break;                                                                             \
+      default: break;                                                                      \
+    }                                                                                      \
+  }
+/* A complex value from its parts, infinities and NaN kept (re + im * I
+ * would make NaN of inf * 0; glibc gives clang no CMPLX). C11 lays a
+ * complex value out as an array of its two parts. */
+static float _Complex kc__cx_make_c64(float re, float im) {
+  float parts[2] = {re, im};
+  float _Complex z;
+  memcpy(&z, parts, sizeof z);
+  return z;
+}
+static double _Complex kc__cx_make_c128(double re, double im) {
+  double parts[2] = {re, im};
+  double _Complex z;
+  memcpy(&z, parts, sizeof z);
+  return z;
+}
+KC__COMPLEX_MATH(c64, float, f, kc__cx_make_c64)
+KC__COMPLEX_MATH(c128, double, , kc__cx_make_c128)
+#undef KC__COMPLEX_MATH
+
+void kc__complex_math_run(int32_t op, bool c128, const void* a, const void* b, void* out,
+                          int64_t n) {
+  if (c128) {
+    kc__cx_math_c128(op, a, b, out, n);
+  } else {
+    kc__cx_math_c64(op, a, b, out, n);
+  }
+}
+
+void kc__complex_compare_run(unsigned accept, bool c128, const void* a, const void* b,
+                             uint8_t* r, int64_t n) {
+  bool ne = !(accept & KC__ORDER_EQ);
+  for (int64_t i = 0; i < n; ++i) {
+    bool eq;
+    if (c128) {
+      const double* x = (const double*)a + 2 * i;
+      const double* y = (const double*)b + 2 * i;
+      eq = x[0] == y[0] && x[1] == y[1];
+    } else {
+      const float* x = (const float*)a + 2 * i;
+      const float* y = (const float*)b + 2 * i;
+      eq = x[0] == y[0] && x[1] == y[1];
+    }
+    r[i] = ne ? !eq : eq;
+  }
+}
+
+void kc__complex_iota_run(bool c128, void* r, int64_t outer, int64_t len, int64_t inner) {
+  int64_t at = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < len; ++k) {
+      for (int64_t i = 0; i < inner; ++i, ++at) {
+        if (c128) {
+          ((double*)r)[2 * at] = (double)k;
+          ((double*)r)[2 * at + 1] = 0;
+        } else {
+          ((float*)r)[2 * at] = (float)k;
+          ((float*)r)[2 * at + 1] = 0;
+        }
+      }
+    }
+  }
+}
+
+#define KC__COMPLEX_REDUCE(sfx, T)                                                         \
+  static void kc__cx_reduce_##sfx(int32_t op, T _Complex* acc, bool fold,                  \
+                                  const T _Complex* x, int64_t n) {                        \
+    bool add = op == KC_OP_ADD;                                                            \
+    if (fold) {                                                                            \
+      T _Complex a = acc[0];                                                               \
+      for (int64_t i = 0; i < n; ++i) a = add ? a + x[i] : a * x[i];                       \
+      acc[0] = a;                                                                          \
+      return;                                                                              \
+    }                                                                                      \
+    for (int64_t i = 0; i < n; ++i) acc[i] = add ? acc[i] + x[i] : acc[i] * x[i];          \
+  }
+KC__COMPLEX_REDUCE(c64, float)
+KC__COMPLEX_REDUCE(c128, double)
+#undef KC__COMPLEX_REDUCE
+
+void kc__complex_reduce_row(int32_t op, bool c128, void* acc, bool fold, const void* x,
+                            int64_t n) {
+  if (c128) {
+    kc__cx_reduce_c128(op, acc, fold, x, n);
+  } else {
+    kc__cx_reduce_c64(op, acc, fold, x, n);
+  }
+}

@@ -1,19 +1,29 @@
 /* dot: any batch and contracting dimensions. Both operands are brought to
  * [batch, rows, contracted] and [batch, contracted, columns] (copied only
  * when they are not already so), then multiplied: f32 by the blocked GEMM
- * of gemm_f32.c on the thread pool, other types by plain loops. */
+ * of gemm_f32.c on the thread pool, other types by plain loops.
+ *
+ * The products accumulate in the compute type: the result's, or f32 for
+ * an f16 or bf16 result (rounded once at the end, as XLA:CPU does).
+ * Operands of another type than the compute type (s8 x s8 -> s32, bf16 x
+ * bf16 -> f32, JAX's preferred_element_type) are converted to it first,
+ * which is exact for every pair accepted. */
+#include <complex.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "internal/common.h"
+#include "program/elementwise.h"
 #include "program/gemm_f32.h"
 #include "program/ops.h"
+#include "program/ops_types.h"
 
 #define KC__DOT_MAX_RANK KC_TENSOR_MAX_NDIM
 
 typedef struct kc__dot_plan {
-  DLDataType dtype;
-  size_t esize;
+  DLDataType dtype; /* the compute type */
+  size_t esize;     /* its size */
+  DLDataType lhs_type, rhs_type, result_type;
   int64_t batch, m, n, k;
   /* Copies of the operands into the canonical order, or rank -1 where
    * the operand is in that order already. */
@@ -78,30 +88,74 @@ static void kc__canonical_box(const kc_shape* s, const int64_t* batch, size_t nb
   }
 }
 
+/* The type a result of type `t` accumulates in (f32 for f16 and bf16),
+ * or false when dot does not give `t`. */
+static bool kc__dot_compute_type(DLDataType t, DLDataType* out) {
+  if (t.lanes != 1) return false;
+  bool sized = t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+  switch (t.code) {
+    case kDLInt:
+    case kDLUInt: *out = t; return sized;
+    case kDLFloat:
+      if (t.bits == 16) break;
+      *out = t;
+      return t.bits == 32 || t.bits == 64;
+    case kDLBfloat:
+      if (t.bits == 16) break;
+      return false;
+    case kDLComplex: *out = t; return t.bits == 64 || t.bits == 128;
+    default: return false;
+  }
+  *out = (DLDataType){kDLFloat, 32, 1};
+  return true;
+}
+
+/* Whether every value of an operand type `o` is exact in the compute
+ * type `c`. */
+static bool kc__dot_operand_fits(DLDataType o, DLDataType c) {
+  bool is_int = o.code == kDLInt || o.code == kDLUInt;
+  bool is_float = o.code == kDLFloat || o.code == kDLBfloat;
+  if (o.lanes != 1 || !(is_int || is_float || o.code == kDLComplex)) return false;
+  if (o.bits != 8 && o.bits != 16 && o.bits != 32 && o.bits != 64 && o.bits != 128) {
+    return false;
+  }
+  switch (c.code) {
+    case kDLInt:
+    case kDLUInt: return is_int && o.bits <= c.bits;
+    case kDLFloat: return is_float ? o.bits <= c.bits : is_int && 2 * o.bits <= c.bits;
+    default: /* complex: each part is a float of half its bits */
+      if (o.code == kDLComplex) return o.bits <= c.bits;
+      return is_float ? 2 * o.bits <= c.bits : is_int && 4 * o.bits <= c.bits;
+  }
+}
+
 static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot_plan* plan) {
   const kc_shape* a = kc__op_operand(p, in, 0);
   const kc_shape* b = kc__op_operand(p, in, 1);
   KC_RETURN_IF_ERROR(kc__op_expect_array(in, a, "operand 0"));
   KC_RETURN_IF_ERROR(kc__op_expect_array(in, b, "operand 1"));
   KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
-  DLDataType t = kc_shape_get_dtype(a);
-  char ta[32], tb[32], tr[32];
-  if (!kc_dtype_equal(t, kc_shape_get_dtype(b)) ||
-      !kc_dtype_equal(t, kc_shape_get_dtype(in->shape))) {
+  DLDataType t = kc_shape_get_dtype(in->shape);
+  DLDataType compute = t;
+  if (!kc__dot_compute_type(t, &compute)) {
+    char tr[32];
     return kc__instr_error(in, KC_UNIMPLEMENTED,
-                      "dot of %s and %s giving %s: only operands and a result of one element "
-                      "type are supported",
-                      kc__op_dtype_text(t, ta, sizeof ta),
-                      kc__op_dtype_text(kc_shape_get_dtype(b), tb, sizeof tb),
-                      kc__op_dtype_text(kc_shape_get_dtype(in->shape), tr, sizeof tr));
+                           "dot: result element type %s is not supported (the integer types, "
+                           "f16, bf16, f32, f64, c64, c128)",
+                           kc__op_dtype_text(t, tr, sizeof tr));
   }
-  bool supported = t.lanes == 1 && ((t.code == kDLFloat && (t.bits == 32 || t.bits == 64)) ||
-                                    ((t.code == kDLInt || t.code == kDLUInt) &&
-                                     (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)));
-  if (!supported) {
-    return kc__instr_error(in, KC_UNIMPLEMENTED,
-                      "dot: element type %s is not supported (f32, f64 and the integer types)",
-                      kc__op_dtype_text(t, ta, sizeof ta));
+  for (int i = 0; i < 2; ++i) {
+    DLDataType ot = kc_shape_get_dtype(i ? b : a);
+    if (!kc__dot_operand_fits(ot, compute)) {
+      char to[32], tr[32];
+      return kc__instr_error(
+          in, KC_UNIMPLEMENTED,
+          "dot: operand %d: element type %s does not convert exactly to %s, the type a %s "
+          "result accumulates in (integers into integers at least as wide, integers of up "
+          "to half the mantissa and floats no wider into floats, either into complex)",
+          i, kc__op_dtype_text(ot, to, sizeof to), kc__op_dtype_text(compute, tr, sizeof tr),
+          kc__op_dtype_text(t, tr, sizeof tr));
+    }
   }
   int32_t ra = kc_shape_get_rank(a), rb = kc_shape_get_rank(b);
   bool used_a[KC__DOT_MAX_RANK] = {false}, used_b[KC__DOT_MAX_RANK] = {false};
@@ -169,8 +223,11 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
                       "expected a result of %s (batch, lhs free, rhs free dimensions), got %s",
                       w, g);
   }
-  plan->dtype = t;
-  plan->esize = kc_dtype_get_size(t);
+  plan->dtype = compute;
+  plan->esize = kc_dtype_get_size(compute);
+  plan->lhs_type = kc_shape_get_dtype(a);
+  plan->rhs_type = kc_shape_get_dtype(b);
+  plan->result_type = t;
   kc__canonical_box(a, lb, nlb, lc, nlc, used_a, true, &plan->lhs_box);
   kc__canonical_box(b, rbd, nrb, rc, nrc, used_b, false, &plan->rhs_box);
   return NULL;
@@ -230,12 +287,31 @@ static kc_status* kc__dot_prepare(const kc_program* p, const kc__instr* in,
       }                                                                                \
     }                                                                                  \
   }
+typedef float _Complex kc__c64;
+typedef double _Complex kc__c128;
 KC__DOT_LOOP(double, double)
+KC__DOT_LOOP(kc__c64, kc__c64)
+KC__DOT_LOOP(kc__c128, kc__c128)
 KC__DOT_LOOP(uint8_t, uint64_t)
 KC__DOT_LOOP(uint16_t, uint64_t)
 KC__DOT_LOOP(uint32_t, uint64_t)
 KC__DOT_LOOP(uint64_t, uint64_t)
 #undef KC__DOT_LOOP
+
+/* n elements from one type to another: f16 and bf16 to and from f32 on
+ * the bits (ops_half.c), the rest as convert does. */
+static void kc__dot_convert(DLDataType from, DLDataType to, const void* src, void* dst,
+                            int64_t n) {
+  bool f32_to = to.code == kDLFloat && to.bits == 32;
+  bool f32_from = from.code == kDLFloat && from.bits == 32;
+  if (kc__type_is_half(from) && f32_to) {
+    kc__half_widen(from.code == kDLBfloat, src, dst, n);
+  } else if (f32_from && kc__type_is_half(to)) {
+    kc__half_narrow(to.code == kDLBfloat, src, dst, n);
+  } else {
+    kc__elementwise_run(KC_OP_CONVERT, from, to, src, NULL, dst, n);
+  }
+}
 
 static kc_status* kc__dot_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                  const void* const* ins) {
@@ -243,31 +319,58 @@ static kc_status* kc__dot_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   size_t es = plan->esize;
   const char* a = ins[0];
   const char* b = ins[1];
+  int64_t a_count = plan->batch * plan->m * plan->k, b_count = plan->batch * plan->k * plan->n;
+  int64_t c_count = plan->batch * plan->m * plan->n;
+  size_t a_bytes = (size_t)a_count * es, b_bytes = (size_t)b_count * es;
+  bool convert_a = !kc_dtype_equal(plan->lhs_type, plan->dtype);
+  bool convert_b = !kc_dtype_equal(plan->rhs_type, plan->dtype);
+  bool convert_c = !kc_dtype_equal(plan->result_type, plan->dtype);
+  /* Scratch: converted operands, each then in canonical order, and the
+   * result in the compute type. */
+  size_t a_room = (convert_a ? a_bytes : 0) + (plan->lhs_box.rank >= 0 ? a_bytes : 0);
+  size_t b_room = (convert_b ? b_bytes : 0) + (plan->rhs_box.rank >= 0 ? b_bytes : 0);
+  size_t c_room = convert_c ? (size_t)c_count * es : 0;
   char* scratch = NULL;
-  size_t a_bytes = (size_t)(plan->batch * plan->m * plan->k) * es;
-  size_t b_bytes = (size_t)(plan->batch * plan->k * plan->n) * es;
-  if (plan->lhs_box.rank >= 0 || plan->rhs_box.rank >= 0) {
-    scratch = malloc(a_bytes + b_bytes + 1);
+  if (a_room + b_room + c_room > 0) {
+    scratch = malloc(a_room + b_room + c_room);
     if (!scratch) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory in a dot");
+    char* at = scratch;
+    if (convert_a) {
+      kc__dot_convert(plan->lhs_type, plan->dtype, a, at, a_count);
+      a = at;
+      at += a_bytes;
+    }
     if (plan->lhs_box.rank >= 0) {
-      kc__box_copy(&plan->lhs_box, a, scratch, es);
-      a = scratch;
+      kc__box_copy(&plan->lhs_box, a, at, es);
+      a = at;
+      at += a_bytes;
+    }
+    if (convert_b) {
+      kc__dot_convert(plan->rhs_type, plan->dtype, b, at, b_count);
+      b = at;
+      at += b_bytes;
     }
     if (plan->rhs_box.rank >= 0) {
-      kc__box_copy(&plan->rhs_box, b, scratch + a_bytes, es);
-      b = scratch + a_bytes;
+      kc__box_copy(&plan->rhs_box, b, at, es);
+      b = at;
+      at += b_bytes;
     }
   }
+  void* result = convert_c ? scratch + a_room + b_room : out;
   kc_status* st = NULL;
   int64_t m = plan->m, n = plan->n, k = plan->k;
   for (int64_t i = 0; i < plan->batch && !st; ++i) {
     const void* ai = a + (size_t)(i * m * k) * es;
     const void* bi = b + (size_t)(i * k * n) * es;
-    void* ci = (char*)out + (size_t)(i * m * n) * es;
+    void* ci = (char*)result + (size_t)(i * m * n) * es;
     if (plan->dtype.code == kDLFloat && plan->dtype.bits == 32) {
       st = kc__gemm_f32(plan->kernel, ai, bi, ci, m, n, k, ctx->pool);
     } else if (plan->dtype.code == kDLFloat) {
       kc__gemm_double(ai, bi, ci, m, n, k);
+    } else if (plan->dtype.code == kDLComplex && es == 8) {
+      kc__gemm_kc__c64(ai, bi, ci, m, n, k);
+    } else if (plan->dtype.code == kDLComplex) {
+      kc__gemm_kc__c128(ai, bi, ci, m, n, k);
     } else if (es == 1) {
       kc__gemm_uint8_t(ai, bi, ci, m, n, k);
     } else if (es == 2) {
@@ -277,6 +380,9 @@ static kc_status* kc__dot_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     } else {
       kc__gemm_uint64_t(ai, bi, ci, m, n, k);
     }
+  }
+  if (!st && convert_c) {
+    kc__dot_convert(plan->dtype, plan->result_type, result, out, c_count);
   }
   free(scratch);
   return st;

@@ -6,6 +6,7 @@
 
 #include "internal/common.h"
 #include "program/ops.h"
+#include "program/ops_types.h"
 
 typedef struct kc__math_plan {
   int32_t op;
@@ -14,7 +15,9 @@ typedef struct kc__math_plan {
   int64_t count;
 } kc__math_plan;
 
-enum { KC__M_F32, KC__M_F64, KC__M_SINT, KC__M_UINT, KC__M_PRED, KC__M_NONE };
+/* f16, bf16, c64 and c128 run in ops_half.c and ops_complex.c. */
+enum { KC__M_F32, KC__M_F64, KC__M_SINT, KC__M_UINT, KC__M_PRED, KC__M_F16, KC__M_BF16,
+       KC__M_C64, KC__M_C128, KC__M_NONE };
 
 static int kc__math_type(DLDataType t) {
   if (t.lanes != 1) return KC__M_NONE;
@@ -27,11 +30,16 @@ static int kc__math_type(DLDataType t) {
     return KC__M_UINT;
   }
   if (t.code == kDLBool && t.bits == 8) return KC__M_PRED;
+  if (t.code == kDLFloat && t.bits == 16) return KC__M_F16;
+  if (t.code == kDLBfloat && t.bits == 16) return KC__M_BF16;
+  if (t.code == kDLComplex && t.bits == 64) return KC__M_C64;
+  if (t.code == kDLComplex && t.bits == 128) return KC__M_C128;
   return KC__M_NONE;
 }
 
-/* Which element types each op takes: floats, integers, pred. */
-enum { KC__ON_FLOAT = 1, KC__ON_INT = 2, KC__ON_PRED = 4 };
+/* Which element types each op takes: floats, integers, pred, complex
+ * (kc__complex_math_defined). */
+enum { KC__ON_FLOAT = 1, KC__ON_INT = 2, KC__ON_PRED = 4, KC__ON_COMPLEX = 8 };
 
 static int kc__math_domain(int32_t op) {
   switch (op) {
@@ -62,12 +70,25 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
   for (size_t i = 0; i < in->num_operands; ++i) {
     const kc_shape* o = kc__op_operand(p, in, i);
     bool pred_result = in->op == KC_OP_IS_FINITE;
+    /* abs of a complex value is its modulus, of the part type. */
+    DLDataType ot = kc_shape_get_dtype(o);
+    bool part_result = in->op == KC_OP_ABS && ot.code == kDLComplex && ot.lanes == 1;
     bool same = pred_result ? !kc_shape_is_tuple(o) && kc__shape_same_dims(o, r)
-                            : kc_shape_equal(o, r);
+                : part_result
+                    ? !kc_shape_is_tuple(o) && kc__shape_same_dims(o, r) &&
+                          kc_dtype_equal(kc_shape_get_dtype(r),
+                                         (DLDataType){kDLFloat, (uint8_t)(ot.bits / 2), 1})
+                    : kc_shape_equal(o, r);
     if (!same) {
       char w[256], g[256];
       kc_shape_format(r, w, sizeof w);
       kc_shape_format(o, g, sizeof g);
+      if (part_result) {
+        return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                               "abs of %s: expected a result of its part type f%d and the "
+                               "operand's dims, got %s",
+                               g, ot.bits / 2, w);
+      }
       return kc__instr_error(in, KC_INVALID_ARGUMENT, "operand %zu: expected %s%s, got %s", i,
                         pred_result ? "the dims of " : "", w, g);
     }
@@ -80,20 +101,29 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
   plan->binary = in->def->min_operands == 2;
   plan->type = kc__math_type(t);
   plan->count = kc__shape_elements(r);
-  int domain = kc__math_domain(in->op);
-  int have = plan->type == KC__M_F32 || plan->type == KC__M_F64 ? KC__ON_FLOAT
-             : plan->type == KC__M_PRED                         ? KC__ON_PRED
-             : plan->type == KC__M_NONE                         ? 0
-                                                                : KC__ON_INT;
+  int domain = kc__math_domain(in->op) |
+               (kc__complex_math_defined(in->op) ? KC__ON_COMPLEX : 0);
+  int have = plan->type == KC__M_F32 || plan->type == KC__M_F64 ||
+                     plan->type == KC__M_F16 || plan->type == KC__M_BF16
+                 ? KC__ON_FLOAT
+             : plan->type == KC__M_C64 || plan->type == KC__M_C128 ? KC__ON_COMPLEX
+             : plan->type == KC__M_PRED                            ? KC__ON_PRED
+             : plan->type == KC__M_NONE                            ? 0
+                                                                   : KC__ON_INT;
   if (!(domain & have)) {
     char buf[32];
     const kc__instr_def* def = in->def;
     return kc__instr_error(in, KC_UNIMPLEMENTED, "%s: element type %s is not supported (%s)",
                       def->name, kc__op_dtype_text(t, buf, sizeof buf),
-                      domain == KC__ON_FLOAT               ? "f32 and f64"
-                      : domain == (KC__ON_FLOAT | KC__ON_INT) ? "f32, f64 and the integer types"
-                      : domain == KC__ON_INT                ? "the integer types"
-                                                            : "pred and the integer types");
+                      domain == KC__ON_FLOAT ? "f16, bf16, f32 and f64"
+                      : domain == (KC__ON_FLOAT | KC__ON_COMPLEX)
+                          ? "f16, bf16, f32, f64, c64 and c128"
+                      : domain == (KC__ON_FLOAT | KC__ON_INT | KC__ON_COMPLEX)
+                          ? "f16, bf16, f32, f64, c64, c128 and the integer types"
+                      : domain == (KC__ON_FLOAT | KC__ON_INT)
+                          ? "f16, bf16, f32, f64 and the integer types"
+                      : domain == KC__ON_INT ? "the integer types"
+                                             : "pred and the integer types");
   }
   return NULL;
 }
@@ -258,11 +288,24 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
   }
 }
 
+/* f16, bf16, c64 and c128. */
+static kc_status* kc__math_other_kernel(const kc__math_plan* plan, void* out,
+                                        const void* const* ins) {
+  const void* b = plan->binary ? ins[1] : NULL;
+  if (plan->type == KC__M_F16 || plan->type == KC__M_BF16) {
+    kc__half_math_run(plan->op, plan->type == KC__M_BF16, ins[0], b, out, plan->count);
+  } else {
+    kc__complex_math_run(plan->op, plan->type == KC__M_C128, ins[0], b, out, plan->count);
+  }
+  return NULL;
+}
+
 static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   const kc__math_data* d = ctx->data;
   const kc__math_plan* plan = &d->plan;
   bool binary = plan->binary;
+  if (plan->type >= KC__M_F16) return kc__math_other_kernel(plan, out, ins);
   if (plan->type == KC__M_F32) {
     if (binary) {
       kc__binary_f32(plan->op, ins[0], ins[1], out, plan->count);

@@ -8,6 +8,7 @@
 
 #include "internal/common.h"
 #include "program/ops.h"
+#include "program/ops_types.h"
 
 #define KC__RED_MAX_RANK KC_TENSOR_MAX_NDIM
 
@@ -20,6 +21,9 @@ typedef struct kc__reduce_plan {
   /* The native loop: the op and type, or op 0 for the general path. */
   int32_t op;
   int type;
+  /* f16, bf16, c64 or c128 with a native reducer (ops_types.h), else
+   * lanes 0. */
+  DLDataType other;
   /* The general path: the reducer, compiled. */
   kc_executable* reducer;
   const kc_shape* elem_shapes[2 * 64]; /* scalar shapes: accumulators, then elements */
@@ -42,6 +46,27 @@ static int32_t kc__simple_reducer(const kc_program* r) {
   bool params = r->instrs[a].op == KC__OP_PARAMETER && r->instrs[b].op == KC__OP_PARAMETER &&
                 r->instrs[a].number != r->instrs[b].number;
   return params ? op : 0;
+}
+
+/* The type of an f16, bf16, c64 or c128 reduction whose reducer runs
+ * natively in ops_half.c or ops_complex.c (add, multiply, and for the
+ * halves maximum and minimum), else lanes 0. */
+static DLDataType kc__reduce_other_type(int32_t op, DLDataType t) {
+  DLDataType none = {0, 0, 0};
+  bool arith = op == KC_OP_ADD || op == KC_OP_MULTIPLY;
+  if (kc__type_is_half(t) && (arith || op == KC_OP_MAXIMUM || op == KC_OP_MINIMUM)) return t;
+  if (kc__type_is_complex(t) && arith) return t;
+  return none;
+}
+
+/* acc = op(acc, x) over n elements, folded into acc[0] or element-wise. */
+static void kc__reduce_other_row(int32_t op, DLDataType t, void* acc, bool fold, const void* x,
+                                 int64_t n) {
+  if (kc__type_is_half(t)) {
+    kc__half_reduce_row(op, t.code == kDLBfloat, acc, fold, x, n);
+  } else {
+    kc__complex_reduce_row(op, t.bits == 128, acc, fold, x, n);
+  }
 }
 
 static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
@@ -166,7 +191,8 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
   }
   plan->op = n == 1 ? kc__simple_reducer(red) : 0;
   plan->type = kc__op_num_type(kc_shape_get_dtype(first));
-  if (plan->type == KC__OP_T_NONE) plan->op = 0;
+  plan->other = kc__reduce_other_type(plan->op, kc_shape_get_dtype(first));
+  if (plan->type == KC__OP_T_NONE && !plan->other.lanes) plan->op = 0;
   if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__OP_T_pred) plan->op = 0;
   return NULL;
 }
@@ -464,10 +490,39 @@ static kc_status* kc__reduce_general(const kc__reduce_plan* plan, void* out,
   return st ? kc_status_add_context(st, "in the reducer") : NULL;
 }
 
+/* f16, bf16, c64 and c128 with a native reducer, a row at a time as the
+ * native loops above. */
+static void kc__reduce_other(const kc__reduce_plan* plan, void* out, const void* const* ins) {
+  size_t es = kc_dtype_get_size(plan->other);
+  char* r = out;
+  const char* x = ins[0];
+  for (int64_t k = 0; k < plan->out_count; ++k) memcpy(r + (size_t)k * es, ins[1], es);
+  int32_t last = plan->rank - 1;
+  int64_t n = last >= 0 ? plan->dims[last] : 1;
+  if (n == 0 || plan->in_count == 0) return;
+  bool fold = last >= 0 && plan->out_stride[last] == 0;
+  int64_t idx[KC__RED_MAX_RANK] = {0};
+  int64_t o = 0;
+  for (int64_t row = 0; row < plan->in_count / n; ++row) {
+    kc__reduce_other_row(plan->op, plan->other, r + (size_t)o * es, fold,
+                         x + (size_t)(row * n) * es, n);
+    for (int32_t d = last - 1; d >= 0; --d) {
+      o += plan->out_stride[d];
+      if (++idx[d] < plan->dims[d]) break;
+      o -= plan->out_stride[d] * plan->dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 static kc_status* kc__reduce_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                     const void* const* ins) {
   const kc__reduce_plan* plan = ctx->data;
   if (plan->op == 0) return kc__reduce_general(plan, out, ins);
+  if (plan->other.lanes) {
+    kc__reduce_other(plan, out, ins);
+    return NULL;
+  }
   switch (plan->type) {
 #define KC__RED_CASE(sfx, ctype, code, bits)                          \
   case KC__OP_T_##sfx:                                                 \
@@ -492,6 +547,7 @@ typedef struct kc__window_plan {
   size_t esize;
   int32_t op; /* a native reducer's op, else 0 */
   int type;
+  DLDataType other; /* as kc__reduce_plan's */
   kc_executable* reducer;
   const kc_shape* scalar;
 } kc__window_plan;
@@ -591,7 +647,9 @@ static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
   plan->scalar = init;
   plan->esize = kc_dtype_get_size(t);
   plan->type = kc__op_num_type(t);
-  plan->op = plan->type == KC__OP_T_NONE ? 0 : kc__simple_reducer(red);
+  plan->op = kc__simple_reducer(red);
+  plan->other = kc__reduce_other_type(plan->op, t);
+  if (plan->type == KC__OP_T_NONE && !plan->other.lanes) plan->op = 0;
   if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__OP_T_pred) plan->op = 0;
   return NULL;
 }
@@ -645,6 +703,10 @@ KC__OP_NUM_TYPES(KC__RED_COMBINE)
 #undef KC__RED_COMBINE
 
 static void kc__combine(const kc__window_plan* plan, void* acc, const void* x) {
+  if (plan->other.lanes) {
+    kc__reduce_other_row(plan->op, plan->other, acc, true, x, 1);
+    return;
+  }
   switch (plan->type) {
 #define KC__RED_COMBINE_CASE(sfx, ctype, code, bits) \
   case KC__OP_T_##sfx:                                \

@@ -4,15 +4,21 @@
 
 #include "internal/common.h"
 #include "program/ops.h"
+#include "program/ops_types.h"
 
 /* ---- element types (KC__OP_NUM_TYPES, ops.h) ----------------------------------- */
 
-static kc_status* kc__unsupported_type(const kc__instr* in, DLDataType t, const char* what) {
+/* The element types of each instruction here, for its refusals. */
+#define KC__COMPARE_TYPES "pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128"
+#define KC__CLAMP_TYPES "pred, s8..s64, u8..u64, f16, bf16, f32, f64"
+#define KC__IOTA_TYPES "s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128"
+
+static kc_status* kc__unsupported_type(const kc__instr* in, DLDataType t, const char* what,
+                                       const char* supported) {
   char buf[32];
   return kc__instr_error(in, KC_UNIMPLEMENTED,
-                    "%s: element type %s is not supported (supported: pred, s8..s64, "
-                    "u8..u64, f32, f64)",
-                    what, kc__op_dtype_text(t, buf, sizeof buf));
+                    "%s: element type %s is not supported (supported: %s)",
+                    what, kc__op_dtype_text(t, buf, sizeof buf), supported);
 }
 
 static kc_status* kc__expect_shape(const kc__instr* in, const kc_shape* got,
@@ -28,8 +34,14 @@ static kc_status* kc__expect_shape(const kc__instr* in, const kc_shape* got,
 
 enum { KC__CMP_EQ, KC__CMP_NE, KC__CMP_LT, KC__CMP_LE, KC__CMP_GT, KC__CMP_GE };
 
+/* The outcomes (ops_types.h) each direction accepts. */
+static const unsigned kc__accepts[] = {
+    KC__ORDER_EQ, KC__ORDER_LT | KC__ORDER_GT | KC__ORDER_UNORDERED, KC__ORDER_LT,
+    KC__ORDER_LT | KC__ORDER_EQ, KC__ORDER_GT, KC__ORDER_GT | KC__ORDER_EQ};
+
 typedef struct kc__compare_plan {
-  int type;        /* KC__OP_T_* of the operands */
+  int type;        /* KC__OP_T_* of the operands; NONE: f16, bf16, c64, c128 */
+  DLDataType dtype; /* of the operands */
   int direction;   /* KC__CMP_* */
   bool total;      /* floats in XLA's total order */
   int64_t count;
@@ -52,7 +64,11 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
                       "expected a pred result with the dims of %s, got %s", w, g);
   }
   out->type = kc__op_num_type(a->dtype);
-  if (out->type == KC__OP_T_NONE) return kc__unsupported_type(in, a->dtype, "operand 0");
+  out->dtype = a->dtype;
+  bool is_complex = kc__type_is_complex(a->dtype);
+  if (out->type == KC__OP_T_NONE && !is_complex && !kc__type_is_half(a->dtype)) {
+    return kc__unsupported_type(in, a->dtype, "operand 0", KC__COMPARE_TYPES);
+  }
   out->count = kc__shape_elements(a);
   kc_string_view dir, type;
   KC_RETURN_IF_ERROR(kc__op_attr_string(in, "direction", false, &dir));
@@ -65,14 +81,24 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
                       "attribute direction: expected EQ, NE, LT, LE, GT or GE, got %s",
                       KC__Q(dir));
   }
+  if (is_complex && out->direction != KC__CMP_EQ && out->direction != KC__CMP_NE) {
+    char buf[32];
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                           "attribute direction: expected EQ or NE for %s operands (complex "
+                           "numbers are not ordered), got %s",
+                           kc__op_dtype_text(a->dtype, buf, sizeof buf), KC__Q(dir));
+  }
   KC_RETURN_IF_ERROR(kc__op_attr_string(in, "type", true, &type));
-  bool is_float = a->dtype.code == kDLFloat;
+  bool is_float = a->dtype.code == kDLFloat || a->dtype.code == kDLBfloat || is_complex;
   bool is_signed = a->dtype.code == kDLInt;
-  const char* want = is_float ? "FLOAT or TOTALORDER" : is_signed ? "SIGNED" : "UNSIGNED";
+  const char* want = is_complex ? "FLOAT"
+                     : is_float ? "FLOAT or TOTALORDER"
+                     : is_signed ? "SIGNED" : "UNSIGNED";
   out->total = false;
   if (type.size) {
     bool ok = is_float ? kc_sv_equal(type, KC_SV_LIT("FLOAT")) ||
-                             (out->total = kc_sv_equal(type, KC_SV_LIT("TOTALORDER")))
+                             (!is_complex &&
+                              (out->total = kc_sv_equal(type, KC_SV_LIT("TOTALORDER"))))
                        : kc_sv_equal(type, kc_sv(want));
     if (!ok) {
       char buf[32];
@@ -136,6 +162,15 @@ static kc_status* kc__compare_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   int dir = plan->direction;
   int64_t n = plan->count;
   uint8_t* r = out;
+  if (kc__type_is_half(plan->dtype)) {
+    kc__half_compare_run(kc__accepts[dir], plan->total, plan->dtype.code == kDLBfloat, ins[0],
+                         ins[1], r, n);
+    return NULL;
+  }
+  if (kc__type_is_complex(plan->dtype)) {
+    kc__complex_compare_run(kc__accepts[dir], plan->dtype.bits == 128, ins[0], ins[1], r, n);
+    return NULL;
+  }
   if (plan->total && plan->type == KC__OP_T_f32) {
     const float* a = ins[0];
     const float* b = ins[1];
@@ -165,6 +200,7 @@ static kc_status* kc__compare_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 
 typedef struct kc__select_plan {
   int type;
+  DLDataType dtype;
   size_t esize;
   int64_t count;
   bool scalar[3]; /* operand i is a scalar, broadcast */
@@ -209,10 +245,15 @@ static kc_status* kc__select_read(const kc_program* p, const kc__instr* in,
                       "operand 1: expected the result's shape, got a scalar");
   }
   out->type = kc__op_num_type(t);
-  if (out->type == KC__OP_T_NONE && !is_select) return kc__unsupported_type(in, t, "the result");
+  out->dtype = t;
+  if (out->type == KC__OP_T_NONE && !is_select && !kc__type_is_half(t)) {
+    return kc__unsupported_type(in, t, "the result", KC__CLAMP_TYPES);
+  }
   out->esize = kc_dtype_get_size(t);
   out->count = kc__shape_elements(in->shape);
-  if (is_select && out->esize == 0) return kc__unsupported_type(in, t, "the result");
+  if (is_select && out->esize == 0) {
+    return kc__unsupported_type(in, t, "the result", "any type of whole bytes");
+  }
   return NULL;
 }
 
@@ -284,6 +325,11 @@ KC__OP_NUM_TYPES(KC__CLAMP_FN)
 static kc_status* kc__clamp_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                    const void* const* ins) {
   const kc__select_plan* plan = ctx->data;
+  if (kc__type_is_half(plan->dtype)) {
+    kc__half_clamp_run(plan->dtype.code == kDLBfloat, ins[0], plan->scalar[0], ins[1], ins[2],
+                       plan->scalar[2], out, plan->count);
+    return NULL;
+  }
   switch (plan->type) {
 #define KC__CLAMP_CASE(sfx, ctype, code, bits)         \
   case KC__OP_T_##sfx:                                  \
@@ -301,6 +347,7 @@ static kc_status* kc__clamp_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 
 typedef struct kc__iota_plan {
   int type;
+  DLDataType dtype;
   int64_t outer, len, inner; /* around the iota dimension */
 } kc__iota_plan;
 
@@ -316,8 +363,10 @@ static kc_status* kc__iota_read(const kc__instr* in, kc__iota_plan* out) {
                       r->rank - 1, r->rank, (long long)dim);
   }
   out->type = kc__op_num_type(r->dtype);
-  if (out->type == KC__OP_T_NONE || out->type == KC__OP_T_pred) {
-    return kc__unsupported_type(in, r->dtype, "the result");
+  out->dtype = r->dtype;
+  bool other = kc__type_is_half(r->dtype) || kc__type_is_complex(r->dtype);
+  if ((out->type == KC__OP_T_NONE && !other) || out->type == KC__OP_T_pred) {
+    return kc__unsupported_type(in, r->dtype, "the result", KC__IOTA_TYPES);
   }
   out->outer = out->inner = 1;
   for (int32_t d = 0; d < r->rank; ++d) {
@@ -348,6 +397,14 @@ static kc_status* kc__iota_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   KC__UNUSED(ins);
   const kc__iota_plan* plan = ctx->data;
+  if (kc__type_is_half(plan->dtype)) {
+    kc__half_iota_run(plan->dtype.code == kDLBfloat, out, plan->outer, plan->len, plan->inner);
+    return NULL;
+  }
+  if (kc__type_is_complex(plan->dtype)) {
+    kc__complex_iota_run(plan->dtype.bits == 128, out, plan->outer, plan->len, plan->inner);
+    return NULL;
+  }
   switch (plan->type) {
 #define KC__IOTA_CASE(sfx, ctype, code, bits)                               \
   case KC__OP_T_##sfx: {                                                     \
