@@ -4,7 +4,8 @@
  * every 1031st bit pattern of all 2^32 (both signs, denormals, the largest
  * values, infinities and NaNs), plus special values, on each build the
  * processor runs (baseline and AVX2 + FMA). Then through the instructions,
- * on arrays large enough to be split across the thread pool.
+ * on arrays large enough to be split across the thread pool, and the
+ * split itself.
  *
  * The bounds, measured over every 97th bit pattern on both builds (the
  * largest errors seen): exp 0.98, expm1 1.53, log 0.83, log1p 0.91,
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "kt_hlo.h"
+#include "program/split.h"
 #include "program/vmath.h"
 #include "test.h"
 
@@ -198,4 +200,43 @@ KC_TEST(hlo_math_ulp_instructions) {
   kt_vm_instruction("erf", KC__VM_ERF, "1e-5");
   kt_vm_instruction("sqrt", KC__VM_SQRT, "0.5");
   kt_vm_instruction("rsqrt", KC__VM_RSQRT, "0.5");
+}
+
+/* kc__split_run (src/program/split.c, compiled into the runner): each
+ * element once, ranges that start on a block boundary, the pool used for
+ * large work and the caller alone for small. */
+typedef struct kt_split_seen {
+  uint8_t* hits;
+  int ranges;       /* atomic */
+  int misaligned;   /* atomic */
+} kt_split_seen;
+
+static void kt_split_body(void* p, int64_t begin, int64_t end) {
+  kt_split_seen* seen = p;
+  for (int64_t i = begin; i < end; ++i) seen->hits[i]++;
+  __atomic_add_fetch(&seen->ranges, 1, __ATOMIC_RELAXED);
+  if (begin % 4096 != 0) __atomic_add_fetch(&seen->misaligned, 1, __ATOMIC_RELAXED);
+}
+
+KC_TEST(hlo_math_split_covers_once) {
+  kc_thread_pool* pool = NULL;
+  KC_CHECK_OK(kc_thread_pool_create(4, &pool));
+  enum { KT_N = (1 << 20) + 5 };
+  static uint8_t hits[KT_N];
+  kt_split_seen seen = {hits, 0, 0};
+  kc__split_run(pool, KT_N, 1.0, kt_split_body, &seen);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < KT_N; ++i) wrong += hits[i] != 1;
+  KC_CHECK_INT(wrong, 0);
+  KC_CHECK(seen.ranges > 1); /* a millisecond of work is shared */
+  KC_CHECK_INT(seen.misaligned, 0);
+  /* 1000 elements at a nanosecond: one range, on the caller. */
+  memset(hits, 0, 1000);
+  seen.ranges = 0;
+  kc__split_run(pool, 1000, 1.0, kt_split_body, &seen);
+  KC_CHECK_INT(seen.ranges, 1);
+  for (int i = 0; i < 1000; ++i) KC_CHECK(hits[i] == 1);
+  kc__split_run(pool, 0, 1.0, kt_split_body, &seen);
+  KC_CHECK_INT(seen.ranges, 1);
+  kc_thread_pool_destroy(pool);
 }
