@@ -145,6 +145,7 @@ bench: $(BENCH_VENV)/.stamp
 	$(BENCH_VENV)/bin/python bench/python/bench_jax.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_dot.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_reduce.py --out build/bench
+	$(BENCH_VENV)/bin/python bench/python/bench_unary.py --out build/bench
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_tvm_ffi.py --out build/bench
 
 # The XLA FFI fixtures in tests/fixtures/xla_ffi: handlers built with XLA's

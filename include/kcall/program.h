@@ -413,8 +413,10 @@ typedef struct kc_compile_options {
   size_t struct_size;
   kc_platform platform;        /* 0 means host */
   /* Handed to typed handlers and to XLA FFI handlers (their
-   * ThreadPool_Schedule); NULL: the default pool (kcall/runtime.h),
-   * started only if the program has such a call. */
+   * ThreadPool_Schedule), and the pool that large dot, convolution and
+   * element-wise instructions (above about 50 microseconds of work) are
+   * split across; NULL: the default pool (kcall/runtime.h), started only
+   * if the program has such a call or such an instruction. */
   kc_thread_pool* thread_pool;
   /* Appended in 0.1 (read only when struct_size covers them). */
   /* The CUDA device ordinal (DLDevice.device_id) when platform is

@@ -8,6 +8,7 @@
 
 #include "internal/common.h"
 #include "internal/half.h"
+#include "program/vmath.h"
 
 /* The element types the built-in instructions support: X(suffix, C type,
  * DLPack code, bits, is_float, is_signed). */
@@ -264,13 +265,7 @@ static void kc__convert(int from, int to, const void* a, void* r, int64_t n) {
 
 static void kc__unary_float(int32_t op, int t, const void* a, void* r, int64_t n) {
   if (t == KC__T_f32) {
-    const float* x = a;
-    float* y = r;
-    if (op == KC_OP_EXPONENTIAL) {
-      for (int64_t i = 0; i < n; ++i) y[i] = expf(x[i]);
-    } else {
-      for (int64_t i = 0; i < n; ++i) y[i] = logf(x[i]);
-    }
+    kc__vmath_f32(op == KC_OP_EXPONENTIAL ? KC__VM_EXP : KC__VM_LOG, a, r, n);
   } else {
     const double* x = a;
     double* y = r;

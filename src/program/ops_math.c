@@ -7,6 +7,8 @@
 #include "internal/common.h"
 #include "program/ops.h"
 #include "program/ops_types.h"
+#include "program/split.h"
+#include "program/vmath.h"
 
 typedef struct kc__math_plan {
   int32_t op;
@@ -267,7 +269,7 @@ static uint64_t kc__int_op(int32_t op, uint64_t a, uint64_t b, int64_t sa, int64
   }
 }
 
-static void kc__int_kernel(const kc__math_data* d, void* out, const void* const* ins) {
+static void kc__int_kernel(const kc__math_data* d, void* out, const void* const* ins, int64_t n) {
   const kc__math_plan* plan = &d->plan;
   size_t es = d->esize;
   bool is_signed = plan->type == KC__M_SINT;
@@ -276,7 +278,7 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
   /* An arithmetic right shift reads the bits as the signed type of the
    * same width, whatever the element type (XLA's rule). */
   bool signed_a = is_signed || plan->op == KC_OP_SHIFT_RIGHT_ARITHMETIC;
-  for (int64_t i = 0; i < plan->count; ++i) {
+  for (int64_t i = 0; i < n; ++i) {
     size_t k = (size_t)i;
     int64_t sa = signed_a ? kc__load_s(ins[0], k, es) : 0;
     uint64_t a = is_signed ? (uint64_t)sa : kc__load_u(ins[0], k, es);
@@ -300,27 +302,86 @@ static kc_status* kc__math_other_kernel(const kc__math_plan* plan, void* out,
   return NULL;
 }
 
-static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
-                                  const void* const* ins) {
-  const kc__math_data* d = ctx->data;
+/* The f32 functions with a vector kernel (vmath.h); -1 for the others. */
+static int kc__math_vector_fn(int32_t op) {
+  switch (op) {
+    case KC_OP_TANH: return KC__VM_TANH;
+    case KC_OP_LOGISTIC: return KC__VM_LOGISTIC;
+    case KC_OP_LOG_PLUS_ONE: return KC__VM_LOG1P;
+    case KC_OP_EXPONENTIAL_MINUS_ONE: return KC__VM_EXPM1;
+    case KC_OP_ERF: return KC__VM_ERF;
+    case KC_OP_SQRT: return KC__VM_SQRT;
+    case KC_OP_RSQRT: return KC__VM_RSQRT;
+    default: return -1;
+  }
+}
+
+/* Elements [0, n) of the operands and result given. */
+static void kc__math_run(const kc__math_data* d, void* out, const void* const* ins, int64_t n) {
   const kc__math_plan* plan = &d->plan;
   bool binary = plan->binary;
-  if (plan->type >= KC__M_F16) return kc__math_other_kernel(plan, out, ins);
   if (plan->type == KC__M_F32) {
-    if (binary) {
-      kc__binary_f32(plan->op, ins[0], ins[1], out, plan->count);
+    int vfn = binary ? -1 : kc__math_vector_fn(plan->op);
+    if (vfn >= 0) {
+      kc__vmath_f32((kc__vmath_fn)vfn, ins[0], out, n);
+    } else if (binary) {
+      kc__binary_f32(plan->op, ins[0], ins[1], out, n);
     } else {
-      kc__unary_f32(plan->op, ins[0], out, plan->count);
+      kc__unary_f32(plan->op, ins[0], out, n);
     }
   } else if (plan->type == KC__M_F64) {
     if (binary) {
-      kc__binary_f64(plan->op, ins[0], ins[1], out, plan->count);
+      kc__binary_f64(plan->op, ins[0], ins[1], out, n);
     } else {
-      kc__unary_f64(plan->op, ins[0], out, plan->count);
+      kc__unary_f64(plan->op, ins[0], out, n);
     }
   } else {
-    kc__int_kernel(d, out, ins);
+    kc__int_kernel(d, out, ins, n);
   }
+}
+
+typedef struct kc__math_job {
+  const kc__math_data* d;
+  void* out;
+  const void* const* ins;
+} kc__math_job;
+
+static void kc__math_range(void* p, int64_t begin, int64_t end) {
+  const kc__math_job* job = p;
+  const kc__math_data* d = job->d;
+  size_t in_es = d->esize;
+  size_t out_es = d->plan.op == KC_OP_IS_FINITE ? 1 : in_es;
+  const void* ins[2];
+  ins[0] = (const char*)job->ins[0] + (size_t)begin * in_es;
+  ins[1] = d->plan.binary ? (const char*)job->ins[1] + (size_t)begin * in_es : NULL;
+  kc__math_run(d, (char*)job->out + (size_t)begin * out_es, ins, end - begin);
+}
+
+/* Rough nanoseconds an element, for the split across the pool: the
+ * vector kernels, the C library's functions, the rest. */
+static double kc__math_cost(const kc__math_plan* plan) {
+  bool is_float = plan->type == KC__M_F32 || plan->type == KC__M_F64;
+  if (!is_float) return 1.0;
+  switch (plan->op) {
+    case KC_OP_ABS:
+    case KC_OP_SIGN:
+    case KC_OP_FLOOR:
+    case KC_OP_CEIL:
+    case KC_OP_ROUND_NEAREST_AFZ:
+    case KC_OP_ROUND_NEAREST_EVEN:
+    case KC_OP_IS_FINITE:
+      return 0.5;
+    default:
+      return plan->type == KC__M_F32 && kc__math_vector_fn(plan->op) >= 0 ? 1.0 : 10.0;
+  }
+}
+
+static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
+                                  const void* const* ins) {
+  const kc__math_data* d = ctx->data;
+  if (d->plan.type >= KC__M_F16) return kc__math_other_kernel(&d->plan, out, ins);
+  kc__math_job job = {d, out, ins};
+  kc__split_run(ctx->pool, d->plan.count, kc__math_cost(&d->plan), kc__math_range, &job);
   return NULL;
 }
 
