@@ -18,6 +18,7 @@ static const kc__instr_family kc__families[] = {
     {kc__ops_select, &kc__ops_select_count},
     {kc__ops_control, &kc__ops_control_count},
     {kc__ops_reduce, &kc__ops_reduce_count},
+    {kc__ops_reduce_window, &kc__ops_reduce_window_count},
     {kc__ops_math, &kc__ops_math_count},
     {kc__ops_shape, &kc__ops_shape_count},
     {kc__ops_dot, &kc__ops_dot_count},

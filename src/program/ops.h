@@ -213,6 +213,11 @@ int kc__op_num_type(DLDataType t);
  * index: a u64 above INT64_MAX reads as INT64_MAX. */
 int64_t kc__op_load_index(const void* p, DLDataType t);
 
+/* The op of a reducer that is `op(p0, p1)` (or `op(p1, p0)`) of its two
+ * scalar parameters, for the ops with a native loop (add, multiply,
+ * maximum, minimum, and, or); 0 otherwise (ops_reduce.c). */
+int32_t kc__simple_reducer(const kc_program* reducer);
+
 /* Compiles `program` (a called computation) with the executable's
  * platform and pool. */
 kc_status* kc__prepare_compile(const kc__prepare_ctx* ctx, const kc_program* program,
@@ -254,6 +259,8 @@ extern const kc__instr_def kc__ops_control[];  /* ops_control.c: while, conditio
 extern const size_t kc__ops_control_count;
 extern const kc__instr_def kc__ops_reduce[];   /* ops_reduce.c: reduce */
 extern const size_t kc__ops_reduce_count;
+extern const kc__instr_def kc__ops_reduce_window[]; /* ops_reduce_window.c: reduce-window */
+extern const size_t kc__ops_reduce_window_count;
 extern const kc__instr_def kc__ops_math[];     /* ops_math.c: tanh, sqrt, power, and, ... */
 extern const size_t kc__ops_math_count;
 extern const kc__instr_def kc__ops_shape[];    /* ops_shape.c: transpose, slice, pad, ... */
