@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "internal/common.h"
+#include "kcall/runtime.h"
 #include "program/elementwise.h"
 #include "program/executable_internal.h"
 #include "program/ops.h"
@@ -147,17 +148,58 @@ void kc_executable_destroy(kc_executable* exe) {
 
 /* ---- steps ------------------------------------------------------------------- */
 
+/* A large element-wise step is split over the thread pool in ranges of
+ * elements; each range is the same kernel on a slice of the arrays. */
+typedef struct kc__ew_ranges {
+  const kc__step* s;
+  const char* a;
+  const char* b;
+  char* out;
+  size_t in_size, out_size;
+} kc__ew_ranges;
+
+static void kc__ew_range(void* ctx, int64_t begin, int64_t end) {
+  const kc__ew_ranges* r = ctx;
+  size_t at = (size_t)begin;
+  kc__elementwise_run(r->s->op, r->s->in_dtype, r->s->out_dtype, r->a + at * r->in_size,
+                      r->b ? r->b + at * r->in_size : NULL, r->out + at * r->out_size,
+                      end - begin);
+}
+
+/* Estimated nanoseconds an element (generous for the memory-bound ops),
+ * and the estimated work below which one thread does it all: waking
+ * workers costs microseconds, and cheap ops only pay on large arrays. */
+#define KC__EW_PARALLEL_NS 200000
+
+static int64_t kc__ew_cost(int32_t op) {
+  return op == KC_OP_EXPONENTIAL || op == KC_OP_LOG ? 4 : 1;
+}
+
 kc_status* kc__step_elementwise(const kc__step* s, kc__run* run) {
-  kc__elementwise_run(s->op, s->in_dtype, s->out_dtype, run->addr[s->in[0]],
-                      s->in[1] >= 0 ? run->addr[s->in[1]] : NULL,
-                      run->addr[s->out], s->count);
+  const void* a = run->addr[s->in[0]];
+  const void* b = s->in[1] >= 0 ? run->addr[s->in[1]] : NULL;
+  void* out = run->addr[s->out];
+  int64_t cost = kc__ew_cost(s->op);
+  /* Whole bytes only: a range must start on an element. */
+  bool whole = s->in_dtype.bits % 8 == 0 && s->out_dtype.bits % 8 == 0;
+  if (s->count * cost < KC__EW_PARALLEL_NS || !whole) {
+    kc__elementwise_run(s->op, s->in_dtype, s->out_dtype, a, b, out, s->count);
+    return NULL;
+  }
+  kc_thread_pool* pool = run->exe->pool ? run->exe->pool : kc_thread_pool_get_default();
+  kc__ew_ranges r = {.s = s,
+                     .a = a,
+                     .b = b,
+                     .out = out,
+                     .in_size = kc_dtype_get_size(s->in_dtype),
+                     .out_size = kc_dtype_get_size(s->out_dtype)};
+  kc_thread_pool_parallel_for(pool, s->count, cost, kc__ew_range, &r);
   return NULL;
 }
 
 kc_status* kc__step_broadcast(const kc__step* s, kc__run* run) {
-  kc__broadcast_run(run->addr[s->in[0]], s->in_rank, s->in_dims,
-                    run->addr[s->out], s->out_rank, s->out_dims, s->map,
-                    s->bytes);
+  kc__broadcast_copy(run->addr[s->in[0]], s->in_rank, s->in_dims, run->addr[s->out],
+                     s->out_rank, s->out_dims, s->map, s->bytes);
   return NULL;
 }
 

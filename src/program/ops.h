@@ -236,6 +236,14 @@ typedef struct kc__box {
 /* Copies the box; elements of `esize` bytes. */
 void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize);
 
+/* broadcast: result[i] = operand[i mapped through `map`] (operand dim k
+ * is result dim map[k]), row-major, elements of `esize` bytes; runs of
+ * the operand are copied whole and broadcast dimensions copied from what
+ * is already written (ops_shape.c). */
+void kc__broadcast_copy(const void* operand, int32_t in_rank, const int64_t* in_dims,
+                        void* result, int32_t out_rank, const int64_t* out_dims,
+                        const int64_t* map, size_t esize);
+
 /* Row-major strides of array shape `s`, in elements, into out[0..rank). */
 void kc__op_strides(const kc_shape* s, int64_t* out);
 
