@@ -534,7 +534,10 @@ static void kc__bcast_level(const kc__bcast* b, int32_t d, const char* src, char
 void kc__broadcast_copy(const void* operand, int32_t in_rank, const int64_t* in_dims,
                         void* result, int32_t out_rank, const int64_t* out_dims,
                         const int64_t* map, size_t esize) {
-  int64_t stride[KC__MAX_RANK] = {0};
+  /* Nothing is zeroed whole: KC__MAX_RANK is large next to a small
+   * broadcast's cost. */
+  int64_t stride[KC__MAX_RANK];
+  for (int32_t d = 0; d < out_rank; ++d) stride[d] = 0;
   int64_t running = 1;
   for (int32_t i = in_rank - 1; i >= 0; --i) {
     stride[map[i]] = in_dims[i] == 1 ? 0 : running;
@@ -542,7 +545,9 @@ void kc__broadcast_copy(const void* operand, int32_t in_rank, const int64_t* in_
   }
   /* Dimensions of one element dropped; neighbours merged when both are
    * broadcast or both walk the operand contiguously. */
-  kc__bcast b = {.rank = 0, .esize = esize};
+  kc__bcast b;
+  b.rank = 0;
+  b.esize = esize;
   for (int32_t d = 0; d < out_rank; ++d) {
     if (out_dims[d] == 0) return;
     if (out_dims[d] == 1) continue;
