@@ -20,6 +20,9 @@ typedef struct kc__reduce_plan {
   /* The native loop: the op and type, or op 0 for the general path. */
   int32_t op;
   int type;
+  /* JAX's argmax (1) or argmin (2) reducer of (f32 or f64 values, s32 or
+   * s64 indices), folded natively; 0 otherwise. */
+  int32_t arg;
   /* The general path: the reducer, compiled. */
   kc_executable* reducer;
   const kc_shape* elem_shapes[2 * 64]; /* scalar shapes: accumulators, then elements */
@@ -42,6 +45,73 @@ int32_t kc__simple_reducer(const kc_program* r) {
   bool params = r->instrs[a].op == KC__OP_PARAMETER && r->instrs[b].op == KC__OP_PARAMETER &&
                 r->instrs[a].number != r->instrs[b].number;
   return params ? op : 0;
+}
+
+/* ---- argmax and argmin ------------------------------------------------------- */
+
+static const kc__instr* kc__rat(const kc_program* r, int32_t id) { return &r->instrs[id]; }
+
+static bool kc__rparam(const kc_program* r, int32_t id, int64_t number) {
+  const kc__instr* in = kc__rat(r, id);
+  return in->op == KC__OP_PARAMETER && in->number == number;
+}
+
+/* compare(parameter a, parameter b) in `direction`. */
+static bool kc__rcompare(const kc_program* r, int32_t id, const char* direction, int64_t a,
+                         int64_t b) {
+  const kc__instr* in = kc__rat(r, id);
+  if (in->op != KC_OP_COMPARE || in->num_operands != 2) return false;
+  const kc_attr* d = kc__op_attr(in, "direction");
+  if (!d || d->type != KC_ATTR_STRING || !kc_sv_equal(d->v.str, kc_sv(direction))) return false;
+  return kc__rparam(r, in->operands[0], a) && kc__rparam(r, in->operands[1], b);
+}
+
+/* op(x, y) or op(y, x) of two pred instructions: their ids. */
+static bool kc__rlogic(const kc_program* r, int32_t id, int32_t op, int32_t* x, int32_t* y) {
+  const kc__instr* in = kc__rat(r, id);
+  if (in->op != op || in->num_operands != 2) return false;
+  *x = in->operands[0];
+  *y = in->operands[1];
+  return true;
+}
+
+/* The reducer JAX writes for argmax (GT) or argmin (LT) of parameters
+ * (value a, index a, value b, index b):
+ *   keep = a > b (a < b) or a != a
+ *   (select(keep, va, vb), select(keep or (va == vb and ia < ib), ia, ib))
+ * with the operands of each or and and in either order. */
+static bool kc__is_arg_reducer(const kc_program* r, const char* direction) {
+  if (kc_program_get_parameter_count(r) != 4) return false;
+  const kc__instr* root = kc__rat(r, r->root);
+  if (root->op != KC__OP_TUPLE || root->num_operands != 2) return false;
+  const kc__instr* sv = kc__rat(r, root->operands[0]);
+  const kc__instr* si = kc__rat(r, root->operands[1]);
+  if (sv->op != KC_OP_SELECT || si->op != KC_OP_SELECT || sv->num_operands != 3 ||
+      si->num_operands != 3 || !kc__rparam(r, sv->operands[1], 0) ||
+      !kc__rparam(r, sv->operands[2], 2) || !kc__rparam(r, si->operands[1], 1) ||
+      !kc__rparam(r, si->operands[2], 3)) {
+    return false;
+  }
+  int32_t keep = sv->operands[0], x, y, e, l;
+  if (!kc__rlogic(r, keep, KC_OP_OR, &x, &y)) return false;
+  bool keep_ok = (kc__rcompare(r, x, direction, 0, 2) && kc__rcompare(r, y, "NE", 0, 0)) ||
+                 (kc__rcompare(r, y, direction, 0, 2) && kc__rcompare(r, x, "NE", 0, 0));
+  if (!keep_ok || !kc__rlogic(r, si->operands[0], KC_OP_OR, &x, &y)) return false;
+  int32_t tie = x == keep ? y : y == keep ? x : -1;
+  if (tie < 0 || !kc__rlogic(r, tie, KC_OP_AND, &e, &l)) return false;
+  return (kc__rcompare(r, e, "EQ", 0, 2) && kc__rcompare(r, l, "LT", 1, 3)) ||
+         (kc__rcompare(r, l, "EQ", 0, 2) && kc__rcompare(r, e, "LT", 1, 3));
+}
+
+/* 1 for argmax, 2 for argmin, of value type `v` and index type `i`; 0
+ * for another reducer or other types. */
+static int32_t kc__arg_kind(const kc_program* r, DLDataType v, DLDataType i) {
+  bool types = v.code == kDLFloat && (v.bits == 32 || v.bits == 64) && v.lanes == 1 &&
+               i.code == kDLInt && (i.bits == 32 || i.bits == 64) && i.lanes == 1;
+  if (!types) return 0;
+  if (kc__is_arg_reducer(r, "GT")) return 1;
+  if (kc__is_arg_reducer(r, "LT")) return 2;
+  return 0;
 }
 
 static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
@@ -165,6 +235,9 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
                       g);
   }
   plan->op = n == 1 ? kc__simple_reducer(red) : 0;
+  plan->arg = n == 2 ? kc__arg_kind(red, kc_shape_get_dtype(plan->elem_shapes[0]),
+                                    kc_shape_get_dtype(plan->elem_shapes[1]))
+                     : 0;
   plan->type = kc__op_num_type(kc_shape_get_dtype(first));
   if (plan->type == KC__OP_T_NONE) plan->op = 0;
   if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__OP_T_pred) plan->op = 0;
@@ -190,7 +263,7 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
   kc__reduce_plan* plan = calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__reduce_read(p, in, plan);
-  if (!st && plan->op == 0) {
+  if (!st && plan->op == 0 && plan->arg == 0) {
     st = kc__prepare_compile(ctx, in->computations[0], &plan->reducer);
   }
   if (st) {
@@ -422,6 +495,51 @@ KC__OP_NUM_TYPES(KC__RED_NATIVE)
 #undef KC__RED_NATIVE
 #undef KC__RED_MINMAX
 
+/* The argmax or argmin fold, element by element in the order of the
+ * general path, exactly as JAX's reducer computes it: the accumulator
+ * stays when it compares greater (less) or is NaN, and its index also
+ * when the values are equal and its index is lower. */
+#define KC__ARG_FOLD(name, vtype, itype)                                            \
+  static inline void kc__arg_step_##name(vtype* av, itype* ai, vtype ev, itype ei,  \
+                                         bool is_max) {                             \
+    bool keep = (is_max ? *av > ev : *av < ev) || *av != *av;                      \
+    bool keep_index = keep || (*av == ev && *ai < ei);                             \
+    if (!keep) *av = ev;                                                           \
+    if (!keep_index) *ai = ei;                                                     \
+  }                                                                                \
+  static void kc__arg_##name(const kc__reduce_plan* plan, void* out,                \
+                             const void* const* ins) {                              \
+    vtype* rv = ((void* const*)out)[0];                                            \
+    itype* ri = ((void* const*)out)[1];                                            \
+    const vtype* xv = ins[0];                                                      \
+    const itype* xi = ins[1];                                                      \
+    vtype v0;                                                                      \
+    itype i0;                                                                      \
+    memcpy(&v0, ins[2], sizeof v0);                                                \
+    memcpy(&i0, ins[3], sizeof i0);                                                \
+    for (int64_t j = 0; j < plan->out_count; ++j) {                                \
+      rv[j] = v0;                                                                  \
+      ri[j] = i0;                                                                  \
+    }                                                                              \
+    bool is_max = plan->arg == 1;                                                  \
+    KC__RED_WALK(plan, (kc__arg_step_##name(rv + o, ri + o, xv[i], xi[i], is_max))); \
+  }
+KC__ARG_FOLD(f32_s32, float, int32_t)
+KC__ARG_FOLD(f32_s64, float, int64_t)
+KC__ARG_FOLD(f64_s32, double, int32_t)
+KC__ARG_FOLD(f64_s64, double, int64_t)
+#undef KC__ARG_FOLD
+
+static void kc__reduce_arg(const kc__reduce_plan* plan, void* out, const void* const* ins) {
+  bool v64 = kc_shape_get_dtype(plan->elem_shapes[0]).bits == 64;
+  bool i64 = kc_shape_get_dtype(plan->elem_shapes[1]).bits == 64;
+  if (v64) {
+    i64 ? kc__arg_f64_s64(plan, out, ins) : kc__arg_f64_s32(plan, out, ins);
+  } else {
+    i64 ? kc__arg_f32_s64(plan, out, ins) : kc__arg_f32_s32(plan, out, ins);
+  }
+}
+
 /* The general path: the reducer run per element on scalar tensors. */
 static kc_status* kc__reduce_general(const kc__reduce_plan* plan, void* out,
                                      const void* const* ins) {
@@ -467,6 +585,10 @@ static kc_status* kc__reduce_general(const kc__reduce_plan* plan, void* out,
 static kc_status* kc__reduce_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                     const void* const* ins) {
   const kc__reduce_plan* plan = ctx->data;
+  if (plan->arg) {
+    kc__reduce_arg(plan, out, ins);
+    return NULL;
+  }
   if (plan->op == 0) return kc__reduce_general(plan, out, ins);
   switch (plan->type) {
 #define KC__RED_CASE(sfx, ctype, code, bits)                          \
