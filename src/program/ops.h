@@ -223,6 +223,15 @@ int32_t kc__simple_reducer(const kc_program* reducer);
 kc_status* kc__prepare_compile(const kc__prepare_ctx* ctx, const kc_program* program,
                                kc_executable** out);
 
+/* Runs an executable kc__prepare_compile made on `inputs` (CPU tensors of
+ * its parameter shapes, which the caller built from shapes compile
+ * checked) and writes its outputs at out_data (compact buffers of its
+ * output shapes, not overlapping the inputs): kc_executable_execute_into
+ * without its per-call checks, for kernels that call a computation per
+ * element or per iteration (execute.c). */
+kc_status* kc__executable_run_called(const kc_executable* exe, const DLTensor* const* inputs,
+                                     void* const* out_data);
+
 /* ---- moving elements ------------------------------------------------------- */
 
 typedef struct kc__box {

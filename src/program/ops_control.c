@@ -165,7 +165,7 @@ static kc_status* kc__while_verify(const kc_program* p, const kc__instr* in) {
   return st;
 }
 
-/* The loop runs the condition and the body with kc_executable_execute_into
+/* The loop runs the condition and the body (kc__executable_run_called)
  * on two sets of state buffers in turn (the result's own and one scratch
  * block), so that an iteration allocates nothing: the body reads one set
  * and writes the other, which is then the state. */
@@ -215,23 +215,19 @@ static kc_status* kc__while_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   kc__while_tensors(plan, state, w.t[0], w.p[0]);
   kc__while_tensors(plan, spare, w.t[1], w.p[1]);
   uint8_t go = 0;
-  DLTensor pred;
-  memset(&pred, 0, sizeof pred);
-  pred.data = &go;
-  pred.device.device_type = kDLCPU;
-  pred.dtype = (DLDataType){kDLBool, 8, 1};
-  const DLTensor* pred_ptr = &pred;
+  void* pred_out = &go;
+  void* const* sets[2] = {state, spare};
   kc_status* st = NULL;
   int cur = 0; /* the set that holds the state */
   for (uint64_t iteration = 0;; ++iteration) {
-    st = kc_executable_execute_into(plan->exes[0], w.p[cur], n, NULL, &pred_ptr, 1);
+    st = kc__executable_run_called(plan->exes[0], w.p[cur], &pred_out);
     if (st) {
       st = kc_status_add_context(st, "in the condition, iteration %llu",
                                  (unsigned long long)iteration);
       break;
     }
     if (!go) break;
-    st = kc_executable_execute_into(plan->exes[1], w.p[cur], n, NULL, w.p[1 - cur], n);
+    st = kc__executable_run_called(plan->exes[1], w.p[cur], sets[1 - cur]);
     if (st) {
       st = kc_status_add_context(st, "in the body, iteration %llu",
                                  (unsigned long long)iteration);

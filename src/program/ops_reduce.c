@@ -561,7 +561,11 @@ static kc_status* kc__reduce_general(const kc__reduce_plan* plan, void* out,
     args[k].dtype = kc_shape_get_dtype(plan->elem_shapes[k]);
     ptrs[k] = &args[k];
   }
-  kc_tensor* outs[64];
+  /* The reducer's results go to slots of their own (it may not write
+   * over its inputs), then into the accumulators. */
+  _Alignas(16) char slots[64 * 16];
+  void* outs[64];
+  for (size_t k = 0; k < n; ++k) outs[k] = slots + 16 * k;
   kc_status* st = NULL;
   KC__RED_WALK(plan, {
     if (!st) {
@@ -569,12 +573,10 @@ static kc_status* kc__reduce_general(const kc__reduce_plan* plan, void* out,
         args[k].data = (char*)results[k] + (size_t)o * esize[k];
         args[n + k].data = (char*)(uintptr_t)ins[k] + (size_t)i * esize[k];
       }
-      st = kc_executable_execute(plan->reducer, ptrs, 2 * n, NULL, outs);
+      st = kc__executable_run_called(plan->reducer, ptrs, outs);
       if (!st) {
         for (size_t k = 0; k < n; ++k) {
-          memcpy((char*)results[k] + (size_t)o * esize[k],
-                 kc_tensor_get_dltensor(outs[k])->data, esize[k]);
-          kc_object_release(KC_OBJECT(outs[k]));
+          memcpy((char*)results[k] + (size_t)o * esize[k], outs[k], esize[k]);
         }
       }
     }

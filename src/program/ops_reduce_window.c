@@ -405,11 +405,10 @@ static kc_status* kc__rw_general(const kc__rw_plan* plan, void* const* outs,
   size_t n = plan->n;
   int32_t rank = plan->rank;
   char acc[KC__RW_MAX_OPERANDS * KC__RW_SLOT], res[KC__RW_MAX_OPERANDS * KC__RW_SLOT];
-  DLTensor args[2 * KC__RW_MAX_OPERANDS], results[KC__RW_MAX_OPERANDS];
+  DLTensor args[2 * KC__RW_MAX_OPERANDS];
   const DLTensor* arg_ptrs[2 * KC__RW_MAX_OPERANDS];
-  const DLTensor* result_ptrs[KC__RW_MAX_OPERANDS];
+  void* result_data[KC__RW_MAX_OPERANDS];
   memset(args, 0, sizeof args);
-  memset(results, 0, sizeof results);
   for (size_t k = 0; k < 2 * n; ++k) {
     args[k].device.device_type = kDLCPU;
     args[k].dtype = kc_shape_get_dtype(plan->scalars[k % n]);
@@ -417,9 +416,7 @@ static kc_status* kc__rw_general(const kc__rw_plan* plan, void* const* outs,
   }
   for (size_t k = 0; k < n; ++k) {
     args[k].data = acc + k * KC__RW_SLOT;
-    results[k] = args[k];
-    results[k].data = res + k * KC__RW_SLOT;
-    result_ptrs[k] = &results[k];
+    result_data[k] = res + k * KC__RW_SLOT;
   }
   int64_t o_idx[KC__RW_MAX_RANK] = {0};
   for (int64_t o = 0; o < plan->out_count; ++o) {
@@ -431,8 +428,7 @@ static kc_status* kc__rw_general(const kc__rw_plan* plan, void* const* outs,
         for (size_t k = 0; k < n; ++k) {
           args[n + k].data = (char*)(uintptr_t)ins[k] + (size_t)off * plan->esize[k];
         }
-        kc_status* st =
-            kc_executable_execute_into(plan->reducer, arg_ptrs, 2 * n, NULL, result_ptrs, n);
+        kc_status* st = kc__executable_run_called(plan->reducer, arg_ptrs, result_data);
         if (st) return kc_status_add_context(st, "in the reducer");
         for (size_t k = 0; k < n; ++k) {
           memcpy(acc + k * KC__RW_SLOT, res + k * KC__RW_SLOT, plan->esize[k]);
