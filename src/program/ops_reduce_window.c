@@ -359,7 +359,8 @@ static inline void kc__rw_next(int64_t* idx, const int64_t* dims, int32_t rank) 
     for (int64_t o = begin; o < end; ++o) {                                              \
       ctype* acc = y + o * row;                                                          \
       for (int64_t j = 0; j < row; ++j) acc[j] = init;                                   \
-      int64_t w_idx[KC__RW_MAX_RANK] = {0};                                              \
+      int64_t w_idx[KC__RW_MAX_RANK];                                                    \
+      for (int32_t d = 0; d < rank; ++d) w_idx[d] = 0;                                   \
       for (int64_t w = 0; w < plan->outer_window_count; ++w) {                           \
         int64_t off = kc__rw_offset(plan, rank, o_idx, w_idx);                           \
         if (off >= 0) kc__rw_fold_##sfx(plan->op, acc, x + off, row);                    \
@@ -421,7 +422,8 @@ static kc_status* kc__rw_general(const kc__rw_plan* plan, void* const* outs,
   int64_t o_idx[KC__RW_MAX_RANK] = {0};
   for (int64_t o = 0; o < plan->out_count; ++o) {
     for (size_t k = 0; k < n; ++k) memcpy(acc + k * KC__RW_SLOT, ins[n + k], plan->esize[k]);
-    int64_t w_idx[KC__RW_MAX_RANK] = {0};
+    int64_t w_idx[KC__RW_MAX_RANK];
+    for (int32_t d = 0; d < rank; ++d) w_idx[d] = 0;
     for (int64_t w = 0; w < plan->window_count; ++w) {
       int64_t off = kc__rw_offset(plan, rank, o_idx, w_idx);
       if (off >= 0) {
