@@ -134,7 +134,8 @@ pytest: build $(VENV)/.stamp
 
 # The C benchmarks, then the Python ones against a Release install of the
 # package in .venv-bench (with tvm-ffi, JAX and NumPy to compare against:
-# programs against JAX, dot and reduce against NumPy, bench_tvm_ffi.py
+# programs against JAX (bench_models.py: every HLO fixture), dot and reduce
+# against NumPy, bench_tvm_ffi.py
 # calls crossing both ways, from Python and from C); all write into
 # build/bench/results.json.
 bench: $(BENCH_VENV)/.stamp
@@ -146,6 +147,7 @@ bench: $(BENCH_VENV)/.stamp
 	$(BENCH_VENV)/bin/python bench/python/bench_dot.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_reduce.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_unary.py --out build/bench
+	$(BENCH_VENV)/bin/python bench/python/bench_models.py --out build/bench
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_tvm_ffi.py --out build/bench
 
 # The XLA FFI fixtures in tests/fixtures/xla_ffi: handlers built with XLA's

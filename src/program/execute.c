@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "internal/common.h"
+#include "kcall/runtime.h"
 #include "program/elementwise.h"
 #include "program/split.h"
 #include "program/executable_internal.h"
@@ -171,14 +172,18 @@ kc_status* kc__step_elementwise(const kc__step* s, kc__run* run) {
   /* exp and log about a nanosecond an element (vmath.h, f32), the
    * arithmetic a fraction of one. */
   double cost = s->op == KC_OP_EXPONENTIAL || s->op == KC_OP_LOG ? 1.0 : 0.25;
+  if (s->in_dtype.bits % 8 != 0 || s->out_dtype.bits % 8 != 0) {
+    /* Sub-byte elements: a range could not start on one. */
+    kc__elementwise_range(&job, 0, s->count);
+    return NULL;
+  }
   kc__split_run(run->exe->pool, s->count, cost, kc__elementwise_range, &job);
   return NULL;
 }
 
 kc_status* kc__step_broadcast(const kc__step* s, kc__run* run) {
-  kc__broadcast_run(run->addr[s->in[0]], s->in_rank, s->in_dims,
-                    run->addr[s->out], s->out_rank, s->out_dims, s->map,
-                    s->bytes);
+  kc__broadcast_copy(run->addr[s->in[0]], s->in_rank, s->in_dims, run->addr[s->out],
+                     s->out_rank, s->out_dims, s->map, s->bytes);
   return NULL;
 }
 
@@ -440,6 +445,11 @@ static kc_status* kc__execute(kc_executable* exe, const DLTensor* const* inputs,
                                : kc__host_execute(exe, inputs, out_data, times, alloc);
   if (st) return kc_status_add_context(st, "running %s", KC__QS(exe->program->name));
   return NULL;
+}
+
+kc_status* kc__executable_run_called(const kc_executable* executable,
+                                     const DLTensor* const* inputs, void* const* out_data) {
+  return kc__execute((kc_executable*)(uintptr_t)executable, inputs, NULL, out_data);
 }
 
 /* Output addresses: on the stack for a few, else on the heap. */

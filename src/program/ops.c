@@ -18,6 +18,7 @@ static const kc__instr_family kc__families[] = {
     {kc__ops_select, &kc__ops_select_count},
     {kc__ops_control, &kc__ops_control_count},
     {kc__ops_reduce, &kc__ops_reduce_count},
+    {kc__ops_reduce_window, &kc__ops_reduce_window_count},
     {kc__ops_math, &kc__ops_math_count},
     {kc__ops_shape, &kc__ops_shape_count},
     {kc__ops_dot, &kc__ops_dot_count},
@@ -139,7 +140,10 @@ void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize) {
   /* The innermost run is one memcpy when both sides are contiguous. */
   bool contiguous = b->src_stride[last] == 1 && b->dst_stride[last] == 1;
   int64_t run = b->dims[last];
-  int64_t idx[KC_TENSOR_MAX_NDIM] = {0};
+  /* Only the rank's counters are cleared: zeroing KC_TENSOR_MAX_NDIM of
+   * them costs more than a small box's copy. */
+  int64_t idx[KC_TENSOR_MAX_NDIM];
+  for (int32_t d = 0; d < b->rank; ++d) idx[d] = 0;
   const char* s = src;
   char* t = dst;
   for (;;) {

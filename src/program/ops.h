@@ -213,10 +213,24 @@ int kc__op_num_type(DLDataType t);
  * index: a u64 above INT64_MAX reads as INT64_MAX. */
 int64_t kc__op_load_index(const void* p, DLDataType t);
 
+/* The op of a reducer that is `op(p0, p1)` (or `op(p1, p0)`) of its two
+ * scalar parameters, for the ops with a native loop (add, multiply,
+ * maximum, minimum, and, or); 0 otherwise (ops_reduce.c). */
+int32_t kc__simple_reducer(const kc_program* reducer);
+
 /* Compiles `program` (a called computation) with the executable's
  * platform and pool. */
 kc_status* kc__prepare_compile(const kc__prepare_ctx* ctx, const kc_program* program,
                                kc_executable** out);
+
+/* Runs an executable kc__prepare_compile made on `inputs` (CPU tensors of
+ * its parameter shapes, which the caller built from shapes compile
+ * checked) and writes its outputs at out_data (compact buffers of its
+ * output shapes, not overlapping the inputs): kc_executable_execute_into
+ * without its per-call checks, for kernels that call a computation per
+ * element or per iteration (execute.c). */
+kc_status* kc__executable_run_called(const kc_executable* exe, const DLTensor* const* inputs,
+                                     void* const* out_data);
 
 /* ---- moving elements ------------------------------------------------------- */
 
@@ -230,6 +244,14 @@ typedef struct kc__box {
 
 /* Copies the box; elements of `esize` bytes. */
 void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize);
+
+/* broadcast: result[i] = operand[i mapped through `map`] (operand dim k
+ * is result dim map[k]), row-major, elements of `esize` bytes; runs of
+ * the operand are copied whole and broadcast dimensions copied from what
+ * is already written (ops_shape.c). */
+void kc__broadcast_copy(const void* operand, int32_t in_rank, const int64_t* in_dims,
+                        void* result, int32_t out_rank, const int64_t* out_dims,
+                        const int64_t* map, size_t esize);
 
 /* Row-major strides of array shape `s`, in elements, into out[0..rank). */
 void kc__op_strides(const kc_shape* s, int64_t* out);
@@ -254,6 +276,8 @@ extern const kc__instr_def kc__ops_control[];  /* ops_control.c: while, conditio
 extern const size_t kc__ops_control_count;
 extern const kc__instr_def kc__ops_reduce[];   /* ops_reduce.c: reduce */
 extern const size_t kc__ops_reduce_count;
+extern const kc__instr_def kc__ops_reduce_window[]; /* ops_reduce_window.c: reduce-window */
+extern const size_t kc__ops_reduce_window_count;
 extern const kc__instr_def kc__ops_math[];     /* ops_math.c: tanh, sqrt, power, and, ... */
 extern const size_t kc__ops_math_count;
 extern const kc__instr_def kc__ops_shape[];    /* ops_shape.c: transpose, slice, pad, ... */

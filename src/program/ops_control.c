@@ -165,42 +165,82 @@ static kc_status* kc__while_verify(const kc_program* p, const kc__instr* in) {
   return st;
 }
 
+/* The loop runs the condition and the body (kc__executable_run_called)
+ * on two sets of state buffers in turn (the result's own and one scratch
+ * block), so that an iteration allocates nothing: the body reads one set
+ * and writes the other, which is then the state. */
+typedef struct kc__while_state {
+  DLTensor* t[2];     /* the leaves of each set, as tensors */
+  const DLTensor** p[2];
+} kc__while_state;
+
+static void kc__while_tensors(const kc__control_plan* plan, void* const* leaves, DLTensor* t,
+                              const DLTensor** p) {
+  for (size_t i = 0; i < plan->num_leaves; ++i) {
+    kc__leaf_tensor(plan->leaves[i], leaves[i], &t[i]);
+    p[i] = &t[i];
+  }
+}
+
 static kc_status* kc__while_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                    const void* const* ins) {
   const kc__control_plan* plan = ctx->data;
   size_t n = plan->num_leaves;
-  void* local_in[16];
-  void* local_out[16];
-  void** from = n <= 16 ? local_in : malloc(n * sizeof *from);
-  void** state = n <= 16 ? local_out : malloc(n * sizeof *state);
-  kc_status* st = NULL;
-  if (!from || !state) {
-    st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  } else {
-    size_t k = 0, m = 0;
-    kc__value_leaves(ctx->instr->shape, ins[0], from, &k);
-    kc__value_leaves(ctx->instr->shape, out, state, &m);
-    for (size_t i = 0; i < n; ++i) {
-      if (from[i] != state[i]) memcpy(state[i], from[i], kc_shape_get_byte_size(plan->leaves[i]));
-    }
+  size_t scratch_bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    scratch_bytes += (kc_shape_get_byte_size(plan->leaves[i]) + 63) & ~(size_t)63;
   }
-  for (uint64_t iteration = 0; !st; ++iteration) {
-    bool go = false;
-    st = kc__run_called(plan->exes[0], plan->leaves, state, n, NULL, NULL, 0, &go);
+  /* One allocation: the leaf addresses, the tensors of both sets, their
+   * pointers, then the scratch set (aligned as kcall aligns buffers). */
+  size_t head = (3 * n * sizeof(void*) + 2 * n * sizeof(DLTensor) + 2 * n * sizeof(void*) + 63) &
+                ~(size_t)63;
+  char* mem = aligned_alloc(64, head + scratch_bytes + 64);
+  if (!mem) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  void** from = (void**)(void*)mem;
+  void** state = from + n;
+  void** spare = state + n;
+  kc__while_state w;
+  w.t[0] = (DLTensor*)(void*)(spare + n);
+  w.t[1] = w.t[0] + n;
+  w.p[0] = (const DLTensor**)(void*)(w.t[1] + n);
+  w.p[1] = w.p[0] + n;
+  size_t k = 0, m = 0, off = 0;
+  kc__value_leaves(ctx->instr->shape, ins[0], from, &k);
+  kc__value_leaves(ctx->instr->shape, out, state, &m);
+  for (size_t i = 0; i < n; ++i) {
+    if (from[i] != state[i]) memcpy(state[i], from[i], kc_shape_get_byte_size(plan->leaves[i]));
+    spare[i] = mem + head + off;
+    off += (kc_shape_get_byte_size(plan->leaves[i]) + 63) & ~(size_t)63;
+  }
+  kc__while_tensors(plan, state, w.t[0], w.p[0]);
+  kc__while_tensors(plan, spare, w.t[1], w.p[1]);
+  uint8_t go = 0;
+  void* pred_out = &go;
+  void* const* sets[2] = {state, spare};
+  kc_status* st = NULL;
+  int cur = 0; /* the set that holds the state */
+  for (uint64_t iteration = 0;; ++iteration) {
+    st = kc__executable_run_called(plan->exes[0], w.p[cur], &pred_out);
     if (st) {
       st = kc_status_add_context(st, "in the condition, iteration %llu",
                                  (unsigned long long)iteration);
       break;
     }
     if (!go) break;
-    st = kc__run_called(plan->exes[1], plan->leaves, state, n, state, plan->leaves, n, NULL);
+    st = kc__executable_run_called(plan->exes[1], w.p[cur], sets[1 - cur]);
     if (st) {
       st = kc_status_add_context(st, "in the body, iteration %llu",
                                  (unsigned long long)iteration);
+      break;
+    }
+    cur = 1 - cur;
+  }
+  if (!st && cur == 1) {
+    for (size_t i = 0; i < n; ++i) {
+      memcpy(state[i], spare[i], kc_shape_get_byte_size(plan->leaves[i]));
     }
   }
-  if (from != local_in) free(from);
-  if (state != local_out) free(state);
+  free(mem);
   return st;
 }
 

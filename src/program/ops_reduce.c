@@ -1,4 +1,4 @@
-/* reduce and reduce-window: a reducer that is one add, multiply, maximum, minimum, and or or
+/* reduce (reduce-window is ops_reduce_window.c): a reducer that is one add, multiply, maximum, minimum, and or or
  * of its two parameters runs as a native loop; any other reducer
  * (variadic ones such as argmax's) runs its computation per element. */
 #include <math.h>
@@ -24,6 +24,9 @@ typedef struct kc__reduce_plan {
   /* f16, bf16, c64 or c128 with a native reducer (ops_types.h), else
    * lanes 0. */
   DLDataType other;
+  /* JAX's argmax (1) or argmin (2) reducer of (f32 or f64 values, s32 or
+   * s64 indices), folded natively; 0 otherwise. */
+  int32_t arg;
   /* The general path: the reducer, compiled. */
   kc_executable* reducer;
   const kc_shape* elem_shapes[2 * 64]; /* scalar shapes: accumulators, then elements */
@@ -35,7 +38,7 @@ static const kc_shape* kc__result_leaf(const kc__instr* in, size_t i, size_t n) 
 
 /* The op of a reducer that is `op(p0, p1)` (or `op(p1, p0)`) of its two
  * scalar parameters, for the ops with a native loop; 0 otherwise. */
-static int32_t kc__simple_reducer(const kc_program* r) {
+int32_t kc__simple_reducer(const kc_program* r) {
   if (kc_program_get_parameter_count(r) != 2 || r->count != 3) return 0;
   const kc__instr* root = &r->instrs[r->root];
   int32_t op = root->op;
@@ -67,6 +70,73 @@ static void kc__reduce_other_row(int32_t op, DLDataType t, void* acc, bool fold,
   } else {
     kc__complex_reduce_row(op, t.bits == 128, acc, fold, x, n);
   }
+}
+
+/* ---- argmax and argmin ------------------------------------------------------- */
+
+static const kc__instr* kc__rat(const kc_program* r, int32_t id) { return &r->instrs[id]; }
+
+static bool kc__rparam(const kc_program* r, int32_t id, int64_t number) {
+  const kc__instr* in = kc__rat(r, id);
+  return in->op == KC__OP_PARAMETER && in->number == number;
+}
+
+/* compare(parameter a, parameter b) in `direction`. */
+static bool kc__rcompare(const kc_program* r, int32_t id, const char* direction, int64_t a,
+                         int64_t b) {
+  const kc__instr* in = kc__rat(r, id);
+  if (in->op != KC_OP_COMPARE || in->num_operands != 2) return false;
+  const kc_attr* d = kc__op_attr(in, "direction");
+  if (!d || d->type != KC_ATTR_STRING || !kc_sv_equal(d->v.str, kc_sv(direction))) return false;
+  return kc__rparam(r, in->operands[0], a) && kc__rparam(r, in->operands[1], b);
+}
+
+/* op(x, y) or op(y, x) of two pred instructions: their ids. */
+static bool kc__rlogic(const kc_program* r, int32_t id, int32_t op, int32_t* x, int32_t* y) {
+  const kc__instr* in = kc__rat(r, id);
+  if (in->op != op || in->num_operands != 2) return false;
+  *x = in->operands[0];
+  *y = in->operands[1];
+  return true;
+}
+
+/* The reducer JAX writes for argmax (GT) or argmin (LT) of parameters
+ * (value a, index a, value b, index b):
+ *   keep = a > b (a < b) or a != a
+ *   (select(keep, va, vb), select(keep or (va == vb and ia < ib), ia, ib))
+ * with the operands of each or and and in either order. */
+static bool kc__is_arg_reducer(const kc_program* r, const char* direction) {
+  if (kc_program_get_parameter_count(r) != 4) return false;
+  const kc__instr* root = kc__rat(r, r->root);
+  if (root->op != KC__OP_TUPLE || root->num_operands != 2) return false;
+  const kc__instr* sv = kc__rat(r, root->operands[0]);
+  const kc__instr* si = kc__rat(r, root->operands[1]);
+  if (sv->op != KC_OP_SELECT || si->op != KC_OP_SELECT || sv->num_operands != 3 ||
+      si->num_operands != 3 || !kc__rparam(r, sv->operands[1], 0) ||
+      !kc__rparam(r, sv->operands[2], 2) || !kc__rparam(r, si->operands[1], 1) ||
+      !kc__rparam(r, si->operands[2], 3)) {
+    return false;
+  }
+  int32_t keep = sv->operands[0], x, y, e, l;
+  if (!kc__rlogic(r, keep, KC_OP_OR, &x, &y)) return false;
+  bool keep_ok = (kc__rcompare(r, x, direction, 0, 2) && kc__rcompare(r, y, "NE", 0, 0)) ||
+                 (kc__rcompare(r, y, direction, 0, 2) && kc__rcompare(r, x, "NE", 0, 0));
+  if (!keep_ok || !kc__rlogic(r, si->operands[0], KC_OP_OR, &x, &y)) return false;
+  int32_t tie = x == keep ? y : y == keep ? x : -1;
+  if (tie < 0 || !kc__rlogic(r, tie, KC_OP_AND, &e, &l)) return false;
+  return (kc__rcompare(r, e, "EQ", 0, 2) && kc__rcompare(r, l, "LT", 1, 3)) ||
+         (kc__rcompare(r, l, "EQ", 0, 2) && kc__rcompare(r, e, "LT", 1, 3));
+}
+
+/* 1 for argmax, 2 for argmin, of value type `v` and index type `i`; 0
+ * for another reducer or other types. */
+static int32_t kc__arg_kind(const kc_program* r, DLDataType v, DLDataType i) {
+  bool types = v.code == kDLFloat && (v.bits == 32 || v.bits == 64) && v.lanes == 1 &&
+               i.code == kDLInt && (i.bits == 32 || i.bits == 64) && i.lanes == 1;
+  if (!types) return 0;
+  if (kc__is_arg_reducer(r, "GT")) return 1;
+  if (kc__is_arg_reducer(r, "LT")) return 2;
+  return 0;
 }
 
 static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
@@ -190,6 +260,9 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
                       g);
   }
   plan->op = n == 1 ? kc__simple_reducer(red) : 0;
+  plan->arg = n == 2 ? kc__arg_kind(red, kc_shape_get_dtype(plan->elem_shapes[0]),
+                                    kc_shape_get_dtype(plan->elem_shapes[1]))
+                     : 0;
   plan->type = kc__op_num_type(kc_shape_get_dtype(first));
   plan->other = kc__reduce_other_type(plan->op, kc_shape_get_dtype(first));
   if (plan->type == KC__OP_T_NONE && !plan->other.lanes) plan->op = 0;
@@ -216,7 +289,7 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
   kc__reduce_plan* plan = calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__reduce_read(p, in, plan);
-  if (!st && plan->op == 0) {
+  if (!st && plan->op == 0 && plan->arg == 0) {
     st = kc__prepare_compile(ctx, in->computations[0], &plan->reducer);
   }
   if (st) {
@@ -448,6 +521,51 @@ KC__OP_NUM_TYPES(KC__RED_NATIVE)
 #undef KC__RED_NATIVE
 #undef KC__RED_MINMAX
 
+/* The argmax or argmin fold, element by element in the order of the
+ * general path, exactly as JAX's reducer computes it: the accumulator
+ * stays when it compares greater (less) or is NaN, and its index also
+ * when the values are equal and its index is lower. */
+#define KC__ARG_FOLD(name, vtype, itype)                                            \
+  static inline void kc__arg_step_##name(vtype* av, itype* ai, vtype ev, itype ei,  \
+                                         bool is_max) {                             \
+    bool keep = (is_max ? *av > ev : *av < ev) || *av != *av;                      \
+    bool keep_index = keep || (*av == ev && *ai < ei);                             \
+    if (!keep) *av = ev;                                                           \
+    if (!keep_index) *ai = ei;                                                     \
+  }                                                                                \
+  static void kc__arg_##name(const kc__reduce_plan* plan, void* out,                \
+                             const void* const* ins) {                              \
+    vtype* rv = ((void* const*)out)[0];                                            \
+    itype* ri = ((void* const*)out)[1];                                            \
+    const vtype* xv = ins[0];                                                      \
+    const itype* xi = ins[1];                                                      \
+    vtype v0;                                                                      \
+    itype i0;                                                                      \
+    memcpy(&v0, ins[2], sizeof v0);                                                \
+    memcpy(&i0, ins[3], sizeof i0);                                                \
+    for (int64_t j = 0; j < plan->out_count; ++j) {                                \
+      rv[j] = v0;                                                                  \
+      ri[j] = i0;                                                                  \
+    }                                                                              \
+    bool is_max = plan->arg == 1;                                                  \
+    KC__RED_WALK(plan, (kc__arg_step_##name(rv + o, ri + o, xv[i], xi[i], is_max))); \
+  }
+KC__ARG_FOLD(f32_s32, float, int32_t)
+KC__ARG_FOLD(f32_s64, float, int64_t)
+KC__ARG_FOLD(f64_s32, double, int32_t)
+KC__ARG_FOLD(f64_s64, double, int64_t)
+#undef KC__ARG_FOLD
+
+static void kc__reduce_arg(const kc__reduce_plan* plan, void* out, const void* const* ins) {
+  bool v64 = kc_shape_get_dtype(plan->elem_shapes[0]).bits == 64;
+  bool i64 = kc_shape_get_dtype(plan->elem_shapes[1]).bits == 64;
+  if (v64) {
+    i64 ? kc__arg_f64_s64(plan, out, ins) : kc__arg_f64_s32(plan, out, ins);
+  } else {
+    i64 ? kc__arg_f32_s64(plan, out, ins) : kc__arg_f32_s32(plan, out, ins);
+  }
+}
+
 /* The general path: the reducer run per element on scalar tensors. */
 static kc_status* kc__reduce_general(const kc__reduce_plan* plan, void* out,
                                      const void* const* ins) {
@@ -469,7 +587,11 @@ static kc_status* kc__reduce_general(const kc__reduce_plan* plan, void* out,
     args[k].dtype = kc_shape_get_dtype(plan->elem_shapes[k]);
     ptrs[k] = &args[k];
   }
-  kc_tensor* outs[64];
+  /* The reducer's results go to slots of their own (it may not write
+   * over its inputs), then into the accumulators. */
+  _Alignas(16) char slots[64 * 16];
+  void* outs[64];
+  for (size_t k = 0; k < n; ++k) outs[k] = slots + 16 * k;
   kc_status* st = NULL;
   KC__RED_WALK(plan, {
     if (!st) {
@@ -477,12 +599,10 @@ static kc_status* kc__reduce_general(const kc__reduce_plan* plan, void* out,
         args[k].data = (char*)results[k] + (size_t)o * esize[k];
         args[n + k].data = (char*)(uintptr_t)ins[k] + (size_t)i * esize[k];
       }
-      st = kc_executable_execute(plan->reducer, ptrs, 2 * n, NULL, outs);
+      st = kc__executable_run_called(plan->reducer, ptrs, outs);
       if (!st) {
         for (size_t k = 0; k < n; ++k) {
-          memcpy((char*)results[k] + (size_t)o * esize[k],
-                 kc_tensor_get_dltensor(outs[k])->data, esize[k]);
-          kc_object_release(KC_OBJECT(outs[k]));
+          memcpy((char*)results[k] + (size_t)o * esize[k], outs[k], esize[k]);
         }
       }
     }
@@ -518,6 +638,10 @@ static void kc__reduce_other(const kc__reduce_plan* plan, void* out, const void*
 static kc_status* kc__reduce_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                     const void* const* ins) {
   const kc__reduce_plan* plan = ctx->data;
+  if (plan->arg) {
+    kc__reduce_arg(plan, out, ins);
+    return NULL;
+  }
   if (plan->op == 0) return kc__reduce_general(plan, out, ins);
   if (plan->other.lanes) {
     kc__reduce_other(plan, out, ins);
@@ -536,269 +660,12 @@ static kc_status* kc__reduce_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   return NULL;
 }
 
-/* ---- reduce-window ----------------------------------------------------------------- */
-
-typedef struct kc__window_plan {
-  int32_t rank;
-  int64_t in_dims[KC__RED_MAX_RANK], out_dims[KC__RED_MAX_RANK];
-  int64_t size[KC__RED_MAX_RANK], stride[KC__RED_MAX_RANK], low[KC__RED_MAX_RANK];
-  int64_t base_dilation[KC__RED_MAX_RANK], window_dilation[KC__RED_MAX_RANK];
-  int64_t out_count, window_count;
-  size_t esize;
-  int32_t op; /* a native reducer's op, else 0 */
-  int type;
-  DLDataType other; /* as kc__reduce_plan's */
-  kc_executable* reducer;
-  const kc_shape* scalar;
-} kc__window_plan;
-
-/* An optional window attribute of `rank` entries, else `fill` each. */
-static kc_status* kc__window_attr(const kc__instr* in, const char* name, int32_t rank,
-                                  int64_t fill, int64_t min, int64_t* out) {
-  const int64_t* v;
-  size_t n;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, true, &v, &n));
-  if (n != 0 && n != (size_t)rank) {
-    return kc__instr_error(in, KC_INVALID_ARGUMENT,
-                      "window %s: expected %d entries (the operand's rank), got %zu", name, rank,
-                      n);
-  }
-  for (int32_t d = 0; d < rank; ++d) {
-    out[d] = n ? v[d] : fill;
-    if (out[d] < min) {
-      return kc__instr_error(in, KC_INVALID_ARGUMENT,
-                        "window %s: entry %d: expected at least %lld, got %lld", name, d,
-                        (long long)min, (long long)out[d]);
-    }
-  }
-  return NULL;
-}
-
-static kc_status* kc__window_read(const kc_program* p, const kc__instr* in,
-                                  kc__window_plan* plan) {
-  if (in->num_operands != 2) {
-    return kc__instr_error(in, KC_UNIMPLEMENTED,
-                      "a variadic reduce-window (of %zu arrays) is not supported yet: "
-                      "one operand and its initial value only",
-                      in->num_operands / 2);
-  }
-  const kc_shape* x = kc__op_operand(p, in, 0);
-  const kc_shape* init = kc__op_operand(p, in, 1);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
-  DLDataType t = kc_shape_get_dtype(x);
-  char buf[32], g[256];
-  if (kc_shape_is_tuple(init) || kc_shape_get_rank(init) != 0 ||
-      !kc_dtype_equal(kc_shape_get_dtype(init), t)) {
-    kc_shape_format(init, g, sizeof g);
-    return kc__instr_error(in, KC_INVALID_ARGUMENT,
-                           "operand 1 (the initial value): expected %s[], got %s",
-                      kc__op_dtype_text(t, buf, sizeof buf), g);
-  }
-  int32_t rank = plan->rank = kc_shape_get_rank(x);
-  const int64_t* size;
-  size_t n;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "window_dimensions", false, &size, &n));
-  if (n != (size_t)rank) {
-    return kc__instr_error(in, KC_INVALID_ARGUMENT,
-                      "window size: expected %d entries (the operand's rank), got %zu", rank, n);
-  }
-  int64_t high[KC__RED_MAX_RANK];
-  KC_RETURN_IF_ERROR(kc__window_attr(in, "window_dimensions", rank, 1, 1, plan->size));
-  KC_RETURN_IF_ERROR(kc__window_attr(in, "window_strides", rank, 1, 1, plan->stride));
-  KC_RETURN_IF_ERROR(kc__window_attr(in, "padding_low", rank, 0, INT64_MIN, plan->low));
-  KC_RETURN_IF_ERROR(kc__window_attr(in, "padding_high", rank, 0, INT64_MIN, high));
-  KC_RETURN_IF_ERROR(kc__window_attr(in, "base_dilations", rank, 1, 1, plan->base_dilation));
-  KC_RETURN_IF_ERROR(kc__window_attr(in, "window_dilations", rank, 1, 1, plan->window_dilation));
-  plan->out_count = plan->window_count = 1;
-  for (int32_t d = 0; d < rank; ++d) {
-    plan->in_dims[d] = kc_shape_get_dims(x)[d];
-    int64_t padded = (plan->in_dims[d] > 0 ? (plan->in_dims[d] - 1) * plan->base_dilation[d] + 1
-                                           : 0) +
-                     plan->low[d] + high[d];
-    int64_t extent = (plan->size[d] - 1) * plan->window_dilation[d] + 1;
-    plan->out_dims[d] = padded < extent ? 0 : (padded - extent) / plan->stride[d] + 1;
-    plan->out_count *= plan->out_dims[d];
-    plan->window_count *= plan->size[d];
-  }
-  bool ok = kc_dtype_equal(kc_shape_get_dtype(in->shape), t) &&
-            kc_shape_get_rank(in->shape) == rank &&
-            (rank == 0 || memcmp(kc_shape_get_dims(in->shape), plan->out_dims,
-                                 (size_t)rank * sizeof(int64_t)) == 0);
-  if (!ok) {
-    kc_shape* want = NULL;
-    KC_RETURN_IF_ERROR(kc_shape_create_array(t, plan->out_dims, rank, &want));
-    char w[256];
-    kc_shape_format(want, w, sizeof w);
-    kc_shape_destroy(want);
-    kc_shape_format(in->shape, g, sizeof g);
-    return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected a result of %s, got %s", w, g);
-  }
-  const kc_program* red = in->computations[0];
-  bool params = kc_program_get_parameter_count(red) == 2 &&
-                kc_shape_equal(kc_program_get_parameter_shape(red, 0), init) &&
-                kc_shape_equal(kc_program_get_parameter_shape(red, 1), init) &&
-                kc_shape_equal(kc_program_get_result_shape(red), init);
-  if (!params) {
-    return kc__instr_error(in, KC_INVALID_ARGUMENT,
-                      "to_apply '%s': expected two %s[] parameters and a %s[] result",
-                      kc_program_get_name(red), kc__op_dtype_text(t, buf, sizeof buf), buf);
-  }
-  plan->scalar = init;
-  plan->esize = kc_dtype_get_size(t);
-  plan->type = kc__op_num_type(t);
-  plan->op = kc__simple_reducer(red);
-  plan->other = kc__reduce_other_type(plan->op, t);
-  if (plan->type == KC__OP_T_NONE && !plan->other.lanes) plan->op = 0;
-  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__OP_T_pred) plan->op = 0;
-  return NULL;
-}
-
-static kc_status* kc__window_verify(const kc_program* p, const kc__instr* in) {
-  kc__window_plan plan;
-  memset(&plan, 0, sizeof plan);
-  return kc__window_read(p, in, &plan);
-}
-
-static void kc__window_plan_free(void* thing) {
-  kc__window_plan* plan = thing;
-  kc_executable_destroy(plan->reducer);
-  free(plan);
-}
-
-static kc_status* kc__window_prepare(const kc_program* p, const kc__instr* in,
-                                     const kc__prepare_ctx* ctx, const void** out) {
-  kc__window_plan* plan = calloc(1, sizeof *plan);
-  if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  kc_status* st = kc__window_read(p, in, plan);
-  if (!st && plan->op == 0) {
-    st = kc__prepare_compile(ctx, in->computations[0], &plan->reducer);
-  }
-  if (st) {
-    kc__window_plan_free(plan);
-    return st;
-  }
-  KC_RETURN_IF_ERROR(kc__executable_own_state(ctx->exe, plan, kc__window_plan_free));
-  *out = plan;
-  return NULL;
-}
-
-/* acc = op(acc, x) for one element of a native reducer. */
-#define KC__RED_COMBINE(sfx, ctype, code, bits)                                  \
-  static void kc__combine_##sfx(int32_t op, void* acc, const void* x) {          \
-    ctype a, b;                                                                  \
-    memcpy(&a, acc, sizeof a);                                                   \
-    memcpy(&b, x, sizeof b);                                                     \
-    switch (op) {                                                                \
-      case KC_OP_ADD: a = (ctype)(a + b); break;                                 \
-      case KC_OP_MULTIPLY: a = (ctype)(a * b); break;                            \
-      case KC_OP_MAXIMUM: a = kc__max_##sfx(a, b); break;                        \
-      case KC_OP_MINIMUM: a = kc__min_##sfx(a, b); break;                        \
-      case KC_OP_AND: a = (ctype)(a != 0 && b != 0); break;                                \
-      default: a = (ctype)(a != 0 || b != 0); break;                                       \
-    }                                                                            \
-    memcpy(acc, &a, sizeof a);                                                   \
-  }
-KC__OP_NUM_TYPES(KC__RED_COMBINE)
-#undef KC__RED_COMBINE
-
-static void kc__combine(const kc__window_plan* plan, void* acc, const void* x) {
-  if (plan->other.lanes) {
-    kc__reduce_other_row(plan->op, plan->other, acc, true, x, 1);
-    return;
-  }
-  switch (plan->type) {
-#define KC__RED_COMBINE_CASE(sfx, ctype, code, bits) \
-  case KC__OP_T_##sfx:                                \
-    kc__combine_##sfx(plan->op, acc, x);             \
-    break;
-    KC__OP_NUM_TYPES(KC__RED_COMBINE_CASE)
-#undef KC__RED_COMBINE_CASE
-    default:
-      break;
-  }
-}
-
-/* Every output element: the reduction, in window order, of the elements
- * under its window (padding and holes between dilated elements count as
- * the initial value, as in XLA). */
-static kc_status* kc__window_kernel(const kc__instr_kernel_ctx* ctx, void* out,
-                                    const void* const* ins) {
-  const kc__window_plan* plan = ctx->data;
-  int32_t rank = plan->rank;
-  size_t es = plan->esize;
-  const char* x = ins[0];
-  const void* init = ins[1];
-  int64_t in_stride[KC__RED_MAX_RANK];
-  int64_t stride = 1;
-  for (int32_t d = rank - 1; d >= 0; --d) {
-    in_stride[d] = stride;
-    stride *= plan->in_dims[d];
-  }
-  DLTensor args[2];
-  const DLTensor* ptrs[2] = {&args[0], &args[1]};
-  memset(args, 0, sizeof args);
-  for (int i = 0; i < 2; ++i) {
-    args[i].device.device_type = kDLCPU;
-    args[i].dtype = kc_shape_get_dtype(plan->scalar);
-  }
-  int64_t o_idx[KC__RED_MAX_RANK] = {0};
-  for (int64_t o = 0; o < plan->out_count; ++o) {
-    char* acc = (char*)out + (size_t)o * es;
-    memcpy(acc, init, es);
-    int64_t w_idx[KC__RED_MAX_RANK] = {0};
-    for (int64_t w = 0; w < plan->window_count; ++w) {
-      const void* elem = init;
-      int64_t offset = 0;
-      bool inside = true;
-      for (int32_t d = 0; d < rank && inside; ++d) {
-        int64_t pos = o_idx[d] * plan->stride[d] + w_idx[d] * plan->window_dilation[d] -
-                      plan->low[d];
-        if (pos < 0 || pos % plan->base_dilation[d] != 0) {
-          inside = false;
-        } else {
-          int64_t i = pos / plan->base_dilation[d];
-          inside = i < plan->in_dims[d];
-          offset += i * in_stride[d];
-        }
-      }
-      if (inside) elem = x + (size_t)offset * es;
-      if (plan->op) {
-        kc__combine(plan, acc, elem);
-      } else {
-        kc_tensor* r = NULL;
-        args[0].data = acc;
-        args[1].data = (void*)(uintptr_t)elem;
-        kc_status* st = kc_executable_execute(plan->reducer, ptrs, 2, NULL, &r);
-        if (st) return kc_status_add_context(st, "in the reducer");
-        memcpy(acc, kc_tensor_get_dltensor(r)->data, es);
-        kc_object_release(KC_OBJECT(r));
-      }
-      for (int32_t d = rank - 1; d >= 0; --d) {
-        if (++w_idx[d] < plan->size[d]) break;
-        w_idx[d] = 0;
-      }
-    }
-    for (int32_t d = rank - 1; d >= 0; --d) {
-      if (++o_idx[d] < plan->out_dims[d]) break;
-      o_idx[d] = 0;
-    }
-  }
-  return NULL;
-}
-
 static const char* const kc__reduce_attrs[] = {"dimensions", NULL};
-static const char* const kc__window_attrs[] = {"window_dimensions", "window_strides",
-                                               "padding_low", "padding_high", "base_dilations",
-                                               "window_dilations", NULL};
 static const char* const kc__reduce_computations[] = {"to_apply", NULL};
 
 const kc__instr_def kc__ops_reduce[] = {
     {.op = KC_OP_REDUCE, .name = "reduce", .min_operands = 2, .max_operands = -1,
      .num_computations = 1, .attrs = kc__reduce_attrs, .computation_attrs = kc__reduce_computations,
      .verify = kc__reduce_verify, .prepare = kc__reduce_prepare, .kernel = kc__reduce_kernel},
-    {.op = KC_OP_REDUCE_WINDOW, .name = "reduce-window", .min_operands = 2, .max_operands = -1,
-     .num_computations = 1, .attrs = kc__window_attrs, .computation_attrs = kc__reduce_computations,
-     .verify = kc__window_verify, .prepare = kc__window_prepare, .kernel = kc__window_kernel},
 };
 const size_t kc__ops_reduce_count = KC__ARRAY_SIZE(kc__ops_reduce);

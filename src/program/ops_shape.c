@@ -447,3 +447,129 @@ const kc__instr_def kc__ops_shape[] = {
 };
 const size_t kc__ops_shape_count = KC__ARRAY_SIZE(kc__ops_shape);
 #undef KC__MOVE
+
+/* ---- broadcast ------------------------------------------------------------------ */
+
+/* n copies of the element at `src` from `dst` on, by its size. */
+static void kc__fill_elements(char* dst, const char* src, int64_t n, size_t esize) {
+#define KC__FILL(ctype)                                   \
+  do {                                                    \
+    ctype v;                                              \
+    memcpy(&v, src, sizeof v);                            \
+    for (int64_t i = 0; i < n; ++i) {                     \
+      memcpy(dst + (size_t)i * sizeof v, &v, sizeof v);   \
+    }                                                     \
+  } while (0)
+  switch (esize) {
+    case 1: memset(dst, *(const unsigned char*)src, (size_t)n); break;
+    case 2: KC__FILL(uint16_t); break;
+    case 4: KC__FILL(uint32_t); break;
+    case 8: KC__FILL(uint64_t); break;
+    default:
+      for (int64_t i = 0; i < n; ++i) memcpy(dst + (size_t)i * esize, src, esize);
+  }
+#undef KC__FILL
+}
+
+/* n elements at src, stride `step` elements apart, into dst contiguously. */
+static void kc__gather_strided(char* dst, const char* src, int64_t n, int64_t step, size_t esize) {
+#define KC__GATHER(ctype)                                                          \
+  for (int64_t i = 0; i < n; ++i) {                                                \
+    ctype v;                                                                       \
+    memcpy(&v, src + (size_t)(i * step) * sizeof v, sizeof v);                     \
+    memcpy(dst + (size_t)i * sizeof v, &v, sizeof v);                              \
+  }
+  switch (esize) {
+    case 2: KC__GATHER(uint16_t) break;
+    case 4: KC__GATHER(uint32_t) break;
+    case 8: KC__GATHER(uint64_t) break;
+    default:
+      for (int64_t i = 0; i < n; ++i) {
+        memcpy(dst + (size_t)i * esize, src + (size_t)(i * step) * esize, esize);
+      }
+  }
+#undef KC__GATHER
+}
+
+typedef struct kc__bcast {
+  int32_t rank;
+  int64_t dims[KC__MAX_RANK];
+  int64_t src_stride[KC__MAX_RANK]; /* in elements; 0 along a broadcast dimension */
+  size_t block[KC__MAX_RANK];       /* bytes of the result below each dimension */
+  size_t esize;
+} kc__bcast;
+
+/* Dimension d and those inside it: a broadcast dimension is written once
+ * and then copied from the result itself. */
+static void kc__bcast_level(const kc__bcast* b, int32_t d, const char* src, char* dst) {
+  int64_t n = b->dims[d];
+  if (d == b->rank - 1) {
+    if (b->src_stride[d] == 0) {
+      kc__fill_elements(dst, src, n, b->esize);
+    } else if (b->src_stride[d] == 1) {
+      memcpy(dst, src, (size_t)n * b->esize);
+    } else {
+      kc__gather_strided(dst, src, n, b->src_stride[d], b->esize);
+    }
+    return;
+  }
+  size_t blk = b->block[d];
+  if (b->src_stride[d] == 0) {
+    kc__bcast_level(b, d + 1, src, dst);
+    /* Doubling: each copy reads what is already written. */
+    int64_t done = 1;
+    while (done < n) {
+      int64_t k = done < n - done ? done : n - done;
+      memcpy(dst + (size_t)done * blk, dst, (size_t)k * blk);
+      done += k;
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    kc__bcast_level(b, d + 1, src + (size_t)(i * b->src_stride[d]) * b->esize,
+                    dst + (size_t)i * blk);
+  }
+}
+
+void kc__broadcast_copy(const void* operand, int32_t in_rank, const int64_t* in_dims,
+                        void* result, int32_t out_rank, const int64_t* out_dims,
+                        const int64_t* map, size_t esize) {
+  /* Nothing is zeroed whole: KC__MAX_RANK is large next to a small
+   * broadcast's cost. */
+  int64_t stride[KC__MAX_RANK];
+  for (int32_t d = 0; d < out_rank; ++d) stride[d] = 0;
+  int64_t running = 1;
+  for (int32_t i = in_rank - 1; i >= 0; --i) {
+    stride[map[i]] = in_dims[i] == 1 ? 0 : running;
+    running *= in_dims[i];
+  }
+  /* Dimensions of one element dropped; neighbours merged when both are
+   * broadcast or both walk the operand contiguously. */
+  kc__bcast b;
+  b.rank = 0;
+  b.esize = esize;
+  for (int32_t d = 0; d < out_rank; ++d) {
+    if (out_dims[d] == 0) return;
+    if (out_dims[d] == 1) continue;
+    int32_t r = b.rank;
+    if (r > 0 && ((stride[d] == 0 && b.src_stride[r - 1] == 0) ||
+                  (stride[d] != 0 && b.src_stride[r - 1] == stride[d] * out_dims[d]))) {
+      b.dims[r - 1] *= out_dims[d];
+      b.src_stride[r - 1] = stride[d];
+      continue;
+    }
+    b.dims[r] = out_dims[d];
+    b.src_stride[r] = stride[d];
+    b.rank++;
+  }
+  if (b.rank == 0) {
+    memcpy(result, operand, esize);
+    return;
+  }
+  size_t bytes = esize;
+  for (int32_t d = b.rank - 1; d >= 0; --d) {
+    b.block[d] = bytes;
+    bytes *= (size_t)b.dims[d];
+  }
+  kc__bcast_level(&b, 0, operand, result);
+}
