@@ -47,6 +47,7 @@ static const struct {
     {"", "_", false},
     {"", "_64_", true},
     {"scipy_", "_64_", true},
+    {"scipy_", "_", false},
 };
 
 static bool kc__lapack_bind(void* h, const char* name) {
@@ -108,12 +109,22 @@ static void kc__lapack_load(void) {
     }
     dlclose(h);
   }
+  const char* fallback = getenv("KCALL_LAPACK_FALLBACK");
+  if (fallback && *fallback) {
+    void* h = dlopen(fallback, RTLD_NOW | RTLD_LOCAL);
+    if (h && kc__lapack_bind(h, fallback)) {
+      kc__lapack_state.loaded = true;
+      return;
+    }
+    if (h) dlclose(h);
+  }
   snprintf(why, cap,
            "no LAPACK library found (looked for liblapack.so.3, liblapack.so, libopenblas.so.0 "
-           "and libopenblas.so on the loader's path); install one (Debian and Ubuntu: "
+           "and libopenblas.so on the loader's path%s); install one (Debian and Ubuntu: "
            "apt-get install liblapack3; Fedora: dnf install lapack) or set "
            "KCALL_LAPACK_LIBRARY to the path of a LAPACK library, such as the "
-           "libscipy_openblas64_*.so in NumPy's numpy.libs folder");
+           "libscipy_openblas64_*.so in NumPy's numpy.libs folder",
+           fallback && *fallback ? ", then KCALL_LAPACK_FALLBACK, which did not load" : "");
 }
 
 const kc__lapack* kc__lapack_get(const char** out_why) {

@@ -8,12 +8,17 @@
  *   1. KCALL_LAPACK_LIBRARY, when set and not empty: that library (a path
  *      or a name the dynamic loader finds) and nothing else;
  *   2. otherwise the system's: liblapack.so.3, liblapack.so,
- *      libopenblas.so.0, libopenblas.so, in that order.
+ *      libopenblas.so.0, libopenblas.so, in that order;
+ *   3. otherwise KCALL_LAPACK_FALLBACK, when set: the Python package sets
+ *      it, when it is imported, to the OpenBLAS NumPy's wheel bundles
+ *      (numpy.libs/libscipy_openblas*.so), so that a pip install works on
+ *      a machine without a system LAPACK.
  * A library may export the routines under their Fortran names (dgetrf_,
  * 32-bit integers: the reference LAPACK, OpenBLAS), with the 64_ suffix
- * (dgetrf_64_, 64-bit integers), or with the scipy_ prefix and 64_ suffix
- * of the OpenBLAS NumPy's wheels bundle (scipy_dgetrf_64_); kcall tries
- * them in that order and keeps the first that has dgetrf.
+ * (dgetrf_64_, 64-bit integers), or with the scipy_ prefix of the
+ * OpenBLAS NumPy's and SciPy's wheels bundle (scipy_dgetrf_64_, 64-bit;
+ * scipy_dgetrf_, 32-bit); kcall tries them in that order and keeps the
+ * first that has dgetrf.
  *
  * The wrappers below take and return 64-bit integers whatever the
  * library's; integer arrays (pivots, integer workspaces) are in the

@@ -403,6 +403,18 @@ static kc_status* kc__la_prepare(const kc_program* p, const kc__instr* in,
                            "custom call %s: the LAPACK library %s has no %s",
                            KC__QS(in->target), KC__QS(kc__lapack_name(plan->la)), sym);
   }
+  /* A LAPACK of 32-bit integers cannot take larger dims (nor a matrix
+   * whose entries a 32-bit index cannot reach, for the workspaces). */
+  if (kc__lapack_int_size(plan->la) == 4 &&
+      (plan->m > INT32_MAX || plan->n > INT32_MAX || plan->m * plan->n > INT32_MAX ||
+       plan->k * plan->k > INT32_MAX)) {
+    return kc__instr_error(in, KC_UNIMPLEMENTED,
+                           "custom call %s: matrices of %lld x %lld are too large for the "
+                           "32-bit integers of the LAPACK library %s; set "
+                           "KCALL_LAPACK_LIBRARY to a LAPACK of 64-bit integers",
+                           KC__QS(in->target), (long long)plan->m, (long long)plan->n,
+                           KC__QS(kc__lapack_name(plan->la)));
+  }
   kc__la_query(plan);
   if (plan->r == KC__LA_GETRF) plan->liwork = kc__la_max(plan->m < plan->n ? plan->m : plan->n, 1);
   *out_data = plan;
