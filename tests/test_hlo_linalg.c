@@ -73,6 +73,25 @@ KC_TEST(hlo_linalg_potrf) {
   kt_release(outs, 2);
 }
 
+/* Layouts are honoured, not refused: like jaxlib's handler, the call reads
+ * its buffer's bytes as column-major matrices, so with row-major layouts
+ * (as XLA would hand them over) the factor L lands transposed, and the
+ * untouched upper triangle of the bytes is the logical lower one. */
+KC_TEST(hlo_linalg_row_major_bytes) {
+  kc_tensor* outs[1];
+  kt_run_text(KT_HEAD
+              " a = f64[2,2] constant({ {4, 2}, {2, 3} })\n"
+              " c = (f64[2,2]{1,0}, s32[]) custom-call(a), "
+              "custom_call_target=\"lapack_dpotrf_ffi\", "
+              "operand_layout_constraints={f64[2,2]{1,0}}" KT_TYPED
+              ", backend_config={uplo = 76 : ui8}\n"
+              " ROOT f = f64[2,2] get-tuple-element(c), index=0\n}\n",
+              outs, 1);
+  static const double want[4] = {2, 1, 2, 1.4142135623730951};
+  kt_near_all(kt_data(outs[0]), want, 4, 1e-12, "L^T");
+  kt_release(outs, 1);
+}
+
 /* c128: a Hermitian positive definite matrix, [[4, 2i], [-2i, 5]]:
  * L = [[2, 0], [-i, 2]]. */
 KC_TEST(hlo_linalg_potrf_complex) {
