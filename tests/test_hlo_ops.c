@@ -798,11 +798,12 @@ KC_TEST(hlo_ops_layouts_bitcast_and_custom_calls) {
   KC_CHECK_CODE(kc_program_parse(KC_SV_LIT("HloModule m\nENTRY e {\n"
                                            " x = f32[2,3] parameter(0)\n"
                                            " t = (f32[2,3], f32[2,3]) tuple(x, x)\n"
-                                           " ROOT c = (f32[2,3]{0,1}, f32[2,3]) custom-call(t), "
+                                           " ROOT c = ((f32[2,3]{0,1}), f32[2,3]) custom-call(t), "
                                            "custom_call_target=\"kt_capture\"\n}\n"),
                                 &p),
                 KC_INVALID_ARGUMENT,
-                "custom-call 'c': a tuple result with non-default layouts is not supported");
+                "custom-call 'c': non-default layouts in a tuple result are supported only "
+                "for a tuple of at most 8 arrays");
   KC_CHECK(p == NULL);
   KC_CHECK_CODE(kc_program_parse(KC_SV_LIT("HloModule m\nENTRY e {\n"
                                            " x = f32[2,3] parameter(0)\n"

@@ -365,8 +365,9 @@ KC_API kc_status* kc_program_builder_finish(kc_program_builder* b,
  * where they are called, their instructions named "CALLER/NAME"; a
  * `copy` is its operand. Values are logical and held row-major; layouts
  * are honoured where bytes are reinterpreted (a `bitcast`, the buffers of
- * a custom call, with its operand_layout_constraints), by transposes the
- * parser adds; tiled layouts are refused. The debug tables of optimized modules
+ * a custom call, with its operand_layout_constraints, and its result, a
+ * tuple of up to 8 arrays included), by transposes the parser adds;
+ * tiled layouts are refused. The debug tables of optimized modules
  * (FileNames, FunctionNames, FileLocations, StackFrames) are skipped, as
  * are unknown instruction attributes (metadata, sharding,
  * frontend_attributes, layouts).
@@ -443,12 +444,29 @@ typedef struct kc_compile_options {
  *                        a target "kcall.OP" that is not registered runs
  *                        the op OP when there is one: the first compile
  *                        registers the op's XLA FFI adapter under that
- *                        name (docs/programs.md, "custom-call")
+ *                        name (docs/programs.md, "custom-call"). On
+ *                        the host, the LAPACK targets JAX emits for
+ *                        jnp.linalg (lapack_spotrf_ffi, lapack_dgetrf_ffi,
+ *                        lapack_ctrsm_ffi, lapack_zheevd_ffi,
+ *                        lapack_sgesdd_ffi, lapack_dgeqrf_ffi,
+ *                        lapack_sorgqr_ffi, ...: potrf, getrf, trsm,
+ *                        syevd/heevd, gesdd, geqrf, orgqr/ungqr in s, d,
+ *                        c, z) are built in, unless a target of that name
+ *                        is registered: they run with jaxlib's semantics
+ *                        on a LAPACK loaded at the first such compile
+ *                        (KCALL_LAPACK_LIBRARY, else the system's
+ *                        liblapack.so.3 or OpenBLAS, else
+ *                        KCALL_LAPACK_FALLBACK; docs/programs.md, "LAPACK
+ *                        custom calls")
  *   RESOURCE_EXHAUSTED   that adapter could not be made (all bound)
- *   FAILED_PRECONDITION  an API version other than the one registered
+ *   FAILED_PRECONDITION  an API version other than the one registered;
+ *                        a LAPACK target where no LAPACK loads (naming
+ *                        the target, where kcall looked and what to
+ *                        install) or the library lacks the routine
  *   UNIMPLEMENTED        a platform with no backend, an unsupported dtype
  *                        for an instruction or for an XLA FFI handler's
- *                        buffer
+ *                        buffer, matrices too large for a LAPACK of
+ *                        32-bit integers
  *   any code             a typed handler's INSTANTIATE failed, or an XLA
  *                        FFI handler's instantiate, prepare or initialize
  *                        stage (kcall/xla_ffi.h) */

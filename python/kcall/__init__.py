@@ -315,3 +315,7 @@ def register_xla_ffi_type(name, type_id, type_info=None):
 
 from . import ops  # noqa: E402  (ops uses the names above)
 from ._build import build, build_path  # noqa: E402  (uses load_plugin)
+from ._lapack import offer_numpy_openblas as _offer_numpy_openblas  # noqa: E402
+
+# Programs' LAPACK calls (jnp.linalg) fall back on NumPy's OpenBLAS.
+_offer_numpy_openblas()

@@ -126,6 +126,14 @@ static kc_status* kc__plan_broadcast(kc__compiler* c, int32_t id, int32_t pos) {
  * alias copies, then the step of its calling convention. */
 static kc_status* kc__plan_custom_call(kc__compiler* c, int32_t id, int32_t pos) {
   const kc__instr* in = &c->p->instrs[id];
+  /* A built-in target, unless one is registered under its name. */
+  const kc__instr_def* builtin =
+      c->exe->platform == KC_PLATFORM_HOST ? kc__builtin_call_find(kc_sv(in->target)) : NULL;
+  if (builtin) {
+    kc__xcall_target* registered = kc__xcall_get(kc_sv(in->target), c->exe->platform);
+    if (!registered) return kc__plan_builtin_call(c, id, pos, builtin);
+    kc_object_release(KC_OBJECT(registered));
+  }
   const kc__xcall_target* t = NULL;
   KC_RETURN_IF_ERROR(kc__verify_custom_call(c->p, in, c->exe, &t));
   KC_RETURN_IF_ERROR(kc__temp_leaves(c, id, pos));

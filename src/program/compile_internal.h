@@ -92,6 +92,9 @@ kc_status* kc__verify_instr(const kc_program* p, const kc__instr* in);
  * holds it, so *out_target lives as long as the executable. */
 kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
                                   kc_executable* exe, const kc__xcall_target** out_target);
+/* A custom call's output_to_operand_aliasing: paths that exist, shapes
+ * that match, each result leaf aliased once. */
+kc_status* kc__verify_aliases(const kc_program* p, const kc__instr* in);
 
 /* ---- buffers (plan_buffers.c) ---------------------------------------------- */
 
@@ -134,6 +137,17 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
 kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target* t);
 /* A KC__INSTR_KERNEL instruction of the instruction table as one step. */
 kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos, const kc__instr_def* def);
+/* A custom call to a built-in target (kc__builtin_call_find) as one step
+ * of its entry's kernel, aliases copied in first. */
+kc_status* kc__plan_builtin_call(kc__compiler* c, int32_t id, int32_t pos,
+                                 const kc__instr_def* def);
+
+/* ---- built-in custom-call targets (ops_linalg.c) ------------------------------ */
+
+/* The entry (verify, prepare, kernel) of the built-in target `target` on
+ * the host: the LAPACK calls JAX emits for jnp.linalg; NULL for any other
+ * name. A target registered under the same name takes precedence. */
+const kc__instr_def* kc__builtin_call_find(kc_string_view target);
 
 /* ---- CUDA (compile_cuda.c) ---------------------------------------------------- */
 

@@ -449,3 +449,39 @@ kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
   }
   return kc__point_at_instr(c, out, id) ? NULL : kc__oom();
 }
+
+kc_status* kc__plan_builtin_call(kc__compiler* c, int32_t id, int32_t pos,
+                                 const kc__instr_def* def) {
+  const kc__instr* in = &c->p->instrs[id];
+  KC_RETURN_IF_ERROR(def->verify(c->p, in));
+  KC_RETURN_IF_ERROR(kc__verify_aliases(c->p, in));
+  KC_RETURN_IF_ERROR(kc__temp_leaves(c, id, pos));
+  KC_RETURN_IF_ERROR(kc__plan_aliases(c, id, pos));
+  kc__prepare_ctx ctx = {.arena = &c->exe->arena,
+                         .platform = c->exe->platform,
+                         .pool = c->exe->pool,
+                         .exe = c->exe};
+  const void* data = NULL;
+  KC_RETURN_IF_ERROR(def->prepare(c->p, in, &ctx, &data));
+  kc__step* s = kc__new_step(c, KC__STEP_KERNEL, kc__step_kernel, id);
+  if (!s) return kc__oom();
+  s->def = def;
+  s->data = data;
+  size_t ins = kc__block_reserve(c, (in->num_operands + 1) * sizeof(void*));
+  size_t out = kc__block_reserve(c, sizeof(void*));
+  if (ins == SIZE_MAX || out == SIZE_MAX) return kc__oom();
+  c->steps[c->num_steps - 1].ins_offset = ins;
+  c->steps[c->num_steps - 1].out_offset = out;
+  /* Operands as the call sees them: an aliased one is its result's buffer,
+   * into which it was copied. */
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    const kc_shape* shape = c->p->instrs[in->operands[i]].shape;
+    int32_t* leaves = malloc((shape->leaf_count + 1) * sizeof *leaves);
+    if (!leaves) return kc__oom();
+    kc__call_operand_leaves(c, id, i, leaves);
+    bool ok = kc__point_at_leaves(c, ins + i * sizeof(void*), shape, leaves);
+    free(leaves);
+    if (!ok) return kc__oom();
+  }
+  return kc__point_at_instr(c, out, id) ? NULL : kc__oom();
+}

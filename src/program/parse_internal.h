@@ -26,12 +26,19 @@
 /* The layouts of a shape's array leaves as written. kcall computes on
  * logical values, so a layout matters only where bytes are reinterpreted:
  * a bitcast, and the buffers a custom call sees. */
+enum { KC__LAYOUT_LEAVES = 8, KC__LAYOUT_RANK = 8 };
+
 typedef struct kc__layouts {
   size_t leaves;     /* array leaves seen, in pre-order */
   size_t nondefault; /* of them, with a layout other than row-major */
   /* minor_to_major of the first leaf (the array, for an array shape) */
   int8_t first[KC_TENSOR_MAX_NDIM];
   bool first_nondefault;
+  /* minor_to_major of the first KC__LAYOUT_LEAVES leaves and whether
+   * each is other than row-major: a custom call's tuple result (the
+   * linear-algebra calls JAX emits return up to five arrays). */
+  int8_t leaf[KC__LAYOUT_LEAVES][KC__LAYOUT_RANK];
+  bool leaf_nondefault[KC__LAYOUT_LEAVES];
 } kc__layouts;
 
 /* An array shape as written, before it becomes a kc_shape: operands

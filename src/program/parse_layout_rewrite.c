@@ -155,6 +155,48 @@ kc_status* kc__build_bitcast(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_vi
   return kc__from_physical(p, phys, ins->shape, ins->layouts.first, name, out_id);
 }
 
+/* A custom call whose result is a tuple of arrays, some laid out other
+ * than row-major (the LAPACK calls JAX emits: column-major matrices beside
+ * row-major vectors): the call, then a tuple of its elements, each read
+ * back from its layout. */
+static kc_status* kc__build_tuple_call(kc__hlo_parser* p, kc__hlo_instr* ins,
+                                       const kc_custom_call_desc* desc, kc_string_view name,
+                                       int32_t* out_id) {
+  const kc_shape* s = ins->shape;
+  size_t n = kc_shape_get_tuple_size(s);
+  size_t recorded = 0;
+  for (size_t i = 0; i < n && i < KC__LAYOUT_LEAVES; ++i) {
+    recorded += ins->layouts.leaf_nondefault[i];
+  }
+  bool flat = n <= KC__LAYOUT_LEAVES && recorded == ins->layouts.nondefault;
+  for (size_t i = 0; flat && i < n; ++i) flat = !kc_shape_is_tuple(kc_shape_get_element(s, i));
+  if (!flat) {
+    return kc__lex_fail(&p->lx, &ins->shape_tok,
+                        "custom-call %s: non-default layouts in a tuple result are supported "
+                        "only for a tuple of at most %d arrays of rank %d or less",
+                        KC__Q(ins->name_tok.text), KC__LAYOUT_LEAVES, KC__LAYOUT_RANK);
+  }
+  kc_string_view call = kc__suffixed_name(p, name, "laid_out");
+  int32_t* elems = kc__arena_alloc(&p->tmp, (n + 1) * sizeof *elems);
+  if (!call.data || !elems) return kc__parse_oom();
+  int32_t r = -1;
+  KC_RETURN_IF_ERROR(kc_program_builder_add_custom_call(p->b, desc, call, &r));
+  for (size_t i = 0; i < n; ++i) {
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "element%zu", i);
+    kc_string_view en = kc__suffixed_name(p, name, suffix);
+    if (!en.data) return kc__parse_oom();
+    KC_RETURN_IF_ERROR(
+        kc_program_builder_add_get_tuple_element(p->b, r, (int64_t)i, en, &elems[i]));
+    if (!ins->layouts.leaf_nondefault[i]) continue;
+    kc_string_view ln = kc__suffixed_name(p, en, "logical");
+    if (!ln.data) return kc__parse_oom();
+    KC_RETURN_IF_ERROR(kc__from_physical(p, elems[i], kc_shape_get_element(s, i),
+                                         ins->layouts.leaf[i], ln, &elems[i]));
+  }
+  return kc_program_builder_add_tuple(p->b, elems, n, name, out_id);
+}
+
 /* A custom call sees the bytes of its operands' and result's layouts: an
  * operand whose layout (its operand_layout_constraints entry, else its
  * own) is not row-major is handed over in that layout, and a result laid
@@ -200,12 +242,7 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   if (ins->layouts.nondefault == 0) {
     return kc_program_builder_add_custom_call(p->b, desc, name, out_id);
   }
-  if (kc_shape_is_tuple(ins->shape)) {
-    return kc__lex_fail(&p->lx, &ins->shape_tok,
-                        "custom-call %s: a tuple result with non-default layouts is not "
-                        "supported",
-                        KC__Q(ins->name_tok.text));
-  }
+  if (kc_shape_is_tuple(ins->shape)) return kc__build_tuple_call(p, ins, desc, name, out_id);
   kc_string_view call = kc__suffixed_name(p, name, "laid_out");
   if (!call.data) return kc__parse_oom();
   int32_t r = -1;

@@ -64,6 +64,10 @@ static kc_status* kc__parse_layout(kc__lexer* lx, int32_t rank, kc__layouts* lay
       memcpy(layouts->first, m2m, (size_t)count);
     }
     if (!row_major) layouts->nondefault++;
+    if (layouts->leaves < KC__LAYOUT_LEAVES && rank <= KC__LAYOUT_RANK) {
+      layouts->leaf_nondefault[layouts->leaves] = !row_major;
+      memcpy(layouts->leaf[layouts->leaves], m2m, (size_t)count);
+    }
   }
   kc__lex_next(lx);
   return NULL;

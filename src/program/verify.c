@@ -115,7 +115,7 @@ const kc_shape* kc__subshape(const kc_shape* shape, const int64_t* path,
   return shape;
 }
 
-static kc_status* kc__verify_aliases(const kc_program* p, const kc__instr* in) {
+kc_status* kc__verify_aliases(const kc_program* p, const kc__instr* in) {
   for (size_t i = 0; i < in->num_aliases; ++i) {
     const kc__alias* a = &in->aliases[i];
     size_t unused;

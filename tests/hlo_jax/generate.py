@@ -963,6 +963,88 @@ def fft_programs():
                "optimized; the reference is JAX's own result without jit"),
     ]
 
+LINALG_TOL = {"rtol": 2e-4, "atol": 2e-4}
+
+
+def spd(seed, batch, n):
+    """Symmetric positive definite f32[batch, n, n]: A A^T + n I."""
+    a = normal(seed, (batch, n, n))
+    return (a @ a.transpose(0, 2, 1) + n * np.eye(n, dtype=F32)).astype(F32)
+
+
+def linalg_programs():
+    """jnp.linalg on the CPU: LAPACK custom calls (lapack_*_ffi), run by
+    kcall's built-in targets (ops_linalg.c). Eigenvectors, singular vectors
+    and Householder factors are defined up to signs (and LAPACKs differ in
+    them), so the programs return what is not: reconstructions, values,
+    Gram matrices."""
+    s4 = spd(80, 2, 4)
+    g = normal(81, (2, 4, 4)) + 4 * np.eye(4, dtype=F32)
+    rhs = normal(82, (2, 4, 3))
+    t43 = normal(83, (2, 4, 3))
+    t35 = normal(84, (3, 5))
+    s5 = spd(85, 3, 5)
+
+    def ref_eigh(a):
+        w, v = np.linalg.eigh(a)
+        return [w, a, np.abs(np.swapaxes(v, -1, -2) @ v)]
+
+    def usv(u, s, vt):
+        return (u[..., :, :s.shape[-1]] * s[..., None, :]) @ vt[..., :s.shape[-1], :]
+
+    return [
+        single("linalg_cholesky",
+               lambda a: (jnp.linalg.cholesky(a),
+                          jnp.linalg.cholesky(a) @
+                          jnp.swapaxes(jnp.linalg.cholesky(a), -1, -2)),
+               lambda a: [np.linalg.cholesky(a), a],
+               [s4], LINALG_TOL,
+               "jnp.linalg.cholesky of f32[2,4,4]: lapack_spotrf_ffi in "
+               "column-major layouts, its info turned into NaNs by the "
+               "program; the factor and L L^T"),
+        single("linalg_solve",
+               lambda a, b: (jnp.linalg.solve(a, b), jnp.linalg.inv(a),
+                             jnp.linalg.det(a), jnp.linalg.slogdet(a)[1]),
+               lambda a, b: [np.linalg.solve(a, b), np.linalg.inv(a),
+                             np.linalg.det(a), np.linalg.slogdet(a)[1]],
+               [g, rhs], LINALG_TOL,
+               "jnp.linalg.solve, inv, det and slogdet of f32[2,4,4]: "
+               "lapack_sgetrf_ffi (pivots, info) and lapack_strsm_ffi"),
+        single("linalg_eigh",
+               lambda a: (lambda w, v: (w, (v * w[..., None, :]) @
+                                        jnp.swapaxes(v, -1, -2),
+                                        jnp.abs(jnp.swapaxes(v, -1, -2) @ v)))(
+                   *jnp.linalg.eigh(a)),
+               ref_eigh,
+               [s5], LINALG_TOL,
+               "jnp.linalg.eigh of f32[3,5,5]: lapack_ssyevd_ffi; the "
+               "eigenvalues, V diag(w) V^T and |V^T V| (signs of "
+               "eigenvectors are free)"),
+        single("linalg_svd",
+               lambda a, b: (lambda u, s, vt, u2, s2, vt2: (
+                   s, usv(u, s, vt), jnp.abs(jnp.swapaxes(u, -1, -2) @ u),
+                   s2, usv(u2, s2, vt2), jnp.linalg.svd(a, compute_uv=False)))(
+                   *jnp.linalg.svd(a), *jnp.linalg.svd(b, full_matrices=False)),
+               lambda a, b: [np.linalg.svd(a)[1], a, np.broadcast_to(
+                   np.eye(4), (2, 4, 4)), np.linalg.svd(b)[1], b,
+                   np.linalg.svd(a)[1]],
+               [t43, t35], LINALG_TOL,
+               "jnp.linalg.svd: lapack_sgesdd_ffi with mode A (f32[2,4,3], "
+               "full matrices), S (f32[3,5]) and N (compute_uv=False); "
+               "singular values, U S V^T and |U^T U|"),
+        single("linalg_qr",
+               lambda a, b: (lambda q, r, qc, rc: (
+                   q @ r, jnp.abs(r), jnp.swapaxes(q, -1, -2) @ q,
+                   qc @ rc, jnp.swapaxes(qc, -1, -2) @ qc))(
+                   *jnp.linalg.qr(a), *jnp.linalg.qr(b, mode="complete")),
+               lambda a, b: [a, np.abs(np.linalg.qr(a)[1]),
+                             np.broadcast_to(np.eye(3), (2, 3, 3)), b,
+                             np.broadcast_to(np.eye(4), (2, 4, 4))],
+               [t43, t43], LINALG_TOL,
+               "jnp.linalg.qr of f32[2,4,3], reduced and complete: "
+               "lapack_sgeqrf_ffi and lapack_sorgqr_ffi; Q R, |R| and Q^T Q"),
+    ]
+
 
 def mlp_half(x, w1, b1, w2, b2, gamma, beta, dt):
     """dense, gelu (tanh form), layer norm, dense, tanh, softmax, each in
@@ -1185,7 +1267,7 @@ def model_programs():
 
 CASES = (whole_programs() + single_programs() + sorting_programs()
          + indexing_programs() + conv_programs() + fft_programs()
-         + typed_programs() + model_programs())
+         + typed_programs() + model_programs() + linalg_programs())
 
 
 # ---------------------------------------------------------------------------
