@@ -18,3 +18,6 @@ def f(x):
 
 
 print(f(np.arange(4, dtype=np.float32)))
+# The op declares its gradient (Scale(grad(y)) -> grad(x)): jax.grad works.
+g = jax.grad(lambda x: kcall.jax.call_op("Scale", x, factor=0.5).sum())
+print(g(np.arange(4, dtype=np.float32)))

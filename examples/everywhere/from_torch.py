@@ -15,4 +15,7 @@ def f(x):
     return scale(x, factor=3.0) + 1
 
 
-print(f(torch.arange(4, dtype=torch.float32)))
+x = torch.arange(4, dtype=torch.float32, requires_grad=True)
+y = f(x)
+y.sum().backward()  # through Scale's declared gradient
+print(y.detach(), x.grad)

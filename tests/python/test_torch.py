@@ -98,5 +98,6 @@ def test_everywhere_from_torch(repo, scale_plugin):
          str(scale_plugin)], capture_output=True, text=True, timeout=300,
         env=os.environ)
     assert done.returncode == 0, done.stdout + done.stderr
-    # 3 x + 1 (README.md shows this run too).
-    assert done.stdout.strip() == "tensor([ 1.,  4.,  7., 10.])"
+    # 3 x + 1, and its gradient (README.md shows this run too).
+    assert done.stdout.strip() == \
+        "tensor([ 1.,  4.,  7., 10.]) tensor([3., 3., 3., 3.])"

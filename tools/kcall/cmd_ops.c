@@ -1,6 +1,6 @@
 /*
  * cmd_ops.c — `kcall ops`: load plugins and list the registered ops with
- * their signatures, attrs, flags, kernels and docs.
+ * their signatures, attrs, flags, gradients, kernels and docs.
  */
 #include <string.h>
 
@@ -36,6 +36,8 @@ static kc_status* print_op(kc_string_view name) {
            i ? "        " : "attrs:  ", kc_op_get_attr_spec(op, i));
   }
   print_flags(kc_op_get_flags(op));
+  kc_op_gradient grad = {.struct_size = sizeof grad};
+  if (kc_op_get_gradient(op, &grad)) printf("  gradient: %s\n", grad.spec);
   kc_array* kernels = NULL;
   status = kc_kernel_registry_list(NULL, name, &kernels);
   if (status) return status;
