@@ -421,12 +421,12 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
   return st;
 }
 
-/* A KC__INSTR_KERNEL instruction: one step calling its kernel with the
- * operands' and the result's addresses, laid out in the run block. */
-kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
-                           const kc__instr_def* def) {
+/* A kernel step for instruction `id`: its data prepared (def->prepare,
+ * when there is one), and room in the run block for the operands' and the
+ * result's addresses, at *out_ins and *out_out. */
+static kc_status* kc__kernel_step(kc__compiler* c, int32_t id, const kc__instr_def* def,
+                                  size_t* out_ins, size_t* out_out) {
   const kc__instr* in = &c->p->instrs[id];
-  KC_RETURN_IF_ERROR(kc__temp_leaves(c, id, pos));
   const void* data = NULL;
   if (def->prepare) {
     kc__prepare_ctx ctx = {.arena = &c->exe->arena,
@@ -444,6 +444,19 @@ kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
   if (ins == SIZE_MAX || out == SIZE_MAX) return kc__oom();
   c->steps[c->num_steps - 1].ins_offset = ins;
   c->steps[c->num_steps - 1].out_offset = out;
+  *out_ins = ins;
+  *out_out = out;
+  return NULL;
+}
+
+/* A KC__INSTR_KERNEL instruction: one step calling its kernel with the
+ * operands' and the result's addresses, laid out in the run block. */
+kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos,
+                           const kc__instr_def* def) {
+  const kc__instr* in = &c->p->instrs[id];
+  KC_RETURN_IF_ERROR(kc__temp_leaves(c, id, pos));
+  size_t ins = 0, out = 0;
+  KC_RETURN_IF_ERROR(kc__kernel_step(c, id, def, &ins, &out));
   for (size_t i = 0; i < in->num_operands; ++i) {
     if (!kc__point_at_instr(c, ins + i * sizeof(void*), in->operands[i])) return kc__oom();
   }
@@ -457,21 +470,8 @@ kc_status* kc__plan_builtin_call(kc__compiler* c, int32_t id, int32_t pos,
   KC_RETURN_IF_ERROR(kc__verify_aliases(c->p, in));
   KC_RETURN_IF_ERROR(kc__temp_leaves(c, id, pos));
   KC_RETURN_IF_ERROR(kc__plan_aliases(c, id, pos));
-  kc__prepare_ctx ctx = {.arena = &c->exe->arena,
-                         .platform = c->exe->platform,
-                         .pool = c->exe->pool,
-                         .exe = c->exe};
-  const void* data = NULL;
-  KC_RETURN_IF_ERROR(def->prepare(c->p, in, &ctx, &data));
-  kc__step* s = kc__new_step(c, KC__STEP_KERNEL, kc__step_kernel, id);
-  if (!s) return kc__oom();
-  s->def = def;
-  s->data = data;
-  size_t ins = kc__block_reserve(c, (in->num_operands + 1) * sizeof(void*));
-  size_t out = kc__block_reserve(c, sizeof(void*));
-  if (ins == SIZE_MAX || out == SIZE_MAX) return kc__oom();
-  c->steps[c->num_steps - 1].ins_offset = ins;
-  c->steps[c->num_steps - 1].out_offset = out;
+  size_t ins = 0, out = 0;
+  KC_RETURN_IF_ERROR(kc__kernel_step(c, id, def, &ins, &out));
   /* Operands as the call sees them: an aliased one is its result's buffer,
    * into which it was copied. */
   for (size_t i = 0; i < in->num_operands; ++i) {
