@@ -542,3 +542,14 @@ KC_TEST(dltensor_is_compact) {
   t.ndim = 2;
   KC_CHECK(!kc_dltensor_is_compact(&t));
 }
+
+KC_TEST(tensor_empty_is_compact_whatever_its_strides) {
+  /* PyTorch's (2, 0) tensor has strides (1, 1). */
+  int64_t shape[2] = {2, 0}, strides[2] = {1, 1};
+  float dummy = 0;
+  DLTensor t = {.data = &dummy, .device = {kDLCPU, 0}, .ndim = 2,
+                .dtype = {kDLFloat, 32, 1}, .shape = shape, .strides = strides};
+  KC_CHECK(kc_dltensor_is_compact(&t));
+  shape[1] = 3; /* now it has elements, and those strides are not row-major */
+  KC_CHECK(!kc_dltensor_is_compact(&t));
+}

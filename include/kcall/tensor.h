@@ -85,7 +85,8 @@ KC_API kc_status* kc_tensor_create_view(kc_tensor* base, int32_t ndim,
 KC_API int64_t kc_dltensor_get_numel(const DLTensor* t);
 
 /* True when `t` is compact row-major (NULL strides, or strides equal to
- * the row-major ones, ignoring dims of extent 1). */
+ * the row-major ones, ignoring dims of extent 1); a tensor with a dim of
+ * extent 0 holds no elements and is compact whatever its strides. */
 KC_API bool kc_dltensor_is_compact(const DLTensor* t);
 
 #ifdef __cplusplus

@@ -19,6 +19,7 @@ Importing this module imports torch.
 """
 
 import ast
+import math
 import re
 
 import torch
@@ -62,14 +63,23 @@ def _attr_type(kind):
     return "ScalarType"  # a type set or a type class
 
 
+# A default a schema cannot write (torch's parser takes no inf or nan):
+# the argument becomes optional, None by default, and kcall applies the
+# op's own default when it is left out.
+_KCALL_DEFAULT = object()
+
+
 def _default(text, torch_type):
-    """A schema default from a spec default, or None when it has none."""
+    """A schema default from a spec default: None when it has none,
+    _KCALL_DEFAULT when the schema cannot write it."""
     if text is None:
         return None
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
-        return text if torch_type == "ScalarType" else None
+        return text if torch_type == "ScalarType" else _KCALL_DEFAULT
+    if isinstance(value, float) and not math.isfinite(value):
+        return _KCALL_DEFAULT
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, str):
@@ -84,6 +94,7 @@ class _Op:
 
     def __init__(self, name):
         self.name = name
+        self.torch_name = torch_name(name)
         self.call = getattr(_ops, name)
         info = self.call.definition
         self.handle = _core.op_lookup(name)
@@ -109,7 +120,10 @@ class _Op:
             if attr in inferred:
                 continue
             torch_type = _attr_type(kind)
-            self.attrs.append((attr, torch_type, _default(default, torch_type)))
+            schema_default = _default(default, torch_type)
+            if schema_default is _KCALL_DEFAULT:
+                torch_type, schema_default = torch_type + "?", "None"
+            self.attrs.append((attr, torch_type, schema_default))
 
     @staticmethod
     def _is_type_list(info, word):
@@ -128,7 +142,7 @@ class _Op:
         ret = rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
         if not rets:
             ret = "()"
-        return f"{self.name}({', '.join(params)}) -> {ret}"
+        return f"{self.torch_name}({', '.join(params)}) -> {ret}"
 
     def split(self, args, kwargs):
         tensors = []
@@ -156,6 +170,8 @@ class _Op:
 
     def run(self, *args, **kwargs):
         tensors, attrs = self.split(args, kwargs)
+        if self.device_of(tensors).type == "meta":
+            return self.fake(*args, **kwargs)
         # Autograd is done by the time the kernel runs (register_autograd
         # below, or torch's error for an op without it): the memory is
         # all the kernel reads, and DLPack refuses a tensor that requires
@@ -164,11 +180,24 @@ class _Op:
         outs = _core.op_call(self.handle, tuple(tensors), attrs)
         return self.regroup([torch.from_dlpack(o) for o in outs])
 
+    def device_of(self, tensors):
+        """The one device of the inputs (CPU when there are none). A mix is
+        refused, as torch's own ops refuse it: with a meta tensor among real
+        ones torch runs the fake implementation, whose outputs would
+        otherwise be real tensors never written."""
+        devices = {t.device for t in tensors}
+        if len(devices) > 1:
+            names = ", ".join(sorted(str(d) for d in devices))
+            raise RuntimeError(
+                f"kcall op {self.name!r}: expected all tensors to be on the "
+                f"same device, but found {names}")
+        return devices.pop() if devices else torch.device("cpu")
+
     def fake(self, *args, **kwargs):
         tensors, attrs = self.split(args, kwargs)
+        device = self.device_of(tensors)
         described = [(tuple(int(d) for d in t.shape), _dtype_name(t.dtype))
                      for t in tensors]
-        device = tensors[0].device if tensors else torch.device("cpu")
         outs = []
         for shape, dtype in _core.op_infer(self.handle, described, attrs):
             if shape is None:
@@ -213,7 +242,7 @@ class _Op:
         from . import _gradient
         if self.call.definition["gradient"] is None:
             raise RuntimeError(
-                f"kcall op {self.name!r} ({self.namespace}::{self.name}) "
+                f"kcall op {self.name!r} ({self.namespace}::{self.torch_name}) "
                 f"declares no gradient, so it cannot be differentiated: "
                 f"declare one with kc_op_builder_set_gradient (docs/ops.md, "
                 f"\"Gradients\"), or call it under torch.no_grad() or on "
@@ -258,29 +287,47 @@ class _Op:
 
 _registered = {}
 _libraries = {}
+_torch_names = {}  # (namespace, torch name) -> kcall name
+
+
+def torch_name(name):
+    """The torch operator name of the kcall op `name`: each character a
+    torch name cannot hold (kcall's . : -) becomes _, so "cpp.Clip" is
+    torch.ops.kcall.cpp_Clip and "mylib::add" mylib__add."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
 def register_op(name, *, namespace="kcall"):
-    """Defines ``torch.ops.<namespace>.<name>`` from the registered kcall op
-    `name` and returns it. Registering the same op again returns the
-    operator already defined."""
+    """Defines ``torch.ops.<namespace>.<torch_name(name)>`` from the
+    registered kcall op `name` and returns it (a dotted name such as
+    "cpp.Clip" becomes cpp_Clip). Registering the same op again returns the
+    operator already defined; two kcall ops whose torch names collide are
+    refused (ValueError), before anything is defined."""
     key = (namespace, name)
     if key in _registered:
         return _registered[key]
     op = _Op(name)
+    taken = _torch_names.get((namespace, op.torch_name))
+    if taken is not None and taken != name:
+        raise ValueError(
+            f"kcall op {name!r} would be torch.ops.{namespace}."
+            f"{op.torch_name}, which kcall op {taken!r} already is; pass "
+            f"another namespace")
     lib = _libraries.get(namespace)
     if lib is None:
         lib = _libraries[namespace] = torch.library.Library(namespace,
                                                             "FRAGMENT")
+    qualified = f"{namespace}::{op.torch_name}"
     lib.define(op.schema())
-    lib.impl(name, op.run, "CompositeExplicitAutograd")
-    torch.library.register_fake(f"{namespace}::{name}", op.fake, lib=lib)
+    _torch_names[(namespace, op.torch_name)] = name
+    lib.impl(op.torch_name, op.run, "CompositeExplicitAutograd")
+    torch.library.register_fake(qualified, op.fake, lib=lib)
     op.namespace = namespace
     # Every op gets an autograd rule: its declared gradient, or an error
     # naming it (torch's own fallback only warns, and leaves the inputs
     # without gradients).
-    torch.library.register_autograd(f"{namespace}::{name}", op.backward,
+    torch.library.register_autograd(qualified, op.backward,
                                     setup_context=op.setup_context, lib=lib)
-    operator = getattr(getattr(torch.ops, namespace), name)
+    operator = getattr(getattr(torch.ops, namespace), op.torch_name)
     _registered[key] = operator
     return operator

@@ -109,6 +109,11 @@ int64_t kc_dltensor_get_numel(const DLTensor* t) {
 bool kc_dltensor_is_compact(const DLTensor* t) {
   if (!t) return false;
   if (!t->strides) return true;
+  /* No elements: no layout to get wrong (PyTorch gives shape (2, 0)
+   * strides (1, 1)). */
+  for (int32_t i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] == 0) return true;
+  }
   int64_t expected = 1;
   for (int32_t i = t->ndim - 1; i >= 0; --i) {
     if (t->shape[i] != 1 && t->strides[i] != expected) return false;

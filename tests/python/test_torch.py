@@ -101,3 +101,37 @@ def test_everywhere_from_torch(repo, scale_plugin):
     # 3 x + 1, and its gradient (README.md shows this run too).
     assert done.stdout.strip() == \
         "tensor([ 1.,  4.,  7., 10.]) tensor([3., 3., 3., 3.])"
+
+
+def test_every_empty_shape(ops):
+    """Empty tensors whatever dim is 0 (torch strides (2, 0) as (1, 1))."""
+    for shape in [(0,), (0, 3), (2, 0), (2, 0, 3)]:
+        x = torch.ones(shape)
+        assert ops["Add"](x, x).shape == shape
+
+
+def test_devices_are_not_mixed(ops):
+    """Real and meta tensors together are refused, as torch refuses them;
+    meta tensors alone give meta outputs of the inferred shape."""
+    with pytest.raises(RuntimeError, match="same device"):
+        ops["Add"](torch.ones(3), torch.ones(3, device="meta"))
+    out = ops["Add"](torch.ones(2, 3, device="meta"),
+                     torch.ones(3, device="meta"))
+    assert out.device.type == "meta" and out.shape == (2, 3)
+
+
+def test_dotted_names_and_infinite_defaults(build_file):
+    """cpp.Clip (the C++ layer's op) is torch.ops.kcall.cpp_Clip; its
+    -inf and inf defaults, which a torch schema cannot write, are kept by
+    kcall when the arguments are left out."""
+    kcall.load_plugin(str(build_file(
+        "examples/ops_cpp/libops_cpp_plugin.so")))
+    clip = kcall.torch.register_op("cpp.Clip")
+    assert clip is torch.ops.kcall.cpp_Clip
+    assert str(clip.default._schema) == \
+        "kcall::cpp_Clip(Tensor x, *, float? lo=None, float? hi=None) -> Tensor"
+    x = torch.tensor([-5.0, 0.0, 5.0])
+    assert torch.equal(clip(x), x)
+    assert torch.equal(clip(x, lo=-1.0), torch.tensor([-1.0, 0.0, 5.0]))
+    assert torch.equal(clip(x, hi=2.0), torch.tensor([-5.0, 0.0, 2.0]))
+    opcheck(clip, (x,), {"lo": -1.0, "hi": 2.0})
