@@ -277,6 +277,34 @@ static inline float kc__sat_f32(double v) { return (float)v; }
 static inline double kc__sat_f64(double v) { return v; }
 static inline uint8_t kc__sat_pred(double v) { return v != 0; }
 
+/* The same from an f32 without going through double: the bounds of the
+ * 8- and 16-bit types are exact floats; s32's top, 2^31 - 1, is not, so
+ * the values from 2^31 up give it and the rest clamp below 2^31. */
+#define KC__SATF_NARROW(sfx, T, lo, hi)                 \
+  static inline T kc__satf_##sfx(float v) {             \
+    v = v != v ? 0.0f : v;                              \
+    v = v < (float)(lo) ? (float)(lo) : v;              \
+    v = v > (float)(hi) ? (float)(hi) : v;              \
+    return (T)(int32_t)v;                               \
+  }
+KC__SATF_NARROW(s8, int8_t, INT8_MIN, INT8_MAX)
+KC__SATF_NARROW(s16, int16_t, INT16_MIN, INT16_MAX)
+KC__SATF_NARROW(u8, uint8_t, 0, UINT8_MAX)
+KC__SATF_NARROW(u16, uint16_t, 0, UINT16_MAX)
+#undef KC__SATF_NARROW
+static inline int32_t kc__satf_s32(float v) {
+  float c = v != v ? 0.0f : v;
+  c = c < -2147483648.0f ? -2147483648.0f : c;
+  int32_t r = (int32_t)(c < 2147483520.0f ? c : 2147483520.0f);
+  return c >= 2147483648.0f ? INT32_MAX : r;
+}
+static inline uint32_t kc__satf_u32(float v) { return kc__sat_u32((double)v); }
+static inline int64_t kc__satf_s64(float v) { return kc__sat_s64((double)v); }
+static inline uint64_t kc__satf_u64(float v) { return kc__sat_u64((double)v); }
+static inline float kc__satf_f32(float v) { return v; }
+static inline double kc__satf_f64(float v) { return (double)v; }
+static inline uint8_t kc__satf_pred(float v) { return v != 0; }
+
 /* One element of type FT (kind fk, fb bits) to type TT (kind tk): to and
  * from pred through x != 0; integer to float directly when the integer
  * fits a double exactly in fewer than 33 bits (one rounding either way),
@@ -286,6 +314,7 @@ static inline uint8_t kc__sat_pred(double v) { return v != 0; }
 #define KC__CVT_ELEM(x, FT, fk, fb, ts, TT, tk, tb)                                     \
   ((tk) == 3 || (fk) == 3 ? (TT)((x) != 0)                                             \
    : (tk) == 0 ? ((fk) != 0 && (fb) <= 32 ? (TT)(x) : (TT)(double)(x))                 \
+   : (fk) == 0 && (fb) == 32 ? kc__satf_##ts((float)(x))                               \
    : (fk) == 0 ? kc__sat_##ts((double)(x))                                             \
    : (tb) == 8  ? (TT)(uint8_t)(x)                                                     \
    : (tb) == 16 ? (TT)(uint16_t)(x)                                                    \

@@ -308,7 +308,7 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
  * shift is done by an amount below the width and the result chosen after,
  * so that no C shift is undefined. */
 #define KC__INT_LOOPS(W, UT, ST, WT)                                                    \
-  static void kc__and_u##W(const void* a, const void* b, void* r, int64_t n) {          \
+  static void kc__and_u##W(const void* a, const void* b, void* r, int64_t n) { \
     const UT* x = a;                                                                    \
     const UT* y = b;                                                                    \
     UT* z = r;                                                                          \
@@ -320,19 +320,27 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
     UT* z = r;                                                                          \
     for (int64_t i = 0; i < n; ++i) z[i] = (UT)(x[i] | y[i]);                           \
   }                                                                                     \
-  static void kc__xor_u##W(const void* a, const void* b, void* r, int64_t n) {          \
+  static void kc__xor_u##W(const void* a, const void* b, void* r, int64_t n) { \
     const UT* x = a;                                                                    \
     const UT* y = b;                                                                    \
     UT* z = r;                                                                          \
     for (int64_t i = 0; i < n; ++i) z[i] = (UT)(x[i] ^ y[i]);                           \
   }                                                                                     \
-  static void kc__not_u##W(const void* a, const void* b, void* r, int64_t n) {          \
+  static void kc__not_u##W(const void* a, const void* b, void* r, int64_t n) { \
     (void)b;                                                                            \
     const UT* x = a;                                                                    \
     UT* z = r;                                                                          \
     for (int64_t i = 0; i < n; ++i) z[i] = (UT)~x[i];                                   \
-  }                                                                                     \
-  static void kc__shl_u##W(const void* a, const void* b, void* r, int64_t n) {          \
+  }
+KC__INT_LOOPS(8, uint8_t, int8_t, uint32_t)
+KC__INT_LOOPS(16, uint16_t, int16_t, uint32_t)
+KC__INT_LOOPS(32, uint32_t, int32_t, uint32_t)
+KC__INT_LOOPS(64, uint64_t, int64_t, uint64_t)
+#undef KC__INT_LOOPS
+
+/* The shifts, named by `tag`, with attributes `attr`. */
+#define KC__SHIFT_LOOPS(W, UT, ST, WT, tag, attr)                                       \
+  attr static void kc__shl_##tag(const void* a, const void* b, void* r, int64_t n) { \
     const UT* x = a;                                                                    \
     const UT* y = b;                                                                    \
     UT* z = r;                                                                          \
@@ -342,7 +350,7 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
       z[i] = s < (W) ? v : (UT)0;                                                       \
     }                                                                                   \
   }                                                                                     \
-  static void kc__srl_u##W(const void* a, const void* b, void* r, int64_t n) {          \
+  attr static void kc__srl_##tag(const void* a, const void* b, void* r, int64_t n) { \
     const UT* x = a;                                                                    \
     const UT* y = b;                                                                    \
     UT* z = r;                                                                          \
@@ -352,7 +360,7 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
       z[i] = s < (W) ? v : (UT)0;                                                       \
     }                                                                                   \
   }                                                                                     \
-  static void kc__sra_u##W(const void* a, const void* b, void* r, int64_t n) {          \
+  attr static void kc__sra_##tag(const void* a, const void* b, void* r, int64_t n) { \
     const ST* x = a;                                                                    \
     const UT* y = b;                                                                    \
     UT* z = r;                                                                          \
@@ -361,11 +369,20 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
       z[i] = (UT)(ST)(x[i] >> s);                                                       \
     }                                                                                   \
   }
-KC__INT_LOOPS(8, uint8_t, int8_t, uint32_t)
-KC__INT_LOOPS(16, uint16_t, int16_t, uint32_t)
-KC__INT_LOOPS(32, uint32_t, int32_t, uint32_t)
-KC__INT_LOOPS(64, uint64_t, int64_t, uint64_t)
-#undef KC__INT_LOOPS
+KC__SHIFT_LOOPS(8, uint8_t, int8_t, uint32_t, u8, )
+KC__SHIFT_LOOPS(16, uint16_t, int16_t, uint32_t, u16, )
+KC__SHIFT_LOOPS(32, uint32_t, int32_t, uint32_t, u32, )
+KC__SHIFT_LOOPS(64, uint64_t, int64_t, uint64_t, u64, )
+/* AVX2 shifts each lane by its own amount: a build of the 32- and 64-bit
+ * loops for it, taken when the processor has it (kc__vmath_levels). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KC__HAVE_SHIFT_AVX2 1
+#define KC__AVX2 __attribute__((target("avx2")))
+KC__SHIFT_LOOPS(32, uint32_t, int32_t, uint32_t, u32_avx2, KC__AVX2)
+KC__SHIFT_LOOPS(64, uint64_t, int64_t, uint64_t, u64_avx2, KC__AVX2)
+#undef KC__AVX2
+#endif
+#undef KC__SHIFT_LOOPS
 
 /* pred: the low bit of the result, as the integer path gives. */
 #define KC__PRED_LOOP(name, expr)                                                       \
@@ -397,6 +414,17 @@ static kc__int_loop kc__int_loop_of(int32_t op, size_t esize, bool pred) {
          : esize == 2 ? kc__##name##_u16                                 \
          : esize == 4 ? kc__##name##_u32                                 \
                       : kc__##name##_u64
+#if defined(KC__HAVE_SHIFT_AVX2)
+  if (!pred && (esize == 4 || esize == 8) && kc__vmath_levels() >= 2) {
+    bool w = esize == 4;
+    switch (op) {
+      case KC_OP_SHIFT_LEFT: return w ? kc__shl_u32_avx2 : kc__shl_u64_avx2;
+      case KC_OP_SHIFT_RIGHT_LOGICAL: return w ? kc__srl_u32_avx2 : kc__srl_u64_avx2;
+      case KC_OP_SHIFT_RIGHT_ARITHMETIC: return w ? kc__sra_u32_avx2 : kc__sra_u64_avx2;
+      default: break;
+    }
+  }
+#endif
   switch (op) {
     case KC_OP_AND: KC__PICK(and);
     case KC_OP_OR: KC__PICK(or);
