@@ -237,9 +237,136 @@ static void kc__store_from_double(int t, void* p, int64_t i, double v) {
   }
 }
 
+/* ---- typed conversions -------------------------------------------------------- */
+
+/* The types with a direct loop for every pair: X(suffix, C type, kind,
+ * bits), kind 0 float, 1 signed, 2 unsigned, 3 pred. */
+#define KC__CVT_TYPES(X)         \
+  X(f32, float, 0, 32)           \
+  X(f64, double, 0, 64)          \
+  X(s8, int8_t, 1, 8)            \
+  X(s16, int16_t, 1, 16)         \
+  X(s32, int32_t, 1, 32)         \
+  X(s64, int64_t, 1, 64)         \
+  X(u8, uint8_t, 2, 8)           \
+  X(u16, uint16_t, 2, 16)        \
+  X(u32, uint32_t, 2, 32)        \
+  X(u64, uint64_t, 2, 64)        \
+  X(pred, uint8_t, 3, 8)
+
+/* A double to each type as kc__store_from_double stores it: the integers
+ * of 32 bits or fewer clamp (their bounds are exact doubles, so this is the
+ * same saturation, and it vectorises), the 64-bit ones saturate as above. */
+#define KC__SAT_NARROW(sfx, T, lo, hi)                  \
+  static inline T kc__sat_##sfx(double v) {             \
+    v = v != v ? 0.0 : v;                               \
+    v = v < (double)(lo) ? (double)(lo) : v;            \
+    v = v > (double)(hi) ? (double)(hi) : v;            \
+    return (T)v;                                        \
+  }
+KC__SAT_NARROW(s8, int8_t, INT8_MIN, INT8_MAX)
+KC__SAT_NARROW(s16, int16_t, INT16_MIN, INT16_MAX)
+KC__SAT_NARROW(s32, int32_t, INT32_MIN, INT32_MAX)
+KC__SAT_NARROW(u8, uint8_t, 0, UINT8_MAX)
+KC__SAT_NARROW(u16, uint16_t, 0, UINT16_MAX)
+KC__SAT_NARROW(u32, uint32_t, 0, UINT32_MAX)
+#undef KC__SAT_NARROW
+static inline int64_t kc__sat_s64(double v) { return kc__sat_s(v, INT64_MIN, INT64_MAX); }
+static inline uint64_t kc__sat_u64(double v) { return kc__sat_u(v, UINT64_MAX); }
+static inline float kc__sat_f32(double v) { return (float)v; }
+static inline double kc__sat_f64(double v) { return v; }
+static inline uint8_t kc__sat_pred(double v) { return v != 0; }
+
+/* The same from an f32 without going through double: the bounds of the
+ * 8- and 16-bit types are exact floats; s32's top, 2^31 - 1, is not, so
+ * the values from 2^31 up give it and the rest clamp below 2^31. */
+#define KC__SATF_NARROW(sfx, T, lo, hi)                 \
+  static inline T kc__satf_##sfx(float v) {             \
+    v = v != v ? 0.0f : v;                              \
+    v = v < (float)(lo) ? (float)(lo) : v;              \
+    v = v > (float)(hi) ? (float)(hi) : v;              \
+    return (T)(int32_t)v;                               \
+  }
+KC__SATF_NARROW(s8, int8_t, INT8_MIN, INT8_MAX)
+KC__SATF_NARROW(s16, int16_t, INT16_MIN, INT16_MAX)
+KC__SATF_NARROW(u8, uint8_t, 0, UINT8_MAX)
+KC__SATF_NARROW(u16, uint16_t, 0, UINT16_MAX)
+#undef KC__SATF_NARROW
+static inline int32_t kc__satf_s32(float v) {
+  float c = v != v ? 0.0f : v;
+  c = c < -2147483648.0f ? -2147483648.0f : c;
+  int32_t r = (int32_t)(c < 2147483520.0f ? c : 2147483520.0f);
+  return c >= 2147483648.0f ? INT32_MAX : r;
+}
+static inline uint32_t kc__satf_u32(float v) { return kc__sat_u32((double)v); }
+static inline int64_t kc__satf_s64(float v) { return kc__sat_s64((double)v); }
+static inline uint64_t kc__satf_u64(float v) { return kc__sat_u64((double)v); }
+static inline float kc__satf_f32(float v) { return v; }
+static inline double kc__satf_f64(float v) { return (double)v; }
+static inline uint8_t kc__satf_pred(float v) { return v != 0; }
+
+/* One element of type FT (kind fk, fb bits) to type TT (kind tk): to and
+ * from pred through x != 0; integer to float directly when the integer
+ * fits a double exactly in fewer than 33 bits (one rounding either way),
+ * else through double; float to integer saturating; integer to integer
+ * wrapping through the unsigned type of the result's width. The kinds are
+ * constants, so each loop keeps one branch. */
+#define KC__CVT_ELEM(x, FT, fk, fb, ts, TT, tk, tb)                                     \
+  ((tk) == 3 || (fk) == 3 ? (TT)((x) != 0)                                             \
+   : (tk) == 0 ? ((fk) != 0 && (fb) <= 32 ? (TT)(x) : (TT)(double)(x))                 \
+   : (fk) == 0 && (fb) == 32 ? kc__satf_##ts((float)(x))                               \
+   : (fk) == 0 ? kc__sat_##ts((double)(x))                                             \
+   : (tb) == 8  ? (TT)(uint8_t)(x)                                                     \
+   : (tb) == 16 ? (TT)(uint16_t)(x)                                                    \
+   : (tb) == 32 ? (TT)(uint32_t)(x)                                                    \
+                : (TT)(uint64_t)(x))
+
+typedef void (*kc__convert_loop)(const void* a, void* r, int64_t n);
+
+#define KC__CVT_TO(ts, TT, tk, tb, fs, FT, fk, fb)                                      \
+  static void kc__cvt_##fs##_##ts(const void* a, void* r, int64_t n) {                 \
+    const FT* x = a;                                                                   \
+    TT* y = r;                                                                         \
+    for (int64_t i = 0; i < n; ++i) y[i] = KC__CVT_ELEM(x[i], FT, fk, fb, ts, TT, tk, tb); \
+  }
+#define KC__CVT_FROM(fs, FT, fk, fb)                                                    \
+  KC__CVT_TO(f32, float, 0, 32, fs, FT, fk, fb)                                        \
+  KC__CVT_TO(f64, double, 0, 64, fs, FT, fk, fb)                                       \
+  KC__CVT_TO(s8, int8_t, 1, 8, fs, FT, fk, fb)                                         \
+  KC__CVT_TO(s16, int16_t, 1, 16, fs, FT, fk, fb)                                      \
+  KC__CVT_TO(s32, int32_t, 1, 32, fs, FT, fk, fb)                                      \
+  KC__CVT_TO(s64, int64_t, 1, 64, fs, FT, fk, fb)                                      \
+  KC__CVT_TO(u8, uint8_t, 2, 8, fs, FT, fk, fb)                                        \
+  KC__CVT_TO(u16, uint16_t, 2, 16, fs, FT, fk, fb)                                     \
+  KC__CVT_TO(u32, uint32_t, 2, 32, fs, FT, fk, fb)                                     \
+  KC__CVT_TO(u64, uint64_t, 2, 64, fs, FT, fk, fb)                                     \
+  KC__CVT_TO(pred, uint8_t, 3, 8, fs, FT, fk, fb)
+KC__CVT_TYPES(KC__CVT_FROM)
+#undef KC__CVT_FROM
+#undef KC__CVT_TO
+#undef KC__CVT_ELEM
+
+/* [from][to], in the order of KC__CVT_TYPES, which is the order of the
+ * KC__T_* values up to KC__T_PRED. */
+_Static_assert(KC__T_f32 == 0 && KC__T_u64 == 9 && KC__T_PRED == 10,
+               "kc__convert_loops follows the KC__T_* order");
+static const kc__convert_loop kc__convert_loops[KC__T_PRED + 1][KC__T_PRED + 1] = {
+#define KC__CVT_ROW(fs, FT, fk, fb)                                                     \
+  {kc__cvt_##fs##_f32, kc__cvt_##fs##_f64, kc__cvt_##fs##_s8,  kc__cvt_##fs##_s16,      \
+   kc__cvt_##fs##_s32, kc__cvt_##fs##_s64, kc__cvt_##fs##_u8,  kc__cvt_##fs##_u16,      \
+   kc__cvt_##fs##_u32, kc__cvt_##fs##_u64, kc__cvt_##fs##_pred},
+    KC__CVT_TYPES(KC__CVT_ROW)
+#undef KC__CVT_ROW
+};
+#undef KC__CVT_TYPES
+
 static void kc__convert_complex(int from, int to, const void* a, void* r, int64_t n);
 
 static void kc__convert(int from, int to, const void* a, void* r, int64_t n) {
+  if (from <= KC__T_PRED && to <= KC__T_PRED) {
+    kc__convert_loops[from][to](a, r, n);
+    return;
+  }
   if (kc__is_complex(to)) {
     kc__convert_complex(from, to, a, r, n);
     return;

@@ -135,10 +135,16 @@ static kc_status* kc__math_verify(const kc_program* p, const kc__instr* in) {
   return kc__math_read(p, in, &plan);
 }
 
+/* A loop over n elements of the operands a and b (b NULL for a unary op). */
+typedef void (*kc__int_loop)(const void* a, const void* b, void* r, int64_t n);
+
 typedef struct kc__math_data {
   kc__math_plan plan;
   size_t esize;
+  kc__int_loop int_loop; /* the typed loop of a bitwise op or shift, or NULL */
 } kc__math_data;
+
+static kc__int_loop kc__int_loop_of(int32_t op, size_t esize, bool pred);
 
 static kc_status* kc__math_prepare(const kc_program* p, const kc__instr* in,
                                    const kc__prepare_ctx* ctx, const void** out) {
@@ -146,6 +152,10 @@ static kc_status* kc__math_prepare(const kc_program* p, const kc__instr* in,
   if (!d) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   KC_RETURN_IF_ERROR(kc__math_read(p, in, &d->plan));
   d->esize = kc_dtype_get_size(kc_shape_get_dtype(kc__op_operand(p, in, 0)));
+  d->int_loop = d->plan.type == KC__M_SINT || d->plan.type == KC__M_UINT ||
+                        d->plan.type == KC__M_PRED
+                    ? kc__int_loop_of(d->plan.op, d->esize, d->plan.type == KC__M_PRED)
+                    : NULL;
   *out = d;
   return NULL;
 }
@@ -290,6 +300,145 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
   }
 }
 
+/* The bitwise operations and shifts, one loop per (op, width) that the
+ * compiler can vectorise; the same bits whatever the signedness (an
+ * arithmetic right shift reads the bits as the signed type of the width).
+ * A shift amount is read as unsigned: one of the width or more (a negative
+ * one included) gives 0, or the sign for an arithmetic right shift. The
+ * shift is done by an amount below the width and the result chosen after,
+ * so that no C shift is undefined. */
+#define KC__INT_LOOPS(W, UT, ST, WT)                                                    \
+  static void kc__and_u##W(const void* a, const void* b, void* r, int64_t n) { \
+    const UT* x = a;                                                                    \
+    const UT* y = b;                                                                    \
+    UT* z = r;                                                                          \
+    for (int64_t i = 0; i < n; ++i) z[i] = (UT)(x[i] & y[i]);                           \
+  }                                                                                     \
+  static void kc__or_u##W(const void* a, const void* b, void* r, int64_t n) {           \
+    const UT* x = a;                                                                    \
+    const UT* y = b;                                                                    \
+    UT* z = r;                                                                          \
+    for (int64_t i = 0; i < n; ++i) z[i] = (UT)(x[i] | y[i]);                           \
+  }                                                                                     \
+  static void kc__xor_u##W(const void* a, const void* b, void* r, int64_t n) { \
+    const UT* x = a;                                                                    \
+    const UT* y = b;                                                                    \
+    UT* z = r;                                                                          \
+    for (int64_t i = 0; i < n; ++i) z[i] = (UT)(x[i] ^ y[i]);                           \
+  }                                                                                     \
+  static void kc__not_u##W(const void* a, const void* b, void* r, int64_t n) { \
+    (void)b;                                                                            \
+    const UT* x = a;                                                                    \
+    UT* z = r;                                                                          \
+    for (int64_t i = 0; i < n; ++i) z[i] = (UT)~x[i];                                   \
+  }
+KC__INT_LOOPS(8, uint8_t, int8_t, uint32_t)
+KC__INT_LOOPS(16, uint16_t, int16_t, uint32_t)
+KC__INT_LOOPS(32, uint32_t, int32_t, uint32_t)
+KC__INT_LOOPS(64, uint64_t, int64_t, uint64_t)
+#undef KC__INT_LOOPS
+
+/* The shifts, named by `tag`, with attributes `attr`. */
+#define KC__SHIFT_LOOPS(W, UT, ST, WT, tag, attr)                                       \
+  attr static void kc__shl_##tag(const void* a, const void* b, void* r, int64_t n) { \
+    const UT* x = a;                                                                    \
+    const UT* y = b;                                                                    \
+    UT* z = r;                                                                          \
+    for (int64_t i = 0; i < n; ++i) {                                                   \
+      UT s = y[i];                                                                      \
+      UT v = (UT)((WT)x[i] << (s & (W - 1)));                                           \
+      z[i] = s < (W) ? v : (UT)0;                                                       \
+    }                                                                                   \
+  }                                                                                     \
+  attr static void kc__srl_##tag(const void* a, const void* b, void* r, int64_t n) { \
+    const UT* x = a;                                                                    \
+    const UT* y = b;                                                                    \
+    UT* z = r;                                                                          \
+    for (int64_t i = 0; i < n; ++i) {                                                   \
+      UT s = y[i];                                                                      \
+      UT v = (UT)((WT)x[i] >> (s & (W - 1)));                                           \
+      z[i] = s < (W) ? v : (UT)0;                                                       \
+    }                                                                                   \
+  }                                                                                     \
+  attr static void kc__sra_##tag(const void* a, const void* b, void* r, int64_t n) { \
+    const ST* x = a;                                                                    \
+    const UT* y = b;                                                                    \
+    UT* z = r;                                                                          \
+    for (int64_t i = 0; i < n; ++i) {                                                   \
+      UT s = y[i] < (W) ? y[i] : (UT)((W) - 1);                                         \
+      z[i] = (UT)(ST)(x[i] >> s);                                                       \
+    }                                                                                   \
+  }
+KC__SHIFT_LOOPS(8, uint8_t, int8_t, uint32_t, u8, )
+KC__SHIFT_LOOPS(16, uint16_t, int16_t, uint32_t, u16, )
+KC__SHIFT_LOOPS(32, uint32_t, int32_t, uint32_t, u32, )
+KC__SHIFT_LOOPS(64, uint64_t, int64_t, uint64_t, u64, )
+/* AVX2 shifts each lane by its own amount: a build of the 32- and 64-bit
+ * loops for it, taken when the processor has it (kc__vmath_levels). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KC__HAVE_SHIFT_AVX2 1
+#define KC__AVX2 __attribute__((target("avx2")))
+KC__SHIFT_LOOPS(32, uint32_t, int32_t, uint32_t, u32_avx2, KC__AVX2)
+KC__SHIFT_LOOPS(64, uint64_t, int64_t, uint64_t, u64_avx2, KC__AVX2)
+#undef KC__AVX2
+#endif
+#undef KC__SHIFT_LOOPS
+
+/* pred: the low bit of the result, as the integer path gives. */
+#define KC__PRED_LOOP(name, expr)                                                       \
+  static void kc__##name##_pred(const void* a, const void* b, void* r, int64_t n) {     \
+    const uint8_t* x = a;                                                               \
+    const uint8_t* y = b ? b : a;                                                       \
+    uint8_t* z = r;                                                                     \
+    (void)y;                                                                            \
+    for (int64_t i = 0; i < n; ++i) z[i] = (uint8_t)((expr) & 1u);                      \
+  }
+KC__PRED_LOOP(and, x[i] & y[i])
+KC__PRED_LOOP(or, x[i] | y[i])
+KC__PRED_LOOP(xor, x[i] ^ y[i])
+KC__PRED_LOOP(not, ~(unsigned)x[i])
+#undef KC__PRED_LOOP
+
+/* The loop of `op` on elements of `esize` bytes (pred when `pred`); NULL
+ * for the operations the general integer path computes. */
+static kc__int_loop kc__int_loop_of(int32_t op, size_t esize, bool pred) {
+#define KC__PICK(name)                                                   \
+  return pred ? kc__##name##_pred                                        \
+         : esize == 1 ? kc__##name##_u8                                  \
+         : esize == 2 ? kc__##name##_u16                                 \
+         : esize == 4 ? kc__##name##_u32                                 \
+                      : kc__##name##_u64
+#define KC__PICK_INT(name)                                               \
+  return pred ? NULL                                                     \
+         : esize == 1 ? kc__##name##_u8                                  \
+         : esize == 2 ? kc__##name##_u16                                 \
+         : esize == 4 ? kc__##name##_u32                                 \
+                      : kc__##name##_u64
+#if defined(KC__HAVE_SHIFT_AVX2)
+  if (!pred && (esize == 4 || esize == 8) && kc__vmath_levels() >= 2) {
+    bool w = esize == 4;
+    switch (op) {
+      case KC_OP_SHIFT_LEFT: return w ? kc__shl_u32_avx2 : kc__shl_u64_avx2;
+      case KC_OP_SHIFT_RIGHT_LOGICAL: return w ? kc__srl_u32_avx2 : kc__srl_u64_avx2;
+      case KC_OP_SHIFT_RIGHT_ARITHMETIC: return w ? kc__sra_u32_avx2 : kc__sra_u64_avx2;
+      default: break;
+    }
+  }
+#endif
+  switch (op) {
+    case KC_OP_AND: KC__PICK(and);
+    case KC_OP_OR: KC__PICK(or);
+    case KC_OP_XOR: KC__PICK(xor);
+    case KC_OP_NOT: KC__PICK(not);
+    case KC_OP_SHIFT_LEFT: KC__PICK_INT(shl);
+    case KC_OP_SHIFT_RIGHT_LOGICAL: KC__PICK_INT(srl);
+    case KC_OP_SHIFT_RIGHT_ARITHMETIC: KC__PICK_INT(sra);
+    default: return NULL;
+  }
+#undef KC__PICK
+#undef KC__PICK_INT
+}
+
 /* f16, bf16, c64 and c128. */
 static kc_status* kc__math_other_kernel(const kc__math_plan* plan, void* out,
                                         const void* const* ins) {
@@ -335,6 +484,8 @@ static void kc__math_run(const kc__math_data* d, void* out, const void* const* i
     } else {
       kc__unary_f64(plan->op, ins[0], out, n);
     }
+  } else if (d->int_loop) {
+    d->int_loop(ins[0], binary ? ins[1] : NULL, out, n);
   } else {
     kc__int_kernel(d, out, ins, n);
   }
@@ -381,7 +532,8 @@ static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   const kc__math_data* d = ctx->data;
   if (d->plan.type >= KC__M_F16) return kc__math_other_kernel(&d->plan, out, ins);
   kc__math_job job = {d, out, ins};
-  kc__split_run(ctx->pool, d->plan.count, kc__math_cost(&d->plan), kc__math_range, &job);
+  double cost = d->int_loop ? 0.25 : kc__math_cost(&d->plan);
+  kc__split_run(ctx->pool, d->plan.count, cost, kc__math_range, &job);
   return NULL;
 }
 
