@@ -37,6 +37,9 @@
 #define KC__GEMM_KC 256
 /* Bytes of packed B one column block may take (KC x NC). */
 #define KC__GEMM_BLOCK_BYTES (1 << 20)
+/* Panels of B packed together (reading KC__GEMM_UNIT x NR floats of
+ * each row of B at a time). */
+#define KC__GEMM_UNIT 8
 /* Rows of A packed at a time (a multiple of every kernel's MR): a
  * 96 x 256 block (96 KiB) stays in L2 while each B panel's 256 x NR slice
  * stays in L1 over its strips. */
@@ -268,23 +271,43 @@ const char* kc__gemm_f32_kernel_name(const kc__gemm_f32_kernel* kernel) {
 
 /* ---- packing ------------------------------------------------------------------------ */
 
+/* A row of `cols` floats of B into a panel row of nr, zero past cols.
+ * Full rows of the kernels' widths are copies of a constant size, which
+ * compilers inline: a call of memcpy would cost as much as the copy. */
+static inline void kc__pack_row(float* restrict dst, const float* restrict src, int64_t cols,
+                                int64_t nr) {
+  if (cols == 16 && nr == 16) {
+    memcpy(dst, src, 16 * sizeof(float));
+  } else if (cols == 32 && nr == 32) {
+    memcpy(dst, src, 32 * sizeof(float));
+  } else {
+    for (int64_t z = 0; z < cols; ++z) dst[z] = src[z];
+    for (int64_t z = cols; z < nr; ++z) dst[z] = 0.0f;
+  }
+}
+
 /* Panels [begin, end) of B (k x n; row-major, or its transpose, n x k
  * row-major, when `trans`): panel p holds columns [p nr, p nr + nr) as k
- * rows of nr, zero past column n. From the transpose, full groups of 4
- * columns and 4 rows go by 4 x 4 blocks transposed in SSE registers. */
+ * rows of nr, zero past column n. From B, row by row across all the
+ * panels (a row of B may be a page of its own: going down one panel's
+ * columns would cross a page at every step); from the transpose, full
+ * groups of 4 columns and 4 rows go by 4 x 4 blocks transposed in SSE
+ * registers. */
 static void kc__pack_b(const float* b, bool trans, int64_t n, int64_t k, int64_t nr,
                        int64_t begin, int64_t end, float* packed) {
+  if (!trans) {
+    for (int64_t i = 0; i < k; ++i) {
+      for (int64_t p = begin; p < end; ++p) {
+        int64_t j = p * nr;
+        kc__pack_row(packed + p * k * nr + i * nr, b + i * n + j, n - j < nr ? n - j : nr, nr);
+      }
+    }
+    return;
+  }
   for (int64_t p = begin; p < end; ++p) {
     int64_t j = p * nr;
     int64_t cols = n - j < nr ? n - j : nr;
     float* dst = packed + p * k * nr;
-    if (!trans) {
-      for (int64_t i = 0; i < k; ++i) {
-        memcpy(dst + i * nr, b + i * n + j, (size_t)cols * sizeof(float));
-        for (int64_t z = cols; z < nr; ++z) dst[i * nr + z] = 0.0f;
-      }
-      continue;
-    }
     int64_t z = 0;
 #if defined(__SSE2__)
     for (; z + 4 <= cols; z += 4) {
@@ -405,19 +428,22 @@ static bool kc__gemm_claim(kc__gemm_job* job, int64_t* begin, int64_t* end) {
   }
 }
 
-/* Makes panel p (numbered across the batch) of B packed: packs it when
- * nobody has, else waits for the thread that is packing it (a few
+/* Makes panel p (numbered across the batch) of B packed: packs its unit
+ * of KC__GEMM_UNIT panels (whose first panel's state stands for all)
+ * when nobody has, else waits for the thread that is packing it (some
  * microseconds of copying). */
 static void kc__gemm_panel_ready(kc__gemm_job* job, int64_t p) {
-  uint8_t* state = &job->panel_state[p];
+  int64_t bi = p / job->panels_per, q = p % job->panels_per;
+  q -= q % KC__GEMM_UNIT;
+  int64_t q_end = q + KC__GEMM_UNIT < job->panels_per ? q + KC__GEMM_UNIT : job->panels_per;
+  uint8_t* state = &job->panel_state[bi * job->panels_per + q];
   uint8_t seen = __atomic_load_n(state, __ATOMIC_ACQUIRE);
   if (seen == KC__PANEL_READY) return;
   if (seen == KC__PANEL_EMPTY &&
       __atomic_compare_exchange_n(state, &seen, KC__PANEL_PACKING, false, __ATOMIC_ACQUIRE,
                                   __ATOMIC_ACQUIRE)) {
-    int64_t bi = p / job->panels_per, q = p % job->panels_per;
     int64_t nr = job->kernel->nr;
-    kc__pack_b(job->b + bi * job->k * job->n, job->b_trans, job->n, job->k, nr, q, q + 1,
+    kc__pack_b(job->b + bi * job->k * job->n, job->b_trans, job->n, job->k, nr, q, q_end,
                job->panels + bi * job->panels_per * job->k * nr);
     __atomic_store_n(state, KC__PANEL_READY, __ATOMIC_RELEASE);
     return;
