@@ -228,8 +228,8 @@ KC_TEST(hlo_dot_f32_pools_of_several_sizes) {
   }
 }
 
-/* Batches, with either operand transposed (copied into order before the
- * product) or both. */
+/* Batches, with either operand transposed (read in place by the packing)
+ * or both. */
 static void kt_batched(const char* kernel, kc_thread_pool* pool) {
   static const kt_dot_case cases[] = {
       {3, 5, 33, 257, false, false}, {2, 13, 7, 31, true, false},
@@ -243,6 +243,50 @@ static void kt_batched(const char* kernel, kc_thread_pool* pool) {
 
 KC_TEST(hlo_dot_f32_batched_and_transposed_every_kernel) {
   KC_CHECK(kt_each_kernel(kt_batched, NULL) >= 1);
+}
+
+/* Operands read in place from their transposes ([k, m] lhs, [n, k] rhs),
+ * batched in one job: rows across the 96-row groups of packed A (97,
+ * 193), contracted dimensions across the 256-element slices, columns
+ * across the 1024-column blocks and odd sizes in every dimension. */
+static void kt_transposed_large(const char* kernel, kc_thread_pool* pool) {
+  static const kt_dot_case cases[] = {
+      {0, 97, 33, 257, true, false},   {0, 193, 47, 300, false, true},
+      {0, 200, 1100, 5, true, true},   {3, 97, 129, 513, true, false},
+      {5, 13, 31, 64, false, true},    {4, 128, 128, 64, false, true},
+      {2, 96, 17, 256, true, true},    {7, 3, 5, 2, true, false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    kt_dot_check(&cases[i], kernel, pool);
+  }
+}
+
+KC_TEST(hlo_dot_f32_transposed_in_place_every_kernel) {
+  KC_CHECK(kt_each_kernel(kt_transposed_large, NULL) >= 1);
+}
+
+/* Many small batch elements shared out over pools of 1, 2, 3 and 4
+ * threads at once: every split of the strips across the batch (claims
+ * that end inside one element and go on into the next) gives the same
+ * products. */
+static void kt_batched_pools(const char* kernel, kc_thread_pool* pool) {
+  static const kt_dot_case cases[] = {
+      {16, 7, 20, 33, false, false}, {9, 31, 17, 70, false, true},
+      {6, 128, 64, 128, false, false}, {12, 13, 40, 9, true, true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    kt_dot_check(&cases[i], kernel, pool);
+  }
+}
+
+KC_TEST(hlo_dot_f32_batched_over_pools) {
+  static const int32_t sizes[] = {1, 2, 3, 4};
+  for (size_t i = 0; i < 4; ++i) {
+    kc_thread_pool* pool = NULL;
+    KC_CHECK_OK(kc_thread_pool_create(sizes[i], &pool));
+    KC_CHECK(kt_each_kernel(kt_batched_pools, pool) >= 1);
+    kc_thread_pool_destroy(pool);
+  }
 }
 
 /* An empty contracted dimension gives zeros, on every kernel. */

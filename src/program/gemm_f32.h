@@ -41,4 +41,15 @@ const char* kc__gemm_f32_kernel_name(const kc__gemm_f32_kernel* kernel);
 kc_status* kc__gemm_f32(const kc__gemm_f32_kernel* kernel, const float* a, const float* b,
                         float* c, int64_t m, int64_t n, int64_t k, kc_thread_pool* pool);
 
+/* `batch` such products, one after another in memory: C[i] = A[i] B[i]
+ * for i < batch, each A[i] m x k (or, when a_trans, its transpose: k x m
+ * row-major, read in place), each B[i] k x n (or, when b_trans, n x k
+ * row-major), each C[i] m x n. The strips of rows of every product are
+ * shared out over the pool at once, so that many small products keep
+ * every thread busy. Errors as kc__gemm_f32. */
+kc_status* kc__gemm_f32_batched(const kc__gemm_f32_kernel* kernel, const float* a,
+                                bool a_trans, const float* b, bool b_trans, float* c,
+                                int64_t batch, int64_t m, int64_t n, int64_t k,
+                                kc_thread_pool* pool);
+
 #endif /* KCALL_PROGRAM_GEMM_F32_H_ */

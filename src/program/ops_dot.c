@@ -1,7 +1,9 @@
 /* dot: any batch and contracting dimensions. Both operands are brought to
  * [batch, rows, contracted] and [batch, contracted, columns] (copied only
- * when they are not already so), then multiplied: f32 by the blocked GEMM
- * of gemm_f32.c on the thread pool, other types by plain loops.
+ * when they are not already so; for f32, [batch, contracted, rows] and
+ * [batch, columns, contracted] are read in place too), then multiplied:
+ * f32 by the blocked GEMM of gemm_f32.c on the thread pool, all batch
+ * elements in one parallel job, other types by plain loops.
  *
  * The products accumulate in the compute type: the result's, or f32 for
  * an f16 or bf16 result (rounded once at the end, as XLA:CPU does).
@@ -28,6 +30,10 @@ typedef struct kc__dot_plan {
   /* Copies of the operands into the canonical order, or rank -1 where
    * the operand is in that order already. */
   kc__box lhs_box, rhs_box;
+  /* f32 only: the operand is in the order batch, contracted, free (lhs)
+   * or batch, free, contracted (rhs), which the GEMM packs from in place
+   * (its box then has rank -1). */
+  bool lhs_trans, rhs_trans;
   /* The f32 micro-kernel (NULL for other types). */
   const kc__gemm_f32_kernel* kernel;
 } kc__dot_plan;
@@ -230,6 +236,24 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
   plan->result_type = t;
   kc__canonical_box(a, lb, nlb, lc, nlc, used_a, true, &plan->lhs_box);
   kc__canonical_box(b, rbd, nrb, rc, nrc, used_b, false, &plan->rhs_box);
+  plan->lhs_trans = plan->rhs_trans = false;
+  if (compute.code == kDLFloat && compute.bits == 32) {
+    kc__box other;
+    if (plan->lhs_box.rank >= 0) {
+      kc__canonical_box(a, lb, nlb, lc, nlc, used_a, false, &other);
+      if (other.rank < 0) {
+        plan->lhs_box = other;
+        plan->lhs_trans = true;
+      }
+    }
+    if (plan->rhs_box.rank >= 0) {
+      kc__canonical_box(b, rbd, nrb, rc, nrc, used_b, true, &other);
+      if (other.rank < 0) {
+        plan->rhs_box = other;
+        plan->rhs_trans = true;
+      }
+    }
+  }
   return NULL;
 }
 
@@ -359,13 +383,17 @@ static kc_status* kc__dot_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   void* result = convert_c ? scratch + a_room + b_room : out;
   kc_status* st = NULL;
   int64_t m = plan->m, n = plan->n, k = plan->k;
-  for (int64_t i = 0; i < plan->batch && !st; ++i) {
+  bool f32 = plan->dtype.code == kDLFloat && plan->dtype.bits == 32;
+  if (f32) {
+    st = kc__gemm_f32_batched(plan->kernel, (const float*)a, plan->lhs_trans,
+                              (const float*)b, plan->rhs_trans, result, plan->batch, m, n, k,
+                              ctx->pool);
+  }
+  for (int64_t i = 0; i < plan->batch && !st && !f32; ++i) {
     const void* ai = a + (size_t)(i * m * k) * es;
     const void* bi = b + (size_t)(i * k * n) * es;
     void* ci = (char*)result + (size_t)(i * m * n) * es;
-    if (plan->dtype.code == kDLFloat && plan->dtype.bits == 32) {
-      st = kc__gemm_f32(plan->kernel, ai, bi, ci, m, n, k, ctx->pool);
-    } else if (plan->dtype.code == kDLFloat) {
+    if (plan->dtype.code == kDLFloat) {
       kc__gemm_double(ai, bi, ci, m, n, k);
     } else if (plan->dtype.code == kDLComplex && es == 8) {
       kc__gemm_kc__c64(ai, bi, ci, m, n, k);
