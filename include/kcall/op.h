@@ -214,8 +214,10 @@ KC_API void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
  * column 18: expected 'grad(', got 'x'"). Its names are checked against
  * the op's args at registration: INVALID_ARGUMENT for an ITEM that names
  * no input or output, grad() of a name that is not an output, a RESULT
- * that is not an input or names one twice. A second call replaces the
- * first. Errors are kept by the builder, as for the _v2 calls. Plugins:
+ * that is not an input or names one twice; RESOURCE_EXHAUSTED when out
+ * of memory. The spec is copied; the builder, then the op, owns the
+ * declaration. A second call replaces the first. Errors are kept by the
+ * builder, as for the _v2 calls. Plugins:
  * host API 1.3 (feature "gradient"). */
 KC_API void kc_op_builder_set_gradient(kc_op_builder* builder,
                                        const char* spec);

@@ -65,6 +65,22 @@ void kc__call_operand_leaves(kc__compiler* c, int32_t id, size_t i, int32_t* lea
   }
 }
 
+/* Points the operand table at `ins` (one slot per operand) at the
+ * operands as the call sees them (kc__call_operand_leaves). */
+static kc_status* kc__point_at_call_operands(kc__compiler* c, int32_t id, size_t ins) {
+  const kc__instr* in = &c->p->instrs[id];
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    const kc_shape* shape = c->p->instrs[in->operands[i]].shape;
+    int32_t* leaves = malloc((shape->leaf_count + 1) * sizeof *leaves);
+    if (!leaves) return kc__oom();
+    kc__call_operand_leaves(c, id, i, leaves);
+    bool ok = kc__point_at_leaves(c, ins + i * sizeof(void*), shape, leaves);
+    free(leaves);
+    if (!ok) return kc__oom();
+  }
+  return NULL;
+}
+
 kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id,
                                 const kc__xcall_target* t) {
   const kc__instr* in = &c->p->instrs[id];
@@ -77,15 +93,7 @@ kc_status* kc__plan_legacy_call(kc__compiler* c, int32_t id,
   size_t ins = out + sizeof(void*);
   c->steps[c->num_steps - 1].ins_offset = ins;
   c->steps[c->num_steps - 1].out_offset = out;
-  for (size_t i = 0; i < in->num_operands; ++i) {
-    const kc_shape* shape = c->p->instrs[in->operands[i]].shape;
-    int32_t* leaves = malloc((shape->leaf_count + 1) * sizeof *leaves);
-    if (!leaves) return kc__oom();
-    kc__call_operand_leaves(c, id, i, leaves);
-    bool ok = kc__point_at_leaves(c, ins + i * sizeof(void*), shape, leaves);
-    free(leaves);
-    if (!ok) return kc__oom();
-  }
+  KC_RETURN_IF_ERROR(kc__point_at_call_operands(c, id, ins));
   if (!kc__point_at_instr(c, out, id)) return kc__oom();
   return NULL;
 }
@@ -474,14 +482,6 @@ kc_status* kc__plan_builtin_call(kc__compiler* c, int32_t id, int32_t pos,
   KC_RETURN_IF_ERROR(kc__kernel_step(c, id, def, &ins, &out));
   /* Operands as the call sees them: an aliased one is its result's buffer,
    * into which it was copied. */
-  for (size_t i = 0; i < in->num_operands; ++i) {
-    const kc_shape* shape = c->p->instrs[in->operands[i]].shape;
-    int32_t* leaves = malloc((shape->leaf_count + 1) * sizeof *leaves);
-    if (!leaves) return kc__oom();
-    kc__call_operand_leaves(c, id, i, leaves);
-    bool ok = kc__point_at_leaves(c, ins + i * sizeof(void*), shape, leaves);
-    free(leaves);
-    if (!ok) return kc__oom();
-  }
+  KC_RETURN_IF_ERROR(kc__point_at_call_operands(c, id, ins));
   return kc__point_at_instr(c, out, id) ? NULL : kc__oom();
 }
