@@ -21,3 +21,8 @@ print(f(np.arange(4, dtype=np.float32)))
 # The op declares its gradient (Scale(grad(y)) -> grad(x)): jax.grad works.
 g = jax.grad(lambda x: kcall.jax.call_op("Scale", x, factor=0.5).sum())
 print(g(np.arange(4, dtype=np.float32)))
+# So does the target (scale(grad(result0)) -> grad(arg0)), via call_target.
+h = jax.grad(lambda x: kcall.jax.call_target(
+    "scale", jax.ShapeDtypeStruct(x.shape, x.dtype), x,
+    factor=np.float32(3)).sum())
+print(h(np.arange(4, dtype=np.float32)))

@@ -31,6 +31,8 @@ static const kc_xcall_signature kSignature = {
     .num_results = 1, .results = kF32,
     .num_attrs = 1, .attrs = kFactor,
     .flags = KC_XCALL_SIG_NO_INSTANTIATE, /* no state, no scratch */
+    /* Linear: its gradient is itself (kcall.jax.call_target). */
+    .gradient = "scale(grad(result0)) -> grad(arg0)",
 };
 
 /* As the op "Scale" (PyTorch, kcall.ops, JAX): its kernel instance holds

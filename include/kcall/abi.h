@@ -544,6 +544,19 @@ typedef struct kc_xcall_signature {
    * handed to the handler where a call site omits the attribute. Its name
    * is ignored. Deep-copied at registration. */
   const kc_attr* attr_defaults;
+  /* Appended in 1.3 (read only when struct_size covers it): NULL, or how
+   * the target's gradient is computed, by another typed target of the same
+   * platform: the spec of kc_op_builder_set_gradient (kcall/op.h,
+   * "Gradients") with the target's buffers named by position, since they
+   * have no names: argN is argument N, resultN result N, grad(resultN) its
+   * cotangent, and each RESULT grad(argN). The scale target of
+   * examples/everywhere declares "scale(grad(result0)) -> grad(arg0)". The
+   * gradient target gets the forward call's attributes. Copied and
+   * checked at registration (kc_xcall_register_typed); kcall.jax.call_target
+   * turns it into jax.custom_vjp, and kc_xcall_get_gradient reads it back.
+   * A plugin that sets it lists the host feature "gradient" among its
+   * required_features: an older host would ignore the field. */
+  const char* gradient;
 } kc_xcall_signature;
 
 /* An open signature: any number of operands and results of any dtype and

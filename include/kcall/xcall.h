@@ -37,6 +37,7 @@
 #ifndef KCALL_XCALL_H_
 #define KCALL_XCALL_H_
 
+#include "kcall/op.h"
 #include "kcall/value.h"
 
 #ifdef __cplusplus
@@ -148,6 +149,19 @@ typedef struct kc_xcall_target_desc {
  * read). */
 KC_API kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
                                   kc_xcall_target_desc* out);
+
+/* The gradient a typed target declares (kc_xcall_signature.gradient),
+ * resolved: op_name is the gradient target's name, and the kc_op_grad_arg
+ * indices count the target's arguments (KC_OP_GRAD_INPUT) and results
+ * (KC_OP_GRAD_OUTPUT, KC_OP_GRAD_COTANGENT). *out_declared says whether it
+ * declares one; `out` (filled up to out->struct_size) is left alone when
+ * it does not. Borrowed as kc_xcall_lookup's description: valid while the
+ * target stays registered. NOT_FOUND as kc_xcall_lookup; INVALID_ARGUMENT
+ * for a NULL out or out_declared. */
+KC_API kc_status* kc_xcall_get_gradient(kc_string_view name,
+                                        kc_platform platform,
+                                        kc_op_gradient* out,
+                                        bool* out_declared);
 
 /* Prints a signature as "(f32[?], f32[2]) -> (f32[*]) {eps: f32}" ('?'
  * dims: the rank is fixed, '*': any rank; "any" for any dtype; an open

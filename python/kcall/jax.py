@@ -24,7 +24,9 @@ NumPy array for an array attribute.
 
 ``register_op(name)`` does the same for a kcall op, and ``call_op(name,
 *arrays, **attrs)`` calls it from traced code with result shapes from the
-op's shape function. Under ``jax.shard_map`` or on several processes
+op's shape function. ``call_target(name, result_shapes, *arrays,
+**attrs)`` calls a typed target as ``jax.ffi.ffi_call`` does. Both
+differentiate through the gradient the op or target declares. Under ``jax.shard_map`` or on several processes
 (``jax.distributed``) the same handler runs on every shard: see
 examples/jax/scale_out.py.
 
@@ -36,7 +38,8 @@ import numpy as np
 
 from . import _core, load_plugin
 
-__all__ = ["register_target", "register_op", "register_plugin", "call_op"]
+__all__ = ["register_target", "register_op", "register_plugin", "call_op",
+           "call_target"]
 
 _PLATFORMS = {"cpu": "host", "host": "host", "cuda": "cuda", "gpu": "cuda"}
 # JAX's names for kcall's platforms: jax.ffi.register_ffi_target knows
@@ -208,6 +211,91 @@ def _differentiable(name, call, structured, flat, attrs, num_outputs,
 
     op.defvjp(forward, backward)
     return op(*flat)
+
+
+_target_info = {}
+
+
+def _target(name, platform):
+    """(jax name, gradient declaration) of the typed target `name`,
+    registered with JAX on first use."""
+    key = (name, _kcall_platform(platform))
+    known = _target_info.get(key)
+    if known is None:
+        jax_name = register_target(name, platform)
+        known = (jax_name, _core.target_info(name, key[1])["gradient"])
+        _target_info[key] = known
+    return known
+
+
+def call_target(name, result_shape_dtypes, *args, platform="cpu",
+                vmap_method="sequential", **attrs):
+    """Calls the kcall typed target `name` as ``jax.ffi.ffi_call(name,
+    result_shape_dtypes, vmap_method=...)(*args, **attrs)`` does (attributes
+    of the types its signature declares: ``np.float32(0.5)`` for f32), and
+    returns what that returns. Registers the target with JAX on first use.
+
+    ``jax.grad`` and ``jax.vjp`` differentiate the call through the
+    target's declared gradient (kc_xcall_signature.gradient): its gradient
+    target runs, through ``call_target``, in the backward pass, with the
+    same attributes, giving each ``grad(argN)`` argument N's shape and
+    dtype; a gradient target with a gradient of its own gives second
+    derivatives. An argument the declaration leaves out gets a zero
+    cotangent. Differentiating a target that declares none raises
+    TypeError naming it."""
+    jax_name, gradient = _target(name, platform)
+    ffi = jax.ffi.ffi_call(jax_name, result_shape_dtypes,
+                           vmap_method=vmap_method)
+    single = not isinstance(result_shape_dtypes, (list, tuple))
+
+    def call(*xs):
+        out = ffi(*xs, **attrs)
+        return out if single else tuple(out)
+
+    if not args:
+        return call()
+
+    @jax.custom_vjp
+    def target(*xs):
+        return call(*xs)
+
+    def forward(*xs):
+        out = target(*xs)  # second derivatives come back to this rule
+        return out, (xs, out)
+
+    def backward(saved, cotangent):
+        xs, out = saved
+        if gradient is None:
+            raise TypeError(
+                f"kcall target {name!r} declares no gradient, so it cannot "
+                f"be differentiated: declare one in its signature "
+                f"(kc_xcall_signature.gradient, kcall/abi.h)")
+        outs = (out,) if single else tuple(out)
+        cts = (cotangent,) if single else tuple(cotangent)
+        sources = {"input": xs, "output": outs, "cotangent": cts}
+        try:
+            grad_args = [sources[source][index]
+                         for source, index in gradient["args"]]
+            wanted = [xs[index] for index in gradient["results"]]
+        except IndexError:
+            raise ValueError(
+                f"kcall target {name!r}: its gradient {gradient['spec']!r} "
+                f"names an argument or result beyond the call's "
+                f"{len(xs)} arguments and {len(outs)} results") from None
+        shapes = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in wanted]
+        results = call_target(gradient["op"],
+                              shapes[0] if len(shapes) == 1 else shapes,
+                              *grad_args, platform=platform,
+                              vmap_method=vmap_method, **attrs)
+        results = (results,) if len(shapes) == 1 else tuple(results)
+        placed = [None] * len(xs)
+        for index, g in zip(gradient["results"], results):
+            placed[index] = g
+        return tuple(_zero_cotangent(x) if g is None else g
+                     for x, g in zip(xs, placed))
+
+    target.defvjp(forward, backward)
+    return target(*args)
 
 
 def register_plugin(path, platform="cpu"):

@@ -187,6 +187,11 @@ PyTypeObject* kcpy_numpy_type(void);
  * has one, else kcall's name. Returns a new str. */
 PyObject* kcpy_dtype_name(DLDataType dtype);
 
+/* {"op", "spec", "args": [(source, index)], "results": [index]} of a
+ * gradient declaration, an op's or a typed target's (source "input",
+ * "output" or "cotangent"). New reference; NULL with an exception set. */
+PyObject* kcpy_gradient_dict(const kc_op_gradient* gradient);
+
 /* ---- tensors (tensor.c) ------------------------------------------------------ */
 
 typedef struct kcpy_tensor {

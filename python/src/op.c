@@ -58,11 +58,8 @@ static PyObject* kernels_of(kc_string_view name) {
   return list;
 }
 
-/* {"op", "spec", "args": [(source, index)], "results": [index]} of the
- * op's gradient declaration, or None. */
-static PyObject* gradient_of(const kc_op* op) {
-  kc_op_gradient g = {.struct_size = sizeof g};
-  if (!kc_op_get_gradient(op, &g)) Py_RETURN_NONE;
+PyObject* kcpy_gradient_dict(const kc_op_gradient* gp) {
+  kc_op_gradient g = *gp;
   static const char* const sources[] = {"", "input", "output", "cotangent"};
   PyObject* args = PyList_New(g.num_args);
   PyObject* results = PyList_New(g.num_results);
@@ -84,6 +81,13 @@ static PyObject* gradient_of(const kc_op* op) {
   }
   return Py_BuildValue("{s:s,s:s,s:N,s:N}", "op", g.op_name, "spec", g.spec,
                        "args", args, "results", results);
+}
+
+/* The op's gradient declaration (kcpy_gradient_dict), or None. */
+static PyObject* gradient_of(const kc_op* op) {
+  kc_op_gradient g = {.struct_size = sizeof g};
+  if (!kc_op_get_gradient(op, &g)) Py_RETURN_NONE;
+  return kcpy_gradient_dict(&g);
 }
 
 /* {attr name: default value} for the attrs that have one. */

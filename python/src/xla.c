@@ -18,7 +18,8 @@ static int name_platform_args(PyObject* const* args, Py_ssize_t nargs,
 }
 
 /* target_info(name, platform) -> {"name", "platform", "api", "signature",
- * "no_instantiate"} ("signature" is None for the legacy conventions). */
+ * "no_instantiate", "gradient"} ("signature" is None for the legacy
+ * conventions; "gradient" is kcpy_gradient_dict's, or None). */
 static PyObject* target_info(PyObject* module, PyObject* const* args,
                              Py_ssize_t nargs) {
   (void)module;
@@ -41,10 +42,23 @@ static PyObject* target_info(PyObject* module, PyObject* const* args,
   }
   int no_instantiate = d.signature && KC_STRUCT_HAS(d.signature, kc_xcall_signature, flags) &&
                        (d.signature->flags & KC_XCALL_SIG_NO_INSTANTIATE);
-  return Py_BuildValue("{s:O,s:s,s:s,s:N,s:O}", "name", args[0], "platform",
-                       kc_platform_name(d.platform), "api",
+  kc_op_gradient g = {.struct_size = sizeof g};
+  bool declared = false;
+  st = kc_xcall_get_gradient(name, platform, &g, &declared);
+  if (st) {
+    Py_DECREF(signature);
+    return kcpy_raise(st);
+  }
+  PyObject* gradient = declared ? kcpy_gradient_dict(&g) : Py_NewRef(Py_None);
+  if (!gradient) {
+    Py_DECREF(signature);
+    return NULL;
+  }
+  return Py_BuildValue("{s:O,s:s,s:s,s:N,s:O,s:N}", "name", args[0],
+                       "platform", kc_platform_name(d.platform), "api",
                        kc_xcall_api_name(d.api), "signature", signature,
-                       "no_instantiate", no_instantiate ? Py_True : Py_False);
+                       "no_instantiate", no_instantiate ? Py_True : Py_False,
+                       "gradient", gradient);
 }
 
 /* xla_ffi_adapter(name, platform) -> a PyCapsule (unnamed, as

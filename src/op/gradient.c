@@ -333,6 +333,79 @@ kc_status* kc__op_gradient_resolve(const kc__op_schema* def,
   return NULL;
 }
 
+/* N of "PREFIXN" (digits only, no leading zero but "0"), or -1. */
+static int32_t kc__grad_position(const char* name, const char* prefix) {
+  size_t n = strlen(prefix);
+  if (strncmp(name, prefix, n) != 0) return -1;
+  const char* d = name + n;
+  if (!*d || (d[0] == '0' && d[1]) || strlen(d) > 4) return -1;
+  int32_t v = 0;
+  for (; *d; ++d) {
+    if (*d < '0' || *d > '9') return -1;
+    v = v * 10 + (*d - '0');
+  }
+  return v;
+}
+
+/* "argument 3 of 2" or "argument 3" (an open signature): true when
+ * `index` is beyond `count`. */
+static bool kc__grad_beyond(int32_t index, int32_t count) {
+  return index < 0 || (count >= 0 && index >= count);
+}
+
+kc_status* kc__op_gradient_resolve_positional(kc__op_gradient* g,
+                                              int32_t num_args,
+                                              int32_t num_results) {
+  for (int32_t i = 0; i < g->num_args; ++i) {
+    const char* name = g->arg_names[i];
+    kc_op_grad_arg* a = &g->args[i];
+    int32_t arg = kc__grad_position(name, "arg");
+    int32_t result = kc__grad_position(name, "result");
+    if (a->source == KC_OP_GRAD_COTANGENT && kc__grad_beyond(result, num_results)) {
+      return kc_status_create(
+          KC_INVALID_ARGUMENT,
+          "gradient spec %s: item %d: grad(%s): expected grad(resultN) with "
+          "N below the target's %d results",
+          KC__QS(g->spec), i + 1, name, num_results);
+    }
+    if (a->source == KC_OP_GRAD_COTANGENT) {
+      a->index = result;
+    } else if (arg >= 0 && !kc__grad_beyond(arg, num_args)) {
+      a->index = arg;
+    } else if (result >= 0 && !kc__grad_beyond(result, num_results)) {
+      a->source = KC_OP_GRAD_OUTPUT;
+      a->index = result;
+    } else {
+      return kc_status_create(
+          KC_INVALID_ARGUMENT,
+          "gradient spec %s: item %d: expected argN (N below %d) or resultN "
+          "(N below %d), got '%s'",
+          KC__QS(g->spec), i + 1, num_args, num_results, name);
+    }
+  }
+  for (int32_t i = 0; i < g->num_results; ++i) {
+    const char* name = g->result_names[i];
+    int32_t arg = kc__grad_position(name, "arg");
+    if (kc__grad_beyond(arg, num_args)) {
+      return kc_status_create(
+          KC_INVALID_ARGUMENT,
+          "gradient spec %s: result %d: expected grad(argN) with N below the "
+          "target's %d arguments, got grad(%s)",
+          KC__QS(g->spec), i + 1, num_args, name);
+    }
+    for (int32_t j = 0; j < i; ++j) {
+      if (g->results[j] == arg) {
+        return kc_status_create(KC_INVALID_ARGUMENT,
+                                "gradient spec %s: result %d: grad(%s) is "
+                                "already result %d",
+                                KC__QS(g->spec), i + 1, name, j + 1);
+      }
+    }
+    g->results[i] = arg;
+  }
+  return NULL;
+}
+
 void kc__op_gradient_destroy(kc__op_gradient* g) {
   if (!g) return;
   for (int32_t i = 0; i < g->num_args; ++i) free(g->arg_names[i]);
@@ -346,9 +419,7 @@ void kc__op_gradient_destroy(kc__op_gradient* g) {
   free(g);
 }
 
-bool kc_op_get_gradient(const kc_op* op, kc_op_gradient* out) {
-  if (!op || !out || !op->def.gradient) return false;
-  const kc__op_gradient* g = op->def.gradient;
+void kc__op_gradient_fill(const kc__op_gradient* g, kc_op_gradient* out) {
   kc_op_gradient full = {
       .struct_size = out->struct_size,
       .op_name = g->op_name,
@@ -360,5 +431,10 @@ bool kc_op_get_gradient(const kc_op* op, kc_op_gradient* out) {
   };
   size_t n = out->struct_size < sizeof full ? out->struct_size : sizeof full;
   memcpy(out, &full, n);
+}
+
+bool kc_op_get_gradient(const kc_op* op, kc_op_gradient* out) {
+  if (!op || !out || !op->def.gradient) return false;
+  kc__op_gradient_fill(op->def.gradient, out);
   return true;
 }

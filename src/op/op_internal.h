@@ -125,7 +125,15 @@ kc_status* kc__op_gradient_parse(const char* spec, kc__op_gradient** out);
 /* Resolves the names against the op's args. */
 kc_status* kc__op_gradient_resolve(const struct kc__op_schema* def,
                                    kc__op_gradient* grad);
+/* Resolves the positional names of a typed target's declaration (argN,
+ * resultN; kc_xcall_signature.gradient) against its counts; a negative
+ * count (an open signature) bounds nothing. */
+kc_status* kc__op_gradient_resolve_positional(kc__op_gradient* grad,
+                                              int32_t num_args,
+                                              int32_t num_results);
 void kc__op_gradient_destroy(kc__op_gradient* grad);
+/* Fills `out` (up to out->struct_size) from the declaration. */
+void kc__op_gradient_fill(const kc__op_gradient* grad, kc_op_gradient* out);
 
 /* An op's schema, as its builder defined it: name, doc, flags, shape
  * function, and the inputs, outputs and attrs parsed from spec strings. */

@@ -8,6 +8,7 @@
 #include "kcall/value.h"
 #include "kcall/xla_ffi.h"
 #include "internal/attrs.h"
+#include "op/op_internal.h"
 #include "xcall/xcall_internal.h"
 
 /* Keys are "name@Platform"; XLA target names may contain '$'. Lock order 3:
@@ -20,7 +21,9 @@ kc__registry* kc__registry_of_targets(void) { return &kc__xcall_registry; }
 /* Frozen layouts: these may only grow at the end. */
 _Static_assert(offsetof(kc_xcall_signature, attrs) == 48, "kc_xcall_signature layout");
 _Static_assert(offsetof(kc_xcall_signature, flags) == 56, "kc_xcall_signature layout");
-_Static_assert(sizeof(kc_xcall_signature) == 72, "kc_xcall_signature layout");
+_Static_assert(offsetof(kc_xcall_signature, gradient) == 72,
+               "kc_xcall_signature layout");
+_Static_assert(sizeof(kc_xcall_signature) == 80, "kc_xcall_signature layout");
 _Static_assert(offsetof(kc_xcall_frame, args) == 24, "kc_xcall_frame layout");
 _Static_assert(offsetof(kc_xcall_frame, state) == 48, "kc_xcall_frame layout");
 _Static_assert(offsetof(kc_xcall_frame, instruction_name) == 104,
@@ -114,6 +117,7 @@ static void kc__target_delete(kc_object* obj) {
   free((void*)(uintptr_t)t->signature.results);
   free((void*)(uintptr_t)t->signature.attrs);
   kc__arena_free(&t->defaults);
+  kc__op_gradient_destroy(t->gradient);
   free(t->name);
   free(t);
 }
@@ -363,7 +367,16 @@ static kc_status* kc__copy_signature(kc__xcall_target* t,
   const kc_attr* defaults = KC_STRUCT_HAS(sig, kc_xcall_signature, attr_defaults)
                                 ? sig->attr_defaults
                                 : NULL;
-  return defaults ? kc__copy_defaults(t, defaults) : NULL;
+  if (defaults) KC_RETURN_IF_ERROR(kc__copy_defaults(t, defaults));
+  const char* gradient =
+      KC_STRUCT_HAS(sig, kc_xcall_signature, gradient) ? sig->gradient : NULL;
+  if (!gradient) return NULL;
+  KC_RETURN_IF_ERROR(kc__op_gradient_parse(gradient, &t->gradient));
+  bool open = flags & KC_XCALL_SIG_OPEN;
+  KC_RETURN_IF_ERROR(kc__op_gradient_resolve_positional(
+      t->gradient, open ? -1 : s->num_args, open ? -1 : s->num_results));
+  s->gradient = t->gradient->spec;
+  return NULL;
 }
 
 kc_status* kc_xcall_register_typed(kc_string_view name, kc_platform platform,
@@ -437,6 +450,22 @@ kc_status* kc_xcall_lookup(kc_string_view name, kc_platform platform,
   memcpy(out, &d, out->struct_size < sizeof d ? out->struct_size : sizeof d);
   /* The description borrows from the target, which the registry keeps as
    * long as the name stays registered to it (xcall.h). */
+  kc_object_release(KC_OBJECT(t));
+  return NULL;
+}
+
+kc_status* kc_xcall_get_gradient(kc_string_view name, kc_platform platform,
+                                 kc_op_gradient* out, bool* out_declared) {
+  if (!out || !out_declared) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_xcall_get_gradient: out or out_declared is "
+                            "NULL");
+  }
+  kc__xcall_target* t = kc__xcall_get(name, platform);
+  if (!t) return kc__xcall_not_found(name, platform);
+  *out_declared = t->gradient != NULL;
+  /* Borrowed from the target, as kc_xcall_lookup's description. */
+  if (t->gradient) kc__op_gradient_fill(t->gradient, out);
   kc_object_release(KC_OBJECT(t));
   return NULL;
 }

@@ -27,6 +27,8 @@ typedef struct kc__xcall_target {
   kc_deleter_fn user_deleter;
   kc_xcall_signature signature; /* TYPED: arrays below, owned */
   kc__arena defaults; /* signature.attr_defaults and what they point to */
+  /* signature.gradient, parsed and resolved; NULL: none declared. */
+  struct kc__op_gradient* gradient;
   /* XLA FFI handlers (xla_ffi_host.c): non-NULL xla.execute marks an XLA
    * target, which is TYPED with an open signature and no `handler`. */
   kc_xla_ffi_handlers xla;

@@ -38,7 +38,8 @@ def edit_source(pattern, replacement):
 # kc_xcall_signature as API 1.0 shipped it: flags, its last field, ends at
 # byte 60 of 64. Applied to both sides of the tail-padding cases, which
 # need a growable struct with tail padding (the current one has none).
-SIGNATURE_1_0 = (r"^(  uint32_t flags;\n)(?:  /\*(?:[^*]|\*(?!/))*\*/\n)?  const kc_attr\* attr_defaults;\n(} kc_xcall_signature;)",
+SIGNATURE_1_0 = (r"^(  uint32_t flags;\n)(?:  /\*(?:[^*]|\*(?!/))*\*/\n)?  const kc_attr\* attr_defaults;\n"
+                 r"(?:  /\*(?:[^*]|\*(?!/))*\*/\n)?  const char\* gradient;\n(} kc_xcall_signature;)",
                  r"\1\2")
 
 

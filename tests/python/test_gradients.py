@@ -52,6 +52,14 @@ def test_the_gradient_ops_compute_what_they_declare(plugins):
     np.testing.assert_allclose(np.asarray(g), dz / (1 + np.exp(-x)))
 
 
+def test_a_target_declaration_is_read_back(plugins, xla_plugin):
+    kcall.load_plugin(str(xla_plugin))
+    assert kcall._core.target_info("scale", "host")["gradient"] == {
+        "op": "scale", "spec": "scale(grad(result0)) -> grad(arg0)",
+        "args": [("cotangent", 0)], "results": [0]}
+    assert kcall._core.target_info("rms_norm", "host")["gradient"] is None
+
+
 # ---- JAX ---------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -118,6 +126,50 @@ def test_jax_refuses_an_op_without_a_gradient(jx):
     # Without differentiation the op still runs.
     out = _jax_call("Concat")([x, x])
     assert out.shape == (4, 2)
+
+
+def _jax_target(name, **attrs):
+    import kcall.jax
+    return lambda x: kcall.jax.call_target(
+        name, jx_struct(x), x, **attrs)
+
+
+def jx_struct(x):
+    import jax
+    return jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+
+def test_jax_target_gradients(jx):
+    """The typed target "scale" declares itself as its gradient: checked to
+    second order, under jit, with the factor forwarded."""
+    from jax.test_util import check_grads
+    import jax.numpy as jnp
+    s = np.random.default_rng(2).standard_normal((5,)).astype(np.float32)
+    scale = _jax_target("scale", factor=np.float32(3))
+    check_grads(scale, (s,), order=2, modes=["rev"], atol=1e-2, rtol=1e-2)
+    g = jx.jit(jx.grad(lambda x: jnp.sum(scale(x) ** 2)))(s)
+    np.testing.assert_allclose(np.asarray(g), 18 * s, rtol=1e-5)
+    # Under vmap, per example.
+    per = jx.vmap(jx.grad(lambda x: jnp.sum(scale(x))))(np.ones((2, 3),
+                                                          np.float32))
+    np.testing.assert_allclose(np.asarray(per), np.full((2, 3), 3.0))
+
+
+def test_jax_refuses_a_target_without_a_gradient(jx, xla_plugin):
+    import jax.numpy as jnp
+    import kcall.jax
+    kcall.load_plugin(str(xla_plugin))
+    x = np.ones((2, 4), np.float32)
+
+    def rms(x):
+        return kcall.jax.call_target("rms_norm", jx_struct(x), x,
+                                     eps=np.float32(1e-5))
+    with pytest.raises(TypeError, match="kcall target 'rms_norm' declares "
+                       "no gradient"):
+        jx.grad(lambda x: jnp.sum(rms(x)))(x)
+    # Without differentiation the target still runs.
+    np.testing.assert_allclose(np.asarray(rms(x)), np.ones((2, 4)),
+                               rtol=1e-4)
 
 
 def _mlp_data():

@@ -374,6 +374,7 @@ def test_scale_out_launcher_reports_a_failing_process(
 def test_everywhere_from_jax(repo, scale_plugin):
     out = run_example([str(repo / "examples/everywhere/from_jax.py"),
                        str(scale_plugin)])
-    # 3 x, then the op's 0.5 y, then the gradient of 0.5 x (README.md shows
-    # this run too).
-    assert out.strip() == "[0.  1.5 3.  4.5]\n[0.5 0.5 0.5 0.5]"
+    # 3 x, then the op's 0.5 y, then the gradients of 0.5 x (the op) and
+    # 3 x (the target) (README.md shows this run too).
+    assert out.strip() == \
+        "[0.  1.5 3.  4.5]\n[0.5 0.5 0.5 0.5]\n[3. 3. 3. 3.]"
