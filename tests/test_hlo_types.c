@@ -213,6 +213,52 @@ KC_TEST(hlo_types_half_binary_math_rounds_once_to_even) {
   }
 }
 
+/* clamp(lo, x, hi) = minimum(maximum(x, lo), hi): a NaN bound gives NaN,
+ * as JAX's lax.clamp does on XLA:CPU (lo [nan, 0, 4, 0, nan], x [1, 2, 3,
+ * nan, 5], hi [2, nan, 3.5, 9, nan] -> [nan, nan, 3.5, nan, nan]), also
+ * with scalar bounds; integers clamp as usual. */
+KC_TEST(hlo_types_clamp_nan_bounds) {
+  static const char* const types[] = {"f32", "f64"};
+  for (int k = 0; k < 2; ++k) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY e {\n"
+             " lo = %s[5] constant({nan, 0, 4, 0, nan})\n"
+             " x = %s[5] constant({1, 2, 3, nan, 5})\n"
+             " hi = %s[5] constant({2, nan, 3.5, 9, nan})\n"
+             " n = %s[] constant(nan)\n one = %s[] constant(1)\n"
+             " a = %s[5] clamp(lo, x, hi)\n"
+             " b = %s[5] clamp(n, x, hi)\n"
+             " c = %s[5] clamp(one, x, n)\n"
+             " ROOT t = (%s[5], %s[5], %s[5]) tuple(a, b, c)\n}\n",
+             types[k], types[k], types[k], types[k], types[k], types[k], types[k],
+             types[k], types[k], types[k], types[k]);
+    kc_tensor* outs[3];
+    kt_run_text(text, outs, 3);
+    double got[3][5];
+    for (int o = 0; o < 3; ++o) {
+      for (int i = 0; i < 5; ++i) {
+        got[o][i] = k == 0 ? ((const float*)kt_data(outs[o]))[i]
+                           : ((const double*)kt_data(outs[o]))[i];
+      }
+    }
+    for (int i = 0; i < 5; ++i) {
+      KC_CHECK(i == 2 ? got[0][i] == 3.5 : isnan(got[0][i]));
+      KC_CHECK(isnan(got[1][i]));
+      KC_CHECK(isnan(got[2][i]));
+    }
+    kt_release(outs, 3);
+  }
+  kc_tensor* ints[1];
+  kt_run_text("HloModule m\nENTRY e {\n lo = s32[] constant(-2)\n"
+              " hi = s32[] constant(3)\n x = s32[4] constant({-5, 0, 3, 9})\n"
+              " ROOT c = s32[4] clamp(lo, x, hi)\n}\n",
+              ints, 1);
+  const int32_t* c = kt_data(ints[0]);
+  KC_CHECK(c[0] == -2 && c[1] == 0 && c[2] == 3 && c[3] == 3);
+  kt_release(ints, 1);
+}
+
 KC_TEST(hlo_types_half_compare_clamp_select_iota) {
   const kt_half_fmt* fmts[2] = {&kt_f16, &kt_bf16};
   static const char* dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};

@@ -307,16 +307,20 @@ static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   }
 }
 
-/* clamp(lo, x, hi) = min(max(x, lo), hi), as XLA defines it; NaN in x
- * stays NaN. */
+/* clamp(lo, x, hi) = minimum(maximum(x, lo), hi), as XLA defines it, with
+ * their NaN rule for floats: a NaN in x, lo or hi gives NaN. */
+#define KC__CLAMP_NAN_kDLFloat(v) ((v) != (v))
+#define KC__CLAMP_NAN_kDLInt(v) false
+#define KC__CLAMP_NAN_kDLUInt(v) false
+#define KC__CLAMP_NAN_kDLBool(v) false
 #define KC__CLAMP_FN(sfx, ctype, code, bits)                                     \
   static void kc__clamp_##sfx(const kc__select_plan* plan, const ctype* lo,      \
                               const ctype* x, const ctype* hi, ctype* r) {       \
     for (int64_t i = 0; i < plan->count; ++i) {                                 \
       ctype l = lo[plan->scalar[0] ? 0 : i], h = hi[plan->scalar[2] ? 0 : i];    \
       ctype v = x[i];                                                           \
-      v = v < l ? l : v;                                                        \
-      r[i] = v > h ? h : v;                                                     \
+      v = (v < l || KC__CLAMP_NAN_##code(l)) ? l : v;                           \
+      r[i] = (v > h || KC__CLAMP_NAN_##code(h)) ? h : v;                        \
     }                                                                           \
   }
 KC__OP_NUM_TYPES(KC__CLAMP_FN)
