@@ -8,6 +8,7 @@
 
 #include "internal/common.h"
 #include "internal/half.h"
+#include "program/ops_types.h"
 #include "program/vmath.h"
 
 /* The element types the built-in instructions support: X(suffix, C type,
@@ -432,16 +433,18 @@ static void kc__run_small(int32_t op, int t, const void* a, const void* b, void*
   }
 }
 
-/* Complex arithmetic as C99 defines it (which XLA's follows for finite
- * values). */
+/* Complex arithmetic; multiply and divide as XLA:CPU computes them
+ * (kc__complex_arith_run). */
 #define KC__COMPLEX_LOOPS(sfx, T, F)                                                  \
   static void kc__complex_##sfx(int32_t op, const T _Complex* a, const T _Complex* b, \
                                 T _Complex* r, int64_t n) {                           \
     switch (op) {                                                                     \
       case KC_OP_ADD: for (int64_t i = 0; i < n; ++i) r[i] = a[i] + b[i]; break;      \
       case KC_OP_SUBTRACT: for (int64_t i = 0; i < n; ++i) r[i] = a[i] - b[i]; break; \
-      case KC_OP_MULTIPLY: for (int64_t i = 0; i < n; ++i) r[i] = a[i] * b[i]; break; \
-      case KC_OP_DIVIDE: for (int64_t i = 0; i < n; ++i) r[i] = a[i] / b[i]; break;   \
+      case KC_OP_MULTIPLY:                                                            \
+      case KC_OP_DIVIDE:                                                              \
+        kc__complex_arith_run(op, sizeof(T) == 8, a, b, r, n);                        \
+        break;                                                                        \
       case KC_OP_NEGATE: for (int64_t i = 0; i < n; ++i) r[i] = -a[i]; break;         \
       case KC_OP_EXPONENTIAL: for (int64_t i = 0; i < n; ++i) r[i] = cexp##F(a[i]); break; \
       case KC_OP_LOG: for (int64_t i = 0; i < n; ++i) r[i] = clog##F(a[i]); break;    \

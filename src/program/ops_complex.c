@@ -223,6 +223,70 @@ KC__COMPLEX_MATH(c64, float, f, kc__cx_make_c64)
 KC__COMPLEX_MATH(c128, double, , kc__cx_make_c128)
 #undef KC__COMPLEX_MATH
 
+/* Product and quotient as XLA:CPU computes them, bit for bit where no
+ * result is subnormal (XLA flushes those to zero): the product by the
+ * schoolbook formula with its multiply-adds fused, (ac - bd) + (bc + ad)i
+ * as fma(a, c, -bd) and fma(b, c, ad), with no recovery of infinities
+ * from NaN (C's Annex G would give -inf + inf i for (inf + inf i) * i,
+ * XLA NaN); the quotient by Smith's algorithm, fused likewise, and where
+ * it gives NaN in both parts, XLA's three fix-ups: a zero divisor gives
+ * copysign(inf, c) times the dividend, an infinite dividend over a finite
+ * divisor an infinity, a finite dividend over an infinite divisor a
+ * zero. */
+#define KC__COMPLEX_ARITH(sfx, T, F, MK)                                                   \
+  static inline T _Complex kc__cx_mul_##sfx(T _Complex x, T _Complex y) {                  \
+    T a = creal##F(x), b = cimag##F(x), c = creal##F(y), d = cimag##F(y);                  \
+    return MK(fma##F(a, c, -(b * d)), fma##F(b, c, a * d));                                \
+  }                                                                                        \
+  static T _Complex kc__cx_div_##sfx(T _Complex x, T _Complex y) {                         \
+    T a = creal##F(x), b = cimag##F(x), c = creal##F(y), d = cimag##F(y), re, im;          \
+    if (fabs##F(c) < fabs##F(d)) {                                                         \
+      T t = c / d, den = fma##F(c, t, d);                                                  \
+      re = fma##F(a, t, b) / den;                                                          \
+      im = fma##F(b, t, -a) / den;                                                         \
+    } else {                                                                               \
+      T t = d / c, den = fma##F(d, t, c);                                                  \
+      re = fma##F(b, t, a) / den;                                                          \
+      im = fma##F(-a, t, b) / den;                                                         \
+    }                                                                                      \
+    if (!isnan(re) || !isnan(im)) return MK(re, im);                                       \
+    T inf = (T)INFINITY;                                                                   \
+    if (c == 0 && d == 0) {                                                                \
+      T s = copysign##F(inf, c);                                                           \
+      return MK(s * a, s * b);                                                             \
+    }                                                                                      \
+    bool x_finite = isfinite(a) && isfinite(b), y_finite = isfinite(c) && isfinite(d);     \
+    if ((isinf(a) || isinf(b)) && y_finite) {                                              \
+      T p = copysign##F(isinf(a) ? 1 : 0, a), q = copysign##F(isinf(b) ? 1 : 0, b);        \
+      return MK(inf * (p * c + q * d), inf * (q * c - p * d));                             \
+    }                                                                                      \
+    if ((isinf(c) || isinf(d)) && x_finite) {                                              \
+      T p = copysign##F(isinf(c) ? 1 : 0, c), q = copysign##F(isinf(d) ? 1 : 0, d);        \
+      return MK(0 * (a * p + b * q), 0 * (b * p - a * q));                                 \
+    }                                                                                      \
+    return MK(re, im);                                                                     \
+  }                                                                                        \
+  static void kc__cx_arith_##sfx(int32_t op, const T _Complex* a, const T _Complex* b,     \
+                                 T _Complex* r, int64_t n) {                               \
+    if (op == KC_OP_MULTIPLY) {                                                            \
+      for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_mul_##sfx(a[i], b[i]);                 \
+    } else {                                                                               \
+      for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_div_##sfx(a[i], b[i]);                 \
+    }                                                                                      \
+  }
+KC__COMPLEX_ARITH(c64, float, f, kc__cx_make_c64)
+KC__COMPLEX_ARITH(c128, double, , kc__cx_make_c128)
+#undef KC__COMPLEX_ARITH
+
+void kc__complex_arith_run(int32_t op, bool c128, const void* a, const void* b, void* out,
+                           int64_t n) {
+  if (c128) {
+    kc__cx_arith_c128(op, a, b, out, n);
+  } else {
+    kc__cx_arith_c64(op, a, b, out, n);
+  }
+}
+
 void kc__complex_math_run(int32_t op, bool c128, const void* a, const void* b, void* out,
                           int64_t n) {
   if (c128) {
@@ -273,11 +337,13 @@ void kc__complex_iota_run(bool c128, void* r, int64_t outer, int64_t len, int64_
     bool add = op == KC_OP_ADD;                                                            \
     if (fold) {                                                                            \
       T _Complex a = acc[0];                                                               \
-      for (int64_t i = 0; i < n; ++i) a = add ? a + x[i] : a * x[i];                       \
+      for (int64_t i = 0; i < n; ++i) a = add ? a + x[i] : kc__cx_mul_##sfx(a, x[i]);      \
       acc[0] = a;                                                                          \
       return;                                                                              \
     }                                                                                      \
-    for (int64_t i = 0; i < n; ++i) acc[i] = add ? acc[i] + x[i] : acc[i] * x[i];          \
+    for (int64_t i = 0; i < n; ++i) {                                                      \
+      acc[i] = add ? acc[i] + x[i] : kc__cx_mul_##sfx(acc[i], x[i]);                       \
+    }                                                                                      \
   }
 KC__COMPLEX_REDUCE(c64, float)
 KC__COMPLEX_REDUCE(c128, double)

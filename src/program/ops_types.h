@@ -60,6 +60,10 @@ void kc__half_reduce_row(int32_t op, bool bf16, uint16_t* acc, bool fold, const 
  * exponential-minus-one, power). */
 bool kc__complex_math_defined(int32_t op);
 
+/* multiply or divide of c64 (c128) arrays, as XLA:CPU computes them
+ * (ops_complex.c). */
+void kc__complex_arith_run(int32_t op, bool c128, const void* a, const void* b, void* out,
+                           int64_t n);
 /* op on n elements (abs gives the part type); b NULL for unary ops. */
 void kc__complex_math_run(int32_t op, bool c128, const void* a, const void* b, void* out,
                           int64_t n);
