@@ -50,13 +50,17 @@ static inline void kc__key_free(kc__key* k) {
   if (k->words != k->stack) free(k->words);
 }
 
+/* Each word mixed on its own (the multiplications do not wait for one
+ * another, as a chained hash's would) and the sum mixed once more. */
 static inline uint64_t kc__key_hash(const kc__key* k) {
-  uint64_t h = 0x243f6a8885a308d3ull;
+  uint64_t h = 0x243f6a8885a308d3ull ^ k->n;
   for (size_t i = 0; i < k->n; ++i) {
-    h = (h ^ k->words[i]) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 29;
+    uint64_t w = (k->words[i] ^ (i * 0x632be59bd9b4e019ull)) *
+                 0x9e3779b97f4a7c15ull;
+    h += w ^ (w >> 31);
   }
-  return h;
+  h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 32);
 }
 
 /* The slot of table t that holds the key, or the empty slot it would go
