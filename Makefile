@@ -136,8 +136,10 @@ pytest: build $(VENV)/.stamp
 # package in .venv-bench (with tvm-ffi, JAX and NumPy to compare against:
 # programs against JAX (bench_models.py: every HLO fixture), dot and reduce
 # against NumPy, bench_tvm_ffi.py
-# calls crossing both ways, from Python and from C); all write into
-# build/bench/results.json.
+# calls crossing both ways, from Python and from C; bench_ops.py: the
+# example ops eager from Python against NumPy, and inside jax.jit (an MLP
+# training step, a loop of 1,000 calls) against jax.numpy); all write
+# into build/bench/results.json.
 bench: $(BENCH_VENV)/.stamp
 	$(MAKE) build BUILD=$(BENCH_BUILD) CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DKCALL_BUILD_TESTS=OFF"
 	@sh bench/run.sh $(BENCH_BUILD) build/bench
@@ -149,6 +151,7 @@ bench: $(BENCH_VENV)/.stamp
 	$(BENCH_VENV)/bin/python bench/python/bench_unary.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_models.py --out build/bench
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_tvm_ffi.py --out build/bench
+	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_ops.py --out build/bench
 
 # The XLA FFI fixtures in tests/fixtures/xla_ffi: handlers built with XLA's
 # FFI headers and the programs JAX makes with them, remade by

@@ -1,10 +1,12 @@
 /* Tests of the allocators in kcall/base.h, and fault injection through the
  * counting allocator into the functions that allocate. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "test.h"
 
@@ -448,4 +450,122 @@ KC_TEST(tensors_reuse_storage_through_the_caching_allocator) {
                                kc_device_cpu(), &t));
   KC_CHECK(kc_tensor_get_dltensor(t)->data == data);
   kc_object_release(KC_OBJECT(t));
+}
+
+/* The cache asked for explicitly: these run in the sanitizer builds too
+ * (KCALL_HOST_CACHE_MB set turns caching on there), so that ASan checks
+ * the blocks it keeps and hands back, and TSan the threads sharing them. */
+static void kt_ask_for_caching(void) {
+  setenv("KCALL_HOST_CACHE_MB", "64", 1); /* read once, at the first use */
+}
+
+static long kt_minor_faults(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+KC_TEST(caching_allocator_large_tensors_take_no_fresh_pages) {
+  kt_ask_for_caching();
+  /* 1M f32, 4 MiB: from the system every time, each call would fault in
+   * its 1,024 pages anew. */
+  int64_t shape[1] = {1 << 20};
+  kc_tensor* t = NULL;
+  KC_CHECK_OK(kc_tensor_create(NULL, shape, 1, kc_dtype_make(kDLFloat, 32, 1),
+                               kc_device_cpu(), &t));
+  float* data = kc_tensor_get_dltensor(t)->data;
+  memset(data, 1, (size_t)4 << 20);
+  kc_object_release(KC_OBJECT(t));
+  long before = kt_minor_faults();
+  for (int i = 0; i < 20; ++i) {
+    KC_CHECK_OK(kc_tensor_create(NULL, shape, 1,
+                                 kc_dtype_make(kDLFloat, 32, 1),
+                                 kc_device_cpu(), &t));
+    float* again = kc_tensor_get_dltensor(t)->data;
+    KC_CHECK(again == data);
+    memset(again, 2, (size_t)4 << 20);
+    kc_object_release(KC_OBJECT(t));
+  }
+  long faults = kt_minor_faults() - before;
+  /* A few for the test's own stack or a timer, never a page per call. */
+  if (faults >= 20) {
+    kt__fail(__FILE__, __LINE__, "%ld minor page faults in 20 calls", faults);
+  }
+  kc_allocator_caching_trim();
+}
+
+/* Eager calls' outputs and the tensors made by several threads, handed
+ * from one thread to another through a shared slot array, checked and
+ * released there: every block moves between the threads' caches. */
+enum { KT_CACHE_THREADS = 4, KT_CACHE_ROUNDS = 1500, KT_CACHE_SLOTS = 16 };
+
+typedef struct kt_cache_share {
+  pthread_mutex_t mu;
+  kc_tensor* slots[KT_CACHE_SLOTS];
+  atomic_int bad;
+} kt_cache_share;
+
+typedef struct kt_cache_worker {
+  kt_cache_share* share;
+  int id;
+} kt_cache_worker;
+
+static void* kt_cache_worker_main(void* arg) {
+  kt_cache_worker* w = arg;
+  static const int64_t sizes[] = {1, 7, 64, 300, 4096, 20000, 65536};
+  for (int r = 0; r < KT_CACHE_ROUNDS; ++r) {
+    int64_t n = sizes[(r + w->id) % 7];
+    kc_tensor* t = NULL;
+    kc_status* st = kc_tensor_create(NULL, &n, 1, kc_dtype_make(kDLInt, 32, 1),
+                                     kc_device_cpu(), &t);
+    if (st) {
+      kc_status_destroy(st);
+      atomic_fetch_add(&w->share->bad, 1);
+      continue;
+    }
+    int32_t* p = kc_tensor_get_dltensor(t)->data;
+    int32_t tag = w->id * 1000000 + r;
+    for (int64_t i = 0; i < n; ++i) p[i] = tag;
+    /* Swap it for what another thread left in the slot. */
+    pthread_mutex_lock(&w->share->mu);
+    kc_tensor** slot = &w->share->slots[(r * 7 + w->id) % KT_CACHE_SLOTS];
+    kc_tensor* theirs = *slot;
+    *slot = t;
+    pthread_mutex_unlock(&w->share->mu);
+    if (!theirs) continue;
+    const DLTensor* d = kc_tensor_get_dltensor(theirs);
+    const int32_t* q = d->data;
+    for (int64_t i = 1; i < d->shape[0]; ++i) {
+      if (q[i] != q[0]) {
+        atomic_fetch_add(&w->share->bad, 1);
+        break;
+      }
+    }
+    kc_object_release(KC_OBJECT(theirs));
+  }
+  return NULL;
+}
+
+KC_TEST(caching_allocator_threads_share_tensors) {
+  kt_ask_for_caching();
+  kt_cache_share share;
+  memset(&share, 0, sizeof share);
+  pthread_mutex_init(&share.mu, NULL);
+  atomic_init(&share.bad, 0);
+  pthread_t threads[KT_CACHE_THREADS];
+  kt_cache_worker workers[KT_CACHE_THREADS];
+  for (int i = 0; i < KT_CACHE_THREADS; ++i) {
+    workers[i] = (kt_cache_worker){.share = &share, .id = i};
+    KC_CHECK(pthread_create(&threads[i], NULL, kt_cache_worker_main,
+                            &workers[i]) == 0);
+  }
+  for (int i = 0; i < KT_CACHE_THREADS; ++i) {
+    KC_CHECK(pthread_join(threads[i], NULL) == 0);
+  }
+  KC_CHECK_INT(atomic_load(&share.bad), 0);
+  for (int i = 0; i < KT_CACHE_SLOTS; ++i) {
+    kc_object_release(KC_OBJECT(share.slots[i]));
+  }
+  kc_allocator_caching_trim();
+  pthread_mutex_destroy(&share.mu);
 }

@@ -105,13 +105,17 @@ KC_API const kc_allocator* kc_allocator_system(void);
  * freed block of up to 64 MiB is kept by the thread that freed it, in a
  * size class (four per power of two, from 64 bytes), and handed out again
  * by the next allocation of that class on that thread: no lock, no system
- * call. A thread keeps at most KCALL_HOST_CACHE_MB megabytes (read once;
- * default 256; 0 turns caching off); what is over goes back to the system,
- * and what a thread keeps is freed when it exits. Blocks are 64-byte
- * aligned; a larger alignment or size goes straight to the system
- * allocator. Builds with AddressSanitizer or ThreadSanitizer do not cache
- * (a reused block would hide a use after free). Static storage; never
- * NULL; thread-safe. */
+ * call. A thread keeps at most KCALL_HOST_CACHE_MB megabytes (read once,
+ * at the first allocation; default 256; 0 turns caching off); what is
+ * over goes back to the system, and what a thread keeps is freed when it
+ * exits. When the library unloads (dlclose, or the process exits), the
+ * unloading thread's blocks are freed; a thread still running then keeps
+ * its blocks until the process ends (freeing them under it could corrupt
+ * the heap). Blocks are 64-byte aligned; a larger alignment or size goes
+ * straight to the system allocator. Builds with AddressSanitizer or
+ * ThreadSanitizer do not cache unless KCALL_HOST_CACHE_MB is set (a
+ * reused block would hide a use after free). Static storage; never NULL;
+ * thread-safe. */
 KC_API const kc_allocator* kc_allocator_caching(void);
 
 /* Frees the blocks the calling thread keeps in the caching allocator. */

@@ -609,8 +609,17 @@ typedef struct kc_op_call_options {
  * entry re-check its selection once.
  *
  * On success out_outputs[0 .. *out_num_outputs) hold new tensors the
- * caller owns (release with kc_object_release). On failure nothing is left
- * in out_outputs. Errors, with context "calling op 'NAME'":
+ * caller owns (release with kc_object_release). On the CPU an output's
+ * object and storage come from `options->allocator`, or when that is NULL
+ * from kcall's caching host allocator (kc_allocator_caching, kcall/base.h):
+ * when the last reference to the output goes, its memory returns to the
+ * cache of the thread that released it, and the next call of a similar
+ * size on that thread takes it again, so repeated calls on large tensors
+ * neither take fresh zero-filled pages nor make system calls. The cache is
+ * bounded by KCALL_HOST_CACHE_MB (0 turns it off). The memory of an output
+ * of at most 256 bytes shares one block with the tensor object. On
+ * failure nothing is left in out_outputs. Errors, with context "calling
+ * op 'NAME'":
  *   INVALID_ARGUMENT  wrong input count, dtype or device, a bad or missing
  *                     attr, an input that is not compact, a shape function
  *                     failure, NULL pointers

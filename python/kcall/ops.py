@@ -9,7 +9,12 @@ takes a list (or tuple) of arrays, and any other input refuses a list
 (TypeError naming the input: a list is not converted to an array, whose
 dtype would have to be guessed). Attributes are keyword arguments.
 ``help(kcall.ops.Add)`` shows the definition; ``dir(kcall.ops)`` lists
-the ops registered now.
+the ops registered now. An output's memory comes from kcall's caching host
+allocator: when the last reference to the tensor (and to any NumPy array
+or DLPack capsule made from it) goes, the memory returns to the cache of
+that thread for the next call to take, so a loop of calls on large arrays
+does not take fresh pages each time (KCALL_HOST_CACHE_MB bounds the cache;
+see kc_allocator_caching in kcall/base.h).
 """
 
 import ast

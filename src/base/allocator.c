@@ -122,21 +122,48 @@ static void kc__cache_thread_exit(void* arg) {
   kc__tcache = &kc__cache_closed;
 }
 
+/* Set once the key exists, so that unloading knows there is one. */
+static bool kc__cache_key_made;
+
 static void kc__cache_init(void) {
+#ifdef KC__SANITIZED
+  /* Reused blocks would hide a use after free from the sanitizer: off
+   * unless the environment asks for caching (the allocator's own tests
+   * do, to run it under the sanitizers). */
+  size_t mb = 0;
+#else
   size_t mb = KC__CACHE_DEFAULT_MB;
+#endif
   const char* env = getenv("KCALL_HOST_CACHE_MB");
   if (env && *env) {
     char* end = NULL;
     unsigned long long v = strtoull(env, &end, 10);
     if (end && *end == '\0') mb = (size_t)v;
   }
-#ifdef KC__SANITIZED
-  mb = 0; /* reused blocks would hide use-after-free from the sanitizer */
-#endif
   kc__cache_cap = mb > (SIZE_MAX >> 20) ? SIZE_MAX : mb << 20;
   if (pthread_key_create(&kc__cache_key, kc__cache_thread_exit) != 0) {
     kc__cache_cap = 0;
+  } else {
+    kc__cache_key_made = true;
   }
+}
+
+/* The library unloads (dlclose, or the process exits): the unloading
+ * thread's blocks go back to the system, and the key goes, so that no
+ * thread exiting later runs a destructor in unloaded code. Other threads'
+ * caches are not touched: one may still be running (a process exits
+ * around its threads), and freeing under it would corrupt the heap. */
+__attribute__((destructor)) static void kc__cache_unload(void) {
+  if (!kc__cache_key_made) return;
+  kc__cache* c = kc__tcache;
+  if (c && c->state == 1) {
+    (void)pthread_setspecific(kc__cache_key, NULL);
+    kc__cache_drain(c);
+    free(c);
+  }
+  kc__tcache = &kc__cache_closed;
+  (void)pthread_key_delete(kc__cache_key);
+  kc__cache_key_made = false;
 }
 
 static kc__cache* kc__cache_make(void) {

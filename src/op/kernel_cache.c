@@ -15,23 +15,30 @@
 
 /* ---- the key ----------------------------------------------------------- */
 
-void kc__key_put(kc__key* k, uint64_t w) {
-  if (k->n == k->cap) {
-    size_t cap = k->cap * 2;
-    uint64_t* grown = malloc(cap * sizeof *grown);
-    if (!grown) {
-      k->oom = true;
-      return;
-    }
-    memcpy(grown, k->words, k->n * sizeof *grown);
-    if (k->words != k->stack) free(k->words);
-    k->words = grown;
-    k->cap = cap;
+void kc__key_grow(kc__key* k, uint64_t w) {
+  size_t cap = k->cap * 2;
+  uint64_t* grown = malloc(cap * sizeof *grown);
+  if (!grown) {
+    k->oom = true;
+    return;
   }
+  memcpy(grown, k->words, k->n * sizeof *grown);
+  if (k->words != k->stack) free(k->words);
+  k->words = grown;
+  k->cap = cap;
   k->words[k->n++] = w;
 }
 
 void kc__key_value(kc__key* k, const kc_any* v) {
+  /* The kinds every call has (dtypes, numbers) first, without the string
+   * test. */
+  if (KC__LIKELY(v->type_index == KC_TYPE_DTYPE)) {
+    DLDataType t = v->u.v_dtype;
+    kc__key_put(k, (uint64_t)(uint32_t)v->type_index);
+    kc__key_put(
+        k, (uint64_t)t.code | (uint64_t)t.bits << 8 | (uint64_t)t.lanes << 16);
+    return;
+  }
   kc_string_view s;
   if (kc_any_get_string(v, &s)) {
     kc__key_put(k, KC_TYPE_STR);
@@ -118,18 +125,6 @@ void kc__op_cache_each_kernel(const kc_op* op,
     if (e->kernel) fn(ctx, e->kernel);
   }
   pthread_mutex_unlock(&c->mu);
-}
-
-kc__cache_entry** kc__cache_probe(kc__cache_table* t, uint64_t h,
-                                  const kc__key* k) {
-  for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
-    kc__cache_entry* e = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE);
-    if (!e) return &t->slots[i];
-    if (e->hash == h && e->key_words == k->n &&
-        memcmp(e->key, k->words, k->n * sizeof(uint64_t)) == 0) {
-      return &t->slots[i];
-    }
-  }
 }
 
 /* With mu held: a table with room for one more entry. */

@@ -22,8 +22,16 @@ typedef struct kc__key {
 } kc__key;
 
 /* Appends a word, or a value's words, growing off the stack when needed
- * (oom set when that fails). */
-void kc__key_put(kc__key* k, uint64_t w);
+ * (oom set when that fails). The append is inline (every call's key is a
+ * few words); growing is kc__key_grow, out of line. */
+void kc__key_grow(kc__key* k, uint64_t w);
+static inline void kc__key_put(kc__key* k, uint64_t w) {
+  if (KC__UNLIKELY(k->n == k->cap)) {
+    kc__key_grow(k, w);
+    return;
+  }
+  k->words[k->n++] = w;
+}
 void kc__key_value(kc__key* k, const kc_any* v);
 
 static inline void kc__key_build(kc__key* k, const kc__resolved_call* f) {
@@ -42,19 +50,33 @@ static inline void kc__key_free(kc__key* k) {
   if (k->words != k->stack) free(k->words);
 }
 
+/* Each word mixed on its own (the multiplications do not wait for one
+ * another, as a chained hash's would) and the sum mixed once more. */
 static inline uint64_t kc__key_hash(const kc__key* k) {
-  uint64_t h = 0x243f6a8885a308d3ull;
+  uint64_t h = 0x243f6a8885a308d3ull ^ k->n;
   for (size_t i = 0; i < k->n; ++i) {
-    h = (h ^ k->words[i]) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 29;
+    uint64_t w = (k->words[i] ^ (i * 0x632be59bd9b4e019ull)) *
+                 0x9e3779b97f4a7c15ull;
+    h += w ^ (w >> 31);
   }
-  return h;
+  h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 32);
 }
 
 /* The slot of table t that holds the key, or the empty slot it would go
- * in. */
-kc__cache_entry** kc__cache_probe(kc__cache_table* t, uint64_t h,
-                                  const kc__key* k);
+ * in. Inline, the key compared word by word: keys are a few words, too
+ * short for a call of memcmp to pay. */
+static inline kc__cache_entry** kc__cache_probe(kc__cache_table* t,
+                                                uint64_t h, const kc__key* k) {
+  for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
+    kc__cache_entry* e = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE);
+    if (!e) return &t->slots[i];
+    if (e->hash != h || e->key_words != k->n) continue;
+    size_t w = 0;
+    while (w < k->n && e->key[w] == k->words[w]) ++w;
+    if (w == k->n) return &t->slots[i];
+  }
+}
 
 static inline kc__cache_entry* kc__cache_find(kc__op_cache* c, uint64_t h,
                                               const kc__key* k) {

@@ -12,6 +12,9 @@ struct kc_tensor {
   /* Where `storage` came from: 0 for `alloc`; kDLCUDA for device memory
    * and kDLCUDAHost for pinned host memory, from the device's backend. */
   int32_t storage_device;
+  /* `storage` sits in this struct's own block, after the dims (a small
+   * tensor from the caching allocator: one allocation, not two). */
+  bool storage_inline;
   DLManagedTensorVersioned* imported; /* adopted producer (import) */
   kc_tensor* base;                    /* shared storage (view) */
   /* shape[ndim] then strides[ndim]; strides are always filled (row-major
@@ -23,6 +26,16 @@ static size_t kc__tensor_struct_size(int32_t ndim) {
   return sizeof(kc_tensor) + 2 * (size_t)ndim * sizeof(int64_t);
 }
 
+/* Storage of at most this many bytes from the caching allocator shares the
+ * struct's block (eager calls on small tensors make one allocation). */
+#define KC__TENSOR_INLINE_MAX 256
+
+/* Where inline storage starts in the block: past the struct, aligned. */
+static size_t kc__tensor_inline_offset(int32_t ndim) {
+  return (kc__tensor_struct_size(ndim) + KC_TENSOR_ALIGNMENT - 1) &
+         ~(size_t)(KC_TENSOR_ALIGNMENT - 1);
+}
+
 static void kc__tensor_delete(kc_object* obj) {
   kc_tensor* t = (kc_tensor*)(void*)obj;
   if (t->storage && t->storage_device == kDLCUDAHost) {
@@ -31,13 +44,19 @@ static void kc__tensor_delete(kc_object* obj) {
     /* A deleter cannot report: a failure here is the device's own error,
      * which the next synchronising call reports again. */
     kc_status_destroy(kc_device_free(t->dl.device, t->storage, NULL));
-  } else if (t->storage) {
+  } else if (t->storage && !t->storage_inline) {
     kc_allocator_free(t->alloc, t->storage, t->storage_bytes,
                       KC_TENSOR_ALIGNMENT);
   }
   if (t->imported && t->imported->deleter) t->imported->deleter(t->imported);
   kc_object_release(KC_OBJECT(t->base));
-  kc_allocator_free(t->alloc, t, kc__tensor_struct_size(t->dl.ndim), 0);
+  if (t->storage_inline) {
+    kc_allocator_free(t->alloc, t,
+                      kc__tensor_inline_offset(t->dl.ndim) + t->storage_bytes,
+                      KC_TENSOR_ALIGNMENT);
+  } else {
+    kc_allocator_free(t->alloc, t, kc__tensor_struct_size(t->dl.ndim), 0);
+  }
 }
 
 /* Checks rank and dims; writes row-major strides into `strides`. */
@@ -63,19 +82,40 @@ static kc_status* kc__check_shape(const char* where, int32_t ndim,
 }
 
 /* Allocates an uninitialised tensor struct for `ndim` dims and copies the
- * shape; strides are row-major unless `strides` is given. */
-static kc_status* kc__tensor_alloc(const kc_allocator* alloc, int32_t ndim,
-                                   const int64_t* shape,
-                                   const int64_t* strides, kc_tensor** out) {
+ * shape; strides are row-major unless `strides` is given. With
+ * `inline_bytes` > 0 the block also holds that much storage, aligned to
+ * KC_TENSOR_ALIGNMENT (t->storage points there). */
+static kc_status* kc__tensor_alloc_v2(const kc_allocator* alloc, int32_t ndim,
+                                      const int64_t* shape,
+                                      const int64_t* strides,
+                                      size_t inline_bytes, kc_tensor** out) {
   if (!alloc) alloc = kc_allocator_caching();
-  kc_tensor* t = kc_allocator_alloc(alloc, kc__tensor_struct_size(ndim), 0);
+  kc_tensor* t =
+      inline_bytes
+          ? kc_allocator_alloc(alloc,
+                               kc__tensor_inline_offset(ndim) + inline_bytes,
+                               KC_TENSOR_ALIGNMENT)
+          : kc_allocator_alloc(alloc, kc__tensor_struct_size(ndim), 0);
   if (!t) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
                             "out of memory creating a tensor");
   }
-  memset(t, 0, sizeof *t);
+  /* Field by field: a memset of the struct compiles to `rep stos`, whose
+   * start-up cost is most of an eager call's allocation. */
   kc__object_init(&t->header, KC_TYPE_TENSOR, kc__tensor_delete);
   t->alloc = alloc;
+  t->dl = (DLTensor){0};
+  t->flags = 0;
+  t->storage = NULL;
+  t->storage_bytes = 0;
+  t->storage_device = 0;
+  t->imported = NULL;
+  t->base = NULL;
+  t->storage_inline = inline_bytes > 0;
+  if (inline_bytes) {
+    t->storage = (char*)t + kc__tensor_inline_offset(ndim);
+    t->storage_bytes = inline_bytes;
+  }
   int64_t* t_shape = t->dims;
   int64_t* t_strides = t->dims + ndim;
   int64_t running = 1;
@@ -93,6 +133,12 @@ static kc_status* kc__tensor_alloc(const kc_allocator* alloc, int32_t ndim,
   t->dl.strides = NULL;
   *out = t;
   return NULL;
+}
+
+static kc_status* kc__tensor_alloc(const kc_allocator* alloc, int32_t ndim,
+                                   const int64_t* shape,
+                                   const int64_t* strides, kc_tensor** out) {
+  return kc__tensor_alloc_v2(alloc, ndim, shape, strides, 0, out);
 }
 
 int64_t kc_dltensor_get_numel(const DLTensor* t) {
@@ -146,24 +192,38 @@ kc_status* kc_tensor_create(const kc_allocator* alloc, const int64_t* shape,
                             "(expected cpu, cuda or cuda_host)",
                             where, name);
   }
-  KC_RETURN_IF_ERROR(kc_device_check(device), "%s", where);
-  DLTensor probe = {0};
-  probe.ndim = ndim;
-  probe.shape = (int64_t*)(uintptr_t)shape;
-  int64_t numel = kc_dltensor_get_numel(&probe);
-  uint64_t bits_per_elem = (uint64_t)dtype.bits * dtype.lanes;
-  if (numel < 0 || (numel > 0 && (uint64_t)numel > (UINT64_MAX - 7) / bits_per_elem) ||
-      ((uint64_t)numel * bits_per_elem + 7) / 8 > SIZE_MAX / 2) {
+  if (device.device_type != kDLCPU || device.device_id != 0) {
+    KC_RETURN_IF_ERROR(kc_device_check(device), "%s", where);
+  }
+  /* The byte size, refused when it overflows (the dims are >= 0):
+   * multiplications checked by the compiler's builtins, no division, as
+   * every eager call's output comes through here. */
+  uint64_t bits = (uint64_t)dtype.bits * dtype.lanes;
+  int64_t numel = 1;
+  bool overflow = false;
+  for (int32_t i = 0; i < ndim; ++i) {
+    overflow |= __builtin_mul_overflow(numel, shape[i], &numel);
+    overflow |= __builtin_mul_overflow(bits, (uint64_t)shape[i], &bits);
+  }
+  if (overflow || bits > UINT64_MAX - 7 || (bits + 7) / 8 > SIZE_MAX / 2) {
     return kc_status_create(KC_OUT_OF_RANGE,
                             "%s: the tensor's byte size overflows", where);
   }
-  size_t bytes = (size_t)(((uint64_t)numel * bits_per_elem + 7) / 8);
+  size_t bytes = (size_t)((bits + 7) / 8);
   kc_tensor* t = NULL;
-  KC_RETURN_IF_ERROR(kc__tensor_alloc(alloc, ndim, shape, NULL, &t),
+  size_t storage_bytes = bytes ? bytes : 1;
+  bool inline_storage = device.device_type == kDLCPU &&
+                        (!alloc || alloc == kc_allocator_caching()) &&
+                        storage_bytes <= KC__TENSOR_INLINE_MAX;
+  KC_RETURN_IF_ERROR(kc__tensor_alloc_v2(alloc, ndim, shape, NULL,
+                                         inline_storage ? storage_bytes : 0,
+                                         &t),
                      "creating a tensor");
-  t->storage_bytes = bytes ? bytes : 1;
+  t->storage_bytes = storage_bytes;
   t->dl.device = device;
-  if (device.device_type != kDLCPU) {
+  if (inline_storage) {
+    /* In the struct's block already. */
+  } else if (device.device_type != kDLCPU) {
     kc_status* st =
         device.device_type == kDLCUDAHost
             ? kc_device_host_allocate(device, t->storage_bytes, &t->storage)
