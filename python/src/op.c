@@ -124,7 +124,8 @@ static PyObject* op_describe(PyObject* module, PyObject* capsule) {
     const char* name;
   } names[] = {{KC_OP_COMMUTATIVE, "commutative"},
                {KC_OP_AGGREGATE, "aggregate"},
-               {KC_OP_STATEFUL, "stateful"}};
+               {KC_OP_STATEFUL, "stateful"},
+               {KC_OP_SYMBOLIC_SHAPES, "symbolic_shapes"}};
   for (size_t i = 0; flag_names && i < sizeof names / sizeof names[0]; ++i) {
     if (!(flags & names[i].bit)) continue;
     PyObject* s = PyUnicode_FromString(names[i].name);
