@@ -540,8 +540,9 @@ kc_status* kc_shape_ctx_divide_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
                                     bool evenly, int64_t* out_dim) {
   KC_RETURN_IF_ERROR(kc__dims_in(ctx, a, b, out_dim, "dividing"));
   if (b == 0) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "dividing %lld by zero",
-                            (long long)a);
+    char text[200];
+    kc__dim_format(ctx ? ctx->sym : NULL, a, text, sizeof text);
+    return kc_status_create(KC_INVALID_ARGUMENT, "dividing %s by zero", text);
   }
   if (a == KC_DIM_UNKNOWN || b == KC_DIM_UNKNOWN) {
     *out_dim = KC_DIM_UNKNOWN;
