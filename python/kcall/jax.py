@@ -105,7 +105,13 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
     `jax.jit`: the result shapes come from the op's shape function
     (kcall's shape inference, run at trace time), the kernel runs when
     XLA executes. Registers the op with JAX on first use. Returns one
-    array, or a tuple for an op with several outputs.
+    array, or a tuple for an op with several outputs. Under
+    ``jax.export`` with symbolic input shapes
+    (``jax.export.symbolic_shape("b, n")``) an op that declares
+    KC_OP_SYMBOLIC_SHAPES gets symbolic result shapes computed from the
+    inputs' (op.h, "Symbolic dims"); an assumption its shape function
+    makes that JAX cannot prove (broadcasting ``n`` against ``m``), and an
+    op without the flag, raise ValueError naming the op.
 
     Takes what ``kcall.ops`` takes: a list (or tuple) of arrays for an
     "N * T" or list(type) input, NumPy dtypes and scalar types
