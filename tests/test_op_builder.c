@@ -33,7 +33,8 @@ KC_TEST(op_builder_v2_registers_without_a_status_per_call) {
   KC_CHECK_STR(sig, "kt.Concat2(values: N * T) -> (output: T)");
   KC_CHECK_INT(kc_op_get_attr_count(op), 3);
   KC_CHECK_STR(kc_op_get_attr_spec(op, 2), "axis: int = 0");
-  KC_CHECK_INT(kc_op_get_flags(op), KC_OP_COMMUTATIVE);
+  /* kc_shape_fn_unchanged makes the op symbolic too. */
+  KC_CHECK_INT(kc_op_get_flags(op), KC_OP_COMMUTATIVE | KC_OP_SYMBOLIC_SHAPES);
   KC_CHECK_STR(kc_op_get_doc(op), "joins");
   /* The shape function is installed: the output has input 0's shape. */
   float x[2] = {1, 2};

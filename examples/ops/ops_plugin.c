@@ -18,6 +18,13 @@
  * (Add, and SoftplusGradGrad), so JAX and PyTorch take second
  * derivatives through them.
  *
+ * Every shape function here computes dims only through kcall's helpers,
+ * so each op but Counter (which has no inputs) declares
+ * KC_OP_SYMBOLIC_SHAPES, and frameworks get its output shapes as
+ * expressions of the input sizes (torch.compile with dynamic shapes,
+ * torch.export, jax.export); Softplus's use kc_shape_fn_unchanged, which
+ * is symbolic without saying so.
+ *
  * Each op is also the packed function "op.NAME", so the kcall tool calls
  * them on literal tensors:
  *   kcall call --plugin libops_plugin.so op.Add f32[2,2]:1,2,3,4 f32[2]:10,20
@@ -742,7 +749,8 @@ static kc_status* ops_init(const kc_host_api* host) {
   const DLDataType add_types[3] = {f32, {kDLFloat, 64, 1}, {kDLInt, 32, 1}};
   kc_status* st = ops_define(
       "Bitcast", OPS_LIST("input: T"), OPS_LIST("output: type"),
-      OPS_LIST("T: {numeric, bool}", "type: {numeric, bool}"), 0,
+      OPS_LIST("T: {numeric, bool}", "type: {numeric, bool}"),
+      KC_OP_SYMBOLIC_SHAPES,
       "Reinterprets the bytes of `input` as `type`, without copying values "
       "(the shape gains or loses a last dim when the sizes differ).",
       bitcast_shape);
@@ -750,7 +758,8 @@ static kc_status* ops_init(const kc_host_api* host) {
     st = ops_kernel("Bitcast", NULL, bitcast_compute, NULL, NULL, NULL, 0);
   if (!st) {
     st = ops_define_grad("Add", OPS_LIST("x: T", "y: T"), OPS_LIST("z: T"),
-                         OPS_LIST("T: {f32, f64, i32}"), KC_OP_COMMUTATIVE,
+                         OPS_LIST("T: {f32, f64, i32}"),
+                         KC_OP_COMMUTATIVE | KC_OP_SYMBOLIC_SHAPES,
                          "z = x + y, broadcasting as NumPy does.", add_shape,
                          "AddGrad(x, y, grad(z)) -> (grad(x), grad(y))");
   }
@@ -760,7 +769,7 @@ static kc_status* ops_init(const kc_host_api* host) {
      * two cotangents added back up to dz's shape. */
     st = ops_define_grad("AddGrad", OPS_LIST("x: T", "y: T", "dz: T"),
                          OPS_LIST("dx: T", "dy: T"), OPS_LIST("T: {f32, f64}"),
-                         0,
+                         KC_OP_SYMBOLIC_SHAPES,
                          "The gradient of Add: dz summed over the dims each "
                          "input was broadcast along.",
                          add_grad_shape, "Add(grad(dx), grad(dy)) -> grad(dz)");
@@ -768,7 +777,8 @@ static kc_status* ops_init(const kc_host_api* host) {
   if (!st) st = ops_kernel("AddGrad", NULL, add_grad_compute, NULL, "T", add_types, 2);
   if (!st) {
     st = ops_define_grad("MatMul", OPS_LIST("a: T", "b: T"),
-                         OPS_LIST("product: T"), OPS_LIST("T: {f32}"), 0,
+                         OPS_LIST("product: T"), OPS_LIST("T: {f32}"),
+                         KC_OP_SYMBOLIC_SHAPES,
                          "The matrix product of a [M, K] and b [K, N], rows "
                          "split across the thread pool.",
                          matmul_shape,
@@ -777,7 +787,8 @@ static kc_status* ops_init(const kc_host_api* host) {
   if (!st) st = ops_kernel("MatMul", NULL, matmul_compute, NULL, "T", &f32, 1);
   if (!st) {
     st = ops_define("MatMulGrad", OPS_LIST("a: T", "b: T", "dproduct: T"),
-                    OPS_LIST("da: T", "db: T"), OPS_LIST("T: {f32}"), 0,
+                    OPS_LIST("da: T", "db: T"), OPS_LIST("T: {f32}"),
+                    KC_OP_SYMBOLIC_SHAPES,
                     "The gradient of MatMul: da = dproduct b^T, db = a^T "
                     "dproduct.",
                     matmul_grad_shape);
@@ -816,7 +827,8 @@ static kc_status* ops_init(const kc_host_api* host) {
   }
   if (!st) {
     st = ops_define("Concat", OPS_LIST("values: N * T"), OPS_LIST("output: T"),
-                    OPS_LIST("N: int >= 1", "T: type", "axis: int = 0"), 0,
+                    OPS_LIST("N: int >= 1", "T: type", "axis: int = 0"),
+                    KC_OP_SYMBOLIC_SHAPES,
                     "Joins N tensors along `axis` (negative counts from the "
                     "end); the other dims must match.",
                     concat_shape);

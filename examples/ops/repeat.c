@@ -68,6 +68,8 @@ static kc_status* repeat_define(const char* name, int64_t times) {
   kc_op_builder_add_attr_v2(b, "T: type");
   kc_op_builder_set_doc_v2(b, "x repeated along its first dim");
   kc_op_builder_set_shape_fn_v2(b, repeat_shape, count, repeat_count_delete);
+  /* repeat_shape multiplies through kc_shape_ctx_multiply_dims only. */
+  kc_op_builder_set_flags_v2(b, KC_OP_SYMBOLIC_SHAPES);
   KC_RETURN_IF_ERROR(kc_op_registry_register(b, 0), "defining %s", name);
 
   kc_kernel_builder* kb = NULL;

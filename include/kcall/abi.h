@@ -641,6 +641,9 @@ typedef struct kc_kernel_ctx kc_kernel_ctx;
 #define KC_OP_COMMUTATIVE (1u << 0) /* f(a, b) == f(b, a) */
 #define KC_OP_AGGREGATE (1u << 1)   /* combines inputs of one type: sum */
 #define KC_OP_STATEFUL (1u << 2)    /* a call may see or change state */
+/* The shape function may run on symbolic dims: it computes dims only with
+ * the kc_shape_ctx_* helpers (op.h, "Symbolic dims"). */
+#define KC_OP_SYMBOLIC_SHAPES (1u << 3)
 
 /* Infers output shapes (and may refine output dtypes); a status stops the
  * call with its message. */

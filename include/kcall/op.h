@@ -155,8 +155,11 @@ KC_API void kc_op_builder_add_attr_v2(kc_op_builder* builder,
  * kc_dtype_parse, outside specs, also reads int as i32 and long as i64.
  */
 
-/* Sets the flags (KC_OP_COMMUTATIVE | KC_OP_AGGREGATE | KC_OP_STATEFUL).
- * INVALID_ARGUMENT for an unknown bit. */
+/* Sets the flags (KC_OP_COMMUTATIVE | KC_OP_AGGREGATE | KC_OP_STATEFUL |
+ * KC_OP_SYMBOLIC_SHAPES, the last to let the shape function run on
+ * symbolic dims: see "Symbolic dims"). INVALID_ARGUMENT for an unknown
+ * bit. An op whose shape function is kc_shape_fn_unchanged gets
+ * KC_OP_SYMBOLIC_SHAPES at registration whatever its flags say. */
 KC_API void kc_op_builder_set_flags_v2(kc_op_builder* builder,
                                        uint32_t flags);
 
@@ -551,6 +554,55 @@ KC_API kc_status* kc_shape_ctx_divide_dims(kc_shape_ctx* ctx, int64_t a,
  * elementwise ops). INVALID_ARGUMENT when the op has no input. */
 KC_API kc_status* kc_shape_fn_unchanged(kc_shape_ctx* ctx);
 
+/*
+ * Symbolic dims. A framework that traces a program once for many sizes
+ * (torch.compile with dynamic shapes, torch.export, jax.export with
+ * symbolic shapes) needs each output dim as an expression of the input
+ * dims rather than a number. kc_op_infer_symbolic (below) gets it by
+ * running the shape function on symbolic input dims. Only an op that
+ * declares its shape function safe for that runs so: one with the flag
+ * KC_OP_SYMBOLIC_SHAPES, or whose shape function is kc_shape_fn_unchanged
+ * (the flag is then added at registration). Other ops keep running on
+ * numbers only, and kc_op_infer_symbolic refuses them. A shape function
+ * that computes with dims as C numbers (dims[0] + dims[1], d == 3, a loop
+ * to a dim) must not set the flag: on symbolic dims it would compute a
+ * wrong shape.
+ *
+ * In a symbolic run a dim (kc_shape_handle_get_dim, and every dim the
+ * helpers return) is a number (>= 0), KC_DIM_UNKNOWN, or a symbolic dim:
+ * an opaque int64_t below KC_DIM_UNKNOWN, owned by the context and valid
+ * until the shape function returns. Test `d >= 0` to see a number, and do
+ * every computation through the helpers: they take symbolic dims wherever
+ * they take a dim, and answer INVALID_ARGUMENT for any other value below
+ * KC_DIM_UNKNOWN ("dim -7 is neither a size, KC_DIM_UNKNOWN nor a
+ * symbolic dim of this context"). On numbers alone they compute as
+ * described above; with a symbolic dim they record an expression:
+ *   with_rank*, concatenate, subshape, replace_dim, make_shape,
+ *   set_output  carry symbolic dims unchanged.
+ *   merge, merge_dim  two equal dims (the same symbol, or the same
+ *            expression) give that dim; a symbol against a number n
+ *            gives n, and against a different symbol the first, each
+ *            with the assumption that the two are equal.
+ *   broadcast  1 against d gives d; two equal dims give that dim; a
+ *            symbol against a number n other than 1 gives n (the symbol
+ *            can only be 1 or n, and either way the result is n; the call
+ *            checks which when it runs); two different symbols give the
+ *            first, with the assumption that they are equal (which one
+ *            is 1, if either, is not known: kcall does not guess).
+ *   add_dims, multiply_dims  a + b, a * b (a + 0 and a * 1 are a, a * 0
+ *            is 0).
+ *   subtract_dims  a - b (a - 0 is a, a - a is 0), assuming a >= b.
+ *   divide_dims  floor(a / b) (a / 1 is a), assuming b >= 1 when b is
+ *            symbolic, and that b divides a when `evenly`.
+ * An assumption is a condition the result holds under, which kcall
+ * cannot decide from symbols: it is recorded with the result, and the
+ * framework enforces it (kcall.torch: torch._check, a guard or a run-time
+ * assert; kcall.jax: proved from JAX's symbolic dims at trace time, or
+ * the call is refused). Nothing is assumed silently: a dim whose value
+ * would depend on an undecided comparison is either an assumption or
+ * KC_DIM_UNKNOWN (a symbol broadcast against an unknown dim).
+ */
+
 /* ======================================================================== */
 /* Eager calls                                                              */
 /* ======================================================================== */
@@ -678,6 +730,91 @@ KC_API kc_status* kc_op_infer(const kc_op* op, const DLTensor* const* inputs,
                               int32_t num_attrs,
                               kc_op_output_info* out_outputs,
                               int32_t max_outputs, int32_t* out_num_outputs);
+
+/* ---- symbolic shape inference (see "Symbolic dims") ------------------- */
+
+/* In the input shapes given to kc_op_infer_symbolic, the dim that stands
+ * for the caller's symbol k (0 <= k < KC_DIM_SYMBOL_COUNT): dims with the
+ * same k are the same size, dims with different k are independent sizes
+ * (KC_DIM_SYMBOL(0) is -2, KC_DIM_SYMBOL(1) -3, ...). */
+#define KC_DIM_SYMBOL_COUNT (1 << 20)
+#define KC_DIM_SYMBOL(k) (-2 - (int64_t)(k))
+
+/* What a symbolic dim of a result stands for (kc_symbolic_shapes_get_expr).
+ * Operands are dims: numbers (>= 0) or symbolic dims of the same result. */
+typedef enum kc_dim_expr_kind {
+  KC_DIM_EXPR_INPUT = 1,    /* dim b of input tensor a: the first input dim
+                               given the symbol */
+  KC_DIM_EXPR_ADD = 2,      /* a + b */
+  KC_DIM_EXPR_SUBTRACT = 3, /* a - b */
+  KC_DIM_EXPR_MULTIPLY = 4, /* a * b */
+  KC_DIM_EXPR_DIVIDE = 5    /* floor(a / b) */
+} kc_dim_expr_kind;
+
+/* A condition a symbolic result holds under (see "Symbolic dims"). */
+typedef enum kc_dim_assumption_kind {
+  KC_DIM_ASSUME_EQUAL = 1,         /* lhs == rhs */
+  KC_DIM_ASSUME_GREATER_EQUAL = 2, /* lhs >= rhs */
+  KC_DIM_ASSUME_DIVISIBLE = 3      /* lhs % rhs == 0 */
+} kc_dim_assumption_kind;
+
+/* The outcome of a symbolic shape inference: each output's dtype and
+ * dims, the expressions behind its symbolic dims, and the assumptions.
+ * Owned by the caller (kc_symbolic_shapes_destroy); immutable, so it may
+ * be read from several threads. */
+typedef struct kc_symbolic_shapes kc_symbolic_shapes;
+
+/* As kc_op_infer, with input dims that may be symbols: each input dim is
+ * a number (>= 0) or KC_DIM_SYMBOL(k). Runs steps 1 to 3 of kc_op_call
+ * (the checks see a symbol as some size) with the shape function seeing
+ * a symbolic dim for each symbol, and returns what it found in
+ * *out_shapes (owned by the caller). Inputs without a symbol run the
+ * shape function on numbers, whatever the op's flags. Errors, with
+ * context "calling op 'NAME'": INVALID_ARGUMENT for NULL pointers, an
+ * input dim below 0 that is no KC_DIM_SYMBOL(k), and as kc_op_infer;
+ * FAILED_PRECONDITION when an input dim is a symbol and the op does not
+ * declare KC_OP_SYMBOLIC_SHAPES ("op 'NAME': its shape function is not
+ * symbolic ..."); the shape function's own error; RESOURCE_EXHAUSTED.
+ * On failure *out_shapes is NULL. Thread-safe. */
+KC_API kc_status* kc_op_infer_symbolic(const kc_op* op,
+                                       const DLTensor* const* inputs,
+                                       int32_t num_inputs,
+                                       const kc_op_attr* attrs,
+                                       int32_t num_attrs,
+                                       kc_symbolic_shapes** out_shapes);
+
+/* Frees the result; NULL is a no-op. */
+KC_API void kc_symbolic_shapes_destroy(kc_symbolic_shapes* shapes);
+
+/* The number of output tensors (0 for NULL). */
+KC_API int32_t kc_symbolic_shapes_get_output_count(
+    const kc_symbolic_shapes* shapes);
+
+/* The index-th output: its dtype, rank (KC_RANK_UNKNOWN when the shape
+ * function left it unset) and dims (numbers, KC_DIM_UNKNOWN, or symbolic
+ * dims to read with kc_symbolic_shapes_get_expr; borrowed from `shapes`,
+ * NULL for an unknown rank). INVALID_ARGUMENT for NULL pointers or an
+ * index out of range. */
+KC_API kc_status* kc_symbolic_shapes_get_output(
+    const kc_symbolic_shapes* shapes, int32_t index, DLDataType* out_dtype,
+    int32_t* out_rank, const int64_t** out_dims);
+
+/* What the symbolic dim `dim` of `shapes` is: *out_kind a
+ * kc_dim_expr_kind, *out_a and *out_b its operands. INVALID_ARGUMENT for
+ * NULL pointers, or a dim that is not a symbolic dim of `shapes` (a
+ * number, KC_DIM_UNKNOWN, another result's dim). */
+KC_API kc_status* kc_symbolic_shapes_get_expr(const kc_symbolic_shapes* shapes,
+                                              int64_t dim, int32_t* out_kind,
+                                              int64_t* out_a, int64_t* out_b);
+
+/* The assumptions, in the order the shape function made them; each is a
+ * kc_dim_assumption_kind and two dims. INVALID_ARGUMENT for NULL
+ * pointers or an index out of range. */
+KC_API int32_t kc_symbolic_shapes_get_assumption_count(
+    const kc_symbolic_shapes* shapes);
+KC_API kc_status* kc_symbolic_shapes_get_assumption(
+    const kc_symbolic_shapes* shapes, int32_t index, int32_t* out_kind,
+    int64_t* out_lhs, int64_t* out_rhs);
 
 /* Counters of an op's kernel cache, for tests and diagnostics. */
 typedef struct kc_op_cache_stats {

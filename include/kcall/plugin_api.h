@@ -643,6 +643,10 @@ static inline void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
                                                  kc_shape_fn fn, void* data,
                                                  kc_deleter_fn data_deleter) {
   const kc_host_api* host = kc__plugin_host;
+  /* The host's kc_shape_fn_unchanged rather than this file's wrapper of
+   * it: the host recognises its own, whose ops are symbolic (op.h,
+   * "Symbolic dims"). */
+  if (fn == kc_shape_fn_unchanged) fn = host->shape_fn_unchanged;
   if (KC__PLUGIN_HAS(op_builder_set_shape_fn_v2)) {
     host->op_builder_set_shape_fn_v2(builder, fn, data, data_deleter);
   } else if (!data && !data_deleter) {

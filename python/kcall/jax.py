@@ -108,7 +108,13 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
     `jax.jit`: the result shapes come from the op's shape function
     (kcall's shape inference, run at trace time), the kernel runs when
     XLA executes. Registers the op with JAX on first use. Returns one
-    array, or a tuple for an op with several outputs.
+    array, or a tuple for an op with several outputs. Under
+    ``jax.export`` with symbolic input shapes
+    (``jax.export.symbolic_shape("b, n")``) an op that declares
+    KC_OP_SYMBOLIC_SHAPES gets symbolic result shapes computed from the
+    inputs' (op.h, "Symbolic dims"); an assumption its shape function
+    makes that JAX cannot prove (broadcasting ``n`` against ``m``), and an
+    op without the flag, raise ValueError naming the op.
 
     Takes what ``kcall.ops`` takes: a list (or tuple) of arrays for an
     "N * T" or list(type) input, NumPy dtypes and scalar types
@@ -132,14 +138,14 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
     known = _op_list_inputs.get(name)
     if known is None:
         info = _core.op_describe(handle)
-        known = (_list_inputs(info), "stateful" in info["flags"])
+        known = (_list_inputs(info), "stateful" in info["flags"],
+                 "symbolic_shapes" in info["flags"])
         _op_list_inputs[name] = known
-    list_inputs, stateful = known
+    list_inputs, stateful, _ = known
     structured = args
     args = _flatten(name, args, list_inputs)
     attrs = {k: _attr_value(v) for k, v in attrs.items()}
-    inputs = [(tuple(a.shape), _dtype_name(a.dtype)) for a in args]
-    outs = _core.op_infer(handle, inputs, dict(attrs))
+    outs = _infer(name, handle, known, args, attrs)
     shapes = []
     for i, (shape, dtype) in enumerate(outs):
         if shape is None or any(d is None for d in shape):
@@ -160,6 +166,59 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
         return call()
     return _differentiable(name, call, structured, args, attrs, len(shapes),
                            vmap_method)
+
+
+def _infer(name, handle, known, args, attrs):
+    """[(shape, dtype)] of the op's outputs on `args`. With symbolic dims
+    among the inputs (jax.export.symbolic_shape) the shape function runs on
+    them (op_infer_symbolic) and the shapes are JAX's symbolic dims
+    computed from the inputs'; each assumption it makes must follow from
+    JAX's dims, or the call is refused."""
+    symbolic = any(jax.export.is_symbolic_dim(d) for a in args
+                   for d in a.shape)
+    if not symbolic:
+        inputs = [(tuple(a.shape), _dtype_name(a.dtype)) for a in args]
+        return _core.op_infer(handle, inputs, dict(attrs))
+    if not known[2]:
+        raise ValueError(
+            f"op {name!r}: its shape function is not symbolic (the op does "
+            f"not declare KC_OP_SYMBOLIC_SHAPES), so it cannot give result "
+            f"shapes for the symbolic input shapes "
+            f"{[tuple(a.shape) for a in args]}: declare the flag if the "
+            f"shape function computes dims only with kcall's helpers "
+            f"(docs/ops.md, \"Symbolic shapes\"), or use concrete shapes")
+    # One symbol per distinct expression of JAX's.
+    inputs = [([str(d) if jax.export.is_symbolic_dim(d) else int(d)
+                for d in a.shape],
+               _dtype_name(a.dtype)) for a in args]
+    result = _core.op_infer_symbolic(handle, inputs, dict(attrs))
+
+    def size(e):
+        if e is None or isinstance(e, int):
+            return e
+        kind, x, y = e
+        if kind == "input":
+            return args[x].shape[y]
+        x, y = size(x), size(y)
+        return {"add": lambda: x + y, "sub": lambda: x - y,
+                "mul": lambda: x * y, "floordiv": lambda: x // y}[kind]()
+
+    for kind, x, y in result["assumptions"]:
+        a, b = size(x), size(y)
+        text = {"eq": "==", "ge": ">=", "divisible": "divisible by"}[kind]
+        try:
+            holds = {"eq": lambda: a == b, "ge": lambda: a >= b,
+                     "divisible": lambda: a % b == 0}[kind]()
+        except jax.errors.InconclusiveDimensionOperation:
+            holds = False
+        if holds is not True:
+            raise ValueError(
+                f"op {name!r}: its shape function assumes {a} {text} {b} "
+                f"for the input shapes {[tuple(a.shape) for a in args]}, "
+                f"which JAX's symbolic dims do not show: give both the same "
+                f"symbol (or a constraint that implies it)")
+    return [(None if shape is None else tuple(size(d) for d in shape), dtype)
+            for shape, dtype in result["outputs"]]
 
 
 def _zero_cotangent(x):

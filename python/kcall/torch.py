@@ -13,7 +13,13 @@ ways, no copies; non-contiguous inputs are made contiguous first, as
 kcall's kernels take compact tensors), and gives it a fake implementation
 whose output shapes and dtypes come from the op's shape function
 (kcall's ``op_infer``), so ``torch.compile`` and other tracers see the
-outputs without running the kernel.
+outputs without running the kernel. For an op that declares
+KC_OP_SYMBOLIC_SHAPES the fake implementation keeps sizes symbolic: the
+outputs' sizes are SymInt expressions of the inputs' (``op_infer_symbolic``),
+so ``torch.compile(dynamic=True)``, ``torch._dynamo.mark_dynamic`` and
+``torch.export.export(..., dynamic_shapes=...)`` trace it once for every
+size. Another op's output sizes are numbers: each new size is a new trace,
+and a size marked dynamic is refused with a message naming the op.
 
 Importing this module imports torch.
 """
@@ -98,6 +104,8 @@ class _Op:
         self.call = getattr(_ops, name)
         info = self.call.definition
         self.handle = _core.op_lookup(name)
+        # Its shape function runs on symbolic sizes (op.h, "Symbolic dims").
+        self.symbolic = "symbolic_shapes" in info["flags"]
         inferred = set()
         self.inputs = []  # (name, is_list)
         for spec in info["inputs"]:
@@ -196,10 +204,21 @@ class _Op:
     def fake(self, *args, **kwargs):
         tensors, attrs = self.split(args, kwargs)
         device = self.device_of(tensors)
+        if _symbolic_sizes(tensors):
+            if self.symbolic:
+                return self.regroup(self.fake_symbolic(tensors, attrs,
+                                                       device))
+            self.refuse_if_dynamic_on_purpose(tensors)
+        # Concrete sizes: a symbolic size becomes its number (torch guards
+        # on it, and a new size means a new trace).
         described = [(tuple(int(d) for d in t.shape), _dtype_name(t.dtype))
                      for t in tensors]
+        return self.regroup(self.empty_outputs(
+            _core.op_infer(self.handle, described, attrs), device))
+
+    def empty_outputs(self, inferred, device):
         outs = []
-        for shape, dtype in _core.op_infer(self.handle, described, attrs):
+        for shape, dtype in inferred:
             if shape is None:
                 raise RuntimeError(
                     f"kcall op {self.name!r}: its shape function leaves an "
@@ -213,7 +232,66 @@ class _Op:
                 dims.append(d)
             outs.append(torch.empty(dims, dtype=_torch_dtype(dtype),
                                     device=device))
-        return self.regroup(outs)
+        return outs
+
+    def fake_symbolic(self, tensors, attrs, device):
+        """Outputs whose sizes are SymInt expressions of the inputs' sizes:
+        the op's shape function runs on symbolic dims (kcall's
+        op_infer_symbolic), each of its assumptions becomes torch._check
+        (a guard, or a constraint of an exported program)."""
+        described = []
+        for t in tensors:
+            # One symbol per distinct expression: s0 and s0 are one size.
+            dims = [int(d) if not _is_symbolic(d) else str(d.node.expr)
+                    for d in t.shape]
+            described.append((dims, _dtype_name(t.dtype)))
+        result = _core.op_infer_symbolic(self.handle, described, attrs)
+
+        def size(e):
+            if e is None or isinstance(e, int):
+                return e
+            kind, x, y = e
+            if kind == "input":
+                return tensors[x].shape[y]
+            x, y = size(x), size(y)
+            if kind == "add":
+                return x + y
+            if kind == "sub":
+                return x - y
+            if kind == "mul":
+                return x * y
+            return x // y
+
+        for kind, x, y in result["assumptions"]:
+            a, b = size(x), size(y)
+            if kind == "eq":
+                cond, text = a == b, "=="
+            elif kind == "ge":
+                cond, text = a >= b, ">="
+            else:
+                cond, text = a % b == 0, "divisible by"
+            torch._check(cond, lambda a=a, b=b, text=text: (
+                f"kcall op {self.name!r}: its shape function assumes "
+                f"{_size_text(a)} {text} {_size_text(b)}"))
+        shapes = [(None if shape is None else tuple(size(d) for d in shape),
+                   dtype) for shape, dtype in result["outputs"]]
+        return self.empty_outputs(shapes, device)
+
+    def refuse_if_dynamic_on_purpose(self, tensors):
+        """A size made symbolic on purpose (torch.export's dynamic_shapes,
+        torch._dynamo.mark_dynamic) must stay so; an op whose shape function
+        works on numbers only would make it one, so it is refused here,
+        named, rather than by torch's later "Constraints violated"."""
+        if not _dynamic_on_purpose(tensors):
+            return
+        raise RuntimeError(
+            f"kcall op {self.name!r}: its shape function is not symbolic "
+            f"(the op does not declare KC_OP_SYMBOLIC_SHAPES), so its output "
+            f"sizes are known only for concrete input sizes, and the sizes "
+            f"marked dynamic ({_symbol_names(tensors)}) cannot stay "
+            f"symbolic through it: declare the flag if the shape function "
+            f"computes dims only with kcall's helpers (docs/ops.md, "
+            f"\"Symbolic shapes\"), or keep these sizes static")
 
 
     # ---- autograd, from the op's gradient declaration -----------------
@@ -283,6 +361,51 @@ class _Op:
                                             placed[pos:pos + count])])
                 pos += count
         return tuple(out)
+
+
+def _is_symbolic(d):
+    from torch.fx.experimental.symbolic_shapes import is_concrete_int
+    return isinstance(d, torch.SymInt) and not is_concrete_int(d)
+
+
+def _symbolic_sizes(tensors):
+    return any(_is_symbolic(d) for t in tensors for d in t.shape)
+
+
+def _symbol_names(tensors):
+    return ", ".join(sorted({_size_text(d) for t in tensors for d in t.shape
+                             if _is_symbolic(d)}))
+
+
+def _size_text(d):
+    return str(d.node.expr) if isinstance(d, torch.SymInt) else str(d)
+
+
+def _dynamic_on_purpose(tensors):
+    """Whether a symbolic size of `tensors` was asked for: under
+    torch.export, or a dim with a strict constraint (mark_dynamic), as
+    opposed to one torch.compile chose to try (dynamic=True, automatic
+    dynamic shapes), which may become a number again."""
+    if torch.compiler.is_exporting():
+        return True
+    tracing = torch._guards.TracingContext.try_get()
+    if tracing is None:
+        return False
+    symbols = {s for t in tensors for d in t.shape if _is_symbolic(d)
+               for s in d.node.expr.free_symbols}
+    shape_env = next(d.node.shape_env for t in tensors for d in t.shape
+                     if _is_symbolic(d))
+    for context in list(tracing.tensor_to_context.values()):
+        source = getattr(context, "tensor_source", None)
+        constraints = getattr(context, "constraint_sizes", None) or ()
+        for i, constraint in enumerate(constraints):
+            if (source is None or constraint is None
+                    or getattr(constraint, "warn_only", True)):
+                continue
+            name = source.name() if callable(source.name) else source.name
+            if shape_env.source_to_var.get(f"{name}.size()[{i}]") in symbols:
+                return True
+    return False
 
 
 _registered = {}

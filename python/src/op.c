@@ -128,7 +128,8 @@ static PyObject* op_describe(PyObject* module, PyObject* capsule) {
     const char* name;
   } names[] = {{KC_OP_COMMUTATIVE, "commutative"},
                {KC_OP_AGGREGATE, "aggregate"},
-               {KC_OP_STATEFUL, "stateful"}};
+               {KC_OP_STATEFUL, "stateful"},
+               {KC_OP_SYMBOLIC_SHAPES, "symbolic_shapes"}};
   for (size_t i = 0; flag_names && i < sizeof names / sizeof names[0]; ++i) {
     if (!(flags & names[i].bit)) continue;
     PyObject* s = PyUnicode_FromString(names[i].name);
@@ -380,10 +381,219 @@ static PyObject* op_infer(PyObject* module, PyObject* const* args,
   return list;
 }
 
+/* One dim of a symbolic result as Python: an int, None (unknown), or an
+ * expression tuple ("input", i, j), ("add"|"sub"|"mul"|"floordiv", x,
+ * y). */
+static PyObject* sym_dim_to_py(const kc_symbolic_shapes* s, int64_t dim,
+                               int depth) {
+  static const char* const kinds[] = {"", "input", "add", "sub", "mul",
+                                      "floordiv"};
+  if (dim >= 0) return PyLong_FromLongLong(dim);
+  if (dim == KC_DIM_UNKNOWN) Py_RETURN_NONE;
+  if (depth > 200) {
+    PyErr_SetString(PyExc_RecursionError, "op_infer_symbolic: expression "
+                    "too deep");
+    return NULL;
+  }
+  int32_t kind = 0;
+  int64_t a = 0, b = 0;
+  kc_status* st = kc_symbolic_shapes_get_expr(s, dim, &kind, &a, &b);
+  if (st) return kcpy_raise(st);
+  if (kind < KC_DIM_EXPR_INPUT || kind > KC_DIM_EXPR_DIVIDE) {
+    PyErr_Format(PyExc_RuntimeError, "op_infer_symbolic: expression kind %d",
+                 (int)kind);
+    return NULL;
+  }
+  if (kind == KC_DIM_EXPR_INPUT) {
+    return Py_BuildValue("(sLL)", kinds[kind], (long long)a, (long long)b);
+  }
+  PyObject* x = sym_dim_to_py(s, a, depth + 1);
+  PyObject* y = x ? sym_dim_to_py(s, b, depth + 1) : NULL;
+  if (!y) {
+    Py_XDECREF(x);
+    return NULL;
+  }
+  return Py_BuildValue("(sNN)", kinds[kind], x, y);
+}
+
+/* {"outputs": [(shape or None, dtype)], "assumptions": [(kind, x, y)]}
+ * of a symbolic result; kind is "eq", "ge" or "divisible". */
+static PyObject* sym_result_to_py(const kc_symbolic_shapes* s) {
+  static const char* const relations[] = {"", "eq", "ge", "divisible"};
+  int32_t n = kc_symbolic_shapes_get_output_count(s);
+  PyObject* outs = PyList_New(n);
+  for (int32_t i = 0; outs && i < n; ++i) {
+    DLDataType dtype;
+    int32_t rank = 0;
+    const int64_t* dims = NULL;
+    kc_status* st = kc_symbolic_shapes_get_output(s, i, &dtype, &rank, &dims);
+    if (st) {
+      kcpy_raise(st);
+      Py_CLEAR(outs);
+      break;
+    }
+    PyObject* shape = rank < 0 ? Py_NewRef(Py_None) : PyTuple_New(rank);
+    for (int32_t d = 0; shape && shape != Py_None && d < rank; ++d) {
+      PyObject* dim = sym_dim_to_py(s, dims[d], 0);
+      if (!dim) Py_CLEAR(shape);
+      else PyTuple_SET_ITEM(shape, d, dim);
+    }
+    PyObject* item = shape ? Py_BuildValue("(NN)", shape,
+                                           kcpy_dtype_name(dtype))
+                           : NULL;
+    if (!item) Py_CLEAR(outs);
+    else PyList_SET_ITEM(outs, i, item);
+  }
+  int32_t na = kc_symbolic_shapes_get_assumption_count(s);
+  PyObject* assumed = outs ? PyList_New(na) : NULL;
+  for (int32_t i = 0; assumed && i < na; ++i) {
+    int32_t kind = 0;
+    int64_t l = 0, r = 0;
+    kc_status* st = kc_symbolic_shapes_get_assumption(s, i, &kind, &l, &r);
+    PyObject* item = NULL;
+    if (st) {
+      kcpy_raise(st);
+    } else if (kind < KC_DIM_ASSUME_EQUAL || kind > KC_DIM_ASSUME_DIVISIBLE) {
+      PyErr_Format(PyExc_RuntimeError, "op_infer_symbolic: assumption kind "
+                   "%d", (int)kind);
+    } else {
+      PyObject* x = sym_dim_to_py(s, l, 0);
+      PyObject* y = x ? sym_dim_to_py(s, r, 0) : NULL;
+      if (!y) Py_XDECREF(x);
+      else item = Py_BuildValue("(sNN)", relations[kind], x, y);
+    }
+    if (!item) Py_CLEAR(assumed);
+    else PyList_SET_ITEM(assumed, i, item);
+  }
+  if (!assumed) {
+    Py_XDECREF(outs);
+    return NULL;
+  }
+  return Py_BuildValue("{s:N,s:N}", "outputs", outs, "assumptions", assumed);
+}
+
+/* Input `i` of a symbolic inference from its (dims, dtype) pair, a dim an
+ * int >= 0 or a str naming a symbol (`names` maps each name to its
+ * number). */
+static int sym_input_from(PyObject* item, infer_args* a, Py_ssize_t i,
+                          PyObject* names) {
+  PyObject *shape, *dtype;
+  if (!PyArg_ParseTuple(item, "OU", &shape, &dtype)) return -1;
+  PyObject* dims = PySequence_Fast(shape, "shape");
+  if (!dims) return -1;
+  Py_ssize_t rank = PySequence_Fast_GET_SIZE(dims);
+  int ok = 1;
+  if (rank > KC_TENSOR_MAX_NDIM) {
+    PyErr_Format(PyExc_ValueError, "op_infer_symbolic: input %zd: rank %zd "
+                 "above %d", i, rank, KC_TENSOR_MAX_NDIM);
+    ok = 0;
+  }
+  for (Py_ssize_t d = 0; ok && d < rank; ++d) {
+    PyObject* v = PySequence_Fast_GET_ITEM(dims, d);
+    if (PyUnicode_Check(v)) {
+      PyObject* k = PyDict_GetItemWithError(names, v);
+      if (!k && !PyErr_Occurred()) {
+        if (PyDict_GET_SIZE(names) >= KC_DIM_SYMBOL_COUNT) {
+          PyErr_SetString(PyExc_ValueError, "op_infer_symbolic: too many "
+                          "symbols");
+          ok = 0;
+          break;
+        }
+        k = PyLong_FromSsize_t(PyDict_GET_SIZE(names));
+        ok = k && PyDict_SetItem(names, v, k) == 0;
+        Py_XDECREF(k); /* the dict holds it */
+      }
+      ok = ok && k;
+      if (ok) a->dims[i][d] = KC_DIM_SYMBOL(PyLong_AsLongLong(k));
+    } else {
+      a->dims[i][d] = PyLong_AsLongLong(v);
+      ok = !(a->dims[i][d] == -1 && PyErr_Occurred());
+      if (ok && a->dims[i][d] < 0) {
+        PyErr_Format(PyExc_ValueError, "op_infer_symbolic: input %zd: dim %zd "
+                     "is %lld: expected a size (>= 0) or a symbol's name",
+                     i, d, (long long)a->dims[i][d]);
+        ok = 0;
+      }
+    }
+  }
+  Py_DECREF(dims);
+  kc_string_view dv;
+  kc_status* st = NULL;
+  if (ok) ok = kcpy_str_view(dtype, &dv, "dtype") == 0;
+  if (ok) st = kc_dtype_parse(dv, &a->tensors[i].dtype);
+  if (st) {
+    kcpy_raise(st);
+    ok = 0;
+  }
+  a->tensors[i].device = kc_device_cpu();
+  a->tensors[i].ndim = (int32_t)rank;
+  a->tensors[i].shape = a->dims[i];
+  a->inputs[i] = &a->tensors[i];
+  return ok ? 0 : -1;
+}
+
+/* op_infer_symbolic(handle, inputs: [(dims, dtype)], attrs: dict) ->
+ * sym_result_to_py's dict: kc_op_infer_symbolic, with a dim given as an
+ * int or the name (str) of a symbol; equal names, equal sizes. */
+static PyObject* op_infer_symbolic(PyObject* module, PyObject* const* args,
+                                   Py_ssize_t nargs) {
+  (void)module;
+  if (nargs != 3 || !PyList_Check(args[1]) || !PyDict_Check(args[2])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "op_infer_symbolic(op, inputs: list of (dims, dtype), "
+                    "attrs: dict)");
+    return NULL;
+  }
+  const kc_op* op = op_from_capsule(args[0]);
+  if (!op) return NULL;
+  Py_ssize_t n = PyList_GET_SIZE(args[1]);
+  Py_ssize_t na = PyDict_GET_SIZE(args[2]);
+  if (n > KC_OP_MAX_TENSORS || na > KC_OP_MAX_ATTRS) {
+    PyErr_SetString(PyExc_ValueError,
+                    "op_infer_symbolic: too many inputs or attrs");
+    return NULL;
+  }
+  PyObject* names = PyDict_New();
+  infer_args* a = names ? PyMem_Calloc(1, sizeof *a) : NULL;
+  if (!a) {
+    Py_XDECREF(names);
+    return names ? PyErr_NoMemory() : NULL;
+  }
+  Py_ssize_t num_attrs = 0;
+  int ok = 1;
+  for (Py_ssize_t i = 0; ok && i < n; ++i) {
+    ok = sym_input_from(PyList_GET_ITEM(args[1], i), a, i, names) == 0;
+  }
+  Py_DECREF(names);
+  if (ok) ok = op_attrs_from(args[2], a->attrs, &num_attrs, NULL) == 0;
+  kc_symbolic_shapes* shapes = NULL;
+  kc_status* st = NULL;
+  if (ok) {
+    st = kc_op_infer_symbolic(op, a->inputs, (int32_t)n, a->attrs,
+                              (int32_t)num_attrs, &shapes);
+  }
+  for (Py_ssize_t i = 0; i < num_attrs; ++i) kc_any_release(&a->attrs[i].value);
+  PyMem_Free(a);
+  PyObject* result = NULL;
+  if (ok && st) {
+    kcpy_raise(st);
+  } else if (ok) {
+    result = sym_result_to_py(shapes);
+  }
+  kc_symbolic_shapes_destroy(shapes);
+  return result;
+}
+
 PyMethodDef kcpy_op_methods[] = {
     {"op_infer", (PyCFunction)(void (*)(void))op_infer, METH_FASTCALL,
      "op_infer(handle, inputs, attrs)\n--\n\nThe outputs' (shape, dtype) "
      "from shape inference alone; inputs are (shape, dtype) pairs."},
+    {"op_infer_symbolic", (PyCFunction)(void (*)(void))op_infer_symbolic,
+     METH_FASTCALL,
+     "op_infer_symbolic(handle, inputs, attrs)\n--\n\nShape inference on "
+     "symbolic dims: inputs are (dims, dtype) pairs, a dim an int or a "
+     "symbol's name; returns {'outputs': [(shape, dtype)], 'assumptions': "
+     "[(kind, x, y)]}, dims as ints, None or expression tuples."},
     {"op_lookup", (PyCFunction)op_lookup, METH_O,
      "op_lookup(name)\n--\n\nA handle to the registered op `name`."},
     {"op_describe", (PyCFunction)op_describe, METH_O,

@@ -148,7 +148,8 @@ typedef struct kc__call_shapes {
 static inline kc_status* kc__infer_shapes(kc__call_shapes* s,
                                           const kc__resolved_call* f,
                                           const kc_op_attrs* attrs,
-                                          const DLTensor* const* inputs) {
+                                          const DLTensor* const* inputs,
+                                          kc__sym_table* sym) {
   for (int32_t i = 0; i < f->num_inputs; ++i) {
     s->inputs[i].rank = inputs[i]->ndim;
     s->inputs[i].dims = inputs[i]->shape;
@@ -167,6 +168,7 @@ static inline kc_status* kc__infer_shapes(kc__call_shapes* s,
       .inline_buf = (unsigned char*)s->arena,
       .inline_used = 0,
       .inline_cap = sizeof s->arena,
+      .sym = sym,
   };
   if (!f->def->shape_fn) return NULL;
   kc_status* st = f->def->shape_fn(&s->ctx);
@@ -282,7 +284,7 @@ static kc_status* kc__run(const kc__resolved_call* f, const kc__cache_entry* e,
 
   /* Shapes, outputs, compute; then the temporaries go (and on a device,
    * the call's work is checked and waited for) whatever happened. */
-  kc_status* st = kc__infer_shapes(&shapes, f, &attrs, inputs);
+  kc_status* st = kc__infer_shapes(&shapes, f, &attrs, inputs, NULL);
   if (!st) st = kc__prepare_outputs(&kctx, given);
   if (!st) st = kc__compute(e, &kctx);
   if (backend) {
@@ -408,7 +410,7 @@ kc_status* kc_op_infer(const kc_op* op, const DLTensor* const* inputs,
   }
   kc_op_attrs resolved = {.def = f.def, .values = f.values};
   kc__call_shapes shapes;
-  st = kc__infer_shapes(&shapes, &f, &resolved, inputs);
+  st = kc__infer_shapes(&shapes, &f, &resolved, inputs, NULL);
   for (int32_t i = 0; !st && i < f.num_outputs; ++i) {
     kc_op_output_info* o = &out_outputs[i];
     const kc_shape_handle* s = shapes.outputs[i];
@@ -419,6 +421,119 @@ kc_status* kc_op_infer(const kc_op* op, const DLTensor* const* inputs,
   if (!st) *out_num_outputs = f.num_outputs;
   kc__shape_ctx_free_all(&shapes.ctx);
   kc__resolved_call_release(&f);
+  return st ? kc__call_context(op, st) : NULL;
+}
+
+/* The inputs of a symbolic inference, twice: with a stand-in size for
+ * each symbol (what the call's checks see) and with its symbolic dim (what
+ * the shape function sees). */
+typedef struct kc__sym_inputs {
+  DLTensor checked[KC_OP_MAX_TENSORS];
+  DLTensor coded[KC_OP_MAX_TENSORS];
+  const DLTensor* checked_ptrs[KC_OP_MAX_TENSORS];
+  const DLTensor* coded_ptrs[KC_OP_MAX_TENSORS];
+  int64_t sizes[KC_OP_MAX_TENSORS][KC_TENSOR_MAX_NDIM];
+  int64_t codes[KC_OP_MAX_TENSORS][KC_TENSOR_MAX_NDIM];
+  int64_t symbols[KC_OP_MAX_TENSORS * KC_TENSOR_MAX_NDIM]; /* k, per leaf */
+  int64_t leaves[KC_OP_MAX_TENSORS * KC_TENSOR_MAX_NDIM];
+  size_t num_leaves;
+  bool any;
+} kc__sym_inputs;
+
+/* Splits input i's dims into stand-ins and codes. Input tensors the
+ * call's checks refuse (NULL, a bad ndim) pass through for them to. */
+static kc_status* kc__sym_input(kc__sym_inputs* w, kc__sym_table* table,
+                                const DLTensor* t, int32_t i) {
+  w->checked_ptrs[i] = t;
+  w->coded_ptrs[i] = t;
+  if (!t || t->ndim < 0 || t->ndim > KC_TENSOR_MAX_NDIM ||
+      (t->ndim && !t->shape)) {
+    return NULL;
+  }
+  w->checked[i] = *t;
+  w->checked[i].shape = w->sizes[i];
+  w->checked[i].strides = NULL; /* only the shape is read */
+  w->coded[i] = w->checked[i];
+  w->coded[i].shape = w->codes[i];
+  w->checked_ptrs[i] = &w->checked[i];
+  w->coded_ptrs[i] = &w->coded[i];
+  for (int32_t d = 0; d < t->ndim; ++d) {
+    int64_t v = t->shape[d];
+    w->sizes[i][d] = w->codes[i][d] = v;
+    if (v >= 0) continue;
+    int64_t k = KC_DIM_SYMBOL(0) - v;
+    if (v == KC_DIM_UNKNOWN || k >= KC_DIM_SYMBOL_COUNT) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "input %d: dimension %d is %lld: expected a size "
+                              "(>= 0) or KC_DIM_SYMBOL(k), 0 <= k < %d",
+                              i, d, (long long)v, KC_DIM_SYMBOL_COUNT);
+    }
+    w->any = true;
+    w->sizes[i][d] = 2; /* any size passes the checks */
+    size_t leaf = 0;
+    while (leaf < w->num_leaves && w->symbols[leaf] != k) ++leaf;
+    if (leaf == w->num_leaves) {
+      KC_RETURN_IF_ERROR(kc__sym_add_expr(table, KC_DIM_EXPR_INPUT, i, d,
+                                          &w->leaves[leaf]));
+      w->symbols[w->num_leaves++] = k;
+    }
+    w->codes[i][d] = w->leaves[leaf];
+  }
+  return NULL;
+}
+
+kc_status* kc_op_infer_symbolic(const kc_op* op, const DLTensor* const* inputs,
+                                int32_t num_inputs, const kc_op_attr* attrs,
+                                int32_t num_attrs,
+                                kc_symbolic_shapes** out_shapes) {
+  if (!op || !out_shapes) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc_op_infer_symbolic: %s",
+                            !op ? "op is NULL" : "out_shapes is NULL");
+  }
+  *out_shapes = NULL;
+  kc_status* st = kc__check_call(op, inputs, num_inputs, attrs, num_attrs);
+  if (st) return kc__call_context(op, st);
+  kc__sym_inputs* w = malloc(sizeof *w);
+  if (!w) {
+    return kc__call_context(
+        op, kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
+  }
+  w->num_leaves = 0;
+  w->any = false;
+  kc__sym_table table = {0};
+  for (int32_t i = 0; !st && i < num_inputs; ++i) {
+    st = kc__sym_input(w, &table, inputs[i], i);
+  }
+  if (!st && w->any && !(op->def.flags & KC_OP_SYMBOLIC_SHAPES)) {
+    st = kc_status_create(
+        KC_FAILED_PRECONDITION,
+        "op %s: its shape function is not symbolic (the op does not declare "
+        "KC_OP_SYMBOLIC_SHAPES), so its output shapes are known only for "
+        "concrete input sizes",
+        KC__QS(op->def.name));
+  }
+  if (st) {
+    kc__sym_table_clear(&table);
+    free(w);
+    return kc__call_context(op, st);
+  }
+  kc__resolved_call f;
+  f.def = &op->def;
+  st = kc__resolve(&f, w->checked_ptrs, num_inputs, attrs, num_attrs);
+  if (!st) {
+    kc_op_attrs resolved = {.def = f.def, .values = f.values};
+    kc__call_shapes shapes;
+    st = kc__infer_shapes(&shapes, &f, &resolved, w->coded_ptrs,
+                          w->any ? &table : NULL);
+    if (!st) {
+      st = kc__symbolic_shapes_create(&table, f.num_outputs, f.output_dtypes,
+                                      shapes.outputs, out_shapes);
+    }
+    kc__shape_ctx_free_all(&shapes.ctx);
+  }
+  kc__resolved_call_release(&f);
+  kc__sym_table_clear(&table);
+  free(w);
   return st ? kc__call_context(op, st) : NULL;
 }
 

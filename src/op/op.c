@@ -196,7 +196,8 @@ static kc_status* kc__add_attr(kc_op_builder* b, const char* fn,
 static kc_status* kc__set_flags(kc_op_builder* b, const char* fn,
                                 uint32_t flags) {
   if (!b) return kc__builder_misuse(fn, "builder");
-  const uint32_t known = KC_OP_COMMUTATIVE | KC_OP_AGGREGATE | KC_OP_STATEFUL;
+  const uint32_t known = KC_OP_COMMUTATIVE | KC_OP_AGGREGATE | KC_OP_STATEFUL |
+                         KC_OP_SYMBOLIC_SHAPES;
   if (flags & ~known) {
     return kc_status_create(KC_INVALID_ARGUMENT, "unknown flag bits 0x%x",
                             (unsigned)(flags & ~known));
@@ -462,6 +463,11 @@ kc_status* kc_op_registry_register(kc_op_builder* b, uint32_t flags) {
                           (unsigned)(flags & ~KC_REGISTER_OVERRIDE));
   }
   if (!st) st = kc__op_resolve(&b->def);
+  /* The ready-made elementwise shape function only copies shapes, which
+   * is as right for symbolic dims as for numbers. */
+  if (!st && b->def.shape_fn == kc_shape_fn_unchanged) {
+    b->def.flags |= KC_OP_SYMBOLIC_SHAPES;
+  }
   kc_op* op = st ? NULL : calloc(1, sizeof *op);
   if (!st && !op) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");

@@ -352,6 +352,26 @@ typedef struct kc__arena_block {
   max_align_t data[];
 } kc__arena_block;
 
+/* Symbolic dims (op.h, "Symbolic dims"; shape_sym.c): the expressions
+ * behind a symbolic run's dims and the assumptions it made. A symbolic
+ * dim is a code for its index in `exprs` (kc__sym_code). */
+typedef struct kc__dim_expr {
+  int32_t kind; /* kc_dim_expr_kind */
+  int64_t a, b;
+} kc__dim_expr;
+
+typedef struct kc__dim_assumption {
+  int32_t kind; /* kc_dim_assumption_kind */
+  int64_t lhs, rhs;
+} kc__dim_assumption;
+
+typedef struct kc__sym_table {
+  kc__dim_expr* exprs;
+  size_t num_exprs, cap_exprs;
+  kc__dim_assumption* assumptions;
+  size_t num_assumptions, cap_assumptions;
+} kc__sym_table;
+
 struct kc_shape_ctx {
   const kc__op_schema* def;
   const kc_op_attrs* attrs;
@@ -364,11 +384,49 @@ struct kc_shape_ctx {
   kc__arena_block* blocks;
   unsigned char* inline_buf; /* first allocations, from the caller's frame */
   size_t inline_used, inline_cap;
+  kc__sym_table* sym; /* a symbolic run's table; NULL on numbers */
 };
 
 /* Allocates from the context; NULL when out of memory. */
 void* kc__shape_ctx_alloc(kc_shape_ctx* ctx, size_t size);
 void kc__shape_ctx_free_all(kc_shape_ctx* ctx);
+
+/* shape_sym.c. The symbolic dim of exprs[index]; whether `dim` is one of
+ * `t`'s (its index in *out_index). */
+int64_t kc__sym_code(size_t index);
+bool kc__sym_decode(const kc__sym_table* t, int64_t dim, size_t* out_index);
+/* A dim the context may take: a number, KC_DIM_UNKNOWN, or (symbolic runs)
+ * one of its symbolic dims; INVALID_ARGUMENT naming `what` otherwise. */
+kc_status* kc__dim_check(const kc_shape_ctx* ctx, int64_t dim,
+                         const char* what);
+/* Appends an expression and gives its symbolic dim. */
+kc_status* kc__sym_add_expr(kc__sym_table* t, int32_t kind, int64_t a,
+                            int64_t b, int64_t* out_dim);
+kc_status* kc__sym_assume(kc__sym_table* t, int32_t kind, int64_t lhs,
+                          int64_t rhs);
+/* Whether two dims are the same size for every value of the symbols
+ * (the same number, symbol or expression). */
+bool kc__sym_same(const kc__sym_table* t, int64_t a, int64_t b);
+/* A dim as text for messages ("in0[1]", "(in0[1] + 2)", "?", "3"),
+ * snprintf-style. */
+size_t kc__dim_format(const kc__sym_table* t, int64_t dim, char* buf,
+                      size_t cap);
+/* The symbolic forms of the dim arithmetic and of merging and
+ * broadcasting one dim; called when an operand is symbolic. */
+kc_status* kc__sym_binary(kc_shape_ctx* ctx, int32_t kind, int64_t a,
+                          int64_t b, bool evenly, int64_t* out_dim);
+kc_status* kc__sym_merge_dim(kc_shape_ctx* ctx, int64_t a, int64_t b,
+                             int64_t* out_dim);
+kc_status* kc__sym_broadcast_dim(kc_shape_ctx* ctx, int64_t a, int64_t b,
+                                 int64_t* out_dim);
+void kc__sym_table_clear(kc__sym_table* t);
+/* The result of a symbolic run: takes `table` over (leaving it empty)
+ * and copies the outputs' dims. */
+kc_status* kc__symbolic_shapes_create(kc__sym_table* table,
+                                      int32_t num_outputs,
+                                      const DLDataType* dtypes,
+                                      const kc_shape_handle* const* outputs,
+                                      kc_symbolic_shapes** out);
 
 struct kc_kernel_construct_ctx {
   const kc__op_schema* def;

@@ -42,7 +42,8 @@ void kc__shape_ctx_free_all(kc_shape_ctx* ctx) {
 
 /* ---- formatting, for messages ------------------------------------------ */
 
-static const char* kc__shape_text(const kc_shape_handle* s, char* buf,
+static const char* kc__shape_text(const kc_shape_ctx* ctx,
+                                  const kc_shape_handle* s, char* buf,
                                   size_t cap) {
   if (s->rank < 0) {
     snprintf(buf, cap, "<unknown rank>");
@@ -50,7 +51,11 @@ static const char* kc__shape_text(const kc_shape_handle* s, char* buf,
   }
   size_t n = (size_t)snprintf(buf, cap, "[");
   for (int32_t i = 0; i < s->rank && n < cap; ++i) {
-    if (s->dims[i] < 0) {
+    if (s->dims[i] < KC_DIM_UNKNOWN) {
+      char dim[200];
+      kc__dim_format(ctx ? ctx->sym : NULL, s->dims[i], dim, sizeof dim);
+      kc__appendf(buf, cap, &n, "%s%s", i ? "," : "", dim);
+    } else if (s->dims[i] < 0) {
       kc__appendf(buf, cap, &n, "%s?", i ? "," : "");
     } else {
       kc__appendf(buf, cap, &n, "%s%lld", i ? "," : "", (long long)s->dims[i]);
@@ -188,7 +193,9 @@ kc_status* kc_shape_ctx_make_shape(kc_shape_ctx* ctx, int32_t rank,
                             rank);
   }
   for (int32_t i = 0; dims && i < rank; ++i) {
-    if (dims[i] < KC_DIM_UNKNOWN) {
+    size_t sym;
+    if (dims[i] < KC_DIM_UNKNOWN && !kc__sym_decode(ctx->sym, dims[i], &sym)) {
+      if (ctx->sym) return kc__dim_check(ctx, dims[i], "making a shape");
       return kc_status_create(KC_INVALID_ARGUMENT,
                               "making a shape: dim %d is %lld (expected >= 0, "
                               "or KC_DIM_UNKNOWN)",
@@ -230,7 +237,7 @@ static kc_status* kc__rank_check(kc_shape_ctx* ctx,
         which == 0  ? ""
         : which > 0 ? ">= "
                     : "<= ",
-        rank, shape->rank, kc__shape_text(shape, text, sizeof text));
+        rank, shape->rank, kc__shape_text(ctx, shape, text, sizeof text));
   }
   *out = shape;
   return NULL;
@@ -256,6 +263,29 @@ kc_status* kc_shape_ctx_with_rank_at_most(kc_shape_ctx* ctx,
   return kc__rank_check(ctx, shape, rank, -1, out_shape);
 }
 
+/* merge in a symbolic run: dim by dim, as kc_shape_ctx_merge_dim. */
+static kc_status* kc__merge_symbolic(kc_shape_ctx* ctx,
+                                     const kc_shape_handle* a,
+                                     const kc_shape_handle* b,
+                                     const kc_shape_handle** out_shape) {
+  kc_shape_handle* s = NULL;
+  KC_RETURN_IF_ERROR(kc__new_shape(ctx, a->rank, &s));
+  bool a_enough = true;
+  for (int32_t i = 0; i < a->rank; ++i) {
+    kc_status* st = kc_shape_ctx_merge_dim(ctx, a->dims[i], b->dims[i],
+                                           &kc__dims(s)[i]);
+    if (st) {
+      char ta[400], tb[400];
+      return kc_status_add_context(st, "cannot merge %s with %s: dimension %d",
+                                   kc__shape_text(ctx, a, ta, sizeof ta),
+                                   kc__shape_text(ctx, b, tb, sizeof tb), i);
+    }
+    if (s->dims[i] != a->dims[i]) a_enough = false;
+  }
+  *out_shape = a_enough ? a : s;
+  return NULL;
+}
+
 kc_status* kc_shape_ctx_merge(kc_shape_ctx* ctx, const kc_shape_handle* a,
                               const kc_shape_handle* b,
                               const kc_shape_handle** out_shape) {
@@ -268,9 +298,10 @@ kc_status* kc_shape_ctx_merge(kc_shape_ctx* ctx, const kc_shape_handle* a,
   if (a->rank != b->rank) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "cannot merge %s with %s: rank %d != %d",
-                            kc__shape_text(a, ta, sizeof ta),
-                            kc__shape_text(b, tb, sizeof tb), a->rank, b->rank);
+                            kc__shape_text(ctx, a, ta, sizeof ta),
+                            kc__shape_text(ctx, b, tb, sizeof tb), a->rank, b->rank);
   }
+  if (ctx->sym) return kc__merge_symbolic(ctx, a, b, out_shape);
   bool a_enough = true;
   for (int32_t i = 0; i < a->rank; ++i) {
     int64_t x = a->dims[i], y = b->dims[i];
@@ -278,8 +309,8 @@ kc_status* kc_shape_ctx_merge(kc_shape_ctx* ctx, const kc_shape_handle* a,
       return kc_status_create(KC_INVALID_ARGUMENT,
                               "cannot merge %s with %s: dimension %d: %lld != "
                               "%lld",
-                              kc__shape_text(a, ta, sizeof ta),
-                              kc__shape_text(b, tb, sizeof tb), i, (long long)x,
+                              kc__shape_text(ctx, a, ta, sizeof ta),
+                              kc__shape_text(ctx, b, tb, sizeof tb), i, (long long)x,
                               (long long)y);
     }
     if (x < 0 && y >= 0) a_enough = false;
@@ -315,7 +346,9 @@ kc_status* kc_shape_ctx_broadcast(kc_shape_ctx* ctx, const kc_shape_handle* a,
     int64_t x = ia >= 0 ? a->dims[ia] : 1;
     int64_t y = ib >= 0 ? b->dims[ib] : 1;
     int64_t d;
-    if (x == 1) {
+    if (ctx->sym && (x < KC_DIM_UNKNOWN || y < KC_DIM_UNKNOWN)) {
+      KC_RETURN_IF_ERROR(kc__sym_broadcast_dim(ctx, x, y, &d));
+    } else if (x == 1) {
       d = y;
     } else if (y == 1) {
       d = x;
@@ -330,8 +363,8 @@ kc_status* kc_shape_ctx_broadcast(kc_shape_ctx* ctx, const kc_shape_handle* a,
       return kc_status_create(KC_INVALID_ARGUMENT,
                               "cannot broadcast %s with %s: dimension %d of "
                               "the result: %lld vs %lld",
-                              kc__shape_text(a, ta, sizeof ta),
-                              kc__shape_text(b, tb, sizeof tb), i, (long long)x,
+                              kc__shape_text(ctx, a, ta, sizeof ta),
+                              kc__shape_text(ctx, b, tb, sizeof tb), i, (long long)x,
                               (long long)y);
     }
     kc__dims(s)[i] = d;
@@ -395,9 +428,11 @@ kc_status* kc_shape_ctx_replace_dim(kc_shape_ctx* ctx,
   if (shape->rank < 0 || i < 0 || i >= shape->rank) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "replacing dim %d of shape %s: out of range", index,
-                            kc__shape_text(shape, text, sizeof text));
+                            kc__shape_text(ctx, shape, text, sizeof text));
   }
-  if (dim < KC_DIM_UNKNOWN) {
+  size_t sym;
+  if (dim < KC_DIM_UNKNOWN && !kc__sym_decode(ctx->sym, dim, &sym)) {
+    if (ctx->sym) return kc__dim_check(ctx, dim, "replacing a dim");
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "replacing dim %d: %lld is not a dimension", index,
                             (long long)dim);
@@ -412,9 +447,15 @@ kc_status* kc_shape_ctx_replace_dim(kc_shape_ctx* ctx,
 
 /* ---- dimension arithmetic ---------------------------------------------- */
 
-static kc_status* kc__dims_in(int64_t a, int64_t b, int64_t* out,
-                              const char* what) {
+/* Both operands are dims of this context: numbers, KC_DIM_UNKNOWN, or (in
+ * a symbolic run) its symbolic dims. */
+static kc_status* kc__dims_in(const kc_shape_ctx* ctx, int64_t a, int64_t b,
+                              int64_t* out, const char* what) {
   if (!out) return kc__bad_shape("out_dim");
+  if (ctx && ctx->sym) {
+    KC_RETURN_IF_ERROR(kc__dim_check(ctx, a, what));
+    return kc__dim_check(ctx, b, what);
+  }
   if (a < KC_DIM_UNKNOWN || b < KC_DIM_UNKNOWN) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "%s %lld and %lld: not dimensions", what,
@@ -425,8 +466,10 @@ static kc_status* kc__dims_in(int64_t a, int64_t b, int64_t* out,
 
 kc_status* kc_shape_ctx_merge_dim(kc_shape_ctx* ctx, int64_t a, int64_t b,
                                   int64_t* out_dim) {
-  (void)ctx;
-  KC_RETURN_IF_ERROR(kc__dims_in(a, b, out_dim, "merging"));
+  KC_RETURN_IF_ERROR(kc__dims_in(ctx, a, b, out_dim, "merging"));
+  if (a < KC_DIM_UNKNOWN || b < KC_DIM_UNKNOWN) {
+    return kc__sym_merge_dim(ctx, a, b, out_dim);
+  }
   if (a >= 0 && b >= 0 && a != b) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "dimensions do not match: %lld != %lld",
@@ -438,11 +481,13 @@ kc_status* kc_shape_ctx_merge_dim(kc_shape_ctx* ctx, int64_t a, int64_t b,
 
 kc_status* kc_shape_ctx_add_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
                                  int64_t* out_dim) {
-  (void)ctx;
-  KC_RETURN_IF_ERROR(kc__dims_in(a, b, out_dim, "adding"));
-  if (a < 0 || b < 0) {
+  KC_RETURN_IF_ERROR(kc__dims_in(ctx, a, b, out_dim, "adding"));
+  if (a == KC_DIM_UNKNOWN || b == KC_DIM_UNKNOWN) {
     *out_dim = KC_DIM_UNKNOWN;
     return NULL;
+  }
+  if (a < 0 || b < 0) {  /* symbolic */
+    return kc__sym_binary(ctx, KC_DIM_EXPR_ADD, a, b, false, out_dim);
   }
   if (__builtin_add_overflow(a, b, out_dim)) {
     return kc_status_create(KC_OUT_OF_RANGE, "%lld + %lld overflows",
@@ -453,11 +498,13 @@ kc_status* kc_shape_ctx_add_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
 
 kc_status* kc_shape_ctx_subtract_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
                                       int64_t* out_dim) {
-  (void)ctx;
-  KC_RETURN_IF_ERROR(kc__dims_in(a, b, out_dim, "subtracting"));
-  if (a < 0 || b < 0) {
+  KC_RETURN_IF_ERROR(kc__dims_in(ctx, a, b, out_dim, "subtracting"));
+  if (a == KC_DIM_UNKNOWN || b == KC_DIM_UNKNOWN) {
     *out_dim = KC_DIM_UNKNOWN;
     return NULL;
+  }
+  if (a < 0 || b < 0) {  /* symbolic */
+    return kc__sym_binary(ctx, KC_DIM_EXPR_SUBTRACT, a, b, false, out_dim);
   }
   if (b > a) {
     return kc_status_create(KC_INVALID_ARGUMENT, "%lld - %lld is negative",
@@ -469,16 +516,18 @@ kc_status* kc_shape_ctx_subtract_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
 
 kc_status* kc_shape_ctx_multiply_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
                                       int64_t* out_dim) {
-  (void)ctx;
-  KC_RETURN_IF_ERROR(kc__dims_in(a, b, out_dim, "multiplying"));
+  KC_RETURN_IF_ERROR(kc__dims_in(ctx, a, b, out_dim, "multiplying"));
   /* 0 times anything is 0, even unknown. */
   if (a == 0 || b == 0) {
     *out_dim = 0;
     return NULL;
   }
-  if (a < 0 || b < 0) {
+  if (a == KC_DIM_UNKNOWN || b == KC_DIM_UNKNOWN) {
     *out_dim = KC_DIM_UNKNOWN;
     return NULL;
+  }
+  if (a < 0 || b < 0) {  /* symbolic */
+    return kc__sym_binary(ctx, KC_DIM_EXPR_MULTIPLY, a, b, false, out_dim);
   }
   if (__builtin_mul_overflow(a, b, out_dim)) {
     return kc_status_create(KC_OUT_OF_RANGE, "%lld * %lld overflows",
@@ -489,15 +538,18 @@ kc_status* kc_shape_ctx_multiply_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
 
 kc_status* kc_shape_ctx_divide_dims(kc_shape_ctx* ctx, int64_t a, int64_t b,
                                     bool evenly, int64_t* out_dim) {
-  (void)ctx;
-  KC_RETURN_IF_ERROR(kc__dims_in(a, b, out_dim, "dividing"));
+  KC_RETURN_IF_ERROR(kc__dims_in(ctx, a, b, out_dim, "dividing"));
   if (b == 0) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "dividing %lld by zero",
-                            (long long)a);
+    char text[200];
+    kc__dim_format(ctx ? ctx->sym : NULL, a, text, sizeof text);
+    return kc_status_create(KC_INVALID_ARGUMENT, "dividing %s by zero", text);
   }
-  if (a < 0 || b < 0) {
+  if (a == KC_DIM_UNKNOWN || b == KC_DIM_UNKNOWN) {
     *out_dim = KC_DIM_UNKNOWN;
     return NULL;
+  }
+  if (a < 0 || b < 0) {  /* symbolic */
+    return kc__sym_binary(ctx, KC_DIM_EXPR_DIVIDE, a, b, evenly, out_dim);
   }
   if (evenly && a % b != 0) {
     return kc_status_create(KC_INVALID_ARGUMENT,

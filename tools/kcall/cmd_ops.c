@@ -12,7 +12,8 @@ static void print_flags(uint32_t flags) {
     const char* name;
   } kFlags[] = {{KC_OP_COMMUTATIVE, "commutative"},
                 {KC_OP_AGGREGATE, "aggregate"},
-                {KC_OP_STATEFUL, "stateful"}};
+                {KC_OP_STATEFUL, "stateful"},
+                {KC_OP_SYMBOLIC_SHAPES, "symbolic_shapes"}};
   if (!flags) return;
   const char* sep = "  flags:   ";
   for (size_t i = 0; i < sizeof kFlags / sizeof kFlags[0]; ++i) {
