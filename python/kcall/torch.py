@@ -8,12 +8,35 @@
 ``register_op(name)`` defines the torch.library operator
 ``kcall::NAME`` from the kcall op's definition (inputs, outputs and the
 attributes the caller gives; type attributes the inputs decide are left
-out), implements it by calling the op on the tensors' memory (DLPack both
-ways, no copies; non-contiguous inputs are made contiguous first, as
-kcall's kernels take compact tensors), and gives it a fake implementation
-whose output shapes and dtypes come from the op's shape function
-(kcall's ``op_infer``), so ``torch.compile`` and other tracers see the
-outputs without running the kernel.
+out), implements it by calling the op on the tensors' memory (no copies;
+non-contiguous inputs are made contiguous first, as kcall's kernels take
+compact tensors), and gives it a fake implementation whose output shapes
+and dtypes come from the op's shape function (kcall's ``op_infer``), so
+``torch.compile`` and other tracers see the outputs without running the
+kernel. Autograd follows the op's gradient declaration (``backward``).
+
+Native kernels (torch >= NATIVE_MIN_TORCH; ``native_reason`` is None):
+the implementation is C (python/src/torch_native.c) registered through
+PyTorch's stable C ABI, the shim functions libtorch exports, looked up
+with dlsym at import. Each op is three torch ops with one schema:
+
+  NAME                 CPU: kcall's native kernel (outputs from torch's
+                       allocator, inputs read where they lie);
+                       Autograd: a native router
+  NAME_kcall_nograd    no autograd kernel (torch's C++ fallback)
+  NAME_kcall_autograd  the Python autograd rule below
+
+The router calls NAME_kcall_nograd when grad mode is off or no input
+requires grad, so no Python runs on that path, and NAME_kcall_autograd
+otherwise. Every one has the native CPU kernel, the Python kernel for
+other devices (``_Op.run``) and the fake. An op the native kernel cannot
+serve (list inputs or outputs, string, dtype or list attributes, more
+than 16 tensors or attributes) keeps the Python kernel: with a list input
+it is one torch op as below, otherwise it keeps the router.
+
+The Python kernel (older torch, or such ops): DLPack both ways
+(``_core.op_call`` on the tensors, ``torch.from_dlpack`` of the outputs),
+registered as CompositeExplicitAutograd with ``register_autograd``.
 
 Importing this module imports torch.
 """

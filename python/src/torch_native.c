@@ -109,19 +109,22 @@ static const struct shim_symbol {
 #undef SHIM
 };
 
-/* torch's dtype codes (aoti_torch_dtype_NAME()) and kcall's names. */
+/* torch's dtypes (the code aoti_torch_dtype_NAME() returns) and kcall's
+ * names for them; NULL where kcall has none (named in messages). */
 static const struct {
-  const char* getter;
+  const char* torch_name;
   const char* kcall_name;
 } dtype_names[] = {
-    {"aoti_torch_dtype_float32", "f32"},   {"aoti_torch_dtype_float64", "f64"},
-    {"aoti_torch_dtype_float16", "f16"},   {"aoti_torch_dtype_bfloat16", "bf16"},
-    {"aoti_torch_dtype_int8", "i8"},       {"aoti_torch_dtype_int16", "i16"},
-    {"aoti_torch_dtype_int32", "i32"},     {"aoti_torch_dtype_int64", "i64"},
-    {"aoti_torch_dtype_uint8", "u8"},      {"aoti_torch_dtype_uint16", "u16"},
-    {"aoti_torch_dtype_uint32", "u32"},    {"aoti_torch_dtype_uint64", "u64"},
-    {"aoti_torch_dtype_bool", "bool"},     {"aoti_torch_dtype_complex64", "c64"},
-    {"aoti_torch_dtype_complex128", "c128"},
+    {"float32", "f32"},          {"float64", "f64"},
+    {"float16", "f16"},          {"bfloat16", "bf16"},
+    {"int8", "i8"},              {"int16", "i16"},
+    {"int32", "i32"},            {"int64", "i64"},
+    {"uint8", "u8"},             {"uint16", "u16"},
+    {"uint32", "u32"},           {"uint64", "u64"},
+    {"bool", "bool"},            {"complex64", "c64"},
+    {"complex128", "c128"},      {"float8_e5m2", "f8e5m2"},
+    {"float8_e4m3fn", "f8e4m3fn"}, {"float8_e5m2fnuz", "f8e5m2fnuz"},
+    {"float8_e4m3fnuz", "f8e4m3fnuz"}, {"complex32", NULL},
 };
 #define NUM_DTYPES (sizeof dtype_names / sizeof dtype_names[0])
 
@@ -218,6 +221,19 @@ static void status_message(kc_status* st, char* buf, size_t cap) {
   kc_status_destroy(st);
 }
 
+/* An error a kernel hands to the router above it rather than throwing:
+ * an exception caught by aoti_torch_call_dispatcher costs its symbolized
+ * backtrace (milliseconds), one thrown by the router itself does not.
+ * The router points tls_deferred at its own, and the first kernel that
+ * sees it takes it: on failure that kernel fills it, returns empty
+ * placeholder outputs, and the router discards them and raises. */
+typedef struct deferred_error {
+  bool set;
+  char msg[1024];
+} deferred_error;
+
+static _Thread_local deferred_error* tls_deferred;
+
 /* ---- the kernel --------------------------------------------------------- */
 
 /* What one kernel call holds, released together. */
@@ -251,18 +267,24 @@ static void kernel_call_release(kernel_call* c, bool outputs_too) {
   }
 }
 
-static bool dtype_from_torch(int32_t code, DLDataType* out) {
+/* kcall's dtype for torch's `code`; false with *out_name torch's name of
+ * it (NULL when not known here) when kcall has none. */
+static bool dtype_from_torch(int32_t code, DLDataType* out,
+                             const char** out_name) {
+  *out_name = NULL;
   for (size_t i = 0; i < NUM_DTYPES; ++i) {
-    if (dtype_codes[i] == code) {
-      *out = dtype_kcall[i];
-      return true;
-    }
+    if (dtype_codes[i] != code) continue;
+    *out_name = dtype_names[i].torch_name;
+    if (!dtype_names[i].kcall_name) return false;
+    *out = dtype_kcall[i];
+    return true;
   }
   return false;
 }
 
 static bool dtype_to_torch(DLDataType dtype, int32_t* out) {
   for (size_t i = 0; i < NUM_DTYPES; ++i) {
+    if (!dtype_names[i].kcall_name || dtype_codes[i] < 0) continue;
     if (dtype_kcall[i].code == dtype.code && dtype_kcall[i].bits == dtype.bits &&
         dtype_kcall[i].lanes == dtype.lanes) {
       *out = dtype_codes[i];
@@ -322,10 +344,18 @@ static int kernel_input(const native_slot* s, kernel_call* c, int32_t i) {
              s->quoted, (int)i);
     return -1;
   }
-  if (!dtype_from_torch(code, &dl->dtype)) {
-    snprintf(c->msg, sizeof c->msg,
-             "kcall op %s: input %d: torch dtype code %d has no kcall dtype",
-             s->quoted, (int)i, (int)code);
+  const char* torch_name = NULL;
+  if (!dtype_from_torch(code, &dl->dtype, &torch_name)) {
+    if (torch_name) {
+      snprintf(c->msg, sizeof c->msg,
+               "kcall op %s: input %d: torch.%s has no kcall dtype", s->quoted,
+               (int)i, torch_name);
+    } else {
+      snprintf(c->msg, sizeof c->msg,
+               "kcall op %s: input %d: its torch dtype (code %d) has no kcall "
+               "dtype",
+               s->quoted, (int)i, (int)code);
+    }
     return -1;
   }
   if (ndim > KC_TENSOR_MAX_NDIM) {
@@ -443,7 +473,22 @@ static int kernel_outputs(const native_slot* s, kernel_call* c) {
   return 0;
 }
 
+/* Hands c->msg to `d` with placeholder outputs (0-element tensors). */
+static void kernel_defer(const native_slot* s, kernel_call* c,
+                         deferred_error* d, stable_ivalue* stack) {
+  memcpy(d->msg, c->msg, sizeof d->msg);
+  d->set = true;
+  int64_t zero = 0, one = 1;
+  for (int32_t i = 0; i < s->num_outputs; ++i) {
+    aten_tensor t = NULL;
+    shim.empty_strided(1, &zero, &one, dtype_codes[0], cpu_device_type, 0, &t);
+    stack[i] = (stable_ivalue)(uintptr_t)t;
+  }
+}
+
 static void run_kernel(const native_slot* s, stable_ivalue* stack) {
+  deferred_error* deferred = tls_deferred;
+  tls_deferred = NULL;
   kernel_call call;
   kernel_call* c = &call;
   c->num_inputs = 0;
@@ -480,6 +525,10 @@ static void run_kernel(const native_slot* s, stable_ivalue* stack) {
     ok = 0;
   }
   kernel_call_release(c, !ok);
+  if (!ok && deferred) {
+    kernel_defer(s, c, deferred, stack);
+    return;
+  }
   if (!ok) raise_torch(__func__, c->msg);
   for (int32_t i = 0; i < c->num_outputs; ++i) {
     stack[i] = (stable_ivalue)(uintptr_t)c->outputs[i];
@@ -513,27 +562,40 @@ static bool any_requires_grad(const native_slot* s, const stable_ivalue* stack) 
   return any;
 }
 
-static void run_router(const native_slot* s, stable_ivalue* stack) {
+static void run_router(const native_slot* s, stable_ivalue* stack,
+                       uint64_t num_outputs) {
   const char* target = s->nograd;
   if (shim.grad_mode_is_enabled() && any_requires_grad(s, stack)) {
     target = s->autograd;
   }
-  if (shim.call_dispatcher(target, "", stack) == 0) return;
-  /* The callee's exception was caught by the shim: raise its message. */
-  char msg[1024];
-  const char* what = shim.exception_what ? shim.exception_what() : NULL;
-  snprintf(msg, sizeof msg, "%s",
-           what && *what ? what : "kcall: the op failed (torch gives no message)");
+  deferred_error deferred = {.set = false};
+  deferred_error* outer = tls_deferred;
+  tls_deferred = &deferred;
+  torch_err err = shim.call_dispatcher(target, "", stack);
+  tls_deferred = outer;
+  if (err == 0 && !deferred.set) return;
+  char msg[sizeof deferred.msg];
+  if (deferred.set) {
+    memcpy(msg, deferred.msg, sizeof msg);
+    for (uint64_t i = 0; err == 0 && i < num_outputs; ++i) {
+      if (stack[i]) shim.delete_tensor_object((aten_tensor)(uintptr_t)stack[i]);
+    }
+  } else {
+    /* The callee's exception was caught by the shim: raise its message. */
+    const char* what = shim.exception_what ? shim.exception_what() : NULL;
+    snprintf(msg, sizeof msg, "%s",
+             what && *what ? what
+                           : "kcall: the op failed (torch gives no message)");
+  }
   raise_torch(__func__, msg);
 }
 
 static void run_slot(int index, stable_ivalue* stack, uint64_t num_args,
                      uint64_t num_outputs) {
   (void)num_args;
-  (void)num_outputs;
   const native_slot* s = slots[index];
   if (s->is_router) {
-    run_router(s, stack);
+    run_router(s, stack, num_outputs);
   } else {
     run_kernel(s, stack);
   }
@@ -579,13 +641,20 @@ static PyObject* torch_native_init(PyObject* module, PyObject* args) {
     memcpy((char*)&found + sym->offset, &fn, sizeof fn);
   }
   for (size_t i = 0; i < NUM_DTYPES; ++i) {
+    char getter_name[64];
+    snprintf(getter_name, sizeof getter_name, "aoti_torch_dtype_%s",
+             dtype_names[i].torch_name);
     int32_t (*getter)(void) = NULL;
-    void* fn = dlsym(lib, dtype_names[i].getter);
+    void* fn = dlsym(lib, getter_name);
     memcpy(&getter, &fn, sizeof fn);
     dtype_codes[i] = getter ? getter() : -1;
+    if (!dtype_names[i].kcall_name) continue;
     kc_status* st = kc_dtype_parse(kc_sv(dtype_names[i].kcall_name),
                                    &dtype_kcall[i]);
-    if (st) return kcpy_raise(st);
+    if (st) {
+      dlclose(lib);
+      return kcpy_raise(st);
+    }
   }
   requires_grad_str = PyUnicode_InternFromString("requires_grad");
   if (!requires_grad_str) return NULL;
