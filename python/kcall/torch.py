@@ -400,7 +400,10 @@ def register_op(name, *, namespace="kcall"):
             f"kcall op {name!r} would be torch.ops.{namespace}."
             f"{op.torch_name}, which kcall op {taken!r} already is; pass "
             f"another namespace")
-    native = native_reason is None and op.router_kinds() is not None
+    # Native takes two slots of torch_native.c's table (the kernel and the
+    # router); past them ops keep the Python kernel.
+    native = native_reason is None and op.router_kinds() is not None and \
+        _core.torch_native_info()["slots_left"] >= 2
     names = [op.torch_name]
     if native:
         names += [op.torch_name + _NOGRAD, op.torch_name + _AUTOGRAD]
