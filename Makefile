@@ -46,9 +46,11 @@ space      := $(empty) $(empty)
 VENV       := .venv$(if $(EXTRAS_SET),-with-$(subst $(space),-,$(EXTRAS_SET)))
 VENV_PKGS  := numpy pytest 'scikit-build-core>=0.10' \
               $(foreach e,$(EXTRAS_SET),$(EXTRA_$(e)))
-# The benchmark's own environment, with tvm-ffi and JAX to compare against.
+# The benchmark's own environment, with tvm-ffi, JAX and PyTorch to compare
+# against (ninja builds bench_torch.py's load_inline baseline).
 BENCH_VENV := .venv-bench
-BENCH_PKGS := numpy 'scikit-build-core>=0.10' $(TVM_PKGS_PINNED) $(JAX_PKGS_PINNED)
+BENCH_PKGS := numpy 'scikit-build-core>=0.10' $(TVM_PKGS_PINNED) $(JAX_PKGS_PINNED) \
+              $(TORCH_PKGS_PINNED) ninja
 BENCH_BUILD := build/bench-build
 
 .PHONY: all build demo test ctest pytest bench asan tsan fuzz valgrind install clean distclean \
@@ -138,7 +140,8 @@ pytest: build $(VENV)/.stamp
 # against NumPy, bench_tvm_ffi.py
 # calls crossing both ways, from Python and from C; bench_ops.py: the
 # example ops eager from Python against NumPy, and inside jax.jit (an MLP
-# training step, a loop of 1,000 calls) against jax.numpy); all write
+# training step, a loop of 1,000 calls) against jax.numpy; bench_torch.py:
+# torch.ops.kcall.Add against a load_inline op and torch.add); all write
 # into build/bench/results.json.
 bench: $(BENCH_VENV)/.stamp
 	$(MAKE) build BUILD=$(BENCH_BUILD) CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DKCALL_BUILD_TESTS=OFF"
@@ -152,6 +155,7 @@ bench: $(BENCH_VENV)/.stamp
 	$(BENCH_VENV)/bin/python bench/python/bench_models.py --out build/bench
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_tvm_ffi.py --out build/bench
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_ops.py --out build/bench
+	PATH="$(abspath $(BENCH_VENV))/bin:$$PATH" KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_torch.py --out build/bench
 
 # The XLA FFI fixtures in tests/fixtures/xla_ffi: handlers built with XLA's
 # FFI headers and the programs JAX makes with them, remade by

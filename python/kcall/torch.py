@@ -8,24 +8,49 @@
 ``register_op(name)`` defines the torch.library operator
 ``kcall::NAME`` from the kcall op's definition (inputs, outputs and the
 attributes the caller gives; type attributes the inputs decide are left
-out), implements it by calling the op on the tensors' memory (DLPack both
-ways, no copies; non-contiguous inputs are made contiguous first, as
-kcall's kernels take compact tensors), and gives it a fake implementation
-whose output shapes and dtypes come from the op's shape function
-(kcall's ``op_infer``), so ``torch.compile`` and other tracers see the
-outputs without running the kernel. For an op that declares
-KC_OP_SYMBOLIC_SHAPES the fake implementation keeps sizes symbolic: the
-outputs' sizes are SymInt expressions of the inputs' (``op_infer_symbolic``),
-so ``torch.compile(dynamic=True)``, ``torch._dynamo.mark_dynamic`` and
+out), implements it by calling the op on the tensors' memory (no copies;
+non-contiguous inputs are made contiguous first, as kcall's kernels take
+compact tensors), and gives it a fake implementation whose output shapes
+and dtypes come from the op's shape function (kcall's ``op_infer``), so
+``torch.compile`` and other tracers see the outputs without running the
+kernel. For an op that declares KC_OP_SYMBOLIC_SHAPES the fake
+implementation keeps sizes symbolic: the outputs' sizes are SymInt
+expressions of the inputs' (``op_infer_symbolic``), so
+``torch.compile(dynamic=True)``, ``torch._dynamo.mark_dynamic`` and
 ``torch.export.export(..., dynamic_shapes=...)`` trace it once for every
 size. Another op's output sizes are numbers: each new size is a new trace,
 and a size marked dynamic is refused with a message naming the op.
+Autograd follows the op's gradient declaration (``backward``).
+
+Native kernels (torch >= NATIVE_MIN_TORCH; ``native_reason`` is None):
+the implementation is C (python/src/torch_native.c) registered through
+PyTorch's stable C ABI, the shim functions libtorch exports, looked up
+with dlsym at import. Each op is three torch ops with one schema:
+
+  NAME                 CPU: kcall's native kernel (outputs from torch's
+                       allocator, inputs read where they lie);
+                       Autograd: a native router
+  NAME_kcall_nograd    no autograd kernel (torch's C++ fallback)
+  NAME_kcall_autograd  the Python autograd rule below
+
+The router calls NAME_kcall_nograd when grad mode is off or no input
+requires grad, so no Python runs on that path, and NAME_kcall_autograd
+otherwise. Every one has the native CPU kernel, the Python kernel for
+other devices (``_Op.run``) and the fake. An op the native kernel cannot
+serve (list inputs or outputs, string, dtype or list attributes, more
+than 16 tensors or attributes) keeps the Python kernel: with a list input
+it is one torch op as below, otherwise it keeps the router.
+
+The Python kernel (older torch, or such ops): DLPack both ways
+(``_core.op_call`` on the tensors, ``torch.from_dlpack`` of the outputs),
+registered as CompositeExplicitAutograd with ``register_autograd``.
 
 Importing this module imports torch.
 """
 
 import ast
 import math
+import os
 import re
 
 import torch
@@ -138,7 +163,7 @@ class _Op:
         return any(_spec(s)[0] == word and _spec(s)[1].startswith("list(type")
                    for s in info["attrs"])
 
-    def schema(self):
+    def schema(self, name=None):
         params = [("Tensor[] " if is_list else "Tensor ") + arg
                   for arg, is_list in self.inputs]
         attrs = [f"{t} {a}" + (f"={d}" if d is not None else "")
@@ -150,7 +175,40 @@ class _Op:
         ret = rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
         if not rets:
             ret = "()"
-        return f"{self.torch_name}({', '.join(params)}) -> {ret}"
+        return f"{name or self.torch_name}({', '.join(params)}) -> {ret}"
+
+    # ---- the native kernels' view of the schema ------------------------
+
+    def router_kinds(self):
+        """Each schema argument's kind for the native router ("Tensor" or
+        "other"), or None when an input is a list (the router reads
+        requires_grad of single tensors only)."""
+        info = _core.torch_native_info() or {}
+        most = info.get("max_tensors", 0) + info.get("max_attrs", 0)
+        if any(is_list for _, is_list in self.inputs) or \
+                len(self.inputs) + len(self.attrs) > most:
+            return None
+        return ["Tensor"] * len(self.inputs) + ["other"] * len(self.attrs)
+
+    def kernel_kinds(self):
+        """(kinds, kcall attr names) of the schema arguments for the native
+        CPU kernel, or None when it cannot read one of them or returns a
+        list (the Python kernel serves those)."""
+        info = _core.torch_native_info() or {}
+        if self.router_kinds() is None or any(self.outputs) or max(
+                len(self.inputs), len(self.outputs)) > info.get(
+                    "max_tensors", 0) or len(self.attrs) > info.get(
+                        "max_attrs", 0):
+            return None
+        kinds = ["Tensor"] * len(self.inputs)
+        optional_ok = info.get("optional")
+        for _, torch_type, _ in self.attrs:
+            if torch_type not in _NATIVE_ATTR_KINDS or (
+                    torch_type.endswith("?") and not optional_ok):
+                return None
+            kinds.append(torch_type)
+        names = [None] * len(self.inputs) + [a for a, _, _ in self.attrs]
+        return kinds, names
 
     def split(self, args, kwargs):
         tensors = []
@@ -408,8 +466,38 @@ def _dynamic_on_purpose(tensors):
     return False
 
 
+# The attribute types the native kernel reads from torch's stack.
+_NATIVE_ATTR_KINDS = {"int", "float", "bool", "int?", "float?", "bool?"}
+
+
+def _native_init(hidden=()):
+    """None when kcall.torch registers native kernels, else why not.
+    `hidden`: shim symbols taken as missing (the tests simulate an older
+    torch with it, in a fresh process)."""
+    lib = os.path.join(os.path.dirname(torch.__file__), "lib",
+                       "libtorch_cpu.so")
+    try:
+        _core.torch_native_init(lib, tuple(hidden))
+    except RuntimeError as e:
+        return (f"torch {torch.__version__} lacks {e} of its stable C ABI "
+                f"(kcall's native kernels need torch >= {NATIVE_MIN_TORCH}); "
+                f"ops run through the Python kernel")
+    return None
+
+
+# The oldest torch whose shim has every symbol the native kernels use
+# (torch_tensor_to_pyobject came last, in 2.14).
+NATIVE_MIN_TORCH = "2.14"
+# None when ops are native kernels; otherwise the reason they are not.
+native_reason = _native_init()
+
 _registered = {}
 _libraries = {}
+_ops_by_torch_name = {}  # (namespace, torch name) -> _Op
+# The companions of a native op: NAME_kcall_nograd (no autograd kernel)
+# and NAME_kcall_autograd (the Python autograd rule).
+_NOGRAD = "_kcall_nograd"
+_AUTOGRAD = "_kcall_autograd"
 _torch_names = {}  # (namespace, torch name) -> kcall name
 
 
@@ -436,21 +524,50 @@ def register_op(name, *, namespace="kcall"):
             f"kcall op {name!r} would be torch.ops.{namespace}."
             f"{op.torch_name}, which kcall op {taken!r} already is; pass "
             f"another namespace")
+    # Native takes two slots of torch_native.c's table (the kernel and the
+    # router); past them ops keep the Python kernel.
+    native = native_reason is None and op.router_kinds() is not None and \
+        _core.torch_native_info()["slots_left"] >= 2
+    names = [op.torch_name]
+    if native:
+        names += [op.torch_name + _NOGRAD, op.torch_name + _AUTOGRAD]
+        for extra in names[1:]:
+            other = _torch_names.get((namespace, extra))
+            if other is not None:
+                raise ValueError(
+                    f"kcall op {name!r} needs torch.ops.{namespace}.{extra}, "
+                    f"which kcall op {other!r} already is; pass another "
+                    f"namespace")
     lib = _libraries.get(namespace)
     if lib is None:
         lib = _libraries[namespace] = torch.library.Library(namespace,
                                                             "FRAGMENT")
-    qualified = f"{namespace}::{op.torch_name}"
-    lib.define(op.schema())
-    _torch_names[(namespace, op.torch_name)] = name
-    lib.impl(op.torch_name, op.run, "CompositeExplicitAutograd")
-    torch.library.register_fake(qualified, op.fake, lib=lib)
+    for torch_op in names:
+        lib.define(op.schema(torch_op))
+        _torch_names[(namespace, torch_op)] = name
+        lib.impl(torch_op, op.run, "CompositeExplicitAutograd")
+        torch.library.register_fake(f"{namespace}::{torch_op}", op.fake,
+                                    lib=lib)
     op.namespace = namespace
     # Every op gets an autograd rule: its declared gradient, or an error
     # naming it (torch's own fallback only warns, and leaves the inputs
-    # without gradients).
-    torch.library.register_autograd(qualified, op.backward,
+    # without gradients). Native: the rule is the autograd companion's,
+    # and the op's Autograd kernel (the router) sends a call there only
+    # when a gradient is needed.
+    graded = names[-1]
+    torch.library.register_autograd(f"{namespace}::{graded}", op.backward,
                                     setup_context=op.setup_context, lib=lib)
+    op.native_kernel = False
+    if native:
+        kernel = op.kernel_kinds()
+        if kernel is not None:
+            _core.torch_native_kernel(op.handle, namespace, names, kernel[0],
+                                      kernel[1], len(op.outputs))
+            op.native_kernel = True
+        _core.torch_native_router(namespace, op.torch_name, op.router_kinds(),
+                                  f"{namespace}::{names[1]}",
+                                  f"{namespace}::{names[2]}")
+    _ops_by_torch_name[(namespace, op.torch_name)] = op
     operator = getattr(getattr(torch.ops, namespace), op.torch_name)
     _registered[key] = operator
     return operator

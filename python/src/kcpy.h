@@ -16,6 +16,7 @@
  *   target.c     custom-call targets written in Python
  *   device.c     streams, and copies between the host and a device
  *   xla.c        what a target is, and XLA FFI handlers (kcall.jax)
+ *   torch_native.c  kcall ops as native PyTorch kernels (kcall.torch)
  *   testing.c    C functions for the tests and benchmarks
  *
  * Everything here runs with the GIL held unless a comment says otherwise;
@@ -359,6 +360,7 @@ extern PyMethodDef kcpy_device_methods[];
 
 /* Method tables each file contributes to the module. */
 extern PyMethodDef kcpy_op_methods[];
+extern PyMethodDef kcpy_torch_methods[];
 extern PyMethodDef kcpy_target_methods[];
 extern PyMethodDef kcpy_testing_methods[];
 extern PyMethodDef kcpy_xla_methods[];

@@ -267,7 +267,7 @@ PyMODINIT_FUNC PyInit__core(void) {
   kc_version_query_api(&major, &minor);
   PyMethodDef* tables[] = {kcpy_op_methods, kcpy_target_methods,
                            kcpy_testing_methods, kcpy_xla_methods,
-                           kcpy_device_methods};
+                           kcpy_device_methods, kcpy_torch_methods};
   int bad = kcpy_errors_init(m) < 0 || kcpy_tensor_init_type(m) < 0 ||
             kcpy_func_init_type(m) < 0 || kcpy_program_init_type(m) < 0 ||
             kcpy_executable_init_type(m) < 0 ||

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""kcall ops as PyTorch ops (kcall.torch) against torch's own, in one run.
+
+    python bench/python/bench_torch.py --out build/bench
+
+torch.ops.kcall.Add (the example op of examples/ops, registered with
+kcall.torch.register_op: a native kernel through PyTorch's stable C ABI
+when the torch here has it) against the same addition as a C++
+TORCH_LIBRARY op built in this run with torch.utils.cpp_extension.load_inline
+(the baseline: what a hand-written PyTorch extension costs), and against
+torch.add, on f32 tensors that do not require grad:
+
+  - 1 element: the per-call overhead, nanoseconds a call;
+  - 1048576 elements: torch with as many threads as kcall's pool
+    (KCALL_NUM_THREADS, set here to the CPUs this process may use unless
+    it is set already; torch.set_num_threads to match).
+
+Each figure is the best mean of --repeat batches of --inner calls, the
+three taken in turn batch by batch: many short batches, so that the best
+of each misses what else the machine runs. Results are checked against torch.add first. The
+target is kcall at most 1.5x the load_inline op on 1 element, printed as
+PASS or MISS (a miss never fails the run). Merged into OUT/results.json
+as the objects "torch_add_1" and "torch_add_1m"; the plugin is found in
+KCALL_BUILD_DIR (else build/bench-build, build/).
+"""
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+from bench_jax import best_of  # noqa: E402
+from run_bench import merge_results  # noqa: E402
+
+TARGET = 1.5
+
+# The baseline: out = x + y as a C++ TORCH_LIBRARY op with a CPU kernel,
+# the output from torch's allocator, as kcall's native kernel does it.
+CPP_SOURCE = r"""
+#include <torch/extension.h>
+
+at::Tensor add_cpu(const at::Tensor& x, const at::Tensor& y) {
+  TORCH_CHECK(x.sizes() == y.sizes() && x.scalar_type() == at::kFloat &&
+              y.scalar_type() == at::kFloat, "add_cpu: f32 of one shape");
+  at::Tensor xc = x.contiguous(), yc = y.contiguous();
+  at::Tensor out = at::empty_like(xc);
+  const float* a = xc.data_ptr<float>();
+  const float* b = yc.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  int64_t n = xc.numel();
+  for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
+  return out;
+}
+
+TORCH_LIBRARY(kcall_bench, m) { m.def("add(Tensor x, Tensor y) -> Tensor"); }
+TORCH_LIBRARY_IMPL(kcall_bench, CPU, m) { m.impl("add", &add_cpu); }
+"""
+
+
+def plugin_path():
+    builds = [Path(os.environ["KCALL_BUILD_DIR"])] \
+        if os.environ.get("KCALL_BUILD_DIR") else []
+    builds += [REPO / "build" / "bench-build", REPO / "build"]
+    for build in builds:
+        path = build / "examples" / "ops" / "libops_plugin.so"
+        if path.exists():
+            return path
+    sys.exit("bench_torch: no examples/ops/libops_plugin.so in %s"
+             % ", ".join(str(b) for b in builds))
+
+
+def measure(fns, repeat, inner):
+    """The best mean seconds of each of fns, measured in turn."""
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            best[i] = min(best[i], best_of(fn, 1, inner))
+    return best
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="build/bench", type=Path)
+    parser.add_argument("--repeat", type=int, default=300)
+    parser.add_argument("--inner", type=int, default=500)
+    parser.add_argument("--repeat-1m", type=int, default=20)
+    parser.add_argument("--inner-1m", type=int, default=5)
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    threads = int(os.environ.get("KCALL_NUM_THREADS") or
+                  len(os.sched_getaffinity(0)))
+    os.environ["KCALL_NUM_THREADS"] = str(threads)
+    import torch
+    import torch.utils.cpp_extension as cpp
+    import kcall
+    import kcall.torch
+
+    torch.set_num_threads(threads)
+    kcall.load_plugin(str(plugin_path()))
+    kcall_add = kcall.torch.register_op("Add")
+    print("bench_torch: building the load_inline op ...", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as build:
+        cpp.load_inline("kcall_bench_add", CPP_SOURCE, is_python_module=False,
+                        build_directory=build, extra_cflags=["-O2"])
+    inline_add = torch.ops.kcall_bench.add
+    how = "native" if kcall.torch.native_reason is None else \
+        "Python kernel: " + kcall.torch.native_reason
+    print("torch %s, %d threads; kcall.torch: %s"
+          % (torch.__version__, threads, how))
+
+    results = []
+    for name, n, repeat, inner in [
+            ("torch_add_1", 1, args.repeat, args.inner),
+            ("torch_add_1m", 1 << 20, args.repeat_1m, args.inner_1m)]:
+        x = torch.randn(n)
+        y = torch.randn(n)
+        want = torch.add(x, y)
+        for fn in (kcall_add, inline_add):
+            torch.testing.assert_close(fn(x, y), want, rtol=0, atol=0)
+        t_kcall, t_inline, t_torch = measure(
+            [lambda: kcall_add(x, y), lambda: inline_add(x, y),
+             lambda: torch.add(x, y)], repeat, inner)
+        suffix = "1" if n == 1 else "1m"
+        result = {
+            "benchmark": name,
+            "elements": n,
+            "threads": threads,
+            "native": kcall.torch.native_reason is None,
+            "kcall_add_%s_ns" % suffix: round(t_kcall * 1e9, 1),
+            "load_inline_add_%s_ns" % suffix: round(t_inline * 1e9, 1),
+            "torch_add_%s_ns" % suffix: round(t_torch * 1e9, 1),
+            "ratio_to_load_inline": round(t_kcall / t_inline, 3),
+            "ratio_to_torch_add": round(t_kcall / t_torch, 3),
+        }
+        verdict = ""
+        if n == 1:
+            verdict = "  (target <= %.1fx load_inline: %s)" % (
+                TARGET, "PASS" if t_kcall <= TARGET * t_inline else "MISS")
+        print("f32[%d]: kcall %.0f ns, load_inline %.0f ns, torch.add "
+              "%.0f ns a call; kcall / load_inline %.2fx, / torch.add %.2fx%s"
+              % (n, t_kcall * 1e9, t_inline * 1e9, t_torch * 1e9,
+                 t_kcall / t_inline, t_kcall / t_torch, verdict))
+        results.append(result)
+    merge_results(args.out, results)
+
+
+if __name__ == "__main__":
+    main()
