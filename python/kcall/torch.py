@@ -49,6 +49,7 @@ Importing this module imports torch.
 """
 
 import ast
+import functools
 import math
 import os
 import re
@@ -421,6 +422,20 @@ class _Op:
         return tuple(out)
 
 
+def _deferring(fn):
+    """`fn` (a Python kernel or fake), whose errors reach the native router
+    above it with their text: an exception raised through torch's
+    dispatcher arrives there without it."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            _core.torch_native_defer(f"{type(e).__name__}: {e}")
+            raise
+    return wrapper
+
+
 def _is_symbolic(d):
     from torch.fx.experimental.symbolic_shapes import is_concrete_int
     return isinstance(d, torch.SymInt) and not is_concrete_int(d)
@@ -542,11 +557,13 @@ def register_op(name, *, namespace="kcall"):
     if lib is None:
         lib = _libraries[namespace] = torch.library.Library(namespace,
                                                             "FRAGMENT")
+    run, fake = (_deferring(op.run), _deferring(op.fake)) if native else \
+        (op.run, op.fake)
     for torch_op in names:
         lib.define(op.schema(torch_op))
         _torch_names[(namespace, torch_op)] = name
-        lib.impl(torch_op, op.run, "CompositeExplicitAutograd")
-        torch.library.register_fake(f"{namespace}::{torch_op}", op.fake,
+        lib.impl(torch_op, run, "CompositeExplicitAutograd")
+        torch.library.register_fake(f"{namespace}::{torch_op}", fake,
                                     lib=lib)
     op.namespace = namespace
     # Every op gets an autograd rule: its declared gradient, or an error

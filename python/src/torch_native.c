@@ -854,7 +854,25 @@ static PyObject* torch_native_router(PyObject* module, PyObject* args) {
   return result;
 }
 
+/* torch_native_defer(message) -> bool: hands the error of a Python kernel
+ * or fake below a router to that router, as run_kernel hands its own (the
+ * exception the Python kernel then raises through the dispatcher reaches
+ * the router without its text). False when no router waits for one. */
+static PyObject* torch_native_defer(PyObject* module, PyObject* arg) {
+  (void)module;
+  deferred_error* d = tls_deferred;
+  if (!d || d->set) Py_RETURN_FALSE;
+  const char* text = PyUnicode_AsUTF8(arg);
+  if (!text) return NULL;
+  snprintf(d->msg, sizeof d->msg, "%s", text);
+  d->set = true;
+  Py_RETURN_TRUE;
+}
+
 PyMethodDef kcpy_torch_methods[] = {
+    {"torch_native_defer", torch_native_defer, METH_O,
+     "torch_native_defer(message)\n--\n\nHands a Python kernel's error to "
+     "the native router above it; False when there is none."},
     {"torch_native_init", torch_native_init, METH_VARARGS,
      "torch_native_init(libtorch_path, hidden=())\n--\n\nLooks up PyTorch's "
      "stable C shim in the loaded libtorch; RuntimeError naming a missing "
