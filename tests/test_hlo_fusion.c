@@ -272,7 +272,10 @@ KC_TEST(hlo_fusion_types_same_bits) {
       "  rs = f32[@F] reshape(k)\n  sq = f32[@F] sqrt(rs)\n"
       "  d = f64[@F] convert(sq)\n  l = f64[@F] log(d)\n"
       "  fin = pred[@F] is-finite(l)\n"
-      "  ROOT o = (f64[@F], pred[@F]) tuple(l, fin)\n}\n",
+      "  rp = f64[@F] reduce-precision(l), exponent_bits=5, mantissa_bits=10\n"
+      "  bi = s64[@F] bitcast-convert(rp)\n  one = s64[] constant(1)\n"
+      "  ob = s64[@F] broadcast(one), dimensions={}\n  ad = s64[@F] add(bi, ob)\n"
+      "  ROOT o = (f64[@F], pred[@F], s64[@F]) tuple(l, fin, ad)\n}\n",
       /* f16 and bf16, and integers through converts. */
       "HloModule m\nENTRY e {\n"
       "  x = f16[@R,7] parameter(0)\n  y = bf16[@R,7] parameter(1)\n"

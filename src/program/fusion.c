@@ -92,14 +92,21 @@ static bool kc__fusion_dtype(const kc_shape* s) {
 static int kc__fusion_kind(const kc_program* p, int32_t id) {
   const kc__instr* in = &p->instrs[id];
   if (!kc__fusion_dtype(in->shape)) return KC__FK_NONE;
+  int64_t n = kc__shape_elements(in->shape);
+  bool same = true; /* every operand of the result's element count */
   for (size_t i = 0; i < in->num_operands; ++i) {
-    if (!kc__fusion_dtype(p->instrs[in->operands[i]].shape)) return KC__FK_NONE;
+    const kc_shape* o = p->instrs[in->operands[i]].shape;
+    if (!kc__fusion_dtype(o)) return KC__FK_NONE;
+    int64_t k = kc__shape_elements(o);
+    /* A scalar operand of select and clamp is read at [0]. */
+    bool scalar = k == 1 && (in->op == KC_OP_SELECT || in->op == KC_OP_CLAMP);
+    same = same && (k == n || scalar);
   }
   switch (in->def->kind) {
     case KC__INSTR_ELEMENTWISE:
-      return KC__FK_COMPUTE;
+      return same ? KC__FK_COMPUTE : KC__FK_NONE;
     case KC__INSTR_KERNEL:
-      return in->def->tile ? KC__FK_COMPUTE : KC__FK_NONE;
+      return in->def->tile && same ? KC__FK_COMPUTE : KC__FK_NONE;
     case KC__INSTR_BROADCAST:
       return KC__FK_BROADCAST;
     case KC__INSTR_RESHAPE:
