@@ -405,7 +405,8 @@ static void kc__fusion_fill(char* dst, const char* src, int64_t m, size_t es) {
 }
 
 /* Elements [begin, begin + m) of a broadcast, row-major, in runs of the
- * innermost dimension. */
+ * innermost dimension. Broadcast dimensions increase (verify.c), so the
+ * innermost one is the operand's innermost (stride 1) or a new one (0). */
 static void kc__fusion_broadcast(const kc__fusion_op* o, const char* src, char* dst,
                                  int64_t begin, int64_t m) {
   size_t es = o->result.esize;
