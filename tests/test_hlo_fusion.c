@@ -325,3 +325,42 @@ KC_TEST(hlo_fusion_types_same_bits) {
     }
   }
 }
+
+/* Chains longer than a group may be (64 instructions), with reshapes every
+ * `period` instructions, so that groups end next to reshapes, and one
+ * value read twice by its user. */
+KC_TEST(hlo_fusion_long_chains_same_bits) {
+  for (int period = 2; period <= 5; ++period) {
+    static char text[32768];
+    size_t len = 0;
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            "HloModule m\nENTRY e {\n  v0 = f32[9,7] parameter(0)\n"
+                            "  y = f32[9,7] parameter(1)\n");
+    bool flat = false;
+    for (int i = 1; i <= 200; ++i) {
+      const char* shape = flat ? "f32[63]" : "f32[9,7]";
+      if (i % period == 0) {
+        flat = !flat;
+        len += (size_t)snprintf(text + len, sizeof text - len, "  v%d = %s reshape(v%d)\n", i,
+                                flat ? "f32[63]" : "f32[9,7]", i - 1);
+      } else if (!flat && i % 3 == 0) {
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "  v%d = %s multiply(v%d, v%d)\n", i, shape, i - 1, i - 1);
+      } else if (!flat) {
+        len += (size_t)snprintf(text + len, sizeof text - len, "  v%d = %s add(v%d, y)\n", i,
+                                shape, i - 1);
+      } else {
+        len += (size_t)snprintf(text + len, sizeof text - len, "  v%d = %s tanh(v%d)\n", i,
+                                shape, i - 1);
+      }
+    }
+    len += (size_t)snprintf(text + len, sizeof text - len, "  ROOT r = %s negate(v200)\n}\n",
+                            flat ? "f32[63]" : "f32[9,7]");
+    KC_CHECK(len < sizeof text - 1);
+    char what[32];
+    snprintf(what, sizeof what, "period %d", period);
+    bool fused = false;
+    KC_CHECK_INT(kt_fu_same_bits(text, what, (uint64_t)period, &fused), 1);
+    KC_CHECK(fused);
+  }
+}

@@ -124,14 +124,17 @@ typedef struct kc__grouping {
   int32_t num;
 } kc__grouping;
 
-/* Whether `id` may join a group of `n` elements: one user, the count, not
- * taken; a reshape only over an instruction that may join too. */
-static bool kc__fusion_absorbable(const kc__grouping* g, int32_t id, int64_t n) {
+/* Whether `id` may join a group of `n` elements with room for `room` more
+ * members: one user, the count, not taken; a reshape only over an
+ * instruction that may join too. */
+static bool kc__fusion_absorbable(const kc__grouping* g, int32_t id, int64_t n, int32_t room) {
   const kc_program* p = g->p;
-  if (g->group_of[id] >= 0 || g->users[id] != 1) return false;
+  if (room < 1 || g->group_of[id] >= 0 || g->users[id] != 1) return false;
   if (kc__shape_elements(p->instrs[id].shape) != n) return false;
   int kind = kc__fusion_kind(p, id);
-  if (kind == KC__FK_RESHAPE) return kc__fusion_absorbable(g, p->instrs[id].operands[0], n);
+  if (kind == KC__FK_RESHAPE) {
+    return kc__fusion_absorbable(g, p->instrs[id].operands[0], n, room - 1);
+  }
   return kind != KC__FK_NONE;
 }
 
@@ -145,8 +148,10 @@ static void kc__fusion_absorb(kc__grouping* g, int32_t id, int32_t root, int64_t
   for (size_t i = 0; i < in->num_operands; ++i) {
     int32_t o = in->operands[i];
     if (g->group_of[o] == root) continue; /* read twice by one user */
-    if (g->num >= KC__FUSION_MAX_MEMBERS) return;
-    if (kc__fusion_absorbable(g, o, n)) kc__fusion_absorb(g, o, root, n);
+    /* A reshape joins with what it reshapes (its room was checked). */
+    int32_t room = kind == KC__FK_RESHAPE ? KC__FUSION_MAX_MEMBERS
+                                          : KC__FUSION_MAX_MEMBERS - g->num;
+    if (kc__fusion_absorbable(g, o, n, room)) kc__fusion_absorb(g, o, root, n);
   }
 }
 
