@@ -434,7 +434,12 @@ typedef struct kc_compile_options {
  * executable the caller owns (kc_executable_destroy). NULL options mean
  * the host and the default thread pool, as for a NULL
  * kc_compile_options.thread_pool; KC_PLATFORM_CUDA: see "CUDA
- * executables". Errors name the instruction
+ * executables". On the host, chains of element-wise instructions (with
+ * the broadcasts and reshapes between them) whose intermediate values
+ * have one reader each run fused, as one pass over memory a tile at a
+ * time, with the same results bit for bit (docs/programs.md,
+ * "Compiling"); the environment variable KCALL_FUSION=0, read at each
+ * compile, turns that off. Errors name the instruction
  * ("instruction 'add.3' (line 4): operand 1: expected f32[4], got
  * f32[8]"):
  *   INVALID_ARGUMENT     shapes that do not agree, bad aliasing, a typed
@@ -520,7 +525,8 @@ KC_API const char* kc_executable_get_instruction_name(
     const kc_executable* executable, size_t index);
 
 /* Prints the buffer plan: one line per live instruction with its buffer,
- * offset, size and live range. snprintf-style. */
+ * offset, size and live range ("fused" for an instruction computed within
+ * its fused group's step, which has no buffer). snprintf-style. */
 KC_API size_t kc_executable_format_plan(const kc_executable* executable,
                                         char* buf, size_t cap);
 

@@ -253,8 +253,19 @@ static kc_status* kc__compile(kc__compiler* c) {
   if (!c->leaf_buf) return kc__oom();
   /* Buffers and steps, instruction by instruction. */
   KC_RETURN_IF_ERROR(kc__plan_inputs(c));
+  /* Element-wise chains fused into one step each, on the host. */
+  if (!exe->backend && kc__fusion_enabled()) KC_RETURN_IF_ERROR(kc__fusion_find(c));
   for (size_t k = 0; k < exe->num_live; ++k) {
     int32_t id = exe->live_instr[k];
+    int32_t group = c->group_of ? c->group_of[id] : -1;
+    if (group == id) {
+      KC_RETURN_IF_ERROR(kc__plan_fusion(c, id, (int32_t)k));
+      continue;
+    }
+    if (group >= 0) {
+      c->leaf_buf[c->leaf_base[id]] = -1; /* computed within its group's step */
+      continue;
+    }
     KC_RETURN_IF_ERROR(kc__plan_instr(c, id, (int32_t)k));
     kc__note_uses(c, id, (int32_t)k);
   }
@@ -446,6 +457,9 @@ kc_status* kc_program_compile(const kc_program* program,
   free(c.fills);
   free(c.table_fills);
   free(c.aliases);
+  free(c.group_of);
+  free(c.group_first);
+  free(c.group_members);
   if (st) {
     kc_executable_destroy(exe);
     return kc_status_add_context(st, "compiling %s", KC__QS(program->name));

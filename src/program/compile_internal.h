@@ -39,6 +39,12 @@ typedef struct kc__compiler {
     size_t copy_step;
   }* aliases;
   size_t num_aliases, cap_aliases;
+  /* Fusion (fusion.c): per instruction, the root of its fused group or -1
+   * (NULL: no fusion); per root, where its members (itself last, in
+   * program order) start in group_members. */
+  int32_t* group_of;
+  int32_t* group_first;
+  int32_t* group_members;
 } kc__compiler;
 
 static inline kc_status* kc__oom(void) {
@@ -148,6 +154,20 @@ kc_status* kc__plan_builtin_call(kc__compiler* c, int32_t id, int32_t pos,
  * the host: the LAPACK calls JAX emits for jnp.linalg; NULL for any other
  * name. A target registered under the same name takes precedence. */
 const kc__instr_def* kc__builtin_call_find(kc_string_view target);
+
+/* ---- fusion (fusion.c) --------------------------------------------------------- */
+
+/* Whether compiles fuse element-wise chains: unless the environment
+ * variable KCALL_FUSION is "0" (read at each compile). */
+bool kc__fusion_enabled(void);
+/* Groups the live instructions (c->group_of, group_first, group_members):
+ * trees of element-wise instructions, broadcasts and reshapes whose
+ * members' values are read only by their user in the group. */
+kc_status* kc__fusion_find(kc__compiler* c);
+/* The group of `root` as one step at plan position `pos`: the root's
+ * buffer, the external operands' last uses extended to `pos`; the
+ * members' leaves are -1 (they have no buffer). */
+kc_status* kc__plan_fusion(kc__compiler* c, int32_t root, int32_t pos);
 
 /* ---- CUDA (compile_cuda.c) ---------------------------------------------------- */
 

@@ -63,7 +63,8 @@ enum {
   KC__STEP_XLA_CALL,
   KC__STEP_KERNEL, /* a KC__INSTR_KERNEL instruction (ops.h) */
   KC__STEP_GPU_CALL, /* CUDA: a legacy convention (kc_xcall_gpu_fn) */
-  KC__STEP_IOTA      /* CUDA: the backend's iota */
+  KC__STEP_IOTA,     /* CUDA: the backend's iota */
+  KC__STEP_FUSION    /* a group of element-wise instructions (fusion.c) */
 };
 
 /* What the run loop reads of a step, 16 bytes so that four share a cache
@@ -217,6 +218,9 @@ kc_status* kc__step_legacy_call(const kc__step* step, kc__run* run);
 kc_status* kc__step_typed_call(const kc__step* step, kc__run* run);
 kc_status* kc__step_xla_call(const kc__step* step, kc__run* run);
 kc_status* kc__step_kernel(const kc__step* step, kc__run* run);
+/* fusion.c: data is the group's plan; ins_offset holds the addresses of
+ * its external operands, out_offset the result's. */
+kc_status* kc__step_fusion(const kc__step* step, kc__run* run);
 
 /* CUDA (execute_device.c). */
 kc_status* kc__step_elementwise_device(const kc__step* step, kc__run* run);

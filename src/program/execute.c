@@ -625,6 +625,10 @@ static const char* kc__buffer_kind(int32_t kind) {
 
 static void kc__put_buffer(const kc_executable* exe, int32_t id, char* buf,
                            size_t cap, size_t* len) {
+  if (id < 0) {
+    kc__appendf(buf, cap, len, "fused");
+    return;
+  }
   const kc__buffer* b = &exe->buffers[id];
   kc__appendf(buf, cap, len, "b%d %s", id, kc__buffer_kind(b->kind));
   if (b->kind == KC__BUF_TEMP || b->kind == KC__BUF_SCRATCH || b->kind == KC__BUF_TABLE) {

@@ -68,6 +68,15 @@ kc_status* kc__executable_own_state(kc_executable* exe, void* state,
 typedef kc_status* (*kc__instr_kernel_fn)(const kc__instr_kernel_ctx* ctx, void* out,
                                     const void* const* ins);
 
+/* An element-wise kernel on elements [0, n) of the operands and result
+ * given, each a compact array (a scalar operand, where the entry allows
+ * one, is read at [0]); `data` is what prepare made. It must give the
+ * bits the entry's kernel gives for those elements, however the whole
+ * array is cut into pieces: fusion (fusion.c) runs chains of these a tile
+ * at a time. */
+typedef void (*kc__instr_tile_fn)(const void* data, void* out, const void* const* ins,
+                                  int64_t n);
+
 /* Who handles an instruction: which path the parser, builder and compiler
  * take for it. */
 typedef enum kc__instr_kind {
@@ -131,6 +140,10 @@ typedef struct kc__instr_def {
   kc_status* (*prepare)(const kc_program* p, const kc__instr* in,
                         const kc__prepare_ctx* ctx, const void** out_data);
   kc__instr_kernel_fn kernel;
+  /* Optional, KC__INSTR_KERNEL: the kernel on a range of elements
+   * (kc__instr_tile_fn), for instructions whose result element i depends
+   * only on operand elements i; such instructions may be fused. */
+  kc__instr_tile_fn tile;
   /* KC__INSTR_ELEMENTWISE: the element types elementwise.c runs it for,
    * operands and result alike (KC__ELEMENTWISE_INT | _FLOAT | _COMPLEX),
    * or KC__ELEMENTWISE_CONVERT. */

@@ -88,6 +88,24 @@ static kc_status* kc__bitcast_convert_kernel(const kc__instr_kernel_ctx* ctx, vo
   return NULL;
 }
 
+/* The result's element size, for the tile function. */
+static kc_status* kc__bitcast_convert_prepare(const kc_program* p, const kc__instr* in,
+                                              const kc__prepare_ctx* ctx, const void** out) {
+  (void)p;
+  size_t* es = kc__arena_alloc(ctx->arena, sizeof *es);
+  if (!es) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  *es = kc_dtype_get_size(kc_shape_get_dtype(in->shape));
+  *out = es;
+  return NULL;
+}
+
+/* n elements, where operand and result have one element size (fusion
+ * takes no other). */
+static void kc__bitcast_convert_tile(const void* data, void* out, const void* const* ins,
+                                     int64_t n) {
+  memmove(out, ins[0], (size_t)n * *(const size_t*)data);
+}
+
 /* ---- reduce-precision --------------------------------------------------------- */
 
 typedef struct kc__rp_plan {
@@ -175,18 +193,23 @@ static uint64_t kc__rp_bits(const kc__rp_plan* plan, uint64_t x) {
   return r;
 }
 
-static kc_status* kc__rp_kernel(const kc__instr_kernel_ctx* ctx, void* out,
-                                const void* const* ins) {
-  const kc__rp_plan* plan = ctx->data;
+static void kc__rp_tile(const void* data, void* out, const void* const* ins, int64_t n) {
+  const kc__rp_plan* plan = data;
   size_t es = plan->width / 8u;
   const char* x = ins[0];
   char* r = out;
-  for (size_t i = 0; i < plan->count; ++i) {
+  for (size_t i = 0; i < (size_t)n; ++i) {
     uint64_t v = 0;
     memcpy(&v, x + i * es, es); /* little-endian hosts */
     v = kc__rp_bits(plan, v);
     memcpy(r + i * es, &v, es);
   }
+}
+
+static kc_status* kc__rp_kernel(const kc__instr_kernel_ctx* ctx, void* out,
+                                const void* const* ins) {
+  const kc__rp_plan* plan = ctx->data;
+  kc__rp_tile(plan, out, ins, (int64_t)plan->count);
   return NULL;
 }
 
@@ -196,10 +219,11 @@ static const char* const kc__no_attrs[] = {NULL};
 const kc__instr_def kc__ops_bits[] = {
     {.op = KC_OP_BITCAST_CONVERT, .name = "bitcast-convert", .min_operands = 1,
      .max_operands = 1, .attrs = kc__no_attrs, .verify = kc__bitcast_convert_verify,
-     .kernel = kc__bitcast_convert_kernel},
+     .prepare = kc__bitcast_convert_prepare, .kernel = kc__bitcast_convert_kernel,
+     .tile = kc__bitcast_convert_tile},
     {.op = KC_OP_REDUCE_PRECISION, .name = "reduce-precision", .min_operands = 1,
      .max_operands = 1, .attrs = kc__rp_attrs, .verify = kc__rp_verify,
-     .prepare = kc__rp_prepare, .kernel = kc__rp_kernel},
+     .prepare = kc__rp_prepare, .kernel = kc__rp_kernel, .tile = kc__rp_tile},
     {.op = KC__OP_NONE, .name = "opt-barrier", .kind = KC__INSTR_COPY, .min_operands = 1,
      .max_operands = 1, .attrs = kc__no_attrs},
 };

@@ -439,16 +439,15 @@ static kc__int_loop kc__int_loop_of(int32_t op, size_t esize, bool pred) {
 #undef KC__PICK_INT
 }
 
-/* f16, bf16, c64 and c128. */
-static kc_status* kc__math_other_kernel(const kc__math_plan* plan, void* out,
-                                        const void* const* ins) {
+/* f16, bf16, c64 and c128, n elements. */
+static void kc__math_other_run(const kc__math_plan* plan, void* out, const void* const* ins,
+                               int64_t n) {
   const void* b = plan->binary ? ins[1] : NULL;
   if (plan->type == KC__M_F16 || plan->type == KC__M_BF16) {
-    kc__half_math_run(plan->op, plan->type == KC__M_BF16, ins[0], b, out, plan->count);
+    kc__half_math_run(plan->op, plan->type == KC__M_BF16, ins[0], b, out, n);
   } else {
-    kc__complex_math_run(plan->op, plan->type == KC__M_C128, ins[0], b, out, plan->count);
+    kc__complex_math_run(plan->op, plan->type == KC__M_C128, ins[0], b, out, n);
   }
-  return NULL;
 }
 
 /* The f32 functions with a vector kernel (vmath.h); -1 for the others. */
@@ -527,10 +526,22 @@ static double kc__math_cost(const kc__math_plan* plan) {
   }
 }
 
+static void kc__math_tile(const void* data, void* out, const void* const* ins, int64_t n) {
+  const kc__math_data* d = data;
+  if (d->plan.type >= KC__M_F16) {
+    kc__math_other_run(&d->plan, out, ins, n);
+  } else {
+    kc__math_run(d, out, ins, n);
+  }
+}
+
 static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   const kc__math_data* d = ctx->data;
-  if (d->plan.type >= KC__M_F16) return kc__math_other_kernel(&d->plan, out, ins);
+  if (d->plan.type >= KC__M_F16) {
+    kc__math_other_run(&d->plan, out, ins, d->plan.count);
+    return NULL;
+  }
   kc__math_job job = {d, out, ins};
   double cost = d->int_loop ? 0.25 : kc__math_cost(&d->plan);
   kc__split_run(ctx->pool, d->plan.count, cost, kc__math_range, &job);
@@ -543,7 +554,7 @@ static const char* const kc__no_attrs[] = {NULL};
 #define KC__MATH(OP, NAME, N)                                                                \
   {.op = (OP), .name = (NAME), .min_operands = (N), .max_operands = (N),                    \
    .attrs = kc__no_attrs, .verify = kc__math_verify, .prepare = kc__math_prepare,           \
-   .kernel = kc__math_kernel, .device_elementwise = true}
+   .kernel = kc__math_kernel, .tile = kc__math_tile, .device_elementwise = true}
 #define KC__UNARY(op, name) KC__MATH(op, name, 1)
 #define KC__BINARY(op, name) KC__MATH(op, name, 2)
 

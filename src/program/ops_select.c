@@ -156,32 +156,30 @@ static int32_t kc__total_key_f32(float v) {
 KC__OP_NUM_TYPES(KC__CMP_FN)
 #undef KC__CMP_FN
 
-static kc_status* kc__compare_kernel(const kc__instr_kernel_ctx* ctx, void* out,
-                                     const void* const* ins) {
-  const kc__compare_plan* plan = ctx->data;
+static void kc__compare_tile(const void* data, void* out, const void* const* ins, int64_t n) {
+  const kc__compare_plan* plan = data;
   int dir = plan->direction;
-  int64_t n = plan->count;
   uint8_t* r = out;
   if (kc__type_is_half(plan->dtype)) {
     kc__half_compare_run(kc__accepts[dir], plan->total, plan->dtype.code == kDLBfloat, ins[0],
                          ins[1], r, n);
-    return NULL;
+    return;
   }
   if (kc__type_is_complex(plan->dtype)) {
     kc__complex_compare_run(kc__accepts[dir], plan->dtype.bits == 128, ins[0], ins[1], r, n);
-    return NULL;
+    return;
   }
   if (plan->total && plan->type == KC__OP_T_f32) {
     const float* a = ins[0];
     const float* b = ins[1];
     KC__CMP_LOOP(kc__total_key_f32(a[i]), kc__total_key_f32(b[i]))
-    return NULL;
+    return;
   }
   if (plan->total && plan->type == KC__OP_T_f64) {
     const double* a = ins[0];
     const double* b = ins[1];
     KC__CMP_LOOP(kc__total_key_f64(a[i]), kc__total_key_f64(b[i]))
-    return NULL;
+    return;
   }
   switch (plan->type) {
 #define KC__CMP_CASE(sfx, ctype, code, bits) \
@@ -193,6 +191,12 @@ static kc_status* kc__compare_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     default:
       break;
   }
+}
+
+static kc_status* kc__compare_kernel(const kc__instr_kernel_ctx* ctx, void* out,
+                                     const void* const* ins) {
+  const kc__compare_plan* plan = ctx->data;
+  kc__compare_tile(plan, out, ins, plan->count);
   return NULL;
 }
 
@@ -272,18 +276,16 @@ static kc_status* kc__select_prepare(const kc_program* p, const kc__instr* in,
 }
 
 /* Any element type, by size: select moves elements. */
-static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
-                                    const void* const* ins) {
-  const kc__select_plan* plan = ctx->data;
+static void kc__select_tile(const void* data, void* out, const void* const* ins, int64_t n) {
+  const kc__select_plan* plan = data;
   const uint8_t* pred = ins[0];
   size_t es = plan->esize;
   const char* t = ins[1];
   const char* f = ins[2];
   char* r = out;
-  int64_t n = plan->count;
   if (plan->scalar[0]) {
     memcpy(r, pred[0] ? t : f, (size_t)n * es);
-    return NULL;
+    return;
   }
   switch (es) {
 #define KC__SELECT_WIDTH(ctype)                                            \
@@ -292,7 +294,7 @@ static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     const ctype* fv = (const ctype*)(const void*)f;                        \
     ctype* rv = (ctype*)(void*)r;                                          \
     for (int64_t i = 0; i < n; ++i) rv[i] = pred[i] ? tv[i] : fv[i];       \
-    return NULL;                                                           \
+    return;                                                                \
   }
     case 1: KC__SELECT_WIDTH(uint8_t)
     case 2: KC__SELECT_WIDTH(uint16_t)
@@ -303,8 +305,15 @@ static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       for (int64_t i = 0; i < n; ++i) {
         memcpy(r + (size_t)i * es, (pred[i] ? t : f) + (size_t)i * es, es);
       }
-      return NULL;
+      return;
   }
+}
+
+static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
+                                    const void* const* ins) {
+  const kc__select_plan* plan = ctx->data;
+  kc__select_tile(plan, out, ins, plan->count);
+  return NULL;
 }
 
 /* clamp(lo, x, hi) = minimum(maximum(x, lo), hi), as XLA defines it, with
@@ -315,8 +324,9 @@ static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 #define KC__CLAMP_NAN_kDLBool(v) false
 #define KC__CLAMP_FN(sfx, ctype, code, bits)                                     \
   static void kc__clamp_##sfx(const kc__select_plan* plan, const ctype* lo,      \
-                              const ctype* x, const ctype* hi, ctype* r) {       \
-    for (int64_t i = 0; i < plan->count; ++i) {                                 \
+                              const ctype* x, const ctype* hi, ctype* r,         \
+                              int64_t n) {                                       \
+    for (int64_t i = 0; i < n; ++i) {                                           \
       ctype l = lo[plan->scalar[0] ? 0 : i], h = hi[plan->scalar[2] ? 0 : i];    \
       ctype v = x[i];                                                           \
       v = (v < l || KC__CLAMP_NAN_##code(l)) ? l : v;                           \
@@ -326,24 +336,29 @@ static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 KC__OP_NUM_TYPES(KC__CLAMP_FN)
 #undef KC__CLAMP_FN
 
-static kc_status* kc__clamp_kernel(const kc__instr_kernel_ctx* ctx, void* out,
-                                   const void* const* ins) {
-  const kc__select_plan* plan = ctx->data;
+static void kc__clamp_tile(const void* data, void* out, const void* const* ins, int64_t n) {
+  const kc__select_plan* plan = data;
   if (kc__type_is_half(plan->dtype)) {
     kc__half_clamp_run(plan->dtype.code == kDLBfloat, ins[0], plan->scalar[0], ins[1], ins[2],
-                       plan->scalar[2], out, plan->count);
-    return NULL;
+                       plan->scalar[2], out, n);
+    return;
   }
   switch (plan->type) {
-#define KC__CLAMP_CASE(sfx, ctype, code, bits)         \
-  case KC__OP_T_##sfx:                                  \
-    kc__clamp_##sfx(plan, ins[0], ins[1], ins[2], out); \
+#define KC__CLAMP_CASE(sfx, ctype, code, bits)            \
+  case KC__OP_T_##sfx:                                     \
+    kc__clamp_##sfx(plan, ins[0], ins[1], ins[2], out, n); \
     break;
     KC__OP_NUM_TYPES(KC__CLAMP_CASE)
 #undef KC__CLAMP_CASE
     default:
       break;
   }
+}
+
+static kc_status* kc__clamp_kernel(const kc__instr_kernel_ctx* ctx, void* out,
+                                   const void* const* ins) {
+  const kc__select_plan* plan = ctx->data;
+  kc__clamp_tile(plan, out, ins, plan->count);
   return NULL;
 }
 
@@ -438,15 +453,15 @@ const kc__instr_def kc__ops_select[] = {
     {.op = KC_OP_COMPARE, .name = "compare", .min_operands = 2, .max_operands = 2,
      .num_computations = 0, .attrs = kc__compare_attrs, .computation_attrs = NULL,
      .verify = kc__compare_verify, .prepare = kc__compare_prepare, .kernel = kc__compare_kernel,
-     .device_elementwise = true},
+     .tile = kc__compare_tile, .device_elementwise = true},
     {.op = KC_OP_SELECT, .name = "select", .min_operands = 3, .max_operands = 3,
      .num_computations = 0, .attrs = kc__no_attrs, .computation_attrs = NULL,
      .verify = kc__select_verify, .prepare = kc__select_prepare, .kernel = kc__select_kernel,
-     .device_elementwise = true},
+     .tile = kc__select_tile, .device_elementwise = true},
     {.op = KC_OP_CLAMP, .name = "clamp", .min_operands = 3, .max_operands = 3,
      .num_computations = 0, .attrs = kc__no_attrs, .computation_attrs = NULL,
      .verify = kc__select_verify, .prepare = kc__select_prepare, .kernel = kc__clamp_kernel,
-     .device_elementwise = true},
+     .tile = kc__clamp_tile, .device_elementwise = true},
     {.op = KC_OP_IOTA, .name = "iota", .min_operands = 0, .max_operands = 0, .num_computations = 0,
      .attrs = kc__iota_attrs, .computation_attrs = NULL, .verify = kc__iota_verify,
      .prepare = kc__iota_prepare, .kernel = kc__iota_kernel},
