@@ -31,12 +31,16 @@ examples/jax/scale_out.py.
 Importing this module imports JAX.
 """
 
+import os
+import re
+
 import jax
 import numpy as np
 
 from . import _core, load_plugin
 
-__all__ = ["register_target", "register_op", "register_plugin", "call_op"]
+__all__ = ["register_target", "register_op", "register_plugin", "call_op",
+           "ffi_call"]
 
 _PLATFORMS = {"cpu": "host", "host": "host", "cuda": "cuda", "gpu": "cuda"}
 # JAX's names for kcall's platforms: jax.ffi.register_ffi_target knows
@@ -53,8 +57,47 @@ def _kcall_platform(platform):
                          f"'cuda')") from None
 
 
+def _jaxlib_ffi_api_version():
+    """The XLA FFI API version of the jaxlib imported, (major, minor): the
+    one its XLA was built with, as the C header it ships
+    (jax.ffi.include_dir()) defines it; else from jaxlib's release (0.1
+    before 0.8, 0.2 for 0.8, 0.3 after)."""
+    try:
+        path = os.path.join(jax.ffi.include_dir(), "xla", "ffi", "api",
+                            "c_api.h")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        return tuple(int(re.search(r"#define XLA_FFI_API_%s (\d+)" % part,
+                                   text).group(1))
+                     for part in ("MAJOR", "MINOR"))
+    except (AttributeError, OSError, ValueError):
+        import jaxlib
+        release = tuple(int(p) for p in
+                        re.findall(r"\d+", jaxlib.__version__)[:2])
+        return (0, 1) if release < (0, 8) else (0, 2) if release < (0, 9) \
+            else (0, 3)
+
+
+# What the adapters answer an XLA that asks for their API version without
+# saying its own (jaxlib before 0.9 accepts only a handler of exactly its
+# version). A version kcall does not speak is reported when a target or op
+# is registered.
+FFI_API_VERSION = _jaxlib_ffi_api_version()
+try:
+    _core.xla_ffi_set_api_version(*FFI_API_VERSION)
+    _ffi_version_error = None
+except _core.InvalidArgumentError as e:
+    _ffi_version_error = e
+
+
 def _register(jax_name, capsule, kplatform,
               stages=("instantiate", "execute")):
+    if _ffi_version_error is not None:
+        import jaxlib
+        raise _core.FailedPreconditionError(
+            f"kcall.jax: jaxlib {jaxlib.__version__} speaks XLA FFI API "
+            f"{FFI_API_VERSION[0]}.{FFI_API_VERSION[1]}, which kcall's "
+            f"adapter does not: {_ffi_version_error}")
     jax.ffi.register_ffi_target(jax_name, {s: capsule for s in stages},
                                 platform=_JAX_PLATFORMS[kplatform])
 

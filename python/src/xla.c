@@ -146,7 +146,30 @@ static PyObject* xla_ffi_type_register(PyObject* module, PyObject* const* args,
   Py_RETURN_NONE;
 }
 
+/* xla_ffi_set_api_version(major, minor): kc_xla_ffi_adapter_set_api_version. */
+static PyObject* xla_ffi_set_api_version(PyObject* module, PyObject* const* args,
+                                         Py_ssize_t nargs) {
+  (void)module;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "xla_ffi_set_api_version(major, minor)");
+    return NULL;
+  }
+  long major = PyLong_AsLong(args[0]), minor = PyLong_AsLong(args[1]);
+  if ((major == -1 || minor == -1) && PyErr_Occurred()) return NULL;
+  if (major < INT32_MIN || major > INT32_MAX || minor < INT32_MIN || minor > INT32_MAX) {
+    PyErr_SetString(PyExc_OverflowError, "xla_ffi_set_api_version: version out of range");
+    return NULL;
+  }
+  kc_status* st = kc_xla_ffi_adapter_set_api_version((int32_t)major, (int32_t)minor);
+  if (st) return kcpy_raise(st);
+  Py_RETURN_NONE;
+}
+
 PyMethodDef kcpy_xla_methods[] = {
+    {"xla_ffi_set_api_version", (PyCFunction)(void (*)(void))xla_ffi_set_api_version,
+     METH_FASTCALL,
+     "xla_ffi_set_api_version(major, minor)\n--\n\nThe XLA FFI API version "
+     "adapters report to an XLA whose metadata query carries no API table."},
     {"register_xla_ffi", (PyCFunction)(void (*)(void))register_xla_ffi,
      METH_FASTCALL,
      "register_xla_ffi(name, platform, execute, instantiate, flags)\n--\n\n"
