@@ -119,10 +119,14 @@ def register_target(name, platform="cpu", *, jax_name=None):
     stateless = _core.target_info(name, kplatform)["no_instantiate"]
     _register(jax_name, capsule, kplatform,
               ("execute",) if stateless else ("instantiate", "execute"))
+    _jax_names[jax_name] = ("target", name, kplatform)
     return jax_name
 
 
 _op_names = {}
+# What each JAX name registered here runs: ("target", name, platform) or
+# ("op", name, "host"), for ffi_call.
+_jax_names = {}
 
 
 def register_op(name, *, jax_name=None):
@@ -133,7 +137,52 @@ def register_op(name, *, jax_name=None):
     jax_name = jax_name or "kcall." + name
     _register(jax_name, capsule, "host")
     _op_names[name] = jax_name
+    _jax_names[jax_name] = ("op", name, "host")
     return jax_name
+
+
+def ffi_call(target_name, result_shape_dtypes, *, vmap_method=None,
+             has_side_effect=None, **kwargs):
+    """jax.ffi.ffi_call for a target or op registered here (register_target,
+    register_op, register_plugin), with what kcall knows of it filled in:
+    `vmap_method` from its batching rule (a target's signature flags
+    KC_XCALL_SIG_BATCH_*, an op's kc_op_builder_set_batching; see
+    call_op), `has_side_effect` True for an op declared stateful. Given
+    explicitly, either overrides. Returns the callable jax.ffi.ffi_call
+    returns (arrays positional, attributes as keywords). A name not
+    registered here raises ValueError naming it."""
+    known = _jax_names.get(target_name)
+    if known is None:
+        raise ValueError(
+            f"kcall.jax.ffi_call: {target_name!r} was not registered with "
+            f"kcall.jax (register_target, register_op or register_plugin); "
+            f"registered: {sorted(_jax_names) or 'none'}")
+    kind, name, kplatform = known
+    if kind == "op":
+        info = _core.op_describe(_core.op_lookup(name))
+        rule = info.get("batching", "sequential")
+        stateful = "stateful" in info["flags"]
+        what = f"kcall op {name!r}"
+    else:
+        rule = _core.target_info(name, kplatform)["batching"]
+        stateful = False
+        what = f"kcall target {name!r}"
+    side_effect = stateful if has_side_effect is None else has_side_effect
+
+    def call(*arrays, **attrs):
+        method = vmap_method or _vmap_method(rule, arrays)
+        ffi = jax.ffi.ffi_call(target_name, result_shape_dtypes,
+                               vmap_method=method,
+                               has_side_effect=side_effect, **kwargs)
+
+        def run(*xs):
+            return ffi(*xs, **attrs)
+
+        if rule == "none" and vmap_method is None:
+            run = _refusing_vmap(what, run)
+        return run(*arrays)
+
+    return call
 
 
 def _dtype_name(dtype):
@@ -143,7 +192,38 @@ def _dtype_name(dtype):
 _op_list_inputs = {}
 
 
-def call_op(name, *args, vmap_method="sequential", **attrs):
+# The vmap_method of each batching rule (op.h, "Batching"); "none" has
+# none: vmap refuses the call, naming the op.
+_VMAP_METHODS = {"sequential": "sequential", "elementwise": "broadcast_all"}
+
+
+def _vmap_method(rule, arrays):
+    """The vmap_method for a call of an op or target with batching `rule`
+    on `arrays`: "broadcast_all" for an elementwise one whose inputs share
+    one rank (a new leading dim lines up across them), else
+    "sequential"."""
+    method = _VMAP_METHODS.get(rule, "sequential")
+    if method == "broadcast_all" and len({np.ndim(a) for a in arrays}) > 1:
+        return "sequential"
+    return method
+
+
+def _refusing_vmap(what, fn):
+    """`fn`, which jax.vmap refuses with a message naming `what`."""
+    refusing = jax.custom_batching.custom_vmap(fn)
+
+    @refusing.def_vmap
+    def rule(axis_size, in_batched, *xs):
+        raise NotImplementedError(
+            f"{what} cannot be batched: it declares the batching rule "
+            f"\"none\" (kc_op_builder_set_batching or "
+            f"KC_XCALL_SIG_BATCH_NONE), so jax.vmap refuses it; map it with "
+            f"a Python loop or jax.lax.map instead")
+
+    return refusing
+
+
+def call_op(name, *args, vmap_method=None, **attrs):
     """Calls the kcall op `name` on JAX arrays, inside or outside
     `jax.jit`: the result shapes come from the op's shape function
     (kcall's shape inference, run at trace time), the kernel runs when
@@ -152,12 +232,19 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
 
     Takes what ``kcall.ops`` takes: a list (or tuple) of arrays for an
     "N * T" or list(type) input, NumPy dtypes and scalar types
-    (``np.int32``) for type attrs. Under ``jax.vmap`` the op runs once
-    per batch element (`vmap_method` "sequential", always right); an op
-    that batches itself along a leading dimension may say so with
-    "expand_dims" or "broadcast_all" (jax.ffi.ffi_call's vmap_method). An op declared stateful is
-    called with ``has_side_effect=True``: XLA keeps the call even when
-    its result is unused.
+    (``np.int32``, ``np.dtype("int32")``, ``jnp.float32``) for type
+    attrs, NumPy scalars (``np.float32(0.5)``) for number attrs.
+
+    Under ``jax.vmap`` the op batches as it declares
+    (kc_op_builder_set_batching; op.h, "Batching"): "sequential" (the
+    default) runs it once per batch element; "elementwise" runs it once
+    on the whole batch, unbatched inputs broadcast to it (ffi_call's
+    vmap_method "broadcast_all"), for a call whose inputs share one rank,
+    else once per element; "none" makes vmap raise NotImplementedError
+    naming the op. `vmap_method`, when given, overrides the declaration
+    (any of jax.ffi.ffi_call's). An op declared stateful is called with
+    ``has_side_effect=True``: XLA keeps the call even when its result is
+    unused, and never merges two calls of it.
 
     ``jax.grad`` and ``jax.vjp`` differentiate the call through the op's
     declared gradient (kc_op_builder_set_gradient): its gradient op runs,
@@ -172,11 +259,13 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
     known = _op_list_inputs.get(name)
     if known is None:
         info = _core.op_describe(handle)
-        known = (_list_inputs(info), "stateful" in info["flags"])
+        known = (_list_inputs(info), "stateful" in info["flags"],
+                 info.get("batching", "sequential"))
         _op_list_inputs[name] = known
-    list_inputs, stateful = known
+    list_inputs, stateful, batching = known
     structured = args
     args = _flatten(name, args, list_inputs)
+    method = vmap_method or _vmap_method(batching, args)
     attrs = {k: _attr_value(v) for k, v in attrs.items()}
     inputs = [(tuple(a.shape), _dtype_name(a.dtype)) for a in args]
     outs = _core.op_infer(handle, inputs, dict(attrs))
@@ -190,11 +279,14 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
     # A stateful op is kept by XLA even when its result is unused, and
     # never merged with another call of it.
     ffi = jax.ffi.ffi_call(jax_name, shapes if len(shapes) != 1 else shapes[0],
-                           vmap_method=vmap_method, has_side_effect=stateful)
+                           vmap_method=method, has_side_effect=stateful)
 
     def call(*xs):
         out = ffi(*xs, **attrs)
         return out if len(shapes) == 1 else tuple(out)
+
+    if batching == "none" and vmap_method is None:
+        call = _refusing_vmap(f"kcall op {name!r}", call)
 
     if not args:
         return call()

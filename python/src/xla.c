@@ -18,7 +18,8 @@ static int name_platform_args(PyObject* const* args, Py_ssize_t nargs,
 }
 
 /* target_info(name, platform) -> {"name", "platform", "api", "signature",
- * "no_instantiate"} ("signature" is None for the legacy conventions). */
+ * "no_instantiate", "batching"} ("signature" is None for the legacy
+ * conventions; "batching" the rule its signature flags declare). */
 static PyObject* target_info(PyObject* module, PyObject* const* args,
                              Py_ssize_t nargs) {
   (void)module;
@@ -41,10 +42,17 @@ static PyObject* target_info(PyObject* module, PyObject* const* args,
   }
   int no_instantiate = d.signature && KC_STRUCT_HAS(d.signature, kc_xcall_signature, flags) &&
                        (d.signature->flags & KC_XCALL_SIG_NO_INSTANTIATE);
-  return Py_BuildValue("{s:O,s:s,s:s,s:N,s:O}", "name", args[0], "platform",
+  uint32_t sig_flags = d.signature && KC_STRUCT_HAS(d.signature, kc_xcall_signature, flags)
+                           ? d.signature->flags
+                           : 0;
+  const char* batching = (sig_flags & KC_XCALL_SIG_BATCH_NONE)          ? "none"
+                         : (sig_flags & KC_XCALL_SIG_BATCH_ELEMENTWISE) ? "elementwise"
+                                                                        : "sequential";
+  return Py_BuildValue("{s:O,s:s,s:s,s:N,s:O,s:s}", "name", args[0], "platform",
                        kc_platform_name(d.platform), "api",
                        kc_xcall_api_name(d.api), "signature", signature,
-                       "no_instantiate", no_instantiate ? Py_True : Py_False);
+                       "no_instantiate", no_instantiate ? Py_True : Py_False, "batching",
+                       batching);
 }
 
 /* xla_ffi_adapter(name, platform) -> a PyCapsule (unnamed, as
