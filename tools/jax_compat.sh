@@ -47,7 +47,7 @@ jax $v: install failed"
     status=1
     continue
   fi
-  (cd "$ROOT" && KCALL_BUILD_DIR="$BUILD" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+  (cd "$ROOT" && KCALL_BUILD_DIR="$BUILD" "$venv/bin/python" -m pytest -q -ra -p no:cacheprovider \
      tests/python/test_jax*.py "tests/python/test_gradients.py" -k "not torch") \
      >>"$log" 2>&1
   rc=$?

@@ -171,6 +171,9 @@ def ffi_call(target_name, result_shape_dtypes, *, vmap_method=None,
 
     def call(*arrays, **attrs):
         method = vmap_method or _vmap_method(rule, arrays)
+        if rule == "none" and vmap_method is None and side_effect and \
+                not _custom_vmap_keeps_effects():
+            method = None  # JAX's own refusal, which keeps the effect
         ffi = jax.ffi.ffi_call(target_name, result_shape_dtypes,
                                vmap_method=method,
                                has_side_effect=side_effect, **kwargs)
@@ -178,7 +181,8 @@ def ffi_call(target_name, result_shape_dtypes, *, vmap_method=None,
         def run(*xs):
             return ffi(*xs, **attrs)
 
-        if rule == "none" and vmap_method is None:
+        if rule == "none" and vmap_method is None and arrays and \
+                (not side_effect or _custom_vmap_keeps_effects()):
             run = _refusing_vmap(what, run)
         return run(*arrays)
 
@@ -206,6 +210,24 @@ def _vmap_method(rule, arrays):
     if method == "broadcast_all" and len({np.ndim(a) for a in arrays}) > 1:
         return "sequential"
     return method
+
+
+_custom_vmap_effects = []
+
+
+def _custom_vmap_keeps_effects():
+    """Whether this JAX's custom_vmap passes on the effects of what it
+    wraps (jax 0.5 drops them: a stateful call inside would be removed as
+    dead code when its result is unused). Found out once, by tracing."""
+    if not _custom_vmap_effects:
+        probe = jax.custom_batching.custom_vmap(
+            lambda x: jax.ffi.ffi_call(
+                "kcall.probe", jax.ShapeDtypeStruct((), np.float32),
+                has_side_effect=True, vmap_method="sequential")(x))
+        probe.def_vmap(lambda axis_size, in_batched, x: (x, True))
+        jaxpr = jax.make_jaxpr(probe)(np.float32(0))
+        _custom_vmap_effects.append(bool(jaxpr.effects))
+    return _custom_vmap_effects[0]
 
 
 def _refusing_vmap(what, fn):
@@ -266,6 +288,10 @@ def call_op(name, *args, vmap_method=None, **attrs):
     structured = args
     args = _flatten(name, args, list_inputs)
     method = vmap_method or _vmap_method(batching, args)
+    if batching == "none" and vmap_method is None and stateful and \
+            not _custom_vmap_keeps_effects():
+        # JAX's own refusal (vmap_method None), which keeps the effect.
+        method = None
     attrs = {k: _attr_value(v) for k, v in attrs.items()}
     inputs = [(tuple(a.shape), _dtype_name(a.dtype)) for a in args]
     outs = _core.op_infer(handle, inputs, dict(attrs))
@@ -285,7 +311,8 @@ def call_op(name, *args, vmap_method=None, **attrs):
         out = ffi(*xs, **attrs)
         return out if len(shapes) == 1 else tuple(out)
 
-    if batching == "none" and vmap_method is None:
+    if batching == "none" and vmap_method is None and args and \
+            (not stateful or _custom_vmap_keeps_effects()):
         call = _refusing_vmap(f"kcall op {name!r}", call)
 
     if not args:

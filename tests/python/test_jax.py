@@ -388,6 +388,10 @@ def test_a_program_jax_lowered_runs_its_ops_in_kcall(plugins):
     y = np.ones((2, 2), np.float32)
     text = jax.jit(f).lower(x, y).as_text(dialect="hlo")
     assert 'custom_call_target="kcall.Scale"' in text, text
+    if "backend_config={axis = 1" not in text:
+        import jaxlib
+        pytest.skip(f"jaxlib {jaxlib.__version__} prints no FFI attributes "
+                    f"in HLO text, so the program has no axis to read")
     exe = kcall.Program.parse(text).compile()
     out = exe(x, y)
     out = out[0] if isinstance(out, (tuple, list)) else out
