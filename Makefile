@@ -53,7 +53,7 @@ BENCH_PKGS := numpy 'scikit-build-core>=0.10' $(TVM_PKGS_PINNED) $(JAX_PKGS_PINN
               $(TORCH_PKGS_PINNED) ninja
 BENCH_BUILD := build/bench-build
 
-.PHONY: all build demo test ctest pytest bench asan tsan fuzz valgrind install clean distclean \
+.PHONY: all build demo test ctest pytest compat bench asan tsan fuzz valgrind install clean distclean \
         abi-check abi-baseline
 
 all: build
@@ -133,6 +133,14 @@ ctest: build
 
 pytest: build $(VENV)/.stamp
 	$(run_pytest)
+
+# kcall.jax against several jax/jaxlib releases, each in a throwaway
+# environment (tools/jax_compat.sh; COMPAT_VERSIONS, default the oldest
+# supported, one in the middle and the pinned one). Not part of `test`.
+COMPAT_VERSIONS ?= 0.5.3 0.7.2 0.10.2
+compat: build
+	CMAKE_ARGS="-DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) $(CMAKE_ARGS)" \
+	  PYTHON=$(PYTHON) tools/jax_compat.sh $(BUILD) $(COMPAT_VERSIONS)
 
 # The C benchmarks, then the Python ones against a Release install of the
 # package in .venv-bench (with tvm-ffi, JAX and NumPy to compare against:

@@ -74,6 +74,7 @@
   X(kc_op)                                                                    \
   X(kc_op_builder)                                                            \
   X(kc_op_attrs)                                                              \
+  X(kc_op_batching)                                                           \
   X(kc_shape_handle)                                                          \
   X(kc_shape_ctx)                                                             \
   X(kc_kernel_builder)                                                        \

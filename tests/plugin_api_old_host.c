@@ -143,6 +143,23 @@ static kc_status* kt_old_checks(void) {
                                  KC_INVALID_ARGUMENT,
                                  "kc_op_builder_set_gradient needs host API 1.3"),
                "kc_op_builder_set_gradient needs 1.3");
+
+  /* The 1.4 batching rules: a refusal fails the builder (the op is
+   * refused, never batched); the others leave the op to batch one element
+   * at a time, always right. */
+  KC_RETURN_IF_ERROR(kc_op_builder_create("kt_old.NoBatch", &b), "create");
+  kc_op_builder_add_input_v2(b, "x: f32");
+  kc_op_builder_add_output_v2(b, "y: f32");
+  kc_op_builder_set_batching(b, KC_OP_BATCH_NONE);
+  KT_OLD_CHECK(kt_old_fails_with(kc_op_registry_register(b, 0),
+                                 KC_INVALID_ARGUMENT,
+                                 "kc_op_builder_set_batching needs host API 1.4"),
+               "kc_op_builder_set_batching(NONE) needs 1.4");
+  KC_RETURN_IF_ERROR(kc_op_builder_create("kt_old.Batch", &b), "create");
+  kc_op_builder_add_input_v2(b, "x: f32");
+  kc_op_builder_add_output_v2(b, "y: f32");
+  kc_op_builder_set_batching(b, KC_OP_BATCH_ELEMENTWISE);
+  KC_RETURN_IF_ERROR(kc_op_registry_register(b, 0), "an elementwise op on a 1.0 host");
   return NULL;
 }
 

@@ -640,10 +640,10 @@ KC_TEST(cuda_program_xla_ffi_stream_and_graph_flags) {
   kc_xcall_target_desc desc = {.struct_size = sizeof desc};
   KC_CHECK_OK(kc_xcall_lookup(kc_sv("kt.typed_safe"), KC_PLATFORM_CUDA, &desc));
   KC_CHECK(desc.signature && (desc.signature->flags & KC_XCALL_SIG_GRAPH_SAFE));
-  sig.flags = 8u;
+  sig.flags = 32u;
   KC_CHECK_CODE(kc_xcall_register_typed(kc_sv("kt.typed_bad"), KC_PLATFORM_CUDA, &sig,
                                         kt_noop_typed, NULL, NULL, 0),
-                KC_INVALID_ARGUMENT, "unknown flags 0x8");
+                KC_INVALID_ARGUMENT, "unknown flags 0x20");
   /* The registration flag is not a registry flag: it does not override. */
   KC_CHECK_OK(kc_xcall_register(kc_sv("kt.legacy_safe"), KC_PLATFORM_CUDA,
                                 KC_XCALL_API_ORIGINAL, (void (*)(void))kt_safe_copy,

@@ -66,6 +66,11 @@ static kc_status* define_op(void) {
    * goes to the gradient op under its name). The builder keeps an error,
    * which registration reports. */
   if (!st) g_host->op_builder_set_gradient(b, "Scale(grad(y)) -> grad(x)");
+  /* Element-wise: a batch is one call (jax.vmap), on a host that knows
+   * batching rules (API 1.4); an older one batches element by element. */
+  if (!st && KC_STRUCT_HAS(g_host, kc_host_api, op_builder_set_batching)) {
+    g_host->op_builder_set_batching(b, KC_OP_BATCH_ELEMENTWISE);
+  }
   if (st) {
     g_host->op_builder_destroy(b);
     return st;
@@ -88,7 +93,7 @@ static kc_status* init(const kc_host_api* host) {
 }
 
 static const char* const kRequired[] = {"custom_calls", "ops", "kernels",
-                                        "gradient", NULL};
+                                        "gradient", "target_gradient", NULL};
 
 static const kc_plugin_info kInfo = {
     .struct_size = sizeof(kc_plugin_info),

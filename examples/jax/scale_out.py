@@ -37,6 +37,7 @@ fails, and repeats the failure's message. Exit status: 0 when every shard
 matches; 1 for a process's own failure; 2 for one stopped by another's.
 """
 import argparse
+import inspect
 import os
 import subprocess
 import sys
@@ -260,11 +261,15 @@ def run_process(args):
     if args.processes > 1:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         wait = max(10, int(args.timeout))
+        # jax before 0.6 has no heartbeat and shutdown timeouts to set.
+        timeouts = {name: min(wait, 30) for name in
+                    ("heartbeat_timeout_seconds", "shutdown_timeout_seconds")
+                    if name in inspect.signature(
+                        jax.distributed.initialize).parameters}
         jax.distributed.initialize(
             coordinator_address=args.coordinator or f"localhost:{args.port}",
             num_processes=args.processes, process_id=process,
-            initialization_timeout=wait, heartbeat_timeout_seconds=min(wait, 30),
-            shutdown_timeout_seconds=min(wait, 30))
+            initialization_timeout=wait, **timeouts)
         from jax._src import distributed  # the runtime's key-value store
         peers = Peers(distributed.global_state.client, process, args.processes)
 
@@ -283,7 +288,11 @@ def run_process(args):
             return rms_norm(y + 0.01 * jax.lax.psum(jnp.sum(y, axis=0), "rows"))
 
         mesh = jax.make_mesh((jax.device_count(),), ("rows",))
-        sharded_step = jax.jit(jax.shard_map(
+        # jax.shard_map, or jax.experimental's before jax 0.7.
+        shard_map = getattr(jax, "shard_map", None)
+        if shard_map is None:
+            from jax.experimental.shard_map import shard_map
+        sharded_step = jax.jit(shard_map(
             step, mesh=mesh, in_specs=P("rows"), out_specs=P("rows")))
 
         rows, cols = 8 * jax.device_count(), 16

@@ -55,6 +55,31 @@ static size_t ops_dtype_size(DLDataType t) {
   return ((size_t)t.bits * t.lanes + 7) / 8;
 }
 
+/* How each op batches under a framework's vmap (op.h, "Batching"). The
+ * element-wise ones compute each slice along a leading dim from the same
+ * slice of their inputs; MatMul (2-D only) and Concat (its axis counts
+ * from the front) do not, and batch one element at a time, as an op
+ * declaring nothing does; Counter advances once per call, which a batch
+ * cannot honour. */
+static const struct {
+  const char* op;
+  kc_op_batching rule;
+} kOpsBatching[] = {
+    {"Bitcast", KC_OP_BATCH_ELEMENTWISE},  {"Add", KC_OP_BATCH_ELEMENTWISE},
+    {"AddGrad", KC_OP_BATCH_ELEMENTWISE},  {"Softplus", KC_OP_BATCH_ELEMENTWISE},
+    {"SoftplusGrad", KC_OP_BATCH_ELEMENTWISE},
+    {"SoftplusGradGrad", KC_OP_BATCH_ELEMENTWISE},
+    {"MatMul", KC_OP_BATCH_SEQUENTIAL},    {"MatMulGrad", KC_OP_BATCH_SEQUENTIAL},
+    {"Concat", KC_OP_BATCH_SEQUENTIAL},    {"Counter", KC_OP_BATCH_NONE},
+};
+
+static kc_op_batching ops_batching(const char* name) {
+  for (size_t i = 0; i < sizeof kOpsBatching / sizeof kOpsBatching[0]; ++i) {
+    if (strcmp(kOpsBatching[i].op, name) == 0) return kOpsBatching[i].rule;
+  }
+  return KC_OP_BATCH_SEQUENTIAL;
+}
+
 /* Registers one op from its specs, with its gradient (NULL: none); the
  * builder is consumed either way. The builder keeps the first failure of
  * the calls in between, and registration returns it. */
@@ -79,6 +104,7 @@ static kc_status* ops_define_grad(const char* name, const char* const* inputs,
   kc_op_builder_set_doc_v2(b, doc);
   kc_op_builder_set_shape_fn_v2(b, shape_fn, NULL, NULL);
   if (gradient) kc_op_builder_set_gradient(b, gradient);
+  kc_op_builder_set_batching(b, ops_batching(name));
   return kc_op_registry_register(b, 0);
 }
 
@@ -856,7 +882,7 @@ static const kc_plugin_info kOpsInfo = {
     .version = "1.0.0",
     .required_features =
         (const char* const[]){"ops", "kernels", "op_builder_v2", "gradient",
-                               NULL},
+                               "batching", NULL},
     .init = ops_init,
 };
 

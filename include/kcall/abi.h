@@ -86,7 +86,7 @@ extern "C" {
  * A different major is refused; a newer plugin minor is capped to the
  * host's. */
 #define KC_API_VERSION_MAJOR 1
-#define KC_API_VERSION_MINOR 3
+#define KC_API_VERSION_MINOR 4
 
 /* ------------------------------------------------------------------------ */
 /* DLPack 1.x, declared from the DLPack specification, layout for layout.    */
@@ -544,7 +544,7 @@ typedef struct kc_xcall_signature {
    * handed to the handler where a call site omits the attribute. Its name
    * is ignored. Deep-copied at registration. */
   const kc_attr* attr_defaults;
-  /* Appended in 1.3 (read only when struct_size covers it): NULL, or how
+  /* Appended in 1.4 (read only when struct_size covers it): NULL, or how
    * the target's gradient is computed, by another typed target of the same
    * platform: the spec of kc_op_builder_set_gradient (kcall/op.h,
    * "Gradients") with the target's buffers named by position, since they
@@ -554,8 +554,8 @@ typedef struct kc_xcall_signature {
    * gradient target gets the forward call's attributes. Copied and
    * checked at registration (kc_xcall_register_typed); kcall.jax.call_target
    * turns it into jax.custom_vjp, and kc_xcall_get_gradient reads it back.
-   * A plugin that sets it lists the host feature "gradient" among its
-   * required_features: an older host would ignore the field. */
+   * A plugin that sets it lists the host feature "target_gradient" among
+   * its required_features: an older host would ignore the field. */
   const char* gradient;
 } kc_xcall_signature;
 
@@ -576,6 +576,14 @@ typedef struct kc_xcall_signature {
 /* The handler may be captured into a CUDA graph (see KC_XCALL_GRAPH_SAFE,
  * which registration flags may say instead). */
 #define KC_XCALL_SIG_GRAPH_SAFE 4u
+
+/* How the target batches under a framework's vmap (kcall.jax.ffi_call
+ * passes the matching vmap_method; see kc_op_batching): with neither bit
+ * one call per batch element, ELEMENTWISE one call on the whole batch
+ * (the target computes each slice along a new leading dim of all its
+ * buffers as it would alone), NONE refused. At most one of the two. */
+#define KC_XCALL_SIG_BATCH_ELEMENTWISE 8u
+#define KC_XCALL_SIG_BATCH_NONE 16u
 
 /* An XLA FFI handler, XLA_FFI_Error* fn(XLA_FFI_CallFrame*), with XLA's
  * pointer types erased so that this header needs none of XLA's (see
@@ -645,6 +653,14 @@ typedef struct kc_kernel_ctx kc_kernel_ctx;
  * the kc_shape_ctx_* helpers (op.h, "Symbolic dims"). */
 #define KC_OP_SYMBOLIC_SHAPES (1u << 3)
 
+/* How an op batches: what a framework does when it maps the op over a
+ * leading batch dim (jax.vmap); kc_op_builder_set_batching in op.h. */
+typedef enum kc_op_batching {
+  KC_OP_BATCH_SEQUENTIAL = 0,  /* one call per batch element (the default) */
+  KC_OP_BATCH_ELEMENTWISE = 1, /* one call on the whole batch, slice by slice */
+  KC_OP_BATCH_NONE = 2         /* refused: the op cannot be batched */
+} kc_op_batching;
+
 /* Infers output shapes (and may refine output dtypes); a status stops the
  * call with its message. */
 typedef kc_status* (*kc_shape_fn)(kc_shape_ctx* ctx);
@@ -684,7 +700,7 @@ typedef struct kc_closure {
  * xcall.h, xla_ffi.h and device.h for their contracts. kcall/plugin_api.h
  * lets plugin code call each entry by that name. Append-only: new entries
  * go at the end (API 1.0 has 115 functions, 1.1 has 126, 1.2 has 139, 1.3
- * has 140),
+ * has 140, 1.4 has 141),
  * and a plugin checks KC_STRUCT_HAS(host, kc_host_api, entry) before it
  * calls an entry newer than the API minor it requires (or lists the
  * entry's feature in its required_features). */
@@ -1002,6 +1018,12 @@ typedef struct kc_host_api {
   /* An op's gradient, declared once for every framework (op.h,
    * "Gradients"; feature "gradient"). */
   void (*op_builder_set_gradient)(kc_op_builder* builder, const char* spec);
+
+  /* ---- API 1.4 ---------------------------------------------------------- */
+
+  /* How an op batches, declared once for every framework (op.h,
+   * "Batching"; feature "batching"). */
+  void (*op_builder_set_batching)(kc_op_builder* builder, kc_op_batching rule);
 } kc_host_api;
 
 /* ------------------------------------------------------------------------ */

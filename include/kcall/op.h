@@ -225,6 +225,51 @@ KC_API void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
 KC_API void kc_op_builder_set_gradient(kc_op_builder* builder,
                                        const char* spec);
 
+/*
+ * Batching. An op may declare, once, how it batches: what a framework
+ * does when it maps the op over a leading batch dim (jax.vmap). The JAX
+ * adapter (kcall.jax.call_op) turns the rule into ffi_call's vmap_method;
+ * `kcall ops` and help(kcall.ops.NAME) show it.
+ *
+ *   KC_OP_BATCH_SEQUENTIAL   the default: the op runs once per batch
+ *                            element (JAX's "sequential", a loop). Always
+ *                            right, for any op.
+ *   KC_OP_BATCH_ELEMENTWISE  the op runs once on the whole batch: every
+ *                            input gets the batch dim in front (an input
+ *                            that is not batched is broadcast to it: JAX's
+ *                            "broadcast_all") and every output comes back
+ *                            with it. Declare it only when slice b of each
+ *                            output, along that new leading dim, is what
+ *                            the op computes from slice b of every input,
+ *                            with the same attributes: element-wise ops
+ *                            (Add, Softplus, Scale), and ops that work on
+ *                            trailing dims only. "broadcast_all" rather
+ *                            than "expand_dims": the kernel then sees all
+ *                            inputs with the same leading dim, which is
+ *                            right whether or not it broadcasts size-1
+ *                            dims ("expand_dims" hands an unbatched input
+ *                            over with a leading dim of 1, which a kernel
+ *                            that expects equal shapes would misread).
+ *                            The adapter uses it for a call whose inputs
+ *                            all have one rank (else a new leading dim
+ *                            would not line up across them under NumPy
+ *                            broadcasting) and runs the others one element
+ *                            at a time.
+ *   KC_OP_BATCH_NONE         refused: mapping the op raises an error
+ *                            naming it (an op whose calls must happen one
+ *                            by one, in the program's order, as it is
+ *                            written).
+ *
+ * INVALID_ARGUMENT for another value; errors are kept by the builder, as
+ * for the _v2 calls. A second call replaces the first. Plugins: host API
+ * 1.4 (feature "batching"; on an older host see kcall/plugin_api.h). */
+KC_API void kc_op_builder_set_batching(kc_op_builder* builder,
+                                       kc_op_batching rule);
+
+/* The rule's name: "sequential", "elementwise" or "none"; NULL for a value
+ * that is no rule. */
+KC_API const char* kc_op_batching_name(kc_op_batching rule);
+
 /* The original builder functions: each does what its _v2 does and
  * returns the status of its own call (NULL on success), owned by the
  * caller; the builder remembers the first failure all the same.
@@ -353,6 +398,10 @@ typedef struct kc_op_gradient {
  * true; returns false, leaving `out` alone, when the op declares none (or
  * op or out is NULL). Thread-safe. */
 KC_API bool kc_op_get_gradient(const kc_op* op, kc_op_gradient* out);
+
+/* How the op batches (kc_op_builder_set_batching): KC_OP_BATCH_SEQUENTIAL
+ * when it declares nothing, or for a NULL op. Thread-safe. */
+KC_API kc_op_batching kc_op_get_batching(const kc_op* op);
 
 /* The default value of the index-th attr (see "Attribute values"), as
  * its spec gives it; NULL when it has none or the index is out of range.

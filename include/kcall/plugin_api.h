@@ -79,6 +79,12 @@
  *         with a message saying the host is too old, rather than
  *         registered without its gradient. A plugin may instead list the
  *         feature "gradient" in required_features.
+ *   B     new in API 1.4 (kc_op_builder_set_batching): on an older host,
+ *         KC_OP_BATCH_NONE fails the builder ("kc_op_builder_set_batching
+ *         needs host API 1.4"), so that an op that must not be batched is
+ *         refused rather than batched; the other rules do nothing there
+ *         (the op batches one element at a time, which is always right).
+ *         A plugin may instead list the feature "batching".
  * Plugin mode also spells the table's system_allocator as
  * kc_allocator_system(). The inline helpers of kcall/abi_helpers.h (kc_sv,
  * kc_any_int, kc_dtype_make, kc_device_cpu, KC_RETURN_IF_ERROR, ...) are
@@ -507,7 +513,9 @@
     (const DLTensor* from, const DLTensor* to, void* stream), \
     (from, to, stream)) \
   X(G, void, op_builder_set_gradient, \
-    (kc_op_builder* builder, const char* spec), (builder, spec))
+    (kc_op_builder* builder, const char* spec), (builder, spec)) \
+  X(B, void, op_builder_set_batching, \
+    (kc_op_builder* builder, kc_op_batching rule), (builder, rule))
 
 /* The mode (see the top of this file): plugin mode unless the host's
  * headers came first or KC_PLUGIN_API_HOST asks for host mode;
@@ -582,6 +590,7 @@ static inline const kc_allocator* kc_allocator_system(void) {
 #define KC__PLUGIN_FN_S(ret, name, params, args)
 #define KC__PLUGIN_FN_W(ret, name, params, args)
 #define KC__PLUGIN_FN_G(ret, name, params, args)
+#define KC__PLUGIN_FN_B(ret, name, params, args)
 #define KC__PLUGIN_FN(kind, ret, name, params, args) \
   KC__PLUGIN_FN_##kind(ret, name, params, args)
 KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN)
@@ -594,6 +603,7 @@ KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN)
 #undef KC__PLUGIN_FN_S
 #undef KC__PLUGIN_FN_W
 #undef KC__PLUGIN_FN_G
+#undef KC__PLUGIN_FN_B
 #undef KC__PLUGIN_UNPAREN
 
 /* ---- M: variadic, and the call ------------------------------------------ */
@@ -737,6 +747,7 @@ static inline size_t kc_sv_format_quoted(kc_string_view text, char* buf, size_t 
     if (KC__PLUGIN_HAS(name)) kc__plugin_host->name args;                   \
   }
 #define KC__PLUGIN_FN2_G(ret, name, params, args)
+#define KC__PLUGIN_FN2_B(ret, name, params, args)
 #define KC__PLUGIN_FN2(kind, ret, name, params, args) \
   KC__PLUGIN_FN2_##kind(ret, name, params, args)
 KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN2)
@@ -749,6 +760,7 @@ KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN2)
 #undef KC__PLUGIN_FN2_S
 #undef KC__PLUGIN_FN2_W
 #undef KC__PLUGIN_FN2_G
+#undef KC__PLUGIN_FN2_B
 
 /* ---- G: API 1.3 ------------------------------------------------------ */
 
@@ -762,6 +774,21 @@ static inline void kc_op_builder_set_gradient(kc_op_builder* builder,
      * so that the op is refused, not registered without its gradient. */
     host->status_destroy(host->op_builder_add_attr(
         builder, "(kc_op_builder_set_gradient needs host API 1.3)"));
+  }
+}
+
+/* ---- B: API 1.4 ------------------------------------------------------ */
+
+static inline void kc_op_builder_set_batching(kc_op_builder* builder,
+                                              kc_op_batching rule) {
+  const kc_host_api* host = kc__plugin_host;
+  if (KC__PLUGIN_HAS(op_builder_set_batching)) {
+    host->op_builder_set_batching(builder, rule);
+  } else if (rule != KC_OP_BATCH_SEQUENTIAL && rule != KC_OP_BATCH_ELEMENTWISE) {
+    /* A refusal the host cannot honour fails the builder (column 1 is an
+     * error), so that the op is refused, not batched. */
+    host->status_destroy(host->op_builder_add_attr(
+        builder, "(kc_op_builder_set_batching needs host API 1.4)"));
   }
 }
 

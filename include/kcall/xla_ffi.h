@@ -179,7 +179,22 @@ KC_API const void* kc_xla_ffi_get_api(void);
  *                                        "execute": cap}, platform="cpu")
  *
  * What it does with XLA's call frame:
- *   - answers XLA's metadata query with API 0.3 and no traits;
+ *   - speaks the XLA FFI API version of the XLA that calls it, 0.1
+ *     (jaxlib 0.5 to 0.7), 0.2 (jaxlib 0.8) or 0.3 (jaxlib 0.9 and
+ *     later), read from the api_version of the XLA_FFI_Api table in each
+ *     call frame: the state functions' arguments are laid out as that
+ *     version lays them out. Any other version (another major, a newer
+ *     minor whose layouts kcall does not know) is refused: each call
+ *     returns FAILED_PRECONDITION ("kcall target 'NAME': XLA FFI API 0.4
+ *     is not one kcall's adapter speaks (0.1 to 0.3, ...)");
+ *   - answers XLA's metadata query with that version and no traits, which
+ *     is what an XLA older than 0.3 requires (it refuses a handler of any
+ *     other version; a refused registration breaks its CPU backend's
+ *     start-up). An XLA whose query carries its table (jaxlib 0.9 and
+ *     later) gets its own version, an unknown one the error above; an
+ *     XLA whose query carries none (jaxlib before 0.9) gets the version
+ *     set with kc_xla_ffi_adapter_set_api_version, 0.3 by default
+ *     (kcall.jax sets the version of the jaxlib it imports);
  *   - EXECUTE turns XLA's buffers into DLTensors on the stack (XLA dtype
  *     to DLPack, dims borrowed), without allocating, and calls the target
  *     with the attributes its signature declares, looked up by name in
@@ -244,6 +259,16 @@ KC_API kc_status* kc_xla_ffi_adapter_create(kc_string_view name,
  *   RESOURCE_EXHAUSTED  all adapters are bound */
 KC_API kc_status* kc_xla_ffi_adapter_create_for_op(
     kc_string_view op_name, kc_xla_ffi_handler_fn* out_handler);
+
+/* The XLA FFI API version every adapter reports to an XLA whose metadata
+ * query carries no API table (XLA before API 0.3, jaxlib before 0.9), which
+ * accepts only a handler of exactly its own version: 0.1 for jaxlib 0.5
+ * to 0.7, 0.2 for jaxlib 0.8. The default is 0.3. Set it before the
+ * adapters are registered with that XLA; process-wide (one XLA per
+ * process). INVALID_ARGUMENT for a version the adapter does not speak
+ * (0.1 to 0.3). Thread-safe. */
+KC_API kc_status* kc_xla_ffi_adapter_set_api_version(int32_t major,
+                                                     int32_t minor);
 
 /* How many adapters the pool holds. */
 #define KC_XLA_FFI_ADAPTER_MAX 256

@@ -239,7 +239,7 @@ def _buffer_spec(spec, what):
 
 
 def register_target(name, fn=None, *, args, results, attrs=None,
-                    platform="host", override=False):
+                    platform="host", override=False, batching="sequential"):
     """Registers a Python function as a typed custom-call target.
 
     For prototyping: a program calling `name` calls ``fn(*operands,
@@ -250,8 +250,16 @@ def register_target(name, fn=None, *, args, results, attrs=None,
     returns. `args` and `results` describe the buffers, each a dtype name
     ('f32'), None for any, or (dtype, rank); `attrs` maps attribute names
     to their types ('bool', 'i32', 'i64', 'f32', 'f64', 'str', 'dict', or
-    'array' / 'array<i64>'). Used directly or as a decorator.
+    'array' / 'array<i64>'). `batching` says how it batches under
+    jax.vmap (kcall.jax.ffi_call): "sequential" (once per element),
+    "elementwise" or "none" (KC_XCALL_SIG_BATCH_*). Used directly or as a
+    decorator.
     """
+    flags = {"sequential": 0, "elementwise": 8, "none": 16}.get(batching)
+    if flags is None:
+        raise ValueError(f"register_target {name!r}: batching: expected "
+                         f"'sequential', 'elementwise' or 'none', got "
+                         f"{batching!r}")
     arg_specs = [_buffer_spec(s, "argument") for s in args]
     result_specs = [_buffer_spec(s, "result") for s in results]
     attr_specs = []
@@ -263,7 +271,7 @@ def register_target(name, fn=None, *, args, results, attrs=None,
 
     def register(f):
         _core.register_target(name, f, arg_specs, result_specs, attr_specs,
-                              platform, override)
+                              platform, override, flags)
         return f
     return register if fn is None else register(fn)
 

@@ -33,13 +33,16 @@ examples/jax/scale_out.py.
 Importing this module imports JAX.
 """
 
+import os
+import re
+
 import jax
 import numpy as np
 
 from . import _core, load_plugin
 
 __all__ = ["register_target", "register_op", "register_plugin", "call_op",
-           "call_target"]
+           "call_target", "ffi_call"]
 
 _PLATFORMS = {"cpu": "host", "host": "host", "cuda": "cuda", "gpu": "cuda"}
 # JAX's names for kcall's platforms: jax.ffi.register_ffi_target knows
@@ -56,8 +59,47 @@ def _kcall_platform(platform):
                          f"'cuda')") from None
 
 
+def _jaxlib_ffi_api_version():
+    """The XLA FFI API version of the jaxlib imported, (major, minor): the
+    one its XLA was built with, as the C header it ships
+    (jax.ffi.include_dir()) defines it; else from jaxlib's release (0.1
+    before 0.8, 0.2 for 0.8, 0.3 after)."""
+    try:
+        path = os.path.join(jax.ffi.include_dir(), "xla", "ffi", "api",
+                            "c_api.h")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        return tuple(int(re.search(r"#define XLA_FFI_API_%s (\d+)" % part,
+                                   text).group(1))
+                     for part in ("MAJOR", "MINOR"))
+    except (AttributeError, OSError, ValueError):
+        import jaxlib
+        release = tuple(int(p) for p in
+                        re.findall(r"\d+", jaxlib.__version__)[:2])
+        return (0, 1) if release < (0, 8) else (0, 2) if release < (0, 9) \
+            else (0, 3)
+
+
+# What the adapters answer an XLA that asks for their API version without
+# saying its own (jaxlib before 0.9 accepts only a handler of exactly its
+# version). A version kcall does not speak is reported when a target or op
+# is registered.
+FFI_API_VERSION = _jaxlib_ffi_api_version()
+try:
+    _core.xla_ffi_set_api_version(*FFI_API_VERSION)
+    _ffi_version_error = None
+except _core.InvalidArgumentError as e:
+    _ffi_version_error = e
+
+
 def _register(jax_name, capsule, kplatform,
               stages=("instantiate", "execute")):
+    if _ffi_version_error is not None:
+        import jaxlib
+        raise _core.FailedPreconditionError(
+            f"kcall.jax: jaxlib {jaxlib.__version__} speaks XLA FFI API "
+            f"{FFI_API_VERSION[0]}.{FFI_API_VERSION[1]}, which kcall's "
+            f"adapter does not: {_ffi_version_error}")
     jax.ffi.register_ffi_target(jax_name, {s: capsule for s in stages},
                                 platform=_JAX_PLATFORMS[kplatform])
 
@@ -79,10 +121,14 @@ def register_target(name, platform="cpu", *, jax_name=None):
     stateless = _core.target_info(name, kplatform)["no_instantiate"]
     _register(jax_name, capsule, kplatform,
               ("execute",) if stateless else ("instantiate", "execute"))
+    _jax_names[jax_name] = ("target", name, kplatform)
     return jax_name
 
 
 _op_names = {}
+# What each JAX name registered here runs: ("target", name, platform) or
+# ("op", name, "host"), for ffi_call.
+_jax_names = {}
 
 
 def register_op(name, *, jax_name=None):
@@ -93,7 +139,56 @@ def register_op(name, *, jax_name=None):
     jax_name = jax_name or "kcall." + name
     _register(jax_name, capsule, "host")
     _op_names[name] = jax_name
+    _jax_names[jax_name] = ("op", name, "host")
     return jax_name
+
+
+def ffi_call(target_name, result_shape_dtypes, *, vmap_method=None,
+             has_side_effect=None, **kwargs):
+    """jax.ffi.ffi_call for a target or op registered here (register_target,
+    register_op, register_plugin), with what kcall knows of it filled in:
+    `vmap_method` from its batching rule (a target's signature flags
+    KC_XCALL_SIG_BATCH_*, an op's kc_op_builder_set_batching; see
+    call_op), `has_side_effect` True for an op declared stateful. Given
+    explicitly, either overrides. Returns the callable jax.ffi.ffi_call
+    returns (arrays positional, attributes as keywords). A name not
+    registered here raises ValueError naming it."""
+    known = _jax_names.get(target_name)
+    if known is None:
+        raise ValueError(
+            f"kcall.jax.ffi_call: {target_name!r} was not registered with "
+            f"kcall.jax (register_target, register_op or register_plugin); "
+            f"registered: {sorted(_jax_names) or 'none'}")
+    kind, name, kplatform = known
+    if kind == "op":
+        info = _core.op_describe(_core.op_lookup(name))
+        rule = info.get("batching", "sequential")
+        stateful = "stateful" in info["flags"]
+        what = f"kcall op {name!r}"
+    else:
+        rule = _core.target_info(name, kplatform)["batching"]
+        stateful = False
+        what = f"kcall target {name!r}"
+    side_effect = stateful if has_side_effect is None else has_side_effect
+
+    def call(*arrays, **attrs):
+        method = vmap_method or _vmap_method(rule, arrays)
+        if rule == "none" and vmap_method is None and side_effect and \
+                not _custom_vmap_keeps_effects():
+            method = None  # JAX's own refusal, which keeps the effect
+        ffi = jax.ffi.ffi_call(target_name, result_shape_dtypes,
+                               vmap_method=method,
+                               has_side_effect=side_effect, **kwargs)
+
+        def run(*xs):
+            return ffi(*xs, **attrs)
+
+        if rule == "none" and vmap_method is None and arrays and \
+                (not side_effect or _custom_vmap_keeps_effects()):
+            run = _refusing_vmap(what, run)
+        return run(*arrays)
+
+    return call
 
 
 def _dtype_name(dtype):
@@ -103,7 +198,56 @@ def _dtype_name(dtype):
 _op_list_inputs = {}
 
 
-def call_op(name, *args, vmap_method="sequential", **attrs):
+# The vmap_method of each batching rule (op.h, "Batching"); "none" has
+# none: vmap refuses the call, naming the op.
+_VMAP_METHODS = {"sequential": "sequential", "elementwise": "broadcast_all"}
+
+
+def _vmap_method(rule, arrays):
+    """The vmap_method for a call of an op or target with batching `rule`
+    on `arrays`: "broadcast_all" for an elementwise one whose inputs share
+    one rank (a new leading dim lines up across them), else
+    "sequential"."""
+    method = _VMAP_METHODS.get(rule, "sequential")
+    if method == "broadcast_all" and len({np.ndim(a) for a in arrays}) > 1:
+        return "sequential"
+    return method
+
+
+_custom_vmap_effects = []
+
+
+def _custom_vmap_keeps_effects():
+    """Whether this JAX's custom_vmap passes on the effects of what it
+    wraps (jax 0.5 drops them: a stateful call inside would be removed as
+    dead code when its result is unused). Found out once, by tracing."""
+    if not _custom_vmap_effects:
+        probe = jax.custom_batching.custom_vmap(
+            lambda x: jax.ffi.ffi_call(
+                "kcall.probe", jax.ShapeDtypeStruct((), np.float32),
+                has_side_effect=True, vmap_method="sequential")(x))
+        probe.def_vmap(lambda axis_size, in_batched, x: (x, True))
+        jaxpr = jax.make_jaxpr(probe)(np.float32(0))
+        _custom_vmap_effects.append(bool(jaxpr.effects))
+    return _custom_vmap_effects[0]
+
+
+def _refusing_vmap(what, fn):
+    """`fn`, which jax.vmap refuses with a message naming `what`."""
+    refusing = jax.custom_batching.custom_vmap(fn)
+
+    @refusing.def_vmap
+    def rule(axis_size, in_batched, *xs):
+        raise NotImplementedError(
+            f"{what} cannot be batched: it declares the batching rule "
+            f"\"none\" (kc_op_builder_set_batching or "
+            f"KC_XCALL_SIG_BATCH_NONE), so jax.vmap refuses it; map it with "
+            f"a Python loop or jax.lax.map instead")
+
+    return refusing
+
+
+def call_op(name, *args, vmap_method=None, **attrs):
     """Calls the kcall op `name` on JAX arrays, inside or outside
     `jax.jit`: the result shapes come from the op's shape function
     (kcall's shape inference, run at trace time), the kernel runs when
@@ -118,12 +262,19 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
 
     Takes what ``kcall.ops`` takes: a list (or tuple) of arrays for an
     "N * T" or list(type) input, NumPy dtypes and scalar types
-    (``np.int32``) for type attrs. Under ``jax.vmap`` the op runs once
-    per batch element (`vmap_method` "sequential", always right); an op
-    that batches itself along a leading dimension may say so with
-    "expand_dims" or "broadcast_all" (jax.ffi.ffi_call's vmap_method). An op declared stateful is
-    called with ``has_side_effect=True``: XLA keeps the call even when
-    its result is unused.
+    (``np.int32``, ``np.dtype("int32")``, ``jnp.float32``) for type
+    attrs, NumPy scalars (``np.float32(0.5)``) for number attrs.
+
+    Under ``jax.vmap`` the op batches as it declares
+    (kc_op_builder_set_batching; op.h, "Batching"): "sequential" (the
+    default) runs it once per batch element; "elementwise" runs it once
+    on the whole batch, unbatched inputs broadcast to it (ffi_call's
+    vmap_method "broadcast_all"), for a call whose inputs share one rank,
+    else once per element; "none" makes vmap raise NotImplementedError
+    naming the op. `vmap_method`, when given, overrides the declaration
+    (any of jax.ffi.ffi_call's). An op declared stateful is called with
+    ``has_side_effect=True``: XLA keeps the call even when its result is
+    unused, and never merges two calls of it.
 
     ``jax.grad`` and ``jax.vjp`` differentiate the call through the op's
     declared gradient (kc_op_builder_set_gradient): its gradient op runs,
@@ -139,11 +290,17 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
     if known is None:
         info = _core.op_describe(handle)
         known = (_list_inputs(info), "stateful" in info["flags"],
-                 "symbolic_shapes" in info["flags"])
+                 "symbolic_shapes" in info["flags"],
+                 info.get("batching", "sequential"))
         _op_list_inputs[name] = known
-    list_inputs, stateful, _ = known
+    list_inputs, stateful, _, batching = known
     structured = args
     args = _flatten(name, args, list_inputs)
+    method = vmap_method or _vmap_method(batching, args)
+    if batching == "none" and vmap_method is None and stateful and \
+            not _custom_vmap_keeps_effects():
+        # JAX's own refusal (vmap_method None), which keeps the effect.
+        method = None
     attrs = {k: _attr_value(v) for k, v in attrs.items()}
     outs = _infer(name, handle, known, args, attrs)
     shapes = []
@@ -156,11 +313,15 @@ def call_op(name, *args, vmap_method="sequential", **attrs):
     # A stateful op is kept by XLA even when its result is unused, and
     # never merged with another call of it.
     ffi = jax.ffi.ffi_call(jax_name, shapes if len(shapes) != 1 else shapes[0],
-                           vmap_method=vmap_method, has_side_effect=stateful)
+                           vmap_method=method, has_side_effect=stateful)
 
     def call(*xs):
         out = ffi(*xs, **attrs)
         return out if len(shapes) == 1 else tuple(out)
+
+    if batching == "none" and vmap_method is None and args and \
+            (not stateful or _custom_vmap_keeps_effects()):
+        call = _refusing_vmap(f"kcall op {name!r}", call)
 
     if not args:
         return call()

@@ -43,11 +43,15 @@ class _FromSpec:
 
 
 def _attr_value(value):
-    """NumPy dtypes and scalar types become the dtype's name; lists too."""
+    """NumPy dtypes and scalar types become the dtype's name, NumPy scalars
+    the Python number; lists too."""
     if isinstance(value, (list, tuple)):
         return [_attr_value(v) for v in value]
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
+    if type(value).__module__ == "numpy" and hasattr(value, "item") \
+            and getattr(value, "ndim", None) == 0:
+        return value.item()  # a NumPy scalar: np.float32(0.5), np.int64(3)
     if isinstance(value, type) or type(value).__name__.endswith("DType") \
             or type(value).__name__ == "dtype":
         try:
@@ -138,6 +142,7 @@ def _doc(info):
         lines.append("flags:   " + ", ".join(info["flags"]))
     if info.get("gradient"):
         lines.append("gradient: " + info["gradient"]["spec"])
+    lines.append("batching: " + info.get("batching", "sequential"))
     lines.append("kernels: " + ("\n         ".join(info["kernels"])
                                 or "(none)"))
     return "\n".join(lines)

@@ -586,5 +586,21 @@ def register_op(name, *, namespace="kcall"):
                                   f"{namespace}::{names[2]}")
     _ops_by_torch_name[(namespace, op.torch_name)] = op
     operator = getattr(getattr(torch.ops, namespace), op.torch_name)
+    if "stateful" in op.call.definition["flags"]:
+        _keep_calls(qualified, operator, lib)
     _registered[key] = operator
     return operator
+
+
+def _keep_calls(qualified, operator, lib):
+    """Marks an op declared stateful as having side effects, so that
+    torch.compile and torch.export keep every call of it, in order, even
+    when its result is unused: registered as an ordered effect
+    (torch.library._register_effectful_op), or, on a torch without it,
+    as a function fx's dead-code elimination keeps."""
+    register = getattr(torch.library, "_register_effectful_op", None)
+    if register is not None:
+        from torch._library.effects import EffectType
+        register(qualified, EffectType.ORDERED, lib=lib)
+    else:
+        torch.fx.node.has_side_effect(operator.default)

@@ -114,7 +114,7 @@ static size_t format_signature(const void* op, char* buf, size_t cap) {
 
 /* op_describe(capsule) -> dict: name, signature, inputs, outputs, attrs
  * (spec strings), flags (names), doc, kernels (descriptions), gradient
- * (gradient_of) and defaults (defaults_of). */
+ * (gradient_of), defaults (defaults_of) and batching (its rule's name). */
 static PyObject* op_describe(PyObject* module, PyObject* capsule) {
   (void)module;
   const kc_op* op = op_from_capsule(capsule);
@@ -137,7 +137,7 @@ static PyObject* op_describe(PyObject* module, PyObject* capsule) {
     Py_XDECREF(s);
   }
   return Py_BuildValue(
-      "{s:s#,s:N,s:N,s:N,s:N,s:N,s:s,s:N,s:N,s:N}", "name", name.data,
+      "{s:s#,s:N,s:N,s:N,s:N,s:N,s:s,s:N,s:N,s:N,s:s}", "name", name.data,
       (Py_ssize_t)name.size, "signature", signature, "inputs",
       spec_list(op, kc_op_get_input_count(op), kc_op_get_input_spec),
       "outputs",
@@ -145,7 +145,7 @@ static PyObject* op_describe(PyObject* module, PyObject* capsule) {
       "attrs", spec_list(op, kc_op_get_attr_count(op), kc_op_get_attr_spec),
       "flags", flag_names, "doc", kc_op_get_doc(op), "kernels",
       kernels_of(name), "gradient", gradient_of(op), "defaults",
-      defaults_of(op));
+      defaults_of(op), "batching", kc_op_batching_name(kc_op_get_batching(op)));
 }
 
 static PyObject* list_ops(PyObject* module, PyObject* const* args,

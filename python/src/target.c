@@ -150,16 +150,17 @@ static int buffer_specs(PyObject* seq, kc_xcall_buffer_spec** out,
   return 0;
 }
 
-/* register_target(name, fn, args, results, attrs, platform, override):
- * args/results are [(dtype or None, rank or None)], attrs
- * [(name, type, elem_type or None)]. */
+/* register_target(name, fn, args, results, attrs, platform, override[,
+ * sig_flags]): args/results are [(dtype or None, rank or None)], attrs
+ * [(name, type, elem_type or None)]; sig_flags are KC_XCALL_SIG_* bits. */
 static PyObject* register_target(PyObject* module, PyObject* args) {
   (void)module;
   PyObject *name, *fn, *arg_specs, *result_specs, *attr_specs, *platform;
   int override;
-  if (!PyArg_ParseTuple(args, "UOOOOUp:register_target", &name, &fn,
+  unsigned int sig_flags = 0;
+  if (!PyArg_ParseTuple(args, "UOOOOUp|I:register_target", &name, &fn,
                         &arg_specs, &result_specs, &attr_specs, &platform,
-                        &override)) {
+                        &override, &sig_flags)) {
     return NULL;
   }
   kc_string_view name_v;
@@ -174,7 +175,7 @@ static PyObject* register_target(PyObject* module, PyObject* args) {
   }
   /* The signature: buffer specs, then each attribute's name and types
    * (the names, kept in `t`, become the callback's keywords). */
-  kc_xcall_signature sig = {.struct_size = sizeof sig};
+  kc_xcall_signature sig = {.struct_size = sizeof sig, .flags = sig_flags};
   kc_xcall_buffer_spec *ins = NULL, *outs = NULL;
   kc_xcall_attr_spec* attrs = NULL;
   py_target* t = NULL;

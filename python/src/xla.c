@@ -18,8 +18,9 @@ static int name_platform_args(PyObject* const* args, Py_ssize_t nargs,
 }
 
 /* target_info(name, platform) -> {"name", "platform", "api", "signature",
- * "no_instantiate", "gradient"} ("signature" is None for the legacy
- * conventions; "gradient" is kcpy_gradient_dict's, or None). */
+ * "no_instantiate", "gradient", "batching"} ("signature" is None for the
+ * legacy conventions; "gradient" is kcpy_gradient_dict's, or None;
+ * "batching" the rule its signature flags declare). */
 static PyObject* target_info(PyObject* module, PyObject* const* args,
                              Py_ssize_t nargs) {
   (void)module;
@@ -42,6 +43,12 @@ static PyObject* target_info(PyObject* module, PyObject* const* args,
   }
   int no_instantiate = d.signature && KC_STRUCT_HAS(d.signature, kc_xcall_signature, flags) &&
                        (d.signature->flags & KC_XCALL_SIG_NO_INSTANTIATE);
+  uint32_t sig_flags = d.signature && KC_STRUCT_HAS(d.signature, kc_xcall_signature, flags)
+                           ? d.signature->flags
+                           : 0;
+  const char* batching = (sig_flags & KC_XCALL_SIG_BATCH_NONE)          ? "none"
+                         : (sig_flags & KC_XCALL_SIG_BATCH_ELEMENTWISE) ? "elementwise"
+                                                                        : "sequential";
   kc_op_gradient g = {.struct_size = sizeof g};
   bool declared = false;
   st = kc_xcall_get_gradient(name, platform, &g, &declared);
@@ -54,11 +61,11 @@ static PyObject* target_info(PyObject* module, PyObject* const* args,
     Py_DECREF(signature);
     return NULL;
   }
-  return Py_BuildValue("{s:O,s:s,s:s,s:N,s:O,s:N}", "name", args[0],
+  return Py_BuildValue("{s:O,s:s,s:s,s:N,s:O,s:N,s:s}", "name", args[0],
                        "platform", kc_platform_name(d.platform), "api",
                        kc_xcall_api_name(d.api), "signature", signature,
                        "no_instantiate", no_instantiate ? Py_True : Py_False,
-                       "gradient", gradient);
+                       "gradient", gradient, "batching", batching);
 }
 
 /* xla_ffi_adapter(name, platform) -> a PyCapsule (unnamed, as
@@ -160,7 +167,30 @@ static PyObject* xla_ffi_type_register(PyObject* module, PyObject* const* args,
   Py_RETURN_NONE;
 }
 
+/* xla_ffi_set_api_version(major, minor): kc_xla_ffi_adapter_set_api_version. */
+static PyObject* xla_ffi_set_api_version(PyObject* module, PyObject* const* args,
+                                         Py_ssize_t nargs) {
+  (void)module;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "xla_ffi_set_api_version(major, minor)");
+    return NULL;
+  }
+  long major = PyLong_AsLong(args[0]), minor = PyLong_AsLong(args[1]);
+  if ((major == -1 || minor == -1) && PyErr_Occurred()) return NULL;
+  if (major < INT32_MIN || major > INT32_MAX || minor < INT32_MIN || minor > INT32_MAX) {
+    PyErr_SetString(PyExc_OverflowError, "xla_ffi_set_api_version: version out of range");
+    return NULL;
+  }
+  kc_status* st = kc_xla_ffi_adapter_set_api_version((int32_t)major, (int32_t)minor);
+  if (st) return kcpy_raise(st);
+  Py_RETURN_NONE;
+}
+
 PyMethodDef kcpy_xla_methods[] = {
+    {"xla_ffi_set_api_version", (PyCFunction)(void (*)(void))xla_ffi_set_api_version,
+     METH_FASTCALL,
+     "xla_ffi_set_api_version(major, minor)\n--\n\nThe XLA FFI API version "
+     "adapters report to an XLA whose metadata query carries no API table."},
     {"register_xla_ffi", (PyCFunction)(void (*)(void))register_xla_ffi,
      METH_FASTCALL,
      "register_xla_ffi(name, platform, execute, instantiate, flags)\n--\n\n"

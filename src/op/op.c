@@ -306,6 +306,35 @@ void kc_op_builder_set_gradient(kc_op_builder* builder, const char* spec) {
   kc__builder_keep(builder, __func__, kc__set_gradient(builder, __func__, spec));
 }
 
+static kc_status* kc__set_batching(kc_op_builder* b, const char* fn, kc_op_batching rule) {
+  if (!b) return kc__builder_misuse(fn, "builder");
+  if (!kc_op_batching_name(rule)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "%s: unknown batching rule %d (expected KC_OP_BATCH_SEQUENTIAL, "
+                            "KC_OP_BATCH_ELEMENTWISE or KC_OP_BATCH_NONE)",
+                            fn, (int)rule);
+  }
+  b->def.batching = rule;
+  return NULL;
+}
+
+void kc_op_builder_set_batching(kc_op_builder* builder, kc_op_batching rule) {
+  kc__builder_keep(builder, __func__, kc__set_batching(builder, __func__, rule));
+}
+
+const char* kc_op_batching_name(kc_op_batching rule) {
+  switch (rule) {
+    case KC_OP_BATCH_SEQUENTIAL: return "sequential";
+    case KC_OP_BATCH_ELEMENTWISE: return "elementwise";
+    case KC_OP_BATCH_NONE: return "none";
+  }
+  return NULL;
+}
+
+kc_op_batching kc_op_get_batching(const kc_op* op) {
+  return op ? op->def.batching : KC_OP_BATCH_SEQUENTIAL;
+}
+
 void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder, kc_shape_fn shape_fn,
                                    void* data, kc_deleter_fn data_deleter) {
   kc__builder_keep(

@@ -152,6 +152,7 @@ typedef struct kc__op_schema {
   kc__attr_def* attrs;
   int32_t num_attrs;
   kc__op_gradient* gradient; /* NULL: none declared */
+  kc_op_batching batching;   /* KC_OP_BATCH_SEQUENTIAL unless declared */
   size_t cap_inputs, cap_outputs, cap_attrs; /* KC__GROW's, while building */
 } kc__op_schema;
 

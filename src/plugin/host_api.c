@@ -30,8 +30,12 @@ _Static_assert(offsetof(kc_host_api, device_get_count) == 32 + 126 * sizeof(void
 _Static_assert(offsetof(kc_host_api, op_builder_set_gradient) ==
                    32 + 139 * sizeof(void*),
                "kc_host_api v1.2 has 139 functions");
-_Static_assert(sizeof(kc_host_api) == 32 + 140 * sizeof(void*),
+/* API 1.3 ends with op_builder_set_gradient, its 140th function. */
+_Static_assert(offsetof(kc_host_api, op_builder_set_batching) ==
+                   32 + 140 * sizeof(void*),
                "kc_host_api v1.3 has 140 functions");
+_Static_assert(sizeof(kc_host_api) == 32 + 141 * sizeof(void*),
+               "kc_host_api v1.4 has 141 functions");
 _Static_assert(sizeof(kc_plugin_info) == 56, "kc_plugin_info layout");
 
 /* KC_HOST_API_FUNCTIONS (kcall/plugin_api.h) names every entry of the
@@ -90,7 +94,8 @@ static const char* const kc__host_features[] = {"functions", "tensors",
                                                 "thread_pool",
                                                 "custom_calls", "xla_ffi",
                                                 "op_builder_v2", "user_data",
-                                                "device", "gradient",
+                                                "device", "gradient", "batching",
+                                                "target_gradient",
                                                 NULL};
 
 static const kc_host_api kc__host_api = {
@@ -239,6 +244,7 @@ static const kc_host_api kc__host_api = {
     .device_get_default_stream = kc_device_get_default_stream,
     .dltensor_copy = kc_dltensor_copy,
     .op_builder_set_gradient = kc_op_builder_set_gradient,
+    .op_builder_set_batching = kc_op_builder_set_batching,
 };
 
 const kc_host_api* kc_plugin_get_host_api(void) { return &kc__host_api; }

@@ -306,12 +306,19 @@ static kc_status* kc__copy_signature(kc__xcall_target* t,
                             (size_t)KC__SIGNATURE_V1_SIZE);
   }
   uint32_t flags = KC_STRUCT_HAS(sig, kc_xcall_signature, flags) ? sig->flags : 0;
-  if (flags & ~(KC_XCALL_SIG_OPEN | KC_XCALL_SIG_NO_INSTANTIATE | KC_XCALL_SIG_GRAPH_SAFE)) {
+  if (flags & ~(KC_XCALL_SIG_OPEN | KC_XCALL_SIG_NO_INSTANTIATE | KC_XCALL_SIG_GRAPH_SAFE |
+                KC_XCALL_SIG_BATCH_ELEMENTWISE | KC_XCALL_SIG_BATCH_NONE)) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "signature: unknown flags 0x%x (expected "
                             "KC_XCALL_SIG_OPEN, KC_XCALL_SIG_NO_INSTANTIATE, "
-                            "KC_XCALL_SIG_GRAPH_SAFE or none)",
+                            "KC_XCALL_SIG_GRAPH_SAFE, KC_XCALL_SIG_BATCH_ELEMENTWISE, "
+                            "KC_XCALL_SIG_BATCH_NONE or none)",
                             flags);
+  }
+  if ((flags & KC_XCALL_SIG_BATCH_ELEMENTWISE) && (flags & KC_XCALL_SIG_BATCH_NONE)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "signature: KC_XCALL_SIG_BATCH_ELEMENTWISE and "
+                            "KC_XCALL_SIG_BATCH_NONE together (expected at most one)");
   }
   if ((flags & KC_XCALL_SIG_OPEN) &&
       (sig->num_args || sig->num_results || sig->num_attrs)) {

@@ -124,20 +124,96 @@ XLA_FFI_Error* kc__adapter_error_from(const XLA_FFI_Api* api, const char* who,
   return kc__adapter_error_text(api, code, message);
 }
 
+/* ---- the API versions the adapter speaks --------------------------------------------- */
+
+/* The XLA FFI API versions the adapter speaks, 0.1 (jaxlib 0.5 to 0.7),
+ * 0.2 (jaxlib 0.8) and 0.3 (jaxlib 0.9 and later): every struct it passes
+ * is laid out alike in the three, except the state functions' arguments
+ * (see xla_ffi_api.h, "the layouts of older API versions"). An XLA of
+ * another version is refused: its layouts are not known here. */
+#define KC__ADAPTER_MINOR_OLDEST 1
+
+static bool kc__api_version_known(int32_t major, int32_t minor) {
+  return major == KC_XLA_FFI_API_MAJOR && minor >= KC__ADAPTER_MINOR_OLDEST &&
+         minor <= KC_XLA_FFI_API_MINOR;
+}
+
+/* What the adapters answer an XLA that asks for their metadata without
+ * passing its API table (before jaxlib 0.9): major << 16 | minor. */
+static _Atomic int32_t kc__announced_version =
+    (KC_XLA_FFI_API_MAJOR << 16) | KC_XLA_FFI_API_MINOR;
+
+kc_status* kc_xla_ffi_adapter_set_api_version(int32_t major, int32_t minor) {
+  if (!kc__api_version_known(major, minor)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_xla_ffi_adapter_set_api_version: XLA FFI API %d.%d is not "
+                            "one the adapter speaks (%d.%d to %d.%d)",
+                            (int)major, (int)minor, KC_XLA_FFI_API_MAJOR,
+                            KC__ADAPTER_MINOR_OLDEST, KC_XLA_FFI_API_MAJOR,
+                            KC_XLA_FFI_API_MINOR);
+  }
+  atomic_store_explicit(&kc__announced_version, (major << 16) | minor, memory_order_relaxed);
+  return NULL;
+}
+
+/* The minor version of the calling XLA's table, or -1 when the adapter
+ * does not speak it (the caller answers with kc__api_version_error). The
+ * version, not the table's struct_size, says which entries it has: XLA
+ * 0.1 sizes its table to XLA_FFI_Stream_Get, short of entries it has. */
+static inline int32_t kc__api_minor(const XLA_FFI_Api* api) {
+  if (KC__UNLIKELY(api->struct_size < KC__XLA_SIZE(XLA_FFI_Api, api_version) ||
+                   api->api_version.struct_size < KC__XLA_API_VERSION_SIZE ||
+                   !kc__api_version_known(api->api_version.major_version,
+                                          api->api_version.minor_version))) {
+    return -1;
+  }
+  return api->api_version.minor_version;
+}
+
+__attribute__((cold, noinline)) static XLA_FFI_Error* kc__api_version_error(
+    const XLA_FFI_Api* api, const char* who) {
+  bool sized = api->api_version.struct_size >= KC__XLA_API_VERSION_SIZE;
+  return kc__adapter_error(api, KC_FAILED_PRECONDITION,
+                           "%s: XLA FFI API %d.%d is not one kcall's adapter speaks (%d.%d "
+                           "to %d.%d, jaxlib 0.5 to 0.10): update kcall",
+                           who ? who : "kcall adapter",
+                           sized ? api->api_version.major_version : -1,
+                           sized ? api->api_version.minor_version : -1, KC_XLA_FFI_API_MAJOR,
+                           KC__ADAPTER_MINOR_OLDEST, KC_XLA_FFI_API_MAJOR,
+                           KC_XLA_FFI_API_MINOR);
+}
+
 /* ---- XLA's metadata query ------------------------------------------------------------ */
 
-/* True when the frame is XLA asking for the handler's metadata (answered
- * here: API 0.3, no traits). */
-static bool kc__adapter_metadata(XLA_FFI_CallFrame* cf) {
+/* True when the frame is XLA asking for the handler's metadata, answered
+ * here with XLA's own version (no traits): from the API table when the
+ * frame carries one (jaxlib 0.9 and later), else the announced one
+ * (kc_xla_ffi_adapter_set_api_version). A table of a version the adapter
+ * does not speak is refused, so XLA never registers the handler. */
+static bool kc__adapter_metadata(const kc__adapter* ad, XLA_FFI_CallFrame* cf,
+                                 XLA_FFI_Error** out_err) {
+  *out_err = NULL;
   for (XLA_FFI_Extension_Base* e = cf->extension_start; e; e = e->next) {
     if (e->type != XLA_FFI_Extension_Metadata ||
         e->struct_size < KC__XLA_METADATA_EXTENSION_SIZE) {
       continue;
     }
+    int32_t major, minor;
+    if (cf->api) {
+      if (kc__api_minor(cf->api) < 0) {
+        *out_err = kc__api_version_error(cf->api, ad->who);
+        return true;
+      }
+      major = cf->api->api_version.major_version;
+      minor = cf->api->api_version.minor_version;
+    } else {
+      int32_t v = atomic_load_explicit(&kc__announced_version, memory_order_relaxed);
+      major = v >> 16;
+      minor = v & 0xffff;
+    }
     XLA_FFI_Metadata* md = ((XLA_FFI_Metadata_Extension*)e)->metadata;
     if (md && md->struct_size >= KC__XLA_METADATA_SIZE) {
-      md->api_version = (XLA_FFI_Api_Version){KC__XLA_API_VERSION_SIZE, NULL,
-                                              KC_XLA_FFI_API_MAJOR, KC_XLA_FFI_API_MINOR};
+      md->api_version = (XLA_FFI_Api_Version){KC__XLA_API_VERSION_SIZE, NULL, major, minor};
       md->traits = 0;
     }
     return true;
@@ -259,6 +335,55 @@ static XLA_FFI_Error* kc__site_create(const kc__adapter* ad, const XLA_FFI_Api* 
   }
   *out = site;
   return NULL;
+}
+
+/* ---- XLA state, in the layout of the calling XLA's version -------------------------- */
+
+/* Sets `site` as the call site's INSTANTIATE state. API 0.1 names the
+ * deleter here (its types have none); 0.2 has no stage field; 0.3 has. */
+static XLA_FFI_Error* kc__state_set(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx,
+                                    XLA_FFI_TypeId* type, kc__site* site) {
+  switch (api->api_version.minor_version) {
+    case 1: {
+      kc__xla_state_set_args_0_1 a = {.struct_size = KC__XLA_STATE_SET_ARGS_0_1_SIZE,
+                                      .ctx = ctx,
+                                      .type_id = type,
+                                      .state = site,
+                                      .deleter = kc__site_destroy};
+      return api->XLA_FFI_State_Set((XLA_FFI_State_Set_Args*)(void*)&a);
+    }
+    case 2: {
+      kc__xla_state_args_0_2 a = {
+          .struct_size = KC__XLA_STATE_ARGS_0_2_SIZE, .ctx = ctx, .type_id = type, .state = site};
+      return api->XLA_FFI_State_Set((XLA_FFI_State_Set_Args*)(void*)&a);
+    }
+    default: {
+      XLA_FFI_State_Set_Args a = {.struct_size = KC__XLA_SIZE(XLA_FFI_State_Set_Args, state),
+                                  .ctx = ctx,
+                                  .stage = XLA_FFI_ExecutionStage_INSTANTIATE,
+                                  .type_id = type,
+                                  .state = site};
+      return api->XLA_FFI_State_Set(&a);
+    }
+  }
+}
+
+/* The call site's INSTANTIATE state into *out. */
+static inline XLA_FFI_Error* kc__state_get(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx,
+                                           XLA_FFI_TypeId* type, void** out) {
+  if (KC__LIKELY(api->api_version.minor_version >= 3)) {
+    XLA_FFI_State_Get_Args g = {.struct_size = KC__XLA_SIZE(XLA_FFI_State_Get_Args, state),
+                                .ctx = ctx,
+                                .stage = XLA_FFI_ExecutionStage_INSTANTIATE,
+                                .type_id = type};
+    XLA_FFI_Error* err = api->XLA_FFI_State_Get(&g);
+    *out = g.state;
+    return err;
+  }
+  kc__xla_state_args_0_2 g = {.struct_size = KC__XLA_STATE_ARGS_0_2_SIZE, .ctx = ctx, .type_id = type};
+  XLA_FFI_Error* err = api->XLA_FFI_State_Get((XLA_FFI_State_Get_Args*)(void*)&g);
+  *out = g.state;
+  return err;
 }
 
 /* ---- buffers ------------------------------------------------------------------------- */
@@ -554,15 +679,10 @@ static XLA_FFI_Error* kc__adapter_execute(kc__adapter* ad, XLA_FFI_CallFrame* cf
   XLA_FFI_TypeId* type = kc__site_type_of(ad, api);
   kc__site* site = NULL;
   if (KC__LIKELY(type != NULL)) {
-    XLA_FFI_State_Get_Args g = {
-        .struct_size = KC__XLA_SIZE(XLA_FFI_State_Get_Args, state),
-        .ctx = cf->ctx,
-        .stage = XLA_FFI_ExecutionStage_INSTANTIATE,
-        .type_id = type,
-    };
-    XLA_FFI_Error* miss = api->XLA_FFI_State_Get(&g);
+    void* state = NULL;
+    XLA_FFI_Error* miss = kc__state_get(api, cf->ctx, type, &state);
     if (KC__LIKELY(!miss)) {
-      site = g.state;
+      site = state;
     } else {
       XLA_FFI_Error_Destroy_Args x = {
           .struct_size = KC__XLA_SIZE(XLA_FFI_Error_Destroy_Args, error), .error = miss};
@@ -590,21 +710,19 @@ static XLA_FFI_Error* kc__adapter_instantiate(const kc__adapter* ad, XLA_FFI_Cal
   kc__site* site;
   err = kc__site_create(ad, api, &cf->attrs, &site);
   if (err) return err;
-  XLA_FFI_State_Set_Args s = {
-      .struct_size = KC__XLA_SIZE(XLA_FFI_State_Set_Args, state),
-      .ctx = cf->ctx,
-      .stage = XLA_FFI_ExecutionStage_INSTANTIATE,
-      .type_id = type,
-      .state = site,
-  };
-  err = api->XLA_FFI_State_Set(&s);
+  err = kc__state_set(api, cf->ctx, type, site);
   if (err) kc__site_destroy(site);
   return err;
 }
 
 static XLA_FFI_Error* kc__adapter_call(kc__adapter* ad, XLA_FFI_CallFrame* cf) {
-  if (KC__UNLIKELY(!cf || !cf->api)) return NULL; /* nothing to answer through */
-  if (KC__UNLIKELY(cf->extension_start != NULL) && kc__adapter_metadata(cf)) return NULL;
+  if (KC__UNLIKELY(!cf)) return NULL; /* nothing to answer through */
+  if (KC__UNLIKELY(cf->extension_start != NULL)) {
+    XLA_FFI_Error* err = NULL;
+    if (kc__adapter_metadata(ad, cf, &err)) return err;
+  }
+  if (KC__UNLIKELY(!cf->api)) return NULL; /* nothing to answer through */
+  if (KC__UNLIKELY(kc__api_minor(cf->api) < 0)) return kc__api_version_error(cf->api, ad->who);
   if (KC__UNLIKELY(cf->struct_size < KC__XLA_CALL_FRAME_SIZE)) {
     return kc__adapter_error(cf->api, KC_INVALID_ARGUMENT,
                              "kcall adapter: call frame of %zu bytes, expected at least %zu",

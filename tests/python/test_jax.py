@@ -3,6 +3,7 @@ scale-out example. JAX is not part of the default test environment:
 `make test EXTRAS=jax` installs it, and these tests skip without it."""
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -167,19 +168,184 @@ def test_call_op_takes_what_kcall_ops_takes(plugins):
         kcall.jax.call_op("Add", [x, x], x)
 
 
+def test_call_op_takes_dtype_objects_and_numpy_scalars(plugins):
+    x = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)
+    for t in (np.int32, np.dtype("int32"), jnp.int32, "int32", "i32"):
+        out = jax.jit(lambda x: kcall.jax.call_op("Bitcast", x, type=t))(x)
+        assert out.dtype == np.int32, t
+        np.testing.assert_array_equal(np.asarray(out),
+                                      np.asarray(x).view(np.int32))
+    # A tuple for an "N * T" input, a NumPy scalar for a number attr.
+    c = kcall.jax.call_op("Concat", (x, x), axis=np.int64(1))
+    assert c.shape == (2, 6)
+    s = kcall.jax.call_op("Scale", x, factor=np.float32(0.5))
+    np.testing.assert_array_equal(np.asarray(s), np.asarray(x) * 0.5)
+
+
+def test_call_op_errors_name_the_op_the_argument_and_both_sides(plugins):
+    x = jnp.ones((2, 3), jnp.float32)
+    cases = [
+        (("Bitcast", x), {"type": "nope"},
+         r"calling op 'Bitcast': attr 'type': unknown dtype 'nope': expected"),
+        (("Bitcast", x), {"type": 5},
+         r"calling op 'Bitcast': attr 'type': expected type, got int"),
+        (("Scale", x), {"factor": "a"},
+         r"calling op 'Scale': attr 'factor': expected float, got str"),
+        (("Concat", x, x), {"axis": 1.5},
+         r"calling op 'Concat': attr 'axis': expected int, got float"),
+        (("Add", x), {}, r"calling op 'Add': expected 2 input tensor\(s\), "
+                         r"got 1"),
+        (("Add", x, x.astype(jnp.int32)), {},
+         r"calling op 'Add': input 1 \('y'\)"),
+    ]
+    for args, attrs, message in cases:
+        with pytest.raises(kcall.InvalidArgumentError, match=message):
+            jax.jit(lambda: kcall.jax.call_op(*args, **attrs))()
+    with pytest.raises(TypeError, match=r"op 'Add': input 1 \('y'\): a "
+                                        r"tuple was given"):
+        kcall.jax.call_op("Add", x, (x, x))
+
+
+def _vmap_methods(f, *args):
+    """The vmap_method of every ffi_call in f's jaxpr, nested ones too."""
+    return re.findall(r"vmap_method=(\w+)", str(jax.make_jaxpr(f)(*args)))
+
+
 def test_call_op_under_vmap(plugins):
     xs = jnp.arange(12, dtype=jnp.float32).reshape(3, 2, 2)
     ys = jnp.ones((3, 2, 2), jnp.float32)
+    # MatMul is sequential (it takes 2-D inputs only): one call per element.
     f = jax.vmap(lambda x, y: kcall.jax.call_op("MatMul", x, y))
     np.testing.assert_allclose(np.asarray(jax.jit(f)(xs, ys)),
                                np.asarray(xs) @ np.asarray(ys))
+    assert set(_vmap_methods(f, xs, ys)) == {"sequential"}
     # Batched on one argument only: the other is broadcast.
     g = jax.vmap(lambda x: kcall.jax.call_op("MatMul", x, ys[0]))
     np.testing.assert_allclose(np.asarray(g(xs)), np.asarray(xs) @ np.ones((2, 2)))
-    # An op that batches itself says so.
+    # An explicit vmap_method overrides the declaration.
     h = jax.vmap(lambda x: kcall.jax.call_op("Scale", x, factor=2.0,
-                                             vmap_method="broadcast_all"))
+                                             vmap_method="sequential"))
     np.testing.assert_array_equal(np.asarray(h(xs)), np.asarray(xs) * 2)
+    assert set(_vmap_methods(h, xs)) == {"sequential"}
+
+
+def test_vmap_follows_each_example_ops_batching_rule(plugins):
+    xs = jnp.arange(24, dtype=jnp.float32).reshape(4, 2, 3) - 12
+    x = xs[0] + 100
+    rows = np.asarray(xs)
+    cases = [
+        # op, the mapped function, expected per element, vmap_method
+        ("Add", lambda a: kcall.jax.call_op("Add", a, x),
+         lambda r: r + np.asarray(x), "broadcast_all"),
+        ("Softplus", lambda a: kcall.jax.call_op("Softplus", a),
+         lambda r: np.log1p(np.exp(r)), "broadcast_all"),
+        ("Scale", lambda a: kcall.jax.call_op("Scale", a, factor=3.0),
+         lambda r: r * 3, "broadcast_all"),
+        ("Bitcast", lambda a: kcall.jax.call_op("Bitcast", a, type=np.int32),
+         lambda r: r.view(np.int32), "broadcast_all"),
+        ("Concat", lambda a: kcall.jax.call_op("Concat", [a, x], axis=0),
+         lambda r: np.concatenate([r, np.asarray(x)]), "sequential"),
+        ("MatMul", lambda a: kcall.jax.call_op("MatMul", a, x.T),
+         lambda r: r @ np.asarray(x).T, "sequential"),
+        # Inputs of different ranks: an elementwise op runs per element.
+        ("Add", lambda a: kcall.jax.call_op("Add", a, x[0]),
+         lambda r: r + np.asarray(x[0]), "sequential"),
+    ]
+    for name, f, want, method in cases:
+        got = np.asarray(jax.jit(jax.vmap(f))(xs))
+        np.testing.assert_allclose(got, np.stack([want(r) for r in rows]),
+                                   rtol=1e-6, err_msg=name)
+        assert _vmap_methods(jax.vmap(f), xs) == [method], name
+
+
+def test_vmap_of_grad_batches_the_gradient_ops(plugins):
+    xs = jnp.linspace(-3, 3, 12, dtype=jnp.float32).reshape(4, 3)
+    w = jnp.full((3,), 0.5, jnp.float32)
+
+    def loss(x):
+        y = kcall.jax.call_op("Softplus", kcall.jax.call_op("Add", x, w))
+        return kcall.jax.call_op("Scale", y, factor=2.0).sum()
+
+    def reference(x):
+        return (2 * jax.nn.softplus(x + w)).sum()
+
+    got = jax.jit(jax.vmap(jax.grad(loss)))(xs)
+    np.testing.assert_allclose(np.asarray(got),
+                               np.asarray(jax.vmap(jax.grad(reference))(xs)),
+                               rtol=1e-5)
+    # Forward and backward ops alike run once for the whole batch.
+    assert set(_vmap_methods(jax.vmap(jax.grad(loss)), xs)) == {"broadcast_all"}
+    # MatMul's gradient batches one element at a time, and is right.
+    a = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)
+    bs = jnp.arange(24, dtype=jnp.float32).reshape(4, 3, 2) / 10
+    mm = jax.vmap(jax.grad(lambda b: kcall.jax.call_op("MatMul", a, b).sum()))
+    np.testing.assert_allclose(
+        np.asarray(mm(bs)),
+        np.asarray(jax.vmap(jax.grad(lambda b: (a @ b).sum()))(bs)), rtol=1e-6)
+
+
+def test_batching_rules_are_shown(plugins):
+    for name, rule in [("Add", "elementwise"), ("Softplus", "elementwise"),
+                       ("Scale", "elementwise"), ("MatMul", "sequential"),
+                       ("Concat", "sequential"), ("Counter", "none")]:
+        op = getattr(kcall.ops, name)
+        assert op.definition["batching"] == rule
+        assert f"batching: {rule}" in op.__doc__.splitlines()
+
+
+def test_an_op_or_target_that_refuses_batching(plugins):
+    # Counter declares "none"; with no inputs it is never batched itself.
+    calls = []
+
+    @kcall.register_target("test_jax.unbatchable", args=["f32"],
+                           results=["f32"], batching="none")
+    def unbatchable(x, y):
+        calls.append(x.shape)
+        y[...] = x + 1
+    jax_name = kcall.jax.register_target("test_jax.unbatchable")
+    x = jnp.ones((4, 3), jnp.float32)
+    call = kcall.jax.ffi_call(jax_name, jax.ShapeDtypeStruct((3,), jnp.float32))
+    np.testing.assert_array_equal(np.asarray(jax.jit(call)(x[0])), [2, 2, 2])
+    with pytest.raises(NotImplementedError,
+                       match=r"kcall target 'test_jax.unbatchable' cannot be "
+                             r"batched: it declares the batching rule \"none\""):
+        jax.vmap(call)(x)
+    # An explicit vmap_method overrides the refusal.
+    looped = kcall.jax.ffi_call(jax_name, jax.ShapeDtypeStruct((3,), jnp.float32),
+                                vmap_method="sequential")
+    np.testing.assert_array_equal(np.asarray(jax.vmap(looped)(x)),
+                                  np.full((4, 3), 2))
+    with pytest.raises(ValueError, match=r"batching: expected 'sequential', "
+                                         r"'elementwise' or 'none', got 'x'"):
+        kcall.register_target("test_jax.bad", lambda x, y: None, args=["f32"],
+                              results=["f32"], batching="x")
+
+
+def test_ffi_call_fills_in_a_targets_batching(plugins):
+    @kcall.register_target("test_jax.double_each", args=["f32"],
+                           results=["f32"], batching="elementwise")
+    def double_each(x, y):
+        y[...] = 2 * x
+    name = kcall.jax.register_target("test_jax.double_each")
+    xs = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)
+    call = kcall.jax.ffi_call(name, jax.ShapeDtypeStruct((3,), jnp.float32))
+    np.testing.assert_array_equal(np.asarray(jax.vmap(call)(xs)),
+                                  np.asarray(xs) * 2)
+    assert _vmap_methods(jax.vmap(call), xs) == ["broadcast_all"]
+    # The op "kcall.Add" gets its rule too.
+    add = kcall.jax.ffi_call("kcall.Add", jax.ShapeDtypeStruct((3,), jnp.float32))
+    assert _vmap_methods(jax.vmap(add), xs, xs) == ["broadcast_all"]
+    with pytest.raises(ValueError, match="'nope' was not registered with "
+                                         "kcall.jax"):
+        kcall.jax.ffi_call("nope", jax.ShapeDtypeStruct((3,), jnp.float32))
+
+
+def test_the_adapter_speaks_this_jaxlibs_ffi_api_version(plugins):
+    import jaxlib
+    release = tuple(int(p) for p in jaxlib.__version__.split(".")[:2])
+    want = (0, 1) if release < (0, 8) else (0, 2) if release < (0, 9) \
+        else (0, 3)
+    assert kcall.jax.FFI_API_VERSION == want
 
 
 def test_a_stateful_op_is_kept_when_its_result_is_unused(plugins):
@@ -189,6 +355,17 @@ def test_a_stateful_op_is_kept_when_its_result_is_unused(plugins):
     f(jnp.ones(2)).block_until_ready()
     f(jnp.ones(2)).block_until_ready()
     assert int(np.asarray(kcall.ops.Counter())) == before + 3
+    # Three calls whose results are all discarded: none is dropped, none
+    # merged with another (XLA would fold identical pure calls).
+    before = int(np.asarray(kcall.ops.Counter()))
+
+    def three(x):
+        for _ in range(3):
+            kcall.jax.call_op("Counter")
+        return x + 1
+    jax.jit(three)(jnp.ones(2)).block_until_ready()
+    assert int(np.asarray(kcall.ops.Counter())) == before + 1 + 3
+    assert "has_side_effect=True" in str(jax.make_jaxpr(three)(jnp.ones(2)))
 
 
 def test_op_errors_arrive_at_trace_time(plugins):
@@ -211,6 +388,10 @@ def test_a_program_jax_lowered_runs_its_ops_in_kcall(plugins):
     y = np.ones((2, 2), np.float32)
     text = jax.jit(f).lower(x, y).as_text(dialect="hlo")
     assert 'custom_call_target="kcall.Scale"' in text, text
+    if "backend_config={axis = 1" not in text:
+        import jaxlib
+        pytest.skip(f"jaxlib {jaxlib.__version__} prints no FFI attributes "
+                    f"in HLO text, so the program has no axis to read")
     exe = kcall.Program.parse(text).compile()
     out = exe(x, y)
     out = out[0] if isinstance(out, (tuple, list)) else out

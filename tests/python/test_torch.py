@@ -138,3 +138,42 @@ def test_dotted_names_and_infinite_defaults(build_file):
     assert torch.equal(clip(x, lo=-1.0), torch.tensor([-1.0, 0.0, 5.0]))
     assert torch.equal(clip(x, hi=2.0), torch.tensor([-5.0, 0.0, 2.0]))
     opcheck(clip, (x,), {"lo": -1.0, "hi": 2.0})
+
+
+def test_a_stateful_op_is_kept_by_compile_and_export(ops_plugin):
+    # Counter (examples/ops) is declared stateful: three calls whose
+    # results are unused must each run, under torch.compile and in an
+    # exported program, as they do eagerly.
+    kcall.load_plugin(str(ops_plugin))
+    counter = kcall.torch.register_op("Counter")
+
+    def now():
+        return int(counter())  # itself one call
+
+    def three(x):
+        counter()
+        counter()
+        counter()
+        return x * 2
+
+    # Without the on-disk caches: their key leaves out effect
+    # registrations, so a graph cached before the op was marked would
+    # come back without its calls.
+    with torch.compiler.config.patch(force_disable_caches=True):
+        compiled = torch.compile(three, fullgraph=True)
+        before = now()
+        assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 2.0))
+        assert now() == before + 1 + 3
+        before = now()
+        compiled(torch.ones(2))
+        assert now() == before + 1 + 3
+
+    class Three(torch.nn.Module):
+        def forward(self, x):
+            return three(x)
+
+    exported = torch.export.export(Three(), (torch.ones(2),))
+    assert str(exported.graph).count("kcall.Counter") == 3
+    before = now()
+    exported.module()(torch.ones(2))
+    assert now() == before + 1 + 3
