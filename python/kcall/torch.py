@@ -587,7 +587,10 @@ def register_op(name, *, namespace="kcall"):
     _ops_by_torch_name[(namespace, op.torch_name)] = op
     operator = getattr(getattr(torch.ops, namespace), op.torch_name)
     if "stateful" in op.call.definition["flags"]:
-        _keep_calls(qualified, operator, lib)
+        # Each torch op of it: graphs may hold a native op's companions.
+        for torch_op in names:
+            _keep_calls(f"{namespace}::{torch_op}",
+                        getattr(getattr(torch.ops, namespace), torch_op), lib)
     _registered[key] = operator
     return operator
 
