@@ -391,6 +391,32 @@ def _zero_cotangent(x):
     return np.zeros(x.shape, jax.dtypes.float0)
 
 
+def _with_vjp(call, single, cotangents):
+    """`call` as a jax.custom_vjp whose backward pass gives the inputs
+    ``cotangents(xs, outs, cts)``: one per input, None for a zero one
+    (float0 for integers). `single`: `call` returns one array."""
+    @jax.custom_vjp
+    def f(*xs):
+        return call(*xs)
+
+    def forward(*xs):
+        # Through `f` itself, so that differentiating the forward pass
+        # again (second derivatives) comes back to this rule.
+        out = f(*xs)
+        return out, (xs, out)
+
+    def backward(saved, cotangent):
+        xs, out = saved
+        outs = (out,) if single else tuple(out)
+        cts = (cotangent,) if single else tuple(cotangent)
+        placed = cotangents(xs, outs, cts)
+        return tuple(_zero_cotangent(x) if g is None else g
+                     for x, g in zip(xs, placed))
+
+    f.defvjp(forward, backward)
+    return f
+
+
 def _differentiable(name, call, structured, flat, attrs, num_outputs,
                     vmap_method):
     """`call` on `flat`, as a jax.custom_vjp whose backward pass calls the
@@ -398,39 +424,22 @@ def _differentiable(name, call, structured, flat, attrs, num_outputs,
     refuses, naming the op, when it declares none."""
     from . import _gradient
     _, info = _gradient.describe(name)
-    single = num_outputs == 1
     plan = None
     if info["gradient"] is not None:
         plan = _gradient.Call(name, info, structured, attrs, num_outputs)
 
-    @jax.custom_vjp
-    def op(*xs):
-        return call(*xs)
-
-    def forward(*xs):
-        # Through `op` itself, so that differentiating the forward pass
-        # again (second derivatives) comes back to this rule.
-        out = op(*xs)
-        return out, (xs, out)
-
-    def backward(saved, cotangent):
-        xs, out = saved
+    def cotangents(xs, outs, cts):
         if plan is None:
             raise TypeError(
                 f"kcall op {name!r} declares no gradient, so it cannot be "
                 f"differentiated: declare one with "
                 f"kc_op_builder_set_gradient (docs/ops.md, \"Gradients\")")
-        outs = (out,) if single else tuple(out)
-        cts = (cotangent,) if single else tuple(cotangent)
         results = call_op(plan.grad_name, *plan.grad_inputs(xs, outs, cts),
                           vmap_method=vmap_method, **plan.grad_attrs)
         results = results if isinstance(results, tuple) else (results,)
-        placed = plan.input_cotangents(results, len(xs))
-        return tuple(_zero_cotangent(x) if g is None else g
-                     for x, g in zip(xs, placed))
+        return plan.input_cotangents(results, len(xs))
 
-    op.defvjp(forward, backward)
-    return op(*flat)
+    return _with_vjp(call, num_outputs == 1, cotangents)(*flat)
 
 
 _target_info = {}
@@ -449,11 +458,13 @@ def _target(name, platform):
 
 
 def call_target(name, result_shape_dtypes, *args, platform="cpu",
-                vmap_method="sequential", **attrs):
-    """Calls the kcall typed target `name` as ``jax.ffi.ffi_call(name,
-    result_shape_dtypes, vmap_method=...)(*args, **attrs)`` does (attributes
-    of the types its signature declares: ``np.float32(0.5)`` for f32), and
-    returns what that returns. Registers the target with JAX on first use.
+                vmap_method=None, **attrs):
+    """Calls the kcall typed target `name` as ``ffi_call(name,
+    result_shape_dtypes, vmap_method=...)(*args, **attrs)`` does (so
+    under ``jax.vmap`` by its batching rule, `vmap_method` overriding it;
+    attributes of the types its signature declares: ``np.float32(0.5)``
+    for f32), and returns what that returns. Registers the target with JAX
+    on first use.
 
     ``jax.grad`` and ``jax.vjp`` differentiate the call through the
     target's declared gradient (kc_xcall_signature.gradient): its gradient
@@ -464,8 +475,7 @@ def call_target(name, result_shape_dtypes, *args, platform="cpu",
     cotangent. Differentiating a target that declares none raises
     TypeError naming it."""
     jax_name, gradient = _target(name, platform)
-    ffi = jax.ffi.ffi_call(jax_name, result_shape_dtypes,
-                           vmap_method=vmap_method)
+    ffi = ffi_call(jax_name, result_shape_dtypes, vmap_method=vmap_method)
     single = not isinstance(result_shape_dtypes, (list, tuple))
 
     def call(*xs):
@@ -475,23 +485,12 @@ def call_target(name, result_shape_dtypes, *args, platform="cpu",
     if not args:
         return call()
 
-    @jax.custom_vjp
-    def target(*xs):
-        return call(*xs)
-
-    def forward(*xs):
-        out = target(*xs)  # second derivatives come back to this rule
-        return out, (xs, out)
-
-    def backward(saved, cotangent):
-        xs, out = saved
+    def cotangents(xs, outs, cts):
         if gradient is None:
             raise TypeError(
                 f"kcall target {name!r} declares no gradient, so it cannot "
                 f"be differentiated: declare one in its signature "
                 f"(kc_xcall_signature.gradient, kcall/abi.h)")
-        outs = (out,) if single else tuple(out)
-        cts = (cotangent,) if single else tuple(cotangent)
         sources = {"input": xs, "output": outs, "cotangent": cts}
         try:
             grad_args = [sources[source][index]
@@ -511,11 +510,9 @@ def call_target(name, result_shape_dtypes, *args, platform="cpu",
         placed = [None] * len(xs)
         for index, g in zip(gradient["results"], results):
             placed[index] = g
-        return tuple(_zero_cotangent(x) if g is None else g
-                     for x, g in zip(xs, placed))
+        return placed
 
-    target.defvjp(forward, backward)
-    return target(*args)
+    return _with_vjp(call, single, cotangents)(*args)
 
 
 def register_plugin(path, platform="cpu"):
