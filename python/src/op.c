@@ -282,6 +282,27 @@ typedef struct infer_args {
   kc_op_output_info outs[KC_OP_MAX_TENSORS];
 } infer_args;
 
+/* Input `i` completed once its dims are in a->dims[i] (`ok` says whether
+ * reading them went well): its dtype, parsed from `dtype`, and the
+ * shapeless CPU tensor a->inputs[i] points to. 0, or -1 with an exception
+ * set. */
+static int infer_input_finish(infer_args* a, Py_ssize_t i, PyObject* dtype,
+                              Py_ssize_t rank, int ok) {
+  kc_string_view dv;
+  kc_status* st = NULL;
+  if (ok) ok = kcpy_str_view(dtype, &dv, "dtype") == 0;
+  if (ok) st = kc_dtype_parse(dv, &a->tensors[i].dtype);
+  if (st) {
+    kcpy_raise(st);
+    ok = 0;
+  }
+  a->tensors[i].device = kc_device_cpu();
+  a->tensors[i].ndim = (int32_t)rank;
+  a->tensors[i].shape = a->dims[i];
+  a->inputs[i] = &a->tensors[i];
+  return ok ? 0 : -1;
+}
+
 /* Input `i` from its (shape, dtype) pair: a shapeless CPU tensor in
  * a->tensors[i], which a->inputs[i] points to. */
 static int infer_input_from(PyObject* item, infer_args* a, Py_ssize_t i) {
@@ -299,19 +320,7 @@ static int infer_input_from(PyObject* item, infer_args* a, Py_ssize_t i) {
     ok = !(a->dims[i][d] == -1 && PyErr_Occurred());
   }
   Py_XDECREF(dims);
-  kc_string_view dv;
-  kc_status* st = NULL;
-  if (ok) ok = kcpy_str_view(dtype, &dv, "dtype") == 0;
-  if (ok) st = kc_dtype_parse(dv, &a->tensors[i].dtype);
-  if (st) {
-    kcpy_raise(st);
-    ok = 0;
-  }
-  a->tensors[i].device = kc_device_cpu();
-  a->tensors[i].ndim = (int32_t)rank;
-  a->tensors[i].shape = a->dims[i];
-  a->inputs[i] = &a->tensors[i];
-  return ok ? 0 : -1;
+  return infer_input_finish(a, i, dtype, rank, ok);
 }
 
 /* [(shape or None, dtype)] for the inferred outputs; a dim left unknown
@@ -517,19 +526,7 @@ static int sym_input_from(PyObject* item, infer_args* a, Py_ssize_t i,
     }
   }
   Py_DECREF(dims);
-  kc_string_view dv;
-  kc_status* st = NULL;
-  if (ok) ok = kcpy_str_view(dtype, &dv, "dtype") == 0;
-  if (ok) st = kc_dtype_parse(dv, &a->tensors[i].dtype);
-  if (st) {
-    kcpy_raise(st);
-    ok = 0;
-  }
-  a->tensors[i].device = kc_device_cpu();
-  a->tensors[i].ndim = (int32_t)rank;
-  a->tensors[i].shape = a->dims[i];
-  a->inputs[i] = &a->tensors[i];
-  return ok ? 0 : -1;
+  return infer_input_finish(a, i, dtype, rank, ok);
 }
 
 /* op_infer_symbolic(handle, inputs: [(dims, dtype)], attrs: dict) ->
