@@ -25,6 +25,7 @@
 
 #include "internal/common.h"
 #include "program/ops.h"
+#include "program/split.h"
 
 enum { KC__FFT, KC__IFFT, KC__RFFT, KC__IRFFT };
 
@@ -300,10 +301,10 @@ static kc_status* kc__fft_prepare(const kc_program* p, const kc__instr* in,
 
 /* Transforms axis `axis` of the transformed block [d0, d1, d2) (nd of
  * them, the last `last` long) of each of `batch` blocks in work. */
-static void kc__fft_axis(const kc__fft_plan* plan, const kc__fft_len* f, double* work,
+static void kc__fft_axis(int64_t batch, const kc__fft_len* f, double* work,
                          const int64_t* dims, int32_t nd, int32_t axis, bool inverse,
                          double* row, double* scratch) {
-  int64_t outer = plan->batch, inner = 1, n = dims[axis];
+  int64_t outer = batch, inner = 1, n = dims[axis];
   for (int32_t d = 0; d < axis; ++d) outer *= dims[d];
   for (int32_t d = axis + 1; d < nd; ++d) inner *= dims[d];
   for (int64_t o = 0; o < outer; ++o) {
@@ -339,9 +340,10 @@ static void kc__fft_store(void* dst, size_t part, int64_t i, double v) {
   }
 }
 
-static kc_status* kc__fft_kernel(const kc__instr_kernel_ctx* ctx, void* out,
-                                 const void* const* ins) {
-  const kc__fft_plan* plan = ctx->data;
+/* The transform of `batch` consecutive batch elements of `in` into `out`;
+ * false when out of memory. */
+static bool kc__fft_run(const kc__fft_plan* plan, const void* in, void* out, int64_t batch) {
+  const void* const ins[1] = {in};
   int32_t nd = plan->nfft;
   int64_t dims[3]; /* the complex block's dims (the half spectrum for RFFT, IRFFT) */
   memcpy(dims, plan->len, sizeof dims);
@@ -349,8 +351,8 @@ static kc_status* kc__fft_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   if (plan->type >= KC__RFFT) dims[nd - 1] = plan->half;
   int64_t block = 1;
   for (int32_t d = 0; d < nd; ++d) block *= dims[d];
-  int64_t count = block * plan->batch, rows = count / dims[nd - 1];
-  if (count == 0) return NULL;
+  int64_t count = block * batch, rows = count / dims[nd - 1];
+  if (count == 0) return true;
   int64_t row_n = plan->max_m > last ? plan->max_m : last;
   double* work = malloc((size_t)count * 2 * sizeof *work);
   double* row = malloc((size_t)row_n * 2 * sizeof *row);
@@ -359,7 +361,7 @@ static kc_status* kc__fft_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     free(work);
     free(row);
     free(scratch);
-    return kc_status_create(KC_RESOURCE_EXHAUSTED, "fft: out of memory");
+    return false;
   }
   const kc__fft_len* fl = &plan->lens[nd - 1];
   size_t part = plan->part;
@@ -371,7 +373,7 @@ static kc_status* kc__fft_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       bool inv = plan->type == KC__IFFT;
       for (int64_t i = 0; i < 2 * count; ++i) work[i] = kc__fft_load(ins[0], part, i);
       for (int32_t a = nd - 1; a >= 0; --a) {
-        kc__fft_axis(plan, &plan->lens[a], work, dims, nd, a, inv, row, scratch);
+        kc__fft_axis(batch, &plan->lens[a], work, dims, nd, a, inv, row, scratch);
       }
       double s = inv ? 1.0 / total : 1.0;
       for (int64_t i = 0; i < 2 * count; ++i) kc__fft_store(out, part, i, work[i] * s);
@@ -387,7 +389,7 @@ static kc_status* kc__fft_kernel(const kc__instr_kernel_ctx* ctx, void* out,
         memcpy(work + 2 * r * plan->half, row, (size_t)plan->half * 2 * sizeof *row);
       }
       for (int32_t a = nd - 2; a >= 0; --a) {
-        kc__fft_axis(plan, &plan->lens[a], work, dims, nd, a, false, row, scratch);
+        kc__fft_axis(batch, &plan->lens[a], work, dims, nd, a, false, row, scratch);
       }
       for (int64_t i = 0; i < 2 * count; ++i) kc__fft_store(out, part, i, work[i]);
       break;
@@ -395,7 +397,7 @@ static kc_status* kc__fft_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     case KC__IRFFT: {
       for (int64_t i = 0; i < 2 * count; ++i) work[i] = kc__fft_load(ins[0], part, i);
       for (int32_t a = nd - 2; a >= 0; --a) {
-        kc__fft_axis(plan, &plan->lens[a], work, dims, nd, a, true, row, scratch);
+        kc__fft_axis(batch, &plan->lens[a], work, dims, nd, a, true, row, scratch);
       }
       double s = 1.0 / total;
       int64_t h = plan->half;
@@ -421,6 +423,45 @@ static kc_status* kc__fft_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   free(work);
   free(row);
   free(scratch);
+  return true;
+}
+
+/* Batch elements shared over the pool: each range transforms its own, in
+ * buffers of its own. */
+typedef struct kc__fft_job {
+  const kc__fft_plan* plan;
+  const char* in;
+  char* out;
+  size_t in_bytes, out_bytes; /* of one batch element */
+  int failed;
+} kc__fft_job;
+
+static void kc__fft_range(void* p, int64_t begin, int64_t end) {
+  kc__fft_job* job = p;
+  if (!kc__fft_run(job->plan, job->in + (size_t)begin * job->in_bytes,
+                   job->out + (size_t)begin * job->out_bytes, end - begin)) {
+    __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
+  }
+}
+
+static kc_status* kc__fft_kernel(const kc__instr_kernel_ctx* ctx, void* out,
+                                 const void* const* ins) {
+  const kc__fft_plan* plan = ctx->data;
+  int32_t nd = plan->nfft;
+  int64_t reals = 1, block = 1; /* per batch element: real length, complex block */
+  for (int32_t d = 0; d < nd; ++d) {
+    reals *= plan->len[d];
+    block *= d == nd - 1 && plan->type >= KC__RFFT ? plan->half : plan->len[d];
+  }
+  size_t complex_bytes = (size_t)block * 2 * plan->part, real_bytes = (size_t)reals * plan->part;
+  kc__fft_job job = {.plan = plan, .in = ins[0], .out = out,
+                     .in_bytes = plan->type == KC__RFFT ? real_bytes : complex_bytes,
+                     .out_bytes = plan->type == KC__IRFFT ? real_bytes : complex_bytes};
+  /* About 5 ns a complex element and stage of the radix-2 passes it runs. */
+  double stages = 1 + log2((double)plan->max_m);
+  kc__split_items(ctx->pool, plan->batch, 5.0 * (double)block * stages * nd, kc__fft_range,
+                  &job);
+  if (job.failed) return kc_status_create(KC_RESOURCE_EXHAUSTED, "fft: out of memory");
   return NULL;
 }
 

@@ -32,3 +32,13 @@ void kc__split_run(kc_thread_pool* pool, int64_t n, double ns_per_element,
   int64_t cost = (int64_t)(ns_per_element * KC__SPLIT_BLOCK) + 1;
   kc_thread_pool_parallel_for(pool, blocks, cost, kc__split_blocks, &job);
 }
+
+void kc__split_items(kc_thread_pool* pool, int64_t n, double ns_per_item,
+                     kc_range_fn body, void* ctx) {
+  if (n <= 0) return;
+  if (!pool || n == 1 || (double)n * ns_per_item < KC__SPLIT_MIN_NS) {
+    body(ctx, 0, n);
+    return;
+  }
+  kc_thread_pool_parallel_for(pool, n, (int64_t)ns_per_item + 1, body, ctx);
+}
