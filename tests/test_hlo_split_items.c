@@ -39,7 +39,8 @@ static size_t kt_bytes(kc_tensor* t) {
 
 /* The outputs of `text` on one thread and on three are the same bytes. */
 static void kt_split_same_bits(const char* text, size_t n, kc_tensor** three) {
-  kc_tensor* one[4];
+  kc_tensor* one[8];
+  KC_CHECK(n <= sizeof one / sizeof one[0]);
   kt_split_run(text, 1, one, n);
   kt_split_run(text, 3, three, n);
   for (size_t i = 0; i < n; ++i) {
