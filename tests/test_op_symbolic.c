@@ -231,8 +231,8 @@ KC_TEST(op_symbolic_dim_arithmetic) {
   static const char* const want[] = {
       "INVALID_ARGUMENT: making a shape: dim",
       "INVALID_ARGUMENT: adding: dim",
-      "INVALID_ARGUMENT: replacing a dim: dim -5 is neither a size, "
-      "KC_DIM_UNKNOWN nor a symbolic dim of this context",
+      ("INVALID_ARGUMENT: replacing a dim: dim -5 is neither a size, "
+       "KC_DIM_UNKNOWN nor a symbolic dim of this context"),
       "INVALID_ARGUMENT: merging: dim -2 is neither",
       "INVALID_ARGUMENT: dividing",
       "INVALID_ARGUMENT: expected rank 3, got rank 2 (shape [in0[0],in0[1]])",
