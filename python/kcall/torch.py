@@ -559,6 +559,9 @@ def register_op(name, *, namespace="kcall"):
                                                             "FRAGMENT")
     run, fake = (_deferring(op.run), _deferring(op.fake)) if native else \
         (op.run, op.fake)
+    if "stateful" in op.call.definition["flags"] and \
+            not hasattr(torch.library, "_register_effectful_op"):
+        fake = _untraceable(name, fake)
     for torch_op in names:
         lib.define(op.schema(torch_op))
         _torch_names[(namespace, torch_op)] = name
@@ -595,6 +598,22 @@ def register_op(name, *, namespace="kcall"):
     return operator
 
 
+def _untraceable(name, fake):
+    """The fake of a stateful op on a torch that cannot keep its calls in a
+    traced graph (no torch.library._register_effectful_op): tracing it
+    (torch.compile, torch.export) is refused, as the graph would drop calls
+    whose results are unused. Eager calls, which run no fake, still work."""
+    @functools.wraps(fake)
+    def refusing(*args, **kwargs):
+        raise RuntimeError(
+            f"kcall op {name!r} is stateful, and torch {torch.__version__} "
+            f"cannot keep its calls in a traced graph (it lacks "
+            f"torch.library._register_effectful_op): torch.compile and "
+            f"torch.export would drop calls whose results are unused. Call "
+            f"it eagerly, or use torch >= {NATIVE_MIN_TORCH}")
+    return refusing
+
+
 def _keep_calls(qualified, operator, lib):
     """Marks an op declared stateful as having side effects, so that
     torch.compile and torch.export keep every call of it, in order, even
@@ -606,4 +625,6 @@ def _keep_calls(qualified, operator, lib):
         from torch._library.effects import EffectType
         register(qualified, EffectType.ORDERED, lib=lib)
     else:
+        # Not enough for torch.compile (its fake refuses tracing, see
+        # _untraceable), but fx passes that honour it keep the calls.
         torch.fx.node.has_side_effect(operator.default)

@@ -156,6 +156,16 @@ def test_a_stateful_op_is_kept_by_compile_and_export(ops_plugin):
         counter()
         return x * 2
 
+    if not hasattr(torch.library, "_register_effectful_op"):
+        # An older torch could not keep the calls: tracing is refused,
+        # eager calls still count.
+        before = now()
+        assert now() == before + 1
+        with pytest.raises(Exception, match="'Counter' is stateful, and "
+                           "torch .* cannot keep its calls"):
+            torch.compile(three, fullgraph=True)(torch.ones(2))
+        return
+
     # Without the on-disk caches: their key leaves out effect
     # registrations, so a graph cached before the op was marked would
     # come back without its calls.
