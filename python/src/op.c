@@ -282,6 +282,12 @@ typedef struct infer_args {
   kc_op_output_info outs[KC_OP_MAX_TENSORS];
 } infer_args;
 
+/* Releases the first num_attrs attribute values and frees `a`. */
+static void infer_args_free(infer_args* a, Py_ssize_t num_attrs) {
+  for (Py_ssize_t i = 0; i < num_attrs; ++i) kc_any_release(&a->attrs[i].value);
+  PyMem_Free(a);
+}
+
 /* Input `i` completed once its dims are in a->dims[i] (`ok` says whether
  * reading them went well): its dtype, parsed from `dtype`, and the
  * shapeless CPU tensor a->inputs[i] points to. 0, or -1 with an exception
@@ -346,47 +352,62 @@ static PyObject* infer_outputs_to_py(const kc_op_output_info* outs,
   return list;
 }
 
+static int sym_input_from(PyObject* item, infer_args* a, Py_ssize_t i,
+                          PyObject* names);
+
+/* Reads a shape inference's arguments (op, inputs: [(shape, dtype)],
+ * attrs: dict) into a new infer_args (PyMem_Free through infer_args_free):
+ * dims as numbers, or, with `names` (symbol name -> number), numbers or
+ * symbols' names. NULL with an exception set. `what` names the call. */
+static infer_args* infer_args_read(PyObject* const* args, Py_ssize_t nargs, const char* what,
+                                   PyObject* names, const kc_op** out_op, Py_ssize_t* out_n,
+                                   Py_ssize_t* out_num_attrs) {
+  if (nargs != 3 || !PyList_Check(args[1]) || !PyDict_Check(args[2])) {
+    PyErr_Format(PyExc_TypeError, "%s(op, inputs: list of (%s, dtype), attrs: dict)", what,
+                 names ? "dims" : "shape");
+    return NULL;
+  }
+  const kc_op* op = op_from_capsule(args[0]);
+  if (!op) return NULL;
+  Py_ssize_t n = PyList_GET_SIZE(args[1]);
+  if (n > KC_OP_MAX_TENSORS || PyDict_GET_SIZE(args[2]) > KC_OP_MAX_ATTRS) {
+    PyErr_Format(PyExc_ValueError, "%s: too many inputs or attrs", what);
+    return NULL;
+  }
+  infer_args* a = PyMem_Calloc(1, sizeof *a);
+  if (!a) return (infer_args*)PyErr_NoMemory();
+  Py_ssize_t num_attrs = 0;
+  int ok = 1;
+  for (Py_ssize_t i = 0; ok && i < n; ++i) {
+    PyObject* item = PyList_GET_ITEM(args[1], i);
+    ok = (names ? sym_input_from(item, a, i, names) : infer_input_from(item, a, i)) == 0;
+  }
+  if (ok) ok = op_attrs_from(args[2], a->attrs, &num_attrs, NULL) == 0;
+  if (!ok) {
+    infer_args_free(a, num_attrs);
+    return NULL;
+  }
+  *out_op = op;
+  *out_n = n;
+  *out_num_attrs = num_attrs;
+  return a;
+}
+
 /* op_infer(handle, inputs: [(shape, dtype)], attrs: dict) ->
  * [(shape or None, dtype)]: shape inference alone (kc_op_infer); a dim
  * the shape function leaves unknown is None. */
 static PyObject* op_infer(PyObject* module, PyObject* const* args,
                           Py_ssize_t nargs) {
   (void)module;
-  if (nargs != 3 || !PyList_Check(args[1]) || !PyDict_Check(args[2])) {
-    PyErr_SetString(PyExc_TypeError,
-                    "op_infer(op, inputs: list of (shape, dtype), attrs: dict)");
-    return NULL;
-  }
-  const kc_op* op = op_from_capsule(args[0]);
-  if (!op) return NULL;
-  Py_ssize_t n = PyList_GET_SIZE(args[1]);
-  Py_ssize_t na = PyDict_GET_SIZE(args[2]);
-  if (n > KC_OP_MAX_TENSORS || na > KC_OP_MAX_ATTRS) {
-    PyErr_SetString(PyExc_ValueError, "op_infer: too many inputs or attrs");
-    return NULL;
-  }
-  infer_args* a = PyMem_Calloc(1, sizeof *a);
-  if (!a) return PyErr_NoMemory();
-  Py_ssize_t num_attrs = 0;
-  int ok = 1;
-  for (Py_ssize_t i = 0; ok && i < n; ++i) {
-    ok = infer_input_from(PyList_GET_ITEM(args[1], i), a, i) == 0;
-  }
-  if (ok) ok = op_attrs_from(args[2], a->attrs, &num_attrs, NULL) == 0;
+  const kc_op* op;
+  Py_ssize_t n, num_attrs;
+  infer_args* a = infer_args_read(args, nargs, "op_infer", NULL, &op, &n, &num_attrs);
+  if (!a) return NULL;
   int32_t num_outs = 0;
-  kc_status* st = NULL;
-  if (ok) {
-    st = kc_op_infer(op, a->inputs, (int32_t)n, a->attrs, (int32_t)num_attrs,
-                     a->outs, KC_OP_MAX_TENSORS, &num_outs);
-  }
-  for (Py_ssize_t i = 0; i < num_attrs; ++i) kc_any_release(&a->attrs[i].value);
-  PyObject* list = NULL;
-  if (ok && st) {
-    kcpy_raise(st);
-  } else if (ok) {
-    list = infer_outputs_to_py(a->outs, num_outs);
-  }
-  PyMem_Free(a);
+  kc_status* st = kc_op_infer(op, a->inputs, (int32_t)n, a->attrs, (int32_t)num_attrs,
+                              a->outs, KC_OP_MAX_TENSORS, &num_outs);
+  PyObject* list = st ? kcpy_raise(st) : infer_outputs_to_py(a->outs, num_outs);
+  infer_args_free(a, num_attrs);
   return list;
 }
 
@@ -535,48 +556,19 @@ static int sym_input_from(PyObject* item, infer_args* a, Py_ssize_t i,
 static PyObject* op_infer_symbolic(PyObject* module, PyObject* const* args,
                                    Py_ssize_t nargs) {
   (void)module;
-  if (nargs != 3 || !PyList_Check(args[1]) || !PyDict_Check(args[2])) {
-    PyErr_SetString(PyExc_TypeError,
-                    "op_infer_symbolic(op, inputs: list of (dims, dtype), "
-                    "attrs: dict)");
-    return NULL;
-  }
-  const kc_op* op = op_from_capsule(args[0]);
-  if (!op) return NULL;
-  Py_ssize_t n = PyList_GET_SIZE(args[1]);
-  Py_ssize_t na = PyDict_GET_SIZE(args[2]);
-  if (n > KC_OP_MAX_TENSORS || na > KC_OP_MAX_ATTRS) {
-    PyErr_SetString(PyExc_ValueError,
-                    "op_infer_symbolic: too many inputs or attrs");
-    return NULL;
-  }
   PyObject* names = PyDict_New();
-  infer_args* a = names ? PyMem_Calloc(1, sizeof *a) : NULL;
-  if (!a) {
-    Py_XDECREF(names);
-    return names ? PyErr_NoMemory() : NULL;
-  }
-  Py_ssize_t num_attrs = 0;
-  int ok = 1;
-  for (Py_ssize_t i = 0; ok && i < n; ++i) {
-    ok = sym_input_from(PyList_GET_ITEM(args[1], i), a, i, names) == 0;
-  }
+  if (!names) return NULL;
+  const kc_op* op;
+  Py_ssize_t n, num_attrs;
+  infer_args* a = infer_args_read(args, nargs, "op_infer_symbolic", names, &op, &n,
+                                  &num_attrs);
   Py_DECREF(names);
-  if (ok) ok = op_attrs_from(args[2], a->attrs, &num_attrs, NULL) == 0;
+  if (!a) return NULL;
   kc_symbolic_shapes* shapes = NULL;
-  kc_status* st = NULL;
-  if (ok) {
-    st = kc_op_infer_symbolic(op, a->inputs, (int32_t)n, a->attrs,
-                              (int32_t)num_attrs, &shapes);
-  }
-  for (Py_ssize_t i = 0; i < num_attrs; ++i) kc_any_release(&a->attrs[i].value);
-  PyMem_Free(a);
-  PyObject* result = NULL;
-  if (ok && st) {
-    kcpy_raise(st);
-  } else if (ok) {
-    result = sym_result_to_py(shapes);
-  }
+  kc_status* st = kc_op_infer_symbolic(op, a->inputs, (int32_t)n, a->attrs,
+                                       (int32_t)num_attrs, &shapes);
+  infer_args_free(a, num_attrs);
+  PyObject* result = st ? kcpy_raise(st) : sym_result_to_py(shapes);
   kc_symbolic_shapes_destroy(shapes);
   return result;
 }
