@@ -72,6 +72,19 @@ def scale_plugin(build_file):
 
 
 @pytest.fixture(scope="session")
+def torch_example_ops(ops_plugin, scale_plugin):
+    """The example ops Add, MatMul, Concat and Scale as torch ops
+    (kcall.torch.register_op); skips without torch."""
+    pytest.importorskip("torch", reason="PyTorch is not installed: `make "
+                        "test EXTRAS=torch` installs it")
+    import kcall.torch
+    kcall.load_plugin(str(ops_plugin))
+    kcall.load_plugin(str(scale_plugin))
+    return {name: kcall.torch.register_op(name)
+            for name in ("Add", "MatMul", "Concat", "Scale")}
+
+
+@pytest.fixture(scope="session")
 def xla_plugin(build_file):
     """examples/xla: the legacy targets and the typed target rms_norm."""
     return build_file("examples/xla/libxla_plugin.so")

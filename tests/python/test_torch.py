@@ -19,11 +19,8 @@ import kcall.torch  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def ops(ops_plugin, scale_plugin):
-    kcall.load_plugin(str(ops_plugin))
-    kcall.load_plugin(str(scale_plugin))
-    return {name: kcall.torch.register_op(name)
-            for name in ("Add", "MatMul", "Concat", "Scale")}
+def ops(torch_example_ops):
+    return torch_example_ops
 
 
 def test_schemas_follow_the_op_definitions(ops):
