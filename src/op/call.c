@@ -338,25 +338,44 @@ static kc_status* kc__check_room(const kc__resolved_call* f,
                           f->num_outputs, max_outputs);
 }
 
+/* Refuses a call whose outputs do not fit: given (call_into) in another
+ * number than the op makes, or more than out_outputs has room for. */
+static kc_status* kc__check_counts(const kc__resolved_call* f,
+                                   DLTensor* const* given, int32_t num_given,
+                                   kc_tensor** owned, int32_t max_owned) {
+  if (given && num_given != f->num_outputs) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "expected %d output tensor(s), got %d",
+                            f->num_outputs, num_given);
+  }
+  return owned ? kc__check_room(f, max_owned) : NULL;
+}
+
 static kc_status* kc__call(const kc_op* op, const DLTensor* const* inputs,
                            int32_t num_inputs, const kc_op_attr* attrs,
                            int32_t num_attrs, const kc_op_call_options* options,
                            DLTensor* const* given, int32_t num_given,
                            kc_tensor** owned, int32_t max_owned,
                            int32_t* out_count) {
+  KC_RETURN_IF_ERROR(kc__check_call(op, inputs, num_inputs, attrs, num_attrs));
+  /* A call like one before it: resolved already, on one device. */
+  const kc__call_memo* m =
+      num_attrs ? NULL : kc__memo_find(op, inputs, num_inputs);
+  if (KC__LIKELY(m != NULL)) {
+    const kc__resolved_call* f = &m->call;
+    KC_RETURN_IF_ERROR(kc__check_counts(f, given, num_given, owned, max_owned));
+    KC_RETURN_IF_ERROR(kc__run(f, m->entry, inputs, options, given, owned));
+    if (out_count) *out_count = f->num_outputs;
+    return NULL;
+  }
   kc__resolved_call f;
   f.def = &op->def;
-  KC_RETURN_IF_ERROR(kc__check_call(op, inputs, num_inputs, attrs, num_attrs));
   kc_status* st = kc__resolve(&f, inputs, num_inputs, attrs, num_attrs);
-  if (!st && given && num_given != f.num_outputs) {
-    st = kc_status_create(KC_INVALID_ARGUMENT,
-                          "expected %d output tensor(s), got %d", f.num_outputs,
-                          num_given);
-  }
-  if (!st && owned) st = kc__check_room(&f, max_owned);
+  if (!st) st = kc__check_counts(&f, given, num_given, owned, max_owned);
   kc__cache_entry* e = NULL;
   if (!st) st = kc__cache_get(op, &f, &e);
   if (!st && f.mixed_devices) st = kc__check_devices(&f, e, inputs);
+  if (!st && !num_attrs && !f.mixed_devices) kc__memo_publish(op, &f, e);
   if (!st) st = kc__run(&f, e, inputs, options, given, owned);
   if (!st && out_count) *out_count = f.num_outputs;
   kc__resolved_call_release(&f);

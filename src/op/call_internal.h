@@ -29,6 +29,16 @@ typedef struct kc__resolved_call {
   bool mixed_devices;
 } kc__resolved_call;
 
+/* A resolved call remembered for the calls that repeat it: given no
+ * attrs, resolution depends only on the inputs' count, dtypes and device,
+ * so a later call with the same ones skips it and the kernel lookup
+ * (kernel_cache.h). Immutable once published; `call` owns its values. */
+typedef struct kc__call_memo {
+  struct kc__call_memo* retired_next;
+  kc__cache_entry* entry; /* the op's: lives as long as the memo */
+  kc__resolved_call call;
+} kc__call_memo;
+
 /* resolve.c. Fills `f` (whose def is set) from the call's inputs and
  * attrs; release it after, whether or not resolution succeeded. */
 kc_status* kc__resolve(kc__resolved_call* f, const DLTensor* const* inputs,
@@ -41,6 +51,19 @@ static inline void kc__resolved_call_release(kc__resolved_call* f) {
   for (int32_t i = 0; f->owned && i < f->def->num_attrs; ++i) {
     if (f->owned >> i & 1u) kc_any_release(&f->values[i]);
   }
+}
+
+/* True when t is a tensor an eager call takes as it is (the checks of
+ * resolve.c, without their messages): valid rank and dims, compact. */
+static inline bool kc__input_tensor_ok(const DLTensor* t) {
+  if (!t || t->ndim < 0 || t->ndim > KC_TENSOR_MAX_NDIM ||
+      (t->ndim && !t->shape)) {
+    return false;
+  }
+  for (int32_t i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] < 0) return false;
+  }
+  return !t->strides || kc_dltensor_is_compact(t);
 }
 
 /* Host memory, which a host-memory arg of a kernel may use. */

@@ -87,7 +87,53 @@ static void kc__cache_entry_free(kc__cache_entry* e) {
   free(e);
 }
 
+static void kc__memo_free(kc__call_memo* m) {
+  kc__resolved_call_release(&m->call);
+  free(m);
+}
+
+void kc__memo_publish(const kc_op* op, const kc__resolved_call* f,
+                      kc__cache_entry* e) {
+  kc__op_cache* c = (kc__op_cache*)(uintptr_t)&op->cache;
+  if (__atomic_load_n(&c->memos_made, __ATOMIC_RELAXED) >= KC__CALL_MEMO_MAX) {
+    return;
+  }
+  kc__call_memo* m = malloc(sizeof *m);
+  if (!m) return;
+  m->entry = e;
+  m->call = *f;
+  for (int32_t i = 0; m->call.owned && i < f->def->num_attrs; ++i) {
+    if (m->call.owned >> i & 1u) kc_any_retain(&m->call.values[i]);
+  }
+  DLDataType first = f->num_inputs ? f->input_dtypes[0] : (DLDataType){0};
+  kc__call_memo** slot = &c->memos[kc__memo_slot(f->num_inputs, first)];
+  pthread_mutex_lock(&c->mu);
+  if (c->memos_made >= KC__CALL_MEMO_MAX) {
+    pthread_mutex_unlock(&c->mu);
+    kc__memo_free(m);
+    return;
+  }
+  kc__call_memo* old = *slot;
+  __atomic_store_n(slot, m, __ATOMIC_RELEASE);
+  if (old) {
+    old->retired_next = c->retired_memos;
+    c->retired_memos = old;
+  }
+  __atomic_store_n(&c->memos_made, c->memos_made + 1, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&c->mu);
+}
+
 void kc__op_cache_clear(kc__op_cache* c) {
+  for (int32_t i = 0; i < KC__CALL_MEMO_SLOTS; ++i) {
+    if (c->memos[i]) kc__memo_free(c->memos[i]);
+    c->memos[i] = NULL;
+  }
+  while (c->retired_memos) {
+    kc__call_memo* next = c->retired_memos->retired_next;
+    kc__memo_free(c->retired_memos);
+    c->retired_memos = next;
+  }
+  c->memos_made = 0;
   kc__cache_table* t = c->table;
   c->table = NULL;
   for (size_t i = 0; t && i <= t->mask; ++i) {

@@ -119,4 +119,48 @@ static inline kc_status* kc__cache_get(const kc_op* op,
   return st;
 }
 
+/* ---- memos of resolved calls ------------------------------------------ */
+
+/* The memo slot for calls with n inputs, the first of dtype t. */
+static inline size_t kc__memo_slot(int32_t n, DLDataType t) {
+  uint32_t w = ((uint32_t)t.code | (uint32_t)t.bits << 8 |
+                (uint32_t)t.lanes << 16) * 0x9e3779b1u +
+               (uint32_t)n * 0x85ebca6bu;
+  return (size_t)(w >> 28) % KC__CALL_MEMO_SLOTS;
+}
+
+/* The memo of a call given no attrs whose inputs (checked by
+ * kc__check_call) match it in count, dtype and device, are valid, and
+ * whose kernel is still the one to use; NULL otherwise. Borrowed: it
+ * lives as long as the op's cache. */
+static inline const kc__call_memo* kc__memo_find(const kc_op* op,
+                                                 const DLTensor* const* inputs,
+                                                 int32_t n) {
+  DLDataType first = {0, 0, 0};
+  if (n > 0 && inputs[0]) first = inputs[0]->dtype;
+  const kc__call_memo* m = __atomic_load_n(
+      &op->cache.memos[kc__memo_slot(n, first)], __ATOMIC_ACQUIRE);
+  if (!m || m->call.num_inputs != n) return NULL;
+  DLDevice dev = m->call.device;
+  for (int32_t i = 0; i < n; ++i) {
+    const DLTensor* t = inputs[i];
+    if (!t || !kc_dtype_equal(t->dtype, m->call.input_dtypes[i]) ||
+        t->device.device_type != dev.device_type ||
+        t->device.device_id != dev.device_id || !kc__input_tensor_ok(t)) {
+      return NULL;
+    }
+  }
+  if (__atomic_load_n(&m->entry->generation, __ATOMIC_ACQUIRE) !=
+      kc__kernel_generation()) {
+    return NULL;
+  }
+  return m;
+}
+
+/* Remembers `f` (resolved from no attrs, all inputs on one device) and its
+ * cache entry, unless the op has made KC__CALL_MEMO_MAX memos already.
+ * Out of memory, it remembers nothing. */
+void kc__memo_publish(const kc_op* op, const kc__resolved_call* f,
+                      kc__cache_entry* e);
+
 #endif /* KCALL_OP_KERNEL_CACHE_H_ */

@@ -205,11 +205,22 @@ typedef struct kc__cache_table {
   kc__cache_entry* slots[]; /* atomic */
 } kc__cache_table;
 
+/* How many resolved calls an op remembers at once, and in all (call.c). */
+#define KC__CALL_MEMO_SLOTS 4
+#define KC__CALL_MEMO_MAX 64
+struct kc__call_memo;
+
 typedef struct kc__op_cache {
   pthread_mutex_t mu;
   kc__cache_table* table; /* atomic */
   kc__cache_table* retired_tables;
   kc__cache_entry* retired_entries;
+  /* Calls given no attrs, resolved once and remembered by their inputs'
+   * count, dtypes and device (call.c): published atomically, immutable,
+   * freed with the cache. */
+  struct kc__call_memo* memos[KC__CALL_MEMO_SLOTS]; /* atomic */
+  struct kc__call_memo* retired_memos;              /* under mu */
+  int32_t memos_made;                               /* atomic */
   int64_t entries;       /* under mu */
   int64_t constructions; /* atomic */
   int64_t reselections;  /* atomic */
