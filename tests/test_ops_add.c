@@ -136,3 +136,65 @@ KC_TEST(ops_add_into_an_input_or_an_overlapping_output) {
   for (int i = 0; i < N + 8; ++i) KC_CHECK(buf[i] == want[i]);
 #endif
 }
+
+KC_TEST(ops_add_splits_long_rows_across_the_pool) {
+#ifndef KT_OPS_PLUGIN
+  kt_skip("built without the examples, so no ops plugin");
+#else
+  const kc_op* op = kt_add_op();
+  /* Past the split threshold, not a whole number of chunks; on a pool of
+   * 3, same shapes, a scalar on either side, and in place. */
+  enum { N = 200003 };
+  kc_thread_pool* pool = NULL;
+  KC_CHECK_OK(kc_thread_pool_create(3, &pool));
+  kc_op_call_options opts = {sizeof opts, kt_alloc(), pool, NULL};
+  int64_t shape[1] = {N}, one[1] = {1};
+  const DLDataType types[] = {kt_f32, kt_f64, kc_dtype_make(kDLInt, 32, 1)};
+  for (size_t ty = 0; ty < 3; ++ty) {
+    kc_tensor* x = kt_tensor(types[ty], shape, 1, NULL);
+    kc_tensor* y = kt_tensor(types[ty], shape, 1, NULL);
+    kc_tensor* s = kt_tensor(types[ty], one, 1, NULL);
+    kt_fill(x, 1);
+    kt_fill(y, 2);
+    kt_fill(s, 5);
+    const DLTensor* pairs[3][2] = {{kt_dl(x), kt_dl(y)},
+                                   {kt_dl(x), kt_dl(s)},
+                                   {kt_dl(s), kt_dl(y)}};
+    for (int p = 0; p < 3; ++p) {
+      kc_tensor* out[1] = {NULL};
+      int32_t n = 0;
+      KC_CHECK_OK(kc_op_call(op, pairs[p], 2, NULL, 0, &opts, out, 1, &n));
+      const DLTensor* z = kt_dl(out[0]);
+      int64_t bad = -1;
+      for (int64_t i = 0; i < N && bad < 0; ++i) {
+        double want = kt_bcast_get(pairs[p][0], z, i) +
+                      kt_bcast_get(pairs[p][1], z, i);
+        if (kt_bcast_get(z, z, i) != want) bad = i;
+      }
+      if (bad >= 0) {
+        fprintf(stderr, "type %zu, pair %d: element %lld is wrong\n", ty, p,
+                (long long)bad);
+      }
+      KC_CHECK(bad < 0);
+      kt_release(out[0]);
+    }
+    /* In place: x += y, read back against y's values. */
+    DLTensor* into[1] = {(DLTensor*)(uintptr_t)kt_dl(x)};
+    KC_CHECK_OK(kc_op_call_into(op, pairs[0], 2, NULL, 0, &opts, into, 1));
+    kc_tensor* x0 = kt_tensor(types[ty], shape, 1, NULL);
+    kt_fill(x0, 1);
+    int64_t bad = -1;
+    for (int64_t i = 0; i < N && bad < 0; ++i) {
+      double want = kt_bcast_get(kt_dl(x0), kt_dl(x0), i) +
+                    kt_bcast_get(kt_dl(y), kt_dl(y), i);
+      if (kt_bcast_get(kt_dl(x), kt_dl(x), i) != want) bad = i;
+    }
+    KC_CHECK(bad < 0);
+    kt_release(x0);
+    kt_release(x);
+    kt_release(y);
+    kt_release(s);
+  }
+  kc_thread_pool_destroy(pool);
+#endif
+}

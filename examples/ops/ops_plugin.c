@@ -5,7 +5,8 @@
  * the plugin includes only <kcall/abi.h> and links nothing of kcall:
  *
  *   Bitcast(input: T) -> (output: type)     the seed's example
- *   Add(x: T, y: T) -> (z: T)               NumPy broadcasting; f32 f64 i32
+ *   Add(x: T, y: T) -> (z: T)               NumPy broadcasting; f32 f64 i32;
+ *                                           long rows split with parallel_for
  *   MatMul(a: T, b: T) -> (product: T)      f32, rows split with parallel_for
  *   Concat(values: N * T) -> (output: T)    along attr `axis`
  *   Counter() -> (count: i64)               stateful: create and delete
@@ -328,13 +329,37 @@ static bool add_overlap(const void* p, size_t n, const void* q, size_t m) {
     for (; i < n; ++i) c[i] = (T)(a[i * ia] + b[i * ib]);                      \
   }
 
+/* A row of at least ADD_SPLIT_MIN elements is split across the call's
+ * thread pool in chunks of ADD_CHUNK (each a few microseconds of memory
+ * traffic), as torch.add and NumPy-style kernels split theirs. */
+#define ADD_SPLIT_MIN ((int64_t)1 << 16)
+#define ADD_CHUNK ((int64_t)1 << 13)
+#define ADD_CHUNK_NS 2000
+
+#define ADD_SPLIT(T)                                                           \
+  typedef struct add_job_##T {                                                 \
+    T* c;                                                                      \
+    const T* a;                                                                \
+    const T* b;                                                                \
+    int64_t ia, ib, n;                                                         \
+  } add_job_##T;                                                               \
+  static void add_chunks_##T(void* p, int64_t begin, int64_t end) {            \
+    const add_job_##T* j = p;                                                  \
+    int64_t lo = begin * ADD_CHUNK;                                            \
+    int64_t hi = end * ADD_CHUNK < j->n ? end * ADD_CHUNK : j->n;              \
+    add_row_##T(j->c + lo, j->a + lo * j->ia, j->ia, j->b + lo * j->ib,        \
+                j->ib, hi - lo, true);                                         \
+  }
+
 /* The loop, once per element type. Same shapes, or one side a single
- * element, is one row; one side repeating along the leading dims (a row
+ * element, is one row (split across the pool when long); one side repeating along the leading dims (a row
  * or block broadcast, [m, k] + [k]) is a row per block; anything else
  * steps the outer dims like an odometer, with the innermost dim a row. */
 #define ADD_LOOP(T)                                                            \
   ADD_ROW(T)                                                                   \
-  static void add_##T(const DLTensor* x, const DLTensor* y, DLTensor* z) {     \
+  ADD_SPLIT(T)                                                                 \
+  static void add_##T(const DLTensor* x, const DLTensor* y, DLTensor* z,       \
+                      kc_thread_pool* pool) {                                  \
     int32_t rank = z->ndim;                                                    \
     int64_t sx[OPS_MAX_RANK], sy[OPS_MAX_RANK], idx[OPS_MAX_RANK];             \
     const T* a = ops_data(x);                                                  \
@@ -348,7 +373,14 @@ static bool add_overlap(const void* p, size_t n, const void* q, size_t m) {
                    !add_overlap(c, (size_t)n * sizeof(T), b,                   \
                                 (size_t)nb * sizeof(T));                       \
     if ((na == n || na == 1) && (nb == n || nb == 1)) {                        \
-      add_row_##T(c, a, na == n ? 1 : 0, b, nb == n ? 1 : 0, n, vectors);      \
+      int64_t ia = na == n ? 1 : 0, ib = nb == n ? 1 : 0;                      \
+      if (vectors && n >= ADD_SPLIT_MIN) {                                     \
+        add_job_##T job = {c, a, b, ia, ib, n};                                \
+        kc_thread_pool_parallel_for(pool, (n + ADD_CHUNK - 1) / ADD_CHUNK,     \
+                                    ADD_CHUNK_NS, add_chunks_##T, &job);       \
+      } else {                                                                 \
+        add_row_##T(c, a, ia, b, ib, n, vectors);                              \
+      }                                                                        \
       return;                                                                  \
     }                                                                          \
     add_strides(x, rank, z->shape, sx);                                        \
@@ -395,6 +427,7 @@ ADD_LOOP(float)
 ADD_LOOP(double)
 ADD_LOOP(int32_t)
 #undef ADD_LOOP
+#undef ADD_SPLIT
 #undef ADD_ROW
 #undef ADD_ROW_VECTORS
 #undef ADD_ROW_VECTORS_AT
@@ -404,12 +437,13 @@ static kc_status* add_compute(void* kernel, kc_kernel_ctx* ctx) {
   const DLTensor* x = kc_kernel_ctx_get_input(ctx, 0);
   const DLTensor* y = kc_kernel_ctx_get_input(ctx, 1);
   DLTensor* z = kc_kernel_ctx_get_output(ctx, 0);
+  kc_thread_pool* pool = kc_kernel_ctx_get_thread_pool(ctx);
   if (x->dtype.code == kDLFloat && x->dtype.bits == 32) {
-    add_float(x, y, z);
+    add_float(x, y, z, pool);
   } else if (x->dtype.code == kDLFloat) {
-    add_double(x, y, z);
+    add_double(x, y, z, pool);
   } else {
-    add_int32_t(x, y, z);
+    add_int32_t(x, y, z, pool);
   }
   return NULL;
 }
