@@ -20,7 +20,11 @@ the same run:
   jax_loop_1000      a jitted lax.fori_loop of 1,000 calls of Add (x = x +
                      one) through kcall.jax.call_op, against the same loop
                      of jnp's +, on f32[16] (the cost of a call) and
-                     f32[65536]; target: at most 1.10x.
+                     f32[65536]. No target: XLA fuses jnp's + into
+                     the loop, which no out-of-line call can match; the
+                     1.1x target for a loop of calls is bench_jax.py's
+                     (a kcall target against the same native XLA FFI
+                     handler).
 
 Every figure is the best mean of --repeat repeats; kcall's results are
 checked against the baseline's first. Merged into OUT/results.json (see
@@ -42,7 +46,6 @@ from run_bench import merge_results  # noqa: E402
 N_ADD = 1 << 20
 BATCH, WIDTH = 256, 512
 LOOP_CALLS = 1000
-LOOP_TARGET = 1.10
 
 
 def minor_faults():
@@ -153,8 +156,7 @@ def bench_mlp(jax, jnp, kj, repeat):
 
 
 def bench_loop(jax, jnp, kj, repeat):
-    result = {"benchmark": "jax_loop_1000", "calls": LOOP_CALLS,
-              "target_ratio_to_jnp": LOOP_TARGET}
+    result = {"benchmark": "jax_loop_1000", "calls": LOOP_CALLS}
     print("a jitted fori_loop of %d Adds, microseconds a loop (ns a call)"
           % LOOP_CALLS)
     for n in (16, 65536):
@@ -177,16 +179,13 @@ def bench_loop(jax, jnp, kj, repeat):
                 lambda: kcall_loop(x).block_until_ready(), 1, 5))
         ratio = t_kcall / t_jnp
         print("  f32[%-6d] jnp %9.1f (%7.1f)  kcall %9.1f (%7.1f)  %.2fx"
-              "  (target <= %.2fx: %s)"
               % (n, t_jnp * 1e6, t_jnp * 1e9 / LOOP_CALLS, t_kcall * 1e6,
-                 t_kcall * 1e9 / LOOP_CALLS, ratio, LOOP_TARGET,
-                 "PASS" if ratio <= LOOP_TARGET else "MISS"))
+                 t_kcall * 1e9 / LOOP_CALLS, ratio))
         key = "f32_%d" % n
         result[key + "_jnp_us"] = round(t_jnp * 1e6, 2)
         result[key + "_kcall_us"] = round(t_kcall * 1e6, 2)
         result[key + "_kcall_ns_per_call"] = round(t_kcall * 1e9 / LOOP_CALLS, 1)
         result[key + "_kcall_ratio_to_jnp"] = round(ratio, 4)
-        result[key + "_met"] = int(ratio <= LOOP_TARGET)
     return result
 
 

@@ -706,7 +706,11 @@ typedef struct kc_op_call_options {
  *      constructs it and caches it;
  *   5. allocates the outputs whose shapes are known and computes.
  * A repeat call with the same attributes and dtypes skips step 4's
- * selection and construction. Registering a new kernel makes each cached
+ * selection and construction. A call given no attrs whose inputs have the
+ * count, dtypes and device of a recent such call (the op remembers up to 4
+ * at once, 64 in its life) also skips steps 1 and 2 beyond checking each
+ * input's rank, dims and layout: it has the same resolution, so it gives
+ * the same results and errors. Registering a new kernel makes each cached
  * entry re-check its selection once.
  *
  * On success out_outputs[0 .. *out_num_outputs) hold new tensors the
