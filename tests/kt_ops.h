@@ -183,4 +183,25 @@ static inline void kt_register_add(void) {
   kt_register_kernel("kt.Add", NULL, kt_add_compute, NULL, "T", types, 2, 0);
 }
 
+/* A kernel and shape function for ops whose outputs copy their inputs,
+ * one for one (a type-list op, xs: L -> ys: L). */
+static inline kc_status* kt_copy_compute(void* k, kc_kernel_ctx* ctx) {
+  (void)k;
+  for (int32_t i = 0; i < kc_kernel_ctx_get_input_count(ctx); ++i) {
+    const DLTensor* x = kc_kernel_ctx_get_input(ctx, i);
+    DLTensor* y = kc_kernel_ctx_get_output(ctx, i);
+    memcpy(y->data, x->data,
+           (size_t)kc_dltensor_get_numel(x) * kc_dtype_get_size(x->dtype));
+  }
+  return NULL;
+}
+
+static inline kc_status* kt_copy_shapes(kc_shape_ctx* ctx) {
+  kc_status* st = NULL;
+  for (int32_t i = 0; !st && i < kc_shape_ctx_get_output_count(ctx); ++i) {
+    st = kc_shape_ctx_set_output(ctx, i, kc_shape_ctx_get_input(ctx, i));
+  }
+  return st;
+}
+
 #endif /* KCALL_TESTS_KT_OPS_H_ */

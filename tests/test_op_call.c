@@ -397,26 +397,8 @@ KC_TEST(op_call_repeated_input_infers_n) {
   for (int i = 0; i < 4; ++i) kt_release(in[i]);
 }
 
-/* Pack(xs: L) -> (ys: L): copies each input to the matching output. */
-static kc_status* kt_copy_compute(void* k, kc_kernel_ctx* ctx) {
-  (void)k;
-  for (int32_t i = 0; i < kc_kernel_ctx_get_input_count(ctx); ++i) {
-    const DLTensor* x = kc_kernel_ctx_get_input(ctx, i);
-    DLTensor* y = kc_kernel_ctx_get_output(ctx, i);
-    memcpy(y->data, x->data,
-           (size_t)kc_dltensor_get_numel(x) * kc_dtype_get_size(x->dtype));
-  }
-  return NULL;
-}
-
-static kc_status* kt_copy_shapes(kc_shape_ctx* ctx) {
-  kc_status* st = NULL;
-  for (int32_t i = 0; !st && i < kc_shape_ctx_get_output_count(ctx); ++i) {
-    st = kc_shape_ctx_set_output(ctx, i, kc_shape_ctx_get_input(ctx, i));
-  }
-  return st;
-}
-
+/* Pack(xs: L) -> (ys: L): copies each input to the matching output
+ * (kt_copy_compute, kt_copy_shapes). */
 KC_TEST(op_call_type_list_input_and_output) {
   kt_register_op("kt.Pack", KT_SPECS("xs: L"), KT_SPECS("ys: L"),
                  KT_SPECS("L: list({f32, i32}) >= 1"), kt_copy_shapes);

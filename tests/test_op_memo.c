@@ -1,9 +1,10 @@
 /* Eager calls that repeat one before them (no attrs, the same input count,
  * dtypes and device) skip resolution and the kernel lookup: these tests
  * check that such a call computes and refuses exactly what a first call
- * would, across dtypes, input counts, type lists, late kernel
- * registrations and threads. Every tensor comes from kt_alloc(), so each
- * test is also a leak check. */
+ * would, across dtypes, input counts, type lists and threads. (A kernel
+ * registered after such a call takes it over: test_op_call.c's
+ * op_call_priority_and_late_registration, whose calls give no attrs.)
+ * Every tensor comes from kt_alloc(), so each test is also a leak check. */
 #include <pthread.h>
 #include <stdio.h>
 
@@ -184,66 +185,14 @@ KC_TEST(op_memo_refuses_what_a_first_call_refuses) {
   kt_release(out[0]);
 }
 
-static int kt_which;
-static kc_status* kt_first(void* k, kc_kernel_ctx* ctx) {
-  kt_which = 1;
-  return kt_add_compute(k, ctx);
-}
-static kc_status* kt_second(void* k, kc_kernel_ctx* ctx) {
-  kt_which = 2;
-  return kt_add_compute(k, ctx);
-}
-
-KC_TEST(op_memo_follows_kernels_registered_later) {
-  kt_register_op("kt.Late", KT_SPECS("x: T", "y: T"), KT_SPECS("z: T"),
-                 KT_SPECS("T: {f32, i32}"), kt_same_shape_fn);
-  kt_register_kernel("kt.Late", NULL, kt_first, NULL, "T", &kt_f32, 1, 0);
-  const kc_op* op = kt_op("kt.Late");
-  kc_tensor* in[2] = {kt_tensor(kt_f32, kt_shape2, 1, NULL),
-                      kt_tensor(kt_f32, kt_shape2, 1, NULL)};
-  kc_tensor* out = NULL;
-  for (int i = 0; i < 3; ++i) {
-    KC_CHECK_OK(kt_call1(op, (const kc_tensor* const*)in, 2, NULL, 0, &out));
-    kt_release(out);
-    KC_CHECK_INT(kt_which, 1);
-  }
-  /* A kernel of higher priority takes over the remembered call. */
-  kt_register_kernel("kt.Late", NULL, kt_second, NULL, "T", &kt_f32, 1, 5);
-  for (int i = 0; i < 3; ++i) {
-    kt_which = 0;
-    KC_CHECK_OK(kt_call1(op, (const kc_tensor* const*)in, 2, NULL, 0, &out));
-    kt_release(out);
-    KC_CHECK_INT(kt_which, 2);
-  }
-  kt_release(in[0]);
-  kt_release(in[1]);
-}
-
-/* Copy(xs: L) -> (ys: L), L a type list the inputs set: the memo keeps
- * the list it made (and frees it with the op). */
-static kc_status* kt_copy_all(void* k, kc_kernel_ctx* ctx) {
-  (void)k;
-  for (int32_t i = 0; i < kc_kernel_ctx_get_input_count(ctx); ++i) {
-    const DLTensor* x = kc_kernel_ctx_get_input(ctx, i);
-    DLTensor* y = kc_kernel_ctx_get_output(ctx, i);
-    memcpy(y->data, x->data,
-           (size_t)kc_dltensor_get_numel(x) * kc_dtype_get_size(x->dtype));
-  }
-  return NULL;
-}
-
-static kc_status* kt_copy_shapes(kc_shape_ctx* ctx) {
-  for (int32_t i = 0; i < kc_shape_ctx_get_input_count(ctx); ++i) {
-    KC_RETURN_IF_ERROR(
-        kc_shape_ctx_set_output(ctx, i, kc_shape_ctx_get_input(ctx, i)));
-  }
-  return NULL;
-}
-
+/* Copy(xs: L) -> (ys: L), L a type list the inputs set (kt_copy_compute,
+ * kt_copy_shapes): the memo keeps the list it made and frees it with the
+ * op. */
 KC_TEST(op_memo_keeps_an_inferred_type_list) {
   kt_register_op("kt.CopyAll", KT_SPECS("xs: L"), KT_SPECS("ys: L"),
                  KT_SPECS("L: list(type)"), kt_copy_shapes);
-  kt_register_kernel("kt.CopyAll", NULL, kt_copy_all, NULL, NULL, NULL, 0, 0);
+  kt_register_kernel("kt.CopyAll", NULL, kt_copy_compute, NULL, NULL, NULL, 0,
+                     0);
   const kc_op* op = kt_op("kt.CopyAll");
   float f[2] = {1.5f, 2.5f};
   int32_t i[2] = {7, 9};
