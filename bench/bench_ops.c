@@ -10,7 +10,7 @@
  *   - the example plugin's MatMul, 512x512 f32, on pools of 1 and 2
  *     threads;
  *   - its Add on two f32[1M] through kc_op_call (on the default pool,
- *     across which the kernel splits rows of 64k elements or more),
+ *     across which the kernel splits rows of 256k elements or more),
  *     against the same sum as a single-threaded C loop into a buffer
  *     malloc'd each call and into one reused, with the minor page faults
  *     each takes a call (getrusage).

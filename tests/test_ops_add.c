@@ -144,7 +144,7 @@ KC_TEST(ops_add_splits_long_rows_across_the_pool) {
   const kc_op* op = kt_add_op();
   /* Past the split threshold, not a whole number of chunks; on a pool of
    * 3, same shapes, a scalar on either side, and in place. */
-  enum { N = 200003 };
+  enum { N = 300007 };
   kc_thread_pool* pool = NULL;
   KC_CHECK_OK(kc_thread_pool_create(3, &pool));
   kc_op_call_options opts = {sizeof opts, kt_alloc(), pool, NULL};

@@ -329,10 +329,11 @@ static bool add_overlap(const void* p, size_t n, const void* q, size_t m) {
     for (; i < n; ++i) c[i] = (T)(a[i * ia] + b[i * ib]);                      \
   }
 
-/* A row of at least ADD_SPLIT_MIN elements is split across the call's
- * thread pool in chunks of ADD_CHUNK (each a few microseconds of memory
- * traffic), as torch.add and NumPy-style kernels split theirs. */
-#define ADD_SPLIT_MIN ((int64_t)1 << 16)
+/* A row of at least ADD_SPLIT_MIN elements (some 50 microseconds of
+ * memory traffic: shorter rows take less than waking a sleeping pool
+ * costs) is split across the call's thread pool in chunks of ADD_CHUNK,
+ * as torch.add splits its own. */
+#define ADD_SPLIT_MIN ((int64_t)1 << 18)
 #define ADD_CHUNK ((int64_t)1 << 13)
 #define ADD_CHUNK_NS 2000
 

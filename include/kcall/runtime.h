@@ -46,10 +46,54 @@ extern "C" {
 KC_API kc_status* kc_thread_pool_create(int32_t size,
                                         kc_thread_pool** out_pool);
 
-/* Runs every task still queued, stops the workers and frees the pool.
- * Must not be called from one of the pool's own tasks or loops, nor while
- * another thread is still using the pool. NULL and the default pool are
- * no-ops. */
+/* Another runtime's parallel loop (PyTorch's intra-op pool, an OpenMP
+ * team) for a pool to run its loops on: kernels that a framework calls
+ * then split their work over the framework's own threads, instead of
+ * bringing a second set of threads to the same cores (on a machine with
+ * few cores, two pools that spin while idle slow each other's loops
+ * several times over).
+ *
+ *   size          how many threads the runtime's loops use (1 to
+ *                 KC_THREAD_POOL_MAX_SIZE); read once, at creation.
+ *   parallel_for  runs fn(ctx, begin, end) over ranges that together cover
+ *                 [0, total) exactly once, each of at least `grain` units
+ *                 (the last may be shorter), on the calling thread and the
+ *                 runtime's, and returns when all have run. Never called
+ *                 with total <= 0. It returns 0, or non-zero when it ran no
+ *                 range at all (kcall then runs the loop on the calling
+ *                 thread); failing after some ranges ran is not allowed.
+ *   deleter       called with `self` when the pool is destroyed; may be
+ *                 NULL.
+ *
+ * Appended fields are detected through struct_size (KC_STRUCT_HAS). */
+typedef struct kc_thread_pool_backend {
+  size_t struct_size;
+  void* self;
+  int32_t size;
+  int (*parallel_for)(void* self, int64_t total, int64_t grain,
+                      kc_range_fn fn, void* ctx);
+  void (*deleter)(void* self);
+} kc_thread_pool_backend;
+
+/* Creates a pool whose parallel loops run on `backend` (copied; `self`
+ * passes to the pool, which calls the deleter when it is destroyed, or at
+ * once when creation fails). Its loops split as any pool's do (ranges of
+ * about 10 microseconds, at most four per thread), nested loops run
+ * inline, and kc_thread_pool_parallel_for_with_worker_id hands each
+ * running range an id below `size` that no other running range holds.
+ * Tasks scheduled on it (kc_thread_pool_schedule) run on the default pool.
+ * INVALID_ARGUMENT for a NULL backend or parallel_for, a struct_size too
+ * small, or a size out of range; RESOURCE_EXHAUSTED when out of memory.
+ * The caller owns the pool and destroys it with kc_thread_pool_destroy,
+ * after its last loop has returned. */
+KC_API kc_status* kc_thread_pool_create_on(
+    const kc_thread_pool_backend* backend, kc_thread_pool** out_pool);
+
+/* Runs every task still queued, stops the workers and frees the pool (a
+ * pool of kc_thread_pool_create_on has no workers: its backend's deleter
+ * runs). Must not be called from one of the pool's own tasks or loops, nor
+ * while another thread is still using the pool. NULL and the default pool
+ * are no-ops. */
 KC_API void kc_thread_pool_destroy(kc_thread_pool* pool);
 
 /* The process-wide default pool, created on the first call (see above).

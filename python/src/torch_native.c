@@ -79,6 +79,12 @@ typedef struct torch_shim {
    * messages of errors raised below the router are not native. */
   torch_err (*delete_stable_ivalue)(stable_ivalue* v);
   const char* (*exception_what)(void);
+  /* Optional (torch 2.10): without them, kernels split their loops over
+   * kcall's default pool instead of torch's intra-op threads. */
+  torch_err (*parallel_for)(int64_t begin, int64_t end, int64_t grain,
+                            void (*fn)(int64_t begin, int64_t end, void* ctx),
+                            void* ctx);
+  torch_err (*get_num_threads)(uint32_t* out);
 } torch_shim;
 
 /* Each symbol, where it goes, and whether kcall.torch can do without it. */
@@ -106,6 +112,8 @@ static const struct shim_symbol {
     SHIM(device_type_cpu, "aoti_torch_device_type_cpu", false),
     SHIM(delete_stable_ivalue, "torch_delete_stable_ivalue", true),
     SHIM(exception_what, "torch_exception_get_what_without_backtrace", true),
+    SHIM(parallel_for, "torch_parallel_for", true),
+    SHIM(get_num_threads, "torch_get_num_threads", true),
 #undef SHIM
 };
 
@@ -233,6 +241,57 @@ typedef struct deferred_error {
 } deferred_error;
 
 static _Thread_local deferred_error* tls_deferred;
+
+/* ---- torch's threads ---------------------------------------------------- */
+
+/* The kernels' parallel loops run on torch's intra-op threads
+ * (torch_parallel_for, kc_thread_pool_create_on), so a kcall op between
+ * torch's own does not bring kcall's pool to the same cores. One pool per
+ * thread count torch has run with, made on first use and kept for the
+ * process (a few bytes each); NULL, kcall's default pool, without the
+ * shim functions. */
+static kc_thread_pool* torch_pools[KC_THREAD_POOL_MAX_SIZE + 1]; /* atomic */
+
+typedef struct torch_loop_ctx {
+  kc_range_fn fn;
+  void* ctx;
+} torch_loop_ctx;
+
+static void torch_loop_range(int64_t begin, int64_t end, void* ctx) {
+  const torch_loop_ctx* c = ctx;
+  c->fn(c->ctx, begin, end);
+}
+
+static int torch_loop(void* self, int64_t total, int64_t grain,
+                      kc_range_fn fn, void* ctx) {
+  (void)self;
+  torch_loop_ctx c = {fn, ctx};
+  return shim.parallel_for(0, total, grain, torch_loop_range, &c) != 0;
+}
+
+static kc_thread_pool* torch_thread_pool(void) {
+  uint32_t n = 0;
+  if (!shim.parallel_for || !shim.get_num_threads ||
+      shim.get_num_threads(&n) || n < 1) {
+    return NULL;
+  }
+  if (n > KC_THREAD_POOL_MAX_SIZE) n = KC_THREAD_POOL_MAX_SIZE;
+  kc_thread_pool* pool = __atomic_load_n(&torch_pools[n], __ATOMIC_ACQUIRE);
+  if (pool) return pool;
+  kc_thread_pool_backend b = {sizeof b, NULL, (int32_t)n, torch_loop, NULL};
+  kc_status* st = kc_thread_pool_create_on(&b, &pool);
+  if (st) { /* out of memory: kcall's default pool */
+    kc_status_destroy(st);
+    return NULL;
+  }
+  kc_thread_pool* first = NULL;
+  if (!__atomic_compare_exchange_n(&torch_pools[n], &first, pool, false,
+                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    kc_thread_pool_destroy(pool); /* another kernel made it first */
+    pool = first;
+  }
+  return pool;
+}
 
 /* ---- the kernel --------------------------------------------------------- */
 
@@ -510,8 +569,9 @@ static void run_kernel(const native_slot* s, stable_ivalue* stack) {
   }
   if (ok) ok = kernel_outputs(s, c) == 0;
   if (ok) {
+    kc_op_call_options opts = {sizeof opts, NULL, torch_thread_pool(), NULL};
     kc_status* st = kc_op_call_into(s->op, c->in_ptrs, c->num_inputs, c->attrs,
-                                    c->num_attrs, NULL, c->out_ptrs,
+                                    c->num_attrs, &opts, c->out_ptrs,
                                     c->num_outputs);
     if (st) {
       status_message(st, c->msg, sizeof c->msg);
@@ -665,15 +725,18 @@ static PyObject* torch_native_init(PyObject* module, PyObject* args) {
   Py_RETURN_NONE;
 }
 
-/* {"optional": bool, "message": bool, "slots_left": int, "max_tensors":
- * int, "max_attrs": int}. */
+/* {"optional": bool, "message": bool, "threads": bool (loops on torch's
+ * threads), "slots_left": int, "max_tensors": int, "max_attrs": int}. */
 static PyObject* torch_native_info(PyObject* module, PyObject* unused) {
   (void)module;
   (void)unused;
   if (!shim_ready) Py_RETURN_NONE;
-  return Py_BuildValue("{s:O,s:O,s:i,s:i,s:i}", "optional",
+  return Py_BuildValue("{s:O,s:O,s:O,s:i,s:i,s:i}", "optional",
                        shim.delete_stable_ivalue ? Py_True : Py_False,
                        "message", shim.exception_what ? Py_True : Py_False,
+                       "threads",
+                       shim.parallel_for && shim.get_num_threads ? Py_True
+                                                                 : Py_False,
                        "slots_left", NUM_SLOTS - num_slots, "max_tensors",
                        NATIVE_MAX_TENSORS, "max_attrs", NATIVE_MAX_ATTRS);
 }

@@ -268,3 +268,43 @@ def test_the_shim_lookup_names_what_is_missing():
         print(_core.torch_native_info()["optional"])
         """)
     assert out.split() == ["aoti_torch_call_dispatcher", "False"]
+
+
+@native
+def test_kernels_split_their_loops_on_torchs_threads(ops_plugin):
+    """A kernel's parallel loop (Add on 1M elements splits its row) runs
+    on torch's intra-op threads, at any thread count torch is set to:
+    kcall's own pool never starts, so the process gains no thread, and
+    every result is torch.add's. Without torch_parallel_for (simulated)
+    the loop runs on kcall's pool, which starts its workers."""
+    code = f"""
+        import os, sys, torch
+        from kcall import _core
+        real = _core.torch_native_init
+        hidden = tuple(sys.argv[1:])
+        _core.torch_native_init = lambda path, h=(): real(path, hidden)
+        import kcall, kcall.torch
+        kcall.load_plugin({str(ops_plugin)!r})
+        add = kcall.torch.register_op("Add")
+        x, y = torch.randn(1 << 20), torch.randn(1 << 20)
+        threads = lambda: len(os.listdir("/proc/self/task"))
+        for n in (2, 1, 3):
+            torch.set_num_threads(n)
+            torch.add(x, y)  # torch's threads start
+            before = threads()
+            for _ in range(5):
+                assert torch.equal(add(x, y), torch.add(x, y))
+            print(n, threads() - before)
+        print(_core.torch_native_info()["threads"])
+        """
+    def run(*hidden):
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code), *hidden],
+            capture_output=True, text=True, timeout=300, env=os.environ)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout.split()
+
+    out = run()
+    assert out == ["2", "0", "1", "0", "3", "0", "True"], out
+    out = run("torch_parallel_for")
+    assert out[-1] == "False" and out[1] != "0", out

@@ -16,7 +16,9 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,6 +78,10 @@ struct kc_thread_pool {
   int32_t sleepers;
   uint32_t next_hint;
   bool stopping;
+  /* A pool of kc_thread_pool_create_on: no workers, no queues; its loops
+   * run on the backend, its tasks on the default pool. */
+  bool has_backend;
+  kc_thread_pool_backend backend;
 };
 
 /* Loop nesting on this thread: inside a range, loops run inline. */
@@ -295,8 +301,54 @@ oom:
                           size);
 }
 
+kc_status* kc_thread_pool_create_on(const kc_thread_pool_backend* backend,
+                                    kc_thread_pool** out_pool) {
+  const char* bad = !out_pool ? "out_pool is NULL"
+                    : !backend ? "backend is NULL"
+                    : !KC_STRUCT_HAS(backend, kc_thread_pool_backend,
+                                     parallel_for)
+                        ? "backend.struct_size is too small"
+                    : !backend->parallel_for ? "backend.parallel_for is NULL"
+                                             : NULL;
+  kc_thread_pool_backend b = {sizeof b, NULL, 0, NULL, NULL};
+  if (backend) {
+    size_t n = backend->struct_size < sizeof b ? backend->struct_size
+                                               : sizeof b;
+    memcpy(&b, backend, n);
+    b.struct_size = sizeof b;
+  }
+  if (out_pool) *out_pool = NULL;
+  char size_text[80];
+  if (!bad && (b.size < 1 || b.size > KC_THREAD_POOL_MAX_SIZE)) {
+    snprintf(size_text, sizeof size_text,
+             "backend.size: expected 1 to %d, got %d", KC_THREAD_POOL_MAX_SIZE,
+             b.size);
+    bad = size_text;
+  }
+  kc_thread_pool* pool = bad ? NULL : calloc(1, sizeof *pool);
+  if (!pool) {
+    if (b.deleter) b.deleter(b.self);
+    if (bad) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "kc_thread_pool_create_on: %s", bad);
+    }
+    return kc_status_create(KC_RESOURCE_EXHAUSTED,
+                            "out of memory creating a thread pool");
+  }
+  pool->size = b.size;
+  pool->has_backend = true;
+  pool->backend = b;
+  *out_pool = pool;
+  return NULL;
+}
+
 void kc_thread_pool_destroy(kc_thread_pool* pool) {
   if (!pool || pool->is_default) return;
+  if (pool->has_backend) {
+    if (pool->backend.deleter) pool->backend.deleter(pool->backend.self);
+    free(pool);
+    return;
+  }
   kc__pool_stop(pool, pool->num_workers);
   kc__pool_free(pool);
 }
@@ -360,7 +412,7 @@ static kc_status* kc__schedule(kc_thread_pool* pool, const kc_closure* closure,
                                       "small"
                                     : "closure is NULL");
   }
-  if (!pool) pool = kc_thread_pool_get_default();
+  if (!pool || pool->has_backend) pool = kc_thread_pool_get_default();
   kc_closure c = {sizeof c, closure->fn, closure->self, NULL};
   if (KC_STRUCT_HAS(closure, kc_closure, deleter)) c.deleter = closure->deleter;
   if (pool->num_workers == 0) { /* the inline stand-in */
@@ -449,6 +501,83 @@ static void kc__wait_helpers(kc_thread_pool* pool, kc__pf_job* job,
   }
 }
 
+/* A loop on a backend pool: each range runs with an id below the pool's
+ * size that no other running range holds (a bit of `ids`), and counts the
+ * units it ran. */
+typedef struct kc__backend_job {
+  kc_range_fn fn;
+  kc_range_worker_fn worker_fn;
+  void* ctx;
+  int32_t size;
+  uint64_t ids[KC_THREAD_POOL_MAX_SIZE / 64]; /* atomic */
+  int64_t done;                               /* atomic */
+} kc__backend_job;
+
+/* Takes a free id. The backend runs at most about `size` ranges at once;
+ * should it run more, a range waits for one to finish. */
+static int32_t kc__backend_take_id(kc__backend_job* j) {
+  for (unsigned spins = 0;; ++spins) {
+    for (int32_t w = 0; w * 64 < j->size; ++w) {
+      int32_t bits_here = j->size - w * 64 < 64 ? j->size - w * 64 : 64;
+      uint64_t mask = bits_here == 64 ? ~UINT64_C(0)
+                                      : (UINT64_C(1) << bits_here) - 1;
+      uint64_t held = __atomic_load_n(&j->ids[w], __ATOMIC_RELAXED);
+      while (~held & mask) {
+        int32_t b = __builtin_ctzll(~held & mask);
+        if (__atomic_compare_exchange_n(&j->ids[w], &held,
+                                        held | UINT64_C(1) << b, false,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+          return w * 64 + b;
+        }
+      }
+    }
+    if (spins < 64) {
+      kc__cpu_relax();
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+static void kc__backend_range(void* ctx, int64_t begin, int64_t end) {
+  kc__backend_job* j = ctx;
+  int32_t id = kc__backend_take_id(j);
+  int32_t saved_depth = kc__loop_depth, saved_id = kc__loop_worker_id;
+  kc__loop_depth = saved_depth + 1;
+  kc__loop_worker_id = id;
+  if (j->worker_fn) {
+    j->worker_fn(j->ctx, begin, end, id);
+  } else {
+    j->fn(j->ctx, begin, end);
+  }
+  kc__loop_depth = saved_depth;
+  kc__loop_worker_id = saved_id;
+  __atomic_and_fetch(&j->ids[id / 64], ~(UINT64_C(1) << (id % 64)),
+                     __ATOMIC_RELEASE);
+  __atomic_add_fetch(&j->done, end - begin, __ATOMIC_RELAXED);
+}
+
+/* Runs a loop of `ranges` ranges on the pool's backend. False when the
+ * backend ran nothing (the caller runs the loop itself); a backend that
+ * ran part of the loop and gave up breaks its contract, and kcall stops
+ * rather than compute with ranges missing. */
+static bool kc__backend_loop(kc_thread_pool* pool, int64_t total,
+                             int64_t ranges, kc_range_fn fn,
+                             kc_range_worker_fn worker_fn, void* ctx) {
+  kc__backend_job job = {fn, worker_fn, ctx, pool->size, {0}, 0};
+  int64_t grain = total / ranges + (total % ranges != 0);
+  int rc = pool->backend.parallel_for(pool->backend.self, total, grain,
+                                      kc__backend_range, &job);
+  int64_t done = __atomic_load_n(&job.done, __ATOMIC_ACQUIRE);
+  if (done == total) return true;
+  if (rc != 0 && done == 0) return false;
+  fprintf(stderr,
+          "kcall: a thread pool backend ran %lld of %lld units of a loop "
+          "and returned %d; its ranges must cover the loop exactly once\n",
+          (long long)done, (long long)total, rc);
+  abort();
+}
+
 static void kc__parallel_for(kc_thread_pool* pool, int64_t total,
                              int64_t cost_per_unit, kc_range_fn fn,
                              kc_range_worker_fn worker_fn, void* ctx) {
@@ -457,7 +586,11 @@ static void kc__parallel_for(kc_thread_pool* pool, int64_t total,
   int64_t ranges = pool->size > 1 && kc__loop_depth == 0
                        ? kc__range_count(total, cost_per_unit, pool->size)
                        : 1;
-  if (ranges == 1) {
+  if (ranges > 1 && pool->has_backend &&
+      kc__backend_loop(pool, total, ranges, fn, worker_fn, ctx)) {
+    return;
+  }
+  if (ranges == 1 || pool->has_backend) {
     int32_t id = kc__loop_worker_id < pool->size ? kc__loop_worker_id : 0;
     int32_t saved_depth = kc__loop_depth;
     kc__loop_depth = saved_depth + 1;
