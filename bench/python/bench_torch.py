@@ -8,7 +8,9 @@ kcall.torch.register_op: a native kernel through PyTorch's stable C ABI
 when the torch here has it) against the same addition as a C++
 TORCH_LIBRARY op built in this run with torch.utils.cpp_extension.load_inline
 (the baseline: what a hand-written PyTorch extension costs), and against
-torch.add, on f32 tensors that do not require grad:
+torch.add, on f32 tensors that do not require grad, and a training step
+(forward and backward) of a 2-layer MLP through kcall's MatMul, Add and
+Softplus against the same step in torch:
 
   - 1 element: the per-call overhead, nanoseconds a call;
   - 1048576 elements: torch with as many threads as kcall's pool
@@ -97,6 +99,7 @@ def main(argv=None):
     parser.add_argument("--repeat-1m", type=int, default=20)
     parser.add_argument("--inner-1m", type=int, default=5)
     parser.add_argument("--inner-pair", type=int, default=20)
+    parser.add_argument("--repeat-mlp", type=int, default=5)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
 
@@ -167,7 +170,59 @@ def main(argv=None):
               % (n, t_kcall * 1e9, t_inline * 1e9, t_torch * 1e9,
                  t_kcall / t_inline, t_kcall / t_torch, verdict))
         results.append(result)
+    results.append(bench_mlp(torch, kcall, args.repeat_mlp))
     merge_results(args.out, results)
+
+
+MLP_BATCH, MLP_WIDTH = 256, 512
+
+
+def mlp_step(torch, matmul, add, softplus, lr=1e-3):
+    """One SGD step of softplus(x W1 + b1) W2 + b2 under mean squared
+    error, forward and backward (torch.autograd.grad), with the given
+    primitives: the loss and the updated parameters."""
+    def step(params, x, target):
+        w1, b1, w2, b2 = params
+        out = add(matmul(softplus(add(matmul(x, w1), b1)), w2), b2)
+        loss = ((out - target) ** 2).mean()
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            return loss, [p - lr * g for p, g in zip(params, grads)]
+    return step
+
+
+def bench_mlp(torch, kcall, repeat):
+    """The training step of bench_ops.py's MLP, in PyTorch: kcall's
+    MatMul, Add and Softplus (their declared gradients in the backward
+    pass) against torch's own."""
+    ops = {name: kcall.torch.register_op(name)
+           for name in ("MatMul", "Add", "Softplus")}
+    gen = torch.Generator().manual_seed(0)
+    def param(*shape):
+        return (torch.randn(*shape, generator=gen) * 0.05).requires_grad_()
+    params = [param(MLP_WIDTH, MLP_WIDTH), param(MLP_WIDTH),
+              param(MLP_WIDTH, MLP_WIDTH), param(MLP_WIDTH)]
+    x = torch.randn(MLP_BATCH, MLP_WIDTH, generator=gen)
+    target = torch.randn(MLP_BATCH, MLP_WIDTH, generator=gen)
+    torch_step = mlp_step(torch, torch.matmul, torch.add,
+                          torch.nn.functional.softplus)
+    kcall_step = mlp_step(torch, ops["MatMul"], ops["Add"], ops["Softplus"])
+    want_loss, want_params = torch_step(params, x, target)
+    got_loss, got_params = kcall_step(params, x, target)
+    torch.testing.assert_close(got_loss, want_loss, rtol=1e-4, atol=1e-5)
+    for got, want in zip(got_params, want_params):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    t_torch, t_kcall = measure(
+        [lambda: torch_step(params, x, target),
+         lambda: kcall_step(params, x, target)], repeat, 2)
+    ratio = t_kcall / t_torch
+    print("MLP training step (batch %d, width %d): torch %.3f ms, kcall ops "
+          "%.3f ms; %.2fx torch" % (MLP_BATCH, MLP_WIDTH, t_torch * 1e3,
+                                    t_kcall * 1e3, ratio))
+    return {"benchmark": "torch_mlp_train_step", "batch": MLP_BATCH,
+            "width": MLP_WIDTH, "torch_ms": round(t_torch * 1e3, 4),
+            "kcall_ms": round(t_kcall * 1e3, 4),
+            "kcall_ratio_to_torch": round(ratio, 4)}
 
 
 if __name__ == "__main__":
