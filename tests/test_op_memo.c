@@ -274,3 +274,26 @@ KC_TEST(op_memo_from_many_threads) {
   for (int i = 0; i < 4; ++i) pthread_join(threads[i], NULL);
   for (int i = 0; i < 4; ++i) KC_CHECK_INT(callers[i].failures, 0);
 }
+
+KC_TEST(op_memo_serves_kc_op_infer_too) {
+  kt_register_sum();
+  const kc_op* op = kt_op("kt.Sum");
+  KC_CHECK(kt_sum(op, kt_f64, 3) == 12.0); /* remembered */
+  int64_t shape[2] = {4, 5}, strides[2] = {1, 4};
+  DLTensor x = {NULL, kc_device_cpu(), 2, kt_f64, shape, NULL, 0};
+  const DLTensor* in[3] = {&x, &x, &x};
+  kc_op_output_info out[1];
+  int32_t n = 0;
+  KC_CHECK_OK(kc_op_infer(op, in, 3, NULL, 0, out, 1, &n));
+  KC_CHECK_INT(n, 1);
+  KC_CHECK(kc_dtype_equal(out[0].dtype, kt_f64));
+  KC_CHECK_INT(out[0].rank, 2);
+  KC_CHECK_INT(out[0].dims[1], 5);
+  KC_CHECK_CODE(kc_op_infer(op, in, 3, NULL, 0, out, 0, &n),
+                KC_OUT_OF_RANGE, "has room for 0");
+  DLTensor strided = x;
+  strided.strides = strides;
+  in[2] = &strided;
+  KC_CHECK_CODE(kc_op_infer(op, in, 3, NULL, 0, out, 1, &n),
+                KC_INVALID_ARGUMENT, "input 2 is strided");
+}

@@ -419,27 +419,32 @@ kc_status* kc_op_infer(const kc_op* op, const DLTensor* const* inputs,
   *out_num_outputs = 0;
   kc_status* st = kc__check_call(op, inputs, num_inputs, attrs, num_attrs);
   if (st) return kc__call_context(op, st);
-  kc__resolved_call f;
-  f.def = &op->def;
-  st = kc__resolve(&f, inputs, num_inputs, attrs, num_attrs);
-  if (!st) st = kc__check_room(&f, max_outputs);
+  /* Resolved by a call like this one already, or resolved now. */
+  const kc__call_memo* m =
+      num_attrs ? NULL : kc__memo_find(op, inputs, num_inputs);
+  kc__resolved_call own;
+  own.def = &op->def;
+  own.owned = 0;
+  const kc__resolved_call* f = m ? &m->call : &own;
+  if (!m) st = kc__resolve(&own, inputs, num_inputs, attrs, num_attrs);
+  if (!st) st = kc__check_room(f, max_outputs);
   if (st) {
-    kc__resolved_call_release(&f);
+    kc__resolved_call_release(&own);
     return kc__call_context(op, st);
   }
-  kc_op_attrs resolved = {.def = f.def, .values = f.values};
+  kc_op_attrs resolved = {.def = f->def, .values = f->values};
   kc__call_shapes shapes;
-  st = kc__infer_shapes(&shapes, &f, &resolved, inputs, NULL);
-  for (int32_t i = 0; !st && i < f.num_outputs; ++i) {
+  st = kc__infer_shapes(&shapes, f, &resolved, inputs, NULL);
+  for (int32_t i = 0; !st && i < f->num_outputs; ++i) {
     kc_op_output_info* o = &out_outputs[i];
     const kc_shape_handle* s = shapes.outputs[i];
-    o->dtype = f.output_dtypes[i];
+    o->dtype = f->output_dtypes[i];
     o->rank = s ? s->rank : KC_RANK_UNKNOWN;
     for (int32_t d = 0; d < o->rank; ++d) o->dims[d] = s->dims[d];
   }
-  if (!st) *out_num_outputs = f.num_outputs;
+  if (!st) *out_num_outputs = f->num_outputs;
   kc__shape_ctx_free_all(&shapes.ctx);
-  kc__resolved_call_release(&f);
+  kc__resolved_call_release(&own);
   return st ? kc__call_context(op, st) : NULL;
 }
 
