@@ -3,16 +3,24 @@
 #ifndef KCALL_TESTS_KT_HLO_H_
 #define KCALL_TESTS_KT_HLO_H_
 
+#include <string.h>
+
 #include "kcall/kcall.h"
 #include "test.h"
 
-/* Parses, compiles and runs `text` (no parameters); its outputs go to
- * outs[0..n), the caller's to release (kt_release). */
-static inline void kt_run_text(const char* text, kc_tensor** outs, size_t n) {
+/* Parses, compiles (with `pool`, NULL: the default) and runs `text` (no
+ * parameters); its outputs go to outs[0..n), the caller's to release
+ * (kt_release). */
+static inline void kt_run_text_on(const char* text, kc_thread_pool* pool,
+                                  kc_tensor** outs, size_t n) {
   kc_program* p = NULL;
   KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_compile_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.struct_size = sizeof opts;
+  opts.thread_pool = pool;
   kc_executable* exe = NULL;
-  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  KC_CHECK_OK(kc_program_compile(p, &opts, &exe));
   kc_executable_info info;
   info.struct_size = sizeof info;
   kc_executable_query(exe, &info);
@@ -20,6 +28,11 @@ static inline void kt_run_text(const char* text, kc_tensor** outs, size_t n) {
   KC_CHECK_OK(kc_executable_execute(exe, NULL, 0, NULL, outs));
   kc_executable_destroy(exe);
   kc_program_destroy(p);
+}
+
+/* kt_run_text_on with the default pool. */
+static inline void kt_run_text(const char* text, kc_tensor** outs, size_t n) {
+  kt_run_text_on(text, NULL, outs, n);
 }
 
 /* Parsing `text` succeeds and compiling it fails with `code` and every

@@ -9,24 +9,11 @@
 #include "kt_hlo.h"
 
 /* Compiles and runs `text` (no parameters) on a pool of `threads`. */
-static void kt_split_run(const char* text, int32_t threads, kc_tensor** outs, size_t n) {
+static void kt_split_run(const char* text, int32_t threads, kc_tensor** outs,
+                         size_t n) {
   kc_thread_pool* pool = NULL;
   KC_CHECK_OK(kc_thread_pool_create(threads, &pool));
-  kc_program* p = NULL;
-  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
-  kc_compile_options opts;
-  memset(&opts, 0, sizeof opts);
-  opts.struct_size = sizeof opts;
-  opts.thread_pool = pool;
-  kc_executable* exe = NULL;
-  KC_CHECK_OK(kc_program_compile(p, &opts, &exe));
-  kc_executable_info info;
-  info.struct_size = sizeof info;
-  kc_executable_query(exe, &info);
-  KC_CHECK_INT((int64_t)info.num_outputs, (int64_t)n);
-  KC_CHECK_OK(kc_executable_execute(exe, NULL, 0, NULL, outs));
-  kc_executable_destroy(exe);
-  kc_program_destroy(p);
+  kt_run_text_on(text, pool, outs, n);
   kc_thread_pool_destroy(pool);
 }
 

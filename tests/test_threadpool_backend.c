@@ -95,19 +95,27 @@ static int kt_count_hits(kt_cover* c, int want) {
   return wrong;
 }
 
+/* Runs a worker-id loop of KT_UNITS units of 1 us on `pool` (of `size`)
+ * and checks that each unit ran once and the ids were sound. The
+ * caller frees the cover. */
+static kt_cover* kt_cover_once(kc_thread_pool* pool, int32_t size) {
+  kt_cover* c = calloc(1, sizeof *c);
+  c->size = size;
+  kc_thread_pool_parallel_for_with_worker_id(pool, KT_UNITS, 1000,
+                                             kt_cover_ids, c);
+  KC_CHECK_INT(kt_count_hits(c, 1), 0);
+  KC_CHECK_INT(atomic_load(&c->bad_ids), 0);
+  return c;
+}
+
 KC_TEST(threadpool_backend_runs_loops_on_its_threads) {
   kt_runtime r = {.threads = 4};
   kc_thread_pool* pool = kt_pool_on(&r);
-  kt_cover* c = calloc(1, sizeof *c);
-  c->size = 4;
-  /* 100,000 units of 1 us: split, every unit once, ids below 4 and never
-   * two running ranges with one id. */
-  kc_thread_pool_parallel_for_with_worker_id(pool, KT_UNITS, 1000,
-                                             kt_cover_ids, c);
+  /* Split, every unit once, ids below 4 and never two running ranges
+   * with one id. */
+  kt_cover* c = kt_cover_once(pool, 4);
   KC_CHECK_INT(atomic_load(&r.loops), 1);
   KC_CHECK(r.last_grain >= 10 && r.last_grain <= KT_UNITS / 4);
-  KC_CHECK_INT(kt_count_hits(c, 1), 0);
-  KC_CHECK_INT(atomic_load(&c->bad_ids), 0);
   kc_thread_pool_parallel_for(pool, KT_UNITS, 1000, kt_cover_plain, c);
   KC_CHECK_INT(atomic_load(&r.loops), 2);
   KC_CHECK_INT(kt_count_hits(c, 2), 0);
@@ -162,13 +170,8 @@ KC_TEST(threadpool_backend_nested_loops_run_inline) {
 KC_TEST(threadpool_backend_that_runs_nothing_leaves_the_loop_to_kcall) {
   kt_runtime r = {.threads = 2, .run_nothing = true};
   kc_thread_pool* pool = kt_pool_on(&r);
-  kt_cover* c = calloc(1, sizeof *c);
-  c->size = 2;
-  kc_thread_pool_parallel_for_with_worker_id(pool, KT_UNITS, 1000,
-                                             kt_cover_ids, c);
+  kt_cover* c = kt_cover_once(pool, 2);
   KC_CHECK_INT(atomic_load(&r.loops), 1);
-  KC_CHECK_INT(kt_count_hits(c, 1), 0);
-  KC_CHECK_INT(atomic_load(&c->bad_ids), 0);
   free(c);
   kc_thread_pool_destroy(pool);
 }

@@ -17,6 +17,7 @@
  *   device.c     streams, and copies between the host and a device
  *   xla.c        what a target is, and XLA FFI handlers (kcall.jax)
  *   torch_native.c  kcall ops as native PyTorch kernels (kcall.torch)
+ *   torch_shim.c    libtorch's C shim for them, found at run time
  *   testing.c    C functions for the tests and benchmarks
  *
  * Everything here runs with the GIL held unless a comment says otherwise;
