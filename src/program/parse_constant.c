@@ -30,20 +30,73 @@ static bool kc__constant_dtype_ok(DLDataType t) {
   }
 }
 
-/* A float literal value: a number, inf, nan, -inf, -nan (consumed). */
-static bool kc__parse_float_value(kc__lexer* lx, double* out) {
+/* A float literal value: a number, inf, nan, -inf, -nan, or a NaN with a
+ * payload, "nan(0x7fffff)", as XLA prints one whose significand is not
+ * the default quiet NaN's (consumed). `payload` is then the significand
+ * field's bits, nonzero; 0 for any other value. */
+typedef struct kc__float_value {
+  double value;
+  uint64_t payload;
+  bool negative;
+} kc__float_value;
+
+static bool kc__parse_float_value(kc__lexer* lx, kc__float_value* out) {
   kc__token t = lx->tok;
   bool minus = kc__tok_is_punct(&t, '-');
   kc__token w = minus ? kc__lex_peek(lx) : t;
+  *out = (kc__float_value){.negative = minus};
   if (kc__tok_is_word(&w, "inf") || kc__tok_is_word(&w, "nan")) {
-    double d = kc__tok_is_word(&w, "inf") ? (double)INFINITY : (double)NAN;
-    *out = minus ? -d : d;
+    bool nan = kc__tok_is_word(&w, "nan");
+    double d = nan ? (double)NAN : (double)INFINITY;
+    out->value = minus ? -d : d;
     if (minus) kc__lex_next(lx);
     kc__lex_next(lx);
+    if (nan && kc__tok_is_punct(&lx->tok, '(')) {
+      kc__lex_next(lx);
+      bool negative;
+      if (lx->tok.kind != KC__TOK_NUMBER || !kc__number_is_int(lx->tok.text) ||
+          !kc__number_to_int(lx->tok.text, &negative, &out->payload) || negative ||
+          out->payload == 0) {
+        return false;
+      }
+      kc__lex_next(lx);
+      if (!kc__tok_is_punct(&lx->tok, ')')) return false;
+      kc__lex_next(lx);
+    }
     return true;
   }
-  if (t.kind != KC__TOK_NUMBER || !kc__number_to_double(t.text, out)) return false;
+  if (t.kind != KC__TOK_NUMBER || !kc__number_to_double(t.text, &out->value)) return false;
   kc__lex_next(lx);
+  return true;
+}
+
+/* The significand field's width of an IEEE binary float type (bf16 too). */
+static unsigned kc__significand_bits(DLDataType t) {
+  return t.code == kDLBfloat ? 7u : t.bits == 16 ? 10u : t.bits == 32 ? 23u : 52u;
+}
+
+/* `v` as a float of type `dtype` into dst; false when a NaN payload does
+ * not fit the significand. */
+static bool kc__store_float(const kc__float_value* v, DLDataType dtype, unsigned char* dst) {
+  unsigned mant = kc__significand_bits(dtype);
+  if (v->payload) {
+    if (v->payload >> mant) return false;
+    uint64_t exp_ones = ((UINT64_C(1) << (dtype.bits - 1 - mant)) - 1) << mant;
+    uint64_t sign = v->negative ? UINT64_C(1) << (dtype.bits - 1) : 0;
+    uint64_t bits = sign | exp_ones | v->payload;
+    memcpy(dst, &bits, dtype.bits / 8); /* little-endian hosts only */
+    return true;
+  }
+  double d = v->value;
+  if (dtype.bits == 16) {
+    uint16_t h = dtype.code == kDLBfloat ? kc__f64_to_bf16(d) : kc__f64_to_f16(d);
+    memcpy(dst, &h, sizeof h);
+  } else if (dtype.bits == 32) {
+    float f = (float)d;
+    memcpy(dst, &f, sizeof f);
+  } else {
+    memcpy(dst, &d, sizeof d);
+  }
   return true;
 }
 
@@ -54,29 +107,31 @@ static kc_status* kc__scalar_error(const kc__lexer* lx, const kc__token* t,
   return kc__lex_expected(lx, t, what);
 }
 
+static kc_status* kc__nan_payload_error(const kc__lexer* lx, const kc__token* t,
+                                        const kc__float_value* v, DLDataType dtype) {
+  return kc__lex_fail(lx, t, "NaN payload 0x%llx does not fit the %u significand bits of %s",
+                      (unsigned long long)v->payload, kc__significand_bits(dtype),
+                      kc__hlo_dtype_name(dtype));
+}
+
 /* A complex value "(re, im)" at dst, each part a float of half the
  * width; leaves the ')' current. */
 static kc_status* kc__parse_complex_scalar(kc__lexer* lx, const kc__literal* lit,
                                            unsigned char* dst) {
   kc__token t = lx->tok;
-  size_t width = lit->dtype.bits / 8;
-  double part[2];
+  DLDataType part_type = kc_dtype_make(kDLFloat, (uint8_t)(lit->dtype.bits / 2), 1);
+  kc__float_value part[2];
   if (!kc__tok_is_punct(&t, '(')) return kc__scalar_error(lx, &t, lit);
   kc__lex_next(lx);
   for (int k = 0; k < 2; ++k) {
     kc__token at = lx->tok;
     if (!kc__parse_float_value(lx, &part[k])) return kc__scalar_error(lx, &at, lit);
+    if (!kc__store_float(&part[k], part_type, dst + k * part_type.bits / 8)) {
+      return kc__nan_payload_error(lx, &at, &part[k], part_type);
+    }
     if (k == 0) KC_RETURN_IF_ERROR(kc__lex_expect(lx, ','));
   }
   if (!kc__tok_is_punct(&lx->tok, ')')) return kc__lex_expected(lx, &lx->tok, "')'");
-  for (int k = 0; k < 2; ++k) {
-    if (width == 8) {
-      float f = (float)part[k];
-      memcpy(dst + 4 * k, &f, sizeof f);
-    } else {
-      memcpy(dst + 8 * k, &part[k], sizeof part[k]);
-    }
-  }
   return NULL;
 }
 
@@ -84,17 +139,9 @@ static kc_status* kc__parse_complex_scalar(kc__lexer* lx, const kc__literal* lit
 static kc_status* kc__parse_float_scalar(kc__lexer* lx, const kc__literal* lit,
                                          unsigned char* dst) {
   kc__token t = lx->tok;
-  double d;
-  if (!kc__parse_float_value(lx, &d)) return kc__scalar_error(lx, &t, lit);
-  if (lit->dtype.code == kDLBfloat || lit->dtype.bits == 16) {
-    uint16_t h = lit->dtype.code == kDLBfloat ? kc__f64_to_bf16(d) : kc__f64_to_f16(d);
-    memcpy(dst, &h, sizeof h);
-  } else if (lit->dtype.bits == 32) {
-    float f = (float)d;
-    memcpy(dst, &f, sizeof f);
-  } else {
-    memcpy(dst, &d, sizeof d);
-  }
+  kc__float_value v;
+  if (!kc__parse_float_value(lx, &v)) return kc__scalar_error(lx, &t, lit);
+  if (!kc__store_float(&v, lit->dtype, dst)) return kc__nan_payload_error(lx, &t, &v, lit->dtype);
   return NULL;
 }
 
