@@ -8,6 +8,7 @@
 
 #include "internal/common.h"
 #include "internal/half.h"
+#include "program/minmax.h"
 #include "program/ops_types.h"
 #include "program/vmath.h"
 
@@ -110,7 +111,7 @@ bool kc__elementwise_supported(const kc__instr_def* def, DLDataType in, DLDataTy
     for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)0 - (wtype)(utype)a[i]);    \
   }
 
-/* Float maximum and minimum propagate NaN, as XLA's do. */
+/* Float maximum and minimum as XLA's (program/minmax.h). */
 #define KC__DEFINE_FLOAT_LOOPS(sfx, ctype)                                     \
   static void kc__binary_##sfx(int32_t op, const ctype* a, const ctype* b,     \
                                ctype* r, int64_t n) {                          \
@@ -128,12 +129,10 @@ bool kc__elementwise_supported(const kc__instr_def* def, DLDataType in, DLDataTy
         for (int64_t i = 0; i < n; ++i) r[i] = a[i] / b[i];                    \
         break;                                                                 \
       case KC_OP_MAXIMUM:                                                      \
-        for (int64_t i = 0; i < n; ++i)                                        \
-          r[i] = (a[i] != a[i] || a[i] > b[i] || b[i] != b[i]) ? (b[i] != b[i] ? b[i] : a[i]) : b[i]; \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__fmax_##sfx(a[i], b[i]);     \
         break;                                                                 \
       case KC_OP_MINIMUM:                                                      \
-        for (int64_t i = 0; i < n; ++i)                                        \
-          r[i] = (a[i] != a[i] || a[i] < b[i] || b[i] != b[i]) ? (b[i] != b[i] ? b[i] : a[i]) : b[i]; \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__fmin_##sfx(a[i], b[i]);     \
         break;                                                                 \
       default:                                                                 \
         break;                                                                 \

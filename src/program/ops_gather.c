@@ -13,6 +13,7 @@
 
 #include "internal/common.h"
 #include "internal/half.h"
+#include "program/minmax.h"
 #include "program/ops.h"
 
 #define KC__GS_RANK KC_TENSOR_MAX_NDIM
@@ -742,21 +743,13 @@ static kc_status* kc__gather_kernel(const kc__gs_plan* plan, void* out, const vo
  * running the computation would. */
 #define KC__SC_OPS(sfx, ctype, code, bits)                                         \
   static ctype kc__sc_add_##sfx(ctype a, ctype b) {                                \
-    if ((code) == kDLFloat) return (ctype)(a + b);                                 \
-    return (ctype)((uint64_t)a + (uint64_t)b);                                     \
+    return (code) == kDLFloat ? (ctype)(a + b) : KC__WRAP_ADD(ctype, a, b);         \
   }                                                                                \
   static ctype kc__sc_mul_##sfx(ctype a, ctype b) {                                \
-    if ((code) == kDLFloat) return (ctype)(a * b);                                 \
-    return (ctype)((uint64_t)a * (uint64_t)b);                                     \
+    return (code) == kDLFloat ? (ctype)(a * b) : KC__WRAP_MUL(ctype, a, b);         \
   }                                                                                \
-  static ctype kc__sc_max_##sfx(ctype a, ctype b) {                                \
-    if ((code) == kDLFloat && (a != a || b != b)) return b != b ? b : a;           \
-    return a > b ? a : b;                                                          \
-  }                                                                                \
-  static ctype kc__sc_min_##sfx(ctype a, ctype b) {                                \
-    if ((code) == kDLFloat && (a != a || b != b)) return b != b ? b : a;           \
-    return a < b ? a : b;                                                          \
-  }                                                                                \
+  static ctype kc__sc_max_##sfx(ctype a, ctype b) { return KC__XLA_MAX(a, b); }   \
+  static ctype kc__sc_min_##sfx(ctype a, ctype b) { return KC__XLA_MIN(a, b); }   \
   static void kc__sc_window_##sfx(const kc__gs_plan* plan, ctype* r, const ctype* x, \
                                   int64_t o0, int64_t u0) {                        \
     bool sw = plan->swapped;                                                       \

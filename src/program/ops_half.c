@@ -8,6 +8,7 @@
 
 #include "internal/common.h"
 #include "internal/half.h"
+#include "program/minmax.h"
 #include "program/ops_types.h"
 
 bool kc__type_is_half(DLDataType t) {
@@ -168,13 +169,13 @@ void kc__half_compare_run(unsigned accept, bool total, bool bf16, const uint16_t
   }
 }
 
-/* XLA's maximum and minimum: NaN if either is NaN, else the larger
- * (smaller); the chosen operand's bits. */
+/* XLA's maximum and minimum (program/minmax.h) on the operands' values;
+ * the chosen operand's bits. */
 static uint16_t kc__max_bits(bool bf16, uint16_t a, uint16_t b, bool is_max) {
   float x = kc__h2f(bf16, a), y = kc__h2f(bf16, b);
-  if (y != y) return b;
-  if (x != x) return a;
-  return (is_max ? x > y : x < y) ? a : b;
+  float r = is_max ? kc__fmax_f32(x, y) : kc__fmin_f32(x, y);
+  if (r != r) return x != x ? a : b;
+  return memcmp(&r, &x, sizeof r) == 0 ? a : b;
 }
 
 /* clamp(lo, x, hi) = minimum(maximum(x, lo), hi), with their NaN rule. */

@@ -8,6 +8,7 @@
 
 #include "internal/common.h"
 #include "program/ops.h"
+#include "program/minmax.h"
 #include "program/ops_types.h"
 
 #define KC__RED_MAX_RANK KC_TENSOR_MAX_NDIM
@@ -319,21 +320,22 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
     }                                                                        \
   } while (0)
 
-/* maximum and minimum as XLA's: a NaN operand gives NaN. */
+/* maximum and minimum as XLA's (program/minmax.h); integer add and
+ * multiply wrap around. */
 #define KC__RED_MINMAX(sfx, ctype, code, bits)                                 \
-  static ctype kc__max_##sfx(ctype a, ctype b) {                               \
-    if ((code) == kDLFloat && (a != a || b != b)) return a != a ? a : b;       \
-    return a > b ? a : b;                                                      \
+  static ctype kc__max_##sfx(ctype a, ctype b) { return KC__XLA_MAX(a, b); }   \
+  static ctype kc__min_##sfx(ctype a, ctype b) { return KC__XLA_MIN(a, b); }   \
+  static ctype kc__add_##sfx(ctype a, ctype b) {                               \
+    return (code) == kDLFloat ? (ctype)(a + b) : KC__WRAP_ADD(ctype, a, b);    \
   }                                                                            \
-  static ctype kc__min_##sfx(ctype a, ctype b) {                               \
-    if ((code) == kDLFloat && (a != a || b != b)) return a != a ? a : b;       \
-    return a < b ? a : b;                                                      \
+  static ctype kc__mul_##sfx(ctype a, ctype b) {                               \
+    return (code) == kDLFloat ? (ctype)(a * b) : KC__WRAP_MUL(ctype, a, b);    \
   }
 KC__OP_NUM_TYPES(KC__RED_MINMAX)
 /* op(acc, x) for one element of a native reducer. */
 #define KC__RED_STEP(sfx, ctype, op, acc, x)                                 \
-  ((op) == KC_OP_ADD        ? (ctype)((acc) + (x))                          \
-   : (op) == KC_OP_MULTIPLY ? (ctype)((acc) * (x))                          \
+  ((op) == KC_OP_ADD        ? kc__add_##sfx((acc), (x))                     \
+   : (op) == KC_OP_MULTIPLY ? kc__mul_##sfx((acc), (x))                     \
    : (op) == KC_OP_MAXIMUM  ? kc__max_##sfx((acc), (x))                     \
    : (op) == KC_OP_MINIMUM  ? kc__min_##sfx((acc), (x))                     \
    : (op) == KC_OP_AND      ? (ctype)((acc) != 0 && (x) != 0)               \
@@ -381,7 +383,9 @@ KC__VEC_SUM(f64, double, 4)
 
 /* f32 and f64 maximum and minimum folds in vectors, as XLA's: a NaN
  * anywhere gives NaN. A lane takes the element when it compares greater
- * (smaller); NaNs are noted on the side. */
+ * (smaller), and on a tie the AND (OR) of the two's bits, which is +0
+ * (-0) for a +0 and a -0 and either for equal others; NaNs are noted on
+ * the side. */
 #define KC__VEC_MINMAX(sfx, ctype, itype, lanes)                               \
   typedef ctype kc__mvec_##sfx __attribute__((vector_size(16)));               \
   typedef itype kc__ivec_##sfx __attribute__((vector_size(16)));               \
@@ -397,30 +401,32 @@ KC__VEC_SUM(f64, double, 4)
         for (i = (lanes); i + (lanes) <= n; i += (lanes)) {                    \
           kc__mvec_##sfx v;                                                    \
           memcpy(&v, x + i, sizeof v);                                         \
-          kc__ivec_##sfx take = v > m;                                         \
-          m = (kc__mvec_##sfx)(((kc__ivec_##sfx)v & take) |                    \
-                               ((kc__ivec_##sfx)m & ~take));                   \
+          kc__ivec_##sfx take = v > m, tie = v == m;                           \
+          kc__ivec_##sfx vi = (kc__ivec_##sfx)v;                               \
+          m = (kc__mvec_##sfx)(((vi & take) | ((kc__ivec_##sfx)m & ~take)) &   \
+                               (vi | ~tie));                                   \
           seen |= (v != v);                                                    \
         }                                                                      \
       } else {                                                                 \
         for (i = (lanes); i + (lanes) <= n; i += (lanes)) {                    \
           kc__mvec_##sfx v;                                                    \
           memcpy(&v, x + i, sizeof v);                                         \
-          kc__ivec_##sfx take = v < m;                                         \
-          m = (kc__mvec_##sfx)(((kc__ivec_##sfx)v & take) |                    \
-                               ((kc__ivec_##sfx)m & ~take));                   \
+          kc__ivec_##sfx take = v < m, tie = v == m;                           \
+          kc__ivec_##sfx vi = (kc__ivec_##sfx)v;                               \
+          m = (kc__mvec_##sfx)((vi & take) | ((kc__ivec_##sfx)m & ~take) |     \
+                               (vi & tie));                                    \
           seen |= (v != v);                                                    \
         }                                                                      \
       }                                                                        \
       for (int k = 0; k < (lanes); ++k) {                                      \
         nan = nan || seen[k] != 0;                                             \
         ctype e = m[k];                                                        \
-        if (is_max ? e > acc : e < acc) acc = e;                               \
+        acc = is_max ? kc__fmax_##sfx(acc, e) : kc__fmin_##sfx(acc, e);        \
       }                                                                        \
     }                                                                          \
     for (; i < n; ++i) {                                                       \
       nan = nan || x[i] != x[i];                                               \
-      if (is_max ? x[i] > acc : x[i] < acc) acc = x[i];                        \
+      acc = is_max ? kc__fmax_##sfx(acc, x[i]) : kc__fmin_##sfx(acc, x[i]);    \
     }                                                                          \
     return nan ? (ctype)NAN : acc;                                             \
   }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "internal/common.h"
+#include "program/minmax.h"
 #include "program/ops.h"
 
 #define KC__RW_MAX_RANK KC_TENSOR_MAX_NDIM
@@ -315,25 +316,24 @@ static inline void kc__rw_next(int64_t* idx, const int64_t* dims, int32_t rank) 
 
 /* ---- the native loop --------------------------------------------------------- */
 
-/* maximum and minimum as XLA's: a NaN operand gives NaN. */
+/* maximum and minimum as XLA's (program/minmax.h); integer add and
+ * multiply wrap around. */
 #define KC__RW_FOLD(sfx, ctype, code, bits)                                              \
-  static inline ctype kc__rw_max_##sfx(ctype a, ctype b) {                               \
-    if ((code) == kDLFloat && (a != a || b != b)) return a != a ? a : b;                 \
-    return a > b ? a : b;                                                                \
-  }                                                                                      \
-  static inline ctype kc__rw_min_##sfx(ctype a, ctype b) {                               \
-    if ((code) == kDLFloat && (a != a || b != b)) return a != a ? a : b;                 \
-    return a < b ? a : b;                                                                \
-  }                                                                                      \
+  static inline ctype kc__rw_max_##sfx(ctype a, ctype b) { return KC__XLA_MAX(a, b); }   \
+  static inline ctype kc__rw_min_##sfx(ctype a, ctype b) { return KC__XLA_MIN(a, b); }   \
   /* acc[j] = op(acc[j], x[j]) for j < n, the op's switch outside the loop. */          \
   static void kc__rw_fold_##sfx(int32_t op, ctype* restrict acc, const ctype* restrict x, \
                                 int64_t n) {                                             \
     switch (op) {                                                                        \
       case KC_OP_ADD:                                                                    \
-        for (int64_t j = 0; j < n; ++j) acc[j] = (ctype)(acc[j] + x[j]);                 \
+        for (int64_t j = 0; j < n; ++j)                                                  \
+          acc[j] = (code) == kDLFloat ? (ctype)(acc[j] + x[j])                           \
+                                      : KC__WRAP_ADD(ctype, acc[j], x[j]);               \
         break;                                                                           \
       case KC_OP_MULTIPLY:                                                               \
-        for (int64_t j = 0; j < n; ++j) acc[j] = (ctype)(acc[j] * x[j]);                 \
+        for (int64_t j = 0; j < n; ++j)                                                  \
+          acc[j] = (code) == kDLFloat ? (ctype)(acc[j] * x[j])                           \
+                                      : KC__WRAP_MUL(ctype, acc[j], x[j]);               \
         break;                                                                           \
       case KC_OP_MAXIMUM:                                                                \
         for (int64_t j = 0; j < n; ++j) acc[j] = kc__rw_max_##sfx(acc[j], x[j]);         \

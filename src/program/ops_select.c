@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "internal/common.h"
+#include "program/minmax.h"
 #include "program/ops.h"
 #include "program/ops_types.h"
 
@@ -317,11 +318,8 @@ static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 }
 
 /* clamp(lo, x, hi) = minimum(maximum(x, lo), hi), as XLA defines it, with
- * their NaN rule for floats: a NaN in x, lo or hi gives NaN. */
-#define KC__CLAMP_NAN_kDLFloat(v) ((v) != (v))
-#define KC__CLAMP_NAN_kDLInt(v) false
-#define KC__CLAMP_NAN_kDLUInt(v) false
-#define KC__CLAMP_NAN_kDLBool(v) false
+ * their rules for floats (program/minmax.h): a NaN in x, lo or hi gives
+ * NaN, and -0 orders below +0. */
 #define KC__CLAMP_FN(sfx, ctype, code, bits)                                     \
   static void kc__clamp_##sfx(const kc__select_plan* plan, const ctype* lo,      \
                               const ctype* x, const ctype* hi, ctype* r,         \
@@ -329,8 +327,8 @@ static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     for (int64_t i = 0; i < n; ++i) {                                           \
       ctype l = lo[plan->scalar[0] ? 0 : i], h = hi[plan->scalar[2] ? 0 : i];    \
       ctype v = x[i];                                                           \
-      v = (v < l || KC__CLAMP_NAN_##code(l)) ? l : v;                           \
-      r[i] = (v > h || KC__CLAMP_NAN_##code(h)) ? h : v;                        \
+      v = KC__XLA_MAX(v, l);                                                     \
+      r[i] = KC__XLA_MIN(v, h);                                                  \
     }                                                                           \
   }
 KC__OP_NUM_TYPES(KC__CLAMP_FN)

@@ -25,16 +25,6 @@ struct IntOps {
   }
 };
 
-/* The host's NaN-propagating maximum and minimum, expression for
- * expression (which operand a tie or a NaN yields matters for -0 and
- * for NaN payloads). */
-template <class F> __device__ F fmax_host(F a, F b) {
-  return (a != a || a > b || b != b) ? (b != b ? b : a) : b;
-}
-template <class F> __device__ F fmin_host(F a, F b) {
-  return (a != a || a < b || b != b) ? (b != b ? b : a) : b;
-}
-
 __device__ float exp_of(float x) { return expf(x); }
 __device__ double exp_of(double x) { return exp(x); }
 __device__ float log_of(float x) { return logf(x); }

@@ -53,6 +53,22 @@ struct pred { uint8_t v; };
 __device__ inline float to_f32(f16 h) { return kc__f16_to_f32(h.bits); }
 __device__ inline float to_f32(bf16 h) { return kc__bf16_to_f32(h.bits); }
 
+/* The host's maximum and minimum of floats (src/program/minmax.h),
+ * expression for expression (which operand a tie or a NaN yields matters
+ * for -0 and for NaN payloads). */
+template <class F> __device__ inline F fmax_host(F a, F b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+template <class F> __device__ inline F fmin_host(F a, F b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
 template <class T> struct from_f64;
 template <> struct from_f64<f16> {
   __device__ static f16 make(double v) { return f16{kc__f64_to_f16(v)}; }

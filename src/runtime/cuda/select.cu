@@ -1,7 +1,8 @@
 /* compare, select and clamp, as src/program/ops_select.c computes them:
  * compare in IEEE order (or XLA's total order of floats, -NaN < -inf <
  * ... < -0 < +0 < ... < +inf < +NaN, when asked), select by element size,
- * clamp(lo, x, hi) = min(max(x, lo), hi) with NaN in x kept. */
+ * clamp(lo, x, hi) = min(max(x, lo), hi), the host's maximum and minimum
+ * for f32 and f64. */
 #include "kcall/program.h"
 #include "runtime/cuda/kernels.cuh"
 
@@ -60,6 +61,7 @@ struct Bytes16 {
 template <class T>
 struct Clamp {
   __device__ T operator()(T lo, T x, T hi) const {
+    if constexpr (std::is_floating_point<T>::value) return fmin_host(fmax_host(x, lo), hi);
     T v = x < lo ? lo : x;
     return v > hi ? hi : v;
   }

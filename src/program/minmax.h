@@ -1,0 +1,46 @@
+/* The maximum and minimum of XLA:CPU, shared by every kernel that computes
+ * one (element-wise, clamp, reduce, reduce-window, scatter,
+ * select-and-scatter, f16 and bf16 through f32): a NaN operand gives NaN
+ * (the first operand's when both are); otherwise the larger (smaller)
+ * operand, -0 ordered below +0, so that maximum(+0, -0) = +0 and
+ * minimum(+0, -0) = -0 in either order, as IEEE 754-2019's maximum and
+ * minimum, which XLA lowers to, define them. Integers compare as usual.
+ * Never installed. */
+#ifndef KCALL_PROGRAM_MINMAX_H_
+#define KCALL_PROGRAM_MINMAX_H_
+
+#include <math.h>
+
+#define KC__DEFINE_FMINMAX(sfx, ctype)                                                \
+  static inline ctype kc__fmax_##sfx(ctype a, ctype b) {                              \
+    if (a != a) return a;                                                             \
+    if (b != b) return b;                                                             \
+    if (a == b) return signbit(a) ? b : a; /* equal: only the zeros' signs differ */ \
+    return a > b ? a : b;                                                             \
+  }                                                                                   \
+  static inline ctype kc__fmin_##sfx(ctype a, ctype b) {                              \
+    if (a != a) return a;                                                             \
+    if (b != b) return b;                                                             \
+    if (a == b) return signbit(a) ? a : b;                                            \
+    return a < b ? a : b;                                                             \
+  }
+KC__DEFINE_FMINMAX(f32, float)
+KC__DEFINE_FMINMAX(f64, double)
+#undef KC__DEFINE_FMINMAX
+
+/* maximum(a, b) and minimum(a, b) of any real element type. */
+#define KC__XLA_MAX(a, b)                                          \
+  _Generic((a), float: kc__fmax_f32((float)(a), (float)(b)),      \
+           double: kc__fmax_f64((double)(a), (double)(b)),        \
+           default: ((a) > (b) ? (a) : (b)))
+#define KC__XLA_MIN(a, b)                                          \
+  _Generic((a), float: kc__fmin_f32((float)(a), (float)(b)),      \
+           double: kc__fmin_f64((double)(a), (double)(b)),        \
+           default: ((a) < (b) ? (a) : (b)))
+
+/* a + b and a * b of an integer type `ctype` wrapping around, as XLA's
+ * do (through uint64_t: a signed overflow would be undefined). */
+#define KC__WRAP_ADD(ctype, a, b) ((ctype)((uint64_t)(a) + (uint64_t)(b)))
+#define KC__WRAP_MUL(ctype, a, b) ((ctype)((uint64_t)(a) * (uint64_t)(b)))
+
+#endif /* KCALL_PROGRAM_MINMAX_H_ */
