@@ -361,6 +361,9 @@ static kc_status* link_all(build_options* o, const cli_argv* objects,
   for (size_t i = 0; !st && i < objects->count; ++i) st = cli_argv_add(&a, objects->items[i]);
   const cli_argv* flags = nvcc ? &o->nvcc_flags : &o->flags;
   for (size_t i = 0; !st && i < flags->count; ++i) st = cli_argv_add(&a, flags->items[i]);
+  /* The math library, as `cc` users expect it: a kernel calling expf
+   * links without being told to. */
+  if (!st) st = cli_argv_add(&a, "-lm");
   if (!st) st = run_tool(o, t, &a, "linking");
   cli_argv_deinit(&a);
   return st;

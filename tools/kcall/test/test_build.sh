@@ -97,6 +97,40 @@ cache)
   grep -q '^+ ' err && fail "ran a compiler: $(cat err)"
   [ "$(stamp "$first")" = "$before" ] || fail "the plugin was written again"
   ;;
+libm)
+  # A kernel calling the math library links without being told to.
+  cat >m.c <<EOC
+#include <math.h>
+#include <kcall/abi.h>
+
+static kc_status* e_floor(void* self, const kc_any* args, int32_t nargs,
+                          kc_any* ret) {
+  (void)self; (void)args;
+  *ret = kc_any_int((int64_t)(100.0f * expf((float)nargs + 1.0f)));
+  return NULL;
+}
+
+static kc_status* init(const kc_host_api* host) {
+  static const kc_func_entry fns[] = {{"m.e", e_floor}};
+  return kc_host_register_functions(host, fns, 1, (void*)host);
+}
+
+static const kc_plugin_info info = {
+    .struct_size = sizeof(kc_plugin_info),
+    .api_major = KC_API_VERSION_MAJOR,
+    .api_minor = KC_API_VERSION_MINOR,
+    .name = "m",
+    .init = init,
+};
+
+KC_PLUGIN_ENTRY(host) { (void)host; return &info; }
+EOC
+  build -v m m.c
+  [ $rc = 0 ] || fail "status $rc: $(cat err)"
+  grep -q -- " -lm$" err || fail "not linked with -lm: $(cat err)"
+  got=$(call "$(cat out)" m.e)
+  [ "$got" = 271 ] || fail "m.e gave '$got'"
+  ;;
 rebuild)
   write_plugin a.c ans.a 1
   build ans a.c
