@@ -329,14 +329,27 @@ def call_op(name, *args, vmap_method=None, **attrs):
                            vmap_method)
 
 
+def _is_symbolic_dim(d):
+    """Whether the dim `d` is one of jax.export's symbolic dims. A number
+    never is; otherwise jax.export says, which older jax does not import
+    with jax (and whose import there needs absl-py): a jax that cannot
+    import it made no symbolic dims either."""
+    if isinstance(d, int):
+        return False
+    try:
+        from jax import export
+    except ImportError:
+        return False
+    return export.is_symbolic_dim(d)
+
+
 def _infer(name, handle, known, args, attrs):
     """[(shape, dtype)] of the op's outputs on `args`. With symbolic dims
     among the inputs (jax.export.symbolic_shape) the shape function runs on
     them (op_infer_symbolic) and the shapes are JAX's symbolic dims
     computed from the inputs'; each assumption it makes must follow from
     JAX's dims, or the call is refused."""
-    symbolic = any(jax.export.is_symbolic_dim(d) for a in args
-                   for d in a.shape)
+    symbolic = any(_is_symbolic_dim(d) for a in args for d in a.shape)
     if not symbolic:
         inputs = [(tuple(a.shape), _dtype_name(a.dtype)) for a in args]
         return _core.op_infer(handle, inputs, dict(attrs))
@@ -349,7 +362,7 @@ def _infer(name, handle, known, args, attrs):
             f"shape function computes dims only with kcall's helpers "
             f"(docs/ops.md, \"Symbolic shapes\"), or use concrete shapes")
     # One symbol per distinct expression of JAX's.
-    inputs = [([str(d) if jax.export.is_symbolic_dim(d) else int(d)
+    inputs = [([str(d) if _is_symbolic_dim(d) else int(d)
                 for d in a.shape],
                _dtype_name(a.dtype)) for a in args]
     result = _core.op_infer_symbolic(handle, inputs, dict(attrs))
