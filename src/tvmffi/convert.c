@@ -144,9 +144,14 @@ void kc__tvm_scratch_release(const kc__tvm_api* api, kc__tvm_scratch* s) {
                        ? &s->kc_values[i]
                        : &s->more_kc_values[i - KC__ARRAY_SIZE(s->kc_values)]);
   }
+  for (size_t i = 0; i < s->views_used; ++i) {
+    free(i < KC__ARRAY_SIZE(s->views) ? s->views[i]
+                                      : s->more_views[i - KC__ARRAY_SIZE(s->views)]);
+  }
   free(s->more_bytes);
   free(s->more_tvm_objects);
   free(s->more_kc_values);
+  free(s->more_views);
 }
 
 static kc_status* kc__oom(void) {
@@ -172,7 +177,20 @@ static kc_status* kc__refuse_to_tvm(const kc_any* in, int32_t index,
 kc_status* kc__tvm_arg_from_kc(const kc__tvm_api* api, const kc_any* in,
                                kc__tvm_any* out, kc__tvm_scratch* s,
                                int32_t index, const char* fn) {
-  if (kc__pod_to_tvm(in, out)) return NULL;
+  if (kc__pod_to_tvm(in, out)) {
+    if (!kc__tvm_needs_strides(out)) return NULL;
+    size_t ndim = (size_t)((const DLTensor*)out->u.v_ptr)->ndim;
+    void** slot = kc__slot(s->views, KC__ARRAY_SIZE(s->views), (void**)&s->more_views,
+                           &s->views_used, sizeof(void*), s->capacity);
+    DLTensor* copy = slot ? malloc(sizeof *copy + ndim * sizeof(int64_t)) : NULL;
+    if (!copy) {
+      if (slot) s->views_used--;
+      return kc__oom();
+    }
+    *slot = copy;
+    kc__tvm_lend_strided(out, copy, (int64_t*)(void*)(copy + 1));
+    return NULL;
+  }
   out->small_len = 0;
   out->u.v_int64 = 0;
   switch (in->type_index) {

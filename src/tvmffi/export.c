@@ -71,20 +71,14 @@ __attribute__((noinline)) static int kc__tvm_export_call_general(
     }
   }
   kc__tvm_scratch scratch;
-  scratch.bytes_used = scratch.tvm_used = scratch.kc_used = 0;
-  scratch.more_bytes = NULL;
-  scratch.more_tvm_objects = NULL;
-  scratch.more_kc_values = NULL;
-  scratch.capacity = (size_t)nargs;
+  kc__tvm_scratch_init(&scratch, nargs);
   kc_status* st = NULL;
   for (int32_t i = 0; i < nargs && !st; ++i) {
     st = kc__kc_arg_from_tvm(api, &args[i], &kargs[i], &scratch, i, w->name);
   }
   kc_any ret = kc_any_none();
   if (!st) st = kc_func_call(w->func, kargs, nargs, &ret);
-  if (KC__UNLIKELY(scratch.bytes_used | scratch.tvm_used | scratch.kc_used)) {
-    kc__tvm_scratch_release(api, &scratch);
-  }
+  kc__tvm_scratch_done(api, &scratch);
   if (kargs != inline_args) free(kargs);
   if (!st) st = kc__tvm_from_kc_owned(api, &ret, result, w->name);
   if (KC__UNLIKELY(st != NULL)) return kc__tvm_raise_status(api, st);

@@ -45,11 +45,7 @@ __attribute__((noinline)) static kc_status* kc__tvm_call_general(const kc__tvm_f
     if (!targs) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   kc__tvm_scratch scratch;
-  scratch.bytes_used = scratch.tvm_used = scratch.kc_used = 0;
-  scratch.more_bytes = NULL;
-  scratch.more_tvm_objects = NULL;
-  scratch.more_kc_values = NULL;
-  scratch.capacity = (size_t)nargs;
+  kc__tvm_scratch_init(&scratch, nargs);
   kc_status* st = NULL;
   for (int32_t i = 0; i < nargs && !st; ++i) {
     st = kc__tvm_arg_from_kc(api, &args[i], &targs[i], &scratch, i, f->name);
@@ -61,22 +57,27 @@ __attribute__((noinline)) static kc_status* kc__tvm_call_general(const kc__tvm_f
     st = rc == 0 ? kc__kc_from_tvm_owned(api, &result, ret, f->name)
                  : kc__tvm_error_to_status(api, rc, f->name);
   }
-  if (KC__UNLIKELY(scratch.bytes_used | scratch.tvm_used | scratch.kc_used)) {
-    kc__tvm_scratch_release(api, &scratch);
-  }
+  kc__tvm_scratch_done(api, &scratch);
   if (targs != inline_args) free(targs);
   return st;
 }
 
 /* The kc_packed_fn of every kcall function calling tvm-ffi: plain values
- * and tensors go straight through. */
+ * and tensors go straight through (a tensor without strides as a copy on
+ * the stack that has them). */
 static kc_status* kc__tvm_call(void* self, const kc_any* args, int32_t nargs,
                                kc_any* ret) {
   const kc__tvm_fn* f = self;
   kc__tvm_any targs[8];
+  kc__tvm_fast_view views[8];
   if (KC__LIKELY(nargs <= 8)) {
     int32_t i = 0;
-    while (i < nargs && kc__tvm_arg_fast(&args[i], &targs[i])) ++i;
+    for (; i < nargs && kc__tvm_arg_fast(&args[i], &targs[i]); ++i) {
+      if (KC__UNLIKELY(kc__tvm_needs_strides(&targs[i]))) {
+        if (((const DLTensor*)targs[i].u.v_ptr)->ndim > KC__TVM_FAST_RANK) break;
+        kc__tvm_lend_strided(&targs[i], &views[i].dl, views[i].strides);
+      }
+    }
     if (KC__LIKELY(i == nargs)) {
       kc__tvm_any result;
       result.type_index = KC__TVM_NONE;

@@ -110,8 +110,40 @@ static inline bool kc__tvm_result_is_plain(const kc__tvm_any* r) {
          r->type_index != KC__TVM_BYTE_ARRAY_PTR;
 }
 
+/* tvm-ffi's DLPack requires strides on every tensor of rank > 0 (its
+ * TensorView::stride reads them unchecked), where DLPack lets a compact
+ * tensor leave them NULL, as kcall's tensors, NumPy's arrays through
+ * kcall.Tensor, program buffers and XLA's do. Such a DLTensor* is lent to
+ * tvm-ffi as a copy whose strides are the compact ones. */
+static inline bool kc__tvm_needs_strides(const kc__tvm_any* a) {
+  return a->type_index == KC__TVM_DLTENSOR_PTR && a->u.v_ptr &&
+         ((const DLTensor*)a->u.v_ptr)->ndim > 0 && !((const DLTensor*)a->u.v_ptr)->strides;
+}
+
+/* Points `a` at `copy`, a copy of its DLTensor with the compact strides
+ * written to `strides` (room for its ndim). */
+static inline void kc__tvm_lend_strided(kc__tvm_any* a, DLTensor* copy, int64_t* strides) {
+  const DLTensor* t = a->u.v_ptr;
+  *copy = *t;
+  uint64_t running = 1; /* unsigned: a product past 2^63 wraps, defined */
+  for (int32_t d = t->ndim; d-- > 0;) {
+    strides[d] = (int64_t)running;
+    running *= (uint64_t)t->shape[d];
+  }
+  copy->strides = strides;
+  a->u.v_ptr = copy;
+}
+
+/* A DLTensor lent with strides on kc__tvm_call's fast path: ranks up to
+ * KC__TVM_FAST_RANK, on the stack; higher ones take the general path. */
+enum { KC__TVM_FAST_RANK = 6 };
+typedef struct kc__tvm_fast_view {
+  DLTensor dl;
+  int64_t strides[KC__TVM_FAST_RANK];
+} kc__tvm_fast_view;
+
 /* The arguments that convert without temporaries: plain values (a
- * DLTensor* among them). */
+ * DLTensor* among them, needing strides or not: kc__tvm_needs_strides). */
 static inline bool kc__tvm_arg_fast(const kc_any* in, kc__tvm_any* out) {
   return kc__pod_to_tvm(in, out);
 }
@@ -137,10 +169,31 @@ typedef struct kc__tvm_scratch {
   kc_any kc_values[4]; /* kcall values made for the call */
   kc_any* more_kc_values;
   size_t kc_used;
+  /* DLTensors lent with strides (kc__tvm_lend_strided), each a block of
+   * its own: the DLTensor, then its strides. */
+  void* views[4];
+  void** more_views;
+  size_t views_used;
   size_t capacity; /* of each more_* array: nargs */
 } kc__tvm_scratch;
 
+/* An empty scratch for a call of `nargs` arguments. */
+static inline void kc__tvm_scratch_init(kc__tvm_scratch* s, int32_t nargs) {
+  s->bytes_used = s->tvm_used = s->kc_used = s->views_used = 0;
+  s->more_bytes = NULL;
+  s->more_tvm_objects = NULL;
+  s->more_kc_values = NULL;
+  s->more_views = NULL;
+  s->capacity = (size_t)nargs;
+}
+
+/* Releases what the call's conversions made, when they made anything. */
 void kc__tvm_scratch_release(const kc__tvm_api* api, kc__tvm_scratch* s);
+static inline void kc__tvm_scratch_done(const kc__tvm_api* api, kc__tvm_scratch* s) {
+  if (KC__UNLIKELY(s->bytes_used | s->tvm_used | s->kc_used | s->views_used)) {
+    kc__tvm_scratch_release(api, s);
+  }
+}
 
 /* kcall value -> a tvm-ffi argument (a view valid until the scratch is
  * released). `index` and `fn` name the argument in errors. */

@@ -160,6 +160,20 @@ def test_tensors_are_written_in_place(tk, native):
     np.testing.assert_array_equal(y, z)
 
 
+@pytest.mark.parametrize("rank", [1, 2, 6, 7, 9])
+def test_compact_tensors_reach_tvm_ffi_with_strides(tk, rank):
+    """tvm-ffi's DLPack requires strides at every rank, and its kernels
+    read them (add_one checks x.stride(i)): kcall lends a compact NumPy
+    array, which it holds without strides, with the compact ones, on the
+    stack up to rank 6 and in the call's scratch above."""
+    shape = [1, 2, 3, 1, 2][:rank] + [2, 1, 1, 2][:max(0, rank - 5)]
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    y = np.zeros_like(x)
+    assert tk.add_one(x, y) is None
+    np.testing.assert_array_equal(y, x + 1)
+    assert tk.add_one(kcall.Tensor(x), kcall.Tensor(y)) is None
+
+
 def test_tensors_from_other_frameworks(tk):
     x = tvm_ffi.from_dlpack(f32(1, 2, 3))
     y = np.zeros(3, np.float32)

@@ -42,6 +42,16 @@ void CheckF32(const ffi::TensorView& t, const char* what) {
   if (!t.IsContiguous()) {
     TVM_FFI_THROW(ValueError) << what << ": expected a contiguous tensor";
   }
+  // As an ordinary kernel reads them: tvm-ffi's DLPack promises strides
+  // for every rank, and stride(i) reads them unchecked.
+  int64_t expected = 1;
+  for (int64_t i = t.ndim(); i-- > 0;) {
+    if (t.shape()[i] != 1 && t.stride(i) != expected) {
+      TVM_FFI_THROW(ValueError) << what << ": stride(" << i << ") is " << t.stride(i)
+                                << ", expected " << expected;
+    }
+    expected *= t.shape()[i];
+  }
 }
 
 void CheckSameShape(const ffi::TensorView& x, const ffi::TensorView& y) {
