@@ -100,9 +100,13 @@ class Call:
                                       self.output_lists, index))
         return args
 
-    def input_cotangents(self, results, num_inputs):
-        """The gradient op's flat outputs placed on the flat inputs they
-        belong to; None for the inputs the declaration leaves out."""
+    def input_cotangents(self, results, inputs):
+        """The gradient op's flat outputs placed on the flat `inputs` they
+        belong to; None for the inputs the declaration leaves out. Each
+        must have its input's shape and dtype: a framework would otherwise
+        sum a wrong shape back into the input's, or cast a wrong dtype,
+        and give a wrong gradient."""
+        num_inputs = len(inputs)
         out = [None] * num_inputs
         pos = 0
         for index in self.grad["results"]:
@@ -114,6 +118,7 @@ class Call:
                         f"{self.name!r} returned {len(results)} tensors, "
                         f"fewer than its declaration "
                         f"{self.grad['spec']!r} needs")
+                self._check_like(results[pos], inputs[start + k], start + k)
                 out[start + k] = results[pos]
                 pos += 1
         if pos != len(results):
@@ -122,3 +127,13 @@ class Call:
                 f"returned {len(results)} tensors, more than its "
                 f"declaration {self.grad['spec']!r} gives")
         return out
+
+    def _check_like(self, result, x, index):
+        got = (tuple(result.shape), str(result.dtype))
+        want = (tuple(x.shape), str(x.dtype))
+        if got != want:
+            raise ValueError(
+                f"gradient op {self.grad_name!r} of op {self.name!r} "
+                f"returned a {got[1]} tensor of shape {list(got[0])} for "
+                f"input {index}, which is a {want[1]} tensor of shape "
+                f"{list(want[0])}: a gradient has its input's shape and dtype")

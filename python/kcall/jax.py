@@ -450,7 +450,7 @@ def _differentiable(name, call, structured, flat, attrs, num_outputs,
         results = call_op(plan.grad_name, *plan.grad_inputs(xs, outs, cts),
                           vmap_method=vmap_method, **plan.grad_attrs)
         results = results if isinstance(results, tuple) else (results,)
-        return plan.input_cotangents(results, len(xs))
+        return plan.input_cotangents(results, xs)
 
     return _with_vjp(call, num_outputs == 1, cotangents)(*flat)
 

@@ -355,6 +355,91 @@ class _Op:
 
     # ---- autograd, from the op's gradient declaration -----------------
 
+    def forward_mode_error(self):
+        return RuntimeError(
+            f"kcall op {self.name!r} ({self.namespace}::{self.torch_name}) "
+            f"has no forward-mode derivative: kcall ops declare reverse-mode "
+            f"gradients only, so torch.func.jvp, jacfwd, hessian and "
+            f"torch.autograd.forward_ad are refused rather than given a "
+            f"zero tangent; use reverse mode (backward, torch.func.grad, "
+            f"vjp, jacrev)")
+
+    def functorch_error(self):
+        # autograd.Function.apply, called in an op's Autograd kernel, runs
+        # below functorch's front layer, where its custom_function_call
+        # finds no kernel; torch's own register_autograd rule fails there
+        # too, naming no op.
+        return RuntimeError(
+            f"kcall op {self.name!r} ({self.namespace}::{self.torch_name}) "
+            f"cannot be differentiated under torch.func's transforms (grad, "
+            f"vjp, jacrev, jvp, jacfwd, hessian): torch runs a custom op's "
+            f"autograd rule below them; use torch.autograd.grad or "
+            f"backward(), which kcall ops support to any order")
+
+    def autograd_kernel(self, below):
+        """The Autograd kernel of the op's graded torch op: the rule below
+        when a gradient or a tangent may flow (grad mode on and an input
+        requiring grad, or forward-mode AD on and an input carrying a
+        tangent), else `below` (the op under autograd) directly. The rule
+        is an autograd.Function whose list inputs and outputs cross it
+        flattened; under torch.func's transforms it is refused, naming the
+        op (functorch_error)."""
+        op = self
+
+        class Rule(torch.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(*flat):
+                args, kwargs = op.unflatten_inputs(flat)
+                with torch._C._AutoDispatchBelowAutograd():
+                    out = below(*args, **kwargs)
+                return tuple(op.flat_outputs(out))
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                args, kwargs = op.unflatten_inputs(inputs)
+                op.setup_context(ctx, args, op.regroup(list(output)), kwargs)
+
+            @staticmethod
+            def backward(ctx, *grads):
+                per_input = op.backward(ctx, op.regroup(list(grads)))
+                flat = []
+                for g, (_, is_list) in zip(per_input, op.inputs):
+                    flat.extend(g if is_list else [g])
+                return (*flat, None)
+
+            @staticmethod
+            def jvp(ctx, *tangents):
+                raise op.forward_mode_error()
+
+        Rule.__name__ = f"kcall_{self.torch_name}_rule"
+
+        def kernel(*args, **kwargs):
+            tensors, _ = self.split(args, {})
+            if _needs_rule(tensors):
+                structure = [len(a) if is_list else None
+                             for a, (_, is_list) in zip(args, self.inputs)]
+                if torch._C._are_functorch_transforms_active():
+                    raise self.functorch_error()
+                return self.regroup(list(Rule.apply(
+                    *tensors, (structure, kwargs))))
+            with torch._C._AutoDispatchBelowAutograd():
+                return below(*args, **kwargs)
+        return kernel
+
+    def unflatten_inputs(self, flat):
+        """(args, kwargs) of a call from the rule's flat inputs: the tensors,
+        then (each input's list length or None, kwargs)."""
+        structure, kwargs = flat[-1]
+        args, pos = [], 0
+        for count in structure:
+            take = 1 if count is None else count
+            group = list(flat[pos:pos + take])
+            args.append(group[0] if count is None else group)
+            pos += take
+        return args, kwargs
+
     def setup_context(self, ctx, inputs, output, keyword_only_inputs=None):
         structured = list(inputs[:len(self.inputs)])
         ctx.kcall_structure = [len(x) if is_list else None
@@ -408,7 +493,7 @@ class _Op:
         else:
             results = [t for r in results
                        for t in (r if isinstance(r, (list, tuple)) else [r])]
-        placed = plan.input_cotangents(results, nin)
+        placed = plan.input_cotangents(results, flat_in)
         out, pos = [], 0
         for count in ctx.kcall_structure:
             if count is None:
@@ -434,6 +519,18 @@ def _deferring(fn):
             _core.torch_native_defer(f"{type(e).__name__}: {e}")
             raise
     return wrapper
+
+
+def _needs_rule(tensors):
+    """Whether a call on `tensors` needs the autograd rule: grad mode on
+    and one requires grad, or forward-mode AD on (torch.func.jvp sets the
+    same level) and one carries a tangent."""
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return True
+    if torch.autograd.forward_ad._current_level < 0:
+        return False
+    return any(torch.autograd.forward_ad.unpack_dual(t).tangent is not None
+               for t in tensors)
 
 
 def _is_symbolic(d):
@@ -571,12 +668,14 @@ def register_op(name, *, namespace="kcall"):
     op.namespace = namespace
     # Every op gets an autograd rule: its declared gradient, or an error
     # naming it (torch's own fallback only warns, and leaves the inputs
-    # without gradients). Native: the rule is the autograd companion's,
-    # and the op's Autograd kernel (the router) sends a call there only
-    # when a gradient is needed.
+    # without gradients), and a refusal of forward mode naming it. Native:
+    # the rule is the autograd companion's, and the op's Autograd kernel
+    # (the router) sends a call there only when a gradient or a tangent
+    # may flow; below it is the nograd companion.
     graded = names[-1]
-    torch.library.register_autograd(f"{namespace}::{graded}", op.backward,
-                                    setup_context=op.setup_context, lib=lib)
+    below = getattr(getattr(torch.ops, namespace), names[1] if native else
+                    op.torch_name)
+    lib.impl(graded, op.autograd_kernel(below), "Autograd")
     op.native_kernel = False
     if native:
         kernel = op.kernel_kinds()

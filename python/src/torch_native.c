@@ -18,13 +18,15 @@
  *           torch (aoti_torch_empty_strided) and written by
  *           kc_op_call_into. Registered at the CPU key of the op and of
  *           its two companions (below).
- *   router  the op's Autograd kernel: with grad mode off, or no input
- *           requiring grad, it calls the companion NAME_kcall_nograd,
+ *   router  the op's Autograd kernel: with forward-mode AD off and
+ *           grad mode off, or no input requiring grad, it calls the
+ *           companion NAME_kcall_nograd,
  *           which has no autograd kernel (torch's C++ fallback passes it
  *           through), so no Python runs; otherwise the companion
  *           NAME_kcall_autograd, whose autograd rule is the Python one
  *           kcall/torch.py registers from the op's gradient declaration.
- *           Reading requires_grad takes the GIL for a moment (the stable
+ *           Reading requires_grad and forward_ad's level takes the GIL
+ *           for a moment (the stable
  *           ABI has no C getter for it; torch_tensor_to_pyobject gives
  *           the tensor's Python object, whose attribute is read in C).
  *
@@ -47,6 +49,10 @@
 /* Set once torch_native_init succeeded. */
 static bool shim_ready;
 static PyObject* requires_grad_str;
+/* torch.autograd.forward_ad's globals and "_current_level": the module is
+ * never unloaded. */
+static PyObject* forward_ad_globals;
+static PyObject* current_level_str;
 
 /* ---- slots --------------------------------------------------------------- */
 
@@ -424,14 +430,31 @@ static void run_kernel(const native_slot* s, stable_ivalue* stack) {
 
 /* ---- the router --------------------------------------------------------- */
 
-/* Whether a tensor input requires grad: its Python object's attribute,
- * read with the GIL. A tensor torch cannot give as a Python object is
- * taken to require grad (the Python path decides then). */
-static bool any_requires_grad(const native_slot* s, const stable_ivalue* stack) {
+/* Whether forward-mode AD is on (torch.autograd.forward_ad's level, which
+ * torch.func.jvp sets too): then an input may carry a tangent, which only
+ * the Python autograd rule can see. Unknown counts as on. With the GIL. */
+static bool forward_ad_active(void) {
+  PyObject* level = forward_ad_globals
+                        ? PyDict_GetItemWithError(forward_ad_globals, current_level_str)
+                        : NULL;
+  long v = level ? PyLong_AsLong(level) : -1;
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return true;
+  }
+  return !level || v >= 0;
+}
+
+/* Whether the call needs the autograd rule: forward-mode AD is on, or
+ * grad mode is and a tensor input requires grad (its Python object's
+ * attribute), read with the GIL. A tensor torch cannot give as a Python
+ * object is taken to require grad (the Python path decides then). */
+static bool needs_autograd(const native_slot* s, const stable_ivalue* stack) {
   if (!Py_IsInitialized() || kcpy_finalizing()) return true;
-  bool any = false;
+  bool grad_mode = shim.grad_mode_is_enabled();
   PyGILState_STATE gil = PyGILState_Ensure();
-  for (int32_t p = 0; !any && p < s->num_args; ++p) {
+  bool any = forward_ad_active();
+  for (int32_t p = 0; grad_mode && !any && p < s->num_args; ++p) {
     if (s->kinds[p] != ARG_TENSOR) continue;
     void* obj = NULL;
     if (shim.tensor_to_pyobject((aten_tensor)(uintptr_t)stack[p], NULL, &obj) ||
@@ -451,10 +474,7 @@ static bool any_requires_grad(const native_slot* s, const stable_ivalue* stack) 
 
 static void run_router(const native_slot* s, stable_ivalue* stack,
                        uint64_t num_outputs) {
-  const char* target = s->nograd;
-  if (shim.grad_mode_is_enabled() && any_requires_grad(s, stack)) {
-    target = s->autograd;
-  }
+  const char* target = needs_autograd(s, stack) ? s->autograd : s->nograd;
   deferred_error deferred = {.set = false};
   deferred_error* outer = tls_deferred;
   tls_deferred = &deferred;
@@ -508,7 +528,10 @@ static PyObject* torch_native_init(PyObject* module, PyObject* args) {
   }
   if (torch_shim_load(lib, hidden) < 0) return NULL;
   requires_grad_str = PyUnicode_InternFromString("requires_grad");
-  if (!requires_grad_str) return NULL;
+  current_level_str = PyUnicode_InternFromString("_current_level");
+  PyObject* forward_ad = PyImport_ImportModule("torch.autograd.forward_ad");
+  if (!requires_grad_str || !current_level_str || !forward_ad) return NULL;
+  forward_ad_globals = PyModule_GetDict(forward_ad); /* the module is kept */
   /* The library stays open: torch is never unloaded. */
   shim_ready = true;
   Py_RETURN_NONE;

@@ -299,3 +299,67 @@ def test_torch_opcheck_with_gradients(tops):
                             torch.rand(3, 4, requires_grad=True)))
     opcheck(ops["Scale"], (torch.rand(4, requires_grad=True),),
             {"factor": 2.0})
+
+
+def test_torch_forward_mode_is_refused_naming_the_op(tops):
+    """kcall ops declare reverse-mode gradients only: forward mode is
+    refused on every path (native kernels, and the Python kernel of an op
+    with a list input), never given a zero or missing tangent."""
+    torch, ops = tops
+    import torch.autograd.forward_ad as fwad
+    x = torch.rand(4, dtype=torch.float64)
+    t = torch.ones(4, dtype=torch.float64)
+    for name, call in (("Softplus", lambda v: ops["Softplus"](v)),
+                       ("Add", lambda v: ops["Add"](v, v)),
+                       ("Concat", lambda v: ops["Concat"]([v, v]))):
+        with fwad.dual_level():
+            with pytest.raises(RuntimeError, match=f"kcall op '{name}'.*no "
+                               "forward-mode derivative"):
+                call(fwad.make_dual(x, t))
+    with pytest.raises(RuntimeError, match="kcall op 'Softplus'"):
+        torch.autograd.gradcheck(ops["Softplus"], (x.requires_grad_(),),
+                                 check_forward_ad=True)
+    # Off dual levels, and on plain tensors inside one, nothing changes.
+    with fwad.dual_level():
+        torch.testing.assert_close(ops["Softplus"](x.detach()),
+                                   torch.nn.functional.softplus(x.detach()))
+
+
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jacrev", "jvp",
+                                       "jacfwd", "hessian"])
+def test_torch_func_transforms_are_refused_naming_the_op(tops, transform):
+    torch, ops = tops
+    f = ops["Softplus"]
+    x = torch.rand(3, dtype=torch.float64)
+    calls = {
+        "grad": lambda: torch.func.grad(lambda v: f(v).sum())(x),
+        "vjp": lambda: torch.func.vjp(f, x),
+        "jacrev": lambda: torch.func.jacrev(f)(x),
+        "jvp": lambda: torch.func.jvp(f, (x,), (torch.ones_like(x),)),
+        "jacfwd": lambda: torch.func.jacfwd(f)(x),
+        "hessian": lambda: torch.func.hessian(lambda v: f(v).sum())(x),
+    }
+    with pytest.raises(RuntimeError, match="kcall op 'Softplus'"):
+        calls[transform]()
+    # Without a gradient to take, a transform runs the op as it is.
+    out = torch.func.vmap(f)(x.reshape(3, 1))
+    torch.testing.assert_close(out.reshape(3),
+                               torch.nn.functional.softplus(x))
+
+
+def test_a_gradient_of_the_wrong_shape_or_dtype_is_refused(plugins):
+    """A gradient op's result is checked against its input before a
+    framework sums or casts it into the input's gradient."""
+    from kcall import _gradient
+    info = kcall.ops.Softplus.definition
+    x = np.ones(3, np.float32)
+    plan = _gradient.Call("Softplus", info, [x], {}, 1)
+    good = plan.input_cotangents([np.ones(3, np.float32)], [x])
+    assert good[0].shape == (3,)
+    for bad, found in ((np.ones((2, 3), np.float32), "shape \\[2, 3\\]"),
+                       (np.ones(3, np.float64), "a float64 tensor")):
+        with pytest.raises(ValueError, match=(
+                f"gradient op 'SoftplusGrad' of op 'Softplus' returned "
+                f".*{found}.*for input 0, which is a float32 tensor of "
+                f"shape \\[3\\]")):
+            plan.input_cotangents([bad], [x])
