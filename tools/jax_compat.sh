@@ -12,7 +12,7 @@
 # wheels), then kcall from this tree, its extension built once in
 # BUILD/pip-build. What runs: tests/python/test_jax*.py and the JAX half
 # of tests/python/test_gradients.py. The status is 0 when every release
-# passed. CI runs the pinned release only (make test EXTRAS=jax).
+# passed. CI runs the oldest (0.5.3) here and the pinned one in make test EXTRAS=jax.
 set -u
 
 BUILD=${1:-build}
