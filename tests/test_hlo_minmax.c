@@ -134,7 +134,7 @@ KC_TEST(hlo_minmax_signed_zeros_clamp_and_reductions) {
 /* A reduce's integer add and multiply wrap around, as XLA's do; in C a
  * signed overflow would be undefined (UBSan checks it in `make asan`). */
 KC_TEST(hlo_reduce_integer_overflow_wraps) {
-  kc_tensor* outs[4];
+  kc_tensor* outs[5];
   kt_run_text(
       "HloModule m\n"
       "add32 { x = s32[] parameter(0)\n  y = s32[] parameter(1)\n  ROOT r = s32[] add(x, y) }\n"
@@ -151,13 +151,17 @@ KC_TEST(hlo_reduce_integer_overflow_wraps) {
       "  rm = s32[] reduce(m, three), dimensions={0}, to_apply=mul32\n"
       "  rb = s64[] reduce(b, zero), dimensions={0}, to_apply=add64\n"
       "  rw = s32[1] reduce-window(a, one), window={size=20}, to_apply=add32\n"
-      "  ROOT r = (s32[], s32[], s64[], s32[1]) tuple(ra, rm, rb, rw)\n}\n",
-      outs, 4);
+      "  a2 = s32[20,3] broadcast(big), dimensions={}\n"
+      "  rk = s32[3] reduce(a2, one), dimensions={0}, to_apply=add32\n"
+      "  ROOT r = (s32[], s32[], s64[], s32[1], s32[3]) tuple(ra, rm, rb, rw, rk)\n}\n",
+      outs, 5);
   /* 1 + 20 * (2^31 - 1) mod 2^32 = 1 - 20 = -19; 3 * 2^(16*20) mod 2^32 =
    * 0; 20 * (2^63 - 1) mod 2^64 = -20. */
   KC_CHECK_INT(*(const int32_t*)kt_data(outs[0]), -19);
   KC_CHECK_INT(*(const int32_t*)kt_data(outs[1]), 0);
   KC_CHECK_INT(*(const int64_t*)kt_data(outs[2]), -20);
   KC_CHECK_INT(*(const int32_t*)kt_data(outs[3]), -19);
-  kt_release(outs, 4);
+  /* Along a kept last dimension, row by row. */
+  for (int k = 0; k < 3; ++k) KC_CHECK_INT(((const int32_t*)kt_data(outs[4]))[k], -19);
+  kt_release(outs, 5);
 }

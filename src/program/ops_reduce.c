@@ -502,11 +502,11 @@ KC__VEC_MINMAX(f64, double, int64_t, 2)
             } else if ((code) == kDLFloat) {                                   \
               kc__acc_f64((double*)(void*)rr, (const double*)(const void*)xr, n); \
             } else {                                                           \
-              for (int64_t j = 0; j < n; ++j) rr[j] = (ctype)(rr[j] + xr[j]);  \
+              for (int64_t j = 0; j < n; ++j) rr[j] = kc__add_##sfx(rr[j], xr[j]); \
             }                                                                  \
             break;                                                             \
           case KC_OP_MULTIPLY:                                                 \
-            for (int64_t j = 0; j < n; ++j) rr[j] = (ctype)(rr[j] * xr[j]);    \
+            for (int64_t j = 0; j < n; ++j) rr[j] = kc__mul_##sfx(rr[j], xr[j]); \
             break;                                                             \
           default:                                                             \
             for (int64_t j = 0; j < n; ++j) {                                  \
