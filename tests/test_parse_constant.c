@@ -94,21 +94,16 @@ KC_TEST(parse_constant_nan_payloads) {
        {0x7fffffff, 0xffc00001, 0x7fc00000}},
       {"f64[3] constant({nan(0xfffffffffffff), -nan(0x8000000000001), nan})",
        {0x7fffffffffffffffull, 0xfff8000000000001ull, 0x7ff8000000000000ull}},
-      {"c64[] constant((nan(0x1), -nan(0x7fffff)))", {0x7f800001, 0xffffffff, 0}},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     kc_tensor* out = kt_constant(cases[i].instr);
-    bool complex_ = kc_tensor_get_dltensor(out)->dtype.code == kDLComplex;
-    for (size_t k = 0; k < (complex_ ? 1u : 3u); ++k) {
-      if (complex_) {
-        uint64_t both = kt_bits_at(out, 0);
-        KC_CHECK(both == (cases[i].bits[0] | cases[i].bits[1] << 32));
-      } else {
-        KC_CHECK(kt_bits_at(out, k) == cases[i].bits[k]);
-      }
-    }
+    for (size_t k = 0; k < 3; ++k) KC_CHECK(kt_bits_at(out, k) == cases[i].bits[k]);
     kt_release(&out, 1);
   }
+  /* Each part of a complex constant, the real one first. */
+  kc_tensor* out = kt_constant("c64[] constant((nan(0x1), -nan(0x7fffff)))");
+  KC_CHECK(kt_bits_at(out, 0) == 0xffffffff7f800001ull);
+  kt_release(&out, 1);
   /* A payload the significand cannot hold, or none at all. */
   static const struct {
     const char* instr;

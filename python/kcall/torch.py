@@ -361,8 +361,8 @@ class _Op:
             f"has no forward-mode derivative: kcall ops declare reverse-mode "
             f"gradients only, so torch.func.jvp, jacfwd, hessian and "
             f"torch.autograd.forward_ad are refused rather than given a "
-            f"zero tangent; use reverse mode (backward, torch.func.grad, "
-            f"vjp, jacrev)")
+            f"zero tangent; use reverse mode (backward(), "
+            f"torch.autograd.grad)")
 
     def functorch_error(self):
         # autograd.Function.apply, called in an op's Autograd kernel, runs
@@ -418,10 +418,10 @@ class _Op:
         def kernel(*args, **kwargs):
             tensors, _ = self.split(args, {})
             if _needs_rule(tensors):
-                structure = [len(a) if is_list else None
-                             for a, (_, is_list) in zip(args, self.inputs)]
                 if torch._C._are_functorch_transforms_active():
                     raise self.functorch_error()
+                structure = [len(a) if is_list else None
+                             for a, (_, is_list) in zip(args, self.inputs)]
                 return self.regroup(list(Rule.apply(
                     *tensors, (structure, kwargs))))
             with torch._C._AutoDispatchBelowAutograd():

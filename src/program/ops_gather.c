@@ -13,7 +13,7 @@
 
 #include "internal/common.h"
 #include "internal/half.h"
-#include "program/minmax.h"
+#include "program/xla_arith.h"
 #include "program/ops.h"
 
 #define KC__GS_RANK KC_TENSOR_MAX_NDIM
@@ -743,10 +743,10 @@ static kc_status* kc__gather_kernel(const kc__gs_plan* plan, void* out, const vo
  * running the computation would. */
 #define KC__SC_OPS(sfx, ctype, code, bits)                                         \
   static ctype kc__sc_add_##sfx(ctype a, ctype b) {                                \
-    return (code) == kDLFloat ? (ctype)(a + b) : KC__WRAP_ADD(ctype, a, b);         \
+    return KC__XLA_ADD(code, ctype, a, b);                                         \
   }                                                                                \
   static ctype kc__sc_mul_##sfx(ctype a, ctype b) {                                \
-    return (code) == kDLFloat ? (ctype)(a * b) : KC__WRAP_MUL(ctype, a, b);         \
+    return KC__XLA_MUL(code, ctype, a, b);                                         \
   }                                                                                \
   static ctype kc__sc_max_##sfx(ctype a, ctype b) { return KC__XLA_MAX(a, b); }   \
   static ctype kc__sc_min_##sfx(ctype a, ctype b) { return KC__XLA_MIN(a, b); }   \

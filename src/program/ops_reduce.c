@@ -8,7 +8,7 @@
 
 #include "internal/common.h"
 #include "program/ops.h"
-#include "program/minmax.h"
+#include "program/xla_arith.h"
 #include "program/ops_types.h"
 
 #define KC__RED_MAX_RANK KC_TENSOR_MAX_NDIM
@@ -320,16 +320,16 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
     }                                                                        \
   } while (0)
 
-/* maximum and minimum as XLA's (program/minmax.h); integer add and
+/* maximum and minimum as XLA's (program/xla_arith.h); integer add and
  * multiply wrap around. */
 #define KC__RED_MINMAX(sfx, ctype, code, bits)                                 \
   static ctype kc__max_##sfx(ctype a, ctype b) { return KC__XLA_MAX(a, b); }   \
   static ctype kc__min_##sfx(ctype a, ctype b) { return KC__XLA_MIN(a, b); }   \
   static ctype kc__add_##sfx(ctype a, ctype b) {                               \
-    return (code) == kDLFloat ? (ctype)(a + b) : KC__WRAP_ADD(ctype, a, b);    \
+    return KC__XLA_ADD(code, ctype, a, b);                                     \
   }                                                                            \
   static ctype kc__mul_##sfx(ctype a, ctype b) {                               \
-    return (code) == kDLFloat ? (ctype)(a * b) : KC__WRAP_MUL(ctype, a, b);    \
+    return KC__XLA_MUL(code, ctype, a, b);                                     \
   }
 KC__OP_NUM_TYPES(KC__RED_MINMAX)
 /* op(acc, x) for one element of a native reducer. */

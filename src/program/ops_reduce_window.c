@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "internal/common.h"
-#include "program/minmax.h"
+#include "program/xla_arith.h"
 #include "program/ops.h"
 
 #define KC__RW_MAX_RANK KC_TENSOR_MAX_NDIM
@@ -316,7 +316,7 @@ static inline void kc__rw_next(int64_t* idx, const int64_t* dims, int32_t rank) 
 
 /* ---- the native loop --------------------------------------------------------- */
 
-/* maximum and minimum as XLA's (program/minmax.h); integer add and
+/* maximum and minimum as XLA's (program/xla_arith.h); integer add and
  * multiply wrap around. */
 #define KC__RW_FOLD(sfx, ctype, code, bits)                                              \
   static inline ctype kc__rw_max_##sfx(ctype a, ctype b) { return KC__XLA_MAX(a, b); }   \
@@ -326,14 +326,10 @@ static inline void kc__rw_next(int64_t* idx, const int64_t* dims, int32_t rank) 
                                 int64_t n) {                                             \
     switch (op) {                                                                        \
       case KC_OP_ADD:                                                                    \
-        for (int64_t j = 0; j < n; ++j)                                                  \
-          acc[j] = (code) == kDLFloat ? (ctype)(acc[j] + x[j])                           \
-                                      : KC__WRAP_ADD(ctype, acc[j], x[j]);               \
+        for (int64_t j = 0; j < n; ++j) acc[j] = KC__XLA_ADD(code, ctype, acc[j], x[j]);  \
         break;                                                                           \
       case KC_OP_MULTIPLY:                                                               \
-        for (int64_t j = 0; j < n; ++j)                                                  \
-          acc[j] = (code) == kDLFloat ? (ctype)(acc[j] * x[j])                           \
-                                      : KC__WRAP_MUL(ctype, acc[j], x[j]);               \
+        for (int64_t j = 0; j < n; ++j) acc[j] = KC__XLA_MUL(code, ctype, acc[j], x[j]);  \
         break;                                                                           \
       case KC_OP_MAXIMUM:                                                                \
         for (int64_t j = 0; j < n; ++j) acc[j] = kc__rw_max_##sfx(acc[j], x[j]);         \

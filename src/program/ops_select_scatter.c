@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "internal/common.h"
-#include "program/minmax.h"
+#include "program/xla_arith.h"
 #include "program/ops.h"
 
 #define KC__SAS_MAX_RANK KC_TENSOR_MAX_NDIM
@@ -277,9 +277,9 @@ static int64_t kc__sas_key_f64(double v) {
   static ctype kc__sas_apply_##sfx(int32_t op, ctype a, ctype b) {                           \
     switch (op) {                                                                            \
       case KC_OP_ADD:                                                                        \
-        return (code) == kDLFloat ? (ctype)(a + b) : KC__WRAP_ADD(ctype, a, b);              \
+        return KC__XLA_ADD(code, ctype, a, b);                                               \
       case KC_OP_MULTIPLY:                                                                   \
-        return (code) == kDLFloat ? (ctype)(a * b) : KC__WRAP_MUL(ctype, a, b);              \
+        return KC__XLA_MUL(code, ctype, a, b);                                               \
       case KC_OP_MAXIMUM: return KC__XLA_MAX(a, b);                                          \
       default: return KC__XLA_MIN(a, b);                                                     \
     }                                                                                        \

@@ -1,13 +1,16 @@
-/* The maximum and minimum of XLA:CPU, shared by every kernel that computes
- * one (element-wise, clamp, reduce, reduce-window, scatter,
- * select-and-scatter, f16 and bf16 through f32): a NaN operand gives NaN
+/* The arithmetic of XLA:CPU that the kernels of several instructions
+ * compute alike, written once here.
+ *
+ * maximum and minimum, in every kernel that computes one (element-wise,
+ * clamp, reduce, reduce-window, scatter, select-and-scatter, f16 and bf16
+ * through f32): a NaN operand gives NaN
  * (the first operand's when both are); otherwise the larger (smaller)
  * operand, -0 ordered below +0, so that maximum(+0, -0) = +0 and
  * minimum(+0, -0) = -0 in either order, as IEEE 754-2019's maximum and
  * minimum, which XLA lowers to, define them. Integers compare as usual.
  * Never installed. */
-#ifndef KCALL_PROGRAM_MINMAX_H_
-#define KCALL_PROGRAM_MINMAX_H_
+#ifndef KCALL_PROGRAM_XLA_ARITH_H_
+#define KCALL_PROGRAM_XLA_ARITH_H_
 
 #include <math.h>
 
@@ -38,9 +41,14 @@ KC__DEFINE_FMINMAX(f64, double)
            double: kc__fmin_f64((double)(a), (double)(b)),        \
            default: ((a) < (b) ? (a) : (b)))
 
-/* a + b and a * b of an integer type `ctype` wrapping around, as XLA's
- * do (through uint64_t: a signed overflow would be undefined). */
-#define KC__WRAP_ADD(ctype, a, b) ((ctype)((uint64_t)(a) + (uint64_t)(b)))
-#define KC__WRAP_MUL(ctype, a, b) ((ctype)((uint64_t)(a) * (uint64_t)(b)))
+/* a + b and a * b of the element type `ctype` of DLPack type code
+ * `code`: floats as C computes them, integers wrapping around as XLA's do
+ * (through uint64_t: a signed overflow would be undefined). */
+#define KC__XLA_ADD(code, ctype, a, b)                                \
+  ((code) == kDLFloat ? (ctype)((a) + (b))                            \
+                      : (ctype)((uint64_t)(a) + (uint64_t)(b)))
+#define KC__XLA_MUL(code, ctype, a, b)                                \
+  ((code) == kDLFloat ? (ctype)((a) * (b))                            \
+                      : (ctype)((uint64_t)(a) * (uint64_t)(b)))
 
-#endif /* KCALL_PROGRAM_MINMAX_H_ */
+#endif /* KCALL_PROGRAM_XLA_ARITH_H_ */
