@@ -347,19 +347,57 @@ def test_torch_func_transforms_are_refused_naming_the_op(tops, transform):
                                torch.nn.functional.softplus(x))
 
 
-def test_a_gradient_of_the_wrong_shape_or_dtype_is_refused(plugins):
-    """A gradient op's result is checked against its input before a
-    framework sums or casts it into the input's gradient."""
+@pytest.fixture(scope="module")
+def bad_gradient(fixture_dir):
+    """kt_bad.Square, whose gradient op returns [2] + x's shape."""
+    kcall.load_plugin(str(fixture_dir / "kt_plugin_bad_gradient.so"))
+    return "kt_bad.Square"
+
+
+BAD_SHAPE = ("gradient op 'kt_bad.SquareGrad' of op 'kt_bad.Square' returned "
+             "a float32 tensor of shape \\[2, 3\\] for input 0, which is a "
+             "float32 tensor of shape \\[3\\]")
+
+
+def test_torch_refuses_a_gradient_of_the_wrong_shape(bad_gradient):
+    """torch would sum a [2, 3] gradient back into x's [3] one: x.grad
+    twice the truth."""
+    torch = pytest.importorskip(
+        "torch", reason="PyTorch is not installed: `make test EXTRAS=torch` "
+        "installs it")
+    import kcall.torch
+    square = kcall.torch.register_op(bad_gradient)
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    torch.testing.assert_close(square(x), x.detach() ** 2)
+    with pytest.raises(ValueError, match=BAD_SHAPE):
+        square(x).sum().backward()
+    assert x.grad is None
+
+
+def test_jax_refuses_a_gradient_of_the_wrong_shape(bad_gradient):
+    jax = pytest.importorskip(
+        "jax", reason="JAX is not installed: `make test EXTRAS=jax` "
+        "installs it")
+    import kcall.jax
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+
+    def loss(v):
+        return kcall.jax.call_op(bad_gradient, v).sum()
+    with pytest.raises(ValueError, match=BAD_SHAPE):
+        jax.grad(loss)(x)
+    with pytest.raises(ValueError, match=BAD_SHAPE):
+        jax.jit(jax.grad(loss))(x)
+
+
+def test_a_gradient_of_the_wrong_dtype_is_refused(plugins):
+    """The dtype half of the check, on the result a gradient op gives."""
     from kcall import _gradient
-    info = kcall.ops.Softplus.definition
     x = np.ones(3, np.float32)
-    plan = _gradient.Call("Softplus", info, [x], {}, 1)
-    good = plan.input_cotangents([np.ones(3, np.float32)], [x])
-    assert good[0].shape == (3,)
-    for bad, found in ((np.ones((2, 3), np.float32), "shape \\[2, 3\\]"),
-                       (np.ones(3, np.float64), "a float64 tensor")):
-        with pytest.raises(ValueError, match=(
-                f"gradient op 'SoftplusGrad' of op 'Softplus' returned "
-                f".*{found}.*for input 0, which is a float32 tensor of "
-                f"shape \\[3\\]")):
-            plan.input_cotangents([bad], [x])
+    plan = _gradient.Call("Softplus", kcall.ops.Softplus.definition, [x],
+                          {}, 1)
+    assert plan.input_cotangents([np.ones(3, np.float32)], [x])[0].shape \
+        == (3,)
+    with pytest.raises(ValueError, match=(
+            "gradient op 'SoftplusGrad' of op 'Softplus' returned a float64 "
+            "tensor of shape \\[3\\] for input 0, which is a float32 tensor")):
+        plan.input_cotangents([np.ones(3, np.float64)], [x])
