@@ -68,3 +68,26 @@ KC_TEST(op_plugin_failing_init_leaves_nothing) {
   /* The names are free: the same op can be registered now. */
   kt_register_op("kt_ops_fail.Op", KT_SPECS("x: f32"), NULL, NULL, NULL);
 }
+
+/* A program calling kcall.OP (as kcall.jax.call_op lowers) when neither
+ * that target nor the op is registered: the error says the op's plugin is
+ * what is missing; once it is loaded, the same program compiles. */
+KC_TEST(op_plugin_missing_for_a_program_says_so) {
+  static const char text[] =
+      "HloModule m\nENTRY main {\n  x = f32[3] parameter(0)\n"
+      "  ROOT y = f32[3] custom-call(x), custom_call_target=\"kcall.kt_bad.Square\", "
+      "api_version=API_VERSION_TYPED_FFI\n}\n";
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_CODE(kc_program_compile(p, NULL, &exe), KC_NOT_FOUND,
+                "no custom-call target named 'kcall.kt_bad.Square@Host'",
+                "the op kt_bad.Square, which a target named "
+                "'kcall.kt_bad.Square' calls, is not registered either: load "
+                "the plugin that defines it (kcall run --plugin FILE");
+  kc_plugin* plugin = NULL;
+  KC_CHECK_OK(kc_plugin_load(KT_FIXTURE("bad_gradient"), &plugin));
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+}

@@ -29,9 +29,18 @@ kc_status* kc__xcall_get_for_program(kc_string_view name, kc_platform platform,
   const kc_op* op = NULL;
   kc_status* st = kc_op_registry_lookup(op_name, &op);
   if (st) {
-    /* Neither a target nor an op: the target is what the program named. */
+    /* Neither a target nor an op: the target is what the program named,
+     * and the op's plugin is what is most likely missing. */
     kc_status_destroy(st);
-    return kc__xcall_not_found(name, platform);
+    kc_status* missing = kc__xcall_not_found(name, platform);
+    kc_status* hinted = kc_status_create(
+        KC_NOT_FOUND,
+        "%s; the op %.*s, which a target named %s calls, is not registered "
+        "either: load the plugin that defines it (kcall run --plugin FILE, "
+        "kc_plugin_load, kcall.load_plugin)",
+        kc_status_get_message(missing), (int)op_name.size, op_name.data, KC__Q(name));
+    kc_status_destroy(missing);
+    return hinted;
   }
   kc_xla_ffi_handler_fn handler = NULL;
   st = kc_xla_ffi_adapter_create_for_op(op_name, &handler);
