@@ -581,8 +581,19 @@ KC_TEST(op_call_into_caller_outputs) {
   z.shape = wrong;
   KC_CHECK_CODE(kc_op_call_into(op, dls, 2, NULL, 0, NULL, outs, 1),
                 KC_INVALID_ARGUMENT,
-                "output 0: expected a compact f32 tensor on cpu:0");
+                "output 0: expected a compact f32 tensor on cpu:0",
+                "the op produces f32[3], the output given is a f32[4]");
+  /* Another dtype, and a strided tensor, are named too. */
   z.shape = shape;
+  z.dtype = (DLDataType){kDLFloat, 64, 1};
+  KC_CHECK_CODE(kc_op_call_into(op, dls, 2, NULL, 0, NULL, outs, 1), KC_INVALID_ARGUMENT,
+                "the op produces f32[3], the output given is a f64[3]");
+  z.dtype = (DLDataType){kDLFloat, 32, 1};
+  int64_t every_other[1] = {2};
+  z.strides = every_other;
+  KC_CHECK_CODE(kc_op_call_into(op, dls, 2, NULL, 0, NULL, outs, 1), KC_INVALID_ARGUMENT,
+                "the output given is a strided f32[3]");
+  z.strides = NULL;
   KC_CHECK_CODE(kc_op_call_into(op, dls, 2, NULL, 0, NULL, outs, 0),
                 KC_INVALID_ARGUMENT, "expected 1 output tensor(s), got 0");
   kt_release(in);

@@ -45,6 +45,22 @@ static bool kc__shape_known(const kc_shape_handle* s) {
   return true;
 }
 
+/* "[2,3]" (a negative dim, unknown, as "?"), "[?...]" for an unknown rank
+ * (dims NULL). */
+static void kc__dims_text(const int64_t* dims, int32_t rank, char* buf, size_t cap) {
+  if (!dims || rank < 0) {
+    snprintf(buf, cap, "[?...]");
+    return;
+  }
+  size_t at = (size_t)snprintf(buf, cap, "[");
+  for (int32_t d = 0; d < rank && at < cap; ++d) {
+    at += dims[d] < 0 ? (size_t)snprintf(buf + at, cap - at, "%s?", d ? "," : "")
+                      : (size_t)snprintf(buf + at, cap - at, "%s%lld", d ? "," : "",
+                                         (long long)dims[d]);
+  }
+  if (at < cap) snprintf(buf + at, cap - at, "]");
+}
+
 static kc_status* kc__check_given_output(const kc_kernel_ctx* ctx, int32_t i,
                                          const DLTensor* t) {
   if (!t) {
@@ -64,14 +80,22 @@ static kc_status* kc__check_given_output(const kc_kernel_ctx* ctx, int32_t i,
     }
   }
   if (ok) return NULL;
-  char dt[64], dev[64], got[64];
+  char dt[64], dev[64], got_dt[64], got_dev[64], want_dims[256], got_dims[256];
   kc_dtype_format(ctx->output_dtypes[i], dt, sizeof dt);
   kc_device_format(want, dev, sizeof dev);
-  kc_device_format(t->device, got, sizeof got);
+  kc_dtype_format(t->dtype, got_dt, sizeof got_dt);
+  kc_device_format(t->device, got_dev, sizeof got_dev);
+  kc__dims_text(s && s->rank >= 0 ? s->dims : NULL, s ? s->rank : -1, want_dims,
+                sizeof want_dims);
+  bool readable = t->ndim >= 0 && t->ndim <= KC_TENSOR_MAX_NDIM && (t->ndim == 0 || t->shape);
+  kc__dims_text(readable ? t->shape : NULL, readable ? t->ndim : -1, got_dims, sizeof got_dims);
   return kc_status_create(KC_INVALID_ARGUMENT,
                           "output %d: expected a compact %s tensor on %s of "
-                          "the shape the op produces (got one on %s)",
-                          i, dt, dev, got);
+                          "the shape the op produces (got one on %s): the op "
+                          "produces %s%s, the output given is a %s%s%s",
+                          i, dt, dev, got_dev, dt, want_dims,
+                          readable && !kc_dltensor_is_compact(t) ? "strided " : "",
+                          got_dt, got_dims);
 }
 
 /* The backend and stream of a call on a device: the caller's stream, or
