@@ -160,6 +160,17 @@ static kc_status* kt_old_checks(void) {
   kc_op_builder_add_output_v2(b, "y: f32");
   kc_op_builder_set_batching(b, KC_OP_BATCH_ELEMENTWISE);
   KC_RETURN_IF_ERROR(kc_op_registry_register(b, 0), "an elementwise op on a 1.0 host");
+
+  /* The 1.5 forward-mode rule fails the builder: the op is refused, never
+   * registered without it. */
+  KC_RETURN_IF_ERROR(kc_op_builder_create("kt_old.Jvp", &b), "create");
+  kc_op_builder_add_input_v2(b, "x: f32");
+  kc_op_builder_add_output_v2(b, "y: f32");
+  kc_op_builder_set_jvp(b, "kt_old.Jvp(tangent(x)) -> tangent(y)");
+  KT_OLD_CHECK(kt_old_fails_with(kc_op_registry_register(b, 0),
+                                 KC_INVALID_ARGUMENT,
+                                 "kc_op_builder_set_jvp needs host API 1.5"),
+               "kc_op_builder_set_jvp needs 1.5");
   return NULL;
 }
 

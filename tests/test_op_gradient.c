@@ -142,3 +142,105 @@ KC_TEST(op_gradient_second_call_replaces_and_null_is_refused) {
                 "kc_op_builder_set_gradient: spec is NULL");
   kc_op_builder_set_gradient(NULL, "G(grad(z)) -> grad(x)"); /* no crash */
 }
+
+/* ---- forward-mode rules (op.h, "Forward-mode rules") ------------------- */
+
+/* Registers kt.G with the jvp `spec` and returns the status. */
+static kc_status* kt_jvp_register(const char* spec) {
+  kc_op_builder* b = kt_grad_builder("kt.G");
+  kc_op_builder_set_jvp(b, spec);
+  return kc_op_registry_register(b, 0);
+}
+
+KC_TEST(op_jvp_is_read_back_resolved) {
+  kc_op_builder* b = kt_grad_builder("kt.G");
+  kc_op_builder_set_gradient(b, "kt.GGrad(x, grad(z)) -> grad(x)");
+  kc_op_builder_set_jvp(
+      b, " kt.GJvp( x, idx ,z, tangent( x ), tangent(ys) )->( tangent(w),"
+         "tangent(z) )");
+  KC_CHECK_OK(kc_op_registry_register(b, 0));
+  const kc_op* op = kt_op("kt.G");
+  kc_op_gradient j = {.struct_size = sizeof j};
+  KC_CHECK(kc_op_get_jvp(op, &j));
+  KC_CHECK_STR(j.op_name, "kt.GJvp");
+  KC_CHECK_STR(j.spec,
+               "kt.GJvp(x, idx, z, tangent(x), tangent(ys)) -> (tangent(w), "
+               "tangent(z))");
+  KC_CHECK_INT(j.num_args, 5);
+  const int32_t want[5][2] = {{KC_OP_GRAD_INPUT, 0},
+                              {KC_OP_GRAD_INPUT, 1},
+                              {KC_OP_GRAD_OUTPUT, 0},
+                              {KC_OP_GRAD_TANGENT, 0},
+                              {KC_OP_GRAD_TANGENT, 2}};
+  for (int i = 0; i < 5; ++i) {
+    KC_CHECK_INT(j.args[i].source, want[i][0]);
+    KC_CHECK_INT(j.args[i].index, want[i][1]);
+  }
+  /* Results index outputs: w is output 1, z output 0. */
+  KC_CHECK_INT(j.num_results, 2);
+  KC_CHECK_INT(j.results[0], 1);
+  KC_CHECK_INT(j.results[1], 0);
+  /* The gradient is kept beside it, unchanged. */
+  kc_op_gradient g = {.struct_size = sizeof g};
+  KC_CHECK(kc_op_get_gradient(op, &g));
+  KC_CHECK_STR(g.spec, "kt.GGrad(x, grad(z)) -> grad(x)");
+  kc_op_registry_reset();
+}
+
+KC_TEST(op_jvp_none_declared_and_replaced) {
+  KC_CHECK_OK(kt_grad_register("Scale(grad(z)) -> grad(x)"));
+  kc_op_gradient j = {.struct_size = sizeof j};
+  KC_CHECK(!kc_op_get_jvp(kt_op("kt.G"), &j));
+  KC_CHECK(j.op_name == NULL);
+  KC_CHECK(!kc_op_get_jvp(NULL, &j));
+  kc_op_registry_reset();
+  /* A second call replaces the first. */
+  kc_op_builder* b = kt_grad_builder("kt.G");
+  kc_op_builder_set_jvp(b, "First(tangent(x)) -> tangent(z)");
+  kc_op_builder_set_jvp(b, "Second(tangent(x)) -> tangent(w)");
+  KC_CHECK_OK(kc_op_registry_register(b, 0));
+  KC_CHECK(kc_op_get_jvp(kt_op("kt.G"), &j));
+  KC_CHECK_STR(j.op_name, "Second");
+  KC_CHECK_INT(j.results[0], 1);
+  kc_op_registry_reset();
+}
+
+KC_TEST(op_jvp_malformed_spec_names_the_column) {
+  static const struct {
+    const char* spec;
+    const char* expect;
+  } cases[] = {
+      {"", "jvp spec '': column 1: expected the jvp op's name, got the end"},
+      {"J(x) -> x", "column 9: expected 'tangent(', got 'x'"},
+      {"J(x) -> grad(z)", "column 9: expected 'tangent(', got 'grad'"},
+      {"J(tangent(1)) -> tangent(z)",
+       "column 11: expected an input's name, got '1'"},
+      {"J(tangent(x) -> tangent(z)", "column 14: expected ',' or ')', got '-'"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    KC_CHECK_CODE(kt_jvp_register(cases[i].spec), KC_INVALID_ARGUMENT,
+                  "registering op 'kt.G'", "kc_op_builder_set_jvp",
+                  cases[i].expect);
+    KC_CHECK_CODE(kc_op_registry_lookup(KC_SV_LIT("kt.G"), &(const kc_op*){0}),
+                  KC_NOT_FOUND, "");
+  }
+}
+
+KC_TEST(op_jvp_names_are_checked_at_registration) {
+  KC_CHECK_CODE(kt_jvp_register("J(tangent(z)) -> tangent(z)"),
+                KC_INVALID_ARGUMENT,
+                "jvp spec 'J(tangent(z)) -> tangent(z)': item 1: tangent(z): "
+                "'z' is not an input of the op (its inputs: x, idx, ys)");
+  KC_CHECK_CODE(kt_jvp_register("J(tangent(x)) -> tangent(x)"),
+                KC_INVALID_ARGUMENT,
+                "result 1: tangent(x): 'x' is not an output of the op (its "
+                "outputs: z, w)");
+  KC_CHECK_CODE(kt_jvp_register("J(q) -> tangent(z)"), KC_INVALID_ARGUMENT,
+                "item 1: 'q' is neither an input nor an output of the op "
+                "(inputs: x, idx, ys; outputs: z, w)");
+  KC_CHECK_CODE(kt_jvp_register("J(x) -> (tangent(z), tangent(z))"),
+                KC_INVALID_ARGUMENT,
+                "result 2: tangent(z) is already result 1");
+  KC_CHECK_CODE(kc_op_registry_lookup(KC_SV_LIT("kt.G"), &(const kc_op*){0}),
+                KC_NOT_FOUND, "");
+}

@@ -26,3 +26,7 @@ h = jax.grad(lambda x: kcall.jax.call_target(
     "scale", jax.ShapeDtypeStruct(x.shape, x.dtype), x,
     factor=np.float32(3)).sum())
 print(h(np.arange(4, dtype=np.float32)))
+# The op's forward-mode rule (Scale(tangent(x)) -> tangent(y)): jax.jvp.
+_, t = jax.jvp(lambda x: kcall.jax.call_op("Scale", x, factor=0.5),
+               (np.arange(4, dtype=np.float32),), (np.ones(4, np.float32),))
+print(t)

@@ -66,6 +66,11 @@ static kc_status* define_op(void) {
    * goes to the gradient op under its name). The builder keeps an error,
    * which registration reports. */
   if (!st) g_host->op_builder_set_gradient(b, "Scale(grad(y)) -> grad(x)");
+  /* And its own forward-mode rule, on a host that knows them (API 1.5);
+   * on an older one forward mode is refused, naming the op. */
+  if (!st && KC_STRUCT_HAS(g_host, kc_host_api, op_builder_set_jvp)) {
+    g_host->op_builder_set_jvp(b, "Scale(tangent(x)) -> tangent(y)");
+  }
   /* Element-wise: a batch is one call (jax.vmap), on a host that knows
    * batching rules (API 1.4); an older one batches element by element. */
   if (!st && KC_STRUCT_HAS(g_host, kc_host_api, op_builder_set_batching)) {

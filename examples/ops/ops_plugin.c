@@ -20,6 +20,12 @@
  * (Add, and SoftplusGradGrad), so JAX and PyTorch take second
  * derivatives through them.
  *
+ * They also declare forward-mode rules (op.h, "Forward-mode rules"): Add
+ * and AddGrad are linear, so they are their own (on the tangents);
+ * Softplus's tangent is SoftplusGrad's product with the logistic
+ * function; MatMulJvp computes ta b + a tb; SoftplusGradJvp gives
+ * SoftplusGrad one, so forward-over-reverse (torch.func.hessian) works.
+ *
  * Every shape function here computes dims only through kcall's helpers,
  * so each op but Counter (which has no inputs) declares
  * KC_OP_SYMBOLIC_SHAPES, and frameworks get its output shapes as
@@ -61,7 +67,9 @@ static const struct {
     {"AddGrad", KC_OP_BATCH_ELEMENTWISE},  {"Softplus", KC_OP_BATCH_ELEMENTWISE},
     {"SoftplusGrad", KC_OP_BATCH_ELEMENTWISE},
     {"SoftplusGradGrad", KC_OP_BATCH_ELEMENTWISE},
+    {"SoftplusGradJvp", KC_OP_BATCH_ELEMENTWISE},
     {"MatMul", KC_OP_BATCH_SEQUENTIAL},    {"MatMulGrad", KC_OP_BATCH_SEQUENTIAL},
+    {"MatMulJvp", KC_OP_BATCH_SEQUENTIAL},
     {"Concat", KC_OP_BATCH_SEQUENTIAL},    {"Counter", KC_OP_BATCH_NONE},
 };
 
@@ -72,14 +80,15 @@ static kc_op_batching ops_batching(const char* name) {
   return KC_OP_BATCH_SEQUENTIAL;
 }
 
-/* Registers one op from its specs, with its gradient (NULL: none); the
+/* Registers one op from its specs, with its gradient and forward-mode
+ * rule (NULL: none); the
  * builder is consumed either way. The builder keeps the first failure of
  * the calls in between, and registration returns it. */
 static kc_status* ops_define_grad(const char* name, const char* const* inputs,
                                   const char* const* outputs,
                                   const char* const* attrs, uint32_t flags,
                                   const char* doc, kc_shape_fn shape_fn,
-                                  const char* gradient) {
+                                  const char* gradient, const char* jvp) {
   kc_op_builder* b = NULL;
   kc_status* st = kc_op_builder_create(name, &b);
   if (st) return st;
@@ -96,6 +105,7 @@ static kc_status* ops_define_grad(const char* name, const char* const* inputs,
   kc_op_builder_set_doc_v2(b, doc);
   kc_op_builder_set_shape_fn_v2(b, shape_fn, NULL, NULL);
   if (gradient) kc_op_builder_set_gradient(b, gradient);
+  if (jvp) kc_op_builder_set_jvp(b, jvp);
   kc_op_builder_set_batching(b, ops_batching(name));
   return kc_op_registry_register(b, 0);
 }
@@ -105,7 +115,7 @@ static kc_status* ops_define(const char* name, const char* const* inputs,
                              const char* const* attrs, uint32_t flags,
                              const char* doc, kc_shape_fn shape_fn) {
   return ops_define_grad(name, inputs, outputs, attrs, flags, doc, shape_fn,
-                         NULL);
+                         NULL, NULL);
 }
 
 /* Registers a CPU kernel, optionally constrained on attr `attr`. */
@@ -204,6 +214,7 @@ typedef struct matmul_job {
   const float* b;
   float* c;
   int64_t k, n;
+  bool accumulate; /* C += A B rather than C = A B */
 } matmul_job;
 
 /* Blocks of B small enough to stay in cache while a band of rows runs
@@ -214,7 +225,7 @@ typedef struct matmul_job {
 /* Rows [begin, end) of C = A B. */
 static void matmul_rows(void* ctx, int64_t begin, int64_t end) {
   const matmul_job* j = ctx;
-  for (int64_t i = begin; i < end; ++i) {
+  for (int64_t i = begin; i < end && !j->accumulate; ++i) {
     for (int64_t c = 0; c < j->n; ++c) j->c[i * j->n + c] = 0;
   }
   for (int64_t n0 = 0; n0 < j->n; n0 += MATMUL_BLOCK_N) {
@@ -239,10 +250,42 @@ static kc_status* matmul_compute(void* kernel, kc_kernel_ctx* ctx) {
   const DLTensor* b = kc_kernel_ctx_get_input(ctx, 1);
   DLTensor* c = kc_kernel_ctx_get_output(ctx, 0);
   matmul_job job = {ops_data(a), ops_data(b), ops_data(c), a->shape[1],
-                    b->shape[1]};
+                    b->shape[1], false};
   /* A row costs about 2 K N flops, a nanosecond per few of them. */
   kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx), a->shape[0],
                               job.k * job.n / 2 + 1, matmul_rows, &job);
+  return NULL;
+}
+
+/* MatMulJvp(a, b, ta, tb) -> t = ta b + a tb, MatMul's tangent. */
+static kc_status* matmul_jvp_shape(kc_shape_ctx* ctx) {
+  kc_status* st = matmul_shape(ctx);
+  for (int32_t i = 0; !st && i < 2; ++i) {
+    const kc_shape_handle* same = NULL;
+    st = kc_shape_ctx_merge(ctx, kc_shape_ctx_get_input(ctx, i),
+                            kc_shape_ctx_get_input(ctx, i + 2), &same);
+    if (st) {
+      st = kc_status_add_context(st, "MatMulJvp: %s's tangent", i ? "b" : "a");
+    }
+  }
+  return st;
+}
+
+static kc_status* matmul_jvp_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  const DLTensor* a = kc_kernel_ctx_get_input(ctx, 0);
+  const DLTensor* b = kc_kernel_ctx_get_input(ctx, 1);
+  DLTensor* t = kc_kernel_ctx_get_output(ctx, 0);
+  kc_thread_pool* pool = kc_kernel_ctx_get_thread_pool(ctx);
+  int64_t k = a->shape[1], n = b->shape[1];
+  matmul_job first = {ops_data(kc_kernel_ctx_get_input(ctx, 2)), ops_data(b),
+                      ops_data(t), k, n, false};
+  matmul_job second = {ops_data(a), ops_data(kc_kernel_ctx_get_input(ctx, 3)),
+                       ops_data(t), k, n, true};
+  kc_thread_pool_parallel_for(pool, a->shape[0], k * n / 2 + 1, matmul_rows,
+                              &first);
+  kc_thread_pool_parallel_for(pool, a->shape[0], k * n / 2 + 1, matmul_rows,
+                              &second);
   return NULL;
 }
 
@@ -349,7 +392,7 @@ static double logistic(double x) {
   return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x));
 }
 
-/* Runs f over every element: inputs 0..2 (as many as given) and outputs
+/* Runs f over every element: inputs 0..3 (as many as given) and outputs
  * 0..1, all of one shape and of f32 or f64. */
 typedef void (*softplus_fn)(const double* in, double* out);
 
@@ -365,8 +408,8 @@ static kc_status* softplus_each(kc_kernel_ctx* ctx, softplus_fn f) {
   }
   bool f32 = x->dtype.bits == 32;
   for (int64_t e = 0; e < ops_numel(x); ++e) {
-    double in[3] = {0, 0, 0}, out[2] = {0, 0};
-    for (int32_t i = 0; i < nin && i < 3; ++i) {
+    double in[4] = {0, 0, 0, 0}, out[2] = {0, 0};
+    for (int32_t i = 0; i < nin && i < 4; ++i) {
       const void* p = ops_data(kc_kernel_ctx_get_input(ctx, i));
       in[i] = f32 ? ((const float*)p)[e] : ((const double*)p)[e];
     }
@@ -397,6 +440,12 @@ static void softplus_grad_grad_value(const double* in, double* out) {
   out[1] = in[2] * s;
 }
 
+/* (x, dy, tx, tdy) -> tdx = tdy s(x) + dy s'(x) tx, SoftplusGrad's tangent */
+static void softplus_grad_jvp_value(const double* in, double* out) {
+  double s = logistic(in[0]);
+  out[0] = in[3] * s + in[1] * s * (1 - s) * in[2];
+}
+
 static kc_status* softplus_compute(void* kernel, kc_kernel_ctx* ctx) {
   (void)kernel;
   return softplus_each(ctx, softplus_value);
@@ -408,6 +457,10 @@ static kc_status* softplus_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
 static kc_status* softplus_grad_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
   (void)kernel;
   return softplus_each(ctx, softplus_grad_grad_value);
+}
+static kc_status* softplus_grad_jvp_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  return softplus_each(ctx, softplus_grad_jvp_value);
 }
 
 /* ======================================================================== */
@@ -546,7 +599,8 @@ static kc_status* ops_init(const kc_host_api* host) {
                          OPS_LIST("T: {f32, f64, i32}"),
                          KC_OP_COMMUTATIVE | KC_OP_SYMBOLIC_SHAPES,
                          "z = x + y, broadcasting as NumPy does.", add_shape,
-                         "AddGrad(x, y, grad(z)) -> (grad(x), grad(y))");
+                         "AddGrad(x, y, grad(z)) -> (grad(x), grad(y))",
+                         "Add(tangent(x), tangent(y)) -> tangent(z)");
   }
   if (!st) st = ops_kernel("Add", NULL, add_compute, NULL, "T", add_types, 3);
   if (!st) {
@@ -557,7 +611,9 @@ static kc_status* ops_init(const kc_host_api* host) {
                          KC_OP_SYMBOLIC_SHAPES,
                          "The gradient of Add: dz summed over the dims each "
                          "input was broadcast along.",
-                         add_grad_shape, "Add(grad(dx), grad(dy)) -> grad(dz)");
+                         add_grad_shape, "Add(grad(dx), grad(dy)) -> grad(dz)",
+                         "AddGrad(x, y, tangent(dz)) -> (tangent(dx), "
+                         "tangent(dy))");
   }
   if (!st) st = ops_kernel("AddGrad", NULL, add_grad_compute, NULL, "T", add_types, 2);
   if (!st) {
@@ -567,9 +623,21 @@ static kc_status* ops_init(const kc_host_api* host) {
                          "The matrix product of a [M, K] and b [K, N], rows "
                          "split across the thread pool.",
                          matmul_shape,
-                         "MatMulGrad(a, b, grad(product)) -> (grad(a), grad(b))");
+                         "MatMulGrad(a, b, grad(product)) -> (grad(a), grad(b))",
+                         "MatMulJvp(a, b, tangent(a), tangent(b)) -> "
+                         "tangent(product)");
   }
   if (!st) st = ops_kernel("MatMul", NULL, matmul_compute, NULL, "T", &f32, 1);
+  if (!st) {
+    st = ops_define("MatMulJvp", OPS_LIST("a: T", "b: T", "ta: T", "tb: T"),
+                    OPS_LIST("t: T"), OPS_LIST("T: {f32}"),
+                    KC_OP_SYMBOLIC_SHAPES,
+                    "The tangent of MatMul: t = ta b + a tb.",
+                    matmul_jvp_shape);
+  }
+  if (!st) {
+    st = ops_kernel("MatMulJvp", NULL, matmul_jvp_compute, NULL, "T", &f32, 1);
+  }
   if (!st) {
     st = ops_define("MatMulGrad", OPS_LIST("a: T", "b: T", "dproduct: T"),
                     OPS_LIST("da: T", "db: T"), OPS_LIST("T: {f32}"),
@@ -586,7 +654,8 @@ static kc_status* ops_init(const kc_host_api* host) {
                          OPS_LIST("T: {f32, f64}"), 0,
                          "y = log(1 + e^x), a smooth ReLU.",
                          kc_shape_fn_unchanged,
-                         "SoftplusGrad(x, grad(y)) -> grad(x)");
+                         "SoftplusGrad(x, grad(y)) -> grad(x)",
+                         "SoftplusGrad(x, tangent(x)) -> tangent(y)");
   }
   if (!st) st = ops_kernel("Softplus", NULL, softplus_compute, NULL, "T", add_types, 2);
   if (!st) {
@@ -595,7 +664,9 @@ static kc_status* ops_init(const kc_host_api* host) {
                          "The gradient of Softplus: dx = dy / (1 + e^-x).",
                          kc_shape_fn_unchanged,
                          "SoftplusGradGrad(x, dy, grad(dx)) -> (grad(x), "
-                         "grad(dy))");
+                         "grad(dy))",
+                         "SoftplusGradJvp(x, dy, tangent(x), tangent(dy)) -> "
+                         "tangent(dx)");
   }
   if (!st) {
     st = ops_kernel("SoftplusGrad", NULL, softplus_grad_compute, NULL, "T",
@@ -608,6 +679,16 @@ static kc_status* ops_init(const kc_host_api* host) {
   }
   if (!st) {
     st = ops_kernel("SoftplusGradGrad", NULL, softplus_grad_grad_compute, NULL,
+                    "T", add_types, 2);
+  }
+  if (!st) {
+    st = ops_define("SoftplusGradJvp",
+                    OPS_LIST("x: T", "dy: T", "tx: T", "tdy: T"),
+                    OPS_LIST("tdx: T"), OPS_LIST("T: {f32, f64}"), 0,
+                    "The tangent of SoftplusGrad.", kc_shape_fn_unchanged);
+  }
+  if (!st) {
+    st = ops_kernel("SoftplusGradJvp", NULL, softplus_grad_jvp_compute, NULL,
                     "T", add_types, 2);
   }
   if (!st) {

@@ -86,7 +86,7 @@ extern "C" {
  * A different major is refused; a newer plugin minor is capped to the
  * host's. */
 #define KC_API_VERSION_MAJOR 1
-#define KC_API_VERSION_MINOR 4
+#define KC_API_VERSION_MINOR 5
 
 /* ------------------------------------------------------------------------ */
 /* DLPack 1.x, declared from the DLPack specification, layout for layout.    */
@@ -700,7 +700,7 @@ typedef struct kc_closure {
  * xcall.h, xla_ffi.h and device.h for their contracts. kcall/plugin_api.h
  * lets plugin code call each entry by that name. Append-only: new entries
  * go at the end (API 1.0 has 115 functions, 1.1 has 126, 1.2 has 139, 1.3
- * has 140, 1.4 has 141),
+ * has 140, 1.4 has 141, 1.5 has 142),
  * and a plugin checks KC_STRUCT_HAS(host, kc_host_api, entry) before it
  * calls an entry newer than the API minor it requires (or lists the
  * entry's feature in its required_features). */
@@ -1024,6 +1024,12 @@ typedef struct kc_host_api {
   /* How an op batches, declared once for every framework (op.h,
    * "Batching"; feature "batching"). */
   void (*op_builder_set_batching)(kc_op_builder* builder, kc_op_batching rule);
+
+  /* ---- API 1.5 ---------------------------------------------------------- */
+
+  /* An op's forward-mode rule, declared once for every framework (op.h,
+   * "Forward-mode rules"; feature "jvp"). */
+  void (*op_builder_set_jvp)(kc_op_builder* builder, const char* spec);
 } kc_host_api;
 
 /* ------------------------------------------------------------------------ */

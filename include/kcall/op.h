@@ -226,6 +226,44 @@ KC_API void kc_op_builder_set_gradient(kc_op_builder* builder,
                                        const char* spec);
 
 /*
+ * Forward-mode rules. An op may also declare how its outputs' tangents
+ * follow from its inputs' (a Jacobian-vector product): by another op (its
+ * jvp op), which takes some of a call's inputs, outputs and input
+ * tangents and returns the tangents of some of its outputs. kcall.torch
+ * turns it into forward-mode AD (torch.autograd.forward_ad,
+ * torch.func.jvp, jacfwd, hessian) and kcall.jax into jax.jvp and
+ * jacfwd; an op without one is refused in forward mode, naming it. The
+ * spec mirrors the gradient's:
+ *
+ *   JVP_OP(ITEM, ...) -> RESULT      or   JVP_OP(ITEM, ...) -> (RESULT, ...)
+ *   ITEM    NAME           the forward input or output of that name
+ *           tangent(NAME)  the tangent of the forward input NAME
+ *   RESULT  tangent(NAME)  the tangent of the forward output NAME
+ *
+ *   Add       "Add(tangent(x), tangent(y)) -> tangent(z)"   (linear)
+ *   Softplus  "SoftplusGrad(x, tangent(x)) -> tangent(y)"
+ *   MatMul    "MatMulJvp(a, b, tangent(a), tangent(b)) -> tangent(product)"
+ *
+ * The jvp op is called with the ITEMs as its inputs, in order (a missing
+ * tangent is passed as zeros), and returns the RESULTs as its outputs, in
+ * order; an output named by no RESULT has a zero tangent. It gets the
+ * forward op's attributes as a gradient op does. An input whose tangent
+ * no ITEM names is taken as not differentiable (indices). The result's
+ * shape and dtype must be the output's: the adapters refuse a mismatch,
+ * naming both ops. In JAX, an op that declares both rules is
+ * differentiable in both modes: reverse mode transposes the jvp through
+ * the gradient op, which must be its transpose. A jvp op may declare
+ * rules of its own, which gives second derivatives in forward mode
+ * (torch.func.hessian needs the gradient op's jvp).
+ *
+ * Errors as for kc_op_builder_set_gradient, with "jvp spec" in the
+ * message: tangent() of a name that is not an input, a RESULT that is not
+ * an output or names one twice, an ITEM naming neither. The spec is
+ * copied; a second call replaces the first. Plugins: host API 1.5
+ * (feature "jvp"). */
+KC_API void kc_op_builder_set_jvp(kc_op_builder* builder, const char* spec);
+
+/*
  * Batching. An op may declare, once, how it batches: what a framework
  * does when it maps the op over a leading batch dim (jax.vmap). The JAX
  * adapter (kcall.jax.call_op) turns the rule into ffi_call's vmap_method;
@@ -370,7 +408,9 @@ KC_API const char* kc_op_get_attr_spec(const kc_op* op, int32_t index);
 typedef enum kc_op_grad_source {
   KC_OP_GRAD_INPUT = 1,    /* the forward input arg `index` */
   KC_OP_GRAD_OUTPUT = 2,   /* the forward output arg `index` */
-  KC_OP_GRAD_COTANGENT = 3 /* the cotangent of forward output arg `index` */
+  KC_OP_GRAD_COTANGENT = 3, /* the cotangent of forward output arg `index` */
+  KC_OP_GRAD_TANGENT = 4    /* (jvp rules) the tangent of forward input
+                               arg `index` */
 } kc_op_grad_source;
 
 /* One input of the gradient op: a forward arg (by its index among the
@@ -380,8 +420,9 @@ typedef struct kc_op_grad_arg {
   int32_t index;
 } kc_op_grad_arg;
 
-/* An op's gradient declaration (kc_op_builder_set_gradient), resolved.
- * Every pointer borrows from the op and lives as long as it. */
+/* An op's gradient declaration (kc_op_builder_set_gradient), or its
+ * forward-mode rule (kc_op_builder_set_jvp), resolved. Every pointer
+ * borrows from the op and lives as long as it. */
 typedef struct kc_op_gradient {
   size_t struct_size;  /* set by the caller */
   const char* op_name; /* the gradient op's name */
@@ -389,7 +430,8 @@ typedef struct kc_op_gradient {
   int32_t num_args;    /* the gradient op's inputs, in order */
   const kc_op_grad_arg* args;
   /* The gradient op's outputs, in order: the index of the forward input
-   * arg whose cotangent each one is. */
+   * arg whose cotangent each one is (for a jvp rule: of the forward
+   * output arg whose tangent each one is). */
   int32_t num_results;
   const int32_t* results;
 } kc_op_gradient;
@@ -398,6 +440,11 @@ typedef struct kc_op_gradient {
  * true; returns false, leaving `out` alone, when the op declares none (or
  * op or out is NULL). Thread-safe. */
 KC_API bool kc_op_get_gradient(const kc_op* op, kc_op_gradient* out);
+
+/* The same for the op's forward-mode rule (kc_op_builder_set_jvp):
+ * op_name is the jvp op, args may be KC_OP_GRAD_TANGENT, results index
+ * outputs. False when the op declares none. Thread-safe. */
+KC_API bool kc_op_get_jvp(const kc_op* op, kc_op_gradient* out);
 
 /* How the op batches (kc_op_builder_set_batching): KC_OP_BATCH_SEQUENTIAL
  * when it declares nothing, or for a NULL op. Thread-safe. */

@@ -85,6 +85,10 @@
  *         refused rather than batched; the other rules do nothing there
  *         (the op batches one element at a time, which is always right).
  *         A plugin may instead list the feature "batching".
+ *   J     new in API 1.5 (kc_op_builder_set_jvp): on an older host it
+ *         fails the builder ("kc_op_builder_set_jvp needs host API 1.5"),
+ *         so that the op is refused rather than registered without its
+ *         forward-mode rule. A plugin may instead list the feature "jvp".
  * Plugin mode also spells the table's system_allocator as
  * kc_allocator_system(). The inline helpers of kcall/abi_helpers.h (kc_sv,
  * kc_any_int, kc_dtype_make, kc_device_cpu, KC_RETURN_IF_ERROR, ...) are
@@ -515,7 +519,9 @@
   X(G, void, op_builder_set_gradient, \
     (kc_op_builder* builder, const char* spec), (builder, spec)) \
   X(B, void, op_builder_set_batching, \
-    (kc_op_builder* builder, kc_op_batching rule), (builder, rule))
+    (kc_op_builder* builder, kc_op_batching rule), (builder, rule)) \
+  X(J, void, op_builder_set_jvp, \
+    (kc_op_builder* builder, const char* spec), (builder, spec))
 
 /* The mode (see the top of this file): plugin mode unless the host's
  * headers came first or KC_PLUGIN_API_HOST asks for host mode;
@@ -591,6 +597,7 @@ static inline const kc_allocator* kc_allocator_system(void) {
 #define KC__PLUGIN_FN_W(ret, name, params, args)
 #define KC__PLUGIN_FN_G(ret, name, params, args)
 #define KC__PLUGIN_FN_B(ret, name, params, args)
+#define KC__PLUGIN_FN_J(ret, name, params, args)
 #define KC__PLUGIN_FN(kind, ret, name, params, args) \
   KC__PLUGIN_FN_##kind(ret, name, params, args)
 KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN)
@@ -604,6 +611,7 @@ KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN)
 #undef KC__PLUGIN_FN_W
 #undef KC__PLUGIN_FN_G
 #undef KC__PLUGIN_FN_B
+#undef KC__PLUGIN_FN_J
 #undef KC__PLUGIN_UNPAREN
 
 /* ---- M: variadic, and the call ------------------------------------------ */
@@ -748,6 +756,7 @@ static inline size_t kc_sv_format_quoted(kc_string_view text, char* buf, size_t 
   }
 #define KC__PLUGIN_FN2_G(ret, name, params, args)
 #define KC__PLUGIN_FN2_B(ret, name, params, args)
+#define KC__PLUGIN_FN2_J(ret, name, params, args)
 #define KC__PLUGIN_FN2(kind, ret, name, params, args) \
   KC__PLUGIN_FN2_##kind(ret, name, params, args)
 KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN2)
@@ -761,6 +770,7 @@ KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN2)
 #undef KC__PLUGIN_FN2_W
 #undef KC__PLUGIN_FN2_G
 #undef KC__PLUGIN_FN2_B
+#undef KC__PLUGIN_FN2_J
 
 /* ---- G: API 1.3 ------------------------------------------------------ */
 
@@ -789,6 +799,21 @@ static inline void kc_op_builder_set_batching(kc_op_builder* builder,
      * error), so that the op is refused, not batched. */
     host->status_destroy(host->op_builder_add_attr(
         builder, "(kc_op_builder_set_batching needs host API 1.4)"));
+  }
+}
+
+/* ---- J: API 1.5 ------------------------------------------------------ */
+
+static inline void kc_op_builder_set_jvp(kc_op_builder* builder,
+                                         const char* spec) {
+  const kc_host_api* host = kc__plugin_host;
+  if (KC__PLUGIN_HAS(op_builder_set_jvp)) {
+    host->op_builder_set_jvp(builder, spec);
+  } else {
+    /* Fail the builder (column 1 is an error), so that the op is refused,
+     * not registered without its forward-mode rule. */
+    host->status_destroy(host->op_builder_add_attr(
+        builder, "(kc_op_builder_set_jvp needs host API 1.5)"));
   }
 }
 

@@ -1,5 +1,6 @@
 """What the JAX and PyTorch adapters share to differentiate a kcall op: its
-gradient declaration (op.h, "Gradients"), read once, and the bookkeeping of
+gradient and forward-mode declarations (op.h, "Gradients", "Forward-mode
+rules"), read once, and the bookkeeping of
 one call's tensors, framework-neutral (arrays are whatever the framework
 passes).
 
@@ -54,12 +55,17 @@ def _groups(counts):
 
 
 class Call:
-    """One call of an op with a gradient: how its flat inputs and outputs
-    group into the declared args, and what the gradient op takes."""
+    """One call of an op with a derivative rule: how its flat inputs and
+    outputs group into the declared args, and what the rule's op takes.
+    `kind` is "gradient" (the reverse-mode declaration, whose op returns
+    input cotangents) or "jvp" (the forward-mode one, whose op returns
+    output tangents)."""
 
-    def __init__(self, name, info, inputs, attrs, num_outputs):
+    def __init__(self, name, info, inputs, attrs, num_outputs,
+                 kind="gradient"):
         self.name = name
-        self.grad = info["gradient"]
+        self.kind = kind
+        self.grad = info[kind]
         self.grad_name = self.grad["op"]
         lists = _list_inputs(info)
         counts = [len(x) if lists[i][1] and isinstance(x, (list, tuple))
@@ -84,9 +90,10 @@ class Call:
         start, n = groups[index]
         return list(flat[start:start + n]) if lists[index] else flat[start]
 
-    def grad_inputs(self, inputs, outputs, cotangents):
-        """The gradient op's inputs, from the flat inputs, outputs and
-        output cotangents of the call."""
+    def grad_inputs(self, inputs, outputs, extra):
+        """The rule op's inputs, from the flat inputs, outputs and `extra`
+        of the call: the output cotangents for a gradient, the input
+        tangents for a jvp."""
         args = []
         for source, index in self.grad["args"]:
             if source == "input":
@@ -95,10 +102,22 @@ class Call:
             elif source == "output":
                 args.append(self._arg(outputs, self.output_groups,
                                       self.output_lists, index))
+            elif source == "tangent":
+                args.append(self._arg(extra, self.input_groups,
+                                      self.input_lists, index))
             else:
-                args.append(self._arg(cotangents, self.output_groups,
+                args.append(self._arg(extra, self.output_groups,
                                       self.output_lists, index))
         return args
+
+    def tangent_inputs(self):
+        """The flat input positions whose tangents the jvp op reads."""
+        used = []
+        for source, index in self.grad["args"]:
+            if source == "tangent":
+                start, n = self.input_groups[index]
+                used.extend(range(start, start + n))
+        return used
 
     def input_cotangents(self, results, inputs):
         """The gradient op's flat outputs placed on the flat `inputs` they
@@ -106,36 +125,48 @@ class Call:
         must have its input's shape and dtype: a framework would otherwise
         sum a wrong shape back into the input's, or cast a wrong dtype,
         and give a wrong gradient."""
-        num_inputs = len(inputs)
-        out = [None] * num_inputs
+        return self._place(results, inputs, self.input_groups, "input")
+
+    def output_tangents(self, results, outputs):
+        """The jvp op's flat outputs placed on the flat `outputs` whose
+        tangents they are; None for the outputs it leaves out. Each must
+        have its output's shape and dtype."""
+        return self._place(results, outputs, self.output_groups, "output")
+
+    def _place(self, results, like, groups, side):
+        out = [None] * len(like)
         pos = 0
+        what = "gradient" if self.kind == "gradient" else "jvp"
         for index in self.grad["results"]:
-            start, n = self.input_groups[index]
+            start, n = groups[index]
             for k in range(n):
                 if pos >= len(results):
                     raise ValueError(
-                        f"gradient op {self.grad_name!r} of op "
+                        f"{what} op {self.grad_name!r} of op "
                         f"{self.name!r} returned {len(results)} tensors, "
                         f"fewer than its declaration "
                         f"{self.grad['spec']!r} needs")
-                self._check_like(results[pos], inputs[start + k], start + k)
+                self._check_like(results[pos], like[start + k], start + k,
+                                 side)
                 out[start + k] = results[pos]
                 pos += 1
         if pos != len(results):
             raise ValueError(
-                f"gradient op {self.grad_name!r} of op {self.name!r} "
+                f"{what} op {self.grad_name!r} of op {self.name!r} "
                 f"returned {len(results)} tensors, more than its "
                 f"declaration {self.grad['spec']!r} gives")
         return out
 
-    def _check_like(self, result, x, index):
+    def _check_like(self, result, x, index, side):
         def dtype(t):  # "float32" for NumPy's, JAX's and torch's alike
             return str(t.dtype).replace("torch.", "")
         got = (tuple(result.shape), dtype(result))
         want = (tuple(x.shape), dtype(x))
         if got != want:
+            what = "gradient" if self.kind == "gradient" else "tangent"
+            op = "gradient" if self.kind == "gradient" else "jvp"
             raise ValueError(
-                f"gradient op {self.grad_name!r} of op {self.name!r} "
+                f"{op} op {self.grad_name!r} of op {self.name!r} "
                 f"returned a {got[1]} tensor of shape {list(got[0])} for "
-                f"input {index}, which is a {want[1]} tensor of shape "
-                f"{list(want[0])}: a gradient has its input's shape and dtype")
+                f"{side} {index}, which is a {want[1]} tensor of shape "
+                f"{list(want[0])}: a {what} has its {side}'s shape and dtype")

@@ -281,8 +281,10 @@ def call_op(name, *args, vmap_method=None, **attrs):
     through ``call_op``, in the backward pass, so a gradient op with a
     gradient of its own gives second derivatives. An input the
     declaration leaves out gets a zero cotangent (float0 for integers).
-    Differentiating an op that declares no gradient raises TypeError
-    naming it. Forward mode (``jax.jvp``) is not offered."""
+    ``jax.jvp`` and ``jax.jacfwd`` go through its declared forward-mode
+    rule (kc_op_builder_set_jvp) alike, and ``jax.hessian`` (forward over
+    reverse) needs the gradient op's. A mode whose rule the op does not
+    declare raises TypeError naming the op."""
     from .ops import _attr_value, _flatten, _list_inputs
     jax_name = _op_names.get(name) or register_op(name)
     handle = _core.op_lookup(name)
@@ -395,64 +397,44 @@ def _infer(name, handle, known, args, attrs):
             for shape, dtype in result["outputs"]]
 
 
-def _zero_cotangent(x):
-    """The cotangent of an input the gradient leaves out: zeros, of JAX's
-    float0 for integer and boolean inputs."""
-    dtype = np.dtype(x.dtype)
-    if np.issubdtype(dtype, np.inexact):
-        return jax.numpy.zeros(x.shape, dtype)
-    return np.zeros(x.shape, jax.dtypes.float0)
-
-
-def _with_vjp(call, single, cotangents):
-    """`call` as a jax.custom_vjp whose backward pass gives the inputs
-    ``cotangents(xs, outs, cts)``: one per input, None for a zero one
-    (float0 for integers). `single`: `call` returns one array."""
-    @jax.custom_vjp
-    def f(*xs):
-        return call(*xs)
-
-    def forward(*xs):
-        # Through `f` itself, so that differentiating the forward pass
-        # again (second derivatives) comes back to this rule.
-        out = f(*xs)
-        return out, (xs, out)
-
-    def backward(saved, cotangent):
-        xs, out = saved
-        outs = (out,) if single else tuple(out)
-        cts = (cotangent,) if single else tuple(cotangent)
-        placed = cotangents(xs, outs, cts)
-        return tuple(_zero_cotangent(x) if g is None else g
-                     for x, g in zip(xs, placed))
-
-    f.defvjp(forward, backward)
-    return f
-
-
 def _differentiable(name, call, structured, flat, attrs, num_outputs,
                     vmap_method):
-    """`call` on `flat`, as a jax.custom_vjp whose backward pass calls the
-    op's gradient op (its declaration: kc_op_builder_set_gradient), or
-    refuses, naming the op, when it declares none."""
-    from . import _gradient
+    """`call` on `flat`, differentiable in both modes (_jax_ad): forward
+    mode calls the op's jvp op (kc_op_builder_set_jvp), reverse mode its
+    gradient op (kc_op_builder_set_gradient); a mode whose rule the op
+    does not declare raises TypeError naming the op."""
+    from . import _gradient, _jax_ad
     _, info = _gradient.describe(name)
-    plan = None
-    if info["gradient"] is not None:
-        plan = _gradient.Call(name, info, structured, attrs, num_outputs)
+    plans = {kind: _gradient.Call(name, info, structured, attrs, num_outputs,
+                                  kind=kind)
+             for kind in ("gradient", "jvp") if info[kind] is not None}
+
+    def run(kind, xs, outs, extra):
+        plan = plans[kind]
+        results = call_op(plan.grad_name, *plan.grad_inputs(xs, outs, extra),
+                          vmap_method=vmap_method, **plan.grad_attrs)
+        return results if isinstance(results, tuple) else (results,)
+
+    def tangents(xs, outs, ts):
+        if "jvp" not in plans:
+            raise TypeError(
+                f"kcall op {name!r} declares no forward-mode rule, so "
+                f"jax.jvp and jax.jacfwd are refused: declare one with "
+                f"kc_op_builder_set_jvp (docs/ops.md, \"Forward-mode "
+                f"rules\"), or use reverse mode (jax.grad, jax.vjp)")
+        return plans["jvp"].output_tangents(run("jvp", xs, outs, ts), outs)
 
     def cotangents(xs, outs, cts):
-        if plan is None:
+        if "gradient" not in plans:
             raise TypeError(
                 f"kcall op {name!r} declares no gradient, so it cannot be "
-                f"differentiated: declare one with "
+                f"differentiated in reverse mode: declare one with "
                 f"kc_op_builder_set_gradient (docs/ops.md, \"Gradients\")")
-        results = call_op(plan.grad_name, *plan.grad_inputs(xs, outs, cts),
-                          vmap_method=vmap_method, **plan.grad_attrs)
-        results = results if isinstance(results, tuple) else (results,)
-        return plan.input_cotangents(results, xs)
+        return plans["gradient"].input_cotangents(
+            run("gradient", xs, outs, cts), xs)
 
-    return _with_vjp(call, num_outputs == 1, cotangents)(*flat)
+    rules = _jax_ad.Rules(tangents, cotangents)
+    return _jax_ad.differentiable(call, num_outputs == 1, rules)(*flat)
 
 
 _target_info = {}
@@ -486,7 +468,8 @@ def call_target(name, result_shape_dtypes, *args, platform="cpu",
     dtype; a gradient target with a gradient of its own gives second
     derivatives. An argument the declaration leaves out gets a zero
     cotangent. Differentiating a target that declares none raises
-    TypeError naming it."""
+    TypeError naming it, as forward mode (``jax.jvp``) does: typed
+    targets declare no forward-mode rule (an op can)."""
     jax_name, gradient = _target(name, platform)
     ffi = ffi_call(jax_name, result_shape_dtypes, vmap_method=vmap_method)
     single = not isinstance(result_shape_dtypes, (list, tuple))
@@ -525,7 +508,16 @@ def call_target(name, result_shape_dtypes, *args, platform="cpu",
             placed[index] = g
         return placed
 
-    return _with_vjp(call, single, cotangents)(*args)
+    def tangents(xs, outs, ts):
+        raise TypeError(
+            f"kcall target {name!r} has no forward-mode rule (typed targets "
+            f"declare gradients only), so jax.jvp and jax.jacfwd are "
+            f"refused; use reverse mode (jax.grad, jax.vjp), or register the "
+            f"kernel as an op with kc_op_builder_set_jvp")
+
+    from . import _jax_ad
+    rules = _jax_ad.Rules(tangents, cotangents)
+    return _jax_ad.differentiable(call, single, rules)(*args)
 
 
 def register_plugin(path, platform="cpu"):

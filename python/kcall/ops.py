@@ -142,6 +142,8 @@ def _doc(info):
         lines.append("flags:   " + ", ".join(info["flags"]))
     if info.get("gradient"):
         lines.append("gradient: " + info["gradient"]["spec"])
+    if info.get("jvp"):
+        lines.append("jvp: " + info["jvp"]["spec"])
     lines.append("batching: " + info.get("batching", "sequential"))
     lines.append("kernels: " + ("\n         ".join(info["kernels"])
                                 or "(none)"))

@@ -358,32 +358,23 @@ class _Op:
     def forward_mode_error(self):
         return RuntimeError(
             f"kcall op {self.name!r} ({self.namespace}::{self.torch_name}) "
-            f"has no forward-mode derivative: kcall ops declare reverse-mode "
-            f"gradients only, so torch.func.jvp, jacfwd, hessian and "
-            f"torch.autograd.forward_ad are refused rather than given a "
-            f"zero tangent; use reverse mode (backward(), "
-            f"torch.autograd.grad)")
-
-    def functorch_error(self):
-        # autograd.Function.apply, called in an op's Autograd kernel, runs
-        # below functorch's front layer, where its custom_function_call
-        # finds no kernel; torch's own register_autograd rule fails there
-        # too, naming no op.
-        return RuntimeError(
-            f"kcall op {self.name!r} ({self.namespace}::{self.torch_name}) "
-            f"cannot be differentiated under torch.func's transforms (grad, "
-            f"vjp, jacrev, jvp, jacfwd, hessian): torch runs a custom op's "
-            f"autograd rule below them; use torch.autograd.grad or "
-            f"backward(), which kcall ops support to any order")
+            f"declares no forward-mode rule, so torch.func.jvp, jacfwd, "
+            f"hessian and torch.autograd.forward_ad are refused rather than "
+            f"given a zero tangent: declare one with kc_op_builder_set_jvp "
+            f"(docs/ops.md, \"Forward-mode rules\"), or use reverse mode "
+            f"(backward(), torch.autograd.grad)")
 
     def autograd_kernel(self, below):
-        """The Autograd kernel of the op's graded torch op: the rule below
-        when a gradient or a tangent may flow (grad mode on and an input
-        requiring grad, or forward-mode AD on and an input carrying a
-        tangent), else `below` (the op under autograd) directly. The rule
-        is an autograd.Function whose list inputs and outputs cross it
-        flattened; under torch.func's transforms it is refused, naming the
-        op (functorch_error)."""
+        """The Autograd kernel of the op's graded torch op and the rule
+        behind it. The kernel sends a call to the rule when a gradient or
+        a tangent may flow (grad mode on and an input requiring grad, or
+        forward-mode AD on and an input carrying a tangent), else to
+        `below` (the op under autograd) directly. The rule is an
+        autograd.Function (reverse mode from the op's gradient, forward
+        mode from its jvp rule) whose list inputs and outputs cross it
+        flattened. Returns (kernel, front): `front` is the op's kernel for
+        torch.func's transforms, which must meet the rule above the
+        dispatcher's autograd layer."""
         op = self
 
         class Rule(torch.autograd.Function):
@@ -411,27 +402,32 @@ class _Op:
 
             @staticmethod
             def jvp(ctx, *tangents):
-                raise op.forward_mode_error()
+                return tuple(op.jvp(ctx, list(tangents[:-1])))
 
         Rule.__name__ = f"kcall_{self.torch_name}_rule"
+
+        def apply(args, kwargs):
+            tensors, _ = self.split(args, {})
+            structure = [len(a) if is_list else None
+                         for a, (_, is_list) in zip(args, self.inputs)]
+            return self.regroup(list(Rule.apply(*tensors,
+                                                _Layout(structure, kwargs))))
 
         def kernel(*args, **kwargs):
             tensors, _ = self.split(args, {})
             if _needs_rule(tensors):
-                if torch._C._are_functorch_transforms_active():
-                    raise self.functorch_error()
-                structure = [len(a) if is_list else None
-                             for a, (_, is_list) in zip(args, self.inputs)]
-                return self.regroup(list(Rule.apply(
-                    *tensors, (structure, kwargs))))
+                return apply(args, kwargs)
             with torch._C._AutoDispatchBelowAutograd():
                 return below(*args, **kwargs)
-        return kernel
+
+        def front(*args, **kwargs):
+            return apply(args, kwargs)
+        return kernel, front
 
     def unflatten_inputs(self, flat):
         """(args, kwargs) of a call from the rule's flat inputs: the tensors,
-        then (each input's list length or None, kwargs)."""
-        structure, kwargs = flat[-1]
+        then their _Layout."""
+        structure, kwargs = flat[-1].structure, flat[-1].kwargs
         args, pos = [], 0
         for count in structure:
             take = 1 if count is None else count
@@ -451,6 +447,7 @@ class _Op:
         flat_out = self.flat_outputs(output)
         ctx.kcall_counts = (len(flat_in), len(flat_out))
         ctx.save_for_backward(*flat_in, *flat_out)
+        ctx.save_for_forward(*flat_in, *flat_out)
 
     def flat_outputs(self, output):
         if len(self.outputs) == 1:
@@ -469,30 +466,16 @@ class _Op:
                 f"declare one with kc_op_builder_set_gradient (docs/ops.md, "
                 f"\"Gradients\"), or call it under torch.no_grad() or on "
                 f"tensors that do not require grad")
-        saved = ctx.saved_tensors
-        nin, nout = ctx.kcall_counts
-        flat_in, flat_out = list(saved[:nin]), list(saved[nin:nin + nout])
-        structured, pos = [], 0
-        for count in ctx.kcall_structure:
-            take = 1 if count is None else count
-            group = flat_in[pos:pos + take]
-            structured.append(group[0] if count is None else group)
-            pos += take
+        flat_in, flat_out, structured, attrs = self.saved(ctx)
         cts = self.flat_outputs(grads[0] if len(grads) == 1 else grads)
         cts = [torch.zeros_like(o) if g is None else g
                for o, g in zip(flat_out, cts)]
-        attrs = {k: (_dtype_name(v) if isinstance(v, torch.dtype) else v)
-                 for k, v in ctx.kcall_attrs.items()}
         plan = _gradient.Call(self.name, self.call.definition, structured,
-                              attrs, nout)
+                              attrs, len(flat_out))
         grad_op = register_op(plan.grad_name, namespace=self.namespace)
         results = grad_op(*plan.grad_inputs(flat_in, flat_out, cts),
                           **plan.grad_attrs)
-        if isinstance(results, torch.Tensor):
-            results = [results]
-        else:
-            results = [t for r in results
-                       for t in (r if isinstance(r, (list, tuple)) else [r])]
+        results = _flat_results(results)
         placed = plan.input_cotangents(results, flat_in)
         out, pos = [], 0
         for count in ctx.kcall_structure:
@@ -505,6 +488,62 @@ class _Op:
                                             placed[pos:pos + count])])
                 pos += count
         return tuple(out)
+
+    def saved(self, ctx):
+        """(flat inputs, flat outputs, inputs grouped by arg, attrs) of the
+        call setup_context saved."""
+        saved = ctx.saved_tensors
+        nin, nout = ctx.kcall_counts
+        flat_in, flat_out = list(saved[:nin]), list(saved[nin:nin + nout])
+        structured, pos = [], 0
+        for count in ctx.kcall_structure:
+            take = 1 if count is None else count
+            group = flat_in[pos:pos + take]
+            structured.append(group[0] if count is None else group)
+            pos += take
+        attrs = {k: (_dtype_name(v) if isinstance(v, torch.dtype) else v)
+                 for k, v in ctx.kcall_attrs.items()}
+        return flat_in, flat_out, structured, attrs
+
+    def jvp(self, ctx, tangents):
+        """The flat output tangents of a call from its flat input tangents
+        (None: zero), computed by the op's jvp op."""
+        from . import _gradient
+        if self.call.definition["jvp"] is None:
+            raise self.forward_mode_error()
+        flat_in, flat_out, structured, attrs = self.saved(ctx)
+        plan = _gradient.Call(self.name, self.call.definition, structured,
+                              attrs, len(flat_out), kind="jvp")
+        tangents = [torch.zeros_like(x) if t is None else t
+                    for x, t in zip(flat_in, tangents)]
+        jvp_op = register_op(plan.grad_name, namespace=self.namespace)
+        results = jvp_op(*plan.grad_inputs(flat_in, flat_out, tangents),
+                         **plan.grad_attrs)
+        results = _flat_results(results)
+        placed = plan.output_tangents(results, flat_out)
+        return [torch.zeros_like(o) if t is None else t
+                for o, t in zip(flat_out, placed)]
+
+
+def _flat_results(results):
+    """A rule op's results, one tensor or a tuple of tensors and lists, as
+    one flat list."""
+    if isinstance(results, torch.Tensor):
+        return [results]
+    return [t for r in results
+            for t in (r if isinstance(r, (list, tuple)) else [r])]
+
+
+class _Layout:
+    """How a call's flat tensors group into the op's inputs (each input's
+    list length, or None) and its attrs: the rule's last input. One
+    object, not a tuple, so that torch.func sees one leaf, not a tree to
+    match against the tangents."""
+    __slots__ = ("structure", "kwargs")
+
+    def __init__(self, structure, kwargs):
+        self.structure = structure
+        self.kwargs = kwargs
 
 
 def _deferring(fn):
@@ -666,16 +705,22 @@ def register_op(name, *, namespace="kcall"):
         torch.library.register_fake(f"{namespace}::{torch_op}", fake,
                                     lib=lib)
     op.namespace = namespace
-    # Every op gets an autograd rule: its declared gradient, or an error
-    # naming it (torch's own fallback only warns, and leaves the inputs
-    # without gradients), and a refusal of forward mode naming it. Native:
+    # Every op gets an autograd rule: its declared gradient and forward-mode
+    # rule, or an error naming it where it declares none (torch's own
+    # fallback only warns, and leaves the inputs without gradients, or
+    # gives a zero tangent). Native:
     # the rule is the autograd companion's, and the op's Autograd kernel
     # (the router) sends a call there only when a gradient or a tangent
     # may flow; below it is the nograd companion.
     graded = names[-1]
     below = getattr(getattr(torch.ops, namespace), names[1] if native else
                     op.torch_name)
-    lib.impl(graded, op.autograd_kernel(below), "Autograd")
+    kernel, front = op.autograd_kernel(below)
+    lib.impl(graded, kernel, "Autograd")
+    # torch.func's transforms run a custom op's Autograd kernel below
+    # their own layer, where an autograd.Function cannot run: the op meets
+    # them with the rule directly (only they dispatch to this key).
+    lib.impl(op.torch_name, front, "FuncTorchDynamicLayerFrontMode")
     op.native_kernel = False
     if native:
         kernel = op.kernel_kinds()

@@ -60,7 +60,8 @@ static PyObject* kernels_of(kc_string_view name) {
 
 PyObject* kcpy_gradient_dict(const kc_op_gradient* gp) {
   kc_op_gradient g = *gp;
-  static const char* const sources[] = {"", "input", "output", "cotangent"};
+  static const char* const sources[] = {"", "input", "output", "cotangent",
+                                       "tangent"};
   PyObject* args = PyList_New(g.num_args);
   PyObject* results = PyList_New(g.num_results);
   for (int32_t i = 0; args && i < g.num_args; ++i) {
@@ -83,10 +84,11 @@ PyObject* kcpy_gradient_dict(const kc_op_gradient* gp) {
                        "args", args, "results", results);
 }
 
-/* The op's gradient declaration (kcpy_gradient_dict), or None. */
-static PyObject* gradient_of(const kc_op* op) {
+/* The op's gradient declaration or (`jvp`) forward-mode rule
+ * (kcpy_gradient_dict), or None. */
+static PyObject* rule_of(const kc_op* op, bool jvp) {
   kc_op_gradient g = {.struct_size = sizeof g};
-  if (!kc_op_get_gradient(op, &g)) Py_RETURN_NONE;
+  if (!(jvp ? kc_op_get_jvp : kc_op_get_gradient)(op, &g)) Py_RETURN_NONE;
   return kcpy_gradient_dict(&g);
 }
 
@@ -114,7 +116,8 @@ static size_t format_signature(const void* op, char* buf, size_t cap) {
 
 /* op_describe(capsule) -> dict: name, signature, inputs, outputs, attrs
  * (spec strings), flags (names), doc, kernels (descriptions), gradient
- * (gradient_of), defaults (defaults_of) and batching (its rule's name). */
+ * and jvp (rule_of), defaults (defaults_of) and batching (its rule's
+ * name). */
 static PyObject* op_describe(PyObject* module, PyObject* capsule) {
   (void)module;
   const kc_op* op = op_from_capsule(capsule);
@@ -137,14 +140,14 @@ static PyObject* op_describe(PyObject* module, PyObject* capsule) {
     Py_XDECREF(s);
   }
   return Py_BuildValue(
-      "{s:s#,s:N,s:N,s:N,s:N,s:N,s:s,s:N,s:N,s:N,s:s}", "name", name.data,
+      "{s:s#,s:N,s:N,s:N,s:N,s:N,s:s,s:N,s:N,s:N,s:N,s:s}", "name", name.data,
       (Py_ssize_t)name.size, "signature", signature, "inputs",
       spec_list(op, kc_op_get_input_count(op), kc_op_get_input_spec),
       "outputs",
       spec_list(op, kc_op_get_output_count(op), kc_op_get_output_spec),
       "attrs", spec_list(op, kc_op_get_attr_count(op), kc_op_get_attr_spec),
       "flags", flag_names, "doc", kc_op_get_doc(op), "kernels",
-      kernels_of(name), "gradient", gradient_of(op), "defaults",
+      kernels_of(name), "gradient", rule_of(op, false), "jvp", rule_of(op, true), "defaults",
       defaults_of(op), "batching", kc_op_batching_name(kc_op_get_batching(op)));
 }
 

@@ -1,7 +1,10 @@
 /*
- * Gradient declarations (op.h, "Gradients"): the spec
- * "GRAD_OP(ITEM, ...) -> (RESULT, ...)" parsed by hand when the builder
- * gets it, and its names resolved to arg indices when the op registers.
+ * Derivative rules (op.h, "Gradients" and "Forward-mode rules"): the
+ * specs "GRAD_OP(ITEM, ...) -> (grad(NAME), ...)" and
+ * "JVP_OP(ITEM, ...) -> (tangent(NAME), ...)" parsed by hand when the
+ * builder gets them, and their names resolved to arg indices when the op
+ * registers. One parser serves both; the rule's kind picks the marker
+ * word (grad or tangent) and which side of the op each name must be on.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,8 @@ typedef struct kc__grad_parser {
   size_t len;
   size_t pos;
   kc__op_gradient* grad;
+  const char* word; /* the marker: "grad" or "tangent" */
+  const char* what; /* "gradient spec" or "jvp spec", in messages */
   char norm[KC__GRAD_SPEC_MAX + 1]; /* the normalised spec, built as read */
   size_t norm_len;
 } kc__grad_parser;
@@ -40,15 +45,16 @@ static void kc__grad_skip(kc__grad_parser* p) {
   while (p->pos < p->len && kc__grad_is_space(p->text[p->pos])) p->pos++;
 }
 
-/* "gradient spec 'S': column N: expected WHAT, got 'TEXT'". */
+/* "gradient spec 'S': column N: expected WHAT, got 'TEXT'" (or "jvp
+ * spec"). */
 static kc_status* kc__grad_expected(const kc__grad_parser* p,
                                     const char* what) {
   kc_string_view spec = {p->text, p->len};
   if (p->pos >= p->len) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "gradient spec %s: column %zu: expected %s, got "
+                            "%s %s: column %zu: expected %s, got "
                             "the end of the spec",
-                            KC__Q(spec), p->pos + 1, what);
+                            p->what, KC__Q(spec), p->pos + 1, what);
   }
   size_t end = p->pos + 1;
   while (end < p->len && kc__grad_ident_char(p->text[end], false) &&
@@ -57,8 +63,8 @@ static kc_status* kc__grad_expected(const kc__grad_parser* p,
   }
   kc_string_view got = {p->text + p->pos, end - p->pos};
   return kc_status_create(KC_INVALID_ARGUMENT,
-                          "gradient spec %s: column %zu: expected %s, got %s",
-                          KC__Q(spec), p->pos + 1, what, KC__Q(got));
+                          "%s %s: column %zu: expected %s, got %s",
+                          p->what, KC__Q(spec), p->pos + 1, what, KC__Q(got));
 }
 
 static void kc__grad_emit(kc__grad_parser* p, const char* s, size_t n) {
@@ -71,7 +77,7 @@ static kc_status* kc__grad_punct(kc__grad_parser* p, const char* s) {
   kc__grad_skip(p);
   size_t n = strlen(s);
   if (p->len - p->pos < n || memcmp(p->text + p->pos, s, n) != 0) {
-    char what[8];
+    char what[16];
     snprintf(what, sizeof what, "'%s'", s);
     return kc__grad_expected(p, what);
   }
@@ -104,28 +110,34 @@ static kc_status* kc__grad_name(kc__grad_parser* p, bool op, const char* what,
   return NULL;
 }
 
-/* "grad(NAME)" when `required` or when it comes next (*out_cotangent
- * says which); else a plain NAME. */
+/* "WORD(NAME)" (grad or tangent) when `required` or when it comes next
+ * (*out_marked says which); else a plain NAME. */
 static kc_status* kc__grad_item(kc__grad_parser* p, bool required,
-                                bool* out_cotangent, char** out_name) {
+                                bool* out_marked, char** out_name) {
   kc__grad_skip(p);
-  bool cot = false;
-  if (kc__grad_peek(p, "grad")) {
+  size_t word = strlen(p->word);
+  bool marked = false;
+  if (kc__grad_peek(p, p->word)) {
     size_t save = p->pos;
-    p->pos += 4;
+    p->pos += word;
     kc__grad_skip(p);
-    cot = p->pos < p->len && p->text[p->pos] == '(';
+    marked = p->pos < p->len && p->text[p->pos] == '(';
     p->pos = save;
   }
-  if (required && !cot) return kc__grad_expected(p, "'grad('");
-  if (cot) {
-    p->pos += 4;
+  if (required && !marked) {
+    char what[16];
+    snprintf(what, sizeof what, "'%s('", p->word);
+    return kc__grad_expected(p, what);
+  }
+  if (marked) {
+    p->pos += word;
     KC_RETURN_IF_ERROR(kc__grad_punct(p, "("));
   }
-  KC_RETURN_IF_ERROR(
-      kc__grad_name(p, false, cot ? "an output's name" : "an arg's name",
-                    out_name));
-  if (cot) {
+  const char* whose = !marked                         ? "an arg's name"
+                      : strcmp(p->word, "grad") == 0 ? "an output's name"
+                                                     : "an input's name";
+  KC_RETURN_IF_ERROR(kc__grad_name(p, false, whose, out_name));
+  if (marked) {
     kc_status* st = kc__grad_punct(p, ")");
     if (st) {
       free(*out_name);
@@ -133,10 +145,13 @@ static kc_status* kc__grad_item(kc__grad_parser* p, bool required,
       return st;
     }
   }
-  *out_cotangent = cot;
-  if (cot) kc__grad_emit(p, "grad(", 5);
+  *out_marked = marked;
+  if (marked) {
+    kc__grad_emit(p, p->word, word);
+    kc__grad_emit(p, "(", 1);
+  }
   kc__grad_emit(p, *out_name, strlen(*out_name));
-  if (cot) kc__grad_emit(p, ")", 1);
+  if (marked) kc__grad_emit(p, ")", 1);
   return NULL;
 }
 
@@ -159,11 +174,13 @@ static kc_status* kc__grad_args(kc__grad_parser* p) {
         !KC__GROW(g->arg_names, cap_names, (size_t)g->num_args + 1)) {
       return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     }
-    bool cot = false;
+    bool marked = false;
     char* name = NULL;
-    KC_RETURN_IF_ERROR(kc__grad_item(p, false, &cot, &name));
-    g->args[g->num_args] = (kc_op_grad_arg){
-        .source = cot ? KC_OP_GRAD_COTANGENT : KC_OP_GRAD_INPUT, .index = -1};
+    KC_RETURN_IF_ERROR(kc__grad_item(p, false, &marked, &name));
+    int32_t source = !marked  ? KC_OP_GRAD_INPUT
+                     : g->jvp ? KC_OP_GRAD_TANGENT
+                              : KC_OP_GRAD_COTANGENT;
+    g->args[g->num_args] = (kc_op_grad_arg){.source = source, .index = -1};
     g->arg_names[g->num_args++] = name;
     if (kc__grad_peek(p, ")")) break;
     if (!kc__grad_peek(p, ",")) return kc__grad_expected(p, "',' or ')'");
@@ -175,7 +192,7 @@ static kc_status* kc__grad_args(kc__grad_parser* p) {
   return NULL;
 }
 
-/* "-> grad(x)" or "-> (grad(x), grad(y))". */
+/* "-> grad(x)" or "-> (grad(x), grad(y))" (tangent( for a jvp). */
 static kc_status* kc__grad_results(kc__grad_parser* p) {
   kc__op_gradient* g = p->grad;
   size_t cap_results = 0, cap_names = 0;
@@ -188,15 +205,16 @@ static kc_status* kc__grad_results(kc__grad_parser* p) {
   }
   for (;;) {
     if (g->num_results == KC_OP_MAX_ARGS) {
-      return kc__grad_expected(p, "at most one result per input");
+      return kc__grad_expected(p, g->jvp ? "at most one result per output"
+                                         : "at most one result per input");
     }
     if (!KC__GROW(g->results, cap_results, (size_t)g->num_results + 1) ||
         !KC__GROW(g->result_names, cap_names, (size_t)g->num_results + 1)) {
       return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     }
-    bool cot = false;
+    bool marked = false;
     char* name = NULL;
-    KC_RETURN_IF_ERROR(kc__grad_item(p, true, &cot, &name));
+    KC_RETURN_IF_ERROR(kc__grad_item(p, true, &marked, &name));
     g->results[g->num_results] = -1;
     g->result_names[g->num_results++] = name;
     if (!paren || kc__grad_peek(p, ")")) break;
@@ -213,12 +231,14 @@ static kc_status* kc__grad_results(kc__grad_parser* p) {
   return NULL;
 }
 
-kc_status* kc__op_gradient_parse(const char* spec, kc__op_gradient** out) {
+kc_status* kc__op_rule_parse(const char* spec, bool jvp,
+                             kc__op_gradient** out) {
   *out = NULL;
+  const char* what = jvp ? "jvp spec" : "gradient spec";
   size_t len = strlen(spec);
   if (len > KC__GRAD_SPEC_MAX) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "gradient spec: expected at most %d bytes, got %zu",
+                            "%s: expected at most %d bytes, got %zu", what,
                             KC__GRAD_SPEC_MAX, len);
   }
   kc__grad_parser* p = calloc(1, sizeof *p);
@@ -231,7 +251,12 @@ kc_status* kc__op_gradient_parse(const char* spec, kc__op_gradient** out) {
   p->text = spec;
   p->len = len;
   p->grad = g;
-  kc_status* st = kc__grad_name(p, true, "the gradient op's name", &g->op_name);
+  p->word = jvp ? "tangent" : "grad";
+  p->what = what;
+  g->jvp = jvp;
+  kc_status* st = kc__grad_name(
+      p, true, jvp ? "the jvp op's name" : "the gradient op's name",
+      &g->op_name);
   if (!st) {
     kc__grad_emit(p, g->op_name, strlen(g->op_name));
     st = kc__grad_args(p);
@@ -239,9 +264,8 @@ kc_status* kc__op_gradient_parse(const char* spec, kc__op_gradient** out) {
   if (!st) st = kc__grad_results(p);
   if (!st && p->norm_len > KC__GRAD_SPEC_MAX) {
     st = kc_status_create(KC_INVALID_ARGUMENT,
-                          "gradient spec: its normalised form is longer than "
-                          "%d bytes",
-                          KC__GRAD_SPEC_MAX);
+                          "%s: its normalised form is longer than %d bytes",
+                          what, KC__GRAD_SPEC_MAX);
   }
   if (!st) {
     g->spec = malloc(p->norm_len + 1);
@@ -271,8 +295,70 @@ static const char* kc__grad_arg_list(const kc__arg_def* args, int32_t n,
   return buf;
 }
 
+/* kc__op_gradient_resolve for a forward-mode rule: tangent(NAME) items
+ * name inputs, plain items inputs or outputs, results outputs. */
+static kc_status* kc__jvp_resolve(const kc__op_schema* def,
+                                  kc__op_gradient* g) {
+  char names[512], outs[512];
+  for (int32_t i = 0; i < g->num_args; ++i) {
+    kc_string_view name = kc_sv(g->arg_names[i]);
+    kc_op_grad_arg* a = &g->args[i];
+    int32_t in = kc__op_find_input(def, name);
+    int32_t out = kc__op_find_output(def, name);
+    if (a->source == KC_OP_GRAD_TANGENT && in < 0) {
+      return kc_status_create(
+          KC_INVALID_ARGUMENT,
+          "jvp spec %s: item %d: tangent(%s): %s is not an input of the op "
+          "(its inputs: %s)",
+          KC__QS(g->spec), i + 1, g->arg_names[i], KC__Q(name),
+          kc__grad_arg_list(def->inputs, def->num_inputs, names,
+                            sizeof names));
+    }
+    if (a->source == KC_OP_GRAD_TANGENT || in >= 0) {
+      a->index = in;
+    } else if (out >= 0) {
+      a->source = KC_OP_GRAD_OUTPUT;
+      a->index = out;
+    } else {
+      return kc_status_create(
+          KC_INVALID_ARGUMENT,
+          "jvp spec %s: item %d: %s is neither an input nor an output of "
+          "the op (inputs: %s; outputs: %s)",
+          KC__QS(g->spec), i + 1, KC__Q(name),
+          kc__grad_arg_list(def->inputs, def->num_inputs, names, sizeof names),
+          kc__grad_arg_list(def->outputs, def->num_outputs, outs,
+                            sizeof outs));
+    }
+  }
+  for (int32_t i = 0; i < g->num_results; ++i) {
+    kc_string_view name = kc_sv(g->result_names[i]);
+    int32_t out = kc__op_find_output(def, name);
+    if (out < 0) {
+      return kc_status_create(
+          KC_INVALID_ARGUMENT,
+          "jvp spec %s: result %d: tangent(%s): %s is not an output of the "
+          "op (its outputs: %s)",
+          KC__QS(g->spec), i + 1, g->result_names[i], KC__Q(name),
+          kc__grad_arg_list(def->outputs, def->num_outputs, names,
+                            sizeof names));
+    }
+    for (int32_t j = 0; j < i; ++j) {
+      if (g->results[j] == out) {
+        return kc_status_create(KC_INVALID_ARGUMENT,
+                                "jvp spec %s: result %d: tangent(%s) is "
+                                "already result %d",
+                                KC__QS(g->spec), i + 1, g->result_names[i],
+                                j + 1);
+      }
+    }
+    g->results[i] = out;
+  }
+  return NULL;
+}
+
 kc_status* kc__op_gradient_resolve(const kc__op_schema* def,
                                    kc__op_gradient* g) {
+  if (g->jvp) return kc__jvp_resolve(def, g);
   char names[512];
   for (int32_t i = 0; i < g->num_args; ++i) {
     kc_string_view name = kc_sv(g->arg_names[i]);
@@ -436,5 +522,11 @@ void kc__op_gradient_fill(const kc__op_gradient* g, kc_op_gradient* out) {
 bool kc_op_get_gradient(const kc_op* op, kc_op_gradient* out) {
   if (!op || !out || !op->def.gradient) return false;
   kc__op_gradient_fill(op->def.gradient, out);
+  return true;
+}
+
+bool kc_op_get_jvp(const kc_op* op, kc_op_gradient* out) {
+  if (!op || !out || !op->def.jvp) return false;
+  kc__op_gradient_fill(op->def.jvp, out);
   return true;
 }

@@ -237,14 +237,16 @@ static kc_status* kc__set_shape_fn(kc_op_builder* b, const char* fn,
   return NULL;
 }
 
-static kc_status* kc__set_gradient(kc_op_builder* b, const char* fn,
-                                   const char* spec) {
+/* Sets the builder's gradient or (`jvp`) forward-mode rule. */
+static kc_status* kc__set_rule(kc_op_builder* b, const char* fn,
+                               const char* spec, bool jvp) {
   if (!b) return kc__builder_misuse(fn, "builder");
   if (!spec) return kc__builder_misuse(fn, "spec");
-  kc__op_gradient* grad = NULL;
-  KC_RETURN_IF_ERROR(kc__op_gradient_parse(spec, &grad));
-  kc__op_gradient_destroy(b->def.gradient);
-  b->def.gradient = grad;
+  kc__op_gradient* rule = NULL;
+  KC_RETURN_IF_ERROR(kc__op_rule_parse(spec, jvp, &rule));
+  kc__op_gradient** slot = jvp ? &b->def.jvp : &b->def.gradient;
+  kc__op_gradient_destroy(*slot);
+  *slot = rule;
   return NULL;
 }
 
@@ -303,7 +305,13 @@ void kc_op_builder_set_doc_v2(kc_op_builder* builder, const char* doc) {
 }
 
 void kc_op_builder_set_gradient(kc_op_builder* builder, const char* spec) {
-  kc__builder_keep(builder, __func__, kc__set_gradient(builder, __func__, spec));
+  kc__builder_keep(builder, __func__,
+                   kc__set_rule(builder, __func__, spec, false));
+}
+
+void kc_op_builder_set_jvp(kc_op_builder* builder, const char* spec) {
+  kc__builder_keep(builder, __func__,
+                   kc__set_rule(builder, __func__, spec, true));
 }
 
 static kc_status* kc__set_batching(kc_op_builder* b, const char* fn, kc_op_batching rule) {
@@ -422,6 +430,7 @@ static kc_status* kc__op_resolve(kc__op_schema* def) {
     }
   }
   if (def->gradient) KC_RETURN_IF_ERROR(kc__op_gradient_resolve(def, def->gradient));
+  if (def->jvp) KC_RETURN_IF_ERROR(kc__op_gradient_resolve(def, def->jvp));
   return NULL;
 }
 

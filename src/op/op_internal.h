@@ -107,11 +107,14 @@ typedef struct kc__arg_def {
 
 struct kc__op_schema;
 
-/* A gradient declaration (gradient.c; op.h, "Gradients"): parsed when
- * it is set, its names resolved to arg indices at registration. */
+/* A derivative rule (gradient.c; op.h, "Gradients" and "Forward-mode
+ * rules"): parsed when it is set, its names resolved to arg indices at
+ * registration. A gradient's results are inputs of the op, a jvp's
+ * outputs. */
 typedef struct kc__op_gradient {
+  bool jvp;      /* a forward-mode rule (tangent) rather than a gradient */
   char* spec;    /* normalised */
-  char* op_name; /* the gradient op */
+  char* op_name; /* the gradient (or jvp) op */
   kc_op_grad_arg* args;
   char** arg_names; /* as written, until resolved */
   int32_t num_args;
@@ -120,9 +123,11 @@ typedef struct kc__op_gradient {
   int32_t num_results;
 } kc__op_gradient;
 
-/* Parses `spec` into a new declaration (*out owned by the caller). */
-kc_status* kc__op_gradient_parse(const char* spec, kc__op_gradient** out);
-/* Resolves the names against the op's args. */
+/* Parses `spec`, a gradient or (`jvp`) a forward-mode rule, into a new
+ * declaration (*out owned by the caller). */
+kc_status* kc__op_rule_parse(const char* spec, bool jvp,
+                             kc__op_gradient** out);
+/* Resolves the names against the op's args (by the rule's kind). */
 kc_status* kc__op_gradient_resolve(const struct kc__op_schema* def,
                                    kc__op_gradient* grad);
 /* Resolves the positional names of a typed target's declaration (argN,
@@ -152,6 +157,7 @@ typedef struct kc__op_schema {
   kc__attr_def* attrs;
   int32_t num_attrs;
   kc__op_gradient* gradient; /* NULL: none declared */
+  kc__op_gradient* jvp;      /* the forward-mode rule; NULL: none */
   kc_op_batching batching;   /* KC_OP_BATCH_SEQUENTIAL unless declared */
   size_t cap_inputs, cap_outputs, cap_attrs; /* KC__GROW's, while building */
 } kc__op_schema;

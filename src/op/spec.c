@@ -700,6 +700,7 @@ void kc__op_schema_clear(kc__op_schema* def) {
   free(def->name);
   free(def->doc);
   kc__op_gradient_destroy(def->gradient);
+  kc__op_gradient_destroy(def->jvp);
   if (def->shape_data_deleter) def->shape_data_deleter(def->shape_data);
   memset(def, 0, sizeof *def);
 }

@@ -34,8 +34,12 @@ _Static_assert(offsetof(kc_host_api, op_builder_set_gradient) ==
 _Static_assert(offsetof(kc_host_api, op_builder_set_batching) ==
                    32 + 140 * sizeof(void*),
                "kc_host_api v1.3 has 140 functions");
-_Static_assert(sizeof(kc_host_api) == 32 + 141 * sizeof(void*),
+/* API 1.4 ends with op_builder_set_batching, its 141st function. */
+_Static_assert(offsetof(kc_host_api, op_builder_set_jvp) ==
+                   32 + 141 * sizeof(void*),
                "kc_host_api v1.4 has 141 functions");
+_Static_assert(sizeof(kc_host_api) == 32 + 142 * sizeof(void*),
+               "kc_host_api v1.5 has 142 functions");
 _Static_assert(sizeof(kc_plugin_info) == 56, "kc_plugin_info layout");
 
 /* KC_HOST_API_FUNCTIONS (kcall/plugin_api.h) names every entry of the
@@ -95,7 +99,7 @@ static const char* const kc__host_features[] = {"functions", "tensors",
                                                 "custom_calls", "xla_ffi",
                                                 "op_builder_v2", "user_data",
                                                 "device", "gradient", "batching",
-                                                "target_gradient",
+                                                "target_gradient", "jvp",
                                                 NULL};
 
 static const kc_host_api kc__host_api = {
@@ -244,6 +248,7 @@ static const kc_host_api kc__host_api = {
     .device_get_default_stream = kc_device_get_default_stream,
     .dltensor_copy = kc_dltensor_copy,
     .op_builder_set_gradient = kc_op_builder_set_gradient,
+    .op_builder_set_jvp = kc_op_builder_set_jvp,
     .op_builder_set_batching = kc_op_builder_set_batching,
 };
 

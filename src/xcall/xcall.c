@@ -378,7 +378,7 @@ static kc_status* kc__copy_signature(kc__xcall_target* t,
   const char* gradient =
       KC_STRUCT_HAS(sig, kc_xcall_signature, gradient) ? sig->gradient : NULL;
   if (!gradient) return NULL;
-  KC_RETURN_IF_ERROR(kc__op_gradient_parse(gradient, &t->gradient));
+  KC_RETURN_IF_ERROR(kc__op_rule_parse(gradient, false, &t->gradient));
   bool open = flags & KC_XCALL_SIG_OPEN;
   KC_RETURN_IF_ERROR(kc__op_gradient_resolve_positional(
       t->gradient, open ? -1 : s->num_args, open ? -1 : s->num_results));

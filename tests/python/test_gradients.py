@@ -1,8 +1,10 @@
-"""Gradients declared once in C (kc_op_builder_set_gradient) and used by
-JAX (jax.custom_vjp) and PyTorch (autograd): the example ops Add (with
-broadcasting), MatMul, Softplus and Scale checked against finite
-differences, to second order where the gradient op has a gradient of its
-own, and a few SGD steps of a 2-layer MLP matched against the same loop
+"""Gradients and forward-mode rules declared once in C
+(kc_op_builder_set_gradient, kc_op_builder_set_jvp) and used by JAX
+(jax.custom_jvp with kcall's transposable tangent) and PyTorch (autograd,
+forward AD and torch.func): the example ops Add (with broadcasting),
+MatMul, Softplus and Scale checked against finite differences in both
+modes, to second order where the rule ops have rules of their own, and a
+few SGD steps of a 2-layer MLP matched against the same loop
 written in the framework alone. JAX and PyTorch come with `make test
 EXTRAS="jax torch"`; each half skips, saying so, without its framework."""
 
@@ -29,6 +31,14 @@ def test_the_declarations_are_read_back(plugins):
     assert kcall.ops.Concat.definition["gradient"] is None
     assert kcall.ops.Scale.definition["defaults"] == {"factor": 1.0}
     assert "gradient: AddGrad(x, y, grad(z)) -> (grad(x), grad(y))" in \
+        kcall.ops.Add.__doc__
+    assert kcall.ops.MatMul.definition["jvp"] == {
+        "op": "MatMulJvp",
+        "spec": "MatMulJvp(a, b, tangent(a), tangent(b)) -> tangent(product)",
+        "args": [("input", 0), ("input", 1), ("tangent", 0), ("tangent", 1)],
+        "results": [0]}
+    assert kcall.ops.Concat.definition["jvp"] is None
+    assert "jvp: Add(tangent(x), tangent(y)) -> tangent(z)" in \
         kcall.ops.Add.__doc__
 
 
@@ -81,16 +91,60 @@ def test_jax_check_grads(jx):
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 4))
     y = rng.standard_normal((4,))
+    both = ["fwd", "rev"]
     with _x64(jx):
-        check_grads(_jax_call("Add"), (x, y), order=2, modes=["rev"])
-        check_grads(_jax_call("Softplus"), (x,), order=2, modes=["rev"])
+        check_grads(_jax_call("Add"), (x, y), order=2, modes=both)
+        check_grads(_jax_call("Softplus"), (x,), order=2, modes=both)
     a = rng.standard_normal((3, 4)).astype(np.float32)
     b = rng.standard_normal((4, 5)).astype(np.float32)
-    check_grads(_jax_call("MatMul"), (a, b), order=1, modes=["rev"],
+    check_grads(_jax_call("MatMul"), (a, b), order=1, modes=both,
                 atol=2e-2, rtol=2e-2)
     s = rng.standard_normal((5,)).astype(np.float32)
     check_grads(_jax_call("Scale", factor=3.0), (s,), order=2,
-                modes=["rev"], atol=1e-2, rtol=1e-2)
+                modes=both, atol=1e-2, rtol=1e-2)
+
+
+def test_jax_forward_mode_jacobians_and_hessians(jx):
+    """jax.jvp, jacfwd and hessian (forward over reverse) through the
+    declared rules, eager, jitted and under vmap, against the closed
+    forms: softplus' = s, softplus'' = s (1 - s) with s the logistic
+    function; MatMul's tangent ta b + a tb."""
+    jnp = jx.numpy
+    with _x64(jx):
+        x = np.array([-1.5, 0.25, 2.0])
+        sp = _jax_call("Softplus")
+        s = 1 / (1 + np.exp(-x))
+        _, t = jx.jvp(sp, (x,), (np.ones(3),))
+        np.testing.assert_allclose(t, s, rtol=1e-12)
+        np.testing.assert_allclose(jx.jacfwd(sp)(x), np.diag(s), rtol=1e-12)
+        np.testing.assert_allclose(
+            jx.hessian(lambda v: sp(v).sum())(x), np.diag(s * (1 - s)),
+            rtol=1e-12)
+        _, t = jx.jit(lambda v, dv: jx.jvp(sp, (v,), (dv,)))(x, 2 * x)
+        np.testing.assert_allclose(t, 2 * x * s, rtol=1e-12)
+        batch = np.stack([x, -x])
+        tb = jx.vmap(lambda v: jx.jvp(sp, (v,), (jnp.ones(3),))[1])(batch)
+        np.testing.assert_allclose(tb[1], 1 / (1 + np.exp(x)), rtol=1e-12)
+    rng = np.random.default_rng(2)
+    a, ta = (rng.standard_normal((3, 4)).astype(np.float32) for _ in "12")
+    b, tb = (rng.standard_normal((4, 5)).astype(np.float32) for _ in "12")
+    _, t = jx.jvp(_jax_call("MatMul"), (a, b), (ta, tb))
+    np.testing.assert_allclose(t, ta @ b + a @ tb, rtol=1e-5, atol=1e-5)
+
+
+def test_jax_refuses_a_mode_without_its_rule_naming_the_op(jx):
+    """Concat declares neither rule: each mode is refused naming it, not
+    run with JAX's generic error."""
+    x = np.ones(3, np.float32)
+
+    def concat(v):
+        return _jax_call("Concat")([v, v])
+    with pytest.raises(TypeError, match="kcall op 'Concat' declares no "
+                       "forward-mode rule"):
+        jx.jvp(concat, (x,), (x,))
+    with pytest.raises(TypeError, match="kcall op 'Concat' declares no "
+                       "gradient"):
+        jx.grad(lambda v: concat(v).sum())(x)
 
 
 class _x64:
@@ -167,6 +221,9 @@ def test_jax_refuses_a_target_without_a_gradient(jx, xla_plugin):
     with pytest.raises(TypeError, match="kcall target 'rms_norm' declares "
                        "no gradient"):
         jx.grad(lambda x: jnp.sum(rms(x)))(x)
+    with pytest.raises(TypeError, match="kcall target 'rms_norm' has no "
+                       "forward-mode rule"):
+        jx.jvp(rms, (x,), (x,))
     # Without differentiation the target still runs.
     np.testing.assert_allclose(np.asarray(rms(x)), np.ones((2, 4)),
                                rtol=1e-4)
@@ -301,50 +358,93 @@ def test_torch_opcheck_with_gradients(tops):
             {"factor": 2.0})
 
 
-def test_torch_forward_mode_is_refused_naming_the_op(tops):
-    """kcall ops declare reverse-mode gradients only: forward mode is
-    refused on every path (native kernels, and the Python kernel of an op
-    with a list input), never given a zero or missing tangent."""
+def test_torch_forward_mode_through_the_declared_rules(tops):
+    """Forward-mode AD (dual tensors, gradcheck's forward check) runs the
+    declared jvp ops, on native kernels and on the Python kernel path."""
     torch, ops = tops
     import torch.autograd.forward_ad as fwad
-    x = torch.rand(4, dtype=torch.float64)
-    t = torch.ones(4, dtype=torch.float64)
-    for name, call in (("Softplus", lambda v: ops["Softplus"](v)),
-                       ("Add", lambda v: ops["Add"](v, v)),
-                       ("Concat", lambda v: ops["Concat"]([v, v]))):
-        with fwad.dual_level():
-            with pytest.raises(RuntimeError, match=f"kcall op '{name}'.*no "
-                               "forward-mode derivative"):
-                call(fwad.make_dual(x, t))
-    with pytest.raises(RuntimeError, match="kcall op 'Softplus'"):
-        torch.autograd.gradcheck(ops["Softplus"], (x.requires_grad_(),),
-                                 check_forward_ad=True)
+    d = dict(dtype=torch.float64)
+    x, t = torch.rand(3, 4, **d), torch.rand(3, 4, **d)
+    y, ty = torch.rand(4, **d), torch.rand(4, **d)
+    with fwad.dual_level():
+        out = ops["Softplus"](fwad.make_dual(x, t))
+        torch.testing.assert_close(fwad.unpack_dual(out).tangent,
+                                   t * torch.sigmoid(x))
+        # Only y carries a tangent: x's is taken as zero.
+        out = ops["Add"](x, fwad.make_dual(y, ty))
+        torch.testing.assert_close(fwad.unpack_dual(out).tangent,
+                                   ty.expand(3, 4))
+    r = dict(dtype=torch.float64, requires_grad=True)
+    x, y = torch.rand(3, 4, **r), torch.rand(4, **r)
+    for name, args in (("Add", (x, y)), ("Softplus", (x,))):
+        assert torch.autograd.gradcheck(ops[name], args,
+                                        check_forward_ad=True)
+    a = torch.rand(3, 4, requires_grad=True)
+    b = torch.rand(4, 5, requires_grad=True)
+    assert torch.autograd.gradcheck(ops["MatMul"], (a, b), eps=1e-2,
+                                    atol=1e-2, rtol=1e-2,
+                                    check_forward_ad=True)
+    s = torch.rand(5, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda s: ops["Scale"](s, factor=3.0),
+                                    (s,), eps=1e-2, atol=1e-2,
+                                    check_forward_ad=True)
     # Off dual levels, and on plain tensors inside one, nothing changes.
     with fwad.dual_level():
         torch.testing.assert_close(ops["Softplus"](x.detach()),
                                    torch.nn.functional.softplus(x.detach()))
 
 
-@pytest.mark.parametrize("transform", ["grad", "vjp", "jacrev", "jvp",
-                                       "jacfwd", "hessian"])
-def test_torch_func_transforms_are_refused_naming_the_op(tops, transform):
+def test_torch_forward_mode_is_refused_without_a_rule(tops):
+    """Concat (a list input: the Python kernel path) declares no jvp
+    rule: forward mode is refused naming it, never a zero tangent."""
+    torch, ops = tops
+    import torch.autograd.forward_ad as fwad
+    x = torch.rand(4, dtype=torch.float64)
+    with fwad.dual_level():
+        with pytest.raises(RuntimeError, match="kcall op 'Concat'.*declares "
+                           "no forward-mode rule"):
+            ops["Concat"]([fwad.make_dual(x, torch.ones(4, **_f64(torch))),
+                           x])
+    with pytest.raises(RuntimeError, match="kcall op 'Concat'.*declares no "
+                       "forward-mode rule"):
+        torch.func.jvp(lambda v: ops["Concat"]([v, v]), (x,), (x,))
+
+
+def _f64(torch):
+    return dict(dtype=torch.float64)
+
+
+def test_torch_func_transforms_through_the_declared_rules(tops):
+    """torch.func's transforms meet the op's rules above the dispatcher:
+    grad, vjp, jacrev (the gradient), jvp, jacfwd (the jvp rule), hessian
+    (forward over reverse: SoftplusGrad's jvp rule) and vmap."""
     torch, ops = tops
     f = ops["Softplus"]
-    x = torch.rand(3, dtype=torch.float64)
-    calls = {
-        "grad": lambda: torch.func.grad(lambda v: f(v).sum())(x),
-        "vjp": lambda: torch.func.vjp(f, x),
-        "jacrev": lambda: torch.func.jacrev(f)(x),
-        "jvp": lambda: torch.func.jvp(f, (x,), (torch.ones_like(x),)),
-        "jacfwd": lambda: torch.func.jacfwd(f)(x),
-        "hessian": lambda: torch.func.hessian(lambda v: f(v).sum())(x),
-    }
-    with pytest.raises(RuntimeError, match="kcall op 'Softplus'"):
-        calls[transform]()
-    # Without a gradient to take, a transform runs the op as it is.
-    out = torch.func.vmap(f)(x.reshape(3, 1))
-    torch.testing.assert_close(out.reshape(3),
+    x = torch.tensor([-1.5, 0.25, 2.0], dtype=torch.float64)
+    s = torch.sigmoid(x)
+    fn = torch.func
+    torch.testing.assert_close(fn.grad(lambda v: f(v).sum())(x), s)
+    out, vjp = fn.vjp(f, x)
+    torch.testing.assert_close(vjp(torch.ones_like(x))[0], s)
+    torch.testing.assert_close(fn.jacrev(f)(x), torch.diag(s))
+    _, t = fn.jvp(f, (x,), (2 * x,))
+    torch.testing.assert_close(t, 2 * x * s)
+    torch.testing.assert_close(fn.jacfwd(f)(x), torch.diag(s))
+    torch.testing.assert_close(fn.hessian(lambda v: f(v).sum())(x),
+                               torch.diag(s * (1 - s)))
+    torch.testing.assert_close(fn.vmap(f)(x.reshape(3, 1)).reshape(3),
                                torch.nn.functional.softplus(x))
+    # Per-example gradients: vmap over grad.
+    batch = torch.stack([x, -x])
+    per = fn.vmap(fn.grad(lambda v: f(v).sum()))(batch)
+    torch.testing.assert_close(per, torch.sigmoid(batch))
+    # Two inputs, one broadcast: Add's gradient sums it back.
+    y = torch.rand(3, dtype=torch.float64)
+    X = torch.rand(2, 3, dtype=torch.float64)
+    gx, gy = fn.grad(lambda a, b: ops["Add"](a, b).sum(),
+                     argnums=(0, 1))(X, y)
+    torch.testing.assert_close(gy, torch.full((3,), 2.0, **_f64(torch)))
+    torch.testing.assert_close(gx, torch.ones(2, 3, **_f64(torch)))
 
 
 @pytest.fixture(scope="module")

@@ -556,6 +556,8 @@ def test_everywhere_from_jax(repo, scale_plugin):
     out = run_example([str(repo / "examples/everywhere/from_jax.py"),
                        str(scale_plugin)])
     # 3 x, then the op's 0.5 y, then the gradients of 0.5 x (the op) and
-    # 3 x (the target) (README.md shows this run too).
+    # 3 x (the target), then the op's tangent (README.md shows this run
+    # too).
     assert out.strip() == \
-        "[0.  1.5 3.  4.5]\n[0.5 0.5 0.5 0.5]\n[3. 3. 3. 3.]"
+        "[0.  1.5 3.  4.5]\n[0.5 0.5 0.5 0.5]\n[3. 3. 3. 3.]\n" \
+        "[0.5 0.5 0.5 0.5]"

@@ -39,6 +39,8 @@ static kc_status* print_op(kc_string_view name) {
   print_flags(kc_op_get_flags(op));
   kc_op_gradient grad = {.struct_size = sizeof grad};
   if (kc_op_get_gradient(op, &grad)) printf("  gradient: %s\n", grad.spec);
+  kc_op_gradient jvp = {.struct_size = sizeof jvp};
+  if (kc_op_get_jvp(op, &jvp)) printf("  jvp:      %s\n", jvp.spec);
   printf("  batching: %s\n", kc_op_batching_name(kc_op_get_batching(op)));
   kc_array* kernels = NULL;
   status = kc_kernel_registry_list(NULL, name, &kernels);
