@@ -489,6 +489,54 @@ def test_jax_refuses_a_gradient_of_the_wrong_shape(bad_gradient):
         jax.jit(jax.grad(loss))(x)
 
 
+BAD_TANGENT = ("jvp op 'kt_bad.SquareGrad' of op 'kt_bad.Square' returned "
+               "a float32 tensor of shape \\[2, 3\\] for output 0, which is "
+               "a float32 tensor of shape \\[3\\]: a tangent has its "
+               "output's shape and dtype")
+
+
+def test_a_tangent_of_the_wrong_shape_is_refused(bad_gradient):
+    """The forward-mode half: a jvp op whose result is not its output's
+    shape is refused naming both ops, in torch's forward AD, torch.func
+    and jax.jvp (eager and jitted)."""
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    torch = _optional("torch")
+    if torch is not None:
+        import kcall.torch
+        square = kcall.torch.register_op(bad_gradient)
+        import torch.autograd.forward_ad as fwad
+        # Raised inside the op's kernel, the ValueError reaches the caller
+        # through torch's dispatcher, which makes it a RuntimeError that
+        # keeps its text.
+        with fwad.dual_level():
+            with pytest.raises((ValueError, RuntimeError), match=BAD_TANGENT):
+                square(fwad.make_dual(torch.from_numpy(x),
+                                      torch.ones(3)))
+        with pytest.raises((ValueError, RuntimeError), match=BAD_TANGENT):
+            torch.func.jvp(square, (torch.from_numpy(x),), (torch.ones(3),))
+    jax = _optional("jax")
+    if jax is not None:
+        import kcall.jax
+
+        def f(v):
+            return kcall.jax.call_op(bad_gradient, v)
+        with pytest.raises(ValueError, match=BAD_TANGENT):
+            jax.jvp(f, (x,), (np.ones(3, np.float32),))
+        with pytest.raises(ValueError, match=BAD_TANGENT):
+            jax.jit(lambda v, t: jax.jvp(f, (v,), (t,)))(
+                x, np.ones(3, np.float32))
+    if torch is None and jax is None:
+        pytest.skip("neither PyTorch nor JAX is installed: `make test "
+                    "EXTRAS=\"jax torch\"` installs them")
+
+
+def _optional(name):
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
 def test_a_gradient_of_the_wrong_dtype_is_refused(plugins):
     """The dtype half of the check, on the result a gradient op gives."""
     from kcall import _gradient
