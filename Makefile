@@ -53,7 +53,7 @@ BENCH_PKGS := numpy 'scikit-build-core>=0.10' $(TVM_PKGS_PINNED) $(JAX_PKGS_PINN
               $(TORCH_PKGS_PINNED) ninja
 BENCH_BUILD := build/bench-build
 
-.PHONY: all build demo test ctest pytest compat bench asan tsan fuzz valgrind install clean distclean \
+.PHONY: all build demo test ctest pytest compat bench asan faults tsan fuzz valgrind install clean distclean \
         abi-check abi-baseline
 
 all: build
@@ -221,6 +221,13 @@ endef
 asan: $(VENV)/.stamp
 	$(MAKE) ctest BUILD=build-asan CMAKE_ARGS="$(SAN_CMAKE) -DKCALL_SANITIZE=address"
 	$(call san_pytest,build-asan,$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so),ASAN_OPTIONS=detect_leaks=0)
+
+# The allocation-failure sweeps (tests/test_faults.c) under AddressSanitizer,
+# every allocation of every path failed in turn (KCALL_FAULT_STRIDE=1;
+# `make asan` runs them too, spaced on long paths).
+faults:
+	$(MAKE) build BUILD=build-asan CMAKE_ARGS="$(SAN_CMAKE) -DKCALL_SANITIZE=address"
+	cd build-asan && KCALL_FAULT_STRIDE=1 ctest --output-on-failure -R '^faults_'
 
 tsan: $(VENV)/.stamp
 	$(MAKE) ctest BUILD=build-tsan CMAKE_ARGS="$(SAN_CMAKE) -DKCALL_SANITIZE=thread"

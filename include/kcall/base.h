@@ -121,6 +121,27 @@ KC_API const kc_allocator* kc_allocator_caching(void);
 /* Frees the blocks the calling thread keeps in the caching allocator. */
 KC_API void kc_allocator_caching_trim(void);
 
+/* The internal allocator: where the library takes the memory it makes
+ * for itself (registries, ops, programs and their compiled plans,
+ * statuses, strings, scratch; everything no entry point was given an
+ * allocator for), the system allocator unless set. Sets it and returns
+ * the one it replaces; NULL sets the system allocator back. Each block
+ * records the allocator that made it and goes back to that one, so a
+ * change applies to blocks made after it, and an allocator must outlive
+ * every block it gave (for a test: set it, run, release what was made,
+ * set the old one back). Where an allocation fails, the call that made it
+ * returns RESOURCE_EXHAUSTED and leaves everything as it was, which a
+ * counting allocator that fails the n-th allocation
+ * (kc_counting_allocator_set_fail_after) checks for every n. Exceptions,
+ * which do not go through it: tensor storage and tensor objects created
+ * with a NULL allocator (they come from kc_allocator_caching), what the
+ * C library and dlopen allocate for themselves, the CUDA backend's device
+ * and pinned memory, and the Python extension's objects (CPython's
+ * allocator). Thread-safe: the allocator is read once per allocation.
+ * kc_allocator_get_internal returns the one set (never NULL). */
+KC_API const kc_allocator* kc_allocator_set_internal(const kc_allocator* alloc);
+KC_API const kc_allocator* kc_allocator_get_internal(void);
+
 /* Allocates `size` bytes aligned to `alignment` (0: the platform default)
  * from `alloc` (NULL: system). Returns NULL when out of memory or when
  * size is 0. */

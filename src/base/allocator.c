@@ -1,5 +1,6 @@
 /* The system allocator and the counting allocator. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,118 @@ void kc_allocator_free(const kc_allocator* alloc, void* ptr, size_t size,
   if (!alloc) alloc = &kc__system_allocator;
   alloc->fn(alloc->self, ptr, size, 0, alignment);
 }
+
+/* ---- kcall's own allocations ----------------------------------------------- */
+
+/* The internal allocator; NULL while it is the system's. */
+static _Atomic(const kc_allocator*) kc__internal_allocator = NULL;
+
+const kc_allocator* kc_allocator_set_internal(const kc_allocator* alloc) {
+  if (alloc == &kc__system_allocator) alloc = NULL;
+  const kc_allocator* before = atomic_exchange(&kc__internal_allocator, alloc);
+  return before ? before : &kc__system_allocator;
+}
+
+const kc_allocator* kc_allocator_get_internal(void) {
+  const kc_allocator* a = atomic_load(&kc__internal_allocator);
+  return a ? a : &kc__system_allocator;
+}
+
+/* The 16 bytes before each block: its allocator, and its whole size
+ * (header and padding included) with, in the top byte, log2 of the
+ * block's offset from what the allocator returned (16, or the
+ * alignment asked for). */
+typedef struct kc__mem_header {
+  const kc_allocator* alloc;
+  uint64_t size_and_shift;
+} kc__mem_header;
+_Static_assert(sizeof(kc__mem_header) == 16, "kcall's block header");
+#define KC__MEM_HEADER 16
+#define KC__MEM_SIZE_MASK ((UINT64_C(1) << 56) - 1)
+
+/* `size` bytes `offset` past the start of a fresh block (offset a power
+ * of two, at least the header's size, and the block's alignment). */
+static void* kc__mem_get(size_t size, size_t offset) {
+  if (size > SIZE_MAX - offset || size + offset > KC__MEM_SIZE_MASK) {
+    return NULL;
+  }
+  const kc_allocator* a = kc_allocator_get_internal();
+  size_t total = size + offset;
+  char* block = a->fn(a->self, NULL, 0, total,
+                      offset > KC__MEM_HEADER ? offset : 0);
+  if (!block) return NULL;
+  char* p = block + offset;
+  kc__mem_header h = {a, (uint64_t)total |
+                             ((uint64_t)__builtin_ctzll(offset) << 56)};
+  memcpy(p - KC__MEM_HEADER, &h, sizeof h);
+  return p;
+}
+
+static kc__mem_header kc__mem_header_of(const void* p) {
+  kc__mem_header h;
+  memcpy(&h, (const char*)p - KC__MEM_HEADER, sizeof h);
+  return h;
+}
+
+void* kc__malloc(size_t size) {
+  return kc__mem_get(size ? size : 1, KC__MEM_HEADER);
+}
+
+void* kc__calloc(size_t count, size_t size) {
+  if (size != 0 && count > SIZE_MAX / size) return NULL;
+  void* p = kc__malloc(count * size);
+  if (p) memset(p, 0, count * size);
+  return p;
+}
+
+void* kc__aligned_alloc(size_t alignment, size_t size) {
+  if (alignment == 0 || (alignment & (alignment - 1))) return NULL;
+  return kc__mem_get(size ? size : 1,
+                     alignment > KC__MEM_HEADER ? alignment : KC__MEM_HEADER);
+}
+
+void kc__free(void* ptr) {
+  if (!ptr) return;
+  kc__mem_header h = kc__mem_header_of(ptr);
+  size_t offset = (size_t)1 << (h.size_and_shift >> 56);
+  size_t total = (size_t)(h.size_and_shift & KC__MEM_SIZE_MASK);
+  h.alloc->fn(h.alloc->self, (char*)ptr - offset, total, 0,
+              offset > KC__MEM_HEADER ? offset : 0);
+}
+
+void* kc__realloc(void* ptr, size_t size) {
+  if (!ptr) return kc__malloc(size);
+  if (size == 0) {
+    kc__free(ptr);
+    return NULL;
+  }
+  kc__mem_header h = kc__mem_header_of(ptr);
+  size_t total = (size_t)(h.size_and_shift & KC__MEM_SIZE_MASK);
+  if (size > SIZE_MAX - KC__MEM_HEADER ||
+      size + KC__MEM_HEADER > KC__MEM_SIZE_MASK) {
+    return NULL;
+  }
+  /* Grown by the allocator that made it (kc__aligned_alloc's blocks are
+   * not for this). */
+  char* block = h.alloc->fn(h.alloc->self, (char*)ptr - KC__MEM_HEADER,
+                            total, size + KC__MEM_HEADER, 0);
+  if (!block) return NULL;
+  h.size_and_shift = (uint64_t)(size + KC__MEM_HEADER) |
+                     ((uint64_t)__builtin_ctzll(KC__MEM_HEADER) << 56);
+  memcpy(block, &h, sizeof h);
+  return block + KC__MEM_HEADER;
+}
+
+char* kc__strndup(const char* s, size_t n) {
+  size_t len = strnlen(s, n);
+  char* copy = kc__malloc(len + 1);
+  if (!copy) return NULL;
+  memcpy(copy, s, len);
+  copy[len] = '\0';
+  return copy;
+}
+
+char* kc__strdup(const char* s) { return kc__strndup(s, SIZE_MAX); }
 
 /* ---- caching allocator ------------------------------------------------------ */
 

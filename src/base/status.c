@@ -34,14 +34,14 @@ const char* kc_status_code_name(kc_status_code code) {
   return kc__code_names[code];
 }
 
-/* vasprintf into malloc'd storage; NULL when out of memory. */
+/* vasprintf into kcall's memory (kc__malloc); NULL when out of memory. */
 static char* kc__vformat(const char* fmt, va_list args) {
   va_list copy;
   va_copy(copy, args);
   int n = vsnprintf(NULL, 0, fmt ? fmt : "", copy);
   va_end(copy);
   if (n < 0) n = 0;
-  char* text = malloc((size_t)n + 1);
+  char* text = kc__malloc((size_t)n + 1);
   if (!text) return NULL;
   vsnprintf(text, (size_t)n + 1, fmt ? fmt : "", args);
   return text;
@@ -51,11 +51,11 @@ kc_status* kc_status_create_v(kc_status_code code, const char* fmt,
                               va_list args) {
   if (code == KC_OK) return NULL;
   if ((unsigned)code >= KC__ARRAY_SIZE(kc__code_names)) code = KC_UNKNOWN;
-  kc_status* s = malloc(sizeof *s);
+  kc_status* s = kc__malloc(sizeof *s);
   if (!s) return kc__status_oom();
   s->message = kc__vformat(fmt, args);
   if (!s->message) {
-    free(s);
+    kc__free(s);
     return kc__status_oom();
   }
   s->code = code;
@@ -68,7 +68,7 @@ kc_status* kc_status_create_v(kc_status_code code, const char* fmt,
 kc_status* kc__status_create_deferred(kc_status_code code, kc__message_fn fn,
                                       const void* ctx, size_t ctx_size) {
   if (code == KC_OK) return NULL;
-  kc_status* s = malloc(sizeof *s + ctx_size);
+  kc_status* s = kc__malloc(sizeof *s + ctx_size);
   if (!s) return kc__status_oom();
   s->code = code;
   s->message = NULL;
@@ -87,7 +87,7 @@ static const char* kc__status_resolve(kc_status* s) {
   char* none = NULL;
   if (!__atomic_compare_exchange_n(&s->message, &none, text, false,
                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-    free(text);
+    kc__free(text);
     return none;
   }
   return text;
@@ -105,11 +105,11 @@ kc_status* kc_status_add_context_v(kc_status* status, const char* fmt,
                                    va_list args) {
   if (!status || status == &kc__oom_status) return status;
   char* text = kc__vformat(fmt, args);
-  char** grown = text ? realloc(status->context,
+  char** grown = text ? kc__realloc(status->context,
                                 (status->context_count + 1) * sizeof(char*))
                       : NULL;
   if (!grown) {
-    free(text);
+    kc__free(text);
     kc_status_destroy(status);
     return kc__status_oom();
   }
@@ -160,10 +160,10 @@ size_t kc_status_format(const kc_status* status, char* buf, size_t cap) {
 
 void kc_status_destroy(kc_status* status) {
   if (!status || status == &kc__oom_status) return;
-  for (size_t i = 0; i < status->context_count; ++i) free(status->context[i]);
-  free(status->context);
-  free(status->message);
-  free(status);
+  for (size_t i = 0; i < status->context_count; ++i) kc__free(status->context[i]);
+  kc__free(status->context);
+  kc__free(status->message);
+  kc__free(status);
 }
 
 /* ---- internal helpers -------------------------------------------------------- */
@@ -177,8 +177,8 @@ kc_status* kc__status_create_prefixed_v(kc_status_code code, const char* fmt,
   va_end(prefix_args);
   kc_status* st = message && prefix ? kc_status_create(code, "%s: %s", prefix, message)
                                     : kc__status_oom();
-  free(message);
-  free(prefix);
+  kc__free(message);
+  kc__free(prefix);
   return st;
 }
 
@@ -201,7 +201,7 @@ static void kc__first_error_record(kc__first_error* e, const kc_status* st,
   size_t prefix = label ? strlen(label) + 2 : 0;
   size_t n = kc_status_format(st, NULL, 0) + 1;
   if (skip > n - 1) skip = n - 1;
-  char* text = malloc(prefix + n);
+  char* text = kc__malloc(prefix + n);
   if (!text) return;
   /* The replay adds the code back: keep the rest, after the label. */
   kc_status_format(st, text + prefix, n);
@@ -237,7 +237,7 @@ kc_status* kc__first_error_replay(const kc__first_error* e) {
 }
 
 void kc__first_error_deinit(kc__first_error* e) {
-  free(e->text);
+  kc__free(e->text);
   e->text = NULL;
   e->code = KC_OK;
 }

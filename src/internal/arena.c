@@ -1,3 +1,4 @@
+#include "internal/common.h"
 #include "internal/arena.h"
 
 #include <stdint.h>
@@ -18,7 +19,7 @@ void* kc__arena_alloc(kc__arena* a, size_t size) {
   if (!a->head || a->cap - a->used < size) {
     size_t cap = size > KC__ARENA_CHUNK ? size : KC__ARENA_CHUNK;
     if (cap > SIZE_MAX - sizeof(kc__arena_chunk)) return NULL;
-    kc__arena_chunk* c = malloc(sizeof *c + cap);
+    kc__arena_chunk* c = kc__malloc(sizeof *c + cap);
     if (!c) return NULL;
     c->next = a->head;
     a->head = c;
@@ -46,7 +47,7 @@ char* kc__arena_strdup(kc__arena* a, kc_string_view s) {
 void kc__arena_free(kc__arena* a) {
   while (a->head) {
     kc__arena_chunk* next = a->head->next;
-    free(a->head);
+    kc__free(a->head);
     a->head = next;
   }
   a->used = a->cap = 0;

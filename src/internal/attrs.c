@@ -43,3 +43,23 @@ bool kc__attr_dict_copy(kc__arena* a, const kc_attr_dict* src, kc_attr_dict* dst
   dst->count = src->count;
   return true;
 }
+
+bool kc__attr_dict_well_formed(const kc_attr_dict* d) {
+  if (!d || d->count == 0) return true;
+  if (!d->entries) return false;
+  for (size_t i = 0; i < d->count; ++i) {
+    const kc_attr* s = &d->entries[i];
+    if (s->type == KC_ATTR_ARRAY) {
+      if (!kc__attr_elem_size(s->elem_type) ||
+          (s->v.array.count && !s->v.array.data)) {
+        return false;
+      }
+    } else if (s->type == KC_ATTR_DICT) {
+      if (!kc__attr_dict_well_formed(&s->v.dict)) return false;
+    } else if (s->type != KC_ATTR_STRING &&
+               !(s->type >= KC_ATTR_BOOL && s->type < KC_ATTR_DICT)) {
+      return false;
+    }
+  }
+  return true;
+}

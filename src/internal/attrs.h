@@ -20,4 +20,8 @@ bool kc__attr_copy(kc__arena* a, const kc_attr* src, kc_attr* dst);
 /* The same for a dictionary; an empty or NULL `src` gives an empty one. */
 bool kc__attr_dict_copy(kc__arena* a, const kc_attr_dict* src, kc_attr_dict* dst);
 
+/* Whether kc__attr_dict_copy of `d` can fail only for want of memory: no
+ * unknown type, no NULL data behind a count, at any depth. */
+bool kc__attr_dict_well_formed(const kc_attr_dict* d);
+
 #endif /* KCALL_INTERNAL_ATTRS_H_ */

@@ -24,6 +24,24 @@ static inline void* kc__alloc_array(const kc_allocator* alloc, size_t count,
   return kc_allocator_alloc(alloc, count * size, 0);
 }
 
+/* kcall's own allocations: every block the library makes for itself
+ * (objects, tables, strings, scratch) comes from these, which take it
+ * from the internal allocator (kc_allocator_set_internal; the system
+ * allocator unless set) and record in a header before the block which
+ * allocator made it and how big it is, so that kc__free returns it to
+ * the right one whatever is set by then. They behave as their C library
+ * namesakes (kc__realloc(p, 0) frees and returns NULL); a block from one
+ * of them is freed with kc__free, never kc__free(), and memory the C library
+ * makes (realpath) never with kc__free. kc__aligned_alloc takes a power
+ * of two; its blocks are not for kc__realloc. allocator.c. */
+void* kc__malloc(size_t size);
+void* kc__calloc(size_t count, size_t size);
+void* kc__realloc(void* ptr, size_t size);
+void* kc__aligned_alloc(size_t alignment, size_t size);
+char* kc__strdup(const char* s);
+char* kc__strndup(const char* s, size_t n);
+void kc__free(void* ptr);
+
 /* A builder's first error, kept as text so that the caller keeps owning
  * the status it was handed, and replayed when the builder is finished. */
 typedef struct kc__first_error {
@@ -63,7 +81,7 @@ static inline const char* kc__quote(char* buf, kc_string_view text) {
 /* The system allocator (kc_allocator_system() returns its address). */
 extern const kc_allocator kc__system_allocator;
 
-/* Writes a deferred message (malloc'd; NULL when out of memory) from the
+/* Writes a deferred message (kc__malloc'd; NULL when out of memory) from the
  * context copied into the status. */
 typedef char* (*kc__message_fn)(const void* ctx);
 

@@ -1,4 +1,5 @@
 /* Growable arrays and byte runs (grow.h). */
+#include "internal/common.h"
 #include "internal/grow.h"
 
 #include <stdint.h>
@@ -21,7 +22,7 @@ bool kc__grow_array(void* items_ptr, size_t* cap, size_t need, size_t elem_size)
    * library builds for. */
   void* items;
   memcpy(&items, items_ptr, sizeof items);
-  char* grown = realloc(items, n * elem_size);
+  char* grown = kc__realloc(items, n * elem_size);
   if (!grown) return false;
   memset(grown + *cap * elem_size, 0, (n - *cap) * elem_size);
   memcpy(items_ptr, &grown, sizeof grown);
@@ -61,7 +62,7 @@ bool kc__buf_repeat(kc__buf* b, size_t width, size_t count) {
 }
 
 void kc__buf_free(kc__buf* b) {
-  free(b->data);
+  kc__free(b->data);
   b->data = NULL;
   b->size = b->cap = 0;
 }

@@ -7,7 +7,7 @@
  *
  * Capacity doubles (from 8), so appending n elements one at a time costs
  * O(n) copies; new capacity is zero-filled, so an element is zero until
- * written. The array is freed with free(). */
+ * written. The array is freed with kc__free(). */
 #ifndef KCALL_INTERNAL_GROW_H_
 #define KCALL_INTERNAL_GROW_H_
 

@@ -345,7 +345,7 @@ typedef struct kc__missing {
 
 static char* kc__missing_message(const void* ctx) {
   const kc__missing* m = ctx;
-  kc__search* s = calloc(1, sizeof *s);
+  kc__search* s = kc__calloc(1, sizeof *s);
   if (!s) return NULL;
   s->wanted.data = m->name;
   s->wanted.size = m->size;
@@ -373,11 +373,11 @@ static char* kc__missing_message(const void* ctx) {
   }
   const char* kind = m->reg->kind;
   size_t cap = strlen(kind) + strlen(quoted) + strlen(hint) + 64;
-  char* text = malloc(cap);
+  char* text = kc__malloc(cap);
   if (text) {
     snprintf(text, cap, "no %s named %s is registered%s", kind, quoted, hint);
   }
-  free(s);
+  kc__free(s);
   return text;
 }
 

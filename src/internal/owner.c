@@ -30,7 +30,8 @@ kc__owner* kc__owner_of_code(uintptr_t code) {
   const kc__range_table* t = __atomic_load_n(&kc__ranges, __ATOMIC_SEQ_CST);
   for (size_t i = 0; t && i < t->count && !found; ++i) {
     if (code >= t->ranges[i].lo && code < t->ranges[i].hi) {
-      found = t->ranges[i].owner;
+      /* NULL: a range withdrawn in place (kc__owner_withdraw). */
+      found = __atomic_load_n(&t->ranges[i].owner, __ATOMIC_ACQUIRE);
     }
   }
   kc__read_unlock(r);
@@ -121,19 +122,27 @@ static int kc__find_segments(struct dl_phdr_info* info, size_t size,
   return 1;
 }
 
-static void kc__range_table_free(kc__retired* r) { free(r->base); }
+static void kc__range_table_free(kc__retired* r) { kc__free(r->base); }
+
+/* Whether an entry of the current table stays in the next one: not
+ * `drop`'s, nor one withdrawn in place. */
+static bool kc__range_kept(const kc__range_table* t, size_t i,
+                           const kc__owner* drop) {
+  return t->ranges[i].owner && t->ranges[i].owner != drop;
+}
 
 /* Publishes a new table: the current one without `drop`'s ranges, plus
- * `add`'s (either may be NULL). With kc__ranges_mu held. */
+ * `add`'s (either may be NULL). With kc__ranges_mu held. False when out
+ * of memory, the table unchanged. */
 static bool kc__republish_locked(kc__owner* add, kc__owner* drop) {
   kc__range_table* old = kc__ranges;
   size_t count = add ? add->num_ranges : 0;
-  for (size_t i = 0; old && i < old->count; ++i) count += old->ranges[i].owner != drop;
-  kc__range_table* t = malloc(sizeof *t + (count + 1) * sizeof t->ranges[0]);
+  for (size_t i = 0; old && i < old->count; ++i) count += kc__range_kept(old, i, drop);
+  kc__range_table* t = kc__malloc(sizeof *t + (count + 1) * sizeof t->ranges[0]);
   if (!t) return false;
   t->count = 0;
   for (size_t i = 0; old && i < old->count; ++i) {
-    if (old->ranges[i].owner != drop) t->ranges[t->count++] = old->ranges[i];
+    if (kc__range_kept(old, i, drop)) t->ranges[t->count++] = old->ranges[i];
   }
   for (size_t i = 0; add && i < add->num_ranges; ++i) {
     t->ranges[t->count].lo = add->lo[i];
@@ -161,10 +170,20 @@ bool kc__owner_publish(kc__owner* w, uintptr_t inside) {
   return ok;
 }
 
-bool kc__owner_withdraw(kc__owner* w) {
+void kc__owner_withdraw(kc__owner* w) {
   pthread_mutex_lock(&kc__ranges_mu);
-  bool ok = kc__republish_locked(NULL, w);
+  if (!kc__republish_locked(NULL, w)) {
+    /* Out of memory for a new table: the owner's entries are cleared in
+     * place, which readers take as no range, and the next table leaves
+     * them out. Withdrawing never fails, so that an unload or a failed
+     * load never keeps a plugin's file open for want of memory. */
+    kc__range_table* t = kc__ranges;
+    for (size_t i = 0; t && i < t->count; ++i) {
+      if (t->ranges[i].owner == w) {
+        __atomic_store_n(&t->ranges[i].owner, NULL, __ATOMIC_RELEASE);
+      }
+    }
+  }
   pthread_mutex_unlock(&kc__ranges_mu);
   kc__reclaim_collect();
-  return ok;
 }

@@ -81,7 +81,8 @@ void kc__owner_init(kc__owner* w);
 bool kc__owner_publish(kc__owner* w, uintptr_t inside);
 
 /* Stops kc__owner_of_code from finding `w` (before its file is closed).
- * False when memory runs out (nothing changed). */
-bool kc__owner_withdraw(kc__owner* w);
+ * Never fails: out of memory for a new table, the entries are cleared in
+ * place. */
+void kc__owner_withdraw(kc__owner* w);
 
 #endif /* KCALL_INTERNAL_OWNER_H_ */

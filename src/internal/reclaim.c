@@ -98,7 +98,7 @@ kc__reader* kc__reader_attach(void) {
     }
   }
   while (!r) {
-    r = aligned_alloc(64, sizeof *r);
+    r = kc__aligned_alloc(64, sizeof *r);
     if (!r) {
       sched_yield(); /* see reclaim.h: a reader cannot go unprotected */
       continue;

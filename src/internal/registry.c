@@ -172,7 +172,7 @@ static void kc__entry_digest(kc__reg_entry* e) {
 kc__reg_entry* kc__entry_create(kc_string_view name, kc_object* obj) {
   if (name.size > KC__NAME_MAX) return NULL;
   kc__reg_entry* e =
-      malloc(kc__entry_node_offset(name.size) + sizeof(kc__retired));
+      kc__malloc(kc__entry_node_offset(name.size) + sizeof(kc__retired));
   if (!e) return NULL;
   e->obj = obj;
   e->hash = kc__hash_name(name);
@@ -187,12 +187,12 @@ kc__reg_entry* kc__entry_create(kc_string_view name, kc_object* obj) {
 void kc__entry_destroy(kc__reg_entry* e) {
   if (!e) return;
   kc_object_release(e->obj);
-  free(e);
+  kc__free(e);
 }
 
 static void kc__entry_free_retired(kc__retired* r) { kc__entry_destroy(r->base); }
 
-static void kc__table_free_retired(kc__retired* r) { free(r->base); }
+static void kc__table_free_retired(kc__retired* r) { kc__free(r->base); }
 
 static void kc__retire_entry(kc__reg_entry* e) {
   size_t at = kc__entry_node_offset(e->name_size);
@@ -242,7 +242,7 @@ bool kc__registry_reserve_locked(kc__registry* reg, size_t extra) {
    * matter more than the "did you mean" search crossing empty slots. */
   size_t cap = 16;
   while (cap < (live + extra) * 4) cap *= 2;
-  kc__reg_table* t = calloc(1, sizeof *t + cap * sizeof(kc__reg_entry*));
+  kc__reg_table* t = kc__calloc(1, sizeof *t + cap * sizeof(kc__reg_entry*));
   if (!t) return false;
   t->mask = cap - 1;
   if (old) {
@@ -419,6 +419,6 @@ void kc__registry_reset_with(kc__registry* reg, void (*retire)(kc_object* obj)) 
       kc__entry_destroy(kc__untag(t->slots[i]));
     }
   }
-  free(t);
+  kc__free(t);
   kc__reclaim_collect();
 }

@@ -25,7 +25,7 @@ static void kc__collect(void* ctx, const kc__reg_entry* e) {
   }
   /* Copy the text: the entry may be retired, and freed, once the lock is
    * dropped. */
-  char* copy = malloc(e->name_size + 1);
+  char* copy = kc__malloc(e->name_size + 1);
   if (!copy) {
     l->oom = true;
     return;
@@ -52,7 +52,7 @@ kc_status* kc__registry_list(kc__registry* reg, const kc_allocator* alloc,
   if (!l.prefix.data) l.prefix.size = 0;
   kc__registry_visit(reg, kc__collect, &l);
   kc_status* st = NULL;
-  kc_any* items = l.oom ? NULL : calloc(l.count + 1, sizeof *items);
+  kc_any* items = l.oom ? NULL : kc__calloc(l.count + 1, sizeof *items);
   if (!items) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED,
                           "out of memory listing %ss", reg->kind);
@@ -64,9 +64,9 @@ kc_status* kc__registry_list(kc__registry* reg, const kc_allocator* alloc,
     if (!st) st = kc_array_create(alloc, items, l.count, out_names);
     for (size_t i = 0; i < l.count; ++i) kc_any_release(&items[i]);
   }
-  for (size_t i = 0; i < l.count; ++i) free((void*)(uintptr_t)l.names[i].data);
-  free(l.names);
-  free(items);
+  for (size_t i = 0; i < l.count; ++i) kc__free((void*)(uintptr_t)l.names[i].data);
+  kc__free(l.names);
+  kc__free(items);
   return st;
 }
 

@@ -25,7 +25,7 @@ int32_t kc__strmap_get(const kc__strmap* m, kc_string_view key) {
 
 static bool kc__strmap_grow(kc__strmap* m) {
   size_t cap = m->slots ? (m->mask + 1) * 2 : 64;
-  kc__strmap_slot* slots = calloc(cap, sizeof *slots);
+  kc__strmap_slot* slots = kc__calloc(cap, sizeof *slots);
   if (!slots) return false;
   kc__strmap old = *m;
   m->slots = slots;
@@ -33,7 +33,7 @@ static bool kc__strmap_grow(kc__strmap* m) {
   for (size_t i = 0; old.slots && i <= old.mask; ++i) {
     if (old.slots[i].used) *kc__strmap_find(m, old.slots[i].key, old.slots[i].hash) = old.slots[i];
   }
-  free(old.slots);
+  kc__free(old.slots);
   return true;
 }
 
@@ -54,7 +54,7 @@ bool kc__strmap_put(kc__strmap* m, kc_string_view key, int32_t value) {
 }
 
 void kc__strmap_free(kc__strmap* m) {
-  free(m->slots);
+  kc__free(m->slots);
   m->slots = NULL;
   m->mask = m->count = 0;
 }

@@ -142,7 +142,7 @@ kc_status* kc__txn_commit(kc__txn* txn) {
 
 void kc__txn_discard(kc__txn* txn) {
   for (size_t i = 0; i < txn->count; ++i) kc__entry_destroy(txn->items[i].entry);
-  free(txn->items);
+  kc__free(txn->items);
   txn->items = NULL;
   txn->count = txn->cap = 0;
 }

@@ -134,7 +134,7 @@ static kc_status* kc__device_finish(kc_kernel_ctx* ctx, bool wait,
     } else {
       kc_status_destroy(fst);
     }
-    free(t);
+    kc__free(t);
   }
   /* Both run even after a failure: the launch error is cleared, and work
    * already queued is done before the caller frees what it uses. */
@@ -541,7 +541,7 @@ kc_status* kc_op_infer_symbolic(const kc_op* op, const DLTensor* const* inputs,
   *out_shapes = NULL;
   kc_status* st = kc__check_call(op, inputs, num_inputs, attrs, num_attrs);
   if (st) return kc__call_context(op, st);
-  kc__sym_inputs* w = malloc(sizeof *w);
+  kc__sym_inputs* w = kc__malloc(sizeof *w);
   if (!w) {
     return kc__call_context(
         op, kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
@@ -562,7 +562,7 @@ kc_status* kc_op_infer_symbolic(const kc_op* op, const DLTensor* const* inputs,
   }
   if (st) {
     kc__sym_table_clear(&table);
-    free(w);
+    kc__free(w);
     return kc__call_context(op, st);
   }
   kc__resolved_call f;
@@ -581,7 +581,7 @@ kc_status* kc_op_infer_symbolic(const kc_op* op, const DLTensor* const* inputs,
   }
   kc__resolved_call_release(&f);
   kc__sym_table_clear(&table);
-  free(w);
+  kc__free(w);
   return st ? kc__call_context(op, st) : NULL;
 }
 

@@ -103,7 +103,7 @@ static kc_status* kc__grad_name(kc__grad_parser* p, bool op, const char* what,
   }
   if (p->pos == start) return kc__grad_expected(p, what);
   size_t n = p->pos - start;
-  *out = malloc(n + 1);
+  *out = kc__malloc(n + 1);
   if (!*out) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   memcpy(*out, p->text + start, n);
   (*out)[n] = '\0';
@@ -140,7 +140,7 @@ static kc_status* kc__grad_item(kc__grad_parser* p, bool required,
   if (marked) {
     kc_status* st = kc__grad_punct(p, ")");
     if (st) {
-      free(*out_name);
+      kc__free(*out_name);
       *out_name = NULL;
       return st;
     }
@@ -241,11 +241,11 @@ kc_status* kc__op_rule_parse(const char* spec, bool jvp,
                             "%s: expected at most %d bytes, got %zu", what,
                             KC__GRAD_SPEC_MAX, len);
   }
-  kc__grad_parser* p = calloc(1, sizeof *p);
-  kc__op_gradient* g = calloc(1, sizeof *g);
+  kc__grad_parser* p = kc__calloc(1, sizeof *p);
+  kc__op_gradient* g = kc__calloc(1, sizeof *g);
   if (!p || !g) {
-    free(p);
-    free(g);
+    kc__free(p);
+    kc__free(g);
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   p->text = spec;
@@ -268,17 +268,17 @@ kc_status* kc__op_rule_parse(const char* spec, bool jvp,
                           what, KC__GRAD_SPEC_MAX);
   }
   if (!st) {
-    g->spec = malloc(p->norm_len + 1);
+    g->spec = kc__malloc(p->norm_len + 1);
     if (!g->spec) st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   if (st) {
     kc__op_gradient_destroy(g);
-    free(p);
+    kc__free(p);
     return st;
   }
   memcpy(g->spec, p->norm, p->norm_len);
   g->spec[p->norm_len] = '\0';
-  free(p);
+  kc__free(p);
   *out = g;
   return NULL;
 }
@@ -494,15 +494,15 @@ kc_status* kc__op_gradient_resolve_positional(kc__op_gradient* g,
 
 void kc__op_gradient_destroy(kc__op_gradient* g) {
   if (!g) return;
-  for (int32_t i = 0; i < g->num_args; ++i) free(g->arg_names[i]);
-  for (int32_t i = 0; i < g->num_results; ++i) free(g->result_names[i]);
-  free(g->arg_names);
-  free(g->result_names);
-  free(g->args);
-  free(g->results);
-  free(g->op_name);
-  free(g->spec);
-  free(g);
+  for (int32_t i = 0; i < g->num_args; ++i) kc__free(g->arg_names[i]);
+  for (int32_t i = 0; i < g->num_results; ++i) kc__free(g->result_names[i]);
+  kc__free(g->arg_names);
+  kc__free(g->result_names);
+  kc__free(g->args);
+  kc__free(g->results);
+  kc__free(g->op_name);
+  kc__free(g->spec);
+  kc__free(g);
 }
 
 void kc__op_gradient_fill(const kc__op_gradient* g, kc_op_gradient* out) {

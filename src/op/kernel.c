@@ -56,14 +56,14 @@ static bool kc__kernel_key(kc_string_view op, DLDeviceType t, int n,
 
 static void kc__kernel_delete(kc_object* obj) {
   kc__kernel* k = (kc__kernel*)(void*)obj;
-  for (int32_t i = 0; i < k->num_constraints; ++i) free(k->constraints[i].attr);
-  free(k->constraints);
-  for (int32_t i = 0; i < k->num_host_memory; ++i) free(k->host_memory[i]);
-  free(k->host_memory);
+  for (int32_t i = 0; i < k->num_constraints; ++i) kc__free(k->constraints[i].attr);
+  kc__free(k->constraints);
+  for (int32_t i = 0; i < k->num_host_memory; ++i) kc__free(k->host_memory[i]);
+  kc__free(k->host_memory);
   if (k->data_deleter) k->data_deleter(k->data);
   kc__owned_detach(&k->owned); /* after the plugin's code has run */
-  free(k->op_name);
-  free(k);
+  kc__free(k->op_name);
+  kc__free(k);
 }
 
 size_t kc__kernel_describe(const kc__kernel* k, char* buf, size_t cap) {
@@ -120,7 +120,7 @@ static bool kc__ident_ok(const char* s) {
 
 static char* kc__dup(const char* s) {
   size_t n = strlen(s) + 1;
-  char* d = malloc(n);
+  char* d = kc__malloc(n);
   if (d) memcpy(d, s, n);
   return d;
 }
@@ -147,12 +147,12 @@ kc_status* kc_kernel_builder_create(const char* op_name,
                             "kernel of op %s: the op name is too long",
                             KC__QS(op_name));
   }
-  kc_kernel_builder* b = calloc(1, sizeof *b);
-  kc__kernel* k = b ? calloc(1, sizeof *k) : NULL;
+  kc_kernel_builder* b = kc__calloc(1, sizeof *b);
+  kc__kernel* k = b ? kc__calloc(1, sizeof *k) : NULL;
   char* name = k ? kc__dup(op_name) : NULL;
   if (!name) {
-    free(k);
-    free(b);
+    kc__free(k);
+    kc__free(b);
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
                             "out of memory creating a kernel builder");
   }
@@ -172,7 +172,7 @@ void kc_kernel_builder_destroy(kc_kernel_builder* b) {
   if (!b) return;
   kc_object_release(KC_OBJECT(b->k));
   kc__first_error_deinit(&b->error);
-  free(b);
+  kc__free(b);
 }
 
 kc_status* kc_kernel_builder_add_type_constraint(kc_kernel_builder* b,
@@ -360,9 +360,11 @@ kc_status* kc_kernel_registry_register(kc_kernel_builder* b) {
       st = NULL;
       continue;
     }
+    /* The context first: op_name is the builder's, freed with it. */
+    st = kc_status_add_context(st, "registering a kernel of op %s on %s",
+                               KC__Q(op_name), dev);
     kc_kernel_builder_destroy(b);
-    return kc_status_add_context(st, "registering a kernel of op %s on %s",
-                                 KC__Q(op_name), dev);
+    return st;
   }
   if (!st) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "more than %d kernels",
@@ -426,8 +428,8 @@ static bool kc__renumber_room(kc__kernel_renumber* r, size_t* moved_cap,
 
 void kc__kernel_renumber_discard(kc__kernel_renumber* r) {
   for (size_t i = 0; i < r->num_moved; ++i) kc__entry_destroy(r->moved[i]);
-  free(r->moved);
-  free(r->drop);
+  kc__free(r->moved);
+  kc__free(r->drop);
   memset(r, 0, sizeof *r);
 }
 
@@ -466,7 +468,7 @@ kc_status* kc__kernel_renumber_prepare_locked(kc__kernel_renumber* out) {
       kept++;
     }
   }
-  free(g.items);
+  kc__free(g.items);
   if (oom) {
     kc__kernel_renumber_discard(out);
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
@@ -676,7 +678,7 @@ kc_status* kc_kernel_registry_list(const kc_allocator* alloc,
   kc__read_unlock(r);
   kc_status* st = l.oom ? kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory")
                         : NULL;
-  kc_any* items = st ? NULL : calloc(l.count + 1, sizeof *items);
+  kc_any* items = st ? NULL : kc__calloc(l.count + 1, sizeof *items);
   if (!st && !items) st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   size_t made = 0;
   for (; !st && made < l.count; ++made) {
@@ -688,8 +690,8 @@ kc_status* kc_kernel_registry_list(const kc_allocator* alloc,
   }
   if (!st) st = kc_array_create(alloc, items, l.count, out_descriptions);
   for (size_t i = 0; i < made; ++i) kc_any_release(&items[i]);
-  free(items);
+  kc__free(items);
   for (size_t i = 0; i < l.count; ++i) kc_object_release(KC_OBJECT(l.items[i]));
-  free(l.items);
+  kc__free(l.items);
   return st;
 }

@@ -17,13 +17,13 @@
 
 void kc__key_grow(kc__key* k, uint64_t w) {
   size_t cap = k->cap * 2;
-  uint64_t* grown = malloc(cap * sizeof *grown);
+  uint64_t* grown = kc__malloc(cap * sizeof *grown);
   if (!grown) {
     k->oom = true;
     return;
   }
   memcpy(grown, k->words, k->n * sizeof *grown);
-  if (k->words != k->stack) free(k->words);
+  if (k->words != k->stack) kc__free(k->words);
   k->words = grown;
   k->cap = cap;
   k->words[k->n++] = w;
@@ -82,14 +82,14 @@ static void kc__cache_entry_free(kc__cache_entry* e) {
   }
   kc_object_release(KC_OBJECT(e->kernel));
   for (int32_t i = 0; i < e->num_values; ++i) kc_any_release(&e->values[i]);
-  free(e->values);
-  free(e->key);
-  free(e);
+  kc__free(e->values);
+  kc__free(e->key);
+  kc__free(e);
 }
 
 static void kc__memo_free(kc__call_memo* m) {
   kc__resolved_call_release(&m->call);
-  free(m);
+  kc__free(m);
 }
 
 void kc__memo_publish(const kc_op* op, const kc__resolved_call* f,
@@ -98,7 +98,7 @@ void kc__memo_publish(const kc_op* op, const kc__resolved_call* f,
   if (__atomic_load_n(&c->memos_made, __ATOMIC_RELAXED) >= KC__CALL_MEMO_MAX) {
     return;
   }
-  kc__call_memo* m = malloc(sizeof *m);
+  kc__call_memo* m = kc__malloc(sizeof *m);
   if (!m) return;
   m->entry = e;
   m->call = *f;
@@ -139,7 +139,7 @@ void kc__op_cache_clear(kc__op_cache* c) {
   for (size_t i = 0; t && i <= t->mask; ++i) {
     if (t->slots[i]) kc__cache_entry_free(t->slots[i]);
   }
-  free(t);
+  kc__free(t);
   while (c->retired_entries) {
     kc__cache_entry* next = c->retired_entries->retired_next;
     kc__cache_entry_free(c->retired_entries);
@@ -147,7 +147,7 @@ void kc__op_cache_clear(kc__op_cache* c) {
   }
   while (c->retired_tables) {
     kc__cache_table* next = c->retired_tables->retired_next;
-    free(c->retired_tables);
+    kc__free(c->retired_tables);
     c->retired_tables = next;
   }
   c->entries = 0;
@@ -178,7 +178,7 @@ static bool kc__cache_reserve(kc__op_cache* c) {
   kc__cache_table* old = c->table;
   if (old && (old->used + 1) * 2 <= old->mask + 1) return true;
   size_t cap = old ? (old->mask + 1) * 2 : 8;
-  kc__cache_table* t = calloc(1, sizeof *t + cap * sizeof(kc__cache_entry*));
+  kc__cache_table* t = kc__calloc(1, sizeof *t + cap * sizeof(kc__cache_entry*));
   if (!t) return false;
   t->mask = cap - 1;
   for (size_t i = 0; old && i <= old->mask; ++i) {
@@ -235,7 +235,7 @@ static kc_status* kc__cache_entry_create(const kc_op* op,
   const kc__op_schema* def = f->def;
   kc__kernel* kernel = NULL;
   KC_RETURN_IF_ERROR(kc__kernel_select(def, f->device.device_type, f->values, &kernel));
-  kc__cache_entry* e = calloc(1, sizeof *e);
+  kc__cache_entry* e = kc__calloc(1, sizeof *e);
   if (!e) {
     kc_object_release(KC_OBJECT(kernel));
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
@@ -246,8 +246,8 @@ static kc_status* kc__cache_entry_create(const kc_op* op,
   e->generation = generation;
   e->device = f->device;
   e->key_words = k->n;
-  e->key = malloc(k->n * sizeof *e->key);
-  e->values = calloc((size_t)def->num_attrs + 1, sizeof *e->values);
+  e->key = kc__malloc(k->n * sizeof *e->key);
+  e->values = kc__calloc((size_t)def->num_attrs + 1, sizeof *e->values);
   kc_status* st = NULL;
   if (!e->key || !e->values) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");

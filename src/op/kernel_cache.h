@@ -47,7 +47,7 @@ static inline void kc__key_build(kc__key* k, const kc__resolved_call* f) {
 }
 
 static inline void kc__key_free(kc__key* k) {
-  if (k->words != k->stack) free(k->words);
+  if (k->words != k->stack) kc__free(k->words);
 }
 
 /* Each word mixed on its own (the multiplications do not wait for one

@@ -175,7 +175,7 @@ static kc_status* kc__device_temp(kc_kernel_ctx* ctx, size_t size,
                             "%s: expected a power of two up to 256",
                             alignment, dev);
   }
-  kc__temp* t = malloc(sizeof *t);
+  kc__temp* t = kc__malloc(sizeof *t);
   if (!t) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
                             "out of memory allocating %zu temporary bytes",
@@ -185,7 +185,7 @@ static kc_status* kc__device_temp(kc_kernel_ctx* ctx, size_t size,
   kc_status* st = ctx->backend->alloc(ctx->device.device_id, size,
                                       ctx->stream, &p);
   if (st) {
-    free(t);
+    kc__free(t);
     kc_device_format(ctx->device, dev, sizeof dev);
     return kc_status_add_context(st, "allocating %zu temporary bytes on %s",
                                  size, dev);

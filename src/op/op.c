@@ -110,10 +110,10 @@ kc_status* kc_op_builder_create(const char* name, kc_op_builder** out_builder) {
                             "(room for the function name 'op.NAME'), got %zu",
                             KC__Q(v), KC__OP_NAME_MAX, v.size);
   }
-  kc_op_builder* b = calloc(1, sizeof *b);
-  if (b) b->def.name = malloc(v.size + 1);
+  kc_op_builder* b = kc__calloc(1, sizeof *b);
+  if (b) b->def.name = kc__malloc(v.size + 1);
   if (!b || !b->def.name) {
-    free(b);
+    kc__free(b);
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
                             "out of memory creating a builder for op %s",
                             KC__QS(name));
@@ -128,7 +128,7 @@ void kc_op_builder_destroy(kc_op_builder* builder) {
   if (!builder) return;
   kc__op_schema_clear(&builder->def);
   kc__first_error_deinit(&builder->error);
-  free(builder);
+  kc__free(builder);
 }
 
 /* A name already taken by an arg or an attr of the definition. */
@@ -212,11 +212,11 @@ static kc_status* kc__set_doc(kc_op_builder* b, const char* fn,
   char* copy = NULL;
   if (doc) {
     size_t n = strlen(doc) + 1;
-    copy = malloc(n);
+    copy = kc__malloc(n);
     if (!copy) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     memcpy(copy, doc, n);
   }
-  free(b->def.doc);
+  kc__free(b->def.doc);
   b->def.doc = copy;
   return NULL;
 }
@@ -466,7 +466,7 @@ static void kc__op_delete(kc_object* obj) {
   kc__owned_detach(&op->owned);
   kc__op_cache_deinit(&op->cache);
   kc__op_schema_clear(&op->def);
-  free(op);
+  kc__free(op);
 }
 
 /* Registers the op and its function together: in the plugin transaction
@@ -506,7 +506,7 @@ kc_status* kc_op_registry_register(kc_op_builder* b, uint32_t flags) {
   if (!st && b->def.shape_fn == kc_shape_fn_unchanged) {
     b->def.flags |= KC_OP_SYMBOLIC_SHAPES;
   }
-  kc_op* op = st ? NULL : calloc(1, sizeof *op);
+  kc_op* op = st ? NULL : kc__calloc(1, sizeof *op);
   if (!st && !op) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
@@ -594,7 +594,7 @@ static kc_op** kc__ops_alive_retained(size_t* out_count) {
   pthread_mutex_lock(&kc__ops_alive_mu);
   size_t n = 0;
   for (kc_op* op = kc__ops_alive; op; op = op->alive_next) ++n;
-  kc_op** list = calloc(n + 1, sizeof *list);
+  kc_op** list = kc__calloc(n + 1, sizeof *list);
   size_t k = 0;
   for (kc_op* op = kc__ops_alive; list && op; op = op->alive_next) {
     /* An op whose count reached 0 is waiting for this lock to leave. */
@@ -620,7 +620,7 @@ void kc_op_registry_reset(void) {
     kc__op_retire(KC_OBJECT(alive[i]));
     kc_object_release(KC_OBJECT(alive[i]));
   }
-  free(alive);
+  kc__free(alive);
 }
 
 /* ---- reading a definition ---------------------------------------------- */

@@ -136,8 +136,8 @@ static kc_status* kc__collect(kc__packed_call* c, const kc__op_schema* def,
 static kc_status* kc__op_packed(void* self, const kc_any* args, int32_t nargs,
                                 kc_any* ret) {
   const kc_op* op = self;
-  kc__packed_call* c = malloc(sizeof *c);
-  kc_tensor** outs = malloc(KC_OP_MAX_TENSORS * sizeof *outs);
+  kc__packed_call* c = kc__malloc(sizeof *c);
+  kc_tensor** outs = kc__malloc(KC_OP_MAX_TENSORS * sizeof *outs);
   kc_status* st = kc__op_check_live(op);
   if (st) {
     st = kc_status_add_context(st, "calling op %s", KC__QS(op->def.name));
@@ -157,7 +157,7 @@ static kc_status* kc__op_packed(void* self, const kc_any* args, int32_t nargs,
     *ret = kc_any_object(KC_OBJECT(outs[0]));
     n = 0;
   } else if (!st && n > 1) {
-    kc_any* list = malloc((size_t)n * sizeof *list);
+    kc_any* list = kc__malloc((size_t)n * sizeof *list);
     kc_array* array = NULL;
     if (!list) {
       st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
@@ -165,7 +165,7 @@ static kc_status* kc__op_packed(void* self, const kc_any* args, int32_t nargs,
       for (int32_t i = 0; i < n; ++i)
         list[i] = kc_any_object(KC_OBJECT(outs[i]));
       st = kc_array_create(NULL, list, (size_t)n, &array);
-      free(list);
+      kc__free(list);
     }
     if (!st) *ret = kc_any_object(KC_OBJECT(array));
   }
@@ -173,8 +173,8 @@ static kc_status* kc__op_packed(void* self, const kc_any* args, int32_t nargs,
   if (c) {
     for (int32_t i = 0; i < c->num_parsed; ++i) kc_any_release(&c->parsed[i]);
   }
-  free(c);
-  free(outs);
+  kc__free(c);
+  kc__free(outs);
   return st;
 }
 

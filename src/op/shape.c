@@ -20,7 +20,7 @@ void* kc__shape_ctx_alloc(kc_shape_ctx* ctx, size_t size) {
   kc__arena_block* b = ctx->blocks;
   if (!b || b->cap - b->used < size) {
     size_t cap = size > KC__ARENA_BLOCK ? size : KC__ARENA_BLOCK;
-    b = malloc(sizeof *b + cap);
+    b = kc__malloc(sizeof *b + cap);
     if (!b) return NULL;
     b->next = ctx->blocks;
     b->used = 0;
@@ -35,7 +35,7 @@ void* kc__shape_ctx_alloc(kc_shape_ctx* ctx, size_t size) {
 void kc__shape_ctx_free_all(kc_shape_ctx* ctx) {
   while (ctx->blocks) {
     kc__arena_block* next = ctx->blocks->next;
-    free(ctx->blocks);
+    kc__free(ctx->blocks);
     ctx->blocks = next;
   }
 }

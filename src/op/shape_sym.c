@@ -86,8 +86,8 @@ kc_status* kc__sym_assume(kc__sym_table* t, int32_t kind, int64_t lhs,
 }
 
 void kc__sym_table_clear(kc__sym_table* t) {
-  free(t->exprs);
-  free(t->assumptions);
+  kc__free(t->exprs);
+  kc__free(t->assumptions);
   *t = (kc__sym_table){0};
 }
 
@@ -239,7 +239,7 @@ kc_status* kc__symbolic_shapes_create(kc__sym_table* table,
                                       const kc_shape_handle* const* outputs,
                                       kc_symbolic_shapes** out) {
   kc_symbolic_shapes* s =
-      calloc(1, sizeof *s + (size_t)num_outputs * sizeof(kc__sym_output));
+      kc__calloc(1, sizeof *s + (size_t)num_outputs * sizeof(kc__sym_output));
   if (!s) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
                             "out of memory in symbolic shape inference");
@@ -262,7 +262,7 @@ kc_status* kc__symbolic_shapes_create(kc__sym_table* table,
 void kc_symbolic_shapes_destroy(kc_symbolic_shapes* shapes) {
   if (!shapes) return;
   kc__sym_table_clear(&shapes->table);
-  free(shapes);
+  kc__free(shapes);
 }
 
 int32_t kc_symbolic_shapes_get_output_count(const kc_symbolic_shapes* shapes) {

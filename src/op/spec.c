@@ -155,18 +155,10 @@ static kc_status* kc__expect(kc__lexer* lx, const char* punct,
   return kc__lex_next(lx);
 }
 
-static char* kc__strndup(const char* s, size_t n) {
-  char* d = malloc(n + 1);
-  if (!d) return NULL;
-  memcpy(d, s, n);
-  d[n] = '\0';
-  return d;
-}
-
 /* The spec with its ends trimmed and each run of blanks made one space. */
 static char* kc__normalise(const char* spec) {
   size_t n = strlen(spec);
-  char* out = malloc(n + 1);
+  char* out = kc__malloc(n + 1);
   if (!out) return NULL;
   size_t k = 0;
   bool blank = false;
@@ -249,7 +241,7 @@ static kc_status* kc__parse_float(kc__lexer* lx, double* out) {
 /* The text of the current string token, unescaped, as an owned value. */
 static kc_status* kc__string_value(kc__lexer* lx, kc_any* out) {
   kc_string_view t = kc__tok_text(lx);
-  char* buf = malloc(t.size);
+  char* buf = kc__malloc(t.size);
   if (!buf) return kc__oom(lx->what);
   size_t n = 0;
   for (size_t i = 1; i + 1 < t.size; ++i) {
@@ -263,7 +255,7 @@ static kc_status* kc__string_value(kc__lexer* lx, kc_any* out) {
   }
   kc_string_view v = {buf, n};
   kc_status* st = kc_any_from_string(NULL, v, out);
-  free(buf);
+  kc__free(buf);
   return st;
 }
 
@@ -387,7 +379,7 @@ static kc_status* kc__parse_value(kc__lexer* lx, const kc__attr_def* attr,
   kc_array* array = NULL;
   if (!st) st = kc_array_create(NULL, items, count, &array);
   for (size_t i = 0; i < count; ++i) kc_any_release(&items[i]);
-  free(items);
+  kc__free(items);
   if (!st) *out = kc_any_object(KC_OBJECT(array));
   return st;
 }
@@ -417,7 +409,7 @@ kc_status* kc__parse_attr_value(const kc__attr_def* attr, kc_string_view text,
     st = kc__expected(&lx, "the end of the value");
   }
   if (st) kc_any_release(out_value);
-  free(copy);
+  kc__free(copy);
   return kc_status_add_context(st, "attr %s (%s)", KC__QS(attr->name),
                                kc__attr_kind_name(attr));
 }
@@ -670,19 +662,19 @@ kc_status* kc__parse_arg_spec(const char* what, const char* spec,
 /* ======================================================================== */
 
 void kc__attr_def_clear(kc__attr_def* a) {
-  free(a->name);
-  free(a->spec);
-  for (int32_t i = 0; i < a->num_strings; ++i) free(a->strings[i]);
-  free(a->strings);
+  kc__free(a->name);
+  kc__free(a->spec);
+  for (int32_t i = 0; i < a->num_strings; ++i) kc__free(a->strings[i]);
+  kc__free(a->strings);
   kc_any_release(&a->default_value);
   memset(a, 0, sizeof *a);
 }
 
 void kc__arg_def_clear(kc__arg_def* a) {
-  free(a->name);
-  free(a->spec);
-  free(a->type_word);
-  free(a->number_word);
+  kc__free(a->name);
+  kc__free(a->spec);
+  kc__free(a->type_word);
+  kc__free(a->number_word);
   memset(a, 0, sizeof *a);
 }
 
@@ -694,11 +686,11 @@ void kc__op_schema_clear(kc__op_schema* def) {
   }
   for (int32_t i = 0; i < def->num_attrs; ++i)
     kc__attr_def_clear(&def->attrs[i]);
-  free(def->inputs);
-  free(def->outputs);
-  free(def->attrs);
-  free(def->name);
-  free(def->doc);
+  kc__free(def->inputs);
+  kc__free(def->outputs);
+  kc__free(def->attrs);
+  kc__free(def->name);
+  kc__free(def->doc);
   kc__op_gradient_destroy(def->gradient);
   kc__op_gradient_destroy(def->jvp);
   if (def->shape_data_deleter) def->shape_data_deleter(def->shape_data);

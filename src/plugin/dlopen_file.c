@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal/common.h"
 #include "plugin/dlopen_file.h"
 
 /* The ELF types of this process's class. */
@@ -119,13 +120,13 @@ kc_status* kc__dlopen_file(const char* path, void** out_handle) {
    * named on the command line means the file, so say so. */
   char* local = NULL;
   if (!strchr(path, '/')) {
-    local = malloc(strlen(path) + 3);
+    local = kc__malloc(strlen(path) + 3);
     if (!local) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     memcpy(local, "./", 2);
     memcpy(local + 2, path, strlen(path) + 1);
   }
   void* handle = dlopen(local ? local : path, RTLD_NOW | RTLD_LOCAL);
-  free(local);
+  kc__free(local);
   if (!handle) {
     const char* why = dlerror();
     return kc_status_create(KC_INVALID_ARGUMENT,
@@ -145,10 +146,10 @@ static char* kc__read_block(int fd, unsigned long long offset,
       size > (unsigned long long)file_size - offset) {
     return NULL;
   }
-  char* block = malloc((size_t)size + 1);
+  char* block = kc__malloc((size_t)size + 1);
   if (!block) return NULL;
   if (pread(fd, block, (size_t)size, (off_t)offset) != (ssize_t)size) {
-    free(block);
+    kc__free(block);
     return NULL;
   }
   block[size] = '\0';
@@ -197,9 +198,9 @@ char* kc__elf_symbol_names(const char* path, const char* prefix, bool defined) {
     const char* name = strings + sym.st_name;
     if (strncmp(name, prefix, strlen(prefix)) != 0) continue;
     size_t len = strlen(name) + 1;
-    char* grown = realloc(names, names_size + len + 1);
+    char* grown = kc__realloc(names, names_size + len + 1);
     if (!grown) {
-      free(names);
+      kc__free(names);
       names = NULL;
       goto done;
     }
@@ -209,9 +210,9 @@ char* kc__elf_symbol_names(const char* path, const char* prefix, bool defined) {
     names[names_size] = '\0';
   }
 done:
-  free(sections);
-  free(syms);
-  free(strings);
+  kc__free(sections);
+  kc__free(syms);
+  kc__free(strings);
   close(fd);
   return names;
 }

@@ -23,8 +23,8 @@ kc_status* kc__dlopen_file(const char* path, void** out_handle);
 
 /* The names of the dynamic symbols that the ELF file at `path` uses
  * without defining them (not weak ones) and that start with "kc_": the
- * functions of libkcall it calls directly. One malloc'd block, the caller's
- * to free, of NUL-terminated names ended by an empty one; NULL when there
+ * functions of libkcall it calls directly. One block, the caller's to
+ * kc__free, of NUL-terminated names ended by an empty one; NULL when there
  * are none, or when the file has no section headers or cannot be read that
  * far (kc__dlopen_file says what is wrong with it). */
 char* kc__elf_undefined_kc_names(const char* path);

@@ -22,17 +22,17 @@ static kc_plugin* kc__plugins;
 
 static char* kc__dup(const char* s) {
   size_t n = strlen(s);
-  char* d = malloc(n + 1);
+  char* d = kc__malloc(n + 1);
   if (d) memcpy(d, s, n + 1);
   return d;
 }
 
 /* Frees what a load filled in, leaving the record reusable. */
 static void kc__plugin_clear(kc_plugin* p) {
-  for (size_t i = 0; i < p->reg_count; ++i) free(p->regs[i].name);
-  free(p->regs);
-  free(p->name);
-  free(p->version);
+  for (size_t i = 0; i < p->reg_count; ++i) kc__free(p->regs[i].name);
+  kc__free(p->regs);
+  kc__free(p->name);
+  kc__free(p->version);
   p->regs = NULL;
   p->reg_count = 0;
   p->name = p->version = NULL;
@@ -104,7 +104,7 @@ static kc_status* kc__check_info(kc_plugin* p, const kc_plugin_info* info) {
 
 kc_status* kc__plugin_record_txn(kc_plugin* p, const kc__txn* txn) {
   if (txn->count == 0) return NULL;
-  p->regs = calloc(txn->count, sizeof *p->regs);
+  p->regs = kc__calloc(txn->count, sizeof *p->regs);
   if (!p->regs) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   for (size_t i = 0; i < txn->count; ++i) {
     const kc__reg_entry* e = txn->items[i].entry;
@@ -136,7 +136,7 @@ static kc_status* kc__run_plugin(kc_plugin* p, const char* tvm_prefix,
                                              "it with kc_plugin_load",
                                              KC_PLUGIN_ENTRY_SYMBOL)
                           : kc__tvm_module_run(p, names, tvm_prefix);
-      free(names);
+      kc__free(names);
       return st;
     }
     if (tvm_only) {
@@ -223,7 +223,7 @@ static kc_status* kc__refuse_direct_calls(const char* path, kc_status* st,
       if (!dlsym(*handle, n)) direct = n;
     }
     if (!direct) {
-      free(names);
+      kc__free(names);
       return NULL;
     }
     len = (int)strlen(direct);
@@ -237,7 +237,7 @@ static kc_status* kc__refuse_direct_calls(const char* path, kc_status* st,
       "and Python does not): " KC__DIRECT_CALL_ADVICE,
       len, direct);
   kc_status_destroy(st);
-  free(names);
+  kc__free(names);
   return refused;
 }
 
@@ -253,28 +253,38 @@ static kc_plugin* kc__plugin_by_handle(void* handle) {
   return NULL;
 }
 
+/* realpath(path) in kcall's memory (kc__free) into *out, NULL when the
+ * path has none; false when out of memory. */
+static bool kc__real_path(const char* path, char** out) {
+  char* libc = realpath(path, NULL); /* the C library's: free(), not kc__free */
+  *out = libc ? kc__strdup(libc) : NULL;
+  free(libc);
+  return !libc || *out;
+}
+
 /* With the mutex held: an unloaded record of the same file to reuse (so
  * that reloading a file costs no new record), or a new one in the list. */
 static kc_plugin* kc__plugin_record(const char* path) {
-  char* real = realpath(path, NULL);
+  char* real = NULL;
+  if (!kc__real_path(path, &real)) return NULL;
   for (kc_plugin* q = kc__plugins; real && q; q = q->next) {
     if (q->state == KC__PLUGIN_UNLOADED && q->real_path &&
         strcmp(q->real_path, real) == 0) {
-      free(real);
+      kc__free(real);
       char* given = strcmp(q->path, path) ? kc__dup(path) : NULL;
       if (given) { /* as given this time (kc_plugin_desc.path) */
-        free(q->path);
+        kc__free(q->path);
         q->path = given;
       }
       return q;
     }
   }
-  kc_plugin* p = calloc(1, sizeof *p);
+  kc_plugin* p = kc__calloc(1, sizeof *p);
   if (p) p->path = kc__dup(path);
   if (!p || !p->path) {
-    if (p) free(p->path);
-    free(p);
-    free(real);
+    if (p) kc__free(p->path);
+    kc__free(p);
+    kc__free(real);
     return NULL;
   }
   p->real_path = real;
@@ -294,10 +304,11 @@ static void kc__plugin_abandon(kc_plugin* p) {
   pthread_mutex_lock(&p->owner.mu);
   int64_t live = p->owner.live;
   pthread_mutex_unlock(&p->owner.mu);
-  if (live > 0 || !kc__owner_withdraw(&p->owner)) {
+  if (live > 0) {
     p->state = KC__PLUGIN_ORPHANED; /* never closed, never reused */
     return;
   }
+  kc__owner_withdraw(&p->owner);
   if (!p->keep_mapped) dlclose(p->handle);
   kc__plugin_clear(p);
   p->state = KC__PLUGIN_UNLOADED;
@@ -432,13 +443,7 @@ kc_status* kc_plugin_unload(kc_plugin* plugin) {
     if (!st) p->state = KC__PLUGIN_DEFUNCT;
   }
   if (!st) st = kc__plugin_wait_freed(p);
-  if (!st && !kc__owner_withdraw(&p->owner)) {
-    st = kc_status_create(KC_RESOURCE_EXHAUSTED,
-                          "plugin '%s': out of memory forgetting its file's "
-                          "segments; its registrations are removed; unload "
-                          "again",
-                          p->name);
-  }
+  if (!st) kc__owner_withdraw(&p->owner);
   if (!st) {
     if (!p->fini_ran) p->fini(kc_plugin_get_host_api());
     p->fini_ran = true;

@@ -77,7 +77,7 @@ kc_status* kc__plugin_load(const char* path, const char* tvm_prefix,
 
 /* The names NAME of the functions __tvm_ffi_NAME the file at `path`
  * defines (tvm-ffi's own __tvm_ffi__... left out), NUL-separated and ended
- * by an empty name, malloc'd; NULL when there are none. */
+ * by an empty name, kc__malloc'd; NULL when there are none. */
 char* kc__tvm_module_names(const char* path);
 
 /* Before dlopen of `path`: when the file uses libtvm_ffi's functions, loads

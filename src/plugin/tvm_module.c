@@ -31,7 +31,7 @@ char* kc__tvm_module_names(const char* path) {
     out += name_len;
   }
   if (out == 0) {
-    free(all);
+    kc__free(all);
     return NULL;
   }
   all[out] = '\0';
@@ -41,7 +41,7 @@ char* kc__tvm_module_names(const char* path) {
 kc_status* kc__tvm_module_prepare(const char* path) {
   char* uses = kc__elf_symbol_names(path, "TVMFFI", false);
   if (!uses) return NULL;
-  free(uses);
+  kc__free(uses);
   kc_status* st = NULL;
   (void)kc__tvm_api_get(&st);
   return st;
@@ -74,7 +74,7 @@ static char* kc__default_prefix(const char* path) {
   if (strncmp(base, "lib", 3) == 0 && base[3] && base[3] != '.') base += 3;
   size_t n = strcspn(base, ".");
   if (n == 0 || n > 200) n = n ? 200 : 0;
-  char* prefix = malloc(n + 1 + (n == 0 ? 6 : 0));
+  char* prefix = kc__malloc(n + 1 + (n == 0 ? 6 : 0));
   if (!prefix) return NULL;
   if (n == 0) {
     memcpy(prefix, "tvmffi", 7);
@@ -99,13 +99,13 @@ kc_status* kc__tvm_module_run(kc_plugin* p, const char* names,
   }
   kc_status* st = kc__check_prefix(prefix ? prefix : own_prefix);
   if (!st) {
-    p->name = strdup(prefix ? prefix : own_prefix);
-    p->version = strdup("tvm-ffi");
+    p->name = kc__strdup(prefix ? prefix : own_prefix);
+    p->version = kc__strdup("tvm-ffi");
     if (!p->name || !p->version) {
       st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     }
   }
-  free(own_prefix);
+  kc__free(own_prefix);
   if (st) return st;
   p->built_major = p->api_major = KC_API_VERSION_MAJOR;
   p->built_minor = p->api_minor = KC_API_VERSION_MINOR;

@@ -128,7 +128,7 @@ static void kc__count_cached_kernel(void* ctx, const kc__kernel* k) {
  * memory. */
 static bool kc__census_locked(kc__unload* u) {
   kc__owner* w = &u->p->owner;
-  u->uses = calloc((size_t)w->live + 1, sizeof *u->uses);
+  u->uses = kc__calloc((size_t)w->live + 1, sizeof *u->uses);
   if (!u->uses) return false;
   for (kc__owned* o = w->head; o; o = o->next) {
     kc__use* use = &u->uses[u->num_uses++];
@@ -271,7 +271,7 @@ static kc_status* kc__in_use(const kc__unload* u) {
 /* The census and its verdict: FAILED_PRECONDITION naming what is in
  * use, RESOURCE_EXHAUSTED, or NULL. */
 static kc_status* kc__check(kc__unload* u) {
-  free(u->uses);
+  kc__free(u->uses);
   u->uses = NULL;
   u->num_uses = 0;
   pthread_mutex_lock(&u->p->owner.mu);
@@ -319,8 +319,8 @@ kc_status* kc__plugin_unregister(kc_plugin* p) {
     kc__kernel_renumber_commit_locked(&u.renumber); /* the kernels' entries */
   }
   for (int i = 4; i > 0; --i) pthread_mutex_unlock(&u.regs[i - 1]->mu);
-  free(u.ours);
-  free(u.uses);
+  kc__free(u.ours);
+  kc__free(u.uses);
   return st;
 }
 
@@ -360,7 +360,7 @@ kc_status* kc__plugin_wait_freed(kc_plugin* p) {
   }
   pthread_mutex_unlock(&w->mu);
   pthread_mutex_unlock(&kc__registry_of_ops()->mu);
-  free(u.uses);
+  kc__free(u.uses);
   if (live == 0) return NULL;
   return kc_status_create(
       KC_FAILED_PRECONDITION,

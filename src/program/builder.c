@@ -50,11 +50,11 @@ static void kc__program_free(kc_program* p) {
       kc_program_destroy(in->computations[k]);
     }
   }
-  free(p->instrs);
-  free(p->params);
-  free(p->skipped);
+  kc__free(p->instrs);
+  kc__free(p->params);
+  kc__free(p->skipped);
   kc__arena_free(&p->arena);
-  free(p);
+  kc__free(p);
 }
 
 void kc__program_retain(kc_program* program) {
@@ -75,11 +75,11 @@ kc_status* kc_program_builder_create(kc_string_view name,
                             "kc_program_builder_create: out is NULL");
   }
   *out_builder = NULL;
-  kc_program_builder* b = calloc(1, sizeof *b);
-  kc_program* p = calloc(1, sizeof *p);
+  kc_program_builder* b = kc__calloc(1, sizeof *b);
+  kc_program* p = kc__calloc(1, sizeof *p);
   if (!b || !p) {
-    free(b);
-    free(p);
+    kc__free(b);
+    kc__free(p);
     return kc__builder_oom();
   }
   b->p = p;
@@ -97,7 +97,7 @@ void kc_program_builder_destroy(kc_program_builder* b) {
   if (!b) return;
   kc__program_free(b->p);
   kc__strmap_free(&b->names);
-  free(b);
+  kc__free(b);
 }
 
 /* Appends an instruction with a copy of `shape` and of the operand ids,
@@ -221,13 +221,13 @@ kc_status* kc_program_builder_add_tuple(kc_program_builder* b,
   KC_RETURN_IF_ERROR(
       kc__add(b, KC__OP_TUPLE, NULL, operands, num_operands, name, out_id, &in),
       "adding a tuple");
-  const kc_shape** elems = calloc(num_operands + 1, sizeof *elems);
+  const kc_shape** elems = kc__calloc(num_operands + 1, sizeof *elems);
   if (!elems) return kc__unadd(b, kc__builder_oom());
   for (size_t i = 0; i < num_operands; ++i) {
     elems[i] = b->p->instrs[operands[i]].shape;
   }
   kc_status* st = kc_shape_create_tuple(elems, num_operands, &in->shape);
-  free(elems);
+  kc__free(elems);
   return st ? kc__unadd(b, st) : NULL;
 }
 
@@ -332,10 +332,11 @@ kc_status* kc_program_builder_add_custom_call(kc_program_builder* b,
   const kc_attr_dict* attrs =
       KC_STRUCT_HAS(desc, kc_custom_call_desc, attrs) ? desc->attrs : NULL;
   if (!kc__attr_dict_copy(a, attrs, &in->attrs)) {
+    if (kc__attr_dict_well_formed(attrs)) return kc__unadd(b, kc__builder_oom());
     return kc__unadd(b, kc_status_create(KC_INVALID_ARGUMENT,
                                          "custom-call %s: malformed "
                                          "attributes (an unknown type, or NULL "
-                                         "data) or out of memory",
+                                         "data)",
                                          KC__QS(in->name)));
   }
   if (desc->num_aliases && !desc->aliases) {
@@ -394,9 +395,10 @@ kc_status* kc_program_builder_add_instruction(kc_program_builder* b,
                   name, out_id, &in));
   kc__arena* a = &b->p->arena;
   if (!kc__attr_dict_copy(a, desc->attrs, &in->attrs)) {
+    if (kc__attr_dict_well_formed(desc->attrs)) return kc__unadd(b, kc__builder_oom());
     return kc__unadd(b, kc_status_create(KC_INVALID_ARGUMENT,
                                          "%s '%s': malformed attributes (an unknown "
-                                         "type, or NULL data) or out of memory",
+                                         "type, or NULL data)",
                                          def->name, in->name));
   }
   kc_program** called = kc__arena_alloc(a, desc->num_computations * sizeof *called + 1);
@@ -479,7 +481,7 @@ kc_status* kc_program_builder_finish(kc_program_builder* b,
     if (p->instrs[i].def->kind == KC__INSTR_PARAMETER) p->num_params++;
   }
   if (!st && p->num_params) {
-    p->params = malloc(p->num_params * sizeof *p->params);
+    p->params = kc__malloc(p->num_params * sizeof *p->params);
     if (!p->params) st = kc__builder_oom();
     for (size_t i = 0; !st && i < p->num_params; ++i) p->params[i] = -1;
   }

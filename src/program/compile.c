@@ -86,19 +86,19 @@ static kc_status* kc__plan_parameter(kc__compiler* c, int32_t id) {
     first += p->instrs[p->params[k]].shape->leaf_count;
   }
   size_t n = 0;
-  const kc_shape** shapes = malloc(in->shape->leaf_count * sizeof *shapes + 1);
+  const kc_shape** shapes = kc__malloc(in->shape->leaf_count * sizeof *shapes + 1);
   if (!shapes) return kc__oom();
   kc__shape_leaves(in->shape, shapes, &n);
   for (size_t i = 0; i < n; ++i) {
     int32_t b = kc__new_buffer(c, KC__BUF_INPUT, shapes[i]->byte_size, -1, shapes[i]);
     if (b < 0) {
-      free(shapes);
+      kc__free(shapes);
       return kc__oom();
     }
     c->bufs[b].index = (int32_t)(first + i);
     leaves[i] = b;
   }
-  free(shapes);
+  kc__free(shapes);
   return NULL;
 }
 
@@ -227,12 +227,12 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
 static kc_status* kc__compile(kc__compiler* c) {
   const kc_program* p = c->p;
   kc_executable* exe = c->exe;
-  bool* live = calloc(p->count, sizeof *live);
-  c->pos_of = malloc(p->count * sizeof *c->pos_of);
-  c->leaf_base = malloc(p->count * sizeof *c->leaf_base);
-  exe->live_instr = malloc(p->count * sizeof *exe->live_instr);
+  bool* live = kc__calloc(p->count, sizeof *live);
+  c->pos_of = kc__malloc(p->count * sizeof *c->pos_of);
+  c->leaf_base = kc__malloc(p->count * sizeof *c->leaf_base);
+  exe->live_instr = kc__malloc(p->count * sizeof *exe->live_instr);
   if (!live || !c->pos_of || !c->leaf_base || !exe->live_instr) {
-    free(live);
+    kc__free(live);
     return kc__oom();
   }
   /* Live instructions get plan positions and are verified. */
@@ -247,9 +247,9 @@ static kc_status* kc__compile(kc__compiler* c) {
     exe->live_instr[exe->num_live++] = (int32_t)i;
     c->num_leaves += p->instrs[i].shape->leaf_count;
   }
-  free(live);
+  kc__free(live);
   if (st) return st;
-  c->leaf_buf = malloc((c->num_leaves + 1) * sizeof *c->leaf_buf);
+  c->leaf_buf = kc__malloc((c->num_leaves + 1) * sizeof *c->leaf_buf);
   if (!c->leaf_buf) return kc__oom();
   /* Buffers and steps, instruction by instruction. */
   KC_RETURN_IF_ERROR(kc__plan_inputs(c));
@@ -300,8 +300,8 @@ static kc_status* kc__group_dynamic_fills(kc_executable* exe, kc__fill* fills, s
   if (n > 1) qsort(fills, n, sizeof *fills, kc__fill_order); /* fills: NULL when n is 0 */
   size_t num = 0;
   for (size_t i = 0; i < exe->num_buffers; ++i) num += kc__is_dynamic(exe, (int32_t)i);
-  exe->dynamics = calloc(num + 1, sizeof *exe->dynamics);
-  exe->dynamic_targets = malloc((n + 1) * sizeof *exe->dynamic_targets);
+  exe->dynamics = kc__calloc(num + 1, sizeof *exe->dynamics);
+  exe->dynamic_targets = kc__malloc((n + 1) * sizeof *exe->dynamic_targets);
   if (!exe->dynamics || !exe->dynamic_targets) return kc__oom();
   for (size_t f = 0; f < n; ++f) exe->dynamic_targets[f] = fills[f].target;
   size_t f = 0;
@@ -321,7 +321,7 @@ static kc_status* kc__group_dynamic_fills(kc_executable* exe, kc__fill* fills, s
 
 /* The run loop's view of the steps (kc__hot_step). */
 static kc_status* kc__make_hot_steps(kc_executable* exe) {
-  exe->hot_steps = calloc(exe->num_steps + 1, sizeof *exe->hot_steps);
+  exe->hot_steps = kc__calloc(exe->num_steps + 1, sizeof *exe->hot_steps);
   if (!exe->hot_steps || exe->num_steps > UINT32_MAX) return kc__oom();
   for (size_t i = 0; i < exe->num_steps; ++i) {
     const kc__step* s = &exe->steps[i];
@@ -372,7 +372,7 @@ static kc_status* kc__finish_executable(kc__compiler* c) {
   exe->num_steps = c->num_steps;
   c->steps = NULL;
   KC_RETURN_IF_ERROR(kc__make_hot_steps(exe));
-  exe->static_fills = malloc((c->num_fills + 1) * sizeof *exe->static_fills);
+  exe->static_fills = kc__malloc((c->num_fills + 1) * sizeof *exe->static_fills);
   if (!exe->static_fills) return kc__oom();
   /* The dynamic fills move to the front of the compiler's array. */
   size_t num_dynamic = 0;
@@ -431,7 +431,7 @@ kc_status* kc_program_compile(const kc_program* program,
                             KC__QS(program->name), (int)platform);
   }
   /* The executable, then the compile into it. */
-  kc_executable* exe = calloc(1, sizeof *exe);
+  kc_executable* exe = kc__calloc(1, sizeof *exe);
   if (!exe) return kc__oom();
   pthread_mutex_init(&exe->runs_mu, NULL);
   exe->program = (kc_program*)(uintptr_t)program;
@@ -451,15 +451,15 @@ kc_status* kc_program_compile(const kc_program* program,
   exe->pos_of = c.pos_of;
   exe->leaf_base = c.leaf_base;
   exe->leaf_buf = c.leaf_buf;
-  free(c.bufs);
-  free(c.steps);
-  free(c.block);
-  free(c.fills);
-  free(c.table_fills);
-  free(c.aliases);
-  free(c.group_of);
-  free(c.group_first);
-  free(c.group_members);
+  kc__free(c.bufs);
+  kc__free(c.steps);
+  kc__free(c.block);
+  kc__free(c.fills);
+  kc__free(c.table_fills);
+  kc__free(c.aliases);
+  kc__free(c.group_of);
+  kc__free(c.group_first);
+  kc__free(c.group_members);
   if (st) {
     kc_executable_destroy(exe);
     return kc_status_add_context(st, "compiling %s", KC__QS(program->name));

@@ -161,11 +161,11 @@ kc_status* kc__plan_gpu_call(kc__compiler* c, int32_t id, const kc__xcall_target
   size_t k = 0;
   for (size_t i = 0; i < in->num_operands; ++i) {
     const kc_shape* shape = c->p->instrs[in->operands[i]].shape;
-    int32_t* leaves = malloc((shape->leaf_count + 1) * sizeof *leaves);
+    int32_t* leaves = kc__malloc((shape->leaf_count + 1) * sizeof *leaves);
     if (!leaves) return kc__oom();
     kc__call_operand_leaves(c, id, i, leaves);
     int32_t b = kc__gpu_entries(c, shape, leaves, arr, &k, true);
-    free(leaves);
+    kc__free(leaves);
     if (b < 0) return kc__oom();
   }
   if (kc__gpu_entries(c, in->shape, kc__leaves_of(c, id), arr, &k, false) < 0) return kc__oom();
@@ -225,7 +225,7 @@ kc_status* kc__finish_device(kc__compiler* c) {
   exe->table_fills = c->table_fills;
   exe->num_table_fills = c->num_table_fills;
   c->table_fills = NULL;
-  exe->input_staging = calloc(exe->num_inputs + 1, sizeof *exe->input_staging);
+  exe->input_staging = kc__calloc(exe->num_inputs + 1, sizeof *exe->input_staging);
   if (!exe->input_staging) return kc__oom();
   size_t off = 0;
   for (size_t i = 0; i < exe->num_inputs; ++i) {

@@ -121,30 +121,30 @@ void kc_executable_destroy(kc_executable* exe) {
   }
   if (exe->backend) kc__device_exe_free(exe);
   for (size_t i = exe->num_states; i-- > 0;) exe->states[i].deleter(exe->states[i].state);
-  free(exe->states);
+  kc__free(exe->states);
   for (size_t i = 0; i < exe->num_targets; ++i) kc_object_release(exe->targets[i]);
-  free(exe->targets);
+  kc__free(exe->targets);
   pthread_mutex_destroy(&exe->runs_mu);
-  free(exe->buffers);
-  free(exe->steps);
-  free(exe->hot_steps);
-  free(exe->live_instr);
-  free(exe->pos_of);
-  free(exe->leaf_base);
-  free(exe->leaf_buf);
-  free(exe->input_shapes);
-  free(exe->output_shapes);
-  free(exe->output_buffers);
-  free(exe->block_template);
-  free(exe->static_fills);
-  free(exe->dynamic_targets);
-  free(exe->dynamics);
-  free(exe->table_fills);
-  free(exe->stream_slots);
-  free(exe->input_staging);
+  kc__free(exe->buffers);
+  kc__free(exe->steps);
+  kc__free(exe->hot_steps);
+  kc__free(exe->live_instr);
+  kc__free(exe->pos_of);
+  kc__free(exe->leaf_base);
+  kc__free(exe->leaf_buf);
+  kc__free(exe->input_shapes);
+  kc__free(exe->output_shapes);
+  kc__free(exe->output_buffers);
+  kc__free(exe->block_template);
+  kc__free(exe->static_fills);
+  kc__free(exe->dynamic_targets);
+  kc__free(exe->dynamics);
+  kc__free(exe->table_fills);
+  kc__free(exe->stream_slots);
+  kc__free(exe->input_staging);
   kc__arena_free(&exe->arena);
   kc_program_destroy(exe->program);
-  free(exe);
+  kc__free(exe);
 }
 
 /* ---- steps ------------------------------------------------------------------- */
@@ -232,7 +232,7 @@ kc_status* kc__step_legacy_call(const kc__step* s, kc__run* run) {
       break;
   }
   if (KC__LIKELY(!xs.failed)) {
-    free(xs.message);
+    kc__free(xs.message);
     return NULL;
   }
   return kc__call_failed(&xs);
@@ -473,7 +473,7 @@ kc_status* kc_executable_execute(const kc_executable* executable,
   void* few[KC__FEW_OUTPUTS];
   void** data = exe->num_outputs <= KC__FEW_OUTPUTS
                     ? few
-                    : malloc(exe->num_outputs * sizeof *data);
+                    : kc__malloc(exe->num_outputs * sizeof *data);
   if (!data) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "running %s: out of memory",
                             KC__QS(exe->program->name));
@@ -491,7 +491,7 @@ kc_status* kc_executable_execute(const kc_executable* executable,
     st = kc_status_add_context(st, "running %s: output %zu", KC__QS(exe->program->name), made);
   }
   if (!st) st = kc__execute(exe, inputs, options, data);
-  if (data != few) free(data);
+  if (data != few) kc__free(data);
   if (st) {
     for (size_t i = 0; i < made; ++i) {
       kc_object_release(KC_OBJECT(out_outputs[i]));
@@ -595,7 +595,7 @@ kc_status* kc_executable_execute_into(const kc_executable* executable,
   for (size_t i = 0; i < num_outputs; ++i) KC_RETURN_IF_ERROR(kc__check_output(exe, i, outputs[i]));
   for (size_t i = 0; i < num_outputs; ++i) KC_RETURN_IF_ERROR(kc__check_overlap(exe, inputs, outputs, i));
   void* few[KC__FEW_OUTPUTS];
-  void** data = num_outputs <= KC__FEW_OUTPUTS ? few : malloc(num_outputs * sizeof *data);
+  void** data = num_outputs <= KC__FEW_OUTPUTS ? few : kc__malloc(num_outputs * sizeof *data);
   if (!data) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "running %s: out of memory",
                             KC__QS(exe->program->name));
@@ -604,7 +604,7 @@ kc_status* kc_executable_execute_into(const kc_executable* executable,
     data[i] = (char*)outputs[i]->data + outputs[i]->byte_offset;
   }
   kc_status* st = kc__execute(exe, inputs, options, data);
-  if (data != few) free(data);
+  if (data != few) kc__free(data);
   return st;
 }
 

@@ -68,7 +68,7 @@ kc_status* kc__device_run_init(const kc_executable* exe, kc__run* run) {
     run->host_tables = p;
     memset(run->host_tables, 0, exe->tables_bytes);
   }
-  run->key = calloc(exe->num_inputs + exe->num_outputs + 1, sizeof *run->key);
+  run->key = kc__calloc(exe->num_inputs + exe->num_outputs + 1, sizeof *run->key);
   if (!run->key) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory making a run's graph key");
   }
@@ -89,7 +89,7 @@ void kc__device_run_free(const kc_executable* exe, kc__run* run) {
   kc_status_destroy(be->free(ord, run->dev_inputs, NULL));
   if (run->host_tables) be->host_free(ord, run->host_tables);
   if (run->host_inputs) be->host_free(ord, run->host_inputs);
-  free(run->key);
+  kc__free(run->key);
 }
 
 /* ---- steps -------------------------------------------------------------------- */
@@ -145,12 +145,12 @@ kc_status* kc__step_gpu_call(const kc__step* s, kc__run* run) {
   kc_xcall_status xs = {false, NULL, 0, s->target->user};
   ((kc_xcall_gpu_status_fn)s->fn)(run->stream, buffers, s->opaque, s->opaque_size, &xs);
   if (KC__LIKELY(!xs.failed)) {
-    free(xs.message);
+    kc__free(xs.message);
     return NULL;
   }
   kc_status* st = kc_status_create(KC_INTERNAL, "%s",
                                    xs.message ? xs.message : "failed (no message)");
-  free(xs.message);
+  kc__free(xs.message);
   return st;
 }
 

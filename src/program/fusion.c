@@ -163,12 +163,12 @@ static int kc__int32_order(const void* a, const void* b) {
 kc_status* kc__fusion_find(kc__compiler* c) {
   const kc_program* p = c->p;
   kc_executable* exe = c->exe;
-  c->group_of = malloc((p->count + 1) * sizeof *c->group_of);
-  c->group_first = malloc((p->count + 1) * sizeof *c->group_first);
-  c->group_members = malloc((p->count + 1) * sizeof *c->group_members);
-  int32_t* users = calloc(p->count + 1, sizeof *users);
+  c->group_of = kc__malloc((p->count + 1) * sizeof *c->group_of);
+  c->group_first = kc__malloc((p->count + 1) * sizeof *c->group_first);
+  c->group_members = kc__malloc((p->count + 1) * sizeof *c->group_members);
+  int32_t* users = kc__calloc(p->count + 1, sizeof *users);
   if (!c->group_of || !c->group_first || !c->group_members || !users) {
-    free(users);
+    kc__free(users);
     return kc__oom();
   }
   for (size_t i = 0; i < p->count; ++i) c->group_of[i] = -1;
@@ -202,7 +202,7 @@ kc_status* kc__fusion_find(kc__compiler* c) {
     c->group_first[id] = (int32_t)used;
     used += (size_t)g.num;
   }
-  free(users);
+  kc__free(users);
   return NULL;
 }
 

@@ -552,7 +552,7 @@ kc_status* kc__gemm_f32_batched(const kc__gemm_f32_kernel* kernel, const float* 
   float* packed = NULL;
   if (floats / (size_t)k / (size_t)nr != panels ||
       floats > (SIZE_MAX - panels) / sizeof(float) - a_floats ||
-      posix_memalign((void**)&packed, 64, (floats + a_floats) * sizeof(float) + panels) != 0) {
+      !(packed = kc__aligned_alloc(64, (floats + a_floats) * sizeof(float) + panels))) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
                             "out of memory packing the %lld x %lld operand of a dot",
                             (long long)k, (long long)n);
@@ -573,7 +573,7 @@ kc_status* kc__gemm_f32_batched(const kc__gemm_f32_kernel* kernel, const float* 
   } else {
     kc__gemm_participant(&job, 0, 1);
   }
-  free(packed);
+  kc__free(packed);
   return NULL;
 }
 

@@ -71,11 +71,11 @@ static kc_status* kc__point_at_call_operands(kc__compiler* c, int32_t id, size_t
   const kc__instr* in = &c->p->instrs[id];
   for (size_t i = 0; i < in->num_operands; ++i) {
     const kc_shape* shape = c->p->instrs[in->operands[i]].shape;
-    int32_t* leaves = malloc((shape->leaf_count + 1) * sizeof *leaves);
+    int32_t* leaves = kc__malloc((shape->leaf_count + 1) * sizeof *leaves);
     if (!leaves) return kc__oom();
     kc__call_operand_leaves(c, id, i, leaves);
     bool ok = kc__point_at_leaves(c, ins + i * sizeof(void*), shape, leaves);
-    free(leaves);
+    kc__free(leaves);
     if (!ok) return kc__oom();
   }
   return NULL;
@@ -108,11 +108,11 @@ static kc_status* kc__call_leaves(kc__compiler* c, int32_t id, const kc_shape***
     nargs += c->p->instrs[in->operands[i]].shape->leaf_count;
   }
   size_t nres = in->shape->leaf_count;
-  const kc_shape** shapes = malloc((nargs + nres + 1) * sizeof *shapes);
-  int32_t* bufs = malloc((nargs + nres + 1) * sizeof *bufs);
+  const kc_shape** shapes = kc__malloc((nargs + nres + 1) * sizeof *shapes);
+  int32_t* bufs = kc__malloc((nargs + nres + 1) * sizeof *bufs);
   if (!shapes || !bufs) {
-    free(shapes);
-    free(bufs);
+    kc__free(shapes);
+    kc__free(bufs);
     return kc__oom();
   }
   size_t n = 0;
@@ -213,7 +213,7 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
   size_t num_attrs = 0;
   kc_status* st = kc__typed_call_attrs(exe, in, sig, shapes, nargs, nres, &attrs, &num_attrs);
   /* The frame and its DLTensors, first as a local copy for INSTANTIATE. */
-  DLTensor* tensors = st ? NULL : calloc(nargs + nres + 1, sizeof *tensors);
+  DLTensor* tensors = st ? NULL : kc__calloc(nargs + nres + 1, sizeof *tensors);
   if (!st && !tensors) st = kc__oom();
   for (size_t i = 0; !st && i < nargs + nres; ++i) {
     tensors[i].device = exe->backend ? exe->device : kc_device_cpu();
@@ -298,9 +298,9 @@ kc_status* kc__plan_typed_call(kc__compiler* c, int32_t id, int32_t pos,
       s->frame_offset = frame_off;
     }
   }
-  free(tensors);
-  free(shapes);
-  free(bufs);
+  kc__free(tensors);
+  kc__free(shapes);
+  kc__free(bufs);
   return st;
 }
 
@@ -368,7 +368,7 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
                                   .pool = exe->pool,
                                   .run = NULL};
   kc__xla_layout l = kc__xla_layout_of(n);
-  char* local = st ? NULL : calloc(1, l.total);
+  char* local = st ? NULL : kc__calloc(1, l.total);
   if (!st && !local) st = kc__oom();
   if (!st) {
     kc__xla_frame_describe(kc__xla_frame_write(local, &l, nargs, nres, arg_types, ret_types,
@@ -423,9 +423,9 @@ kc_status* kc__plan_xla_call(kc__compiler* c, int32_t id, const kc__xcall_target
       s->frame_offset = off;
     }
   }
-  free(local);
-  free(shapes);
-  free(bufs);
+  kc__free(local);
+  kc__free(shapes);
+  kc__free(bufs);
   return st;
 }
 

@@ -49,19 +49,19 @@ typedef struct kc__control_plan {
 static void kc__control_plan_free(void* thing) {
   kc__control_plan* plan = thing;
   for (size_t i = 0; i < plan->num_exes; ++i) kc_executable_destroy(plan->exes[i]);
-  free(plan->exes);
-  free(plan->leaves);
-  free(plan);
+  kc__free(plan->exes);
+  kc__free(plan->leaves);
+  kc__free(plan);
 }
 
 static kc_status* kc__control_prepare(const kc_program* p, const kc__instr* in,
                                       const kc__prepare_ctx* ctx, const void** out) {
   KC__UNUSED(p);
-  kc__control_plan* plan = calloc(1, sizeof *plan);
+  kc__control_plan* plan = kc__calloc(1, sizeof *plan);
   size_t leaves = kc_shape_get_leaf_count(in->shape);
   if (plan) {
-    plan->exes = calloc(in->num_computations, sizeof *plan->exes);
-    plan->leaves = calloc(leaves + 1, sizeof *plan->leaves);
+    plan->exes = kc__calloc(in->num_computations, sizeof *plan->exes);
+    plan->leaves = kc__calloc(leaves + 1, sizeof *plan->leaves);
   }
   kc_status* st = NULL;
   if (!plan || !plan->exes || !plan->leaves) {
@@ -114,11 +114,11 @@ static kc_status* kc__run_called(const kc_executable* exe, const kc_shape* const
                                  bool* out_pred) {
   DLTensor local[16];
   const DLTensor* local_ptrs[16];
-  DLTensor* tensors = n <= 16 ? local : malloc(n * sizeof *tensors);
-  const DLTensor** ptrs = n <= 16 ? local_ptrs : malloc(n * sizeof *ptrs);
+  DLTensor* tensors = n <= 16 ? local : kc__malloc(n * sizeof *tensors);
+  const DLTensor** ptrs = n <= 16 ? local_ptrs : kc__malloc(n * sizeof *ptrs);
   kc_tensor* out_local[16];
   size_t nout = results ? num_results : 1;
-  kc_tensor** outs = nout <= 16 ? out_local : calloc(nout, sizeof *outs);
+  kc_tensor** outs = nout <= 16 ? out_local : kc__calloc(nout, sizeof *outs);
   kc_status* st = NULL;
   if (!tensors || !ptrs || !outs) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
@@ -140,9 +140,9 @@ static kc_status* kc__run_called(const kc_executable* exe, const kc_shape* const
     }
     for (size_t i = 0; i < nout; ++i) kc_object_release(KC_OBJECT(outs[i]));
   }
-  if (tensors != local) free(tensors);
-  if (ptrs != local_ptrs) free((void*)ptrs);
-  if (outs != out_local) free(outs);
+  if (tensors != local) kc__free(tensors);
+  if (ptrs != local_ptrs) kc__free((void*)ptrs);
+  if (outs != out_local) kc__free(outs);
   return st;
 }
 
@@ -194,7 +194,7 @@ static kc_status* kc__while_kernel(const kc__instr_kernel_ctx* ctx, void* out,
    * pointers, then the scratch set (aligned as kcall aligns buffers). */
   size_t head = (3 * n * sizeof(void*) + 2 * n * sizeof(DLTensor) + 2 * n * sizeof(void*) + 63) &
                 ~(size_t)63;
-  char* mem = aligned_alloc(64, head + scratch_bytes + 64);
+  char* mem = kc__aligned_alloc(64, head + scratch_bytes + 64);
   if (!mem) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   void** from = (void**)(void*)mem;
   void** state = from + n;
@@ -240,7 +240,7 @@ static kc_status* kc__while_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       memcpy(state[i], spare[i], kc_shape_get_byte_size(plan->leaves[i]));
     }
   }
-  free(mem);
+  kc__free(mem);
   return st;
 }
 
@@ -292,9 +292,9 @@ static kc_status* kc__conditional_kernel(const kc__instr_kernel_ctx* ctx, void* 
   }
   const kc_shape* arg = kc__op_operand(p, in, branch + 1);
   size_t n = kc_shape_get_leaf_count(arg);
-  const kc_shape** shapes = calloc(n + 1, sizeof *shapes);
-  void** args = calloc(n + 1, sizeof *args);
-  void** results = calloc(plan->num_leaves + 1, sizeof *results);
+  const kc_shape** shapes = kc__calloc(n + 1, sizeof *shapes);
+  void** args = kc__calloc(n + 1, sizeof *args);
+  void** results = kc__calloc(plan->num_leaves + 1, sizeof *results);
   kc_status* st = NULL;
   if (!shapes || !args || !results) {
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
@@ -307,9 +307,9 @@ static kc_status* kc__conditional_kernel(const kc__instr_kernel_ctx* ctx, void* 
                         plan->num_leaves, NULL);
     if (st) st = kc_status_add_context(st, "in branch %zu", branch);
   }
-  free(shapes);
-  free(args);
-  free(results);
+  kc__free(shapes);
+  kc__free(args);
+  kc__free(results);
   return st;
 }
 

@@ -603,7 +603,7 @@ static kc_status* kc__conv_gemm(const kc__conv_plan* plan, const float* x, const
   float* cols = NULL;
   kc_status* st = NULL;
   if (!plan->rhs_packed) {
-    wpack = malloc((size_t)(k * n) * sizeof *wpack + 1);
+    wpack = kc__malloc((size_t)(k * n) * sizeof *wpack + 1);
     if (!wpack) goto oom;
     int64_t wi[KC__CONV_MAX_SP] = {0};
     for (int64_t s = 0; s < plan->window_count; ++s) {
@@ -622,7 +622,7 @@ static kc_status* kc__conv_gemm(const kc__conv_plan* plan, const float* x, const
   }
   float* c = y;
   if (!plan->out_packed) {
-    ypack = malloc((size_t)(m * n) * sizeof *ypack + 1);
+    ypack = kc__malloc((size_t)(m * n) * sizeof *ypack + 1);
     if (!ypack) goto oom;
     c = ypack;
   }
@@ -632,7 +632,7 @@ static kc_status* kc__conv_gemm(const kc__conv_plan* plan, const float* x, const
     int64_t rows = k > 0 ? KC__CONV_CHUNK_FLOATS / k : m;
     if (rows < 1) rows = 1;
     if (rows > m) rows = m;
-    cols = malloc((size_t)(rows * k) * sizeof *cols + 1);
+    cols = kc__malloc((size_t)(rows * k) * sizeof *cols + 1);
     if (!cols) goto oom;
     kc__conv_run run = {.plan = plan, .lhs = x, .cols = cols, .k = k};
     for (int64_t r0 = 0; r0 < m && !st; r0 += rows) {
@@ -662,14 +662,14 @@ static kc_status* kc__conv_gemm(const kc__conv_plan* plan, const float* x, const
     box.dst_stride[plan->nsp + 1] = plan->out_f;
     kc__box_copy(&box, (const char*)ypack, (char*)y, sizeof(float));
   }
-  free(wpack);
-  free(ypack);
-  free(cols);
+  kc__free(wpack);
+  kc__free(ypack);
+  kc__free(cols);
   return st;
 oom:
-  free(wpack);
-  free(ypack);
-  free(cols);
+  kc__free(wpack);
+  kc__free(ypack);
+  kc__free(cols);
   return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory in a convolution");
 }
 
@@ -685,17 +685,17 @@ static kc_status* kc__conv_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   void* ws = NULL;
   void* ys = NULL;
   if (plan->lhs_type != ct) {
-    xs = malloc((size_t)plan->lhs_count * es + 1);
+    xs = kc__malloc((size_t)plan->lhs_count * es + 1);
     if (xs) kc__conv_load(plan->lhs_type, x, plan->lhs_count, plan->f64, xs);
     x = xs;
   }
   if (plan->rhs_type != ct) {
-    ws = malloc((size_t)plan->rhs_count * es + 1);
+    ws = kc__malloc((size_t)plan->rhs_count * es + 1);
     if (ws) kc__conv_load(plan->rhs_type, w, plan->rhs_count, plan->f64, ws);
     w = ws;
   }
   if (plan->out_type != ct) {
-    ys = malloc((size_t)plan->out_count * es + 1);
+    ys = kc__malloc((size_t)plan->out_count * es + 1);
     y = ys;
   }
   kc_status* st = NULL;
@@ -708,7 +708,7 @@ static kc_status* kc__conv_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   } else {
     /* One row of sums per participant of the pool's loop. */
     int32_t threads = ctx->pool ? kc_thread_pool_get_size(ctx->pool) : 1;
-    void* scratch = malloc((size_t)threads * (size_t)plan->out_feat * es + 1);
+    void* scratch = kc__malloc((size_t)threads * (size_t)plan->out_feat * es + 1);
     if (!scratch) {
       st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory in a convolution");
     } else {
@@ -721,13 +721,13 @@ static kc_status* kc__conv_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       } else {
         fn(&run, 0, positions, 0);
       }
-      free(scratch);
+      kc__free(scratch);
     }
   }
   if (!st && ys) kc__conv_store(plan->out_type, ys, plan->out_count, plan->f64, out);
-  free(xs);
-  free(ws);
-  free(ys);
+  kc__free(xs);
+  kc__free(ws);
+  kc__free(ys);
   return st;
 }
 

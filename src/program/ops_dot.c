@@ -356,7 +356,7 @@ static kc_status* kc__dot_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   size_t c_room = convert_c ? (size_t)c_count * es : 0;
   char* scratch = NULL;
   if (a_room + b_room + c_room > 0) {
-    scratch = malloc(a_room + b_room + c_room);
+    scratch = kc__malloc(a_room + b_room + c_room);
     if (!scratch) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory in a dot");
     char* at = scratch;
     if (convert_a) {
@@ -412,7 +412,7 @@ static kc_status* kc__dot_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   if (!st && convert_c) {
     kc__dot_convert(plan->dtype, plan->result_type, result, out, c_count);
   }
-  free(scratch);
+  kc__free(scratch);
   return st;
 }
 

@@ -354,13 +354,13 @@ static bool kc__fft_run(const kc__fft_plan* plan, const void* in, void* out, int
   int64_t count = block * batch, rows = count / dims[nd - 1];
   if (count == 0) return true;
   int64_t row_n = plan->max_m > last ? plan->max_m : last;
-  double* work = malloc((size_t)count * 2 * sizeof *work);
-  double* row = malloc((size_t)row_n * 2 * sizeof *row);
-  double* scratch = malloc((size_t)plan->max_m * 2 * sizeof *scratch);
+  double* work = kc__malloc((size_t)count * 2 * sizeof *work);
+  double* row = kc__malloc((size_t)row_n * 2 * sizeof *row);
+  double* scratch = kc__malloc((size_t)plan->max_m * 2 * sizeof *scratch);
   if (!work || !row || !scratch) {
-    free(work);
-    free(row);
-    free(scratch);
+    kc__free(work);
+    kc__free(row);
+    kc__free(scratch);
     return false;
   }
   const kc__fft_len* fl = &plan->lens[nd - 1];
@@ -420,9 +420,9 @@ static bool kc__fft_run(const kc__fft_plan* plan, const void* in, void* out, int
     default:
       break;
   }
-  free(work);
-  free(row);
-  free(scratch);
+  kc__free(work);
+  kc__free(row);
+  kc__free(scratch);
   return true;
 }
 

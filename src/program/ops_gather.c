@@ -617,22 +617,22 @@ static kc_status* kc__gs_read(const kc_program* p, const kc__instr* in, kc__gs_p
 }
 
 static kc_status* kc__gs_verify(const kc_program* p, const kc__instr* in) {
-  kc__gs_plan* plan = calloc(1, sizeof *plan);
+  kc__gs_plan* plan = kc__calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__gs_read(p, in, plan);
-  free(plan);
+  kc__free(plan);
   return st;
 }
 
 static void kc__gs_plan_free(void* thing) {
   kc__gs_plan* plan = thing;
   kc_executable_destroy(plan->combiner);
-  free(plan);
+  kc__free(plan);
 }
 
 static kc_status* kc__gs_prepare(const kc_program* p, const kc__instr* in,
                                  const kc__prepare_ctx* ctx, const void** out) {
-  kc__gs_plan* plan = calloc(1, sizeof *plan);
+  kc__gs_plan* plan = kc__calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__gs_read(p, in, plan);
   if (!st && plan->scatter && plan->op == 0 && !plan->assign) {

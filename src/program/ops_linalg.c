@@ -445,7 +445,7 @@ static kc_status* kc__la_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   size_t ibytes = (size_t)P->liwork * isz;
   char* ws = NULL;
   if (wbytes + rbytes + ibytes) {
-    ws = malloc(wbytes + rbytes + ibytes + 16);
+    ws = kc__malloc(wbytes + rbytes + ibytes + 16);
     if (!ws) {
       return kc_status_create(KC_RESOURCE_EXHAUSTED,
                               "custom call '%s': out of memory for a LAPACK workspace of %zu "
@@ -552,7 +552,7 @@ static kc_status* kc__la_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     case KC__LA_NUM_ROUTINES:
       break;
   }
-  free(ws);
+  kc__free(ws);
   return NULL;
 }
 

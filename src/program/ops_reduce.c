@@ -272,22 +272,22 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
 }
 
 static kc_status* kc__reduce_verify(const kc_program* p, const kc__instr* in) {
-  kc__reduce_plan* plan = calloc(1, sizeof *plan);
+  kc__reduce_plan* plan = kc__calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__reduce_read(p, in, plan);
-  free(plan);
+  kc__free(plan);
   return st;
 }
 
 static void kc__reduce_plan_free(void* thing) {
   kc__reduce_plan* plan = thing;
   kc_executable_destroy(plan->reducer);
-  free(plan);
+  kc__free(plan);
 }
 
 static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
                                      const kc__prepare_ctx* ctx, const void** out) {
-  kc__reduce_plan* plan = calloc(1, sizeof *plan);
+  kc__reduce_plan* plan = kc__calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__reduce_read(p, in, plan);
   if (!st && plan->op == 0 && plan->arg == 0) {

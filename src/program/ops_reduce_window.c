@@ -226,18 +226,18 @@ static kc_status* kc__rw_read(const kc_program* p, const kc__instr* in, kc__rw_p
 }
 
 static kc_status* kc__rw_verify(const kc_program* p, const kc__instr* in) {
-  kc__rw_plan* plan = calloc(1, sizeof *plan);
+  kc__rw_plan* plan = kc__calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__rw_read(p, in, plan);
-  free(plan);
+  kc__free(plan);
   return st;
 }
 
 static void kc__rw_plan_free(void* thing) {
   kc__rw_plan* plan = thing;
   kc_executable_destroy(plan->reducer);
-  for (int32_t d = 0; d < KC__RW_MAX_RANK; ++d) free(plan->pos[d]);
-  free(plan);
+  for (int32_t d = 0; d < KC__RW_MAX_RANK; ++d) kc__free(plan->pos[d]);
+  kc__free(plan);
 }
 
 /* The position tables and the native loop's rows. */
@@ -245,7 +245,7 @@ static bool kc__rw_tables(kc__rw_plan* plan) {
   int32_t rank = plan->rank;
   for (int32_t d = 0; d < rank; ++d) {
     size_t count = (size_t)(plan->out_dims[d] * plan->size[d]);
-    plan->pos[d] = malloc(count * sizeof(int64_t) + 1);
+    plan->pos[d] = kc__malloc(count * sizeof(int64_t) + 1);
     if (!plan->pos[d]) return false;
     for (int64_t o = 0; o < plan->out_dims[d]; ++o) {
       for (int64_t w = 0; w < plan->size[d]; ++w) {
@@ -272,7 +272,7 @@ static bool kc__rw_tables(kc__rw_plan* plan) {
 
 static kc_status* kc__rw_prepare(const kc_program* p, const kc__instr* in,
                                  const kc__prepare_ctx* ctx, const void** out) {
-  kc__rw_plan* plan = calloc(1, sizeof *plan);
+  kc__rw_plan* plan = kc__calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__rw_read(p, in, plan);
   if (!st && !kc__rw_tables(plan)) st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");

@@ -210,10 +210,10 @@ static kc_status* kc__sas_read(const kc_program* p, const kc__instr* in, kc__sas
 }
 
 static kc_status* kc__sas_verify(const kc_program* p, const kc__instr* in) {
-  kc__sas_plan* plan = calloc(1, sizeof *plan);
+  kc__sas_plan* plan = kc__calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__sas_read(p, in, plan);
-  free(plan);
+  kc__free(plan);
   return st;
 }
 
@@ -221,12 +221,12 @@ static void kc__sas_plan_free(void* thing) {
   kc__sas_plan* plan = thing;
   kc_executable_destroy(plan->select_exe);
   kc_executable_destroy(plan->scatter_exe);
-  free(plan);
+  kc__free(plan);
 }
 
 static kc_status* kc__sas_prepare(const kc_program* p, const kc__instr* in,
                                   const kc__prepare_ctx* ctx, const void** out) {
-  kc__sas_plan* plan = calloc(1, sizeof *plan);
+  kc__sas_plan* plan = kc__calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__sas_read(p, in, plan);
   if (!st && plan->cmp == 0) st = kc__prepare_compile(ctx, in->computations[0], &plan->select_exe);

@@ -339,22 +339,22 @@ static kc_status* kc__sort_read(const kc_program* p, const kc__instr* in, kc__so
 }
 
 static kc_status* kc__sort_verify(const kc_program* p, const kc__instr* in) {
-  kc__sort_plan* plan = calloc(1, sizeof *plan);
+  kc__sort_plan* plan = kc__calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__sort_read(p, in, plan);
-  free(plan);
+  kc__free(plan);
   return st;
 }
 
 static void kc__sort_plan_free(void* thing) {
   kc__sort_plan* plan = thing;
   kc_executable_destroy(plan->comparator);
-  free(plan);
+  kc__free(plan);
 }
 
 static kc_status* kc__sort_prepare(const kc_program* p, const kc__instr* in,
                                    const kc__prepare_ctx* ctx, const void** out) {
-  kc__sort_plan* plan = calloc(1, sizeof *plan);
+  kc__sort_plan* plan = kc__calloc(1, sizeof *plan);
   if (!plan) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = kc__sort_read(p, in, plan);
   if (!st && plan->key == KC__KEY_NONE) {
@@ -439,11 +439,11 @@ static kc_status* kc__sort_rows(const kc__sort_plan* plan, void* out, const void
                                 int64_t begin, int64_t end) {
   size_t n = plan->n;
   int64_t len = plan->len;
-  int32_t* idx = malloc((size_t)len * 2 * sizeof *idx);
-  uint64_t* keys = plan->key ? malloc((size_t)len * sizeof *keys) : NULL;
+  int32_t* idx = kc__malloc((size_t)len * 2 * sizeof *idx);
+  uint64_t* keys = plan->key ? kc__malloc((size_t)len * sizeof *keys) : NULL;
   if (!idx || (plan->key && !keys)) {
-    free(idx);
-    free(keys);
+    kc__free(idx);
+    kc__free(keys);
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "sort: out of memory for a row of %lld",
                             (long long)len);
   }
@@ -486,8 +486,8 @@ static kc_status* kc__sort_rows(const kc__sort_plan* plan, void* out, const void
       }
     }
   }
-  free(idx);
-  free(keys);
+  kc__free(idx);
+  kc__free(keys);
   return c.st ? kc_status_add_context(c.st, "in the comparator") : NULL;
 }
 
@@ -611,11 +611,11 @@ static kc_status* kc__topk_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   const kc__sort_plan* plan = ctx->data;
   int64_t len = plan->len, k = plan->k;
   if (len == 0 || k == 0 || plan->outer == 0) return NULL;
-  int32_t* idx = malloc((size_t)len * 2 * sizeof *idx);
-  uint64_t* keys = malloc((size_t)len * sizeof *keys);
+  int32_t* idx = kc__malloc((size_t)len * 2 * sizeof *idx);
+  uint64_t* keys = kc__malloc((size_t)len * sizeof *keys);
   if (!idx || !keys) {
-    free(idx);
-    free(keys);
+    kc__free(idx);
+    kc__free(keys);
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "topk: out of memory for a row of %lld",
                             (long long)len);
   }
@@ -633,8 +633,8 @@ static kc_status* kc__topk_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       indices[o * k + j] = idx[j];
     }
   }
-  free(idx);
-  free(keys);
+  kc__free(idx);
+  kc__free(keys);
   return NULL;
 }
 

@@ -132,11 +132,11 @@ static kc_status* kc__check_tuple(kc__hlo_parser* p, const kc__hlo_instr* ins) {
   }
   if (ok) return NULL;
   kc_shape* derived = NULL;
-  const kc_shape** elems = calloc(n + 1, sizeof *elems);
+  const kc_shape** elems = kc__calloc(n + 1, sizeof *elems);
   if (!elems) return kc__parse_oom();
   for (size_t i = 0; i < n; ++i) elems[i] = kc__operand_shape(p, i);
   kc_status* st = kc_shape_create_tuple(elems, n, &derived);
-  free(elems);
+  kc__free(elems);
   if (st) return st;
   st = kc__check_shape(p, ins, derived, "the tuple of its operands");
   kc_shape_destroy(derived);

@@ -477,7 +477,7 @@ static const kc_attr* kc__attr_duplicate(const kc_attr* entries, size_t n,
     }
     return NULL;
   }
-  const kc_attr** sorted = malloc(n * sizeof *sorted);
+  const kc_attr** sorted = kc__malloc(n * sizeof *sorted);
   if (!sorted) {
     *out_oom = true;
     return NULL;
@@ -491,7 +491,7 @@ static const kc_attr* kc__attr_duplicate(const kc_attr* entries, size_t n,
       if (!dup || later < dup) dup = later;
     }
   }
-  free(sorted);
+  kc__free(sorted);
   return dup;
 }
 

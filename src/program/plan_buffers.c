@@ -37,18 +37,18 @@ kc_status* kc__mark_live(kc__compiler* c, bool* live) {
 kc_status* kc__temp_leaves(kc__compiler* c, int32_t id, int32_t pos) {
   const kc__instr* in = &c->p->instrs[id];
   size_t n = 0;
-  const kc_shape** shapes = malloc(in->shape->leaf_count * sizeof *shapes + 1);
+  const kc_shape** shapes = kc__malloc(in->shape->leaf_count * sizeof *shapes + 1);
   if (!shapes) return kc__oom();
   kc__shape_leaves(in->shape, shapes, &n);
   for (size_t i = 0; i < n; ++i) {
     int32_t b = kc__new_buffer(c, KC__BUF_TEMP, shapes[i]->byte_size, pos, shapes[i]);
     if (b < 0) {
-      free(shapes);
+      kc__free(shapes);
       return kc__oom();
     }
     c->leaf_buf[c->leaf_base[id] + i] = b;
   }
-  free(shapes);
+  kc__free(shapes);
   return NULL;
 }
 
@@ -141,8 +141,8 @@ kc_status* kc__plan_outputs(kc__compiler* c, int32_t end) {
   const kc__instr* root = &c->p->instrs[c->p->root];
   size_t n = root->shape->leaf_count;
   exe->num_outputs = n;
-  exe->output_shapes = calloc(n + 1, sizeof *exe->output_shapes);
-  exe->output_buffers = calloc(n + 1, sizeof *exe->output_buffers);
+  exe->output_shapes = kc__calloc(n + 1, sizeof *exe->output_shapes);
+  exe->output_buffers = kc__calloc(n + 1, sizeof *exe->output_buffers);
   if (!exe->output_shapes || !exe->output_buffers) return kc__oom();
   size_t k = 0;
   kc__shape_leaves(root->shape, exe->output_shapes, &k);
@@ -217,13 +217,13 @@ static void kc__arena_free_range(kc__arena_hole* holes, size_t* num_holes_io, si
  * overlap share memory. Best fit over free holes, else the arena grows. */
 kc_status* kc__plan_arena(kc__compiler* c) {
   size_t n = 0;
-  int32_t* order = malloc((c->num_bufs + 1) * sizeof *order);
-  kc__arena_hole* holes = malloc((c->num_bufs + 1) * sizeof *holes);
-  int32_t* active = malloc((c->num_bufs + 1) * sizeof *active);
+  int32_t* order = kc__malloc((c->num_bufs + 1) * sizeof *order);
+  kc__arena_hole* holes = kc__malloc((c->num_bufs + 1) * sizeof *holes);
+  int32_t* active = kc__malloc((c->num_bufs + 1) * sizeof *active);
   if (!order || !holes || !active) {
-    free(order);
-    free(holes);
-    free(active);
+    kc__free(order);
+    kc__free(holes);
+    kc__free(active);
     return kc__oom();
   }
   /* The temporaries in order of definition. */
@@ -275,9 +275,9 @@ kc_status* kc__plan_arena(kc__compiler* c) {
   }
   c->exe->arena_bytes = end;
   c->exe->arena_unshared = unshared;
-  free(order);
-  free(holes);
-  free(active);
+  kc__free(order);
+  kc__free(holes);
+  kc__free(active);
   return NULL;
 }
 
@@ -289,7 +289,7 @@ kc_status* kc__plan_inputs(kc__compiler* c) {
   size_t n = 0;
   for (size_t k = 0; k < p->num_params; ++k) n += p->instrs[p->params[k]].shape->leaf_count;
   exe->num_inputs = n;
-  exe->input_shapes = calloc(n + 1, sizeof *exe->input_shapes);
+  exe->input_shapes = kc__calloc(n + 1, sizeof *exe->input_shapes);
   if (!exe->input_shapes) return kc__oom();
   size_t m = 0;
   for (size_t k = 0; k < p->num_params; ++k) {

@@ -78,7 +78,7 @@ kc_status* kc_shape_create_array(DLDataType dtype, const int64_t* dims,
       bits / 8 > (uint64_t)(SIZE_MAX / 4)) {
     return kc_status_create(KC_OUT_OF_RANGE, "shape: the byte size overflows");
   }
-  kc_shape* s = calloc(1, sizeof *s + (size_t)rank * sizeof(int64_t));
+  kc_shape* s = kc__calloc(1, sizeof *s + (size_t)rank * sizeof(int64_t));
   if (!s) return kc__shape_oom();
   s->dtype = dtype;
   s->rank = rank;
@@ -104,13 +104,13 @@ kc_status* kc_shape_create_tuple(const kc_shape* const* elements, size_t count,
                               "tuple shape: element %zu is NULL", i);
     }
   }
-  kc_shape* s = calloc(1, sizeof *s);
+  kc_shape* s = kc__calloc(1, sizeof *s);
   if (!s) return kc__shape_oom();
   s->is_tuple = true;
   s->rank = -1;
-  s->elements = count ? calloc(count, sizeof *s->elements) : NULL;
+  s->elements = count ? kc__calloc(count, sizeof *s->elements) : NULL;
   if (count && !s->elements) {
-    free(s);
+    kc__free(s);
     return kc__shape_oom();
   }
   for (size_t i = 0; i < count; ++i) {
@@ -145,8 +145,8 @@ kc_status* kc_shape_create_copy(const kc_shape* shape, kc_shape** out_shape) {
 void kc_shape_destroy(kc_shape* shape) {
   if (!shape) return;
   for (size_t i = 0; i < shape->count; ++i) kc_shape_destroy(shape->elements[i]);
-  free(shape->elements);
-  free(shape);
+  kc__free(shape->elements);
+  kc__free(shape);
 }
 
 bool kc_shape_is_tuple(const kc_shape* shape) { return shape && shape->is_tuple; }

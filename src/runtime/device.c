@@ -131,7 +131,7 @@ static void kc__cuda_load(void) {
     /* The library stays loaded: a backend may have started threads. */
     return;
   }
-  kc__cuda.streams = calloc((size_t)count, sizeof(void*));
+  kc__cuda.streams = kc__calloc((size_t)count, sizeof(void*));
   if (!kc__cuda.streams) {
     snprintf(kc__cuda.why, sizeof kc__cuda.why, "out of memory");
     return;

@@ -104,7 +104,7 @@ int kc__tvm_raise_status(const kc__tvm_api* api, kc_status* st) {
   size_t cap = strlen(inner) + 1;
   size_t nctx = kc_status_get_context_count(st);
   for (size_t i = 0; i < nctx; ++i) cap += strlen(kc_status_get_context(st, i)) + 2;
-  char* text = malloc(cap);
+  char* text = kc__malloc(cap);
   if (text) {
     size_t len = 0;
     for (size_t i = 0; i < nctx; ++i) {
@@ -113,7 +113,7 @@ int kc__tvm_raise_status(const kc__tvm_api* api, kc_status* st) {
     kc__appendf(text, cap, &len, "%s", inner);
   }
   api->error_set_raised_from_cstr(kind, text ? text : inner);
-  free(text);
+  kc__free(text);
   kc_status_destroy(st);
   return -1;
 }
@@ -126,7 +126,7 @@ static void* kc__slot(void* inline_items, size_t n, void** more, size_t* used,
                       size_t size, size_t capacity) {
   if (*used < n) return (char*)inline_items + (*used)++ * size;
   if (!*more) {
-    *more = calloc(capacity, size);
+    *more = kc__calloc(capacity, size);
     if (!*more) return NULL;
   }
   if (*used - n >= capacity) return NULL;
@@ -145,13 +145,13 @@ void kc__tvm_scratch_release(const kc__tvm_api* api, kc__tvm_scratch* s) {
                        : &s->more_kc_values[i - KC__ARRAY_SIZE(s->kc_values)]);
   }
   for (size_t i = 0; i < s->views_used; ++i) {
-    free(i < KC__ARRAY_SIZE(s->views) ? s->views[i]
+    kc__free(i < KC__ARRAY_SIZE(s->views) ? s->views[i]
                                       : s->more_views[i - KC__ARRAY_SIZE(s->views)]);
   }
-  free(s->more_bytes);
-  free(s->more_tvm_objects);
-  free(s->more_kc_values);
-  free(s->more_views);
+  kc__free(s->more_bytes);
+  kc__free(s->more_tvm_objects);
+  kc__free(s->more_kc_values);
+  kc__free(s->more_views);
 }
 
 static kc_status* kc__oom(void) {
@@ -182,7 +182,7 @@ kc_status* kc__tvm_arg_from_kc(const kc__tvm_api* api, const kc_any* in,
     size_t ndim = (size_t)((const DLTensor*)out->u.v_ptr)->ndim;
     void** slot = kc__slot(s->views, KC__ARRAY_SIZE(s->views), (void**)&s->more_views,
                            &s->views_used, sizeof(void*), s->capacity);
-    DLTensor* copy = slot ? malloc(sizeof *copy + ndim * sizeof(int64_t)) : NULL;
+    DLTensor* copy = slot ? kc__malloc(sizeof *copy + ndim * sizeof(int64_t)) : NULL;
     if (!copy) {
       if (slot) s->views_used--;
       return kc__oom();
@@ -351,7 +351,7 @@ static kc_status* kc__kc_array_from_tvm(const kc__tvm_api* api,
     n = (size_t)cell->size;
     items = cell->data;
   }
-  kc_any* vals = n ? calloc(n, sizeof *vals) : NULL;
+  kc_any* vals = n ? kc__calloc(n, sizeof *vals) : NULL;
   if (n && !vals) return kc__oom();
   kc_status* st = NULL;
   size_t made = 0;
@@ -369,7 +369,7 @@ static kc_status* kc__kc_array_from_tvm(const kc__tvm_api* api,
   kc_array* arr = NULL;
   if (!st) st = kc_array_create(NULL, vals, n, &arr);
   for (size_t i = 0; i < made; ++i) kc_any_release(&vals[i]);
-  free(vals);
+  kc__free(vals);
   if (st) return st;
   out->type_index = KC_TYPE_ARRAY;
   out->small_len = 0;

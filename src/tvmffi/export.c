@@ -41,7 +41,7 @@ static void kc__tvm_wrap_delete(void* obj, int flags) {
     kc_object_release(KC_OBJECT(w->func));
     w->func = NULL;
   }
-  if (flags & KC__TVM_DELETE_WEAK) free(w);
+  if (flags & KC__TVM_DELETE_WEAK) kc__free(w);
 }
 
 static int kc__tvm_export_call(void* self, const kc__tvm_any* args,
@@ -64,7 +64,7 @@ __attribute__((noinline)) static int kc__tvm_export_call_general(
   kc_any* kargs = inline_args;
   if (nargs < 0) nargs = 0;
   if ((size_t)nargs > KC__ARRAY_SIZE(inline_args)) {
-    kargs = malloc((size_t)nargs * sizeof *kargs);
+    kargs = kc__malloc((size_t)nargs * sizeof *kargs);
     if (!kargs) {
       api->error_set_raised_from_cstr("MemoryError", "out of memory");
       return -1;
@@ -79,7 +79,7 @@ __attribute__((noinline)) static int kc__tvm_export_call_general(
   kc_any ret = kc_any_none();
   if (!st) st = kc_func_call(w->func, kargs, nargs, &ret);
   kc__tvm_scratch_done(api, &scratch);
-  if (kargs != inline_args) free(kargs);
+  if (kargs != inline_args) kc__free(kargs);
   if (!st) st = kc__tvm_from_kc_owned(api, &ret, result, w->name);
   if (KC__UNLIKELY(st != NULL)) return kc__tvm_raise_status(api, st);
   return 0;
@@ -118,7 +118,7 @@ static int kc__tvm_export_call(void* self, const kc__tvm_any* args,
 static kc_status* kc__tvm_wrap_make(const kc__tvm_api* api, kc_func* func,
                                     const char* name, void** out) {
   int len = snprintf(NULL, 0, "kcall function %s", KC__QS(name));
-  kc__tvm_wrap* w = calloc(1, sizeof *w + (size_t)len + 1);
+  kc__tvm_wrap* w = kc__calloc(1, sizeof *w + (size_t)len + 1);
   if (!w) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   snprintf(w->name, (size_t)len + 1, "kcall function %s", KC__QS(name));
   /* One strong and one weak reference, as tvm-ffi starts its objects. */

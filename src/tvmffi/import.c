@@ -27,7 +27,7 @@ static void kc__tvm_fn_free(void* self) {
   if (f->self) f->api->object_dec_ref(f->self);
   void* obj = atomic_load(&f->symbol_obj);
   if (obj) f->api->object_dec_ref(obj);
-  free(f);
+  kc__free(f);
 }
 
 /* kc__tvm_call for arguments that need temporaries, or more than eight. */
@@ -41,7 +41,7 @@ __attribute__((noinline)) static kc_status* kc__tvm_call_general(const kc__tvm_f
   kc__tvm_any inline_args[8];
   kc__tvm_any* targs = inline_args;
   if ((size_t)nargs > KC__ARRAY_SIZE(inline_args)) {
-    targs = malloc((size_t)nargs * sizeof *targs);
+    targs = kc__malloc((size_t)nargs * sizeof *targs);
     if (!targs) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   kc__tvm_scratch scratch;
@@ -58,7 +58,7 @@ __attribute__((noinline)) static kc_status* kc__tvm_call_general(const kc__tvm_f
                  : kc__tvm_error_to_status(api, rc, f->name);
   }
   kc__tvm_scratch_done(api, &scratch);
-  if (targs != inline_args) free(targs);
+  if (targs != inline_args) kc__free(targs);
   return st;
 }
 
@@ -102,7 +102,7 @@ static kc_status* kc__tvm_call(void* self, const kc_any* args, int32_t nargs,
 static kc_status* kc__tvm_fn_new(const kc__tvm_api* api, kc__tvm_safe_call call,
                                  void* self, const char* name, kc__tvm_fn** out) {
   int len = snprintf(NULL, 0, "tvm-ffi function %s", KC__QS(name));
-  kc__tvm_fn* f = calloc(1, sizeof *f + (size_t)len + 1);
+  kc__tvm_fn* f = kc__calloc(1, sizeof *f + (size_t)len + 1);
   if (!f) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   f->api = api;
   f->call = call;
@@ -249,13 +249,13 @@ struct kc__tvm_site {
 static void kc__tvm_site_free(void* state) {
   kc__tvm_site* site = state;
   for (int32_t i = 0; i < site->num_attrs; ++i) kc_any_release(&site->attrs[i]);
-  free(site);
+  kc__free(site);
 }
 
 static kc_status* kc__tvm_site_make(const kc_xcall_frame* frame,
                                     kc__tvm_site** out) {
   kc__tvm_site* site =
-      calloc(1, sizeof *site + (size_t)frame->num_attrs * sizeof(kc_any));
+      kc__calloc(1, sizeof *site + (size_t)frame->num_attrs * sizeof(kc_any));
   if (!site) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc_status* st = NULL;
   for (int32_t i = 0; i < frame->num_attrs && !st; ++i) {
@@ -323,7 +323,7 @@ static kc_status* kc__tvm_target_run(kc_xcall_frame* frame, kc_packed_fn call) {
   kc_any inline_args[16];
   kc_any* args = inline_args;
   if ((size_t)n > KC__ARRAY_SIZE(inline_args)) {
-    args = malloc((size_t)n * sizeof *args);
+    args = kc__malloc((size_t)n * sizeof *args);
     if (!args) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   int32_t k = 0;
@@ -337,7 +337,7 @@ static kc_status* kc__tvm_target_run(kc_xcall_frame* frame, kc_packed_fn call) {
   kc_any ret = kc_any_none();
   kc_status* st = call(frame->user, args, n, &ret);
   kc_any_release(&ret);
-  if (args != inline_args) free(args);
+  if (args != inline_args) kc__free(args);
   return st;
 }
 

@@ -88,7 +88,7 @@ static kc_status* kc__adopt(void* handle, const char* how) {
   const char* path = dladdr(any_fn, &info) && info.dli_fname
                          ? info.dli_fname
                          : KC__TVM_SONAME;
-  t.path = strdup(path);
+  t.path = kc__strdup(path);
   if (!t.path) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   kc__tvm_table = t;
   atomic_store_explicit(&kc__tvm_ready, &kc__tvm_table, memory_order_release);

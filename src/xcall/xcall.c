@@ -88,9 +88,9 @@ kc_status* kc_platform_parse(kc_string_view text, kc_platform* out_platform) {
 void kc_xcall_status_set_failure(kc_xcall_status* status, const char* message,
                                  size_t size) {
   if (!status) return;
-  free(status->message);
+  kc__free(status->message);
   status->failed = true;
-  status->message = malloc(size + 1);
+  status->message = kc__malloc(size + 1);
   status->size = status->message ? size : 0;
   if (status->message) {
     if (size) memcpy(status->message, message, size);
@@ -100,7 +100,7 @@ void kc_xcall_status_set_failure(kc_xcall_status* status, const char* message,
 
 void kc_xcall_status_set_success(kc_xcall_status* status) {
   if (!status) return;
-  free(status->message);
+  kc__free(status->message);
   status->message = NULL;
   status->size = 0;
   status->failed = false;
@@ -111,15 +111,15 @@ static void kc__target_delete(kc_object* obj) {
   if (t->user_deleter) t->user_deleter(t->user);
   kc__owned_detach(&t->owned); /* after the plugin's code has run */
   for (int32_t i = 0; i < t->signature.num_attrs; ++i) {
-    free((void*)(uintptr_t)t->signature.attrs[i].name);
+    kc__free((void*)(uintptr_t)t->signature.attrs[i].name);
   }
-  free((void*)(uintptr_t)t->signature.args);
-  free((void*)(uintptr_t)t->signature.results);
-  free((void*)(uintptr_t)t->signature.attrs);
+  kc__free((void*)(uintptr_t)t->signature.args);
+  kc__free((void*)(uintptr_t)t->signature.results);
+  kc__free((void*)(uintptr_t)t->signature.attrs);
   kc__arena_free(&t->defaults);
   kc__op_gradient_destroy(t->gradient);
-  free(t->name);
-  free(t);
+  kc__free(t->name);
+  kc__free(t);
 }
 
 /* Builds the registry key "name@Platform" into buf. */
@@ -147,10 +147,10 @@ static kc_status* kc__target_key(kc_string_view name, kc_platform platform, char
 /* Creates a target object (without the signature). */
 static kc_status* kc__target_create(kc_string_view name, kc_platform platform,
                                     kc_xcall_api api, kc__xcall_target** out) {
-  kc__xcall_target* t = calloc(1, sizeof *t);
-  if (t) t->name = malloc(name.size + 1);
+  kc__xcall_target* t = kc__calloc(1, sizeof *t);
+  if (t) t->name = kc__malloc(name.size + 1);
   if (!t || !t->name) {
-    free(t);
+    kc__free(t);
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
                             "out of memory registering a custom-call target");
   }
@@ -286,9 +286,16 @@ static kc_status* kc__copy_defaults(kc__xcall_target* t, const kc_attr* given) {
                               i, spec->name, d->type, spec->type);
     }
     if (!kc__attr_copy(&t->defaults, d, &out[i])) {
+      kc_attr_dict one = {1, d};
+      if (kc__attr_dict_well_formed(&one)) {
+        return kc_status_create(KC_RESOURCE_EXHAUSTED,
+                                "signature: attribute %zu ('%s'): out of memory "
+                                "copying its default",
+                                i, spec->name);
+      }
       return kc_status_create(KC_INVALID_ARGUMENT,
                               "signature: attribute %zu ('%s'): a default with no data or an "
-                              "unknown element type (or out of memory)",
+                              "unknown element type",
                               i, spec->name);
     }
     out[i].name = kc_sv(spec->name);
@@ -340,9 +347,9 @@ static kc_status* kc__copy_signature(kc__xcall_target* t,
   s->flags = flags;
   size_t na = (size_t)sig->num_args, nr = (size_t)sig->num_results,
          nt = (size_t)sig->num_attrs;
-  kc_xcall_buffer_spec* args = calloc(na + 1, sizeof *args);
-  kc_xcall_buffer_spec* results = calloc(nr + 1, sizeof *results);
-  kc_xcall_attr_spec* attrs = calloc(nt + 1, sizeof *attrs);
+  kc_xcall_buffer_spec* args = kc__calloc(na + 1, sizeof *args);
+  kc_xcall_buffer_spec* results = kc__calloc(nr + 1, sizeof *results);
+  kc_xcall_attr_spec* attrs = kc__calloc(nt + 1, sizeof *attrs);
   s->args = args;
   s->results = results;
   s->attrs = attrs;
@@ -364,7 +371,7 @@ static kc_status* kc__copy_signature(kc__xcall_target* t,
                               i);
     }
     size_t n = strlen(a->name);
-    char* name = malloc(n + 1);
+    char* name = kc__malloc(n + 1);
     if (!name) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     memcpy(name, a->name, n + 1);
     attrs[i] = *a;

@@ -11,7 +11,7 @@
 
 struct kc_xcall_status {
   bool failed;
-  char* message; /* malloc'd; NULL when none */
+  char* message; /* kc__malloc'd; NULL when none */
   size_t size;
   void* user; /* the target's user data (kc_xcall_status_get_user) */
 };

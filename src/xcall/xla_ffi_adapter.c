@@ -297,13 +297,13 @@ static void kc__site_destroy(void* p) {
   kc__site* site = p;
   if (!site) return;
   if (site->state && site->state_deleter) site->state_deleter(site->state);
-  free(site->scratch);
-  free(site->init_message);
+  kc__free(site->scratch);
+  kc__free(site->init_message);
   for (int32_t i = 0; i < site->num_op_attrs; ++i) kc_any_release(&site->op_attrs[i].value);
-  free(site->op_attrs);
+  kc__free(site->op_attrs);
   kc__arena_free(&site->arena);
   pthread_mutex_destroy(&site->mu);
-  free(site);
+  kc__free(site);
 }
 
 /* A site for the attributes of XLA's INSTANTIATE frame (or, without that
@@ -311,7 +311,7 @@ static void kc__site_destroy(void* p) {
 static XLA_FFI_Error* kc__site_create(const kc__adapter* ad, const XLA_FFI_Api* api,
                                       const XLA_FFI_Attrs* attrs, kc__site** out) {
   *out = NULL;
-  kc__site* site = calloc(1, sizeof *site);
+  kc__site* site = kc__calloc(1, sizeof *site);
   if (!site) {
     return kc__adapter_error(api, KC_RESOURCE_EXHAUSTED, "%s: out of memory", ad->who);
   }
@@ -544,7 +544,7 @@ static void kc__site_instantiate(kc__site* site, const XLA_FFI_Api* api, DLTenso
     site->state_deleter = f.state_deleter;
     site->scratch_bytes = f.scratch_bytes;
     if (!st && f.scratch_bytes) {
-      site->scratch = aligned_alloc(64, (f.scratch_bytes + 63) & ~(size_t)63);
+      site->scratch = kc__aligned_alloc(64, (f.scratch_bytes + 63) & ~(size_t)63);
       if (!site->scratch) {
         st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory for %zu bytes of scratch",
                               f.scratch_bytes);
@@ -568,7 +568,7 @@ static void kc__site_instantiate(kc__site* site, const XLA_FFI_Api* api, DLTenso
     } else {
       site->init_code = kc__status_text(ad->who, st, buf, sizeof buf);
     }
-    site->init_message = strdup(buf);
+    site->init_message = kc__strdup(buf);
   }
   atomic_store_explicit(&site->ready, 1, memory_order_release);
 }
@@ -599,7 +599,7 @@ static XLA_FFI_Error* kc__run_target(kc__site* site, const XLA_FFI_Api* api, DLT
     if (!atomic_flag_test_and_set_explicit(&site->scratch_busy, memory_order_acquire)) {
       f.scratch = site->scratch;
     } else {
-      f.scratch = aligned_alloc(64, (site->scratch_bytes + 63) & ~(size_t)63);
+      f.scratch = kc__aligned_alloc(64, (site->scratch_bytes + 63) & ~(size_t)63);
       if (!f.scratch) {
         return kc__adapter_error(api, KC_RESOURCE_EXHAUSTED,
                                  "kcall target %s: out of memory for scratch", KC__QS(ad->name));
@@ -609,7 +609,7 @@ static XLA_FFI_Error* kc__run_target(kc__site* site, const XLA_FFI_Api* api, DLT
   }
   kc_status* st = t->handler(&f);
   if (own_scratch) {
-    free(f.scratch);
+    kc__free(f.scratch);
   } else if (site->scratch_bytes) {
     atomic_flag_clear_explicit(&site->scratch_busy, memory_order_release);
   }
@@ -791,7 +791,7 @@ static kc_status* kc__bind_adapter(kc__bind_kind kind, kc_string_view name, kc_p
     goto done;
   }
   kc__adapter* ad = &kc__adapters[free_slot];
-  ad->name = malloc(name.size + 1);
+  ad->name = kc__malloc(name.size + 1);
   if (ad->name) {
     memcpy(ad->name, name.data, name.size);
     ad->name[name.size] = '\0';
@@ -801,9 +801,9 @@ static kc_status* kc__bind_adapter(kc__bind_kind kind, kc_string_view name, kc_p
     goto done;
   }
   size_t who_cap = 32 + KC_QUOTED_CAP; /* "kcall target " and the name quoted */
-  ad->who = malloc(who_cap);
+  ad->who = kc__malloc(who_cap);
   if (!ad->who) {
-    free(ad->name);
+    kc__free(ad->name);
     ad->name = NULL;
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
     goto done;

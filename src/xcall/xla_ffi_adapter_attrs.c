@@ -231,7 +231,7 @@ static kc_status* kc__too_big(const kc_attr* a, size_t index) {
 XLA_FFI_Error* kc__decode_op_attrs(kc__decoder* d, const XLA_FFI_Attrs* in,
                                    kc_op_attr** op_attrs, int32_t* num_op_attrs) {
   kc_attr* attrs = kc__arena_alloc(d->arena, ((size_t)in->size + 1) * sizeof *attrs);
-  *op_attrs = calloc((size_t)in->size + 1, sizeof **op_attrs);
+  *op_attrs = kc__calloc((size_t)in->size + 1, sizeof **op_attrs);
   if (!attrs || !*op_attrs) {
     return kc__adapter_error(d->api, KC_RESOURCE_EXHAUSTED,
                              "%s: out of memory decoding attributes", d->who);
@@ -257,7 +257,7 @@ XLA_FFI_Error* kc__decode_op_attrs(kc__decoder* d, const XLA_FFI_Attrs* in,
       }
       case KC_ATTR_ARRAY: {
         size_t count = a->v.array.count;
-        kc_any* items = calloc(count + 1, sizeof *items);
+        kc_any* items = kc__calloc(count + 1, sizeof *items);
         if (!items) {
           st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
           break;
@@ -271,11 +271,11 @@ XLA_FFI_Error* kc__decode_op_attrs(kc__decoder* d, const XLA_FFI_Attrs* in,
         }
         kc_array* arr = NULL;
         if (st) {
-          free(items);
+          kc__free(items);
           break;
         }
         st = kc_array_create(NULL, items, count, &arr);
-        free(items);
+        kc__free(items);
         if (!st) o->value = (kc_any){.type_index = KC_TYPE_ARRAY, .u.v_obj = KC_OBJECT(arr)};
         break;
       }

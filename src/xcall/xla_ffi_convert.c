@@ -195,7 +195,7 @@ kc_status* kc__xla_attrs_build(kc__arena* arena, const kc_attr_dict* dict,
   size_t n = dict ? dict->count : 0;
   memset(out, 0, sizeof *out);
   out->struct_size = KC__XLA_ATTRS_SIZE;
-  const kc_attr** sorted = malloc((n + 1) * sizeof *sorted);
+  const kc_attr** sorted = kc__malloc((n + 1) * sizeof *sorted);
   out->types = kc__arena_alloc(arena, (n + 1) * sizeof *out->types);
   out->names = kc__arena_alloc(arena, (n + 1) * sizeof *out->names);
   out->attrs = kc__arena_alloc(arena, (n + 1) * sizeof *out->attrs);
@@ -220,7 +220,7 @@ kc_status* kc__xla_attrs_build(kc__arena* arena, const kc_attr_dict* dict,
     out->names[i] = name;
     st = kc__xla_attr_value(arena, a, &out->types[i], &out->attrs[i]);
   }
-  free(sorted);
+  kc__free(sorted);
   if (!st) out->size = (int64_t)n;
   return st;
 }

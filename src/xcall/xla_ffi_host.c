@@ -48,7 +48,7 @@ static XLA_FFI_Error kc__xla_oom = {.code = XLA_FFI_Error_Code_RESOURCE_EXHAUSTE
 static XLA_FFI_Error* kc__xla_error_new(int32_t code, const char* message) {
   if (code < 0 || code > XLA_FFI_Error_Code_UNAUTHENTICATED) code = XLA_FFI_Error_Code_UNKNOWN;
   size_t n = strlen(message);
-  XLA_FFI_Error* e = malloc(sizeof *e + n + 1);
+  XLA_FFI_Error* e = kc__malloc(sizeof *e + n + 1);
   if (!e) return &kc__xla_oom;
   char* text = (char*)(e + 1);
   memcpy(text, message, n + 1);
@@ -83,7 +83,7 @@ static XLA_FFI_Error* kc__xla_error_from_status(kc_status* st) {
 }
 
 static void kc__xla_error_free(XLA_FFI_Error* e) {
-  if (e && !e->shared) free(e);
+  if (e && !e->shared) kc__free(e);
 }
 
 kc_status* kc__xla_error_take(XLA_FFI_Error* e) {
@@ -141,7 +141,7 @@ struct XLA_FFI_Future {
 
 static XLA_FFI_Error* kc__xla_future_create(XLA_FFI_Future_Create_Args* args) {
   KC__XLA_CHECK_SIZE(args, XLA_FFI_Future_Create_Args, extension_start);
-  XLA_FFI_Future* f = calloc(1, sizeof *f);
+  XLA_FFI_Future* f = kc__calloc(1, sizeof *f);
   if (!f) return kc__xla_error_make(KC_RESOURCE_EXHAUSTED, "out of memory making a future");
   pthread_mutex_init(&f->mu, NULL);
   pthread_cond_init(&f->done_cv, NULL);
@@ -192,7 +192,7 @@ static XLA_FFI_Error* kc__xla_future_wait(XLA_FFI_Future* f) {
   pthread_mutex_unlock(&f->mu);
   pthread_cond_destroy(&f->done_cv);
   pthread_mutex_destroy(&f->mu);
-  free(f);
+  kc__free(f);
   return error;
 }
 
@@ -271,7 +271,7 @@ static kc_status* kc__xla_type_add(kc_string_view name, XLA_FFI_TypeId* type_id,
   if (!KC__GROW(kc__xla_types, kc__xla_cap_types, kc__xla_num_types + 1)) {
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
-  char* copy = malloc(name.size + 1);
+  char* copy = kc__malloc(name.size + 1);
   if (!copy) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   memcpy(copy, name.data, name.size);
   copy[name.size] = '\0';

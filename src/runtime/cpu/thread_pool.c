@@ -188,7 +188,7 @@ static void kc__run_task(kc__task* t) {
   }
   t->closure.fn(t->closure.self);
   if (t->closure.deleter) t->closure.deleter(t->closure.self);
-  free(t);
+  kc__free(t);
 }
 
 /* Spins until something is queued or the spin time is over. */
@@ -234,10 +234,10 @@ static void* kc__worker_main(void* arg) {
 static void kc__pool_free(kc_thread_pool* pool) {
   pthread_cond_destroy(&pool->wake);
   pthread_mutex_destroy(&pool->mu);
-  free(pool->threads);
-  free(pool->workers);
-  free(pool->local);
-  free(pool);
+  kc__free(pool->threads);
+  kc__free(pool->workers);
+  kc__free(pool->local);
+  kc__free(pool);
 }
 
 /* Stops and joins the first `started` workers. */
@@ -261,18 +261,18 @@ kc_status* kc_thread_pool_create(int32_t size, kc_thread_pool** out_pool) {
                             KC_THREAD_POOL_MAX_SIZE, size);
   }
   int32_t nw = size > 1 ? size - 1 : 1;
-  kc_thread_pool* pool = calloc(1, sizeof *pool);
+  kc_thread_pool* pool = kc__calloc(1, sizeof *pool);
   if (!pool) goto oom;
   pool->size = size;
   pool->num_workers = nw;
-  pool->threads = calloc((size_t)nw, sizeof *pool->threads);
-  pool->workers = calloc((size_t)nw, sizeof *pool->workers);
-  pool->local = calloc((size_t)nw, sizeof *pool->local);
+  pool->threads = kc__calloc((size_t)nw, sizeof *pool->threads);
+  pool->workers = kc__calloc((size_t)nw, sizeof *pool->workers);
+  pool->local = kc__calloc((size_t)nw, sizeof *pool->local);
   if (!pool->threads || !pool->workers || !pool->local) {
-    free(pool->threads);
-    free(pool->workers);
-    free(pool->local);
-    free(pool);
+    kc__free(pool->threads);
+    kc__free(pool->workers);
+    kc__free(pool->local);
+    kc__free(pool);
     goto oom;
   }
   pthread_mutex_init(&pool->mu, NULL);
@@ -325,7 +325,7 @@ kc_status* kc_thread_pool_create_on(const kc_thread_pool_backend* backend,
              b.size);
     bad = size_text;
   }
-  kc_thread_pool* pool = bad ? NULL : calloc(1, sizeof *pool);
+  kc_thread_pool* pool = bad ? NULL : kc__calloc(1, sizeof *pool);
   if (!pool) {
     if (b.deleter) b.deleter(b.self);
     if (bad) {
@@ -346,7 +346,7 @@ void kc_thread_pool_destroy(kc_thread_pool* pool) {
   if (!pool || pool->is_default) return;
   if (pool->has_backend) {
     if (pool->backend.deleter) pool->backend.deleter(pool->backend.self);
-    free(pool);
+    kc__free(pool);
     return;
   }
   kc__pool_stop(pool, pool->num_workers);
@@ -420,7 +420,7 @@ static kc_status* kc__schedule(kc_thread_pool* pool, const kc_closure* closure,
     if (c.deleter) c.deleter(c.self);
     return NULL;
   }
-  kc__task* t = malloc(sizeof *t);
+  kc__task* t = kc__malloc(sizeof *t);
   if (!t) {
     if (c.deleter) c.deleter(c.self);
     return kc_status_create(KC_RESOURCE_EXHAUSTED,
@@ -432,7 +432,7 @@ static kc_status* kc__schedule(kc_thread_pool* pool, const kc_closure* closure,
   pthread_mutex_lock(&pool->mu);
   if (pool->stopping) {
     pthread_mutex_unlock(&pool->mu);
-    free(t);
+    kc__free(t);
     if (c.deleter) c.deleter(c.self);
     return kc_status_create(KC_FAILED_PRECONDITION,
                             "scheduling a task: the thread pool is being "
@@ -610,7 +610,7 @@ static void kc__parallel_for(kc_thread_pool* pool, int64_t total,
   kc__task stack_nodes[KC__STACK_HELPERS];
   kc__task* nodes = stack_nodes;
   if (want > KC__STACK_HELPERS) {
-    nodes = malloc((size_t)want * sizeof *nodes);
+    nodes = kc__malloc((size_t)want * sizeof *nodes);
     if (!nodes) {
       nodes = stack_nodes;
       want = KC__STACK_HELPERS;
@@ -628,7 +628,7 @@ static void kc__parallel_for(kc_thread_pool* pool, int64_t total,
 
   kc__run_ranges(&job, 0);
   kc__wait_helpers(pool, &job, nodes);
-  if (nodes != stack_nodes) free(nodes);
+  if (nodes != stack_nodes) kc__free(nodes);
 }
 
 void kc_thread_pool_parallel_for(kc_thread_pool* pool, int64_t total,

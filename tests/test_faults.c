@@ -1,0 +1,323 @@
+/* Allocation failures along whole paths. The library's own allocations
+ * come from the internal allocator (kc_allocator_set_internal), here one
+ * that fails the n-th of them, for n = 0, s, 2s, ... until a run fails
+ * none: each run must end in OK or RESOURCE_EXHAUSTED,
+ * release everything it made (live blocks back where they were), leave
+ * the registries as they were, and the run after it, with memory, must
+ * succeed. Paths: a plugin loaded, its op called and the plugin unloaded;
+ * the parse, compile and execution of real model programs (a CNN, a
+ * transformer block, a scan's while loop, a sort).
+ *
+ * The stride s is KCALL_FAULT_STRIDE when set (`make faults` sets 1), else
+ * 1 (every allocation) for a path that makes up to 5,000 of them, which
+ * each of these does (a sweep takes well under a second), and spaced to
+ * 5,000 points above. Each sweep prints how many allocations one run
+ * makes and how many points it failed. KCALL_FAULT_AT=n runs point n
+ * alone and prints its status (with a debugger or valgrind, to find a
+ * leak). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kt_ops.h"
+
+#define KT_FIXTURE(name) KC_FIXTURE_DIR "/kt_plugin_" name ".so"
+
+/* The internal allocator of these tests: a counting allocator (for the
+ * live blocks) behind one that fails the n-th allocation it is asked for,
+ * once (a growing realloc counts; the run's later allocations succeed, so
+ * that what cleans up after the failure, an unload, has memory). One for
+ * the process, never destroyed: blocks it gave may outlive a test (a
+ * registry's table), and must go back to it. */
+typedef struct kt_fault_allocator {
+  kc_allocator base;
+  kc_counting_allocator* counter;
+  int64_t countdown; /* allocations to let through; < 0: never fail */
+  int64_t failed;
+} kt_fault_allocator;
+
+static void* kt_fault_fn(void* self, void* ptr, size_t old_size,
+                         size_t new_size, size_t alignment) {
+  kt_fault_allocator* f = self;
+  if (new_size > 0 && (!ptr || new_size > old_size) &&
+      __atomic_fetch_sub(&f->countdown, 1, __ATOMIC_SEQ_CST) == 0) {
+    __atomic_fetch_add(&f->failed, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+  }
+  const kc_allocator* a = kc_counting_allocator_get_allocator(f->counter);
+  return a->fn(a->self, ptr, old_size, new_size, alignment);
+}
+
+static kt_fault_allocator* kt_fault(void) {
+  static kt_fault_allocator f = {{&f, kt_fault_fn}, NULL, -1, 0};
+  if (!f.counter) KC_CHECK_OK(kc_counting_allocator_create(&f.counter));
+  return &f;
+}
+
+/* Fails the n-th allocation from now (n >= 0), or none (n < 0). */
+static void kt_fault_at(int64_t n) {
+  __atomic_store_n(&kt_fault()->countdown, n < 0 ? INT64_MIN : n,
+                   __ATOMIC_SEQ_CST);
+}
+
+static int64_t kt_fault_failed(void) {
+  return __atomic_load_n(&kt_fault()->failed, __ATOMIC_SEQ_CST);
+}
+
+static kc_alloc_stats kt_fault_stats(void) {
+  kc_alloc_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  kc_counting_allocator_query(kt_fault()->counter, &s);
+  return s;
+}
+
+/* A path: runs once, releasing all it made, and returns its status. */
+typedef kc_status* (*kt_fault_path)(void* ctx);
+
+/* The names of the registries' entries, as one string, to compare. */
+static void kt_registry_text(char* buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  kc_array* ops = NULL;
+  KC_CHECK_OK(kc_op_registry_list(kt_alloc(), kc_sv(""), &ops));
+  for (size_t i = 0; i < kc_array_get_size(ops); ++i) {
+    kc_string_view name = {0};
+    KC_CHECK(kc_any_get_string(kc_array_get_item(ops, i), &name));
+    len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%.*s,",
+                            (int)name.size, name.data);
+  }
+  kc_object_release(KC_OBJECT(ops));
+  kc_array* funcs = NULL;
+  KC_CHECK_OK(kc_func_registry_list(kt_alloc(), kc_sv(""), &funcs));
+  len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "| %zu funcs",
+                          kc_array_get_size(funcs));
+  kc_object_release(KC_OBJECT(funcs));
+}
+
+static void kt_fault_sweep(const char* what, kt_fault_path path, void* ctx) {
+  kt_fault_at(-1);
+  const kc_allocator* before = kc_allocator_set_internal(&kt_fault()->base);
+  /* Twice with memory: what a first run makes once and keeps (a thread
+   * pool, a lazily built table) is part of the baseline. */
+  KC_CHECK_OK(path(ctx));
+  KC_CHECK_OK(path(ctx));
+  char registries[4096], after[4096];
+  kt_registry_text(registries, sizeof registries);
+  kc_alloc_stats s = kt_fault_stats();
+  int64_t baseline = s.live_blocks;
+  int64_t start = s.total_allocs;
+  KC_CHECK_OK(path(ctx));
+  int64_t per_run = kt_fault_stats().total_allocs - start;
+  KC_CHECK_INT(kt_fault_stats().live_blocks, baseline);
+  int64_t stride = per_run / 5000 + 1;
+  const char* env = getenv("KCALL_FAULT_STRIDE");
+  if (env && atoll(env) > 0) stride = atoll(env);
+  int64_t points = 0, refused = 0;
+  /* KCALL_FAULT_AT=n runs that point alone, saying what it returned: to
+   * look at one with a debugger or valgrind. */
+  const char* at = getenv("KCALL_FAULT_AT");
+  for (int64_t n = at ? atoll(at) : 0;; n += stride) {
+    int64_t failed_before = kt_fault_failed();
+    kt_fault_at(n);
+    kc_status* st = path(ctx);
+    kt_fault_at(-1);
+    bool failed = kt_fault_failed() > failed_before;
+    if (at) {
+      char buf[512];
+      printf("%s: failing allocation %lld: %s; %lld blocks live, %lld "
+             "before\n",
+             what, (long long)n, kt_status_text(st, buf, sizeof buf),
+             (long long)kt_fault_stats().live_blocks, (long long)baseline);
+      kc_status_destroy(st);
+      kc_allocator_set_internal(before);
+      return;
+    }
+    if (st) {
+      char buf[512];
+      if (kc_status_get_code(st) != KC_RESOURCE_EXHAUSTED) {
+        kt__fail(__FILE__, __LINE__, "%s: failing allocation %lld: %s", what,
+                 (long long)n, kt_status_text(st, buf, sizeof buf));
+      }
+      kc_status_destroy(st);
+      refused++;
+    }
+    if (kt_fault_stats().live_blocks != baseline) {
+      kt__fail(__FILE__, __LINE__,
+               "%s: failing allocation %lld: %lld blocks live after the run, "
+               "%lld before",
+               what, (long long)n, (long long)kt_fault_stats().live_blocks,
+               (long long)baseline);
+    }
+    kt_registry_text(after, sizeof after);
+    if (strcmp(after, registries) != 0) {
+      kt__fail(__FILE__, __LINE__,
+               "%s: failing allocation %lld left the registries as '%s', "
+               "not '%s'",
+               what, (long long)n, after, registries);
+    }
+    if (!failed) break;
+    points++;
+    /* The next run, with memory, succeeds. */
+    if (n % (stride * 16) == 0) KC_CHECK_OK(path(ctx));
+  }
+  KC_CHECK_OK(path(ctx));
+  KC_CHECK(refused > 0);
+  kc_allocator_set_internal(before);
+  printf("%s: %lld allocations a run; %lld failure points swept (stride "
+         "%lld), %lld refused with RESOURCE_EXHAUSTED\n",
+         what, (long long)per_run, (long long)points, (long long)stride,
+         (long long)refused);
+}
+
+/* ---- a plugin, its op, unloaded ------------------------------------------ */
+
+/* kt_plugin_unload.so (a plugin that opts in to unloading): loaded, its
+ * op kt_unload.Double called twice (the second call through the op's
+ * memo) and its function kt_unload.add once, unloaded. */
+static kc_status* kt_plugin_path(void* ctx) {
+  (void)ctx;
+  kc_plugin* p = NULL;
+  KC_RETURN_IF_ERROR(kc_plugin_load(KT_FIXTURE("unload"), &p));
+  const kc_op* op = NULL;
+  kc_status* st = kc_op_registry_lookup(KC_SV_LIT("kt_unload.Double"), &op);
+  kc_tensor* in = NULL;
+  const float v[4] = {1, 2, 3, 4};
+  if (!st) {
+    st = kc_tensor_create(kc_allocator_system(), (int64_t[]){2, 2}, 2,
+                          kc_dtype_make(kDLFloat, 32, 1), kc_device_cpu(), &in);
+  }
+  if (!st) memcpy(kc_tensor_get_dltensor(in)->data, v, sizeof v);
+  kc_tensor* out = NULL;
+  int32_t n = 0;
+  if (!st) {
+    const DLTensor* x = kc_tensor_get_dltensor(in);
+    st = kc_op_call(op, &x, 1, NULL, 0, NULL, &out, 1, &n);
+  }
+  if (!st && ((float*)kc_tensor_get_dltensor(out)->data)[3] != 8.0f) {
+    st = kc_status_create(KC_INTERNAL, "kt_unload.Double computed a wrong "
+                          "value");
+  }
+  /* Again: through the op's memo of the first call. */
+  kc_object_release(KC_OBJECT(out));
+  out = NULL;
+  if (!st) {
+    const DLTensor* x = kc_tensor_get_dltensor(in);
+    st = kc_op_call(op, &x, 1, NULL, 0, NULL, &out, 1, &n);
+  }
+  kc_func* add = NULL;
+  if (!st) st = kc_func_registry_lookup(KC_SV_LIT("kt_unload.add"), &add);
+  kc_any args[2] = {kc_any_int(2), kc_any_int(3)};
+  kc_any ret = kc_any_none();
+  if (!st) st = kc_func_call(add, args, 2, &ret);
+  kc_any_release(&ret);
+  kc_object_release(KC_OBJECT(out));
+  kc_object_release(KC_OBJECT(in));
+  kc_status* unload = kc_plugin_unload(p);
+  if (unload && kc_status_get_code(unload) == KC_RESOURCE_EXHAUSTED) {
+    /* Out of memory, the unload changed nothing (kcall/plugin.h): again,
+     * as its caller would, now that memory is back. */
+    if (!st) st = unload;
+    else kc_status_destroy(unload);
+    unload = kc_plugin_unload(p);
+  }
+  if (!st) return unload;
+  kc_status_destroy(unload);
+  return st;
+}
+
+KC_TEST(faults_plugin_load_op_calls_unload) {
+  kt_fault_sweep("plugin load, op calls, unload", kt_plugin_path, NULL);
+}
+
+/* ---- model programs ---------------------------------------------------- */
+
+typedef struct kt_model {
+  char* text;
+} kt_model;
+
+static char* kt_read_text(const char* path) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* text = malloc((size_t)n + 1);
+  if (text && fread(text, 1, (size_t)n, f) != (size_t)n) {
+    free(text);
+    text = NULL;
+  }
+  if (text) text[n] = '\0';
+  fclose(f);
+  return text;
+}
+
+/* Parses, compiles and runs the program on zeros. */
+static kc_status* kt_model_path(void* ctx) {
+  const kt_model* m = ctx;
+  kc_program* p = NULL;
+  KC_RETURN_IF_ERROR(kc_program_parse(kc_sv(m->text), &p));
+  kc_executable* exe = NULL;
+  kc_status* st = kc_program_compile(p, NULL, &exe);
+  kc_executable_info info = {.struct_size = sizeof info};
+  if (!st) kc_executable_query(exe, &info);
+  kc_tensor* ins[16] = {0};
+  const DLTensor* dl[16] = {0};
+  kc_tensor* outs[16] = {0};
+  if (!st && (info.num_inputs > 16 || info.num_outputs > 16)) {
+    st = kc_status_create(KC_INTERNAL, "more than 16 inputs or outputs");
+  }
+  for (size_t i = 0; !st && i < info.num_inputs; ++i) {
+    const kc_shape* shape = kc_executable_get_input_shape(exe, i);
+    st = kc_tensor_create(kc_allocator_system(), kc_shape_get_dims(shape),
+                          kc_shape_get_rank(shape), kc_shape_get_dtype(shape),
+                          kc_device_cpu(), &ins[i]);
+    if (!st) {
+      dl[i] = kc_tensor_get_dltensor(ins[i]);
+      memset(dl[i]->data, 0, kc_shape_get_byte_size(shape));
+    }
+  }
+  if (!st) st = kc_executable_execute(exe, dl, info.num_inputs, NULL, outs);
+  for (size_t i = 0; i < 16; ++i) {
+    kc_object_release(KC_OBJECT(ins[i]));
+    kc_object_release(KC_OBJECT(outs[i]));
+  }
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+  return st;
+}
+
+static void kt_model_sweep(const char* name) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s/lowered.hlo", KT_HLO_JAX_DIR, name);
+  kt_model m = {kt_read_text(path)};
+  KC_CHECK(m.text != NULL);
+  char what[128];
+  snprintf(what, sizeof what, "program %s: parse, compile, execute", name);
+  kt_fault_sweep(what, kt_model_path, &m);
+  free(m.text);
+}
+
+KC_TEST(faults_program_cnn) { kt_model_sweep("cnn"); }
+KC_TEST(faults_program_transformer) { kt_model_sweep("transformer"); }
+KC_TEST(faults_program_scan_while_loop) { kt_model_sweep("scan"); }
+KC_TEST(faults_program_sort) { kt_model_sweep("sort"); }
+
+/* XLA FFI handlers a plugin registered, called from a program: the
+ * adapter's call frames, attributes and buffers. */
+KC_TEST(faults_program_xla_ffi_handlers) {
+  kc_plugin* plugin = NULL;
+  KC_CHECK_OK(kc_plugin_load(KT_FIXTURE("xla_ffi"), &plugin));
+  kt_model m = {(char*)
+      "HloModule plugin\n"
+      "ENTRY main {\n"
+      "  x = f32[3] parameter(0)\n"
+      "  a = f32[3] custom-call(x), custom_call_target=\"kt_xla.double\", "
+      "api_version=API_VERSION_TYPED_FFI\n"
+      "  b = f32[3] custom-call(a), custom_call_target=\"kt_xla.offset\", "
+      "api_version=API_VERSION_TYPED_FFI, backend_config={offset = "
+      "1.500000e+00 : f32}\n"
+      "  ROOT c = f32[3] custom-call(b), custom_call_target=\"kt_xla.via_api\", "
+      "api_version=API_VERSION_TYPED_FFI\n"
+      "}\n"};
+  kt_fault_sweep("program calling XLA FFI handlers", kt_model_path, &m);
+}
