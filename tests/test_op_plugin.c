@@ -91,3 +91,54 @@ KC_TEST(op_plugin_missing_for_a_program_says_so) {
   kc_executable_destroy(exe);
   kc_program_destroy(p);
 }
+
+/* A program calling kcall.OP is checked against the op when it is
+ * compiled, not at its first run: the results it declares must be what
+ * the op produces (dtype and dims, each output), its attributes ones the
+ * op declares, its operands ones the op takes; each error names the
+ * instruction, its line, and what was expected and found. */
+KC_TEST(op_program_calls_are_checked_when_compiled) {
+  kc_plugin* plugin = NULL;
+  KC_CHECK_OK(kc_plugin_load(KT_FIXTURE("ops"), &plugin));
+  static const struct {
+    const char* body;
+    const char* expect;
+  } cases[] = {
+      {"  ROOT y = f64[4] custom-call(x), custom_call_target=\"kcall.kt_ops.Scale\", "
+       "api_version=API_VERSION_TYPED_FFI\n",
+       "custom call 'kcall.kt_ops.Scale' (instruction 'y', line 4): result 0: "
+       "the op kt_ops.Scale produces f64[2,3], the program declares f64[4]"},
+      {"  ROOT y = f32[2,3] custom-call(x), custom_call_target=\"kcall.kt_ops.Scale\", "
+       "api_version=API_VERSION_TYPED_FFI\n",
+       "result 0: the op kt_ops.Scale produces f64[2,3], the program declares "
+       "f32[2,3]"},
+      {"  ROOT y = (f64[2,3], f64[2,3]) custom-call(x), "
+       "custom_call_target=\"kcall.kt_ops.Scale\", api_version=API_VERSION_TYPED_FFI\n",
+       "the op kt_ops.Scale produces 1 outputs, the program declares 2 results"},
+      {"  ROOT y = f64[2,3] custom-call(x), custom_call_target=\"kcall.kt_ops.Scale\", "
+       "api_version=API_VERSION_TYPED_FFI, backend_config={factr = 2.0 : f64}\n",
+       "attr 'factr': the op has no such attr (its attrs: T, factor)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char text[1024];
+    snprintf(text, sizeof text, "HloModule m\nENTRY main {\n  x = f64[2,3] parameter(0)\n%s}\n",
+             cases[i].body);
+    kc_program* p = NULL;
+    KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+    kc_executable* exe = NULL;
+    KC_CHECK_CODE(kc_program_compile(p, NULL, &exe), KC_INVALID_ARGUMENT, cases[i].expect);
+    KC_CHECK(exe == NULL);
+    kc_program_destroy(p);
+  }
+  /* The call as the op makes it compiles and runs. */
+  static const char good[] =
+      "HloModule m\nENTRY main {\n  x = f64[2,3] parameter(0)\n"
+      "  ROOT y = f64[2,3] custom-call(x), custom_call_target=\"kcall.kt_ops.Scale\", "
+      "api_version=API_VERSION_TYPED_FFI, backend_config={factor = 2.0 : f64}\n}\n";
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(good), &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+}

@@ -168,6 +168,44 @@ static bool kc__hold_target(kc_executable* exe, kc__xcall_target* t) {
   return true;
 }
 
+/* `shape` (an array) as a DLTensor without data, for kc_op_infer. */
+static bool kc__shape_as_dltensor(const kc_shape* shape, DLTensor* out) {
+  if (kc_shape_is_tuple(shape)) return false;
+  *out = (DLTensor){.device = {kDLCPU, 0},
+                    .ndim = kc_shape_get_rank(shape),
+                    .dtype = kc_shape_get_dtype(shape),
+                    .shape = (int64_t*)(uintptr_t)kc_shape_get_dims(shape)};
+  return true;
+}
+
+/* A custom call of "kcall.OP" checked against the op when the program is
+ * compiled (kc__xcall_check_op_call): its attributes, operands and the
+ * results it declares, rather than at the first run. */
+static kc_status* kc__verify_op_call(const kc_program* p, const kc__instr* in) {
+  DLTensor operands[KC_OP_MAX_ARGS], results[KC_OP_MAX_ARGS];
+  const DLTensor* operand_ptrs[KC_OP_MAX_ARGS];
+  const DLTensor* result_ptrs[KC_OP_MAX_ARGS];
+  size_t num_results = kc_shape_get_leaf_count(in->shape);
+  if (in->num_operands > KC_OP_MAX_ARGS || num_results > KC_OP_MAX_ARGS) return NULL;
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    if (!kc__shape_as_dltensor(kc__operand_shape(p, in, i), &operands[i])) return NULL;
+    operand_ptrs[i] = &operands[i];
+  }
+  for (size_t i = 0; i < num_results; ++i) {
+    kc__shape_as_dltensor(kc_shape_get_leaf(in->shape, i), &results[i]);
+    result_ptrs[i] = &results[i];
+  }
+  kc_status* st = kc__xcall_check_op_call(kc_sv(in->target), &in->attrs, operand_ptrs,
+                                          in->num_operands, result_ptrs, num_results);
+  if (!st) return NULL;
+  if (in->line > 0) {
+    return kc_status_add_context(st, "custom call %s (instruction %s, line %d)",
+                                 KC__QS(in->target), KC__QS(in->name), in->line);
+  }
+  return kc_status_add_context(st, "custom call %s (instruction %s)", KC__QS(in->target),
+                               KC__QS(in->name));
+}
+
 /* Finds and checks the target of a custom call; on success the executable
  * holds it, so *out_target lives as long as the executable. */
 kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
@@ -194,6 +232,7 @@ kc_status* kc__verify_custom_call(const kc_program* p, const kc__instr* in,
                            "custom call %s: typed attributes need API TYPED", KC__QS(in->target));
   }
   KC_RETURN_IF_ERROR(kc__verify_aliases(p, in));
+  if (t->api == KC_XCALL_API_TYPED) KC_RETURN_IF_ERROR(kc__verify_op_call(p, in));
   *out_target = t;
   return NULL;
 }

@@ -69,6 +69,28 @@ static inline size_t kc__attr_width(int32_t type) {
   }
 }
 
+/* A program's attribute as an op's (xla_ffi_adapter_attrs.c): numbers,
+ * strings and arrays of numbers; *o's value is the caller's to release.
+ * INVALID_ARGUMENT for a dictionary or an unsigned number above
+ * INT64_MAX, RESOURCE_EXHAUSTED. */
+kc_status* kc__op_attr_from(const kc_attr* a, kc_op_attr* o);
+
+/* For the program compiler, when a custom call names "kcall.OP" for a
+ * registered op OP: checks the call against the op as kc_op_infer does,
+ * before it runs: its attributes (each one the op declares, of a type it
+ * takes) and its operands (dtypes, ranks), then that the results the
+ * program declares are the op's outputs, dtype and dims. INVALID_ARGUMENT
+ * names the attribute, or the result with the shape the op produces and
+ * the one declared; NULL (no check) for another target name or when no
+ * such op is registered. `operands` and `results` are DLTensors whose
+ * data is not read (op_target.c). */
+kc_status* kc__xcall_check_op_call(kc_string_view target,
+                                   const kc_attr_dict* attrs,
+                                   const DLTensor* const* operands,
+                                   size_t num_operands,
+                                   const DLTensor* const* results,
+                                   size_t num_results);
+
 /* The target registered under (name, platform), retained (a new
  * reference), or NULL; lock-free. */
 kc__xcall_target* kc__xcall_get(kc_string_view name, kc_platform platform);

@@ -225,6 +225,45 @@ static kc_status* kc__too_big(const kc_attr* a, size_t index) {
                           KC__Q(a->name), where, (long long)INT64_MAX);
 }
 
+kc_status* kc__op_attr_from(const kc_attr* a, kc_op_attr* o) {
+  o->name = a->name;
+  o->value = kc_any_none();
+  switch (a->type) {
+    case KC_ATTR_BOOL: case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
+    case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
+    case KC_ATTR_F32: case KC_ATTR_F64:
+      return kc__number_any(a->type, a, &o->value) ? NULL : kc__too_big(a, 0);
+    case KC_ATTR_STRING: {
+      kc_str* s = NULL;
+      KC_RETURN_IF_ERROR(kc_str_create(NULL, a->v.str, &s));
+      o->value = (kc_any){.type_index = KC_TYPE_STR, .u.v_obj = KC_OBJECT(s)};
+      return NULL;
+    }
+    case KC_ATTR_ARRAY: {
+      size_t count = a->v.array.count;
+      kc_any* items = kc__calloc(count + 1, sizeof *items);
+      if (!items) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+      kc_status* st = NULL;
+      for (size_t k = 0; !st && k < count; ++k) {
+        kc_attr elem = {0}; /* kc__read_number writes the member of its type */
+        kc__read_number(a->elem_type,
+                        (const char*)a->v.array.data + k * kc__attr_width(a->elem_type),
+                        &elem);
+        if (!kc__number_any(a->elem_type, &elem, &items[k])) st = kc__too_big(a, k + 1);
+      }
+      kc_array* arr = NULL;
+      if (!st) st = kc_array_create(NULL, items, count, &arr);
+      kc__free(items);
+      if (!st) o->value = (kc_any){.type_index = KC_TYPE_ARRAY, .u.v_obj = KC_OBJECT(arr)};
+      return st;
+    }
+    default:
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "attribute %s: dictionaries are not op attributes",
+                              KC__Q(a->name));
+  }
+}
+
 /* An op's attributes as kc_op_attr values (numbers, strings, arrays of
  * numbers); what the op does not declare is left for kc_op_call_into to
  * refuse by name. */
@@ -239,52 +278,7 @@ XLA_FFI_Error* kc__decode_op_attrs(kc__decoder* d, const XLA_FFI_Attrs* in,
   XLA_FFI_Error* err = kc__decode_dict(d, in, attrs);
   if (err) return err;
   for (int64_t i = 0; i < in->size; ++i) {
-    const kc_attr* a = &attrs[i];
-    kc_op_attr* o = &(*op_attrs)[i];
-    o->name = a->name;
-    kc_status* st = NULL;
-    switch (a->type) {
-      case KC_ATTR_BOOL: case KC_ATTR_I8: case KC_ATTR_I16: case KC_ATTR_I32: case KC_ATTR_I64:
-      case KC_ATTR_U8: case KC_ATTR_U16: case KC_ATTR_U32: case KC_ATTR_U64:
-      case KC_ATTR_F32: case KC_ATTR_F64:
-        if (!kc__number_any(a->type, a, &o->value)) st = kc__too_big(a, 0);
-        break;
-      case KC_ATTR_STRING: {
-        kc_str* s = NULL;
-        st = kc_str_create(NULL, a->v.str, &s);
-        if (!st) o->value = (kc_any){.type_index = KC_TYPE_STR, .u.v_obj = KC_OBJECT(s)};
-        break;
-      }
-      case KC_ATTR_ARRAY: {
-        size_t count = a->v.array.count;
-        kc_any* items = kc__calloc(count + 1, sizeof *items);
-        if (!items) {
-          st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-          break;
-        }
-        for (size_t k = 0; !st && k < count; ++k) {
-          kc_attr elem = {0}; /* kc__read_number writes the member of its type */
-          kc__read_number(a->elem_type,
-                          (const char*)a->v.array.data + k * kc__attr_width(a->elem_type),
-                          &elem);
-          if (!kc__number_any(a->elem_type, &elem, &items[k])) st = kc__too_big(a, k + 1);
-        }
-        kc_array* arr = NULL;
-        if (st) {
-          kc__free(items);
-          break;
-        }
-        st = kc_array_create(NULL, items, count, &arr);
-        kc__free(items);
-        if (!st) o->value = (kc_any){.type_index = KC_TYPE_ARRAY, .u.v_obj = KC_OBJECT(arr)};
-        break;
-      }
-      default:
-        return kc__adapter_error(d->api, KC_INVALID_ARGUMENT,
-                                 "%s: attribute %s: dictionaries are not op "
-                                 "attributes",
-                                 d->who, KC__Q(a->name));
-    }
+    kc_status* st = kc__op_attr_from(&attrs[i], &(*op_attrs)[i]);
     if (st) return kc__adapter_error_from(d->api, d->who, st);
     *num_op_attrs = (int32_t)(i + 1);
   }
