@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npy.h"
 #include "run.h"
 
 typedef struct kt_tolerance {
@@ -214,7 +213,7 @@ int main(int argc, char** argv) {
   }
   kc_tensor* t[2] = {NULL, NULL};
   for (int i = 0; i < 2; ++i) {
-    kc_status* st = cli_npy_read(files[i], NULL, &t[i]);
+    kc_status* st = kc_tensor_read_npy(files[i], NULL, &t[i]);
     if (st) {
       char msg[512];
       kc_status_format(st, msg, sizeof msg);

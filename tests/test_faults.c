@@ -5,8 +5,9 @@
  * release everything it made (live blocks back where they were), leave
  * the registries as they were, and the run after it, with memory, must
  * succeed. Paths: a plugin loaded, its op called and the plugin unloaded;
- * the parse, compile and execution of real model programs (a CNN, a
- * transformer block, a scan's while loop, a sort).
+ * real model programs read from their files, parsed, compiled and run (a
+ * CNN, a transformer block, a scan's while loop, a sort); a program
+ * calling a plugin's XLA FFI handlers.
  *
  * The stride s is KCALL_FAULT_STRIDE when set (`make faults` sets 1), else
  * 1 (every allocation) for a path that makes up to 5,000 of them, which
@@ -231,31 +232,19 @@ KC_TEST(faults_plugin_load_op_calls_unload) {
 
 /* ---- model programs ---------------------------------------------------- */
 
+/* A program: its file (read by kc_program_parse_file, inside the sweep),
+ * or its text. */
 typedef struct kt_model {
-  char* text;
+  const char* path;
+  const char* text;
 } kt_model;
-
-static char* kt_read_text(const char* path) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char* text = malloc((size_t)n + 1);
-  if (text && fread(text, 1, (size_t)n, f) != (size_t)n) {
-    free(text);
-    text = NULL;
-  }
-  if (text) text[n] = '\0';
-  fclose(f);
-  return text;
-}
 
 /* Parses, compiles and runs the program on zeros. */
 static kc_status* kt_model_path(void* ctx) {
   const kt_model* m = ctx;
   kc_program* p = NULL;
-  KC_RETURN_IF_ERROR(kc_program_parse(kc_sv(m->text), &p));
+  KC_RETURN_IF_ERROR(m->path ? kc_program_parse_file(m->path, &p)
+                             : kc_program_parse(kc_sv(m->text), &p));
   kc_executable* exe = NULL;
   kc_status* st = kc_program_compile(p, NULL, &exe);
   kc_executable_info info = {.struct_size = sizeof info};
@@ -289,12 +278,10 @@ static kc_status* kt_model_path(void* ctx) {
 static void kt_model_sweep(const char* name) {
   char path[1024];
   snprintf(path, sizeof path, "%s/%s/lowered.hlo", KT_HLO_JAX_DIR, name);
-  kt_model m = {kt_read_text(path)};
-  KC_CHECK(m.text != NULL);
+  kt_model m = {path, NULL};
   char what[128];
-  snprintf(what, sizeof what, "program %s: parse, compile, execute", name);
+  snprintf(what, sizeof what, "program %s: read, parse, compile, execute", name);
   kt_fault_sweep(what, kt_model_path, &m);
-  free(m.text);
 }
 
 KC_TEST(faults_program_cnn) { kt_model_sweep("cnn"); }
@@ -307,7 +294,7 @@ KC_TEST(faults_program_sort) { kt_model_sweep("sort"); }
 KC_TEST(faults_program_xla_ffi_handlers) {
   kc_plugin* plugin = NULL;
   KC_CHECK_OK(kc_plugin_load(KT_FIXTURE("xla_ffi"), &plugin));
-  kt_model m = {(char*)
+  kt_model m = {NULL,
       "HloModule plugin\n"
       "ENTRY main {\n"
       "  x = f32[3] parameter(0)\n"

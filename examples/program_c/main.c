@@ -1,7 +1,7 @@
 /*
  * main.c — an HLO text file run from C with the public API: register the
- * custom-call target the program calls, read and parse the file, compile
- * it, run it, and check every output element against the same arithmetic
+ * custom-call target the program calls, read and parse the file
+ * (kc_program_parse_file), compile it, run it, and check every output element against the same arithmetic
  * done here in double precision.
  *
  *   run_hlo leaky_axpy.hlo
@@ -10,7 +10,6 @@
  * the arithmetic is built-in instructions, the activation a typed custom
  * call ("example.leaky_relu", its slope an attribute of the call site).
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,45 +45,6 @@ static kc_status* register_target(void) {
                                          .num_attrs = 1, .attrs = attrs};
   return kc_xcall_register_typed(KC_SV_LIT("example.leaky_relu"), KC_PLATFORM_HOST,
                                  &sig, leaky_relu, NULL, NULL, 0);
-}
-
-/* ---- the program ------------------------------------------------------------- */
-
-/* Reads `path` whole and parses it; parse errors name the file. */
-static kc_status* load_program(const char* path, kc_program** out_program) {
-  FILE* f = fopen(path, "rb");
-  if (!f) {
-    return kc_status_create(errno == ENOENT ? KC_NOT_FOUND : KC_INVALID_ARGUMENT,
-                            "cannot open '%s': %s", path, strerror(errno));
-  }
-  char* text = NULL;
-  size_t size = 0;
-  size_t cap = 0;
-  kc_status* st = NULL;
-  for (;;) {
-    if (size == cap) {
-      cap = cap ? 2 * cap : 4096;
-      char* more = realloc(text, cap);
-      if (!more) {
-        st = kc_status_create(KC_RESOURCE_EXHAUSTED, "reading '%s': out of memory", path);
-        break;
-      }
-      text = more;
-    }
-    size_t got = fread(text + size, 1, cap - size, f);
-    size += got;
-    if (got == 0) {
-      if (ferror(f)) st = kc_status_create(KC_INVALID_ARGUMENT, "cannot read '%s'", path);
-      break;
-    }
-  }
-  fclose(f);
-  if (!st) {
-    st = kc_program_parse((kc_string_view){text, size}, out_program);
-    if (st) st = kc_status_add_context(st, "parsing '%s'", path);
-  }
-  free(text);
-  return st;
 }
 
 /* ---- running it ---------------------------------------------------------------- */
@@ -163,8 +123,10 @@ int main(int argc, char** argv) {
   }
   kc_program* program = NULL;
   kc_executable* exe = NULL;
+  /* The file is read whole and parsed; errors name it (and the line and
+   * column of a syntax error). */
   kc_status* st = register_target();
-  if (!st) st = load_program(argv[1], &program);
+  if (!st) st = kc_program_parse_file(argv[1], &program);
   if (!st) {
     printf("%s: %zu parameters:", kc_program_get_name(program),
            kc_program_get_parameter_count(program));

@@ -83,6 +83,14 @@ KC_API void kc_status_destroy(kc_status* status);
  * the canonical set. Static storage. */
 KC_API const char* kc_status_code_name(kc_status_code code);
 
+/* The code that says why a file operation failed with errno `err`:
+ * NOT_FOUND (ENOENT, ENOTDIR), PERMISSION_DENIED (EACCES, EPERM, EROFS),
+ * INVALID_ARGUMENT (EISDIR, ENAMETOOLONG, ELOOP), RESOURCE_EXHAUSTED
+ * (ENOSPC, EDQUOT, EMFILE, ENFILE, ENOMEM), ALREADY_EXISTS (EEXIST),
+ * UNAVAILABLE (EINTR, EAGAIN), else UNKNOWN. What the library's file
+ * functions (kc_tensor_read_npy, kc_program_parse_file) return. */
+KC_API kc_status_code kc_status_code_from_errno(int err);
+
 /* KC_RETURN_IF_ERROR(expr) and KC_RETURN_IF_ERROR(expr, fmt, ...), which
  * return a failed status (with context added in the second form), are in
  * kcall/abi_helpers.h, which kcall/abi.h includes. */

@@ -376,6 +376,17 @@ KC_API kc_status* kc_program_builder_finish(kc_program_builder* b,
 KC_API kc_status* kc_program_parse(kc_string_view text,
                                    kc_program** out_program);
 
+/* kc_program_parse of the file at `path` (HLO text, as JAX's
+ * `lowered.as_text(dialect="hlo")` or `compiled.as_text()` writes it),
+ * read whole. A file that cannot be opened or read gets
+ * kc_status_code_from_errno's code ("cannot open 'f.hlo': No such file or
+ * directory"), a directory INVALID_ARGUMENT; parse errors are
+ * kc_program_parse's with the context "parsing 'PATH'". INVALID_ARGUMENT
+ * for NULL arguments; RESOURCE_EXHAUSTED. *out_program as
+ * kc_program_parse's. */
+KC_API kc_status* kc_program_parse_file(const char* path,
+                                        kc_program** out_program);
+
 /* Releases the caller's program. Executables compiled from it keep what
  * they need, so it may be destroyed while they are still in use. NULL is a
  * no-op. */

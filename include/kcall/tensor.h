@@ -17,6 +17,8 @@
 #ifndef KCALL_TENSOR_H_
 #define KCALL_TENSOR_H_
 
+#include <stdio.h>
+
 #include "kcall/value.h"
 
 #ifdef __cplusplus
@@ -88,6 +90,68 @@ KC_API int64_t kc_dltensor_get_numel(const DLTensor* t);
  * the row-major ones, ignoring dims of extent 1); a tensor with a dim of
  * extent 0 holds no elements and is compact whatever its strides. */
 KC_API bool kc_dltensor_is_compact(const DLTensor* t);
+
+/* ---- .npy files ---------------------------------------------------------- */
+/*
+ * NumPy's .npy format, what np.save writes and np.load reads, so that a C
+ * host feeds a program the arrays a Python script saved and hands back
+ * what NumPy reads (kcall run's --input x=FILE.npy and -o DIR use these).
+ *
+ * Read: format versions 1.0, 2.0 and 3.0; C order; little-endian (or
+ * byte-order free) element types <f2 <f4 <f8, <i1..<i8, <u1..<u8, |b1,
+ * and complex <c8 (c64) and <c16 (c128). The header, a Python dict
+ * literal, is parsed by its grammar, never evaluated, and at most
+ * KC_NPY_MAX_HEADER bytes long (NumPy's own limit is 10000). Write:
+ * version 1.0 and the descr NumPy itself writes (|i1, |u1, |b1, <f4,
+ * <c8, ...). Anything else is refused with a status saying why; a
+ * malformed file never crashes the reader and leaves nothing allocated.
+ */
+#define KC_NPY_MAX_HEADER 65536
+
+/* Reads the .npy file at `path` into a new CPU tensor (compact, from
+ * `alloc`; NULL: kcall's caching allocator, as kc_tensor_create). Errors
+ * name the path:
+ *   NOT_FOUND, PERMISSION_DENIED, ...  the file cannot be opened or read
+ *                     (kc_status_code_from_errno's code)
+ *   INVALID_ARGUMENT  a directory; not a .npy file; a malformed header
+ *                     (a control byte in a string of it is shown escaped,
+ *                     with its byte position); data shorter or longer
+ *                     than the shape says
+ *   UNIMPLEMENTED     a valid file kcall does not take: Fortran order,
+ *                     big-endian data, another dtype, another version, or
+ *                     a big-endian host
+ *   OUT_OF_RANGE      a shape whose byte size overflows, or a rank above
+ *                     KC_TENSOR_MAX_NDIM
+ *   RESOURCE_EXHAUSTED  out of memory
+ * *out_tensor is the caller's (kc_object_release); NULL on failure. */
+KC_API kc_status* kc_tensor_read_npy(const char* path,
+                                     const kc_allocator* alloc,
+                                     kc_tensor** out_tensor);
+
+/* As kc_tensor_read_npy, from the current position of `f` (left open) to
+ * its end: the data must end the stream. Errors name no path. The data's
+ * size is checked against the shape before the tensor is allocated when
+ * `f` can seek (a file, fmemopen); from one that cannot (a pipe) the
+ * tensor the header describes is allocated, then filled. */
+KC_API kc_status* kc_tensor_read_npy_stream(FILE* f, const kc_allocator* alloc,
+                                            kc_tensor** out_tensor);
+
+/* Writes `tensor` (compact row-major, on the CPU) to `path`, replacing
+ * the file; on failure no file is left there. UNIMPLEMENTED for a dtype
+ * .npy has no name for (bf16, ...; kc_dtype_npy_descr); INVALID_ARGUMENT
+ * for a strided or non-CPU tensor; FAILED_PRECONDITION when `path` is a
+ * directory; kc_status_code_from_errno's code when the file cannot be
+ * written. */
+KC_API kc_status* kc_tensor_write_npy(const char* path, const DLTensor* tensor);
+
+/* As kc_tensor_write_npy, to the current position of `f` (left open, not
+ * flushed); errors name no path, and a failed write may leave part of the
+ * file in the stream. */
+KC_API kc_status* kc_tensor_write_npy_stream(FILE* f, const DLTensor* tensor);
+
+/* The descr kc_tensor_write_npy writes for `dtype` ("<f4"), static; NULL
+ * for a dtype .npy has no name for. */
+KC_API const char* kc_dtype_npy_descr(DLDataType dtype);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -3,6 +3,7 @@
 #define KCALL_INTERNAL_COMMON_H_
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -41,6 +42,13 @@ void* kc__aligned_alloc(size_t alignment, size_t size);
 char* kc__strdup(const char* s);
 char* kc__strndup(const char* s, size_t n);
 void kc__free(void* ptr);
+
+/* Opens the file at `path` for reading (binary) into *out_file, the
+ * caller's to fclose. `expected` says what it should be, for the message
+ * when it is a directory ("a .npy file"): INVALID_ARGUMENT then,
+ * kc_status_code_from_errno's code otherwise ("cannot open 'PATH': No
+ * such file or directory"). base/files.c. */
+kc_status* kc__file_open_read(const char* path, const char* expected, FILE** out_file);
 
 /* A builder's first error, kept as text so that the caller keeps owning
  * the status it was handed, and replayed when the builder is finished. */

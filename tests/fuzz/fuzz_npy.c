@@ -8,7 +8,6 @@
  * as the same tensor.
  */
 #include "fuzz.h"
-#include "npy.h"
 
 static kc_counting_allocator* kf_counter(void) {
   static kc_counting_allocator* counter = NULL;
@@ -37,7 +36,7 @@ static kc_status* kf_read(const void* data, size_t size, kc_tensor** out) {
   static char empty[1];
   FILE* f = fmemopen(size ? (void*)(uintptr_t)data : empty, size, "rb");
   KF_ASSERT(f != NULL);
-  kc_status* st = cli_npy_read_stream(f, kc_counting_allocator_get_allocator(kf_counter()),
+  kc_status* st = kc_tensor_read_npy_stream(f, kc_counting_allocator_get_allocator(kf_counter()),
                                       out);
   fclose(f);
   return st;
@@ -49,7 +48,7 @@ static void kf_round_trip(const DLTensor* t) {
   size_t len = 0;
   FILE* f = open_memstream(&buf, &len);
   KF_ASSERT(f != NULL);
-  kc_status* st = cli_npy_write_stream(f, t);
+  kc_status* st = kc_tensor_write_npy_stream(f, t);
   KF_ASSERT(fclose(f) == 0);
   /* f16 is read but has a descr to write too; every dtype read can be
    * written. */

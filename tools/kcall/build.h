@@ -34,7 +34,7 @@ void cli_argv_deinit(cli_argv* a);
  * into *out_text (malloc'd, NUL-terminated, the caller frees). Sets
  * *out_exit to its exit status, or to 128 + the signal that ended it.
  * A status only when it could not be run at all (the codes of
- * cli_errno_code, naming the program). */
+ * kc_status_code_from_errno, naming the program). */
 kc_status* cli_run_capture(char* const argv[], char** out_text, int* out_exit);
 
 /* The path of the program `name`: `name` itself when it holds a '/', else

@@ -14,7 +14,6 @@
 
 #include "cli.h"
 #include "files.h"
-#include "npy.h"
 #include "run.h"
 
 typedef struct run_options {
@@ -123,52 +122,6 @@ static int parse_options(int argc, char** argv, run_options* o) {
 
 /* ---- files ---------------------------------------------------------------- */
 
-/* The whole file, NUL-terminated; *out_text is the caller's to free. */
-static kc_status* read_text(const char* path, char** out_text,
-                            size_t* out_size) {
-  FILE* f = NULL;
-  kc_status* opened = cli_file_open_read(path, "an HLO text file", &f);
-  if (opened) return opened;
-  size_t cap = 4096;
-  size_t size = 0;
-  char* text = malloc(cap);
-  kc_status* st = NULL;
-  while (text && !st) {
-    size += fread(text + size, 1, cap - size - 1, f);
-    if (ferror(f)) st = cli_errno_status(errno, "cannot read", path);
-    if (feof(f) || st) break;
-    char* bigger = cap < SIZE_MAX / 2 ? realloc(text, cap * 2) : NULL;
-    if (!bigger) {
-      free(text);
-      text = NULL;
-      break;
-    }
-    text = bigger;
-    cap *= 2;
-  }
-  fclose(f);
-  if (!text && !st) st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
-  if (st) {
-    free(text);
-    return st;
-  }
-  text[size] = '\0';
-  *out_text = text;
-  *out_size = size;
-  return NULL;
-}
-
-static kc_status* load_program(const char* path, kc_program** out) {
-  char* text = NULL;
-  size_t size = 0;
-  kc_status* st = read_text(path, &text, &size);
-  if (st) return st;
-  kc_string_view view = {text, size};
-  st = kc_status_add_context(kc_program_parse(view, out), "parsing %s", CLI_QS(path));
-  free(text);
-  return st;
-}
-
 /* ---- outputs -------------------------------------------------------------- */
 
 static void print_outputs(const kc_executable* exe, kc_tensor* const* outputs,
@@ -199,7 +152,7 @@ static kc_status* write_outputs(const char* dir, const kc_executable* exe,
                             "expected a file (or nothing) there",
                             i, CLI_QS(path));
     }
-    if (!st) st = cli_npy_write(path, kc_tensor_get_dltensor(outputs[i]));
+    if (!st) st = kc_tensor_write_npy(path, kc_tensor_get_dltensor(outputs[i]));
     if (!st) {
       char shape[256];
       kc_shape_format(kc_executable_get_output_shape(exe, i), shape,
@@ -349,7 +302,7 @@ static kc_status* compile(const run_options* o, kc_thread_pool* pool,
   options.thread_pool = pool;
 
   kc_program* program = NULL;
-  kc_status* st = load_program(o->program_path, &program);
+  kc_status* st = kc_program_parse_file(o->program_path, &program);
   if (st) return st;
   /* Messages name the module from here on ("compiling 'seed_add': ..."). */
   st = kc_program_compile(program, &options, out_exe);

@@ -10,39 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-kc_status_code cli_errno_code(int err) {
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR:
-      return KC_NOT_FOUND;
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return KC_PERMISSION_DENIED;
-    case EISDIR:
-    case ENAMETOOLONG:
-    case ELOOP:
-      return KC_INVALID_ARGUMENT;
-    case ENOSPC:
-#ifdef EDQUOT
-    case EDQUOT:
-#endif
-    case EMFILE:
-    case ENFILE:
-    case ENOMEM:
-      return KC_RESOURCE_EXHAUSTED;
-    case EEXIST:
-      return KC_ALREADY_EXISTS;
-    case EINTR:
-    case EAGAIN:
-      return KC_UNAVAILABLE;
-    default:
-      return KC_UNKNOWN;
-  }
-}
-
 kc_status* cli_errno_status(int err, const char* what, const char* path) {
-  return kc_status_create(cli_errno_code(err), "%s %s: %s", what, CLI_QS(path),
+  return kc_status_create(kc_status_code_from_errno(err), "%s %s: %s", what, CLI_QS(path),
                           strerror(err));
 }
 

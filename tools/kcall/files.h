@@ -25,21 +25,14 @@ static inline const char* cli_quote(char* buf, kc_string_view text) {
 #define CLI_Q(text) cli_quote((char[KC_QUOTED_CAP]){0}, (text))
 #define CLI_QS(cstr) CLI_Q(kc_sv(cstr))
 
-/* The status code that fits errno value `err` of a file operation:
- * NOT_FOUND (ENOENT, ENOTDIR), PERMISSION_DENIED (EACCES, EPERM, EROFS),
- * INVALID_ARGUMENT (EISDIR, ENAMETOOLONG, ELOOP), RESOURCE_EXHAUSTED
- * (ENOSPC, EDQUOT, EMFILE, ENFILE, ENOMEM), ALREADY_EXISTS (EEXIST),
- * UNAVAILABLE (EINTR, EAGAIN), else UNKNOWN. */
-kc_status_code cli_errno_code(int err);
-
-/* "<what> <path>: <strerror(err)>" with cli_errno_code's code. */
+/* "<what> <path>: <strerror(err)>" with kc_status_code_from_errno's code. */
 kc_status* cli_errno_status(int err, const char* what, const char* path);
 
 /* Opens the file at `path` for reading (binary). `expected` says what it
  * should be, for the message when it is a directory ("an HLO text file").
  *   NOT_FOUND          no such file
  *   INVALID_ARGUMENT   a directory: "'PATH' is a directory, expected ..."
- *   PERMISSION_DENIED  and the other codes of cli_errno_code
+ *   PERMISSION_DENIED  and the other codes of kc_status_code_from_errno
  * On success *out_file is the caller's to fclose. */
 kc_status* cli_file_open_read(const char* path, const char* expected,
                               FILE** out_file);
@@ -47,7 +40,7 @@ kc_status* cli_file_open_read(const char* path, const char* expected,
 /* Makes sure `dir` is a directory the tool can write files into, creating
  * it (not its parents) when it is missing. INVALID_ARGUMENT when it is a
  * file or anything else than a directory; NOT_FOUND when its parent does
- * not exist; the codes of cli_errno_code otherwise. */
+ * not exist; the codes of kc_status_code_from_errno otherwise. */
 kc_status* cli_dir_prepare(const char* dir);
 
 #endif /* KCALL_TOOLS_FILES_H_ */

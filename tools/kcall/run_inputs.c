@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "files.h"
-#include "npy.h"
 #include "run.h"
 
 /* ---- text helpers --------------------------------------------------------- */
@@ -480,7 +479,7 @@ static bool is_literal(const char* value) {
 static kc_status* file_tensor(const char* path, const kc_shape* shape,
                               kc_tensor** out) {
   kc_tensor* t = NULL;
-  kc_status* st = cli_npy_read(path, NULL, &t);
+  kc_status* st = kc_tensor_read_npy(path, NULL, &t);
   if (st) return st;
   const DLTensor* dl = kc_tensor_get_dltensor(t);
   kc_shape* got = NULL;

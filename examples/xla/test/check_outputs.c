@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npy.h"
+#include <kcall/kcall.h>
+
 
 static float gen(int64_t i) { return (float)((double)i * 0.01); }
 
@@ -25,7 +26,7 @@ static kc_tensor* read_f32(const char* dir, const char* name,
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   kc_tensor* t = NULL;
-  kc_status* st = cli_npy_read(path, NULL, &t);
+  kc_status* st = kc_tensor_read_npy(path, NULL, &t);
   if (st) {
     char msg[512];
     kc_status_format(st, msg, sizeof msg);

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../npy.h"
+#include <kcall/kcall.h>
+
 
 static const char* g_dir;
 static int g_failures;
@@ -79,7 +80,7 @@ static void write_npy(const char* path, int major, const char* dict,
 
 static kc_tensor* read_ok(const char* path) {
   kc_tensor* t = NULL;
-  kc_status* st = cli_npy_read(path, alloc(), &t);
+  kc_status* st = kc_tensor_read_npy(path, alloc(), &t);
   if (st) {
     char msg[512];
     kc_status_format(st, msg, sizeof msg);
@@ -93,7 +94,7 @@ static kc_tensor* read_ok(const char* path) {
 static void read_fails(const char* path, kc_status_code code,
                        const char* needle) {
   kc_tensor* t = NULL;
-  kc_status* st = cli_npy_read(path, alloc(), &t);
+  kc_status* st = kc_tensor_read_npy(path, alloc(), &t);
   char msg[512] = "OK";
   if (st) kc_status_format(st, msg, sizeof msg);
   CHECK(st && kc_status_get_code(st) == code,
@@ -128,7 +129,7 @@ static void test_round_trip(void) {
       for (size_t i = 0; i < size; ++i) {
         ((unsigned char*)dl->data)[i] = (unsigned char)(i * 7 + 1);
       }
-      st = cli_npy_write(path, dl);
+      st = kc_tensor_write_npy(path, dl);
       CHECK(!st, "write %s", types[ti]);
       kc_status_destroy(st);
       kc_tensor* back = read_ok(path);
@@ -161,7 +162,7 @@ static void test_written_header(void) {
   f[0] = 1.0f;
   f[1] = 2.0f;
   f[2] = 3.0f;
-  st = cli_npy_write(path, kc_tensor_get_dltensor(t));
+  st = kc_tensor_write_npy(path, kc_tensor_get_dltensor(t));
   CHECK(!st, "write");
   kc_object_release(KC_OBJECT(t));
   static const char want[] =
@@ -188,7 +189,7 @@ static void test_written_header(void) {
                           kc_device_cpu(), &t);
     CHECK(!st, "create");
     memset(kc_tensor_get_dltensor(t)->data, 0, 3u * complex_types[i].bits / 8);
-    st = cli_npy_write(path, kc_tensor_get_dltensor(t));
+    st = kc_tensor_write_npy(path, kc_tensor_get_dltensor(t));
     CHECK(!st, "write");
     kc_object_release(KC_OBJECT(t));
     in = fopen(path, "rb");
@@ -385,7 +386,7 @@ static void test_files(void) {
   kc_status* st = kc_tensor_create(alloc(), shape, 1, kc_dtype_make(kDLFloat, 32, 1),
                                    kc_device_cpu(), &t);
   CHECK(!st, "create");
-  st = cli_npy_write(path, kc_tensor_get_dltensor(t));
+  st = kc_tensor_write_npy(path, kc_tensor_get_dltensor(t));
   CHECK(kc_status_get_code(st) == KC_NOT_FOUND, "write into a missing dir");
   kc_status_destroy(st);
   kc_object_release(KC_OBJECT(t));
@@ -395,7 +396,7 @@ static void test_files(void) {
                         kc_device_cpu(), &t);
   CHECK(!st, "create");
   path_for("bf16.npy", path, sizeof path);
-  st = cli_npy_write(path, kc_tensor_get_dltensor(t));
+  st = kc_tensor_write_npy(path, kc_tensor_get_dltensor(t));
   char msg[256] = "OK";
   if (st) kc_status_format(st, msg, sizeof msg);
   CHECK(kc_status_get_code(st) == KC_UNIMPLEMENTED && strstr(msg, "bf16") &&
@@ -425,13 +426,13 @@ static void test_streams(void) {
   CHECK(!st, "create");
   int16_t* v = kc_tensor_get_dltensor(t)->data;
   for (int i = 0; i < 4; ++i) v[i] = (int16_t)(i * 1000 - 1500);
-  st = cli_npy_write_stream(f, kc_tensor_get_dltensor(t));
+  st = kc_tensor_write_npy_stream(f, kc_tensor_get_dltensor(t));
   CHECK(!st, "write_stream");
   kc_status_destroy(st);
   CHECK(ftell(f) == start + 128 + 8, "wrote %ld bytes", ftell(f) - start);
   fseek(f, start, SEEK_SET);
   kc_tensor* back = NULL;
-  st = cli_npy_read_stream(f, alloc(), &back);
+  st = kc_tensor_read_npy_stream(f, alloc(), &back);
   CHECK(!st && back, "read_stream");
   kc_status_destroy(st);
   if (back) {
@@ -446,7 +447,7 @@ static void test_streams(void) {
   /* Data after the tensor's: the data must end the stream. */
   fseek(f, start, SEEK_SET);
   back = NULL;
-  st = cli_npy_read_stream(f, alloc(), &back);
+  st = kc_tensor_read_npy_stream(f, alloc(), &back);
   char msg[256] = "OK";
   if (st) kc_status_format(st, msg, sizeof msg);
   CHECK(kc_status_get_code(st) == KC_INVALID_ARGUMENT && back == NULL &&
@@ -456,10 +457,10 @@ static void test_streams(void) {
   kc_status_destroy(st);
   fclose(f);
 
-  st = cli_npy_read_stream(NULL, alloc(), &back);
+  st = kc_tensor_read_npy_stream(NULL, alloc(), &back);
   CHECK(kc_status_get_code(st) == KC_INVALID_ARGUMENT, "NULL stream");
   kc_status_destroy(st);
-  st = cli_npy_write_stream(NULL, NULL);
+  st = kc_tensor_write_npy_stream(NULL, NULL);
   CHECK(kc_status_get_code(st) == KC_INVALID_ARGUMENT, "NULL stream");
   kc_status_destroy(st);
 }

@@ -1,5 +1,5 @@
 /*
- * npy.c — NumPy .npy files (see npy.h).
+ * npy.c — NumPy .npy files as tensors (kcall/tensor.h, ".npy files").
  *
  * The file is "\x93NUMPY", two version bytes, the header length (2 bytes
  * in 1.0, 4 in 2.0 and 3.0, little-endian), then a Python dict literal
@@ -7,14 +7,13 @@
  * padded with spaces and a newline, then the raw elements. The dict is
  * read with a small parser of just that literal syntax, never evaluated.
  */
-#include "npy.h"
-
 #include <errno.h>
-
-#include "files.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "internal/common.h"
+#include "kcall/tensor.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_SIZE 6
@@ -46,7 +45,7 @@ static const npy_type kTypes[] = {
 #define TYPE_COUNT (sizeof(kTypes) / sizeof(kTypes[0]))
 #define SUPPORTED_TYPES "<f2 <f4 <f8 <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8 |b1 <c8 <c16"
 
-const char* cli_npy_descr(DLDataType dtype) {
+const char* kc_dtype_npy_descr(DLDataType dtype) {
   if (dtype.lanes != 1) return NULL;
   for (size_t i = 0; i < TYPE_COUNT; ++i) {
     if (kTypes[i].code == dtype.code && kTypes[i].bits == dtype.bits) {
@@ -69,13 +68,13 @@ static kc_status* parse_descr(kc_string_view d, DLDataType* out) {
   const char* supported = "supported: " SUPPORTED_TYPES;
   if (d.size < 3 || !strchr("<>|=", d.data[0])) {
     return kc_status_create(KC_UNIMPLEMENTED, "dtype %s is not supported (%s)",
-                            CLI_Q(d), supported);
+                            KC__Q(d), supported);
   }
   unsigned width = 0;
   for (size_t i = 2; i < d.size; ++i) {
     if (d.data[i] < '0' || d.data[i] > '9' || width > 1000) {
       return kc_status_create(KC_UNIMPLEMENTED, "dtype %s is not supported (%s)",
-                              CLI_Q(d), supported);
+                              KC__Q(d), supported);
     }
     width = width * 10 + (unsigned)(d.data[i] - '0');
   }
@@ -86,13 +85,13 @@ static kc_status* parse_descr(kc_string_view d, DLDataType* out) {
       return kc_status_create(KC_UNIMPLEMENTED,
                               "big-endian data (%s) is not supported; "
                               "save it with arr.astype('<%c%u')",
-                              CLI_Q(d), d.data[1], width);
+                              KC__Q(d), d.data[1], width);
     }
     *out = kc_dtype_make(kTypes[i].code, kTypes[i].bits, 1);
     return NULL;
   }
   return kc_status_create(KC_UNIMPLEMENTED, "dtype %s is not supported (%s)",
-                          CLI_Q(d), supported);
+                          KC__Q(d), supported);
 }
 
 /* ---- the header dictionary ------------------------------------------------ */
@@ -122,7 +121,7 @@ static kc_status* malformed(const scanner* s, const char* expected) {
   while (seen.size > 1 && seen.data[seen.size - 1] == ' ') --seen.size; /* padding */
   return kc_status_create(KC_INVALID_ARGUMENT,
                           "malformed header at byte %zu: expected %s, found %s",
-                          at, expected, CLI_Q(seen));
+                          at, expected, KC__Q(seen));
 }
 
 static bool accept(scanner* s, char c) {
@@ -168,7 +167,7 @@ static kc_status* parse_string(scanner* s, const char* what, kc_string_view* out
       return kc_status_create(KC_INVALID_ARGUMENT,
                               "malformed header: %s %s holds byte 0x%02x at "
                               "byte %zu of the header; expected printable text",
-                              what, CLI_Q(text), c, (size_t)(s->p - s->begin));
+                              what, KC__Q(text), c, (size_t)(s->p - s->begin));
     }
   }
   out->data = start;
@@ -232,11 +231,11 @@ static kc_status* parse_entry(scanner* s, npy_header* h, unsigned* seen) {
   if (kc_sv_equal(key, KC_SV_LIT("shape"))) bit = KEY_SHAPE;
   if (bit == 0) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "malformed header: unknown key %s", CLI_Q(key));
+                            "malformed header: unknown key %s", KC__Q(key));
   }
   if (*seen & bit) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "malformed header: key %s appears twice", CLI_Q(key));
+                            "malformed header: key %s appears twice", KC__Q(key));
   }
   *seen |= bit;
   if (bit == KEY_SHAPE) return parse_shape(s, h);
@@ -288,7 +287,7 @@ static kc_status* parse_header(const char* text, size_t size, npy_header* h) {
 /* ---- files ---------------------------------------------------------------- */
 
 static kc_status* errno_status(int err, const char* what) {
-  return kc_status_create(cli_errno_code(err), "%s: %s", what, strerror(err));
+  return kc_status_create(kc_status_code_from_errno(err), "%s: %s", what, strerror(err));
 }
 
 static kc_status* truncated(const char* part, size_t wanted, size_t found) {
@@ -325,17 +324,17 @@ static kc_status* read_header(FILE* f, npy_header* h) {
   if (got < len_bytes) return truncated("the header length", len_bytes, got);
   size_t header_len = (size_t)head[8] | (size_t)head[9] << 8;
   if (len_bytes == 4) header_len |= (size_t)head[10] << 16 | (size_t)head[11] << 24;
-  if (header_len > CLI_NPY_MAX_HEADER) {
+  if (header_len > KC_NPY_MAX_HEADER) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "header of %zu bytes is too long (at most %d)",
-                            header_len, CLI_NPY_MAX_HEADER);
+                            header_len, KC_NPY_MAX_HEADER);
   }
-  char* text = malloc(header_len + 1);
+  char* text = kc__malloc(header_len + 1);
   if (!text) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   got = fread(text, 1, header_len, f);
   kc_status* st = got < header_len ? truncated("the header", header_len, got)
                                    : parse_header(text, header_len, h);
-  free(text);
+  kc__free(text);
   return st;
 }
 
@@ -368,11 +367,11 @@ static long bytes_left(FILE* f) {
   return end - here;
 }
 
-kc_status* cli_npy_read_stream(FILE* f, const kc_allocator* alloc,
+kc_status* kc_tensor_read_npy_stream(FILE* f, const kc_allocator* alloc,
                                kc_tensor** out_tensor) {
   if (!f || !out_tensor) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "cli_npy_read_stream: NULL argument");
+                            "kc_tensor_read_npy_stream: NULL argument");
   }
   *out_tensor = NULL;
   if (!host_is_little_endian()) {
@@ -415,23 +414,23 @@ kc_status* cli_npy_read_stream(FILE* f, const kc_allocator* alloc,
   return NULL;
 }
 
-kc_status* cli_npy_read(const char* path, const kc_allocator* alloc,
+kc_status* kc_tensor_read_npy(const char* path, const kc_allocator* alloc,
                         kc_tensor** out_tensor) {
   if (!path || !out_tensor) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "cli_npy_read: NULL argument");
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc_tensor_read_npy: NULL argument");
   }
   *out_tensor = NULL;
   if (!host_is_little_endian()) {
     return kc_status_create(KC_UNIMPLEMENTED,
                             "reading %s: .npy files need a little-endian "
-                            "host", CLI_QS(path));
+                            "host", KC__QS(path));
   }
   FILE* f = NULL;
-  kc_status* st = cli_file_open_read(path, "a .npy file", &f);
+  kc_status* st = kc__file_open_read(path, "a .npy file", &f);
   if (st) return st; /* it names the path */
-  st = cli_npy_read_stream(f, alloc, out_tensor);
+  st = kc_tensor_read_npy_stream(f, alloc, out_tensor);
   fclose(f);
-  return kc_status_add_context(st, "reading %s", CLI_QS(path));
+  return kc_status_add_context(st, "reading %s", KC__QS(path));
 }
 
 /* ---- writing -------------------------------------------------------------- */
@@ -464,7 +463,7 @@ static size_t format_header(const DLTensor* t, const char* descr, char* buf,
 /* What makes `t` writable: its descr and data size, or why it is not. */
 static kc_status* check_writable(const DLTensor* t, const char** out_descr,
                                  size_t* out_size) {
-  const char* descr = cli_npy_descr(t->dtype);
+  const char* descr = kc_dtype_npy_descr(t->dtype);
   if (!descr) {
     char name[64];
     kc_dtype_format(t->dtype, name, sizeof name);
@@ -483,10 +482,10 @@ static kc_status* check_writable(const DLTensor* t, const char** out_descr,
   return NULL;
 }
 
-kc_status* cli_npy_write_stream(FILE* f, const DLTensor* t) {
+kc_status* kc_tensor_write_npy_stream(FILE* f, const DLTensor* t) {
   if (!f || !t) {
     return kc_status_create(KC_INVALID_ARGUMENT,
-                            "cli_npy_write_stream: NULL argument");
+                            "kc_tensor_write_npy_stream: NULL argument");
   }
   const char* descr = NULL;
   size_t size = 0;
@@ -512,30 +511,30 @@ kc_status* cli_npy_write_stream(FILE* f, const DLTensor* t) {
   return ok ? NULL : errno_status(errno, "write failed");
 }
 
-kc_status* cli_npy_write(const char* path, const DLTensor* t) {
+kc_status* kc_tensor_write_npy(const char* path, const DLTensor* t) {
   if (!path || !t) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "cli_npy_write: NULL argument");
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc_tensor_write_npy: NULL argument");
   }
   /* Checked first, so that a tensor that cannot be written leaves no
    * file behind. */
   const char* descr = NULL;
   size_t size = 0;
   kc_status* st = check_writable(t, &descr, &size);
-  if (st) return kc_status_add_context(st, "writing %s", CLI_QS(path));
+  if (st) return kc_status_add_context(st, "writing %s", KC__QS(path));
   FILE* f = fopen(path, "wb");
   if (!f && errno == EISDIR) {
     return kc_status_create(KC_FAILED_PRECONDITION,
                             "writing %s: it is a directory, expected a file "
                             "(or nothing) there",
-                            CLI_QS(path));
+                            KC__QS(path));
   }
   if (!f) return kc_status_add_context(errno_status(errno, "cannot create"),
-                                       "writing %s", CLI_QS(path));
-  st = cli_npy_write_stream(f, t);
+                                       "writing %s", KC__QS(path));
+  st = kc_tensor_write_npy_stream(f, t);
   if (fclose(f) != 0 && !st) st = errno_status(errno, "write failed");
   if (st) {
     remove(path); /* no half-written file left behind */
-    return kc_status_add_context(st, "writing %s", CLI_QS(path));
+    return kc_status_add_context(st, "writing %s", KC__QS(path));
   }
   return NULL;
 }
