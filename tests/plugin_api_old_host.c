@@ -171,6 +171,22 @@ static kc_status* kt_old_checks(void) {
                                  KC_INVALID_ARGUMENT,
                                  "kc_op_builder_set_jvp needs host API 1.5"),
                "kc_op_builder_set_jvp needs 1.5");
+
+  /* A 1.5 ready-made shape function fails the builder too; called, it
+   * says the host is too old. */
+  KC_RETURN_IF_ERROR(kc_op_builder_create("kt_old.MatMul", &b), "create");
+  kc_op_builder_add_input_v2(b, "a: f32");
+  kc_op_builder_add_input_v2(b, "b: f32");
+  kc_op_builder_add_output_v2(b, "c: f32");
+  kc_op_builder_set_shape_fn_v2(b, kc_shape_fn_matmul, NULL, NULL);
+  KT_OLD_CHECK(kt_old_fails_with(kc_op_registry_register(b, 0),
+                                 KC_INVALID_ARGUMENT,
+                                 "kc_shape_fn_matmul needs host API 1.5"),
+               "kc_shape_fn_matmul needs 1.5");
+  KT_OLD_CHECK(kt_old_fails_with(kc_shape_fn_reduce(NULL), KC_UNIMPLEMENTED,
+                                 "kc_shape_fn_reduce needs host API 1.5, this host "
+                                 "offers 1.0"),
+               "kc_shape_fn_reduce needs 1.5");
   return NULL;
 }
 

@@ -12,14 +12,6 @@
 /* Add, with broadcasting                                                   */
 /* ======================================================================== */
 
-kc_status* add_shape(kc_shape_ctx* ctx) {
-  const kc_shape_handle* out = NULL;
-  kc_status* st = kc_shape_ctx_broadcast(ctx, kc_shape_ctx_get_input(ctx, 0),
-                                         kc_shape_ctx_get_input(ctx, 1), &out);
-  if (!st) st = kc_shape_ctx_set_output(ctx, 0, out);
-  return st;
-}
-
 void add_strides(const DLTensor* t, int32_t rank, const int64_t* out,
                         int64_t* strides) {
   int64_t s = 1;

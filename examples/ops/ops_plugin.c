@@ -30,8 +30,10 @@
  * so each op but Counter (which has no inputs) declares
  * KC_OP_SYMBOLIC_SHAPES, and frameworks get its output shapes as
  * expressions of the input sizes (torch.compile with dynamic shapes,
- * torch.export, jax.export); Softplus's use kc_shape_fn_unchanged, which
- * is symbolic without saying so.
+ * torch.export, jax.export); Add, Softplus and its gradients use
+ * kcall's ready-made shape functions (kc_shape_fn_broadcast,
+ * kc_shape_fn_unchanged, kc_shape_fn_elementwise), which are symbolic
+ * without saying so.
  *
  * Each op is also the packed function "op.NAME", so the kcall tool calls
  * them on literal tensors:
@@ -598,7 +600,8 @@ static kc_status* ops_init(const kc_host_api* host) {
     st = ops_define_grad("Add", OPS_LIST("x: T", "y: T"), OPS_LIST("z: T"),
                          OPS_LIST("T: {f32, f64, i32}"),
                          KC_OP_COMMUTATIVE | KC_OP_SYMBOLIC_SHAPES,
-                         "z = x + y, broadcasting as NumPy does.", add_shape,
+                         "z = x + y, broadcasting as NumPy does.",
+                         kc_shape_fn_broadcast,
                          "AddGrad(x, y, grad(z)) -> (grad(x), grad(y))",
                          "Add(tangent(x), tangent(y)) -> tangent(z)");
   }
@@ -662,7 +665,7 @@ static kc_status* ops_init(const kc_host_api* host) {
     st = ops_define_grad("SoftplusGrad", OPS_LIST("x: T", "dy: T"),
                          OPS_LIST("dx: T"), OPS_LIST("T: {f32, f64}"), 0,
                          "The gradient of Softplus: dx = dy / (1 + e^-x).",
-                         kc_shape_fn_unchanged,
+                         kc_shape_fn_elementwise,
                          "SoftplusGradGrad(x, dy, grad(dx)) -> (grad(x), "
                          "grad(dy))",
                          "SoftplusGradJvp(x, dy, tangent(x), tangent(dy)) -> "
@@ -675,7 +678,7 @@ static kc_status* ops_init(const kc_host_api* host) {
   if (!st) {
     st = ops_define("SoftplusGradGrad", OPS_LIST("x: T", "dy: T", "g: T"),
                     OPS_LIST("gx: T", "gdy: T"), OPS_LIST("T: {f32, f64}"), 0,
-                    "The gradient of SoftplusGrad.", kc_shape_fn_unchanged);
+                    "The gradient of SoftplusGrad.", kc_shape_fn_elementwise);
   }
   if (!st) {
     st = ops_kernel("SoftplusGradGrad", NULL, softplus_grad_grad_compute, NULL,
@@ -685,7 +688,7 @@ static kc_status* ops_init(const kc_host_api* host) {
     st = ops_define("SoftplusGradJvp",
                     OPS_LIST("x: T", "dy: T", "tx: T", "tdy: T"),
                     OPS_LIST("tdx: T"), OPS_LIST("T: {f32, f64}"), 0,
-                    "The tangent of SoftplusGrad.", kc_shape_fn_unchanged);
+                    "The tangent of SoftplusGrad.", kc_shape_fn_elementwise);
   }
   if (!st) {
     st = ops_kernel("SoftplusGradJvp", NULL, softplus_grad_jvp_compute, NULL,

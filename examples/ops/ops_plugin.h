@@ -20,8 +20,6 @@ static inline void* ops_data(const DLTensor* t) {
   return (char*)t->data + t->byte_offset;
 }
 
-/* Add(x: T, y: T) -> (z: T): the broadcast shape, and the sum. */
-kc_status* add_shape(kc_shape_ctx* ctx);
 kc_status* add_compute(void* kernel, kc_kernel_ctx* ctx);
 /* Element strides of `t` against an output of rank `rank` and dims `out`:
  * 0 where t is broadcast. */

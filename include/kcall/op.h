@@ -646,9 +646,39 @@ KC_API kc_status* kc_shape_ctx_divide_dims(kc_shape_ctx* ctx, int64_t a,
                                            int64_t b, bool evenly,
                                            int64_t* out_dim);
 
-/* A ready-made shape function: every output has input 0's shape (for
- * elementwise ops). INVALID_ARGUMENT when the op has no input. */
+/*
+ * Ready-made shape functions, for the shapes most ops have: give one to
+ * kc_op_builder_set_shape_fn_v2 rather than writing it. Each computes only
+ * through the helpers above, so it is right on symbolic dims, and an op
+ * that uses one gets KC_OP_SYMBOLIC_SHAPES at registration. Each sets
+ * every output of the op to the shape it computes, and refuses what does
+ * not fit with INVALID_ARGUMENT naming the inputs and their shapes
+ * ("input 1 has shape [4], input 0 [3]: the op's inputs must all have one
+ * shape"), which a call reports with the op's name.
+ *
+ *   unchanged    input 0's shape, not checking the others (the first
+ *                helper; kept as it was).
+ *   elementwise  the shape every input has: the inputs must all have one
+ *                shape (x * y without broadcasting, an activation and its
+ *                gradient).
+ *   broadcast    the inputs broadcast together as NumPy does (x + y with
+ *                a bias).
+ *   matmul       input 0 [..., M, K] times input 1 [..., K, N]: [..., M,
+ *                N], the leading (batch) dims broadcast, K checked equal;
+ *                ranks of at least 2.
+ *   reduce       input 0 reduced over the op's attr `axis` (an int) or
+ *                `axes` (a list(int)), negative ones counting from the
+ *                end, none twice: those dims dropped, or kept as 1 when
+ *                the op has a bool attr `keepdims` that is true.
+ *
+ * INVALID_ARGUMENT also for an op with too few inputs (none; one for
+ * matmul) or, for reduce, without an axis attr. Plugins: host API 1.5
+ * (the four after unchanged). */
 KC_API kc_status* kc_shape_fn_unchanged(kc_shape_ctx* ctx);
+KC_API kc_status* kc_shape_fn_elementwise(kc_shape_ctx* ctx);
+KC_API kc_status* kc_shape_fn_broadcast(kc_shape_ctx* ctx);
+KC_API kc_status* kc_shape_fn_matmul(kc_shape_ctx* ctx);
+KC_API kc_status* kc_shape_fn_reduce(kc_shape_ctx* ctx);
 
 /*
  * Symbolic dims. A framework that traces a program once for many sizes

@@ -89,6 +89,11 @@
  *         fails the builder ("kc_op_builder_set_jvp needs host API 1.5"),
  *         so that the op is refused rather than registered without its
  *         forward-mode rule. A plugin may instead list the feature "jvp".
+ *   F     new in API 1.5 (the ready-made shape functions after
+ *         kc_shape_fn_unchanged): given to kc_op_builder_set_shape_fn_v2
+ *         on an older host, one fails the builder ("kc_shape_fn_matmul
+ *         needs host API 1.5"); called there, it returns UNIMPLEMENTED. A
+ *         plugin may instead list the feature "shape_fns".
  * Plugin mode also spells the table's system_allocator as
  * kc_allocator_system(). The inline helpers of kcall/abi_helpers.h (kc_sv,
  * kc_any_int, kc_dtype_make, kc_device_cpu, KC_RETURN_IF_ERROR, ...) are
@@ -521,7 +526,11 @@
   X(B, void, op_builder_set_batching, \
     (kc_op_builder* builder, kc_op_batching rule), (builder, rule)) \
   X(J, void, op_builder_set_jvp, \
-    (kc_op_builder* builder, const char* spec), (builder, spec))
+    (kc_op_builder* builder, const char* spec), (builder, spec)) \
+  X(F, kc_status*, shape_fn_elementwise, (kc_shape_ctx* ctx), (ctx)) \
+  X(F, kc_status*, shape_fn_broadcast, (kc_shape_ctx* ctx), (ctx)) \
+  X(F, kc_status*, shape_fn_matmul, (kc_shape_ctx* ctx), (ctx)) \
+  X(F, kc_status*, shape_fn_reduce, (kc_shape_ctx* ctx), (ctx))
 
 /* The mode (see the top of this file): plugin mode unless the host's
  * headers came first or KC_PLUGIN_API_HOST asks for host mode;
@@ -598,6 +607,7 @@ static inline const kc_allocator* kc_allocator_system(void) {
 #define KC__PLUGIN_FN_G(ret, name, params, args)
 #define KC__PLUGIN_FN_B(ret, name, params, args)
 #define KC__PLUGIN_FN_J(ret, name, params, args)
+#define KC__PLUGIN_FN_F(ret, name, params, args)
 #define KC__PLUGIN_FN(kind, ret, name, params, args) \
   KC__PLUGIN_FN_##kind(ret, name, params, args)
 KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN)
@@ -612,6 +622,7 @@ KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN)
 #undef KC__PLUGIN_FN_G
 #undef KC__PLUGIN_FN_B
 #undef KC__PLUGIN_FN_J
+#undef KC__PLUGIN_FN_F
 #undef KC__PLUGIN_UNPAREN
 
 /* ---- M: variadic, and the call ------------------------------------------ */
@@ -657,14 +668,41 @@ KC__PLUGIN_BUILDER_V2(set_flags, uint32_t, flags)
 KC__PLUGIN_BUILDER_V2(set_doc, const char*, doc)
 #undef KC__PLUGIN_BUILDER_V2
 
+/* The F wrappers (API 1.5), defined below. */
+static inline kc_status* kc_shape_fn_elementwise(kc_shape_ctx* ctx);
+static inline kc_status* kc_shape_fn_broadcast(kc_shape_ctx* ctx);
+static inline kc_status* kc_shape_fn_matmul(kc_shape_ctx* ctx);
+static inline kc_status* kc_shape_fn_reduce(kc_shape_ctx* ctx);
+
 static inline void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
                                                  kc_shape_fn fn, void* data,
                                                  kc_deleter_fn data_deleter) {
   const kc_host_api* host = kc__plugin_host;
-  /* The host's kc_shape_fn_unchanged rather than this file's wrapper of
-   * it: the host recognises its own, whose ops are symbolic (op.h,
-   * "Symbolic dims"). */
+  /* The host's ready-made shape functions rather than this file's
+   * wrappers of them: the host recognises its own, whose ops are symbolic
+   * (op.h, "Symbolic dims"). A host too old for one fails the builder, so
+   * that the op is refused, not registered with a shape function that
+   * fails every call. */
   if (fn == kc_shape_fn_unchanged) fn = host->shape_fn_unchanged;
+  const char* missing = NULL;
+#define KC__PLUGIN_HOST_SHAPE_FN(name)                                      \
+  if (fn == kc_##name) {                                                    \
+    if (KC__PLUGIN_HAS(name)) {                                             \
+      fn = host->name;                                                      \
+    } else {                                                                \
+      missing = "(kc_" #name " needs host API 1.5)";                        \
+    }                                                                       \
+  }
+  KC__PLUGIN_HOST_SHAPE_FN(shape_fn_elementwise)
+  KC__PLUGIN_HOST_SHAPE_FN(shape_fn_broadcast)
+  KC__PLUGIN_HOST_SHAPE_FN(shape_fn_matmul)
+  KC__PLUGIN_HOST_SHAPE_FN(shape_fn_reduce)
+#undef KC__PLUGIN_HOST_SHAPE_FN
+  if (missing) {
+    if (data_deleter) data_deleter(data);
+    host->status_destroy(host->op_builder_add_attr(builder, missing));
+    return;
+  }
   if (KC__PLUGIN_HAS(op_builder_set_shape_fn_v2)) {
     host->op_builder_set_shape_fn_v2(builder, fn, data, data_deleter);
   } else if (!data && !data_deleter) {
@@ -757,6 +795,13 @@ static inline size_t kc_sv_format_quoted(kc_string_view text, char* buf, size_t 
 #define KC__PLUGIN_FN2_G(ret, name, params, args)
 #define KC__PLUGIN_FN2_B(ret, name, params, args)
 #define KC__PLUGIN_FN2_J(ret, name, params, args)
+#define KC__PLUGIN_FN2_F(ret, name, params, args)                           \
+  static inline ret kc_##name params {                                      \
+    if (KC__PLUGIN_HAS(name)) return kc__plugin_host->name args;            \
+    return kc__plugin_host->status_create(                                  \
+        KC_UNIMPLEMENTED, "kc_" #name " needs host API 1.5, this host offers " \
+        "%u.%u", kc__plugin_host->api_major, kc__plugin_host->api_minor);   \
+  }
 #define KC__PLUGIN_FN2(kind, ret, name, params, args) \
   KC__PLUGIN_FN2_##kind(ret, name, params, args)
 KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN2)
@@ -771,6 +816,7 @@ KC_HOST_API_FUNCTIONS(KC__PLUGIN_FN2)
 #undef KC__PLUGIN_FN2_G
 #undef KC__PLUGIN_FN2_B
 #undef KC__PLUGIN_FN2_J
+#undef KC__PLUGIN_FN2_F
 
 /* ---- G: API 1.3 ------------------------------------------------------ */
 

@@ -501,9 +501,11 @@ kc_status* kc_op_registry_register(kc_op_builder* b, uint32_t flags) {
                           (unsigned)(flags & ~KC_REGISTER_OVERRIDE));
   }
   if (!st) st = kc__op_resolve(&b->def);
-  /* The ready-made elementwise shape function only copies shapes, which
-   * is as right for symbolic dims as for numbers. */
-  if (!st && b->def.shape_fn == kc_shape_fn_unchanged) {
+  /* The ready-made shape functions compute only through the helpers,
+   * which is as right for symbolic dims as for numbers. */
+  kc_shape_fn fn = st ? NULL : b->def.shape_fn;
+  if (fn == kc_shape_fn_unchanged || fn == kc_shape_fn_elementwise ||
+      fn == kc_shape_fn_broadcast || fn == kc_shape_fn_matmul || fn == kc_shape_fn_reduce) {
     b->def.flags |= KC_OP_SYMBOLIC_SHAPES;
   }
   kc_op* op = st ? NULL : kc__calloc(1, sizeof *op);

@@ -38,8 +38,8 @@ _Static_assert(offsetof(kc_host_api, op_builder_set_batching) ==
 _Static_assert(offsetof(kc_host_api, op_builder_set_jvp) ==
                    32 + 141 * sizeof(void*),
                "kc_host_api v1.4 has 141 functions");
-_Static_assert(sizeof(kc_host_api) == 32 + 142 * sizeof(void*),
-               "kc_host_api v1.5 has 142 functions");
+_Static_assert(sizeof(kc_host_api) == 32 + 146 * sizeof(void*),
+               "kc_host_api v1.5 has 146 functions");
 _Static_assert(sizeof(kc_plugin_info) == 56, "kc_plugin_info layout");
 
 /* KC_HOST_API_FUNCTIONS (kcall/plugin_api.h) names every entry of the
@@ -99,7 +99,7 @@ static const char* const kc__host_features[] = {"functions", "tensors",
                                                 "custom_calls", "xla_ffi",
                                                 "op_builder_v2", "user_data",
                                                 "device", "gradient", "batching",
-                                                "target_gradient", "jvp",
+                                                "target_gradient", "jvp", "shape_fns",
                                                 NULL};
 
 static const kc_host_api kc__host_api = {
@@ -249,6 +249,10 @@ static const kc_host_api kc__host_api = {
     .dltensor_copy = kc_dltensor_copy,
     .op_builder_set_gradient = kc_op_builder_set_gradient,
     .op_builder_set_jvp = kc_op_builder_set_jvp,
+    .shape_fn_elementwise = kc_shape_fn_elementwise,
+    .shape_fn_broadcast = kc_shape_fn_broadcast,
+    .shape_fn_matmul = kc_shape_fn_matmul,
+    .shape_fn_reduce = kc_shape_fn_reduce,
     .op_builder_set_batching = kc_op_builder_set_batching,
 };
 
