@@ -6,6 +6,7 @@ tool, turns its errors into kcall.Error subclasses and loads the result.
 """
 
 import os
+import re
 import subprocess
 import tempfile
 
@@ -123,7 +124,8 @@ def build_path(name, sources=None, *, source=None, language="c", flags=(),
 
 
 def build(name, sources=None, *, source=None, language="c", flags=(),
-          nvcc_flags=(), cc=None, cxx=None, nvcc=None, cache_dir=None):
+          nvcc_flags=(), cc=None, cxx=None, nvcc=None, cache_dir=None,
+          prefix=None):
     """Compiles a plugin from its sources, loads it and returns the
     kcall.Plugin (as :func:`kcall.load_plugin` does).
 
@@ -150,9 +152,32 @@ def build(name, sources=None, *, source=None, language="c", flags=(),
     '/usr/bin/cc' exited with status 1:\\nmylib.c:3:5: error: ..."``) or
     for bad arguments; NotFoundError for a missing source or compiler
     (nvcc for a ``.cu``); and those of :func:`kcall.load_plugin`.
+
+    A tvm-ffi module built so (sources exporting ``__tvm_ffi_NAME``
+    functions, docs/tvm_ffi.md) registers its functions as
+    ``PREFIX.NAME`` with ``prefix``, by default ``name`` up to its first
+    ``.``, each character other than a letter, digit or ``_`` made ``_``
+    (``name="my-kernels"`` gives ``my_kernels.add_one``): the names stay
+    the same from one edit of the sources to the next, while the cached
+    file's name carries the cache key. ``prefix`` given for a kcall plugin
+    is refused (InvalidArgumentError), as :func:`kcall.load_plugin` does.
     """
-    from . import load_plugin
-    return load_plugin(build_path(
+    from . import Plugin, load_plugin
+    path = build_path(
         name, sources, source=source, language=language, flags=flags,
         nvcc_flags=nvcc_flags, cc=cc, cxx=cxx, nvcc=nvcc,
-        cache_dir=cache_dir))
+        cache_dir=cache_dir)
+    if prefix is not None:
+        return load_plugin(path, prefix=prefix)
+    default = re.sub(r"[^A-Za-z0-9_]", "_", name.split(".")[0]) or "tvmffi"
+    try:
+        # Refused before the file is opened when it is no tvm-ffi module.
+        return Plugin(_core.load_plugin(path, default))
+    except _core.InvalidArgumentError as e:
+        if "not a tvm-ffi module" not in str(e):
+            raise
+        return load_plugin(path)
+    except _core.FailedPreconditionError:
+        # A tvm-ffi module whose runtime the process lacks: load_plugin
+        # imports the tvm_ffi package that brings it.
+        return load_plugin(path, prefix=default)
