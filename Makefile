@@ -156,7 +156,7 @@ bench: $(BENCH_VENV)/.stamp
 	@sh bench/run.sh $(BENCH_BUILD) build/bench
 	$(call pip_install,$(BENCH_VENV),$(abspath $(BENCH_BUILD)),-DCMAKE_BUILD_TYPE=Release)
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/run_bench.py --out build/bench
-	$(BENCH_VENV)/bin/python bench/python/bench_jax.py --out build/bench
+	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_jax.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_dot.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_reduce.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_unary.py --out build/bench

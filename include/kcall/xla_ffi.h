@@ -254,6 +254,12 @@ KC_API kc_status* kc_xla_ffi_adapter_create(kc_string_view name,
  * floats as float, strings, arrays of numbers as lists; dictionaries are
  * refused. They are decoded once per call site (at XLA's INSTANTIATE
  * stage, as for targets). Errors keep the op's status code and message.
+ * Called by an XLA that offers its intra-op thread pool
+ * (XLA_FFI_ThreadPool_Schedule and NumThreads, with two threads or more),
+ * an op's kernel and a target's handler get a kcall pool on XLA's threads
+ * (kc_kernel_ctx_get_thread_pool, kc_xcall_frame.thread_pool), so their
+ * parallel loops run there rather than on kcall's default pool beside
+ * them; elsewhere they get the default pool.
  *   INVALID_ARGUMENT    NULL out_handler
  *   NOT_FOUND           no such op (with the nearest names)
  *   RESOURCE_EXHAUSTED  all adapters are bound */

@@ -507,7 +507,7 @@ static void kc__frame_init(kc_xcall_frame* f, const kc__adapter* ad, int32_t sta
       .args = ts,
       .results = ts + na,
       .attrs = attrs,
-      .thread_pool = ad->pool,
+      .thread_pool = kc__xla_pool_current(ad->pool),
       .user = ad->target->user,
       .instruction_name = ad->target->name,
   };
@@ -649,8 +649,10 @@ static XLA_FFI_Error* kc__run_op(kc__site* site, const XLA_FFI_Api* api, DLTenso
   DLTensor* outs[KC__ADAPTER_MAX_BUFFERS];
   for (int32_t i = 0; i < na; ++i) ins[i] = &ts[i];
   for (int32_t i = 0; i < nr; ++i) outs[i] = &ts[na + i];
+  kc_op_call_options options = {.struct_size = sizeof options,
+                                .thread_pool = kc__xla_pool_current(NULL)};
   kc_status* st = kc_op_call_into(site->adapter->op, ins, na, site->op_attrs,
-                                  site->num_op_attrs, NULL, outs, nr);
+                                  site->num_op_attrs, &options, outs, nr);
   return KC__UNLIKELY(st != NULL) ? kc__adapter_error_from(api, NULL, st) : NULL;
 }
 
@@ -729,7 +731,14 @@ static XLA_FFI_Error* kc__adapter_call(kc__adapter* ad, XLA_FFI_CallFrame* cf) {
                              cf->struct_size, (size_t)KC__XLA_CALL_FRAME_SIZE);
   }
   switch (cf->stage) {
-    case XLA_FFI_ExecutionStage_EXECUTE: return kc__adapter_execute(ad, cf);
+    case XLA_FFI_ExecutionStage_EXECUTE: {
+      /* The kernel's loops on XLA's intra-op pool (xla_pool.c). */
+      kc__xla_pool_call saved;
+      kc__xla_pool_enter(cf->api, cf->ctx, &saved);
+      XLA_FFI_Error* err = kc__adapter_execute(ad, cf);
+      kc__xla_pool_leave(&saved);
+      return err;
+    }
     case XLA_FFI_ExecutionStage_INSTANTIATE: return kc__adapter_instantiate(ad, cf);
     default: return NULL; /* PREPARE, INITIALIZE: nothing to do */
   }

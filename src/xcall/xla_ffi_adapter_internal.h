@@ -6,6 +6,21 @@
 #include "kcall/op.h"
 #include "xcall/xla_ffi_internal.h"
 
+/* XLA's intra-op pool for the kernels XLA calls (xla_pool.c). The adapter
+ * enters it around each call it runs for XLA, and the kernels' pool is
+ * then kc__xla_pool_current(fallback): the pool on XLA's threads, or
+ * `fallback` where XLA offers none (or is kcall's own host, whose calls
+ * run on kcall's pool). */
+typedef struct kc__xla_pool_call {
+  const XLA_FFI_Api* api;
+  XLA_FFI_ExecutionContext* ctx;
+  kc_thread_pool* pool;
+} kc__xla_pool_call;
+void kc__xla_pool_enter(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx,
+                        kc__xla_pool_call* saved);
+kc_thread_pool* kc__xla_pool_current(kc_thread_pool* fallback);
+void kc__xla_pool_leave(const kc__xla_pool_call* saved);
+
 /* Most buffers and decoded attributes (dictionary entries included) of one
  * call, as kcall/xla_ffi.h documents. */
 #define KC__ADAPTER_MAX_BUFFERS 64
