@@ -139,3 +139,26 @@ KC_TEST(op_shape_fns_reduce) {
   kc_object_release(KC_OBJECT(twice_arr));
   kc_op_registry_reset();
 }
+
+KC_TEST(op_shape_fns_like_inputs) {
+  /* A gradient op: (x, w, dy) -> (dx, dw), dx like x and dw like w. */
+  kt_register_op("kt.NormGrad", KT_SPECS("x: f32", "w: f32", "dy: f32"),
+                 KT_SPECS("dx: f32", "dw: f32"), NULL, kc_shape_fn_like_inputs);
+  KC_CHECK(kc_op_get_flags(kt_op("kt.NormGrad")) & KC_OP_SYMBOLIC_SHAPES);
+  int64_t x[2] = {4, 8}, w[1] = {8}, dy[2] = {4, 8};
+  DLTensor t[3] = {kt_f32_desc(2, x), kt_f32_desc(1, w), kt_f32_desc(2, dy)};
+  const DLTensor* in[3] = {&t[0], &t[1], &t[2]};
+  kc_op_output_info out[2];
+  int32_t n = 0;
+  KC_CHECK_OK(kc_op_infer(kt_op("kt.NormGrad"), in, 3, NULL, 0, out, 2, &n));
+  KC_CHECK_INT(n, 2);
+  KC_CHECK_INT(out[0].rank, 2);
+  KC_CHECK_INT(out[0].dims[1], 8);
+  KC_CHECK_INT(out[1].rank, 1);
+  KC_CHECK_INT(out[1].dims[0], 8);
+  kt_register_op("kt.TooMany", KT_SPECS("x: f32"), KT_SPECS("a: f32", "b: f32"), NULL,
+                 kc_shape_fn_like_inputs);
+  KC_CHECK_CODE(kc_op_infer(kt_op("kt.TooMany"), in, 1, NULL, 0, out, 2, &n),
+                KC_INVALID_ARGUMENT, "op 'kt.TooMany' has 2 outputs but 1 inputs");
+  kc_op_registry_reset();
+}

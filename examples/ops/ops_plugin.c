@@ -20,6 +20,8 @@
  * (Add, and SoftplusGradGrad), so JAX and PyTorch take second
  * derivatives through them.
  *
+ * The gradient ops' shapes are their first inputs' (kc_shape_fn_like_inputs).
+ *
  * They also declare forward-mode rules (op.h, "Forward-mode rules"): Add
  * and AddGrad are linear, so they are their own (on the tangents);
  * Softplus's tangent is SoftplusGrad's product with the logistic
@@ -297,12 +299,6 @@ static kc_status* matmul_jvp_compute(void* kernel, kc_kernel_ctx* ctx) {
 
 /* AddGrad(x, y, dz) -> (dx, dy): dz summed into the shape of each input
  * (over the dims it was broadcast along). */
-static kc_status* add_grad_shape(kc_shape_ctx* ctx) {
-  kc_status* st = kc_shape_ctx_set_output(ctx, 0, kc_shape_ctx_get_input(ctx, 0));
-  if (!st) st = kc_shape_ctx_set_output(ctx, 1, kc_shape_ctx_get_input(ctx, 1));
-  return st;
-}
-
 #define ADD_GRAD_LOOP(T)                                                   \
   static void add_grad_##T(const DLTensor* dz, DLTensor* d) {              \
     int32_t rank = dz->ndim;                                               \
@@ -343,12 +339,6 @@ static kc_status* add_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
 }
 
 /* MatMulGrad(a, b, dp) -> (da, db): da = dp b^T, db = a^T dp. */
-static kc_status* matmul_grad_shape(kc_shape_ctx* ctx) {
-  kc_status* st = kc_shape_ctx_set_output(ctx, 0, kc_shape_ctx_get_input(ctx, 0));
-  if (!st) st = kc_shape_ctx_set_output(ctx, 1, kc_shape_ctx_get_input(ctx, 1));
-  return st;
-}
-
 static kc_status* matmul_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
   (void)kernel;
   const DLTensor* a = kc_kernel_ctx_get_input(ctx, 0);
@@ -614,7 +604,7 @@ static kc_status* ops_init(const kc_host_api* host) {
                          KC_OP_SYMBOLIC_SHAPES,
                          "The gradient of Add: dz summed over the dims each "
                          "input was broadcast along.",
-                         add_grad_shape, "Add(grad(dx), grad(dy)) -> grad(dz)",
+                         kc_shape_fn_like_inputs, "Add(grad(dx), grad(dy)) -> grad(dz)",
                          "AddGrad(x, y, tangent(dz)) -> (tangent(dx), "
                          "tangent(dy))");
   }
@@ -647,7 +637,7 @@ static kc_status* ops_init(const kc_host_api* host) {
                     KC_OP_SYMBOLIC_SHAPES,
                     "The gradient of MatMul: da = dproduct b^T, db = a^T "
                     "dproduct.",
-                    matmul_grad_shape);
+                    kc_shape_fn_like_inputs);
   }
   if (!st) {
     st = ops_kernel("MatMulGrad", NULL, matmul_grad_compute, NULL, "T", &f32, 1);

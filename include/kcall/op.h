@@ -673,12 +673,17 @@ KC_API kc_status* kc_shape_ctx_divide_dims(kc_shape_ctx* ctx, int64_t a,
  *
  * INVALID_ARGUMENT also for an op with too few inputs (none; one for
  * matmul) or, for reduce, without an axis attr. Plugins: host API 1.5
- * (the four after unchanged). */
+ * (the five after unchanged). */
 KC_API kc_status* kc_shape_fn_unchanged(kc_shape_ctx* ctx);
 KC_API kc_status* kc_shape_fn_elementwise(kc_shape_ctx* ctx);
 KC_API kc_status* kc_shape_fn_broadcast(kc_shape_ctx* ctx);
 KC_API kc_status* kc_shape_fn_matmul(kc_shape_ctx* ctx);
 KC_API kc_status* kc_shape_fn_reduce(kc_shape_ctx* ctx);
+/* And for a gradient op (op.h, "Gradients"), whose outputs are its first
+ * inputs' cotangents, GRAD(x, w, dy) -> (dx, dw): output i has input i's
+ * shape. INVALID_ARGUMENT when the op has fewer inputs than outputs.
+ * Plugins: host API 1.5. */
+KC_API kc_status* kc_shape_fn_like_inputs(kc_shape_ctx* ctx);
 
 /*
  * Symbolic dims. A framework that traces a program once for many sizes

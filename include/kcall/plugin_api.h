@@ -530,7 +530,8 @@
   X(F, kc_status*, shape_fn_elementwise, (kc_shape_ctx* ctx), (ctx)) \
   X(F, kc_status*, shape_fn_broadcast, (kc_shape_ctx* ctx), (ctx)) \
   X(F, kc_status*, shape_fn_matmul, (kc_shape_ctx* ctx), (ctx)) \
-  X(F, kc_status*, shape_fn_reduce, (kc_shape_ctx* ctx), (ctx))
+  X(F, kc_status*, shape_fn_reduce, (kc_shape_ctx* ctx), (ctx)) \
+  X(F, kc_status*, shape_fn_like_inputs, (kc_shape_ctx* ctx), (ctx))
 
 /* The mode (see the top of this file): plugin mode unless the host's
  * headers came first or KC_PLUGIN_API_HOST asks for host mode;
@@ -673,6 +674,7 @@ static inline kc_status* kc_shape_fn_elementwise(kc_shape_ctx* ctx);
 static inline kc_status* kc_shape_fn_broadcast(kc_shape_ctx* ctx);
 static inline kc_status* kc_shape_fn_matmul(kc_shape_ctx* ctx);
 static inline kc_status* kc_shape_fn_reduce(kc_shape_ctx* ctx);
+static inline kc_status* kc_shape_fn_like_inputs(kc_shape_ctx* ctx);
 
 static inline void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
                                                  kc_shape_fn fn, void* data,
@@ -697,6 +699,7 @@ static inline void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
   KC__PLUGIN_HOST_SHAPE_FN(shape_fn_broadcast)
   KC__PLUGIN_HOST_SHAPE_FN(shape_fn_matmul)
   KC__PLUGIN_HOST_SHAPE_FN(shape_fn_reduce)
+  KC__PLUGIN_HOST_SHAPE_FN(shape_fn_like_inputs)
 #undef KC__PLUGIN_HOST_SHAPE_FN
   if (missing) {
     if (data_deleter) data_deleter(data);

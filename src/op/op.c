@@ -505,7 +505,8 @@ kc_status* kc_op_registry_register(kc_op_builder* b, uint32_t flags) {
    * which is as right for symbolic dims as for numbers. */
   kc_shape_fn fn = st ? NULL : b->def.shape_fn;
   if (fn == kc_shape_fn_unchanged || fn == kc_shape_fn_elementwise ||
-      fn == kc_shape_fn_broadcast || fn == kc_shape_fn_matmul || fn == kc_shape_fn_reduce) {
+      fn == kc_shape_fn_broadcast || fn == kc_shape_fn_matmul || fn == kc_shape_fn_reduce ||
+      fn == kc_shape_fn_like_inputs) {
     b->def.flags |= KC_OP_SYMBOLIC_SHAPES;
   }
   kc_op* op = st ? NULL : kc__calloc(1, sizeof *op);

@@ -61,6 +61,20 @@ kc_status* kc_shape_fn_elementwise(kc_shape_ctx* ctx) {
   return kc__set_all(ctx, shape);
 }
 
+kc_status* kc_shape_fn_like_inputs(kc_shape_ctx* ctx) {
+  if (!ctx) return kc_status_create(KC_INVALID_ARGUMENT, "kc_shape_fn_like_inputs: NULL ctx");
+  if (ctx->num_inputs < ctx->num_outputs) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_shape_fn_like_inputs: op %s has %d outputs but %d inputs: "
+                            "output i takes input i's shape",
+                            KC__QS(ctx->def->name), ctx->num_outputs, ctx->num_inputs);
+  }
+  for (int32_t i = 0; i < ctx->num_outputs; ++i) {
+    KC_RETURN_IF_ERROR(kc_shape_ctx_set_output(ctx, i, kc_shape_ctx_get_input(ctx, i)));
+  }
+  return NULL;
+}
+
 kc_status* kc_shape_fn_broadcast(kc_shape_ctx* ctx) {
   if (!ctx) return kc_status_create(KC_INVALID_ARGUMENT, "kc_shape_fn_broadcast: NULL ctx");
   if (ctx->num_inputs < 1) return kc__no_inputs(ctx, "kc_shape_fn_broadcast", 1);
