@@ -139,15 +139,18 @@ kc_status* kc__dlopen_file(const char* path, void** out_handle) {
 
 /* Reads `size` bytes at `offset` of the file into a new block with a NUL
  * after them; NULL when they are not all inside the file (of `file_size`
- * bytes) or cannot be read. */
+ * bytes) or cannot be read, or (*oom set) when out of memory. */
 static char* kc__read_block(int fd, unsigned long long offset,
-                            unsigned long long size, long long file_size) {
+                            unsigned long long size, long long file_size, bool* oom) {
   if (offset > (unsigned long long)file_size ||
       size > (unsigned long long)file_size - offset) {
     return NULL;
   }
   char* block = kc__malloc((size_t)size + 1);
-  if (!block) return NULL;
+  if (!block) {
+    *oom = true;
+    return NULL;
+  }
   if (pread(fd, block, (size_t)size, (off_t)offset) != (ssize_t)size) {
     kc__free(block);
     return NULL;
@@ -156,7 +159,8 @@ static char* kc__read_block(int fd, unsigned long long offset,
   return block;
 }
 
-char* kc__elf_symbol_names(const char* path, const char* prefix, bool defined) {
+char* kc__elf_symbol_names(const char* path, const char* prefix, bool defined, bool* oom) {
+  *oom = false;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return NULL;
   struct stat sb;
@@ -172,7 +176,7 @@ char* kc__elf_symbol_names(const char* path, const char* prefix, bool defined) {
     goto done;
   }
   sections = kc__read_block(fd, eh.e_shoff, (unsigned long long)eh.e_shnum * sizeof(kc__shdr),
-                            (long long)sb.st_size);
+                            (long long)sb.st_size, oom);
   if (!sections) goto done;
   const kc__shdr* sh = (const kc__shdr*)(void*)sections;
   unsigned dynsym = 0;
@@ -182,8 +186,9 @@ char* kc__elf_symbol_names(const char* path, const char* prefix, bool defined) {
     goto done;
   }
   const kc__shdr* strtab = &sh[sh[dynsym].sh_link];
-  syms = kc__read_block(fd, sh[dynsym].sh_offset, sh[dynsym].sh_size, (long long)sb.st_size);
-  strings = kc__read_block(fd, strtab->sh_offset, strtab->sh_size, (long long)sb.st_size);
+  syms = kc__read_block(fd, sh[dynsym].sh_offset, sh[dynsym].sh_size, (long long)sb.st_size,
+                        oom);
+  strings = kc__read_block(fd, strtab->sh_offset, strtab->sh_size, (long long)sb.st_size, oom);
   if (!syms || !strings) goto done;
   size_t count = (size_t)(sh[dynsym].sh_size / sizeof(kc__sym));
   for (size_t i = 0; i < count; ++i) {
@@ -202,6 +207,7 @@ char* kc__elf_symbol_names(const char* path, const char* prefix, bool defined) {
     if (!grown) {
       kc__free(names);
       names = NULL;
+      *oom = true;
       goto done;
     }
     names = grown;
@@ -217,6 +223,6 @@ done:
   return names;
 }
 
-char* kc__elf_undefined_kc_names(const char* path) {
-  return kc__elf_symbol_names(path, "kc_", false);
+char* kc__elf_undefined_kc_names(const char* path, bool* oom) {
+  return kc__elf_symbol_names(path, "kc_", false, oom);
 }

@@ -26,12 +26,13 @@ kc_status* kc__dlopen_file(const char* path, void** out_handle);
  * functions of libkcall it calls directly. One block, the caller's to
  * kc__free, of NUL-terminated names ended by an empty one; NULL when there
  * are none, or when the file has no section headers or cannot be read that
- * far (kc__dlopen_file says what is wrong with it). */
-char* kc__elf_undefined_kc_names(const char* path);
+ * far (kc__dlopen_file says what is wrong with it), and with *oom set when
+ * memory ran out (the list is then unknown, not empty). */
+char* kc__elf_undefined_kc_names(const char* path, bool* oom);
 
 /* The same list for the global dynamic symbols of `path` that start with
  * `prefix`: the undefined ones (not weak), or with `defined` the functions
  * it defines. */
-char* kc__elf_symbol_names(const char* path, const char* prefix, bool defined);
+char* kc__elf_symbol_names(const char* path, const char* prefix, bool defined, bool* oom);
 
 #endif /* KCALL_PLUGIN_DLOPEN_FILE_H_ */

@@ -128,7 +128,11 @@ static kc_status* kc__run_plugin(kc_plugin* p, const char* tvm_prefix,
    * pointer; the memcpy keeps pedantic compilers quiet about it. */
   void* sym = dlsym(p->handle, KC_PLUGIN_ENTRY_SYMBOL);
   if (!sym || tvm_only) {
-    char* names = kc__tvm_module_names(p->path);
+    bool oom = false;
+    char* names = kc__tvm_module_names(p->path, &oom);
+    if (oom) {
+      return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory reading its symbols");
+    }
     if (names) {
       kc_status* st = sym ? kc_status_create(KC_INVALID_ARGUMENT,
                                              "it is a kcall plugin (it exports "
@@ -218,7 +222,14 @@ static kc_status* kc__refuse_direct_calls(const char* path, kc_status* st,
     len = (int)strspn(direct, "abcdefghijklmnopqrstuvwxyz"
                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
   } else {
-    names = kc__elf_undefined_kc_names(path);
+    bool oom = false;
+    names = kc__elf_undefined_kc_names(path, &oom);
+    if (oom) {
+      dlclose(*handle);
+      *handle = NULL;
+      return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory reading the symbols of %s",
+                              KC__QS(path));
+    }
     for (const char* n = names; n && *n && !direct; n += strlen(n) + 1) {
       if (!dlsym(*handle, n)) direct = n;
     }

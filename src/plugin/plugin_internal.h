@@ -77,8 +77,9 @@ kc_status* kc__plugin_load(const char* path, const char* tvm_prefix,
 
 /* The names NAME of the functions __tvm_ffi_NAME the file at `path`
  * defines (tvm-ffi's own __tvm_ffi__... left out), NUL-separated and ended
- * by an empty name, kc__malloc'd; NULL when there are none. */
-char* kc__tvm_module_names(const char* path);
+ * by an empty name, kc__malloc'd; NULL when there are none, or (*oom
+ * set) when memory ran out. */
+char* kc__tvm_module_names(const char* path, bool* oom);
 
 /* Before dlopen of `path`: when the file uses libtvm_ffi's functions, loads
  * libtvm_ffi first (kcall/tvm_ffi.h says from where), so that the file's

@@ -15,8 +15,8 @@
 
 #define KC__TVM_SYMBOL_PREFIX "__tvm_ffi_"
 
-char* kc__tvm_module_names(const char* path) {
-  char* all = kc__elf_symbol_names(path, KC__TVM_SYMBOL_PREFIX, true);
+char* kc__tvm_module_names(const char* path, bool* oom) {
+  char* all = kc__elf_symbol_names(path, KC__TVM_SYMBOL_PREFIX, true, oom);
   if (!all) return NULL;
   /* Keep NAME of each __tvm_ffi_NAME, dropping tvm-ffi's own
    * __tvm_ffi__... symbols. */
@@ -39,7 +39,12 @@ char* kc__tvm_module_names(const char* path) {
 }
 
 kc_status* kc__tvm_module_prepare(const char* path) {
-  char* uses = kc__elf_symbol_names(path, "TVMFFI", false);
+  bool oom = false;
+  char* uses = kc__elf_symbol_names(path, "TVMFFI", false, &oom);
+  if (oom) {
+    return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory reading the symbols of %s",
+                            KC__QS(path));
+  }
   if (!uses) return NULL;
   kc__free(uses);
   kc_status* st = NULL;
