@@ -181,6 +181,10 @@ KC_TEST(tensor_export_import_shares_data) {
   KC_CHECK_INT(m->dl_tensor.ndim, 2);
   KC_CHECK(m->dl_tensor.shape[0] == 4 && m->dl_tensor.shape[1] == 5);
   KC_CHECK(kc_dtype_equal(m->dl_tensor.dtype, kt_f32()));
+  /* Strides always, compact as here too: DLPack 1.x consumers such as
+   * tvm-ffi read them unchecked when ndim > 0. */
+  KC_CHECK(m->dl_tensor.strides != NULL);
+  KC_CHECK(m->dl_tensor.strides[0] == 5 && m->dl_tensor.strides[1] == 1);
   KC_CHECK_INT(kt_refs(t), 2);
 
   kc_tensor* back = NULL;

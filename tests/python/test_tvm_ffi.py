@@ -950,3 +950,16 @@ def test_tvm_ffi_python_raises_a_custom_kind_as_runtime_error(kernels):
     kcall.tvm_ffi.export(PREFIX + ".raise_kind", override=True)
     with pytest.raises(ValueError, match="bad"):
         tvm_ffi.get_global_func(PREFIX + ".raise_kind")("ValueError", "bad")
+
+
+def test_a_kcall_tensor_through_dlpack_carries_strides(kernels):
+    """kcall's DLPack export always fills strides, compact tensors too:
+    tvm-ffi's from_dlpack keeps them and a kernel reading x.stride(i)
+    (sum_f32 checks every one) gets the right values, at ranks 1 to 3."""
+    kcall.tvm_ffi.export(PREFIX + ".sum_f32", override=True)
+    total = tvm_ffi.get_global_func(PREFIX + ".sum_f32")
+    for shape in [(4,), (2, 3), (2, 1, 3)]:
+        x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        t = tvm_ffi.from_dlpack(kcall.Tensor(x))
+        assert tuple(t.strides) == tuple(s // 4 for s in x.strides)
+        assert total(t) == float(x.sum())
