@@ -187,6 +187,11 @@ static kc_status* kt_old_checks(void) {
                                  "kc_shape_fn_reduce needs host API 1.5, this host "
                                  "offers 1.0"),
                "kc_shape_fn_reduce needs 1.5");
+  kc_op_builder* grad = NULL;
+  KT_OLD_CHECK(kt_old_fails_with(kc_op_builder_create_gradient("kt_old.Grad", &grad),
+                                 KC_UNIMPLEMENTED,
+                                 "kc_op_builder_create_gradient needs host API 1.5"),
+               "kc_op_builder_create_gradient needs 1.5");
   return NULL;
 }
 

@@ -244,3 +244,77 @@ KC_TEST(op_jvp_names_are_checked_at_registration) {
   KC_CHECK_CODE(kc_op_registry_lookup(KC_SV_LIT("kt.G"), &(const kc_op*){0}),
                 KC_NOT_FOUND, "");
 }
+
+/* ---- kc_op_builder_create_gradient ---------------------------------------- */
+
+KC_TEST(op_gradient_op_made_from_the_declaration) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create("kt.Norm", &b));
+  kc_op_builder_add_input_v2(b, "x: T");
+  kc_op_builder_add_input_v2(b, "w: T");
+  kc_op_builder_add_input_v2(b, "idx: i32");
+  kc_op_builder_add_output_v2(b, "y: T");
+  kc_op_builder_add_attr_v2(b, "T: {f32, f64}");
+  kc_op_builder_add_attr_v2(b, "eps: float = 1e-6");
+  kc_op_builder_set_shape_fn_v2(b, kc_shape_fn_unchanged, NULL, NULL);
+  kc_op_builder_set_gradient(b, "kt.NormGrad(x, w, y, grad(y)) -> (grad(x), grad(w))");
+  KC_CHECK_OK(kc_op_registry_register(b, 0));
+  kc_op_builder* gb = NULL;
+  KC_CHECK_OK(kc_op_builder_create_gradient("kt.Norm", &gb));
+  KC_CHECK_OK(kc_op_registry_register(gb, 0));
+  const kc_op* grad = kt_op("kt.NormGrad");
+  char sig[256];
+  kc_op_format_signature(grad, sig, sizeof sig);
+  KC_CHECK_STR(sig, "kt.NormGrad(x: T, w: T, y: T, dy: T) -> (dx: T, dw: T)");
+  KC_CHECK_INT(kc_op_get_attr_count(grad), 2);
+  KC_CHECK_STR(kc_op_get_attr_spec(grad, 1), "eps: float = 1e-6");
+  KC_CHECK_STR(kc_op_get_doc(grad), "The gradient of kt.Norm.");
+  KC_CHECK(kc_op_get_flags(grad) & KC_OP_SYMBOLIC_SHAPES);
+  /* dx takes x's shape, dw w's. */
+  int64_t x[2] = {4, 8}, w[1] = {8};
+  DLTensor t[4];
+  int64_t* shapes[4] = {x, w, x, x};
+  int32_t ranks[4] = {2, 1, 2, 2};
+  const DLTensor* in[4];
+  for (int i = 0; i < 4; ++i) {
+    memset(&t[i], 0, sizeof t[i]);
+    t[i].device = kc_device_cpu();
+    t[i].ndim = ranks[i];
+    t[i].dtype = kc_dtype_make(kDLFloat, 32, 1);
+    t[i].shape = shapes[i];
+    in[i] = &t[i];
+  }
+  kc_op_output_info out[2];
+  int32_t n = 0;
+  KC_CHECK_OK(kc_op_infer(grad, in, 4, NULL, 0, out, 2, &n));
+  KC_CHECK_INT(n, 2);
+  KC_CHECK_INT(out[0].rank, 2);
+  KC_CHECK_INT(out[0].dims[1], 8);
+  KC_CHECK_INT(out[1].rank, 1);
+  KC_CHECK_INT(out[1].dims[0], 8);
+  kc_op_registry_reset();
+}
+
+KC_TEST(op_gradient_op_refusals) {
+  kc_op_builder* gb = NULL;
+  /* No declaration. */
+  kc_op_builder* b = kt_grad_builder("kt.G");
+  KC_CHECK_OK(kc_op_registry_register(b, 0));
+  KC_CHECK_CODE(kc_op_builder_create_gradient("kt.G", &gb), KC_FAILED_PRECONDITION,
+                "op 'kt.G' declares no gradient");
+  KC_CHECK(gb == NULL);
+  kc_op_registry_reset();
+  /* A list arg among the items (kt.G's ys: N * T). */
+  KC_CHECK_OK(kt_grad_register("kt.GGrad(x, ys, grad(z)) -> grad(x)"));
+  KC_CHECK_CODE(kc_op_builder_create_gradient("kt.G", &gb), KC_UNIMPLEMENTED,
+                "item 2 names the list arg 'ys'");
+  kc_op_registry_reset();
+  KC_CHECK_OK(kt_grad_register("kt.GGrad(x, grad(z)) -> grad(ys)"));
+  KC_CHECK_CODE(kc_op_builder_create_gradient("kt.G", &gb), KC_UNIMPLEMENTED,
+                "result 1 is the cotangent of the list arg 'ys'");
+  KC_CHECK_CODE(kc_op_builder_create_gradient(NULL, &gb), KC_INVALID_ARGUMENT,
+                "op_name is NULL");
+  KC_CHECK_CODE(kc_op_builder_create_gradient("kt.None", &gb), KC_NOT_FOUND,
+                "no op named 'kt.None'");
+  kc_op_registry_reset();
+}

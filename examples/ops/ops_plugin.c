@@ -114,6 +114,19 @@ static kc_status* ops_define_grad(const char* name, const char* const* inputs,
   return kc_op_registry_register(b, 0);
 }
 
+/* Registers `grad`, the gradient op `op`'s declaration names, defined from
+ * the declaration and `op`'s specs (kc_op_builder_create_gradient): only
+ * its doc is written here, and its kernel. */
+static kc_status* ops_define_gradient_op(const char* op, const char* grad,
+                                         const char* doc) {
+  kc_op_builder* b = NULL;
+  kc_status* st = kc_op_builder_create_gradient(op, &b);
+  if (st) return st;
+  kc_op_builder_set_doc_v2(b, doc);
+  kc_op_builder_set_batching(b, ops_batching(grad));
+  return kc_op_registry_register(b, 0);
+}
+
 static kc_status* ops_define(const char* name, const char* const* inputs,
                              const char* const* outputs,
                              const char* const* attrs, uint32_t flags,
@@ -632,12 +645,11 @@ static kc_status* ops_init(const kc_host_api* host) {
     st = ops_kernel("MatMulJvp", NULL, matmul_jvp_compute, NULL, "T", &f32, 1);
   }
   if (!st) {
-    st = ops_define("MatMulGrad", OPS_LIST("a: T", "b: T", "dproduct: T"),
-                    OPS_LIST("da: T", "db: T"), OPS_LIST("T: {f32}"),
-                    KC_OP_SYMBOLIC_SHAPES,
-                    "The gradient of MatMul: da = dproduct b^T, db = a^T "
-                    "dproduct.",
-                    kc_shape_fn_like_inputs);
+    /* MatMulGrad(a: T, b: T, dproduct: T) -> (da: T, db: T), from
+     * MatMul's declaration. */
+    st = ops_define_gradient_op("MatMul", "MatMulGrad",
+                                "The gradient of MatMul: da = dproduct b^T, "
+                                "db = a^T dproduct.");
   }
   if (!st) {
     st = ops_kernel("MatMulGrad", NULL, matmul_grad_compute, NULL, "T", &f32, 1);

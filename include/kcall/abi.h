@@ -700,7 +700,7 @@ typedef struct kc_closure {
  * xcall.h, xla_ffi.h and device.h for their contracts. kcall/plugin_api.h
  * lets plugin code call each entry by that name. Append-only: new entries
  * go at the end (API 1.0 has 115 functions, 1.1 has 126, 1.2 has 139, 1.3
- * has 140, 1.4 has 141, 1.5 has 147),
+ * has 140, 1.4 has 141, 1.5 has 148),
  * and a plugin checks KC_STRUCT_HAS(host, kc_host_api, entry) before it
  * calls an entry newer than the API minor it requires (or lists the
  * entry's feature in its required_features). */
@@ -1036,6 +1036,8 @@ typedef struct kc_host_api {
   kc_status* (*shape_fn_matmul)(kc_shape_ctx* ctx);
   kc_status* (*shape_fn_reduce)(kc_shape_ctx* ctx);
   kc_status* (*shape_fn_like_inputs)(kc_shape_ctx* ctx);
+  /* The gradient op an op's gradient declaration names (op.h). */
+  kc_status* (*op_builder_create_gradient)(const char* op_name, kc_op_builder** out);
 } kc_host_api;
 
 /* ------------------------------------------------------------------------ */

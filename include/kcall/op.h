@@ -225,6 +225,33 @@ KC_API void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
 KC_API void kc_op_builder_set_gradient(kc_op_builder* builder,
                                        const char* spec);
 
+/* A builder for the gradient op that the gradient declaration of the op
+ * `op_name` names, made from the declaration and the op's specs, so that
+ * its author writes only its kernel. The op must be registered (in a
+ * plugin's init, registering it just before is enough). The builder:
+ *   name     the declaration's gradient op (op.h above)
+ *   inputs   the ITEMs in order: a forward input or output NAME with its
+ *            spec as registered, grad(NAME) as "dNAME" of NAME's type
+ *   outputs  each RESULT grad(NAME) as "dNAME" of input NAME's type
+ *   attrs    every attr of the op, as registered (the forward call's
+ *            values reach the gradient op by name, as for any)
+ *   shape    output dNAME has input NAME's shape when NAME is an ITEM,
+ *            else it is left to the kernel; symbolic
+ *   doc      "The gradient of OP."
+ * So "RmsNormGrad(x, w, grad(y)) -> (grad(x), grad(w))" on RmsNorm(x: T,
+ * w: T) -> (y: T) with attrs "T: {f32}", "eps: float = 1e-6" gives
+ * RmsNormGrad(x: T, w: T, dy: T) -> (dx: T, dw: T) with the same attrs.
+ * The caller may amend the builder (a doc, flags, a gradient of its own)
+ * and registers it (kc_op_registry_register), then its kernel. An "N * T"
+ * or type-list arg among the items or results is UNIMPLEMENTED (write
+ * that gradient op by hand); FAILED_PRECONDITION when the op declares no
+ * gradient; NOT_FOUND when there is no such op; INVALID_ARGUMENT for
+ * NULLs; RESOURCE_EXHAUSTED. *out_builder
+ * is the caller's (kc_op_registry_register or kc_op_builder_destroy).
+ * Plugins: host API 1.5. */
+KC_API kc_status* kc_op_builder_create_gradient(const char* op_name,
+                                                kc_op_builder** out_builder);
+
 /*
  * Forward-mode rules. An op may also declare how its outputs' tangents
  * follow from its inputs' (a Jacobian-vector product): by another op (its

@@ -90,10 +90,11 @@
  *         so that the op is refused rather than registered without its
  *         forward-mode rule. A plugin may instead list the feature "jvp".
  *   F     new in API 1.5 (the ready-made shape functions after
- *         kc_shape_fn_unchanged): given to kc_op_builder_set_shape_fn_v2
- *         on an older host, one fails the builder ("kc_shape_fn_matmul
- *         needs host API 1.5"); called there, it returns UNIMPLEMENTED. A
- *         plugin may instead list the feature "shape_fns".
+ *         kc_shape_fn_unchanged, and kc_op_builder_create_gradient):
+ *         given to kc_op_builder_set_shape_fn_v2 on an older host, a shape
+ *         function fails the builder ("kc_shape_fn_matmul needs host API
+ *         1.5"); called there, each returns UNIMPLEMENTED. A plugin may
+ *         instead list the feature "shape_fns".
  * Plugin mode also spells the table's system_allocator as
  * kc_allocator_system(). The inline helpers of kcall/abi_helpers.h (kc_sv,
  * kc_any_int, kc_dtype_make, kc_device_cpu, KC_RETURN_IF_ERROR, ...) are
@@ -531,7 +532,9 @@
   X(F, kc_status*, shape_fn_broadcast, (kc_shape_ctx* ctx), (ctx)) \
   X(F, kc_status*, shape_fn_matmul, (kc_shape_ctx* ctx), (ctx)) \
   X(F, kc_status*, shape_fn_reduce, (kc_shape_ctx* ctx), (ctx)) \
-  X(F, kc_status*, shape_fn_like_inputs, (kc_shape_ctx* ctx), (ctx))
+  X(F, kc_status*, shape_fn_like_inputs, (kc_shape_ctx* ctx), (ctx)) \
+  X(F, kc_status*, op_builder_create_gradient, \
+    (const char* op_name, kc_op_builder** out_builder), (op_name, out_builder))
 
 /* The mode (see the top of this file): plugin mode unless the host's
  * headers came first or KC_PLUGIN_API_HOST asks for host mode;

@@ -38,8 +38,8 @@ _Static_assert(offsetof(kc_host_api, op_builder_set_batching) ==
 _Static_assert(offsetof(kc_host_api, op_builder_set_jvp) ==
                    32 + 141 * sizeof(void*),
                "kc_host_api v1.4 has 141 functions");
-_Static_assert(sizeof(kc_host_api) == 32 + 147 * sizeof(void*),
-               "kc_host_api v1.5 has 147 functions");
+_Static_assert(sizeof(kc_host_api) == 32 + 148 * sizeof(void*),
+               "kc_host_api v1.5 has 148 functions");
 _Static_assert(sizeof(kc_plugin_info) == 56, "kc_plugin_info layout");
 
 /* KC_HOST_API_FUNCTIONS (kcall/plugin_api.h) names every entry of the
@@ -254,6 +254,7 @@ static const kc_host_api kc__host_api = {
     .shape_fn_matmul = kc_shape_fn_matmul,
     .shape_fn_reduce = kc_shape_fn_reduce,
     .shape_fn_like_inputs = kc_shape_fn_like_inputs,
+    .op_builder_create_gradient = kc_op_builder_create_gradient,
     .op_builder_set_batching = kc_op_builder_set_batching,
 };
 
