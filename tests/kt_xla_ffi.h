@@ -14,6 +14,20 @@
 #include "xcall/xla_ffi_api.h"
 
 /* The metadata extension of a call frame, or NULL when it is a call. */
+/* A program calling the three handlers of kt_plugin_xla_ffi.so in a chain:
+ * y = 2 (2 x + 1.5) on f32[3] (test_xla_ffi_runtime.c, test_faults.c). */
+#define KT_XLA_PLUGIN_CHAIN_HLO                                                        \
+  "HloModule plugin\n"                                                                 \
+  "ENTRY main {\n"                                                                     \
+  "  x = f32[3] parameter(0)\n"                                                        \
+  "  a = f32[3] custom-call(x), custom_call_target=\"kt_xla.double\", "                \
+  "api_version=API_VERSION_TYPED_FFI\n"                                                \
+  "  b = f32[3] custom-call(a), custom_call_target=\"kt_xla.offset\", "                \
+  "api_version=API_VERSION_TYPED_FFI, backend_config={offset = 1.500000e+00 : f32}\n"  \
+  "  ROOT c = f32[3] custom-call(b), custom_call_target=\"kt_xla.via_api\", "          \
+  "api_version=API_VERSION_TYPED_FFI\n"                                                \
+  "}\n"
+
 static inline XLA_FFI_Metadata* kt_xla_metadata(const XLA_FFI_CallFrame* frame) {
   for (XLA_FFI_Extension_Base* e = frame->extension_start; e; e = e->next) {
     if (e->type == XLA_FFI_Extension_Metadata) {

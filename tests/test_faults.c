@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "kt_ops.h"
+#include "kt_xla_ffi.h"
 
 #define KT_FIXTURE(name) KC_FIXTURE_DIR "/kt_plugin_" name ".so"
 
@@ -294,17 +295,6 @@ KC_TEST(faults_program_sort) { kt_model_sweep("sort"); }
 KC_TEST(faults_program_xla_ffi_handlers) {
   kc_plugin* plugin = NULL;
   KC_CHECK_OK(kc_plugin_load(KT_FIXTURE("xla_ffi"), &plugin));
-  kt_model m = {NULL,
-      "HloModule plugin\n"
-      "ENTRY main {\n"
-      "  x = f32[3] parameter(0)\n"
-      "  a = f32[3] custom-call(x), custom_call_target=\"kt_xla.double\", "
-      "api_version=API_VERSION_TYPED_FFI\n"
-      "  b = f32[3] custom-call(a), custom_call_target=\"kt_xla.offset\", "
-      "api_version=API_VERSION_TYPED_FFI, backend_config={offset = "
-      "1.500000e+00 : f32}\n"
-      "  ROOT c = f32[3] custom-call(b), custom_call_target=\"kt_xla.via_api\", "
-      "api_version=API_VERSION_TYPED_FFI\n"
-      "}\n"};
+  kt_model m = {NULL, KT_XLA_PLUGIN_CHAIN_HLO};
   kt_fault_sweep("program calling XLA FFI handlers", kt_model_path, &m);
 }

@@ -492,18 +492,7 @@ KC_TEST(xla_ffi_handlers_from_a_plugin) {
   kt_expect_target("kt_xla.offset", true);
   kt_expect_target("kt_xla.via_api", true);
 
-  kc_executable* exe = kt_compile_text(
-      "HloModule plugin\n"
-      "ENTRY main {\n"
-      "  x = f32[3] parameter(0)\n"
-      "  a = f32[3] custom-call(x), custom_call_target=\"kt_xla.double\", "
-      "api_version=API_VERSION_TYPED_FFI\n"
-      "  b = f32[3] custom-call(a), custom_call_target=\"kt_xla.offset\", "
-      "api_version=API_VERSION_TYPED_FFI, backend_config={offset = 1.500000e+00 : f32}\n"
-      "  ROOT c = f32[3] custom-call(b), custom_call_target=\"kt_xla.via_api\", "
-      "api_version=API_VERSION_TYPED_FFI\n"
-      "}\n",
-      NULL);
+  kc_executable* exe = kt_compile_text(KT_XLA_PLUGIN_CHAIN_HLO, NULL);
   kc_tensor* x = kt_f32s(3, 1.0f);
   kc_tensor* y = NULL;
   KC_CHECK_OK(kt_run(exe, x, &y));

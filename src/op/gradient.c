@@ -295,126 +295,74 @@ static const char* kc__grad_arg_list(const kc__arg_def* args, int32_t n,
   return buf;
 }
 
-/* kc__op_gradient_resolve for a forward-mode rule: tangent(NAME) items
- * name inputs, plain items inputs or outputs, results outputs. */
-static kc_status* kc__jvp_resolve(const kc__op_schema* def,
-                                  kc__op_gradient* g) {
+/* One side of an op, for the names of a rule: its inputs or outputs. */
+typedef struct kc__grad_side {
+  const kc__arg_def* args;
+  int32_t count;
+  const char* one;  /* "an input" */
+  const char* many; /* "inputs" */
+} kc__grad_side;
+
+static kc__grad_side kc__grad_side_of(const kc__op_schema* def, bool inputs) {
+  return inputs ? (kc__grad_side){def->inputs, def->num_inputs, "an input", "inputs"}
+                : (kc__grad_side){def->outputs, def->num_outputs, "an output", "outputs"};
+}
+
+/* A gradient's marked items, grad(NAME), name outputs and its results
+ * inputs; a jvp's, tangent(NAME), name inputs and its results outputs.
+ * Plain items name either. */
+kc_status* kc__op_gradient_resolve(const kc__op_schema* def,
+                                   kc__op_gradient* g) {
+  const char* what = g->jvp ? "jvp spec" : "gradient spec";
+  const char* word = g->jvp ? "tangent" : "grad";
+  kc__grad_side marked = kc__grad_side_of(def, g->jvp);
+  kc__grad_side result = kc__grad_side_of(def, !g->jvp);
   char names[512], outs[512];
   for (int32_t i = 0; i < g->num_args; ++i) {
     kc_string_view name = kc_sv(g->arg_names[i]);
     kc_op_grad_arg* a = &g->args[i];
     int32_t in = kc__op_find_input(def, name);
     int32_t out = kc__op_find_output(def, name);
-    if (a->source == KC_OP_GRAD_TANGENT && in < 0) {
-      return kc_status_create(
-          KC_INVALID_ARGUMENT,
-          "jvp spec %s: item %d: tangent(%s): %s is not an input of the op "
-          "(its inputs: %s)",
-          KC__QS(g->spec), i + 1, g->arg_names[i], KC__Q(name),
-          kc__grad_arg_list(def->inputs, def->num_inputs, names,
-                            sizeof names));
-    }
-    if (a->source == KC_OP_GRAD_TANGENT || in >= 0) {
-      a->index = in;
-    } else if (out >= 0) {
-      a->source = KC_OP_GRAD_OUTPUT;
-      a->index = out;
-    } else {
-      return kc_status_create(
-          KC_INVALID_ARGUMENT,
-          "jvp spec %s: item %d: %s is neither an input nor an output of "
-          "the op (inputs: %s; outputs: %s)",
-          KC__QS(g->spec), i + 1, KC__Q(name),
-          kc__grad_arg_list(def->inputs, def->num_inputs, names, sizeof names),
-          kc__grad_arg_list(def->outputs, def->num_outputs, outs,
-                            sizeof outs));
-    }
-  }
-  for (int32_t i = 0; i < g->num_results; ++i) {
-    kc_string_view name = kc_sv(g->result_names[i]);
-    int32_t out = kc__op_find_output(def, name);
-    if (out < 0) {
-      return kc_status_create(
-          KC_INVALID_ARGUMENT,
-          "jvp spec %s: result %d: tangent(%s): %s is not an output of the "
-          "op (its outputs: %s)",
-          KC__QS(g->spec), i + 1, g->result_names[i], KC__Q(name),
-          kc__grad_arg_list(def->outputs, def->num_outputs, names,
-                            sizeof names));
-    }
-    for (int32_t j = 0; j < i; ++j) {
-      if (g->results[j] == out) {
-        return kc_status_create(KC_INVALID_ARGUMENT,
-                                "jvp spec %s: result %d: tangent(%s) is "
-                                "already result %d",
-                                KC__QS(g->spec), i + 1, g->result_names[i],
-                                j + 1);
-      }
-    }
-    g->results[i] = out;
-  }
-  return NULL;
-}
-
-kc_status* kc__op_gradient_resolve(const kc__op_schema* def,
-                                   kc__op_gradient* g) {
-  if (g->jvp) return kc__jvp_resolve(def, g);
-  char names[512];
-  for (int32_t i = 0; i < g->num_args; ++i) {
-    kc_string_view name = kc_sv(g->arg_names[i]);
-    kc_op_grad_arg* a = &g->args[i];
-    int32_t in = kc__op_find_input(def, name);
-    int32_t out = kc__op_find_output(def, name);
-    if (a->source == KC_OP_GRAD_COTANGENT) {
-      if (out < 0) {
+    if (a->source == KC_OP_GRAD_COTANGENT || a->source == KC_OP_GRAD_TANGENT) {
+      a->index = g->jvp ? in : out;
+      if (a->index < 0) {
         return kc_status_create(
             KC_INVALID_ARGUMENT,
-            "gradient spec %s: item %d: grad(%s): %s is not an output of the "
-            "op (its outputs: %s)",
-            KC__QS(g->spec), i + 1, g->arg_names[i], KC__Q(name),
-            kc__grad_arg_list(def->outputs, def->num_outputs, names,
-                              sizeof names));
+            "%s %s: item %d: %s(%s): %s is not %s of the op (its %s: %s)", what,
+            KC__QS(g->spec), i + 1, word, g->arg_names[i], KC__Q(name), marked.one,
+            marked.many, kc__grad_arg_list(marked.args, marked.count, names, sizeof names));
       }
-      a->index = out;
     } else if (in >= 0) {
       a->index = in;
     } else if (out >= 0) {
       a->source = KC_OP_GRAD_OUTPUT;
       a->index = out;
     } else {
-      char outs[512];
       return kc_status_create(
           KC_INVALID_ARGUMENT,
-          "gradient spec %s: item %d: %s is neither an input nor an output "
-          "of the op (inputs: %s; outputs: %s)",
-          KC__QS(g->spec), i + 1, KC__Q(name),
+          "%s %s: item %d: %s is neither an input nor an output of the op "
+          "(inputs: %s; outputs: %s)",
+          what, KC__QS(g->spec), i + 1, KC__Q(name),
           kc__grad_arg_list(def->inputs, def->num_inputs, names, sizeof names),
-          kc__grad_arg_list(def->outputs, def->num_outputs, outs,
-                            sizeof outs));
+          kc__grad_arg_list(def->outputs, def->num_outputs, outs, sizeof outs));
     }
   }
   for (int32_t i = 0; i < g->num_results; ++i) {
     kc_string_view name = kc_sv(g->result_names[i]);
-    int32_t in = kc__op_find_input(def, name);
-    if (in < 0) {
+    int32_t index = g->jvp ? kc__op_find_output(def, name) : kc__op_find_input(def, name);
+    if (index < 0) {
       return kc_status_create(
-          KC_INVALID_ARGUMENT,
-          "gradient spec %s: result %d: grad(%s): %s is not an input of the "
-          "op (its inputs: %s)",
-          KC__QS(g->spec), i + 1, g->result_names[i], KC__Q(name),
-          kc__grad_arg_list(def->inputs, def->num_inputs, names,
-                            sizeof names));
+          KC_INVALID_ARGUMENT, "%s %s: result %d: %s(%s): %s is not %s of the op (its %s: %s)",
+          what, KC__QS(g->spec), i + 1, word, g->result_names[i], KC__Q(name), result.one,
+          result.many, kc__grad_arg_list(result.args, result.count, names, sizeof names));
     }
     for (int32_t j = 0; j < i; ++j) {
-      if (g->results[j] == in) {
-        return kc_status_create(KC_INVALID_ARGUMENT,
-                                "gradient spec %s: result %d: grad(%s) is "
-                                "already result %d",
-                                KC__QS(g->spec), i + 1, g->result_names[i],
-                                j + 1);
+      if (g->results[j] == index) {
+        return kc_status_create(KC_INVALID_ARGUMENT, "%s %s: result %d: %s(%s) is already result %d",
+                                what, KC__QS(g->spec), i + 1, word, g->result_names[i], j + 1);
       }
     }
-    g->results[i] = in;
+    g->results[i] = index;
   }
   return NULL;
 }

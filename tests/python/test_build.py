@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 import kcall
+from conftest import tvm_ffi_build_flags
 
 
 def plugin_text(prefix, value):
@@ -270,3 +271,27 @@ def test_a_plugin_without_fini_is_not_unloaded(cache):
     with pytest.raises(kcall.FailedPreconditionError, match="has no fini"):
         plugin.unload()
     assert kcall.get_func("bt_nofini.answer")() == 6
+
+
+def test_kcall_build_names_a_tvm_ffi_module_after_its_name(tmp_path):
+    """kcall.build of a tvm-ffi module: its functions are NAME.f, from
+    the name given (characters a prefix may not hold made '_'), not from
+    the cached file's name, which carries the cache key and so changes
+    with every edit; prefix= chooses another."""
+    cflags, libs = tvm_ffi_build_flags()  # skips without tvm-ffi
+    flags = cflags + libs + ["-std=c++17"]
+    for version in (1, 2):  # an edit: another cache key, the same names
+        source = (
+            "#include <tvm/ffi/function.h>\n"
+            "int64_t Twice(int64_t a) { return %d * a; }\n"
+            "TVM_FFI_DLL_EXPORT_TYPED_FUNC(twice, Twice);\n" % (2 * version))
+        plugin = kcall.build("tvm-built", source=source, language="c++",
+                             flags=flags, cache_dir=tmp_path)
+        assert plugin.functions == ["tvm_built.twice"]
+        assert kcall.get_func("tvm_built.twice")(21) == 42 * version
+        plugin.unload()
+    plugin = kcall.build("tvm-built", source=source, language="c++",
+                         flags=flags, cache_dir=tmp_path, prefix="mine")
+    assert plugin.functions == ["mine.twice"]
+    plugin.unload()
+

@@ -903,30 +903,6 @@ def test_unloading_a_module_with_a_target_is_refused(module_copy):
         plugin.unload()
 
 
-def test_kcall_build_names_a_tvm_ffi_module_after_its_name(tmp_path):
-    """kcall.build of a tvm-ffi module: its functions are NAME.f, from
-    the name given (characters a prefix may not hold made '_'), not from
-    the cached file's name, which carries the cache key and so changes
-    with every edit; prefix= chooses another."""
-    from conftest import tvm_ffi_build_flags
-    cflags, libs = tvm_ffi_build_flags()
-    flags = cflags + libs + ["-std=c++17"]
-    for version in (1, 2):  # an edit: another cache key, the same names
-        source = (
-            "#include <tvm/ffi/function.h>\n"
-            "int64_t Twice(int64_t a) { return %d * a; }\n"
-            "TVM_FFI_DLL_EXPORT_TYPED_FUNC(twice, Twice);\n" % (2 * version))
-        plugin = kcall.build("tvm-built", source=source, language="c++",
-                             flags=flags, cache_dir=tmp_path)
-        assert plugin.functions == ["tvm_built.twice"]
-        assert kcall.get_func("tvm_built.twice")(21) == 42 * version
-        plugin.unload()
-    plugin = kcall.build("tvm-built", source=source, language="c++",
-                         flags=flags, cache_dir=tmp_path, prefix="mine")
-    assert plugin.functions == ["mine.twice"]
-    plugin.unload()
-
-
 def test_a_numpy_array_for_an_owning_tensor_parameter(tk):
     """A NumPy array crosses as a DLTensor*, which a function taking an
     owning ffi::Tensor refuses (tvm-ffi's TypeError, as kcall's
