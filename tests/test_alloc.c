@@ -569,3 +569,30 @@ KC_TEST(caching_allocator_threads_share_tensors) {
   kc_allocator_caching_trim();
   pthread_mutex_destroy(&share.mu);
 }
+
+KC_TEST(alloc_internal_set_and_refused) {
+  kc_counting_allocator* c = NULL;
+  KC_CHECK_OK(kc_counting_allocator_create(&c));
+  const kc_allocator* counting = kc_counting_allocator_get_allocator(c);
+  KC_CHECK(kc_allocator_get_internal() == kc_allocator_system());
+  KC_CHECK(kc_allocator_set_internal(counting) == kc_allocator_system());
+  KC_CHECK(kc_allocator_get_internal() == counting);
+  /* A status is an allocation of the library's own: it comes from the
+   * internal allocator, and goes back to it. */
+  kc_status_destroy(kc_status_create(KC_UNKNOWN, "from the internal allocator"));
+  KC_CHECK(kt_stats(c).total_allocs >= 1);
+  KC_CHECK_INT(kt_stats(c).live_blocks, 0);
+  /* No fn: refused, nothing changes. */
+  const kc_allocator broken = {NULL, NULL};
+  KC_CHECK(kc_allocator_set_internal(&broken) == NULL);
+  KC_CHECK(kc_allocator_get_internal() == counting);
+  /* A block made under one allocator goes back to it after another is
+   * set. */
+  kc_status* kept = kc_status_create(KC_UNKNOWN, "made under the counter");
+  KC_CHECK(kc_allocator_set_internal(NULL) == counting);
+  KC_CHECK(kc_allocator_get_internal() == kc_allocator_system());
+  KC_CHECK_INT(kt_stats(c).live_blocks, 2); /* the status and its text */
+  kc_status_destroy(kept);
+  KC_CHECK_INT(kt_stats(c).live_blocks, 0);
+  kc_counting_allocator_destroy(c);
+}

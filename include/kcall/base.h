@@ -133,7 +133,8 @@ KC_API void kc_allocator_caching_trim(void);
  * for itself (registries, ops, programs and their compiled plans,
  * statuses, strings, scratch; everything no entry point was given an
  * allocator for), the system allocator unless set. Sets it and returns
- * the one it replaces; NULL sets the system allocator back. Each block
+ * the one it replaces; NULL sets the system allocator back. An allocator
+ * whose fn is NULL is refused: nothing changes and NULL is returned. Each block
  * records the allocator that made it and goes back to that one, so a
  * change applies to blocks made after it, and an allocator must outlive
  * every block it gave (for a test: set it, run, release what was made,

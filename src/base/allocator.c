@@ -56,6 +56,7 @@ void kc_allocator_free(const kc_allocator* alloc, void* ptr, size_t size,
 static _Atomic(const kc_allocator*) kc__internal_allocator = NULL;
 
 const kc_allocator* kc_allocator_set_internal(const kc_allocator* alloc) {
+  if (alloc && !alloc->fn) return NULL; /* refused: nothing to allocate with */
   if (alloc == &kc__system_allocator) alloc = NULL;
   const kc_allocator* before = atomic_exchange(&kc__internal_allocator, alloc);
   return before ? before : &kc__system_allocator;

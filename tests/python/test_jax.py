@@ -561,3 +561,83 @@ def test_everywhere_from_jax(repo, scale_plugin):
     assert out.strip() == \
         "[0.  1.5 3.  4.5]\n[0.5 0.5 0.5 0.5]\n[3. 3. 3. 3.]\n" \
         "[0.5 0.5 0.5 0.5]"
+
+
+POOL_PROBE = r"""
+#include <kcall/plugin_api.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+/* PoolProbe(x: f32) -> (y: i32[3]): runs 8 ranges of 2 ms on the pool its
+ * kernel gets, and says how many ran on XLA's threads (named tf_...), how
+ * many elsewhere, and the pool's size. */
+static void probe_range(void* ctx, int64_t begin, int64_t end) {
+  int* hits = ctx;
+  char name[17] = {0};
+  prctl(PR_GET_NAME, name);
+  struct timespec wait = {0, 2000000};
+  nanosleep(&wait, NULL);
+  __atomic_fetch_add(&hits[strncmp(name, "tf_", 3) == 0 ? 0 : 1],
+                     (int)(end - begin), __ATOMIC_RELAXED);
+}
+
+static kc_status* probe_compute(void* kernel, kc_kernel_ctx* ctx) {
+  (void)kernel;
+  kc_thread_pool* pool = kc_kernel_ctx_get_thread_pool(ctx);
+  int hits[2] = {0, 0};
+  kc_thread_pool_parallel_for(pool, 8, 10000000, probe_range, hits);
+  int32_t* out = kc_kernel_ctx_get_output(ctx, 0)->data;
+  out[0] = hits[0];
+  out[1] = hits[1];
+  out[2] = kc_thread_pool_get_size(pool);
+  return NULL;
+}
+
+static kc_status* probe_shape(kc_shape_ctx* ctx) {
+  const kc_shape_handle* three = NULL;
+  const int64_t dims[1] = {3};
+  kc_status* st = kc_shape_ctx_make_shape(ctx, 1, dims, &three);
+  return st ? st : kc_shape_ctx_set_output(ctx, 0, three);
+}
+
+static kc_status* probe_init(const kc_host_api* host) {
+  (void)host;
+  kc_op_builder* b = NULL;
+  kc_status* st = kc_op_builder_create("kt_probe.PoolProbe", &b);
+  if (st) return st;
+  kc_op_builder_add_input_v2(b, "x: f32");
+  kc_op_builder_add_output_v2(b, "y: i32");
+  kc_op_builder_set_shape_fn_v2(b, probe_shape, NULL, NULL);
+  st = kc_op_registry_register(b, 0);
+  kc_kernel_builder* k = NULL;
+  if (!st) st = kc_kernel_builder_create("kt_probe.PoolProbe", kDLCPU, NULL,
+                                         probe_compute, NULL, &k);
+  return st ? st : kc_kernel_registry_register(k);
+}
+
+static const kc_plugin_info probe_info = {
+    .struct_size = sizeof(kc_plugin_info),
+    .api_major = KC_API_VERSION_MAJOR,
+    .api_minor = KC_API_VERSION_MINOR,
+    .name = "kt_probe",
+    .init = probe_init,
+};
+
+KC_PLUGIN_ENTRY(host) { (void)host; return &probe_info; }
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2,
+                    reason="XLA's intra-op pool needs two cores or more")
+def test_an_ops_parallel_loops_run_on_xlas_pool(tmp_path):
+    """Called by XLA, an op's kernel gets a pool on XLA's intra-op threads
+    (named tf_...), not kcall's own; called eagerly, kcall's."""
+    kcall.build("kt_probe", source=POOL_PROBE, cache_dir=tmp_path)
+    x = np.zeros(1, np.float32)
+    on_xla = np.asarray(jax.jit(
+        lambda v: kcall.jax.call_op("kt_probe.PoolProbe", v))(x))
+    assert on_xla[0] + on_xla[1] == 8
+    assert on_xla[0] > 0, on_xla  # some ranges ran on XLA's threads
+    eager = np.asarray(kcall.get_func("op.kt_probe.PoolProbe")(x))
+    assert eager[0] == 0 and eager[1] == 8, eager
