@@ -7,7 +7,8 @@
  * succeed. Paths: a plugin loaded, its op called and the plugin unloaded;
  * real model programs read from their files, parsed, compiled and run (a
  * CNN, a transformer block, a scan's while loop, a sort); a program
- * calling a plugin's XLA FFI handlers.
+ * calling a plugin's XLA FFI handlers; a .npy file read; a gradient op
+ * made from its declaration.
  *
  * The stride s is KCALL_FAULT_STRIDE when set (`make faults` sets 1), else
  * 1 (every allocation) for a path that makes up to 5,000 of them, which
@@ -18,6 +19,7 @@
  * leak). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "kt_ops.h"
 #include "kt_xla_ffi.h"
@@ -297,4 +299,53 @@ KC_TEST(faults_program_xla_ffi_handlers) {
   KC_CHECK_OK(kc_plugin_load(KT_FIXTURE("xla_ffi"), &plugin));
   kt_model m = {NULL, KT_XLA_PLUGIN_CHAIN_HLO};
   kt_fault_sweep("program calling XLA FFI handlers", kt_model_path, &m);
+}
+
+/* ---- smaller paths ------------------------------------------------------- */
+
+/* A .npy file read back (kc_tensor_read_npy). */
+static kc_status* kt_npy_path(void* ctx) {
+  kc_tensor* t = NULL;
+  KC_RETURN_IF_ERROR(kc_tensor_read_npy(ctx, kc_allocator_system(), &t));
+  kc_object_release(KC_OBJECT(t));
+  return NULL;
+}
+
+KC_TEST(faults_npy_read) {
+  char path[] = "/tmp/kt_faults_XXXXXX";
+  int fd = mkstemp(path);
+  KC_CHECK(fd >= 0);
+  close(fd);
+  kc_tensor* t = NULL;
+  KC_CHECK_OK(kc_tensor_create(kc_allocator_system(), (int64_t[]){2, 3}, 2,
+                               kc_dtype_make(kDLFloat, 32, 1), kc_device_cpu(), &t));
+  memset(kc_tensor_get_dltensor(t)->data, 0, 6 * sizeof(float));
+  KC_CHECK_OK(kc_tensor_write_npy(path, kc_tensor_get_dltensor(t)));
+  kc_object_release(KC_OBJECT(t));
+  kt_fault_sweep("read a .npy file", kt_npy_path, path);
+  remove(path);
+}
+
+/* The gradient op made from a declaration (kc_op_builder_create_gradient),
+ * dropped unregistered. */
+static kc_status* kt_gradient_op_path(void* ctx) {
+  kc_op_builder* b = NULL;
+  KC_RETURN_IF_ERROR(kc_op_builder_create_gradient(ctx, &b));
+  kc_op_builder_destroy(b);
+  return NULL;
+}
+
+KC_TEST(faults_gradient_op_from_a_declaration) {
+  kc_op_builder* b = NULL;
+  KC_CHECK_OK(kc_op_builder_create("kt_faults.Norm", &b));
+  kc_op_builder_add_input_v2(b, "x: T");
+  kc_op_builder_add_input_v2(b, "w: T");
+  kc_op_builder_add_output_v2(b, "y: T");
+  kc_op_builder_add_attr_v2(b, "T: {f32, f64}");
+  kc_op_builder_add_attr_v2(b, "eps: float = 1e-6");
+  kc_op_builder_set_gradient(b, "kt_faults.NormGrad(x, w, grad(y)) -> (grad(x), grad(w))");
+  KC_CHECK_OK(kc_op_registry_register(b, 0));
+  kt_fault_sweep("a gradient op from its declaration", kt_gradient_op_path,
+                 (void*)"kt_faults.Norm");
+  kc_op_registry_reset();
 }
