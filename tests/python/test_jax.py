@@ -638,6 +638,25 @@ def test_an_ops_parallel_loops_run_on_xlas_pool(tmp_path):
     on_xla = np.asarray(jax.jit(
         lambda v: kcall.jax.call_op("kt_probe.PoolProbe", v))(x))
     assert on_xla[0] + on_xla[1] == 8
-    assert on_xla[0] > 0, on_xla  # some ranges ran on XLA's threads
     eager = np.asarray(kcall.get_func("op.kt_probe.PoolProbe")(x))
     assert eager[0] == 0 and eager[1] == 8, eager
+    if not _thread_names("tf_"):
+        # Older jaxlibs (0.5.3) start no intra-op pool on a small machine,
+        # so the kernel gets kcall's; what is left to check is that it ran.
+        pytest.skip("this jaxlib started no intra-op threads (tf_...): "
+                    "only the fallback to kcall's pool was checked")
+    assert on_xla[0] > 0, on_xla  # some ranges ran on XLA's threads
+
+
+def _thread_names(prefix):
+    """The names of this process's threads that start with `prefix`."""
+    names = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                name = f.read().strip()
+        except OSError:  # the thread ended meanwhile
+            continue
+        if name.startswith(prefix):
+            names.append(name)
+    return names
