@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "program/parse_internal.h"
+#include "program/stablehlo/stablehlo_internal.h"
 #include "program/shape_internal.h"
 
 /* ---- instructions -------------------------------------------------------- */
@@ -715,6 +716,8 @@ kc_status* kc_program_parse(kc_string_view text, kc_program** out_program) {
     text.data += 3;
     text.size -= 3;
   }
+  /* MLIR text (StableHLO, as JAX prints it) goes to its own reader. */
+  if (kc__stablehlo_detect(text)) return kc__stablehlo_parse(text, out_program);
   kc__lexer_init(&p.lx, text, 1, 1);
   kc_status* st = kc__parse_module(&p, out_program);
   kc_program_builder_destroy(p.b);

@@ -22,21 +22,24 @@ What it does:
    test gives kcall must hold for JAX's own results too.
 4. Writes, per case, into DIR/<case>/: lowered.hlo
    (`jax.jit(f).lower(*inputs).as_text(dialect="hlo")`), optimized.hlo
-   (`.compile().as_text()`, XLA:CPU's optimized module), inputN.npy and
-   outputN.npy (JAX's results); and DIR/manifest.json, which describes
-   every case (see tests/fixtures/hlo_jax/README.md).
+   (`.compile().as_text()`, XLA:CPU's optimized module), stablehlo.mlir
+   (`.lower(*inputs).as_text(debug_info=True)`: the same lowered program
+   as StableHLO, the MLIR text JAX makes, with its `loc(...)` locations
+   and `#loc` aliases), inputN.npy and outputN.npy (JAX's results); and
+   DIR/manifest.json, which describes every case (see
+   tests/fixtures/hlo_jax/README.md).
 
 With --cases, only the cases named are made again; the others stay as
 the manifest lists them (their files untouched).
 
 The output is deterministic: inputs come from fixed seeds, and source file
-names in the modules' metadata are reduced to their base names, so the
-checkout's location does not show. Running the script again with the same
-versions of jax, jaxlib and numpy on the same kind of CPU rewrites the same
-bytes (XLA:CPU may pick other instructions on another CPU, and its last
-bits of exp or tanh may then differ, within the tolerances). --cases
-makes only the cases named and keeps the others as the manifest has them,
-so that adding a case does not rewrite the rest.
+names in the modules' metadata and in the StableHLO locations are reduced
+to base names, so the checkout's location does not show. Running it again
+with the same jax, jaxlib and numpy on the same kind of CPU rewrites the
+same bytes (XLA:CPU may pick other instructions on another CPU, and the
+last bits of exp or tanh may differ, within the tolerances; an edit to
+this file or cases_*.py moves the line numbers in the locations). --cases
+makes only the named cases and keeps the rest as the manifest has them.
 """
 
 import argparse
@@ -56,7 +59,7 @@ import jaxlib
 from jax.experimental.layout import Format, Layout
 
 from cases_common import (DEFAULT_OUT, F64, HANDLERS, HANDLERS_REL,
-                          JAX_VERSION, TARGETS, as64, register)
+                          JAX_VERSION, ROOT, TARGETS, as64, register)
 from cases_conv import conv_programs
 from cases_fft_linalg import fft_programs, linalg_programs
 from cases_models import model_programs
@@ -112,6 +115,57 @@ def non_default_layouts(hlo):
         if [int(v) for v in items] != list(range(rank - 1, -1, -1)):
             found.add("{" + layout + "}")
     return sorted(found)
+
+
+# An operation of the StableHLO text: after its results, if any (`%0 =`,
+# `%0:2 =`, `%a, %b =`), its name, either pretty (`stablehlo.add %0, ...`,
+# `call @f(...)`, `return %0`) or generic (`"stablehlo.sort"(%0) ...`).
+MLIR_OP = re.compile(
+    r'^\s*(?:%[\w.$#\-]+(?::\d+)?(?:\s*,\s*%[\w.$#\-]+(?::\d+)?)*\s*=\s*)?'
+    r'("?)([A-Za-z_][\w$]*(?:\.[\w$]+)*)\1(?=[\s(<{@:]|$)')
+# Words that start a line of the text but name no operation: the keywords
+# of stablehlo.while's regions, and the module itself.
+MLIR_NOT_OPS = {"cond", "do", "module"}
+# Operations of the func dialect, which MLIR prints without "func." in a
+# function's body (and with it, `func.call @f(...)`, in a region of a
+# stablehlo operation).
+MLIR_FUNC_OPS = {"call": "func.call", "return": "func.return"}
+# stablehlo.reduce's short form, `stablehlo.reduce(%0 init: %1) applies
+# stablehlo.add across dimensions = [1]`: its body is that one operation.
+MLIR_APPLIES = re.compile(r"\bapplies\s+([A-Za-z_][\w$]*(?:\.[\w$]+)+)")
+MLIR_TARGET = re.compile(
+    r'stablehlo\.custom_call\s+@([\w.$\-]+)\(|call_target_name = "([^"]*)"')
+# A file's path in a location, "PATH":LINE:COL as in loc("PATH":5:26 to
+# :37), reduced to the file's base name
+# (jax_hlo_source_file_canonicalization_regex already does it for the
+# frames JAX records; this makes sure that no path is left).
+MLIR_FILE_LOC = re.compile(r'"(?:[^"\\]|\\.)*/((?:[^"\\/]|\\.)*)"(?=:\d+:\d+)')
+
+
+def mlir_base_names(text):
+    return MLIR_FILE_LOC.sub(lambda m: '"' + m.group(1) + '"', text)
+
+
+def mlir_summary(text):
+    """The operations (their full names, "stablehlo.add", "func.call")
+    and custom-call targets in a StableHLO module's text: every operation
+    inside the module (func.func included, the module itself not), and
+    the body of each short-form stablehlo.reduce."""
+    ops = set()
+    for line in text.splitlines():
+        m = MLIR_OP.match(line)
+        if not m:
+            continue
+        op = MLIR_FUNC_OPS.get(m.group(2), m.group(2))
+        if op in MLIR_NOT_OPS:
+            continue
+        if "." not in op:
+            sys.exit(f"an operation without a dialect in the StableHLO "
+                     f"text: {line.strip()}")
+        ops.add(op)
+    ops.update(MLIR_APPLIES.findall(text))
+    targets = {a or b for a, b in MLIR_TARGET.findall(text)}
+    return {"ops": sorted(ops), "custom_call_targets": sorted(targets)}
 
 
 def hlo_summary(hlo):
@@ -196,7 +250,9 @@ def generate_case(case, out_dir):
     os.makedirs(case_dir)
 
     lowered = fn.lower(*inputs)
-    modules = {"lowered": lowered.as_text(dialect="hlo"),
+    lowered_hlo = lowered.as_text(dialect="hlo")
+    stablehlo = mlir_base_names(lowered.as_text(debug_info=True))
+    modules = {"lowered": lowered_hlo,
                "optimized": lowered.compile().as_text()}
     variants = {}
     for variant, text in modules.items():
@@ -216,6 +272,17 @@ def generate_case(case, out_dir):
                      f"parameters, the case {len(inputs)} inputs")
         if variant == "lowered":
             lowered_params = params
+    for found in (ROOT + "/", "site-packages/"):
+        if found in stablehlo:
+            sys.exit(f"{name}: the StableHLO text has a path: {found}")
+    with open(os.path.join(case_dir, "stablehlo.mlir"), "w") as f:
+        f.write(stablehlo)
+    summary = mlir_summary(stablehlo)
+    variants["stablehlo"] = {
+        "hlo": f"{name}/stablehlo.mlir",
+        "ops": summary["ops"],
+        "custom_call_targets": summary["custom_call_targets"],
+    }
 
     got = leaves(fn(*inputs))
     check(name, got, case["reference"](*as64(*inputs)), case["tolerance"])

@@ -1,0 +1,1257 @@
+/* What each StableHLO operation computes, as the instructions of kcall's
+ * program representation (the HLO instruction table's, with HLO's
+ * attribute names), built through the program builder. One rule per
+ * operation; an operation without one is refused, naming it. */
+#include <stdio.h>
+
+#include "program/ops.h"
+#include "program/parse_internal.h"
+#include "program/stablehlo/stablehlo_internal.h"
+
+/* Attributes being gathered for one instruction; their values live in
+ * the module's arena. */
+typedef struct kc__attrs {
+  kc_attr a[24];
+  size_t n;
+} kc__attrs;
+
+static kc_status* kc__attrs_ints(kc__shlo_scope* s, kc__attrs* at, const char* name,
+                                 const int64_t* v, size_t n) {
+  if (at->n == KC__ARRAY_SIZE(at->a)) return kc_status_create(KC_INTERNAL, "too many attributes");
+  kc_attr* a = &at->a[at->n++];
+  memset(a, 0, sizeof *a);
+  a->name = kc_sv(name);
+  a->type = KC_ATTR_ARRAY;
+  a->elem_type = KC_ATTR_I64;
+  a->v.array.data = kc__arena_dup(&s->m->arena, v, n * sizeof *v);
+  a->v.array.count = n;
+  return a->v.array.data ? NULL : kc__parse_oom();
+}
+
+static kc_attr* kc__attrs_next(kc__attrs* at, const char* name, int32_t type) {
+  kc_attr* a = &at->a[at->n++];
+  memset(a, 0, sizeof *a);
+  a->name = kc_sv(name);
+  a->type = type;
+  return a;
+}
+
+static void kc__attrs_int(kc__attrs* at, const char* name, int64_t v) {
+  kc__attrs_next(at, name, KC_ATTR_I64)->v.i64 = v;
+}
+
+static void kc__attrs_bool(kc__attrs* at, const char* name, bool v) {
+  kc__attrs_next(at, name, KC_ATTR_BOOL)->v.b = v;
+}
+
+static void kc__attrs_str(kc__attrs* at, const char* name, kc_string_view v) {
+  kc__attrs_next(at, name, KC_ATTR_STRING)->v.str = v;
+}
+
+/* The first of two spellings of an attribute (pretty, generic) op has. */
+static const kc__shlo_item* kc__either(const kc__shlo_op* op, const char* a, const char* b) {
+  const kc__shlo_item* it = kc__shlo_attr(op, a);
+  return it ? it : (b ? kc__shlo_attr(op, b) : NULL);
+}
+
+static kc_status* kc__missing(const kc__shlo_op* op, const char* what) {
+  return kc__shlo_fail(&op->at, "%.*s: expected attribute %s, got none", (int)op->name.size,
+                       op->name.data, what);
+}
+
+/* An integer-list attribute copied under HLO's name `hlo` (when given;
+ * required when `required`). */
+static kc_status* kc__copy_ints(kc__shlo_scope* s, const kc__shlo_op* op, kc__attrs* at,
+                                const char* pretty, const char* generic, const char* hlo,
+                                bool required) {
+  const kc__shlo_item* it = kc__either(op, pretty, generic);
+  if (!it) return required ? kc__missing(op, pretty) : NULL;
+  int64_t v[KC_TENSOR_MAX_NDIM * 2];
+  size_t n;
+  KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &it->at, hlo, v, KC__ARRAY_SIZE(v), &n));
+  return kc__attrs_ints(s, at, hlo, v, n);
+}
+
+/* The instruction ids of op's operands, into ids. */
+static kc_status* kc__shlo_operand_ids(kc__shlo_scope* s, const kc__shlo_op* op, size_t from,
+                                  size_t count, kc__buf* ids) {
+  for (size_t i = from; i < from + count; ++i) {
+    int32_t id = kc__shlo_operand(s, op, i)->id;
+    if (!kc__buf_append(ids, &id, sizeof id)) return kc__parse_oom();
+  }
+  return NULL;
+}
+
+/* op's result: its one type, or a tuple of them (owned by the module). */
+static kc_status* kc__result_shape(kc__shlo_scope* s, const kc__shlo_op* op, bool* tuple,
+                                   const kc_shape** out) {
+  size_t n = kc__shlo_num_result_types(op);
+  if (op->num_results > 1 && (int64_t)n != op->num_results) {
+    return kc__shlo_fail(&op->at, "%.*s: %lld results named, %zu types given", (int)op->name.size,
+                         op->name.data, (long long)op->num_results, n);
+  }
+  *tuple = n != 1;
+  if (n == 1) {
+    *out = kc__shlo_result_type(op, 0);
+    return NULL;
+  }
+  kc_shape* t = NULL;
+  KC_RETURN_IF_ERROR(kc_shape_create_tuple((const kc_shape* const*)(const void*)op->result_types.data, n, &t));
+  if (!kc__buf_append(&s->m->shapes, &t, sizeof t)) {
+    kc_shape_destroy(t);
+    return kc__parse_oom();
+  }
+  *out = t;
+  return NULL;
+}
+
+/* Adds instruction `opcode` with operands `ids`, attributes and called
+ * programs (released here), of op's result shape, and binds op's results. */
+static kc_status* kc__emit(kc__shlo_scope* s, const kc__shlo_op* op, int32_t opcode,
+                           const kc__buf* ids, const kc__attrs* attrs, kc_program** programs,
+                           size_t num_programs) {
+  bool tuple = false;
+  const kc_shape* shape = NULL;
+  kc_string_view name;
+  kc_status* st = kc__result_shape(s, op, &tuple, &shape);
+  if (!st) st = kc__shlo_instr_name(s, op, tuple ? "tuple" : NULL, &name);
+  const kc__instr_def* def = kc__instr_def_find(opcode);
+  int32_t id = -1;
+  const int32_t* ops = (const int32_t*)(const void*)ids->data;
+  size_t n = ids->size / sizeof(int32_t);
+  if (!st && (def->kind == KC__INSTR_ELEMENTWISE || def->kind == KC__INSTR_RESHAPE)) {
+    st = kc_program_builder_add_op(s->b, (kc_opcode)opcode, shape, ops, n, name, &id);
+  } else if (!st) {
+    kc_attr_dict dict = {.count = attrs ? attrs->n : 0, .entries = attrs ? attrs->a : NULL};
+    kc_instruction_desc d = {.struct_size = sizeof d,
+                             .op = opcode,
+                             .result_shape = shape,
+                             .operands = ops,
+                             .num_operands = n,
+                             .attrs = dict.count ? &dict : NULL,
+                             .computations = programs,
+                             .num_computations = num_programs};
+    st = kc_program_builder_add_instruction(s->b, &d, name, &id);
+  }
+  for (size_t i = 0; i < num_programs; ++i) kc_program_destroy(programs[i]);
+  if (!st) st = kc_program_builder_set_location(s->b, id, op->at.line, op->at.column);
+  if (!st) st = kc__shlo_bind_results(s, op, id, tuple);
+  return st;
+}
+
+/* ---- rules ---------------------------------------------------------------- */
+
+typedef struct kc__rule kc__rule;
+typedef kc_status* (*kc__lower_fn)(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r);
+struct kc__rule {
+  const char* name;
+  int32_t opcode;
+  kc__lower_fn fn;
+};
+
+/* Every operand, no attributes. */
+static kc_status* kc__lower_plain(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  kc__buf ids = {0};
+  kc_status* st = kc__shlo_operand_ids(s, op, 0, kc__shlo_num_operands(op), &ids);
+  if (!st) st = kc__emit(s, op, r->opcode, &ids, NULL, NULL, 0);
+  kc__buf_free(&ids);
+  return st;
+}
+
+/* Every operand and the attributes `fill` reads. */
+static kc_status* kc__lower_with(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r,
+                                 const kc__attrs* attrs, kc_program** programs, size_t np) {
+  kc__buf ids = {0};
+  kc_status* st = kc__shlo_operand_ids(s, op, 0, kc__shlo_num_operands(op), &ids);
+  if (!st) {
+    st = kc__emit(s, op, r->opcode, &ids, attrs, programs, np);
+  } else {
+    for (size_t i = 0; i < np; ++i) kc_program_destroy(programs[i]);
+  }
+  kc__buf_free(&ids);
+  return st;
+}
+
+static kc_status* kc__lower_constant(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  (void)r;
+  const kc__shlo_item* v = kc__shlo_word(op, 0);
+  if (!v) v = kc__shlo_attr(op, "value");
+  if (!v) return kc__missing(op, "value (dense<...>)");
+  if (kc__shlo_num_result_types(op) != 1) return kc__shlo_fail(&op->at, "constant: expected one result type");
+  const kc_shape* shape = kc__shlo_result_type(op, 0);
+  void* data = NULL;
+  size_t size = 0;
+  KC_RETURN_IF_ERROR(kc__shlo_dense(s->m, &v->at, shape, &data, &size));
+  kc_string_view name;
+  KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, NULL, &name));
+  int32_t id;
+  KC_RETURN_IF_ERROR(kc_program_builder_add_constant(s->b, shape, data, size, name, &id));
+  return kc__shlo_bind_results(s, op, id, false);
+}
+
+static kc_status* kc__lower_broadcast(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  (void)r;
+  const kc__shlo_item* it = kc__either(op, "dims", "broadcast_dimensions");
+  if (!it) return kc__missing(op, "dims");
+  int64_t v[KC_TENSOR_MAX_NDIM];
+  size_t n;
+  KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &it->at, "dims", v, KC_TENSOR_MAX_NDIM, &n));
+  if (kc__shlo_num_operands(op) != 1 || kc__shlo_num_result_types(op) != 1) {
+    return kc__shlo_fail(&op->at, "broadcast_in_dim: expected one operand and one result");
+  }
+  const kc__shlo_value* x = kc__shlo_operand(s, op, 0);
+  const kc_shape* result = kc__shlo_result_type(op, 0);
+  int32_t rank = kc_shape_get_rank(x->shape);
+  if ((int32_t)n != rank || kc_shape_is_tuple(result)) {
+    return kc__shlo_fail(&op->at, "broadcast_in_dim: expected a dim per operand dimension");
+  }
+  /* StableHLO also stretches operand dimensions of size 1; HLO's
+   * broadcast does not, so those go first, by a reshape. */
+  int64_t kept[KC_TENSOR_MAX_NDIM], keep_dims[KC_TENSOR_MAX_NDIM];
+  size_t nk = 0;
+  for (int32_t i = 0; i < rank; ++i) {
+    int64_t d = v[i];
+    bool stretched = d >= 0 && d < kc_shape_get_rank(result) &&
+                     kc_shape_get_dims(x->shape)[i] == 1 && kc_shape_get_dims(result)[d] != 1;
+    if (stretched) continue;
+    kept[nk] = kc_shape_get_dims(x->shape)[i];
+    keep_dims[nk++] = d;
+  }
+  int32_t from = x->id;
+  if (nk != n) {
+    kc_shape* squeezed = NULL;
+    kc_string_view rname;
+    KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, "reshape", &rname));
+    KC_RETURN_IF_ERROR(kc_shape_create_array(kc_shape_get_dtype(x->shape), kept, (int32_t)nk, &squeezed));
+    kc_status* st = kc_program_builder_add_op(s->b, KC_OP_RESHAPE, squeezed, &x->id, 1, rname, &from);
+    kc_shape_destroy(squeezed);
+    KC_RETURN_IF_ERROR(st);
+  }
+  kc_string_view name;
+  KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, NULL, &name));
+  int32_t id;
+  KC_RETURN_IF_ERROR(kc_program_builder_add_broadcast(s->b, result, from, keep_dims, nk, name, &id));
+  KC_RETURN_IF_ERROR(kc_program_builder_set_location(s->b, id, op->at.line, op->at.column));
+  return kc__shlo_bind_results(s, op, id, false);
+}
+
+/* transpose, reverse: dims -> dimensions. */
+static kc_status* kc__lower_dims(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  kc__attrs at = {.n = 0};
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, "dims",
+                                   r->opcode == KC_OP_TRANSPOSE ? "permutation" : "dimensions",
+                                   "dimensions", true));
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_concatenate(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  kc__attrs at = {.n = 0};
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, "dim", "dimension", "dimensions", true));
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_iota(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  const kc__shlo_item* it = kc__either(op, "dim", "iota_dimension");
+  if (!it) return kc__missing(op, "dim");
+  int64_t d;
+  KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &it->at, "dim", &d));
+  kc__attrs at = {.n = 0};
+  kc__attrs_int(&at, "iota_dimension", d);
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_compare(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  const kc__shlo_item* dir = kc__shlo_attr(op, "comparison_direction");
+  const kc__shlo_item* type = kc__shlo_attr(op, "compare_type");
+  if (!dir) dir = kc__shlo_word(op, 0);
+  if (!type && kc__shlo_word(op, 1)) type = kc__shlo_word(op, 1);
+  if (!dir) return kc__missing(op, "a comparison direction (EQ, LT, ...)");
+  kc__attrs at = {.n = 0};
+  kc_string_view d, t;
+  KC_RETURN_IF_ERROR(kc__shlo_enum(s->m, &dir->at, "the comparison direction", &d));
+  kc__attrs_str(&at, "direction", d);
+  if (type) {
+    KC_RETURN_IF_ERROR(kc__shlo_enum(s->m, &type->at, "the comparison type", &t));
+    if (!kc_sv_equal(t, KC_SV_LIT("NOTYPE"))) kc__attrs_str(&at, "type", t);
+  }
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+/* "[1:3, 0:6:2]" */
+static kc_status* kc__slice_text(const kc__lexer* at, int64_t parts[3][KC_TENSOR_MAX_NDIM],
+                                 size_t* rank) {
+  kc__lexer lx = *at;
+  *rank = 0;
+  KC_RETURN_IF_ERROR(kc__lex_expect(&lx, '['));
+  for (bool more = kc__lex_list_begin(&lx, ']'); more;) {
+    if (*rank == KC_TENSOR_MAX_NDIM) return kc__lex_fail(&lx, &lx.tok, "too many dimensions");
+    KC_RETURN_IF_ERROR(kc__lex_int(&lx, "a start index", INT64_MIN, INT64_MAX, &parts[0][*rank]));
+    KC_RETURN_IF_ERROR(kc__lex_expect(&lx, ':'));
+    KC_RETURN_IF_ERROR(kc__lex_int(&lx, "a limit index", INT64_MIN, INT64_MAX, &parts[1][*rank]));
+    parts[2][*rank] = 1;
+    if (kc__tok_is_punct(&lx.tok, ':')) {
+      kc__lex_next(&lx);
+      KC_RETURN_IF_ERROR(kc__lex_int(&lx, "a stride", INT64_MIN, INT64_MAX, &parts[2][*rank]));
+    }
+    (*rank)++;
+    KC_RETURN_IF_ERROR(kc__lex_list_next(&lx, ']', &more));
+  }
+  return NULL;
+}
+
+static kc_status* kc__lower_slice(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  kc__attrs at = {.n = 0};
+  static const char* const names[] = {"start_indices", "limit_indices", "strides"};
+  const kc__shlo_item* w = kc__shlo_word(op, 0);
+  if (w) {
+    int64_t parts[3][KC_TENSOR_MAX_NDIM];
+    size_t rank;
+    KC_RETURN_IF_ERROR(kc__slice_text(&w->at, parts, &rank));
+    for (int k = 0; k < 3; ++k) KC_RETURN_IF_ERROR(kc__attrs_ints(s, &at, names[k], parts[k], rank));
+  } else {
+    for (int k = 0; k < 3; ++k) {
+      KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, names[k], NULL, names[k], k < 2));
+    }
+  }
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_dynamic_slice(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  kc__attrs at = {.n = 0};
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, "sizes", "slice_sizes", "dynamic_slice_sizes", true));
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_pad(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  kc__attrs at = {.n = 0};
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, "low", "edge_padding_low", "edge_padding_low", true));
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, "high", "edge_padding_high", "edge_padding_high", true));
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, "interior", "interior_padding", "interior_padding", true));
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+/* "[0] x [1]": two integer lists. */
+static kc_status* kc__pair_lists(kc__shlo_scope* s, const kc__lexer* at, const char* what,
+                                 int64_t* a, size_t* na, int64_t* b, size_t* nb) {
+  kc__lexer lx = *at;
+  KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &lx, what, a, KC_TENSOR_MAX_NDIM, na));
+  KC_RETURN_IF_ERROR(kc__lex_skip_group(&lx, NULL));
+  if (!kc__tok_is_word(&lx.tok, "x")) return kc__lex_expected(&lx, &lx.tok, "'x' between the lists");
+  kc__lex_next(&lx);
+  return kc__shlo_ints(s->m, &lx, what, b, KC_TENSOR_MAX_NDIM, nb);
+}
+
+static kc_status* kc__lower_dot(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  if (kc__shlo_attr(op, "algorithm")) {
+    return kc__shlo_fail(&op->at, "dot_general: the algorithm attribute is not supported");
+  }
+  kc__attrs at = {.n = 0};
+  int64_t a[KC_TENSOR_MAX_NDIM], b[KC_TENSOR_MAX_NDIM];
+  size_t na = 0, nb = 0;
+  const kc__shlo_item* dn = kc__shlo_attr(op, "dot_dimension_numbers");
+  static const char* const pretty[] = {"batching_dims", "contracting_dims"};
+  static const char* const hlo[][2] = {{"lhs_batch_dims", "rhs_batch_dims"},
+                                       {"lhs_contracting_dims", "rhs_contracting_dims"}};
+  static const char* const fields[][2] = {
+      {"lhs_batching_dimensions", "rhs_batching_dimensions"},
+      {"lhs_contracting_dimensions", "rhs_contracting_dimensions"}};
+  for (int k = 0; k < 2; ++k) {
+    na = nb = 0;
+    if (dn) {
+      for (int side = 0; side < 2; ++side) {
+        kc__lexer f;
+        bool found;
+        KC_RETURN_IF_ERROR(kc__shlo_field(s->m, &dn->at, fields[k][side], &f, &found));
+        if (found) {
+          KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &f, fields[k][side], side ? b : a,
+                                           KC_TENSOR_MAX_NDIM, side ? &nb : &na));
+        }
+      }
+    } else {
+      const kc__shlo_item* it = kc__shlo_attr(op, pretty[k]);
+      if (it) KC_RETURN_IF_ERROR(kc__pair_lists(s, &it->at, pretty[k], a, &na, b, &nb));
+    }
+    KC_RETURN_IF_ERROR(kc__attrs_ints(s, &at, hlo[k][0], a, na));
+    KC_RETURN_IF_ERROR(kc__attrs_ints(s, &at, hlo[k][1], b, nb));
+  }
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+/* ---- regions -------------------------------------------------------------- */
+
+static const kc__rule* kc__find_rule(kc_string_view name);
+
+/* reduce's "applies stablehlo.add": a program of that op on two scalars
+ * of each init's shape. */
+static kc_status* kc__applies_program(kc__shlo_scope* s, kc__shlo_op* op, kc_program** out) {
+  const kc__shlo_item* w = kc__shlo_word(op, 1);
+  if (!w || op->num_inits != 1) {
+    return kc__shlo_fail(&op->at, "reduce: expected 'applies OP' with one operand");
+  }
+  kc_string_view fn = w->at.tok.text;
+  const kc__rule* r = kc__find_rule(fn);
+  if (!r || r->fn != kc__lower_plain) {
+    return kc__shlo_fail(&w->at.tok, "reduce: applies %.*s: expected an element-wise operation",
+                         (int)fn.size, fn.data);
+  }
+  const kc_shape* scalar = kc__shlo_operand(s, op, kc__shlo_num_operands(op) - 1)->shape;
+  kc_program_builder* b = NULL;
+  char name[64];
+  snprintf(name, sizeof name, "reducer.%lld", (long long)++s->m->serial);
+  KC_RETURN_IF_ERROR(kc_program_builder_create(kc_sv(name), &b));
+  int32_t ids[2], root;
+  kc_status* st = kc_program_builder_add_parameter(b, 0, scalar, KC_SV_LIT("lhs"), &ids[0]);
+  if (!st) st = kc_program_builder_add_parameter(b, 1, scalar, KC_SV_LIT("rhs"), &ids[1]);
+  if (!st) {
+    const kc__instr_def* def = kc__instr_def_find(r->opcode);
+    if (def->kind == KC__INSTR_ELEMENTWISE) {
+      st = kc_program_builder_add_op(b, (kc_opcode)r->opcode, scalar, ids, 2, KC_SV_LIT("result"), &root);
+    } else {
+      kc_instruction_desc d = {.struct_size = sizeof d, .op = r->opcode, .result_shape = scalar,
+                               .operands = ids, .num_operands = 2};
+      st = kc_program_builder_add_instruction(b, &d, KC_SV_LIT("result"), &root);
+    }
+  }
+  if (!st) return kc_program_builder_finish(b, out);
+  kc_program_builder_destroy(b);
+  return st;
+}
+
+/* The region's arguments as reduce's reducer(...) (...) groups give them
+ * (each group: an accumulator and an element): accumulators first. */
+static kc_status* kc__reducer_args(const kc__shlo_op* op, kc__buf* out) {
+  const kc__shlo_arg* a = (const kc__shlo_arg*)(const void*)op->region_args.data;
+  size_t n = op->region_args.size / sizeof *a;
+  if (op->arg_group != 2 || n % 2) {
+    return kc__shlo_fail(&op->at, "reduce: expected the reducer's arguments in pairs");
+  }
+  for (size_t side = 0; side < 2; ++side) {
+    for (size_t g = 0; g < n / 2; ++g) {
+      if (!kc__buf_append(out, &a[2 * g + side], sizeof *a)) return kc__parse_oom();
+    }
+  }
+  return NULL;
+}
+
+/* The region at index i of op as a program; `what` names it. */
+static kc_status* kc__region(kc__shlo_scope* s, const kc__shlo_op* op, size_t i,
+                             const kc__shlo_arg* args, size_t num_args, const char* what,
+                             kc_program** out) {
+  if (op->regions.size / sizeof(kc__lexer) <= i) {
+    return kc__shlo_fail(&op->at, "%.*s: expected a region (%s)", (int)op->name.size,
+                         op->name.data, what);
+  }
+  const kc__lexer* at = (const kc__lexer*)(const void*)op->regions.data + i;
+  return kc__shlo_region_program(s, at, args, num_args, what, out);
+}
+
+static size_t kc__num_regions(const kc__shlo_op* op) {
+  return op->regions.size / sizeof(kc__lexer);
+}
+
+static kc_status* kc__lower_reduce(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  kc__attrs at = {.n = 0};
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, "dimensions", NULL, "dimensions", true));
+  kc_program* body = NULL;
+  if (kc__num_regions(op) == 0) {
+    KC_RETURN_IF_ERROR(kc__applies_program(s, op, &body));
+  } else {
+    kc__buf args = {0};
+    kc_status* st = op->region_args.size ? kc__reducer_args(op, &args) : NULL;
+    if (!st) {
+      st = kc__region(s, op, 0, (const kc__shlo_arg*)(const void*)args.data,
+                      args.size / sizeof(kc__shlo_arg), "reducer", &body);
+    }
+    kc__buf_free(&args);
+    KC_RETURN_IF_ERROR(st);
+  }
+  return kc__lower_with(s, op, r, &at, &body, 1);
+}
+
+/* "padding = dense<[[l, h], ...]>" into padding_low and padding_high. */
+static kc_status* kc__window_padding(kc__shlo_scope* s, const kc__lexer* value, kc__attrs* at) {
+  int64_t v[2 * KC_TENSOR_MAX_NDIM], lo[KC_TENSOR_MAX_NDIM], hi[KC_TENSOR_MAX_NDIM];
+  size_t n;
+  KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, value, "padding", v, KC__ARRAY_SIZE(v), &n));
+  if (n % 2) return kc__lex_fail(value, &value->tok, "padding: expected [low, high] pairs");
+  for (size_t i = 0; i < n / 2; ++i) {
+    lo[i] = v[2 * i];
+    hi[i] = v[2 * i + 1];
+  }
+  KC_RETURN_IF_ERROR(kc__attrs_ints(s, at, "padding_low", lo, n / 2));
+  return kc__attrs_ints(s, at, "padding_high", hi, n / 2);
+}
+
+/* The window attributes of reduce_window and select_and_scatter. */
+static kc_status* kc__window_attrs(kc__shlo_scope* s, const kc__shlo_op* op, kc__attrs* at) {
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, at, "window_dimensions", NULL, "window_dimensions", true));
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, at, "window_strides", NULL, "window_strides", false));
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, at, "base_dilations", NULL, "base_dilations", false));
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, at, "window_dilations", NULL, "window_dilations", false));
+  const kc__shlo_item* pad = kc__shlo_attr(op, "padding");
+  return pad ? kc__window_padding(s, &pad->at, at) : NULL;
+}
+
+static kc_status* kc__lower_reduce_window(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  kc__attrs at = {.n = 0};
+  KC_RETURN_IF_ERROR(kc__window_attrs(s, op, &at));
+  kc_program* body = NULL;
+  KC_RETURN_IF_ERROR(kc__region(s, op, 0, NULL, 0, "reducer", &body));
+  return kc__lower_with(s, op, r, &at, &body, 1);
+}
+
+static kc_status* kc__lower_select_and_scatter(kc__shlo_scope* s, kc__shlo_op* op,
+                                               const kc__rule* r) {
+  kc__attrs at = {.n = 0};
+  KC_RETURN_IF_ERROR(kc__window_attrs(s, op, &at));
+  kc_program* p[2] = {NULL, NULL};
+  KC_RETURN_IF_ERROR(kc__region(s, op, 0, NULL, 0, "select", &p[0]));
+  kc_status* st = kc__region(s, op, 1, NULL, 0, "scatter", &p[1]);
+  if (st) {
+    kc_program_destroy(p[0]);
+    return st;
+  }
+  return kc__lower_with(s, op, r, &at, p, 2);
+}
+
+static kc_status* kc__lower_sort(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  kc__attrs at = {.n = 0};
+  int32_t rank = kc_shape_get_rank(kc__shlo_operand(s, op, 0)->shape);
+  int64_t d = -1;
+  const kc__shlo_item* dim = kc__shlo_attr(op, "dimension");
+  if (dim) KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &dim->at, "dimension", &d));
+  if (d < 0) d += rank; /* -1, the default: the last dimension */
+  KC_RETURN_IF_ERROR(kc__attrs_ints(s, &at, "dimensions", &d, 1));
+  const kc__shlo_item* stable = kc__shlo_attr(op, "is_stable");
+  bool is_stable = false;
+  if (stable) KC_RETURN_IF_ERROR(kc__shlo_bool(s->m, &stable->at, "is_stable", &is_stable));
+  kc__attrs_bool(&at, "is_stable", is_stable);
+  kc_program* cmp = NULL;
+  KC_RETURN_IF_ERROR(kc__region(s, op, 0, NULL, 0, "comparator", &cmp));
+  return kc__lower_with(s, op, r, &at, &cmp, 1);
+}
+
+/* A field of a dimension-numbers struct copied under HLO's name. */
+static kc_status* kc__struct_ints(kc__shlo_scope* s, const kc__shlo_item* dn, kc__attrs* at,
+                                  const char* field) {
+  kc__lexer f;
+  bool found;
+  KC_RETURN_IF_ERROR(kc__shlo_field(s->m, &dn->at, field, &f, &found));
+  bool vector_dim = !strcmp(field, "index_vector_dim");
+  /* MLIR leaves out the fields that are empty lists. */
+  if (!found) return vector_dim ? NULL : kc__attrs_ints(s, at, field, NULL, 0);
+  int64_t v[KC_TENSOR_MAX_NDIM * 2];
+  size_t n;
+  KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &f, field, v, KC__ARRAY_SIZE(v), &n));
+  if (vector_dim) {
+    if (n != 1) return kc__lex_fail(&f, &f.tok, "index_vector_dim: expected one integer");
+    kc__attrs_int(at, field, v[0]);
+    return NULL;
+  }
+  return kc__attrs_ints(s, at, field, v, n);
+}
+
+static kc_status* kc__copy_bool(kc__shlo_scope* s, const kc__shlo_op* op, kc__attrs* at,
+                                const char* name) {
+  const kc__shlo_item* it = kc__shlo_attr(op, name);
+  if (!it) return NULL;
+  bool b;
+  KC_RETURN_IF_ERROR(kc__shlo_bool(s->m, &it->at, name, &b));
+  kc__attrs_bool(at, name, b);
+  return NULL;
+}
+
+static kc_status* kc__lower_gather(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  static const char* const fields[] = {"offset_dims", "collapsed_slice_dims",
+                                       "operand_batching_dims", "start_indices_batching_dims",
+                                       "start_index_map", "index_vector_dim"};
+  const kc__shlo_item* dn = kc__shlo_attr(op, "dimension_numbers");
+  if (!dn) return kc__missing(op, "dimension_numbers");
+  kc__attrs at = {.n = 0};
+  for (size_t i = 0; i < KC__ARRAY_SIZE(fields); ++i) {
+    KC_RETURN_IF_ERROR(kc__struct_ints(s, dn, &at, fields[i]));
+  }
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, "slice_sizes", NULL, "slice_sizes", true));
+  KC_RETURN_IF_ERROR(kc__copy_bool(s, op, &at, "indices_are_sorted"));
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_scatter(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  static const char* const fields[] = {"update_window_dims", "inserted_window_dims",
+                                       "input_batching_dims", "scatter_indices_batching_dims",
+                                       "scatter_dims_to_operand_dims", "index_vector_dim"};
+  const kc__shlo_item* dn = kc__shlo_attr(op, "scatter_dimension_numbers");
+  if (!dn) return kc__missing(op, "scatter_dimension_numbers");
+  kc__attrs at = {.n = 0};
+  for (size_t i = 0; i < KC__ARRAY_SIZE(fields); ++i) {
+    KC_RETURN_IF_ERROR(kc__struct_ints(s, dn, &at, fields[i]));
+  }
+  KC_RETURN_IF_ERROR(kc__copy_bool(s, op, &at, "indices_are_sorted"));
+  KC_RETURN_IF_ERROR(kc__copy_bool(s, op, &at, "unique_indices"));
+  kc_program* body = NULL;
+  KC_RETURN_IF_ERROR(kc__region(s, op, 0, NULL, 0, "update", &body));
+  return kc__lower_with(s, op, r, &at, &body, 1);
+}
+
+/* ---- control flow --------------------------------------------------------- */
+
+static kc_status* kc__append_unique(kc__buf* into, const kc__buf* from) {
+  const int32_t* f = (const int32_t*)(const void*)from->data;
+  for (size_t i = 0; i < from->size / sizeof *f; ++i) {
+    const int32_t* have = (const int32_t*)(const void*)into->data;
+    bool seen = false;
+    for (size_t k = 0; k < into->size / sizeof *have && !seen; ++k) seen = have[k] == f[i];
+    if (!seen && !kc__buf_append(into, &f[i], sizeof f[i])) return kc__parse_oom();
+  }
+  return NULL;
+}
+
+/* The instruction ids of values (indices into the scope's), appended. */
+static kc_status* kc__value_ids(kc__shlo_scope* s, const int32_t* values, size_t n,
+                                kc__buf* ids) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!kc__buf_append(ids, &kc__shlo_value_at(s, values[i])->id, sizeof(int32_t))) {
+      return kc__parse_oom();
+    }
+  }
+  return NULL;
+}
+
+/* A tuple instruction of `ids`. */
+static kc_status* kc__tuple_of(kc__shlo_scope* s, const kc__buf* ids, int32_t* out) {
+  return kc_program_builder_add_tuple(s->b, (const int32_t*)(const void*)ids->data,
+                                      ids->size / sizeof(int32_t), (kc_string_view){NULL, 0}, out);
+}
+
+/* while: the state is (operands..., values the regions capture...);
+ * condition and body take it as one tuple, the body passes the captured
+ * values on unchanged. */
+static kc_status* kc__lower_while(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  size_t n = kc__shlo_num_operands(op);
+  const kc__token* names = (const kc__token*)(const void*)op->iter_names.data;
+  if (kc__num_regions(op) != 2 || op->iter_names.size / sizeof *names != n ||
+      kc__shlo_num_result_types(op) != n) {
+    return kc__shlo_fail(&op->at, "while: expected (%%iterArg = %%init, ...) : types cond {...} "
+                                  "do {...}, a type per operand");
+  }
+  const kc__lexer* regions = (const kc__lexer*)(const void*)op->regions.data;
+  kc__buf args = {0}, caps = {0}, one = {0}, ids = {0}, shapes = {0};
+  kc_status* st = NULL;
+  for (size_t i = 0; !st && i < n; ++i) {
+    kc__shlo_arg a = {.name = names[i], .shape = kc__shlo_operand(s, op, i)->shape};
+    st = kc__buf_append(&args, &a, sizeof a) ? NULL : kc__parse_oom();
+  }
+  for (size_t k = 0; !st && k < 2; ++k) {
+    one.size = 0;
+    st = kc__shlo_region_captures(s, &regions[k], &one);
+    if (!st) st = kc__append_unique(&caps, &one);
+  }
+  const int32_t* cap = (const int32_t*)(const void*)caps.data;
+  size_t nc = caps.size / sizeof(int32_t);
+  kc_program* p[2] = {NULL, NULL};
+  for (size_t k = 0; !st && k < 2; ++k) {
+    st = kc__shlo_region_tuple_program(s, &regions[k], (const kc__shlo_arg*)(const void*)args.data,
+                                       n, cap, nc, k == 1, k == 1, k ? "body" : "condition", &p[k]);
+  }
+  if (!st) st = kc__shlo_operand_ids(s, op, 0, n, &ids);
+  if (!st) st = kc__value_ids(s, cap, nc, &ids);
+  int32_t init = -1, id = -1;
+  if (!st) st = kc__tuple_of(s, &ids, &init);
+  for (size_t i = 0; !st && i < n + nc; ++i) {
+    const kc_shape* e = i < n ? kc__shlo_operand(s, op, i)->shape
+                              : kc__shlo_value_at(s, cap[i - n])->shape;
+    st = kc__buf_append(&shapes, &e, sizeof e) ? NULL : kc__parse_oom();
+  }
+  kc_shape* state = NULL;
+  if (!st) {
+    st = kc_shape_create_tuple((const kc_shape* const*)(const void*)shapes.data, n + nc, &state);
+  }
+  kc_string_view name;
+  if (!st) st = kc__shlo_instr_name(s, op, "while", &name);
+  if (!st) {
+    kc_instruction_desc d = {.struct_size = sizeof d, .op = r->opcode, .result_shape = state,
+                             .operands = &init, .num_operands = 1, .computations = p,
+                             .num_computations = 2};
+    st = kc_program_builder_add_instruction(s->b, &d, name, &id);
+  }
+  for (size_t k = 0; k < 2; ++k) kc_program_destroy(p[k]);
+  if (!st) st = kc_program_builder_set_location(s->b, id, op->at.line, op->at.column);
+  if (!st) st = kc__shlo_bind_results(s, op, id, true);
+  kc_shape_destroy(state);
+  kc__buf_free(&shapes);
+  kc__buf_free(&args);
+  kc__buf_free(&caps);
+  kc__buf_free(&one);
+  kc__buf_free(&ids);
+  return st;
+}
+
+/* case and if: each branch takes a tuple of the values it captures. */
+static kc_status* kc__lower_branches(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  size_t nb = kc__num_regions(op);
+  bool is_if = !strcmp(r->name, "if");
+  kc_program* progs[64];
+  if (nb == 0 || (is_if && nb != 2) || nb > KC__ARRAY_SIZE(progs) ||
+      kc__shlo_num_operands(op) != 1) {
+    return kc__shlo_fail(&op->at, "%.*s: expected one operand and %s", (int)op->name.size,
+                         op->name.data, is_if ? "two regions" : "1 to 64 regions");
+  }
+  bool tuple = kc__shlo_num_result_types(op) != 1;
+  size_t made = 0;
+  kc__buf ids = {0}, caps = {0}, capids = {0};
+  kc_status* st = kc__shlo_operand_ids(s, op, 0, 1, &ids);
+  for (size_t k = 0; !st && k < nb; ++k) {
+    const kc__lexer* at = (const kc__lexer*)(const void*)op->regions.data + k;
+    caps.size = capids.size = 0;
+    st = kc__shlo_region_captures(s, at, &caps);
+    const int32_t* cap = (const int32_t*)(const void*)caps.data;
+    size_t nc = caps.size / sizeof(int32_t);
+    if (!st) {
+      st = kc__shlo_region_tuple_program(s, at, NULL, 0, cap, nc, tuple, false,
+                                         is_if ? (k ? "false" : "true") : "branch", &progs[k]);
+    }
+    if (!st) made++;
+    if (!st) st = kc__value_ids(s, cap, nc, &capids);
+    int32_t t = -1;
+    if (!st) st = kc__tuple_of(s, &capids, &t);
+    if (!st && !kc__buf_append(&ids, &t, sizeof t)) st = kc__parse_oom();
+  }
+  if (!st) {
+    st = kc__emit(s, op, r->opcode, &ids, NULL, progs, made);
+  } else {
+    for (size_t k = 0; k < made; ++k) kc_program_destroy(progs[k]);
+  }
+  kc__buf_free(&ids);
+  kc__buf_free(&caps);
+  kc__buf_free(&capids);
+  return st;
+}
+
+/* Results bound to values computed elsewhere (calls, barriers). */
+static kc_status* kc__bind_values(kc__shlo_scope* s, const kc__shlo_op* op,
+                                  const kc__shlo_value* v, size_t n) {
+  if (op->result.kind == KC__TOK_END) return NULL;
+  if ((int64_t)n != op->num_results) {
+    return kc__shlo_fail(&op->at, "%.*s: %zu values for %lld results", (int)op->name.size,
+                         op->name.data, n, (long long)op->num_results);
+  }
+  const kc__token* names = (const kc__token*)(const void*)op->result_names.data;
+  for (size_t k = 0; k < n; ++k) {
+    kc_string_view key = op->result.text;
+    if (op->result_names.size) {
+      key = names[k].text;
+    } else if (n > 1) {
+      char buf[32];
+      int len = snprintf(buf, sizeof buf, "#%zu", k);
+      char* t = kc__arena_alloc(&s->m->arena, key.size + (size_t)len + 1);
+      if (!t) return kc__parse_oom();
+      memcpy(t, key.data, key.size);
+      memcpy(t + key.size, buf, (size_t)len + 1);
+      key = (kc_string_view){t, key.size + (size_t)len};
+    }
+    KC_RETURN_IF_ERROR(kc__shlo_bind(s, key, v[k].id, v[k].shape));
+  }
+  return NULL;
+}
+
+/* optimization_barrier, sharding annotations: their operands. */
+static kc_status* kc__lower_identity(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  (void)r;
+  kc__buf vals = {0};
+  kc_status* st = NULL;
+  for (size_t i = 0; !st && i < kc__shlo_num_operands(op); ++i) {
+    if (!kc__buf_append(&vals, kc__shlo_operand(s, op, i), sizeof(kc__shlo_value))) {
+      st = kc__parse_oom();
+    }
+  }
+  if (!st) {
+    st = kc__bind_values(s, op, (const kc__shlo_value*)(const void*)vals.data,
+                         vals.size / sizeof(kc__shlo_value));
+  }
+  kc__buf_free(&vals);
+  return st;
+}
+
+/* func.call, and composite (its decomposition), inlined. */
+static kc_status* kc__lower_call(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  (void)r;
+  kc__token callee = op->callee;
+  const kc__shlo_item* dec = kc__shlo_attr(op, "decomposition");
+  if (dec) {
+    kc__lexer lx = dec->at;
+    if (!kc__tok_is_punct(&lx.tok, '@')) return kc__lex_expected(&lx, &lx.tok, "@function");
+    kc__lex_next(&lx);
+    callee = lx.tok;
+  }
+  if (callee.kind == KC__TOK_END) return kc__missing(op, "@function");
+  kc__buf results = {0};
+  kc_status* st = kc__shlo_inline_func(s, op, &callee, (const int32_t*)(const void*)op->operands.data,
+                                       kc__shlo_num_operands(op), &results);
+  if (!st) {
+    st = kc__bind_values(s, op, (const kc__shlo_value*)(const void*)results.data,
+                         results.size / sizeof(kc__shlo_value));
+  }
+  kc__buf_free(&results);
+  return st;
+}
+
+static kc_status* kc__lower_tuple(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  (void)r;
+  kc__buf ids = {0};
+  kc_string_view name;
+  int32_t id = -1;
+  kc_status* st = kc__shlo_operand_ids(s, op, 0, kc__shlo_num_operands(op), &ids);
+  if (!st) st = kc__shlo_instr_name(s, op, NULL, &name);
+  if (!st) {
+    st = kc_program_builder_add_tuple(s->b, (const int32_t*)(const void*)ids.data,
+                                      ids.size / sizeof(int32_t), name, &id);
+  }
+  kc__buf_free(&ids);
+  if (!st) st = kc__shlo_bind_results(s, op, id, false);
+  return st;
+}
+
+static kc_status* kc__lower_get_tuple_element(kc__shlo_scope* s, kc__shlo_op* op,
+                                              const kc__rule* r) {
+  (void)r;
+  const kc__shlo_item* it = kc__shlo_attr(op, "index");
+  if (!it) it = kc__shlo_word(op, 0);
+  if (!it || kc__shlo_num_operands(op) != 1) return kc__missing(op, "index");
+  int64_t index;
+  KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &it->at, "index", &index));
+  kc_string_view name;
+  int32_t id;
+  KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, NULL, &name));
+  KC_RETURN_IF_ERROR(kc_program_builder_add_get_tuple_element(s->b, kc__shlo_operand(s, op, 0)->id,
+                                                              index, name, &id));
+  return kc__shlo_bind_results(s, op, id, false);
+}
+
+/* ---- the rest ------------------------------------------------------------- */
+
+static kc_status* kc__lower_rng(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  const kc__shlo_item* it = kc__either(op, "algorithm", "rng_algorithm");
+  kc_string_view alg = KC_SV_LIT("DEFAULT");
+  if (it) KC_RETURN_IF_ERROR(kc__shlo_enum(s->m, &it->at, "the algorithm", &alg));
+  const char* hlo = kc_sv_equal(alg, KC_SV_LIT("PHILOX"))      ? "rng_philox"
+                    : kc_sv_equal(alg, KC_SV_LIT("THREE_FRY")) ? "rng_three_fry"
+                    : kc_sv_equal(alg, KC_SV_LIT("DEFAULT"))   ? "rng_default"
+                                                               : NULL;
+  if (!hlo) {
+    return kc__shlo_fail(&op->at, "rng_bit_generator: algorithm %s is not DEFAULT, PHILOX or "
+                         "THREE_FRY", KC__Q(alg));
+  }
+  kc__attrs at = {.n = 0};
+  kc__attrs_str(&at, "algorithm", kc_sv(hlo));
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_fft(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  const kc__shlo_item* type = kc__either(op, "type", "fft_type");
+  if (!type) return kc__missing(op, "type");
+  kc_string_view t;
+  KC_RETURN_IF_ERROR(kc__shlo_enum(s->m, &type->at, "the FFT type", &t));
+  kc__attrs at = {.n = 0};
+  kc__attrs_str(&at, "fft_type", t);
+  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, "length", "fft_length", "fft_length", true));
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_reduce_precision(kc__shlo_scope* s, kc__shlo_op* op,
+                                             const kc__rule* r) {
+  int64_t e = -1, m = -1;
+  const kc__shlo_item* f = kc__shlo_attr(op, "format");
+  if (f) {
+    /* format = e5m10 */
+    kc_string_view w = f->at.tok.text;
+    int en = 0, mn = 0;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.*s", (int)w.size, w.data);
+    if (sscanf(buf, "e%dm%d", &en, &mn) != 2) {
+      return kc__shlo_fail(&f->at.tok, "reduce_precision: expected a format such as e5m10");
+    }
+    e = en;
+    m = mn;
+  } else {
+    const kc__shlo_item* a = kc__shlo_attr(op, "exponent_bits");
+    const kc__shlo_item* b = kc__shlo_attr(op, "mantissa_bits");
+    if (!a || !b) return kc__missing(op, "format");
+    KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &a->at, "exponent_bits", &e));
+    KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &b->at, "mantissa_bits", &m));
+  }
+  kc__attrs at = {.n = 0};
+  kc__attrs_int(&at, "exponent_bits", e);
+  kc__attrs_int(&at, "mantissa_bits", m);
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_top_k(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  const kc__shlo_item* k = kc__shlo_attr(op, "k");
+  if (!k) return kc__missing(op, "k");
+  int64_t kv;
+  KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &k->at, "k", &kv));
+  kc__attrs at = {.n = 0};
+  kc__attrs_int(&at, "k", kv);
+  kc__attrs_bool(&at, "largest", true);
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+/* One side of a convolution's dimension numbers, "[b, 0, 1, f]", as
+ * HLO's labels "b01f", appended to buf at *len. */
+static kc_status* kc__conv_side(kc__lexer* lx, char* buf, size_t cap, size_t* len) {
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '['));
+  for (bool more = kc__lex_list_begin(lx, ']'); more;) {
+    kc_string_view t = lx->tok.text;
+    if ((lx->tok.kind != KC__TOK_IDENT && lx->tok.kind != KC__TOK_NUMBER) || t.size != 1 ||
+        *len + 4 >= cap) {
+      return kc__lex_expected(lx, &lx->tok, "a dimension label (b, f, i, o, 0, 1, ...)");
+    }
+    buf[(*len)++] = t.data[0];
+    kc__lex_next(lx);
+    KC_RETURN_IF_ERROR(kc__lex_list_next(lx, ']', &more));
+  }
+  return NULL;
+}
+
+/* Field `field` of the pretty form's "window = {stride = [1, 1], ...}". */
+static kc_status* kc__window_field(const kc__lexer* window, const char* field, kc__lexer* out,
+                                   bool* found) {
+  kc__lexer lx = *window;
+  *found = false;
+  KC_RETURN_IF_ERROR(kc__lex_expect(&lx, '{'));
+  for (bool more = kc__lex_list_begin(&lx, '}'); more;) {
+    bool mine = kc__tok_is_word(&lx.tok, field);
+    kc__lex_next(&lx);
+    KC_RETURN_IF_ERROR(kc__lex_expect(&lx, '='));
+    if (mine) {
+      *out = lx;
+      *found = true;
+      return NULL;
+    }
+    KC_RETURN_IF_ERROR(kc__shlo_skip_value(&lx, false));
+    KC_RETURN_IF_ERROR(kc__lex_list_next(&lx, '}', &more));
+  }
+  return NULL;
+}
+
+/* A window field, from the pretty form's window = {...} or the generic
+ * form's own attribute. */
+static kc_status* kc__conv_field(const kc__shlo_op* op, const char* pretty, const char* generic,
+                                 kc__lexer* out, bool* found) {
+  const kc__shlo_item* window = kc__shlo_attr(op, "window");
+  if (window) return kc__window_field(&window->at, pretty, out, found);
+  const kc__shlo_item* it = kc__shlo_attr(op, generic);
+  *found = it != NULL;
+  if (it) *out = it->at;
+  return NULL;
+}
+
+static kc_status* kc__lower_convolution(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  const kc__shlo_item* dn = kc__either(op, "dim_numbers", "dimension_numbers");
+  if (!dn) return kc__missing(op, "dim_numbers");
+  if (kc__shlo_num_operands(op) != 2) {
+    return kc__shlo_fail(&op->at, "convolution: expected two operands");
+  }
+  kc__lexer lx = kc__shlo_resolve(s->m, &dn->at);
+  if (kc__tok_is_punct(&lx.tok, '#')) {
+    /* #stablehlo.conv<[b, 0, 1, f]x[...]->[...]> */
+    kc__lex_next(&lx);
+    kc__lex_next(&lx);
+    KC_RETURN_IF_ERROR(kc__lex_expect(&lx, '<'));
+  }
+  char labels[64];
+  size_t len = 0;
+  KC_RETURN_IF_ERROR(kc__conv_side(&lx, labels, sizeof labels, &len));
+  labels[len++] = '_';
+  size_t kernel_at = len;
+  if (!kc__tok_is_word(&lx.tok, "x")) return kc__lex_expected(&lx, &lx.tok, "'x'");
+  kc__lex_next(&lx);
+  KC_RETURN_IF_ERROR(kc__conv_side(&lx, labels, sizeof labels, &len));
+  size_t kernel_end = len;
+  KC_RETURN_IF_ERROR(kc__lex_expect(&lx, '-'));
+  KC_RETURN_IF_ERROR(kc__lex_expect(&lx, '>'));
+  labels[len++] = '-';
+  labels[len++] = '>';
+  KC_RETURN_IF_ERROR(kc__conv_side(&lx, labels, sizeof labels, &len));
+  kc__attrs at = {.n = 0};
+  char* text = kc__arena_strdup(&s->m->arena, (kc_string_view){labels, len});
+  if (!text) return kc__parse_oom();
+  kc__attrs_str(&at, "dim_labels", (kc_string_view){text, len});
+  /* The window's size: the kernel's spatial dims, in spatial order. */
+  const kc_shape* kernel = kc__shlo_operand(s, op, 1)->shape;
+  int64_t size[KC_TENSOR_MAX_NDIM];
+  size_t spatial = 0;
+  for (char d = '0'; d <= '9'; ++d) {
+    const char* p = memchr(labels + kernel_at, d, kernel_end - kernel_at);
+    if (!p || (int32_t)(p - (labels + kernel_at)) >= kc_shape_get_rank(kernel)) break;
+    size[spatial++] = kc_shape_get_dims(kernel)[p - (labels + kernel_at)];
+  }
+  if (spatial) KC_RETURN_IF_ERROR(kc__attrs_ints(s, &at, "window_dimensions", size, spatial));
+  static const char* const pretty[] = {"stride", "lhs_dilate", "rhs_dilate"};
+  static const char* const generic[] = {"window_strides", "lhs_dilation", "rhs_dilation"};
+  static const char* const hlo[] = {"window_strides", "base_dilations", "window_dilations"};
+  kc__lexer f;
+  bool found;
+  for (int k = 0; k < 3; ++k) {
+    KC_RETURN_IF_ERROR(kc__conv_field(op, pretty[k], generic[k], &f, &found));
+    if (!found) continue;
+    int64_t v[KC_TENSOR_MAX_NDIM];
+    size_t n;
+    KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &f, hlo[k], v, KC_TENSOR_MAX_NDIM, &n));
+    KC_RETURN_IF_ERROR(kc__attrs_ints(s, &at, hlo[k], v, n));
+  }
+  KC_RETURN_IF_ERROR(kc__conv_field(op, "pad", "padding", &f, &found));
+  if (found) KC_RETURN_IF_ERROR(kc__window_padding(s, &f, &at));
+  KC_RETURN_IF_ERROR(kc__conv_field(op, "reverse", "window_reversal", &f, &found));
+  if (found) {
+    int64_t v[KC_TENSOR_MAX_NDIM];
+    size_t n;
+    KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &f, "reverse", v, KC_TENSOR_MAX_NDIM, &n));
+    for (size_t i = 0; i < n; ++i) {
+      if (v[i]) return kc__shlo_fail(&op->at, "convolution: window reversal is not supported");
+    }
+  }
+  static const char* const counts[] = {"feature_group_count", "batch_group_count"};
+  for (int k = 0; k < 2; ++k) {
+    const kc__shlo_item* it = kc__shlo_attr(op, counts[k]);
+    int64_t v = 1;
+    if (it) KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &it->at, counts[k], &v));
+    kc__attrs_int(&at, counts[k], v);
+  }
+  return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+/* Refuses a list of layouts ([dense<[1, 0]> : tensor<2xindex>, ...])
+ * unless every one is row-major. */
+static kc_status* kc__check_layouts(kc__shlo_scope* s, const kc__shlo_op* op, const char* key) {
+  const kc__shlo_item* it = kc__shlo_attr(op, key);
+  if (!it) return NULL;
+  kc__lexer lx = it->at;
+  KC_RETURN_IF_ERROR(kc__lex_expect(&lx, '['));
+  for (bool more = kc__lex_list_begin(&lx, ']'); more;) {
+    int64_t v[KC_TENSOR_MAX_NDIM];
+    size_t n;
+    kc__token at = lx.tok;
+    KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &lx, key, v, KC_TENSOR_MAX_NDIM, &n));
+    for (size_t i = 0; i < n; ++i) {
+      if (v[i] != (int64_t)(n - 1 - i)) {
+        return kc__shlo_fail(&at, "custom_call: %s: a layout other than row-major is not "
+                                  "supported yet", key);
+      }
+    }
+    KC_RETURN_IF_ERROR(kc__shlo_skip_value(&lx, true));
+    KC_RETURN_IF_ERROR(kc__lex_list_next(&lx, ']', &more));
+  }
+  return NULL;
+}
+
+static bool kc__is_empty_list(const kc__shlo_item* it) {
+  if (!kc__tok_is_punct(&it->at.tok, '[')) return false;
+  kc__token next = kc__lex_peek(&it->at);
+  return kc__tok_is_punct(&next, ']');
+}
+
+static kc_status* kc__lower_custom_call(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  kc_string_view target = op->callee.text;
+  if (op->callee.kind == KC__TOK_END) {
+    const kc__shlo_item* t = kc__shlo_attr(op, "call_target_name");
+    if (!t) return kc__missing(op, "@target");
+    KC_RETURN_IF_ERROR(kc__shlo_string(s->m, &t->at, "call_target_name", &target));
+  }
+  /* Sharding annotations: their operand, on one device. */
+  if (kc_sv_equal(target, KC_SV_LIT("Sharding")) ||
+      kc_sv_equal(target, KC_SV_LIT("xla.sdy.FuncResultSharding")) ||
+      kc_sv_equal(target, KC_SV_LIT("xla.sdy.FuncArgSharding"))) {
+    return kc__lower_identity(s, op, r);
+  }
+  KC_RETURN_IF_ERROR(kc__check_layouts(s, op, "operand_layouts"));
+  KC_RETURN_IF_ERROR(kc__check_layouts(s, op, "result_layouts"));
+  const kc__shlo_item* alias = kc__shlo_attr(op, "output_operand_aliases");
+  const kc__shlo_item* called = kc__shlo_attr(op, "called_computations");
+  if ((alias && !kc__is_empty_list(alias)) || (called && !kc__is_empty_list(called))) {
+    return kc__shlo_fail(&op->at, "custom_call @%.*s: %s are not supported yet", (int)target.size,
+                         target.data,
+                         alias && !kc__is_empty_list(alias) ? "output_operand_aliases"
+                                                            : "called_computations");
+  }
+  int64_t api = 0;
+  const kc__shlo_item* v = kc__shlo_attr(op, "api_version");
+  if (v) KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &v->at, "api_version", &api));
+  /* Typed FFI attributes: backend_config as a dictionary, or (as JAX
+   * writes them) mhlo.backend_config beside an empty string. */
+  const kc__shlo_item* dict = kc__shlo_attr(op, "mhlo.backend_config");
+  const kc__shlo_item* config = kc__shlo_attr(op, "backend_config");
+  if (config && kc__tok_is_punct(&config->at.tok, '{')) {
+    dict = config;
+    config = NULL;
+  }
+  if (api == 0) api = dict ? KC_XCALL_API_TYPED : KC_XCALL_API_ORIGINAL;
+  kc_custom_call_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.target = target;
+  d.api_version = (int32_t)api;
+  kc_attr_dict attrs = {0, NULL};
+  if (dict) {
+    kc__lexer lx = dict->at;
+    KC_RETURN_IF_ERROR(kc__parse_typed_attr_dict(&lx, &s->m->arena, &attrs));
+    d.attrs = &attrs;
+  }
+  if (config) {
+    kc_string_view bytes;
+    KC_RETURN_IF_ERROR(kc__shlo_string(s->m, &config->at, "backend_config", &bytes));
+    d.opaque = bytes.data;
+    d.opaque_size = bytes.size;
+  }
+  const kc__shlo_item* side = kc__shlo_attr(op, "has_side_effect");
+  if (side && !kc__tok_is_word(&side->at.tok, "true") && !kc__tok_is_word(&side->at.tok, "false")) {
+    d.has_side_effect = true; /* a unit attribute */
+  } else if (side) {
+    KC_RETURN_IF_ERROR(kc__shlo_bool(s->m, &side->at, "has_side_effect", &d.has_side_effect));
+  }
+  kc__buf ids = {0};
+  bool tuple = false;
+  const kc_shape* shape = NULL;
+  kc_string_view name;
+  int32_t id = -1;
+  kc_status* st = kc__shlo_operand_ids(s, op, 0, kc__shlo_num_operands(op), &ids);
+  if (!st) st = kc__result_shape(s, op, &tuple, &shape);
+  if (!st) st = kc__shlo_instr_name(s, op, tuple ? "tuple" : NULL, &name);
+  if (!st) {
+    d.operands = (const int32_t*)(const void*)ids.data;
+    d.num_operands = ids.size / sizeof(int32_t);
+    d.result_shape = shape;
+    st = kc_program_builder_add_custom_call(s->b, &d, name, &id);
+  }
+  kc__buf_free(&ids);
+  if (!st) st = kc_program_builder_set_location(s->b, id, op->at.line, op->at.column);
+  if (!st) st = kc__shlo_bind_results(s, op, id, tuple);
+  return st;
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+#define KC__PLAIN(name, op) {name, op, kc__lower_plain}
+
+/* By the op's name without its dialect. CHLO ops are read only where
+ * they are an HLO instruction kcall runs (chlo.erf, chlo.tan, chlo.top_k);
+ * `chlo` marks them. */
+static const struct {
+  kc__rule rule;
+  bool chlo;
+} kc__rules[] = {
+    {KC__PLAIN("add", KC_OP_ADD), false},
+    {KC__PLAIN("subtract", KC_OP_SUBTRACT), false},
+    {KC__PLAIN("multiply", KC_OP_MULTIPLY), false},
+    {KC__PLAIN("divide", KC_OP_DIVIDE), false},
+    {KC__PLAIN("maximum", KC_OP_MAXIMUM), false},
+    {KC__PLAIN("minimum", KC_OP_MINIMUM), false},
+    {KC__PLAIN("negate", KC_OP_NEGATE), false},
+    {KC__PLAIN("exponential", KC_OP_EXPONENTIAL), false},
+    {KC__PLAIN("log", KC_OP_LOG), false},
+    {KC__PLAIN("convert", KC_OP_CONVERT), false},
+    {KC__PLAIN("reshape", KC_OP_RESHAPE), false},
+    {KC__PLAIN("abs", KC_OP_ABS), false},
+    {KC__PLAIN("sign", KC_OP_SIGN), false},
+    {KC__PLAIN("sqrt", KC_OP_SQRT), false},
+    {KC__PLAIN("rsqrt", KC_OP_RSQRT), false},
+    {KC__PLAIN("cbrt", KC_OP_CBRT), false},
+    {KC__PLAIN("tanh", KC_OP_TANH), false},
+    {KC__PLAIN("logistic", KC_OP_LOGISTIC), false},
+    {KC__PLAIN("sine", KC_OP_SINE), false},
+    {KC__PLAIN("cosine", KC_OP_COSINE), false},
+    {KC__PLAIN("tan", KC_OP_TAN), false},
+    {KC__PLAIN("tan", KC_OP_TAN), true},
+    {KC__PLAIN("erf", KC_OP_ERF), true},
+    {KC__PLAIN("floor", KC_OP_FLOOR), false},
+    {KC__PLAIN("ceil", KC_OP_CEIL), false},
+    {KC__PLAIN("round_nearest_afz", KC_OP_ROUND_NEAREST_AFZ), false},
+    {KC__PLAIN("round_nearest_even", KC_OP_ROUND_NEAREST_EVEN), false},
+    {KC__PLAIN("log_plus_one", KC_OP_LOG_PLUS_ONE), false},
+    {KC__PLAIN("exponential_minus_one", KC_OP_EXPONENTIAL_MINUS_ONE), false},
+    {KC__PLAIN("is_finite", KC_OP_IS_FINITE), false},
+    {KC__PLAIN("not", KC_OP_NOT), false},
+    {KC__PLAIN("popcnt", KC_OP_POPCNT), false},
+    {KC__PLAIN("count_leading_zeros", KC_OP_COUNT_LEADING_ZEROS), false},
+    {KC__PLAIN("real", KC_OP_REAL), false},
+    {KC__PLAIN("imag", KC_OP_IMAG), false},
+    {KC__PLAIN("bitcast_convert", KC_OP_BITCAST_CONVERT), false},
+    {KC__PLAIN("power", KC_OP_POWER), false},
+    {KC__PLAIN("remainder", KC_OP_REMAINDER), false},
+    {KC__PLAIN("atan2", KC_OP_ATAN2), false},
+    {KC__PLAIN("and", KC_OP_AND), false},
+    {KC__PLAIN("or", KC_OP_OR), false},
+    {KC__PLAIN("xor", KC_OP_XOR), false},
+    {KC__PLAIN("shift_left", KC_OP_SHIFT_LEFT), false},
+    {KC__PLAIN("shift_right_arithmetic", KC_OP_SHIFT_RIGHT_ARITHMETIC), false},
+    {KC__PLAIN("shift_right_logical", KC_OP_SHIFT_RIGHT_LOGICAL), false},
+    {KC__PLAIN("complex", KC_OP_COMPLEX), false},
+    {KC__PLAIN("select", KC_OP_SELECT), false},
+    {KC__PLAIN("clamp", KC_OP_CLAMP), false},
+    {KC__PLAIN("dynamic_update_slice", KC_OP_DYNAMIC_UPDATE_SLICE), false},
+    {{"constant", KC__OP_NONE, kc__lower_constant}, false},
+    {{"broadcast_in_dim", KC__OP_NONE, kc__lower_broadcast}, false},
+    {{"transpose", KC_OP_TRANSPOSE, kc__lower_dims}, false},
+    {{"reverse", KC_OP_REVERSE, kc__lower_dims}, false},
+    {{"concatenate", KC_OP_CONCATENATE, kc__lower_concatenate}, false},
+    {{"iota", KC_OP_IOTA, kc__lower_iota}, false},
+    {{"compare", KC_OP_COMPARE, kc__lower_compare}, false},
+    {{"slice", KC_OP_SLICE, kc__lower_slice}, false},
+    {{"dynamic_slice", KC_OP_DYNAMIC_SLICE, kc__lower_dynamic_slice}, false},
+    {{"pad", KC_OP_PAD, kc__lower_pad}, false},
+    {{"dot_general", KC_OP_DOT, kc__lower_dot}, false},
+    {{"reduce", KC_OP_REDUCE, kc__lower_reduce}, false},
+    {{"reduce_window", KC_OP_REDUCE_WINDOW, kc__lower_reduce_window}, false},
+    {{"select_and_scatter", KC_OP_SELECT_AND_SCATTER, kc__lower_select_and_scatter}, false},
+    {{"sort", KC_OP_SORT, kc__lower_sort}, false},
+    {{"gather", KC_OP_GATHER, kc__lower_gather}, false},
+    {{"scatter", KC_OP_SCATTER, kc__lower_scatter}, false},
+    {{"while", KC_OP_WHILE, kc__lower_while}, false},
+    {{"case", KC_OP_CONDITIONAL, kc__lower_branches}, false},
+    {{"if", KC_OP_CONDITIONAL, kc__lower_branches}, false},
+    {{"optimization_barrier", KC__OP_NONE, kc__lower_identity}, false},
+    {{"tuple", KC__OP_NONE, kc__lower_tuple}, false},
+    {{"get_tuple_element", KC__OP_NONE, kc__lower_get_tuple_element}, false},
+    {{"rng_bit_generator", KC_OP_RNG_BIT_GENERATOR, kc__lower_rng}, false},
+    {{"fft", KC_OP_FFT, kc__lower_fft}, false},
+    {{"reduce_precision", KC_OP_REDUCE_PRECISION, kc__lower_reduce_precision}, false},
+    {{"convolution", KC_OP_CONVOLUTION, kc__lower_convolution}, false},
+    {{"custom_call", KC__OP_NONE, kc__lower_custom_call}, false},
+    {{"composite", KC__OP_NONE, kc__lower_call}, false},
+    {{"top_k", KC_OP_TOPK, kc__lower_top_k}, true},
+};
+
+static const kc__rule kc__call_rule = {"call", KC__OP_NONE, kc__lower_call};
+
+static const kc__rule* kc__find_rule(kc_string_view name) {
+  if (name.size >= 2 && name.data[0] == '"') { /* the generic form's "stablehlo.sort" */
+    name.data++;
+    name.size -= 2;
+  }
+  if (kc_sv_equal(name, KC_SV_LIT("func.call")) || kc_sv_equal(name, KC_SV_LIT("call"))) {
+    return &kc__call_rule;
+  }
+  static const char* const dialects[] = {"stablehlo.", "chlo."};
+  for (size_t d = 0; d < KC__ARRAY_SIZE(dialects); ++d) {
+    size_t n = strlen(dialects[d]);
+    if (name.size <= n || memcmp(name.data, dialects[d], n) != 0) continue;
+    kc_string_view rest = {name.data + n, name.size - n};
+    for (size_t i = 0; i < KC__ARRAY_SIZE(kc__rules); ++i) {
+      if (kc__rules[i].chlo == (d == 1) && kc_sv_equal(rest, kc_sv(kc__rules[i].rule.name))) {
+        return &kc__rules[i].rule;
+      }
+    }
+  }
+  return NULL;
+}
+
+kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
+  const kc__rule* r = kc__find_rule(op->name);
+  if (!r) {
+    return kc__shlo_fail(&op->at,
+                         "op %.*s is not supported (kcall reads the StableHLO ops that have an "
+                         "HLO instruction it runs, and chlo.erf, chlo.tan and chlo.top_k)",
+                         (int)op->name.size, op->name.data);
+  }
+  return r->fn(s, op, r);
+}

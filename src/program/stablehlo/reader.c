@@ -1,0 +1,1112 @@
+/* The StableHLO text reader: modules, functions, scopes, values, types,
+ * and one operation in either of MLIR's forms (stablehlo_internal.h). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "program/shape_internal.h"
+#include "program/stablehlo/stablehlo_internal.h"
+
+/* ---- small helpers -------------------------------------------------------- */
+
+kc_status* kc__shlo_fail(const kc__token* at, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  kc_status* st = kc__status_create_prefixed_v(KC_INVALID_ARGUMENT, fmt, args,
+                                               "line %d, column %d", at->line, at->column);
+  va_end(args);
+  return st;
+}
+
+static bool kc__is_word(const kc__token* t, const char* w) { return kc__tok_is_word(t, w); }
+
+static bool kc__is_arrow(const kc__lexer* lx) {
+  if (!kc__tok_is_punct(&lx->tok, '-')) return false;
+  kc__token next = kc__lex_peek(lx);
+  return kc__tok_is_punct(&next, '>');
+}
+
+static kc_status* kc__expect_arrow(kc__lexer* lx) {
+  if (!kc__is_arrow(lx)) return kc__lex_expected(lx, &lx->tok, "'->'");
+  kc__lex_next(lx);
+  kc__lex_next(lx);
+  return NULL;
+}
+
+/* Skips `loc(...)` when it is the current token. */
+static kc_status* kc__skip_loc(kc__lexer* lx) {
+  if (!kc__is_word(&lx->tok, "loc")) return NULL;
+  kc__lex_next(lx);
+  if (!kc__tok_is_punct(&lx->tok, '(')) return kc__lex_expected(lx, &lx->tok, "'(' after loc");
+  return kc__lex_skip_group(lx, NULL);
+}
+
+static bool kc__next_is(const kc__lexer* lx, char c) {
+  kc__token next = kc__lex_peek(lx);
+  return kc__tok_is_punct(&next, c);
+}
+
+static kc_status* kc__append(kc__buf* b, const void* data, size_t n) {
+  return kc__buf_append(b, data, n) ? NULL : kc__parse_oom();
+}
+
+/* ---- types ---------------------------------------------------------------- */
+
+/* MLIR's element types and HLO's names for them. */
+static const struct {
+  const char* mlir;
+  const char* hlo;
+} kc__element_types[] = {
+    {"i1", "pred"},   {"i8", "s8"},     {"i16", "s16"},   {"i32", "s32"},   {"i64", "s64"},
+    {"si8", "s8"},    {"si16", "s16"},  {"si32", "s32"},  {"si64", "s64"},  {"ui8", "u8"},
+    {"ui16", "u16"},  {"ui32", "u32"},  {"ui64", "u64"},  {"f16", "f16"},   {"bf16", "bf16"},
+    {"f32", "f32"},   {"f64", "f64"},   {"complex<f32>", "c64"}, {"complex<f64>", "c128"},
+};
+
+#define KC__SHLO_TYPES_TEXT                                                               \
+  "i1, i8..i64, ui8..ui64, f16, bf16, f32, f64, complex<f32> or complex<f64>"
+
+/* "4x8xf32", "f32", "0x3xcomplex<f32>" (the text between tensor< and >). */
+static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const kc__token* at,
+                                  kc_string_view text, const kc_shape** out) {
+  int64_t dims[KC_TENSOR_MAX_NDIM];
+  int32_t rank = 0;
+  size_t i = 0;
+  for (;;) {
+    size_t start = i;
+    if (i < text.size && text.data[i] == '?') {
+      return kc__lex_fail(lx, at,
+                          "tensor<%.*s>: a dynamic dimension ('?'); symbolic shapes are not "
+                          "supported yet (export with concrete shapes)",
+                          (int)text.size, text.data);
+    }
+    int64_t v = 0;
+    while (i < text.size && text.data[i] >= '0' && text.data[i] <= '9') {
+      if (v > (INT64_MAX - 9) / 10) return kc__lex_fail(lx, at, "tensor dimension too large");
+      v = v * 10 + (text.data[i++] - '0');
+    }
+    if (i == start || i >= text.size || text.data[i] != 'x') {
+      i = start;
+      break;
+    }
+    if (rank == KC_TENSOR_MAX_NDIM) {
+      return kc__lex_fail(lx, at, "tensor<%.*s>: more than %d dimensions", (int)text.size,
+                          text.data, KC_TENSOR_MAX_NDIM);
+    }
+    dims[rank++] = v;
+    i++;
+  }
+  kc_string_view word = {text.data + i, text.size - i};
+  const char* hlo = NULL;
+  for (size_t k = 0; k < KC__ARRAY_SIZE(kc__element_types) && !hlo; ++k) {
+    if (kc_sv_equal(word, kc_sv(kc__element_types[k].mlir))) hlo = kc__element_types[k].hlo;
+  }
+  if (!hlo) {
+    bool encoded = memchr(word.data, ',', word.size) != NULL;
+    return kc__lex_fail(lx, at, "tensor<%.*s>: %s %s is not supported (element types: %s)",
+                        (int)text.size, text.data,
+                        encoded ? "a tensor encoding, as in" : "element type",
+                        KC__Q(word), KC__SHLO_TYPES_TEXT);
+  }
+  DLDataType dtype;
+  kc__hlo_dtype_parse(kc_sv(hlo), &dtype);
+  kc_shape* shape = NULL;
+  KC_RETURN_IF_ERROR(kc_shape_create_array(dtype, dims, rank, &shape));
+  if (!kc__buf_append(&m->shapes, &shape, sizeof shape)) {
+    kc_shape_destroy(shape);
+    return kc__parse_oom();
+  }
+  *out = shape;
+  return NULL;
+}
+
+/* The text up to the '>' that closes the '<' just consumed (the current
+ * token follows it), nested <> counted; then moves past that '>'. */
+static kc_status* kc__angle_text(kc__lexer* lx, const kc__token* open, kc_string_view* out) {
+  const char* start = lx->tok.text.data;
+  size_t p = (size_t)(start - lx->text);
+  int depth = 1;
+  for (; p < lx->size; ++p) {
+    char c = lx->text[p];
+    if (c == '\n') break;
+    if (c == '<') depth++;
+    if (c == '>' && --depth == 0) break;
+  }
+  if (p >= lx->size || lx->text[p] != '>') {
+    return kc__lex_fail(lx, open, "expected '>' closing '<' on the same line");
+  }
+  out->data = start;
+  out->size = (size_t)(lx->text + p - start);
+  /* Resume after the '>': a token at it, then the next. */
+  lx->pos = p;
+  kc__lex_next(lx);
+  kc__lex_next(lx);
+  return NULL;
+}
+
+kc_status* kc__shlo_type(kc__shlo_module* m, kc__lexer* lx, const kc_shape** out) {
+  kc__token at = lx->tok;
+  if (kc__is_word(&at, "tensor")) {
+    kc__lex_next(lx);
+    kc__token open = lx->tok;
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, '<'));
+    kc_string_view text = {NULL, 0};
+    KC_RETURN_IF_ERROR(kc__angle_text(lx, &open, &text));
+    return kc__tensor_text(m, lx, &at, text, out);
+  }
+  if (kc__is_word(&at, "tuple")) {
+    kc__lex_next(lx);
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, '<'));
+    kc__buf elems = {0};
+    kc_status* st = NULL;
+    for (bool more = kc__lex_list_begin(lx, '>'); more && !st;) {
+      const kc_shape* e = NULL;
+      st = kc__shlo_type(m, lx, &e);
+      if (!st) st = kc__append(&elems, &e, sizeof e);
+      if (!st) st = kc__lex_list_next(lx, '>', &more);
+    }
+    kc_shape* tuple = NULL;
+    if (!st) {
+      st = kc_shape_create_tuple((const kc_shape* const*)(const void*)elems.data,
+                                 elems.size / sizeof(kc_shape*), &tuple);
+    }
+    kc__buf_free(&elems);
+    if (!st && !kc__buf_append(&m->shapes, &tuple, sizeof tuple)) {
+      kc_shape_destroy(tuple);
+      st = kc__parse_oom();
+    }
+    if (!st) *out = tuple;
+    return st;
+  }
+  if (kc__tok_is_punct(&at, '!')) {
+    kc__token word = kc__lex_peek(lx);
+    return kc__lex_fail(lx, &at, "type !%.*s is not supported (tokens and effects are not yet)",
+                        (int)word.text.size, word.text.data);
+  }
+  return kc__lex_expected(lx, &at, "a type (tensor<...> or tuple<...>)");
+}
+
+/* ---- values --------------------------------------------------------------- */
+
+kc_status* kc__shlo_bind(kc__shlo_scope* s, kc_string_view name, int32_t id,
+                         const kc_shape* shape) {
+  kc__shlo_value v = {.name = name, .id = id, .shape = shape};
+  int32_t index = (int32_t)(s->values.size / sizeof v);
+  KC_RETURN_IF_ERROR(kc__append(&s->values, &v, sizeof v));
+  return kc__strmap_put(&s->names, name, index) ? NULL : kc__parse_oom();
+}
+
+/* "%0#1": the name of result 1 of %0, in the module's arena. */
+static kc_status* kc__result_key(kc__shlo_module* m, kc_string_view base, int64_t k,
+                                 kc_string_view* out) {
+  char buf[32];
+  int n = snprintf(buf, sizeof buf, "#%lld", (long long)k);
+  char* s = kc__arena_alloc(&m->arena, base.size + (size_t)n + 1);
+  if (!s) return kc__parse_oom();
+  memcpy(s, base.data, base.size);
+  memcpy(s + base.size, buf, (size_t)n + 1);
+  *out = (kc_string_view){s, base.size + (size_t)n};
+  return NULL;
+}
+
+kc_status* kc__shlo_bind_results(kc__shlo_scope* s, const kc__shlo_op* op, int32_t id,
+                                 bool tuple) {
+  if (op->result.kind == KC__TOK_END) return NULL;
+  size_t n = kc__shlo_num_result_types(op);
+  if (!tuple) return kc__shlo_bind(s, op->result.text, id, kc__shlo_result_type(op, 0));
+  const kc__token* names = (const kc__token*)(const void*)op->result_names.data;
+  for (size_t k = 0; k < n; ++k) {
+    kc_string_view key = op->result.text, name;
+    if (op->result_names.size) {
+      key = names[k].text;
+    } else if (op->num_results > 1) {
+      KC_RETURN_IF_ERROR(kc__result_key(s->m, op->result.text, (int64_t)k, &key));
+    }
+    KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, NULL, &name));
+    char* named = kc__arena_alloc(&s->m->arena, name.size + 24);
+    if (!named) return kc__parse_oom();
+    int len = snprintf(named, name.size + 24, "%.*s.%zu", (int)name.size, name.data, k);
+    int32_t gte;
+    KC_RETURN_IF_ERROR(kc_program_builder_add_get_tuple_element(
+        s->b, id, (int64_t)k, (kc_string_view){named, (size_t)len}, &gte));
+    KC_RETURN_IF_ERROR(kc__shlo_bind(s, key, gte, kc__shlo_result_type(op, k)));
+  }
+  return NULL;
+}
+
+kc_status* kc__shlo_instr_name(kc__shlo_scope* s, const kc__shlo_op* op, const char* suffix,
+                               kc_string_view* out) {
+  char serial[32];
+  kc_string_view base = op->result.text;
+  if (op->result.kind == KC__TOK_END || suffix) {
+    snprintf(serial, sizeof serial, "%s.%lld", suffix ? suffix : "op", (long long)++s->m->serial);
+    base = kc_sv(serial);
+    if (op->result.kind != KC__TOK_END) {
+      /* "0.convert.3": a helper instruction of %0's */
+      char* t = kc__arena_alloc(&s->m->arena, op->result.text.size + strlen(serial) + 2);
+      if (!t) return kc__parse_oom();
+      sprintf(t, "%.*s.%s", (int)op->result.text.size, op->result.text.data, serial);
+      base = kc_sv(t);
+    } else {
+      base.data = kc__arena_strdup(&s->m->arena, base);
+      if (!base.data) return kc__parse_oom();
+    }
+  }
+  if (s->prefix.size == 0) {
+    *out = base;
+    return NULL;
+  }
+  char* t = kc__arena_alloc(&s->m->arena, s->prefix.size + base.size + 1);
+  if (!t) return kc__parse_oom();
+  memcpy(t, s->prefix.data, s->prefix.size);
+  memcpy(t + s->prefix.size, base.data, base.size);
+  t[s->prefix.size + base.size] = 0;
+  *out = (kc_string_view){t, s->prefix.size + base.size};
+  return NULL;
+}
+
+/* The value the current token names (%x, %x#1), consumed. */
+static kc_status* kc__operand(kc__shlo_scope* s, kc__lexer* lx, int32_t* out) {
+  kc__token at = lx->tok;
+  if (at.kind != KC__TOK_NAME) return kc__lex_expected(lx, &at, "a value (%name)");
+  kc__lex_next(lx);
+  kc_string_view key = at.text;
+  if (kc__tok_is_punct(&lx->tok, '#')) {
+    kc__lex_next(lx);
+    int64_t k;
+    KC_RETURN_IF_ERROR(kc__lex_int(lx, "a result number", 0, INT32_MAX, &k));
+    KC_RETURN_IF_ERROR(kc__result_key(s->m, at.text, k, &key));
+  }
+  int32_t index = kc__strmap_get(&s->names, key);
+  if (index < 0) {
+    return kc__lex_fail(lx, &at, "value %%%.*s is not defined before its use here",
+                        (int)key.size, key.data);
+  }
+  *out = index;
+  return NULL;
+}
+
+/* ---- one operation -------------------------------------------------------- */
+
+static void kc__op_free(kc__shlo_op* op) {
+  kc__buf_free(&op->result_names);
+  kc__buf_free(&op->operands);
+  kc__buf_free(&op->iter_names);
+  kc__buf_free(&op->attrs);
+  kc__buf_free(&op->words);
+  kc__buf_free(&op->regions);
+  kc__buf_free(&op->region_args);
+  kc__buf_free(&op->operand_types);
+  kc__buf_free(&op->result_types);
+}
+
+static kc_status* kc__add_item(kc__buf* list, kc_string_view key, const kc__lexer* at) {
+  kc__shlo_item item = {.key = key, .at = *at};
+  return kc__append(list, &item, sizeof item);
+}
+
+/* "key = value" (the key is the current token) or a unit attribute. */
+static kc_status* kc__read_attr(kc__lexer* lx, kc__shlo_op* op, bool typed) {
+  kc_string_view key = lx->tok.text;
+  kc__lex_next(lx);
+  if (!kc__tok_is_punct(&lx->tok, '=')) {
+    /* A unit attribute: present, no value. */
+    return kc__add_item(&op->attrs, key, lx);
+  }
+  kc__lex_next(lx);
+  KC_RETURN_IF_ERROR(kc__add_item(&op->attrs, key, lx));
+  KC_RETURN_IF_ERROR(kc__shlo_skip_value(lx, typed));
+  /* Pretty forms join lists: "[1] x [0]", "[b, 0, f]x[0, i, o]->[b, 0, f]". */
+  while (!typed && (kc__is_word(&lx->tok, "x") || kc__is_arrow(lx))) {
+    if (kc__is_arrow(lx)) kc__lex_next(lx);
+    kc__lex_next(lx);
+    KC_RETURN_IF_ERROR(kc__shlo_skip_value(lx, false));
+  }
+  return NULL;
+}
+
+/* The entries of an attribute dictionary, after its '{', to its '}'. */
+static kc_status* kc__read_attr_dict(kc__lexer* lx, kc__shlo_op* op) {
+  for (bool more = kc__lex_list_begin(lx, '}'); more;) {
+    if (lx->tok.kind != KC__TOK_IDENT && lx->tok.kind != KC__TOK_STRING) {
+      return kc__lex_expected(lx, &lx->tok, "an attribute name");
+    }
+    KC_RETURN_IF_ERROR(kc__read_attr(lx, op, true));
+    KC_RETURN_IF_ERROR(kc__lex_list_next(lx, '}', &more));
+  }
+  return NULL;
+}
+
+/* Whether the '{' at the current token opens a region rather than an
+ * attribute dictionary. */
+static bool kc__opens_region(const kc__lexer* lx) {
+  kc__lexer copy = *lx;
+  kc__lex_next(&copy);
+  if (kc__tok_is_punct(&copy.tok, '}')) return false;
+  if (copy.tok.kind != KC__TOK_IDENT && copy.tok.kind != KC__TOK_STRING) return true;
+  kc__lex_next(&copy);
+  return !(kc__tok_is_punct(&copy.tok, '=') || kc__tok_is_punct(&copy.tok, ',') ||
+           kc__tok_is_punct(&copy.tok, '}'));
+}
+
+/* Records the region at the current '{' and skips it. */
+static kc_status* kc__read_region(kc__lexer* lx, kc__shlo_op* op) {
+  KC_RETURN_IF_ERROR(kc__append(&op->regions, lx, sizeof *lx));
+  return kc__lex_skip_group(lx, NULL);
+}
+
+/* "(%a: type loc(..), ...)": arguments, into `out` (kc__shlo_arg). */
+static kc_status* kc__read_args(kc__shlo_module* m, kc__lexer* lx, kc__buf* out) {
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '('));
+  for (bool more = kc__lex_list_begin(lx, ')'); more;) {
+    kc__shlo_arg a = {.name = lx->tok};
+    if (a.name.kind != KC__TOK_NAME) return kc__lex_expected(lx, &a.name, "an argument (%name)");
+    kc__lex_next(lx);
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, ':'));
+    KC_RETURN_IF_ERROR(kc__shlo_type(m, lx, &a.shape));
+    if (kc__tok_is_punct(&lx->tok, '{')) KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
+    KC_RETURN_IF_ERROR(kc__skip_loc(lx));
+    KC_RETURN_IF_ERROR(kc__append(out, &a, sizeof a));
+    KC_RETURN_IF_ERROR(kc__lex_list_next(lx, ')', &more));
+  }
+  return NULL;
+}
+
+/* A type list "t1, t2" or "(t1, t2)", into `out`. */
+static kc_status* kc__read_types(kc__shlo_module* m, kc__lexer* lx, kc__buf* out) {
+  if (kc__tok_is_punct(&lx->tok, '(')) {
+    kc__lex_next(lx);
+    for (bool more = kc__lex_list_begin(lx, ')'); more;) {
+      const kc_shape* t = NULL;
+      KC_RETURN_IF_ERROR(kc__shlo_type(m, lx, &t));
+      KC_RETURN_IF_ERROR(kc__append(out, &t, sizeof t));
+      KC_RETURN_IF_ERROR(kc__lex_list_next(lx, ')', &more));
+    }
+    return NULL;
+  }
+  for (;;) {
+    const kc_shape* t = NULL;
+    KC_RETURN_IF_ERROR(kc__shlo_type(m, lx, &t));
+    KC_RETURN_IF_ERROR(kc__append(out, &t, sizeof t));
+    if (!kc__tok_is_punct(&lx->tok, ',')) return NULL;
+    kc__lex_next(lx);
+  }
+}
+
+/* ": signature" after an op: "(t, t) -> t", "(t) -> (t, t)", "t" or "t, t". */
+static kc_status* kc__read_signature(kc__shlo_module* m, kc__lexer* lx, kc__shlo_op* op) {
+  kc__buf first = {0};
+  kc_status* st = kc__read_types(m, lx, &first);
+  if (!st && kc__is_arrow(lx)) {
+    op->functional = true;
+    st = kc__expect_arrow(lx);
+    if (!st) st = kc__read_types(m, lx, &op->result_types);
+    if (!st) {
+      kc__buf_free(&op->operand_types);
+      op->operand_types = first;
+      return NULL;
+    }
+  } else if (!st) {
+    size_t n = first.size / sizeof(const kc_shape*);
+    const kc_shape* const* t = (const kc_shape* const*)(const void*)first.data;
+    if ((int64_t)n == op->num_results || n == 0) {
+      st = kc__append(&op->result_types, t, first.size);
+    } else {
+      st = kc__append(&op->result_types, &t[n - 1], sizeof t[0]);
+    }
+    if (!st) {
+      kc__buf_free(&op->operand_types);
+      op->operand_types = first;
+      return NULL;
+    }
+  }
+  kc__buf_free(&first);
+  return st;
+}
+
+/* The items of an op up to the end of its line (or of the group `close`
+ * closes): operands, attributes, positional items, regions, callee and
+ * signature. */
+static kc_status* kc__read_items(kc__shlo_scope* s, kc__lexer* lx, kc__shlo_op* op, char close,
+                                 kc__buf* inits) {
+  for (;;) {
+    kc__token t = lx->tok;
+    if (t.kind == KC__TOK_ERROR) return kc__lex_expected(lx, &t, "an operand or attribute");
+    if (close) {
+      if (kc__tok_is_punct(&t, close)) {
+        kc__lex_next(lx);
+        return NULL;
+      }
+      if (t.kind == KC__TOK_END) return kc__lex_expected(lx, &t, "')'");
+    } else {
+      /* The op ends where its line does, unless a region's keyword
+       * continues it on the next. */
+      bool continues = kc__is_word(&t, "reducer") || kc__is_word(&t, "cond") ||
+                       kc__is_word(&t, "do");
+      if (t.kind == KC__TOK_END || (t.line != lx->prev_line && !continues) ||
+          kc__tok_is_punct(&t, '}')) {
+        return NULL;
+      }
+    }
+    if (t.kind == KC__TOK_NAME) {
+      kc__token next = kc__lex_peek(lx);
+      if (close && kc__tok_is_punct(&next, '=')) {
+        /* while's "%iterArg = %init" */
+        KC_RETURN_IF_ERROR(kc__append(&op->iter_names, &t, sizeof t));
+        kc__lex_next(lx);
+        kc__lex_next(lx);
+      }
+      int32_t v;
+      KC_RETURN_IF_ERROR(kc__operand(s, lx, &v));
+      KC_RETURN_IF_ERROR(kc__append(&op->operands, &v, sizeof v));
+      if (close && kc__is_word(&lx->tok, "init")) {
+        /* reduce's "(%x init: %c)" */
+        kc__lex_next(lx);
+        KC_RETURN_IF_ERROR(kc__lex_expect(lx, ':'));
+        KC_RETURN_IF_ERROR(kc__operand(s, lx, &v));
+        KC_RETURN_IF_ERROR(kc__append(inits, &v, sizeof v));
+      }
+    } else if (kc__is_word(&t, "loc") && kc__next_is(lx, '(')) {
+      KC_RETURN_IF_ERROR(kc__skip_loc(lx));
+    } else if (t.kind == KC__TOK_IDENT && kc__is_word(&t, "reducer")) {
+      kc__lex_next(lx);
+      while (kc__tok_is_punct(&lx->tok, '(')) {
+        size_t before = op->region_args.size;
+        KC_RETURN_IF_ERROR(kc__read_args(s->m, lx, &op->region_args));
+        op->arg_group = (int32_t)((op->region_args.size - before) / sizeof(kc__shlo_arg));
+      }
+      if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{'");
+      KC_RETURN_IF_ERROR(kc__read_region(lx, op));
+    } else if (t.kind == KC__TOK_IDENT && (kc__is_word(&t, "cond") || kc__is_word(&t, "do"))) {
+      kc__lex_next(lx);
+      if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{'");
+      KC_RETURN_IF_ERROR(kc__read_region(lx, op));
+    } else if (t.kind == KC__TOK_IDENT) {
+      kc__token next = kc__lex_peek(lx);
+      if (kc__tok_is_punct(&next, '=')) {
+        KC_RETURN_IF_ERROR(kc__read_attr(lx, op, false));
+      } else {
+        KC_RETURN_IF_ERROR(kc__add_item(&op->words, (kc_string_view){NULL, 0}, lx));
+        if (kc__tok_is_punct(&next, '<')) {
+          KC_RETURN_IF_ERROR(kc__shlo_skip_value(lx, false)); /* dense<...> */
+        } else {
+          kc__lex_next(lx);
+        }
+      }
+    } else if (t.kind == KC__TOK_STRING || t.kind == KC__TOK_NUMBER) {
+      KC_RETURN_IF_ERROR(kc__add_item(&op->words, (kc_string_view){NULL, 0}, lx));
+      kc__lex_next(lx);
+    } else if (kc__tok_is_punct(&t, '@')) {
+      kc__lex_next(lx);
+      if (lx->tok.kind != KC__TOK_IDENT && lx->tok.kind != KC__TOK_STRING) {
+        return kc__lex_expected(lx, &lx->tok, "a symbol name after '@'");
+      }
+      op->callee = lx->tok;
+      kc__lex_next(lx);
+    } else if (kc__tok_is_punct(&t, '(')) {
+      kc__lex_next(lx);
+      if (kc__tok_is_punct(&lx->tok, '{')) {
+        /* "({...}, {...})": the regions of the generic form */
+        for (bool more = true; more;) {
+          if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{'");
+          KC_RETURN_IF_ERROR(kc__read_region(lx, op));
+          KC_RETURN_IF_ERROR(kc__lex_list_next(lx, ')', &more));
+        }
+      } else {
+        KC_RETURN_IF_ERROR(kc__read_items(s, lx, op, ')', inits));
+      }
+    } else if (kc__tok_is_punct(&t, '[')) {
+      KC_RETURN_IF_ERROR(kc__add_item(&op->words, (kc_string_view){NULL, 0}, lx));
+      KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
+    } else if (kc__tok_is_punct(&t, '<')) {
+      /* "<{...}>": the properties of the generic form */
+      kc__lex_next(lx);
+      KC_RETURN_IF_ERROR(kc__lex_expect(lx, '{'));
+      KC_RETURN_IF_ERROR(kc__read_attr_dict(lx, op));
+      KC_RETURN_IF_ERROR(kc__lex_expect(lx, '>'));
+    } else if (kc__tok_is_punct(&t, '{')) {
+      if (kc__opens_region(lx)) {
+        KC_RETURN_IF_ERROR(kc__read_region(lx, op));
+      } else {
+        kc__lex_next(lx);
+        KC_RETURN_IF_ERROR(kc__read_attr_dict(lx, op));
+      }
+    } else if (kc__tok_is_punct(&t, ':') && !close) {
+      kc__lex_next(lx);
+      KC_RETURN_IF_ERROR(kc__read_signature(s->m, lx, op));
+    } else if (kc__tok_is_punct(&t, ',')) {
+      kc__lex_next(lx);
+    } else {
+      return kc__lex_expected(lx, &t, "an operand, attribute, region or ':' and the types");
+    }
+  }
+}
+
+/* One operation, at its first token, into *op (which the caller frees
+ * with kc__op_free). */
+static kc_status* kc__read_op(kc__shlo_scope* s, kc__lexer* lx, kc__shlo_op* op) {
+  memset(op, 0, sizeof *op);
+  op->result.kind = KC__TOK_END;
+  op->callee.kind = KC__TOK_END;
+  if (lx->tok.kind == KC__TOK_NAME) {
+    op->result = lx->tok;
+    op->num_results = 1;
+    kc__lex_next(lx);
+    while (kc__tok_is_punct(&lx->tok, ',')) {
+      /* "%values, %indices = ": a name per result */
+      if (op->num_results == 1) KC_RETURN_IF_ERROR(kc__append(&op->result_names, &op->result, sizeof op->result));
+      kc__lex_next(lx);
+      if (lx->tok.kind != KC__TOK_NAME) return kc__lex_expected(lx, &lx->tok, "a result name");
+      KC_RETURN_IF_ERROR(kc__append(&op->result_names, &lx->tok, sizeof lx->tok));
+      op->num_results++;
+      kc__lex_next(lx);
+    }
+    if (op->num_results == 1 && kc__tok_is_punct(&lx->tok, ':')) {
+      kc__lex_next(lx);
+      KC_RETURN_IF_ERROR(kc__lex_int(lx, "a result count", 1, 4096, &op->num_results));
+    }
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, '='));
+  }
+  op->at = lx->tok;
+  if (op->at.kind != KC__TOK_IDENT && op->at.kind != KC__TOK_STRING) {
+    return kc__lex_expected(lx, &op->at, "an operation name");
+  }
+  op->name = op->at.text;
+  kc__lex_next(lx);
+  kc__buf inits = {0};
+  kc_status* st = kc__read_items(s, lx, op, 0, &inits);
+  if (!st && inits.size) {
+    op->num_inits = (int32_t)(inits.size / sizeof(int32_t));
+    st = kc__append(&op->operands, inits.data, inits.size);
+  }
+  kc__buf_free(&inits);
+  return st;
+}
+
+static bool kc__is_terminator(kc_string_view name) {
+  return kc_sv_equal(name, KC_SV_LIT("stablehlo.return")) ||
+         kc_sv_equal(name, KC_SV_LIT("func.return")) || kc_sv_equal(name, KC_SV_LIT("return")) ||
+         kc_sv_equal(name, KC_SV_LIT("mhlo.return"));
+}
+
+/* The operations of a block up to its '}' (consumed). */
+static kc_status* kc__read_block(kc__shlo_scope* s, kc__lexer* lx) {
+  while (!kc__tok_is_punct(&lx->tok, '}')) {
+    if (lx->tok.kind == KC__TOK_END) return kc__lex_expected(lx, &lx->tok, "'}'");
+    if (s->has_return) return kc__lex_expected(lx, &lx->tok, "'}' after the return");
+    kc__shlo_op op;
+    kc_status* st = kc__read_op(s, lx, &op);
+    if (!st && kc__is_terminator(op.name)) {
+      s->has_return = true;
+      st = kc__append(&s->returned, op.operands.data, op.operands.size);
+    } else if (!st) {
+      st = kc__shlo_lower(s, &op);
+      if (st && !strstr(kc_status_get_message(st), "line ")) {
+        st = kc_status_add_context(st, "line %d, column %d: %.*s", op.at.line, op.at.column,
+                                   (int)op.name.size, op.name.data);
+      }
+    }
+    kc__op_free(&op);
+    if (st) return st;
+  }
+  kc__lex_next(lx);
+  if (!s->has_return) return kc__lex_fail(lx, &lx->tok, "a block without a return");
+  return NULL;
+}
+
+static void kc__scope_free(kc__shlo_scope* s) {
+  kc__strmap_free(&s->names);
+  kc__buf_free(&s->values);
+  kc__buf_free(&s->returned);
+}
+
+/* The returned values of a scope. */
+static const int32_t* kc__returned(const kc__shlo_scope* s, size_t* n) {
+  *n = s->returned.size / sizeof(int32_t);
+  return (const int32_t*)(const void*)s->returned.data;
+}
+
+/* ---- regions -------------------------------------------------------------- */
+
+kc_status* kc__shlo_region_captures(kc__shlo_scope* outer, const kc__lexer* at, kc__buf* out) {
+  kc__lexer lx = *at;
+  kc__strmap defined = {0};
+  kc_status* st = NULL;
+  int depth = 0;
+  do {
+    kc__token t = lx.tok;
+    if (t.kind == KC__TOK_END || t.kind == KC__TOK_ERROR) {
+      st = kc__lex_expected(&lx, &t, "'}' closing the region");
+      break;
+    }
+    if (kc__tok_is_punct(&t, '{')) depth++;
+    if (kc__tok_is_punct(&t, '}')) depth--;
+    kc__lex_next(&lx);
+    if (t.kind != KC__TOK_NAME) continue;
+    if (kc__tok_is_punct(&lx.tok, '=') || kc__tok_is_punct(&lx.tok, ':')) {
+      if (!kc__strmap_put(&defined, t.text, 1)) st = kc__parse_oom();
+      continue;
+    }
+    kc_string_view key = t.text;
+    if (kc__tok_is_punct(&lx.tok, '#')) {
+      kc__token k = kc__lex_peek(&lx);
+      bool negative;
+      uint64_t v;
+      if (k.kind == KC__TOK_NUMBER && kc__number_to_int(k.text, &negative, &v) && !negative) {
+        st = kc__result_key(outer->m, t.text, (int64_t)v, &key);
+      }
+    }
+    if (kc__strmap_get(&defined, t.text) >= 0) continue;
+    int32_t index = kc__strmap_get(&outer->names, key);
+    if (index < 0) continue; /* reported where it is used */
+    if (!kc__strmap_put(&defined, t.text, 1)) st = kc__parse_oom();
+    if (!st) st = kc__append(out, &index, sizeof index);
+  } while (!st && depth > 0);
+  kc__strmap_free(&defined);
+  return st;
+}
+
+/* "^bb0(%a: t, ...):" at the start of a region, when it names its args. */
+static kc_status* kc__block_args(kc__shlo_module* m, kc__lexer* lx, kc__buf* args, bool* named) {
+  *named = false;
+  if (!kc__tok_is_punct(&lx->tok, '^')) return NULL;
+  *named = true;
+  kc__lex_next(lx);
+  if (lx->tok.kind != KC__TOK_IDENT) return kc__lex_expected(lx, &lx->tok, "a block label");
+  kc__lex_next(lx);
+  if (kc__tok_is_punct(&lx->tok, '(')) KC_RETURN_IF_ERROR(kc__read_args(m, lx, args));
+  return kc__lex_expect(lx, ':');
+}
+
+/* A new scope of the module with a builder of its own. */
+static kc_status* kc__region_scope(kc__shlo_scope* outer, const char* what, kc__shlo_scope* s) {
+  memset(s, 0, sizeof *s);
+  s->m = outer->m;
+  s->depth = outer->depth + 1;
+  if (s->depth > KC__SHLO_MAX_DEPTH) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "regions nested deeper than %d",
+                            KC__SHLO_MAX_DEPTH);
+  }
+  char name[96];
+  snprintf(name, sizeof name, "%s.%lld", what, (long long)++outer->m->serial);
+  return kc_program_builder_create(kc_sv(name), &s->b);
+}
+
+/* Finishes a region's program: its root is `root`. */
+static kc_status* kc__region_finish(kc__shlo_scope* s, int32_t root, kc_program** out) {
+  kc_status* st = kc_program_builder_set_root(s->b, root);
+  kc_program_builder* b = s->b;
+  s->b = NULL;
+  if (st) {
+    kc_program_builder_destroy(b);
+    return st;
+  }
+  return kc_program_builder_finish(b, out);
+}
+
+/* The root for returned values: the one, or a tuple of all. */
+static kc_status* kc__return_root(kc__shlo_scope* s, const int32_t* extra, size_t num_extra,
+                                  bool tuple, int32_t* out) {
+  size_t n;
+  const int32_t* r = kc__returned(s, &n);
+  if (!tuple && n == 1 && num_extra == 0) {
+    *out = kc__shlo_value_at(s, r[0])->id;
+    return NULL;
+  }
+  kc__buf ids = {0};
+  kc_status* st = NULL;
+  for (size_t i = 0; i < n && !st; ++i) {
+    st = kc__append(&ids, &kc__shlo_value_at(s, r[i])->id, sizeof(int32_t));
+  }
+  if (!st && num_extra) st = kc__append(&ids, extra, num_extra * sizeof *extra);
+  if (!st) {
+    st = kc_program_builder_add_tuple(s->b, (const int32_t*)(const void*)ids.data,
+                                      ids.size / sizeof(int32_t), (kc_string_view){NULL, 0}, out);
+  }
+  kc__buf_free(&ids);
+  return st;
+}
+
+kc_status* kc__shlo_region_program(kc__shlo_scope* outer, const kc__lexer* at,
+                                   const kc__shlo_arg* args, size_t num_args, const char* what,
+                                   kc_program** out_program) {
+  kc__shlo_scope s;
+  kc_status* st = kc__region_scope(outer, what, &s);
+  kc__lexer lx = *at;
+  kc__buf named_args = {0};
+  bool named = false;
+  if (!st) st = kc__lex_expect(&lx, '{');
+  if (!st) st = kc__block_args(s.m, &lx, &named_args, &named);
+  if (!st && named) {
+    args = (const kc__shlo_arg*)(const void*)named_args.data;
+    num_args = named_args.size / sizeof *args;
+  }
+  for (size_t i = 0; !st && i < num_args; ++i) {
+    int32_t id;
+    st = kc_program_builder_add_parameter(s.b, (int64_t)i, args[i].shape, args[i].name.text, &id);
+    if (!st) st = kc__shlo_bind(&s, args[i].name.text, id, args[i].shape);
+  }
+  if (!st) st = kc__read_block(&s, &lx);
+  int32_t root = -1;
+  if (!st) st = kc__return_root(&s, NULL, 0, false, &root);
+  if (!st) st = kc__region_finish(&s, root, out_program);
+  kc_program_builder_destroy(s.b);
+  kc__buf_free(&named_args);
+  kc__scope_free(&s);
+  return st;
+}
+
+kc_status* kc__shlo_region_tuple_program(kc__shlo_scope* outer, const kc__lexer* at,
+                                         const kc__shlo_arg* args, size_t num_args,
+                                         const int32_t* captures, size_t num_captures,
+                                         bool tuple_result, bool return_captures,
+                                         const char* what, kc_program** out_program) {
+  kc__shlo_scope s;
+  kc_status* st = kc__region_scope(outer, what, &s);
+  kc__lexer lx = *at;
+  kc__buf named_args = {0}, shapes = {0}, gtes = {0};
+  kc_shape* tuple = NULL;
+  bool named = false;
+  if (!st) st = kc__lex_expect(&lx, '{');
+  if (!st) st = kc__block_args(s.m, &lx, &named_args, &named);
+  if (!st && named) {
+    args = (const kc__shlo_arg*)(const void*)named_args.data;
+    num_args = named_args.size / sizeof *args;
+  }
+  for (size_t i = 0; !st && i < num_args + num_captures; ++i) {
+    const kc_shape* e = i < num_args ? args[i].shape
+                                     : kc__shlo_value_at(outer, captures[i - num_args])->shape;
+    st = kc__append(&shapes, &e, sizeof e);
+  }
+  if (!st) {
+    st = kc_shape_create_tuple((const kc_shape* const*)(const void*)shapes.data,
+                               num_args + num_captures, &tuple);
+  }
+  int32_t param = -1;
+  if (!st) st = kc_program_builder_add_parameter(s.b, 0, tuple, KC_SV_LIT("state"), &param);
+  for (size_t i = 0; !st && i < num_args + num_captures; ++i) {
+    const kc_shape* e = ((const kc_shape* const*)(const void*)shapes.data)[i];
+    kc_string_view name = i < num_args ? args[i].name.text
+                                       : kc__shlo_value_at(outer, captures[i - num_args])->name;
+    int32_t id;
+    st = kc_program_builder_add_get_tuple_element(s.b, param, (int64_t)i, (kc_string_view){NULL, 0},
+                                                  &id);
+    if (!st) st = kc__shlo_bind(&s, name, id, e);
+    if (!st && i >= num_args) st = kc__append(&gtes, &id, sizeof id);
+  }
+  if (!st) st = kc__read_block(&s, &lx);
+  int32_t root = -1;
+  if (!st) {
+    st = kc__return_root(&s, return_captures ? (const int32_t*)(const void*)gtes.data : NULL,
+                         return_captures ? num_captures : 0, tuple_result, &root);
+  }
+  if (!st) st = kc__region_finish(&s, root, out_program);
+  kc_program_builder_destroy(s.b);
+  kc_shape_destroy(tuple);
+  kc__buf_free(&named_args);
+  kc__buf_free(&shapes);
+  kc__buf_free(&gtes);
+  kc__scope_free(&s);
+  return st;
+}
+
+/* ---- functions ------------------------------------------------------------ */
+
+/* "-> (t {attrs}, ...)" or "-> t", then "attributes {...}", up to the
+ * body's '{'. Result types into `results` when not NULL. */
+static kc_status* kc__func_tail(kc__shlo_module* m, kc__lexer* lx, kc__buf* results) {
+  if (kc__is_arrow(lx)) {
+    KC_RETURN_IF_ERROR(kc__expect_arrow(lx));
+    bool paren = kc__tok_is_punct(&lx->tok, '(');
+    if (paren) kc__lex_next(lx);
+    for (bool more = !paren || kc__lex_list_begin(lx, ')'); more;) {
+      const kc_shape* t = NULL;
+      KC_RETURN_IF_ERROR(kc__shlo_type(m, lx, &t));
+      if (results) KC_RETURN_IF_ERROR(kc__append(results, &t, sizeof t));
+      if (kc__tok_is_punct(&lx->tok, '{') && !kc__opens_region(lx)) {
+        KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL)); /* {jax.result_info = ...} */
+      }
+      KC_RETURN_IF_ERROR(kc__skip_loc(lx));
+      if (!paren) break;
+      KC_RETURN_IF_ERROR(kc__lex_list_next(lx, ')', &more));
+    }
+  }
+  if (kc__is_word(&lx->tok, "attributes")) {
+    kc__lex_next(lx);
+    if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{'");
+    KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
+  }
+  if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{' (the body)");
+  return NULL;
+}
+
+static const kc__shlo_func* kc__find_func(kc__shlo_module* m, kc_string_view name) {
+  int32_t i = kc__strmap_get(&m->funcs, name);
+  return i < 0 ? NULL : (const kc__shlo_func*)(const void*)m->func_list.data + i;
+}
+
+kc_status* kc__shlo_inline_func(kc__shlo_scope* s, const kc__shlo_op* op, const kc__token* callee,
+                                const int32_t* args, size_t num_args, kc__buf* out_results) {
+  kc__shlo_module* m = s->m;
+  int32_t fi = kc__strmap_get(&m->funcs, callee->text);
+  if (fi < 0) {
+    return kc__shlo_fail(callee, "no function @%.*s in the module", (int)callee->text.size,
+                        callee->text.data);
+  }
+  kc__shlo_func* f = (kc__shlo_func*)(void*)m->func_list.data + fi;
+  if (f->active) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "line %d, column %d: function @%.*s calls itself", callee->line,
+                            callee->column, (int)callee->text.size, callee->text.data);
+  }
+  kc__shlo_scope c;
+  memset(&c, 0, sizeof c);
+  c.m = m;
+  c.b = s->b;
+  c.depth = s->depth + 1;
+  if (c.depth > KC__SHLO_MAX_DEPTH) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "calls nested deeper than %d",
+                            KC__SHLO_MAX_DEPTH);
+  }
+  /* The callee's instructions are named "CALLER/NAME" */
+  kc_string_view site;
+  KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, op->result.kind == KC__TOK_END ? "call" : NULL,
+                                         &site));
+  char* prefix = kc__arena_alloc(&m->arena, site.size + 2);
+  if (!prefix) return kc__parse_oom();
+  memcpy(prefix, site.data, site.size);
+  prefix[site.size] = '/';
+  c.prefix = (kc_string_view){prefix, site.size + 1};
+  kc__lexer lx = f->at;
+  kc__buf params = {0};
+  kc_status* st = kc__read_args(m, &lx, &params);
+  size_t n = params.size / sizeof(kc__shlo_arg);
+  const kc__shlo_arg* p = (const kc__shlo_arg*)(const void*)params.data;
+  if (!st && n != num_args) {
+    st = kc__shlo_fail(callee, "@%.*s takes %zu arguments, the call gives %zu",
+                      (int)callee->text.size, callee->text.data, n, num_args);
+  }
+  for (size_t i = 0; !st && i < n; ++i) {
+    const kc__shlo_value* v = kc__shlo_value_at(s, args[i]);
+    if (!kc_shape_equal(v->shape, p[i].shape)) {
+      char a[128], b[128];
+      kc_shape_format(v->shape, a, sizeof a);
+      kc_shape_format(p[i].shape, b, sizeof b);
+      st = kc__shlo_fail(callee, "@%.*s: argument %zu is %s, the call gives %s",
+                        (int)callee->text.size, callee->text.data, i, b, a);
+    }
+    if (!st) st = kc__shlo_bind(&c, p[i].name.text, v->id, v->shape);
+  }
+  if (!st) st = kc__func_tail(m, &lx, NULL);
+  if (!st) {
+    kc__lex_next(&lx);
+    f->active = true;
+    st = kc__read_block(&c, &lx);
+    f = (kc__shlo_func*)(void*)m->func_list.data + fi;
+    f->active = false;
+  }
+  size_t nr;
+  const int32_t* r = kc__returned(&c, &nr);
+  for (size_t i = 0; !st && i < nr; ++i) {
+    st = kc__append(out_results, kc__shlo_value_at(&c, r[i]), sizeof(kc__shlo_value));
+  }
+  kc__buf_free(&params);
+  kc__scope_free(&c);
+  return st;
+}
+
+/* ---- the module ----------------------------------------------------------- */
+
+/* Skips a statement the reader does not need: to the end of its line,
+ * groups included. */
+static kc_status* kc__skip_statement(kc__lexer* lx) {
+  int32_t line = lx->tok.line;
+  while (lx->tok.kind != KC__TOK_END && lx->tok.line == line) {
+    if (lx->tok.kind == KC__TOK_ERROR) return kc__lex_expected(lx, &lx->tok, "a statement");
+    if (kc__tok_is_punct(&lx->tok, '(') || kc__tok_is_punct(&lx->tok, '[') ||
+        kc__tok_is_punct(&lx->tok, '{')) {
+      KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
+      line = lx->prev_line;
+    } else {
+      kc__lex_next(lx);
+    }
+  }
+  return NULL;
+}
+
+/* "#name = value": an alias, recorded. */
+static kc_status* kc__read_alias(kc__shlo_module* m, kc__lexer* lx) {
+  kc__token hash = lx->tok;
+  kc__lex_next(lx);
+  kc__token name = lx->tok;
+  if (name.kind != KC__TOK_IDENT) return kc__lex_expected(lx, &name, "an alias name after '#'");
+  kc__lex_next(lx);
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '='));
+  int32_t index = (int32_t)(m->alias_list.size / sizeof *lx);
+  KC_RETURN_IF_ERROR(kc__append(&m->alias_list, lx, sizeof *lx));
+  kc_string_view key = {hash.text.data, (size_t)(name.text.data + name.text.size - hash.text.data)};
+  if (!kc__strmap_put(&m->aliases, key, index)) return kc__parse_oom();
+  return kc__skip_statement(lx);
+}
+
+/* "func.func [public|private] @name(args) -> results attributes {..} {body}" */
+static kc_status* kc__read_func(kc__shlo_module* m, kc__lexer* lx) {
+  kc__lex_next(lx);
+  while (kc__is_word(&lx->tok, "public") || kc__is_word(&lx->tok, "private") ||
+         kc__is_word(&lx->tok, "nested")) {
+    kc__lex_next(lx);
+  }
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '@'));
+  kc__shlo_func f = {.name = lx->tok.text};
+  if (lx->tok.kind != KC__TOK_IDENT && lx->tok.kind != KC__TOK_STRING) {
+    return kc__lex_expected(lx, &lx->tok, "a function name");
+  }
+  if (kc__find_func(m, f.name)) return kc__lex_fail(lx, &lx->tok, "function @%.*s is defined twice", (int)f.name.size, f.name.data);
+  kc__lex_next(lx);
+  f.at = *lx;
+  if (!kc__tok_is_punct(&lx->tok, '(')) return kc__lex_expected(lx, &lx->tok, "'('");
+  KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
+  KC_RETURN_IF_ERROR(kc__func_tail(m, lx, NULL));
+  KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
+  KC_RETURN_IF_ERROR(kc__skip_loc(lx));
+  int32_t index = (int32_t)(m->func_list.size / sizeof f);
+  KC_RETURN_IF_ERROR(kc__append(&m->func_list, &f, sizeof f));
+  return kc__strmap_put(&m->funcs, f.name, index) ? NULL : kc__parse_oom();
+}
+
+/* The statements of the module (or of a file of bare functions). */
+static kc_status* kc__read_module(kc__shlo_module* m, kc__lexer* lx, kc_string_view* name) {
+  bool in_module = false;
+  for (;;) {
+    kc__token t = lx->tok;
+    if (t.kind == KC__TOK_END) {
+      if (in_module) return kc__lex_expected(lx, &t, "'}' closing the module");
+      return NULL;
+    }
+    if (t.kind == KC__TOK_ERROR) return kc__lex_expected(lx, &t, "a statement");
+    if (kc__tok_is_punct(&t, '#')) {
+      KC_RETURN_IF_ERROR(kc__read_alias(m, lx));
+    } else if (kc__is_word(&t, "func.func")) {
+      KC_RETURN_IF_ERROR(kc__read_func(m, lx));
+    } else if (kc__is_word(&t, "module") && !in_module) {
+      kc__lex_next(lx);
+      if (kc__tok_is_punct(&lx->tok, '@')) {
+        kc__lex_next(lx);
+        *name = lx->tok.text;
+        kc__lex_next(lx);
+      }
+      if (kc__is_word(&lx->tok, "attributes")) {
+        kc__lex_next(lx);
+        if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{'");
+        KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
+      }
+      KC_RETURN_IF_ERROR(kc__lex_expect(lx, '{'));
+      in_module = true;
+    } else if (in_module && kc__tok_is_punct(&t, '}')) {
+      kc__lex_next(lx);
+      KC_RETURN_IF_ERROR(kc__skip_loc(lx));
+      in_module = false;
+    } else if (kc__tok_is_punct(&t, '{') && !in_module) {
+      /* {-# dialect_resources ... #-} */
+      KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
+    } else if (in_module && t.kind == KC__TOK_IDENT) {
+      /* other top-level ops (sdy.mesh, ...): nothing on one device */
+      KC_RETURN_IF_ERROR(kc__skip_statement(lx));
+    } else {
+      return kc__lex_expected(lx, &t, "'module', 'func.func' or an alias '#name = ...'");
+    }
+  }
+}
+
+/* The entry function as the program's parameters and body. */
+static kc_status* kc__read_entry(kc__shlo_module* m, kc__shlo_scope* s, const kc__shlo_func* f) {
+  kc__lexer lx = f->at;
+  kc__buf params = {0}, results = {0};
+  kc_status* st = kc__read_args(m, &lx, &params);
+  const kc__shlo_arg* p = (const kc__shlo_arg*)(const void*)params.data;
+  for (size_t i = 0; !st && i < params.size / sizeof *p; ++i) {
+    int32_t id;
+    st = kc_program_builder_add_parameter(s->b, (int64_t)i, p[i].shape, p[i].name.text, &id);
+    if (!st) st = kc_program_builder_set_location(s->b, id, p[i].name.line, p[i].name.column);
+    if (!st) st = kc__shlo_bind(s, p[i].name.text, id, p[i].shape);
+  }
+  if (!st) st = kc__func_tail(m, &lx, &results);
+  if (!st) {
+    kc__lex_next(&lx);
+    st = kc__read_block(s, &lx);
+  }
+  size_t n;
+  const int32_t* r = kc__returned(s, &n);
+  const kc_shape* const* want = (const kc_shape* const*)(const void*)results.data;
+  if (!st && n != results.size / sizeof *want) {
+    st = kc_status_create(KC_INVALID_ARGUMENT, "@%.*s returns %zu values, its type says %zu",
+                          (int)f->name.size, f->name.data, n, results.size / sizeof *want);
+  }
+  for (size_t i = 0; !st && i < n; ++i) {
+    if (!kc_shape_equal(kc__shlo_value_at(s, r[i])->shape, want[i])) {
+      char a[128], b[128];
+      kc_shape_format(kc__shlo_value_at(s, r[i])->shape, a, sizeof a);
+      kc_shape_format(want[i], b, sizeof b);
+      st = kc_status_create(KC_INVALID_ARGUMENT, "@%.*s: result %zu is %s, its type says %s",
+                            (int)f->name.size, f->name.data, i, a, b);
+    }
+  }
+  int32_t root = -1;
+  if (!st) st = kc__return_root(s, NULL, 0, n != 1, &root);
+  if (!st) st = kc_program_builder_set_root(s->b, root);
+  kc__buf_free(&params);
+  kc__buf_free(&results);
+  return st;
+}
+
+bool kc__stablehlo_detect(kc_string_view text) {
+  kc__lexer lx;
+  kc__lexer_init(&lx, text, 1, 1);
+  return kc__is_word(&lx.tok, "module") || kc__is_word(&lx.tok, "func.func") ||
+         kc__tok_is_punct(&lx.tok, '#');
+}
+
+static void kc__module_free(kc__shlo_module* m) {
+  kc_shape** shapes = (kc_shape**)(void*)m->shapes.data;
+  for (size_t i = 0; i < m->shapes.size / sizeof *shapes; ++i) kc_shape_destroy(shapes[i]);
+  kc__buf_free(&m->shapes);
+  kc__strmap_free(&m->funcs);
+  kc__buf_free(&m->func_list);
+  kc__strmap_free(&m->aliases);
+  kc__buf_free(&m->alias_list);
+  kc__arena_free(&m->arena);
+}
+
+kc_status* kc__stablehlo_parse(kc_string_view text, kc_program** out_program) {
+  kc__shlo_module m;
+  memset(&m, 0, sizeof m);
+  m.text = text;
+  kc__lexer lx;
+  kc__lexer_init(&lx, text, 1, 1);
+  kc_string_view name = KC_SV_LIT("main");
+  kc_status* st = kc__read_module(&m, &lx, &name);
+  const kc__shlo_func* entry = NULL;
+  if (!st) {
+    entry = kc__find_func(&m, KC_SV_LIT("main"));
+    if (!entry && m.func_list.size == sizeof(kc__shlo_func)) {
+      entry = (const kc__shlo_func*)(const void*)m.func_list.data;
+    }
+    if (!entry) {
+      st = kc_status_create(KC_INVALID_ARGUMENT,
+                            "the module has no function @main (the entry point)");
+    }
+  }
+  kc__shlo_scope s;
+  memset(&s, 0, sizeof s);
+  s.m = &m;
+  if (!st) st = kc_program_builder_create(name, &s.b);
+  if (!st) st = kc__read_entry(&m, &s, entry);
+  if (!st) {
+    kc_program_builder* b = s.b;
+    s.b = NULL;
+    st = kc_program_builder_finish(b, out_program);
+  }
+  kc_program_builder_destroy(s.b);
+  kc__scope_free(&s);
+  kc__module_free(&m);
+  return st;
+}

@@ -1,0 +1,243 @@
+/* Internals of the StableHLO text reader, shared by its files. Never
+ * installed. The reader is a front end beside the HLO-text parser: it
+ * reads MLIR text as JAX prints it (`Lowered.as_text()`,
+ * `Exported.mlir_module()`) and builds the same programs, through the
+ * program builder, so that everything after parsing serves both.
+ *
+ *   reader.c   modules, functions, scopes, values, types, and one
+ *              operation in either of MLIR's forms (pretty or generic)
+ *              read into a kc__shlo_op; kc__stablehlo_parse
+ *   attrs.c    attribute values read from where the op recorded them:
+ *              integer lists, enums, struct fields, dense literals
+ *   lower.c    each operation's meaning: the instructions it builds
+ *
+ * How an operation is read: MLIR's pretty forms differ per op, but they
+ * are made of the same pieces, so one loop reads any of them into a
+ * kc__shlo_op: operands (%x, %x#1), attributes (key = value, <{...}>,
+ * {...}), positional items (EQ, [1:2], dense<...>, "name"), a callee
+ * (@f), regions ({...}), and the type signature after ':'. Values are
+ * not interpreted while reading: the reader records a lexer positioned
+ * at each, and lower.c decodes those its operation reads. */
+#ifndef KCALL_PROGRAM_STABLEHLO_INTERNAL_H_
+#define KCALL_PROGRAM_STABLEHLO_INTERNAL_H_
+
+#include "internal/strmap.h"
+#include "kcall/program.h"
+#include "program/lexer.h"
+
+/* The deepest nesting of regions and function calls followed. */
+enum { KC__SHLO_MAX_DEPTH = 32 };
+
+/* A function of the module: where its argument list starts. */
+typedef struct kc__shlo_func {
+  kc_string_view name;
+  kc__lexer at; /* at the '(' of its arguments */
+  bool active;  /* being inlined now: a function cannot call itself */
+} kc__shlo_func;
+
+/* What the reader of one module shares across its scopes. */
+typedef struct kc__shlo_module {
+  kc_string_view text;
+  kc__arena arena; /* names, attribute copies, literal bytes */
+  kc__buf shapes;  /* kc_shape*, owned: every type read */
+  kc__strmap funcs;
+  kc__buf func_list;  /* kc__shlo_func */
+  kc__strmap aliases; /* "#name" -> index into alias_list */
+  kc__buf alias_list; /* kc__lexer, each at an alias's value */
+  /* Counts instructions, so that made-up names do not clash. */
+  int64_t serial;
+} kc__shlo_module;
+
+/* A named value in scope: an instruction of the scope's builder. */
+typedef struct kc__shlo_value {
+  kc_string_view name; /* "0", "arg1", "0#1" for result 1 of %0 */
+  int32_t id;
+  const kc_shape* shape; /* borrowed from the module */
+} kc__shlo_value;
+
+/* One scope: a function inlined into a builder, or a region made into a
+ * program of its own. Names are unique within a function as MLIR prints
+ * them, so one map serves a function and the regions it inlines. */
+typedef struct kc__shlo_scope {
+  kc__shlo_module* m;
+  kc_program_builder* b;
+  kc__strmap names; /* -> index into values */
+  kc__buf values;   /* kc__shlo_value */
+  kc_string_view prefix; /* of instruction names: the call site's */
+  int depth;
+  /* The values a terminator returned (indices into values), once read. */
+  kc__buf returned;
+  bool has_return;
+} kc__shlo_scope;
+
+/* A region's argument: "%name: type", before the region or in its ^bb0. */
+typedef struct kc__shlo_arg {
+  kc__token name;
+  const kc_shape* shape;
+} kc__shlo_arg;
+
+/* An attribute or positional item, recorded where its value starts. */
+typedef struct kc__shlo_item {
+  kc_string_view key; /* empty for a positional item */
+  kc__lexer at;
+} kc__shlo_item;
+
+/* One operation as read. */
+typedef struct kc__shlo_op {
+  kc__token at;        /* the operation's name, for messages */
+  kc_string_view name; /* "stablehlo.add", "func.call", "chlo.erf" */
+  kc__token result;    /* its result's name, or an END token */
+  int64_t num_results; /* from "%0:2 = "; 1 with a name, 0 without */
+  kc__buf result_names; /* kc__token: "%a, %b = " names each result */
+  kc__buf operands;    /* int32_t, indices into the scope's values */
+  int32_t num_inits;   /* reduce's "(%x init: %c)": the inits, last */
+  kc__buf iter_names;  /* kc__token: while's "%iterArg = %x" names */
+  kc__buf attrs;       /* kc__shlo_item with a key */
+  kc__buf words;       /* kc__shlo_item without one, in order */
+  kc__buf regions;     /* kc__lexer, each at a region's '{' */
+  kc__buf region_args; /* kc__shlo_arg written before the regions */
+  int32_t arg_group;   /* reduce's reducer(...) (...): args per group */
+  kc__token callee;    /* @name, or an END token */
+  kc__buf operand_types; /* const kc_shape*, as the signature gives them */
+  kc__buf result_types;  /* const kc_shape* */
+  bool functional;       /* the signature was "(...) -> ..." */
+} kc__shlo_op;
+
+/* ---- reader.c ------------------------------------------------------------ */
+
+/* Reads the type at the current token (tensor<...>, tuple<...>) into a
+ * shape the module owns. */
+kc_status* kc__shlo_type(kc__shlo_module* m, kc__lexer* lx, const kc_shape** out);
+
+/* The value at index i of the scope. */
+static inline const kc__shlo_value* kc__shlo_value_at(const kc__shlo_scope* s, int32_t i) {
+  return (const kc__shlo_value*)(const void*)s->values.data + i;
+}
+
+/* Operand i of op, as a value of the scope. */
+static inline const kc__shlo_value* kc__shlo_operand(const kc__shlo_scope* s,
+                                                     const kc__shlo_op* op, size_t i) {
+  return kc__shlo_value_at(s, ((const int32_t*)(const void*)op->operands.data)[i]);
+}
+
+static inline size_t kc__shlo_num_operands(const kc__shlo_op* op) {
+  return op->operands.size / sizeof(int32_t);
+}
+
+static inline size_t kc__shlo_num_result_types(const kc__shlo_op* op) {
+  return op->result_types.size / sizeof(const kc_shape*);
+}
+
+static inline const kc_shape* kc__shlo_result_type(const kc__shlo_op* op, size_t i) {
+  return ((const kc_shape* const*)(const void*)op->result_types.data)[i];
+}
+
+/* Binds `name` (a view into the text or the module's arena) to an
+ * instruction of the scope. */
+kc_status* kc__shlo_bind(kc__shlo_scope* s, kc_string_view name, int32_t id,
+                         const kc_shape* shape);
+
+/* Binds the op's results: result i of a tuple-valued instruction `id`
+ * through a get-tuple-element each when `tuple`, else `id` itself. */
+kc_status* kc__shlo_bind_results(kc__shlo_scope* s, const kc__shlo_op* op, int32_t id,
+                                 bool tuple);
+
+/* A name for the instruction an op builds (the op's result name, with the
+ * scope's prefix; made up when the op has none). */
+kc_status* kc__shlo_instr_name(kc__shlo_scope* s, const kc__shlo_op* op, const char* suffix,
+                               kc_string_view* out);
+
+/* The region at `at` ('{') as a program of its own: `args` are its
+ * parameters unless the region names its own (^bb0(...)); `captured`
+ * values of `outer` it uses, a parameter each after them. *out_program
+ * is the caller's. `what` names the region in messages. */
+kc_status* kc__shlo_region_program(kc__shlo_scope* outer, const kc__lexer* at,
+                                   const kc__shlo_arg* args, size_t num_args,
+                                   const char* what, kc_program** out_program);
+
+/* The region at `at` as a program taking ONE tuple parameter: the
+ * region's arguments `args` (unless it names its own), then `captures`
+ * (indices into outer's values), as elements; it returns its result, or a
+ * tuple of them when `tuple_result` (with the captures after them when
+ * `return_captures`: a while's body). */
+kc_status* kc__shlo_region_tuple_program(kc__shlo_scope* outer, const kc__lexer* at,
+                                         const kc__shlo_arg* args, size_t num_args,
+                                         const int32_t* captures, size_t num_captures,
+                                         bool tuple_result, bool return_captures,
+                                         const char* what, kc_program** out_program);
+
+/* The values of `outer` a region uses without defining them, in order of
+ * first use (indices into outer's values), into *out (kc__buf of int32_t). */
+kc_status* kc__shlo_region_captures(kc__shlo_scope* outer, const kc__lexer* at,
+                                    kc__buf* out);
+
+/* Inlines function `callee` into the scope with `args` (indices into the
+ * scope's values) as its arguments; its returned values are appended to
+ * *out_results (kc__shlo_value, without names). */
+kc_status* kc__shlo_inline_func(kc__shlo_scope* s, const kc__shlo_op* op, const kc__token* callee,
+                                const int32_t* args, size_t num_args, kc__buf* out_results);
+
+/* INVALID_ARGUMENT "line L, column C: <message>" at `at`. */
+kc_status* kc__shlo_fail(const kc__token* at, const char* fmt, ...) KC_PRINTF(2, 3);
+
+/* ---- attrs.c ------------------------------------------------------------- */
+
+/* The attribute `key` of op, or NULL. */
+const kc__shlo_item* kc__shlo_attr(const kc__shlo_op* op, const char* key);
+
+/* Positional item i, or NULL. */
+const kc__shlo_item* kc__shlo_word(const kc__shlo_op* op, size_t i);
+
+/* The value at `at` resolved through an attribute alias (#name). */
+kc__lexer kc__shlo_resolve(kc__shlo_module* m, const kc__lexer* at);
+
+/* Integers, flattened, from any of: [1, [2, 3]], array<i64: 1, 2>,
+ * dense<[1, 2]> : tensor<2xi64>, a splat dense<1> : tensor<3xi64>, or a
+ * single 1 : i64. At most `cap`; `what` names them in messages. */
+kc_status* kc__shlo_ints(kc__shlo_module* m, const kc__lexer* at, const char* what,
+                         int64_t* out, size_t cap, size_t* out_count);
+
+/* One integer (1, 1 : i64). */
+kc_status* kc__shlo_int(kc__shlo_module* m, const kc__lexer* at, const char* what,
+                        int64_t* out);
+
+/* true or false. */
+kc_status* kc__shlo_bool(kc__shlo_module* m, const kc__lexer* at, const char* what, bool* out);
+
+/* An enumeration's word: LT, or #stablehlo<comparison_direction LT>. */
+kc_status* kc__shlo_enum(kc__shlo_module* m, const kc__lexer* at, const char* what,
+                         kc_string_view* out);
+
+/* A string ("..."), decoded into the module's arena. */
+kc_status* kc__shlo_string(kc__shlo_module* m, const kc__lexer* at, const char* what,
+                           kc_string_view* out);
+
+/* Field `field` of a struct attribute (#stablehlo.gather<a = [1], b = 2>),
+ * positioned at its value; false when the struct does not give it. */
+kc_status* kc__shlo_field(kc__shlo_module* m, const kc__lexer* at, const char* field,
+                          kc__lexer* out, bool* out_found);
+
+/* The bytes of a dense literal (dense<...>, at "dense") for `shape`: its
+ * elements row-major at the element type's width, into the arena. */
+kc_status* kc__shlo_dense(kc__shlo_module* m, const kc__lexer* at, const kc_shape* shape,
+                          void** out_data, size_t* out_size);
+
+/* Skips one attribute value at the current token: balanced groups,
+ * <...>, and, when `typed` (inside a dictionary), a trailing ": type". */
+kc_status* kc__shlo_skip_value(kc__lexer* lx, bool typed);
+
+/* ---- lower.c ------------------------------------------------------------- */
+
+/* Builds what `op` computes into the scope and binds its results. */
+kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op);
+
+/* ---- the entry point (reader.c) ------------------------------------------ */
+
+/* True when `text` looks like MLIR (its first token is "module",
+ * "func.func", or an alias "#..."), not HLO text. */
+bool kc__stablehlo_detect(kc_string_view text);
+
+/* kc_program_parse for StableHLO text. */
+kc_status* kc__stablehlo_parse(kc_string_view text, kc_program** out_program);
+
+#endif /* KCALL_PROGRAM_STABLEHLO_INTERNAL_H_ */
