@@ -1246,6 +1246,13 @@ static const kc__rule* kc__find_rule(kc_string_view name) {
 }
 
 kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
+  size_t types = kc__shlo_num_result_types(op);
+  if (op->result.kind != KC__TOK_END && (int64_t)types != op->num_results) {
+    return kc__shlo_fail(&op->at, "%.*s: %lld result%s named, %zu type%s given (expected ':' and "
+                         "the op's types)", (int)op->name.size, op->name.data,
+                         (long long)op->num_results, op->num_results == 1 ? "" : "s", types,
+                         types == 1 ? "" : "s");
+  }
   const kc__rule* r = kc__find_rule(op->name);
   if (!r) {
     return kc__shlo_fail(&op->at,

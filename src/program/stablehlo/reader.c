@@ -632,6 +632,8 @@ kc_status* kc__shlo_region_captures(kc__shlo_scope* outer, const kc__lexer* at, 
   kc__strmap defined = {0};
   kc_status* st = NULL;
   int depth = 0;
+  bool block_args = false; /* inside ^bb0(...) */
+  kc__token prev = {0};
   do {
     kc__token t = lx.tok;
     if (t.kind == KC__TOK_END || t.kind == KC__TOK_ERROR) {
@@ -640,9 +642,20 @@ kc_status* kc__shlo_region_captures(kc__shlo_scope* outer, const kc__lexer* at, 
     }
     if (kc__tok_is_punct(&t, '{')) depth++;
     if (kc__tok_is_punct(&t, '}')) depth--;
+    if (kc__tok_is_punct(&t, '(') && prev.kind == KC__TOK_IDENT && prev.text.data > lx.text &&
+        prev.text.data[-1] == '^') {
+      block_args = true;
+    }
+    if (kc__tok_is_punct(&t, ')')) block_args = false;
+    prev = t;
     kc__lex_next(&lx);
     if (t.kind != KC__TOK_NAME) continue;
-    if (kc__tok_is_punct(&lx.tok, '=') || kc__tok_is_punct(&lx.tok, ':')) {
+    /* Defined here: "%x = ", "%x:2 = ", a block argument "%x: type". */
+    kc__token after = kc__lex_peek(&lx);
+    bool defines = kc__tok_is_punct(&lx.tok, '=') ||
+                   (kc__tok_is_punct(&lx.tok, ':') &&
+                    (block_args || after.kind == KC__TOK_NUMBER));
+    if (defines) {
       if (!kc__strmap_put(&defined, t.text, 1)) st = kc__parse_oom();
       continue;
     }

@@ -1,0 +1,320 @@
+/* The StableHLO text reader (src/program/stablehlo): MLIR text as JAX
+ * prints it, in pretty and generic op forms, parsed by kc_program_parse
+ * into the programs the HLO parser makes; and its refusals, each naming
+ * the line, the column and what is wrong. The JAX-made modules of
+ * tests/fixtures/hlo_jax/CASE/stablehlo.mlir run as ctest cases beside
+ * their HLO (hlo_jax_CASE_stablehlo). */
+#include <math.h>
+#include <string.h>
+
+#include "kt_hlo.h"
+
+static const float* kt_f32(kc_tensor* t) { return (const float*)kt_data(t); }
+
+/* A tensor of `dtype` holding `size` bytes from data. */
+static kc_tensor* kt_tensor_of(DLDataType dtype, int32_t ndim, const int64_t* dims,
+                               const void* data, size_t size) {
+  kc_tensor* t = NULL;
+  KC_CHECK_OK(kc_tensor_create(kt_alloc(), dims, ndim, dtype, kc_device_cpu(), &t));
+  memcpy(kc_tensor_get_dltensor(t)->data, data, size);
+  return t;
+}
+
+#define KT_F32 kc_dtype_make(kDLFloat, 32, 1)
+#define KT_I32 kc_dtype_make(kDLInt, 32, 1)
+
+KC_TEST(stablehlo_pretty_module_runs) {
+  /* As jax.jit(f).lower(x).as_text(debug_info=True) prints it: location
+   * aliases before and after the module, loc(...) on ops and arguments,
+   * result attributes, a private function called twice. */
+  const char* text =
+      "#loc = loc(unknown)\n"
+      "#loc1 = loc(\"x\")\n"
+      "module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
+      "  func.func public @main(%arg0: tensor<2x3xf32> loc(\"x\"), %arg1: tensor<3xf32> loc(#loc1)) "
+      "-> (tensor<2x3xf32> {jax.result_info = \"result[0]\"}, tensor<2xf32> {jax.result_info = "
+      "\"result[1]\"}) {\n"
+      "    %0 = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32> "
+      "loc(#loc2)\n"
+      "    %1 = stablehlo.add %arg0, %0 : tensor<2x3xf32> loc(#loc2)\n"
+      "    %2 = call @relu(%1) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc(#loc3)\n"
+      "    %3 = func.call @relu(%2) : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+      "    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc)\n"
+      "    %4 = stablehlo.reduce(%3 init: %cst) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32> loc(#loc4)\n"
+      "    return %3, %4 : tensor<2x3xf32>, tensor<2xf32> loc(#loc)\n"
+      "  } loc(#loc)\n"
+      "  func.func private @relu(%arg0: tensor<2x3xf32> loc(unknown)) -> tensor<2x3xf32> {\n"
+      "    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc5)\n"
+      "    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>\n"
+      "    %1 = stablehlo.maximum %arg0, %0 : tensor<2x3xf32> loc(#loc5)\n"
+      "    return %1 : tensor<2x3xf32> loc(#loc)\n"
+      "  } loc(#loc)\n"
+      "} loc(#loc)\n"
+      "#loc2 = loc(\"jit(f)/add\"(#loc1))\n"
+      "#loc3 = loc(callsite(#loc2 at #loc1))\n"
+      "#loc4 = loc(\"f.py\":3:4 to :9)\n"
+      "#loc5 = loc(\"relu\")\n";
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  KC_CHECK_STR(kc_program_get_name(p), "jit_f");
+  KC_CHECK_INT((int64_t)kc_program_get_parameter_count(p), 2);
+  KC_CHECK_STR(kc_program_get_parameter_name(p, 1), "arg1");
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  const float x[6] = {-1, 2, -3, 4, -5, 6}, b[3] = {0.5f, 0.5f, 4};
+  const int64_t xd[2] = {2, 3}, bd[1] = {3};
+  kc_tensor* in[2] = {NULL, NULL};
+  kc_tensor* out[2] = {NULL, NULL};
+  in[0] = kt_tensor_of(KT_F32, 2, xd, x, sizeof x);
+  in[1] = kt_tensor_of(KT_F32, 1, bd, b, sizeof b);
+  const DLTensor* dl[2] = {kc_tensor_get_dltensor(in[0]), kc_tensor_get_dltensor(in[1])};
+  KC_CHECK_OK(kc_executable_execute(exe, dl, 2, NULL, out));
+  const float want[6] = {0, 2.5f, 1, 4.5f, 0, 10};
+  for (int i = 0; i < 6; ++i) KC_CHECK(kt_f32(out[0])[i] == want[i]);
+  KC_CHECK(kt_f32(out[1])[0] == 3.5f && kt_f32(out[1])[1] == 14.5f);
+  kt_release(in, 2);
+  kt_release(out, 2);
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+}
+
+KC_TEST(stablehlo_generic_forms_mean_what_the_pretty_ones_do) {
+  /* MLIR's generic form of each op: "dialect.op"(operands) <{properties}>
+   * ({regions}) : (types) -> types, with the attributes' own syntax
+   * (#stablehlo<...>, #stablehlo.dot<...>, array<i64: ...>, an alias). */
+  const char* text =
+      "#dot = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>\n"
+      "module {\n"
+      "  func.func @main() -> (tensor<2x2xf32>, tensor<2x2xi1>, tensor<1x2xf32>, tensor<2xf32>) {\n"
+      "    %a = \"stablehlo.constant\"() <{value = dense<[[1.0, 2.0], [3.0, 4.0]]> : "
+      "tensor<2x2xf32>}> : () -> tensor<2x2xf32>\n"
+      "    %d = \"stablehlo.dot_general\"(%a, %a) <{dot_dimension_numbers = #dot}> : "
+      "(tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+      "    %s = \"stablehlo.add\"(%d, %a) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+      "    %c = \"stablehlo.compare\"(%a, %s) <{comparison_direction = "
+      "#stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type FLOAT>}> "
+      ": (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xi1>\n"
+      "    %l = \"stablehlo.slice\"(%s) <{start_indices = array<i64: 1, 0>, limit_indices = "
+      "array<i64: 2, 2>, strides = array<i64: 1, 1>}> : (tensor<2x2xf32>) -> tensor<1x2xf32>\n"
+      "    %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "    %r = \"stablehlo.reduce\"(%a, %z) <{dimensions = array<i64: 1>}> ({\n"
+      "    ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+      "      %m = \"stablehlo.multiply\"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+      "      %t = stablehlo.add %x, %y : tensor<f32>\n"
+      "      \"stablehlo.return\"(%t) : (tensor<f32>) -> ()\n"
+      "    }) : (tensor<2x2xf32>, tensor<f32>) -> tensor<2xf32>\n"
+      "    \"func.return\"(%s, %c, %l, %r) : (tensor<2x2xf32>, tensor<2x2xi1>, tensor<1x2xf32>, "
+      "tensor<2xf32>) -> ()\n"
+      "  }\n"
+      "}\n";
+  kc_tensor* out[4] = {NULL, NULL, NULL, NULL};
+  kt_run_text(text, out, 4);
+  /* a.a = [[7, 10], [15, 22]], plus a */
+  const float s[4] = {8, 12, 18, 26};
+  for (int i = 0; i < 4; ++i) KC_CHECK(kt_f32(out[0])[i] == s[i]);
+  const uint8_t* c = kt_data(out[1]);
+  for (int i = 0; i < 4; ++i) KC_CHECK(c[i] == 1);
+  KC_CHECK(kt_f32(out[2])[0] == 18 && kt_f32(out[2])[1] == 26);
+  /* the region's reducer (its dead multiply aside) sums the rows */
+  KC_CHECK(kt_f32(out[3])[0] == 3 && kt_f32(out[3])[1] == 7);
+  kt_release(out, 4);
+}
+
+KC_TEST(stablehlo_dense_literals_of_every_element_type) {
+  const char* text =
+      "func.func @main() -> (tensor<3xf32>, tensor<2xf16>, tensor<2xbf16>, tensor<2xi1>, "
+      "tensor<2xcomplex<f32>>, tensor<2xi8>, tensor<2xui32>, tensor<4xf32>, tensor<0xf32>, "
+      "tensor<2xf64>) {\n"
+      "  %0 = stablehlo.constant dense<[1.5, 0x7FC00000, 0xFF800000]> : tensor<3xf32>\n"
+      "  %1 = stablehlo.constant dense<[1.000000e+00, -2.500000e-01]> : tensor<2xf16>\n"
+      "  %2 = stablehlo.constant dense<3.0> : tensor<2xbf16>\n"
+      "  %3 = stablehlo.constant dense<[true, false]> : tensor<2xi1>\n"
+      "  %4 = stablehlo.constant dense<[(1.0,2.0), (-3.0,0.5)]> : tensor<2xcomplex<f32>>\n"
+      "  %5 = stablehlo.constant dense<[-128, 127]> : tensor<2xi8>\n"
+      "  %6 = stablehlo.constant dense<4294967295> : tensor<2xui32>\n"
+      "  %7 = stablehlo.constant dense<\"0x0000803F000000400000404000008040\"> : tensor<4xf32>\n"
+      "  %8 = stablehlo.constant dense<> : tensor<0xf32>\n"
+      "  %9 = stablehlo.constant dense<\"0x000000000000F03F\"> : tensor<2xf64>\n"
+      "  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<3xf32>, tensor<2xf16>, "
+      "tensor<2xbf16>, tensor<2xi1>, tensor<2xcomplex<f32>>, tensor<2xi8>, tensor<2xui32>, "
+      "tensor<4xf32>, tensor<0xf32>, tensor<2xf64>\n"
+      "}\n";
+  kc_tensor* out[10] = {NULL};
+  kt_run_text(text, out, 10);
+  KC_CHECK(kt_f32(out[0])[0] == 1.5f && isnan(kt_f32(out[0])[1]) &&
+           isinf(kt_f32(out[0])[2]) && kt_f32(out[0])[2] < 0);
+  const uint16_t* h = kt_data(out[1]);
+  KC_CHECK(h[0] == 0x3C00 && h[1] == 0xB400);
+  const uint16_t* bf = kt_data(out[2]);
+  KC_CHECK(bf[0] == 0x4040 && bf[1] == 0x4040);
+  const uint8_t* pr = kt_data(out[3]);
+  KC_CHECK(pr[0] == 1 && pr[1] == 0);
+  const float* cx = kt_data(out[4]);
+  KC_CHECK(cx[0] == 1 && cx[1] == 2 && cx[2] == -3 && cx[3] == 0.5f);
+  const int8_t* i8 = kt_data(out[5]);
+  KC_CHECK(i8[0] == -128 && i8[1] == 127);
+  const uint32_t* u = kt_data(out[6]);
+  KC_CHECK(u[0] == 4294967295u && u[1] == 4294967295u);
+  for (int i = 0; i < 4; ++i) KC_CHECK(kt_f32(out[7])[i] == (float)(i + 1));
+  KC_CHECK(kc_tensor_get_dltensor(out[8])->shape[0] == 0);
+  const double* d = kt_data(out[9]);
+  KC_CHECK(d[0] == 1.0 && d[1] == 1.0);
+  kt_release(out, 10);
+}
+
+KC_TEST(stablehlo_regions_capture_the_values_they_use) {
+  /* case and while regions may use values defined outside them; kcall
+   * hands those in through the branch operands and the loop state. Named
+   * multiple results (%0:2, %0#1) and a barrier too. */
+  const char* text =
+      "func.func @main(%i: tensor<i32>, %x: tensor<2xf32>) -> (tensor<2xf32>, tensor<i32>, "
+      "tensor<2xf32>) {\n"
+      "  %two = stablehlo.constant dense<2.0> : tensor<2xf32>\n"
+      "  %one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %r = \"stablehlo.case\"(%i) ({\n"
+      "    %m = stablehlo.multiply %x, %two : tensor<2xf32>\n"
+      "    stablehlo.return %m : tensor<2xf32>\n"
+      "  }, {\n"
+      "    stablehlo.return %x : tensor<2xf32>\n"
+      "  }) : (tensor<i32>) -> tensor<2xf32>\n"
+      "  %zero = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %five = stablehlo.constant dense<5> : tensor<i32>\n"
+      "  %w:2 = stablehlo.while(%iterArg = %zero, %iterArg_0 = %x) : tensor<i32>, tensor<2xf32>\n"
+      "   cond {\n"
+      "    %c = stablehlo.compare  LT, %iterArg, %five,  SIGNED : (tensor<i32>, tensor<i32>) -> "
+      "tensor<i1>\n"
+      "    stablehlo.return %c : tensor<i1>\n"
+      "  } do {\n"
+      "    %n = stablehlo.add %iterArg, %one : tensor<i32>\n"
+      "    %y = stablehlo.add %iterArg_0, %two : tensor<2xf32>\n"
+      "    stablehlo.return %n, %y : tensor<i32>, tensor<2xf32>\n"
+      "  }\n"
+      "  %b:2 = stablehlo.optimization_barrier %w#0, %w#1 : tensor<i32>, tensor<2xf32>\n"
+      "  return %r, %b#0, %b#1 : tensor<2xf32>, tensor<i32>, tensor<2xf32>\n"
+      "}\n";
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  for (int32_t branch = 0; branch < 3; ++branch) {
+    const float x[2] = {1, -2};
+    const int64_t xd[1] = {2};
+    kc_tensor* in[2] = {NULL, NULL};
+    kc_tensor* out[3] = {NULL, NULL, NULL};
+    in[0] = kt_tensor_of(KT_I32, 0, NULL, &branch, sizeof branch);
+    in[1] = kt_tensor_of(KT_F32, 1, xd, x, sizeof x);
+    const DLTensor* dl[2] = {kc_tensor_get_dltensor(in[0]), kc_tensor_get_dltensor(in[1])};
+    KC_CHECK_OK(kc_executable_execute(exe, dl, 2, NULL, out));
+    /* branch 0 doubles; 1, and 2 (out of range: the last), pass x on */
+    float k = branch == 0 ? 2.0f : 1.0f;
+    KC_CHECK(kt_f32(out[0])[0] == k && kt_f32(out[0])[1] == -2 * k);
+    KC_CHECK(*(const int32_t*)kt_data(out[1]) == 5);
+    KC_CHECK(kt_f32(out[2])[0] == 11 && kt_f32(out[2])[1] == 8);
+    kt_release(in, 2);
+    kt_release(out, 3);
+  }
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+}
+
+KC_TEST(stablehlo_chlo_top_k_and_composites) {
+  const char* text =
+      "module {\n"
+      "  func.func @main(%x: tensor<5xf32>) -> (tensor<2xf32>, tensor<2xi32>, tensor<5xf32>) {\n"
+      "    %values, %indices = chlo.top_k(%x, k = 2) : tensor<5xf32> -> (tensor<2xf32>, "
+      "tensor<2xi32>)\n"
+      "    %e = stablehlo.composite \"my.erf\" %x {decomposition = @my_erf} : (tensor<5xf32>) "
+      "-> tensor<5xf32>\n"
+      "    return %values, %indices, %e : tensor<2xf32>, tensor<2xi32>, tensor<5xf32>\n"
+      "  }\n"
+      "  func.func private @my_erf(%a: tensor<5xf32>) -> tensor<5xf32> {\n"
+      "    %0 = chlo.erf %a : tensor<5xf32> -> tensor<5xf32>\n"
+      "    return %0 : tensor<5xf32>\n"
+      "  }\n"
+      "}\n";
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  const float x[5] = {0.5f, 3, -1, 7, 0};
+  const int64_t xd[1] = {5};
+  kc_tensor* in = NULL;
+  kc_tensor* out[3] = {NULL, NULL, NULL};
+  in = kt_tensor_of(KT_F32, 1, xd, x, sizeof x);
+  const DLTensor* dl = kc_tensor_get_dltensor(in);
+  KC_CHECK_OK(kc_executable_execute(exe, &dl, 1, NULL, out));
+  KC_CHECK(kt_f32(out[0])[0] == 7 && kt_f32(out[0])[1] == 3);
+  const int32_t* idx = kt_data(out[1]);
+  KC_CHECK(idx[0] == 3 && idx[1] == 1);
+  KC_CHECK(fabsf(kt_f32(out[2])[0] - erff(0.5f)) < 1e-6f && kt_f32(out[2])[4] == 0);
+  kc_object_release(KC_OBJECT(in));
+  kt_release(out, 3);
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+}
+
+KC_TEST(stablehlo_text_beside_hlo_text) {
+  /* The format is told by the content: HLO text still parses as HLO. */
+  kc_tensor* out = NULL;
+  kt_run_text("HloModule m\nENTRY e {\n  ROOT c = f32[] constant(2)\n}\n", &out, 1);
+  KC_CHECK(kt_f32(out)[0] == 2);
+  kc_object_release(KC_OBJECT(out));
+  kt_run_text("// a comment first\nfunc.func @main() -> tensor<f32> {\n"
+              "  %c = stablehlo.constant dense<3.0> : tensor<f32>\n"
+              "  return %c : tensor<f32>\n}\n",
+              &out, 1);
+  KC_CHECK(kt_f32(out)[0] == 3);
+  kc_object_release(KC_OBJECT(out));
+}
+
+KC_TEST(stablehlo_refusals_name_line_column_and_cause) {
+  KT_PARSE_FAILS("module {\n  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                 "    %0 = chlo.lgamma %x : tensor<2xf32> -> tensor<2xf32>\n"
+                 "    return %0 : tensor<2xf32>\n  }\n}\n",
+                 "line 3, column 10", "op chlo.lgamma is not supported");
+  KT_PARSE_FAILS("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                 "  %0 = stablehlo.add %x, %y : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
+                 "line 2, column 26", "value %y is not defined");
+  KT_PARSE_FAILS("func.func @main(%x: tensor<?x2xf32>) -> tensor<2xf32> {\n"
+                 "  return %x : tensor<?x2xf32>\n}\n",
+                 "line 1", "a dynamic dimension", "symbolic shapes are not supported yet");
+  KT_PARSE_FAILS("func.func @main(%x: tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN> {\n"
+                 "  return %x : tensor<2xf8E4M3FN>\n}\n",
+                 "element type 'f8E4M3FN' is not supported");
+  KT_PARSE_FAILS("func.func @main(%t: !stablehlo.token) -> !stablehlo.token {\n"
+                 "  return %t : !stablehlo.token\n}\n",
+                 "type !stablehlo.token is not supported");
+  KT_PARSE_FAILS("func.func @main() -> tensor<3xf32> {\n"
+                 "  %c = stablehlo.constant dense<[1.0, 2.0]> : tensor<3xf32>\n"
+                 "  return %c : tensor<3xf32>\n}\n",
+                 "line 2", "dense literal: 2 elements for a type of 3");
+  KT_PARSE_FAILS("func.func @main() -> tensor<2xf32> {\n"
+                 "  %c = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                 "  return %c : tensor<f32>\n}\n",
+                 "@main: result 0 is f32[], its type says f32[2]");
+  KT_PARSE_FAILS("module {\n  func.func @main() -> tensor<f32> {\n"
+                 "    %0 = call @f() : () -> tensor<f32>\n    return %0 : tensor<f32>\n  }\n"
+                 "  func.func private @f() -> tensor<f32> {\n"
+                 "    %0 = call @f() : () -> tensor<f32>\n    return %0 : tensor<f32>\n  }\n}\n",
+                 "line 7", "function @f calls itself");
+  KT_PARSE_FAILS("func.func @main() -> tensor<f32> {\n"
+                 "  %c = stablehlo.constant dense<1.0> : tensor<f32>\n}\n",
+                 "a block without a return");
+  KT_PARSE_FAILS("module {\n  func.func @f() -> tensor<f32> {\n"
+                 "    %c = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                 "    return %c : tensor<f32>\n  }\n  func.func @g() -> tensor<f32> {\n"
+                 "    %c = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                 "    return %c : tensor<f32>\n  }\n}\n",
+                 "no function @main");
+  KT_PARSE_FAILS("module {\n  func.func @main() -> tensor<f32> {\n", "line 3, column 1",
+                 "expected a bracket closing the '{' at line 2, column 36");
+  KT_PARSE_FAILS("func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {\n"
+                 "  %0 = stablehlo.custom_call @lapack(%x) {operand_layouts = [dense<[0, 1]> : "
+                 "tensor<2xindex>]} : (tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+                 "  return %0 : tensor<2x2xf32>\n}\n",
+                 "operand_layouts: a layout other than row-major is not supported yet");
+  KT_PARSE_FAILS("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                 "  %0 = stablehlo.add %x, %x tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
+                 "line 2, column 8", "stablehlo.add: 1 result named, 0 types given");
+}
