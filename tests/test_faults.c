@@ -6,7 +6,8 @@
  * the registries as they were, and the run after it, with memory, must
  * succeed. Paths: a plugin loaded, its op called and the plugin unloaded;
  * real model programs read from their files, parsed, compiled and run (a
- * CNN, a transformer block, a scan's while loop, a sort); a program
+ * CNN, a transformer block, a scan's while loop, a sort; a CNN training
+ * step and a scan read as StableHLO); a program
  * calling a plugin's XLA FFI handlers; a .npy file read; a gradient op
  * made from its declaration.
  *
@@ -278,19 +279,29 @@ static kc_status* kt_model_path(void* ctx) {
   return st;
 }
 
-static void kt_model_sweep(const char* name) {
+/* The program `name` of tests/fixtures/hlo_jax from its file `file`
+ * (lowered.hlo, stablehlo.mlir). */
+static void kt_model_sweep_file(const char* name, const char* file) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/%s/lowered.hlo", KT_HLO_JAX_DIR, name);
+  snprintf(path, sizeof path, "%s/%s/%s", KT_HLO_JAX_DIR, name, file);
   kt_model m = {path, NULL};
   char what[128];
   snprintf(what, sizeof what, "program %s: read, parse, compile, execute", name);
   kt_fault_sweep(what, kt_model_path, &m);
 }
 
+static void kt_model_sweep(const char* name) { kt_model_sweep_file(name, "lowered.hlo"); }
+
 KC_TEST(faults_program_cnn) { kt_model_sweep("cnn"); }
 KC_TEST(faults_program_transformer) { kt_model_sweep("transformer"); }
 KC_TEST(faults_program_scan_while_loop) { kt_model_sweep("scan"); }
 KC_TEST(faults_program_sort) { kt_model_sweep("sort"); }
+
+/* The StableHLO reader: a CNN's training step (functions called, a
+ * reduce-window, a select-and-scatter and their regions) and a scan (a
+ * while whose regions capture values and call functions). */
+KC_TEST(faults_stablehlo_cnn_train_step) { kt_model_sweep_file("cnn_train_step", "stablehlo.mlir"); }
+KC_TEST(faults_stablehlo_scan) { kt_model_sweep_file("scan", "stablehlo.mlir"); }
 
 /* XLA FFI handlers a plugin registered, called from a program: the
  * adapter's call frames, attributes and buffers. */

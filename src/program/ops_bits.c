@@ -30,7 +30,7 @@ static kc_status* kc__bitcast_convert_verify(const kc_program* p, const kc__inst
   char b1[32], b2[32], g[256], w[256];
   if (from.code == kDLBool || to.code == kDLBool) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
-                           "bitcast-convert from %s to %s: pred has no bit pattern to convert",
+                           "bitcast-convert from %s to %s is not supported: pred has no bit pattern",
                            kc__op_dtype_text(from, b1, sizeof b1),
                            kc__op_dtype_text(to, b2, sizeof b2));
   }

@@ -66,6 +66,8 @@ kc_status* kc__shlo_skip_value(kc__lexer* lx, bool typed) {
     if (lx->tok.kind != KC__TOK_IDENT) return kc__lex_expected(lx, &lx->tok, "an attribute name");
     kc__lex_next(lx);
     if (kc__tok_is_punct(&lx->tok, '<')) KC_RETURN_IF_ERROR(kc__skip_angle(lx));
+  } else if (kc__tok_is_punct(t, '<')) {
+    KC_RETURN_IF_ERROR(kc__skip_angle(lx)); /* algorithm = <...> */
   } else if (kc__tok_is_punct(t, '@')) {
     kc__lex_next(lx);
     kc__lex_next(lx);

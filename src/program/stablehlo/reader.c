@@ -423,6 +423,26 @@ static kc_status* kc__read_signature(kc__shlo_module* m, kc__lexer* lx, kc__shlo
   return st;
 }
 
+/* Whether the token that begins a new line goes on with the op read so
+ * far, rather than beginning the next statement. MLIR is free-form:
+ * attributes and the signature may each take lines of their own. */
+static bool kc__continues(const kc__lexer* lx, const kc__shlo_op* op) {
+  const kc__token* t = &lx->tok;
+  if (kc__is_word(t, "reducer") || kc__is_word(t, "cond") || kc__is_word(t, "do") ||
+      (kc__is_word(t, "loc") && kc__next_is(lx, '('))) {
+    return true;
+  }
+  if (op->has_signature) return false;
+  /* A line that ends in ',' has more to come. */
+  if (lx->pos > 0 && t->text.data > lx->text) {
+    const char* c = t->text.data - 1;
+    while (c > lx->text && (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r')) c--;
+    if (*c == ',') return true;
+  }
+  if (t->kind == KC__TOK_IDENT) return kc__next_is(lx, '=');
+  return t->kind == KC__TOK_PUNCT && strchr(":{([<-", t->text.data[0]) != NULL;
+}
+
 /* The items of an op up to the end of its line (or of the group `close`
  * closes): operands, attributes, positional items, regions, callee and
  * signature. */
@@ -437,15 +457,9 @@ static kc_status* kc__read_items(kc__shlo_scope* s, kc__lexer* lx, kc__shlo_op* 
         return NULL;
       }
       if (t.kind == KC__TOK_END) return kc__lex_expected(lx, &t, "')'");
-    } else {
-      /* The op ends where its line does, unless a region's keyword
-       * continues it on the next. */
-      bool continues = kc__is_word(&t, "reducer") || kc__is_word(&t, "cond") ||
-                       kc__is_word(&t, "do");
-      if (t.kind == KC__TOK_END || (t.line != lx->prev_line && !continues) ||
-          kc__tok_is_punct(&t, '}')) {
-        return NULL;
-      }
+    } else if (t.kind == KC__TOK_END || kc__tok_is_punct(&t, '}') ||
+               (t.line != lx->prev_line && !kc__continues(lx, op))) {
+      return NULL;
     }
     if (t.kind == KC__TOK_NAME) {
       kc__token next = kc__lex_peek(lx);
@@ -533,6 +547,7 @@ static kc_status* kc__read_items(kc__shlo_scope* s, kc__lexer* lx, kc__shlo_op* 
     } else if (kc__tok_is_punct(&t, ':') && !close) {
       kc__lex_next(lx);
       KC_RETURN_IF_ERROR(kc__read_signature(s->m, lx, op));
+      op->has_signature = true;
     } else if (kc__tok_is_punct(&t, ',')) {
       kc__lex_next(lx);
     } else {

@@ -101,6 +101,7 @@ typedef struct kc__shlo_op {
   kc__buf operand_types; /* const kc_shape*, as the signature gives them */
   kc__buf result_types;  /* const kc_shape* */
   bool functional;       /* the signature was "(...) -> ..." */
+  bool has_signature;    /* ": types" was read */
 } kc__shlo_op;
 
 /* ---- reader.c ------------------------------------------------------------ */

@@ -1,0 +1,11 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/add.mlir, func @add_op_test_ui2
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<2xui2>, tensor<2xui2>) {
+  %0 = stablehlo.constant dense<[0, 2]> : tensor<2xui2>
+  %1 = stablehlo.constant dense<[1, 1]> : tensor<2xui2>
+  %2 = stablehlo.add %0, %1 : tensor<2xui2>
+  %expected0 = stablehlo.constant dense<[1, 3]> : tensor<2xui2>
+  func.return %2, %expected0 : tensor<2xui2>, tensor<2xui2>
+}

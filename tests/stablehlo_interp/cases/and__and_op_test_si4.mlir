@@ -1,0 +1,11 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/and.mlir, func @and_op_test_si4
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<3xi4>, tensor<3xi4>) {
+  %0 = stablehlo.constant dense<[7, -8, -8]> : tensor<3xi4>
+  %1 = stablehlo.constant dense<[0, 7, -8]> : tensor<3xi4>
+  %2 = stablehlo.and %0, %1 : tensor<3xi4>
+  %expected0 = stablehlo.constant dense<[0, 0, -8]> : tensor<3xi4>
+  func.return %2, %expected0 : tensor<3xi4>, tensor<3xi4>
+}

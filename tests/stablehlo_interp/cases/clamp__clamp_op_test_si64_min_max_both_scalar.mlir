@@ -1,0 +1,12 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/clamp.mlir, func @clamp_op_test_si64_min_max_both_scalar
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<3xi64>, tensor<3xi64>) {
+  %min = stablehlo.constant dense<0> : tensor<i64>
+  %operand = stablehlo.constant dense<[2, 3, -1]> : tensor<3xi64>
+  %max = stablehlo.constant dense<1> : tensor<i64>
+  %result = stablehlo.clamp %min, %operand, %max : (tensor<i64>, tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  %expected0 = stablehlo.constant dense<[1, 1, 0]> : tensor<3xi64>
+  func.return %result, %expected0 : tensor<3xi64>, tensor<3xi64>
+}

@@ -1,0 +1,11 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/compare.mlir, func @compare_op_test_c128_default
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<i1>, tensor<i1>) {
+  %lhs = stablehlo.constant dense<(0x7FF0000000000001, 0x0000000000000000)> : tensor<complex<f64>>
+  %rhs = stablehlo.constant dense<(0x7FF0000000000001, 0x8000000000000000)> : tensor<complex<f64>>
+  %result = stablehlo.compare EQ, %lhs, %rhs : (tensor<complex<f64>>, tensor<complex<f64>>) -> tensor<i1>
+  %expected0 = stablehlo.constant dense<false> : tensor<i1>
+  func.return %result, %expected0 : tensor<i1>, tensor<i1>
+}

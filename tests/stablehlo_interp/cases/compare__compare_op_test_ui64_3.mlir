@@ -1,0 +1,11 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/compare.mlir, func @compare_op_test_ui64
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<2xi1>, tensor<2xi1>) {
+  %lhs = stablehlo.constant dense<[0, 1]> : tensor<2xui64>
+  %rhs = stablehlo.constant dense<[0, 0]> : tensor<2xui64>
+  %result = stablehlo.compare GE, %lhs, %rhs, UNSIGNED : (tensor<2xui64>, tensor<2xui64>) -> tensor<2xi1>
+  %expected0 = stablehlo.constant dense<[true, true]> : tensor<2xi1>
+  func.return %result, %expected0 : tensor<2xi1>, tensor<2xi1>
+}

@@ -1,0 +1,11 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/complex.mlir, func @complex_op_test_f64
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>) {
+  %lhs = stablehlo.constant dense<[1.0, 3.0]> : tensor<2xf64>
+  %rhs = stablehlo.constant dense<[2.0, 4.0]> : tensor<2xf64>
+  %result = stablehlo.complex %lhs, %rhs : tensor<2xcomplex<f64>>
+  %expected0 = stablehlo.constant dense<[(1.0, 2.0), (3.0, 4.0)]> : tensor<2xcomplex<f64>>
+  func.return %result, %expected0 : tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>
+}

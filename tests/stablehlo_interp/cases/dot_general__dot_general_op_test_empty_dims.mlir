@@ -1,0 +1,15 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/dot_general.mlir, func @dot_general_op_test_empty_dims
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<2x2x2x2xi64>, tensor<2x2x2x2xi64>) {
+  %lhs = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi64>
+  %rhs = stablehlo.constant dense<[[1, 0], [0, 1]]> : tensor<2x2xi64>
+  %result = stablehlo.dot_general %lhs, %rhs,
+    batching_dims = [] x [],
+    contracting_dims = [] x [],
+    precision = [DEFAULT, DEFAULT]
+    : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2x2x2xi64>
+  %expected0 = stablehlo.constant dense<[[[[1, 0], [0, 1]], [[2, 0], [0, 2]]], [[[3, 0], [0, 3]], [[4, 0], [0, 4]]]]> : tensor<2x2x2x2xi64>
+  func.return %result, %expected0 : tensor<2x2x2x2xi64>, tensor<2x2x2x2xi64>
+}

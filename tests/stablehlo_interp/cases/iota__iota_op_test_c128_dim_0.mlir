@@ -1,0 +1,9 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/iota.mlir, func @iota_op_test_c128_dim_0
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<3x4xcomplex<f64>>, tensor<3x4xcomplex<f64>>) {
+  %0 = stablehlo.iota dim = 0 : tensor<3x4xcomplex<f64>>
+  %expected0 = stablehlo.constant dense<[[(0.000000e+00, 0.000000e+00), (0.000000e+00, 0.000000e+00), (0.000000e+00, 0.000000e+00), (0.000000e+00, 0.000000e+00)], [(1.000000e+00, 0.000000e+00), (1.000000e+00, 0.000000e+00), (1.000000e+00, 0.000000e+00), (1.000000e+00, 0.000000e+00)], [(2.000000e+00, 0.000000e+00), (2.000000e+00, 0.000000e+00), (2.000000e+00, 0.000000e+00), (2.000000e+00, 0.000000e+00)]]> : tensor<3x4xcomplex<f64>>
+  func.return %0, %expected0 : tensor<3x4xcomplex<f64>>, tensor<3x4xcomplex<f64>>
+}

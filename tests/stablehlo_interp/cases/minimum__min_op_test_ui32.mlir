@@ -1,0 +1,11 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/minimum.mlir, func @min_op_test_ui32
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<2xui32>, tensor<2xui32>) {
+  %0 = stablehlo.constant dense<[0, 65536]> : tensor<2xui32>
+  %1 = stablehlo.constant dense<[4294967295, 65536]> : tensor<2xui32>
+  %2 = stablehlo.minimum %0, %1 : tensor<2xui32>
+  %expected0 = stablehlo.constant dense<[0, 65536]> : tensor<2xui32>
+  func.return %2, %expected0 : tensor<2xui32>, tensor<2xui32>
+}

@@ -1,0 +1,10 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/negate.mlir, func @negate_op_test_ui16
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<3xui16>, tensor<3xui16>) {
+  %0 = stablehlo.constant dense<[0, 256, 65535]> : tensor<3xui16>
+  %1 = stablehlo.negate %0 : tensor<3xui16>
+  %expected0 = stablehlo.constant dense<[0, 65280, 1]> : tensor<3xui16>
+  func.return %1, %expected0 : tensor<3xui16>, tensor<3xui16>
+}

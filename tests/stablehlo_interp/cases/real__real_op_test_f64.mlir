@@ -1,0 +1,10 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/real.mlir, func @real_op_test_f64
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<2xf64>, tensor<2xf64>) {
+  %0 = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf64>
+  %1 = stablehlo.real %0 : tensor<2xf64>
+  %expected0 = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf64>
+  func.return %1, %expected0 : tensor<2xf64>, tensor<2xf64>
+}

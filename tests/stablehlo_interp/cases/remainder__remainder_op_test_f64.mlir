@@ -1,0 +1,11 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/remainder.mlir, func @remainder_op_test_f64
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<4xf64>, tensor<4xf64>) {
+  %lhs = stablehlo.constant dense<[17.1, -17.1, 17.1, -17.1]> : tensor<4xf64>
+  %rhs = stablehlo.constant dense<[3.0, 3.0, -3.0, -3.0]> : tensor<4xf64>
+  %result = stablehlo.remainder %lhs, %rhs : tensor<4xf64>
+  %expected0 = stablehlo.constant dense<[2.1000000000000014, -2.1000000000000014, 2.1000000000000014, -2.1000000000000014]> : tensor<4xf64>
+  func.return %result, %expected0 : tensor<4xf64>, tensor<4xf64>
+}

@@ -1,0 +1,10 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/round_nearest_even.mlir, func @round_nearest_even_op_test_f64
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<5xf64>, tensor<5xf64>) {
+  %operand = stablehlo.constant dense<[-2.5, 0.4, 0.5, 0.6, 2.5]> : tensor<5xf64>
+  %result = stablehlo.round_nearest_even %operand : tensor<5xf64>
+  %expected0 = stablehlo.constant dense<[-2.0, 0.0, 0.0, 1.0, 2.0]> : tensor<5xf64>
+  func.return %result, %expected0 : tensor<5xf64>, tensor<5xf64>
+}

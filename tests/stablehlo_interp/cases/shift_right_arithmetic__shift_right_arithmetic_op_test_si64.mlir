@@ -1,0 +1,11 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/shift_right_arithmetic.mlir, func @shift_right_arithmetic_op_test_si64
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<3xi64>, tensor<3xi64>) {
+  %lhs = stablehlo.constant dense<[-1, 0, 8]> : tensor<3xi64>
+  %rhs = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi64>
+  %result = stablehlo.shift_right_arithmetic %lhs, %rhs : tensor<3xi64>
+  %expected0 = stablehlo.constant dense<[-1, 0, 1]> : tensor<3xi64>
+  func.return %result, %expected0 : tensor<3xi64>, tensor<3xi64>
+}

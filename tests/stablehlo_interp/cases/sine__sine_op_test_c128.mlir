@@ -1,0 +1,10 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/sine.mlir, func @sine_op_test_c128
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>) {
+  %0 = stablehlo.constant dense<[(1.5, 2.5), (3.5, 4.5)]> : tensor<2xcomplex<f64>>
+  %1 = stablehlo.sine %0 : tensor<2xcomplex<f64>>
+  %expected0 = stablehlo.constant dense<[(6.1169280123693124, 0.42797453450615125), (-15.790198357309713, -42.143370741504995)]> : tensor<2xcomplex<f64>>
+  func.return %1, %expected0 : tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>
+}

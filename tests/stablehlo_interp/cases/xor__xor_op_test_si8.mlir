@@ -1,0 +1,11 @@
+// Converted from https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec587b/stablehlo/tests/interpret/xor.mlir, func @xor_op_test_si8
+// (Apache License 2.0; see tests/stablehlo_interp/README.md). Results come
+// in pairs: the value computed, then the value the upstream check expects.
+
+func.func @main() -> (tensor<3xi8>, tensor<3xi8>) {
+  %0 = stablehlo.constant dense<[127, -128, -128]> : tensor<3xi8>
+  %1 = stablehlo.constant dense<[0, 127, -128]> : tensor<3xi8>
+  %2 = stablehlo.xor %0, %1 : tensor<3xi8>
+  %expected0 = stablehlo.constant dense<[127, -1, 0]> : tensor<3xi8>
+  func.return %2, %expected0 : tensor<3xi8>, tensor<3xi8>
+}
