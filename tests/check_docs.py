@@ -17,7 +17,7 @@ THE LANGUAGE of a block (its fence's info string) says what it is:
   python    run in the document's Python interpreter, after the python
             blocks before it; it fails when it raises (what it prints is
             not compared: assert what matters).
-  c, cpp, hlo, cmake
+  c, cpp, hlo, mlir, cmake
             code: annotated `file` or `excerpt` (below).
   text      not code (a grammar, a layout, a usage line, a format): not
             checked, unless annotated `output`. It may not hold a `$ `
@@ -112,7 +112,7 @@ import textwrap
 import time
 
 ANNOTATION = "doc-test:"
-CODE_LANGS = {"c", "cpp", "hlo", "cmake"}
+CODE_LANGS = {"c", "cpp", "hlo", "mlir", "cmake"}
 SHELL_LANGS = {"sh", "bash"}
 LANGS = CODE_LANGS | SHELL_LANGS | {"console", "python", "text"}
 # The kind a block has without an annotation (code has none: it needs one).

@@ -34,7 +34,7 @@ KC_TEST(parse_file_reads_and_names_the_file) {
   KC_CHECK_CODE(kc_program_parse_file(missing, &p), KC_NOT_FOUND, "cannot open '", "none.hlo'",
                 "No such file");
   KC_CHECK_CODE(kc_program_parse_file(dir, &p), KC_INVALID_ARGUMENT, "is a directory, expected "
-                "an HLO text file");
+                "an HLO or StableHLO text file");
   KC_CHECK_CODE(kc_program_parse_file(NULL, &p), KC_INVALID_ARGUMENT, "path is NULL");
   remove(path);
   rmdir(dir);

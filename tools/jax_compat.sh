@@ -8,10 +8,11 @@
 # to the oldest release kcall supports, one in the middle and the newest
 # it is pinned to (0.5.3 0.7.2 0.10.2). Each release gets
 # $KCALL_COMPAT_DIR/jax-VERSION (default /tmp/kcall-jax-compat), made
-# afresh: jax, jaxlib, numpy and pytest from PyPI (pip's cache keeps the
-# wheels), then kcall from this tree, its extension built once in
-# BUILD/pip-build. What runs: tests/python/test_jax*.py and the JAX half
-# of tests/python/test_gradients.py. The status is 0 when every release
+# afresh: jax, jaxlib, numpy, pytest and absl-py (jax.export needs it on
+# older jax) from PyPI (pip's cache keeps the wheels), then kcall from this
+# tree, its extension built once in BUILD/pip-build. What runs:
+# tests/python/test_jax*.py, test_stablehlo.py (the StableHLO that
+# release prints) and the JAX half of tests/python/test_gradients.py. The status is 0 when every release
 # passed. CI runs the oldest (0.5.3) here and the pinned one in make test EXTRAS=jax.
 set -u
 
@@ -35,7 +36,7 @@ for v in $VERSIONS; do
   rm -rf "$venv"
   if ! { "$PYTHON" -m venv "$venv" &&
          "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-           "jax==$v" "jaxlib==$v" numpy pytest 'scikit-build-core>=0.10' &&
+           "jax==$v" "jaxlib==$v" numpy pytest absl-py 'scikit-build-core>=0.10' &&
          CMAKE_ARGS="$CMAKE_ARGS -DKCALL_PREBUILT_DIR=$BUILD" \
          "$venv/bin/python" -m pip install -q --disable-pip-version-check \
            --no-build-isolation --no-deps \
@@ -48,7 +49,8 @@ jax $v: install failed"
     continue
   fi
   (cd "$ROOT" && KCALL_BUILD_DIR="$BUILD" "$venv/bin/python" -m pytest -q -ra -p no:cacheprovider \
-     tests/python/test_jax*.py "tests/python/test_gradients.py" -k "not torch") \
+     tests/python/test_jax*.py tests/python/test_stablehlo.py "tests/python/test_gradients.py" \
+     -k "not torch") \
      >>"$log" 2>&1
   rc=$?
   line=$(tail -n 1 "$log")

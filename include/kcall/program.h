@@ -372,13 +372,26 @@ KC_API kc_status* kc_program_builder_finish(kc_program_builder* b,
  * are unknown instruction attributes (metadata, sharding,
  * frontend_attributes, layouts).
  * INVALID_ARGUMENT "line L, column C: expected ..., got ..." on a syntax
- * error. */
+ * error.
+ *
+ * StableHLO (MLIR text, as JAX's `lowered.as_text()` and
+ * `Exported.mlir_module()` print it) is read too, told apart by the text
+ * itself: MLIR begins with `module`, `func.func` or an alias `#name = `
+ * (after blanks and // comments), HLO text with `HloModule`. The entry is
+ * the function @main (or the only one); its arguments are the program's
+ * parameters, named as the text names them ("arg0"), its results the
+ * result (a tuple for several or none); other functions are inlined where
+ * they are called. docs/programs.md, "StableHLO", lists the ops read;
+ * any other op, a dynamic dimension (symbolic shapes), a token or an
+ * element type kcall does not hold is refused: INVALID_ARGUMENT
+ * "line L, column C: op chlo.lgamma is not supported ...". The program
+ * owns nothing of `text`. */
 KC_API kc_status* kc_program_parse(kc_string_view text,
                                    kc_program** out_program);
 
 /* kc_program_parse of the file at `path` (HLO text, as JAX's
- * `lowered.as_text(dialect="hlo")` or `compiled.as_text()` writes it),
- * read whole. A file that cannot be opened or read gets
+ * `lowered.as_text(dialect="hlo")` or `compiled.as_text()` writes it, or
+ * StableHLO text, as `lowered.as_text()` does), read whole. A file that cannot be opened or read gets
  * kc_status_code_from_errno's code ("cannot open 'f.hlo': No such file or
  * directory"), a directory INVALID_ARGUMENT; parse errors are
  * kc_program_parse's with the context "parsing 'PATH'". INVALID_ARGUMENT

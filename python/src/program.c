@@ -87,7 +87,7 @@ static kc_status* unreadable(const char* path, int err) {
   if (err == EISDIR) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "loading program %s: it is a directory, expected "
-                            "an HLO text file", KCPY_QS(path));
+                            "an HLO or StableHLO text file", KCPY_QS(path));
   }
   return kc_status_create(err == EACCES ? KC_PERMISSION_DENIED
                                         : KC_INVALID_ARGUMENT,
@@ -148,6 +148,42 @@ static PyObject* program_load(PyObject* cls, PyObject* arg) {
   Py_XDECREF(chunks);
   Py_DECREF(path);
   return out;
+}
+
+/* A program from the StableHLO text kcall._programs.HELPER(*args,
+ * **kwargs) makes with JAX; `what` names it in errors. */
+static PyObject* program_from_helper(const char* helper, const char* what,
+                                     PyObject* args, PyObject* kwargs) {
+  PyObject* mod = PyImport_ImportModule("kcall._programs");
+  PyObject* fn = mod ? PyObject_GetAttrString(mod, helper) : NULL;
+  Py_XDECREF(mod);
+  PyObject* text = fn ? PyObject_Call(fn, args, kwargs) : NULL;
+  Py_XDECREF(fn);
+  if (!text) return NULL;
+  kc_string_view v;
+  PyObject* out = NULL;
+  if (kcpy_str_view(text, &v, "text") == 0) {
+    kc_program* p = NULL;
+    kc_status* st = kc_program_parse(v, &p);
+    out = st ? kcpy_raise(kc_status_add_context(st, "in %s", what))
+             : kcpy_program_wrap(p);
+  }
+  Py_DECREF(text);
+  return out;
+}
+
+static PyObject* program_from_jax(PyObject* cls, PyObject* args,
+                                  PyObject* kwargs) {
+  (void)cls;
+  return program_from_helper("jax_text", "the StableHLO JAX lowered", args,
+                             kwargs);
+}
+
+static PyObject* program_from_exported(PyObject* cls, PyObject* args,
+                                       PyObject* kwargs) {
+  (void)cls;
+  return program_from_helper("exported_text", "the StableHLO of the export",
+                             args, kwargs);
 }
 
 static PyObject* program_get_name(py_program* self, void* unused) {
@@ -235,10 +271,22 @@ static PyObject* program_repr(py_program* self) {
 static PyMethodDef program_methods[] = {
     {"parse", (PyCFunction)(void (*)(void))program_parse,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC,
-     "parse(text, source=None)\n--\n\nParses HLO text (as XLA and JAX print "
-     "it). `source` names it in error messages."},
+     "parse(text, source=None)\n--\n\nParses HLO or StableHLO text (as "
+     "XLA and JAX print them; the text\nsays which). `source` names it in "
+     "error messages."},
+    {"from_jax", (PyCFunction)(void (*)(void))program_from_jax,
+     METH_VARARGS | METH_KEYWORDS | METH_STATIC,
+     "from_jax(fn, *example_args, **example_kwargs)\n--\n\nThe program JAX "
+     "makes of fn for arguments like these: jax.jit(fn) (or fn, when it\n"
+     "is jitted already) lowered to StableHLO and parsed. Needs jax."},
+    {"from_exported", (PyCFunction)(void (*)(void))program_from_exported,
+     METH_VARARGS | METH_KEYWORDS | METH_STATIC,
+     "from_exported(exported)\n--\n\nThe program of a jax.export.Exported "
+     "(its mlir_module()), exported for\nthe CPU alone, with concrete "
+     "shapes and no ordered effects."},
     {"load", (PyCFunction)program_load, METH_O | METH_STATIC,
-     "load(path)\n--\n\nReads and parses an HLO text file. Errors name the "
+     "load(path)\n--\n\nReads and parses an HLO or StableHLO text file. "
+     "Errors name the "
      "path, as kcall.load_plugin's do: NotFoundError for a missing file,\n"
      "PermissionDeniedError for one that may not be read, "
      "InvalidArgumentError\nfor a directory or text that does not parse."},

@@ -46,7 +46,7 @@ kc_status* kc_program_parse_file(const char* path, kc_program** out_program) {
   }
   *out_program = NULL;
   FILE* f = NULL;
-  KC_RETURN_IF_ERROR(kc__file_open_read(path, "an HLO text file", &f));
+  KC_RETURN_IF_ERROR(kc__file_open_read(path, "an HLO or StableHLO text file", &f));
   char* text = NULL;
   size_t size = 0;
   kc_status* st = kc__read_all(f, path, &text, &size);

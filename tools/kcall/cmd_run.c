@@ -374,7 +374,7 @@ static int run_run(int argc, char** argv) {
 
 const cli_command cli_cmd_run = {
     "run",
-    "run an HLO-text program that calls custom calls",
+    "run an HLO or StableHLO program that calls custom calls",
     "usage: kcall run PROGRAM.hlo [--plugin P.so]... [--python MODULE]...\n"
     "                 [--xla-ffi LIB.so:SYMBOL[=TARGET]]...\n"
     "                 [--xla-ffi-type LIB.so:TYPE_ID[:TYPE_INFO]=NAME]...\n"
@@ -382,7 +382,8 @@ const cli_command cli_cmd_run = {
     "                 [--output DIR] [--platform NAME] [--device N] [--stats]\n"
     "\n"
     "Loads each plugin (which registers custom-call targets), parses\n"
-    "PROGRAM.hlo (an HloModule as XLA prints it), compiles it for the\n"
+    "PROGRAM.hlo (an HloModule as XLA prints it, or StableHLO as JAX\n"
+    "prints it by default: the text says which), compiles it for the\n"
     "platform, runs it once with the inputs and prints every output: its\n"
     "shape, then its values as NumPy prints them (\"...\" past 1000\n"
     "elements).\n"

@@ -103,7 +103,7 @@ case $case_name in
     # Directories named where files are expected: the path and what was
     # expected, with INVALID_ARGUMENT; missing files are NOT_FOUND.
     mkdir -p "$work/dir"
-    expect_error "^kcall: error: INVALID_ARGUMENT: '.*/dir'( \\([0-9]+ bytes\\))? is a directory, expected an HLO text file$" \
+    expect_error "^kcall: error: INVALID_ARGUMENT: '.*/dir'( \\([0-9]+ bytes\\))? is a directory, expected an HLO or StableHLO text file$" \
       run "$work/dir" --plugin "$plugin" --generate-inputs
     expect_error "^kcall: error: INVALID_ARGUMENT: input 'p1': '.*/dir'( \\([0-9]+ bytes\\))? is a directory, expected a \\.npy file$" \
       run "$src/seed_add.hlo" --plugin "$plugin" --input p0=1 --input "p1=$work/dir"
