@@ -310,11 +310,53 @@ KC_TEST(stablehlo_refusals_name_line_column_and_cause) {
   KT_PARSE_FAILS("module {\n  func.func @main() -> tensor<f32> {\n", "line 3, column 1",
                  "expected a bracket closing the '{' at line 2, column 36");
   KT_PARSE_FAILS("func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {\n"
-                 "  %0 = stablehlo.custom_call @lapack(%x) {operand_layouts = [dense<[0, 1]> : "
+                 "  %0 = stablehlo.custom_call @kt.bytes(%x) {operand_layouts = [dense<[0, 0]> : "
                  "tensor<2xindex>]} : (tensor<2x2xf32>) -> tensor<2x2xf32>\n"
                  "  return %0 : tensor<2x2xf32>\n}\n",
-                 "operand_layouts: a layout other than row-major is not supported yet");
+                 "line 2, column 64", "operand_layouts: layout 0: expected each dimension of "
+                 "an array of 2 once");
   KT_PARSE_FAILS("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
                  "  %0 = stablehlo.add %x, %x tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
                  "line 2, column 8", "stablehlo.add: 1 result named, 0 types given");
+}
+
+/* Copies its operand's 4 floats as they lie in memory. */
+static void kt_bytes(void* out, const void** ins) { memcpy(out, ins[0], 4 * sizeof(float)); }
+
+KC_TEST(stablehlo_custom_calls_see_the_layouts_given) {
+  /* operand_layouts and result_layouts (minor to major), as JAX's LAPACK
+   * calls carry them: the call gets the bytes of each operand's layout
+   * and its result is read in its own, so a byte copy from column-major
+   * to row-major is a transpose. Aliasing as written is kept. */
+  KC_CHECK_OK(kc_xcall_register(KC_SV_LIT("kt.bytes"), KC_PLATFORM_HOST, KC_XCALL_API_ORIGINAL,
+                                (void (*)(void))kt_bytes, 0));
+  const char* text =
+      "func.func @main(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {\n"
+      "  %0 = stablehlo.custom_call @kt.bytes(%x) {operand_layouts = [dense<[0, 1]> : "
+      "tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]} : "
+      "(tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+      "  %1 = stablehlo.custom_call @kt.bytes(%x) {operand_layouts = [dense<[1, 0]> : "
+      "tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<"
+      "output_tuple_indices = [], operand_index = 0, operand_tuple_indices = []>], "
+      "result_layouts = [dense<[0, 1]> : tensor<2xindex>]} : (tensor<2x2xf32>) -> "
+      "tensor<2x2xf32>\n"
+      "  return %0, %1 : tensor<2x2xf32>, tensor<2x2xf32>\n}\n";
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  const float x[4] = {1, 2, 3, 4};
+  const int64_t xd[2] = {2, 2};
+  kc_tensor* in = kt_tensor_of(KT_F32, 2, xd, x, sizeof x);
+  kc_tensor* out[2] = {NULL, NULL};
+  const DLTensor* dl = kc_tensor_get_dltensor(in);
+  KC_CHECK_OK(kc_executable_execute(exe, &dl, 1, NULL, out));
+  const float t[4] = {1, 3, 2, 4};
+  for (int i = 0; i < 4; ++i) KC_CHECK(kt_f32(out[0])[i] == t[i] && kt_f32(out[1])[i] == t[i]);
+  KC_CHECK(x[1] == 2); /* the aliased operand was the program's input: copied first */
+  kc_object_release(KC_OBJECT(in));
+  kt_release(out, 2);
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+  kc_xcall_registry_reset();
 }

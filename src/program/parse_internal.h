@@ -268,6 +268,21 @@ kc_status* kc__computation_program(kc__hlo_parser* p, const kc__hlo_instr* ins,
 kc_status* kc__build_bitcast(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_view name,
                              int32_t* out_id);
 
+/* x (a logical value of `shape`) as the bytes of the layout m2m
+ * (minor_to_major): its elements in physical order, reshaped back to the
+ * logical dims, as a custom call expects an operand in that layout. The
+ * instructions added are named "NAME/to_layout", "NAME/as_laid_out", in
+ * `names`. (The StableHLO reader uses it too.) */
+kc_status* kc__layout_to_physical(kc_program_builder* b, kc__arena* names, int32_t x,
+                                  const kc_shape* shape, const int8_t* m2m,
+                                  kc_string_view name, int32_t* out_id);
+
+/* The inverse: x, the bytes of layout m2m held as a row-major `shape`
+ * (a custom call's result), as the logical value, named `name`. */
+kc_status* kc__layout_from_physical(kc_program_builder* b, kc__arena* names, int32_t x,
+                                    const kc_shape* shape, const int8_t* m2m,
+                                    kc_string_view name, int32_t* out_id);
+
 /* A custom call, its operands handed over and its result read back in
  * the layouts the text gives them. */
 kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,

@@ -11,7 +11,7 @@ static void kc__major_to_minor(const int8_t* m2m, int32_t rank, int64_t* out) {
   for (int32_t k = 0; k < rank; ++k) out[k] = m2m[rank - 1 - k];
 }
 
-static kc_status* kc__add_transpose(kc__hlo_parser* p, int32_t x, const kc_shape* from,
+static kc_status* kc__add_transpose(kc_program_builder* b, int32_t x, const kc_shape* from,
                                     const int64_t* perm, kc_string_view name, int32_t* out_id) {
   int32_t rank = kc_shape_get_rank(from);
   int64_t dims[KC_TENSOR_MAX_NDIM];
@@ -33,17 +33,15 @@ static kc_status* kc__add_transpose(kc__hlo_parser* p, int32_t x, const kc_shape
       .num_operands = 1,
       .attrs = &attrs,
   };
-  kc_status* st = kc_program_builder_add_instruction(p->b, &d, name, out_id);
+  kc_status* st = kc_program_builder_add_instruction(b, &d, name, out_id);
   kc_shape_destroy(shape);
   return st;
 }
 
-/* "NAME/suffix" in the parser's scratch, for the instructions a
- * conversion adds. */
-static kc_string_view kc__suffixed_name(kc__hlo_parser* p, kc_string_view name,
-                                        const char* suffix) {
+/* "NAME/suffix" in `arena`, for the instructions a conversion adds. */
+static kc_string_view kc__suffix_in(kc__arena* arena, kc_string_view name, const char* suffix) {
   size_t n = strlen(suffix);
-  char* s = kc__arena_alloc(&p->tmp, name.size + n + 2);
+  char* s = kc__arena_alloc(arena, name.size + n + 2);
   if (!s) return (kc_string_view){NULL, 0};
   memcpy(s, name.data, name.size);
   s[name.size] = '/';
@@ -51,25 +49,29 @@ static kc_string_view kc__suffixed_name(kc__hlo_parser* p, kc_string_view name,
   return (kc_string_view){s, name.size + 1 + n};
 }
 
-/* x (logical, of `shape`) as the bytes of layout m2m: its elements in
- * physical order, reshaped back to the logical dims. */
-static kc_status* kc__to_physical(kc__hlo_parser* p, int32_t x, const kc_shape* shape,
-                                  const int8_t* m2m, kc_string_view name, int32_t* out_id) {
+/* The same in the parser's scratch. */
+static kc_string_view kc__suffixed_name(kc__hlo_parser* p, kc_string_view name,
+                                        const char* suffix) {
+  return kc__suffix_in(&p->tmp, name, suffix);
+}
+
+kc_status* kc__layout_to_physical(kc_program_builder* b, kc__arena* names, int32_t x,
+                                  const kc_shape* shape, const int8_t* m2m,
+                                  kc_string_view name, int32_t* out_id) {
   int64_t perm[KC_TENSOR_MAX_NDIM];
   kc__major_to_minor(m2m, kc_shape_get_rank(shape), perm);
   int32_t t = -1;
-  kc_string_view n1 = kc__suffixed_name(p, name, "to_layout");
-  kc_string_view n2 = kc__suffixed_name(p, name, "as_laid_out");
+  kc_string_view n1 = kc__suffix_in(names, name, "to_layout");
+  kc_string_view n2 = kc__suffix_in(names, name, "as_laid_out");
   if (!n1.data || !n2.data) return kc__parse_oom();
-  KC_RETURN_IF_ERROR(kc__add_transpose(p, x, shape, perm, n1, &t));
+  KC_RETURN_IF_ERROR(kc__add_transpose(b, x, shape, perm, n1, &t));
   int32_t ops[1] = {t};
-  return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, shape, ops, 1, n2, out_id);
+  return kc_program_builder_add_op(b, KC_OP_RESHAPE, shape, ops, 1, n2, out_id);
 }
 
-/* The inverse: bytes of layout m2m (held as a row-major `shape`) as the
- * logical value, named `name`. */
-static kc_status* kc__from_physical(kc__hlo_parser* p, int32_t x, const kc_shape* shape,
-                                    const int8_t* m2m, kc_string_view name, int32_t* out_id) {
+kc_status* kc__layout_from_physical(kc_program_builder* b, kc__arena* names, int32_t x,
+                                    const kc_shape* shape, const int8_t* m2m,
+                                    kc_string_view name, int32_t* out_id) {
   int32_t rank = kc_shape_get_rank(shape);
   int64_t perm[KC_TENSOR_MAX_NDIM], inverse[KC_TENSOR_MAX_NDIM], dims[KC_TENSOR_MAX_NDIM];
   kc__major_to_minor(m2m, rank, perm);
@@ -79,13 +81,13 @@ static kc_status* kc__from_physical(kc__hlo_parser* p, int32_t x, const kc_shape
   }
   kc_shape* physical = NULL;
   KC_RETURN_IF_ERROR(kc_shape_create_array(kc_shape_get_dtype(shape), dims, rank, &physical));
-  kc_string_view n1 = kc__suffixed_name(p, name, "in_layout_order");
+  kc_string_view n1 = kc__suffix_in(names, name, "in_layout_order");
   int32_t r = -1;
   int32_t ops[1] = {x};
-  kc_status* st = n1.data ? kc_program_builder_add_op(p->b, KC_OP_RESHAPE, physical, ops, 1,
+  kc_status* st = n1.data ? kc_program_builder_add_op(b, KC_OP_RESHAPE, physical, ops, 1,
                                                       n1, &r)
                           : kc__parse_oom();
-  if (!st) st = kc__add_transpose(p, r, physical, inverse, name, out_id);
+  if (!st) st = kc__add_transpose(b, r, physical, inverse, name, out_id);
   kc_shape_destroy(physical);
   return st;
 }
@@ -147,12 +149,13 @@ kc_status* kc__build_bitcast(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_vi
     kc__major_to_minor(v->m2m, kc_shape_get_rank(v->shape), perm);
     kc_string_view n = kc__suffixed_name(p, name, "operand_in_layout_order");
     if (!n.data) return kc__parse_oom();
-    KC_RETURN_IF_ERROR(kc__add_transpose(p, x, v->shape, perm, n, &phys));
+    KC_RETURN_IF_ERROR(kc__add_transpose(p->b, x, v->shape, perm, n, &phys));
   }
   if (!ins->layouts.first_nondefault) {
     return kc_program_builder_add_op(p->b, KC_OP_RESHAPE, ins->shape, &phys, 1, name, out_id);
   }
-  return kc__from_physical(p, phys, ins->shape, ins->layouts.first, name, out_id);
+  return kc__layout_from_physical(p->b, &p->tmp, phys, ins->shape, ins->layouts.first, name,
+                                  out_id);
 }
 
 /* A custom call whose result is a tuple of arrays, some laid out other
@@ -191,8 +194,9 @@ static kc_status* kc__build_tuple_call(kc__hlo_parser* p, kc__hlo_instr* ins,
     if (!ins->layouts.leaf_nondefault[i]) continue;
     kc_string_view ln = kc__suffixed_name(p, en, "logical");
     if (!ln.data) return kc__parse_oom();
-    KC_RETURN_IF_ERROR(kc__from_physical(p, elems[i], kc_shape_get_element(s, i),
-                                         ins->layouts.leaf[i], ln, &elems[i]));
+    KC_RETURN_IF_ERROR(kc__layout_from_physical(p->b, &p->tmp, elems[i],
+                                                kc_shape_get_element(s, i),
+                                                ins->layouts.leaf[i], ln, &elems[i]));
   }
   return kc_program_builder_add_tuple(p->b, elems, n, name, out_id);
 }
@@ -234,8 +238,9 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
     snprintf(suffix, sizeof suffix, "operand%zu", i);
     kc_string_view n1 = kc__suffixed_name(p, name, suffix);
     if (!n1.data) return kc__parse_oom();
-    KC_RETURN_IF_ERROR(kc__to_physical(p, v->id, v->shape,
-                            constrained ? written[i].m2m : v->m2m, n1, &ops[i]));
+    KC_RETURN_IF_ERROR(kc__layout_to_physical(p->b, &p->tmp, v->id, v->shape,
+                                              constrained ? written[i].m2m : v->m2m, n1,
+                                              &ops[i]));
   }
   /* The call, and its result read back from its layout. */
   desc->operands = ops;
@@ -247,5 +252,6 @@ kc_status* kc__build_custom_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   if (!call.data) return kc__parse_oom();
   int32_t r = -1;
   KC_RETURN_IF_ERROR(kc_program_builder_add_custom_call(p->b, desc, call, &r));
-  return kc__from_physical(p, r, ins->shape, ins->layouts.first, name, out_id);
+  return kc__layout_from_physical(p->b, &p->tmp, r, ins->shape, ins->layouts.first, name,
+                                  out_id);
 }
