@@ -360,3 +360,48 @@ KC_TEST(stablehlo_custom_calls_see_the_layouts_given) {
   kc_program_destroy(p);
   kc_xcall_registry_reset();
 }
+
+KC_TEST(stablehlo_chlo_erf_inv_as_xla_expands_it) {
+  /* Giles' f32 approximation, as XLA expands chlo.erf_inv (what
+   * jax.random.normal draws through); bf16 through f32; f64 refused. */
+  const char* text =
+      "func.func @main(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<6xbf16>) {\n"
+      "  %0 = chlo.erf_inv %x : tensor<6xf32> -> tensor<6xf32>\n"
+      "  %1 = stablehlo.convert %x : (tensor<6xf32>) -> tensor<6xbf16>\n"
+      "  %2 = chlo.erf_inv %1 : tensor<6xbf16> -> tensor<6xbf16>\n"
+      "  return %0, %2 : tensor<6xf32>, tensor<6xbf16>\n}\n";
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  /* (values bf16 holds exactly, so that both paths see the same x) */
+  const float x[6] = {0, 0.5f, -0.875f, 0.9921875f, 1, -1};
+  const double want[6] = {0, 0.47693627620446977, -1.084787040069283, 1.8809517454731395,
+                          INFINITY, -INFINITY};
+  const int64_t xd[1] = {6};
+  kc_tensor* in = kt_tensor_of(KT_F32, 1, xd, x, sizeof x);
+  kc_tensor* out[2] = {NULL, NULL};
+  const DLTensor* dl = kc_tensor_get_dltensor(in);
+  KC_CHECK_OK(kc_executable_execute(exe, &dl, 1, NULL, out));
+  const uint16_t* b = kt_data(out[1]);
+  for (int i = 0; i < 6; ++i) {
+    float got = kt_f32(out[0])[i];
+    uint32_t bits = (uint32_t)b[i] << 16;
+    float half;
+    memcpy(&half, &bits, sizeof half);
+    if (isinf(want[i])) {
+      KC_CHECK(got == (float)want[i] && half == (float)want[i]);
+    } else {
+      KC_CHECK(fabs(got - want[i]) <= 2e-6 * (1 + fabs(want[i])));
+      KC_CHECK(fabs(half - want[i]) <= 2e-2 * (1 + fabs(want[i])));
+    }
+  }
+  kc_object_release(KC_OBJECT(in));
+  kt_release(out, 2);
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+  KT_PARSE_FAILS("func.func @main(%x: tensor<2xf64>) -> tensor<2xf64> {\n"
+                 "  %0 = chlo.erf_inv %x : tensor<2xf64> -> tensor<2xf64>\n"
+                 "  return %0 : tensor<2xf64>\n}\n",
+                 "line 2, column 8", "chlo.erf_inv of f64 is not supported");
+}

@@ -2,6 +2,7 @@
  * program representation (the HLO instruction table's, with HLO's
  * attribute names), built through the program builder. One rule per
  * operation; an operation without one is refused, naming it. */
+#include <math.h>
 #include <stdio.h>
 
 #include "program/ops.h"
@@ -1255,6 +1256,131 @@ static kc_status* kc__lower_custom_call(kc__shlo_scope* s, kc__shlo_op* op, cons
   return kc__laid_out_call(s, op, &d);
 }
 
+/* ---- CHLO ops without an HLO instruction, as instructions ---------------- */
+
+/* Builds element-wise instructions of one shape for a decomposition; the
+ * first failure is kept in `st` and later calls do nothing. */
+typedef struct kc__expr {
+  kc__shlo_scope* s;
+  const kc__shlo_op* op;
+  const kc_shape* shape; /* the values' */
+  kc_shape* pred;        /* pred of the same dims, owned */
+  kc_status* st;
+} kc__expr;
+
+static int32_t kc__e_add(kc__expr* e, int32_t opcode, const kc_shape* shape, const int32_t* ids,
+                         size_t n, const kc_attr_dict* attrs) {
+  int32_t id = -1;
+  kc_string_view name;
+  for (size_t i = 0; i < n; ++i) {
+    if (ids[i] < 0) return -1;
+  }
+  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, "erf_inv", &name);
+  if (e->st) return -1;
+  const kc__instr_def* def = kc__instr_def_find(opcode);
+  if (def->kind == KC__INSTR_ELEMENTWISE) {
+    e->st = kc_program_builder_add_op(e->s->b, (kc_opcode)opcode, shape, ids, n, name, &id);
+  } else {
+    kc_instruction_desc d = {.struct_size = sizeof d, .op = opcode, .result_shape = shape,
+                             .operands = ids, .num_operands = n, .attrs = attrs};
+    e->st = kc_program_builder_add_instruction(e->s->b, &d, name, &id);
+  }
+  return e->st ? -1 : id;
+}
+
+static int32_t kc__e_op(kc__expr* e, int32_t opcode, int32_t a, int32_t b) {
+  int32_t ids[2] = {a, b};
+  return kc__e_add(e, opcode, e->shape, ids, b < -1 ? 1 : 2, NULL);
+}
+
+#define KC__UNARY (-2) /* kc__e_op's b for a one-operand op */
+
+/* The f32 constant v, broadcast to the shape. */
+static int32_t kc__e_const(kc__expr* e, float v) {
+  if (e->st) return -1;
+  kc_shape* scalar = NULL;
+  int32_t c = -1, id = -1;
+  kc_string_view name;
+  e->st = kc_shape_create_array(kc_shape_get_dtype(e->shape), NULL, 0, &scalar);
+  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, "erf_inv", &name);
+  if (!e->st) e->st = kc_program_builder_add_constant(e->s->b, scalar, &v, sizeof v, name, &c);
+  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, "erf_inv", &name);
+  if (!e->st) e->st = kc_program_builder_add_broadcast(e->s->b, e->shape, c, NULL, 0, name, &id);
+  kc_shape_destroy(scalar);
+  return e->st ? -1 : id;
+}
+
+static int32_t kc__e_compare(kc__expr* e, const char* direction, int32_t a, int32_t b) {
+  kc_attr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.name = KC_SV_LIT("direction");
+  attr.type = KC_ATTR_STRING;
+  attr.v.str = kc_sv(direction);
+  kc_attr_dict attrs = {.count = 1, .entries = &attr};
+  int32_t ids[2] = {a, b};
+  return kc__e_add(e, KC_OP_COMPARE, e->pred, ids, 2, &attrs);
+}
+
+static int32_t kc__e_select(kc__expr* e, int32_t p, int32_t a, int32_t b) {
+  int32_t ids[3] = {p, a, b};
+  return kc__e_add(e, KC_OP_SELECT, e->shape, ids, 3, NULL);
+}
+
+/* chlo.erf_inv of f32 (f16 and bf16 through f32), as XLA expands it: M.
+ * Giles' single-precision approximation ("Approximating the erfinv
+ * function", GPU Computing Gems, 2011), a polynomial in w = -log((1 - x)(1
+ * + x)) on each side of w = 5, and +-inf at +-1. */
+static kc_status* kc__lower_erf_inv(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  (void)r;
+  static const float kSmall[9] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
+                                  -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
+                                  -0.00417768164f,  0.246640727f,    1.50140941f};
+  static const float kLarge[9] = {-0.000200214257f, 0.000100950558f, 0.00134934322f,
+                                  -0.00367342844f,  0.00573950773f,  -0.0076224613f,
+                                  0.00943887047f,   1.00167406f,     2.83297682f};
+  if (kc__shlo_num_operands(op) != 1 || kc__shlo_num_result_types(op) != 1) {
+    return kc__shlo_fail(&op->at, "chlo.erf_inv: expected one operand and one result");
+  }
+  const kc__shlo_value* x = kc__shlo_operand(s, op, 0);
+  DLDataType dt = kc_shape_get_dtype(x->shape);
+  bool half = (dt.code == kDLFloat && dt.bits == 16) || dt.code == kDLBfloat;
+  if (kc_shape_is_tuple(x->shape) || !((dt.code == kDLFloat && dt.bits == 32) || half)) {
+    return kc__shlo_fail(&op->at, "chlo.erf_inv of %s is not supported (f16, bf16 and f32 are)",
+                         dt.code == kDLFloat && dt.bits == 64 ? "f64" : "this element type");
+  }
+  kc__expr e = {.s = s, .op = op};
+  kc_shape* f32 = NULL;
+  KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(kDLFloat, 32, 1),
+                                           kc_shape_get_dims(x->shape),
+                                           kc_shape_get_rank(x->shape), &f32));
+  e.shape = f32;
+  e.st = kc_shape_create_array(kc_dtype_make(kDLBool, 8, 1), kc_shape_get_dims(x->shape),
+                               kc_shape_get_rank(x->shape), &e.pred);
+  int32_t v = half ? kc__e_add(&e, KC_OP_CONVERT, f32, &x->id, 1, NULL) : x->id;
+  int32_t one = kc__e_const(&e, 1.0f);
+  int32_t w = kc__e_op(&e, KC_OP_MULTIPLY, kc__e_op(&e, KC_OP_SUBTRACT, one, v),
+                       kc__e_op(&e, KC_OP_ADD, one, v));
+  w = kc__e_op(&e, KC_OP_NEGATE, kc__e_op(&e, KC_OP_LOG, w, KC__UNARY), KC__UNARY);
+  int32_t small = kc__e_compare(&e, "LT", w, kc__e_const(&e, 5.0f));
+  w = kc__e_select(&e, small, kc__e_op(&e, KC_OP_SUBTRACT, w, kc__e_const(&e, 2.5f)),
+                   kc__e_op(&e, KC_OP_SUBTRACT, kc__e_op(&e, KC_OP_SQRT, w, KC__UNARY),
+                            kc__e_const(&e, 3.0f)));
+  int32_t p = -1;
+  for (int i = 0; i < 9; ++i) {
+    int32_t c = kc__e_select(&e, small, kc__e_const(&e, kSmall[i]), kc__e_const(&e, kLarge[i]));
+    p = i == 0 ? c : kc__e_op(&e, KC_OP_ADD, c, kc__e_op(&e, KC_OP_MULTIPLY, p, w));
+  }
+  int32_t y = kc__e_op(&e, KC_OP_MULTIPLY, p, v);
+  int32_t edge = kc__e_compare(&e, "EQ", kc__e_op(&e, KC_OP_ABS, v, KC__UNARY), one);
+  y = kc__e_select(&e, edge, kc__e_op(&e, KC_OP_MULTIPLY, v, kc__e_const(&e, INFINITY)), y);
+  if (half) y = kc__e_add(&e, KC_OP_CONVERT, x->shape, &y, 1, NULL);
+  kc_shape_destroy(f32);
+  kc_shape_destroy(e.pred);
+  KC_RETURN_IF_ERROR(e.st);
+  kc__shlo_value result = {.id = y, .shape = kc__shlo_result_type(op, 0)};
+  return kc__bind_values(s, op, &result, 1);
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 #define KC__PLAIN(name, op) {name, op, kc__lower_plain}
@@ -1289,6 +1415,7 @@ static const struct {
     {KC__PLAIN("tan", KC_OP_TAN), false},
     {KC__PLAIN("tan", KC_OP_TAN), true},
     {KC__PLAIN("erf", KC_OP_ERF), true},
+    {{"erf_inv", KC__OP_NONE, kc__lower_erf_inv}, true},
     {KC__PLAIN("floor", KC_OP_FLOOR), false},
     {KC__PLAIN("ceil", KC_OP_CEIL), false},
     {KC__PLAIN("round_nearest_afz", KC_OP_ROUND_NEAREST_AFZ), false},
@@ -1383,7 +1510,7 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
   if (!r) {
     return kc__shlo_fail(&op->at,
                          "op %.*s is not supported (kcall reads the StableHLO ops that have an "
-                         "HLO instruction it runs, and chlo.erf, chlo.tan and chlo.top_k)",
+                         "HLO instruction it runs, and chlo.erf, erf_inv, tan and top_k)",
                          (int)op->name.size, op->name.data);
   }
   return r->fn(s, op, r);
