@@ -405,3 +405,48 @@ KC_TEST(stablehlo_chlo_erf_inv_as_xla_expands_it) {
                  "  return %0 : tensor<2xf64>\n}\n",
                  "line 2, column 8", "chlo.erf_inv of f64 is not supported");
 }
+
+KC_TEST(stablehlo_generic_while_and_call) {
+  /* The generic forms a printer without the pretty syntax writes (as the
+   * portable artifact's ops print): while with its values named in each
+   * region's ^bb0, func.call with its callee as a property. */
+  const char* text =
+      "module {\n"
+      "  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "    %z = \"stablehlo.constant\"() <{value = dense<0> : tensor<i32>}> : () -> tensor<i32>\n"
+      "    %r:2 = \"stablehlo.while\"(%z, %x) ({\n"
+      "    ^bb0(%i: tensor<i32>, %v: tensor<2xf32>):\n"
+      "      %n = \"stablehlo.constant\"() <{value = dense<3> : tensor<i32>}> : () -> tensor<i32>\n"
+      "      %c = \"stablehlo.compare\"(%i, %n) <{comparison_direction = "
+      "#stablehlo<comparison_direction LT>}> : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      \"stablehlo.return\"(%c) : (tensor<i1>) -> ()\n"
+      "    }, {\n"
+      "    ^bb0(%i: tensor<i32>, %v: tensor<2xf32>):\n"
+      "      %one = \"stablehlo.constant\"() <{value = dense<1> : tensor<i32>}> : () -> tensor<i32>\n"
+      "      %j = \"stablehlo.add\"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>\n"
+      "      %w = \"func.call\"(%v) <{callee = @twice}> : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "      \"stablehlo.return\"(%j, %w) : (tensor<i32>, tensor<2xf32>) -> ()\n"
+      "    }) : (tensor<i32>, tensor<2xf32>) -> (tensor<i32>, tensor<2xf32>)\n"
+      "    \"func.return\"(%r#1) : (tensor<2xf32>) -> ()\n"
+      "  }\n"
+      "  func.func private @twice(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "    %0 = \"stablehlo.add\"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+      "    \"func.return\"(%0) : (tensor<2xf32>) -> ()\n"
+      "  }\n"
+      "}\n";
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  const float x[2] = {1, -0.5f};
+  const int64_t xd[1] = {2};
+  kc_tensor* in = kt_tensor_of(KT_F32, 1, xd, x, sizeof x);
+  kc_tensor* out = NULL;
+  const DLTensor* dl = kc_tensor_get_dltensor(in);
+  KC_CHECK_OK(kc_executable_execute(exe, &dl, 1, NULL, &out));
+  KC_CHECK(kt_f32(out)[0] == 8 && kt_f32(out)[1] == -4);
+  kc_object_release(KC_OBJECT(in));
+  kc_object_release(KC_OBJECT(out));
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+}

@@ -635,7 +635,10 @@ static kc_status* kc__tuple_of(kc__shlo_scope* s, const kc__buf* ids, int32_t* o
 static kc_status* kc__lower_while(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
   size_t n = kc__shlo_num_operands(op);
   const kc__token* names = (const kc__token*)(const void*)op->iter_names.data;
-  if (kc__num_regions(op) != 2 || op->iter_names.size / sizeof *names != n ||
+  /* The pretty form names the loop's values in its header; the generic
+   * one in each region's ^bb0. */
+  size_t named = op->iter_names.size / sizeof *names;
+  if (kc__num_regions(op) != 2 || (named != n && named != 0) ||
       kc__shlo_num_result_types(op) != n) {
     return kc__shlo_fail(&op->at, "while: expected (%%iterArg = %%init, ...) : types cond {...} "
                                   "do {...}, a type per operand");
@@ -644,7 +647,7 @@ static kc_status* kc__lower_while(kc__shlo_scope* s, kc__shlo_op* op, const kc__
   kc__buf args = {0}, caps = {0}, one = {0}, ids = {0}, shapes = {0};
   kc_status* st = NULL;
   for (size_t i = 0; !st && i < n; ++i) {
-    kc__shlo_arg a = {.name = names[i], .shape = kc__shlo_operand(s, op, i)->shape};
+    kc__shlo_arg a = {.name = named ? names[i] : op->at, .shape = kc__shlo_operand(s, op, i)->shape};
     st = kc__buf_append(&args, &a, sizeof a) ? NULL : kc__parse_oom();
   }
   for (size_t k = 0; !st && k < 2; ++k) {
@@ -783,6 +786,7 @@ static kc_status* kc__lower_call(kc__shlo_scope* s, kc__shlo_op* op, const kc__r
   (void)r;
   kc__token callee = op->callee;
   const kc__shlo_item* dec = kc__shlo_attr(op, "decomposition");
+  if (!dec) dec = kc__shlo_attr(op, "callee"); /* the generic "func.call" */
   if (dec) {
     kc__lexer lx = dec->at;
     if (!kc__tok_is_punct(&lx.tok, '@')) return kc__lex_expected(&lx, &lx.tok, "@function");
