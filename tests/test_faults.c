@@ -241,14 +241,15 @@ KC_TEST(faults_plugin_load_op_calls_unload) {
 typedef struct kt_model {
   const char* path;
   const char* text;
+  const kc_parse_options* options; /* NULL: none */
 } kt_model;
 
 /* Parses, compiles and runs the program on zeros. */
 static kc_status* kt_model_path(void* ctx) {
   const kt_model* m = ctx;
   kc_program* p = NULL;
-  KC_RETURN_IF_ERROR(m->path ? kc_program_parse_file(m->path, &p)
-                             : kc_program_parse(kc_sv(m->text), &p));
+  KC_RETURN_IF_ERROR(m->path ? kc_program_parse_file_with(m->path, m->options, &p)
+                             : kc_program_parse_with(kc_sv(m->text), m->options, &p));
   kc_executable* exe = NULL;
   kc_status* st = kc_program_compile(p, NULL, &exe);
   kc_executable_info info = {.struct_size = sizeof info};
@@ -284,7 +285,7 @@ static kc_status* kt_model_path(void* ctx) {
 static void kt_model_sweep_file(const char* name, const char* file) {
   char path[1024];
   snprintf(path, sizeof path, "%s/%s/%s", KT_HLO_JAX_DIR, name, file);
-  kt_model m = {path, NULL};
+  kt_model m = {path, NULL, NULL};
   char what[128];
   snprintf(what, sizeof what, "program %s: read, parse, compile, execute", name);
   kt_fault_sweep(what, kt_model_path, &m);
@@ -303,12 +304,29 @@ KC_TEST(faults_program_sort) { kt_model_sweep("sort"); }
 KC_TEST(faults_stablehlo_cnn_train_step) { kt_model_sweep_file("cnn_train_step", "stablehlo.mlir"); }
 KC_TEST(faults_stablehlo_scan) { kt_model_sweep_file("scan", "stablehlo.mlir"); }
 
+/* A shape-polymorphic transformer block refined for a batch of 5: the
+ * evaluation of its shape arithmetic and the refined types. */
+KC_TEST(faults_stablehlo_shape_polymorphic) {
+  const int64_t dims[3] = {5, 6, 16};
+  kc_shape* shape = NULL;
+  KC_CHECK_OK(kc_shape_create_array(kc_dtype_make(kDLFloat, 32, 1), dims, 3, &shape));
+  const kc_shape* shapes[1] = {shape};
+  kc_parse_options o = {.struct_size = sizeof o, .parameter_shapes = shapes,
+                        .num_parameter_shapes = 1};
+  char path[1024];
+  snprintf(path, sizeof path, "%s/../shape_poly/transformer/module.mlir", KT_HLO_JAX_DIR);
+  kt_model m = {path, NULL, &o};
+  kt_fault_sweep("shape-polymorphic transformer block: parse for batch 5, compile, execute",
+                 kt_model_path, &m);
+  kc_shape_destroy(shape);
+}
+
 /* XLA FFI handlers a plugin registered, called from a program: the
  * adapter's call frames, attributes and buffers. */
 KC_TEST(faults_program_xla_ffi_handlers) {
   kc_plugin* plugin = NULL;
   KC_CHECK_OK(kc_plugin_load(KT_FIXTURE("xla_ffi"), &plugin));
-  kt_model m = {NULL, KT_XLA_PLUGIN_CHAIN_HLO};
+  kt_model m = {NULL, KT_XLA_PLUGIN_CHAIN_HLO, NULL};
   kt_fault_sweep("program calling XLA FFI handlers", kt_model_path, &m);
 }
 

@@ -276,9 +276,15 @@ KC_TEST(stablehlo_refusals_name_line_column_and_cause) {
   KT_PARSE_FAILS("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
                  "  %0 = stablehlo.add %x, %y : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
                  "line 2, column 26", "value %y is not defined");
-  KT_PARSE_FAILS("func.func @main(%x: tensor<?x2xf32>) -> tensor<2xf32> {\n"
-                 "  return %x : tensor<?x2xf32>\n}\n",
-                 "line 1", "a dynamic dimension", "symbolic shapes are not supported yet");
+  {
+    kc_program* q = NULL;
+    KC_CHECK_CODE(kc_program_parse(kc_sv("func.func @main(%x: tensor<?x2xf32>) -> "
+                                         "tensor<?x2xf32> {\n  return %x : tensor<?x2xf32>\n}\n"),
+                                   &q),
+                  KC_FAILED_PRECONDITION, "line 1, column 17: parameter 0 (%x) has the type "
+                  "f32[?,2], with dimensions only its input fixes");
+    KC_CHECK(q == NULL);
+  }
   KT_PARSE_FAILS("func.func @main(%x: tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN> {\n"
                  "  return %x : tensor<2xf8E4M3FN>\n}\n",
                  "element type 'f8E4M3FN' is not supported");
@@ -449,4 +455,126 @@ KC_TEST(stablehlo_generic_while_and_call) {
   kc_object_release(KC_OBJECT(out));
   kc_executable_destroy(exe);
   kc_program_destroy(p);
+}
+
+/* A shape-polymorphic module as jax.export writes it (abridged): the
+ * batch b taken from the input, checked by shape_assertion, handed to the
+ * wrapped main, which computes shapes with it. */
+static const char kPoly[] =
+    "module @jit_f attributes {jax.uses_shape_polymorphism = true} {\n"
+    "  func.func public @main(%arg0: tensor<?x3xf32>, %arg1: tensor<3xf32>) -> (tensor<?xf32>, "
+    "tensor<?x3xf32>) {\n"
+    "    %c = stablehlo.constant dense<1> : tensor<i32>\n"
+    "    %0 = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x3xf32>) -> tensor<i32>\n"
+    "    %1 = stablehlo.compare  GE, %0, %c,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "    stablehlo.custom_call @shape_assertion(%1, %0) {api_version = 2 : i32, error_message = "
+    "\"Expected value >= 1 for dimension variable 'b', got {0}.\", has_side_effect = true} : "
+    "(tensor<i1>, tensor<i32>) -> ()\n"
+    "    %2:2 = call @_wrapped_jax_export_main(%0, %arg0, %arg1) : (tensor<i32>, tensor<?x3xf32>, "
+    "tensor<3xf32>) -> (tensor<?xf32>, tensor<?x3xf32>)\n"
+    "    return %2#0, %2#1 : tensor<?xf32>, tensor<?x3xf32>\n"
+    "  }\n"
+    "  func.func private @_wrapped_jax_export_main(%arg0: tensor<i32> {jax.global_constant = "
+    "\"b\"}, %arg1: tensor<?x3xf32>, %arg2: tensor<3xf32>) -> (tensor<?xf32>, tensor<?x3xf32>) {\n"
+    "    %c = stablehlo.constant dense<3> : tensor<1xi32>\n"
+    "    %0 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>\n"
+    "    %1 = stablehlo.concatenate %0, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> "
+    "tensor<2xi32>\n"
+    "    %2 = stablehlo.dynamic_broadcast_in_dim %arg2, %1, dims = [1] : (tensor<3xf32>, "
+    "tensor<2xi32>) -> tensor<?x3xf32>\n"
+    "    %3 = stablehlo.multiply %arg1, %2 : tensor<?x3xf32>\n"
+    "    %cst = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "    %4 = stablehlo.reduce(%3 init: %cst) applies stablehlo.add across dimensions = [1] : "
+    "(tensor<?x3xf32>, tensor<f32>) -> tensor<?xf32>\n"
+    "    %5 = stablehlo.multiply %arg0, %arg0 : tensor<i32>\n"
+    "    %6 = stablehlo.reshape %5 : (tensor<i32>) -> tensor<1xi32>\n"
+    "    %7 = stablehlo.dynamic_iota %6, dim = 0 : (tensor<1xi32>) -> tensor<?xf32>\n"
+    "    %8 = stablehlo.dynamic_reshape %7, %1 : (tensor<?xf32>, tensor<2xi32>) -> tensor<?x3xf32>\n"
+    "    return %4, %8 : tensor<?xf32>, tensor<?x3xf32>\n"
+    "  }\n"
+    "}\n";
+
+/* Runs kPoly for a batch of b rows of [1, 2, 3] * row number. */
+static void kt_run_poly(int64_t b, const char* const* names) {
+  const int64_t dims[2] = {b, 3};
+  kc_shape* shape = NULL;
+  KC_CHECK_OK(kc_shape_create_array(KT_F32, dims, 2, &shape));
+  const kc_shape* shapes[1] = {shape};
+  kc_parse_options o = {.struct_size = sizeof o, .parameter_shapes = shapes,
+                        .num_parameter_shapes = 1, .parameter_names = names};
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse_with(kc_sv(kPoly), &o, &p));
+  kc_shape_destroy(shape);
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  float x[64 * 3];
+  for (int64_t i = 0; i < b * 3; ++i) x[i] = (float)(i / 3 + 1) * (float)(i % 3 + 1);
+  const float w[3] = {1, 0.5f, 2};
+  const int64_t wd[1] = {3};
+  kc_tensor* in[2] = {kt_tensor_of(KT_F32, 2, dims, x, (size_t)b * 3 * sizeof(float)),
+                      kt_tensor_of(KT_F32, 1, wd, w, sizeof w)};
+  kc_tensor* out[2] = {NULL, NULL};
+  const DLTensor* dl[2] = {kc_tensor_get_dltensor(in[0]), kc_tensor_get_dltensor(in[1])};
+  KC_CHECK_OK(kc_executable_execute(exe, dl, 2, NULL, out));
+  KC_CHECK_INT(kc_tensor_get_dltensor(out[0])->shape[0], b);
+  for (int64_t r = 0; r < b; ++r) KC_CHECK(kt_f32(out[0])[r] == (float)(r + 1) * 8.0f);
+  /* iota of b*b elements, reshaped to [b, 3]: only b*b == 3b fits, so the
+   * module is only valid for b = 3, and compile must have refused others. */
+  KC_CHECK(b == 3);
+  for (int i = 0; i < 9; ++i) KC_CHECK(kt_f32(out[1])[i] == (float)i);
+  kt_release(in, 2);
+  kt_release(out, 2);
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+}
+
+KC_TEST(stablehlo_shape_polymorphic_modules_refined_for_their_inputs) {
+  kt_run_poly(3, NULL);
+  static const char* const by_name[] = {"arg0"};
+  static const char* const by_number[] = {"0"};
+  kt_run_poly(3, by_name);
+  kt_run_poly(3, by_number);
+  /* Another batch: the dynamic_reshape of b*b elements into [b, 3] is
+   * refused where the shapes are known, naming the op. */
+  const int64_t dims[2] = {4, 3};
+  kc_shape* shape = NULL;
+  KC_CHECK_OK(kc_shape_create_array(KT_F32, dims, 2, &shape));
+  const kc_shape* shapes[1] = {shape};
+  kc_parse_options o = {.struct_size = sizeof o, .parameter_shapes = shapes,
+                        .num_parameter_shapes = 1};
+  kc_program* p = NULL;
+  KC_CHECK_CODE(kc_program_parse_with(kc_sv(kPoly), &o, &p), KC_INVALID_ARGUMENT,
+                "line 21, column 10: dynamic_reshape: the shape operand holds 12 elements, the "
+                "operand 16");
+  KC_CHECK(p == NULL);
+  kc_shape_destroy(shape);
+  /* No shape: FAILED_PRECONDITION naming the parameter. */
+  KC_CHECK_CODE(kc_program_parse(kc_sv(kPoly), &p), KC_FAILED_PRECONDITION,
+                "parameter 0 (%arg0) has the type f32[?,3]");
+  /* An empty batch fails the module's own shape assertion, with its
+   * message and the dimension filled in. */
+  const int64_t zero[2] = {0, 3};
+  KC_CHECK_OK(kc_shape_create_array(KT_F32, zero, 2, &shape));
+  shapes[0] = shape;
+  KC_CHECK_CODE(kc_program_parse_with(kc_sv(kPoly), &o, &p), KC_INVALID_ARGUMENT,
+                "Expected value >= 1 for dimension variable 'b', got 0.");
+  kc_shape_destroy(shape);
+  /* A shape not of the parameter's type, a name no parameter has. */
+  const int64_t wrong[2] = {2, 4};
+  KC_CHECK_OK(kc_shape_create_array(KT_F32, wrong, 2, &shape));
+  shapes[0] = shape;
+  KC_CHECK_CODE(kc_program_parse_with(kc_sv(kPoly), &o, &p), KC_INVALID_ARGUMENT,
+                "parameter 0 (%arg0): the shape given, f32[2,4], is not of its type f32[?,3]");
+  static const char* const nobody[] = {"y"};
+  o.parameter_names = nobody;
+  KC_CHECK_CODE(kc_program_parse_with(kc_sv(kPoly), &o, &p), KC_INVALID_ARGUMENT,
+                "a shape is given for parameter 'y', which the program does not have");
+  /* HLO text: the shapes given must be its own. */
+  o.parameter_names = NULL;
+  KC_CHECK_CODE(kc_program_parse_with(kc_sv("HloModule m\nENTRY e {\n  ROOT x = f32[2,3] "
+                                            "parameter(0)\n}\n"),
+                                      &o, &p),
+                KC_INVALID_ARGUMENT, "parameter 0 (x): the shape given, f32[2,4], is not its "
+                "shape f32[2,3]");
+  kc_shape_destroy(shape);
 }

@@ -389,6 +389,46 @@ KC_API kc_status* kc_program_builder_finish(kc_program_builder* b,
 KC_API kc_status* kc_program_parse(kc_string_view text,
                                    kc_program** out_program);
 
+/* Options of kc_program_parse_with. Zero-initialise them and set
+ * struct_size; fields a caller built against an older header leaves out
+ * read as zero. */
+typedef struct kc_parse_options {
+  size_t struct_size;
+  /* The shapes of the entry's parameters. A shape-polymorphic StableHLO
+   * module (what jax.export writes for symbolic shapes: `tensor<?x8xf32>`,
+   * the dimension variables computed with get_dimension_size, checked by
+   * shape_assertion custom calls) is compiled for concrete shapes: the
+   * reader gives every open dimension its size from these, as jax.export's
+   * shape refinement does, evaluating the integer arithmetic the module
+   * computes shapes with and turning dynamic_broadcast_in_dim,
+   * dynamic_reshape, dynamic_iota, real_dynamic_slice and dynamic_pad into
+   * their static forms. parameter_shapes[i] is parameter i's; NULL, or i
+   * past num_parameter_shapes, leaves parameter i as its type says (which
+   * must then fix every dimension). A shape must be of its parameter's
+   * type, open dimensions aside. For HLO text, whose shapes are all fixed,
+   * each given shape must be its parameter's. Borrowed for the call. */
+  const kc_shape* const* parameter_shapes;
+  size_t num_parameter_shapes;
+  /* NULL, or a name for each of parameter_shapes: shape i is then the
+   * parameter's named parameter_names[i] (as the text names it, "arg0" or
+   * "x"; or its number, "0"), and every name must be a parameter's. */
+  const char* const* parameter_names;
+} kc_parse_options;
+
+/* kc_program_parse with options (NULL: none). Besides kc_program_parse's
+ * errors: INVALID_ARGUMENT for a shape that is not of its parameter's
+ * type or more shapes than parameters, and, naming the op, line and
+ * column, for an op whose result kcall cannot refine, a shape computed
+ * from values the module does not know until it runs, or a
+ * shape_assertion that fails (with JAX's own message, the dimension
+ * values filled in: "Input shapes do not match the polymorphic shapes
+ * specification. Expected value >= 1 for dimension variable 'b' ...").
+ * Without the shape of a parameter whose type leaves dimensions open,
+ * kc_program_parse and this function answer FAILED_PRECONDITION naming
+ * the parameter. */
+KC_API kc_status* kc_program_parse_with(kc_string_view text, const kc_parse_options* options,
+                                        kc_program** out_program);
+
 /* kc_program_parse of the file at `path` (HLO text, as JAX's
  * `lowered.as_text(dialect="hlo")` or `compiled.as_text()` writes it, or
  * StableHLO text, as `lowered.as_text()` does), read whole. A file that cannot be opened or read gets
@@ -399,6 +439,10 @@ KC_API kc_status* kc_program_parse(kc_string_view text,
  * kc_program_parse's. */
 KC_API kc_status* kc_program_parse_file(const char* path,
                                         kc_program** out_program);
+
+/* kc_program_parse_file with kc_program_parse_with's options (NULL: none). */
+KC_API kc_status* kc_program_parse_file_with(const char* path, const kc_parse_options* options,
+                                             kc_program** out_program);
 
 /* Releases the caller's program. Executables compiled from it keep what
  * they need, so it may be destroyed while they are still in use. NULL is a

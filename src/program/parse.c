@@ -703,11 +703,51 @@ void kc__parser_free(kc__hlo_parser* p) {
 }
 
 kc_status* kc_program_parse(kc_string_view text, kc_program** out_program) {
+  return kc_program_parse_with(text, NULL, out_program);
+}
+
+static const char* kc__param_name(const void* ctx, size_t i) {
+  return kc_program_get_parameter_name(ctx, i);
+}
+
+/* HLO text fixes every shape: those given must be the parameters'. */
+static kc_status* kc__check_given_shapes(const kc_program* p, const kc_parse_options* o) {
+  size_t n = kc_program_get_parameter_count(p);
+  KC_RETURN_IF_ERROR(kc__check_given_names(o, n, kc__param_name, p));
+  for (size_t i = 0; i < n; ++i) {
+    const kc_shape* given = kc__given_shape(o, i, kc_program_get_parameter_name(p, i));
+    const kc_shape* have = kc_program_get_parameter_shape(p, i);
+    if (given && !kc_shape_equal(given, have)) {
+      char a[128], b[128];
+      kc_shape_format(given, a, sizeof a);
+      kc_shape_format(have, b, sizeof b);
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "parameter %zu (%s): the shape given, %s, is not its shape %s", i,
+                              kc_program_get_parameter_name(p, i), a, b);
+    }
+  }
+  return NULL;
+}
+
+kc_status* kc_program_parse_with(kc_string_view text, const kc_parse_options* options,
+                                 kc_program** out_program) {
   if (!out_program || (!text.data && text.size)) {
     return kc_status_create(KC_INVALID_ARGUMENT, "kc_program_parse: %s is NULL",
                             out_program ? "text" : "out_program");
   }
   *out_program = NULL;
+  kc_parse_options o;
+  memset(&o, 0, sizeof o);
+  if (options) {
+    size_t n = options->struct_size < sizeof o ? options->struct_size : sizeof o;
+    memcpy(&o, options, n);
+    o.struct_size = sizeof o;
+    if (o.num_parameter_shapes && !o.parameter_shapes) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "kc_program_parse_with: parameter_shapes is NULL with "
+                              "num_parameter_shapes %zu", o.num_parameter_shapes);
+    }
+  }
   kc__hlo_module module;
   memset(&module, 0, sizeof module);
   kc__hlo_parser p = {.root = -1, .module = &module};
@@ -717,9 +757,18 @@ kc_status* kc_program_parse(kc_string_view text, kc_program** out_program) {
     text.size -= 3;
   }
   /* MLIR text (StableHLO, as JAX prints it) goes to its own reader. */
-  if (kc__stablehlo_detect(text)) return kc__stablehlo_parse(text, out_program);
+  if (kc__stablehlo_detect(text)) {
+    return kc__stablehlo_parse(text, &o, out_program);
+  }
   kc__lexer_init(&p.lx, text, 1, 1);
   kc_status* st = kc__parse_module(&p, out_program);
+  if (!st && o.num_parameter_shapes) {
+    st = kc__check_given_shapes(*out_program, &o);
+    if (st) {
+      kc_program_destroy(*out_program);
+      *out_program = NULL;
+    }
+  }
   kc_program_builder_destroy(p.b);
   kc__parser_free(&p);
   kc__hlo_computation* comps = (kc__hlo_computation*)(void*)module.computations.data;

@@ -40,6 +40,11 @@ static kc_status* kc__read_all(FILE* f, const char* path, char** out_text,
 }
 
 kc_status* kc_program_parse_file(const char* path, kc_program** out_program) {
+  return kc_program_parse_file_with(path, NULL, out_program);
+}
+
+kc_status* kc_program_parse_file_with(const char* path, const kc_parse_options* options,
+                                      kc_program** out_program) {
   if (!path || !out_program) {
     return kc_status_create(KC_INVALID_ARGUMENT, "kc_program_parse_file: %s is NULL",
                             path ? "out_program" : "path");
@@ -52,7 +57,7 @@ kc_status* kc_program_parse_file(const char* path, kc_program** out_program) {
   kc_status* st = kc__read_all(f, path, &text, &size);
   fclose(f);
   if (st) return st;
-  st = kc_program_parse((kc_string_view){text, size}, out_program);
+  st = kc_program_parse_with((kc_string_view){text, size}, options, out_program);
   kc__free(text);
   return kc_status_add_context(st, "parsing %s", KC__QS(path));
 }

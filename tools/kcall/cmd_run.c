@@ -275,6 +275,50 @@ static kc_status* execute(const run_options* o, const kc_executable* exe,
   return st;
 }
 
+/* The program parsed for the shapes of the inputs given as .npy files
+ * (NAME=FILE.npy, NAME a parameter's name or number): what a
+ * shape-polymorphic module needs. Fails when an input cannot be read, or
+ * as kc_program_parse_file_with does. */
+static kc_status* parse_for_inputs(const run_options* o, kc_program** out) {
+  const char** names = calloc(o->num_inputs + 1, sizeof *names);
+  kc_shape** shapes = calloc(o->num_inputs + 1, sizeof *shapes);
+  char** owned = calloc(o->num_inputs + 1, sizeof *owned);
+  size_t n = 0;
+  kc_status* st = names && shapes && owned ? NULL
+                                           : kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t i = 0; !st && i < o->num_inputs; ++i) {
+    const char* eq = strchr(o->inputs[i], '=');
+    const char* file = eq + 1;
+    size_t len = strlen(file);
+    if (len < 4 || strcmp(file + len - 4, ".npy") != 0) continue;
+    kc_tensor* t = NULL;
+    st = kc_tensor_read_npy(file, NULL, &t);
+    if (st) break;
+    const DLTensor* dl = kc_tensor_get_dltensor(t);
+    st = kc_shape_create_array(dl->dtype, dl->shape, dl->ndim, &shapes[n]);
+    kc_object_release(KC_OBJECT(t));
+    owned[n] = st ? NULL : strndup(o->inputs[i], (size_t)(eq - o->inputs[i]));
+    if (!st && !owned[n]) st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+    if (!st) {
+      names[n] = owned[n];
+      n++;
+    }
+  }
+  if (!st) {
+    kc_parse_options options = {.struct_size = sizeof options,
+                                .parameter_shapes = (const kc_shape* const*)shapes,
+                                .num_parameter_shapes = n,
+                                .parameter_names = names};
+    st = kc_program_parse_file_with(o->program_path, &options, out);
+  }
+  for (size_t i = 0; shapes && i < n; ++i) kc_shape_destroy(shapes[i]);
+  for (size_t i = 0; owned && i < n; ++i) free(owned[i]);
+  free(names);
+  free(shapes);
+  free(owned);
+  return st;
+}
+
 static kc_status* compile(const run_options* o, kc_thread_pool* pool,
                           kc_executable** out_exe, run_inputs* in) {
   kc_compile_options options;
@@ -303,6 +347,17 @@ static kc_status* compile(const run_options* o, kc_thread_pool* pool,
 
   kc_program* program = NULL;
   kc_status* st = kc_program_parse_file(o->program_path, &program);
+  if (st && kc_status_get_code(st) == KC_FAILED_PRECONDITION) {
+    /* A shape-polymorphic module: compiled for the shapes of the inputs
+     * given as .npy files. */
+    kc_status* again = parse_for_inputs(o, &program);
+    if (again && kc_status_get_code(again) == KC_FAILED_PRECONDITION) {
+      kc_status_destroy(again); /* still a shape missing: the first says which */
+    } else {
+      kc_status_destroy(st);
+      st = again;
+    }
+  }
   if (st) return st;
   /* Messages name the module from here on ("compiling 'seed_add': ..."). */
   st = kc_program_compile(program, &options, out_exe);

@@ -159,7 +159,25 @@ static kc_status* kc__lower_plain(kc__shlo_scope* s, kc__shlo_op* op, const kc__
   return st;
 }
 
-/* Every operand and the attributes `fill` reads. */
+/* The first n operands, attributes and called programs (released here). */
+static kc_status* kc__lower_with_n(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r,
+                                   size_t n, const kc__attrs* attrs, kc_program** programs,
+                                   size_t np) {
+  kc__buf ids = {0};
+  kc_status* st = n > kc__shlo_num_operands(op)
+                      ? kc__shlo_fail(&op->at, "%.*s: expected %zu operands", (int)op->name.size,
+                                      op->name.data, n)
+                      : kc__shlo_operand_ids(s, op, 0, n, &ids);
+  if (!st) {
+    st = kc__emit(s, op, r->opcode, &ids, attrs, programs, np);
+  } else {
+    for (size_t i = 0; i < np; ++i) kc_program_destroy(programs[i]);
+  }
+  kc__buf_free(&ids);
+  return st;
+}
+
+/* Every operand, the attributes and called programs (released here). */
 static kc_status* kc__lower_with(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r,
                                  const kc__attrs* attrs, kc_program** programs, size_t np) {
   kc__buf ids = {0};
@@ -171,6 +189,30 @@ static kc_status* kc__lower_with(kc__shlo_scope* s, kc__shlo_op* op, const kc__r
   }
   kc__buf_free(&ids);
   return st;
+}
+
+/* A small integer or pred constant's elements, recorded as known (what
+ * shape-polymorphic modules compute shapes from). */
+static kc_status* kc__constant_known(kc__shlo_scope* s, const kc__shlo_op* op,
+                                     const kc_shape* shape, const void* data) {
+  DLDataType dt = kc_shape_get_dtype(shape);
+  size_t width = dt.code == kDLBool ? 1 : dt.bits / 8u;
+  size_t n = kc_shape_get_byte_size(shape) / (width ? width : 1);
+  if (op->result.kind == KC__TOK_END || n > 64 ||
+      !(dt.code == kDLInt || dt.code == kDLUInt || dt.code == kDLBool)) {
+    return NULL;
+  }
+  int64_t v[64];
+  const unsigned char* p = data;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t bits = 0;
+    memcpy(&bits, p + i * width, width);
+    if (dt.code == kDLInt && width < 8 && (bits >> (8 * width - 1) & 1)) {
+      bits |= ~(uint64_t)0 << (8 * width); /* sign-extended */
+    }
+    v[i] = (int64_t)bits;
+  }
+  return kc__shlo_set_known(s, op->result.text, v, n);
 }
 
 static kc_status* kc__lower_constant(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
@@ -187,7 +229,11 @@ static kc_status* kc__lower_constant(kc__shlo_scope* s, kc__shlo_op* op, const k
   KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, NULL, &name));
   int32_t id;
   KC_RETURN_IF_ERROR(kc_program_builder_add_constant(s->b, shape, data, size, name, &id));
-  return kc__shlo_bind_results(s, op, id, false);
+  KC_RETURN_IF_ERROR(kc__shlo_bind_results(s, op, id, false));
+  kc__shlo_value* bound = op->result.kind == KC__TOK_END ? NULL
+                                                         : kc__shlo_lookup(s, op->result.text);
+  if (bound) bound->constant = data;
+  return kc__constant_known(s, op, shape, data);
 }
 
 static kc_status* kc__lower_broadcast(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
@@ -197,8 +243,10 @@ static kc_status* kc__lower_broadcast(kc__shlo_scope* s, kc__shlo_op* op, const 
   int64_t v[KC_TENSOR_MAX_NDIM];
   size_t n;
   KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &it->at, "dims", v, KC_TENSOR_MAX_NDIM, &n));
-  if (kc__shlo_num_operands(op) != 1 || kc__shlo_num_result_types(op) != 1) {
-    return kc__shlo_fail(&op->at, "broadcast_in_dim: expected one operand and one result");
+  /* (dynamic_broadcast_in_dim's second operand is the result's shape,
+   * already its type's.) */
+  if (kc__shlo_num_operands(op) < 1 || kc__shlo_num_result_types(op) != 1) {
+    return kc__shlo_fail(&op->at, "broadcast_in_dim: expected an operand and one result");
   }
   const kc__shlo_value* x = kc__shlo_operand(s, op, 0);
   const kc_shape* result = kc__shlo_result_type(op, 0);
@@ -567,7 +615,22 @@ static kc_status* kc__copy_bool(kc__shlo_scope* s, const kc__shlo_op* op, kc__at
   return NULL;
 }
 
-static kc_status* kc__lower_gather(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+/* Operands first..first+count-1, known, as the integer-list attributes
+ * `names` (the static form's). */
+static kc_status* kc__known_attrs(kc__shlo_scope* s, const kc__shlo_op* op, size_t first,
+                                  const char* const* names, size_t count, kc__attrs* at) {
+  for (size_t k = 0; k < count; ++k) {
+    int64_t v[KC_TENSOR_MAX_NDIM];
+    size_t n;
+    KC_RETURN_IF_ERROR(kc__shlo_known_ints(s, op, first + k, v, KC_TENSOR_MAX_NDIM, &n));
+    KC_RETURN_IF_ERROR(kc__attrs_ints(s, at, names[k], v, n));
+  }
+  return NULL;
+}
+
+/* gather; dynamic_gather, whose slice sizes are its third operand. */
+static kc_status* kc__gather(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r,
+                             bool dynamic_op) {
   static const char* const fields[] = {"offset_dims", "collapsed_slice_dims",
                                        "operand_batching_dims", "start_indices_batching_dims",
                                        "start_index_map", "index_vector_dim"};
@@ -577,9 +640,23 @@ static kc_status* kc__lower_gather(kc__shlo_scope* s, kc__shlo_op* op, const kc_
   for (size_t i = 0; i < KC__ARRAY_SIZE(fields); ++i) {
     KC_RETURN_IF_ERROR(kc__struct_ints(s, dn, &at, fields[i]));
   }
-  KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, "slice_sizes", NULL, "slice_sizes", true));
+  if (dynamic_op) {
+    static const char* const sizes[] = {"slice_sizes"};
+    KC_RETURN_IF_ERROR(kc__known_attrs(s, op, 2, sizes, 1, &at));
+  } else {
+    KC_RETURN_IF_ERROR(kc__copy_ints(s, op, &at, "slice_sizes", NULL, "slice_sizes", true));
+  }
   KC_RETURN_IF_ERROR(kc__copy_bool(s, op, &at, "indices_are_sorted"));
-  return kc__lower_with(s, op, r, &at, NULL, 0);
+  return kc__lower_with_n(s, op, r, 2, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_gather(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  return kc__gather(s, op, r, false);
+}
+
+static kc_status* kc__lower_dynamic_gather(kc__shlo_scope* s, kc__shlo_op* op,
+                                           const kc__rule* r) {
+  return kc__gather(s, op, r, true);
 }
 
 static kc_status* kc__lower_scatter(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
@@ -725,6 +802,19 @@ static kc_status* kc__lower_branches(kc__shlo_scope* s, kc__shlo_op* op, const k
     if (!st) st = kc__tuple_of(s, &capids, &t);
     if (!st && !kc__buf_append(&ids, &t, sizeof t)) st = kc__parse_oom();
   }
+  /* Results whose types leave dimensions open have the branches' shapes. */
+  if (!st && made) {
+    const kc_shape* got = kc_program_get_result_shape(progs[0]);
+    for (size_t i = 0; !st && i < kc__shlo_num_result_types(op); ++i) {
+      const kc_shape* e = tuple ? (kc_shape_is_tuple(got) && i < kc_shape_get_tuple_size(got)
+                                       ? kc_shape_get_element(got, i)
+                                       : NULL)
+                                : got;
+      if (e && !kc_shape_is_tuple(e)) {
+        st = kc__shlo_refine_result(s, op, i, kc_shape_get_dims(e), kc_shape_get_rank(e));
+      }
+    }
+  }
   if (!st) {
     st = kc__emit(s, op, r->opcode, &ids, NULL, progs, made);
   } else {
@@ -758,7 +848,7 @@ static kc_status* kc__bind_values(kc__shlo_scope* s, const kc__shlo_op* op,
       memcpy(t + key.size, buf, (size_t)len + 1);
       key = (kc_string_view){t, key.size + (size_t)len};
     }
-    KC_RETURN_IF_ERROR(kc__shlo_bind(s, key, v[k].id, v[k].shape));
+    KC_RETURN_IF_ERROR(kc__shlo_bind_value(s, key, &v[k]));
   }
   return NULL;
 }
@@ -956,6 +1046,61 @@ static kc_status* kc__conv_field(const kc__shlo_op* op, const char* pretty, cons
   return NULL;
 }
 
+/* The I64 array attribute `name` of at, or NULL. */
+static const int64_t* kc__attrs_get(const kc__attrs* at, const char* name, size_t* n) {
+  for (size_t i = 0; i < at->n; ++i) {
+    if (kc_sv_equal(at->a[i].name, kc_sv(name))) {
+      *n = at->a[i].type == KC_ATTR_ARRAY ? at->a[i].v.array.count : 1;
+      return at->a[i].type == KC_ATTR_ARRAY ? at->a[i].v.array.data : &at->a[i].v.i64;
+    }
+  }
+  return NULL;
+}
+
+/* A convolution's result type refined where it leaves dimensions open:
+ * batch from the input's (over batch_group_count), features from the
+ * kernel's output features, each spatial dimension as its window slides
+ * over the padded, dilated input. `labels` are HLO's dim_labels, the
+ * kernel's at [kernel_at, kernel_end); `at` the attributes built. */
+static kc_status* kc__refine_convolution(kc__shlo_scope* s, kc__shlo_op* op, const char* labels,
+                                         size_t kernel_at, size_t kernel_end,
+                                         const kc__attrs* at) {
+  if (!kc__shlo_dynamic(s->m, kc__shlo_result_type(op, 0))) return NULL;
+  const kc_shape* x = kc__shlo_operand(s, op, 0)->shape;
+  const kc_shape* k = kc__shlo_operand(s, op, 1)->shape;
+  const char* in = labels;
+  const char* kern = labels + kernel_at;
+  const char* out = labels + kernel_end + 2;
+  size_t n_in = kernel_at - 1, n_out = strlen(out);
+  size_t n;
+  const int64_t* groups = kc__attrs_get(at, "batch_group_count", &n);
+  const int64_t* str = kc__attrs_get(at, "window_strides", &n);
+  const int64_t* lo = kc__attrs_get(at, "padding_low", &n);
+  const int64_t* hi = kc__attrs_get(at, "padding_high", &n);
+  const int64_t* bd = kc__attrs_get(at, "base_dilations", &n);
+  const int64_t* wd = kc__attrs_get(at, "window_dilations", &n);
+  int64_t dims[KC_TENSOR_MAX_NDIM];
+  if (n_out > KC_TENSOR_MAX_NDIM) return kc__shlo_fail(&op->at, "convolution: labels");
+  for (size_t d = 0; d < n_out; ++d) {
+    char c = out[d];
+    const char* pi = memchr(in, c == 'f' ? 'f' : c, n_in);
+    const char* pk = memchr(kern, c == 'f' ? 'o' : c, kernel_end - kernel_at);
+    if (c == 'b' && pi) {
+      dims[d] = kc_shape_get_dims(x)[pi - in] / (groups && *groups > 0 ? *groups : 1);
+    } else if (c == 'f' && pk) {
+      dims[d] = kc_shape_get_dims(k)[pk - kern];
+    } else if (c >= '0' && c <= '9' && pi && pk) {
+      size_t i = (size_t)(c - '0');
+      dims[d] = kc__window_size(kc_shape_get_dims(x)[pi - in], lo ? lo[i] : 0, hi ? hi[i] : 0,
+                                bd ? bd[i] : 1, kc_shape_get_dims(k)[pk - kern],
+                                wd ? wd[i] : 1, str ? str[i] : 1);
+    } else {
+      return kc__shlo_fail(&op->at, "convolution: dimension labels %s", labels);
+    }
+  }
+  return kc__shlo_refine_result(s, op, 0, dims, (int32_t)n_out);
+}
+
 static kc_status* kc__lower_convolution(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
   const kc__shlo_item* dn = kc__either(op, "dim_numbers", "dimension_numbers");
   if (!dn) return kc__missing(op, "dim_numbers");
@@ -1028,7 +1173,105 @@ static kc_status* kc__lower_convolution(kc__shlo_scope* s, kc__shlo_op* op, cons
     if (it) KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &it->at, counts[k], &v));
     kc__attrs_int(&at, counts[k], v);
   }
+  KC_RETURN_IF_ERROR(kc__refine_convolution(s, op, text, kernel_at, kernel_end, &at));
   return kc__lower_with(s, op, r, &at, NULL, 0);
+}
+
+/* ---- shape-polymorphic ops, in their static forms -------------------------- */
+
+/* get_dimension_size: the size of a dimension of the (refined) operand,
+ * as a constant. */
+static kc_status* kc__lower_dimension_size(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  (void)r;
+  const kc__shlo_item* it = kc__either(op, "dim", "dimension");
+  if (!it || kc__shlo_num_operands(op) != 1 || kc__shlo_num_result_types(op) != 1) {
+    return kc__missing(op, "dim");
+  }
+  int64_t d;
+  KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &it->at, "dim", &d));
+  const kc_shape* x = kc__shlo_operand(s, op, 0)->shape;
+  const kc_shape* t = kc__shlo_result_type(op, 0);
+  DLDataType dt = kc_shape_get_dtype(t);
+  if (kc_shape_is_tuple(x) || d < 0 || d >= kc_shape_get_rank(x) || kc_shape_get_rank(t) != 0 ||
+      !(dt.code == kDLInt && (dt.bits == 32 || dt.bits == 64))) {
+    return kc__shlo_fail(&op->at, "get_dimension_size: expected a dimension of the operand and "
+                                  "an i32 or i64 scalar result");
+  }
+  int64_t size = kc_shape_get_dims(x)[d];
+  int32_t size32 = (int32_t)size;
+  kc_string_view name;
+  int32_t id;
+  KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, NULL, &name));
+  KC_RETURN_IF_ERROR(kc_program_builder_add_constant(s->b, t, dt.bits == 32 ? (void*)&size32 : (void*)&size,
+                                                     dt.bits / 8u, name, &id));
+  KC_RETURN_IF_ERROR(kc__shlo_bind_results(s, op, id, false));
+  return kc__shlo_set_known(s, op->result.text, &size, 1);
+}
+
+/* dynamic_reshape: a reshape of its operand (the refined type is the shape). */
+static kc_status* kc__lower_first_operand(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  return kc__lower_with_n(s, op, r, 1, NULL, NULL, 0);
+}
+
+static kc_status* kc__lower_dynamic_iota(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  const kc__shlo_item* it = kc__either(op, "dim", "iota_dimension");
+  if (!it) return kc__missing(op, "iota_dimension");
+  int64_t d;
+  KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &it->at, "iota_dimension", &d));
+  kc__attrs at = {.n = 0};
+  kc__attrs_int(&at, "iota_dimension", d);
+  return kc__lower_with_n(s, op, r, 0, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_real_dynamic_slice(kc__shlo_scope* s, kc__shlo_op* op,
+                                               const kc__rule* r) {
+  static const char* const names[] = {"start_indices", "limit_indices", "strides"};
+  kc__attrs at = {.n = 0};
+  KC_RETURN_IF_ERROR(kc__known_attrs(s, op, 1, names, 3, &at));
+  return kc__lower_with_n(s, op, r, 1, &at, NULL, 0);
+}
+
+static kc_status* kc__lower_dynamic_pad(kc__shlo_scope* s, kc__shlo_op* op, const kc__rule* r) {
+  static const char* const names[] = {"edge_padding_low", "edge_padding_high",
+                                      "interior_padding"};
+  kc__attrs at = {.n = 0};
+  KC_RETURN_IF_ERROR(kc__known_attrs(s, op, 2, names, 3, &at));
+  return kc__lower_with_n(s, op, r, 2, &at, NULL, 0);
+}
+
+/* A custom call to shape_assertion, as jax.export checks the shapes a
+ * shape-polymorphic module is given: nothing when its condition holds;
+ * its error_message, with {0}, {1}, ... the values after the condition,
+ * when it does not. */
+static kc_status* kc__shape_assertion(kc__shlo_scope* s, kc__shlo_op* op) {
+  const kc__shlo_item* msg = kc__shlo_attr(op, "error_message");
+  size_t n = kc__shlo_num_operands(op);
+  const int64_t* ok = n ? kc__shlo_known(s, op, 0) : NULL;
+  if (!ok) {
+    return kc__shlo_fail(&op->at, "shape_assertion: its condition is not known while the "
+                                  "module is read");
+  }
+  if (ok[0]) return NULL;
+  kc_string_view text = KC_SV_LIT("shape assertion failed");
+  if (msg) KC_RETURN_IF_ERROR(kc__shlo_string(s->m, &msg->at, "error_message", &text));
+  char out[1024];
+  size_t len = 0;
+  for (size_t i = 0; i < text.size; ++i) {
+    size_t k = 0, j = i + 1;
+    if (text.data[i] == '{') {
+      while (j < text.size && text.data[j] >= '0' && text.data[j] <= '9' && k < 1000) {
+        k = k * 10 + (size_t)(text.data[j++] - '0');
+      }
+    }
+    if (text.data[i] == '{' && j > i + 1 && j < text.size && text.data[j] == '}' &&
+        k + 1 < n && kc__shlo_known(s, op, k + 1)) {
+      kc__appendf(out, sizeof out, &len, "%lld", (long long)kc__shlo_known(s, op, k + 1)[0]);
+      i = j;
+    } else {
+      kc__appendf(out, sizeof out, &len, "%c", text.data[i]);
+    }
+  }
+  return kc_status_create(KC_INVALID_ARGUMENT, "%s", out);
 }
 
 /* The layouts a custom call gives its operands or results
@@ -1176,6 +1419,7 @@ static kc_status* kc__laid_out_call(kc__shlo_scope* s, const kc__shlo_op* op,
   KC_RETURN_IF_ERROR(kc_program_builder_set_location(s->b, id, op->at.line, op->at.column));
   /* Its results, each read back from its layout. */
   kc__shlo_value results[kMax];
+  memset(results, 0, sizeof results);
   for (size_t i = 0; i < nr; ++i) {
     results[i].shape = out_shapes[i];
     results[i].id = id;
@@ -1205,6 +1449,7 @@ static kc_status* kc__lower_custom_call(kc__shlo_scope* s, kc__shlo_op* op, cons
     if (!t) return kc__missing(op, "@target");
     KC_RETURN_IF_ERROR(kc__shlo_string(s->m, &t->at, "call_target_name", &target));
   }
+  if (kc_sv_equal(target, KC_SV_LIT("shape_assertion"))) return kc__shape_assertion(s, op);
   /* Sharding annotations: their operand, on one device. */
   if (kc_sv_equal(target, KC_SV_LIT("Sharding")) ||
       kc_sv_equal(target, KC_SV_LIT("xla.sdy.FuncResultSharding")) ||
@@ -1476,6 +1721,13 @@ static const struct {
     {{"custom_call", KC__OP_NONE, kc__lower_custom_call}, false},
     {{"composite", KC__OP_NONE, kc__lower_call}, false},
     {{"top_k", KC_OP_TOPK, kc__lower_top_k}, true},
+    {{"get_dimension_size", KC__OP_NONE, kc__lower_dimension_size}, false},
+    {{"dynamic_broadcast_in_dim", KC__OP_NONE, kc__lower_broadcast}, false},
+    {{"dynamic_reshape", KC_OP_RESHAPE, kc__lower_first_operand}, false},
+    {{"dynamic_iota", KC_OP_IOTA, kc__lower_dynamic_iota}, false},
+    {{"real_dynamic_slice", KC_OP_SLICE, kc__lower_real_dynamic_slice}, false},
+    {{"dynamic_pad", KC_OP_PAD, kc__lower_dynamic_pad}, false},
+    {{"dynamic_gather", KC_OP_GATHER, kc__lower_dynamic_gather}, false},
 };
 
 static const kc__rule kc__call_rule = {"call", KC__OP_NONE, kc__lower_call};
@@ -1511,11 +1763,13 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
                          types == 1 ? "" : "s");
   }
   const kc__rule* r = kc__find_rule(op->name);
+  if (r) KC_RETURN_IF_ERROR(kc__shlo_refine(s, op));
   if (!r) {
     return kc__shlo_fail(&op->at,
                          "op %.*s is not supported (kcall reads the StableHLO ops that have an "
                          "HLO instruction it runs, and chlo.erf, erf_inv, tan and top_k)",
                          (int)op->name.size, op->name.data);
   }
-  return r->fn(s, op, r);
+  KC_RETURN_IF_ERROR(r->fn(s, op, r));
+  return kc__shlo_fold(s, op);
 }

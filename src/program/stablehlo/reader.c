@@ -70,14 +70,18 @@ static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const
                                   kc_string_view text, const kc_shape** out) {
   int64_t dims[KC_TENSOR_MAX_NDIM];
   int32_t rank = 0;
+  uint32_t dynamic = 0;
   size_t i = 0;
   for (;;) {
     size_t start = i;
-    if (i < text.size && text.data[i] == '?') {
-      return kc__lex_fail(lx, at,
-                          "tensor<%.*s>: a dynamic dimension ('?'); symbolic shapes are not "
-                          "supported yet (export with concrete shapes)",
-                          (int)text.size, text.data);
+    if (i + 1 < text.size && text.data[i] == '?' && text.data[i + 1] == 'x') {
+      /* A dynamic dimension: its size comes from the parameters' shapes
+       * (kc__shlo_refine); 0 until then. */
+      if (rank == KC_TENSOR_MAX_NDIM) break;
+      dynamic |= 1u << rank;
+      dims[rank++] = 0;
+      i += 2;
+      continue;
     }
     int64_t v = 0;
     while (i < text.size && text.data[i] >= '0' && text.data[i] <= '9') {
@@ -116,7 +120,64 @@ static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const
     return kc__parse_oom();
   }
   *out = shape;
-  return NULL;
+  return dynamic ? kc__shlo_mark_dynamic(m, shape, dynamic) : NULL;
+}
+
+/* The dynamic types are found by address: the key is the pointer's own
+ * bytes, kept in the arena. */
+kc_status* kc__shlo_mark_dynamic(kc__shlo_module* m, const kc_shape* shape, uint32_t mask) {
+  void* key = kc__arena_dup(&m->arena, &shape, sizeof shape);
+  if (!key) return kc__parse_oom();
+  return kc__strmap_put(&m->dynamic, (kc_string_view){key, sizeof shape}, (int32_t)mask)
+             ? NULL
+             : kc__parse_oom();
+}
+
+uint32_t kc__shlo_dynamic(const kc__shlo_module* m, const kc_shape* shape) {
+  if (!m->dynamic.slots) return 0;
+  int32_t mask = kc__strmap_get(&m->dynamic, (kc_string_view){(const char*)&shape, sizeof shape});
+  return mask < 0 ? 0 : (uint32_t)mask;
+}
+
+size_t kc__shlo_format_type(const kc__shlo_module* m, const kc_shape* type, char* buf, size_t cap) {
+  uint32_t dynamic = kc__shlo_dynamic(m, type);
+  if (!dynamic || kc_shape_is_tuple(type)) return kc_shape_format(type, buf, cap);
+  char dt[32];
+  kc_shape* scalar = NULL;
+  kc_status* st = kc_shape_create_array(kc_shape_get_dtype(type), NULL, 0, &scalar);
+  if (st) {
+    kc_status_destroy(st);
+    snprintf(dt, sizeof dt, "?");
+  } else {
+    kc_shape_format(scalar, dt, sizeof dt);
+    kc_shape_destroy(scalar);
+    char* bracket = strchr(dt, '[');
+    if (bracket) *bracket = 0;
+  }
+  size_t len = 0;
+  kc__appendf(buf, cap, &len, "%s[", dt);
+  for (int32_t d = 0; d < kc_shape_get_rank(type); ++d) {
+    if (dynamic >> d & 1) {
+      kc__appendf(buf, cap, &len, "%s?", d ? "," : "");
+    } else {
+      kc__appendf(buf, cap, &len, "%s%lld", d ? "," : "", (long long)kc_shape_get_dims(type)[d]);
+    }
+  }
+  kc__appendf(buf, cap, &len, "]");
+  return len;
+}
+
+bool kc__shlo_type_matches(const kc__shlo_module* m, const kc_shape* type, const kc_shape* value) {
+  uint32_t dynamic = kc__shlo_dynamic(m, type);
+  if (!dynamic) return kc_shape_equal(type, value);
+  if (kc_shape_is_tuple(value) || !kc_dtype_equal(kc_shape_get_dtype(type), kc_shape_get_dtype(value)) ||
+      kc_shape_get_rank(type) != kc_shape_get_rank(value)) {
+    return false;
+  }
+  for (int32_t d = 0; d < kc_shape_get_rank(type); ++d) {
+    if (!(dynamic >> d & 1) && kc_shape_get_dims(type)[d] != kc_shape_get_dims(value)[d]) return false;
+  }
+  return true;
 }
 
 /* The text up to the '>' that closes the '<' just consumed (the current
@@ -187,12 +248,28 @@ kc_status* kc__shlo_type(kc__shlo_module* m, kc__lexer* lx, const kc_shape** out
 
 /* ---- values --------------------------------------------------------------- */
 
+kc_status* kc__shlo_bind_value(kc__shlo_scope* s, kc_string_view name, const kc__shlo_value* v) {
+  if (kc__shlo_dynamic(s->m, v->shape)) {
+    /* Every value's shape is concrete: kc__shlo_refine makes it so. */
+    return kc_status_create(KC_INTERNAL, "value %%%.*s: its shape was not refined",
+                            (int)name.size, name.data);
+  }
+  kc__shlo_value copy = *v;
+  copy.name = name;
+  int32_t index = (int32_t)(s->values.size / sizeof copy);
+  KC_RETURN_IF_ERROR(kc__append(&s->values, &copy, sizeof copy));
+  return kc__strmap_put(&s->names, name, index) ? NULL : kc__parse_oom();
+}
+
 kc_status* kc__shlo_bind(kc__shlo_scope* s, kc_string_view name, int32_t id,
                          const kc_shape* shape) {
-  kc__shlo_value v = {.name = name, .id = id, .shape = shape};
-  int32_t index = (int32_t)(s->values.size / sizeof v);
-  KC_RETURN_IF_ERROR(kc__append(&s->values, &v, sizeof v));
-  return kc__strmap_put(&s->names, name, index) ? NULL : kc__parse_oom();
+  kc__shlo_value v = {.name = name, .id = id, .shape = shape, .known = NULL, .constant = NULL};
+  return kc__shlo_bind_value(s, name, &v);
+}
+
+kc__shlo_value* kc__shlo_lookup(kc__shlo_scope* s, kc_string_view name) {
+  int32_t i = kc__strmap_get(&s->names, name);
+  return i < 0 ? NULL : (kc__shlo_value*)(void*)s->values.data + i;
 }
 
 /* "%0#1": the name of result 1 of %0, in the module's arena. */
@@ -264,6 +341,33 @@ kc_status* kc__shlo_instr_name(kc__shlo_scope* s, const kc__shlo_op* op, const c
   return NULL;
 }
 
+/* A value a region uses from outside it: a constant there (what JAX's
+ * exports hoist out of sort and reduce regions) is made again in the
+ * region's program. */
+static kc_status* kc__outer_constant(kc__shlo_scope* s, const kc__lexer* lx, const kc__token* at,
+                                     kc_string_view key, int32_t* out) {
+  const kc__shlo_value* v = NULL;
+  for (kc__shlo_scope* o = s->outer; o && !v; o = o->outer) v = kc__shlo_lookup(o, key);
+  if (!v) {
+    return kc__lex_fail(lx, at, "value %%%.*s is not defined before its use here",
+                        (int)key.size, key.data);
+  }
+  if (!v->constant) {
+    return kc__lex_fail(lx, at,
+                        "value %%%.*s is defined outside this region, which may use only its "
+                        "arguments and constants from outside",
+                        (int)key.size, key.data);
+  }
+  int32_t id;
+  KC_RETURN_IF_ERROR(kc_program_builder_add_constant(s->b, v->shape, v->constant,
+                                                     kc_shape_get_byte_size(v->shape), key, &id));
+  kc__shlo_value copy = *v;
+  copy.id = id;
+  KC_RETURN_IF_ERROR(kc__shlo_bind_value(s, key, &copy));
+  *out = (int32_t)(s->values.size / sizeof copy) - 1;
+  return NULL;
+}
+
 /* The value the current token names (%x, %x#1), consumed. */
 static kc_status* kc__operand(kc__shlo_scope* s, kc__lexer* lx, int32_t* out) {
   kc__token at = lx->tok;
@@ -277,10 +381,7 @@ static kc_status* kc__operand(kc__shlo_scope* s, kc__lexer* lx, int32_t* out) {
     KC_RETURN_IF_ERROR(kc__result_key(s->m, at.text, k, &key));
   }
   int32_t index = kc__strmap_get(&s->names, key);
-  if (index < 0) {
-    return kc__lex_fail(lx, &at, "value %%%.*s is not defined before its use here",
-                        (int)key.size, key.data);
-  }
+  if (index < 0) return kc__outer_constant(s, lx, &at, key, out);
   *out = index;
   return NULL;
 }
@@ -709,6 +810,7 @@ static kc_status* kc__block_args(kc__shlo_module* m, kc__lexer* lx, kc__buf* arg
 static kc_status* kc__region_scope(kc__shlo_scope* outer, const char* what, kc__shlo_scope* s) {
   memset(s, 0, sizeof *s);
   s->m = outer->m;
+  s->outer = outer;
   s->depth = outer->depth + 1;
   if (s->depth > KC__SHLO_MAX_DEPTH) {
     return kc_status_create(KC_INVALID_ARGUMENT, "regions nested deeper than %d",
@@ -796,6 +898,8 @@ kc_status* kc__shlo_region_tuple_program(kc__shlo_scope* outer, const kc__lexer*
   bool named = false;
   if (!st) st = kc__lex_expect(&lx, '{');
   if (!st) st = kc__block_args(s.m, &lx, &named_args, &named);
+  const kc__shlo_arg* given = args;
+  size_t num_given = num_args;
   if (!st && named) {
     args = (const kc__shlo_arg*)(const void*)named_args.data;
     num_args = named_args.size / sizeof *args;
@@ -803,6 +907,17 @@ kc_status* kc__shlo_region_tuple_program(kc__shlo_scope* outer, const kc__lexer*
   for (size_t i = 0; !st && i < num_args + num_captures; ++i) {
     const kc_shape* e = i < num_args ? args[i].shape
                                      : kc__shlo_value_at(outer, captures[i - num_args])->shape;
+    /* An argument whose type leaves dimensions open has the shape of the
+     * value the op gives it (a while's operand). */
+    if (i < num_args && named && i < num_given && kc__shlo_dynamic(s.m, e)) {
+      if (!kc__shlo_type_matches(s.m, e, given[i].shape)) {
+        st = kc__shlo_fail(&args[i].name, "region argument %%%.*s: its type does not match "
+                           "the op's operand %zu", (int)args[i].name.text.size,
+                           args[i].name.text.data, i);
+        break;
+      }
+      e = given[i].shape;
+    }
     st = kc__append(&shapes, &e, sizeof e);
   }
   if (!st) {
@@ -818,7 +933,13 @@ kc_status* kc__shlo_region_tuple_program(kc__shlo_scope* outer, const kc__lexer*
     int32_t id;
     st = kc_program_builder_add_get_tuple_element(s.b, param, (int64_t)i, (kc_string_view){NULL, 0},
                                                   &id);
-    if (!st) st = kc__shlo_bind(&s, name, id, e);
+    /* A captured value keeps what is known of it. */
+    kc__shlo_value v = {.name = name, .id = id, .shape = e, .known = NULL, .constant = NULL};
+    if (i >= num_args) {
+      v.known = kc__shlo_value_at(outer, captures[i - num_args])->known;
+      v.constant = kc__shlo_value_at(outer, captures[i - num_args])->constant;
+    }
+    if (!st) st = kc__shlo_bind_value(&s, name, &v);
     if (!st && i >= num_args) st = kc__append(&gtes, &id, sizeof id);
   }
   if (!st) st = kc__read_block(&s, &lx);
@@ -915,14 +1036,14 @@ kc_status* kc__shlo_inline_func(kc__shlo_scope* s, const kc__shlo_op* op, const 
   }
   for (size_t i = 0; !st && i < n; ++i) {
     const kc__shlo_value* v = kc__shlo_value_at(s, args[i]);
-    if (!kc_shape_equal(v->shape, p[i].shape)) {
+    if (!kc__shlo_type_matches(m, p[i].shape, v->shape)) {
       char a[128], b[128];
       kc_shape_format(v->shape, a, sizeof a);
       kc_shape_format(p[i].shape, b, sizeof b);
       st = kc__shlo_fail(callee, "@%.*s: argument %zu is %s, the call gives %s",
                         (int)callee->text.size, callee->text.data, i, b, a);
     }
-    if (!st) st = kc__shlo_bind(&c, p[i].name.text, v->id, v->shape);
+    if (!st) st = kc__shlo_bind_value(&c, p[i].name.text, v);
   }
   if (!st) st = kc__func_tail(m, &lx, NULL);
   if (!st) {
@@ -1045,17 +1166,92 @@ static kc_status* kc__read_module(kc__shlo_module* m, kc__lexer* lx, kc_string_v
   }
 }
 
+const kc_shape* kc__given_shape(const kc_parse_options* o, size_t index, const char* name) {
+  for (size_t k = 0; k < o->num_parameter_shapes; ++k) {
+    if (!o->parameter_names) {
+      if (k == index) return o->parameter_shapes[k];
+      continue;
+    }
+    const char* want = o->parameter_names[k];
+    char number[24];
+    snprintf(number, sizeof number, "%zu", index);
+    if (want && (strcmp(want, name) == 0 || strcmp(want, number) == 0)) {
+      return o->parameter_shapes[k];
+    }
+  }
+  return NULL;
+}
+
+kc_status* kc__check_given_names(const kc_parse_options* o, size_t n,
+                                 const char* (*name)(const void* ctx, size_t i), const void* ctx) {
+  if (!o->parameter_names) {
+    return o->num_parameter_shapes > n
+               ? kc_status_create(KC_INVALID_ARGUMENT, "%zu parameter shapes given for %zu "
+                                  "parameters", o->num_parameter_shapes, n)
+               : NULL;
+  }
+  for (size_t k = 0; k < o->num_parameter_shapes; ++k) {
+    const char* want = o->parameter_names[k];
+    bool found = false;
+    for (size_t i = 0; want && i < n && !found; ++i) {
+      char number[24];
+      snprintf(number, sizeof number, "%zu", i);
+      found = strcmp(want, name(ctx, i)) == 0 || strcmp(want, number) == 0;
+    }
+    if (!found) {
+      return kc_status_create(KC_INVALID_ARGUMENT, "a shape is given for parameter %s, which "
+                              "the program does not have", want ? KC__QS(want) : "NULL");
+    }
+  }
+  return NULL;
+}
+
+/* The name of entry parameter i (ctx: the kc__shlo_arg array), for
+ * kc__check_given_names. */
+static const char* kc__arg_name(const void* ctx, size_t i) {
+  static _Thread_local char buf[128];
+  const kc__shlo_arg* a = (const kc__shlo_arg*)ctx + i;
+  snprintf(buf, sizeof buf, "%.*s", (int)a->name.text.size, a->name.text.data);
+  return buf;
+}
+
 /* The entry function as the program's parameters and body. */
 static kc_status* kc__read_entry(kc__shlo_module* m, kc__shlo_scope* s, const kc__shlo_func* f) {
   kc__lexer lx = f->at;
   kc__buf params = {0}, results = {0};
   kc_status* st = kc__read_args(m, &lx, &params);
   const kc__shlo_arg* p = (const kc__shlo_arg*)(const void*)params.data;
-  for (size_t i = 0; !st && i < params.size / sizeof *p; ++i) {
+  size_t n_params = params.size / sizeof *p;
+  if (!st) st = kc__check_given_names(m->options, n_params, kc__arg_name, p);
+  for (size_t i = 0; !st && i < n_params; ++i) {
+    /* A shape the caller gave must be the type's, its open dimensions
+     * aside; a type with open dimensions needs one. */
+    const kc_shape* shape = p[i].shape;
+    const kc_shape* given = kc__given_shape(m->options, i, kc__arg_name(p, i));
+    char a[128], b[128];
+    if (given && !kc__shlo_type_matches(m, shape, given)) {
+      kc_shape_format(given, a, sizeof a);
+      kc__shlo_format_type(m, shape, b, sizeof b);
+      st = kc__shlo_fail(&p[i].name, "parameter %zu (%%%.*s): the shape given, %s, is not of "
+                         "its type %s", i, (int)p[i].name.text.size, p[i].name.text.data, a, b);
+      break;
+    }
+    if (!given && kc__shlo_dynamic(m, shape)) {
+      kc__shlo_format_type(m, shape, b, sizeof b);
+      st = kc_status_create(KC_FAILED_PRECONDITION,
+                            "line %d, column %d: parameter %zu (%%%.*s) has the type %s, with "
+                            "dimensions only its input fixes: a shape-polymorphic module is "
+                            "compiled for the shapes of its inputs, so give them "
+                            "(kc_program_parse_with, kcall run --input NAME=FILE.npy)",
+                            p[i].name.line, p[i].name.column, i, (int)p[i].name.text.size,
+                            p[i].name.text.data, b);
+      break;
+    }
+    if (given) shape = given;
     int32_t id;
-    st = kc_program_builder_add_parameter(s->b, (int64_t)i, p[i].shape, p[i].name.text, &id);
+    st = kc_program_builder_add_parameter(s->b, (int64_t)i, shape, p[i].name.text, &id);
     if (!st) st = kc_program_builder_set_location(s->b, id, p[i].name.line, p[i].name.column);
-    if (!st) st = kc__shlo_bind(s, p[i].name.text, id, p[i].shape);
+    if (!st) st = kc__shlo_bind(s, p[i].name.text, id, shape);
   }
   if (!st) st = kc__func_tail(m, &lx, &results);
   if (!st) {
@@ -1070,7 +1266,7 @@ static kc_status* kc__read_entry(kc__shlo_module* m, kc__shlo_scope* s, const kc
                           (int)f->name.size, f->name.data, n, results.size / sizeof *want);
   }
   for (size_t i = 0; !st && i < n; ++i) {
-    if (!kc_shape_equal(kc__shlo_value_at(s, r[i])->shape, want[i])) {
+    if (!kc__shlo_type_matches(m, want[i], kc__shlo_value_at(s, r[i])->shape)) {
       char a[128], b[128];
       kc_shape_format(kc__shlo_value_at(s, r[i])->shape, a, sizeof a);
       kc_shape_format(want[i], b, sizeof b);
@@ -1101,13 +1297,16 @@ static void kc__module_free(kc__shlo_module* m) {
   kc__buf_free(&m->func_list);
   kc__strmap_free(&m->aliases);
   kc__buf_free(&m->alias_list);
+  kc__strmap_free(&m->dynamic);
   kc__arena_free(&m->arena);
 }
 
-kc_status* kc__stablehlo_parse(kc_string_view text, kc_program** out_program) {
+kc_status* kc__stablehlo_parse(kc_string_view text, const kc_parse_options* options,
+                               kc_program** out_program) {
   kc__shlo_module m;
   memset(&m, 0, sizeof m);
   m.text = text;
+  m.options = options;
   kc__lexer lx;
   kc__lexer_init(&lx, text, 1, 1);
   kc_string_view name = KC_SV_LIT("main");

@@ -44,6 +44,11 @@ typedef struct kc__shlo_module {
   kc__buf func_list;  /* kc__shlo_func */
   kc__strmap aliases; /* "#name" -> index into alias_list */
   kc__buf alias_list; /* kc__lexer, each at an alias's value */
+  /* The types with dynamic dimensions (tensor<?x8xf32>): shape address ->
+   * mask of those dimensions (kc__shlo_dynamic). */
+  kc__strmap dynamic;
+  /* The entry parameters' shapes the caller gave (kc_parse_options). */
+  const kc_parse_options* options;
   /* Counts instructions, so that made-up names do not clash. */
   int64_t serial;
 } kc__shlo_module;
@@ -52,7 +57,15 @@ typedef struct kc__shlo_module {
 typedef struct kc__shlo_value {
   kc_string_view name; /* "0", "arg1", "0#1" for result 1 of %0 */
   int32_t id;
-  const kc_shape* shape; /* borrowed from the module */
+  const kc_shape* shape; /* borrowed from the module; never dynamic */
+  /* Its elements, when known while parsing (a small integer or pred
+   * value: a constant, a dimension's size, arithmetic on them): what
+   * shapes are computed from in shape-polymorphic modules. NULL: not
+   * known. In the module's arena. */
+  const int64_t* known;
+  /* A constant's bytes (in the arena), so that a region using it from
+   * outside gets the same constant; NULL for other values. */
+  const void* constant;
 } kc__shlo_value;
 
 /* One scope: a function inlined into a builder, or a region made into a
@@ -61,6 +74,9 @@ typedef struct kc__shlo_value {
 typedef struct kc__shlo_scope {
   kc__shlo_module* m;
   kc_program_builder* b;
+  /* A region's enclosing scope, whose constants it may use; NULL for a
+   * function. */
+  struct kc__shlo_scope* outer;
   kc__strmap names; /* -> index into values */
   kc__buf values;   /* kc__shlo_value */
   kc_string_view prefix; /* of instruction names: the call site's */
@@ -107,8 +123,23 @@ typedef struct kc__shlo_op {
 /* ---- reader.c ------------------------------------------------------------ */
 
 /* Reads the type at the current token (tensor<...>, tuple<...>) into a
- * shape the module owns. */
+ * shape the module owns. A dynamic dimension ('?') is 0 in the shape and
+ * recorded (kc__shlo_dynamic). */
 kc_status* kc__shlo_type(kc__shlo_module* m, kc__lexer* lx, const kc_shape** out);
+
+/* Records `shape` as a type whose dimensions in `mask` are dynamic. */
+kc_status* kc__shlo_mark_dynamic(kc__shlo_module* m, const kc_shape* shape, uint32_t mask);
+
+/* The mask of a type's dynamic dimensions (0 for a static type). */
+uint32_t kc__shlo_dynamic(const kc__shlo_module* m, const kc_shape* shape);
+
+/* The type as HLO writes shapes, '?' for a dynamic dimension
+ * ("f32[?,8]"), snprintf-style. */
+size_t kc__shlo_format_type(const kc__shlo_module* m, const kc_shape* type, char* buf, size_t cap);
+
+/* Whether a value of shape `value` has the type `type` (whose dynamic
+ * dimensions match any size). */
+bool kc__shlo_type_matches(const kc__shlo_module* m, const kc_shape* type, const kc_shape* value);
 
 /* The value at index i of the scope. */
 static inline const kc__shlo_value* kc__shlo_value_at(const kc__shlo_scope* s, int32_t i) {
@@ -137,6 +168,12 @@ static inline const kc_shape* kc__shlo_result_type(const kc__shlo_op* op, size_t
  * instruction of the scope. */
 kc_status* kc__shlo_bind(kc__shlo_scope* s, kc_string_view name, int32_t id,
                          const kc_shape* shape);
+
+/* Binds `name` to the value v (its instruction, shape and known elements). */
+kc_status* kc__shlo_bind_value(kc__shlo_scope* s, kc_string_view name, const kc__shlo_value* v);
+
+/* The value `name` of the scope, or NULL. */
+kc__shlo_value* kc__shlo_lookup(kc__shlo_scope* s, kc_string_view name);
 
 /* Binds the op's results: result i of a tuple-valued instruction `id`
  * through a get-tuple-element each when `tuple`, else `id` itself. */
@@ -227,6 +264,46 @@ kc_status* kc__shlo_dense(kc__shlo_module* m, const kc__lexer* at, const kc_shap
  * <...>, and, when `typed` (inside a dictionary), a trailing ": type". */
 kc_status* kc__shlo_skip_value(kc__lexer* lx, bool typed);
 
+/* ---- refine.c ------------------------------------------------------------ */
+
+/* Makes the result types of op that leave dimensions open concrete, from
+ * its operands' shapes, attributes and known values; an op whose results
+ * kcall cannot refine so is refused, naming it. Nothing for static types. */
+kc_status* kc__shlo_refine(kc__shlo_scope* s, kc__shlo_op* op);
+
+/* Makes op's result type i the shape of `dims` where the type leaves
+ * dimensions open (its element type kept); a dimension the type fixes
+ * must be the one given. */
+kc_status* kc__shlo_refine_result(kc__shlo_scope* s, kc__shlo_op* op, size_t i,
+                                  const int64_t* dims, int32_t rank);
+
+/* After op is built: its result's elements, when its operands' are known
+ * and it is arithmetic, a comparison, a conversion, a reshape, a
+ * concatenation or a slice of small integers. */
+kc_status* kc__shlo_fold(kc__shlo_scope* s, const kc__shlo_op* op);
+
+/* Records the elements of the value `name` (n = its element count). */
+kc_status* kc__shlo_set_known(kc__shlo_scope* s, kc_string_view name, const int64_t* values,
+                              size_t n);
+
+/* The known elements of operand i, or NULL. */
+const int64_t* kc__shlo_known(const kc__shlo_scope* s, const kc__shlo_op* op, size_t i);
+
+/* The known elements of operand i (at most cap), or INVALID_ARGUMENT
+ * saying the shape depends on a value not known while reading. */
+kc_status* kc__shlo_known_ints(const kc__shlo_scope* s, const kc__shlo_op* op, size_t i,
+                               int64_t* out, size_t cap, size_t* count);
+
+/* The positions a window takes along one dimension: over `size`
+ * elements dilated by base_dilation and padded by lo and hi, a window of
+ * `window` taps dilated by window_dilation, moved by `stride`. */
+static inline int64_t kc__window_size(int64_t size, int64_t lo, int64_t hi, int64_t base_dilation,
+                                      int64_t window, int64_t window_dilation, int64_t stride) {
+  int64_t padded = (size > 0 ? (size - 1) * base_dilation + 1 : 0) + lo + hi;
+  int64_t span = (window - 1) * window_dilation + 1;
+  return padded < span || stride <= 0 ? 0 : (padded - span) / stride + 1;
+}
+
 /* ---- lower.c ------------------------------------------------------------- */
 
 /* Builds what `op` computes into the scope and binds its results. */
@@ -238,7 +315,17 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op);
  * "func.func", or an alias "#..."), not HLO text. */
 bool kc__stablehlo_detect(kc_string_view text);
 
-/* kc_program_parse for StableHLO text. */
-kc_status* kc__stablehlo_parse(kc_string_view text, kc_program** out_program);
+/* kc_program_parse_with for StableHLO text (options checked and complete:
+ * struct_size is the current one). */
+kc_status* kc__stablehlo_parse(kc_string_view text, const kc_parse_options* options,
+                               kc_program** out_program);
+
+/* The shape options give parameter `index` named `name`, or NULL. */
+const kc_shape* kc__given_shape(const kc_parse_options* o, size_t index, const char* name);
+
+/* INVALID_ARGUMENT for a name of options' that no parameter has (names
+ * of the parameters: name(i) for i < n). */
+kc_status* kc__check_given_names(const kc_parse_options* o, size_t n,
+                                 const char* (*name)(const void* ctx, size_t i), const void* ctx);
 
 #endif /* KCALL_PROGRAM_STABLEHLO_INTERNAL_H_ */
