@@ -83,6 +83,7 @@ Error.context = ()
 
 __all__ = [
     "Error", "Executable", "Function", "Plugin", "Program", "ProgramBuilder",
+    "ShapePolymorphicProgram",
     "Tensor", "build", "build_path", "from_dlpack", "get_func", "list_funcs",
     "list_ops", "list_targets", "load_plugin", "ops", "register_func", "register_target",
     "default_stream", "register_xla_ffi", "register_xla_ffi_type",
@@ -323,6 +324,7 @@ def register_xla_ffi_type(name, type_id, type_info=None):
 
 from . import ops  # noqa: E402  (ops uses the names above)
 from ._build import build, build_path  # noqa: E402  (uses load_plugin)
+from ._programs import ShapePolymorphicProgram  # noqa: E402
 from ._lapack import offer_numpy_openblas as _offer_numpy_openblas  # noqa: E402
 
 # Programs' LAPACK calls (jnp.linalg) fall back on NumPy's OpenBLAS.

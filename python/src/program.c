@@ -55,20 +55,102 @@ static void program_dealloc(py_program* self) {
   PyObject_Free(self);
 }
 
+/* The parameter shapes a caller gives parse and load: None, a sequence
+ * (one per parameter, None to leave one as its type says) or a dict by
+ * parameter name (or number), of shapes as HLO writes them ("f32[5,8]").
+ * Owns the shapes; the names are borrowed from `given`. */
+typedef struct given_shapes {
+  kc_shape** shapes;
+  const char** names; /* NULL for a sequence */
+  size_t count;
+  kc_parse_options options;
+} given_shapes;
+
+static void given_shapes_free(given_shapes* g) {
+  for (size_t i = 0; i < g->count; ++i) kc_shape_destroy(g->shapes[i]);
+  PyMem_Free(g->shapes);
+  PyMem_Free(g->names);
+}
+
+/* 0, or -1 with an exception set. */
+static int given_shapes_read(PyObject* given, given_shapes* g) {
+  memset(g, 0, sizeof *g);
+  g->options.struct_size = sizeof g->options;
+  if (!given || given == Py_None) return 0;
+  bool by_name = PyDict_Check(given);
+  PyObject* items = by_name ? PyDict_Items(given) : PySequence_Fast(given, "");
+  if (!items) {
+    PyErr_Format(PyExc_TypeError, "shapes: expected a list of shapes or a dict of them by "
+                 "parameter name, got %s", Py_TYPE(given)->tp_name);
+    return -1;
+  }
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
+  g->shapes = PyMem_Calloc((size_t)n + 1, sizeof *g->shapes);
+  g->names = by_name ? PyMem_Calloc((size_t)n + 1, sizeof *g->names) : NULL;
+  int rc = g->shapes && (!by_name || g->names) ? 0 : -1;
+  if (rc) PyErr_NoMemory();
+  for (Py_ssize_t i = 0; !rc && i < n; ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(items, i);
+    PyObject* shape = item;
+    if (by_name) {
+      PyObject* key = PyTuple_GET_ITEM(item, 0);
+      shape = PyTuple_GET_ITEM(item, 1);
+      g->names[i] = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+      if (!g->names[i]) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "shapes: expected str keys");
+        rc = -1;
+        break;
+      }
+    }
+    g->count = (size_t)i + 1;
+    if (shape == Py_None) continue;
+    kc_string_view text;
+    if (kcpy_str_view(shape, &text, "a shape") < 0) {
+      rc = -1;
+      break;
+    }
+    kc_status* st = kc_shape_parse(text, &g->shapes[i]);
+    if (st) {
+      kcpy_raise(kc_status_add_context(st, "shapes[%zd]", i));
+      rc = -1;
+    }
+  }
+  if (!rc && n && by_name) {
+    /* A dict with a None leaves that name out. */
+    size_t k = 0;
+    for (size_t i = 0; i < g->count; ++i) {
+      if (!g->shapes[i]) continue;
+      g->shapes[k] = g->shapes[i];
+      g->names[k++] = g->names[i];
+    }
+    g->count = k;
+  }
+  g->options.parameter_shapes = (const kc_shape* const*)g->shapes;
+  g->options.num_parameter_shapes = g->count;
+  g->options.parameter_names = (const char* const*)g->names;
+  Py_DECREF(items);
+  if (rc) given_shapes_free(g);
+  return rc;
+}
+
 static PyObject* program_parse(PyObject* cls, PyObject* args,
                                PyObject* kwargs) {
   (void)cls;
-  static char* names[] = {"text", "source", NULL};
+  static char* names[] = {"text", "source", "shapes", NULL};
   PyObject* text;
   const char* source = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|z:parse", names, &text,
-                                   &source)) {
+  PyObject* shapes = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|z$O:parse", names, &text,
+                                   &source, &shapes)) {
     return NULL;
   }
   kc_string_view v;
   if (kcpy_str_view(text, &v, "text") < 0) return NULL;
+  given_shapes g;
+  if (given_shapes_read(shapes, &g) < 0) return NULL;
   kc_program* p = NULL;
-  kc_status* st = kc_program_parse(v, &p);
+  kc_status* st = kc_program_parse_with(v, &g.options, &p);
+  given_shapes_free(&g);
   if (st) {
     if (source) st = kc_status_add_context(st, "in %s", KCPY_QS(source));
     return kcpy_raise(st);
@@ -127,10 +209,21 @@ static PyObject* read_file(const char* path, kc_status** out_status) {
   return chunks;
 }
 
-static PyObject* program_load(PyObject* cls, PyObject* arg) {
+static PyObject* program_load(PyObject* cls, PyObject* args, PyObject* kwargs) {
   (void)cls;
+  static char* names[] = {"path", "shapes", NULL};
+  PyObject* arg = NULL;
+  PyObject* shapes = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:load", names, &arg, &shapes)) {
+    return NULL;
+  }
+  given_shapes g;
+  if (given_shapes_read(shapes, &g) < 0) return NULL;
   PyObject* path = NULL;
-  if (!PyUnicode_FSConverter(arg, &path)) return NULL;
+  if (!PyUnicode_FSConverter(arg, &path)) {
+    given_shapes_free(&g);
+    return NULL;
+  }
   const char* p = PyBytes_AS_STRING(path);
   kc_status* st = NULL;
   PyObject* chunks = read_file(p, &st);
@@ -141,10 +234,11 @@ static PyObject* program_load(PyObject* cls, PyObject* arg) {
     kc_string_view text = {PyBytes_AS_STRING(chunks),
                            (size_t)PyBytes_GET_SIZE(chunks)};
     kc_program* program = NULL;
-    st = kc_program_parse(text, &program);
+    st = kc_program_parse_with(text, &g.options, &program);
     out = st ? kcpy_raise(kc_status_add_context(st, "in %s", KCPY_QS(p)))
              : kcpy_program_wrap(program);
   }
+  given_shapes_free(&g);
   Py_XDECREF(chunks);
   Py_DECREF(path);
   return out;
@@ -160,6 +254,8 @@ static PyObject* program_from_helper(const char* helper, const char* what,
   PyObject* text = fn ? PyObject_Call(fn, args, kwargs) : NULL;
   Py_XDECREF(fn);
   if (!text) return NULL;
+  /* A shape-polymorphic module comes back as a kcall.ShapePolymorphicProgram. */
+  if (!PyUnicode_Check(text)) return text;
   kc_string_view v;
   PyObject* out = NULL;
   if (kcpy_str_view(text, &v, "text") == 0) {
@@ -271,21 +367,30 @@ static PyObject* program_repr(py_program* self) {
 static PyMethodDef program_methods[] = {
     {"parse", (PyCFunction)(void (*)(void))program_parse,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC,
-     "parse(text, source=None)\n--\n\nParses HLO or StableHLO text (as "
-     "XLA and JAX print them; the text\nsays which). `source` names it in "
-     "error messages."},
+     "parse(text, source=None, *, shapes=None)\n--\n\nParses HLO or StableHLO "
+     "text (as XLA and JAX print them; the text\nsays which). `source` names it "
+     "in error messages. `shapes` gives the\nparameters' shapes, which a "
+     "shape-polymorphic module (jax.export with\nsymbolic shapes) is compiled "
+     "for: a list, one per parameter (None: as\nwritten), or a dict by "
+     "parameter name, of shapes as HLO writes them\n(\"f32[5,8]\")."},
     {"from_jax", (PyCFunction)(void (*)(void))program_from_jax,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC,
      "from_jax(fn, *example_args, **example_kwargs)\n--\n\nThe program JAX "
      "makes of fn for arguments like these: jax.jit(fn) (or fn, when it\n"
-     "is jitted already) lowered to StableHLO and parsed. Needs jax."},
+     "is jitted already) lowered to StableHLO and parsed. With a symbolic\n"
+     "dimension among the arguments (jax.ShapeDtypeStruct of\n"
+     "jax.export.symbolic_shape), fn is exported and a\n"
+     "kcall.ShapePolymorphicProgram returned. Needs jax."},
     {"from_exported", (PyCFunction)(void (*)(void))program_from_exported,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC,
      "from_exported(exported)\n--\n\nThe program of a jax.export.Exported "
-     "(its mlir_module()), exported for\nthe CPU alone, with concrete "
-     "shapes and no ordered effects."},
-    {"load", (PyCFunction)program_load, METH_O | METH_STATIC,
-     "load(path)\n--\n\nReads and parses an HLO or StableHLO text file. "
+     "(its mlir_module()), exported for\nthe CPU alone, with no ordered "
+     "effects; a kcall.ShapePolymorphicProgram\nwhen its shapes are "
+     "symbolic."},
+    {"load", (PyCFunction)(void (*)(void))program_load,
+     METH_VARARGS | METH_KEYWORDS | METH_STATIC,
+     "load(path, *, shapes=None)\n--\n\nReads and parses an HLO or StableHLO text "
+     "file (shapes: as parse's). "
      "Errors name the "
      "path, as kcall.load_plugin's do: NotFoundError for a missing file,\n"
      "PermissionDeniedError for one that may not be read, "

@@ -110,12 +110,6 @@ def test_what_cannot_run_is_refused_by_name():
     with pytest.raises(kcall.InvalidArgumentError, match=r"line \d+, column \d+: op "
                        r"chlo.lgamma is not supported"):
         kcall.Program.from_jax(f, x)
-    b, = export.symbolic_shape("b")
-    poly = export.export(jax.jit(jnp.sin), platforms=["cpu"])(
-        jax.ShapeDtypeStruct((b,), np.float32))
-    with pytest.raises(kcall.InvalidArgumentError,
-                       match="symbolic shapes are not supported yet"):
-        kcall.Program.from_exported(poly)
     both = export.export(jax.jit(jnp.sin), platforms=["cpu", "cuda"])(x)
     with pytest.raises(ValueError, match="platforms=\\['cpu'\\]"):
         kcall.Program.from_exported(both)
@@ -123,3 +117,40 @@ def test_what_cannot_run_is_refused_by_name():
         kcall.Program.from_exported("module {}")
     with pytest.raises(TypeError, match="expected a function, got int"):
         kcall.Program.from_jax(3, x)
+
+
+def test_shape_polymorphic_exports_compile_once_per_shape():
+    """jax.export with a symbolic batch: one module, run for three batch
+    sizes, compiled for two; what it computes is what the export's own
+    call computes."""
+    rng = np.random.default_rng(4)
+    params = _params(rng, [8, 16, 4])
+    b, = export.symbolic_shape("b")
+    spec = jax.ShapeDtypeStruct((b, 8), np.float32)
+    exported = export.export(jax.jit(_mlp), platforms=["cpu"])(params, spec)
+    poly = kcall.Program.from_exported(exported)
+    assert isinstance(poly, kcall.ShapePolymorphicProgram)
+    run = poly.compile()
+    for n in (3, 17, 3):
+        x = rng.standard_normal((n, 8)).astype(np.float32)
+        got = run(*jax.tree.leaves((params, x)))
+        np.testing.assert_allclose(np.asarray(got), np.asarray(exported.call(params, x)),
+                                   rtol=1e-5, atol=1e-6)
+    assert [shapes[-1] for shapes in run.compiled_shapes] == ["f32[3,8]", "f32[17,8]"]
+    # The same through from_jax, with the symbolic spec as the example.
+    again = kcall.Program.from_jax(_mlp, params, spec)
+    assert isinstance(again, kcall.ShapePolymorphicProgram)
+    assert again.program(shapes={"arg4": "f32[2,8]"}).result_shape == "f32[2,4]"
+    text = exported.mlir_module()
+    assert kcall.Program.parse(text, shapes=[None] * 4 + ["f32[5,8]"]).result_shape == "f32[5,4]"
+    # The module's own checks: an empty batch fails its shape assertion.
+    with pytest.raises(kcall.InvalidArgumentError,
+                       match="Expected value >= 1 for dimension variable 'b'"):
+        poly.program(shapes={"arg4": "f32[0,8]"})
+    with pytest.raises(kcall.FailedPreconditionError, match=r"parameter 4 \(%arg4\) has the "
+                       r"type f32\[\?,8\]"):
+        kcall.Program.parse(text)
+    with pytest.raises(kcall.InvalidArgumentError, match="not of its type f32"):
+        poly.program(shapes={"arg4": "f32[5,9]"})
+    with pytest.raises(TypeError, match="shapes: expected a list of shapes or a dict"):
+        kcall.Program.parse(text, shapes=3)
