@@ -144,7 +144,9 @@ compat: build
 
 # The C benchmarks, then the Python ones against a Release install of the
 # package in .venv-bench (with tvm-ffi, JAX and NumPy to compare against:
-# programs against JAX (bench_models.py: every HLO fixture), dot and reduce
+# programs against JAX (bench_models.py: every HLO fixture, in each text;
+# bench_shape_poly.py: compiling a shape-polymorphic module for a new size
+# against XLA), dot and reduce
 # against NumPy, bench_tvm_ffi.py
 # calls crossing both ways, from Python and from C; bench_ops.py: the
 # example ops eager from Python against NumPy, and inside jax.jit (an MLP
@@ -161,6 +163,7 @@ bench: $(BENCH_VENV)/.stamp
 	$(BENCH_VENV)/bin/python bench/python/bench_reduce.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_unary.py --out build/bench
 	$(BENCH_VENV)/bin/python bench/python/bench_models.py --out build/bench
+	$(BENCH_VENV)/bin/python bench/python/bench_shape_poly.py --out build/bench
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_tvm_ffi.py --out build/bench
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_ops.py --out build/bench
 	PATH="$(abspath $(BENCH_VENV))/bin:$$PATH" KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_torch.py --out build/bench

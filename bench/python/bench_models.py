@@ -13,7 +13,8 @@ single-feature case) is timed twice on the fixture's own inputs:
          source of the programs), jitted, inputs already on the device,
          each call ended by block_until_ready;
   kcall  each variant of the case that kcall runs (`lowered`, the module
-         JAX lowers; `optimized`, XLA:CPU's optimized module), compiled
+         JAX lowers; `optimized`, XLA:CPU's optimized module; `stablehlo`,
+         the lowered module as JAX prints it by default), compiled
          once with kcall.Program, called on the same NumPy inputs. Its
          outputs are checked against JAX's (the fixture's tolerance)
          before it is timed; a variant that kcall refuses is listed with
@@ -40,7 +41,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "hlo_jax"
-VARIANTS = ("lowered", "optimized")
+VARIANTS = ("lowered", "optimized", "stablehlo")
 GEOMEAN_TARGET = 0.5
 WORST_TARGET = 1.5
 
