@@ -312,6 +312,13 @@ kc_status* kc__parse_table_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
 
 /* ---- typed attributes (parse_typed_attrs.c) ------------------------------ */
 
+/* MLIR's hex form of a dense attribute (the STRING token t, "0x..."): the
+ * elements' bytes as stored, little-endian, `count` elements of `width`
+ * bytes or one element standing for all (a splat), appended to *packed.
+ * The StableHLO reader's dense literals use it too. */
+kc_status* kc__dense_hex(const kc__lexer* lx, const kc__token* t, size_t width,
+                         size_t count, kc__buf* packed);
+
 /*
  * Parses a typed-attribute dictionary as XLA writes a typed FFI call's
  * backend_config (MLIR's attribute-dictionary syntax), starting at the

@@ -304,10 +304,8 @@ static kc_status* kc__dense_tokens(kc__lexer* lx, kc__buf* toks, bool* out_list)
   }
 }
 
-/* MLIR's hex form of large dense attributes: the elements' bytes as
- * stored (little-endian), "0x" first. */
-static kc_status* kc__dense_hex(const kc__lexer* lx, const kc__token* t, size_t width,
-                                size_t count, kc__buf* packed) {
+kc_status* kc__dense_hex(const kc__lexer* lx, const kc__token* t, size_t width,
+                         size_t count, kc__buf* packed) {
   kc_string_view s = t->text;
   if (s.size < 2 || s.data[0] != '0' || (s.data[1] != 'x' && s.data[1] != 'X') ||
       s.size % 2) {

@@ -1,5 +1,7 @@
 """Programs from Python: parse or build, compile, run with arrays."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -190,3 +192,21 @@ def test_programs_md_lists_every_instruction(repo):
             documented |= set(re.findall(r"`([a-z0-9-]+)`", first_cell))
     missing = sorted(opcodes - documented)
     assert not missing, f"docs/programs.md does not list: {missing}"
+
+
+SHAPE_POLY = Path(__file__).resolve().parents[1] / "fixtures" / "shape_poly"
+
+
+def test_stablehlo_and_shape_polymorphic_modules_without_jax():
+    """A shape-polymorphic module jax.export wrote (checked in), loaded for
+    two batch sizes given as shapes, by position and by name: what JAX
+    computed for each."""
+    for size, shapes in ((3, ["f32[3,8]"]), (17, {"arg0": "f32[17,8]"})):
+        run = kcall.Program.load(str(SHAPE_POLY / "mlp" / "module.mlir"), shapes=shapes).compile()
+        inputs = [np.load(SHAPE_POLY / "mlp" / str(size) / f"input{i}.npy") for i in range(5)]
+        want = np.load(SHAPE_POLY / "mlp" / str(size) / "output0.npy")
+        np.testing.assert_allclose(np.asarray(run(*inputs)), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(kcall.FailedPreconditionError, match="has the type f32\\[\\?,8\\]"):
+        kcall.Program.load(str(SHAPE_POLY / "mlp" / "module.mlir"))
+    with pytest.raises(kcall.InvalidArgumentError, match="shapes\\[0\\]"):
+        kcall.Program.load(str(SHAPE_POLY / "mlp" / "module.mlir"), shapes=["f32[3,8"])

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "internal/half.h"
+#include "program/parse_internal.h"
 #include "program/stablehlo/stablehlo_internal.h"
 
 static bool kc__word(const kc__token* t, const char* w) { return kc__tok_is_word(t, w); }
@@ -348,36 +349,6 @@ static kc_status* kc__dense_element(kc__lexer* lx, DLDataType dt, kc__buf* out) 
   return kc__dense_float(lx, dt.bits, dt.code, out);
 }
 
-/* MLIR's hex form: the elements' bytes as stored, or one element's. */
-static kc_status* kc__dense_hex(kc__lexer* lx, size_t width, size_t count, kc__buf* out) {
-  kc_string_view s = lx->tok.text;
-  if (s.size < 2 || s.data[0] != '0' || (s.data[1] != 'x' && s.data[1] != 'X') || s.size % 2) {
-    return kc__lex_expected(lx, &lx->tok, "a dense hex string (\"0x...\")");
-  }
-  size_t bytes = (s.size - 2) / 2;
-  if (bytes != width * count && bytes != width) {
-    return kc__lex_fail(lx, &lx->tok, "dense hex string: %zu bytes for %zu elements of %zu bytes",
-                        bytes, count, width);
-  }
-  for (size_t i = 0; i < bytes; ++i) {
-    int v = 0;
-    for (size_t k = 0; k < 2; ++k) {
-      char c = s.data[2 + 2 * i + k];
-      int d = c >= '0' && c <= '9'   ? c - '0'
-              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                     : -1;
-      if (d < 0) return kc__lex_expected(lx, &lx->tok, "a dense hex string (\"0x...\")");
-      v = v * 16 + d;
-    }
-    unsigned char b = (unsigned char)v;
-    if (!kc__buf_append(out, &b, 1)) return kc__parse_oom();
-  }
-  if (bytes == width && count != 1 && !kc__buf_repeat(out, width, count)) return kc__parse_oom();
-  kc__lex_next(lx);
-  return NULL;
-}
-
 kc_status* kc__shlo_dense(kc__shlo_module* m, const kc__lexer* at, const kc_shape* shape,
                           void** out_data, size_t* out_size) {
   kc__lexer lx = kc__shlo_resolve(m, at);
@@ -397,7 +368,8 @@ kc_status* kc__shlo_dense(kc__shlo_module* m, const kc__lexer* at, const kc_shap
   bool list = kc__tok_is_punct(&lx.tok, '[');
   size_t n = 0;
   if (lx.tok.kind == KC__TOK_STRING) {
-    st = kc__dense_hex(&lx, width, count, &bytes);
+    st = kc__dense_hex(&lx, &lx.tok, width, count, &bytes);
+    if (!st) kc__lex_next(&lx);
     n = count;
   } else if (list) {
     int depth = 0;
