@@ -552,16 +552,18 @@ kc_status* kc__shlo_refine(kc__shlo_scope* s, kc__shlo_op* op) {
 static bool kc__fold_binary(const kc__shlo_op* op, const int64_t* a, size_t na, const int64_t* b,
                             size_t nb, int64_t* out) {
   for (size_t i = 0; i < na; ++i) {
+    /* Integer arithmetic wraps, as the program's would. */
     int64_t x = a[i], y = b[nb == 1 ? 0 : i];
-    if (kc__named(op, "add")) out[i] = x + y;
-    else if (kc__named(op, "subtract")) out[i] = x - y;
-    else if (kc__named(op, "multiply")) out[i] = x * y;
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+    if (kc__named(op, "add")) out[i] = (int64_t)(ux + uy);
+    else if (kc__named(op, "subtract")) out[i] = (int64_t)(ux - uy);
+    else if (kc__named(op, "multiply")) out[i] = (int64_t)(ux * uy);
     else if (kc__named(op, "divide")) {
       if (y == 0) return false;
-      out[i] = x / y;
+      out[i] = y == -1 ? (int64_t)(0 - ux) : x / y;
     } else if (kc__named(op, "remainder")) {
       if (y == 0) return false;
-      out[i] = x % y;
+      out[i] = y == -1 ? 0 : x % y;
     } else if (kc__named(op, "maximum")) out[i] = x > y ? x : y;
     else if (kc__named(op, "minimum")) out[i] = x < y ? x : y;
     else if (kc__named(op, "and")) out[i] = x & y;
@@ -628,7 +630,10 @@ kc_status* kc__shlo_fold(kc__shlo_scope* s, const kc__shlo_op* op) {
     for (int64_t i = 0; i < n; ++i) out[i] = a[0];
     ok = true;
   } else if (kc__named(op, "negate") || kc__named(op, "abs")) {
-    for (size_t i = 0; i < na; ++i) out[i] = kc__named(op, "negate") ? -a[i] : (a[i] < 0 ? -a[i] : a[i]);
+    for (size_t i = 0; i < na; ++i) {
+      bool flip = kc__named(op, "negate") || a[i] < 0;
+      out[i] = flip ? (int64_t)(0 - (uint64_t)a[i]) : a[i];
+    }
     ok = na == (size_t)n;
   } else if (kc__named(op, "concatenate")) {
     size_t k = 0;
@@ -681,5 +686,14 @@ kc_status* kc__shlo_fold(kc__shlo_scope* s, const kc__shlo_op* op) {
     size_t nb = (size_t)kc__numel(kc__shlo_operand(s, op, 1)->shape);
     ok = na == (size_t)n && (nb == na || nb == 1) && kc__fold_binary(op, a, na, b, nb, out);
   }
-  return ok ? kc__shlo_set_known(s, op->result.text, out, (size_t)n) : NULL;
+  if (!ok) return NULL;
+  /* As the result's type holds them: wrapped to its width. */
+  DLDataType dt = kc_shape_get_dtype(r->shape);
+  unsigned bits = dt.code == kDLBool ? 1 : dt.bits;
+  for (int64_t i = 0; bits < 64 && i < n; ++i) {
+    uint64_t v = (uint64_t)out[i] & ((UINT64_C(1) << bits) - 1);
+    if (dt.code == kDLInt && (v >> (bits - 1) & 1)) v |= ~UINT64_C(0) << bits;
+    out[i] = (int64_t)v;
+  }
+  return kc__shlo_set_known(s, op->result.text, out, (size_t)n);
 }
