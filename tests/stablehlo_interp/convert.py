@@ -6,9 +6,8 @@
 Reads the .mlir files of stablehlo/tests/interpret (and its chlo/
 subfolder) of openxla/stablehlo, either from SRC_DIR (a folder holding
 those files, e.g. a checkout's stablehlo/tests/interpret) or, without it,
-from the git directory GIT_DIR (default: $STABLEHLO_GIT_DIR, else
-/work/.mirror/openxla+stablehlo/repo), whose HEAD is exported to a
-temporary folder first. Every test (one `// -----` chunk of a file, run
+from the git directory GIT_DIR (default: $STABLEHLO_GIT_DIR) of a clone
+of openxla/stablehlo, whose HEAD is exported to a temporary folder first. Every test (one `// -----` chunk of a file, run
 upstream as `stablehlo-translate --interpret -split-input-file`: the
 chunk's @main, or its only function) becomes one module,
 cases/<file>__<function>.mlir, whose
@@ -33,7 +32,6 @@ import tempfile
 
 UPSTREAM = "https://github.com/openxla/stablehlo"
 UPSTREAM_DIR = "stablehlo/tests/interpret"
-DEFAULT_GIT_DIR = "/work/.mirror/openxla+stablehlo/repo"
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # The tolerance check.expect_almost_eq(_const) uses when it gives none
@@ -556,10 +554,13 @@ def dump_manifest(manifest):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("src", nargs="?", help="folder of the upstream .mlir files")
-    ap.add_argument("--git-dir", default=os.environ.get("STABLEHLO_GIT_DIR", DEFAULT_GIT_DIR))
+    ap.add_argument("--git-dir", default=os.environ.get("STABLEHLO_GIT_DIR"))
     ap.add_argument("--commit", help="the upstream commit SRC is from")
     ap.add_argument("--out", default=HERE, help="where cases/ and manifest.json go")
     args = ap.parse_args()
+    if not args.src and not args.git_dir:
+        ap.error("give SRC_DIR, or --git-dir (or $STABLEHLO_GIT_DIR): a clone of "
+                 "openxla/stablehlo")
 
     tmp = None
     if args.src:
