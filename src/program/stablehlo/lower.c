@@ -29,7 +29,10 @@ static kc_status* kc__attrs_ints(kc__shlo_scope* s, kc__attrs* at, const char* n
   return a->v.array.data ? NULL : kc__parse_oom();
 }
 
+/* The next attribute. The rules give at most a dozen, far below the
+ * capacity; past it, the last entry is overwritten (never past the end). */
 static kc_attr* kc__attrs_next(kc__attrs* at, const char* name, int32_t type) {
+  if (at->n == KC__ARRAY_SIZE(at->a)) at->n--;
   kc_attr* a = &at->a[at->n++];
   memset(a, 0, sizeof *a);
   a->name = kc_sv(name);
