@@ -14,11 +14,16 @@
 typedef struct kc__attrs {
   kc_attr a[24];
   size_t n;
+  bool full;    /* more were given than a holds */
+  kc_attr spare; /* where those go */
 } kc__attrs;
 
 static kc_status* kc__attrs_ints(kc__shlo_scope* s, kc__attrs* at, const char* name,
                                  const int64_t* v, size_t n) {
-  if (at->n == KC__ARRAY_SIZE(at->a)) return kc_status_create(KC_INTERNAL, "too many attributes");
+  if (at->n == KC__ARRAY_SIZE(at->a)) {
+    at->full = true;
+    return kc_status_create(KC_INTERNAL, "too many attributes");
+  }
   kc_attr* a = &at->a[at->n++];
   memset(a, 0, sizeof *a);
   a->name = kc_sv(name);
@@ -30,9 +35,12 @@ static kc_status* kc__attrs_ints(kc__shlo_scope* s, kc__attrs* at, const char* n
 }
 
 /* The next attribute. The rules give at most a dozen, far below the
- * capacity; past it, the last entry is overwritten (never past the end). */
+ * capacity; past it, `full` is set, and kc__emit refuses the op. */
 static kc_attr* kc__attrs_next(kc__attrs* at, const char* name, int32_t type) {
-  if (at->n == KC__ARRAY_SIZE(at->a)) at->n--;
+  if (at->n == KC__ARRAY_SIZE(at->a)) {
+    at->full = true;
+    return &at->spare;
+  }
   kc_attr* a = &at->a[at->n++];
   memset(a, 0, sizeof *a);
   a->name = kc_sv(name);
@@ -117,7 +125,10 @@ static kc_status* kc__emit(kc__shlo_scope* s, const kc__shlo_op* op, int32_t opc
   bool tuple = false;
   const kc_shape* shape = NULL;
   kc_string_view name;
-  kc_status* st = kc__result_shape(s, op, &tuple, &shape);
+  kc_status* st = attrs && attrs->full
+                      ? kc_status_create(KC_INTERNAL, "%.*s: more attributes than kcall holds",
+                                         (int)op->name.size, op->name.data)
+                      : kc__result_shape(s, op, &tuple, &shape);
   if (!st) st = kc__shlo_instr_name(s, op, tuple ? "tuple" : NULL, &name);
   const kc__instr_def* def = kc__instr_def_find(opcode);
   int32_t id = -1;
