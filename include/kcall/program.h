@@ -377,7 +377,13 @@ KC_API kc_status* kc_program_builder_finish(kc_program_builder* b,
  * StableHLO (MLIR text, as JAX's `lowered.as_text()` and
  * `Exported.mlir_module()` print it) is read too, told apart by the text
  * itself: MLIR begins with `module`, `func.func` or an alias `#name = `
- * (after blanks and // comments), HLO text with `HloModule`. The entry is
+ * (after blanks and // comments), HLO text with `HloModule`. So is a
+ * StableHLO portable artifact (`Exported.mlir_module_serialized`, MLIR
+ * bytecode of the VHLO dialect, bytecode versions 5 and 6: StableHLO 0.15
+ * on), told by its first bytes "ML\xEFR"; `text` may then hold any bytes,
+ * and errors say "StableHLO bytecode, byte N: ..." for one that is cut
+ * short or corrupted, UNIMPLEMENTED naming a VHLO op, attribute or type
+ * kcall does not read. The entry is
  * the function @main (or the only one); its arguments are the program's
  * parameters, named as the text names them ("arg0"), its results the
  * result (a tuple for several or none); other functions are inlined where
@@ -430,8 +436,9 @@ KC_API kc_status* kc_program_parse_with(kc_string_view text, const kc_parse_opti
                                         kc_program** out_program);
 
 /* kc_program_parse of the file at `path` (HLO text, as JAX's
- * `lowered.as_text(dialect="hlo")` or `compiled.as_text()` writes it, or
- * StableHLO text, as `lowered.as_text()` does), read whole. A file that cannot be opened or read gets
+ * `lowered.as_text(dialect="hlo")` or `compiled.as_text()` writes it,
+ * StableHLO text, as `lowered.as_text()` does, or a portable artifact,
+ * `Exported.mlir_module_serialized`), read whole. A file that cannot be opened or read gets
  * kc_status_code_from_errno's code ("cannot open 'f.hlo': No such file or
  * directory"), a directory INVALID_ARGUMENT; parse errors are
  * kc_program_parse's with the context "parsing 'PATH'". INVALID_ARGUMENT

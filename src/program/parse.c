@@ -13,6 +13,7 @@
 
 #include "program/parse_internal.h"
 #include "program/stablehlo/stablehlo_internal.h"
+#include "program/stablehlo/bytecode.h"
 #include "program/shape_internal.h"
 
 /* ---- instructions -------------------------------------------------------- */
@@ -755,6 +756,10 @@ kc_status* kc_program_parse_with(kc_string_view text, const kc_parse_options* op
   if (text.size >= 3 && memcmp(text.data, "\xEF\xBB\xBF", 3) == 0) {
     text.data += 3;
     text.size -= 3;
+  }
+  /* A StableHLO portable artifact (jax.export's MLIR bytecode) is read as its text. */
+  if (kc__stablehlo_bytecode_detect(text)) {
+    return kc__stablehlo_bytecode_parse(text, &o, out_program);
   }
   /* MLIR text (StableHLO, as JAX prints it) goes to its own reader. */
   if (kc__stablehlo_detect(text)) {

@@ -316,6 +316,9 @@ kc_status* kc__dense_hex(const kc__lexer* lx, const kc__token* t, size_t width,
     return kc__lex_fail(lx, t, "dense hex string: %zu bytes for %zu element%s of %zu byte%s",
                         bytes, count, count == 1 ? "" : "s", width, width == 1 ? "" : "s");
   }
+  /* The room once, then the bytes written in place. */
+  size_t at = packed->size;
+  if (!kc__buf_append(packed, NULL, bytes)) return kc__parse_oom();
   for (size_t i = 0; i < bytes; ++i) {
     int v = 0;
     for (size_t k = 0; k < 2; ++k) {
@@ -324,11 +327,13 @@ kc_status* kc__dense_hex(const kc__lexer* lx, const kc__token* t, size_t width,
               : c >= 'a' && c <= 'f' ? c - 'a' + 10
               : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                      : -1;
-      if (d < 0) return kc__lex_expected(lx, t, "a dense hex string (\"0x...\")");
+      if (d < 0) {
+        packed->size = at;
+        return kc__lex_expected(lx, t, "a dense hex string (\"0x...\")");
+      }
       v = v * 16 + d;
     }
-    unsigned char b = (unsigned char)v;
-    if (!kc__buf_append(packed, &b, 1)) return kc__parse_oom();
+    packed->data[at + i] = (unsigned char)v;
   }
   /* One element stands for all of them (a splat). */
   if (bytes == width && !kc__buf_repeat(packed, width, count)) return kc__parse_oom();

@@ -1486,7 +1486,9 @@ static kc_status* kc__lower_custom_call(kc__shlo_scope* s, kc__shlo_op* op, cons
     dict = config;
     config = NULL;
   }
-  if (api == 0) api = dict ? KC_XCALL_API_TYPED : KC_XCALL_API_ORIGINAL;
+  /* JAX writes a typed FFI call as the default (original) version with
+   * mhlo.backend_config beside it, stated or not; XLA reads it as typed. */
+  if (api <= KC_XCALL_API_ORIGINAL) api = dict ? KC_XCALL_API_TYPED : KC_XCALL_API_ORIGINAL;
   kc_custom_call_desc d;
   memset(&d, 0, sizeof d);
   d.struct_size = sizeof d;

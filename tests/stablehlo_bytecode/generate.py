@@ -1,0 +1,216 @@
+"""Generates the StableHLO portable artifacts in tests/fixtures/stablehlo_bytecode/.
+
+    .venv-with-jax-torch-tvm/bin/python tests/stablehlo_bytecode/generate.py [--out DIR]
+
+It needs jax and jaxlib 0.10.2 and numpy. For every case below, a small
+jitted JAX program on fixed inputs is exported for the CPU with concrete
+shapes (`jax.export.export(jax.jit(f), platforms=["cpu"])(*inputs)`), and
+DIR/<case>.bc (`exported.mlir_module_serialized`: MLIR bytecode of the VHLO
+dialect, what JAX deploys), DIR/<case>.mlir (`exported.mlir_module()`, the
+same program as StableHLO text), DIR/<case>.inputN.npy and
+DIR/<case>.outputN.npy (JAX's results) are written, and DIR/producers.txt
+lists each artifact's producer string ("StableHLO_v1.x.y").
+
+Source paths in the locations are reduced to base names, so the
+checkout's location does not show; inputs come from fixed seeds.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+from jax import export, lax
+
+jax.config.update("jax_hlo_source_file_canonicalization_regex", r".*/")
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+# ---- the programs --------------------------------------------------------------
+
+def mlp(x, w1, b1, w2, b2):
+    """Two dense layers, gelu (erf form) between, softmax over the classes."""
+    h = jax.nn.gelu(x @ w1 + b1, approximate=False)
+    h = jax.nn.gelu(h, approximate=True) + h
+    return (jax.nn.softmax(h @ w2 + b2, axis=-1),)
+
+
+def mlp_inputs():
+    r = _rng(1)
+    f = np.float32
+    return (r.standard_normal((4, 8)).astype(f), r.standard_normal((8, 16)).astype(f) * f(0.3),
+            r.standard_normal((16,)).astype(f) * f(0.1),
+            r.standard_normal((16, 5)).astype(f) * f(0.3), r.standard_normal((5,)).astype(f))
+
+
+def conv(x, k1, k2):
+    """NHWC convolutions (padding, stride, feature groups), relu, pools."""
+    dn = ("NHWC", "HWIO", "NHWC")
+    y = lax.conv_general_dilated(x, k1, (1, 1), "SAME", dimension_numbers=dn)
+    y = jax.nn.relu(y)
+    y = lax.reduce_window(y, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    y = lax.conv_general_dilated(y, k2, (2, 2), ((1, 0), (0, 1)), dimension_numbers=dn,
+                                 rhs_dilation=(1, 1), feature_group_count=2)
+    avg = lax.reduce_window(y, 0.0, lax.add, (1, 2, 2, 1), (1, 1, 1, 1), "SAME") / 4.0
+    return avg, jnp.mean(y, axis=(1, 2))
+
+
+def conv_inputs():
+    r = _rng(2)
+    f = np.float32
+    return (r.standard_normal((2, 8, 8, 3)).astype(f), r.standard_normal((3, 3, 3, 4)).astype(f),
+            r.standard_normal((2, 2, 2, 4)).astype(f))
+
+
+def scan(xs, h0, w):
+    """An RNN-like scan (a while loop whose body uses values from outside)."""
+    def step(h, x):
+        h = jnp.tanh(h @ w + x)
+        return h, h.sum()
+    h, ys = lax.scan(step, h0, xs)
+    return h, ys
+
+
+def scan_inputs():
+    r = _rng(3)
+    f = np.float32
+    return (r.standard_normal((5, 3)).astype(f), r.standard_normal((3,)).astype(f),
+            r.standard_normal((3, 3)).astype(f) * f(0.5))
+
+
+def cond(i, x):
+    """lax.switch over three branches (a case), and a two-way cond."""
+    y = lax.switch(i, [lambda v: v * 2.0, lambda v: jnp.sin(v), lambda v: v - 1.0], x)
+    z = lax.cond(x.sum() > 0, lambda v: v + 1.0, lambda v: -v, y)
+    return y, z
+
+
+def cond_inputs():
+    r = _rng(4)
+    return (np.array(1, np.int32), r.standard_normal((4,)).astype(np.float32))
+
+
+def sort(x, keys):
+    """Sorts: plain, descending by argsort, several operands, along axis 0."""
+    order = jnp.argsort(-keys, stable=True)
+    s0 = jnp.sort(x, axis=0)
+    k, v = lax.sort((keys, x[0]), num_keys=1)
+    return jnp.sort(x, axis=-1), order, s0, k, v
+
+
+def sort_inputs():
+    r = _rng(5)
+    return (r.standard_normal((3, 6)).astype(np.float32),
+            r.permutation(6).astype(np.int32))
+
+
+def gather_scatter(table, idx, upd):
+    """Embedding lookup (gather), scatter-add and scatter-set, dynamic slices."""
+    rows = table[idx]
+    added = table.at[idx].add(upd)
+    setv = table.at[idx[:2], 1].set(jnp.float32(7))
+    window = lax.dynamic_slice(table, (idx[0], jnp.int32(1)), (2, 2))
+    return rows, added, setv, window
+
+
+def gather_scatter_inputs():
+    r = _rng(6)
+    return (r.standard_normal((6, 4)).astype(np.float32), np.array([4, 0, 2], np.int32),
+            r.standard_normal((3, 4)).astype(np.float32))
+
+
+def top_k(x):
+    """lax.top_k along the last axis, of floats and of ints."""
+    v, i = lax.top_k(x, 3)
+    vi, ii = lax.top_k((x * 10).astype(jnp.int32), 2)
+    return v, i, vi, ii
+
+
+def top_k_inputs():
+    r = _rng(7)
+    return (r.standard_normal((2, 7)).astype(np.float32),)
+
+
+def misc(x, y):
+    """Element-wise odds and ends: integer ops, compare kinds, iota,
+    concatenate, pad, transpose, reverse, clamp, select, cumulative sums,
+    an f64 (the case runs with 64-bit types enabled) and a bf16 path, a complex product and an rfft."""
+    xi = (x * 4).astype(jnp.int32)
+    u = xi.astype(jnp.uint32)
+    bits = (u >> 1) ^ (u << 2) | jnp.uint32(3)
+    iota = lax.broadcasted_iota(jnp.int32, (3, 4), 1)
+    cat = jnp.concatenate([x, y], axis=0)
+    padded = lax.pad(x, jnp.float32(0.5), ((1, 0, 1), (0, 2, 0)))
+    t = jnp.transpose(cat)[::-1]
+    c = jnp.clip(x, -0.5, 0.5)
+    sel = jnp.where(x > y, x, y)
+    cs = jnp.cumsum(x, axis=1)
+    d = (x.astype(jnp.float64) * 3).sum()
+    b = (x.astype(jnp.bfloat16) * 2).astype(jnp.float32)
+    z = (x + 1j * y) * (y - 1j * x)
+    f = jnp.fft.rfft(x, axis=-1)
+    return (bits, iota + xi, padded, t, c, sel, cs, d, b, z, f,
+            jnp.isfinite(x / y), jnp.max(xi, axis=0), jnp.argmax(x, axis=1))
+
+
+def misc_inputs():
+    r = _rng(8)
+    f = np.float32
+    return r.standard_normal((3, 4)).astype(f), r.standard_normal((3, 4)).astype(f)
+
+
+CASES = {
+    "mlp": (mlp, mlp_inputs),
+    "conv": (conv, conv_inputs),
+    "scan": (scan, scan_inputs),
+    "cond": (cond, cond_inputs),
+    "sort": (sort, sort_inputs),
+    "gather_scatter": (gather_scatter, gather_scatter_inputs),
+    "top_k": (top_k, top_k_inputs),
+    "misc": (misc, misc_inputs),
+}
+
+# Cases traced with 64-bit types enabled (jax_enable_x64).
+X64 = {"misc"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--out", default=os.path.join(here, "..", "fixtures", "stablehlo_bytecode"))
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    producers = []
+    for name, (fn, make_inputs) in CASES.items():
+        jax.config.update("jax_enable_x64", name in X64)
+        inputs = make_inputs()
+        exported = export.export(jax.jit(fn), platforms=["cpu"])(*inputs)
+        blob = exported.mlir_module_serialized
+        outputs = jax.jit(fn)(*inputs)
+        if not isinstance(outputs, (tuple, list)):
+            outputs = (outputs,)
+        base = os.path.join(args.out, name)
+        with open(base + ".bc", "wb") as f:
+            f.write(blob)
+        with open(base + ".mlir", "w") as f:
+            f.write(exported.mlir_module())
+        for i, x in enumerate(inputs):
+            np.save(f"{base}.input{i}.npy", np.asarray(x))
+        for i, y in enumerate(outputs):
+            np.save(f"{base}.output{i}.npy", np.asarray(y))
+        end = blob.index(b"\0", 5)
+        producers.append(f"{name}.bc {blob[5:end].decode()} {len(blob)} bytes, "
+                         f"{len(inputs)} inputs, {len(outputs)} outputs")
+        print(producers[-1])
+    with open(os.path.join(args.out, "producers.txt"), "w") as f:
+        f.write("\n".join(producers) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
