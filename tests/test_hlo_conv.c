@@ -380,6 +380,17 @@ KC_TEST(hlo_conv_bf16_operands) {
 
 
 KC_TEST(hlo_conv_refuses_malformed_attributes) {
+  /* Paddings and dilations whose window arithmetic overflows 64 bits. */
+  KT_COMPILE_FAILS(KT_CONV_HLO("f32[1,5,5,2]", "f32[3,3,2,4]", "f32[1,5,5,4]",
+                               "window={size=3x3 pad=4611686018427387904_4611686018427387904x1_1}, "
+                               "dim_labels=b01f_01io->b01f"),
+                   KC_INVALID_ARGUMENT, "spatial dimension 0: the window, padding and dilations "
+                   "overflow 64 bits");
+  KT_COMPILE_FAILS(KT_CONV_HLO("f32[1,5,5,2]", "f32[3,3,2,4]", "f32[1,5,5,4]",
+                               "window={size=3x3 pad=1_1x1_1 rhs_dilate=1x4611686018427387904}, "
+                               "dim_labels=b01f_01io->b01f"),
+                   KC_INVALID_ARGUMENT, "spatial dimension 1: the window, padding and dilations "
+                   "overflow 64 bits");
   KT_COMPILE_FAILS(KT_CONV_HLO("f32[1,5,5,2]", "f32[3,3,2,4]", "f32[1,5,5,4]",
                                "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b0f"),
                    KC_INVALID_ARGUMENT, "attribute dim_labels", "expected INPUT_KERNEL->OUTPUT",

@@ -1072,3 +1072,13 @@ KC_TEST(hlo_ops_sharding_annotations_are_identity) {
                    " ROOT r = f32[2] custom-call(x), custom_call_target=\"Shardingx\"\n}\n",
                    KC_NOT_FOUND, "Shardingx");
 }
+
+KC_TEST(hlo_slice_with_a_stride_past_its_dimension) {
+  /* One element, whatever the stride (no overflow for the largest). */
+  kc_tensor* out = NULL;
+  kt_run_text("HloModule m\nENTRY e {\n c = f32[3] constant({1, 2, 3})\n"
+              " ROOT s = f32[1] slice(c), slice={[1:3:9223372036854775807]}\n}\n",
+              &out, 1);
+  KC_CHECK(((const float*)kt_data(out))[0] == 2);
+  kt_release(&out, 1);
+}

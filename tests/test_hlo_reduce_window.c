@@ -201,6 +201,13 @@ KC_TEST(hlo_reduce_window_int_and_pred) {
   "  ROOT %r = (f32[], s32[]) tuple(%ev, %ei)\n}\n"
 
 KC_TEST(hlo_reduce_window_refusals) {
+  KT_COMPILE_FAILS("HloModule m\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+                   "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n"
+                   "ENTRY e {\n a = f32[4] parameter(0)\n z = f32[] constant(0)\n"
+                   " ROOT r = f32[3] reduce-window(a, z), window={size=2 "
+                   "lhs_dilate=4611686018427387904}, to_apply=%add\n}\n",
+                   KC_INVALID_ARGUMENT, "dimension 0: the window, padding and dilations overflow "
+                   "64 bits");
   KT_COMPILE_FAILS("HloModule m\n" KT_RED2
                    "ENTRY e {\n a = f32[4] parameter(0)\n b = s32[3] parameter(1)\n"
                    " z = f32[] constant(0)\n i = s32[] constant(0)\n"

@@ -292,10 +292,13 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
   want[l.b[2]] = plan->out_feat;
   plan->out_sp_count = plan->window_count = 1;
   for (int32_t d = 0; d < nsp; ++d) {
-    int64_t n = plan->in_sp[d];
-    int64_t padded = (n > 0 ? (n - 1) * plan->lhs_dil[d] + 1 : 0) + plan->low[d] + high[d];
-    int64_t extent = plan->k_sp[d] > 0 ? (plan->k_sp[d] - 1) * plan->rhs_dil[d] + 1 : 0;
-    plan->out_sp[d] = padded < extent ? 0 : (padded - extent) / plan->stride[d] + 1;
+    if (!kc__window_positions(plan->in_sp[d], plan->low[d], high[d], plan->lhs_dil[d],
+                              plan->k_sp[d], plan->rhs_dil[d], plan->stride[d],
+                              &plan->out_sp[d])) {
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                             "spatial dimension %d: the window, padding and dilations "
+                             "overflow 64 bits", d);
+    }
     want[l.sp[2][d]] = plan->out_sp[d];
     plan->out_sp_count *= plan->out_sp[d];
     plan->window_count *= plan->k_sp[d];

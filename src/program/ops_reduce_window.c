@@ -149,10 +149,13 @@ static kc_status* kc__rw_read_window(const kc_program* p, const kc__instr* in,
     stride *= plan->in_dims[d];
   }
   for (int32_t d = 0; d < rank; ++d) {
-    int64_t dilated = plan->in_dims[d] > 0 ? (plan->in_dims[d] - 1) * plan->base_dilation[d] + 1 : 0;
-    int64_t padded = dilated + plan->low[d] + high[d];
-    int64_t extent = (plan->size[d] - 1) * plan->window_dilation[d] + 1;
-    plan->out_dims[d] = padded < extent ? 0 : (padded - extent) / plan->stride[d] + 1;
+    if (!kc__window_positions(plan->in_dims[d], plan->low[d], high[d], plan->base_dilation[d],
+                              plan->size[d], plan->window_dilation[d], plan->stride[d],
+                              &plan->out_dims[d])) {
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                             "dimension %d: the window, padding and dilations overflow 64 bits",
+                             d);
+    }
     plan->out_count *= plan->out_dims[d];
     plan->window_count *= plan->size[d];
   }

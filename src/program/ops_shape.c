@@ -118,7 +118,7 @@ static kc_status* kc__slice_read(const kc_program* p, const kc__instr* in, kc__m
                         d, (long long)size, (long long)start[d], (long long)limit[d],
                         (long long)st);
     }
-    dims[d] = (limit[d] - start[d] + st - 1) / st;
+    dims[d] = limit[d] == start[d] ? 0 : (limit[d] - start[d] - 1) / st + 1;
     plan->box.src_stride[d] = in_stride[d] * st;
     plan->box.src_offset += start[d] * in_stride[d];
   }
