@@ -3,8 +3,8 @@
 #
 # Runs each libFuzzer harness built in BUILD_DIR (configured with
 # -DKCALL_FUZZ=ON; `make fuzz` does all this) for SECONDS, one after the
-# other: hlo, stablehlo, op_spec, npy, cli_literal and xla_ffi_frame, or
-# the ones named.
+# other: hlo, stablehlo, stablehlo_bytecode, op_spec, npy, cli_literal and
+# xla_ffi_frame, or the ones named.
 #
 # The checked-in corpus, tests/fuzz/corpus/NAME, is read but never written:
 # what a run finds goes under BUILD_DIR/fuzz, so the tree stays as it was.
@@ -24,7 +24,7 @@ fi
 build=$1
 seconds=$2
 shift 2
-[ $# -gt 0 ] || set -- hlo stablehlo op_spec npy cli_literal xla_ffi_frame
+[ $# -gt 0 ] || set -- hlo stablehlo stablehlo_bytecode op_spec npy cli_literal xla_ffi_frame
 
 here=$(cd "$(dirname "$0")" && pwd)
 out=$build/fuzz
