@@ -300,8 +300,11 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
                              "overflow 64 bits", d);
     }
     want[l.sp[2][d]] = plan->out_sp[d];
-    plan->out_sp_count *= plan->out_sp[d];
-    plan->window_count *= plan->k_sp[d];
+    if (__builtin_mul_overflow(plan->out_sp_count, plan->out_sp[d], &plan->out_sp_count) ||
+        __builtin_mul_overflow(plan->window_count, plan->k_sp[d], &plan->window_count)) {
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                             "the windows or the result count past 64 bits");
+    }
   }
   const kc_shape* r = in->shape;
   bool ok = kc_shape_get_rank(r) == nsp + 2 &&

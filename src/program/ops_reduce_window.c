@@ -156,8 +156,11 @@ static kc_status* kc__rw_read_window(const kc_program* p, const kc__instr* in,
                              "dimension %d: the window, padding and dilations overflow 64 bits",
                              d);
     }
-    plan->out_count *= plan->out_dims[d];
-    plan->window_count *= plan->size[d];
+    if (__builtin_mul_overflow(plan->out_count, plan->out_dims[d], &plan->out_count) ||
+        __builtin_mul_overflow(plan->window_count, plan->size[d], &plan->window_count)) {
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                             "the windows or the result count past 64 bits");
+    }
   }
   for (size_t i = 0; i < plan->n; ++i) {
     const kc_shape* r = plan->n == 1 ? in->shape : kc_shape_get_element(in->shape, i);

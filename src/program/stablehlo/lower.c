@@ -1105,9 +1105,12 @@ static kc_status* kc__refine_convolution(kc__shlo_scope* s, kc__shlo_op* op, con
       dims[d] = kc_shape_get_dims(k)[pk - kern];
     } else if (c >= '0' && c <= '9' && pi && pk) {
       size_t i = (size_t)(c - '0');
-      dims[d] = kc__window_size(kc_shape_get_dims(x)[pi - in], lo ? lo[i] : 0, hi ? hi[i] : 0,
+      if (!kc__window_positions(kc_shape_get_dims(x)[pi - in], lo ? lo[i] : 0, hi ? hi[i] : 0,
                                 bd ? bd[i] : 1, kc_shape_get_dims(k)[pk - kern],
-                                wd ? wd[i] : 1, str ? str[i] : 1);
+                                wd ? wd[i] : 1, str ? str[i] : 1, &dims[d])) {
+        return kc__shlo_fail(&op->at, "convolution: spatial dimension %zu: the window, padding "
+                                      "and dilations overflow 64 bits", i);
+      }
     } else {
       return kc__shlo_fail(&op->at, "convolution: dimension labels %s", labels);
     }

@@ -13,6 +13,7 @@
  * is known, and those ops become their static forms. */
 #include <stdio.h>
 
+#include "program/ops.h"
 #include "program/stablehlo/stablehlo_internal.h"
 
 /* The most elements a value may have to be evaluated while reading. */
@@ -312,7 +313,11 @@ static kc_status* kc__refine_reduce_window(kc__shlo_scope* s, kc__shlo_op* op) {
   const kc__shlo_item* pad = kc__shlo_attr(op, "padding");
   if (pad) KC_RETURN_IF_ERROR(kc__pairs(s, &pad->at, lo, hi, &m));
   for (int32_t d = 0; d < rank; ++d) {
-    dims[d] = kc__window_size(kc_shape_get_dims(x)[d], lo[d], hi[d], bd[d], win[d], wd[d], str[d]);
+    if (!kc__window_positions(kc_shape_get_dims(x)[d], lo[d], hi[d], bd[d], win[d], wd[d],
+                              str[d], &dims[d])) {
+      return kc__shlo_fail(&op->at, "reduce_window: dimension %d: the window, padding and "
+                                    "dilations overflow 64 bits", d);
+    }
   }
   for (size_t i = 0; i < kc__shlo_num_result_types(op); ++i) {
     KC_RETURN_IF_ERROR(kc__shlo_refine_result(s, op, i, dims, rank));

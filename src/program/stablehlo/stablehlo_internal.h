@@ -294,16 +294,6 @@ const int64_t* kc__shlo_known(const kc__shlo_scope* s, const kc__shlo_op* op, si
 kc_status* kc__shlo_known_ints(const kc__shlo_scope* s, const kc__shlo_op* op, size_t i,
                                int64_t* out, size_t cap, size_t* count);
 
-/* The positions a window takes along one dimension: over `size`
- * elements dilated by base_dilation and padded by lo and hi, a window of
- * `window` taps dilated by window_dilation, moved by `stride`. */
-static inline int64_t kc__window_size(int64_t size, int64_t lo, int64_t hi, int64_t base_dilation,
-                                      int64_t window, int64_t window_dilation, int64_t stride) {
-  int64_t padded = (size > 0 ? (size - 1) * base_dilation + 1 : 0) + lo + hi;
-  int64_t span = (window - 1) * window_dilation + 1;
-  return padded < span || stride <= 0 ? 0 : (padded - span) / stride + 1;
-}
-
 /* ---- lower.c ------------------------------------------------------------- */
 
 /* Builds what `op` computes into the scope and binds its results. */
