@@ -119,7 +119,9 @@ static kc_status* kc__slice_read(const kc_program* p, const kc__instr* in, kc__m
                         (long long)st);
     }
     dims[d] = limit[d] == start[d] ? 0 : (limit[d] - start[d] - 1) / st + 1;
-    plan->box.src_stride[d] = in_stride[d] * st;
+    /* With one element or none the stride is never taken (and may be
+     * larger than any offset); otherwise it is less than the dimension. */
+    plan->box.src_stride[d] = in_stride[d] * (dims[d] <= 1 ? 1 : st);
     plan->box.src_offset += start[d] * in_stride[d];
   }
   KC_RETURN_IF_ERROR(kc__expect_result(in, o, dims, rank));
