@@ -277,6 +277,14 @@ KC_TEST(stablehlo_refusals_name_line_column_and_cause) {
                  "    %0 = chlo.lgamma %x : tensor<2xf32> -> tensor<2xf32>\n"
                  "    return %0 : tensor<2xf32>\n  }\n}\n",
                  "line 3, column 10", "op chlo.lgamma is not supported");
+  /* An attribute no rule reads, which may change the result, is refused;
+   * precision hints and annotations are not. */
+  KT_PARSE_FAILS("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                 "  %0 = \"stablehlo.exponential\"(%x) {result_accuracy = "
+                 "#stablehlo.result_accuracy<atol = 1.0e-5>, mhlo.frontend_attributes = {}} : "
+                 "(tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
+                 "line 2, column 55", "stablehlo.exponential: attribute result_accuracy is not "
+                 "supported");
   KT_PARSE_FAILS("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
                  "  %0 = stablehlo.add %x, %y : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
                  "line 2, column 26", "value %y is not defined");

@@ -14,9 +14,14 @@ static bool kc__next_is(const kc__lexer* lx, char c) {
 }
 
 const kc__shlo_item* kc__shlo_attr(const kc__shlo_op* op, const char* key) {
-  const kc__shlo_item* items = (const kc__shlo_item*)(const void*)op->attrs.data;
+  /* The items are the op's own (a kc__buf it owns): marking one read
+   * changes no value a caller holds. */
+  kc__shlo_item* items = (kc__shlo_item*)(void*)op->attrs.data;
   for (size_t i = 0; i < op->attrs.size / sizeof *items; ++i) {
-    if (kc_sv_equal(items[i].key, kc_sv(key))) return &items[i];
+    if (kc_sv_equal(items[i].key, kc_sv(key))) {
+      items[i].read = true;
+      return &items[i];
+    }
   }
   return NULL;
 }

@@ -258,7 +258,9 @@ static kc_status* kc__lower_broadcast(kc__shlo_scope* s, kc__shlo_op* op, const 
   size_t n;
   KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &it->at, "dims", v, KC_TENSOR_MAX_NDIM, &n));
   /* (dynamic_broadcast_in_dim's second operand is the result's shape,
-   * already its type's.) */
+   * already its type's; which dimensions expand is a hint.) */
+  kc__shlo_attr(op, "known_expanding_dimensions");
+  kc__shlo_attr(op, "known_nonexpanding_dimensions");
   if (kc__shlo_num_operands(op) < 1 || kc__shlo_num_result_types(op) != 1) {
     return kc__shlo_fail(&op->at, "broadcast_in_dim: expected an operand and one result");
   }
@@ -1262,6 +1264,9 @@ static kc_status* kc__lower_dynamic_pad(kc__shlo_scope* s, kc__shlo_op* op, cons
  * when it does not. */
 static kc_status* kc__shape_assertion(kc__shlo_scope* s, kc__shlo_op* op) {
   const kc__shlo_item* msg = kc__shlo_attr(op, "error_message");
+  /* What JAX writes beside it says only how XLA calls the check. */
+  kc__shlo_attr(op, "api_version");
+  kc__shlo_attr(op, "has_side_effect");
   size_t n = kc__shlo_num_operands(op);
   const int64_t* ok = n ? kc__shlo_known(s, op, 0) : NULL;
   if (!ok) {
@@ -1773,6 +1778,34 @@ static const kc__rule* kc__find_rule(kc_string_view name) {
   return NULL;
 }
 
+/* An attribute the op's rule did not read is refused (it may change what
+ * the op computes: result_accuracy, a layout, a new field), unless it is
+ * one that does not change what runs on one device: precision hints,
+ * sharding and frontend annotations, and a composite's name, version and
+ * attributes (its decomposition says what it computes). */
+static kc_status* kc__unread_attrs(const kc__shlo_op* op) {
+  static const char* const ignored[] = {"precision", "precision_config", "composite_attributes",
+                                        "name", "version"};
+  static const char* const prefixes[] = {"mhlo.", "jax.", "sdy."};
+  const kc__shlo_item* items = (const kc__shlo_item*)(const void*)op->attrs.data;
+  for (size_t i = 0; i < op->attrs.size / sizeof *items; ++i) {
+    kc_string_view k = items[i].key;
+    bool skip = items[i].read;
+    for (size_t j = 0; !skip && j < KC__ARRAY_SIZE(ignored); ++j) skip = kc_sv_equal(k, kc_sv(ignored[j]));
+    for (size_t j = 0; !skip && j < KC__ARRAY_SIZE(prefixes); ++j) {
+      size_t n = strlen(prefixes[j]);
+      skip = k.size > n && memcmp(k.data, prefixes[j], n) == 0;
+    }
+    if (!skip) {
+      return kc__shlo_fail(&items[i].at.tok,
+                           "%.*s: attribute %.*s is not supported (kcall does not read it, "
+                           "and it may change what the op computes)",
+                           (int)op->name.size, op->name.data, (int)k.size, k.data);
+    }
+  }
+  return NULL;
+}
+
 kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
   size_t types = kc__shlo_num_result_types(op);
   if (op->result.kind != KC__TOK_END && (int64_t)types != op->num_results) {
@@ -1790,5 +1823,6 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
                          (int)op->name.size, op->name.data);
   }
   KC_RETURN_IF_ERROR(r->fn(s, op, r));
+  KC_RETURN_IF_ERROR(kc__unread_attrs(op));
   return kc__shlo_fold(s, op);
 }

@@ -96,6 +96,7 @@ typedef struct kc__shlo_arg {
 typedef struct kc__shlo_item {
   kc_string_view key; /* empty for a positional item */
   kc__lexer at;
+  bool read; /* looked up by the op's rule (kc__shlo_attr) */
 } kc__shlo_item;
 
 /* One operation as read. */
@@ -220,7 +221,9 @@ kc_status* kc__shlo_fail(const kc__token* at, const char* fmt, ...) KC_PRINTF(2,
 
 /* ---- attrs.c ------------------------------------------------------------- */
 
-/* The attribute `key` of op, or NULL. */
+/* The attribute `key` of op, or NULL; marks it read. After an op's rule
+ * has built it, an attribute no rule read is refused unless it is one
+ * that does not change what runs on one device (kc__shlo_lower). */
 const kc__shlo_item* kc__shlo_attr(const kc__shlo_op* op, const char* key);
 
 /* Positional item i, or NULL. */
