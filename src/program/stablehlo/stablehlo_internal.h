@@ -9,7 +9,9 @@
  *              read into a kc__shlo_op; kc__stablehlo_parse
  *   attrs.c    attribute values read from where the op recorded them:
  *              integer lists, enums, struct fields, dense literals
- *   lower.c    each operation's meaning: the instructions it builds
+ *   lower*.c   each operation's meaning: the instructions it builds
+ *              (lower_internal.h)
+ *   refine.c   shape-polymorphic modules refined for concrete shapes
  *
  * How an operation is read: MLIR's pretty forms differ per op, but they
  * are made of the same pieces, so one loop reads any of them into a
