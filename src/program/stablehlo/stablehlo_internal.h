@@ -4,9 +4,11 @@
  * `Exported.mlir_module()`) and builds the same programs, through the
  * program builder, so that everything after parsing serves both.
  *
- *   reader.c   modules, functions, scopes, values, types, and one
- *              operation in either of MLIR's forms (pretty or generic)
- *              read into a kc__shlo_op; kc__stablehlo_parse
+ *   reader.c   types, values, and one operation in either of MLIR's
+ *              forms (pretty or generic) read into a kc__shlo_op
+ *   reader_module.c
+ *              regions as programs, functions inlined, the module and
+ *              its entry; kc__stablehlo_parse
  *   attrs.c    attribute values read from where the op recorded them:
  *              integer lists, enums, struct fields, dense literals
  *   lower*.c   each operation's meaning: the instructions it builds
@@ -123,7 +125,7 @@ typedef struct kc__shlo_op {
   bool has_signature;    /* ": types" was read */
 } kc__shlo_op;
 
-/* ---- reader.c ------------------------------------------------------------ */
+/* ---- reader.c, reader_module.c -------------------------------------------- */
 
 /* Reads the type at the current token (tensor<...>, tuple<...>) into a
  * shape the module owns. A dynamic dimension ('?') is 0 in the shape and
@@ -221,6 +223,40 @@ kc_status* kc__shlo_inline_func(kc__shlo_scope* s, const kc__shlo_op* op, const 
 /* INVALID_ARGUMENT "line L, column C: <message>" at `at`. */
 kc_status* kc__shlo_fail(const kc__token* at, const char* fmt, ...) KC_PRINTF(2, 3);
 
+/* ---- reader.c, for reader_module.c ---------------------------------------- */
+
+/* The current token is "->" (consumed by kc__shlo_expect_arrow, which
+ * refuses anything else). */
+bool kc__shlo_is_arrow(const kc__lexer* lx);
+kc_status* kc__shlo_expect_arrow(kc__lexer* lx);
+
+/* Skips `loc(...)` when it is the current token. */
+kc_status* kc__shlo_skip_loc(kc__lexer* lx);
+
+/* kc__buf_append, RESOURCE_EXHAUSTED when out of memory. */
+kc_status* kc__shlo_append(kc__buf* b, const void* data, size_t n);
+
+/* "%0#1": the name of result k of `base`, in the module's arena. */
+kc_status* kc__shlo_result_key(kc__shlo_module* m, kc_string_view base, int64_t k,
+                               kc_string_view* out);
+
+/* Whether the '{' at the current token opens a region rather than an
+ * attribute dictionary. */
+bool kc__shlo_opens_region(const kc__lexer* lx);
+
+/* "(%a: type loc(..), ...)": arguments, appended to `out` (kc__shlo_arg). */
+kc_status* kc__shlo_read_args(kc__shlo_module* m, kc__lexer* lx, kc__buf* out);
+
+/* The operations of a block up to its '}' (consumed), each lowered; the
+ * terminator's operands become the scope's returned values. */
+kc_status* kc__shlo_read_block(kc__shlo_scope* s, kc__lexer* lx);
+
+/* The returned values of a scope (indices into its values), *n of them. */
+const int32_t* kc__shlo_returned(const kc__shlo_scope* s, size_t* n);
+
+/* Frees what a scope holds (not its builder). */
+void kc__shlo_scope_free(kc__shlo_scope* s);
+
 /* ---- attrs.c ------------------------------------------------------------- */
 
 /* The attribute `key` of op, or NULL; marks it read. After an op's rule
@@ -304,7 +340,7 @@ kc_status* kc__shlo_known_ints(const kc__shlo_scope* s, const kc__shlo_op* op, s
 /* Builds what `op` computes into the scope and binds its results. */
 kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op);
 
-/* ---- the entry point (reader.c) ------------------------------------------ */
+/* ---- the entry point (reader_module.c) ----------------------------------- */
 
 /* True when `text` looks like MLIR (its first token is "module",
  * "func.func", or an alias "#..."), not HLO text. */
