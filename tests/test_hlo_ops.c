@@ -613,6 +613,14 @@ KC_TEST(hlo_ops_moving_refusals) {
        "attribute start_indices: expected 2 entries (the operand's rank), got 1"},
       {" z = f32[] constant(0)\n ROOT p = s32[2,3] pad(x, z), padding=0_0x0_0\n",
        "operand 1 (the padding value): expected a scalar of the operand's type, got f32[]"},
+      /* Padding so large its arithmetic would overflow int64 (found by fuzzing). */
+      {" z = s32[] constant(0)\n ROOT p = s32[2,3] pad(x, z), "
+       "padding=0_0_8574853690513424385x0_0\n",
+       "padding of dimension 0: low 0, high 0 and interior 8574853690513424385 are too large "
+       "for a dimension of 2"},
+      {" z = s32[] constant(0)\n ROOT p = s32[2,3] pad(x, z), "
+       "padding=-4611686018427387904_4611686018427387904x0_0\n",
+       "padding of dimension 0: low -4611686018427387904, high 4611686018427387904"},
       {" z = s32[] constant(0)\n ROOT c = s32[4,3] concatenate(x, z), dimensions={0}\n",
        "operand 1 (dims other than 0 as operand 0's): expected s32[2,3], got s32[]"},
       {" i = f32[] constant(0)\n ROOT d = s32[1,1] dynamic-slice(x, i, i), "

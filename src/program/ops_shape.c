@@ -188,6 +188,18 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
                         "interior padding of dimension %d: expected at least 0, got %lld", d,
                         (long long)gap);
     }
+    /* Each term is bounded (a quarter of the int64 range) so that neither the
+     * sum nor the placement arithmetic below can overflow; a result this
+     * large could never be allocated anyway. */
+    const int64_t bound = INT64_MAX / 4;
+    if (low[d] < -bound || low[d] > bound || high[d] < -bound || high[d] > bound ||
+        gap > bound || (size > 0 && size - 1 > bound / (gap + 1))) {
+      return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                        "padding of dimension %d: low %lld, high %lld and interior %lld are "
+                        "too large for a dimension of %lld",
+                        d, (long long)low[d], (long long)high[d], (long long)gap,
+                        (long long)size);
+    }
     dims[d] = low[d] + high[d] + size + (size > 0 ? (size - 1) * gap : 0);
     if (dims[d] < 0) {
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
@@ -209,7 +221,8 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
     if (dims[d] - 1 - low[d] < 0) last = -1;
     plan->box.dims[d] = last >= first ? last - first + 1 : 0;
     plan->box.src_stride[d] = in_stride[d];
-    plan->box.dst_stride[d] = out_stride[d] * step;
+    /* One element or none needs no stride; a huge gap must not overflow it. */
+    plan->box.dst_stride[d] = plan->box.dims[d] > 1 ? out_stride[d] * step : 0;
     plan->box.src_offset += first * in_stride[d];
     plan->box.dst_offset += (low[d] + first * step) * out_stride[d];
   }
