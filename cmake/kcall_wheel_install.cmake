@@ -1,0 +1,27 @@
+# Run at install time by kcall_wheel_layout() (kcall_wheel.cmake), with
+# KCALL_WHEEL_LIBDIR, KCALL_WHEEL_REAL and KCALL_WHEEL_SONAME set.
+set(_lib "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}/${KCALL_WHEEL_LIBDIR}")
+if(NOT EXISTS "${_lib}/${KCALL_WHEEL_REAL}")
+  message(FATAL_ERROR "kcall wheel layout: expected ${_lib}/${KCALL_WHEEL_REAL}, "
+          "which the library's install writes")
+endif()
+# The real file takes the soname's place (rename replaces the link).
+file(RENAME "${_lib}/${KCALL_WHEEL_REAL}" "${_lib}/${KCALL_WHEEL_SONAME}")
+file(REMOVE "${_lib}/libkcall.so" "${_lib}/libkcall.a")
+file(GLOB _static "${_lib}/cmake/kcall/kcallStaticTargets*.cmake")
+if(_static)
+  file(REMOVE ${_static})
+endif()
+file(GLOB _exports "${_lib}/cmake/kcall/kcallTargets-*.cmake")
+foreach(_file IN LISTS _exports)
+  file(READ "${_file}" _text)
+  string(REPLACE "/${KCALL_WHEEL_REAL}\"" "/${KCALL_WHEEL_SONAME}\"" _text "${_text}")
+  file(WRITE "${_file}" "${_text}")
+endforeach()
+set(_pc "${_lib}/pkgconfig/kcall.pc")
+if(EXISTS "${_pc}")
+  file(READ "${_pc}" _text)
+  string(REPLACE " -lkcall" " -l:${KCALL_WHEEL_SONAME}" _text "${_text}")
+  file(WRITE "${_pc}" "${_text}")
+endif()
+message(STATUS "kcall wheel layout: one libkcall (${KCALL_WHEEL_SONAME}), no static library")
