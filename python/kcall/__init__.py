@@ -169,7 +169,12 @@ class Plugin:
         outside the plugin holds what it registered: a kcall.Function
         in hand, a target an executable was compiled against, a target
         JAX registered; and for a plugin that does not support unloading
-        (it gives no fini). Nothing changes when it is refused."""
+        (it gives no fini). Nothing changes when it is refused. The ops
+        ``kcall.ops`` keeps for its attributes are let go first, so an op
+        called as ``kcall.ops.NAME`` holds nothing; an op object kept
+        elsewhere still does."""
+        from . import ops
+        ops._forget(self.names("op"))
         _core.unload_plugin(self._handle)
 
     def __repr__(self):

@@ -193,5 +193,12 @@ def __getattr__(name):
     return op
 
 
+def _forget(names):
+    """Drops the cached ops of these names (Plugin.unload, before it
+    unloads: a cached op holds its plugin)."""
+    for name in names:
+        _cache.pop(name, None)
+
+
 def __dir__():
     return sorted(set(_core.list_ops("")) | set(globals()))
