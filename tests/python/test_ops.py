@@ -1,5 +1,6 @@
 """Ops from Python: kcall.ops.<name>(*tensors, **attrs)."""
 
+import gc
 import inspect
 import pydoc
 
@@ -146,3 +147,26 @@ def test_outputs_reuse_memory_after_release():
         del z
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
     assert faults < 100, f"{faults} page faults in 10 calls of a 4 MiB Add"
+
+
+def test_an_op_called_through_kcall_ops_does_not_keep_its_plugin(build_file):
+    # kcall.ops keeps the ops it made for its attributes; unloading lets
+    # go of those, so only references the caller keeps hold the plugin.
+    path = str(build_file("tests/fixtures/kt_plugin_unload.so"))
+    plugin = kcall.load_plugin(path)
+    double = getattr(kcall.ops, "kt_unload.Double")
+    x = np.arange(4, dtype=np.float32).reshape(2, 2)
+    np.testing.assert_array_equal(np.asarray(double(x)), 2 * x)
+    with pytest.raises(kcall.FailedPreconditionError,
+                       match="op 'kt_unload.Double' is held by 1 reference"):
+        plugin.unload()
+    del double
+    gc.collect()
+    plugin.unload()
+    assert kcall.list_ops("kt_unload.") == []
+    with pytest.raises(AttributeError, match="no op 'kt_unload.Double'"):
+        getattr(kcall.ops, "kt_unload.Double")
+    again = kcall.load_plugin(path)
+    np.testing.assert_array_equal(
+        np.asarray(getattr(kcall.ops, "kt_unload.Double")(x)), 2 * x)
+    again.unload()
