@@ -92,8 +92,8 @@ KC_API bool kc_shape_is_tuple(const kc_shape* shape);
 KC_API size_t kc_shape_get_tuple_size(const kc_shape* shape);
 KC_API const kc_shape* kc_shape_get_element(const kc_shape* shape,
                                             size_t index);
-/* Array: dtype, rank and dims (borrowed). For a tuple: a zero dtype, -1
- * and NULL. */
+/* Array: dtype, rank and dims (borrowed; for rank 0, a non-NULL pointer
+ * to no dims). For a tuple: a zero dtype, -1 and NULL. */
 KC_API DLDataType kc_shape_get_dtype(const kc_shape* shape);
 KC_API int32_t kc_shape_get_rank(const kc_shape* shape);
 KC_API const int64_t* kc_shape_get_dims(const kc_shape* shape);

@@ -169,7 +169,11 @@ int32_t kc_shape_get_rank(const kc_shape* shape) {
 }
 
 const int64_t* kc_shape_get_dims(const kc_shape* shape) {
-  return shape && !shape->is_tuple ? shape->dims : NULL;
+  /* A scalar's dims are an empty array, not NULL, so that copying or
+   * comparing rank-many of them never passes NULL to memcpy. */
+  static const int64_t no_dims[1] = {0};
+  if (!shape || shape->is_tuple) return NULL;
+  return shape->dims ? shape->dims : no_dims;
 }
 
 size_t kc_shape_get_leaf_count(const kc_shape* shape) {
