@@ -22,18 +22,21 @@ HELLO      := $(BUILD)/examples/hello/libhello_plugin.so
 JAX_PKGS_PINNED   := jax==0.10.2 jaxlib==0.10.2
 TORCH_PKGS_PINNED := torch==2.15.0
 TVM_PKGS_PINNED   := apache-tvm-ffi==0.1.15.post2
+ORT_PKGS_PINNED   := onnxruntime==1.32.0 onnx==1.23.2
 
-# Optional test groups, off by default: `make test EXTRAS="jax torch tvm"`
-# also installs JAX, PyTorch (a large wheel) and/or tvm-ffi
-# (apache-tvm-ffi), and their tests (tests/python/test_jax.py,
-# test_torch.py, test_tvm_ffi.py, the documents' blocks that need them)
+# Optional test groups, off by default: `make test EXTRAS="jax ort torch tvm"`
+# also installs JAX, ONNX Runtime (onnxruntime and onnx), PyTorch (a large
+# wheel) and/or tvm-ffi (apache-tvm-ffi), and their tests
+# (tests/python/test_jax.py, test_onnxruntime.py, test_torch.py,
+# test_tvm_ffi.py, the documents' blocks that need them)
 # run instead of skipping.
 EXTRAS      ?=
 EXTRA_jax   := $(JAX_PKGS_PINNED)
 EXTRA_torch := $(TORCH_PKGS_PINNED)
 EXTRA_tvm   := $(TVM_PKGS_PINNED)
+EXTRA_ort   := $(ORT_PKGS_PINNED)
 EXTRAS_SET  := $(sort $(EXTRAS))
-EXTRAS_BAD  := $(filter-out jax torch tvm,$(EXTRAS_SET))
+EXTRAS_BAD  := $(filter-out jax ort torch tvm,$(EXTRAS_SET))
 
 # The test environment: what the tests import, and the build backend, since
 # the package is built in it without isolation (so the build directory can
@@ -50,7 +53,7 @@ VENV_PKGS  := numpy pytest 'scikit-build-core>=0.10' \
 # against (ninja builds bench_torch.py's load_inline baseline).
 BENCH_VENV := .venv-bench
 BENCH_PKGS := numpy 'scikit-build-core>=0.10' $(TVM_PKGS_PINNED) $(JAX_PKGS_PINNED) \
-              $(TORCH_PKGS_PINNED) ninja
+              $(TORCH_PKGS_PINNED) $(ORT_PKGS_PINNED) ninja
 BENCH_BUILD := build/bench-build
 
 .PHONY: all build demo test ctest pytest compat bench asan faults tsan fuzz valgrind install wheel clean \
@@ -116,7 +119,7 @@ $(VENV)/.stamp: Makefile
 
 # An unknown test group stops make before anything is built.
 ifneq ($(EXTRAS_BAD),)
-$(error unknown test group '$(firstword $(EXTRAS_BAD))' in EXTRAS (expected jax, torch or tvm))
+$(error unknown test group '$(firstword $(EXTRAS_BAD))' in EXTRAS (expected jax, ort, torch or tvm))
 endif
 
 $(BENCH_VENV)/.stamp: Makefile
@@ -166,6 +169,7 @@ bench: $(BENCH_VENV)/.stamp
 	$(BENCH_VENV)/bin/python bench/python/bench_shape_poly.py --out build/bench
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_tvm_ffi.py --out build/bench
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_ops.py --out build/bench
+	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_ort.py --out build/bench
 	PATH="$(abspath $(BENCH_VENV))/bin:$$PATH" KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_torch.py --out build/bench
 
 # The XLA FFI fixtures in tests/fixtures/xla_ffi: handlers built with XLA's

@@ -83,8 +83,8 @@ def test_tvm_ffi_is_pinned_alike_for_the_tests_and_the_benchmarks(tmp_path):
 def test_an_unknown_test_group_stops_make(tmp_path):
     out, status = make_n("test", "EXTRAS=jax tensorflow", f"BUILD={tmp_path}")
     assert status != 0
-    assert ("unknown test group 'tensorflow' in EXTRAS (expected jax, torch "
-            "or tvm)" in out), out
+    assert ("unknown test group 'tensorflow' in EXTRAS (expected jax, ort, "
+            "torch or tvm)" in out), out
     assert "cmake" not in out, "make went on to build: " + out
 
 

@@ -1,0 +1,951 @@
+/* libkcall_ort: kcall ops as ONNX Runtime custom ops (docs/onnxruntime.md).
+ *
+ * ONNX Runtime loads this library (SessionOptions.register_custom_ops_library,
+ * or RegisterCustomOpsLibrary_V2 in C) and calls RegisterCustomOps, which
+ * adds every kcall op registered at that moment to a custom-op domain
+ * ("kcall" unless kcall_ort_set_domain named another). Each op becomes an
+ * OrtCustomOp:
+ *   - its inputs and outputs from the op's specs: a fixed dtype is that
+ *     ONNX type, a type attr any type (ONNX Runtime gives each input its
+ *     own constraint; kcall checks that they agree when it infers the
+ *     op's attrs), an "N * T" or list input as the last, variadic, input;
+ *   - output types and shapes from the op's shape function, when the
+ *     session is created (symbolic dims where the op declares its shape
+ *     function symbolic; else the rank with unknown dims);
+ *   - attributes read from the node by the op's attr specs;
+ *   - a kernel that lends ONNX Runtime's tensors to kc_op_call_into as
+ *     DLTensors: no copies.
+ * The custom ops and domains live until the process ends (ONNX Runtime
+ * requires them to outlive every session using them), and each holds a
+ * reference to its kcall op, so the plugin that registered it stays
+ * loaded. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kcall/kcall.h"
+#include "ort/ort_abi.h"
+
+#define KC__ORT_EXPORT __attribute__((visibility("default")))
+#define KC__ORT_MAX_ATTRS 32
+#define KC__ORT_MAX_ARGS 64
+
+/* ---- what a kcall op is, as ONNX Runtime sees it ------------------------ */
+
+typedef enum kc__ort_attr_kind {
+  KC__ORT_KIND_SKIP = 0, /* kinds ONNX attributes cannot give */
+  KC__ORT_KIND_INT,
+  KC__ORT_KIND_BOOL,
+  KC__ORT_KIND_FLOAT,
+  KC__ORT_KIND_STRING,
+  KC__ORT_KIND_INTS,
+  KC__ORT_KIND_FLOATS,
+  KC__ORT_KIND_TYPE /* a dtype's name, when the node gives one ("f32") */
+} kc__ort_attr_kind;
+
+typedef struct kc__ort_attr_decl {
+  char name[64];
+  kc__ort_attr_kind kind;
+} kc__ort_attr_decl;
+
+/* One custom op: ONNX Runtime's struct first, so the pointer it hands
+ * back is this record's. */
+typedef struct kc__ort_op {
+  kc__ort_custom_op ort;
+  const kc__ort_api* api;
+  const kc_op* op; /* a reference */
+  char name[128];
+  int32_t num_inputs, num_outputs;
+  bool variadic_input;  /* the last input is "N * T" or a list */
+  bool homogeneous;     /* "N * T": one type for all of them */
+  int input_types[KC__ORT_MAX_ARGS];
+  int output_types[KC__ORT_MAX_ARGS];
+  int32_t num_attrs;
+  kc__ort_attr_decl attrs[KC__ORT_MAX_ATTRS];
+} kc__ort_op;
+
+/* The attribute values of one node, in kc_op_attr form. */
+typedef struct kc__ort_attrs {
+  int32_t count;
+  kc_op_attr items[KC__ORT_MAX_ATTRS];
+  void* owned[KC__ORT_MAX_ATTRS]; /* strings and arrays read for them */
+} kc__ort_attrs;
+
+/* A kernel: the op and the node's attributes. */
+typedef struct kc__ort_kernel {
+  const kc__ort_op* op;
+  kc__ort_attrs attrs;
+} kc__ort_kernel;
+
+/* ---- state ---------------------------------------------------------------- */
+
+static pthread_mutex_t kc__ort_lock = PTHREAD_MUTEX_INITIALIZER;
+static char* kc__ort_domain_name;
+static kc__ort_api kc__ort_table;
+static bool kc__ort_table_ready;
+
+/* Sets the domain the next RegisterCustomOps adds the ops to (copied).
+ * Returns 0, or -1 when out of memory. */
+KC__ORT_EXPORT int kcall_ort_set_domain(const char* domain);
+int kcall_ort_set_domain(const char* domain) {
+  char* copy = strdup(domain && *domain ? domain : "kcall");
+  if (!copy) return -1;
+  pthread_mutex_lock(&kc__ort_lock);
+  free(kc__ort_domain_name);
+  kc__ort_domain_name = copy;
+  pthread_mutex_unlock(&kc__ort_lock);
+  return 0;
+}
+
+/* ---- types ---------------------------------------------------------------- */
+
+static int kc__ort_type_of(DLDataType t) {
+  if (t.lanes != 1) return KC__ONNX_UNDEFINED;
+  switch (t.code) {
+    case kDLFloat:
+      return t.bits == 32 ? KC__ONNX_FLOAT
+             : t.bits == 64 ? KC__ONNX_DOUBLE
+             : t.bits == 16 ? KC__ONNX_FLOAT16
+                            : KC__ONNX_UNDEFINED;
+    case kDLBfloat: return t.bits == 16 ? KC__ONNX_BFLOAT16 : KC__ONNX_UNDEFINED;
+    case kDLInt:
+      return t.bits == 8 ? KC__ONNX_INT8
+             : t.bits == 16 ? KC__ONNX_INT16
+             : t.bits == 32 ? KC__ONNX_INT32
+             : t.bits == 64 ? KC__ONNX_INT64
+                            : KC__ONNX_UNDEFINED;
+    case kDLUInt:
+      return t.bits == 8 ? KC__ONNX_UINT8
+             : t.bits == 16 ? KC__ONNX_UINT16
+             : t.bits == 32 ? KC__ONNX_UINT32
+             : t.bits == 64 ? KC__ONNX_UINT64
+                            : KC__ONNX_UNDEFINED;
+    case kDLBool: return t.bits == 8 ? KC__ONNX_BOOL : KC__ONNX_UNDEFINED;
+    case kDLComplex:
+      return t.bits == 64 ? KC__ONNX_COMPLEX64
+             : t.bits == 128 ? KC__ONNX_COMPLEX128
+                             : KC__ONNX_UNDEFINED;
+    default: return KC__ONNX_UNDEFINED;
+  }
+}
+
+/* The DLPack dtype of an ONNX element type; false for one kcall has no
+ * dtype for (strings, 8-bit and smaller floats). */
+static bool kc__ort_dtype_of(int onnx, DLDataType* out) {
+  static const struct {
+    int onnx;
+    uint8_t code, bits;
+  } map[] = {
+      {KC__ONNX_FLOAT, kDLFloat, 32},     {KC__ONNX_DOUBLE, kDLFloat, 64},
+      {KC__ONNX_FLOAT16, kDLFloat, 16},   {KC__ONNX_BFLOAT16, kDLBfloat, 16},
+      {KC__ONNX_INT8, kDLInt, 8},         {KC__ONNX_INT16, kDLInt, 16},
+      {KC__ONNX_INT32, kDLInt, 32},       {KC__ONNX_INT64, kDLInt, 64},
+      {KC__ONNX_UINT8, kDLUInt, 8},       {KC__ONNX_UINT16, kDLUInt, 16},
+      {KC__ONNX_UINT32, kDLUInt, 32},     {KC__ONNX_UINT64, kDLUInt, 64},
+      {KC__ONNX_BOOL, kDLBool, 8},        {KC__ONNX_COMPLEX64, kDLComplex, 64},
+      {KC__ONNX_COMPLEX128, kDLComplex, 128},
+  };
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; ++i) {
+    if (map[i].onnx == onnx) {
+      *out = (DLDataType){.code = map[i].code, .bits = map[i].bits, .lanes = 1};
+      return true;
+    }
+  }
+  return false;
+}
+
+/* ---- reading the op's specs ------------------------------------------------ */
+
+/* The part of a spec after "name:", blanks trimmed at its start. */
+static const char* kc__ort_spec_rest(const char* spec) {
+  const char* colon = strchr(spec, ':');
+  const char* p = colon ? colon + 1 : spec;
+  while (*p == ' ') ++p;
+  return p;
+}
+
+/* An input or output spec's ONNX type: a fixed dtype's, else UNDEFINED (a
+ * type attr). Sets *list for "N * T" and list(...) specs, *homogeneous
+ * for "N * T". */
+static int kc__ort_arg_type(const char* spec, bool* list, bool* homogeneous) {
+  const char* rest = kc__ort_spec_rest(spec);
+  *list = strchr(rest, '*') != NULL || strncmp(rest, "list(", 5) == 0;
+  *homogeneous = strchr(rest, '*') != NULL;
+  if (*list) {
+    const char* t = strchr(rest, '*');
+    if (!t) return KC__ONNX_UNDEFINED;
+    rest = t + 1;
+    while (*rest == ' ') ++rest;
+  }
+  DLDataType dtype;
+  kc_status* st = kc_dtype_parse(kc_sv(rest), &dtype);
+  if (st) {
+    kc_status_destroy(st);
+    return KC__ONNX_UNDEFINED;
+  }
+  return kc__ort_type_of(dtype);
+}
+
+static kc__ort_attr_kind kc__ort_attr_kind_of(const char* spec, char* name, size_t cap) {
+  const char* colon = strchr(spec, ':');
+  size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+  while (n > 0 && spec[n - 1] == ' ') --n;
+  if (n >= cap) n = cap - 1;
+  memcpy(name, spec, n);
+  name[n] = '\0';
+  const char* rest = kc__ort_spec_rest(spec);
+  static const struct {
+    const char* word;
+    kc__ort_attr_kind kind;
+  } kinds[] = {{"list(int)", KC__ORT_KIND_INTS}, {"list(float)", KC__ORT_KIND_FLOATS},
+               {"shape", KC__ORT_KIND_INTS},     {"int", KC__ORT_KIND_INT},
+               {"bool", KC__ORT_KIND_BOOL},      {"float", KC__ORT_KIND_FLOAT},
+               {"string", KC__ORT_KIND_STRING}};
+  if (rest[0] == '{' || strncmp(rest, "type", 4) == 0) return KC__ORT_KIND_TYPE;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
+    size_t len = strlen(kinds[i].word);
+    if (strncmp(rest, kinds[i].word, len) == 0 &&
+        (rest[len] == '\0' || rest[len] == ' ' || rest[len] == '=')) {
+      return kinds[i].kind;
+    }
+  }
+  return KC__ORT_KIND_SKIP;
+}
+
+/* ---- statuses ---------------------------------------------------------------- */
+
+/* An OrtStatus carrying kcall's message, with the op's and node's names.
+ * Takes `st`. */
+static kc__ort_status* kc__ort_error(const kc__ort_api* api, const kc__ort_op* op,
+                                     kc_status* st) {
+  int code = KC__ORT_RUNTIME_EXCEPTION;
+  switch (kc_status_get_code(st)) {
+    case KC_INVALID_ARGUMENT:
+    case KC_OUT_OF_RANGE: code = KC__ORT_INVALID_ARGUMENT; break;
+    case KC_UNIMPLEMENTED: code = KC__ORT_NOT_IMPLEMENTED; break;
+    default: break;
+  }
+  char message[2048];
+  snprintf(message, sizeof message, "kcall op '%s': %s", op ? op->name : "?",
+           kc_status_get_message(st));
+  kc_status_destroy(st);
+  return api->create_status(code, message);
+}
+
+static kc__ort_status* kc__ort_fail(const kc__ort_api* api, const char* what) {
+  return api->create_status(KC__ORT_FAIL, what);
+}
+
+/* ---- attributes -------------------------------------------------------------- */
+
+static void kc__ort_attrs_free(kc__ort_attrs* a) {
+  for (int32_t i = 0; i < a->count; ++i) free(a->owned[i]);
+  a->count = 0;
+}
+
+/* One attribute's value from the node, through a kernel info or a shape
+ * context. Returns false when the node does not set it (kcall then takes
+ * the default, or refuses the call naming it); *oom on allocation
+ * failure. */
+static bool kc__ort_attr_read(const kc__ort_api* api, const kc__ort_kernel_info* info,
+                              const kc__ort_shape_ctx* shape_ctx, const kc__ort_attr_decl* d,
+                              kc_any* value, void** owned, bool* oom) {
+  kc__ort_status* st = NULL;
+  const kc__ort_op_attr* attr = NULL;
+  if (shape_ctx) {
+    st = api->shape_ctx_get_attribute(shape_ctx, d->name, &attr);
+    if (st || !attr) {
+      api->release_status(st);
+      return false;
+    }
+  }
+  size_t size = 0;
+  switch (d->kind) {
+    case KC__ORT_KIND_INT:
+    case KC__ORT_KIND_BOOL: {
+      int64_t v = 0;
+      st = shape_ctx ? api->read_op_attr(attr, KC__ORT_ATTR_INT, &v, sizeof v, &size)
+                     : api->kernel_info_get_int64(info, d->name, &v);
+      if (st) break;
+      *value = d->kind == KC__ORT_KIND_BOOL ? kc_any_bool(v != 0) : kc_any_int(v);
+      return true;
+    }
+    case KC__ORT_KIND_FLOAT: {
+      float v = 0;
+      st = shape_ctx ? api->read_op_attr(attr, KC__ORT_ATTR_FLOAT, &v, sizeof v, &size)
+                     : api->kernel_info_get_float(info, d->name, &v);
+      if (st) break;
+      *value = kc_any_float(v);
+      return true;
+    }
+    case KC__ORT_KIND_STRING:
+    case KC__ORT_KIND_TYPE: {
+      st = shape_ctx ? api->read_op_attr(attr, KC__ORT_ATTR_STRING, NULL, 0, &size)
+                     : api->kernel_info_get_string(info, d->name, NULL, &size);
+      if (st) break;
+      char* text = calloc(size + 1, 1);
+      if (!text) {
+        *oom = true;
+        return false;
+      }
+      size_t got = size;
+      st = shape_ctx ? api->read_op_attr(attr, KC__ORT_ATTR_STRING, text, size, &got)
+                     : api->kernel_info_get_string(info, d->name, text, &got);
+      if (st) {
+        free(text);
+        break;
+      }
+      *owned = text;
+      *value = kc_any_cstr(text);
+      return true;
+    }
+    case KC__ORT_KIND_INTS:
+    case KC__ORT_KIND_FLOATS: {
+      bool ints = d->kind == KC__ORT_KIND_INTS;
+      size_t elem = ints ? sizeof(int64_t) : sizeof(float);
+      int type = ints ? KC__ORT_ATTR_INTS : KC__ORT_ATTR_FLOATS;
+      if (shape_ctx) {
+        st = api->read_op_attr(attr, type, NULL, 0, &size);
+        if (!st) size /= elem; /* bytes */
+      } else {
+        st = ints ? api->kernel_info_get_int64s(info, d->name, NULL, &size)
+                  : api->kernel_info_get_floats(info, d->name, NULL, &size);
+      }
+      if (st) break;
+      void* data = calloc(size ? size : 1, elem);
+      kc_array* array = NULL;
+      kc_status* made = NULL;
+      if (!data) {
+        *oom = true;
+        return false;
+      }
+      if (shape_ctx) {
+        size_t got = 0;
+        st = api->read_op_attr(attr, type, data, size * elem, &got);
+      } else {
+        size_t got = size;
+        st = ints ? api->kernel_info_get_int64s(info, d->name, data, &got)
+                  : api->kernel_info_get_floats(info, d->name, data, &got);
+      }
+      if (st) {
+        free(data);
+        break;
+      }
+      kc_any items[KC__ORT_MAX_ARGS];
+      if (size > KC__ORT_MAX_ARGS) size = KC__ORT_MAX_ARGS;
+      for (size_t i = 0; i < size; ++i) {
+        items[i] = ints ? kc_any_int(((int64_t*)data)[i])
+                        : kc_any_float(((float*)data)[i]);
+      }
+      free(data);
+      made = kc_array_create(NULL, items, size, &array);
+      if (made) {
+        kc_status_destroy(made);
+        *oom = true;
+        return false;
+      }
+      *owned = NULL;
+      *value = kc_any_object(KC_OBJECT(array));
+      return true;
+    }
+    case KC__ORT_KIND_SKIP: return false;
+  }
+  api->release_status(st);
+  return false;
+}
+
+/* The node's attributes, by the op's attr specs. */
+static kc__ort_status* kc__ort_attrs_read(const kc__ort_op* op, const kc__ort_kernel_info* info,
+                                          const kc__ort_shape_ctx* shape_ctx,
+                                          kc__ort_attrs* out) {
+  out->count = 0;
+  for (int32_t i = 0; i < op->num_attrs; ++i) {
+    const kc__ort_attr_decl* d = &op->attrs[i];
+    kc_any value;
+    void* owned = NULL;
+    bool oom = false;
+    if (!kc__ort_attr_read(op->api, info, shape_ctx, d, &value, &owned, &oom)) {
+      if (oom) {
+        kc__ort_attrs_free(out);
+        return kc__ort_fail(op->api, "kcall: out of memory reading a node's attributes");
+      }
+      continue;
+    }
+    kc_op_attr* a = &out->items[out->count];
+    a->name = kc_sv(d->name);
+    a->value = value;
+    out->owned[out->count++] = owned;
+  }
+  return NULL;
+}
+
+/* Releases the arrays among the values too. */
+static void kc__ort_attrs_release(kc__ort_attrs* a) {
+  for (int32_t i = 0; i < a->count; ++i) kc_any_release(&a->items[i].value);
+  kc__ort_attrs_free(a);
+}
+
+/* ---- tensors ------------------------------------------------------------------ */
+
+/* An ONNX Runtime tensor as a DLTensor (borrowed data; dims into `dims`). */
+static kc__ort_status* kc__ort_tensor_view(const kc__ort_op* op, const kc__ort_value* value,
+                                           int64_t* dims, DLTensor* out) {
+  const kc__ort_api* api = op->api;
+  kc__ort_tensor_info* info = NULL;
+  kc__ort_status* st = api->get_tensor_type_and_shape(value, &info);
+  int type = 0;
+  size_t rank = 0;
+  if (!st) st = api->get_tensor_element_type(info, &type);
+  if (!st) st = api->get_dimensions_count(info, &rank);
+  if (!st && rank > KC_TENSOR_MAX_NDIM) {
+    st = kc__ort_fail(api, "kcall: a tensor of more dimensions than kcall takes");
+  }
+  if (!st) st = api->get_dimensions(info, dims, rank);
+  api->release_tensor_info(info);
+  if (st) return st;
+  void* data = NULL;
+  st = api->get_tensor_mutable_data((kc__ort_value*)value, &data);
+  if (st) return st;
+  memset(out, 0, sizeof *out);
+  if (!kc__ort_dtype_of(type, &out->dtype)) {
+    char message[320];
+    snprintf(message, sizeof message,
+             "kcall op '%s': an input of ONNX element type %d, which kcall has no dtype for",
+             op->name, type);
+    return api->create_status(KC__ORT_INVALID_ARGUMENT, message);
+  }
+  out->data = data;
+  out->device = (DLDevice){.device_type = kDLCPU, .device_id = 0};
+  out->ndim = (int32_t)rank;
+  out->shape = dims;
+  return NULL;
+}
+
+/* ---- the custom op's callbacks --------------------------------------------- */
+
+#define KC__ORT_OP(p) ((const kc__ort_op*)(p))
+
+static const char* kc__ort_get_name(const void* op) { return KC__ORT_OP(op)->name; }
+
+static const char* kc__ort_get_provider(const void* op) {
+  (void)op;
+  return NULL; /* the CPU execution provider */
+}
+
+static int kc__ort_input_type(const void* op, size_t i) {
+  const kc__ort_op* o = KC__ORT_OP(op);
+  return i < (size_t)o->num_inputs ? o->input_types[i] : KC__ONNX_UNDEFINED;
+}
+
+static size_t kc__ort_input_count(const void* op) { return (size_t)KC__ORT_OP(op)->num_inputs; }
+
+static int kc__ort_output_type(const void* op, size_t i) {
+  const kc__ort_op* o = KC__ORT_OP(op);
+  return i < (size_t)o->num_outputs ? o->output_types[i] : KC__ONNX_UNDEFINED;
+}
+
+static size_t kc__ort_output_count(const void* op) {
+  return (size_t)KC__ORT_OP(op)->num_outputs;
+}
+
+static int kc__ort_input_characteristic(const void* op, size_t i) {
+  const kc__ort_op* o = KC__ORT_OP(op);
+  return o->variadic_input && i + 1 == (size_t)o->num_inputs ? KC__ORT_VARIADIC
+                                                               : KC__ORT_REQUIRED;
+}
+
+static int kc__ort_output_characteristic(const void* op, size_t i) {
+  (void)op;
+  (void)i;
+  return KC__ORT_REQUIRED;
+}
+
+static int kc__ort_memory_type(const void* op, size_t i) {
+  (void)op;
+  (void)i;
+  return 0; /* OrtMemTypeDefault */
+}
+
+static int kc__ort_variadic_min_arity(const void* op) {
+  (void)op;
+  return 1;
+}
+
+static int kc__ort_variadic_input_homogeneity(const void* op) {
+  return KC__ORT_OP(op)->homogeneous ? 1 : 0;
+}
+
+static int kc__ort_variadic_output_homogeneity(const void* op) {
+  (void)op;
+  return 1;
+}
+
+static kc__ort_status* kc__ort_check_node(const kc__ort_op* o, const kc__ort_kernel_info* info,
+                                          const kc__ort_attrs* attrs);
+
+static kc__ort_status* kc__ort_create_kernel(const void* op, const void* api_table,
+                                             const kc__ort_kernel_info* info, void** out) {
+  (void)api_table; /* the table read at registration serves every version */
+  const kc__ort_op* o = KC__ORT_OP(op);
+  kc__ort_kernel* k = calloc(1, sizeof *k);
+  if (!k) return kc__ort_fail(o->api, "kcall: out of memory creating a kernel");
+  k->op = o;
+  kc__ort_status* st = kc__ort_attrs_read(o, info, NULL, &k->attrs);
+  if (!st) {
+    st = kc__ort_check_node(o, info, &k->attrs);
+    if (st) kc__ort_attrs_release(&k->attrs);
+  }
+  if (st) {
+    free(k);
+    return st;
+  }
+  *out = k;
+  return NULL;
+}
+
+static void* kc__ort_create_kernel_v1(const void* op, const void* api,
+                                      const kc__ort_kernel_info* info) {
+  (void)op;
+  (void)api;
+  (void)info;
+  return NULL; /* never used: version 17 makes ONNX Runtime call the V2 */
+}
+
+static void kc__ort_kernel_destroy(void* kernel) {
+  kc__ort_kernel* k = kernel;
+  if (!k) return;
+  kc__ort_attrs_release(&k->attrs);
+  free(k);
+}
+
+static void kc__ort_compute_v1(void* kernel, kc__ort_kernel_context* ctx) {
+  (void)kernel;
+  (void)ctx; /* never used: version 17 makes ONNX Runtime call the V2 */
+}
+
+static kc__ort_status* kc__ort_compute(void* kernel, kc__ort_kernel_context* ctx) {
+  const kc__ort_kernel* k = kernel;
+  const kc__ort_op* o = k->op;
+  const kc__ort_api* api = o->api;
+  size_t n = 0;
+  kc__ort_status* st = api->kernel_context_get_input_count(ctx, &n);
+  if (st) return st;
+  if (n > KC__ORT_MAX_ARGS) return kc__ort_fail(api, "kcall: more than 64 inputs");
+  int64_t in_dims[KC__ORT_MAX_ARGS][KC_TENSOR_MAX_NDIM];
+  DLTensor in_views[KC__ORT_MAX_ARGS];
+  const DLTensor* ins[KC__ORT_MAX_ARGS];
+  for (size_t i = 0; i < n; ++i) {
+    const kc__ort_value* v = NULL;
+    st = api->kernel_context_get_input(ctx, i, &v);
+    if (!st) st = kc__ort_tensor_view(o, v, in_dims[i], &in_views[i]);
+    if (st) return st;
+    ins[i] = &in_views[i];
+  }
+  kc_op_output_info infos[KC__ORT_MAX_ARGS];
+  int32_t num_out = 0;
+  kc_status* kst = kc_op_infer(o->op, ins, (int32_t)n, k->attrs.items, k->attrs.count, infos,
+                               KC__ORT_MAX_ARGS, &num_out);
+  if (kst) return kc__ort_error(api, o, kst);
+  int64_t out_dims[KC__ORT_MAX_ARGS][KC_TENSOR_MAX_NDIM];
+  DLTensor out_views[KC__ORT_MAX_ARGS];
+  DLTensor* outs[KC__ORT_MAX_ARGS];
+  for (int32_t i = 0; i < num_out; ++i) {
+    if (infos[i].rank < 0) {
+      return kc__ort_error(api, o,
+                           kc_status_create(KC_UNIMPLEMENTED,
+                                            "output %d: the shape function leaves its shape "
+                                            "unknown, and ONNX Runtime allocates outputs "
+                                            "before the kernel runs",
+                                            i));
+    }
+    kc__ort_value* v = NULL;
+    st = api->kernel_context_get_output(ctx, (size_t)i, infos[i].dims, (size_t)infos[i].rank,
+                                        &v);
+    if (!st) st = kc__ort_tensor_view(o, v, out_dims[i], &out_views[i]);
+    if (st) return st;
+    outs[i] = &out_views[i];
+  }
+  kst = kc_op_call_into(o->op, ins, (int32_t)n, k->attrs.items, k->attrs.count, NULL, outs,
+                        num_out);
+  return kst ? kc__ort_error(api, o, kst) : NULL;
+}
+
+/* The node's inputs as ONNX Runtime knows them when the session is
+ * created, as DLTensors without data for kcall's shape inference. A dim
+ * ONNX does not know (a symbolic dim "batch", or none) becomes a kcall
+ * symbol: names[k] is the name symbol k stands for (NULL: unnamed, its
+ * own). `ones` is the same with every unknown dim 1. */
+typedef struct kc__ort_node_inputs {
+  size_t count;
+  bool symbolic; /* some dim is unknown */
+  int64_t dims[KC__ORT_MAX_ARGS][KC_TENSOR_MAX_NDIM];
+  int64_t ones[KC__ORT_MAX_ARGS][KC_TENSOR_MAX_NDIM];
+  DLTensor views[KC__ORT_MAX_ARGS], one_views[KC__ORT_MAX_ARGS];
+  const DLTensor* ins[KC__ORT_MAX_ARGS];
+  const DLTensor* one_ins[KC__ORT_MAX_ARGS];
+  const char* names[KC__ORT_MAX_ARGS * KC_TENSOR_MAX_NDIM];
+  int32_t num_names;
+} kc__ort_node_inputs;
+
+/* Adds input i, described by `info` (borrowed). */
+static kc__ort_status* kc__ort_node_input(const kc__ort_op* o, const kc__ort_tensor_info* info,
+                                          kc__ort_node_inputs* in) {
+  const kc__ort_api* api = o->api;
+  size_t i = in->count;
+  int type = 0;
+  size_t rank = 0;
+  kc__ort_status* st = api->get_tensor_element_type(info, &type);
+  if (!st) st = api->get_dimensions_count(info, &rank);
+  if (!st && rank > KC_TENSOR_MAX_NDIM) {
+    st = kc__ort_fail(api, "kcall: a tensor of more dimensions than kcall takes");
+  }
+  const char* dim_names[KC_TENSOR_MAX_NDIM] = {0};
+  if (!st) st = api->get_dimensions(info, in->dims[i], rank);
+  if (!st) st = api->get_symbolic_dimensions(info, dim_names, rank);
+  if (st) return st;
+  DLTensor* v = &in->views[i];
+  memset(v, 0, sizeof *v);
+  if (!kc__ort_dtype_of(type, &v->dtype)) {
+    char message[320];
+    snprintf(message, sizeof message,
+             "kcall op '%s': input %zu has ONNX element type %d, which kcall has no dtype for",
+             o->name, i, type);
+    return api->create_status(KC__ORT_INVALID_ARGUMENT, message);
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    in->ones[i][d] = in->dims[i][d] >= 0 ? in->dims[i][d] : 1;
+    if (in->dims[i][d] >= 0) continue;
+    in->symbolic = true;
+    int32_t k = in->num_names;
+    const char* name = dim_names[d] && *dim_names[d] ? dim_names[d] : NULL;
+    for (int32_t j = 0; name && j < in->num_names; ++j) {
+      if (in->names[j] && strcmp(in->names[j], name) == 0) k = j;
+    }
+    if (k == in->num_names) in->names[in->num_names++] = name;
+    in->dims[i][d] = KC_DIM_SYMBOL(k);
+  }
+  v->device = (DLDevice){.device_type = kDLCPU, .device_id = 0};
+  v->ndim = (int32_t)rank;
+  v->shape = in->dims[i];
+  in->one_views[i] = *v;
+  in->one_views[i].shape = in->ones[i];
+  in->ins[i] = v;
+  in->one_ins[i] = &in->one_views[i];
+  in->count = i + 1;
+  return NULL;
+}
+
+/* The op's shape function on the node's inputs: *out_shapes (symbolic)
+ * when it ran on the symbols, else infos[0 .. *num_out) from the dims
+ * ONNX knows with unknown ones as 1 (*dims_known false: only dtypes and
+ * ranks hold), for an op whose shape function is not symbolic. */
+static kc_status* kc__ort_node_infer(const kc__ort_op* o, const kc__ort_node_inputs* in,
+                                     const kc__ort_attrs* attrs, kc_symbolic_shapes** out_shapes,
+                                     kc_op_output_info* infos, int32_t* num_out,
+                                     bool* dims_known) {
+  *out_shapes = NULL;
+  *num_out = 0;
+  *dims_known = true;
+  kc_status* st = kc_op_infer_symbolic(o->op, in->ins, (int32_t)in->count, attrs->items,
+                                       attrs->count, out_shapes);
+  if (st && in->symbolic && kc_status_get_code(st) == KC_FAILED_PRECONDITION) {
+    kc_status_destroy(st);
+    *dims_known = false;
+    return kc_op_infer(o->op, in->one_ins, (int32_t)in->count, attrs->items, attrs->count,
+                       infos, KC__ORT_MAX_ARGS, num_out);
+  }
+  if (!st) {
+    *num_out = kc_symbolic_shapes_get_output_count(*out_shapes);
+    if (*num_out > KC__ORT_MAX_ARGS) *num_out = KC__ORT_MAX_ARGS;
+  }
+  return st;
+}
+
+/* Output types and shapes when the session is created (ONNX Runtime
+ * ignores a failure here: kernel creation, which sees the same inputs,
+ * is where a node kcall refuses fails the session). An op whose shape
+ * function is symbolic gives the dim names of its inputs back; any
+ * other op gives its outputs' types and ranks, dims unknown. */
+static kc__ort_status* kc__ort_infer_shape(const void* op, kc__ort_shape_ctx* ctx) {
+  const kc__ort_op* o = KC__ORT_OP(op);
+  const kc__ort_api* api = o->api;
+  size_t n = 0;
+  kc__ort_status* st = api->shape_ctx_get_input_count(ctx, &n);
+  if (st) return st;
+  if (n > KC__ORT_MAX_ARGS) return kc__ort_fail(api, "kcall: more than 64 inputs");
+  kc__ort_node_inputs* in = calloc(1, sizeof *in);
+  if (!in) return kc__ort_fail(api, "kcall: out of memory inferring shapes");
+  for (size_t i = 0; i < n && !st; ++i) {
+    kc__ort_tensor_info* info = NULL; /* the context's */
+    st = api->shape_ctx_get_input_type_shape(ctx, i, &info);
+    if (!st) st = kc__ort_node_input(o, info, in);
+  }
+  kc__ort_attrs attrs = {0};
+  if (!st) st = kc__ort_attrs_read(o, NULL, ctx, &attrs);
+  kc_symbolic_shapes* shapes = NULL;
+  kc_op_output_info infos[KC__ORT_MAX_ARGS];
+  int32_t num_out = 0;
+  bool dims_known = true;
+  if (!st) {
+    kc_status* kst = kc__ort_node_infer(o, in, &attrs, &shapes, infos, &num_out, &dims_known);
+    kc__ort_attrs_release(&attrs);
+    if (kst) st = kc__ort_error(api, o, kst);
+  }
+  for (int32_t i = 0; i < num_out && !st; ++i) {
+    DLDataType dtype = infos[i].dtype;
+    int32_t rank = infos[i].rank;
+    const int64_t* out_dims = infos[i].dims;
+    if (shapes) {
+      kc_status* kst = kc_symbolic_shapes_get_output(shapes, i, &dtype, &rank, &out_dims);
+      if (kst) {
+        st = kc__ort_error(api, o, kst);
+        break;
+      }
+    }
+    if (rank < 0) continue; /* unknown: ONNX Runtime's own guess stands */
+    int64_t values[KC_TENSOR_MAX_NDIM];
+    const char* value_names[KC_TENSOR_MAX_NDIM];
+    for (int32_t d = 0; d < rank; ++d) {
+      int64_t v = dims_known ? out_dims[d] : -1;
+      value_names[d] = "";
+      if (v < -1) {
+        /* A symbol: the input dim it is keeps its name; an expression of
+         * symbols is unknown. */
+        int32_t kind = 0;
+        int64_t a = 0, b = 0;
+        kc_status* e = kc_symbolic_shapes_get_expr(shapes, v, &kind, &a, &b);
+        v = -1;
+        if (!e && kind == KC_DIM_EXPR_INPUT && a >= 0 && (size_t)a < in->count && b >= 0 &&
+            b < in->views[a].ndim) {
+          int64_t sym = in->dims[a][b];
+          if (sym < -1 && -2 - sym < in->num_names && in->names[-2 - sym]) {
+            value_names[d] = in->names[-2 - sym];
+          }
+        }
+        kc_status_destroy(e);
+      } else if (v < 0) {
+        v = -1;
+      }
+      values[d] = v;
+    }
+    kc__ort_tensor_info* info = NULL;
+    st = api->create_tensor_info(&info);
+    if (!st) st = api->set_tensor_element_type(info, kc__ort_type_of(dtype));
+    if (!st) st = api->set_dimensions(info, values, (size_t)rank);
+    if (!st) st = api->set_symbolic_dimensions(info, value_names, (size_t)rank);
+    if (!st) st = api->shape_ctx_set_output_type_shape(ctx, (size_t)i, info);
+    api->release_tensor_info(info);
+  }
+  kc_symbolic_shapes_destroy(shapes);
+  free(in);
+  return st;
+}
+
+/* Kernel creation checks the node against the op (input count and types,
+ * attributes, the shape function on what ONNX knows of the shapes), so
+ * that a node kcall would refuse fails when the session is created,
+ * naming the op. */
+static kc__ort_status* kc__ort_check_node(const kc__ort_op* o, const kc__ort_kernel_info* info,
+                                          const kc__ort_attrs* attrs) {
+  const kc__ort_api* api = o->api;
+  size_t n = 0;
+  kc__ort_status* st = api->kernel_info_get_input_count(info, &n);
+  if (st) return st;
+  if (n > KC__ORT_MAX_ARGS) return kc__ort_fail(api, "kcall: more than 64 inputs");
+  kc__ort_node_inputs* in = calloc(1, sizeof *in);
+  if (!in) return kc__ort_fail(api, "kcall: out of memory creating a kernel");
+  for (size_t i = 0; i < n && !st; ++i) {
+    kc__ort_type_info* type = NULL;
+    const kc__ort_tensor_info* tensor = NULL; /* the type info's */
+    st = api->kernel_info_get_input_type_info(info, i, &type);
+    if (!st) st = api->cast_type_info_to_tensor_info(type, &tensor);
+    if (!st && !tensor) {
+      char message[320];
+      snprintf(message, sizeof message, "kcall op '%s': input %zu is not a tensor", o->name, i);
+      st = api->create_status(KC__ORT_INVALID_ARGUMENT, message);
+    }
+    if (!st) st = kc__ort_node_input(o, tensor, in);
+    api->release_type_info(type);
+  }
+  if (!st) {
+    kc_symbolic_shapes* shapes = NULL;
+    kc_op_output_info infos[KC__ORT_MAX_ARGS];
+    int32_t num_out = 0;
+    bool dims_known = true;
+    kc_status* kst = kc__ort_node_infer(o, in, attrs, &shapes, infos, &num_out, &dims_known);
+    kc_symbolic_shapes_destroy(shapes);
+    if (kst) st = kc__ort_error(api, o, kst);
+  }
+  free(in);
+  return st;
+}
+
+/* ---- registration -------------------------------------------------------------- */
+
+/* Fills `o` from the op; false (and why in `why`) for an op ONNX Runtime
+ * cannot take. */
+static bool kc__ort_op_make(const kc__ort_api* api, const kc_op* op, kc__ort_op* o,
+                            char* why, size_t cap) {
+  memset(o, 0, sizeof *o);
+  o->api = api;
+  o->op = op;
+  kc_string_view name = kc_op_get_name(op);
+  if (name.size >= sizeof o->name) {
+    snprintf(why, cap, "its name is longer than %zu characters", sizeof o->name - 1);
+    return false;
+  }
+  memcpy(o->name, name.data, name.size);
+  o->num_inputs = kc_op_get_input_count(op);
+  o->num_outputs = kc_op_get_output_count(op);
+  o->num_attrs = kc_op_get_attr_count(op);
+  if (o->num_inputs > KC__ORT_MAX_ARGS || o->num_outputs > KC__ORT_MAX_ARGS ||
+      o->num_attrs > KC__ORT_MAX_ATTRS) {
+    snprintf(why, cap, "more than %d inputs or outputs or %d attrs", KC__ORT_MAX_ARGS,
+             KC__ORT_MAX_ATTRS);
+    return false;
+  }
+  for (int32_t i = 0; i < o->num_inputs; ++i) {
+    bool list = false, homogeneous = false;
+    o->input_types[i] = kc__ort_arg_type(kc_op_get_input_spec(op, i), &list, &homogeneous);
+    if (list && i + 1 != o->num_inputs) {
+      snprintf(why, cap, "input %d is a list and not the last (only the last may vary)", i);
+      return false;
+    }
+    if (list) {
+      o->variadic_input = true;
+      o->homogeneous = homogeneous;
+    }
+  }
+  for (int32_t i = 0; i < o->num_outputs; ++i) {
+    bool list = false, homogeneous = false;
+    o->output_types[i] = kc__ort_arg_type(kc_op_get_output_spec(op, i), &list, &homogeneous);
+    if (list) {
+      snprintf(why, cap, "output %d is a list", i);
+      return false;
+    }
+  }
+  for (int32_t i = 0; i < o->num_attrs; ++i) {
+    o->attrs[i].kind = kc__ort_attr_kind_of(kc_op_get_attr_spec(op, i), o->attrs[i].name,
+                                            sizeof o->attrs[i].name);
+  }
+  kc__ort_custom_op* c = &o->ort;
+  c->version = KC__ORT_API_VERSION;
+  c->create_kernel = kc__ort_create_kernel_v1;
+  c->get_name = kc__ort_get_name;
+  c->get_execution_provider_type = kc__ort_get_provider;
+  c->get_input_type = kc__ort_input_type;
+  c->get_input_type_count = kc__ort_input_count;
+  c->get_output_type = kc__ort_output_type;
+  c->get_output_type_count = kc__ort_output_count;
+  c->kernel_compute = kc__ort_compute_v1;
+  c->kernel_destroy = kc__ort_kernel_destroy;
+  c->get_input_characteristic = kc__ort_input_characteristic;
+  c->get_output_characteristic = kc__ort_output_characteristic;
+  c->get_input_memory_type = kc__ort_memory_type;
+  c->get_variadic_input_min_arity = kc__ort_variadic_min_arity;
+  c->get_variadic_input_homogeneity = kc__ort_variadic_input_homogeneity;
+  c->get_variadic_output_min_arity = kc__ort_variadic_min_arity;
+  c->get_variadic_output_homogeneity = kc__ort_variadic_output_homogeneity;
+  c->create_kernel_v2 = kc__ort_create_kernel;
+  c->kernel_compute_v2 = kc__ort_compute;
+  c->infer_output_shape = kc__ort_infer_shape;
+  return true;
+}
+
+/* The function table, read once at its indices. */
+static bool kc__ort_read_table(const void* const* table) {
+  if (kc__ort_table_ready) return true;
+#define KC__ORT_READ(index, name, ret, params) \
+  memcpy(&kc__ort_table.name, &table[index], sizeof kc__ort_table.name);
+  KC__ORT_FUNCTIONS(KC__ORT_READ)
+#undef KC__ORT_READ
+  kc__ort_table_ready = true;
+  return true;
+}
+
+/* What the last RegisterCustomOps left out, and why (one op a line). */
+static char kc__ort_skipped[4096];
+
+/* The ops the last RegisterCustomOps could not offer, one "NAME: why" a
+ * line (empty: none). Static storage, rewritten by each registration. */
+KC__ORT_EXPORT const char* kcall_ort_skipped(void);
+const char* kcall_ort_skipped(void) { return kc__ort_skipped; }
+
+/* ONNX Runtime's entry point: adds the registered kcall ops to a domain
+ * of `options`. NULL on success. */
+KC__ORT_EXPORT kc__ort_status* RegisterCustomOps(kc__ort_session_options* options,
+                                                  const kc__ort_api_base* base);
+kc__ort_status* RegisterCustomOps(kc__ort_session_options* options,
+                                  const kc__ort_api_base* base) {
+  if (!base) return NULL; /* not called by ONNX Runtime */
+  const void* const* table = base->get_api(KC__ORT_API_VERSION);
+  if (!table) {
+    /* An ONNX Runtime older than 1.17: its first table (every version has
+     * CreateStatus first) makes the status that says so. */
+    const void* const* first = base->get_api(1);
+    if (!first) return NULL;
+    kc__ort_status* (*create_status)(int, const char*);
+    memcpy(&create_status, &first[0], sizeof create_status);
+    char message[256];
+    snprintf(message, sizeof message,
+             "kcall: libkcall_ort needs ONNX Runtime 1.17 or newer (C API version %d); "
+             "this is ONNX Runtime %s",
+             KC__ORT_API_VERSION, base->get_version_string());
+    return create_status(KC__ORT_FAIL, message);
+  }
+  pthread_mutex_lock(&kc__ort_lock);
+  kc__ort_read_table(table);
+  const kc__ort_api* api = &kc__ort_table;
+  const char* domain_name = kc__ort_domain_name ? kc__ort_domain_name : "kcall";
+  kc__ort_skipped[0] = '\0';
+  kc__ort_status* st = NULL;
+  kc_array* names = NULL;
+  kc_status* kst = kc_op_registry_list(NULL, kc_sv(""), &names);
+  kc__ort_domain* domain = NULL;
+  if (kst) {
+    st = kc__ort_error(api, NULL, kst);
+  } else {
+    st = api->create_custom_op_domain(domain_name, &domain);
+  }
+  size_t count = names ? kc_array_get_size(names) : 0;
+  for (size_t i = 0; i < count && !st; ++i) {
+    kc_string_view name = {0};
+    if (!kc_any_get_string(kc_array_get_item(names, i), &name)) continue;
+    const kc_op* op = NULL;
+    kst = kc_op_registry_lookup_retained(name, &op);
+    if (kst) { /* unregistered meanwhile */
+      kc_status_destroy(kst);
+      continue;
+    }
+    kc__ort_op* o = calloc(1, sizeof *o);
+    char why[256] = "";
+    if (!o) {
+      kc_object_release(KC_OBJECT(op));
+      st = kc__ort_fail(api, "kcall: out of memory registering ops");
+      break;
+    }
+    if (!kc__ort_op_make(api, op, o, why, sizeof why)) {
+      size_t used = strlen(kc__ort_skipped);
+      snprintf(kc__ort_skipped + used, sizeof kc__ort_skipped - used, "%.*s: %s\n",
+               (int)name.size, name.data, why);
+      kc_object_release(KC_OBJECT(op));
+      free(o);
+      continue;
+    }
+    st = api->custom_op_domain_add(domain, o);
+    if (st) {
+      kc_object_release(KC_OBJECT(op));
+      free(o);
+    }
+    /* Else kept for the process's life: ONNX Runtime holds it. */
+  }
+  kc_object_release(KC_OBJECT(names));
+  if (!st) st = api->add_custom_op_domain(options, domain);
+  /* The domain is kept for the process's life too (on failure, what was
+   * added to it stays referenced by it: nothing is freed under it). */
+  pthread_mutex_unlock(&kc__ort_lock);
+  return st;
+}

@@ -1,0 +1,205 @@
+"""kcall ops inside ONNX Runtime (kcall.ort, libkcall_ort), against the
+real onnxruntime and models built with the onnx package.
+
+onnxruntime and onnx are not part of the default test environment: `make
+test EXTRAS=ort` installs them, and these tests skip without them.
+"""
+
+import ctypes
+
+import numpy as np
+import pytest
+
+ORT_SKIP = "onnxruntime and onnx are not installed: `make test EXTRAS=ort` installs them"
+ort = pytest.importorskip("onnxruntime", reason=ORT_SKIP)
+onnx = pytest.importorskip("onnx", reason=ORT_SKIP)
+from onnx import TensorProto, helper  # noqa: E402
+
+import kcall  # noqa: E402
+import kcall.ort  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ops(ops_plugin):
+    kcall.load_plugin(ops_plugin)
+
+
+def model(nodes, inputs, outputs, domain="kcall"):
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                helper.make_opsetid(domain, 1)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def tensor(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def session(nodes, inputs, outputs, domain="kcall"):
+    options = ort.SessionOptions()
+    skipped = kcall.ort.register(options, domain=domain)
+    assert skipped == {}, skipped
+    return ort.InferenceSession(model(nodes, inputs, outputs, domain), options)
+
+
+F32 = TensorProto.FLOAT
+
+
+def test_single_op_graphs_match_numpy():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 5)).astype(np.float32)
+    b = rng.standard_normal((5, 2)).astype(np.float32)
+    y = rng.standard_normal(5).astype(np.float32)
+    cases = [
+        ("Add", [("x", a), ("y", y)], a + y),
+        ("MatMul", [("x", a), ("y", b)], a @ b),
+        ("Softplus", [("x", a)], np.log1p(np.exp(a))),
+    ]
+    for op, feeds, want in cases:
+        names = [n for n, _ in feeds]
+        s = session([helper.make_node(op, names, ["out"], domain="kcall")],
+                    [tensor(n, F32, v.shape) for n, v in feeds],
+                    [tensor("out", F32, None)])
+        # Output types and shapes come from the op's shape function.
+        assert s.get_outputs()[0].shape == list(want.shape), op
+        got = s.run(None, dict(feeds))[0]
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=op)
+
+
+def test_types_follow_the_inputs():
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    s = session([helper.make_node("Add", ["x", "y"], ["z"], domain="kcall")],
+                [tensor("x", TensorProto.INT32, [2, 3]), tensor("y", TensorProto.INT32, [3])],
+                [tensor("z", TensorProto.INT32, None)])
+    assert s.get_outputs()[0].type == "tensor(int32)"
+    np.testing.assert_array_equal(s.run(None, {"x": x, "y": x[0]})[0], x + x[0])
+
+
+def test_a_variadic_input_and_an_attribute():
+    # Concat(values: N * T, axis: int = 0): N from the node's inputs.
+    a = np.ones((2, 3), np.float32)
+    b = np.zeros((1, 3), np.float32)
+    c = np.full((2, 3), 2, np.float32)
+    s = session([helper.make_node("Concat", ["a", "b", "c"], ["out"], domain="kcall")],
+                [tensor("a", F32, [2, 3]), tensor("b", F32, [1, 3]), tensor("c", F32, [2, 3])],
+                [tensor("out", F32, None)])
+    assert s.get_outputs()[0].shape == [5, 3]
+    np.testing.assert_array_equal(s.run(None, {"a": a, "b": b, "c": c})[0],
+                                  np.concatenate([a, b, c]))
+    s = session([helper.make_node("Concat", ["a", "c"], ["out"], domain="kcall", axis=1)],
+                [tensor("a", F32, [2, 3]), tensor("c", F32, [2, 3])],
+                [tensor("out", F32, None)])
+    assert s.get_outputs()[0].shape == [2, 6]
+    np.testing.assert_array_equal(s.run(None, {"a": a, "c": c})[0],
+                                  np.concatenate([a, c], axis=1))
+
+
+def test_a_model_mixing_onnx_and_kcall_ops_with_a_dynamic_batch():
+    # x [batch, 8] @ w [8, 4] (kcall MatMul) + bias (ONNX Add), then kcall's
+    # Softplus and ONNX's ReduceSum over the features.
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((8, 4)).astype(np.float32)
+    bias = rng.standard_normal(4).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], domain="kcall"),
+        helper.make_node("Add", ["h", "bias"], ["hb"]),
+        helper.make_node("Softplus", ["hb"], ["s"], domain="kcall"),
+        helper.make_node("ReduceSum", ["s", "axes"], ["out"], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "mixed", [tensor("x", F32, ["batch", 8])], [tensor("out", F32, None)],
+        initializer=[helper.make_tensor("w", F32, [8, 4], w.ravel()),
+                     helper.make_tensor("bias", F32, [4], bias),
+                     helper.make_tensor("axes", TensorProto.INT64, [1], [1])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                helper.make_opsetid("kcall", 1)])
+    m.ir_version = 8
+    options = ort.SessionOptions()
+    kcall.ort.register(options)
+    s = ort.InferenceSession(m.SerializeToString(), options)
+    assert s.get_outputs()[0].shape == ["batch"]
+    for batch in (1, 5, 64):
+        x = rng.standard_normal((batch, 8)).astype(np.float32)
+        want = np.log1p(np.exp(x @ w + bias)).sum(axis=1)
+        np.testing.assert_allclose(s.run(None, {"x": x})[0], want, rtol=1e-5)
+
+
+def test_the_batch_dim_keeps_its_name():
+    s = session([helper.make_node("Add", ["x", "y"], ["z"], domain="kcall")],
+                [tensor("x", F32, ["batch", 4]), tensor("y", F32, [4])],
+                [tensor("z", F32, None)])
+    assert s.get_outputs()[0].shape == ["batch", 4]
+
+
+def test_another_domain():
+    s = session([helper.make_node("Softplus", ["x"], ["y"], domain="mine")],
+                [tensor("x", F32, [3])], [tensor("y", F32, None)], domain="mine")
+    x = np.array([-1, 0, 1], np.float32)
+    np.testing.assert_allclose(s.run(None, {"x": x})[0], np.log1p(np.exp(x)), rtol=1e-6)
+
+
+def test_a_wrong_type_is_refused_when_the_session_is_created():
+    options = ort.SessionOptions()
+    kcall.ort.register(options)
+    # (The output declared as ONNX Runtime's own type rule guesses it, the
+    # last input's, so that the op's shape function is what refuses it.)
+    m = model([helper.make_node("Add", ["x", "y"], ["z"], domain="kcall")],
+              [tensor("x", F32, [3]), tensor("y", TensorProto.INT64, [3])],
+              [tensor("z", TensorProto.INT64, None)])
+    with pytest.raises(Exception, match="kcall op 'Add'"):
+        ort.InferenceSession(m, options)
+    # MatMul takes f32 only.
+    m = model([helper.make_node("MatMul", ["x", "y"], ["z"], domain="kcall")],
+              [tensor("x", TensorProto.DOUBLE, [2, 2]), tensor("y", TensorProto.DOUBLE, [2, 2])],
+              [tensor("z", TensorProto.DOUBLE, None)])
+    with pytest.raises(Exception, match="kcall op 'MatMul'"):
+        ort.InferenceSession(m, options)
+
+
+def test_a_wrong_shape_at_run_time_names_the_op():
+    s = session([helper.make_node("MatMul", ["x", "y"], ["z"], domain="kcall")],
+                [tensor("x", F32, ["m", "k"]), tensor("y", F32, ["k2", "n"])],
+                [tensor("z", F32, None)])
+    with pytest.raises(Exception, match="kcall op 'MatMul'"):
+        s.run(None, {"x": np.ones((2, 3), np.float32), "y": np.ones((4, 2), np.float32)})
+
+
+# ---- an ONNX Runtime older than the bridge needs ------------------------------
+
+CREATE_STATUS = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
+GET_API = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_uint32)
+VERSION = ctypes.CFUNCTYPE(ctypes.c_char_p)
+
+
+class ApiBase(ctypes.Structure):
+    _fields_ = [("get_api", GET_API), ("get_version_string", VERSION)]
+
+
+def test_an_onnx_runtime_older_than_1_17_is_refused_clearly():
+    # A fake OrtApiBase of API version 16: GetApi(17) answers NULL, and the
+    # version-1 table's CreateStatus records what the bridge says.
+    said = []
+
+    @CREATE_STATUS
+    def create_status(code, message):
+        said.append((code, message.decode()))
+        return 1234
+
+    table = (ctypes.c_void_p * 1)(ctypes.cast(create_status, ctypes.c_void_p))
+
+    @GET_API
+    def get_api(version):
+        return ctypes.addressof(table) if version <= 16 else None
+
+    @VERSION
+    def version_string():
+        return b"1.16.3"
+
+    lib = ctypes.CDLL(kcall.ort.library())
+    lib.RegisterCustomOps.restype = ctypes.c_void_p
+    lib.RegisterCustomOps.argtypes = [ctypes.c_void_p, ctypes.POINTER(ApiBase)]
+    base = ApiBase(get_api, version_string)
+    assert lib.RegisterCustomOps(None, ctypes.byref(base)) == 1234
+    assert said == [(1, "kcall: libkcall_ort needs ONNX Runtime 1.17 or newer (C API "
+                        "version 17); this is ONNX Runtime 1.16.3")]
