@@ -246,6 +246,17 @@ static void kc__ort_attrs_free(kc__ort_attrs* a) {
   a->count = 0;
 }
 
+/* A size query (a read into no buffer) may answer with an error status
+ * ("the buffer is too small") and the size: the size is what counts. */
+static kc__ort_status* kc__ort_size_query(const kc__ort_api* api, kc__ort_status* st,
+                                          size_t size) {
+  if (st && size > 0) {
+    api->release_status(st);
+    return NULL;
+  }
+  return st;
+}
+
 /* One attribute's value from the node, through a kernel info or a shape
  * context. Returns false when the node does not set it (kcall then takes
  * the default, or refuses the call naming it); *oom on allocation
@@ -285,6 +296,7 @@ static bool kc__ort_attr_read(const kc__ort_api* api, const kc__ort_kernel_info*
     case KC__ORT_KIND_TYPE: {
       st = shape_ctx ? api->read_op_attr(attr, KC__ORT_ATTR_STRING, NULL, 0, &size)
                      : api->kernel_info_get_string(info, d->name, NULL, &size);
+      st = kc__ort_size_query(api, st, size);
       if (st) break;
       char* text = calloc(size + 1, 1);
       if (!text) {
@@ -308,7 +320,7 @@ static bool kc__ort_attr_read(const kc__ort_api* api, const kc__ort_kernel_info*
       size_t elem = ints ? sizeof(int64_t) : sizeof(float);
       int type = ints ? KC__ORT_ATTR_INTS : KC__ORT_ATTR_FLOATS;
       if (shape_ctx) {
-        st = api->read_op_attr(attr, type, NULL, 0, &size);
+        st = kc__ort_size_query(api, api->read_op_attr(attr, type, NULL, 0, &size), size);
         if (!st) size /= elem; /* bytes */
       } else {
         st = ints ? api->kernel_info_get_int64s(info, d->name, NULL, &size)

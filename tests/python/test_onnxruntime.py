@@ -203,3 +203,25 @@ def test_an_onnx_runtime_older_than_1_17_is_refused_clearly():
     assert lib.RegisterCustomOps(None, ctypes.byref(base)) == 1234
     assert said == [(1, "kcall: libkcall_ort needs ONNX Runtime 1.17 or newer (C API "
                         "version 17); this is ONNX Runtime 1.16.3")]
+
+
+def test_a_type_attribute_given_by_name_and_an_op_without_inputs():
+    # Bitcast(input: T) -> (output: type): the node names the result type.
+    x = np.array([1.0, -2.0], np.float32)
+    s = session([helper.make_node("Bitcast", ["x"], ["y"], domain="kcall", type="i32")],
+                [tensor("x", F32, [2])], [tensor("y", TensorProto.INT32, None)])
+    assert s.get_outputs()[0].type == "tensor(int32)"
+    np.testing.assert_array_equal(s.run(None, {"x": x})[0], x.view(np.int32))
+    # Counter() -> (count: i64), start and step from the node: state lives
+    # in the kernel, one per session node.
+    s = session([helper.make_node("Counter", [], ["n"], domain="kcall", start=10, step=5)],
+                [], [tensor("n", TensorProto.INT64, None)])
+    assert [int(s.run(None, {})[0]) for _ in range(3)] == [10, 15, 20]
+
+
+def test_ops_it_cannot_offer_are_named(build_file):
+    # examples/ops offers every op; the names of those skipped come back.
+    options = ort.SessionOptions()
+    assert kcall.ort.register(options) == {}
+    with pytest.raises(ValueError, match="domain"):
+        kcall.ort.register(options, domain="")
