@@ -56,7 +56,7 @@ BENCH_PKGS := numpy 'scikit-build-core>=0.10' $(TVM_PKGS_PINNED) $(JAX_PKGS_PINN
               $(TORCH_PKGS_PINNED) $(ORT_PKGS_PINNED) ninja
 BENCH_BUILD := build/bench-build
 
-.PHONY: all build demo test ctest pytest compat bench asan faults tsan fuzz valgrind install wheel clean \
+.PHONY: all build demo test ctest pytest compat compat-ort bench asan faults tsan fuzz valgrind install wheel clean \
         distclean abi-check abi-baseline
 
 all: build
@@ -144,6 +144,14 @@ COMPAT_VERSIONS ?= 0.5.3 0.7.2 0.10.2
 compat: build
 	CMAKE_ARGS="-DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) $(CMAKE_ARGS)" \
 	  PYTHON=$(PYTHON) tools/jax_compat.sh $(BUILD) $(COMPAT_VERSIONS)
+
+# kcall.ort against onnxruntime releases, each in a throwaway environment
+# (tools/ort_compat.sh; ORT_COMPAT_VERSIONS, default an older release and
+# the pinned one). Not part of `test`.
+ORT_COMPAT_VERSIONS ?= 1.20.1 1.32.0
+compat-ort: build
+	CMAKE_ARGS="-DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) $(CMAKE_ARGS)" \
+	  PYTHON=$(PYTHON) tools/ort_compat.sh $(BUILD) $(ORT_COMPAT_VERSIONS)
 
 # The C benchmarks, then the Python ones against a Release install of the
 # package in .venv-bench (with tvm-ffi, JAX and NumPy to compare against:

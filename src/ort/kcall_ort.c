@@ -46,9 +46,15 @@ typedef enum kc__ort_attr_kind {
   KC__ORT_KIND_TYPE /* a dtype's name, when the node gives one ("f32") */
 } kc__ort_attr_kind;
 
+#define KC__ORT_MAX_CHOICES 16
+
 typedef struct kc__ort_attr_decl {
   char name[64];
   kc__ort_attr_kind kind;
+  /* A type attr whose allowed set names dtypes ("T: {f32, f64}"): their
+   * ONNX types, one overload of the op each. 0: not such an attr. */
+  int32_t num_choices;
+  int choices[KC__ORT_MAX_CHOICES];
 } kc__ort_attr_decl;
 
 /* One custom op: ONNX Runtime's struct first, so the pointer it hands
@@ -63,6 +69,10 @@ typedef struct kc__ort_op {
   bool homogeneous;     /* "N * T": one type for all of them */
   int input_types[KC__ORT_MAX_ARGS];
   int output_types[KC__ORT_MAX_ARGS];
+  /* The type attr each input and output is typed by (an index into
+   * attrs), or -1 for a fixed dtype. */
+  int8_t input_attr[KC__ORT_MAX_ARGS];
+  int8_t output_attr[KC__ORT_MAX_ARGS];
   int32_t num_attrs;
   kc__ort_attr_decl attrs[KC__ORT_MAX_ATTRS];
 } kc__ort_op;
@@ -170,7 +180,8 @@ static const char* kc__ort_spec_rest(const char* spec) {
 /* An input or output spec's ONNX type: a fixed dtype's, else UNDEFINED (a
  * type attr). Sets *list for "N * T" and list(...) specs, *homogeneous
  * for "N * T". */
-static int kc__ort_arg_type(const char* spec, bool* list, bool* homogeneous) {
+static int kc__ort_arg_type(const char* spec, bool* list, bool* homogeneous,
+                            const char** type_word) {
   const char* rest = kc__ort_spec_rest(spec);
   *list = strchr(rest, '*') != NULL || strncmp(rest, "list(", 5) == 0;
   *homogeneous = strchr(rest, '*') != NULL;
@@ -180,6 +191,7 @@ static int kc__ort_arg_type(const char* spec, bool* list, bool* homogeneous) {
     rest = t + 1;
     while (*rest == ' ') ++rest;
   }
+  *type_word = rest;
   DLDataType dtype;
   kc_status* st = kc_dtype_parse(kc_sv(rest), &dtype);
   if (st) {
@@ -187,6 +199,41 @@ static int kc__ort_arg_type(const char* spec, bool* list, bool* homogeneous) {
     return KC__ONNX_UNDEFINED;
   }
   return kc__ort_type_of(dtype);
+}
+
+/* The index of the attr named `word` (to its end or a ')'), or -1. */
+static int8_t kc__ort_attr_index(const kc__ort_op* o, const char* word) {
+  size_t n = strcspn(word, ") ");
+  for (int32_t i = 0; i < o->num_attrs; ++i) {
+    if (strlen(o->attrs[i].name) == n && strncmp(o->attrs[i].name, word, n) == 0) {
+      return (int8_t)i;
+    }
+  }
+  return -1;
+}
+
+/* A type attr's allowed dtypes, when its spec lists them by name
+ * ("T: {f32, f64, i32}"); a group ("numeric") or any type leaves it
+ * without choices. */
+static void kc__ort_attr_choices(const char* spec, kc__ort_attr_decl* d) {
+  const char* p = kc__ort_spec_rest(spec);
+  d->num_choices = 0;
+  if (*p != '{') return;
+  ++p;
+  int32_t n = 0;
+  while (*p && *p != '}') {
+    while (*p == ' ' || *p == ',') ++p;
+    size_t len = strcspn(p, ",} ");
+    if (len == 0) break;
+    DLDataType dtype;
+    kc_status* st = kc_dtype_parse((kc_string_view){.data = p, .size = len}, &dtype);
+    int onnx = st ? KC__ONNX_UNDEFINED : kc__ort_type_of(dtype);
+    kc_status_destroy(st);
+    if (onnx == KC__ONNX_UNDEFINED || n == KC__ORT_MAX_CHOICES) return;
+    d->choices[n++] = onnx;
+    p += len;
+  }
+  d->num_choices = n;
 }
 
 static kc__ort_attr_kind kc__ort_attr_kind_of(const char* spec, char* name, size_t cap) {
@@ -819,9 +866,17 @@ static bool kc__ort_op_make(const kc__ort_api* api, const kc_op* op, kc__ort_op*
              KC__ORT_MAX_ATTRS);
     return false;
   }
+  for (int32_t i = 0; i < o->num_attrs; ++i) {
+    const char* spec = kc_op_get_attr_spec(op, i);
+    o->attrs[i].kind = kc__ort_attr_kind_of(spec, o->attrs[i].name, sizeof o->attrs[i].name);
+    if (o->attrs[i].kind == KC__ORT_KIND_TYPE) kc__ort_attr_choices(spec, &o->attrs[i]);
+  }
   for (int32_t i = 0; i < o->num_inputs; ++i) {
     bool list = false, homogeneous = false;
-    o->input_types[i] = kc__ort_arg_type(kc_op_get_input_spec(op, i), &list, &homogeneous);
+    const char* word = "";
+    o->input_types[i] =
+        kc__ort_arg_type(kc_op_get_input_spec(op, i), &list, &homogeneous, &word);
+    o->input_attr[i] = o->input_types[i] == KC__ONNX_UNDEFINED ? kc__ort_attr_index(o, word) : -1;
     if (list && i + 1 != o->num_inputs) {
       snprintf(why, cap, "input %d is a list and not the last (only the last may vary)", i);
       return false;
@@ -833,15 +888,15 @@ static bool kc__ort_op_make(const kc__ort_api* api, const kc_op* op, kc__ort_op*
   }
   for (int32_t i = 0; i < o->num_outputs; ++i) {
     bool list = false, homogeneous = false;
-    o->output_types[i] = kc__ort_arg_type(kc_op_get_output_spec(op, i), &list, &homogeneous);
+    const char* word = "";
+    o->output_types[i] =
+        kc__ort_arg_type(kc_op_get_output_spec(op, i), &list, &homogeneous, &word);
+    o->output_attr[i] =
+        o->output_types[i] == KC__ONNX_UNDEFINED ? kc__ort_attr_index(o, word) : -1;
     if (list) {
       snprintf(why, cap, "output %d is a list", i);
       return false;
     }
-  }
-  for (int32_t i = 0; i < o->num_attrs; ++i) {
-    o->attrs[i].kind = kc__ort_attr_kind_of(kc_op_get_attr_spec(op, i), o->attrs[i].name,
-                                            sizeof o->attrs[i].name);
   }
   kc__ort_custom_op* c = &o->ort;
   c->version = KC__ORT_API_VERSION;
@@ -865,6 +920,77 @@ static bool kc__ort_op_make(const kc__ort_api* api, const kc_op* op, kc__ort_op*
   c->kernel_compute_v2 = kc__ort_compute;
   c->infer_output_shape = kc__ort_infer_shape;
   return true;
+}
+
+/* Adds `base`'s overloads to `domain`: one a combination of the choices of
+ * the type attrs its inputs are typed by (each a copy of `base` with
+ * those inputs' and outputs' types fixed, so ONNX Runtime checks and
+ * infers types itself), or `base` alone when none has choices (its inputs
+ * then take any type, and its outputs are typed by the shape function).
+ * ONNX Runtime before 1.22 types a dynamically typed output only from a
+ * single dynamically typed input: there, an overload that needs more is
+ * not added (*made false, why in `why`). Each overload added holds a
+ * reference to the op. */
+static kc__ort_status* kc__ort_add_overloads(kc__ort_domain* domain, const kc__ort_op* base,
+                                             int ort_minor, char* why, size_t cap,
+                                             bool* made) {
+  const kc__ort_api* api = base->api;
+  int8_t varying[KC__ORT_MAX_ATTRS];
+  int32_t num_varying = 0, total = 1;
+  for (int32_t i = 0; i < base->num_inputs; ++i) {
+    int8_t a = base->input_attr[i];
+    if (a < 0 || base->attrs[a].num_choices == 0) continue;
+    bool seen = false;
+    for (int32_t j = 0; j < num_varying; ++j) seen = seen || varying[j] == a;
+    if (seen) continue;
+    if (total * base->attrs[a].num_choices > 64) break; /* too many: leave it open */
+    varying[num_varying++] = a;
+    total *= base->attrs[a].num_choices;
+  }
+  *made = false;
+  for (int32_t c = 0; c < total; ++c) {
+    kc__ort_op* o = malloc(sizeof *o);
+    if (!o) return kc__ort_fail(api, "kcall: out of memory registering ops");
+    *o = *base;
+    /* Combination c: the mixed-radix digits of c, one a varying attr. */
+    int chosen[KC__ORT_MAX_ATTRS];
+    for (int32_t a = 0; a < o->num_attrs; ++a) chosen[a] = KC__ONNX_UNDEFINED;
+    for (int32_t j = 0, rest = c; j < num_varying; ++j) {
+      const kc__ort_attr_decl* d = &o->attrs[varying[j]];
+      chosen[varying[j]] = d->choices[rest % d->num_choices];
+      rest /= d->num_choices;
+    }
+    int dynamic_inputs = 0, dynamic_outputs = 0;
+    for (int32_t i = 0; i < o->num_inputs; ++i) {
+      if (o->input_attr[i] >= 0 && chosen[o->input_attr[i]] != KC__ONNX_UNDEFINED) {
+        o->input_types[i] = chosen[o->input_attr[i]];
+      }
+      dynamic_inputs += o->input_types[i] == KC__ONNX_UNDEFINED;
+    }
+    for (int32_t i = 0; i < o->num_outputs; ++i) {
+      if (o->output_attr[i] >= 0 && chosen[o->output_attr[i]] != KC__ONNX_UNDEFINED) {
+        o->output_types[i] = chosen[o->output_attr[i]];
+      }
+      dynamic_outputs += o->output_types[i] == KC__ONNX_UNDEFINED;
+    }
+    if (ort_minor < 22 && dynamic_outputs > 0 && (dynamic_inputs != 1 || dynamic_outputs > 1)) {
+      snprintf(why, cap,
+               "ONNX Runtime 1.%d types a dynamically typed output only from a single "
+               "dynamically typed input, and this op has %d such inputs and %d such outputs "
+               "(ONNX Runtime 1.22 or newer takes it)",
+               ort_minor, dynamic_inputs, dynamic_outputs);
+      free(o);
+      return NULL;
+    }
+    kc__ort_status* st = api->custom_op_domain_add(domain, o);
+    if (st) {
+      free(o);
+      return st;
+    }
+    if (*made) kc_object_retain(KC_OBJECT(o->op)); /* each overload holds one */
+    *made = true;
+  }
+  return NULL;
 }
 
 /* The function table, read once at its indices. */
@@ -911,6 +1037,10 @@ kc__ort_status* RegisterCustomOps(kc__ort_session_options* options,
   pthread_mutex_lock(&kc__ort_lock);
   kc__ort_read_table(table);
   const kc__ort_api* api = &kc__ort_table;
+  int ort_major = 0, ort_minor = 0;
+  if (sscanf(base->get_version_string(), "%d.%d", &ort_major, &ort_minor) != 2 || ort_major > 1) {
+    ort_minor = 1000; /* a version it cannot read: assume a new one */
+  }
   const char* domain_name = kc__ort_domain_name ? kc__ort_domain_name : "kcall";
   kc__ort_skipped[0] = '\0';
   kc__ort_status* st = NULL;
@@ -939,20 +1069,17 @@ kc__ort_status* RegisterCustomOps(kc__ort_session_options* options,
       st = kc__ort_fail(api, "kcall: out of memory registering ops");
       break;
     }
-    if (!kc__ort_op_make(api, op, o, why, sizeof why)) {
+    bool made = kc__ort_op_make(api, op, o, why, sizeof why);
+    if (made) st = kc__ort_add_overloads(domain, o, ort_minor, why, sizeof why, &made);
+    if (!made && !st) {
       size_t used = strlen(kc__ort_skipped);
       snprintf(kc__ort_skipped + used, sizeof kc__ort_skipped - used, "%.*s: %s\n",
                (int)name.size, name.data, why);
-      kc_object_release(KC_OBJECT(op));
-      free(o);
-      continue;
     }
-    st = api->custom_op_domain_add(domain, o);
-    if (st) {
-      kc_object_release(KC_OBJECT(op));
-      free(o);
-    }
-    /* Else kept for the process's life: ONNX Runtime holds it. */
+    /* The overloads are kept for the process's life (ONNX Runtime holds
+     * them, and each its reference to the op); the template goes. */
+    if (!made || st) kc_object_release(KC_OBJECT(op));
+    free(o);
   }
   kc_object_release(KC_OBJECT(names));
   if (!st) st = api->add_custom_op_domain(options, domain);

@@ -139,21 +139,33 @@ def test_another_domain():
     np.testing.assert_allclose(s.run(None, {"x": x})[0], np.log1p(np.exp(x)), rtol=1e-6)
 
 
-def test_a_wrong_type_is_refused_when_the_session_is_created():
+def test_bad_nodes_are_refused_when_the_session_is_created():
     options = ort.SessionOptions()
     kcall.ort.register(options)
-    # (The output declared as ONNX Runtime's own type rule guesses it, the
-    # last input's, so that the op's shape function is what refuses it.)
+    # A type outside the op's allowed set (Add's T: {f32, f64, i32}): its
+    # overloads carry their types, so ONNX Runtime itself refuses it.
     m = model([helper.make_node("Add", ["x", "y"], ["z"], domain="kcall")],
               [tensor("x", F32, [3]), tensor("y", TensorProto.INT64, [3])],
-              [tensor("z", TensorProto.INT64, None)])
-    with pytest.raises(Exception, match="kcall op 'Add'"):
+              [tensor("z", F32, None)])
+    with pytest.raises(Exception, match=r"operator \(Add\)"):
         ort.InferenceSession(m, options)
-    # MatMul takes f32 only.
+    # Two allowed types that differ: no overload takes them.
+    m = model([helper.make_node("Add", ["x", "y"], ["z"], domain="kcall")],
+              [tensor("x", F32, [3]), tensor("y", TensorProto.DOUBLE, [3])],
+              [tensor("z", F32, None)])
+    with pytest.raises(Exception, match="Add"):
+        ort.InferenceSession(m, options)
+    # A wrong rank: the op's shape function, when the kernel is made.
     m = model([helper.make_node("MatMul", ["x", "y"], ["z"], domain="kcall")],
-              [tensor("x", TensorProto.DOUBLE, [2, 2]), tensor("y", TensorProto.DOUBLE, [2, 2])],
-              [tensor("z", TensorProto.DOUBLE, None)])
+              [tensor("x", F32, [2, 2, 2]), tensor("y", F32, [2, 2])],
+              [tensor("z", F32, None)])
     with pytest.raises(Exception, match="kcall op 'MatMul'"):
+        ort.InferenceSession(m, options)
+    # A bad attribute value.
+    m = model([helper.make_node("Concat", ["x", "y"], ["z"], domain="kcall", axis=5)],
+              [tensor("x", F32, [2, 2]), tensor("y", F32, [2, 2])],
+              [tensor("z", F32, None)])
+    with pytest.raises(Exception, match="kcall op 'Concat'.*axis"):
         ort.InferenceSession(m, options)
 
 
