@@ -645,8 +645,10 @@ typedef struct kc__ort_node_inputs {
   DLTensor views[KC__ORT_MAX_ARGS], one_views[KC__ORT_MAX_ARGS];
   const DLTensor* ins[KC__ORT_MAX_ARGS];
   const DLTensor* one_ins[KC__ORT_MAX_ARGS];
-  const char* names[KC__ORT_MAX_ARGS * KC_TENSOR_MAX_NDIM];
+  const char* names[KC__ORT_MAX_ARGS * KC_TENSOR_MAX_NDIM]; /* into text */
   int32_t num_names;
+  char text[8192]; /* the names, copied: ONNX Runtime's may go before use */
+  size_t text_used;
 } kc__ort_node_inputs;
 
 /* Adds input i, described by `info` (borrowed). */
@@ -683,7 +685,16 @@ static kc__ort_status* kc__ort_node_input(const kc__ort_op* o, const kc__ort_ten
     for (int32_t j = 0; name && j < in->num_names; ++j) {
       if (in->names[j] && strcmp(in->names[j], name) == 0) k = j;
     }
-    if (k == in->num_names) in->names[in->num_names++] = name;
+    if (k == in->num_names) {
+      /* A name that does not fit is left unnamed: a symbol of its own. */
+      size_t len = name ? strlen(name) + 1 : 0;
+      const char* copy = NULL;
+      if (len && len <= sizeof in->text - in->text_used) {
+        copy = memcpy(in->text + in->text_used, name, len);
+        in->text_used += len;
+      }
+      in->names[in->num_names++] = copy;
+    }
     in->dims[i][d] = KC_DIM_SYMBOL(k);
   }
   v->device = (DLDevice){.device_type = kDLCPU, .device_id = 0};
