@@ -762,7 +762,9 @@ static kc__ort_status* kc__ort_infer_shape(const void* op, kc__ort_shape_ctx* ct
   if (!st) {
     kc_status* kst = kc__ort_node_infer(o, in, &attrs, &shapes, infos, &num_out, &dims_known);
     kc__ort_attrs_release(&attrs);
-    if (kst) st = kc__ort_error(api, o, kst);
+    /* A node kcall refuses is refused when its kernel is made, with the
+     * message; ONNX Runtime would ignore (and not free) a status here. */
+    kc_status_destroy(kst);
   }
   for (int32_t i = 0; i < num_out && !st; ++i) {
     DLDataType dtype = infos[i].dtype;
@@ -1023,10 +1025,92 @@ static char kc__ort_skipped[4096];
 KC__ORT_EXPORT const char* kcall_ort_skipped(void);
 const char* kcall_ort_skipped(void) { return kc__ort_skipped; }
 
-/* ONNX Runtime's entry point: adds the registered kcall ops to a domain
- * of `options`. NULL on success. */
 KC__ORT_EXPORT kc__ort_status* RegisterCustomOps(kc__ort_session_options* options,
                                                   const kc__ort_api_base* base);
+
+/* A domain made by a registration, kept for the process's life (ONNX
+ * Runtime requires it to outlive every session using it) and given again
+ * to a later registration of the same domain name when the registered ops
+ * are still the same ones (each overload holds its op, so an op pointer
+ * seen again is the same op). */
+typedef struct kc__ort_made {
+  struct kc__ort_made* next;
+  char* name;
+  size_t num_ops;
+  const kc_op** ops;
+  kc__ort_domain* domain;
+  char* skipped;
+} kc__ort_made;
+
+static kc__ort_made* kc__ort_domains;
+
+/* The registered ops, each retained (the caller releases them). */
+static kc__ort_status* kc__ort_list_ops(const kc__ort_api* api, const kc_op*** out_ops,
+                                        size_t* out_count) {
+  kc_array* names = NULL;
+  kc_status* kst = kc_op_registry_list(NULL, kc_sv(""), &names);
+  if (kst) return kc__ort_error(api, NULL, kst);
+  size_t count = kc_array_get_size(names), n = 0;
+  const kc_op** ops = calloc(count ? count : 1, sizeof *ops);
+  if (!ops) {
+    kc_object_release(KC_OBJECT(names));
+    return kc__ort_fail(api, "kcall: out of memory registering ops");
+  }
+  for (size_t i = 0; i < count; ++i) {
+    kc_string_view name = {0};
+    if (!kc_any_get_string(kc_array_get_item(names, i), &name)) continue;
+    kst = kc_op_registry_lookup_retained(name, &ops[n]);
+    if (kst) { /* unregistered meanwhile */
+      kc_status_destroy(kst);
+      continue;
+    }
+    ++n;
+  }
+  kc_object_release(KC_OBJECT(names));
+  *out_ops = ops;
+  *out_count = n;
+  return NULL;
+}
+
+static void kc__ort_release_ops(const kc_op** ops, size_t count) {
+  for (size_t i = 0; i < count; ++i) kc_object_release(KC_OBJECT(ops[i]));
+}
+
+/* A new domain of the ops (their references pass to the overloads made;
+ * those of ops not offered are released). */
+static kc__ort_status* kc__ort_make_domain(const kc__ort_api* api, const char* domain_name,
+                                           const kc_op** ops, size_t count, int ort_minor,
+                                           kc__ort_domain** out) {
+  kc__ort_domain* domain = NULL;
+  kc__ort_status* st = api->create_custom_op_domain(domain_name, &domain);
+  size_t i = 0;
+  for (; i < count && !st; ++i) {
+    kc__ort_op* o = calloc(1, sizeof *o);
+    if (!o) {
+      st = kc__ort_fail(api, "kcall: out of memory registering ops");
+      break;
+    }
+    char why[256] = "";
+    bool made = kc__ort_op_make(api, ops[i], o, why, sizeof why);
+    if (made) st = kc__ort_add_overloads(domain, o, ort_minor, why, sizeof why, &made);
+    if (!made && !st) {
+      size_t used = strlen(kc__ort_skipped);
+      snprintf(kc__ort_skipped + used, sizeof kc__ort_skipped - used, "%s: %s\n", o->name,
+               why);
+    }
+    /* The overloads added hold the op's reference; the template goes. */
+    if (!made || st) kc_object_release(KC_OBJECT(ops[i]));
+    free(o);
+  }
+  kc__ort_release_ops(ops + i, count - i);
+  /* On failure the domain and what was added to it stay allocated: ONNX
+   * Runtime's domain object may point at them, and nothing uses them. */
+  *out = st ? NULL : domain;
+  return st;
+}
+
+/* ONNX Runtime's entry point: adds the registered kcall ops to a domain
+ * of `options`. NULL on success. */
 kc__ort_status* RegisterCustomOps(kc__ort_session_options* options,
                                   const kc__ort_api_base* base) {
   if (!base) return NULL; /* not called by ONNX Runtime */
@@ -1053,49 +1137,58 @@ kc__ort_status* RegisterCustomOps(kc__ort_session_options* options,
     ort_minor = 1000; /* a version it cannot read: assume a new one */
   }
   const char* domain_name = kc__ort_domain_name ? kc__ort_domain_name : "kcall";
-  kc__ort_skipped[0] = '\0';
-  kc__ort_status* st = NULL;
-  kc_array* names = NULL;
-  kc_status* kst = kc_op_registry_list(NULL, kc_sv(""), &names);
-  kc__ort_domain* domain = NULL;
-  if (kst) {
-    st = kc__ort_error(api, NULL, kst);
-  } else {
-    st = api->create_custom_op_domain(domain_name, &domain);
-  }
-  size_t count = names ? kc_array_get_size(names) : 0;
-  for (size_t i = 0; i < count && !st; ++i) {
-    kc_string_view name = {0};
-    if (!kc_any_get_string(kc_array_get_item(names, i), &name)) continue;
-    const kc_op* op = NULL;
-    kst = kc_op_registry_lookup_retained(name, &op);
-    if (kst) { /* unregistered meanwhile */
-      kc_status_destroy(kst);
-      continue;
+  const kc_op** ops = NULL;
+  size_t count = 0;
+  kc__ort_status* st = kc__ort_list_ops(api, &ops, &count);
+  kc__ort_made* made = NULL;
+  for (kc__ort_made* m = kc__ort_domains; !st && m && !made; m = m->next) {
+    if (strcmp(m->name, domain_name) == 0 && m->num_ops == count &&
+        (count == 0 || memcmp(m->ops, ops, count * sizeof *ops) == 0)) {
+      made = m;
     }
-    kc__ort_op* o = calloc(1, sizeof *o);
-    char why[256] = "";
-    if (!o) {
-      kc_object_release(KC_OBJECT(op));
+  }
+  if (made) {
+    kc__ort_release_ops(ops, count);
+    free(ops);
+  } else if (!st) {
+    kc__ort_skipped[0] = '\0';
+    made = calloc(1, sizeof *made);
+    char* name = strdup(domain_name);
+    const kc_op** kept = malloc(count ? count * sizeof *ops : 1);
+    if (!made || !name || !kept) {
+      free(made);
+      free(name);
+      free(kept);
+      made = NULL;
+      kc__ort_release_ops(ops, count);
       st = kc__ort_fail(api, "kcall: out of memory registering ops");
-      break;
+    } else {
+      if (count) memcpy(kept, ops, count * sizeof *ops);
+      st = kc__ort_make_domain(api, domain_name, ops, count, ort_minor, &made->domain);
+      made->skipped = st ? NULL : strdup(kc__ort_skipped);
+      if (st || !made->skipped) {
+        free(made->skipped);
+        free(made);
+        free(name);
+        free(kept);
+        made = NULL;
+        if (!st) st = kc__ort_fail(api, "kcall: out of memory registering ops");
+      } else {
+        made->name = name;
+        made->ops = kept;
+        made->num_ops = count;
+        made->next = kc__ort_domains;
+        kc__ort_domains = made;
+      }
     }
-    bool made = kc__ort_op_make(api, op, o, why, sizeof why);
-    if (made) st = kc__ort_add_overloads(domain, o, ort_minor, why, sizeof why, &made);
-    if (!made && !st) {
-      size_t used = strlen(kc__ort_skipped);
-      snprintf(kc__ort_skipped + used, sizeof kc__ort_skipped - used, "%.*s: %s\n",
-               (int)name.size, name.data, why);
-    }
-    /* The overloads are kept for the process's life (ONNX Runtime holds
-     * them, and each its reference to the op); the template goes. */
-    if (!made || st) kc_object_release(KC_OBJECT(op));
-    free(o);
+    free(ops);
+  } else {
+    free(ops);
   }
-  kc_object_release(KC_OBJECT(names));
-  if (!st) st = api->add_custom_op_domain(options, domain);
-  /* The domain is kept for the process's life too (on failure, what was
-   * added to it stays referenced by it: nothing is freed under it). */
+  if (made) {
+    snprintf(kc__ort_skipped, sizeof kc__ort_skipped, "%s", made->skipped);
+    st = api->add_custom_op_domain(options, made->domain);
+  }
   pthread_mutex_unlock(&kc__ort_lock);
   return st;
 }

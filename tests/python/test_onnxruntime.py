@@ -237,3 +237,17 @@ def test_ops_it_cannot_offer_are_named(build_file):
     assert kcall.ort.register(options) == {}
     with pytest.raises(ValueError, match="domain"):
         kcall.ort.register(options, domain="")
+
+
+def test_a_later_registration_takes_ops_loaded_since(scale_plugin):
+    # Scale(x: f32, factor: float) from examples/everywhere: loaded after
+    # the first registrations, offered by the next one; a session made
+    # before keeps running.
+    x = np.array([1, 2, 3], np.float32)
+    before = session([helper.make_node("Softplus", ["x"], ["y"], domain="kcall")],
+                     [tensor("x", F32, [3])], [tensor("y", F32, None)])
+    kcall.load_plugin(scale_plugin)
+    after = session([helper.make_node("Scale", ["x"], ["y"], domain="kcall", factor=2.5)],
+                    [tensor("x", F32, [3])], [tensor("y", F32, None)])
+    np.testing.assert_allclose(after.run(None, {"x": x})[0], 2.5 * x)
+    np.testing.assert_allclose(before.run(None, {"x": x})[0], np.log1p(np.exp(x)), rtol=1e-6)
