@@ -8,8 +8,8 @@ plugin's Add (examples/ops, libops_plugin.so from KCALL_BUILD_DIR) as a
 node of the kcall domain (kcall.ort), next to the same model with ONNX's
 own Add, on f32[1] (what a call costs: ONNX Runtime's run, the bridge's
 input and output handling, kcall's call) and f32[1M] (target: at most
-1.2x). Both use every core (ONNX Runtime its intra-op pool, kcall its
-own). Inputs are bound once (io_binding), so the figures are the
+1.2x). Both use every core, on ONNX Runtime's intra-op pool (kcall's
+kernels through KernelContext_ParallelFor). Inputs are bound once (io_binding), so the figures are the
 session's run, not NumPy's conversions. Merged into OUT/results.json as
 the object "ort_add".
 """

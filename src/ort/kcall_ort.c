@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kcall/kcall.h"
 #include "ort/ort_abi.h"
@@ -483,6 +484,61 @@ static kc__ort_status* kc__ort_tensor_view(const kc__ort_op* op, const kc__ort_v
   return NULL;
 }
 
+/* ---- ONNX Runtime's intra-op pool as kcall's ------------------------------- */
+
+/* The kernels' parallel loops run on the pool of the session running them
+ * (KernelContext_ParallelFor), so a session's intra-op thread count holds
+ * for kcall ops too and no second set of threads competes with ONNX
+ * Runtime's. One kcall pool for the process (kc_thread_pool_create_on),
+ * whose loops go to the context of the kernel running on the calling
+ * thread; a loop started elsewhere (a thread of the kernel's own) runs on
+ * the calling thread. */
+static _Thread_local const kc__ort_kernel_context* kc__ort_running;
+static kc_thread_pool* kc__ort_pool;
+static pthread_once_t kc__ort_pool_once = PTHREAD_ONCE_INIT;
+
+typedef struct kc__ort_loop {
+  kc_range_fn fn;
+  void* ctx;
+  int64_t total, grain;
+} kc__ort_loop;
+
+static void kc__ort_loop_range(void* data, size_t i) {
+  const kc__ort_loop* l = data;
+  int64_t begin = (int64_t)i * l->grain;
+  int64_t end = begin + l->grain < l->total ? begin + l->grain : l->total;
+  l->fn(l->ctx, begin, end);
+}
+
+static int kc__ort_parallel_for(void* self, int64_t total, int64_t grain, kc_range_fn fn,
+                                void* ctx) {
+  (void)self;
+  const kc__ort_kernel_context* running = kc__ort_running;
+  if (!running) return 1; /* not inside a kernel: kcall runs it here */
+  kc__ort_loop l = {.fn = fn, .ctx = ctx, .total = total, .grain = grain > 0 ? grain : 1};
+  size_t ranges = (size_t)((total + l.grain - 1) / l.grain);
+  kc__ort_status* st =
+      kc__ort_table.kernel_context_parallel_for(running, kc__ort_loop_range, ranges, 0, &l);
+  if (!st) return 0;
+  kc__ort_table.release_status(st); /* refused before it ran anything */
+  return 1;
+}
+
+static void kc__ort_pool_make(void) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  kc_thread_pool_backend backend = {
+      .struct_size = sizeof backend,
+      .self = NULL,
+      .size = (int32_t)(cores > 0 && cores < 4096 ? cores : 1),
+      .parallel_for = kc__ort_parallel_for,
+  };
+  kc_status* st = kc_thread_pool_create_on(&backend, &kc__ort_pool);
+  if (st) {
+    kc_status_destroy(st); /* out of memory: kcall's own pool serves */
+    kc__ort_pool = NULL;
+  }
+}
+
 /* ---- the custom op's callbacks --------------------------------------------- */
 
 #define KC__ORT_OP(p) ((const kc__ort_op*)(p))
@@ -627,8 +683,13 @@ static kc__ort_status* kc__ort_compute(void* kernel, kc__ort_kernel_context* ctx
     if (st) return st;
     outs[i] = &out_views[i];
   }
-  kst = kc_op_call_into(o->op, ins, (int32_t)n, k->attrs.items, k->attrs.count, NULL, outs,
+  pthread_once(&kc__ort_pool_once, kc__ort_pool_make);
+  kc_op_call_options options = {.struct_size = sizeof options, .thread_pool = kc__ort_pool};
+  const kc__ort_kernel_context* outer = kc__ort_running;
+  kc__ort_running = ctx;
+  kst = kc_op_call_into(o->op, ins, (int32_t)n, k->attrs.items, k->attrs.count, &options, outs,
                         num_out);
+  kc__ort_running = outer;
   return kst ? kc__ort_error(api, o, kst) : NULL;
 }
 

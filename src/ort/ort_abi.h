@@ -122,7 +122,10 @@ enum { KC__ORT_ATTR_INT = 1, KC__ORT_ATTR_INTS = 2, KC__ORT_ATTR_FLOAT = 3,
   X(271, set_symbolic_dimensions, kc__ort_status*, (kc__ort_tensor_info* info,        \
                                                     const char** names, size_t count)) \
   X(272, read_op_attr, kc__ort_status*, (const kc__ort_op_attr* attr, int type,       \
-                                         void* data, size_t len, size_t* out))
+                                         void* data, size_t len, size_t* out))         \
+  X(274, kernel_context_parallel_for, kc__ort_status*,                                 \
+    (const kc__ort_kernel_context* ctx, void (*fn)(void* data, size_t i), size_t total, \
+     size_t num_batch, void* data))
 
 /* The table, read once: one typed pointer a function. */
 typedef struct kc__ort_api {

@@ -251,3 +251,44 @@ def test_a_later_registration_takes_ops_loaded_since(scale_plugin):
                     [tensor("x", F32, [3])], [tensor("y", F32, None)])
     np.testing.assert_allclose(after.run(None, {"x": x})[0], 2.5 * x)
     np.testing.assert_allclose(before.run(None, {"x": x})[0], np.log1p(np.exp(x)), rtol=1e-6)
+
+
+THREADS_SCRIPT = r"""
+import os, sys
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto, helper
+import kcall, kcall.ort
+kcall.load_plugin(sys.argv[1])
+n = 1 << 20
+graph = helper.make_graph(
+    [helper.make_node("Add", ["x", "y"], ["z"], domain="kcall")], "g",
+    [helper.make_tensor_value_info(v, TensorProto.FLOAT, [n]) for v in "xy"],
+    [helper.make_tensor_value_info("z", TensorProto.FLOAT, [n])])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                helper.make_opsetid("kcall", 1)])
+model.ir_version = 8
+options = ort.SessionOptions()
+options.intra_op_num_threads = 1
+options.inter_op_num_threads = 1
+kcall.ort.register(options)
+session = ort.InferenceSession(model.SerializeToString(), options)
+x = np.ones(n, np.float32)
+before = len(os.listdir("/proc/self/task"))
+for _ in range(3):
+    assert (session.run(None, {"x": x, "y": x})[0] == 2).all()
+print(before, len(os.listdir("/proc/self/task")))
+"""
+
+
+def test_kernels_run_on_the_sessions_threads(ops_plugin):
+    # The example Add splits 1M elements across the pool it is given: here
+    # ONNX Runtime's, of one thread, so no thread is started (kcall's own
+    # pool would start its workers).
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", THREADS_SCRIPT, str(ops_plugin)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    before, after = map(int, done.stdout.split())
+    assert after == before, done.stdout
