@@ -237,11 +237,14 @@ static void kc__ort_attr_choices(const char* spec, kc__ort_attr_decl* d) {
   d->num_choices = n;
 }
 
-static kc__ort_attr_kind kc__ort_attr_kind_of(const char* spec, char* name, size_t cap) {
+/* The attr's kind, its name written to `name`; false when the name does
+ * not fit. */
+static bool kc__ort_attr_kind_of(const char* spec, char* name, size_t cap,
+                                 kc__ort_attr_kind* kind) {
   const char* colon = strchr(spec, ':');
   size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
   while (n > 0 && spec[n - 1] == ' ') --n;
-  if (n >= cap) n = cap - 1;
+  if (n >= cap) return false;
   memcpy(name, spec, n);
   name[n] = '\0';
   const char* rest = kc__ort_spec_rest(spec);
@@ -252,15 +255,20 @@ static kc__ort_attr_kind kc__ort_attr_kind_of(const char* spec, char* name, size
                {"shape", KC__ORT_KIND_INTS},     {"int", KC__ORT_KIND_INT},
                {"bool", KC__ORT_KIND_BOOL},      {"float", KC__ORT_KIND_FLOAT},
                {"string", KC__ORT_KIND_STRING}};
-  if (rest[0] == '{' || strncmp(rest, "type", 4) == 0) return KC__ORT_KIND_TYPE;
+  *kind = KC__ORT_KIND_SKIP;
+  if (rest[0] == '{' || strncmp(rest, "type", 4) == 0) {
+    *kind = KC__ORT_KIND_TYPE;
+    return true;
+  }
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
     size_t len = strlen(kinds[i].word);
     if (strncmp(rest, kinds[i].word, len) == 0 &&
         (rest[len] == '\0' || rest[len] == ' ' || rest[len] == '=')) {
-      return kinds[i].kind;
+      *kind = kinds[i].kind;
+      break;
     }
   }
-  return KC__ORT_KIND_SKIP;
+  return true;
 }
 
 /* ---- statuses ---------------------------------------------------------------- */
@@ -342,6 +350,23 @@ static bool kc__ort_attr_read(const kc__ort_api* api, const kc__ort_kernel_info*
     }
     case KC__ORT_KIND_STRING:
     case KC__ORT_KIND_TYPE: {
+      if (d->kind == KC__ORT_KIND_TYPE) {
+        /* A type may also be an ONNX element type, as Cast's `to` is. */
+        int64_t code = 0;
+        DLDataType dtype;
+        kc__ort_status* as_int =
+            shape_ctx ? api->read_op_attr(attr, KC__ORT_ATTR_INT, &code, sizeof code, &size)
+                      : api->kernel_info_get_int64(info, d->name, &code);
+        api->release_status(as_int);
+        if (!as_int) {
+          if (code <= 0 || code >= 64 || !kc__ort_dtype_of((int)code, &dtype)) {
+            return false; /* an element type kcall has none for: refused */
+          }
+          *value = kc_any_dtype(dtype);
+          return true;
+        }
+        size = 0;
+      }
       st = shape_ctx ? api->read_op_attr(attr, KC__ORT_ATTR_STRING, NULL, 0, &size)
                      : api->kernel_info_get_string(info, d->name, NULL, &size);
       st = kc__ort_size_query(api, st, size);
@@ -394,14 +419,19 @@ static bool kc__ort_attr_read(const kc__ort_api* api, const kc__ort_kernel_info*
         free(data);
         break;
       }
-      kc_any items[KC__ORT_MAX_ARGS];
-      if (size > KC__ORT_MAX_ARGS) size = KC__ORT_MAX_ARGS;
+      kc_any* items = calloc(size ? size : 1, sizeof *items);
+      if (!items) {
+        free(data);
+        *oom = true;
+        return false;
+      }
       for (size_t i = 0; i < size; ++i) {
         items[i] = ints ? kc_any_int(((int64_t*)data)[i])
                         : kc_any_float(((float*)data)[i]);
       }
       free(data);
       made = kc_array_create(NULL, items, size, &array);
+      free(items);
       if (made) {
         kc_status_destroy(made);
         *oom = true;
@@ -417,7 +447,51 @@ static bool kc__ort_attr_read(const kc__ort_api* api, const kc__ort_kernel_info*
   return false;
 }
 
-/* The node's attributes, by the op's attr specs. */
+/* Releases the arrays among the values too. */
+static void kc__ort_attrs_release(kc__ort_attrs* a) {
+  for (int32_t i = 0; i < a->count; ++i) kc_any_release(&a->items[i].value);
+  kc__ort_attrs_free(a);
+}
+
+/* Whether the node sets the attribute `name` as any of the kinds read
+ * here (an int, a float, a string, a list of either). */
+static bool kc__ort_attr_present(const kc__ort_api* api, const kc__ort_kernel_info* info,
+                                 const char* name) {
+  int64_t i = 0;
+  float f = 0;
+  size_t size = 0;
+  kc__ort_status* tries[5];
+  tries[0] = api->kernel_info_get_int64(info, name, &i);
+  tries[1] = api->kernel_info_get_float(info, name, &f);
+  tries[2] = kc__ort_size_query(api, api->kernel_info_get_string(info, name, NULL, &size), size);
+  size = 0;
+  tries[3] = kc__ort_size_query(api, api->kernel_info_get_int64s(info, name, NULL, &size), size);
+  size = 0;
+  tries[4] = kc__ort_size_query(api, api->kernel_info_get_floats(info, name, NULL, &size), size);
+  bool present = false;
+  for (int k = 0; k < 5; ++k) {
+    present = present || tries[k] == NULL;
+    api->release_status(tries[k]);
+  }
+  return present;
+}
+
+static const char* kc__ort_kind_name(kc__ort_attr_kind kind) {
+  switch (kind) {
+    case KC__ORT_KIND_INT: return "an int";
+    case KC__ORT_KIND_BOOL: return "an int (a bool)";
+    case KC__ORT_KIND_FLOAT: return "a float";
+    case KC__ORT_KIND_STRING: return "a string";
+    case KC__ORT_KIND_INTS: return "a list of ints";
+    case KC__ORT_KIND_FLOATS: return "a list of floats";
+    case KC__ORT_KIND_TYPE: return "a string naming a dtype, or an ONNX element type";
+    default: return "nothing ONNX gives";
+  }
+}
+
+/* The node's attributes, by the op's attr specs. One the node sets as
+ * another kind than the op's attr is refused (when reading a kernel's):
+ * never left to the op's default. */
 static kc__ort_status* kc__ort_attrs_read(const kc__ort_op* op, const kc__ort_kernel_info* info,
                                           const kc__ort_shape_ctx* shape_ctx,
                                           kc__ort_attrs* out) {
@@ -429,8 +503,16 @@ static kc__ort_status* kc__ort_attrs_read(const kc__ort_op* op, const kc__ort_ke
     bool oom = false;
     if (!kc__ort_attr_read(op->api, info, shape_ctx, d, &value, &owned, &oom)) {
       if (oom) {
-        kc__ort_attrs_free(out);
+        kc__ort_attrs_release(out);
         return kc__ort_fail(op->api, "kcall: out of memory reading a node's attributes");
+      }
+      if (info && kc__ort_attr_present(op->api, info, d->name)) {
+        kc__ort_attrs_release(out);
+        char message[512];
+        snprintf(message, sizeof message,
+                 "kcall op '%s': attribute '%s': expected %s, and the node gives another kind",
+                 op->name, d->name, kc__ort_kind_name(d->kind));
+        return op->api->create_status(KC__ORT_INVALID_ARGUMENT, message);
       }
       continue;
     }
@@ -440,12 +522,6 @@ static kc__ort_status* kc__ort_attrs_read(const kc__ort_op* op, const kc__ort_ke
     out->owned[out->count++] = owned;
   }
   return NULL;
-}
-
-/* Releases the arrays among the values too. */
-static void kc__ort_attrs_release(kc__ort_attrs* a) {
-  for (int32_t i = 0; i < a->count; ++i) kc_any_release(&a->items[i].value);
-  kc__ort_attrs_free(a);
 }
 
 /* ---- tensors ------------------------------------------------------------------ */
@@ -942,7 +1018,12 @@ static bool kc__ort_op_make(const kc__ort_api* api, const kc_op* op, kc__ort_op*
   }
   for (int32_t i = 0; i < o->num_attrs; ++i) {
     const char* spec = kc_op_get_attr_spec(op, i);
-    o->attrs[i].kind = kc__ort_attr_kind_of(spec, o->attrs[i].name, sizeof o->attrs[i].name);
+    if (!kc__ort_attr_kind_of(spec, o->attrs[i].name, sizeof o->attrs[i].name,
+                              &o->attrs[i].kind)) {
+      snprintf(why, cap, "attr %d's name is longer than %zu characters", i,
+               sizeof o->attrs[i].name - 1);
+      return false;
+    }
     if (o->attrs[i].kind == KC__ORT_KIND_TYPE) kc__ort_attr_choices(spec, &o->attrs[i]);
   }
   for (int32_t i = 0; i < o->num_inputs; ++i) {

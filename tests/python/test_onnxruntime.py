@@ -167,6 +167,13 @@ def test_bad_nodes_are_refused_when_the_session_is_created():
               [tensor("z", F32, None)])
     with pytest.raises(Exception, match="kcall op 'Concat'.*axis"):
         ort.InferenceSession(m, options)
+    # An attribute of another kind than the op's (a float axis): refused,
+    # never left to the default.
+    m = model([helper.make_node("Concat", ["x", "y"], ["z"], domain="kcall", axis=1.0)],
+              [tensor("x", F32, [2, 2]), tensor("y", F32, [2, 2])],
+              [tensor("z", F32, None)])
+    with pytest.raises(Exception, match="kcall op 'Concat': attribute 'axis': expected an int"):
+        ort.InferenceSession(m, options)
 
 
 def test_a_wrong_shape_at_run_time_names_the_op():
@@ -223,6 +230,11 @@ def test_a_type_attribute_given_by_name_and_an_op_without_inputs():
     s = session([helper.make_node("Bitcast", ["x"], ["y"], domain="kcall", type="i32")],
                 [tensor("x", F32, [2])], [tensor("y", TensorProto.INT32, None)])
     assert s.get_outputs()[0].type == "tensor(int32)"
+    np.testing.assert_array_equal(s.run(None, {"x": x})[0], x.view(np.int32))
+    # ... or as an ONNX element type, as Cast's `to` is (INT32).
+    s = session([helper.make_node("Bitcast", ["x"], ["y"], domain="kcall",
+                                  type=TensorProto.INT32)],
+                [tensor("x", F32, [2])], [tensor("y", TensorProto.INT32, None)])
     np.testing.assert_array_equal(s.run(None, {"x": x})[0], x.view(np.int32))
     # Counter() -> (count: i64), start and step from the node: state lives
     # in the kernel, one per session node.
