@@ -138,20 +138,20 @@ pytest: build $(VENV)/.stamp
 	$(run_pytest)
 
 # kcall.jax against several jax/jaxlib releases, each in a throwaway
-# environment (tools/jax_compat.sh; COMPAT_VERSIONS, default the oldest
+# environment (tools/compat.sh jax; COMPAT_VERSIONS, default the oldest
 # supported, one in the middle and the pinned one). Not part of `test`.
 COMPAT_VERSIONS ?= 0.5.3 0.7.2 0.10.2
 compat: build
 	CMAKE_ARGS="-DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) $(CMAKE_ARGS)" \
-	  PYTHON=$(PYTHON) tools/jax_compat.sh $(BUILD) $(COMPAT_VERSIONS)
+	  PYTHON=$(PYTHON) tools/compat.sh jax $(BUILD) $(COMPAT_VERSIONS)
 
 # kcall.ort against onnxruntime releases, each in a throwaway environment
-# (tools/ort_compat.sh; ORT_COMPAT_VERSIONS, default an older release and
+# (tools/compat.sh ort; ORT_COMPAT_VERSIONS, default an older release and
 # the pinned one). Not part of `test`.
 ORT_COMPAT_VERSIONS ?= 1.20.1 1.32.0
 compat-ort: build
 	CMAKE_ARGS="-DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) $(CMAKE_ARGS)" \
-	  PYTHON=$(PYTHON) tools/ort_compat.sh $(BUILD) $(ORT_COMPAT_VERSIONS)
+	  PYTHON=$(PYTHON) tools/compat.sh ort $(BUILD) $(ORT_COMPAT_VERSIONS)
 
 # The C benchmarks, then the Python ones against a Release install of the
 # package in .venv-bench (with tvm-ffi, JAX and NumPy to compare against:
