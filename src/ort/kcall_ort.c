@@ -3,22 +3,26 @@
  * ONNX Runtime loads this library (SessionOptions.register_custom_ops_library,
  * or RegisterCustomOpsLibrary_V2 in C) and calls RegisterCustomOps, which
  * adds every kcall op registered at that moment to a custom-op domain
- * ("kcall" unless kcall_ort_set_domain named another). Each op becomes an
- * OrtCustomOp:
- *   - its inputs and outputs from the op's specs: a fixed dtype is that
- *     ONNX type, a type attr any type (ONNX Runtime gives each input its
- *     own constraint; kcall checks that they agree when it infers the
- *     op's attrs), an "N * T" or list input as the last, variadic, input;
+ * ("kcall" unless kcall_ort_set_domain named another). Each op becomes
+ * one OrtCustomOp, or one per dtype of the type attr its inputs are typed
+ * by when that attr lists its dtypes (overloads, which ONNX Runtime types
+ * and checks itself):
+ *   - inputs and outputs from the op's specs: a fixed dtype is that ONNX
+ *     type, an open type attr any type, an "N * T" or list input the last,
+ *     variadic, input;
  *   - output types and shapes from the op's shape function, when the
  *     session is created (symbolic dims where the op declares its shape
  *     function symbolic; else the rank with unknown dims);
- *   - attributes read from the node by the op's attr specs;
- *   - a kernel that lends ONNX Runtime's tensors to kc_op_call_into as
- *     DLTensors: no copies.
+ *   - attributes read from the node by the op's attr specs (one of
+ *     another kind is refused);
+ *   - a kernel, made when the session is (checking the node against the
+ *     op, so a node kcall refuses fails there), that lends ONNX Runtime's
+ *     tensors to kc_op_call_into as DLTensors (no copies) and runs its
+ *     loops on the session's intra-op threads.
  * The custom ops and domains live until the process ends (ONNX Runtime
- * requires them to outlive every session using them), and each holds a
- * reference to its kcall op, so the plugin that registered it stays
- * loaded. */
+ * requires them to outlive every session using them; a later registration
+ * of the same ops reuses them), and each holds a reference to its kcall
+ * op, so the plugin that registered it stays loaded. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdbool.h>
@@ -485,7 +489,7 @@ static const char* kc__ort_kind_name(kc__ort_attr_kind kind) {
     case KC__ORT_KIND_INTS: return "a list of ints";
     case KC__ORT_KIND_FLOATS: return "a list of floats";
     case KC__ORT_KIND_TYPE: return "a string naming a dtype, or an ONNX element type";
-    default: return "nothing ONNX gives";
+    default: return "a kind ONNX nodes cannot give";
   }
 }
 
@@ -509,9 +513,17 @@ static kc__ort_status* kc__ort_attrs_read(const kc__ort_op* op, const kc__ort_ke
       if (info && kc__ort_attr_present(op->api, info, d->name)) {
         kc__ort_attrs_release(out);
         char message[512];
-        snprintf(message, sizeof message,
-                 "kcall op '%s': attribute '%s': expected %s, and the node gives another kind",
-                 op->name, d->name, kc__ort_kind_name(d->kind));
+        if (d->kind == KC__ORT_KIND_SKIP) {
+          snprintf(message, sizeof message,
+                   "kcall op '%s': attribute '%s': its kind (%s) is not one an ONNX node "
+                   "can give",
+                   op->name, d->name, kc_op_get_attr_spec(op->op, i));
+        } else {
+          snprintf(message, sizeof message,
+                   "kcall op '%s': attribute '%s': expected %s, and the node gives another "
+                   "kind",
+                   op->name, d->name, kc__ort_kind_name(d->kind));
+        }
         return op->api->create_status(KC__ORT_INVALID_ARGUMENT, message);
       }
       continue;
