@@ -18,12 +18,16 @@ attribute mapping and the C route.
 
 import ctypes
 import os
+import threading
 
 from . import config
 
 __all__ = ["library", "register"]
 
 _lib = None
+# The domain is the library's, set just before ONNX Runtime registers it:
+# one registration at a time.
+_registering = threading.Lock()
 
 
 def library():
@@ -55,11 +59,13 @@ def register(session_options, domain="kcall"):
     if not isinstance(domain, str) or not domain:
         raise ValueError("domain: expected a non-empty string, got %r" % (domain,))
     lib = _handle()
-    if lib.kcall_ort_set_domain(domain.encode()) != 0:
-        raise MemoryError("out of memory")
-    session_options.register_custom_ops_library(library())
+    with _registering:
+        if lib.kcall_ort_set_domain(domain.encode()) != 0:
+            raise MemoryError("out of memory")
+        session_options.register_custom_ops_library(library())
+        said = lib.kcall_ort_skipped() or b""
     skipped = {}
-    for line in (lib.kcall_ort_skipped() or b"").decode().splitlines():
+    for line in said.decode().splitlines():
         name, _, why = line.partition(": ")
         skipped[name] = why
     return skipped
