@@ -18,14 +18,12 @@ Two sweeps, each failing one allocation at a time:
 """
 
 import os
-import shlex
 import subprocess
 import sys
 
 import pytest
 
-import kcall
-from kcall import config
+import kcall  # noqa: F401 (loads libkcall, which the shim links)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CC = os.environ.get("CC") or "cc"
@@ -35,15 +33,27 @@ def stride():
     return max(1, int(os.environ.get("KCALL_FAULT_STRIDE", "25")))
 
 
+def loaded_libkcall():
+    """The libkcall this process runs with (the installed package's, or a
+    build tree's under the sanitizer runs)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            if len(fields) >= 6 and os.path.basename(fields[5]).startswith("libkcall.so"):
+                return fields[5]
+    pytest.fail("no libkcall is loaded in this process")
+
+
 @pytest.fixture(scope="module")
 def shim(tmp_path_factory):
-    """fault_shim.c built against the installed package's libkcall."""
+    """fault_shim.c built against the libkcall kcall's extension loaded
+    (by its soname, so the preloaded shim and the extension share it)."""
     out = tmp_path_factory.mktemp("faults") / "libkt_fault_shim.so"
-    flags = shlex.split(subprocess.run(
-        [sys.executable, "-m", "kcall.config", "--cflags", "--libs"],
-        capture_output=True, text=True, check=True).stdout)
+    lib = loaded_libkcall()
+    include = os.path.join(os.path.dirname(os.path.dirname(HERE)), "include")
     cmd = [CC, "-std=c11", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra",
-           "-Werror", os.path.join(HERE, "fault_shim.c"), "-o", str(out)] + flags
+           "-Werror", "-I" + include, os.path.join(HERE, "fault_shim.c"), "-o", str(out),
+           lib, "-Wl,-rpath," + os.path.dirname(lib)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         pytest.fail("building the fault shim failed:\n%s\n%s" % (" ".join(cmd), done.stderr))
