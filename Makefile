@@ -23,20 +23,23 @@ JAX_PKGS_PINNED   := jax==0.10.2 jaxlib==0.10.2
 TORCH_PKGS_PINNED := torch==2.15.0
 TVM_PKGS_PINNED   := apache-tvm-ffi==0.1.15.post2
 ORT_PKGS_PINNED   := onnxruntime==1.32.0 onnx==1.23.2
+TF_PKGS_PINNED    := tensorflow-cpu==2.21.0
 
-# Optional test groups, off by default: `make test EXTRAS="jax ort torch tvm"`
-# also installs JAX, ONNX Runtime (onnxruntime and onnx), PyTorch (a large
-# wheel) and/or tvm-ffi (apache-tvm-ffi), and their tests
-# (tests/python/test_jax.py, test_onnxruntime.py, test_torch.py,
-# test_tvm_ffi.py, the documents' blocks that need them)
+# Optional test groups, off by default: `make test EXTRAS="jax ort tf torch tvm"`
+# also installs JAX, ONNX Runtime (onnxruntime and onnx), TensorFlow
+# (tensorflow-cpu), PyTorch (a large wheel) and/or tvm-ffi (apache-tvm-ffi),
+# and their tests (tests/python/test_jax.py, test_onnxruntime.py,
+# test_tensorflow.py, test_torch.py, test_tvm_ffi.py, the documents'
+# blocks that need them)
 # run instead of skipping.
 EXTRAS      ?=
 EXTRA_jax   := $(JAX_PKGS_PINNED)
 EXTRA_torch := $(TORCH_PKGS_PINNED)
 EXTRA_tvm   := $(TVM_PKGS_PINNED)
 EXTRA_ort   := $(ORT_PKGS_PINNED)
+EXTRA_tf    := $(TF_PKGS_PINNED)
 EXTRAS_SET  := $(sort $(EXTRAS))
-EXTRAS_BAD  := $(filter-out jax ort torch tvm,$(EXTRAS_SET))
+EXTRAS_BAD  := $(filter-out jax ort tf torch tvm,$(EXTRAS_SET))
 
 # The test environment: what the tests import, and the build backend, since
 # the package is built in it without isolation (so the build directory can
@@ -53,10 +56,10 @@ VENV_PKGS  := numpy pytest 'scikit-build-core>=0.10' \
 # against (ninja builds bench_torch.py's load_inline baseline).
 BENCH_VENV := .venv-bench
 BENCH_PKGS := numpy 'scikit-build-core>=0.10' $(TVM_PKGS_PINNED) $(JAX_PKGS_PINNED) \
-              $(TORCH_PKGS_PINNED) $(ORT_PKGS_PINNED) ninja
+              $(TORCH_PKGS_PINNED) $(ORT_PKGS_PINNED) $(TF_PKGS_PINNED) ninja
 BENCH_BUILD := build/bench-build
 
-.PHONY: all build demo test ctest pytest compat compat-ort bench asan faults tsan fuzz valgrind install wheel clean \
+.PHONY: all build demo test ctest pytest compat compat-ort compat-tf bench asan faults tsan fuzz valgrind install wheel clean \
         distclean abi-check abi-baseline
 
 all: build
@@ -119,7 +122,7 @@ $(VENV)/.stamp: Makefile
 
 # An unknown test group stops make before anything is built.
 ifneq ($(EXTRAS_BAD),)
-$(error unknown test group '$(firstword $(EXTRAS_BAD))' in EXTRAS (expected jax, ort, torch or tvm))
+$(error unknown test group '$(firstword $(EXTRAS_BAD))' in EXTRAS (expected jax, ort, tf, torch or tvm))
 endif
 
 $(BENCH_VENV)/.stamp: Makefile
@@ -152,6 +155,14 @@ ORT_COMPAT_VERSIONS ?= 1.20.1 1.32.0
 compat-ort: build
 	CMAKE_ARGS="-DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) $(CMAKE_ARGS)" \
 	  PYTHON=$(PYTHON) tools/compat.sh ort $(BUILD) $(ORT_COMPAT_VERSIONS)
+
+# kcall.tf against tensorflow-cpu releases, each in a throwaway environment
+# (tools/compat.sh tf; TF_COMPAT_VERSIONS, default an older release and
+# the pinned one). Not part of `test`.
+TF_COMPAT_VERSIONS ?= 2.17.1 2.21.0
+compat-tf: build
+	CMAKE_ARGS="-DCMAKE_C_COMPILER=$(CC) -DCMAKE_CXX_COMPILER=$(CXX) $(CMAKE_ARGS)" \
+	  PYTHON=$(PYTHON) tools/compat.sh tf $(BUILD) $(TF_COMPAT_VERSIONS)
 
 # The C benchmarks, then the Python ones against a Release install of the
 # package in .venv-bench (with tvm-ffi, JAX and NumPy to compare against:

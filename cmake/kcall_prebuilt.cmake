@@ -16,7 +16,7 @@
 function(kcall_write_prebuilt_file)
   export(EXPORT kcallTargets NAMESPACE kcall::
          FILE ${PROJECT_BINARY_DIR}/kcallBuildTreeTargets.cmake)
-  set(_targets kcall kcall_static kcall_cli kcall_ort)
+  set(_targets kcall kcall_static kcall_cli kcall_ort kcall_tf)
   if(TARGET kcall_cuda)
     list(APPEND _targets kcall_cuda)
   endif()

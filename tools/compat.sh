@@ -4,6 +4,7 @@
 #
 #   tools/compat.sh jax [BUILD] [VERSION ...]     (make compat runs it)
 #   tools/compat.sh ort [BUILD] [VERSION ...]     (make compat-ort runs it)
+#   tools/compat.sh tf [BUILD] [VERSION ...]      (make compat-tf runs it)
 #
 # BUILD is a C build of this tree (default: build). Each release gets
 # $KCALL_COMPAT_DIR/FRAMEWORK-VERSION (default /tmp/kcall-compat), made
@@ -24,13 +25,17 @@
 #        Default versions: an older release and the pinned one (1.20.1
 #        1.32.0). CI runs 1.20.1 here and the pinned one in make test
 #        EXTRAS=ort.
+#   tf   tensorflow-cpu==V; runs tests/python/test_tensorflow.py. Default
+#        versions: an older release and the pinned one (2.17.1 2.21.0).
+#        CI runs 2.17.1 here and the pinned one in make test EXTRAS=tf.
 set -u
 
 KIND=${1:-}
 case "$KIND" in
   jax) DEFAULT="0.5.3 0.7.2 0.10.2"; NAME=jax ;;
   ort) DEFAULT="1.20.1 1.32.0"; NAME=onnxruntime ;;
-  *) echo "usage: compat.sh jax|ort [BUILD] [VERSION ...]" >&2; exit 2 ;;
+  tf) DEFAULT="2.17.1 2.21.0"; NAME=tensorflow-cpu ;;
+  *) echo "usage: compat.sh jax|ort|tf [BUILD] [VERSION ...]" >&2; exit 2 ;;
 esac
 shift
 BUILD=${1:-build}
@@ -50,11 +55,11 @@ summary=""
 for v in $VERSIONS; do
   venv="$DIR/$KIND-$v"
   log="$DIR/$KIND-$v.log"
-  if [ "$KIND" = jax ]; then
-    set -- "jax==$v" "jaxlib==$v" absl-py
-  else
-    set -- "onnxruntime==$v" "onnx==$ONNX"
-  fi
+  case "$KIND" in
+    jax) set -- "jax==$v" "jaxlib==$v" absl-py ;;
+    ort) set -- "onnxruntime==$v" "onnx==$ONNX" ;;
+    tf) set -- "tensorflow-cpu==$v" ;;
+  esac
   echo "-- $NAME $v: $venv (log: $log)"
   rm -rf "$venv"
   if ! { "$PYTHON" -m venv "$venv" &&
@@ -71,12 +76,12 @@ $NAME $v: install failed"
     status=1
     continue
   fi
-  if [ "$KIND" = jax ]; then
-    set -- tests/python/test_jax*.py tests/python/test_stablehlo.py \
-      tests/python/test_gradients.py -k "not torch"
-  else
-    set -- tests/python/test_onnxruntime.py
-  fi
+  case "$KIND" in
+    jax) set -- tests/python/test_jax*.py tests/python/test_stablehlo.py \
+           tests/python/test_gradients.py -k "not torch" ;;
+    ort) set -- tests/python/test_onnxruntime.py ;;
+    tf) set -- tests/python/test_tensorflow.py ;;
+  esac
   (cd "$ROOT" && KCALL_BUILD_DIR="$BUILD" "$venv/bin/python" -m pytest -q -ra \
      -p no:cacheprovider "$@") >>"$log" 2>&1
   rc=$?
