@@ -173,7 +173,9 @@ compat-tf: build
 # calls crossing both ways, from Python and from C; bench_ops.py: the
 # example ops eager from Python against NumPy, and inside jax.jit (an MLP
 # training step, a loop of 1,000 calls) against jax.numpy; bench_torch.py:
-# torch.ops.kcall.Add against a load_inline op and torch.add); all write
+# torch.ops.kcall.Add against a load_inline op and torch.add; bench_ort.py
+# and bench_tf.py: Add as an ONNX Runtime node and a TensorFlow op against
+# their own); all write
 # into build/bench/results.json.
 bench: $(BENCH_VENV)/.stamp
 	$(MAKE) build BUILD=$(BENCH_BUILD) CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DKCALL_BUILD_TESTS=OFF"
@@ -189,6 +191,7 @@ bench: $(BENCH_VENV)/.stamp
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_tvm_ffi.py --out build/bench
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_ops.py --out build/bench
 	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_ort.py --out build/bench
+	KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_tf.py --out build/bench
 	PATH="$(abspath $(BENCH_VENV))/bin:$$PATH" KCALL_BUILD_DIR=$(abspath $(BENCH_BUILD)) $(BENCH_VENV)/bin/python bench/python/bench_torch.py --out build/bench
 
 # The XLA FFI fixtures in tests/fixtures/xla_ffi: handlers built with XLA's
@@ -330,7 +333,8 @@ install: build
 # release in $(WHEEL_BUILD), packaged as it is (`pip wheel`, which holds
 # libkcall once, by its soname, and no static library: cmake/kcall_wheel.cmake),
 # then `auditwheel repair`, which grafts nothing (the binaries need only
-# glibc's libraries) and gives the file the manylinux tag the newest glibc
+# glibc's libraries, and libkcall_tf TensorFlow's framework library, which
+# TensorFlow brings: excluded) and gives the file the manylinux tag the newest glibc
 # symbol it uses allows (manylinux_2_35 on Debian 12; build in a manylinux
 # image for an older one).
 WHEEL_BUILD := build-wheel
@@ -348,7 +352,8 @@ wheel: $(WHEEL_VENV)/.stamp
 	  -DKCALL_PREBUILT_DIR=$(abspath $(WHEEL_BUILD))" CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) \
 	$(WHEEL_VENV)/bin/python -m pip wheel --disable-pip-version-check --no-build-isolation \
 	  --no-deps --config-settings=build-dir=$(WHEEL_BUILD)/pip-build -w $(WHEEL_BUILD)/wheel .
-	PATH="$(abspath $(WHEEL_VENV))/bin:$$PATH" auditwheel repair -w dist $(WHEEL_BUILD)/wheel/kcall-*.whl
+	PATH="$(abspath $(WHEEL_VENV))/bin:$$PATH" auditwheel repair \
+	  --exclude libtensorflow_framework.so.2 -w dist $(WHEEL_BUILD)/wheel/kcall-*.whl
 
 clean:
 	rm -rf build build-asan build-tsan build-clang build-abi build-fuzz build-valgrind build-wheel dist

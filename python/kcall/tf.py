@@ -60,7 +60,9 @@ class Ops:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        return self[name]
+        fn = self[name]
+        setattr(self, name, fn)  # found directly from now on
+        return fn
 
     def __getitem__(self, name):
         fn = _functions.get(name)
