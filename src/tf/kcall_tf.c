@@ -281,7 +281,7 @@ static kc_status* kc__tf_read_list(TF_OpKernelConstruction* ctx, const kc__tf_at
       default: {
         TF_OpKernelConstruction_GetAttrTypeList(ctx, a->name, raw, size, status);
         for (size_t i = 0; i < n && !st; ++i) {
-          DLDataType t;
+          DLDataType t = {0, 0, 0};
           if (!kc__tf_dtype_of((int)((TF_DataType*)raw)[i], &t)) {
             st = kc_status_create(KC_INVALID_ARGUMENT,
                                   "attr '%s': item %zu is a TensorFlow dtype kcall has none for",

@@ -1,5 +1,5 @@
 /* Compiled against TensorFlow's own C API headers (from the tensorflow
- * wheel) by tests/python/test_tensorflow.py: src/tf/tf_abi.h, included
+ * wheel) by tests/python/tf_cases.py: src/tf/tf_abi.h, included
  * after them, redeclares each function it uses, which does not compile
  * where its prototype differs from TensorFlow's, and its constants are
  * checked against TensorFlow's enums here. */
