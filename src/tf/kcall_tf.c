@@ -206,6 +206,13 @@ static void kc__tf_shape(int32_t index, TF_ShapeInferenceContext* ctx, TF_Status
     dims_known = false;
     st = kc_op_infer(o->op, one_ins, (int32_t)n, attrs, num_attrs, infos, KC__TF_MAX_ARGS,
                      &num_out);
+    if (st) {
+      /* Refused with the unknown dims as 1, which they need not be: the
+       * kernel checks the real ones. */
+      kc_status_destroy(st);
+      st = NULL;
+      num_out = 0;
+    }
   } else if (!st) {
     num_out = kc_symbolic_shapes_get_output_count(shapes);
   }

@@ -81,7 +81,9 @@ def test_function_with_unknown_batch_keeps_static_shapes(ops):
         z = ops.MatMul(a, b)
         w = ops.Add(z, z)
         c = ops.Concat([a, a], axis=0)
-        shapes.update(z=z.shape.as_list(), w=w.shape.as_list(), c=c.shape)
+        t = ops["cpp.Twice"](a)
+        shapes.update(z=z.shape.as_list(), w=w.shape.as_list(), c=c.shape,
+                      t=t.shape.as_list())
         return w, c
 
     r = rng()
@@ -92,6 +94,9 @@ def test_function_with_unknown_batch_keeps_static_shapes(ops):
         np.testing.assert_allclose(w.numpy(), 2 * (a @ b), rtol=1e-5, atol=1e-5)
         assert c.shape == (2 * batch, 5)
     assert shapes["z"] == [None, 3] and shapes["w"] == [None, 3]
+    # An op whose shape function needs every dim (no KC_OP_SYMBOLIC_SHAPES):
+    # its output's rank, the dims left to run time.
+    assert shapes["t"] == [None, None]
     # Concat's shape depends on its axis attr, which TensorFlow's shape
     # context does not give: unknown in the graph, right at run time.
     assert shapes["c"].rank is None
