@@ -103,13 +103,15 @@ def _snake(name):
 
 
 def _read(path):
+    """What the library loaded from `path` registered, {name: (TensorFlow
+    name, whether its graph shapes need attrs)}, and skipped, {name: why}."""
     lib = ctypes.CDLL(path)
     for fn in (lib.kcall_tf_registered, lib.kcall_tf_skipped):
         fn.restype = ctypes.c_char_p
     registered = {}
     for line in (lib.kcall_tf_registered() or b"").decode().splitlines():
-        name, _, tf = line.partition("\t")
-        registered[name] = tf
+        name, tf, shapes = line.split("\t")
+        registered[name] = (tf, shapes == "attrs")
     skipped = {}
     for line in (lib.kcall_tf_skipped() or b"").decode().splitlines():
         name, _, why = line.partition(": ")
@@ -158,18 +160,86 @@ def load():
             return _ops
         module, (registered, skipped) = _load_library(tf, None if not _loads else new)
         _skipped.update(skipped)
-        for name, tfname in registered.items():
+        for name, (tfname, needs_attrs) in registered.items():
             fn = getattr(module, _snake(tfname), None)
             if fn is None:
                 _skipped[name] = (f"TensorFlow made no Python function "
                                   f"{_snake(tfname)!r} for op {tfname}")
                 continue
-            _functions[name] = fn
+            _functions[name] = _with_graph_shapes(tf, name, fn) if needs_attrs else fn
             _tf_names[name] = tfname
         for name in registered:
             if name in _functions:
                 _register_gradient(tf, name, _gradient.describe(name)[1])
     return _ops
+
+
+def _kcall_value(v):
+    """An attr value as TensorFlow's op.get_attr gives it, as kcall takes
+    it: dtypes by name, bytes as text."""
+    if isinstance(v, (list, tuple)):
+        return [_kcall_value(x) for x in v]
+    if isinstance(v, bytes):
+        return v.decode()
+    if hasattr(v, "as_numpy_dtype"):  # a tf.DType
+        return v.name
+    return v
+
+
+def _with_graph_shapes(tf, name, fn):
+    """`fn` (TensorFlow's wrapper of an op whose shape function could read
+    an attr TensorFlow's shape context does not give) that, in a graph,
+    runs the shape function on the node's attrs and its inputs' static
+    shapes (unknown dims as symbols) and sets the outputs' shapes, so
+    that a Keras layer or a tf.function sees them. Eager calls are the
+    wrapper's own."""
+    from . import _core, _gradient
+    handle, info = _gradient.describe(name)
+    inferred = _gradient.inferred_attrs(info)
+    attr_names = [_gradient._spec_parts(s)[0] for s in info["attrs"]]
+
+    def call(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if tf.executing_eagerly():
+            return out
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        if not outs:
+            return out
+        op = outs[0].op
+        inputs = list(op.inputs)
+        described, symbols = [], 0
+        for t in inputs:
+            if t.shape.rank is None:
+                return out  # nothing to go on
+            dims = []
+            for d in t.shape.as_list():
+                if d is None:
+                    dims.append("s%d" % symbols)
+                    symbols += 1
+                else:
+                    dims.append(d)
+            described.append((dims, t.dtype.name))
+        attrs = {k: _kcall_value(op.get_attr(k)) for k in attr_names if k not in inferred}
+        try:
+            result = _core.op_infer_symbolic(handle, described, attrs)
+        except Exception:
+            return out  # the kernel reports it with the real shapes
+        for t, (shape, _) in zip(outs, result["outputs"]):
+            if shape is None:
+                continue
+            dims = []
+            for d in shape:
+                if isinstance(d, int):
+                    dims.append(d)
+                elif d and d[0] == "input":
+                    dims.append(inputs[d[1]].shape[d[2]])
+                else:
+                    dims.append(None)
+            t.set_shape(dims)
+        return out
+
+    call.__name__, call.__doc__ = fn.__name__, fn.__doc__
+    return call
 
 
 def _counts(op, info):

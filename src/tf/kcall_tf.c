@@ -41,7 +41,9 @@ static int32_t kc__tf_num_ops;
 static char* kc__tf_registered_text;
 static char* kc__tf_skipped_text;
 
-/* One "NAME\tTF_NAME" line per op registered (empty: none). */
+/* One "NAME\tTF_NAME\tSHAPES" line per op registered (empty: none), SHAPES
+ * "static" where the op's shape function gives graph shapes here, "attrs"
+ * where it could read an attr TensorFlow's shape context does not give. */
 KC__TF_EXPORT const char* kcall_tf_registered(void);
 const char* kcall_tf_registered(void) {
   return kc__tf_registered_text ? kc__tf_registered_text : "";
@@ -630,7 +632,9 @@ __attribute__((constructor)) static void kc__tf_load(void) {
            kc__tf_define(o, specs, why, sizeof why);
     if (made) {
       ++kc__tf_num_ops; /* the op's reference stays, for the process's life */
-      kc__tf_say(&kc__tf_registered_text, text, "\t", o->tf_name);
+      char tf[sizeof o->tf_name + 16];
+      snprintf(tf, sizeof tf, "%s\t%s", o->tf_name, o->static_shapes ? "static" : "attrs");
+      kc__tf_say(&kc__tf_registered_text, text, "\t", tf);
     } else {
       kc_object_release(KC_OBJECT(op));
       memset(o, 0, sizeof *o);

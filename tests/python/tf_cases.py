@@ -98,8 +98,8 @@ def test_function_with_unknown_batch_keeps_static_shapes(ops):
     # its output's rank, the dims left to run time.
     assert shapes["t"] == [None, None]
     # Concat's shape depends on its axis attr, which TensorFlow's shape
-    # context does not give: unknown in the graph, right at run time.
-    assert shapes["c"].rank is None
+    # context does not give: kcall.tf sets it from the node's attrs.
+    assert shapes["c"].as_list() == [None, 5]
 
 
 def test_gradient_tape_matches_compute_gradient(ops):
@@ -190,6 +190,24 @@ def test_keras_layer_trains(ops):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-5)
 
 
+def test_keras_sees_the_shapes_of_ops_with_attrs(ops, scale_plugin):
+    """An op with a float attr (Scale) before a Dense layer, which needs
+    its input's last dim when Keras builds the model."""
+    kcall.load_plugin(str(scale_plugin))
+    ops = kcall.tf.load()
+
+    class Scaled(tf.keras.layers.Layer):
+        def call(self, x):
+            return ops.Concat([ops.Scale(x, factor=0.5), x], axis=1)
+
+    model = tf.keras.Sequential([tf.keras.Input((4,)), Scaled(), tf.keras.layers.Dense(2)])
+    assert model.layers[-1].kernel.shape == (8, 2)
+    x = np.ones((3, 4), np.float32)
+    y = model(x).numpy()
+    want = np.concatenate([0.5 * x, x], axis=1) @ model.layers[-1].kernel.numpy()
+    np.testing.assert_allclose(y, want + model.layers[-1].bias.numpy(), rtol=1e-5)
+
+
 def test_saved_model_loads_in_a_new_process(ops, ops_plugin, tmp_path):
     class Module(tf.Module):
         @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
@@ -232,13 +250,12 @@ def test_bad_inputs_are_tensorflow_errors_naming_the_op(ops):
         ops.Nope
 
 
-def test_ops_registered_later_are_added_by_another_load(ops, scale_plugin):
-    kcall.load_plugin(str(scale_plugin))
-    assert "Scale" not in ops
+def test_ops_registered_later_are_added_by_another_load(ops, build_file):
+    kcall.load_plugin(str(build_file("examples/ops/libops_repeat.so")))
+    assert "Twice" not in ops
     again = kcall.tf.load()
-    assert again is ops and "Scale" in ops and ops.tf_names["Scale"] == "KcallScale"
-    np.testing.assert_allclose(ops.Scale(tf.constant([1.0, 2.0]), factor=3.0).numpy(),
-                               [3.0, 6.0])
+    assert again is ops and "Twice" in ops and ops.tf_names["Twice"] == "KcallTwice"
+    np.testing.assert_array_equal(ops.Twice(tf.constant([1, 2])).numpy(), [1, 2, 1, 2])
     # Those of the first load still run.
     assert float(ops.Add(tf.constant(1.0), tf.constant(2.0))) == 3.0
 
