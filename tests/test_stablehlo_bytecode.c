@@ -101,11 +101,13 @@ static void kt_bc_check_close(const char* what, const DLTensor* got, const DLTen
   }
 }
 
-KC_TEST(stablehlo_bytecode_fixtures_run_as_jax_ran_them) {
+/* Each case's file `suffix` (".bc", ".jax_exported") runs on the case's
+ * inputs as JAX ran it. */
+static void kt_bc_run_cases(const char* format) {
   for (size_t c = 0; c < sizeof kt_bc_cases / sizeof kt_bc_cases[0]; ++c) {
     const char* name = kt_bc_cases[c].name;
     char path[1024];
-    kt_bc_path(path, sizeof path, name, ".bc");
+    kt_bc_path(path, sizeof path, name, format);
     kc_program* p = NULL;
     KC_CHECK_OK(kc_program_parse_file(path, &p));
     kc_executable* exe = NULL;
@@ -140,6 +142,150 @@ KC_TEST(stablehlo_bytecode_fixtures_run_as_jax_ran_them) {
     kc_executable_destroy(exe);
     kc_program_destroy(p);
   }
+}
+
+KC_TEST(stablehlo_bytecode_fixtures_run_as_jax_ran_them) { kt_bc_run_cases(".bc"); }
+
+/* ---- Exported.serialize() ------------------------------------------------ */
+
+KC_TEST(stablehlo_serialized_exports_run_as_jax_ran_them) {
+  /* The flatbuffer around each artifact, told by its content. */
+  kt_bc_run_cases(".jax_exported");
+}
+
+/* mlp's outputs from `p` on mlp's inputs (batch rows of them), checked
+ * against JAX's. */
+static void kt_bc_check_mlp(kc_program* p, int64_t batch) {
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  kc_tensor* in[5] = {NULL};
+  const DLTensor* dl[5];
+  DLTensor first;
+  char path[1024];
+  for (int i = 0; i < 5; ++i) {
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, ".input%d.npy", i);
+    kt_bc_path(path, sizeof path, "mlp", suffix);
+    KC_CHECK_OK(kc_tensor_read_npy(path, NULL, &in[i]));
+    dl[i] = kc_tensor_get_dltensor(in[i]);
+  }
+  int64_t first_shape[2] = {batch, dl[0]->shape[1]};
+  first = *dl[0];
+  first.shape = first_shape; /* the first rows: mlp's rows are independent */
+  dl[0] = &first;
+  kc_tensor* out = NULL;
+  KC_CHECK_OK(kc_executable_execute(exe, dl, 5, NULL, &out));
+  kc_tensor* want = NULL;
+  kt_bc_path(path, sizeof path, "mlp", ".output0.npy");
+  KC_CHECK_OK(kc_tensor_read_npy(path, NULL, &want));
+  const DLTensor* w = kc_tensor_get_dltensor(want);
+  DLTensor rows = *w;
+  int64_t rows_shape[2] = {batch, w->shape[1]};
+  rows.shape = rows_shape;
+  kt_bc_check_close("mlp", kc_tensor_get_dltensor(out), &rows, 1e-5, 1e-6);
+  kc_object_release(KC_OBJECT(want));
+  kc_object_release(KC_OBJECT(out));
+  kt_release(in, 5);
+  kc_executable_destroy(exe);
+}
+
+KC_TEST(stablehlo_serialized_export_for_several_platforms_runs_the_cpu_lowering) {
+  /* Lowered for ["cpu", "cuda"]: the platform index argument is bound to
+   * cpu's, so the program's parameters are mlp's five. */
+  char path[1024];
+  kt_bc_path(path, sizeof path, "mlp_cpu_cuda", ".jax_exported");
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse_file(path, &p));
+  KC_CHECK_INT(kc_program_get_parameter_count(p), 5);
+  kt_bc_check_mlp(p, 4);
+  kc_program_destroy(p);
+}
+
+KC_TEST(stablehlo_serialized_shape_polymorphic_export_takes_its_shapes) {
+  char path[1024];
+  kt_bc_path(path, sizeof path, "mlp_batch", ".jax_exported");
+  kc_program* p = NULL;
+  KC_CHECK_CODE(kc_program_parse_file(path, &p), KC_FAILED_PRECONDITION, "parameter 0",
+                "in the module of the serialized jax.export");
+  for (int64_t batch = 4; batch >= 2; batch -= 2) {
+    int64_t dims[2] = {batch, 8};
+    kc_shape* shape = NULL;
+    KC_CHECK_OK(kc_shape_create_array((DLDataType){kDLFloat, 32, 1}, dims, 2, &shape));
+    const kc_shape* shapes[1] = {shape};
+    kc_parse_options o = {.struct_size = sizeof o, .parameter_shapes = shapes,
+                          .num_parameter_shapes = 1};
+    KC_CHECK_OK(kc_program_parse_file_with(path, &o, &p));
+    kt_bc_check_mlp(p, batch);
+    kc_program_destroy(p);
+    kc_shape_destroy(shape);
+  }
+  /* An empty batch fails the module's shape assertion, with JAX's message. */
+  int64_t empty[2] = {0, 8};
+  kc_shape* shape = NULL;
+  KC_CHECK_OK(kc_shape_create_array((DLDataType){kDLFloat, 32, 1}, empty, 2, &shape));
+  const kc_shape* shapes[1] = {shape};
+  kc_parse_options o = {.struct_size = sizeof o, .parameter_shapes = shapes,
+                        .num_parameter_shapes = 1};
+  KC_CHECK_CODE(kc_program_parse_file_with(path, &o, &p), KC_INVALID_ARGUMENT,
+                "Expected value >= 1 for dimension variable 'b'");
+  kc_shape_destroy(shape);
+}
+
+KC_TEST(stablehlo_serialized_exports_kcall_cannot_run_are_refused) {
+  static const struct {
+    const char* name;
+    const char* needle;
+  } cases[] = {
+      {"effects", "1 ordered effect (<class '__main__.TestOrderedEffect'>), whose calls take "
+                  "and return tokens, which kcall does not run"},
+      {"convention_8", "calling convention version 8; kcall reads versions 9 to 10"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char path[1024];
+    kt_bc_path(path, sizeof path, cases[i].name, ".jax_exported");
+    kc_program* p = NULL;
+    KC_CHECK_CODE(kc_program_parse_file(path, &p), KC_UNIMPLEMENTED, cases[i].needle);
+    KC_CHECK(p == NULL);
+  }
+}
+
+KC_TEST(stablehlo_serialized_export_cut_or_corrupted_never_crashes) {
+  /* Every prefix, and every byte flipped: read, or refused (not as a
+   * flatbuffer any more, it is read as HLO text and refused there),
+   * never read past its end (valgrind sees the copies' exact sizes). */
+  char path[1024];
+  size_t size = 0;
+  kt_bc_path(path, sizeof path, "top_k", ".jax_exported");
+  unsigned char* data = kt_bc_read(path, &size);
+  int64_t refused = 0, runs = 0;
+  for (int pattern = 0; pattern < 3; ++pattern) {
+    for (size_t i = 0; i < size; ++i) {
+      size_t n = pattern == 0 ? i : size;
+      unsigned char* copy = malloc(n ? n : 1);
+      KC_CHECK(copy != NULL);
+      memcpy(copy, data, n);
+      if (pattern) copy[i] ^= pattern == 1 ? 0xFF : 0x01;
+      kc_program* p = NULL;
+      kc_status* st = kc_program_parse((kc_string_view){(const char*)copy, n}, &p);
+      runs++;
+      if (st) {
+        kc_status_code code = kc_status_get_code(st);
+        refused++;
+        if (code != KC_INVALID_ARGUMENT && code != KC_UNIMPLEMENTED &&
+            code != KC_RESOURCE_EXHAUSTED && code != KC_OUT_OF_RANGE) {
+          kt__fail(__FILE__, __LINE__, "pattern %d at byte %zu: %s", pattern, i,
+                   kc_status_get_message(st));
+        }
+      }
+      kc_status_destroy(st);
+      kc_program_destroy(p);
+      free(copy);
+    }
+  }
+  KC_CHECK(refused > (int64_t)size); /* every prefix at least */
+  printf("%lld of %lld cut or corrupted serialized exports refused\n", (long long)refused,
+         (long long)runs);
+  free(data);
 }
 
 KC_TEST(stablehlo_bytecode_reads_as_its_text) {

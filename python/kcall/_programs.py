@@ -49,34 +49,24 @@ def jax_text(fn, *args, **kwargs):
 
 
 def exported_text(exported):
-    """The StableHLO text of a jax.export.Exported that kcall can run as
-    it is: for the CPU alone and no ordered effects (each of which would
-    change the entry's arguments); a ShapePolymorphicProgram when its
-    shapes are symbolic."""
-    if not hasattr(exported, "mlir_module") or not hasattr(exported, "platforms"):
+    """A jax.export.Exported serialized (`Exported.serialize()`), which
+    kcall reads with its calling convention: the platform index bound to
+    the CPU's lowering, ordered effects and other conventions refused; a
+    ShapePolymorphicProgram when its shapes are symbolic."""
+    if not hasattr(exported, "serialize") or not hasattr(exported, "platforms"):
         raise TypeError("kcall.Program.from_exported: expected a "
                         "jax.export.Exported, got "
                         f"{type(exported).__name__}")
-    platforms = tuple(exported.platforms)
-    if platforms != ("cpu",):
-        raise ValueError(
-            "kcall.Program.from_exported: the export is for "
-            f"{', '.join(platforms)}; with more than one platform its entry "
-            "takes a platform index, and kcall runs the CPU's: export with "
-            "platforms=['cpu']")
-    if exported.ordered_effects:
-        raise ValueError("kcall.Program.from_exported: the export has "
-                         "ordered effects (token arguments), which kcall "
-                         "does not read yet")
-    text = exported.mlir_module()
+    data = bytes(exported.serialize())
     if _symbolic(exported.in_avals):
-        return ShapePolymorphicProgram(text)
-    return text
+        return ShapePolymorphicProgram(data)
+    return data
 
 
 class ShapePolymorphicProgram:
     """A shape-polymorphic StableHLO module (jax.export with symbolic
-    shapes): a kcall.Program for each set of parameter shapes.
+    shapes; its text, or a serialized export's bytes): a kcall.Program for
+    each set of parameter shapes.
 
     ``program(*arrays)`` (or ``program(shapes=[...])``) gives the program
     refined for those shapes; ``compile()`` gives a function that compiles
@@ -103,7 +93,8 @@ class ShapePolymorphicProgram:
         return _PolymorphicRun(self, platform, options)
 
     def __repr__(self):
-        return f"<kcall.ShapePolymorphicProgram: {len(self.text)} bytes of StableHLO>"
+        what = "a serialized jax.export" if isinstance(self.text, bytes) else "StableHLO"
+        return f"<kcall.ShapePolymorphicProgram: {len(self.text)} bytes of {what}>"
 
 
 class _PolymorphicRun:

@@ -140,17 +140,33 @@ static PyObject* program_parse(PyObject* cls, PyObject* args,
   PyObject* text;
   const char* source = NULL;
   PyObject* shapes = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|z$O:parse", names, &text,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|z$O:parse", names, &text,
                                    &source, &shapes)) {
     return NULL;
   }
+  /* Text (str), or the bytes of a portable artifact or a serialized
+   * jax.export (any object with the buffer protocol). */
   kc_string_view v;
-  if (kcpy_str_view(text, &v, "text") < 0) return NULL;
+  Py_buffer view = {0};
+  bool buffer = !PyUnicode_Check(text) && PyObject_CheckBuffer(text);
+  if (buffer) {
+    if (PyObject_GetBuffer(text, &view, PyBUF_SIMPLE) < 0) return NULL;
+    v = (kc_string_view){(const char*)view.buf, (size_t)view.len};
+  } else if (!PyUnicode_Check(text)) {
+    return PyErr_Format(PyExc_TypeError, "parse: text: expected str or bytes, got %s",
+                        Py_TYPE(text)->tp_name);
+  } else if (kcpy_str_view(text, &v, "text") < 0) {
+    return NULL;
+  }
   given_shapes g;
-  if (given_shapes_read(shapes, &g) < 0) return NULL;
+  if (given_shapes_read(shapes, &g) < 0) {
+    if (buffer) PyBuffer_Release(&view);
+    return NULL;
+  }
   kc_program* p = NULL;
   kc_status* st = kc_program_parse_with(v, &g.options, &p);
   given_shapes_free(&g);
+  if (buffer) PyBuffer_Release(&view);
   if (st) {
     if (source) st = kc_status_add_context(st, "in %s", KCPY_QS(source));
     return kcpy_raise(st);
@@ -254,11 +270,18 @@ static PyObject* program_from_helper(const char* helper, const char* what,
   PyObject* text = fn ? PyObject_Call(fn, args, kwargs) : NULL;
   Py_XDECREF(fn);
   if (!text) return NULL;
-  /* A shape-polymorphic module comes back as a kcall.ShapePolymorphicProgram. */
-  if (!PyUnicode_Check(text)) return text;
+  /* A shape-polymorphic module comes back as a kcall.ShapePolymorphicProgram;
+   * an export as the bytes of its serialized form. */
+  if (!PyUnicode_Check(text) && !PyBytes_Check(text)) return text;
   kc_string_view v;
   PyObject* out = NULL;
-  if (kcpy_str_view(text, &v, "text") == 0) {
+  int got = 0;
+  if (PyBytes_Check(text)) {
+    v = (kc_string_view){PyBytes_AS_STRING(text), (size_t)PyBytes_GET_SIZE(text)};
+  } else {
+    got = kcpy_str_view(text, &v, "text");
+  }
+  if (got == 0) {
     kc_program* p = NULL;
     kc_status* st = kc_program_parse(v, &p);
     out = st ? kcpy_raise(kc_status_add_context(st, "in %s", what))
@@ -278,8 +301,7 @@ static PyObject* program_from_jax(PyObject* cls, PyObject* args,
 static PyObject* program_from_exported(PyObject* cls, PyObject* args,
                                        PyObject* kwargs) {
   (void)cls;
-  return program_from_helper("exported_text", "the StableHLO of the export",
-                             args, kwargs);
+  return program_from_helper("exported_text", "the serialized export", args, kwargs);
 }
 
 static PyObject* program_get_name(py_program* self, void* unused) {
@@ -368,7 +390,8 @@ static PyMethodDef program_methods[] = {
     {"parse", (PyCFunction)(void (*)(void))program_parse,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC,
      "parse(text, source=None, *, shapes=None)\n--\n\nParses HLO or StableHLO "
-     "text (as XLA and JAX print them; the text\nsays which). `source` names it "
+     "text (as XLA and JAX print them; the text\nsays which), or the bytes of a "
+     "StableHLO portable artifact or a\nserialized jax.export. `source` names it "
      "in error messages. `shapes` gives the\nparameters' shapes, which a "
      "shape-polymorphic module (jax.export with\nsymbolic shapes) is compiled "
      "for: a list, one per parameter (None: as\nwritten), or a dict by "

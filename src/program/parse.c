@@ -757,6 +757,11 @@ kc_status* kc_program_parse_with(kc_string_view text, const kc_parse_options* op
     text.data += 3;
     text.size -= 3;
   }
+  /* A serialized jax.export (Exported.serialize(): a flatbuffer around a
+   * portable artifact and its calling convention). */
+  if (kc__jax_exported_detect(text)) {
+    return kc__jax_exported_parse(text, &o, out_program);
+  }
   /* A StableHLO portable artifact (jax.export's MLIR bytecode) is read as its text. */
   if (kc__stablehlo_bytecode_detect(text)) {
     return kc__stablehlo_bytecode_parse(text, &o, out_program);

@@ -4,8 +4,9 @@
  * and through the StableHLO text reader, then compilation, then a run.
  *
  * kc_program_parse tells the format from the content (the bytecode's
- * magic number), so this is fuzz_hlo's harness with a corpus of the
- * artifacts jax.export writes (tests/fixtures/stablehlo_bytecode):
+ * magic number, or the flatbuffer of a serialized jax.export around it),
+ * so this is fuzz_hlo's harness with a corpus of the artifacts and
+ * serialized exports jax.export writes (tests/fixtures/stablehlo_bytecode):
  * tests/fuzz/corpus/stablehlo_bytecode. Mutations that keep the magic
  * number exercise the bytecode reader's bounds on every count, index,
  * size and nesting; those that do not, the other readers.

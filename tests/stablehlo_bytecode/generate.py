@@ -6,16 +6,26 @@ It needs jax and jaxlib 0.10.2 and numpy. For every case below, a small
 jitted JAX program on fixed inputs is exported for the CPU with concrete
 shapes (`jax.export.export(jax.jit(f), platforms=["cpu"])(*inputs)`), and
 DIR/<case>.bc (`exported.mlir_module_serialized`: MLIR bytecode of the VHLO
-dialect, what JAX deploys), DIR/<case>.mlir (`exported.mlir_module()`, the
+dialect, what JAX deploys), DIR/<case>.jax_exported (`exported.serialize()`:
+the flatbuffer with the calling convention around that artifact),
+DIR/<case>.mlir (`exported.mlir_module()`, the
 same program as StableHLO text), DIR/<case>.inputN.npy and
 DIR/<case>.outputN.npy (JAX's results) are written, and DIR/producers.txt
 lists each artifact's producer string ("StableHLO_v1.x.y").
+
+Besides, serialized exports of mlp that kcall must read or refuse:
+mlp_cpu_cuda.jax_exported (lowered for ["cpu", "cuda"]: a platform index
+argument), mlp_batch.jax_exported (the batch dimension symbolic, "b"),
+and two whose metadata kcall refuses: effects.jax_exported (an ordered
+effect, whose calls take tokens) and convention_8.jax_exported (calling
+convention version 8).
 
 Source paths in the locations are reduced to base names, so the
 checkout's location does not show; inputs come from fixed seeds.
 """
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -24,6 +34,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 from jax import export, lax
+from jax._src import effects
 
 jax.config.update("jax_hlo_source_file_canonicalization_regex", r".*/")
 
@@ -198,6 +209,8 @@ def main():
         base = os.path.join(args.out, name)
         with open(base + ".bc", "wb") as f:
             f.write(blob)
+        with open(base + ".jax_exported", "wb") as f:
+            f.write(exported.serialize())
         with open(base + ".mlir", "w") as f:
             f.write(exported.mlir_module())
         for i, x in enumerate(inputs):
@@ -210,6 +223,36 @@ def main():
         print(producers[-1])
     with open(os.path.join(args.out, "producers.txt"), "w") as f:
         f.write("\n".join(producers) + "\n")
+    serialized_extras(args.out)
+
+
+class TestOrderedEffect(effects.Effect):
+    """An ordered effect for the metadata of effects.jax_exported."""
+
+    def __eq__(self, other):
+        return type(other) is type(self)
+
+    def __hash__(self):
+        return hash(type(self).__name__)
+
+
+def serialized_extras(out):
+    jax.config.update("jax_enable_x64", False)
+    inputs = mlp_inputs()
+    exported = export.export(jax.jit(mlp), platforms=["cpu", "cuda"])(*inputs)
+    with open(os.path.join(out, "mlp_cpu_cuda.jax_exported"), "wb") as f:
+        f.write(exported.serialize())
+    b, = export.symbolic_shape("b")
+    specs = [jax.ShapeDtypeStruct((b,) + inputs[0].shape[1:], inputs[0].dtype)] + \
+        [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in inputs[1:]]
+    poly = export.export(jax.jit(mlp), platforms=["cpu"])(*specs)
+    with open(os.path.join(out, "mlp_batch.jax_exported"), "wb") as f:
+        f.write(poly.serialize())
+    plain = export.export(jax.jit(mlp), platforms=["cpu"])(*inputs)
+    with open(os.path.join(out, "effects.jax_exported"), "wb") as f:
+        f.write(dataclasses.replace(plain, ordered_effects=(TestOrderedEffect(),)).serialize())
+    with open(os.path.join(out, "convention_8.jax_exported"), "wb") as f:
+        f.write(dataclasses.replace(plain, calling_convention_version=8).serialize())
 
 
 if __name__ == "__main__":

@@ -527,6 +527,7 @@ static kc_status* kc__bc_read_args(kc__bc* c, kc__bc_cursor* cur, kc__bc_scope* 
     kc__bc_put_value(c, &value);
     kc__bc_puts(c, ": ");
     KC_RETURN_IF_ERROR(kc__vhlo_put_type(c, value.type, 0));
+    if (func) KC_RETURN_IF_ERROR(kc__vhlo_put_arg_attrs(c, owner, i));
   }
   if (n) kc__bc_puts(c, func ? ")" : "):\n");
   if (!n && func) kc__bc_puts(c, "()");
@@ -870,11 +871,16 @@ kc_status* kc__stablehlo_bytecode_to_text(const void* data, size_t size, kc__buf
 
 kc_status* kc__stablehlo_bytecode_parse(kc_string_view data, const kc_parse_options* options,
                                         kc_program** out_program) {
+  return kc__stablehlo_bytecode_parse_for(data, options, -1, out_program);
+}
+
+kc_status* kc__stablehlo_bytecode_parse_for(kc_string_view data, const kc_parse_options* options,
+                                            int32_t platform_index, kc_program** out_program) {
   kc__buf text = {0};
   kc_status* st = kc__stablehlo_bytecode_to_text(data.data, data.size, &text);
   if (!st) {
-    st = kc__stablehlo_parse((kc_string_view){(const char*)text.data, text.size}, options,
-                             out_program);
+    st = kc__stablehlo_parse_for((kc_string_view){(const char*)text.data, text.size}, options,
+                                 platform_index, out_program);
     st = kc_status_add_context(st, "in the StableHLO text of the bytecode");
   }
   kc__buf_free(&text);

@@ -43,4 +43,29 @@ kc_status* kc__stablehlo_bytecode_to_text(const void* data, size_t size, kc__buf
 kc_status* kc__stablehlo_bytecode_parse(kc_string_view data, const kc_parse_options* options,
                                         kc_program** out_program);
 
+/* The same with the entry's platform index argument bound to
+ * `platform_index` (kc__stablehlo_parse_for). */
+kc_status* kc__stablehlo_bytecode_parse_for(kc_string_view data, const kc_parse_options* options,
+                                            int32_t platform_index, kc_program** out_program);
+
+/* ---- Exported.serialize() (exported.c) ----------------------------------- */
+
+/* True when `data` is a flatbuffer of jax.export's schema
+ * (jax_export.serialization.Exported, what `Exported.serialize()`
+ * writes) whose mlir_module_serialized field holds a portable artifact:
+ * the root table, its vtable and that vector all in bounds. */
+bool kc__jax_exported_detect(kc_string_view data);
+
+/* kc_program_parse_with for a serialized Exported: its calling
+ * convention checked (versions 9 and 10), its artifact parsed with the
+ * platform index argument, when it has platforms to choose from, bound
+ * to the index of "cpu" (else "cuda"). UNIMPLEMENTED for what kcall
+ * does not run: another calling convention version, ordered effects
+ * (token arguments), more than one device, no cpu or cuda lowering.
+ * INVALID_ARGUMENT "serialized jax.export, byte N: ..." for a field out
+ * of bounds. Errors of the artifact get the context "in the module of
+ * the serialized jax.export". */
+kc_status* kc__jax_exported_parse(kc_string_view data, const kc_parse_options* options,
+                                  kc_program** out_program);
+
 #endif /* KCALL_PROGRAM_STABLEHLO_BYTECODE_H_ */

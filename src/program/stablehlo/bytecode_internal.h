@@ -207,6 +207,10 @@ kc_status* kc__vhlo_get_ints(const kc__bc* c, uint32_t index, const char* what, 
 kc_status* kc__vhlo_get_enum(const kc__bc* c, uint32_t index, const char* what, int64_t* out);
 /* Whether it is the none type (a dot algorithm's unset parts). */
 kc_status* kc__vhlo_is_none(const kc__bc* c, uint32_t index, bool* out);
+/* Item k of an array attribute: *found false when it is not an array
+ * or has no item k. */
+kc_status* kc__vhlo_get_item(const kc__bc* c, uint32_t index, size_t k, uint32_t* out,
+                             bool* found);
 /* Whether it is an empty array, string, dictionary or tensor. */
 kc_status* kc__vhlo_is_empty(const kc__bc* c, uint32_t index, bool* out);
 
@@ -261,6 +265,10 @@ kc_status* kc__vhlo_op_begin(kc__bc* c, kc__bc_op* op);
 /* The op's text after its regions: ` {...} : (types) -> types`. */
 kc_status* kc__vhlo_op_end(kc__bc* c, kc__bc_op* op);
 
+/* Argument k's attributes of a function ({jax.global_constant = ...}),
+ * from its arg_attrs, after the argument's type; nothing when it has
+ * none, or one the text cannot write. */
+kc_status* kc__vhlo_put_arg_attrs(kc__bc* c, const kc__bc_op* func, size_t k);
 /* A function's results, after its arguments: ` -> (t, ...)`. */
 kc_status* kc__vhlo_func_results(kc__bc* c, const kc__bc_op* op);
 

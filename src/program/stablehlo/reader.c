@@ -3,6 +3,7 @@
  * scopes around them. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "program/shape_internal.h"
 #include "program/stablehlo/stablehlo_internal.h"
@@ -457,6 +458,15 @@ static kc_status* kc__read_region(kc__lexer* lx, kc__shlo_op* op) {
 }
 
 /* "(%a: type loc(..), ...)": arguments, into `out` (kc__shlo_arg). */
+/* Whether `needle` occurs in `hay`. */
+static bool kc__span_has(kc_string_view hay, const char* needle) {
+  size_t n = strlen(needle);
+  for (size_t i = 0; n <= hay.size && i <= hay.size - n; ++i) {
+    if (memcmp(hay.data + i, needle, n) == 0) return true;
+  }
+  return false;
+}
+
 kc_status* kc__shlo_read_args(kc__shlo_module* m, kc__lexer* lx, kc__buf* out) {
   KC_RETURN_IF_ERROR(kc__lex_expect(lx, '('));
   for (bool more = kc__lex_list_begin(lx, ')'); more;) {
@@ -465,7 +475,16 @@ kc_status* kc__shlo_read_args(kc__shlo_module* m, kc__lexer* lx, kc__buf* out) {
     kc__lex_next(lx);
     KC_RETURN_IF_ERROR(kc__lex_expect(lx, ':'));
     KC_RETURN_IF_ERROR(kc__shlo_type(m, lx, &a.shape));
-    if (kc__tok_is_punct(&lx->tok, '{')) KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
+    if (kc__tok_is_punct(&lx->tok, '{')) {
+      /* Only jax.export's platform index matters among an argument's
+       * attributes: {jax.global_constant = "_platform_index"}. */
+      const char* start = lx->tok.text.data;
+      kc__token close;
+      KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, &close));
+      kc_string_view attrs = {start, (size_t)(close.text.data + close.text.size - start)};
+      a.platform_index = kc__span_has(attrs, "jax.global_constant") &&
+                         kc__span_has(attrs, "\"_platform_index\"");
+    }
     KC_RETURN_IF_ERROR(kc__shlo_skip_loc(lx));
     KC_RETURN_IF_ERROR(kc__shlo_append(out, &a, sizeof a));
     KC_RETURN_IF_ERROR(kc__lex_list_next(lx, ')', &more));

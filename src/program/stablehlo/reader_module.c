@@ -480,11 +480,42 @@ static const char* kc__arg_name(const void* ctx, size_t i) {
   return buf;
 }
 
+/* Binds the entry's platform index argument, when it has one, to the
+ * constant m->platform_index (an i32 scalar, known while parsing, so a
+ * case on it is a case on a constant), and takes it out of `args`. */
+static kc_status* kc__bind_platform_index(kc__shlo_module* m, kc__shlo_scope* s, kc__buf* args) {
+  kc__shlo_arg* a = (kc__shlo_arg*)(void*)args->data;
+  size_t n = args->size / sizeof *a;
+  for (size_t i = 0; i < n; ++i) {
+    if (!a[i].platform_index) continue;
+    DLDataType dt = kc_shape_get_dtype(a[i].shape);
+    if (kc_shape_is_tuple(a[i].shape) || kc_shape_get_rank(a[i].shape) != 0 ||
+        dt.code != kDLInt || dt.bits != 32) {
+      return kc__shlo_fail(&a[i].name, "the platform index argument %%%.*s is not a "
+                           "tensor<i32>", (int)a[i].name.text.size, a[i].name.text.data);
+    }
+    int32_t value = m->platform_index;
+    int64_t* known = kc__arena_alloc(&m->arena, sizeof *known);
+    if (!known) return kc__status_oom();
+    *known = value;
+    int32_t id;
+    KC_RETURN_IF_ERROR(kc_program_builder_add_constant(s->b, a[i].shape, &value, sizeof value,
+                                                       KC_SV_LIT("platform_index"), &id));
+    kc__shlo_value v = {.name = a[i].name.text, .id = id, .shape = a[i].shape, .known = known};
+    KC_RETURN_IF_ERROR(kc__shlo_bind_value(s, a[i].name.text, &v));
+    memmove(&a[i], &a[i + 1], (n - i - 1) * sizeof *a);
+    args->size -= sizeof *a;
+    return NULL;
+  }
+  return NULL;
+}
+
 /* The entry function as the program's parameters and body. */
 static kc_status* kc__read_entry(kc__shlo_module* m, kc__shlo_scope* s, const kc__shlo_func* f) {
   kc__lexer lx = f->at;
   kc__buf params = {0}, results = {0};
   kc_status* st = kc__shlo_read_args(m, &lx, &params);
+  if (!st && m->platform_index >= 0) st = kc__bind_platform_index(m, s, &params);
   const kc__shlo_arg* p = (const kc__shlo_arg*)(const void*)params.data;
   size_t n_params = params.size / sizeof *p;
   if (!st) st = kc__check_given_names(m->options, n_params, kc__arg_name, p);
@@ -568,10 +599,16 @@ static void kc__module_free(kc__shlo_module* m) {
 
 kc_status* kc__stablehlo_parse(kc_string_view text, const kc_parse_options* options,
                                kc_program** out_program) {
+  return kc__stablehlo_parse_for(text, options, -1, out_program);
+}
+
+kc_status* kc__stablehlo_parse_for(kc_string_view text, const kc_parse_options* options,
+                                   int32_t platform_index, kc_program** out_program) {
   kc__shlo_module m;
   memset(&m, 0, sizeof m);
   m.text = text;
   m.options = options;
+  m.platform_index = platform_index;
   kc__lexer lx;
   kc__lexer_init(&lx, text, 1, 1);
   kc_string_view name = KC_SV_LIT("main");

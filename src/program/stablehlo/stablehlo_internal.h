@@ -55,6 +55,10 @@ typedef struct kc__shlo_module {
   const kc_parse_options* options;
   /* Counts instructions, so that made-up names do not clash. */
   int64_t serial;
+  /* The value of the entry's platform index argument, which then is a
+   * constant and not a parameter (a serialized jax.export names the
+   * platforms it was lowered for); -1: a parameter like any. */
+  int32_t platform_index;
 } kc__shlo_module;
 
 /* A named value in scope: an instruction of the scope's builder. */
@@ -94,6 +98,9 @@ typedef struct kc__shlo_scope {
 typedef struct kc__shlo_arg {
   kc__token name;
   const kc_shape* shape;
+  /* jax.export's platform index argument ({jax.global_constant =
+   * "_platform_index"}), which selects among a module's lowerings. */
+  bool platform_index;
 } kc__shlo_arg;
 
 /* An attribute or positional item, recorded where its value starts. */
@@ -350,6 +357,13 @@ bool kc__stablehlo_detect(kc_string_view text);
  * struct_size is the current one). */
 kc_status* kc__stablehlo_parse(kc_string_view text, const kc_parse_options* options,
                                kc_program** out_program);
+
+/* The same with the entry's platform index argument bound to
+ * `platform_index` (>= 0; -1: left a parameter): the module's parameters
+ * are then its other arguments, numbered from 0, which the options'
+ * shapes refer to. */
+kc_status* kc__stablehlo_parse_for(kc_string_view text, const kc_parse_options* options,
+                                   int32_t platform_index, kc_program** out_program);
 
 /* The shape options give parameter `index` named `name`, or NULL. */
 const kc_shape* kc__given_shape(const kc_parse_options* o, size_t index, const char* name);

@@ -891,6 +891,21 @@ kc_status* kc__vhlo_is_none(const kc__bc* c, uint32_t i, bool* out) {
   return NULL;
 }
 
+kc_status* kc__vhlo_get_item(const kc__bc* c, uint32_t i, size_t k, uint32_t* out,
+                             bool* found) {
+  kc__vhlo_entry e;
+  *found = false;
+  KC_RETURN_IF_ERROR(kc__vhlo_attr(c, i, &e));
+  if (e.builtin || e.code != KC__VA_ARRAY) return NULL;
+  size_t n;
+  KC_RETURN_IF_ERROR(kc__bc_count(c, &e.cur, 1, "a number of attributes", &n));
+  for (size_t j = 0; j <= k && j < n; ++j) {
+    KC_RETURN_IF_ERROR(kc__bc_index(c, &e.cur, c->num_attrs, "an attribute", out));
+    *found = j == k;
+  }
+  return NULL;
+}
+
 kc_status* kc__vhlo_is_empty(const kc__bc* c, uint32_t i, bool* out) {
   kc__vhlo_entry e;
   *out = false;

@@ -288,7 +288,10 @@ kc_status* kc__vhlo_read_discardable(kc__bc* c, uint32_t attr, kc__bc_op* op) {
                                     partitions ? "partitions" : "replicas");
         }
       }
-    } else if (kc_sv_equal(name, KC_SV_LIT("mhlo.backend_config"))) {
+    } else if (kc_sv_equal(name, KC_SV_LIT("mhlo.backend_config")) ||
+               kc_sv_equal(name, KC_SV_LIT("error_message"))) {
+      /* A custom call's configuration, and the message of jax.export's
+       * shape assertions, which a failing one gives. */
       KC_RETURN_IF_ERROR(kc__vhlo_add(op, name, value, KC__HOW_DISCARDABLE));
     }
   }
@@ -521,6 +524,27 @@ kc_status* kc__vhlo_op_begin(kc__bc* c, kc__bc_op* op) {
     }
     default: return kc__vhlo_generic_begin(c, op);
   }
+}
+
+kc_status* kc__vhlo_put_arg_attrs(kc__bc* c, const kc__bc_op* func, size_t k) {
+  const kc__bc_named* all = kc__vhlo_find(func, "arg_attrs");
+  if (!all) return NULL;
+  uint32_t item;
+  bool found, empty = true;
+  KC_RETURN_IF_ERROR(kc__vhlo_get_item(c, all->attr, k, &item, &found));
+  if (found) KC_RETURN_IF_ERROR(kc__vhlo_is_empty(c, item, &empty));
+  if (!found || empty) return NULL;
+  /* Only jax.export's {jax.global_constant = ...} matter to the reader:
+   * attributes the text cannot write (another dialect's) are left out. */
+  size_t mark = c->out->size;
+  kc__bc_puts(c, " ");
+  kc_status* st = kc__vhlo_put_attr(c, item, 1);
+  if (st && !c->out_oom && !c->out_full) {
+    kc_status_destroy(st);
+    c->out->size = mark;
+    return NULL;
+  }
+  return st;
 }
 
 kc_status* kc__vhlo_func_results(kc__bc* c, const kc__bc_op* op) {

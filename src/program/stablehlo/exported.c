@@ -1,0 +1,253 @@
+/* `Exported.serialize()`: the flatbuffer jax.export wraps around a
+ * portable artifact (schema jax_export.serialization.Exported), read for
+ * what running the artifact needs: its calling convention, platforms,
+ * effects and device count, and the artifact itself (bytecode.h).
+ *
+ * FlatBuffers' layout, as its specification gives it: the buffer starts
+ * with the offset (u32) of the root table; a table starts with the signed
+ * offset (i32) back to its vtable, which is two u16 sizes (its own, the
+ * table's) and one u16 offset per field, from the table's start (0: the
+ * field is absent, its default holds); a reference field holds a u32
+ * offset from where it is to a table, a string or a vector (a u32 count,
+ * then the elements; a vector of tables holds an offset per element).
+ * Everything is little-endian. Every position is checked against the
+ * buffer before it is read. */
+#include <stdio.h>
+#include <string.h>
+
+#include "program/stablehlo/bytecode.h"
+#include "program/stablehlo/stablehlo_internal.h"
+
+/* The Exported table's fields kcall reads (their slots in the schema). */
+enum {
+  KC__EXP_NR_DEVICES_SHORT = 6,
+  KC__EXP_PLATFORMS = 9,
+  KC__EXP_ORDERED_EFFECTS = 10,
+  KC__EXP_MLIR_MODULE = 13,
+  KC__EXP_CALLING_CONVENTION = 14,
+  KC__EXP_NR_DEVICES = 18
+};
+
+/* The calling conventions kcall runs: jax.export's versions 9 (ordered
+ * effects take tokens) and 10 (the current one). */
+#define KC__EXP_MIN_VERSION 9
+#define KC__EXP_MAX_VERSION 10
+
+typedef struct kc__fb {
+  const uint8_t* d;
+  size_t n;
+} kc__fb;
+
+typedef struct kc__fb_table {
+  size_t at;     /* the table */
+  size_t vtable; /* its vtable */
+  uint16_t vsize;
+} kc__fb_table;
+
+static kc_status* kc__fb_fail(size_t at, const char* what) {
+  return kc_status_create(KC_INVALID_ARGUMENT, "serialized jax.export, byte %zu: %s", at, what);
+}
+
+static bool kc__fb_has(const kc__fb* b, size_t at, size_t size) {
+  return at <= b->n && size <= b->n - at;
+}
+
+static uint32_t kc__fb_u32(const kc__fb* b, size_t at) {
+  const uint8_t* p = b->d + at;
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint16_t kc__fb_u16(const kc__fb* b, size_t at) {
+  return (uint16_t)(b->d[at] | b->d[at + 1] << 8);
+}
+
+/* The table at `at`, its vtable checked. */
+static kc_status* kc__fb_table_at(const kc__fb* b, size_t at, kc__fb_table* out) {
+  if (!kc__fb_has(b, at, 4)) return kc__fb_fail(at, "a table past the end");
+  int64_t back = (int32_t)kc__fb_u32(b, at);
+  int64_t vtable = (int64_t)at - back;
+  if (vtable < 0 || !kc__fb_has(b, (size_t)vtable, 4)) {
+    return kc__fb_fail(at, "a table whose vtable is outside the buffer");
+  }
+  uint16_t vsize = kc__fb_u16(b, (size_t)vtable);
+  uint16_t tsize = kc__fb_u16(b, (size_t)vtable + 2);
+  if (vsize < 4 || vsize % 2 || !kc__fb_has(b, (size_t)vtable, vsize) || tsize < 4 ||
+      !kc__fb_has(b, at, tsize)) {
+    return kc__fb_fail((size_t)vtable, "a vtable whose sizes do not fit the buffer");
+  }
+  *out = (kc__fb_table){.at = at, .vtable = (size_t)vtable, .vsize = vsize};
+  return NULL;
+}
+
+/* Where field `slot` of `t` is (`size` bytes of it in bounds); false
+ * when it is absent. */
+static bool kc__fb_field(const kc__fb* b, const kc__fb_table* t, int slot, size_t size,
+                         size_t* out, kc_status** st) {
+  size_t entry = 4 + 2 * (size_t)slot;
+  if (entry + 2 > t->vsize) return false;
+  uint16_t off = kc__fb_u16(b, t->vtable + entry);
+  if (!off) return false;
+  if (!kc__fb_has(b, t->at + off, size)) {
+    *st = kc__fb_fail(t->at + off, "a field past the end");
+    return false;
+  }
+  *out = t->at + off;
+  return true;
+}
+
+static uint32_t kc__fb_scalar(const kc__fb* b, const kc__fb_table* t, int slot, size_t size,
+                              uint32_t fallback, kc_status** st) {
+  size_t at;
+  if (!kc__fb_field(b, t, slot, size, &at, st)) return fallback;
+  return size == 4 ? kc__fb_u32(b, at) : size == 2 ? kc__fb_u16(b, at) : b->d[at];
+}
+
+/* The vector (or string) field `slot`: its first element and count, each
+ * element `elem` bytes, in bounds. False when absent. */
+static bool kc__fb_vector(const kc__fb* b, const kc__fb_table* t, int slot, size_t elem,
+                          size_t* out_at, uint32_t* out_count, kc_status** st) {
+  size_t at;
+  if (!kc__fb_field(b, t, slot, 4, &at, st)) return false;
+  size_t target = at + kc__fb_u32(b, at);
+  if (target < at || !kc__fb_has(b, target, 4)) {
+    *st = kc__fb_fail(at, "a reference past the end");
+    return false;
+  }
+  uint32_t count = kc__fb_u32(b, target);
+  if (elem && (size_t)count > (b->n - target - 4) / elem) {
+    *st = kc__fb_fail(target, "a vector longer than the buffer");
+    return false;
+  }
+  *out_at = target + 4;
+  *out_count = count;
+  return true;
+}
+
+/* Element i of a vector of strings or tables (at `first`): where it is. */
+static kc_status* kc__fb_element(const kc__fb* b, size_t first, uint32_t i, size_t* out) {
+  size_t at = first + 4 * (size_t)i;
+  size_t target = at + kc__fb_u32(b, at);
+  if (target < at || !kc__fb_has(b, target, 4)) return kc__fb_fail(at, "a reference past the end");
+  *out = target;
+  return NULL;
+}
+
+/* String element i (at `first`) as a view into the buffer. */
+static kc_status* kc__fb_string(const kc__fb* b, size_t first, uint32_t i, kc_string_view* out) {
+  size_t at;
+  KC_RETURN_IF_ERROR(kc__fb_element(b, first, i, &at));
+  uint32_t len = kc__fb_u32(b, at);
+  if (!kc__fb_has(b, at + 4, len)) return kc__fb_fail(at, "a string longer than the buffer");
+  *out = (kc_string_view){(const char*)b->d + at + 4, len};
+  return NULL;
+}
+
+/* The root table and its module's bytes. */
+static kc_status* kc__exported_root(const kc__fb* b, kc__fb_table* root, kc_string_view* module) {
+  if (b->n < 8) return kc__fb_fail(0, "shorter than a flatbuffer");
+  KC_RETURN_IF_ERROR(kc__fb_table_at(b, kc__fb_u32(b, 0), root));
+  kc_status* st = NULL;
+  size_t at = 0;
+  uint32_t count = 0;
+  if (!kc__fb_vector(b, root, KC__EXP_MLIR_MODULE, 1, &at, &count, &st)) {
+    return st ? st : kc__fb_fail(root->at, "no mlir_module_serialized");
+  }
+  *module = (kc_string_view){(const char*)b->d + at, count};
+  return NULL;
+}
+
+bool kc__jax_exported_detect(kc_string_view data) {
+  kc__fb b = {(const uint8_t*)data.data, data.size};
+  kc__fb_table root;
+  kc_string_view module;
+  kc_status* st = kc__exported_root(&b, &root, &module);
+  bool yes = !st && kc__stablehlo_bytecode_detect(module);
+  kc_status_destroy(st);
+  return yes;
+}
+
+/* The platform whose lowering kcall runs: "cpu", else "cuda"; its index
+ * among the platforms. */
+static kc_status* kc__exported_platform(const kc__fb* b, const kc__fb_table* root,
+                                        int32_t* out_index) {
+  kc_status* st = NULL;
+  size_t first = 0;
+  uint32_t count = 0;
+  if (!kc__fb_vector(b, root, KC__EXP_PLATFORMS, 4, &first, &count, &st)) {
+    return st ? st : kc__fb_fail(root->at, "no platforms");
+  }
+  char listed[256] = "";
+  size_t used = 0;
+  int32_t cpu = -1, cuda = -1;
+  for (uint32_t i = 0; i < count && i < INT32_MAX; ++i) {
+    kc_string_view p = {0};
+    KC_RETURN_IF_ERROR(kc__fb_string(b, first, i, &p));
+    if (p.size == 3 && memcmp(p.data, "cpu", 3) == 0 && cpu < 0) cpu = (int32_t)i;
+    if (p.size == 4 && memcmp(p.data, "cuda", 4) == 0 && cuda < 0) cuda = (int32_t)i;
+    if (used < sizeof listed) {
+      int k = snprintf(listed + used, sizeof listed - used, "%s'%.*s'", i ? ", " : "",
+                       (int)(p.size < 64 ? p.size : 64), p.data);
+      used += k > 0 ? (size_t)k : 0;
+    }
+  }
+  *out_index = cpu >= 0 ? cpu : cuda;
+  if (*out_index < 0) {
+    return kc_status_create(KC_UNIMPLEMENTED,
+                            "serialized jax.export: lowered for the platforms [%s]; kcall "
+                            "runs a 'cpu' or 'cuda' lowering (export with "
+                            "platforms=[\"cpu\"])", listed);
+  }
+  return NULL;
+}
+
+kc_status* kc__jax_exported_parse(kc_string_view data, const kc_parse_options* options,
+                                  kc_program** out_program) {
+  kc__fb b = {(const uint8_t*)data.data, data.size};
+  kc__fb_table root;
+  kc_string_view module;
+  KC_RETURN_IF_ERROR(kc__exported_root(&b, &root, &module));
+  kc_status* st = NULL;
+  uint32_t version = kc__fb_scalar(&b, &root, KC__EXP_CALLING_CONVENTION, 2, 0, &st);
+  if (st) return st;
+  if (version < KC__EXP_MIN_VERSION || version > KC__EXP_MAX_VERSION) {
+    return kc_status_create(KC_UNIMPLEMENTED,
+                            "serialized jax.export: calling convention version %u; kcall "
+                            "reads versions %d to %d",
+                            version, KC__EXP_MIN_VERSION, KC__EXP_MAX_VERSION);
+  }
+  size_t first = 0;
+  uint32_t count = 0;
+  if (kc__fb_vector(&b, &root, KC__EXP_ORDERED_EFFECTS, 4, &first, &count, &st) && count) {
+    kc_string_view name = KC_SV_LIT("?");
+    size_t at;
+    kc__fb_table effect;
+    st = kc__fb_element(&b, first, 0, &at);
+    if (!st) st = kc__fb_table_at(&b, at, &effect);
+    size_t name_at = 0;
+    uint32_t len = 0;
+    if (!st && kc__fb_vector(&b, &effect, 0, 1, &name_at, &len, &st)) {
+      name = (kc_string_view){(const char*)b.d + name_at, len};
+    }
+    if (st) return st;
+    return kc_status_create(KC_UNIMPLEMENTED,
+                            "serialized jax.export: %u ordered effect%s (%.*s%s), whose "
+                            "calls take and return tokens, which kcall does not run",
+                            count, count == 1 ? "" : "s", (int)(name.size < 96 ? name.size : 96),
+                            name.data, count > 1 ? ", ..." : "");
+  }
+  if (st) return st;
+  uint32_t devices = kc__fb_scalar(&b, &root, KC__EXP_NR_DEVICES, 4, 0, &st);
+  if (!st && devices == 0) {
+    devices = (uint16_t)kc__fb_scalar(&b, &root, KC__EXP_NR_DEVICES_SHORT, 2, 1, &st);
+  }
+  if (st) return st;
+  if (devices > 1) {
+    return kc_status_create(KC_UNIMPLEMENTED,
+                            "serialized jax.export: exported for %u devices; kcall runs "
+                            "single-device modules", devices);
+  }
+  int32_t platform = -1;
+  KC_RETURN_IF_ERROR(kc__exported_platform(&b, &root, &platform));
+  st = kc__stablehlo_bytecode_parse_for(module, options, platform, out_program);
+  return kc_status_add_context(st, "in the module of the serialized jax.export");
+}
