@@ -189,6 +189,31 @@ static void kt_bc_check_mlp(kc_program* p, int64_t batch) {
   kc_executable_destroy(exe);
 }
 
+KC_TEST(stablehlo_programs_say_what_they_were_read_from) {
+  static const struct {
+    const char* file;
+    const char* format;
+  } cases[] = {
+      {"mlp.mlir", "StableHLO text"},
+      {"mlp.bc", "StableHLO portable artifact (StableHLO_v1."},
+      {"mlp.jax_exported", "serialized jax.export (calling convention 10, StableHLO_v1."},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char path[1024];
+    kt_bc_path(path, sizeof path, cases[i].file, "");
+    kc_program* p = NULL;
+    KC_CHECK_OK(kc_program_parse_file(path, &p));
+    KC_CHECK_CONTAINS(kc_program_get_format(p), cases[i].format);
+    kc_program_destroy(p);
+  }
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv("HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n"),
+                               &p));
+  KC_CHECK_STR(kc_program_get_format(p), "HLO text");
+  kc_program_destroy(p);
+  KC_CHECK_STR(kc_program_get_format(NULL), "built");
+}
+
 KC_TEST(stablehlo_serialized_export_for_several_platforms_runs_the_cpu_lowering) {
   /* Lowered for ["cpu", "cuda"]: the platform index argument is bound to
    * cpu's, so the program's parameters are mlp's five. */

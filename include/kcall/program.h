@@ -458,6 +458,12 @@ KC_API void kc_program_destroy(kc_program* program);
 
 /* The module's name (borrowed). */
 KC_API const char* kc_program_get_name(const kc_program* program);
+/* What the program was read from, for people: "HLO text", "StableHLO
+ * text", "StableHLO portable artifact (StableHLO_v1.15.0)" (the
+ * artifact's producer), "serialized jax.export (calling convention 10,
+ * StableHLO_v1.15.0)"; "built" for one a kc_program_builder made.
+ * Borrowed: lives as long as the program. `kcall run --stats` prints it. */
+KC_API const char* kc_program_get_format(const kc_program* program);
 KC_API size_t kc_program_get_instruction_count(const kc_program* program);
 KC_API size_t kc_program_get_parameter_count(const kc_program* program);
 /* The shape of parameter `number` (borrowed; NULL out of range). */

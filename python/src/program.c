@@ -309,6 +309,11 @@ static PyObject* program_get_name(py_program* self, void* unused) {
   return PyUnicode_FromString(kc_program_get_name(self->program));
 }
 
+static PyObject* program_get_format(py_program* self, void* unused) {
+  (void)unused;
+  return PyUnicode_FromString(kc_program_get_format(self->program));
+}
+
 static PyObject* program_get_parameters(py_program* self, void* unused) {
   (void)unused;
   size_t n = kc_program_get_parameter_count(self->program);
@@ -429,6 +434,10 @@ static PyMethodDef program_methods[] = {
 
 static PyGetSetDef program_getset[] = {
     {"name", (getter)program_get_name, NULL, "The module's name.", NULL},
+    {"format", (getter)program_get_format, NULL,
+     "What the program was read from: \"HLO text\", \"StableHLO text\",\n"
+     "\"StableHLO portable artifact (StableHLO_v1.x.y)\", \"serialized\n"
+     "jax.export (calling convention N, StableHLO_v1.x.y)\", or \"built\".", NULL},
     {"parameters", (getter)program_get_parameters, NULL,
      "[(name, shape)] in parameter order.", NULL},
     {"result_shape", (getter)program_get_result_shape, NULL,

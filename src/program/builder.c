@@ -516,6 +516,23 @@ const char* kc_program_get_name(const kc_program* program) {
   return program ? program->name : "";
 }
 
+const char* kc_program_get_format(const kc_program* program) {
+  return program && program->format ? program->format : "built";
+}
+
+bool kc__program_set_format(kc_program* program, kc_string_view format) {
+  const char* copy = kc__arena_strdup(&program->arena, format);
+  if (copy) program->format = copy;
+  return copy != NULL;
+}
+
+kc_status* kc__program_formatted(kc_status* st, kc_program** out, kc_string_view format) {
+  if (st || kc__program_set_format(*out, format)) return st;
+  kc_program_destroy(*out);
+  *out = NULL;
+  return kc__status_oom();
+}
+
 size_t kc_program_get_instruction_count(const kc_program* program) {
   return program ? program->count : 0;
 }

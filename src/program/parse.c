@@ -768,10 +768,12 @@ kc_status* kc_program_parse_with(kc_string_view text, const kc_parse_options* op
   }
   /* MLIR text (StableHLO, as JAX prints it) goes to its own reader. */
   if (kc__stablehlo_detect(text)) {
-    return kc__stablehlo_parse(text, &o, out_program);
+    return kc__program_formatted(kc__stablehlo_parse(text, &o, out_program), out_program,
+                                 KC_SV_LIT("StableHLO text"));
   }
   kc__lexer_init(&p.lx, text, 1, 1);
   kc_status* st = kc__parse_module(&p, out_program);
+  st = kc__program_formatted(st, out_program, KC_SV_LIT("HLO text"));
   if (!st && o.num_parameter_shapes) {
     st = kc__check_given_shapes(*out_program, &o);
     if (st) {

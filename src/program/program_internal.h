@@ -73,8 +73,19 @@ struct kc_program {
     size_t count;
   }* skipped;
   size_t num_skipped, cap_skipped;
+  /* What it was read from (kc_program_get_format); NULL: built. */
+  const char* format;
   kc__arena arena; /* every string and array above */
 };
+
+/* Sets what `program`, just parsed and not yet shared, was read from
+ * (copied); false when out of memory. */
+bool kc__program_set_format(kc_program* program, kc_string_view format);
+
+/* A parse's result `st` with *out's format set: `st` when it failed;
+ * RESOURCE_EXHAUSTED (*out destroyed and NULL) when the format does not
+ * fit in memory; else NULL. */
+kc_status* kc__program_formatted(kc_status* st, kc_program** out, kc_string_view format);
 
 /* Counts an attribute `name` that the parser skipped (for
  * kc_program_get_skipped_attribute). */

@@ -210,3 +210,28 @@ def test_stablehlo_and_shape_polymorphic_modules_without_jax():
         kcall.Program.load(str(SHAPE_POLY / "mlp" / "module.mlir"))
     with pytest.raises(kcall.InvalidArgumentError, match="shapes\\[0\\]"):
         kcall.Program.load(str(SHAPE_POLY / "mlp" / "module.mlir"), shapes=["f32[3,8"])
+
+
+def test_serialized_exports_and_artifacts_without_jax(repo):
+    """Exported.serialize() files and portable artifacts (checked in),
+    read from a path and from bytes, say what they were read from and
+    compute what JAX did; the platform index of a two-platform export is
+    bound, so the parameters are the function's."""
+    d = Path(repo) / "tests/fixtures/stablehlo_bytecode"
+    inputs = [np.load(d / f"mlp.input{i}.npy") for i in range(5)]
+    want = np.load(d / "mlp.output0.npy")
+    for name, format in (("mlp.bc", "StableHLO portable artifact (StableHLO_v1."),
+                         ("mlp.jax_exported", "serialized jax.export (calling convention 10,"),
+                         ("mlp_cpu_cuda.jax_exported", "serialized jax.export")):
+        for program in (kcall.Program.load(str(d / name)),
+                        kcall.Program.parse((d / name).read_bytes())):
+            assert program.format.startswith(format), program.format
+            assert len(program.parameters) == 5
+            np.testing.assert_allclose(np.asarray(program.compile()(*inputs)), want,
+                                       rtol=1e-5, atol=1e-6)
+    assert kcall.Program.parse("HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n"
+                               ).format == "HLO text"
+    with pytest.raises(kcall.UnimplementedError, match="1 ordered effect"):
+        kcall.Program.load(str(d / "effects.jax_exported"))
+    with pytest.raises(TypeError, match="expected str or bytes, got int"):
+        kcall.Program.parse(3)

@@ -178,6 +178,7 @@ static void print_stats(const kc_executable* exe, const uint64_t* times,
   info.struct_size = sizeof info;
   kc_executable_query(exe, &info);
   printf("\n-- stats\n");
+  printf("read from: %s\n", kc_program_get_format(kc_executable_get_program(exe)));
   printf("instructions: %zu, %zu live after dead-code removal\n",
          info.num_instructions, info.num_live_instructions);
   printf("buffer plan:\n");

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "program/program_internal.h"
 #include "program/stablehlo/bytecode_internal.h"
 #include "program/stablehlo/stablehlo_internal.h"
 
@@ -874,6 +875,19 @@ kc_status* kc__stablehlo_bytecode_parse(kc_string_view data, const kc_parse_opti
   return kc__stablehlo_bytecode_parse_for(data, options, -1, out_program);
 }
 
+kc_string_view kc__stablehlo_bytecode_producer(kc_string_view data) {
+  kc__bc c = {.data = (const uint8_t*)data.data, .size = data.size, .builtin = -1, .vhlo = -1};
+  kc__bc_cursor cur = {4, data.size};
+  uint64_t version;
+  kc_status* st = kc__stablehlo_bytecode_detect(data)
+                      ? kc__bc_varint(&c, &cur, "the bytecode version", &version)
+                      : kc_status_create(KC_INVALID_ARGUMENT, "not bytecode");
+  const uint8_t* nul = st ? NULL : memchr(c.data + cur.pos, 0, cur.end - cur.pos);
+  kc_status_destroy(st);
+  if (!nul) return (kc_string_view){"", 0};
+  return (kc_string_view){(const char*)c.data + cur.pos, (size_t)(nul - (c.data + cur.pos))};
+}
+
 kc_status* kc__stablehlo_bytecode_parse_for(kc_string_view data, const kc_parse_options* options,
                                             int32_t platform_index, kc_program** out_program) {
   kc__buf text = {0};
@@ -881,6 +895,11 @@ kc_status* kc__stablehlo_bytecode_parse_for(kc_string_view data, const kc_parse_
   if (!st) {
     st = kc__stablehlo_parse_for((kc_string_view){(const char*)text.data, text.size}, options,
                                  platform_index, out_program);
+    char format[160];
+    kc_string_view producer = kc__stablehlo_bytecode_producer(data);
+    snprintf(format, sizeof format, "StableHLO portable artifact (%.*s)",
+             (int)(producer.size < 96 ? producer.size : 96), producer.data);
+    st = kc__program_formatted(st, out_program, kc_sv(format));
     st = kc_status_add_context(st, "in the StableHLO text of the bytecode");
   }
   kc__buf_free(&text);

@@ -43,6 +43,10 @@ kc_status* kc__stablehlo_bytecode_to_text(const void* data, size_t size, kc__buf
 kc_status* kc__stablehlo_bytecode_parse(kc_string_view data, const kc_parse_options* options,
                                         kc_program** out_program);
 
+/* The producer an artifact names ("StableHLO_v1.15.0"; a view into
+ * `data`), or "" when its header does not read. */
+kc_string_view kc__stablehlo_bytecode_producer(kc_string_view data);
+
 /* The same with the entry's platform index argument bound to
  * `platform_index` (kc__stablehlo_parse_for). */
 kc_status* kc__stablehlo_bytecode_parse_for(kc_string_view data, const kc_parse_options* options,

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "program/program_internal.h"
 #include "program/stablehlo/bytecode.h"
 #include "program/stablehlo/stablehlo_internal.h"
 
@@ -249,5 +250,10 @@ kc_status* kc__jax_exported_parse(kc_string_view data, const kc_parse_options* o
   int32_t platform = -1;
   KC_RETURN_IF_ERROR(kc__exported_platform(&b, &root, &platform));
   st = kc__stablehlo_bytecode_parse_for(module, options, platform, out_program);
+  char format[192];
+  kc_string_view producer = kc__stablehlo_bytecode_producer(module);
+  snprintf(format, sizeof format, "serialized jax.export (calling convention %u, %.*s)", version,
+           (int)(producer.size < 96 ? producer.size : 96), producer.data);
+  st = kc__program_formatted(st, out_program, kc_sv(format));
   return kc_status_add_context(st, "in the module of the serialized jax.export");
 }
