@@ -256,6 +256,52 @@ KC_TEST(stablehlo_serialized_shape_polymorphic_export_takes_its_shapes) {
   kc_shape_destroy(shape);
 }
 
+KC_TEST(stablehlo_serialized_export_sized_by_its_dimension_variables) {
+  /* stack_batch's avals are "b, 4" and "2*b, 4": b = 3 makes them
+   * [3,4] and [6,4], and its result [9,4]. */
+  char path[1024];
+  kt_bc_path(path, sizeof path, "stack_batch", ".jax_exported");
+  const char* names[] = {"b"};
+  int64_t values[] = {3};
+  kc_parse_options o = {.struct_size = sizeof o, .dim_names = names, .dim_values = values,
+                        .num_dims = 1};
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse_file_with(path, &o, &p));
+  char text[64];
+  kc_shape_format(kc_program_get_parameter_shape(p, 0), text, sizeof text);
+  KC_CHECK_STR(text, "f32[3,4]");
+  kc_shape_format(kc_program_get_parameter_shape(p, 1), text, sizeof text);
+  KC_CHECK_STR(text, "f32[6,4]");
+  kc_shape_format(kc_program_get_result_shape(p), text, sizeof text);
+  KC_CHECK_STR(text, "f32[9,4]");
+  kc_program_destroy(p);
+  /* A variable not given, shapes and dims both, dims for another format,
+   * NULL arrays. */
+  const char* other[] = {"c"};
+  o.dim_names = other;
+  KC_CHECK_CODE(kc_program_parse_file_with(path, &o, &p), KC_INVALID_ARGUMENT,
+                "parameter 0 (args[0]) dim 0 is 'b': no value is given for dimension variable "
+                "'b'");
+  o.dim_names = names;
+  int64_t dims[2] = {3, 4};
+  kc_shape* shape = NULL;
+  KC_CHECK_OK(kc_shape_create_array((DLDataType){kDLFloat, 32, 1}, dims, 2, &shape));
+  const kc_shape* shapes[1] = {shape};
+  o.parameter_shapes = shapes;
+  o.num_parameter_shapes = 1;
+  KC_CHECK_CODE(kc_program_parse_file_with(path, &o, &p), KC_INVALID_ARGUMENT,
+                "give parameter shapes or dimension variables, not both");
+  o.parameter_shapes = NULL;
+  o.num_parameter_shapes = 0;
+  kt_bc_path(path, sizeof path, "mlp", ".bc");
+  KC_CHECK_CODE(kc_program_parse_file_with(path, &o, &p), KC_INVALID_ARGUMENT,
+                "dimension variables are read only for a serialized jax.export");
+  o.dim_values = NULL;
+  KC_CHECK_CODE(kc_program_parse_file_with(path, &o, &p), KC_INVALID_ARGUMENT,
+                "dim_names or dim_values is NULL with num_dims 1");
+  kc_shape_destroy(shape);
+}
+
 KC_TEST(stablehlo_serialized_exports_kcall_cannot_run_are_refused) {
   static const struct {
     const char* name;

@@ -419,6 +419,20 @@ typedef struct kc_parse_options {
    * parameter's named parameter_names[i] (as the text names it, "arg0" or
    * "x"; or its number, "0"), and every name must be a parameter's. */
   const char* const* parameter_names;
+  /* Appended in 0.1 (read only when struct_size covers them). */
+  /* The values of a serialized jax.export's dimension variables
+   * (dim_names[i] is dim_values[i], "b" = 32): the parameters' shapes
+   * then follow from the export's input avals, which write their dims
+   * with them ("b, 8", "2*b"), as jax.export's own call computes them. Only
+   * for a serialized export (INVALID_ARGUMENT for any other program, and
+   * with parameter_shapes: give one or the other); INVALID_ARGUMENT
+   * naming the parameter and the variable for one that a shape needs and
+   * that is not given, and naming the expression for one kcall does not
+   * evaluate (it reads integers, names, +, - and *). Borrowed for the
+   * call. */
+  const char* const* dim_names;
+  const int64_t* dim_values;
+  size_t num_dims;
 } kc_parse_options;
 
 /* kc_program_parse with options (NULL: none). Besides kc_program_parse's

@@ -63,6 +63,10 @@ typedef struct given_shapes {
   kc_shape** shapes;
   const char** names; /* NULL for a sequence */
   size_t count;
+  /* dims={"b": 32}: a serialized export's dimension variables (names
+   * borrowed from the dict's keys). */
+  const char** dim_names;
+  int64_t* dim_values;
   kc_parse_options options;
 } given_shapes;
 
@@ -70,6 +74,49 @@ static void given_shapes_free(given_shapes* g) {
   for (size_t i = 0; i < g->count; ++i) kc_shape_destroy(g->shapes[i]);
   PyMem_Free(g->shapes);
   PyMem_Free(g->names);
+  PyMem_Free(g->dim_names);
+  PyMem_Free(g->dim_values);
+}
+
+/* Adds dims (None, or a dict of str to int) to g's options. 0, or -1
+ * with an exception set (g left to given_shapes_free). */
+static int given_dims_read(PyObject* dims, given_shapes* g) {
+  if (!dims || dims == Py_None) return 0;
+  if (!PyDict_Check(dims)) {
+    PyErr_Format(PyExc_TypeError, "dims: expected a dict of dimension variables to sizes "
+                 "({'b': 32}), got %s", Py_TYPE(dims)->tp_name);
+    return -1;
+  }
+  Py_ssize_t n = PyDict_Size(dims), pos = 0, i = 0;
+  g->dim_names = PyMem_Calloc((size_t)n + 1, sizeof *g->dim_names);
+  g->dim_values = PyMem_Calloc((size_t)n + 1, sizeof *g->dim_values);
+  if (!g->dim_names || !g->dim_values) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  PyObject *key, *value;
+  while (PyDict_Next(dims, &pos, &key, &value)) {
+    const char* name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+    if (!name) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "dims: expected str keys");
+      return -1;
+    }
+    long long v = PyLong_Check(value) ? PyLong_AsLongLong(value) : -1;
+    if (v < 0) {
+      if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "dims[%R]: expected a size (an int >= 0), got %R", key,
+                     value);
+      }
+      return -1;
+    }
+    g->dim_names[i] = name;
+    g->dim_values[i++] = v;
+  }
+  g->options.dim_names = g->dim_names;
+  g->options.dim_values = g->dim_values;
+  g->options.num_dims = (size_t)i;
+  return 0;
 }
 
 /* 0, or -1 with an exception set. */
@@ -136,12 +183,13 @@ static int given_shapes_read(PyObject* given, given_shapes* g) {
 static PyObject* program_parse(PyObject* cls, PyObject* args,
                                PyObject* kwargs) {
   (void)cls;
-  static char* names[] = {"text", "source", "shapes", NULL};
+  static char* names[] = {"text", "source", "shapes", "dims", NULL};
   PyObject* text;
   const char* source = NULL;
   PyObject* shapes = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|z$O:parse", names, &text,
-                                   &source, &shapes)) {
+  PyObject* dims = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|z$OO:parse", names, &text,
+                                   &source, &shapes, &dims)) {
     return NULL;
   }
   /* Text (str), or the bytes of a portable artifact or a serialized
@@ -160,6 +208,11 @@ static PyObject* program_parse(PyObject* cls, PyObject* args,
   }
   given_shapes g;
   if (given_shapes_read(shapes, &g) < 0) {
+    if (buffer) PyBuffer_Release(&view);
+    return NULL;
+  }
+  if (given_dims_read(dims, &g) < 0) {
+    given_shapes_free(&g);
     if (buffer) PyBuffer_Release(&view);
     return NULL;
   }
@@ -227,14 +280,19 @@ static PyObject* read_file(const char* path, kc_status** out_status) {
 
 static PyObject* program_load(PyObject* cls, PyObject* args, PyObject* kwargs) {
   (void)cls;
-  static char* names[] = {"path", "shapes", NULL};
+  static char* names[] = {"path", "shapes", "dims", NULL};
   PyObject* arg = NULL;
   PyObject* shapes = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:load", names, &arg, &shapes)) {
+  PyObject* dims = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:load", names, &arg, &shapes, &dims)) {
     return NULL;
   }
   given_shapes g;
   if (given_shapes_read(shapes, &g) < 0) return NULL;
+  if (given_dims_read(dims, &g) < 0) {
+    given_shapes_free(&g);
+    return NULL;
+  }
   PyObject* path = NULL;
   if (!PyUnicode_FSConverter(arg, &path)) {
     given_shapes_free(&g);
@@ -394,13 +452,15 @@ static PyObject* program_repr(py_program* self) {
 static PyMethodDef program_methods[] = {
     {"parse", (PyCFunction)(void (*)(void))program_parse,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC,
-     "parse(text, source=None, *, shapes=None)\n--\n\nParses HLO or StableHLO "
+     "parse(text, source=None, *, shapes=None, dims=None)\n--\n\nParses HLO or StableHLO "
      "text (as XLA and JAX print them; the text\nsays which), or the bytes of a "
      "StableHLO portable artifact or a\nserialized jax.export. `source` names it "
      "in error messages. `shapes` gives the\nparameters' shapes, which a "
      "shape-polymorphic module (jax.export with\nsymbolic shapes) is compiled "
      "for: a list, one per parameter (None: as\nwritten), or a dict by "
-     "parameter name, of shapes as HLO writes them\n(\"f32[5,8]\")."},
+     "parameter name, of shapes as HLO writes them\n(\"f32[5,8]\"). `dims` "
+     "gives a serialized export's dimension\nvariables instead ({\"b\": 32}): "
+     "the shapes follow from its input avals."},
     {"from_jax", (PyCFunction)(void (*)(void))program_from_jax,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC,
      "from_jax(fn, *example_args, **example_kwargs)\n--\n\nThe program JAX "
@@ -417,8 +477,9 @@ static PyMethodDef program_methods[] = {
      "symbolic."},
     {"load", (PyCFunction)(void (*)(void))program_load,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC,
-     "load(path, *, shapes=None)\n--\n\nReads and parses an HLO or StableHLO text "
-     "file (shapes: as parse's). "
+     "load(path, *, shapes=None, dims=None)\n--\n\nReads and parses an HLO or "
+     "StableHLO text file, a portable\nartifact or a serialized jax.export (shapes "
+     "and dims: as parse's). "
      "Errors name the "
      "path, as kcall.load_plugin's do: NotFoundError for a missing file,\n"
      "PermissionDeniedError for one that may not be read, "

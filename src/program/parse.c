@@ -748,6 +748,11 @@ kc_status* kc_program_parse_with(kc_string_view text, const kc_parse_options* op
                               "kc_program_parse_with: parameter_shapes is NULL with "
                               "num_parameter_shapes %zu", o.num_parameter_shapes);
     }
+    if (o.num_dims && (!o.dim_names || !o.dim_values)) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "kc_program_parse_with: dim_names or dim_values is NULL with "
+                              "num_dims %zu", o.num_dims);
+    }
   }
   kc__hlo_module module;
   memset(&module, 0, sizeof module);
@@ -761,6 +766,12 @@ kc_status* kc_program_parse_with(kc_string_view text, const kc_parse_options* op
    * portable artifact and its calling convention). */
   if (kc__jax_exported_detect(text)) {
     return kc__jax_exported_parse(text, &o, out_program);
+  }
+  if (o.num_dims) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc_program_parse_with: dimension variables are read only for a "
+                            "serialized jax.export, whose input avals name them; give this "
+                            "program's parameter shapes instead");
   }
   /* A StableHLO portable artifact (jax.export's MLIR bytecode) is read as its text. */
   if (kc__stablehlo_bytecode_detect(text)) {

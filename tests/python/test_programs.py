@@ -235,3 +235,26 @@ def test_serialized_exports_and_artifacts_without_jax(repo):
         kcall.Program.load(str(d / "effects.jax_exported"))
     with pytest.raises(TypeError, match="expected str or bytes, got int"):
         kcall.Program.parse(3)
+
+
+def test_serialized_export_sized_by_its_dimension_variables(repo):
+    """A shape-polymorphic serialized export ("b, 8"), its shapes given as
+    the dimension variable b: rows of what JAX computed for batch 4."""
+    d = Path(repo) / "tests/fixtures/stablehlo_bytecode"
+    inputs = [np.load(d / f"mlp.input{i}.npy") for i in range(5)]
+    want = np.load(d / "mlp.output0.npy")
+    for b in (4, 2):
+        program = kcall.Program.load(str(d / "mlp_batch.jax_exported"), dims={"b": b})
+        assert program.parameters[0] == ("arg0", f"f32[{b},8]")
+        got = program.compile()(inputs[0][:b], *inputs[1:])
+        np.testing.assert_allclose(np.asarray(got), want[:b], rtol=1e-5, atol=1e-6)
+    with pytest.raises(kcall.InvalidArgumentError,
+                       match="no value is given for dimension variable 'b'"):
+        kcall.Program.load(str(d / "mlp_batch.jax_exported"), dims={"c": 2})
+    with pytest.raises(kcall.InvalidArgumentError, match="Expected value >= 1 for dimension "
+                       "variable 'b'"):
+        kcall.Program.load(str(d / "mlp_batch.jax_exported"), dims={"b": 0})
+    with pytest.raises(kcall.InvalidArgumentError, match="only for a serialized jax.export"):
+        kcall.Program.load(str(d / "mlp.bc"), dims={"b": 2})
+    with pytest.raises(ValueError, match=r"dims\['b'\]: expected a size"):
+        kcall.Program.load(str(d / "mlp_batch.jax_exported"), dims={"b": -1})

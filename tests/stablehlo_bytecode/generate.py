@@ -16,6 +16,8 @@ lists each artifact's producer string ("StableHLO_v1.x.y").
 Besides, serialized exports of mlp that kcall must read or refuse:
 mlp_cpu_cuda.jax_exported (lowered for ["cpu", "cuda"]: a platform index
 argument), mlp_batch.jax_exported (the batch dimension symbolic, "b"),
+stack_batch.jax_exported (inputs of b and 2*b rows, stacked: dims written
+as expressions),
 and two whose metadata kcall refuses: effects.jax_exported (an ordered
 effect, whose calls take tokens) and convention_8.jax_exported (calling
 convention version 8).
@@ -248,6 +250,12 @@ def serialized_extras(out):
     poly = export.export(jax.jit(mlp), platforms=["cpu"])(*specs)
     with open(os.path.join(out, "mlp_batch.jax_exported"), "wb") as f:
         f.write(poly.serialize())
+    b, = export.symbolic_shape("b")
+    stacked = export.export(jax.jit(lambda x, y: (jnp.concatenate([x, y * 2.0]),)),
+                            platforms=["cpu"])(
+        jax.ShapeDtypeStruct((b, 4), np.float32), jax.ShapeDtypeStruct((2 * b, 4), np.float32))
+    with open(os.path.join(out, "stack_batch.jax_exported"), "wb") as f:
+        f.write(stacked.serialize())
     plain = export.export(jax.jit(mlp), platforms=["cpu"])(*inputs)
     with open(os.path.join(out, "effects.jax_exported"), "wb") as f:
         f.write(dataclasses.replace(plain, ordered_effects=(TestOrderedEffect(),)).serialize())

@@ -24,6 +24,11 @@ typedef struct run_options {
   cli_xla_ffi xla;   /* --xla-ffi handlers and --xla-ffi-type types, last */
   const char** inputs;
   size_t num_inputs;
+  /* --dim NAME=VALUE: a serialized export's dimension variables. */
+  const char** dim_names; /* into argv, cut at '=' in dim_text */
+  int64_t* dim_values;
+  size_t num_dims;
+  char** dim_text;
   const char* output_dir;
   const char* platform;
   const char* device; /* --device: the CUDA ordinal */
@@ -101,6 +106,18 @@ static int parse_options(int argc, char** argv, run_options* o) {
                                "NAME=FILE.npy or NAME=VALUE", CLI_QS(v));
       }
       o->inputs[o->num_inputs++] = v;
+    } else if ((v = option_value(argc, argv, &i, "--dim", NULL, &missing))) {
+      const char* eq = strchr(v, '=');
+      char* end = NULL;
+      long long value = eq ? strtoll(eq + 1, &end, 10) : -1;
+      if (!eq || eq == v || !eq[1] || *end || value < 0) {
+        return cli_usage_error(&cli_cmd_run, "--dim %s: expected NAME=SIZE (b=32)", CLI_QS(v));
+      }
+      char* name = strndup(v, (size_t)(eq - v));
+      if (!name) return cli_report_status(kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
+      o->dim_text[o->num_dims] = name;
+      o->dim_names[o->num_dims] = name;
+      o->dim_values[o->num_dims++] = value;
     } else if ((v = option_value(argc, argv, &i, "--output", "-o", &missing))) {
       o->output_dir = v;
     } else if ((v = option_value(argc, argv, &i, "--platform", NULL,
@@ -347,8 +364,19 @@ static kc_status* compile(const run_options* o, kc_thread_pool* pool,
   options.thread_pool = pool;
 
   kc_program* program = NULL;
-  kc_status* st = kc_program_parse_file(o->program_path, &program);
-  if (st && kc_status_get_code(st) == KC_FAILED_PRECONDITION) {
+  kc_status* st = NULL;
+  if (o->num_dims) {
+    /* A serialized export's shapes from its dimension variables. */
+    kc_parse_options parse = {.struct_size = sizeof parse,
+                              .dim_names = o->dim_names,
+                              .dim_values = o->dim_values,
+                              .num_dims = o->num_dims};
+    st = kc_status_add_context(kc_program_parse_file_with(o->program_path, &parse, &program),
+                               "--dim");
+  } else {
+    st = kc_program_parse_file(o->program_path, &program);
+  }
+  if (st && !o->num_dims && kc_status_get_code(st) == KC_FAILED_PRECONDITION) {
     /* A shape-polymorphic module: compiled for the shapes of the inputs
      * given as .npy files. */
     kc_status* again = parse_for_inputs(o, &program);
@@ -381,13 +409,27 @@ static kc_status* create_pool(kc_thread_pool** out_pool) {
   return kc_thread_pool_create((int32_t)size, out_pool);
 }
 
+static void free_options(run_options* o) {
+  cli_python_deinit(&o->python);
+  cli_xla_ffi_deinit(&o->xla);
+  for (size_t i = 0; o->dim_text && i < o->num_dims; ++i) free(o->dim_text[i]);
+  free(o->dim_text);
+  free((void*)o->dim_names);
+  free(o->dim_values);
+  free(o->plugins);
+  free(o->inputs);
+}
+
 static int run_run(int argc, char** argv) {
   run_options o;
   memset(&o, 0, sizeof o);
   o.plugins = calloc((size_t)argc + 1, sizeof *o.plugins);
   o.inputs = calloc((size_t)argc + 1, sizeof *o.inputs);
+  o.dim_names = calloc((size_t)argc + 1, sizeof *o.dim_names);
+  o.dim_values = calloc((size_t)argc + 1, sizeof *o.dim_values);
+  o.dim_text = calloc((size_t)argc + 1, sizeof *o.dim_text);
   int exit_code = -1;
-  if (!o.plugins || !o.inputs) {
+  if (!o.plugins || !o.inputs || !o.dim_names || !o.dim_values || !o.dim_text) {
     exit_code = cli_report_status(
         kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory"));
   }
@@ -395,8 +437,7 @@ static int run_run(int argc, char** argv) {
   if (exit_code >= 0) {
     cli_python_deinit(&o.python);
     cli_xla_ffi_deinit(&o.xla);
-    free(o.plugins);
-    free(o.inputs);
+    free_options(&o);
     return exit_code;
   }
 
@@ -421,10 +462,7 @@ static int run_run(int argc, char** argv) {
   run_inputs_deinit(&in);
   kc_executable_destroy(exe);
   kc_thread_pool_destroy(pool);
-  cli_python_deinit(&o.python);
-  cli_xla_ffi_deinit(&o.xla);
-  free(o.plugins);
-  free(o.inputs);
+  free_options(&o);
   return st ? cli_report_status(st) : CLI_EXIT_OK;
 }
 
@@ -435,7 +473,8 @@ const cli_command cli_cmd_run = {
     "                 [--xla-ffi LIB.so:SYMBOL[=TARGET]]...\n"
     "                 [--xla-ffi-type LIB.so:TYPE_ID[:TYPE_INFO]=NAME]...\n"
     "                 [--input NAME=VALUE]... [--generate-inputs]\n"
-    "                 [--output DIR] [--platform NAME] [--device N] [--stats]\n"
+    "                 [--dim NAME=SIZE]... [--output DIR] [--platform NAME]\n"
+    "                 [--device N] [--stats]\n"
     "\n"
     "Loads each plugin (which registers custom-call targets), parses\n"
     "PROGRAM.hlo (an HloModule as XLA prints it, StableHLO as JAX\n"
@@ -474,6 +513,10 @@ const cli_command cli_cmd_run = {
     "                                        elements (brackets may nest)\n"
     "      --generate-inputs   fill inputs not given with i * 0.01 (floats),\n"
     "                          i (ints) or i odd (bools), i the element index\n"
+    "      --dim NAME=SIZE     the size of a dimension variable of a\n"
+    "                          serialized jax.export (b=32; may be repeated):\n"
+    "                          its parameters' shapes follow from the\n"
+    "                          export's input avals (\"b, 8\" is [32,8])\n"
     "  -o, --output DIR        write the outputs as DIR/out0.npy, out1.npy, ...\n"
     "                          instead of printing them (DIR and missing\n"
     "                          parents are made)\n"
