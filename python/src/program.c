@@ -450,6 +450,11 @@ static PyObject* program_repr(py_program* self) {
 }
 
 static PyMethodDef program_methods[] = {
+    {"from_text", (PyCFunction)(void (*)(void))program_parse,
+     METH_VARARGS | METH_KEYWORDS | METH_STATIC,
+     "from_text(text, source=None, *, shapes=None, dims=None)\n--\n\nparse under "
+     "the name the other constructors (from_jax,\nfrom_exported) go by: HLO or "
+     "StableHLO text, or the bytes of an\nartifact or a serialized jax.export."},
     {"parse", (PyCFunction)(void (*)(void))program_parse,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC,
      "parse(text, source=None, *, shapes=None, dims=None)\n--\n\nParses HLO or StableHLO "

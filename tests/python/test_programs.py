@@ -231,6 +231,7 @@ def test_serialized_exports_and_artifacts_without_jax(repo):
                                        rtol=1e-5, atol=1e-6)
     assert kcall.Program.parse("HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n"
                                ).format == "HLO text"
+    assert kcall.Program.from_text((d / "mlp.mlir").read_text()).format == "StableHLO text"
     with pytest.raises(kcall.UnimplementedError, match="1 ordered effect"):
         kcall.Program.load(str(d / "effects.jax_exported"))
     with pytest.raises(TypeError, match="expected str or bytes, got int"):
