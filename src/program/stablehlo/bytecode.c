@@ -309,9 +309,12 @@ static kc_status* kc__bc_read_strings(kc__bc* c, kc__bc_cursor cur) {
     size_t at = cur.pos;
     uint64_t len;
     KC_RETURN_IF_ERROR(kc__bc_varint(c, &cur, "a string's size", &len));
-    if (len == 0 || len > end - cur.pos) {
+    /* The sizes are read forwards and the strings taken from the end
+     * backwards: where the two meet, no room is left. */
+    size_t room = cur.pos <= end ? end - cur.pos : 0;
+    if (len == 0 || len > room) {
       return kc__bc_fail(c, at, "expected the size of string %zu (1 to %zu bytes), got %llu", k,
-                         end - cur.pos, (unsigned long long)len);
+                         room, (unsigned long long)len);
     }
     end -= (size_t)len;
     if (c->data[end + len - 1] != 0) {
