@@ -105,7 +105,7 @@ static bool kc__fb_field(const kc__fb* b, const kc__fb_table* t, int slot, size_
 
 static uint32_t kc__fb_scalar(const kc__fb* b, const kc__fb_table* t, int slot, size_t size,
                               uint32_t fallback, kc_status** st) {
-  size_t at;
+  size_t at = 0;
   if (!kc__fb_field(b, t, slot, size, &at, st)) return fallback;
   return size == 4 ? kc__fb_u32(b, at) : size == 2 ? kc__fb_u16(b, at) : b->d[at];
 }
@@ -114,7 +114,7 @@ static uint32_t kc__fb_scalar(const kc__fb* b, const kc__fb_table* t, int slot, 
  * element `elem` bytes, in bounds. False when absent. */
 static bool kc__fb_vector(const kc__fb* b, const kc__fb_table* t, int slot, size_t elem,
                           size_t* out_at, uint32_t* out_count, kc_status** st) {
-  size_t at;
+  size_t at = 0;
   if (!kc__fb_field(b, t, slot, 4, &at, st)) return false;
   size_t target = at + kc__fb_u32(b, at);
   if (target < at || !kc__fb_has(b, target, 4)) {
@@ -142,7 +142,7 @@ static kc_status* kc__fb_element(const kc__fb* b, size_t first, uint32_t i, size
 
 /* String element i (at `first`) as a view into the buffer. */
 static kc_status* kc__fb_string(const kc__fb* b, size_t first, uint32_t i, kc_string_view* out) {
-  size_t at;
+  size_t at = 0;
   KC_RETURN_IF_ERROR(kc__fb_element(b, first, i, &at));
   uint32_t len = kc__fb_u32(b, at);
   if (!kc__fb_has(b, at + 4, len)) return kc__fb_fail(at, "a string longer than the buffer");
@@ -166,8 +166,8 @@ static kc_status* kc__exported_root(const kc__fb* b, kc__fb_table* root, kc_stri
 
 bool kc__jax_exported_detect(kc_string_view data) {
   kc__fb b = {(const uint8_t*)data.data, data.size};
-  kc__fb_table root;
-  kc_string_view module;
+  kc__fb_table root = {0, 0, 0};
+  kc_string_view module = {NULL, 0};
   kc_status* st = kc__exported_root(&b, &root, &module);
   bool yes = !st && kc__stablehlo_bytecode_detect(module);
   kc_status_destroy(st);
@@ -341,7 +341,7 @@ static kc_status* kc__exported_aval(const kc__fb* b, const kc__fb_table* root, u
     return st ? st : kc__fb_fail(root->at, "no input avals");
   }
   if (index >= count) return kc__fb_fail(first, "an input aval index past the avals");
-  size_t at;
+  size_t at = 0;
   KC_RETURN_IF_ERROR(kc__fb_element(b, first, index, &at));
   return kc__fb_table_at(b, at, out);
 }
@@ -351,7 +351,7 @@ static kc_status* kc__exported_aval(const kc__fb* b, const kc__fb_table* root, u
 static kc_status* kc__exported_param_shape(const kc__fb* b, const kc__fb_table* root, size_t k,
                                            uint32_t arg, const kc_parse_options* o,
                                            kc_shape** out) {
-  kc__fb_table aval;
+  kc__fb_table aval = {0, 0, 0};
   KC_RETURN_IF_ERROR(kc__exported_aval(b, root, arg, &aval));
   kc_status* st = NULL;
   uint32_t code = kc__fb_scalar(b, &aval, KC__AVAL_DTYPE, 1, 0, &st);
@@ -370,7 +370,7 @@ static kc_status* kc__exported_param_shape(const kc__fb* b, const kc__fb_table* 
   }
   int64_t dims[KC_TENSOR_MAX_NDIM];
   for (uint32_t d = 0; d < rank; ++d) {
-    kc_string_view text;
+    kc_string_view text = {NULL, 0};
     KC_RETURN_IF_ERROR(kc__fb_string(b, first, d, &text));
     kc__dim_expr e = {.p = text.data, .end = text.data + text.size, .o = o};
     dims[d] = kc__dim_sum(&e, 0);
@@ -435,8 +435,8 @@ static kc_status* kc__exported_shapes(const kc__fb* b, const kc__fb_table* root,
 kc_status* kc__jax_exported_parse(kc_string_view data, const kc_parse_options* options,
                                   kc_program** out_program) {
   kc__fb b = {(const uint8_t*)data.data, data.size};
-  kc__fb_table root;
-  kc_string_view module;
+  kc__fb_table root = {0, 0, 0};
+  kc_string_view module = {NULL, 0};
   KC_RETURN_IF_ERROR(kc__exported_root(&b, &root, &module));
   kc_status* st = NULL;
   uint32_t version = kc__fb_scalar(&b, &root, KC__EXP_CALLING_CONVENTION, 2, 0, &st);
@@ -451,8 +451,8 @@ kc_status* kc__jax_exported_parse(kc_string_view data, const kc_parse_options* o
   uint32_t count = 0;
   if (kc__fb_vector(&b, &root, KC__EXP_ORDERED_EFFECTS, 4, &first, &count, &st) && count) {
     kc_string_view name = KC_SV_LIT("?");
-    size_t at;
-    kc__fb_table effect;
+    size_t at = 0;
+    kc__fb_table effect = {0, 0, 0};
     st = kc__fb_element(&b, first, 0, &at);
     if (!st) st = kc__fb_table_at(&b, at, &effect);
     size_t name_at = 0;

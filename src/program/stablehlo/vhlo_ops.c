@@ -529,7 +529,7 @@ kc_status* kc__vhlo_op_begin(kc__bc* c, kc__bc_op* op) {
 kc_status* kc__vhlo_put_arg_attrs(kc__bc* c, const kc__bc_op* func, size_t k) {
   const kc__bc_named* all = kc__vhlo_find(func, "arg_attrs");
   if (!all) return NULL;
-  uint32_t item;
+  uint32_t item = 0;
   bool found, empty = true;
   KC_RETURN_IF_ERROR(kc__vhlo_get_item(c, all->attr, k, &item, &found));
   if (found) KC_RETURN_IF_ERROR(kc__vhlo_is_empty(c, item, &empty));
