@@ -1,10 +1,12 @@
 /*
  * cmd_inspect.c — `kcall inspect`: load plugins and show what they are and
- * what they register.
+ * what they register; read programs and show what they are.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <kcall/program.h>
 #include <kcall/xcall.h>
 
 #include "cli.h"
@@ -84,6 +86,38 @@ static kc_status* print_plugin(const kc_plugin* plugin) {
   return NULL;
 }
 
+/* Whether the file at `path` is a shared object (ELF), not a program. A
+ * file that cannot be read goes to kc_plugin_load, which says why. */
+static bool is_shared_object(const char* path) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return true;
+  unsigned char magic[4] = {0};
+  size_t n = fread(magic, 1, sizeof magic, f);
+  fclose(f);
+  return n < 4 || memcmp(magic, "\x7f" "ELF", 4) == 0;
+}
+
+/* A program file (HLO or StableHLO text, an artifact, a serialized
+ * jax.export): what it was read from, its parameters and result. */
+static kc_status* print_program(const char* path) {
+  kc_program* p = NULL;
+  KC_RETURN_IF_ERROR(kc_program_parse_file(path, &p));
+  char shape[256];
+  printf("program:  %s\n", kc_program_get_name(p));
+  printf("path:     %s\n", path);
+  printf("format:   %s\n", kc_program_get_format(p));
+  printf("parameters: %zu\n", kc_program_get_parameter_count(p));
+  for (size_t i = 0; i < kc_program_get_parameter_count(p); ++i) {
+    kc_shape_format(kc_program_get_parameter_shape(p, i), shape, sizeof shape);
+    printf("  %-10s %s\n", kc_program_get_parameter_name(p, i), shape);
+  }
+  kc_shape_format(kc_program_get_result_shape(p), shape, sizeof shape);
+  printf("result:   %s\n", shape);
+  printf("instructions: %zu\n", kc_program_get_instruction_count(p));
+  kc_program_destroy(p);
+  return NULL;
+}
+
 /* Collects the --python modules into *py and the plugin paths into
  * paths[0, *out_count). Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char** argv, cli_python* py,
@@ -118,6 +152,10 @@ static kc_status* inspect(const char* const* paths, int count, cli_python* py) {
   kc_status* status = NULL;
   for (int i = 0; i < count && !status; ++i) {
     if (i > 0) putchar('\n');
+    if (!is_shared_object(paths[i])) {
+      status = print_program(paths[i]);
+      continue;
+    }
     kc_plugin* plugin = NULL;
     status = kc_plugin_load(paths[i], &plugin);
     if (!status) status = print_plugin(plugin);
@@ -150,8 +188,8 @@ static int run_inspect(int argc, char** argv) {
 
 const cli_command cli_cmd_inspect = {
     "inspect",
-    "load plugins and list what they register",
-    "usage: kcall inspect [--python MODULE]... [PLUGIN.so]...\n"
+    "load plugins and list what they register; show what a program is",
+    "usage: kcall inspect [--python MODULE]... [PLUGIN.so | PROGRAM]...\n"
     "\n"
     "Loads each plugin and prints its name, version and path, the plugin API\n"
     "version it was built against and the one negotiated with the library,\n"
@@ -163,6 +201,11 @@ const cli_command cli_cmd_inspect = {
     "\n"
     "--python MODULE (may be repeated) imports a Python module, or runs a\n"
     ".py file, after the plugins, and shows what it registered as the\n"
-    "plugin 'python' (see `kcall help call`).\n",
+    "plugin 'python' (see `kcall help call`).\n"
+    "\n"
+    "A PROGRAM (any file that is not a shared object: HLO or StableHLO\n"
+    "text, a portable artifact, a serialized jax.export) is read and shown:\n"
+    "its name, the format it was read from (with the StableHLO version and\n"
+    "calling convention), its parameters, result and instruction count.\n",
     run_inspect,
 };
