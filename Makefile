@@ -20,6 +20,8 @@ HELLO      := $(BUILD)/examples/hello/libhello_plugin.so
 # installs: the test groups of EXTRAS, the benchmarks and the fixtures'
 # generators.
 JAX_PKGS_PINNED   := jax==0.10.2 jaxlib==0.10.2
+# What jax.export's Exported.serialize() needs, which jax does not install.
+JAX_SERIALIZE_PKGS := flatbuffers==25.12.19
 TORCH_PKGS_PINNED := torch==2.15.0
 TVM_PKGS_PINNED   := apache-tvm-ffi==0.1.15.post2
 ORT_PKGS_PINNED   := onnxruntime==1.32.0 onnx==1.23.2
@@ -33,7 +35,7 @@ TF_PKGS_PINNED    := tensorflow-cpu==2.21.0
 # blocks that need them)
 # run instead of skipping.
 EXTRAS      ?=
-EXTRA_jax   := $(JAX_PKGS_PINNED)
+EXTRA_jax   := $(JAX_PKGS_PINNED) $(JAX_SERIALIZE_PKGS)
 EXTRA_torch := $(TORCH_PKGS_PINNED)
 EXTRA_tvm   := $(TVM_PKGS_PINNED)
 EXTRA_ort   := $(ORT_PKGS_PINNED)
@@ -199,7 +201,7 @@ bench: $(BENCH_VENV)/.stamp
 # tests/xla_ffi/generate.py in an environment of their own. They are
 # checked in, so `make test` needs no JAX.
 JAX_VENV   := .venv-jax
-JAX_PKGS   := $(JAX_PKGS_PINNED) numpy
+JAX_PKGS   := $(JAX_PKGS_PINNED) $(JAX_SERIALIZE_PKGS) numpy
 
 .PHONY: fixtures
 

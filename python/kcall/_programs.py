@@ -52,12 +52,29 @@ def exported_text(exported):
     """A jax.export.Exported serialized (`Exported.serialize()`), which
     kcall reads with its calling convention: the platform index bound to
     the CPU's lowering, ordered effects and other conventions refused; a
-    ShapePolymorphicProgram when its shapes are symbolic."""
+    ShapePolymorphicProgram when its shapes are symbolic.
+
+    JAX serializes with the `flatbuffers` package, which it does not
+    install: without it, the export's StableHLO text, which kcall can run
+    as it is only when it is for the CPU alone and has no ordered effects
+    (each of which changes the entry's arguments)."""
     if not hasattr(exported, "serialize") or not hasattr(exported, "platforms"):
         raise TypeError("kcall.Program.from_exported: expected a "
                         "jax.export.Exported, got "
                         f"{type(exported).__name__}")
-    data = bytes(exported.serialize())
+    try:
+        data = bytes(exported.serialize())
+    except ImportError:
+        platforms = tuple(exported.platforms)
+        if platforms != ("cpu",) or exported.ordered_effects:
+            what = (f"for {', '.join(platforms)}" if platforms != ("cpu",)
+                    else "with ordered effects")
+            raise ValueError(
+                f"kcall.Program.from_exported: the export is {what}, which "
+                f"kcall reads from its serialized form, and JAX serializes "
+                f"only with the flatbuffers package: pip install flatbuffers "
+                f"(or export with platforms=['cpu'])") from None
+        data = exported.mlir_module()
     if _symbolic(exported.in_avals):
         return ShapePolymorphicProgram(data)
     return data

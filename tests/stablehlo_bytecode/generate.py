@@ -2,7 +2,7 @@
 
     .venv-with-jax-torch-tvm/bin/python tests/stablehlo_bytecode/generate.py [--out DIR]
 
-It needs jax and jaxlib 0.10.2 and numpy. For every case below, a small
+It needs jax and jaxlib 0.10.2, numpy and flatbuffers (for serialize()). For every case below, a small
 jitted JAX program on fixed inputs is exported for the CPU with concrete
 shapes (`jax.export.export(jax.jit(f), platforms=["cpu"])(*inputs)`), and
 DIR/<case>.bc (`exported.mlir_module_serialized`: MLIR bytecode of the VHLO
