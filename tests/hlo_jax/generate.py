@@ -32,6 +32,12 @@ What it does:
 With --cases, only the cases named are made again; the others stay as
 the manifest lists them (their files untouched).
 
+With --serialized, every case the manifest lists (or those --cases
+names) gets DIR/<case>/exported.jax_exported (`jax.export.export(...,
+platforms=["cpu"])(*inputs).serialize()`: JAX's deployment form, with its
+calling convention) and the manifest variant "serialized", nothing else
+being touched; a case jax.export refuses is said and left without it.
+
 The output is deterministic: inputs come from fixed seeds, and source file
 names in the modules' metadata and in the StableHLO locations are reduced
 to base names, so the checkout's location does not show. Running it again
@@ -340,6 +346,33 @@ def clear(out_dir):
         shutil.rmtree(os.path.join(out_dir, case["name"]), ignore_errors=True)
 
 
+def add_serialized(out_dir, manifest_path, only):
+    """Writes each case's exported.jax_exported and its manifest variant."""
+    from jax import export
+    with open(manifest_path) as f:
+        manifest = json.load(f)
+    by_name = {c["name"]: c for c in CASES}
+    for entry in manifest["cases"]:
+        name = entry["name"]
+        if only and name not in only:
+            continue
+        case = by_name[name]
+        checks = [export.DisabledSafetyCheck.custom_call(t) for t in case["targets"]]
+        try:
+            exported = export.export(jitted(case), platforms=["cpu"],
+                                     disabled_checks=checks)(*case["inputs"])
+            data = exported.serialize()
+        except Exception as e:  # what jax.export refuses is not a fixture
+            print(f"{name}: not serialized: {type(e).__name__}: {e}".splitlines()[0])
+            entry["variants"].pop("serialized", None)
+            continue
+        with open(os.path.join(out_dir, name, "exported.jax_exported"), "wb") as f:
+            f.write(data)
+        entry["variants"]["serialized"] = {"hlo": f"{name}/exported.jax_exported"}
+    with open(manifest_path, "w") as f:
+        f.write(compact_json(manifest))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=DEFAULT_OUT,
@@ -349,6 +382,8 @@ def main():
                              "case the manifest lists as it is (XLA:CPU may "
                              "round the last bits of other cases otherwise "
                              "on another CPU)")
+    parser.add_argument("--serialized", action="store_true",
+                        help="add each case's serialized export (and nothing else)")
     args = parser.parse_args()
     names = [c["name"] for c in CASES]
     unknown = sorted(set(args.cases or []) - set(names))
@@ -367,6 +402,10 @@ def main():
     out_dir = os.path.abspath(args.out)
     os.makedirs(out_dir, exist_ok=True)
     manifest_path = os.path.join(out_dir, "manifest.json")
+    if args.serialized:
+        register()
+        add_serialized(out_dir, manifest_path, args.cases)
+        return
     if args.cases:
         if not os.path.exists(manifest_path):
             sys.exit(f"--cases adds to {manifest_path}, which is missing")
