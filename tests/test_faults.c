@@ -321,6 +321,27 @@ KC_TEST(faults_stablehlo_shape_polymorphic) {
   kc_shape_destroy(shape);
 }
 
+/* Serialized jax.export files: the flatbuffer read, the platform index
+ * bound (mlp for cpu and cuda), and the parameters' shapes made from the
+ * input avals and a dimension variable (stack_batch, b = 3). */
+KC_TEST(faults_stablehlo_serialized_export) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/../stablehlo_bytecode/mlp_cpu_cuda.jax_exported",
+           KT_HLO_JAX_DIR);
+  kt_model m = {path, NULL, NULL};
+  kt_fault_sweep("serialized export for two platforms: parse, compile, execute", kt_model_path,
+                 &m);
+  const char* names[1] = {"b"};
+  const int64_t values[1] = {3};
+  kc_parse_options o = {.struct_size = sizeof o, .dim_names = names, .dim_values = values,
+                        .num_dims = 1};
+  snprintf(path, sizeof path, "%s/../stablehlo_bytecode/stack_batch.jax_exported",
+           KT_HLO_JAX_DIR);
+  kt_model sized = {path, NULL, &o};
+  kt_fault_sweep("serialized export sized by a dimension variable: parse, compile, execute",
+                 kt_model_path, &sized);
+}
+
 /* XLA FFI handlers a plugin registered, called from a program: the
  * adapter's call frames, attributes and buffers. */
 KC_TEST(faults_program_xla_ffi_handlers) {
