@@ -336,6 +336,19 @@ KC_TEST(stablehlo_refusals_name_line_column_and_cause) {
   KT_PARSE_FAILS("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
                  "  %0 = stablehlo.add %x, %x tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
                  "line 2, column 8", "stablehlo.add: 1 result named, 0 types given");
+  /* Too few operands are refused before anything reads them. */
+  KT_PARSE_FAILS("func.func @main() -> tensor<7xi32> {\n"
+                 "  %0 = \"stablehlo.sort\"() <{dimension = 0 : i64}> ({\n"
+                 "  ^bb0(%a: tensor<i32>, %b: tensor<i32>):\n"
+                 "    %1 = stablehlo.compare LT, %a, %b, SIGNED : (tensor<i32>, tensor<i32>) -> "
+                 "tensor<i1>\n    stablehlo.return %1 : tensor<i1>\n"
+                 "  }) : () -> tensor<7xi32>\n  return %0 : tensor<7xi32>\n}\n",
+                 "line 2, column 8", "stablehlo.sort: expected at least 1 operand, found 0");
+  KT_PARSE_FAILS("func.func @main(%x: tensor<2x3xf32>) -> tensor<?x3xf32> {\n"
+                 "  %0 = \"stablehlo.dot_general\"(%x) <{dot_dimension_numbers = "
+                 "#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = "
+                 "[0]>}> : (tensor<2x3xf32>) -> tensor<?x3xf32>\n  return %0 : tensor<?x3xf32>\n}\n",
+                 "line 2, column 8", "stablehlo.dot_general: expected at least 2 operands, found 1");
 }
 
 /* Copies its operand's 4 floats as they lie in memory. */

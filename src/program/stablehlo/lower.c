@@ -822,6 +822,34 @@ const kc__shlo_rule* kc__shlo_find_rule(kc_string_view name) {
   return NULL;
 }
 
+/* The fewest operands an op of rule r takes: the rules and the shape
+ * refinement before them read these without looking, so an op with
+ * fewer (a fuzzed or hand-written module) is refused before either. */
+static size_t kc__min_operands(const kc__shlo_rule* r) {
+  static const struct {
+    const char* name;
+    size_t n;
+  } counts[] = {
+      {"constant", 0}, {"iota", 0}, {"custom_call", 0}, {"composite", 0}, {"call", 0},
+      {"tuple", 0}, {"optimization_barrier", 0}, {"while", 0}, {"dot_general", 2},
+      {"gather", 2}, {"convolution", 2}, {"pad", 2}, {"reduce", 2}, {"reduce_window", 2},
+      {"compare", 2}, {"dynamic_update_slice", 2}, {"dynamic_reshape", 2},
+      {"dynamic_broadcast_in_dim", 2}, {"select", 3}, {"clamp", 3}, {"scatter", 3},
+      {"select_and_scatter", 3}, {"dynamic_gather", 3}, {"real_dynamic_slice", 4},
+      {"dynamic_pad", 5}};
+  for (size_t i = 0; i < KC__ARRAY_SIZE(counts); ++i) {
+    if (!strcmp(r->name, counts[i].name)) return counts[i].n;
+  }
+  static const char* const binary[] = {
+      "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "remainder",
+      "atan2", "and", "or", "xor", "shift_left", "shift_right_arithmetic",
+      "shift_right_logical", "complex"};
+  for (size_t i = 0; i < KC__ARRAY_SIZE(binary); ++i) {
+    if (!strcmp(r->name, binary[i])) return 2;
+  }
+  return 1;
+}
+
 /* An attribute the op's rule did not read is refused (it may change what
  * the op computes: result_accuracy, a layout, a new field), unless it is
  * one that does not change what runs on one device: precision hints,
@@ -859,6 +887,12 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
                          types == 1 ? "" : "s");
   }
   const kc__shlo_rule* r = kc__shlo_find_rule(op->name);
+  if (r && kc__shlo_num_operands(op) < kc__min_operands(r)) {
+    size_t want = kc__min_operands(r);
+    return kc__shlo_fail(&op->at, "%.*s: expected at least %zu operand%s, found %zu",
+                         (int)op->name.size, op->name.data, want, want == 1 ? "" : "s",
+                         kc__shlo_num_operands(op));
+  }
   if (r) KC_RETURN_IF_ERROR(kc__shlo_refine(s, op));
   if (!r) {
     return kc__shlo_fail(&op->at,
