@@ -212,7 +212,12 @@ typedef enum kc_opcode {
   /* Transforms and random bits (fft reads fft_type and fft_length,
    * rng-bit-generator algorithm): */
   KC_OP_FFT = 200,
-  KC_OP_RNG_BIT_GENERATOR
+  KC_OP_RNG_BIT_GENERATOR,
+  /* Linear algebra. triangular-solve (a, b) reads left_side, lower and
+   * unit_diagonal (bools, false when left out) and transpose_a (a string:
+   * NO_TRANSPOSE, TRANSPOSE or ADJOINT), in f32, f64, c64 and c128 on the
+   * CPU: */
+  KC_OP_TRIANGULAR_SOLVE = 224
 } kc_opcode;
 
 /* XLA's scheduling hint for a custom call; recorded, not yet acted on. */

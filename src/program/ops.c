@@ -30,6 +30,7 @@ static const kc__instr_family kc__families[] = {
     {kc__ops_select_scatter, &kc__ops_select_scatter_count},
     {kc__ops_fft, &kc__ops_fft_count},
     {kc__ops_rng, &kc__ops_rng_count},
+    {kc__ops_triangular, &kc__ops_triangular_count},
 };
 
 const kc__instr_def* kc__instr_def_find(int32_t op) {

@@ -340,5 +340,7 @@ extern const kc__instr_def kc__ops_fft[];      /* ops_fft.c: fft */
 extern const size_t kc__ops_fft_count;
 extern const kc__instr_def kc__ops_rng[];      /* ops_rng.c: rng-bit-generator */
 extern const size_t kc__ops_rng_count;
+extern const kc__instr_def kc__ops_triangular[]; /* ops_triangular.c: triangular-solve */
+extern const size_t kc__ops_triangular_count;
 
 #endif /* KCALL_PROGRAM_OPS_H_ */

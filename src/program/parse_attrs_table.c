@@ -79,6 +79,10 @@ static const struct {
     {"fft_type", KC__SYNTAX_WORD},
     {"fft_length", KC__SYNTAX_INTS},
     {"algorithm", KC__SYNTAX_WORD},
+    {"left_side", KC__SYNTAX_BOOL},
+    {"lower", KC__SYNTAX_BOOL},
+    {"unit_diagonal", KC__SYNTAX_BOOL},
+    {"transpose_a", KC__SYNTAX_WORD},
 };
 
 /* The attributes a syntax gives (the name as written, or these). */

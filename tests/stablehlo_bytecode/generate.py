@@ -13,6 +13,9 @@ same program as StableHLO text), DIR/<case>.inputN.npy and
 DIR/<case>.outputN.npy (JAX's results) are written, and DIR/producers.txt
 lists each artifact's producer string ("StableHLO_v1.x.y").
 
+triangular is exported for CUDA (PLATFORMS): JAX lowers its solves to
+stablehlo.triangular_solve there, and to LAPACK calls on the CPU.
+
 Besides, serialized exports of mlp that kcall must read or refuse:
 mlp_cpu_cuda.jax_exported (lowered for ["cpu", "cuda"]: a platform index
 argument), mlp_batch.jax_exported (the batch dimension symbolic, "b"),
@@ -178,6 +181,27 @@ def misc_inputs():
     return r.standard_normal((3, 4)).astype(f), r.standard_normal((3, 4)).astype(f)
 
 
+def triangular(a, b, c, d):
+    """Triangular solves as JAX lowers them for CUDA (stablehlo.triangular_solve;
+    on the CPU they become LAPACK calls): batched, each side, both
+    triangles, transposed, unit diagonal, and complex with the adjoint."""
+    tri = lax.linalg.triangular_solve
+    return (tri(a, b, left_side=True, lower=True),
+            tri(a, b, left_side=True, lower=False, transpose_a=True, unit_diagonal=True),
+            tri(a, jnp.swapaxes(b, -1, -2), left_side=False, lower=True, transpose_a=True),
+            tri(c, d, left_side=True, lower=False, transpose_a=True, conjugate_a=True))
+
+
+def triangular_inputs():
+    r = _rng(9)
+    f = np.float32
+    a = r.standard_normal((2, 5, 5)).astype(f) * f(0.2) + np.eye(5, dtype=f) * f(3)
+    c = (r.standard_normal((4, 4)) + 1j * r.standard_normal((4, 4))).astype(np.complex64)
+    c = c * np.complex64(0.2) + np.eye(4, dtype=np.complex64) * np.complex64(3)
+    d = (r.standard_normal((4, 2)) + 1j * r.standard_normal((4, 2))).astype(np.complex64)
+    return (a, r.standard_normal((2, 5, 3)).astype(f), c, d)
+
+
 CASES = {
     "mlp": (mlp, mlp_inputs),
     "conv": (conv, conv_inputs),
@@ -187,7 +211,12 @@ CASES = {
     "gather_scatter": (gather_scatter, gather_scatter_inputs),
     "top_k": (top_k, top_k_inputs),
     "misc": (misc, misc_inputs),
+    "triangular": (triangular, triangular_inputs),
 }
+
+# Cases exported for other platforms than the CPU's (their lowering there
+# holds ops the CPU's does not); JAX's results still come from the CPU.
+PLATFORMS = {"triangular": ["cuda"]}
 
 # Cases traced with 64-bit types enabled (jax_enable_x64).
 X64 = {"misc"}
@@ -203,7 +232,7 @@ def main():
     for name, (fn, make_inputs) in CASES.items():
         jax.config.update("jax_enable_x64", name in X64)
         inputs = make_inputs()
-        exported = export.export(jax.jit(fn), platforms=["cpu"])(*inputs)
+        exported = export.export(jax.jit(fn), platforms=PLATFORMS.get(name, ["cpu"]))(*inputs)
         blob = exported.mlir_module_serialized
         outputs = jax.jit(fn)(*inputs)
         if not isinstance(outputs, (tuple, list)):

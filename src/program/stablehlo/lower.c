@@ -472,6 +472,27 @@ static kc_status* kc__lower_fft(kc__shlo_scope* s, kc__shlo_op* op, const kc__sh
   return kc__shlo_lower_with(s, op, r, &at, NULL, 0);
 }
 
+/* triangular_solve: its four attributes, all required, as HLO names
+ * them. */
+static kc_status* kc__lower_triangular_solve(kc__shlo_scope* s, kc__shlo_op* op,
+                                             const kc__shlo_rule* r) {
+  kc__shlo_attrs at = {.n = 0};
+  static const char* const bools[] = {"left_side", "lower", "unit_diagonal"};
+  for (size_t i = 0; i < KC__ARRAY_SIZE(bools); ++i) {
+    const kc__shlo_item* it = kc__shlo_attr(op, bools[i]);
+    if (!it) return kc__shlo_missing(op, bools[i]);
+    bool v;
+    KC_RETURN_IF_ERROR(kc__shlo_bool(s->m, &it->at, bools[i], &v));
+    kc__shlo_attrs_bool(&at, bools[i], v);
+  }
+  const kc__shlo_item* tr = kc__shlo_attr(op, "transpose_a");
+  if (!tr) return kc__shlo_missing(op, "transpose_a");
+  kc_string_view t;
+  KC_RETURN_IF_ERROR(kc__shlo_enum(s->m, &tr->at, "transpose_a", &t));
+  kc__shlo_attrs_str(&at, "transpose_a", t);
+  return kc__shlo_lower_with(s, op, r, &at, NULL, 0);
+}
+
 static kc_status* kc__lower_reduce_precision(kc__shlo_scope* s, kc__shlo_op* op,
                                              const kc__shlo_rule* r) {
   int64_t e = -1, m = -1;
@@ -784,6 +805,7 @@ static const struct {
     {{"get_tuple_element", KC__OP_NONE, kc__shlo_lower_get_tuple_element}, false},
     {{"rng_bit_generator", KC_OP_RNG_BIT_GENERATOR, kc__lower_rng}, false},
     {{"fft", KC_OP_FFT, kc__lower_fft}, false},
+    {{"triangular_solve", KC_OP_TRIANGULAR_SOLVE, kc__lower_triangular_solve}, false},
     {{"reduce_precision", KC_OP_REDUCE_PRECISION, kc__lower_reduce_precision}, false},
     {{"convolution", KC_OP_CONVOLUTION, kc__shlo_lower_convolution}, false},
     {{"custom_call", KC__OP_NONE, kc__shlo_lower_custom_call}, false},
@@ -832,9 +854,9 @@ static size_t kc__min_operands(const kc__shlo_rule* r) {
   } counts[] = {
       {"constant", 0}, {"iota", 0}, {"custom_call", 0}, {"composite", 0}, {"call", 0},
       {"tuple", 0}, {"optimization_barrier", 0}, {"while", 0}, {"dot_general", 2},
-      {"gather", 2}, {"convolution", 2}, {"pad", 2}, {"reduce", 2}, {"reduce_window", 2},
-      {"compare", 2}, {"dynamic_update_slice", 2}, {"dynamic_reshape", 2},
-      {"dynamic_broadcast_in_dim", 2}, {"select", 3}, {"clamp", 3}, {"scatter", 3},
+      {"gather", 2}, {"convolution", 2}, {"triangular_solve", 2}, {"pad", 2}, {"reduce", 2},
+      {"reduce_window", 2}, {"compare", 2}, {"dynamic_update_slice", 2},
+      {"dynamic_reshape", 2}, {"dynamic_broadcast_in_dim", 2}, {"select", 3}, {"clamp", 3}, {"scatter", 3},
       {"select_and_scatter", 3}, {"dynamic_gather", 3}, {"real_dynamic_slice", 4},
       {"dynamic_pad", 5}};
   for (size_t i = 0; i < KC__ARRAY_SIZE(counts); ++i) {

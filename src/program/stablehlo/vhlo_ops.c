@@ -194,6 +194,8 @@ static const kc__vhlo_rule kc__vhlo_rules[] = {
      {{"limit_indices", A}, {"start_indices", A}, {"strides", A}}},
     {"vhlo.sort_v1", "stablehlo.sort", G, 0, false, {{"dimension", P}, {"is_stable", P}}},
     {"vhlo.transpose_v1", "stablehlo.transpose", G, 0, false, {{"permutation", A}}},
+    {"vhlo.triangular_solve_v1", "stablehlo.triangular_solve", G, 0, false,
+     {{"left_side", P}, {"lower", P}, {"transpose_a", P}, {"unit_diagonal", P}}},
 };
 
 #undef P
