@@ -761,3 +761,23 @@ KC_TEST(hlo_types_half_subnormal_and_overflow_results) {
     kc_object_release(KC_OBJECT(out));
   }
 }
+
+/* add, multiply, maximum and minimum of pred values, as XLA computes
+ * them: or, and, or, and (from the builder and from HLO text alike). */
+KC_TEST(hlo_types_pred_arithmetic_is_logical) {
+  kc_tensor* outs[4];
+  kt_run_text("HloModule m\nENTRY e {\n"
+              "  a = pred[4] constant({false, false, true, true})\n"
+              "  b = pred[4] constant({false, true, false, true})\n"
+              "  s = pred[4] add(a, b)\n  m = pred[4] multiply(a, b)\n"
+              "  x = pred[4] maximum(a, b)\n  n = pred[4] minimum(a, b)\n"
+              "  ROOT t = (pred[4], pred[4], pred[4], pred[4]) tuple(s, m, x, n)\n}\n",
+              outs, 4);
+  static const uint8_t want[4][4] = {{0, 1, 1, 1}, {0, 0, 0, 1}, {0, 1, 1, 1}, {0, 0, 0, 1}};
+  for (int k = 0; k < 4; ++k) KC_CHECK(memcmp(kt_data(outs[k]), want[k], 4) == 0);
+  kt_release(outs, 4);
+  /* Not on pred operands with another result: still refused. */
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n  a = pred[2] parameter(0)\n"
+                   "  ROOT s = s32[2] add(a, a)\n}\n",
+                   KC_INVALID_ARGUMENT, "operand 0: expected s32[2], got pred[2]");
+}

@@ -298,7 +298,9 @@ KC_API kc_status* kc_program_builder_add_get_tuple_element(
     kc_string_view name, int32_t* out_id);
 /* Elementwise (binary: 2 operands of the result's dims; unary: 1),
  * convert (1 operand, same dims) and reshape (1 operand, same element
- * count), each with its result shape. */
+ * count), each with its result shape. On pred operands and result, add
+ * and maximum are added as KC_OP_OR, multiply and minimum as KC_OP_AND
+ * (what XLA computes for them). */
 KC_API kc_status* kc_program_builder_add_op(kc_program_builder* b,
                                             kc_opcode op,
                                             const kc_shape* result_shape,

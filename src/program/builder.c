@@ -256,11 +256,34 @@ kc_status* kc_program_builder_add_get_tuple_element(kc_program_builder* b,
   return st ? kc__unadd(b, st) : NULL;
 }
 
+/* The logical op XLA computes for `op` on pred values, or `op`: add and
+ * maximum of bools are their or, multiply and minimum their and. */
+static int32_t kc__pred_op(const kc_program_builder* b, kc_opcode op, const kc_shape* result,
+                           const int32_t* operands, size_t num_operands) {
+  bool is_or = op == KC_OP_ADD || op == KC_OP_MAXIMUM;
+  bool is_and = op == KC_OP_MULTIPLY || op == KC_OP_MINIMUM;
+  if ((!is_or && !is_and) || !b || !result || kc_shape_is_tuple(result) ||
+      kc_shape_get_dtype(result).code != kDLBool || num_operands != 2 || !operands) {
+    return (int32_t)op;
+  }
+  for (size_t i = 0; i < num_operands; ++i) {
+    if (operands[i] < 0 || (size_t)operands[i] >= b->p->count) return (int32_t)op;
+    const kc_shape* s = b->p->instrs[operands[i]].shape;
+    if (kc_shape_is_tuple(s) || kc_shape_get_dtype(s).code != kDLBool) return (int32_t)op;
+  }
+  return is_or ? KC_OP_OR : KC_OP_AND;
+}
+
 kc_status* kc_program_builder_add_op(kc_program_builder* b, kc_opcode op,
                                      const kc_shape* result_shape,
                                      const int32_t* operands,
                                      size_t num_operands, kc_string_view name,
                                      int32_t* out_id) {
+  int32_t logical = kc__pred_op(b, op, result_shape, operands, num_operands);
+  if (logical != (int32_t)op) {
+    kc__instr* in = NULL;
+    return kc__add(b, logical, result_shape, operands, num_operands, name, out_id, &in);
+  }
   /* The element-wise instructions and reshape; the count a refused
    * opcode's message asks for is 2 up to KC_OP_MINIMUM, else 1. */
   const kc__instr_def* def = kc__instr_def_find((int32_t)op);
