@@ -578,3 +578,27 @@ KC_TEST(stablehlo_shape_polymorphic_modules_refined_for_their_inputs) {
                 "shape f32[2,3]");
   kc_shape_destroy(shape);
 }
+
+/* stablehlo.convert of complex values to a real or integer type takes
+ * their real parts (HLO's convert refuses it, as XLA's does). */
+KC_TEST(stablehlo_convert_complex_to_real_takes_the_real_part) {
+  kc_tensor* out[3] = {NULL, NULL, NULL};
+  kt_run_text("func.func @main() -> (tensor<3xf32>, tensor<3xi1>, tensor<3xi32>) {\n"
+              "  %c = stablehlo.constant dense<[(-1.5, 2.0), (0.0, 1.0), (3.0, -4.0)]> : "
+              "tensor<3xcomplex<f64>>\n"
+              "  %0 = stablehlo.convert %c : (tensor<3xcomplex<f64>>) -> tensor<3xf32>\n"
+              "  %1 = stablehlo.convert %c : (tensor<3xcomplex<f64>>) -> tensor<3xi1>\n"
+              "  %2 = stablehlo.convert %c : (tensor<3xcomplex<f64>>) -> tensor<3xi32>\n"
+              "  return %0, %1, %2 : tensor<3xf32>, tensor<3xi1>, tensor<3xi32>\n}\n",
+              out, 3);
+  const float* f = kt_f32(out[0]);
+  KC_CHECK(f[0] == -1.5f && f[1] == 0 && f[2] == 3);
+  const uint8_t* b = kt_data(out[1]);
+  KC_CHECK(b[0] == 1 && b[1] == 0 && b[2] == 1);
+  const int32_t* i = kt_data(out[2]);
+  KC_CHECK(i[0] == -1 && i[1] == 0 && i[2] == 3);
+  kt_release(out, 3);
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n  c = c64[2] parameter(0)\n"
+                   "  ROOT r = f32[2] convert(c)\n}\n",
+                   KC_UNIMPLEMENTED, "convert is not implemented for c64 -> f32");
+}

@@ -601,6 +601,7 @@ static kc_status* kc__lower_dynamic_pad(kc__shlo_scope* s, kc__shlo_op* op, cons
 typedef struct kc__expr {
   kc__shlo_scope* s;
   const kc__shlo_op* op;
+  const char* what;      /* the suffix of the instructions' names */
   const kc_shape* shape; /* the values' */
   kc_shape* pred;        /* pred of the same dims, owned */
   kc_status* st;
@@ -613,7 +614,7 @@ static int32_t kc__e_add(kc__expr* e, int32_t opcode, const kc_shape* shape, con
   for (size_t i = 0; i < n; ++i) {
     if (ids[i] < 0) return -1;
   }
-  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, "erf_inv", &name);
+  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
   if (e->st) return -1;
   const kc__instr_def* def = kc__instr_def_find(opcode);
   if (def->kind == KC__INSTR_ELEMENTWISE) {
@@ -640,9 +641,9 @@ static int32_t kc__e_const(kc__expr* e, float v) {
   int32_t c = -1, id = -1;
   kc_string_view name;
   e->st = kc_shape_create_array(kc_shape_get_dtype(e->shape), NULL, 0, &scalar);
-  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, "erf_inv", &name);
+  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
   if (!e->st) e->st = kc_program_builder_add_constant(e->s->b, scalar, &v, sizeof v, name, &c);
-  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, "erf_inv", &name);
+  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
   if (!e->st) e->st = kc_program_builder_add_broadcast(e->s->b, e->shape, c, NULL, 0, name, &id);
   kc_shape_destroy(scalar);
   return e->st ? -1 : id;
@@ -686,7 +687,7 @@ static kc_status* kc__lower_erf_inv(kc__shlo_scope* s, kc__shlo_op* op, const kc
     return kc__shlo_fail(&op->at, "chlo.erf_inv of %s is not supported (f16, bf16 and f32 are)",
                          dt.code == kDLFloat && dt.bits == 64 ? "f64" : "this element type");
   }
-  kc__expr e = {.s = s, .op = op};
+  kc__expr e = {.s = s, .op = op, .what = "erf_inv"};
   kc_shape* f32 = NULL;
   KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(kDLFloat, 32, 1),
                                            kc_shape_get_dims(x->shape),
@@ -719,6 +720,32 @@ static kc_status* kc__lower_erf_inv(kc__shlo_scope* s, kc__shlo_op* op, const kc
   return kc__shlo_bind_values(s, op, &result, 1);
 }
 
+/* convert: of a complex operand to a real or integer type, its real part
+ * converted (StableHLO's meaning; HLO's convert refuses complex to real,
+ * as XLA's does); otherwise the HLO instruction. */
+static kc_status* kc__lower_convert(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r) {
+  const kc__shlo_value* x = kc__shlo_operand(s, op, 0);
+  const kc_shape* result = kc__shlo_num_result_types(op) == 1 ? kc__shlo_result_type(op, 0) : NULL;
+  if (!result || kc_shape_is_tuple(x->shape) || kc_shape_is_tuple(result) ||
+      kc_shape_get_dtype(x->shape).code != kDLComplex ||
+      kc_shape_get_dtype(result).code == kDLComplex) {
+    return kc__shlo_lower_plain(s, op, r);
+  }
+  kc_shape* part = NULL;
+  KC_RETURN_IF_ERROR(kc_shape_create_array(
+      kc_dtype_make(kDLFloat, (uint8_t)(kc_shape_get_dtype(x->shape).bits / 2), 1),
+      kc_shape_get_dims(x->shape), kc_shape_get_rank(x->shape), &part));
+  kc__expr e = {.s = s, .op = op, .what = "real", .shape = part};
+  int32_t y = kc__e_add(&e, KC_OP_REAL, part, &x->id, 1, NULL);
+  if (!kc_dtype_equal(kc_shape_get_dtype(part), kc_shape_get_dtype(result))) {
+    y = kc__e_add(&e, KC_OP_CONVERT, result, &y, 1, NULL);
+  }
+  kc_shape_destroy(part);
+  KC_RETURN_IF_ERROR(e.st);
+  kc__shlo_value v = {.id = y, .shape = result};
+  return kc__shlo_bind_values(s, op, &v, 1);
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 #define KC__PLAIN(name, op) {name, op, kc__shlo_lower_plain}
@@ -739,7 +766,7 @@ static const struct {
     {KC__PLAIN("negate", KC_OP_NEGATE), false},
     {KC__PLAIN("exponential", KC_OP_EXPONENTIAL), false},
     {KC__PLAIN("log", KC_OP_LOG), false},
-    {KC__PLAIN("convert", KC_OP_CONVERT), false},
+    {{"convert", KC_OP_CONVERT, kc__lower_convert}, false},
     {KC__PLAIN("reshape", KC_OP_RESHAPE), false},
     {KC__PLAIN("abs", KC_OP_ABS), false},
     {KC__PLAIN("sign", KC_OP_SIGN), false},
