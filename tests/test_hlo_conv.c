@@ -372,6 +372,58 @@ KC_TEST(hlo_conv_bf16_operands) {
   kt_conv_check(&d);
 }
 
+/* Integer convolutions (JAX's int8 ones with preferred_element_type
+ * int32) multiply and sum in the result's type, wrapping: x = {-128, 127,
+ * 5, -3}, w = {127, -128}: -32512, 15489, 1019 in s32; in s8 their low
+ * bytes 0, -127, -5. Unsigned operands zero-extend. Grouped and dilated
+ * windows take the direct loop too, so the pool splits them. */
+KC_TEST(hlo_conv_integer_types_wrap_in_the_result_type) {
+  kc_tensor* outs[3];
+  kt_run_text("HloModule m\nENTRY e {\n"
+              " x = s8[1,4,1] constant({{{-128}, {127}, {5}, {-3}}})\n"
+              " w = s8[2,1,1] constant({{{127}}, {{-128}}})\n"
+              " a = s32[1,3,1] convolution(x, w), window={size=2}, dim_labels=b0f_0io->b0f\n"
+              " b = s8[1,3,1] convolution(x, w), window={size=2}, dim_labels=b0f_0io->b0f\n"
+              " u = u8[1,4,1] constant({{{200}, {100}, {3}, {255}}})\n"
+              " v = u8[2,1,1] constant({{{2}}, {{255}}})\n"
+              " c = u32[1,3,1] convolution(u, v), window={size=2}, dim_labels=b0f_0io->b0f\n"
+              " ROOT t = (s32[1,3,1], s8[1,3,1], u32[1,3,1]) tuple(a, b, c)\n}\n",
+              outs, 3);
+  const int32_t* a = kt_data(outs[0]);
+  const int8_t* b = kt_data(outs[1]);
+  const uint32_t* c = kt_data(outs[2]);
+  KC_CHECK(a[0] == -32512 && a[1] == 15489 && a[2] == 1019);
+  KC_CHECK(b[0] == 0 && b[1] == -127 && b[2] == -5);
+  KC_CHECK(c[0] == 25900 && c[1] == 965 && c[2] == 65031);
+  kt_release(outs, 3);
+  /* s64 with feature groups and padding against the f64 path on the same
+   * (exactly representable) values. */
+  static const char* const types[2] = {"s64", "f64"};
+  kc_tensor* r[2];
+  for (int k = 0; k < 2; ++k) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY e {\n"
+             " i = %s[1,5,5,4] iota(), iota_dimension=1\n"
+             " j = %s[1,5,5,4] iota(), iota_dimension=3\n"
+             " x = %s[1,5,5,4] subtract(i, j)\n"
+             " k = %s[3,3,2,6] iota(), iota_dimension=3\n"
+             " ROOT y = %s[1,5,5,6] convolution(x, k), window={size=3x3 pad=1_1x1_1 "
+             "rhs_dilate=1x1}, dim_labels=b01f_01io->b01f, feature_group_count=2\n}\n",
+             types[k], types[k], types[k], types[k], types[k]);
+    kt_run_text(text, &r[k], 1);
+  }
+  const int64_t* yi = kt_data(r[0]);
+  const double* yf = kt_data(r[1]);
+  for (int e = 0; e < 5 * 5 * 6; ++e) {
+    if ((double)yi[e] != yf[e]) {
+      kt__fail(__FILE__, __LINE__, "s64 element %d is %lld, f64's %g", e, (long long)yi[e],
+               yf[e]);
+    }
+  }
+  kt_release(r, 2);
+}
+
 /* ---- refusals ------------------------------------------------------------------------ */
 
 #define KT_CONV_HLO(xs, ws, ys, attrs)                                               \
@@ -440,10 +492,14 @@ KC_TEST(hlo_conv_refuses_malformed_attributes) {
   KT_COMPILE_FAILS(KT_CONV_HLO("f32[1,5,5,2]", "f32[3,3,2,4]", "f32[1,5,5,4]",
                                "window={size=3x3 pad=1_1x1_1}"),
                    KC_INVALID_ARGUMENT, "expected attribute dim_labels=WORD, got none");
-  KT_COMPILE_FAILS(KT_CONV_HLO("s32[1,5,5,2]", "s32[3,3,2,4]", "s32[1,5,5,4]",
+  KT_COMPILE_FAILS(KT_CONV_HLO("s8[1,5,5,2]", "s8[3,3,2,4]", "f32[1,5,5,4]",
                                "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
-                   KC_UNIMPLEMENTED, "convolution of s32 and s32 giving s32",
-                   "only f16, bf16, f32 and f64");
+                   KC_UNIMPLEMENTED, "convolution of s8 and s8 giving f32",
+                   "integer and float types do not mix");
+  KT_COMPILE_FAILS(KT_CONV_HLO("pred[1,5,5,2]", "pred[3,3,2,4]", "pred[1,5,5,4]",
+                               "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                   KC_UNIMPLEMENTED, "convolution of pred and pred giving pred",
+                   "only f16, bf16, f32, f64 and the integer types");
   /* Parsing refuses a window field it does not read. */
   kc_program* p = NULL;
   KC_CHECK_CODE(kc_program_parse(kc_sv(KT_CONV_HLO("f32[1,5,5,2]", "f32[3,3,2,4]",

@@ -5,7 +5,11 @@
  * batch_group_count split the features and the batch into groups.
  *
  * f16 and bf16 operands are computed in f32 (f64 when any of the three
- * is f64) and the result rounded once. Without groups, f32 runs as an
+ * is f64) and the result rounded once. Integer operands (8 to 64 bits,
+ * signed or not: JAX's int8 convolutions with preferred_element_type
+ * int32) are converted to the result's type and multiplied and summed in
+ * it, wrapping as XLA's do (computed modulo 2^64, then truncated); they
+ * do not mix with floats. Without groups, f32 runs as an
  * im2col product on the blocked GEMM of gemm_f32.c (which splits large
  * products across the thread pool); everything else runs a direct loop
  * over the result's positions (all output features at once), split
@@ -20,7 +24,7 @@
 
 #define KC__CONV_MAX_SP (KC_TENSOR_MAX_NDIM - 2)
 
-enum { KC__CT_F16, KC__CT_BF16, KC__CT_F32, KC__CT_F64, KC__CT_NONE };
+enum { KC__CT_F16, KC__CT_BF16, KC__CT_F32, KC__CT_F64, KC__CT_INT, KC__CT_NONE };
 
 typedef struct kc__conv_plan {
   int32_t nsp;                       /* spatial dimensions */
@@ -36,7 +40,9 @@ typedef struct kc__conv_plan {
   int64_t out_b, out_f, out_s[KC__CONV_MAX_SP];
   int64_t lhs_count, rhs_count, out_count, out_sp_count, window_count;
   int lhs_type, rhs_type, out_type;
+  DLDataType lhs_dt, rhs_dt, out_dt;
   bool f64;        /* computed in double, else in float */
+  bool integer;    /* computed in uint64_t (KC__CT_INT operands and result) */
   bool gemm;       /* the im2col + GEMM path */
   bool rhs_packed; /* the kernel is already the GEMM's [window, i] x o matrix */
   bool out_packed; /* the result is already the GEMM's [b, spatial] x o matrix */
@@ -58,6 +64,10 @@ static int kc__conv_type(DLDataType t) {
     if (t.bits == 64) return KC__CT_F64;
   }
   if (t.code == kDLBfloat && t.bits == 16 && t.lanes == 1) return KC__CT_BF16;
+  if ((t.code == kDLInt || t.code == kDLUInt) && t.lanes == 1 &&
+      (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)) {
+    return KC__CT_INT;
+  }
   return KC__CT_NONE;
 }
 
@@ -206,12 +216,26 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
   if (plan->lhs_type == KC__CT_NONE || plan->rhs_type == KC__CT_NONE ||
       plan->out_type == KC__CT_NONE) {
     return kc__instr_error(in, KC_UNIMPLEMENTED,
-                           "convolution of %s and %s giving %s: only f16, bf16, f32 and f64 "
-                           "are supported",
+                           "convolution of %s and %s giving %s: only f16, bf16, f32, f64 and "
+                           "the integer types are supported",
                            kc__op_dtype_text(lt, t0, sizeof t0),
                            kc__op_dtype_text(rt, t1, sizeof t1),
                            kc__op_dtype_text(ot, t2, sizeof t2));
   }
+  int ints = (plan->lhs_type == KC__CT_INT) + (plan->rhs_type == KC__CT_INT) +
+             (plan->out_type == KC__CT_INT);
+  if (ints != 0 && ints != 3) {
+    return kc__instr_error(in, KC_UNIMPLEMENTED,
+                           "convolution of %s and %s giving %s: integer and float types do not "
+                           "mix (convert the operands first)",
+                           kc__op_dtype_text(lt, t0, sizeof t0),
+                           kc__op_dtype_text(rt, t1, sizeof t1),
+                           kc__op_dtype_text(ot, t2, sizeof t2));
+  }
+  plan->integer = ints == 3;
+  plan->lhs_dt = lt;
+  plan->rhs_dt = rt;
+  plan->out_dt = ot;
   plan->f64 = plan->lhs_type == KC__CT_F64 || plan->rhs_type == KC__CT_F64 ||
               plan->out_type == KC__CT_F64;
   kc__conv_labels l;
@@ -334,7 +358,7 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
   plan->rhs_count = kc__conv_elems(rhs);
   plan->out_count = kc__conv_elems(r);
   /* The GEMM path: f32 without groups. */
-  plan->gemm = !plan->f64 && g == 1 && bg == 1;
+  plan->gemm = !plan->f64 && !plan->integer && g == 1 && bg == 1;
   /* Kernel [spatial..., i, o] and result [b, spatial..., o]. */
   bool rhs_packed = l.a[1] == nsp + 1 && l.b[1] == nsp;
   bool out_packed = l.a[2] == 0 && l.b[2] == nsp + 1;
@@ -441,6 +465,31 @@ static void kc__conv_store(int type, const void* src, int64_t n, bool f64, void*
   }
 }
 
+/* `n` integers of type `t` into dst, sign- or zero-extended to 64 bits. */
+static void kc__conv_load_int(DLDataType t, const void* src, int64_t n, uint64_t* dst) {
+  bool s = t.code == kDLInt;
+  for (int64_t i = 0; i < n; ++i) {
+    switch (t.bits) {
+      case 8: dst[i] = s ? (uint64_t)((const int8_t*)src)[i] : ((const uint8_t*)src)[i]; break;
+      case 16: dst[i] = s ? (uint64_t)((const int16_t*)src)[i] : ((const uint16_t*)src)[i]; break;
+      case 32: dst[i] = s ? (uint64_t)((const int32_t*)src)[i] : ((const uint32_t*)src)[i]; break;
+      default: dst[i] = ((const uint64_t*)src)[i]; break;
+    }
+  }
+}
+
+/* `n` 64-bit sums into integers of type `t`: their low bits. */
+static void kc__conv_store_int(DLDataType t, const uint64_t* src, int64_t n, void* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    switch (t.bits) {
+      case 8: ((uint8_t*)dst)[i] = (uint8_t)src[i]; break;
+      case 16: ((uint16_t*)dst)[i] = (uint16_t)src[i]; break;
+      case 32: ((uint32_t*)dst)[i] = (uint32_t)src[i]; break;
+      default: ((uint64_t*)dst)[i] = src[i]; break;
+    }
+  }
+}
+
 /* fn over [0, total): on `pool`, or on the caller without one. */
 static void kc__conv_parallel(kc_thread_pool* pool, int64_t total, int64_t cost, kc_range_fn fn,
                               void* ctx) {
@@ -542,6 +591,7 @@ typedef struct kc__conv_run {
   }
 KC__CONV_DIRECT(float)
 KC__CONV_DIRECT(double)
+KC__CONV_DIRECT(uint64_t)
 #undef KC__CONV_DIRECT
 
 /* ---- im2col + GEMM ----------------------------------------------------------------------- */
@@ -683,24 +733,40 @@ static kc_status* kc__conv_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   const kc__conv_plan* plan = ctx->data;
   int ct = plan->f64 ? KC__CT_F64 : KC__CT_F32;
-  size_t es = plan->f64 ? sizeof(double) : sizeof(float);
+  size_t es = plan->f64 || plan->integer ? 8 : sizeof(float);
   const void* x = ins[0];
   const void* w = ins[1];
   void* y = out;
   void* xs = NULL;
   void* ws = NULL;
   void* ys = NULL;
-  if (plan->lhs_type != ct) {
+  if (plan->integer) {
+    /* In 64 bits: operands widened, unless they are 64-bit already. */
+    if (plan->lhs_dt.bits != 64) {
+      xs = kc__malloc((size_t)plan->lhs_count * es + 1);
+      if (xs) kc__conv_load_int(plan->lhs_dt, x, plan->lhs_count, xs);
+      x = xs;
+    }
+    if (plan->rhs_dt.bits != 64) {
+      ws = kc__malloc((size_t)plan->rhs_count * es + 1);
+      if (ws) kc__conv_load_int(plan->rhs_dt, w, plan->rhs_count, ws);
+      w = ws;
+    }
+    if (plan->out_dt.bits != 64) {
+      ys = kc__malloc((size_t)plan->out_count * es + 1);
+      y = ys;
+    }
+  } else if (plan->lhs_type != ct) {
     xs = kc__malloc((size_t)plan->lhs_count * es + 1);
     if (xs) kc__conv_load(plan->lhs_type, x, plan->lhs_count, plan->f64, xs);
     x = xs;
   }
-  if (plan->rhs_type != ct) {
+  if (!plan->integer && plan->rhs_type != ct) {
     ws = kc__malloc((size_t)plan->rhs_count * es + 1);
     if (ws) kc__conv_load(plan->rhs_type, w, plan->rhs_count, plan->f64, ws);
     w = ws;
   }
-  if (plan->out_type != ct) {
+  if (!plan->integer && plan->out_type != ct) {
     ys = kc__malloc((size_t)plan->out_count * es + 1);
     y = ys;
   }
@@ -721,7 +787,9 @@ static kc_status* kc__conv_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       kc__conv_run run = {.plan = plan, .lhs = x, .rhs = w, .out = y, .scratch = scratch};
       int64_t cost = plan->window_count * plan->rhs_in * plan->out_feat + 1;
       int64_t positions = plan->out_batch * plan->out_sp_count;
-      kc_range_worker_fn fn = plan->f64 ? kc__conv_direct_double : kc__conv_direct_float;
+      kc_range_worker_fn fn = plan->integer ? kc__conv_direct_uint64_t
+                              : plan->f64   ? kc__conv_direct_double
+                                            : kc__conv_direct_float;
       if (ctx->pool) {
         kc_thread_pool_parallel_for_with_worker_id(ctx->pool, positions, cost, fn, &run);
       } else {
@@ -730,7 +798,8 @@ static kc_status* kc__conv_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       kc__free(scratch);
     }
   }
-  if (!st && ys) kc__conv_store(plan->out_type, ys, plan->out_count, plan->f64, out);
+  if (!st && ys && plan->integer) kc__conv_store_int(plan->out_dt, ys, plan->out_count, out);
+  else if (!st && ys) kc__conv_store(plan->out_type, ys, plan->out_count, plan->f64, out);
   kc__free(xs);
   kc__free(ws);
   kc__free(ys);
