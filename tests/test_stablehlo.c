@@ -602,3 +602,89 @@ KC_TEST(stablehlo_convert_complex_to_real_takes_the_real_part) {
                    "  ROOT r = f32[2] convert(c)\n}\n",
                    KC_UNIMPLEMENTED, "convert is not implemented for c64 -> f32");
 }
+
+/* chlo.mulhi: the high half of the double-width product, against
+ * __int128 arithmetic, on extremes and mixed values of every integer
+ * type (64 bits built from 32-bit halves). */
+KC_TEST(stablehlo_chlo_mulhi_matches_wide_products) {
+  static const uint64_t vals[] = {0,
+                                  1,
+                                  UINT64_MAX,
+                                  UINT64_C(0x8000000000000000),
+                                  UINT64_C(0x7FFFFFFFFFFFFFFF),
+                                  UINT64_C(0xFFFFFFFF),
+                                  UINT64_C(0x100000000),
+                                  UINT64_C(0x123456789ABCDEF0),
+                                  UINT64_C(0xFEDCBA9876543210),
+                                  UINT64_C(0x00000000DEADBEEF),
+                                  UINT64_C(0x8000000080000000),
+                                  UINT64_C(0x7FFF00017FFF0001)};
+  enum { N = sizeof vals / sizeof vals[0] };
+  static const struct {
+    const char* mlir;
+    unsigned bits;
+    bool sign;
+  } types[] = {{"i8", 8, true},   {"ui8", 8, false},  {"i16", 16, true}, {"ui16", 16, false},
+               {"i32", 32, true}, {"ui32", 32, false}, {"i64", 64, true}, {"ui64", 64, false}};
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; ++t) {
+    unsigned bits = types[t].bits;
+    bool sign = types[t].sign;
+    /* All N x N pairs, as two flat operands. */
+    char lhs[N * N * 24], rhs[N * N * 24];
+    size_t la = 0, ra = 0;
+    uint64_t mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    int64_t want[N * N];
+    for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < N; ++j) {
+        uint64_t a = vals[i] & mask, b = vals[j] & mask;
+        /* The values as the type reads them. */
+        __int128 x, y;
+        if (sign) {
+          int64_t sa = bits == 64 ? (int64_t)a : (int64_t)(a << (64 - bits)) >> (64 - bits);
+          int64_t sb = bits == 64 ? (int64_t)b : (int64_t)(b << (64 - bits)) >> (64 - bits);
+          x = sa;
+          y = sb;
+          la += (size_t)snprintf(lhs + la, sizeof lhs - la, "%s%lld", la ? ", " : "", (long long)sa);
+          ra += (size_t)snprintf(rhs + ra, sizeof rhs - ra, "%s%lld", ra ? ", " : "", (long long)sb);
+        } else {
+          x = (__int128)a;
+          y = (__int128)b;
+          la += (size_t)snprintf(lhs + la, sizeof lhs - la, "%s%llu", la ? ", " : "",
+                                 (unsigned long long)a);
+          ra += (size_t)snprintf(rhs + ra, sizeof rhs - ra, "%s%llu", ra ? ", " : "",
+                                 (unsigned long long)b);
+        }
+        unsigned __int128 p = (unsigned __int128)(x * y);
+        if (!sign && bits == 64) p = (unsigned __int128)a * b;
+        want[i * N + j] = (int64_t)(uint64_t)(p >> bits);
+      }
+    }
+    static char text[16384];
+    snprintf(text, sizeof text,
+             "func.func @main() -> tensor<%dx%s> {\n"
+             "  %%a = stablehlo.constant dense<[%s]> : tensor<%dx%s>\n"
+             "  %%b = stablehlo.constant dense<[%s]> : tensor<%dx%s>\n"
+             "  %%0 = \"chlo.mulhi\"(%%a, %%b) : (tensor<%dx%s>, tensor<%dx%s>) -> tensor<%dx%s>\n"
+             "  return %%0 : tensor<%dx%s>\n}\n",
+             N * N, types[t].mlir, lhs, N * N, types[t].mlir, rhs, N * N, types[t].mlir,
+             N * N, types[t].mlir, N * N, types[t].mlir, N * N, types[t].mlir, N * N,
+             types[t].mlir);
+    kc_tensor* out = NULL;
+    kt_run_text(text, &out, 1);
+    const uint8_t* got = kt_data(out);
+    for (int k = 0; k < N * N; ++k) {
+      uint64_t g = 0;
+      memcpy(&g, got + (size_t)k * (bits / 8), bits / 8);
+      if (g != ((uint64_t)want[k] & mask)) {
+        kt__fail(__FILE__, __LINE__, "mulhi %s pair %d: got %#llx, expected %#llx",
+                 types[t].mlir, k, (unsigned long long)g,
+                 (unsigned long long)((uint64_t)want[k] & mask));
+      }
+    }
+    kc_object_release(KC_OBJECT(out));
+  }
+  KT_PARSE_FAILS("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                 "  %0 = \"chlo.mulhi\"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+                 "  return %0 : tensor<2xf32>\n}\n",
+                 "chlo.mulhi: expected two integer operands of one type");
+}

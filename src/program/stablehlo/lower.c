@@ -649,6 +649,25 @@ static int32_t kc__e_const(kc__expr* e, float v) {
   return e->st ? -1 : id;
 }
 
+/* The integer constant v (its low bits, of the values' type), broadcast
+ * to the shape. */
+static int32_t kc__e_const_int(kc__expr* e, uint64_t v) {
+  if (e->st) return -1;
+  DLDataType dt = kc_shape_get_dtype(e->shape);
+  uint8_t bytes[8];
+  for (unsigned k = 0; k < 8; ++k) bytes[k] = (uint8_t)(v >> (8 * k)); /* little-endian */
+  kc_shape* scalar = NULL;
+  int32_t c = -1, id = -1;
+  kc_string_view name;
+  e->st = kc_shape_create_array(dt, NULL, 0, &scalar);
+  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
+  if (!e->st) e->st = kc_program_builder_add_constant(e->s->b, scalar, bytes, dt.bits / 8u, name, &c);
+  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
+  if (!e->st) e->st = kc_program_builder_add_broadcast(e->s->b, e->shape, c, NULL, 0, name, &id);
+  kc_shape_destroy(scalar);
+  return e->st ? -1 : id;
+}
+
 static int32_t kc__e_compare(kc__expr* e, const char* direction, int32_t a, int32_t b) {
   kc_attr attr;
   memset(&attr, 0, sizeof attr);
@@ -720,6 +739,56 @@ static kc_status* kc__lower_erf_inv(kc__shlo_scope* s, kc__shlo_op* op, const kc
   return kc__shlo_bind_values(s, op, &result, 1);
 }
 
+/* chlo.mulhi: the high half of the double-width product of two integers
+ * (signed or not). Up to 32 bits, the product in 64 bits shifted down;
+ * for 64 bits, from 32-bit halves (Hacker's Delight's mulhs and mulhu),
+ * in the 64-bit type's wrapping arithmetic. */
+static kc_status* kc__lower_mulhi(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r) {
+  (void)r;
+  if (kc__shlo_num_operands(op) != 2 || kc__shlo_num_result_types(op) != 1) {
+    return kc__shlo_fail(&op->at, "chlo.mulhi: expected two operands and one result");
+  }
+  const kc__shlo_value* x = kc__shlo_operand(s, op, 0);
+  const kc__shlo_value* y = kc__shlo_operand(s, op, 1);
+  DLDataType dt = kc_shape_get_dtype(x->shape);
+  if (kc_shape_is_tuple(x->shape) || (dt.code != kDLInt && dt.code != kDLUInt) ||
+      !kc_shape_equal(x->shape, y->shape)) {
+    return kc__shlo_fail(&op->at, "chlo.mulhi: expected two integer operands of one type");
+  }
+  bool sign = dt.code == kDLInt;
+  int32_t shift = sign ? KC_OP_SHIFT_RIGHT_ARITHMETIC : KC_OP_SHIFT_RIGHT_LOGICAL;
+  kc__expr e = {.s = s, .op = op, .what = "mulhi"};
+  kc_shape* wide = NULL;
+  int32_t hi;
+  if (dt.bits < 64) {
+    KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(dt.code, 64, 1),
+                                             kc_shape_get_dims(x->shape),
+                                             kc_shape_get_rank(x->shape), &wide));
+    e.shape = wide;
+    int32_t a = kc__e_add(&e, KC_OP_CONVERT, wide, &x->id, 1, NULL);
+    int32_t b = kc__e_add(&e, KC_OP_CONVERT, wide, &y->id, 1, NULL);
+    int32_t p = kc__e_op(&e, shift, kc__e_op(&e, KC_OP_MULTIPLY, a, b), kc__e_const_int(&e, dt.bits));
+    hi = kc__e_add(&e, KC_OP_CONVERT, x->shape, &p, 1, NULL);
+  } else {
+    e.shape = x->shape;
+    int32_t mask = kc__e_const_int(&e, 0xFFFFFFFFu), n32 = kc__e_const_int(&e, 32);
+    int32_t a0 = kc__e_op(&e, KC_OP_AND, x->id, mask), a1 = kc__e_op(&e, shift, x->id, n32);
+    int32_t b0 = kc__e_op(&e, KC_OP_AND, y->id, mask), b1 = kc__e_op(&e, shift, y->id, n32);
+    int32_t w0 = kc__e_op(&e, KC_OP_MULTIPLY, a0, b0);
+    int32_t t = kc__e_op(&e, KC_OP_ADD, kc__e_op(&e, KC_OP_MULTIPLY, a1, b0),
+                         kc__e_op(&e, KC_OP_SHIFT_RIGHT_LOGICAL, w0, n32));
+    int32_t w1 = kc__e_op(&e, KC_OP_ADD, kc__e_op(&e, KC_OP_MULTIPLY, a0, b1),
+                          kc__e_op(&e, KC_OP_AND, t, mask));
+    hi = kc__e_op(&e, KC_OP_ADD, kc__e_op(&e, KC_OP_MULTIPLY, a1, b1),
+                  kc__e_op(&e, KC_OP_ADD, kc__e_op(&e, shift, t, n32),
+                           kc__e_op(&e, shift, w1, n32)));
+  }
+  kc_shape_destroy(wide);
+  KC_RETURN_IF_ERROR(e.st);
+  kc__shlo_value v = {.id = hi, .shape = kc__shlo_result_type(op, 0)};
+  return kc__shlo_bind_values(s, op, &v, 1);
+}
+
 /* convert: of a complex operand to a real or integer type, its real part
  * converted (StableHLO's meaning; HLO's convert refuses complex to real,
  * as XLA's does); otherwise the HLO instruction. */
@@ -781,6 +850,7 @@ static const struct {
     {KC__PLAIN("tan", KC_OP_TAN), true},
     {KC__PLAIN("erf", KC_OP_ERF), true},
     {{"erf_inv", KC__OP_NONE, kc__lower_erf_inv}, true},
+    {{"mulhi", KC__OP_NONE, kc__lower_mulhi}, true},
     {KC__PLAIN("floor", KC_OP_FLOOR), false},
     {KC__PLAIN("ceil", KC_OP_CEIL), false},
     {KC__PLAIN("round_nearest_afz", KC_OP_ROUND_NEAREST_AFZ), false},
@@ -881,8 +951,8 @@ static size_t kc__min_operands(const kc__shlo_rule* r) {
   } counts[] = {
       {"constant", 0}, {"iota", 0}, {"custom_call", 0}, {"composite", 0}, {"call", 0},
       {"tuple", 0}, {"optimization_barrier", 0}, {"while", 0}, {"dot_general", 2},
-      {"gather", 2}, {"convolution", 2}, {"triangular_solve", 2}, {"pad", 2}, {"reduce", 2},
-      {"reduce_window", 2}, {"compare", 2}, {"dynamic_update_slice", 2},
+      {"gather", 2}, {"convolution", 2}, {"triangular_solve", 2}, {"mulhi", 2}, {"pad", 2},
+      {"reduce", 2}, {"reduce_window", 2}, {"compare", 2}, {"dynamic_update_slice", 2},
       {"dynamic_reshape", 2}, {"dynamic_broadcast_in_dim", 2}, {"select", 3}, {"clamp", 3}, {"scatter", 3},
       {"select_and_scatter", 3}, {"dynamic_gather", 3}, {"real_dynamic_slice", 4},
       {"dynamic_pad", 5}};
@@ -946,7 +1016,7 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
   if (!r) {
     return kc__shlo_fail(&op->at,
                          "op %.*s is not supported (kcall reads the StableHLO ops that have an "
-                         "HLO instruction it runs, and chlo.erf, erf_inv, tan and top_k)",
+                         "HLO instruction it runs, and chlo.erf, erf_inv, mulhi, tan and top_k)",
                          (int)op->name.size, op->name.data);
   }
   KC_RETURN_IF_ERROR(r->fn(s, op, r));
