@@ -19,8 +19,8 @@ double kb_time_per_iter(void (*body)(void* ctx, int64_t iters), void* ctx,
 typedef struct kb_report {
   const char* name;
   size_t count;
-  const char* keys[32];
-  double values[32];
+  const char* keys[64];
+  double values[64];
 } kb_report;
 
 void kb_report_add(kb_report* r, const char* key, double value);

@@ -233,6 +233,20 @@ static char* kc__bc_digits(char* end, uint32_t v) {
   return end;
 }
 
+void kc__bc_put_uint(kc__bc* c, uint64_t v) {
+  char buf[24], *end = buf + sizeof buf, *p = end;
+  do {
+    *--p = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  kc__bc_put(c, p, (size_t)(end - p));
+}
+
+void kc__bc_put_int(kc__bc* c, int64_t v) {
+  if (v < 0) kc__bc_put(c, "-", 1);
+  kc__bc_put_uint(c, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+}
+
 void kc__bc_put_value(kc__bc* c, const kc__bc_value* v) {
   char buf[32], *end = buf + sizeof buf;
   char* p = end;

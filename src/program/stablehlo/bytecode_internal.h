@@ -168,6 +168,9 @@ kc_string_view kc__bc_dialect_name(const kc__bc* c, uint32_t i);
 void kc__bc_put(kc__bc* c, const void* bytes, size_t n);
 void kc__bc_puts(kc__bc* c, const char* s);
 void kc__bc_printf(kc__bc* c, const char* fmt, ...) KC_PRINTF(2, 3);
+/* An integer in decimal (printf's %llu and %lld, without its cost). */
+void kc__bc_put_uint(kc__bc* c, uint64_t v);
+void kc__bc_put_int(kc__bc* c, int64_t v);
 /* A string literal, quoted and escaped as MLIR writes one. */
 void kc__bc_put_quoted(kc__bc* c, kc_string_view s);
 /* Room for `n` more bytes at the text's end, to be written there: NULL

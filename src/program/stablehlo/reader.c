@@ -70,6 +70,11 @@ static const struct {
 /* "4x8xf32", "f32", "0x3xcomplex<f32>" (the text between tensor< and >). */
 static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const kc__token* at,
                                   kc_string_view text, const kc_shape** out) {
+  int32_t seen = m->tensor_types.slots ? kc__strmap_get(&m->tensor_types, text) : -1;
+  if (seen >= 0) {
+    *out = ((const kc_shape* const*)(const void*)m->shapes.data)[seen];
+    return NULL;
+  }
   int64_t dims[KC_TENSOR_MAX_NDIM];
   int32_t rank = 0;
   uint32_t dynamic = 0;
@@ -122,7 +127,13 @@ static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const
     return kc__parse_oom();
   }
   *out = shape;
-  return dynamic ? kc__shlo_mark_dynamic(m, shape, dynamic) : NULL;
+  if (dynamic) KC_RETURN_IF_ERROR(kc__shlo_mark_dynamic(m, shape, dynamic));
+  char* key = kc__arena_dup(&m->arena, text.data, text.size + 1);
+  int32_t index = (int32_t)(m->shapes.size / sizeof shape - 1);
+  if (!key || !kc__strmap_put(&m->tensor_types, (kc_string_view){key, text.size}, index)) {
+    return kc__parse_oom();
+  }
+  return NULL;
 }
 
 /* The dynamic types are found by address: the key is the pointer's own

@@ -594,6 +594,7 @@ static void kc__module_free(kc__shlo_module* m) {
   kc__strmap_free(&m->aliases);
   kc__buf_free(&m->alias_list);
   kc__strmap_free(&m->dynamic);
+  kc__strmap_free(&m->tensor_types);
   kc__arena_free(&m->arena);
 }
 

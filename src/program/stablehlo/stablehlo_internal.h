@@ -51,6 +51,9 @@ typedef struct kc__shlo_module {
   /* The types with dynamic dimensions (tensor<?x8xf32>): shape address ->
    * mask of those dimensions (kc__shlo_dynamic). */
   kc__strmap dynamic;
+  /* Each tensor type read, by its text ("4x8xf32") -> index into shapes:
+   * a type is made once however often it is written. */
+  kc__strmap tensor_types;
   /* The entry parameters' shapes the caller gave (kc_parse_options). */
   const kc_parse_options* options;
   /* Counts instructions, so that made-up names do not clash. */

@@ -309,7 +309,8 @@ static kc_status* kc__vhlo_put_type_once(kc__bc* c, uint32_t index, int depth) {
           return kc__bc_fail(c, e.at, "expected a dimension (a size, or dynamic), got %lld",
                              (long long)d);
         } else {
-          kc__bc_printf(c, "%lldx", (long long)d);
+          kc__bc_put_int(c, d);
+          kc__bc_put(c, "x", 1);
         }
       }
       KC_RETURN_IF_ERROR(kc__bc_index(c, &e.cur, c->num_types, "an element type", &t));
@@ -563,9 +564,9 @@ static void kc__vhlo_put_nested(kc__bc* c, const kc__vhlo_dense* d) {
     if (bools) {
       kc__bc_puts(c, v ? "true" : "false");
     } else if (d->scalar->kind == KC__VK_UNSIGNED) {
-      kc__bc_printf(c, "%llu", (unsigned long long)(uint64_t)v);
+      kc__bc_put_uint(c, (uint64_t)v);
     } else {
-      kc__bc_printf(c, "%lld", (long long)v);
+      kc__bc_put_int(c, v);
     }
     for (size_t k = 0; k < r; ++k) {
       if ((i + 1) % stride[k] == 0) kc__bc_puts(c, "]");
@@ -688,7 +689,8 @@ static kc_status* kc__vhlo_put_svarints(kc__bc* c, kc__vhlo_entry* e) {
   for (size_t k = 0; k < n; ++k) {
     int64_t v;
     KC_RETURN_IF_ERROR(kc__bc_svarint(c, &e->cur, "an integer", &v));
-    kc__bc_printf(c, k ? ", %lld" : "%lld", (long long)v);
+    if (k) kc__bc_puts(c, ", ");
+    kc__bc_put_int(c, v);
   }
   kc__bc_puts(c, "]");
   return NULL;
@@ -736,7 +738,8 @@ static kc_status* kc__vhlo_put_builtin(kc__bc* c, kc__vhlo_entry* e, int depth) 
       const kc__vhlo_scalar* s = kc__vhlo_scalar_find(vhlo_code[te.code - 3]);
       KC_RETURN_IF_ERROR(kc__vhlo_apint(c, &e->cur, s->bits, false, &bits));
       kc__vhlo_put_float(c, s, bits);
-      kc__bc_printf(c, " : %s", s->text);
+      kc__bc_puts(c, " : ");
+      kc__bc_puts(c, s->text);
       return NULL;
     }
     case KC__BA_INTEGER: {
@@ -815,7 +818,8 @@ kc_status* kc__vhlo_put_attr(kc__bc* c, uint32_t i, int depth) {
       }
       KC_RETURN_IF_ERROR(kc__vhlo_apint(c, &e.cur, s->bits, false, &bits));
       kc__vhlo_put_float(c, s, bits);
-      kc__bc_printf(c, " : %s", s->text);
+      kc__bc_puts(c, " : ");
+      kc__bc_puts(c, s->text);
       break;
     }
     case KC__VA_INTEGER: {
@@ -823,10 +827,12 @@ kc_status* kc__vhlo_put_attr(kc__bc* c, uint32_t i, int depth) {
       const kc__vhlo_scalar* s;
       KC_RETURN_IF_ERROR(kc__vhlo_int_value(c, &e, &v, &s));
       if (s->kind == KC__VK_UNSIGNED) {
-        kc__bc_printf(c, "%llu : %s", (unsigned long long)(uint64_t)v, s->text);
+        kc__bc_put_uint(c, (uint64_t)v);
       } else {
-        kc__bc_printf(c, "%lld : %s", (long long)v, s->text);
+        kc__bc_put_int(c, v);
       }
+      kc__bc_puts(c, " : ");
+      kc__bc_puts(c, s->text);
       break;
     }
     case KC__VA_OUTPUT_OPERAND_ALIAS: {

@@ -312,12 +312,15 @@ static kc_status* kc__vhlo_put_field(kc__bc* c, const kc__bc_named* n) {
   size_t count;
   if (kc_sv_equal(n->name, KC_SV_LIT("index_vector_dim"))) {
     KC_RETURN_IF_ERROR(kc__vhlo_get_int(c, n->attr, "index_vector_dim", &v[0]));
-    kc__bc_printf(c, "%lld", (long long)v[0]);
+    kc__bc_put_int(c, v[0]);
     return NULL;
   }
   KC_RETURN_IF_ERROR(kc__vhlo_get_ints(c, n->attr, "a dimension list", v, 128, &count));
   kc__bc_puts(c, "[");
-  for (size_t i = 0; i < count; ++i) kc__bc_printf(c, i ? ", %lld" : "%lld", (long long)v[i]);
+  for (size_t i = 0; i < count; ++i) {
+    if (i) kc__bc_puts(c, ", ");
+    kc__bc_put_int(c, v[i]);
+  }
   kc__bc_puts(c, "]");
   return NULL;
 }
@@ -405,7 +408,7 @@ static kc_status* kc__vhlo_put_special(kc__bc* c, const kc__bc_named* n) {
         if (bools) {
           kc__bc_puts(c, v[i] ? "true" : "false");
         } else {
-          kc__bc_printf(c, "%lld", (long long)v[i]);
+          kc__bc_put_int(c, v[i]);
         }
       }
       kc__bc_puts(c, ">");
@@ -461,13 +464,22 @@ static kc_status* kc__vhlo_left_out(kc__bc* c, const kc__bc_op* op, const kc__bc
 /* `%N = "name"(%a, %b) <{...}>`. */
 static kc_status* kc__vhlo_generic_begin(kc__bc* c, const kc__bc_op* op) {
   size_t results = op->results.size / sizeof(uint32_t);
-  if (results == 1) kc__bc_printf(c, "%%%u = ", op->serial);
-  if (results > 1) kc__bc_printf(c, "%%%u:%zu = ", op->serial, results);
+  if (results) {
+    kc__bc_put(c, "%", 1);
+    kc__bc_put_uint(c, op->serial);
+    if (results > 1) {
+      kc__bc_put(c, ":", 1);
+      kc__bc_put_uint(c, results);
+    }
+    kc__bc_puts(c, " = ");
+  }
   const char* name = op->rule->text;
   if (op->rule->form == KC__BC_RETURN) {
     name = op->parent == KC__BC_FUNC ? "func.return" : "stablehlo.return";
   }
-  kc__bc_printf(c, "\"%s\"(", name);
+  kc__bc_put(c, "\"", 1);
+  kc__bc_puts(c, name);
+  kc__bc_puts(c, "\"(");
   const kc__bc_value* v = (const kc__bc_value*)(const void*)op->operands.data;
   for (size_t i = 0; i < op->operands.size / sizeof *v; ++i) {
     if (i) kc__bc_puts(c, ", ");
