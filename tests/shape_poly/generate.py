@@ -6,7 +6,10 @@ Each case is exported once with jax.export and a symbolic dimension (the
 batch "b", or a length "n"), for the CPU, and its StableHLO text written to
 CASE/module.mlir (`Exported.mlir_module()`: `tensor<?x...>` types,
 get_dimension_size, dynamic_broadcast_in_dim and the rest, shape_assertion
-custom calls). For two sizes of that dimension the inputs and what the
+custom calls), the same module as a portable artifact to CASE/module.bc
+(`Exported.mlir_module_serialized`) and the whole export to
+CASE/exported.jax_exported (`Exported.serialize()`, which needs
+flatbuffers). For two sizes of that dimension the inputs and what the
 export computes for them (`exported.call`) are written to
 CASE/SIZE/inputN.npy and outputN.npy, and manifest.json lists it all.
 ctest runs each size with `kcall run module.mlir --input N=inputN.npy`,
@@ -121,6 +124,10 @@ def main():
         text = exported.mlir_module()
         with open(os.path.join(case_dir, "module.mlir"), "w") as f:
             f.write(text)
+        with open(os.path.join(case_dir, "module.bc"), "wb") as f:
+            f.write(exported.mlir_module_serialized)
+        with open(os.path.join(case_dir, "exported.jax_exported"), "wb") as f:
+            f.write(exported.serialize())
         entry = {"name": name, "module": f"{name}/module.mlir", "sizes": []}
         for size in sizes:
             xs = example if size == sizes[0] else inputs(size)
