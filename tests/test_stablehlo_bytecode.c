@@ -545,3 +545,65 @@ KC_TEST(stablehlo_bytecode_without_memory_is_refused_and_leaks_nothing) {
          (long long)per_run);
   free(data);
 }
+
+/* ---- dense_resource constants -------------------------------------------- */
+
+/* As MLIR prints them (dense_resource.py): the blobs after the module, in
+ * {-# dialect_resources: { builtin: { KEY: "0x<alignment><bytes>" } } #-}. */
+KC_TEST(stablehlo_dense_resource_constants_as_mlir_prints_them) {
+  char path[1024];
+  kt_bc_path(path, sizeof path, "dense_resource", ".mlir");
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse_file(path, &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  static const float x[6] = {1, 1, 1, 2, 2, 2};
+  int64_t shape[2] = {2, 3};
+  DLTensor in = {.data = (void*)x, .device = {kDLCPU, 0}, .ndim = 2,
+                 .dtype = {kDLFloat, 32, 1}, .shape = shape};
+  const DLTensor* ins[1] = {&in};
+  kc_tensor* out[2] = {NULL, NULL};
+  KC_CHECK_OK(kc_executable_execute(exe, ins, 1, NULL, out));
+  const float* y = kc_tensor_get_dltensor(out[0])->data;
+  for (int i = 0; i < 6; ++i) KC_CHECK(y[i] == x[i] + (float)i / 4);
+  const uint8_t* mask = kc_tensor_get_dltensor(out[1])->data;
+  KC_CHECK(mask[0] == 1 && mask[1] == 0 && mask[2] == 1);
+  kt_release(out, 2);
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+}
+
+static void kt_resource_fails(const char* constant, const char* blobs, const char* needle) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "module {\n  func.func @main() -> tensor<2xf32> {\n"
+           "    %%c = stablehlo.constant %s : tensor<2xf32>\n"
+           "    return %%c : tensor<2xf32>\n  }\n}\n\n"
+           "{-#\n  dialect_resources: {\n    builtin: {\n      %s\n    }\n  }\n#-}\n",
+           constant, blobs);
+  kc_program* p = NULL;
+  KC_CHECK_CODE(kc_program_parse(kc_sv(text), &p), KC_INVALID_ARGUMENT, needle);
+  KC_CHECK(p == NULL);
+}
+
+KC_TEST(stablehlo_dense_resource_refusals_name_the_blob) {
+  kt_resource_fails("dense_resource<w>", "v: \"0x040000000000803F00000040\"",
+                    "dense_resource<w>: the module's dialect_resources hold no builtin blob");
+  kt_resource_fails("dense_resource<w>", "w: \"0x040000000000803F\"",
+                    "dense_resource<w>: expected a blob of \"0x\", a 4-byte alignment and 8 "
+                    "bytes, got 16 hex digits");
+  kt_resource_fails("dense_resource<w>", "w: \"0x040000000000803F0000004Z\"",
+                    "is not hex (digit 23)");
+  kt_resource_fails("dense_resource<__elided__>", "w: \"0x040000000000803F00000040\"",
+                    "dense_resource<__elided__>: the constant's bytes were left out");
+  kt_resource_fails("dense_resource<w>", "w: 12", "expected a blob");
+  /* The same blob given: it runs. */
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(
+      kc_sv("module {\n  func.func @main() -> tensor<2xf32> {\n"
+            "    %c = stablehlo.constant dense_resource<\"w 1\"> : tensor<2xf32>\n"
+            "    return %c : tensor<2xf32>\n  }\n}\n{-# dialect_resources: { builtin: { "
+            "\"w 1\": \"0x040000000000803F00000040\" } }, external_resources: { x: {} } #-}\n"),
+      &p));
+  kc_program_destroy(p);
+}

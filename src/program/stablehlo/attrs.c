@@ -354,12 +354,69 @@ static kc_status* kc__dense_element(kc__lexer* lx, DLDataType dt, kc__buf* out) 
   return kc__dense_float(lx, dt.bits, dt.code, out);
 }
 
+static int kc__hex_digit(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* dense_resource<KEY>: the blob the module's builtin resources hold
+ * under KEY, "0x" and the hex of a 4-byte alignment then the elements'
+ * bytes (little-endian, as MLIR writes them). */
+static kc_status* kc__dense_resource(kc__shlo_module* m, kc__lexer* lx, const kc_shape* shape,
+                                     void** out_data, size_t* out_size) {
+  kc__token start = lx->tok;
+  kc__lex_next(lx);
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '<'));
+  kc__token key = lx->tok;
+  kc_string_view name = key.text;
+  if (key.kind != KC__TOK_STRING && key.kind != KC__TOK_IDENT) {
+    return kc__lex_expected(lx, &key, "a resource's name");
+  }
+  kc__lex_next(lx);
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '>'));
+  if (kc_shape_is_tuple(shape)) return kc__lex_fail(lx, &start, "a tuple constant");
+  if (kc_sv_equal(name, KC_SV_LIT("__elided__"))) {
+    return kc__lex_fail(lx, &key, "dense_resource<__elided__>: the constant's bytes were left "
+                                  "out when the module was printed (print it with large "
+                                  "constants kept)");
+  }
+  const kc__token* blob = kc__shlo_resource(m, name);
+  if (!blob) {
+    return kc__lex_fail(lx, &key, "dense_resource<%.*s>: the module's dialect_resources hold no "
+                                  "builtin blob of that name",
+                        (int)name.size, name.data);
+  }
+  kc_string_view hex = blob->text; /* 0x... */
+  size_t want = kc_shape_get_byte_size(shape);
+  if (hex.size < 2 + 8 || hex.data[0] != '0' || (hex.data[1] != 'x' && hex.data[1] != 'X') ||
+      (hex.size - 2) % 2 != 0 || (hex.size - 2 - 8) / 2 != want) {
+    return kc__lex_fail(lx, &key, "dense_resource<%.*s>: expected a blob of \"0x\", a 4-byte "
+                                  "alignment and %zu bytes, got %zu hex digits",
+                        (int)name.size, name.data, want, hex.size >= 2 ? hex.size - 2 : 0);
+  }
+  uint8_t* bytes = kc__arena_alloc(&m->arena, want + 1);
+  if (!bytes) return kc__parse_oom();
+  const char* d = hex.data + 2 + 8;
+  for (size_t i = 0; i < want; ++i) {
+    int hi = kc__hex_digit(d[2 * i]), lo = kc__hex_digit(d[2 * i + 1]);
+    if (hi < 0 || lo < 0) {
+      return kc__lex_fail(lx, &key, "dense_resource<%.*s>: the blob holds a byte that is not "
+                                    "hex (digit %zu)",
+                          (int)name.size, name.data, 8 + 2 * i + (hi < 0 ? 0 : 1));
+    }
+    bytes[i] = (uint8_t)(hi << 4 | lo);
+  }
+  *out_data = bytes;
+  *out_size = want;
+  return NULL;
+}
+
 kc_status* kc__shlo_dense(kc__shlo_module* m, const kc__lexer* at, const kc_shape* shape,
                           void** out_data, size_t* out_size) {
   kc__lexer lx = kc__shlo_resolve(m, at);
   kc__token start = lx.tok;
   if (kc__word(&start, "dense_resource")) {
-    return kc__lex_fail(&lx, &start, "dense_resource constants are not supported yet");
+    return kc__dense_resource(m, &lx, shape, out_data, out_size);
   }
   if (!kc__word(&start, "dense")) return kc__lex_expected(&lx, &start, "dense<...>");
   if (kc_shape_is_tuple(shape)) return kc__lex_fail(&lx, &start, "a tuple constant");

@@ -387,6 +387,79 @@ static kc_status* kc__read_func(kc__shlo_module* m, kc__lexer* lx) {
   return kc__strmap_put(&m->funcs, f.name, index) ? NULL : kc__parse_oom();
 }
 
+/* A resource's key: a bare name or a string (its quotes left off). */
+static kc_status* kc__resource_key(kc__lexer* lx, kc_string_view* out) {
+  kc__token t = lx->tok;
+  if (t.kind == KC__TOK_STRING) {
+    *out = t.text;
+  } else if (t.kind == KC__TOK_IDENT || t.kind == KC__TOK_NUMBER) {
+    *out = t.text;
+  } else {
+    return kc__lex_expected(lx, &t, "a resource's name");
+  }
+  kc__lex_next(lx);
+  return NULL;
+}
+
+/* {-# dialect_resources: { DIALECT: { KEY: "0x...", ... }, ... },
+ * external_resources: {...} #-}: the builtin dialect's blobs are kept
+ * (dense_resource constants name them), the rest skipped. */
+static kc_status* kc__read_resources(kc__shlo_module* m, kc__lexer* lx) {
+  kc__lex_next(lx); /* '{' */
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '-'));
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '#'));
+  while (!kc__tok_is_punct(&lx->tok, '#')) {
+    kc__token section = lx->tok;
+    if (section.kind != KC__TOK_IDENT) {
+      return kc__lex_expected(lx, &section, "dialect_resources, external_resources or '#-}'");
+    }
+    kc__lex_next(lx);
+    KC_RETURN_IF_ERROR(kc__lex_expect(lx, ':'));
+    if (!kc__tok_is_word(&section, "dialect_resources")) {
+      if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{'");
+      KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
+    } else {
+      KC_RETURN_IF_ERROR(kc__lex_expect(lx, '{'));
+      for (bool more = kc__lex_list_begin(lx, '}'); more;) {
+        kc__token dialect = lx->tok;
+        if (dialect.kind != KC__TOK_IDENT) return kc__lex_expected(lx, &dialect, "a dialect");
+        kc__lex_next(lx);
+        KC_RETURN_IF_ERROR(kc__lex_expect(lx, ':'));
+        bool builtin = kc__tok_is_word(&dialect, "builtin");
+        KC_RETURN_IF_ERROR(kc__lex_expect(lx, '{'));
+        for (bool entries = kc__lex_list_begin(lx, '}'); entries;) {
+          kc_string_view key;
+          KC_RETURN_IF_ERROR(kc__resource_key(lx, &key));
+          KC_RETURN_IF_ERROR(kc__lex_expect(lx, ':'));
+          kc__token blob = lx->tok;
+          if (blob.kind != KC__TOK_STRING) {
+            return kc__lex_expected(lx, &blob, "a blob (\"0x...\")");
+          }
+          kc__lex_next(lx);
+          if (builtin) {
+            int32_t index = (int32_t)(m->resource_list.size / sizeof blob);
+            if (!kc__buf_append(&m->resource_list, &blob, sizeof blob) ||
+                !kc__strmap_put(&m->resources, key, index)) {
+              return kc__parse_oom();
+            }
+          }
+          KC_RETURN_IF_ERROR(kc__lex_list_next(lx, '}', &entries));
+        }
+        KC_RETURN_IF_ERROR(kc__lex_list_next(lx, '}', &more));
+      }
+    }
+    if (kc__tok_is_punct(&lx->tok, ',')) kc__lex_next(lx);
+  }
+  kc__lex_next(lx); /* '#' */
+  KC_RETURN_IF_ERROR(kc__lex_expect(lx, '-'));
+  return kc__lex_expect(lx, '}');
+}
+
+const kc__token* kc__shlo_resource(const kc__shlo_module* m, kc_string_view key) {
+  int32_t index = m->resources.slots ? kc__strmap_get(&m->resources, key) : -1;
+  return index < 0 ? NULL : (const kc__token*)(const void*)m->resource_list.data + index;
+}
+
 /* The statements of the module (or of a file of bare functions). */
 static kc_status* kc__read_module(kc__shlo_module* m, kc__lexer* lx, kc_string_view* name) {
   bool in_module = false;
@@ -420,8 +493,7 @@ static kc_status* kc__read_module(kc__shlo_module* m, kc__lexer* lx, kc_string_v
       KC_RETURN_IF_ERROR(kc__shlo_skip_loc(lx));
       in_module = false;
     } else if (kc__tok_is_punct(&t, '{') && !in_module) {
-      /* {-# dialect_resources ... #-} */
-      KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
+      KC_RETURN_IF_ERROR(kc__read_resources(m, lx));
     } else if (in_module && t.kind == KC__TOK_IDENT) {
       /* other top-level ops (sdy.mesh, ...): nothing on one device */
       KC_RETURN_IF_ERROR(kc__skip_statement(lx));
@@ -595,6 +667,8 @@ static void kc__module_free(kc__shlo_module* m) {
   kc__buf_free(&m->alias_list);
   kc__strmap_free(&m->dynamic);
   kc__strmap_free(&m->tensor_types);
+  kc__strmap_free(&m->resources);
+  kc__buf_free(&m->resource_list);
   kc__arena_free(&m->arena);
 }
 

@@ -54,6 +54,11 @@ typedef struct kc__shlo_module {
   /* Each tensor type read, by its text ("4x8xf32") -> index into shapes:
    * a type is made once however often it is written. */
   kc__strmap tensor_types;
+  /* The blobs of the builtin dialect's resources ({-# dialect_resources:
+   * { builtin: { KEY: "0x..." } } #-}): KEY -> index into resource_list,
+   * each a kc__token (the blob's string, in the text). */
+  kc__strmap resources;
+  kc__buf resource_list;
   /* The entry parameters' shapes the caller gave (kc_parse_options). */
   const kc_parse_options* options;
   /* Counts instructions, so that made-up names do not clash. */
@@ -292,6 +297,10 @@ kc_status* kc__shlo_int(kc__shlo_module* m, const kc__lexer* at, const char* wha
 
 /* true or false. */
 kc_status* kc__shlo_bool(kc__shlo_module* m, const kc__lexer* at, const char* what, bool* out);
+
+/* The blob the module's builtin dialect resources hold under `key`, or
+ * NULL (dense_resource<KEY>). */
+const kc__token* kc__shlo_resource(const kc__shlo_module* m, kc_string_view key);
 
 /* An enumeration's word: LT, or #stablehlo<comparison_direction LT>. */
 kc_status* kc__shlo_enum(kc__shlo_module* m, const kc__lexer* at, const char* what,
