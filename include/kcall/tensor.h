@@ -99,11 +99,13 @@ KC_API bool kc_dltensor_is_compact(const DLTensor* t);
  *
  * Read: format versions 1.0, 2.0 and 3.0; C order; little-endian (or
  * byte-order free) element types <f2 <f4 <f8, <i1..<i8, <u1..<u8, |b1,
- * and complex <c8 (c64) and <c16 (c128). The header, a Python dict
- * literal, is parsed by its grammar, never evaluated, and at most
+ * complex <c8 (c64) and <c16 (c128), and bf16 as 'bfloat16' (the name
+ * ml_dtypes gives it; np.save itself writes such arrays as '<V2', which
+ * is refused: its bytes could be any 2-byte type). The header, a Python
+ * dict literal, is parsed by its grammar, never evaluated, and at most
  * KC_NPY_MAX_HEADER bytes long (NumPy's own limit is 10000). Write:
  * version 1.0 and the descr NumPy itself writes (|i1, |u1, |b1, <f4,
- * <c8, ...). Anything else is refused with a status saying why; a
+ * <c8, ...; 'bfloat16' for bf16). Anything else is refused with a status saying why; a
  * malformed file never crashes the reader and leaves nothing allocated.
  */
 #define KC_NPY_MAX_HEADER 65536
@@ -137,8 +139,11 @@ KC_API kc_status* kc_tensor_read_npy_stream(FILE* f, const kc_allocator* alloc,
                                             kc_tensor** out_tensor);
 
 /* Writes `tensor` (compact row-major, on the CPU) to `path`, replacing
- * the file; on failure no file is left there. UNIMPLEMENTED for a dtype
- * .npy has no name for (bf16, ...; kc_dtype_npy_descr); INVALID_ARGUMENT
+ * the file; on failure no file is left there. bf16 is written with the
+ * descr 'bfloat16' (ml_dtypes' name, which np.load reads as that type
+ * once ml_dtypes is imported; kc_tensor_read_npy reads it back).
+ * UNIMPLEMENTED for a dtype .npy has no name for (kc_dtype_npy_descr);
+ * INVALID_ARGUMENT
  * for a strided or non-CPU tensor; FAILED_PRECONDITION when `path` is a
  * directory; kc_status_code_from_errno's code when the file cannot be
  * written. */
@@ -149,8 +154,8 @@ KC_API kc_status* kc_tensor_write_npy(const char* path, const DLTensor* tensor);
  * file in the stream. */
 KC_API kc_status* kc_tensor_write_npy_stream(FILE* f, const DLTensor* tensor);
 
-/* The descr kc_tensor_write_npy writes for `dtype` ("<f4"), static; NULL
- * for a dtype .npy has no name for. */
+/* The descr kc_tensor_write_npy writes for `dtype` ("<f4", "bfloat16"),
+ * static; NULL for a dtype .npy has no name for. */
 KC_API const char* kc_dtype_npy_descr(DLDataType dtype);
 
 #ifdef __cplusplus

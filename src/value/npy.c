@@ -41,9 +41,12 @@ static const npy_type kTypes[] = {
     {'u', kDLUInt, 16, "<u2"},  {'u', kDLUInt, 32, "<u4"},
     {'u', kDLUInt, 64, "<u8"},  {'b', kDLBool, 8, "|b1"},
     {'c', kDLComplex, 64, "<c8"}, {'c', kDLComplex, 128, "<c16"},
+    /* bfloat16 has no NumPy letter: the name ml_dtypes gives it, which
+     * np.load reads as that type once ml_dtypes is imported (JAX does). */
+    {0, kDLBfloat, 16, "bfloat16"},
 };
 #define TYPE_COUNT (sizeof(kTypes) / sizeof(kTypes[0]))
-#define SUPPORTED_TYPES "<f2 <f4 <f8 <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8 |b1 <c8 <c16"
+#define SUPPORTED_TYPES "<f2 <f4 <f8 <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8 |b1 <c8 <c16 bfloat16"
 
 const char* kc_dtype_npy_descr(DLDataType dtype) {
   if (dtype.lanes != 1) return NULL;
@@ -66,6 +69,17 @@ static bool host_is_little_endian(void) {
 
 static kc_status* parse_descr(kc_string_view d, DLDataType* out) {
   const char* supported = "supported: " SUPPORTED_TYPES;
+  if (kc_sv_equal(d, KC_SV_LIT("bfloat16"))) {
+    *out = kc_dtype_make(kDLBfloat, 16, 1);
+    return NULL;
+  }
+  if (d.size >= 2 && d.data[1] == 'V') {
+    return kc_status_create(KC_UNIMPLEMENTED,
+                            "dtype %s (elements of no named type: how np.save writes "
+                            "ml_dtypes' bfloat16 or float8 arrays) is not supported (%s); "
+                            "convert them (x.astype(np.float32))",
+                            KC__Q(d), supported);
+  }
   if (d.size < 3 || !strchr("<>|=", d.data[0])) {
     return kc_status_create(KC_UNIMPLEMENTED, "dtype %s is not supported (%s)",
                             KC__Q(d), supported);

@@ -391,21 +391,50 @@ static void test_files(void) {
   kc_status_destroy(st);
   kc_object_release(KC_OBJECT(t));
 
-  t = NULL;
-  st = kc_tensor_create(alloc(), shape, 1, kc_dtype_make(kDLBfloat, 16, 1),
-                        kc_device_cpu(), &t);
-  CHECK(!st, "create");
-  path_for("bf16.npy", path, sizeof path);
-  st = kc_tensor_write_npy(path, kc_tensor_get_dltensor(t));
+  /* An element type .npy has no name for (an 8-bit float). */
+  uint8_t bytes[4] = {0};
+  DLTensor f8 = {.data = bytes, .device = {kDLCPU, 0}, .ndim = 1,
+                 .dtype = {kDLFloat, 8, 1}, .shape = shape};
+  path_for("f8.npy", path, sizeof path);
+  st = kc_tensor_write_npy(path, &f8);
   char msg[256] = "OK";
   if (st) kc_status_format(st, msg, sizeof msg);
-  CHECK(kc_status_get_code(st) == KC_UNIMPLEMENTED && strstr(msg, "bf16") &&
+  CHECK(kc_status_get_code(st) == KC_UNIMPLEMENTED && strstr(msg, ".npy has no type for") &&
             strstr(msg, path),
-        "bf16: %s", msg);
+        "f8: %s", msg);
   FILE* left = fopen(path, "rb");
   CHECK(left == NULL, "a tensor that cannot be written left a file");
   if (left) fclose(left);
   kc_status_destroy(st);
+
+  /* bf16 goes out as 'bfloat16' (ml_dtypes' name) and comes back. */
+  t = NULL;
+  st = kc_tensor_create(alloc(), shape, 1, kc_dtype_make(kDLBfloat, 16, 1),
+                        kc_device_cpu(), &t);
+  CHECK(!st, "create");
+  uint16_t* h = kc_tensor_get_dltensor(t)->data;
+  for (int64_t i = 0; i < shape[0]; ++i) h[i] = (uint16_t)(0x3F80 + i); /* 1.0, ... */
+  path_for("bf16.npy", path, sizeof path);
+  st = kc_tensor_write_npy(path, kc_tensor_get_dltensor(t));
+  CHECK(!st, "write bf16");
+  kc_status_destroy(st);
+  kc_tensor* back = NULL;
+  st = kc_tensor_read_npy(path, alloc(), &back);
+  CHECK(!st && back, "read bf16 back");
+  if (back) {
+    const DLTensor* b = kc_tensor_get_dltensor(back);
+    CHECK(b->dtype.code == kDLBfloat && b->dtype.bits == 16 && b->ndim == 1 &&
+              b->shape[0] == shape[0] &&
+              memcmp(b->data, h, (size_t)shape[0] * sizeof *h) == 0,
+          "bf16 round trip");
+    kc_object_release(KC_OBJECT(back));
+  }
+  kc_status_destroy(st);
+  FILE* f = fopen(path, "rb");
+  char head[128] = {0};
+  CHECK(f && fread(head, 1, sizeof head - 1, f) > 0 && strstr(head + 10, "'descr': 'bfloat16'"),
+        "bf16 descr");
+  if (f) fclose(f);
   kc_object_release(KC_OBJECT(t));
 }
 
