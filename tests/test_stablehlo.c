@@ -688,3 +688,27 @@ KC_TEST(stablehlo_chlo_mulhi_matches_wide_products) {
                  "  return %0 : tensor<2xf32>\n}\n",
                  "chlo.mulhi: expected two integer operands of one type");
 }
+
+/* stablehlo.maximum and minimum of complex values: lexicographic in
+ * (real, imaginary), as StableHLO defines them (HLO text refuses them, as
+ * XLA does). */
+KC_TEST(stablehlo_complex_maximum_minimum_are_lexicographic) {
+  kc_tensor* out[2] = {NULL, NULL};
+  kt_run_text("func.func @main() -> (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) {\n"
+              "  %a = stablehlo.constant dense<[(1.0, 9.0), (2.0, 1.0), (3.0, -1.0), (4.0, 4.0)]> "
+              ": tensor<4xcomplex<f32>>\n"
+              "  %b = stablehlo.constant dense<[(2.0, 0.0), (1.0, 5.0), (3.0, 2.0), (4.0, 4.0)]> "
+              ": tensor<4xcomplex<f32>>\n"
+              "  %0 = stablehlo.maximum %a, %b : tensor<4xcomplex<f32>>\n"
+              "  %1 = stablehlo.minimum %a, %b : tensor<4xcomplex<f32>>\n"
+              "  return %0, %1 : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>\n}\n",
+              out, 2);
+  static const float want_max[8] = {2, 0, 2, 1, 3, 2, 4, 4};
+  static const float want_min[8] = {1, 9, 1, 5, 3, -1, 4, 4};
+  KC_CHECK(memcmp(kt_data(out[0]), want_max, sizeof want_max) == 0);
+  KC_CHECK(memcmp(kt_data(out[1]), want_min, sizeof want_min) == 0);
+  kt_release(out, 2);
+  KT_COMPILE_FAILS("HloModule m\nENTRY e {\n  a = c64[2] parameter(0)\n"
+                   "  ROOT r = c64[2] maximum(a, a)\n}\n",
+                   KC_UNIMPLEMENTED, "maximum is not implemented for c64 -> c64");
+}

@@ -789,6 +789,47 @@ static kc_status* kc__lower_mulhi(kc__shlo_scope* s, kc__shlo_op* op, const kc__
   return kc__shlo_bind_values(s, op, &v, 1);
 }
 
+/* maximum and minimum: of complex operands, the one that is larger
+ * (smaller) in the lexicographic order of (real, imaginary), as StableHLO
+ * defines them (a NaN part compares false: the second operand is taken);
+ * otherwise the HLO instruction, which refuses complex ones as XLA's does. */
+static kc_status* kc__lower_max_min(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r) {
+  const kc__shlo_value* a = kc__shlo_operand(s, op, 0);
+  const kc__shlo_value* b = kc__shlo_operand(s, op, 1);
+  DLDataType dt = kc_shape_get_dtype(a->shape);
+  if (kc_shape_is_tuple(a->shape) || dt.code != kDLComplex || kc__shlo_num_operands(op) != 2 ||
+      kc__shlo_num_result_types(op) != 1 || !kc_shape_equal(a->shape, b->shape)) {
+    return kc__shlo_lower_plain(s, op, r);
+  }
+  const char* gt = r->opcode == KC_OP_MAXIMUM ? "GT" : "LT";
+  kc_shape* part = NULL;
+  kc__expr e = {.s = s, .op = op, .what = r->opcode == KC_OP_MAXIMUM ? "maximum" : "minimum"};
+  KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(kDLFloat, (uint8_t)(dt.bits / 2), 1),
+                                           kc_shape_get_dims(a->shape),
+                                           kc_shape_get_rank(a->shape), &part));
+  e.shape = part;
+  e.st = kc_shape_create_array(kc_dtype_make(kDLBool, 8, 1), kc_shape_get_dims(a->shape),
+                               kc_shape_get_rank(a->shape), &e.pred);
+  int32_t ra = kc__e_add(&e, KC_OP_REAL, part, &a->id, 1, NULL);
+  int32_t rb = kc__e_add(&e, KC_OP_REAL, part, &b->id, 1, NULL);
+  int32_t ia = kc__e_add(&e, KC_OP_IMAG, part, &a->id, 1, NULL);
+  int32_t ib = kc__e_add(&e, KC_OP_IMAG, part, &b->id, 1, NULL);
+  int32_t tie[2] = {kc__e_compare(&e, "EQ", ra, rb), kc__e_compare(&e, gt, ia, ib)};
+  int32_t first[2] = {kc__e_compare(&e, gt, ra, rb), kc__e_add(&e, KC_OP_AND, e.pred, tie, 2, NULL)};
+  int32_t pick = kc__e_add(&e, KC_OP_OR, e.pred, first, 2, NULL);
+  int32_t sel[3] = {pick, a->id, b->id};
+  int32_t y = kc__e_add(&e, KC_OP_SELECT, a->shape, sel, 3, NULL);
+  kc_shape_destroy(part);
+  kc_shape_destroy(e.pred);
+  KC_RETURN_IF_ERROR(e.st);
+  kc__shlo_value v = {.id = y, .shape = kc__shlo_result_type(op, 0)};
+  return kc__shlo_bind_values(s, op, &v, 1);
+}
+
+bool kc__shlo_rule_is_elementwise(const kc__shlo_rule* r) {
+  return r->fn == kc__shlo_lower_plain || r->fn == kc__lower_max_min;
+}
+
 /* convert: of a complex operand to a real or integer type, its real part
  * converted (StableHLO's meaning; HLO's convert refuses complex to real,
  * as XLA's does); otherwise the HLO instruction. */
@@ -830,8 +871,8 @@ static const struct {
     {KC__PLAIN("subtract", KC_OP_SUBTRACT), false},
     {KC__PLAIN("multiply", KC_OP_MULTIPLY), false},
     {KC__PLAIN("divide", KC_OP_DIVIDE), false},
-    {KC__PLAIN("maximum", KC_OP_MAXIMUM), false},
-    {KC__PLAIN("minimum", KC_OP_MINIMUM), false},
+    {{"maximum", KC_OP_MAXIMUM, kc__lower_max_min}, false},
+    {{"minimum", KC_OP_MINIMUM, kc__lower_max_min}, false},
     {KC__PLAIN("negate", KC_OP_NEGATE), false},
     {KC__PLAIN("exponential", KC_OP_EXPONENTIAL), false},
     {KC__PLAIN("log", KC_OP_LOG), false},

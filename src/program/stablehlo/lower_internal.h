@@ -78,6 +78,10 @@ kc_status* kc__shlo_emit(kc__shlo_scope* s, const kc__shlo_op* op, int32_t opcod
 /* Every operand, no attributes. */
 kc_status* kc__shlo_lower_plain(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
 
+/* Whether r's op is one HLO element-wise instruction on real values (what
+ * a reduce's short form `applies OP` may name). */
+bool kc__shlo_rule_is_elementwise(const kc__shlo_rule* r);
+
 /* The first n operands (every one: _with), the attributes and the called
  * programs (released here). */
 kc_status* kc__shlo_lower_with_n(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r,

@@ -18,7 +18,7 @@ static kc_status* kc__applies_program(kc__shlo_scope* s, kc__shlo_op* op, kc_pro
   }
   kc_string_view fn = w->at.tok.text;
   const kc__shlo_rule* r = kc__shlo_find_rule(fn);
-  if (!r || r->fn != kc__shlo_lower_plain) {
+  if (!r || !kc__shlo_rule_is_elementwise(r)) {
     return kc__shlo_fail(&w->at.tok, "reduce: applies %.*s: expected an element-wise operation",
                          (int)fn.size, fn.data);
   }
