@@ -712,3 +712,45 @@ KC_TEST(stablehlo_complex_maximum_minimum_are_lexicographic) {
                    "  ROOT r = c64[2] maximum(a, a)\n}\n",
                    KC_UNIMPLEMENTED, "maximum is not implemented for c64 -> c64");
 }
+
+/* convolution with window_reversal: the kernel's flagged spatial
+ * dimensions reversed, the same as reversing the kernel first. */
+KC_TEST(stablehlo_convolution_window_reversal) {
+  static const char* const forms[2] = {
+      "%y = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+      "window = {stride = [1, 1], pad = [[1, 1], [0, 0]], reverse = [true, false]} "
+      "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+      "(tensor<1x4x4x1xf32>, tensor<3x2x1x1xf32>) -> tensor<1x4x3x1xf32>",
+      "%r = stablehlo.reverse %k, dims = [0] : tensor<3x2x1x1xf32>\n"
+      "  %y = stablehlo.convolution(%x, %r) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+      "window = {stride = [1, 1], pad = [[1, 1], [0, 0]]} "
+      "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+      "(tensor<1x4x4x1xf32>, tensor<3x2x1x1xf32>) -> tensor<1x4x3x1xf32>"};
+  kc_tensor* out[2] = {NULL, NULL};
+  for (int k = 0; k < 2; ++k) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "func.func @main() -> tensor<1x4x3x1xf32> {\n"
+             "  %%i = stablehlo.iota dim = 1 : tensor<1x4x4x1xf32>\n"
+             "  %%j = stablehlo.iota dim = 2 : tensor<1x4x4x1xf32>\n"
+             "  %%t = stablehlo.constant dense<4.0> : tensor<1x4x4x1xf32>\n"
+             "  %%m = stablehlo.multiply %%i, %%t : tensor<1x4x4x1xf32>\n"
+             "  %%x = stablehlo.add %%m, %%j : tensor<1x4x4x1xf32>\n"
+             "  %%k = stablehlo.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[5.0]]], "
+             "[[[7.0]], [[11.0]]]]> : tensor<3x2x1x1xf32>\n"
+             "  %s\n  return %%y : tensor<1x4x3x1xf32>\n}\n",
+             forms[k]);
+    kt_run_text(text, &out[k], 1);
+  }
+  KC_CHECK(memcmp(kt_data(out[0]), kt_data(out[1]), 12 * sizeof(float)) == 0);
+  /* Not the plain convolution: the kernel is not symmetric. */
+  KC_CHECK(kt_f32(out[0])[0] != 0);
+  kt_release(out, 2);
+  KT_PARSE_FAILS("func.func @main(%x: tensor<1x4x4x1xf32>, %k: tensor<3x2x1x1xf32>) -> "
+                 "tensor<1x2x3x1xf32> {\n"
+                 "  %y = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, "
+                 "o]->[b, 0, 1, f], window = {reverse = [true]} {batch_group_count = 1 : i64, "
+                 "feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<3x2x1x1xf32>) "
+                 "-> tensor<1x2x3x1xf32>\n  return %y : tensor<1x2x3x1xf32>\n}\n",
+                 "window_reversal has 1 entries for 2 spatial dimensions");
+}

@@ -170,13 +170,23 @@ kc_status* kc__shlo_lower_convolution(kc__shlo_scope* s, kc__shlo_op* op, const 
   }
   KC_RETURN_IF_ERROR(kc__conv_field(op, "pad", "padding", &f, &found));
   if (found) KC_RETURN_IF_ERROR(kc__shlo_window_padding(s, &f, &at));
+  /* window_reversal: the kernel's flagged spatial dimensions reversed
+   * first (what XLA's rhs_reversal means). */
+  int64_t flip[KC_TENSOR_MAX_NDIM];
+  size_t nflip = 0;
   KC_RETURN_IF_ERROR(kc__conv_field(op, "reverse", "window_reversal", &f, &found));
   if (found) {
     int64_t v[KC_TENSOR_MAX_NDIM];
     size_t n;
     KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &f, "reverse", v, KC_TENSOR_MAX_NDIM, &n));
+    if (n != spatial) {
+      return kc__shlo_fail(&op->at, "convolution: window_reversal has %zu entries for %zu "
+                                    "spatial dimensions", n, spatial);
+    }
     for (size_t i = 0; i < n; ++i) {
-      if (v[i]) return kc__shlo_fail(&op->at, "convolution: window reversal is not supported");
+      if (!v[i]) continue;
+      const char* p = memchr(labels + kernel_at, (int)('0' + i), kernel_end - kernel_at);
+      flip[nflip++] = p - (labels + kernel_at);
     }
   }
   static const char* const counts[] = {"feature_group_count", "batch_group_count"};
@@ -187,5 +197,28 @@ kc_status* kc__shlo_lower_convolution(kc__shlo_scope* s, kc__shlo_op* op, const 
     kc__shlo_attrs_int(&at, counts[k], v);
   }
   KC_RETURN_IF_ERROR(kc__refine_convolution(s, op, text, kernel_at, kernel_end, &at));
-  return kc__shlo_lower_with(s, op, r, &at, NULL, 0);
+  if (!nflip) return kc__shlo_lower_with(s, op, r, &at, NULL, 0);
+  kc_attr dims;
+  memset(&dims, 0, sizeof dims);
+  dims.name = KC_SV_LIT("dimensions");
+  dims.type = KC_ATTR_ARRAY;
+  dims.elem_type = KC_ATTR_I64;
+  dims.v.array.data = flip;
+  dims.v.array.count = nflip;
+  kc_attr_dict dict = {.count = 1, .entries = &dims};
+  kc__buf buf = {0};
+  kc_status* st = kc__shlo_operand_ids(s, op, 0, 2, &buf);
+  int32_t* ids = (int32_t*)(void*)buf.data;
+  kc_string_view name;
+  if (!st) st = kc__shlo_instr_name(s, op, "reverse", &name);
+  if (!st) {
+    kc_instruction_desc d = {.struct_size = sizeof d, .op = KC_OP_REVERSE, .result_shape = kernel,
+                             .operands = &ids[1], .num_operands = 1, .attrs = &dict};
+    int32_t reversed = -1;
+    st = kc_program_builder_add_instruction(s->b, &d, name, &reversed);
+    ids[1] = reversed;
+  }
+  if (!st) st = kc__shlo_emit(s, op, r->opcode, &buf, &at, NULL, 0);
+  kc__buf_free(&buf);
+  return st;
 }
