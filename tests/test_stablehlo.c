@@ -654,8 +654,9 @@ KC_TEST(stablehlo_chlo_mulhi_matches_wide_products) {
           ra += (size_t)snprintf(rhs + ra, sizeof rhs - ra, "%s%llu", ra ? ", " : "",
                                  (unsigned long long)b);
         }
-        unsigned __int128 p = (unsigned __int128)(x * y);
-        if (!sign && bits == 64) p = (unsigned __int128)a * b;
+        /* Unsigned 64-bit products overflow __int128: those in unsigned. */
+        unsigned __int128 p =
+            !sign && bits == 64 ? (unsigned __int128)a * b : (unsigned __int128)(x * y);
         want[i * N + j] = (int64_t)(uint64_t)(p >> bits);
       }
     }
