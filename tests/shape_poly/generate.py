@@ -99,9 +99,23 @@ def gather_case(rng):
     return f, [None, "n"], inputs
 
 
+def conv_same_case(rng):
+    """A strided SAME convolution of images n x n: its padding depends on
+    n, so JAX exports a stablehlo.dynamic_conv."""
+    k = (rng.standard_normal((3, 3, 3, 4)) / 5).astype(np.float32)
+
+    def f(x, k):
+        return jax.lax.conv_general_dilated(x, k, (2, 2), "SAME",
+                                            dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    def inputs(n):
+        return [rng.standard_normal((1, n, n, 3)).astype(np.float32), k]
+    return f, ["1, n, n, 3", None], inputs
+
+
 CASES = {"mlp": (mlp_case, (3, 17)), "transformer": (transformer_case, (2, 5)),
          "cnn": (cnn_case, (1, 4)), "sort": (sort_case, (4, 9)),
-         "gather": (gather_case, (3, 12))}
+         "gather": (gather_case, (3, 12)), "conv_same": (conv_same_case, (9, 14))}
 
 
 def main():

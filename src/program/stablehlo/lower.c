@@ -946,6 +946,7 @@ static const struct {
     {{"triangular_solve", KC_OP_TRIANGULAR_SOLVE, kc__lower_triangular_solve}, false},
     {{"reduce_precision", KC_OP_REDUCE_PRECISION, kc__lower_reduce_precision}, false},
     {{"convolution", KC_OP_CONVOLUTION, kc__shlo_lower_convolution}, false},
+    {{"dynamic_conv", KC_OP_CONVOLUTION, kc__shlo_lower_convolution}, false},
     {{"custom_call", KC__OP_NONE, kc__shlo_lower_custom_call}, false},
     {{"composite", KC__OP_NONE, kc__shlo_lower_call}, false},
     {{"top_k", KC_OP_TOPK, kc__lower_top_k}, true},
@@ -996,7 +997,7 @@ static size_t kc__min_operands(const kc__shlo_rule* r) {
       {"reduce", 2}, {"reduce_window", 2}, {"compare", 2}, {"dynamic_update_slice", 2},
       {"dynamic_reshape", 2}, {"dynamic_broadcast_in_dim", 2}, {"select", 3}, {"clamp", 3}, {"scatter", 3},
       {"select_and_scatter", 3}, {"dynamic_gather", 3}, {"real_dynamic_slice", 4},
-      {"dynamic_pad", 5}};
+      {"dynamic_pad", 5}, {"dynamic_conv", 3}};
   for (size_t i = 0; i < KC__ARRAY_SIZE(counts); ++i) {
     if (!strcmp(r->name, counts[i].name)) return counts[i].n;
   }

@@ -117,8 +117,22 @@ static kc_status* kc__refine_convolution(kc__shlo_scope* s, kc__shlo_op* op, con
 kc_status* kc__shlo_lower_convolution(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r) {
   const kc__shlo_item* dn = kc__shlo_either(op, "dim_numbers", "dimension_numbers");
   if (!dn) return kc__shlo_missing(op, "dim_numbers");
-  if (kc__shlo_num_operands(op) != 2) {
-    return kc__shlo_fail(&op->at, "convolution: expected two operands");
+  /* dynamic_conv: a third operand, [spatial, 2] of (low, high), holds the
+   * padding, known when the module is read (from the inputs' shapes in a
+   * shape-polymorphic one); it becomes the window's padding. */
+  bool dynamic = !strcmp(r->name, "dynamic_conv");
+  if (kc__shlo_num_operands(op) != (dynamic ? 3u : 2u)) {
+    return kc__shlo_fail(&op->at, "%s: expected %s operands", dynamic ? "dynamic_conv" : "convolution",
+                         dynamic ? "three" : "two");
+  }
+  int64_t pads[2 * KC_TENSOR_MAX_NDIM];
+  size_t npads = 0;
+  if (dynamic) {
+    KC_RETURN_IF_ERROR(kc__shlo_known_ints(s, op, 2, pads, KC__ARRAY_SIZE(pads), &npads));
+    if (npads % 2 || kc__shlo_attr(op, "padding")) {
+      return kc__shlo_fail(&op->at, "dynamic_conv: expected the padding as [low, high] pairs in "
+                                    "its third operand alone");
+    }
   }
   kc__lexer lx = kc__shlo_resolve(s->m, &dn->at);
   if (kc__tok_is_punct(&lx.tok, '#')) {
@@ -170,6 +184,15 @@ kc_status* kc__shlo_lower_convolution(kc__shlo_scope* s, kc__shlo_op* op, const 
   }
   KC_RETURN_IF_ERROR(kc__conv_field(op, "pad", "padding", &f, &found));
   if (found) KC_RETURN_IF_ERROR(kc__shlo_window_padding(s, &f, &at));
+  if (dynamic) {
+    int64_t lo[KC_TENSOR_MAX_NDIM], hi[KC_TENSOR_MAX_NDIM];
+    for (size_t i = 0; i < npads / 2; ++i) {
+      lo[i] = pads[2 * i];
+      hi[i] = pads[2 * i + 1];
+    }
+    KC_RETURN_IF_ERROR(kc__shlo_attrs_ints(s, &at, "padding_low", lo, npads / 2));
+    KC_RETURN_IF_ERROR(kc__shlo_attrs_ints(s, &at, "padding_high", hi, npads / 2));
+  }
   /* window_reversal: the kernel's flagged spatial dimensions reversed
    * first (what XLA's rhs_reversal means). */
   int64_t flip[KC_TENSOR_MAX_NDIM];
@@ -197,7 +220,7 @@ kc_status* kc__shlo_lower_convolution(kc__shlo_scope* s, kc__shlo_op* op, const 
     kc__shlo_attrs_int(&at, counts[k], v);
   }
   KC_RETURN_IF_ERROR(kc__refine_convolution(s, op, text, kernel_at, kernel_end, &at));
-  if (!nflip) return kc__shlo_lower_with(s, op, r, &at, NULL, 0);
+  if (!nflip) return kc__shlo_lower_with_n(s, op, r, 2, &at, NULL, 0);
   kc_attr dims;
   memset(&dims, 0, sizeof dims);
   dims.name = KC_SV_LIT("dimensions");

@@ -539,7 +539,7 @@ kc_status* kc__shlo_refine(kc__shlo_scope* s, kc__shlo_op* op) {
   if (kc_sv_equal(op->name, KC_SV_LIT("call")) || kc_sv_equal(op->name, KC_SV_LIT("func.call")) ||
       kc_sv_equal(op->name, KC_SV_LIT("\"func.call\"")) || kc__named(op, "composite") ||
       kc__named(op, "optimization_barrier") || kc__named(op, "case") || kc__named(op, "if") ||
-      kc__named(op, "convolution")) {
+      kc__named(op, "convolution") || kc__named(op, "dynamic_conv")) {
     return NULL;
   }
   char t[128];
@@ -634,6 +634,9 @@ kc_status* kc__shlo_fold(kc__shlo_scope* s, const kc__shlo_op* op) {
   } else if (kc__named(op, "broadcast_in_dim") && na == 1) {
     for (int64_t i = 0; i < n; ++i) out[i] = a[0];
     ok = true;
+  } else if (kc__named(op, "sign")) {
+    for (size_t i = 0; i < na; ++i) out[i] = (a[i] > 0) - (a[i] < 0);
+    ok = na == (size_t)n;
   } else if (kc__named(op, "negate") || kc__named(op, "abs")) {
     for (size_t i = 0; i < na; ++i) {
       bool flip = kc__named(op, "negate") || a[i] < 0;
@@ -641,8 +644,15 @@ kc_status* kc__shlo_fold(kc__shlo_scope* s, const kc__shlo_op* op) {
     }
     ok = na == (size_t)n;
   } else if (kc__named(op, "concatenate")) {
+    /* Along the first dimension (any rank): the operands' elements one
+     * after the other. */
     size_t k = 0;
-    ok = kc_shape_get_rank(r->shape) == 1;
+    const kc__shlo_item* dim = kc__shlo_attr(op, "dim");
+    if (!dim) dim = kc__shlo_attr(op, "dimension");
+    int64_t d = -1;
+    kc_status* st = dim ? kc__shlo_int(s->m, &dim->at, "dimension", &d) : NULL;
+    kc_status_destroy(st);
+    ok = !st && d == 0;
     for (size_t i = 0; ok && i < nops; ++i) {
       size_t m = (size_t)kc__numel(kc__shlo_operand(s, op, i)->shape);
       if (k + m > (size_t)n) ok = false;
