@@ -214,6 +214,39 @@ KC_TEST(stablehlo_programs_say_what_they_were_read_from) {
   KC_CHECK_STR(kc_program_get_format(NULL), "built");
 }
 
+/* The outputs' names JAX gave them (jax.result_info), from each form; the
+ * sort case has five outputs. None from HLO text or past the outputs. */
+KC_TEST(stablehlo_programs_name_their_outputs) {
+  static const char* const files[] = {"sort.mlir", "sort.bc", "sort.jax_exported"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+    char path[1024];
+    kt_bc_path(path, sizeof path, files[i], "");
+    kc_program* p = NULL;
+    KC_CHECK_OK(kc_program_parse_file(path, &p));
+    for (size_t k = 0; k < 5; ++k) {
+      char want[32];
+      snprintf(want, sizeof want, "result[%zu]", k);
+      KC_CHECK_STR(kc_program_get_output_name(p, k), want);
+    }
+    KC_CHECK(kc_program_get_output_name(p, 5) == NULL);
+    kc_program_destroy(p);
+  }
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(
+      kc_sv("func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32> {jax.result_info = "
+            "\"result['lo\\22git']\", mhlo.sharding = \"{replicated}\"}, tensor<2xf32>) {\n"
+            "  return %x, %x : tensor<2xf32>, tensor<2xf32>\n}\n"),
+      &p));
+  KC_CHECK_STR(kc_program_get_output_name(p, 0), "result['lo\"git']");
+  KC_CHECK(kc_program_get_output_name(p, 1) == NULL);
+  kc_program_destroy(p);
+  KC_CHECK_OK(kc_program_parse(kc_sv("HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n"),
+                               &p));
+  KC_CHECK(kc_program_get_output_name(p, 0) == NULL);
+  kc_program_destroy(p);
+  KC_CHECK(kc_program_get_output_name(NULL, 0) == NULL);
+}
+
 KC_TEST(stablehlo_serialized_export_for_several_platforms_runs_the_cpu_lowering) {
   /* Lowered for ["cpu", "cuda"]: the platform index argument is bound to
    * cpu's, so the program's parameters are mlp's five. */

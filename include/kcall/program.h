@@ -494,6 +494,12 @@ KC_API const kc_shape* kc_program_get_parameter_shape(
 KC_API const char* kc_program_get_parameter_name(const kc_program* program,
                                                  size_t number);
 KC_API const kc_shape* kc_program_get_result_shape(const kc_program* program);
+/* The name the program's producer gave result `index` (a leaf of
+ * kc_program_get_result_shape: the result itself, or element `index` of
+ * its tuple): JAX's jax.result_info in StableHLO, "result[0]",
+ * "result['logits']". Borrowed, lives as long as the program; NULL when
+ * the result has none (HLO text, a built program) or past the results. */
+KC_API const char* kc_program_get_output_name(const kc_program* program, size_t index);
 
 /* The attributes of the HLO text that kcall did not read, because they do
  * not change what a program computes (metadata, sharding of one device,

@@ -391,6 +391,20 @@ static PyObject* program_get_result_shape(py_program* self, void* unused) {
   return kcpy_shape_str(kc_program_get_result_shape(self->program));
 }
 
+static PyObject* program_get_output_names(py_program* self, void* unused) {
+  (void)unused;
+  const kc_shape* r = kc_program_get_result_shape(self->program);
+  size_t n = kc_shape_is_tuple(r) ? kc_shape_get_tuple_size(r) : 1;
+  PyObject* list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list && i < n; ++i) {
+    const char* name = kc_program_get_output_name(self->program, i);
+    PyObject* item = name ? PyUnicode_FromString(name) : Py_NewRef(Py_None);
+    if (!item) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+  }
+  return list;
+}
+
 static PyObject* program_get_count(py_program* self, void* unused) {
   (void)unused;
   return PyLong_FromSize_t(kc_program_get_instruction_count(self->program));
@@ -508,6 +522,9 @@ static PyGetSetDef program_getset[] = {
      "[(name, shape)] in parameter order.", NULL},
     {"result_shape", (getter)program_get_result_shape, NULL,
      "The result's shape, as HLO writes it.", NULL},
+    {"output_names", (getter)program_get_output_names, NULL,
+     "The names the producer gave the outputs (JAX's jax.result_info, "
+     "'result[0]'), one per output, None where it gave none.", NULL},
     {"instruction_count", (getter)program_get_count, NULL,
      "The number of instructions.", NULL},
     {NULL, NULL, NULL, NULL, NULL},

@@ -549,6 +549,23 @@ bool kc__program_set_format(kc_program* program, kc_string_view format) {
   return copy != NULL;
 }
 
+bool kc__program_set_output_names(kc_program* program, const kc_string_view* names, size_t n) {
+  const char** list = kc__arena_alloc(&program->arena, n * sizeof *list + 1);
+  if (!list) return false;
+  for (size_t i = 0; i < n; ++i) {
+    list[i] = NULL;
+    if (names[i].size && !(list[i] = kc__arena_strdup(&program->arena, names[i]))) return false;
+  }
+  program->output_names = list;
+  program->num_output_names = n;
+  return true;
+}
+
+const char* kc_program_get_output_name(const kc_program* program, size_t index) {
+  if (!program || index >= program->num_output_names) return NULL;
+  return program->output_names[index];
+}
+
 kc_status* kc__program_formatted(kc_status* st, kc_program** out, kc_string_view format) {
   if (st || kc__program_set_format(*out, format)) return st;
   kc_program_destroy(*out);

@@ -75,12 +75,20 @@ struct kc_program {
   size_t num_skipped, cap_skipped;
   /* What it was read from (kc_program_get_format); NULL: built. */
   const char* format;
+  /* The names its producer gave the results (kc_program_get_output_name),
+   * NULL entries for none; num_output_names 0: none at all. */
+  const char** output_names;
+  size_t num_output_names;
   kc__arena arena; /* every string and array above */
 };
 
 /* Sets what `program`, just parsed and not yet shared, was read from
  * (copied); false when out of memory. */
 bool kc__program_set_format(kc_program* program, kc_string_view format);
+
+/* Sets the names of `program`'s results (copied; empty ones are none);
+ * false when out of memory. */
+bool kc__program_set_output_names(kc_program* program, const kc_string_view* names, size_t n);
 
 /* A parse's result `st` with *out's format set: `st` when it failed;
  * RESOURCE_EXHAUSTED (*out destroyed and NULL) when the format does not

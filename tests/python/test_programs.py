@@ -238,6 +238,17 @@ def test_serialized_exports_and_artifacts_without_jax(repo):
         kcall.Program.parse(3)
 
 
+def test_programs_name_their_outputs(repo):
+    """The names JAX gave the outputs (jax.result_info), from the text, the
+    artifact and the serialized export; None where the producer gave none."""
+    d = Path(repo) / "tests/fixtures/stablehlo_bytecode"
+    for name in ("sort.mlir", "sort.bc", "sort.jax_exported"):
+        program = kcall.Program.load(str(d / name))
+        assert program.output_names == [f"result[{i}]" for i in range(5)], name
+    assert kcall.Program.parse("HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n"
+                               ).output_names == [None]
+
+
 def test_serialized_export_sized_by_its_dimension_variables(repo):
     """A shape-polymorphic serialized export ("b, 8"), its shapes given as
     the dimension variable b: rows of what JAX computed for batch 4."""

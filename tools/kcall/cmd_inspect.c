@@ -111,8 +111,15 @@ static kc_status* print_program(const char* path) {
     kc_shape_format(kc_program_get_parameter_shape(p, i), shape, sizeof shape);
     printf("  %-10s %s\n", kc_program_get_parameter_name(p, i), shape);
   }
-  kc_shape_format(kc_program_get_result_shape(p), shape, sizeof shape);
+  const kc_shape* result = kc_program_get_result_shape(p);
+  kc_shape_format(result, shape, sizeof shape);
   printf("result:   %s\n", shape);
+  /* The outputs' names, where the producer gave them (jax.result_info). */
+  size_t outputs = kc_shape_is_tuple(result) ? kc_shape_get_tuple_size(result) : 1;
+  for (size_t i = 0; i < outputs; ++i) {
+    const char* name = kc_program_get_output_name(p, i);
+    if (name) printf("  out%zu       %s\n", i, name);
+  }
   printf("instructions: %zu\n", kc_program_get_instruction_count(p));
   kc_program_destroy(p);
   return NULL;

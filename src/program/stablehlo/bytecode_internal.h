@@ -192,8 +192,9 @@ kc_status* kc__vhlo_put_type(kc__bc* c, uint32_t index, int depth);
 kc_status* kc__vhlo_put_attr(kc__bc* c, uint32_t index, int depth);
 
 /* The results of the function type that attribute `index` (a type
- * attribute) holds: "t" for one, "(t, u)" otherwise. */
-kc_status* kc__vhlo_put_func_results(kc__bc* c, uint32_t index);
+ * attribute) holds, "(t {attrs}, u)": each followed by its attributes in
+ * `func`'s res_attrs (jax.result_info) when it has any. */
+kc_status* kc__vhlo_put_func_results(kc__bc* c, uint32_t index, const kc__bc_op* func);
 
 /* A symbol: @name, quoted where the name is not a bare identifier. */
 void kc__vhlo_put_symbol(kc__bc* c, kc_string_view name);
@@ -269,9 +270,10 @@ kc_status* kc__vhlo_op_begin(kc__bc* c, kc__bc_op* op);
 kc_status* kc__vhlo_op_end(kc__bc* c, kc__bc_op* op);
 
 /* Argument k's attributes of a function ({jax.global_constant = ...}),
- * from its arg_attrs, after the argument's type; nothing when it has
- * none, or one the text cannot write. */
+ * from its arg_attrs (`which`: or result k's, from "res_attrs"), after
+ * the type; nothing when it has none, or one the text cannot write. */
 kc_status* kc__vhlo_put_arg_attrs(kc__bc* c, const kc__bc_op* func, size_t k);
+kc_status* kc__vhlo_put_item_attrs(kc__bc* c, const kc__bc_op* func, const char* which, size_t k);
 /* A function's results, after its arguments: ` -> (t, ...)`. */
 kc_status* kc__vhlo_func_results(kc__bc* c, const kc__bc_op* op);
 

@@ -4,6 +4,7 @@
  * reader.c reads types, values and one op. */
 #include <stdio.h>
 
+#include "program/program_internal.h"
 #include "program/stablehlo/stablehlo_internal.h"
 
 /* ---- regions -------------------------------------------------------------- */
@@ -225,9 +226,33 @@ kc_status* kc__shlo_region_tuple_program(kc__shlo_scope* outer, const kc__lexer*
 
 /* ---- functions ------------------------------------------------------------ */
 
+/* The jax.result_info string of a result's attributes {...} (the
+ * current token is the '{'), decoded into the module's arena; empty when
+ * there is none. */
+static kc_status* kc__result_info(kc__shlo_module* m, const kc__lexer* at, kc_string_view* out) {
+  kc__lexer lx = *at;
+  *out = (kc_string_view){NULL, 0};
+  int depth = 0;
+  do {
+    if (kc__tok_is_punct(&lx.tok, '{') || kc__tok_is_punct(&lx.tok, '[')) depth++;
+    if (kc__tok_is_punct(&lx.tok, '}') || kc__tok_is_punct(&lx.tok, ']')) depth--;
+    if (depth == 1 && kc__tok_is_word(&lx.tok, "jax.result_info")) {
+      kc__lex_next(&lx);
+      if (!kc__tok_is_punct(&lx.tok, '=')) continue;
+      kc__lex_next(&lx);
+      if (lx.tok.kind != KC__TOK_STRING) continue;
+      return kc__lex_string(&lx, &lx.tok, KC__ESCAPES_MLIR, &m->arena, out);
+    }
+    kc__lex_next(&lx);
+  } while (depth > 0 && lx.tok.kind != KC__TOK_END);
+  return NULL;
+}
+
 /* "-> (t {attrs}, ...)" or "-> t", then "attributes {...}", up to the
- * body's '{'. Result types into `results` when not NULL. */
-static kc_status* kc__func_tail(kc__shlo_module* m, kc__lexer* lx, kc__buf* results) {
+ * body's '{'. Result types into `results` and their jax.result_info
+ * names (kc_string_view, empty for none) into `names`, when not NULL. */
+static kc_status* kc__func_tail(kc__shlo_module* m, kc__lexer* lx, kc__buf* results,
+                                kc__buf* names) {
   if (kc__shlo_is_arrow(lx)) {
     KC_RETURN_IF_ERROR(kc__shlo_expect_arrow(lx));
     bool paren = kc__tok_is_punct(&lx->tok, '(');
@@ -236,9 +261,12 @@ static kc_status* kc__func_tail(kc__shlo_module* m, kc__lexer* lx, kc__buf* resu
       const kc_shape* t = NULL;
       KC_RETURN_IF_ERROR(kc__shlo_type(m, lx, &t));
       if (results) KC_RETURN_IF_ERROR(kc__shlo_append(results, &t, sizeof t));
+      kc_string_view name = {NULL, 0};
       if (kc__tok_is_punct(&lx->tok, '{') && !kc__shlo_opens_region(lx)) {
+        if (names) KC_RETURN_IF_ERROR(kc__result_info(m, lx, &name));
         KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL)); /* {jax.result_info = ...} */
       }
+      if (names) KC_RETURN_IF_ERROR(kc__shlo_append(names, &name, sizeof name));
       KC_RETURN_IF_ERROR(kc__shlo_skip_loc(lx));
       if (!paren) break;
       KC_RETURN_IF_ERROR(kc__lex_list_next(lx, ')', &more));
@@ -310,7 +338,7 @@ kc_status* kc__shlo_inline_func(kc__shlo_scope* s, const kc__shlo_op* op, const 
     }
     if (!st) st = kc__shlo_bind_value(&c, p[i].name.text, v);
   }
-  if (!st) st = kc__func_tail(m, &lx, NULL);
+  if (!st) st = kc__func_tail(m, &lx, NULL, NULL);
   if (!st) {
     kc__lex_next(&lx);
     f->active = true;
@@ -379,7 +407,7 @@ static kc_status* kc__read_func(kc__shlo_module* m, kc__lexer* lx) {
   f.at = *lx;
   if (!kc__tok_is_punct(&lx->tok, '(')) return kc__lex_expected(lx, &lx->tok, "'('");
   KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
-  KC_RETURN_IF_ERROR(kc__func_tail(m, lx, NULL));
+  KC_RETURN_IF_ERROR(kc__func_tail(m, lx, NULL, NULL));
   KC_RETURN_IF_ERROR(kc__lex_skip_group(lx, NULL));
   KC_RETURN_IF_ERROR(kc__shlo_skip_loc(lx));
   int32_t index = (int32_t)(m->func_list.size / sizeof f);
@@ -621,7 +649,7 @@ static kc_status* kc__read_entry(kc__shlo_module* m, kc__shlo_scope* s, const kc
     if (!st) st = kc_program_builder_set_location(s->b, id, p[i].name.line, p[i].name.column);
     if (!st) st = kc__shlo_bind(s, p[i].name.text, id, shape);
   }
-  if (!st) st = kc__func_tail(m, &lx, &results);
+  if (!st) st = kc__func_tail(m, &lx, &results, &m->result_names);
   if (!st) {
     kc__lex_next(&lx);
     st = kc__shlo_read_block(s, &lx);
@@ -669,6 +697,7 @@ static void kc__module_free(kc__shlo_module* m) {
   kc__strmap_free(&m->tensor_types);
   kc__strmap_free(&m->resources);
   kc__buf_free(&m->resource_list);
+  kc__buf_free(&m->result_names);
   kc__arena_free(&m->arena);
 }
 
@@ -708,6 +737,15 @@ kc_status* kc__stablehlo_parse_for(kc_string_view text, const kc_parse_options* 
     kc_program_builder* b = s.b;
     s.b = NULL;
     st = kc_program_builder_finish(b, out_program);
+  }
+  if (!st && m.result_names.size) {
+    const kc_string_view* names = (const kc_string_view*)(const void*)m.result_names.data;
+    if (!kc__program_set_output_names(*out_program, names,
+                                      m.result_names.size / sizeof *names)) {
+      kc_program_destroy(*out_program);
+      *out_program = NULL;
+      st = kc__parse_oom();
+    }
   }
   kc_program_builder_destroy(s.b);
   kc__shlo_scope_free(&s);

@@ -59,6 +59,9 @@ typedef struct kc__shlo_module {
    * each a kc__token (the blob's string, in the text). */
   kc__strmap resources;
   kc__buf resource_list;
+  /* The entry's results' jax.result_info names (kc_string_view, empty for
+   * none; kc_program_get_output_name). */
+  kc__buf result_names;
   /* The entry parameters' shapes the caller gave (kc_parse_options). */
   const kc_parse_options* options;
   /* Counts instructions, so that made-up names do not clash. */

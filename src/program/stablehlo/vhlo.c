@@ -933,7 +933,7 @@ kc_status* kc__vhlo_is_empty(const kc__bc* c, uint32_t i, bool* out) {
   return NULL;
 }
 
-kc_status* kc__vhlo_put_func_results(kc__bc* c, uint32_t i) {
+kc_status* kc__vhlo_put_func_results(kc__bc* c, uint32_t i, const kc__bc_op* func) {
   kc__vhlo_entry e, f;
   uint32_t t;
   size_t n;
@@ -949,12 +949,15 @@ kc_status* kc__vhlo_put_func_results(kc__bc* c, uint32_t i) {
   for (size_t k = 0; k < n; ++k) {
     KC_RETURN_IF_ERROR(kc__bc_index(c, &f.cur, c->num_types, "an argument's type", &t));
   }
-  size_t at = f.cur.pos;
   KC_RETURN_IF_ERROR(kc__bc_count(c, &f.cur, 1, "a number of results", &n));
-  if (n != 1) kc__bc_puts(c, "(");
-  f.cur.pos = at;
-  KC_RETURN_IF_ERROR(kc__vhlo_put_types(c, &f, 0));
-  if (n != 1) kc__bc_puts(c, ")");
+  kc__bc_puts(c, "(");
+  for (size_t k = 0; k < n; ++k) {
+    KC_RETURN_IF_ERROR(kc__bc_index(c, &f.cur, c->num_types, "a result's type", &t));
+    if (k) kc__bc_puts(c, ", ");
+    KC_RETURN_IF_ERROR(kc__vhlo_put_type(c, t, 1));
+    KC_RETURN_IF_ERROR(kc__vhlo_put_item_attrs(c, func, "res_attrs", k));
+  }
+  kc__bc_puts(c, ")");
   return kc__vhlo_done(c, &f);
 }
 

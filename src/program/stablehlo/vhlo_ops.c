@@ -549,15 +549,20 @@ kc_status* kc__vhlo_op_begin(kc__bc* c, kc__bc_op* op) {
 }
 
 kc_status* kc__vhlo_put_arg_attrs(kc__bc* c, const kc__bc_op* func, size_t k) {
-  const kc__bc_named* all = kc__vhlo_find(func, "arg_attrs");
+  return kc__vhlo_put_item_attrs(c, func, "arg_attrs", k);
+}
+
+kc_status* kc__vhlo_put_item_attrs(kc__bc* c, const kc__bc_op* func, const char* which, size_t k) {
+  const kc__bc_named* all = kc__vhlo_find(func, which);
   if (!all) return NULL;
   uint32_t item = 0;
   bool found, empty = true;
   KC_RETURN_IF_ERROR(kc__vhlo_get_item(c, all->attr, k, &item, &found));
   if (found) KC_RETURN_IF_ERROR(kc__vhlo_is_empty(c, item, &empty));
   if (!found || empty) return NULL;
-  /* Only jax.export's {jax.global_constant = ...} matter to the reader:
-   * attributes the text cannot write (another dialect's) are left out. */
+  /* Only jax.export's {jax.global_constant = ...} and {jax.result_info =
+   * ...} matter to the reader: attributes the text cannot write (another
+   * dialect's) are left out. */
   size_t mark = c->out->size;
   kc__bc_puts(c, " ");
   kc_status* st = kc__vhlo_put_attr(c, item, 1);
@@ -571,7 +576,7 @@ kc_status* kc__vhlo_put_arg_attrs(kc__bc* c, const kc__bc_op* func, size_t k) {
 
 kc_status* kc__vhlo_func_results(kc__bc* c, const kc__bc_op* op) {
   kc__bc_puts(c, " -> ");
-  return kc__vhlo_put_func_results(c, kc__vhlo_find(op, "function_type")->attr);
+  return kc__vhlo_put_func_results(c, kc__vhlo_find(op, "function_type")->attr, op);
 }
 
 kc_status* kc__vhlo_op_end(kc__bc* c, kc__bc_op* op) {
