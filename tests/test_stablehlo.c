@@ -4,6 +4,7 @@
  * the line, the column and what is wrong. The JAX-made modules of
  * tests/fixtures/hlo_jax/CASE/stablehlo.mlir run as ctest cases beside
  * their HLO (hlo_jax_CASE_stablehlo). */
+#include <complex.h>
 #include <math.h>
 #include <string.h>
 
@@ -754,4 +755,58 @@ KC_TEST(stablehlo_convolution_window_reversal) {
                  "feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<3x2x1x1xf32>) "
                  "-> tensor<1x2x3x1xf32>\n  return %y : tensor<1x2x3x1xf32>\n}\n",
                  "window_reversal has 1 entries for 2 spatial dimensions");
+}
+
+/* atan2, cbrt and logistic of complex values (StableHLO's, which HLO's
+ * instructions do not take), against C's complex functions: atan2 by the
+ * specification's formula -i log((x + iy) / sqrt(x^2 + y^2)), cbrt the
+ * principal root, logistic 1 / (1 + exp(-z)); c64 and c128. */
+KC_TEST(stablehlo_complex_atan2_cbrt_logistic) {
+  static const double zs[5][2] = {{3, 4}, {-1, 0.5}, {0.25, -2}, {-8, -0.0}, {1, 0}};
+  static const double xs[5][2] = {{1, 0}, {0.5, -1}, {-2, 0.5}, {0, 1}, {2, 2}};
+  static const char* const types[2] = {"complex<f32>", "complex<f64>"};
+  for (int t = 0; t < 2; ++t) {
+    char zl[256], xl[256], text[2048];
+    size_t a = 0, b = 0;
+    for (int i = 0; i < 5; ++i) {
+      a += (size_t)snprintf(zl + a, sizeof zl - a, "%s(%.17g, %.17g)", i ? ", " : "", zs[i][0],
+                            zs[i][1]);
+      b += (size_t)snprintf(xl + b, sizeof xl - b, "%s(%.17g, %.17g)", i ? ", " : "", xs[i][0],
+                            xs[i][1]);
+    }
+    snprintf(text, sizeof text,
+             "func.func @main() -> (tensor<5x%s>, tensor<5x%s>, tensor<5x%s>) {\n"
+             "  %%z = stablehlo.constant dense<[%s]> : tensor<5x%s>\n"
+             "  %%x = stablehlo.constant dense<[%s]> : tensor<5x%s>\n"
+             "  %%0 = stablehlo.atan2 %%z, %%x : tensor<5x%s>\n"
+             "  %%1 = stablehlo.cbrt %%z : tensor<5x%s>\n"
+             "  %%2 = stablehlo.logistic %%z : tensor<5x%s>\n"
+             "  return %%0, %%1, %%2 : tensor<5x%s>, tensor<5x%s>, tensor<5x%s>\n}\n",
+             types[t], types[t], types[t], zl, types[t], xl, types[t], types[t], types[t],
+             types[t], types[t], types[t], types[t]);
+    kc_tensor* out[3] = {NULL, NULL, NULL};
+    kt_run_text(text, out, 3);
+    for (int i = 0; i < 5; ++i) {
+      double complex z = CMPLX(zs[i][0], zs[i][1]), x = CMPLX(xs[i][0], xs[i][1]);
+      double complex want[3] = {-I * clog((x + I * z) / csqrt(x * x + z * z)),
+                                cpow(z, 1.0 / 3.0), 1.0 / (1.0 + cexp(-z))};
+      for (int k = 0; k < 3; ++k) {
+        double got[2];
+        if (t == 0) {
+          const float* f = (const float*)kt_data(out[k]) + 2 * i;
+          got[0] = f[0];
+          got[1] = f[1];
+        } else {
+          memcpy(got, (const double*)kt_data(out[k]) + 2 * i, sizeof got);
+        }
+        double tol = t == 0 ? 2e-6 : 1e-13;
+        double scale = 1 + cabs(want[k]);
+        if (fabs(got[0] - creal(want[k])) > tol * scale || fabs(got[1] - cimag(want[k])) > tol * scale) {
+          kt__fail(__FILE__, __LINE__, "%s op %d element %d: got (%g, %g), expected (%g, %g)",
+                   types[t], k, i, got[0], got[1], creal(want[k]), cimag(want[k]));
+        }
+      }
+    }
+    kt_release(out, 3);
+  }
 }

@@ -21,6 +21,7 @@ static const struct {
     {"mlp", 1e-5, 1e-6},  {"conv", 1e-5, 1e-5},           {"scan", 1e-5, 1e-6},
     {"cond", 1e-6, 1e-6}, {"sort", 0, 0},                 {"gather_scatter", 1e-6, 1e-6},
     {"top_k", 0, 0},      {"misc", 1e-5, 1e-5},          {"triangular", 1e-5, 1e-5},
+    {"int4", 1e-6, 1e-6},
 };
 
 static void kt_bc_path(char* buf, size_t cap, const char* name, const char* suffix) {

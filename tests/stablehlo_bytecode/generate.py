@@ -202,6 +202,28 @@ def triangular_inputs():
     return (a, r.standard_normal((2, 5, 3)).astype(f), c, d)
 
 
+def int4(x, w, q):
+    """Narrow integers: a layer with int4 weights dequantised, int4 and uint4
+    arithmetic that wraps, a logical shift and leading zeros of negative
+    values, a bitcast between int4 and uint4, and a float converted to int4
+    (saturating)."""
+    y = x @ (w.astype(jnp.float32) * jnp.float32(0.25))
+    a = q * jnp.int4(3) + q
+    b = lax.shift_right_logical(q, jnp.int4(1))
+    c = lax.clz(q)
+    u = lax.bitcast_convert_type(q, jnp.uint4)
+    d = u * jnp.uint4(5) - jnp.uint4(9)
+    e = (x[0] * 4.0).astype(jnp.int4)
+    return y, a, b, c, d, e
+
+
+def int4_inputs():
+    r = _rng(10)
+    return (r.standard_normal((2, 8)).astype(np.float32),
+            r.integers(-8, 8, (8, 4)).astype(jnp.int4),
+            np.arange(-8, 8).astype(jnp.int4))
+
+
 CASES = {
     "mlp": (mlp, mlp_inputs),
     "conv": (conv, conv_inputs),
@@ -212,6 +234,7 @@ CASES = {
     "top_k": (top_k, top_k_inputs),
     "misc": (misc, misc_inputs),
     "triangular": (triangular, triangular_inputs),
+    "int4": (int4, int4_inputs),
 }
 
 # Cases exported for other platforms than the CPU's (their lowering there
@@ -226,10 +249,14 @@ def main():
     ap = argparse.ArgumentParser()
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--out", default=os.path.join(here, "..", "fixtures", "stablehlo_bytecode"))
+    ap.add_argument("--only", action="append", metavar="CASE",
+                    help="write only these cases (their lines of producers.txt replaced)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     producers = []
     for name, (fn, make_inputs) in CASES.items():
+        if args.only and name not in args.only:
+            continue
         jax.config.update("jax_enable_x64", name in X64)
         inputs = make_inputs()
         exported = export.export(jax.jit(fn), platforms=PLATFORMS.get(name, ["cpu"]))(*inputs)
@@ -245,16 +272,34 @@ def main():
         with open(base + ".mlir", "w") as f:
             f.write(exported.mlir_module())
         for i, x in enumerate(inputs):
-            np.save(f"{base}.input{i}.npy", np.asarray(x))
+            np.save(f"{base}.input{i}.npy", _npy(x))
         for i, y in enumerate(outputs):
-            np.save(f"{base}.output{i}.npy", np.asarray(y))
+            np.save(f"{base}.output{i}.npy", _npy(y))
         end = blob.index(b"\0", 5)
         producers.append(f"{name}.bc {blob[5:end].decode()} {len(blob)} bytes, "
                          f"{len(inputs)} inputs, {len(outputs)} outputs")
         print(producers[-1])
-    with open(os.path.join(args.out, "producers.txt"), "w") as f:
+    path = os.path.join(args.out, "producers.txt")
+    if args.only:
+        kept = [line for line in open(path).read().splitlines()
+                if line.split(".bc ")[0] not in args.only]
+        producers = kept + producers
+    with open(path, "w") as f:
         f.write("\n".join(producers) + "\n")
-    serialized_extras(args.out)
+    if not args.only:
+        serialized_extras(args.out)
+
+
+def _npy(x):
+    """x as np.save can write it: narrow integers (which it would write as
+    void bytes, the 4 bits unextended) as int8 or uint8, one to a byte, which
+    is how kcall takes and gives them."""
+    x = np.asarray(x)
+    if x.dtype in (jnp.int4, jnp.int2):
+        return x.astype(np.int8)
+    if x.dtype in (jnp.uint4, jnp.uint2):
+        return x.astype(np.uint8)
+    return x
 
 
 class TestOrderedEffect(effects.Effect):

@@ -226,6 +226,7 @@ static kc_status* kc__lower_constant(kc__shlo_scope* s, kc__shlo_op* op, const k
   void* data = NULL;
   size_t size = 0;
   KC_RETURN_IF_ERROR(kc__shlo_dense(s->m, &v->at, shape, &data, &size));
+  KC_RETURN_IF_ERROR(kc__shlo_narrow_constant(s->m, op, shape, data, size));
   kc_string_view name;
   KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, NULL, &name));
   int32_t id;
@@ -596,18 +597,7 @@ static kc_status* kc__lower_dynamic_pad(kc__shlo_scope* s, kc__shlo_op* op, cons
 
 /* ---- CHLO ops without an HLO instruction, as instructions ---------------- */
 
-/* Builds element-wise instructions of one shape for a decomposition; the
- * first failure is kept in `st` and later calls do nothing. */
-typedef struct kc__expr {
-  kc__shlo_scope* s;
-  const kc__shlo_op* op;
-  const char* what;      /* the suffix of the instructions' names */
-  const kc_shape* shape; /* the values' */
-  kc_shape* pred;        /* pred of the same dims, owned */
-  kc_status* st;
-} kc__expr;
-
-static int32_t kc__e_add(kc__expr* e, int32_t opcode, const kc_shape* shape, const int32_t* ids,
+int32_t kc__e_add(kc__expr* e, int32_t opcode, const kc_shape* shape, const int32_t* ids,
                          size_t n, const kc_attr_dict* attrs) {
   int32_t id = -1;
   kc_string_view name;
@@ -627,15 +617,13 @@ static int32_t kc__e_add(kc__expr* e, int32_t opcode, const kc_shape* shape, con
   return e->st ? -1 : id;
 }
 
-static int32_t kc__e_op(kc__expr* e, int32_t opcode, int32_t a, int32_t b) {
+int32_t kc__e_op(kc__expr* e, int32_t opcode, int32_t a, int32_t b) {
   int32_t ids[2] = {a, b};
   return kc__e_add(e, opcode, e->shape, ids, b < -1 ? 1 : 2, NULL);
 }
 
-#define KC__UNARY (-2) /* kc__e_op's b for a one-operand op */
-
 /* The f32 constant v, broadcast to the shape. */
-static int32_t kc__e_const(kc__expr* e, float v) {
+int32_t kc__e_const(kc__expr* e, float v) {
   if (e->st) return -1;
   kc_shape* scalar = NULL;
   int32_t c = -1, id = -1;
@@ -651,7 +639,7 @@ static int32_t kc__e_const(kc__expr* e, float v) {
 
 /* The integer constant v (its low bits, of the values' type), broadcast
  * to the shape. */
-static int32_t kc__e_const_int(kc__expr* e, uint64_t v) {
+int32_t kc__e_const_int(kc__expr* e, uint64_t v) {
   if (e->st) return -1;
   DLDataType dt = kc_shape_get_dtype(e->shape);
   uint8_t bytes[8];
@@ -668,7 +656,7 @@ static int32_t kc__e_const_int(kc__expr* e, uint64_t v) {
   return e->st ? -1 : id;
 }
 
-static int32_t kc__e_compare(kc__expr* e, const char* direction, int32_t a, int32_t b) {
+int32_t kc__e_compare(kc__expr* e, const char* direction, int32_t a, int32_t b) {
   kc_attr attr;
   memset(&attr, 0, sizeof attr);
   attr.name = KC_SV_LIT("direction");
@@ -679,7 +667,7 @@ static int32_t kc__e_compare(kc__expr* e, const char* direction, int32_t a, int3
   return kc__e_add(e, KC_OP_COMPARE, e->pred, ids, 2, &attrs);
 }
 
-static int32_t kc__e_select(kc__expr* e, int32_t p, int32_t a, int32_t b) {
+int32_t kc__e_select(kc__expr* e, int32_t p, int32_t a, int32_t b) {
   int32_t ids[3] = {p, a, b};
   return kc__e_add(e, KC_OP_SELECT, e->shape, ids, 3, NULL);
 }
@@ -789,45 +777,9 @@ static kc_status* kc__lower_mulhi(kc__shlo_scope* s, kc__shlo_op* op, const kc__
   return kc__shlo_bind_values(s, op, &v, 1);
 }
 
-/* maximum and minimum: of complex operands, the one that is larger
- * (smaller) in the lexicographic order of (real, imaginary), as StableHLO
- * defines them (a NaN part compares false: the second operand is taken);
- * otherwise the HLO instruction, which refuses complex ones as XLA's does. */
-static kc_status* kc__lower_max_min(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r) {
-  const kc__shlo_value* a = kc__shlo_operand(s, op, 0);
-  const kc__shlo_value* b = kc__shlo_operand(s, op, 1);
-  DLDataType dt = kc_shape_get_dtype(a->shape);
-  if (kc_shape_is_tuple(a->shape) || dt.code != kDLComplex || kc__shlo_num_operands(op) != 2 ||
-      kc__shlo_num_result_types(op) != 1 || !kc_shape_equal(a->shape, b->shape)) {
-    return kc__shlo_lower_plain(s, op, r);
-  }
-  const char* gt = r->opcode == KC_OP_MAXIMUM ? "GT" : "LT";
-  kc_shape* part = NULL;
-  kc__expr e = {.s = s, .op = op, .what = r->opcode == KC_OP_MAXIMUM ? "maximum" : "minimum"};
-  KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(kDLFloat, (uint8_t)(dt.bits / 2), 1),
-                                           kc_shape_get_dims(a->shape),
-                                           kc_shape_get_rank(a->shape), &part));
-  e.shape = part;
-  e.st = kc_shape_create_array(kc_dtype_make(kDLBool, 8, 1), kc_shape_get_dims(a->shape),
-                               kc_shape_get_rank(a->shape), &e.pred);
-  int32_t ra = kc__e_add(&e, KC_OP_REAL, part, &a->id, 1, NULL);
-  int32_t rb = kc__e_add(&e, KC_OP_REAL, part, &b->id, 1, NULL);
-  int32_t ia = kc__e_add(&e, KC_OP_IMAG, part, &a->id, 1, NULL);
-  int32_t ib = kc__e_add(&e, KC_OP_IMAG, part, &b->id, 1, NULL);
-  int32_t tie[2] = {kc__e_compare(&e, "EQ", ra, rb), kc__e_compare(&e, gt, ia, ib)};
-  int32_t first[2] = {kc__e_compare(&e, gt, ra, rb), kc__e_add(&e, KC_OP_AND, e.pred, tie, 2, NULL)};
-  int32_t pick = kc__e_add(&e, KC_OP_OR, e.pred, first, 2, NULL);
-  int32_t sel[3] = {pick, a->id, b->id};
-  int32_t y = kc__e_add(&e, KC_OP_SELECT, a->shape, sel, 3, NULL);
-  kc_shape_destroy(part);
-  kc_shape_destroy(e.pred);
-  KC_RETURN_IF_ERROR(e.st);
-  kc__shlo_value v = {.id = y, .shape = kc__shlo_result_type(op, 0)};
-  return kc__shlo_bind_values(s, op, &v, 1);
-}
-
 bool kc__shlo_rule_is_elementwise(const kc__shlo_rule* r) {
-  return r->fn == kc__shlo_lower_plain || r->fn == kc__lower_max_min;
+  return r->fn == kc__shlo_lower_plain || r->fn == kc__shlo_lower_max_min ||
+         r->fn == kc__shlo_lower_complex_math;
 }
 
 /* convert: of a complex operand to a real or integer type, its real part
@@ -871,8 +823,8 @@ static const struct {
     {KC__PLAIN("subtract", KC_OP_SUBTRACT), false},
     {KC__PLAIN("multiply", KC_OP_MULTIPLY), false},
     {KC__PLAIN("divide", KC_OP_DIVIDE), false},
-    {{"maximum", KC_OP_MAXIMUM, kc__lower_max_min}, false},
-    {{"minimum", KC_OP_MINIMUM, kc__lower_max_min}, false},
+    {{"maximum", KC_OP_MAXIMUM, kc__shlo_lower_max_min}, false},
+    {{"minimum", KC_OP_MINIMUM, kc__shlo_lower_max_min}, false},
     {KC__PLAIN("negate", KC_OP_NEGATE), false},
     {KC__PLAIN("exponential", KC_OP_EXPONENTIAL), false},
     {KC__PLAIN("log", KC_OP_LOG), false},
@@ -882,9 +834,9 @@ static const struct {
     {KC__PLAIN("sign", KC_OP_SIGN), false},
     {KC__PLAIN("sqrt", KC_OP_SQRT), false},
     {KC__PLAIN("rsqrt", KC_OP_RSQRT), false},
-    {KC__PLAIN("cbrt", KC_OP_CBRT), false},
+    {{"cbrt", KC_OP_CBRT, kc__shlo_lower_complex_math}, false},
     {KC__PLAIN("tanh", KC_OP_TANH), false},
-    {KC__PLAIN("logistic", KC_OP_LOGISTIC), false},
+    {{"logistic", KC_OP_LOGISTIC, kc__shlo_lower_complex_math}, false},
     {KC__PLAIN("sine", KC_OP_SINE), false},
     {KC__PLAIN("cosine", KC_OP_COSINE), false},
     {KC__PLAIN("tan", KC_OP_TAN), false},
@@ -907,7 +859,7 @@ static const struct {
     {KC__PLAIN("bitcast_convert", KC_OP_BITCAST_CONVERT), false},
     {KC__PLAIN("power", KC_OP_POWER), false},
     {KC__PLAIN("remainder", KC_OP_REMAINDER), false},
-    {KC__PLAIN("atan2", KC_OP_ATAN2), false},
+    {{"atan2", KC_OP_ATAN2, kc__shlo_lower_complex_math}, false},
     {KC__PLAIN("and", KC_OP_AND), false},
     {KC__PLAIN("or", KC_OP_OR), false},
     {KC__PLAIN("xor", KC_OP_XOR), false},
@@ -1061,7 +1013,10 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
                          "HLO instruction it runs, and chlo.erf, erf_inv, mulhi, tan and top_k)",
                          (int)op->name.size, op->name.data);
   }
+  KC_RETURN_IF_ERROR(kc__shlo_narrow_prepare(s, op));
+  size_t first = s->values.size / sizeof(kc__shlo_value);
   KC_RETURN_IF_ERROR(r->fn(s, op, r));
   KC_RETURN_IF_ERROR(kc__unread_attrs(op));
-  return kc__shlo_fold(s, op);
+  KC_RETURN_IF_ERROR(kc__shlo_fold(s, op));
+  return kc__shlo_narrow_finish(s, op, first);
 }

@@ -9,6 +9,8 @@
  *   lower_regions.c  ops with regions (reduce, windows, sort, scatter,
  *                    while, case/if), gather, calls, tuples
  *   lower_conv.c     convolution
+ *   lower_complex.c  complex forms of maximum, minimum, atan2, cbrt and
+ *                    logistic
  *   lower_calls.c    custom calls (layouts, aliases, shape_assertion) */
 #ifndef KCALL_PROGRAM_STABLEHLO_LOWER_INTERNAL_H_
 #define KCALL_PROGRAM_STABLEHLO_LOWER_INTERNAL_H_
@@ -32,6 +34,41 @@ struct kc__shlo_rule {
   int32_t opcode;
   kc__shlo_lower_fn fn;
 };
+
+/* ---- element-wise decompositions (lower.c) -------------------------------- */
+
+/* Builds element-wise instructions of one shape for a decomposition; the
+ * first failure is kept in `st` and later calls do nothing. */
+typedef struct kc__expr {
+  kc__shlo_scope* s;
+  const kc__shlo_op* op;
+  const char* what;      /* the suffix of the instructions' names */
+  const kc_shape* shape; /* the values' */
+  kc_shape* pred;        /* pred of the same dims, owned */
+  kc_status* st;
+} kc__expr;
+
+/* Adds instruction `opcode` of `shape` on ids[0..n) (attributes copied);
+ * -1 once anything failed (an id of -1 among the operands, too). */
+int32_t kc__e_add(kc__expr* e, int32_t opcode, const kc_shape* shape, const int32_t* ids,
+                  size_t n, const kc_attr_dict* attrs);
+
+/* opcode of e->shape on a and b, or on a alone when b is KC__UNARY. */
+int32_t kc__e_op(kc__expr* e, int32_t opcode, int32_t a, int32_t b);
+#define KC__UNARY (-2)
+
+/* The f32 constant v, broadcast to e->shape. */
+int32_t kc__e_const(kc__expr* e, float v);
+
+/* The integer constant v (its low bits, of e->shape's type), broadcast to
+ * e->shape. */
+int32_t kc__e_const_int(kc__expr* e, uint64_t v);
+
+/* compare(a, b) in `direction`, of shape e->pred. */
+int32_t kc__e_compare(kc__expr* e, const char* direction, int32_t a, int32_t b);
+
+/* select(p, a, b) of e->shape. */
+int32_t kc__e_select(kc__expr* e, int32_t p, int32_t a, int32_t b);
 
 /* ---- attributes of an instruction (lower.c) ------------------------------- */
 
@@ -123,6 +160,12 @@ kc_status* kc__shlo_lower_get_tuple_element(kc__shlo_scope* s, kc__shlo_op* op,
 
 /* ---- lower_conv.c, lower_calls.c ------------------------------------------ */
 
+/* lower_complex.c: maximum, minimum, atan2, cbrt and logistic, their
+ * complex forms built from other instructions, their real ones the HLO
+ * instruction's. */
+kc_status* kc__shlo_lower_max_min(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
+kc_status* kc__shlo_lower_complex_math(kc__shlo_scope* s, kc__shlo_op* op,
+                                       const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_convolution(kc__shlo_scope* s, kc__shlo_op* op,
                                       const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_custom_call(kc__shlo_scope* s, kc__shlo_op* op,

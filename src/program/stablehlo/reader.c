@@ -53,19 +53,27 @@ kc_status* kc__shlo_append(kc__buf* b, const void* data, size_t n) {
 
 /* ---- types ---------------------------------------------------------------- */
 
-/* MLIR's element types and HLO's names for them. */
+/* MLIR's element types and HLO's names for them. The narrow integers
+ * (i4, ui4, i2, ui2) are held one to a byte, in s8 or u8 (as NumPy's
+ * ml_dtypes holds them), and kept in their range (narrow.c): `narrow` is
+ * their width. */
 static const struct {
   const char* mlir;
   const char* hlo;
+  uint8_t narrow;
 } kc__element_types[] = {
-    {"i1", "pred"},   {"i8", "s8"},     {"i16", "s16"},   {"i32", "s32"},   {"i64", "s64"},
-    {"si8", "s8"},    {"si16", "s16"},  {"si32", "s32"},  {"si64", "s64"},  {"ui8", "u8"},
-    {"ui16", "u16"},  {"ui32", "u32"},  {"ui64", "u64"},  {"f16", "f16"},   {"bf16", "bf16"},
-    {"f32", "f32"},   {"f64", "f64"},   {"complex<f32>", "c64"}, {"complex<f64>", "c128"},
+    {"i1", "pred", 0},   {"i8", "s8", 0},     {"i16", "s16", 0},   {"i32", "s32", 0},
+    {"i64", "s64", 0},   {"si8", "s8", 0},    {"si16", "s16", 0},  {"si32", "s32", 0},
+    {"si64", "s64", 0},  {"ui8", "u8", 0},    {"ui16", "u16", 0},  {"ui32", "u32", 0},
+    {"ui64", "u64", 0},  {"f16", "f16", 0},   {"bf16", "bf16", 0}, {"f32", "f32", 0},
+    {"f64", "f64", 0},   {"complex<f32>", "c64", 0}, {"complex<f64>", "c128", 0},
+    {"i4", "s8", 4},     {"si4", "s8", 4},    {"ui4", "u8", 4},    {"i2", "s8", 2},
+    {"si2", "s8", 2},    {"ui2", "u8", 2},
 };
 
 #define KC__SHLO_TYPES_TEXT                                                               \
-  "i1, i8..i64, ui8..ui64, f16, bf16, f32, f64, complex<f32> or complex<f64>"
+  "i1, i2, i4, i8..i64, ui2, ui4, ui8..ui64, f16, bf16, f32, f64, complex<f32> or "     \
+  "complex<f64>"
 
 /* "4x8xf32", "f32", "0x3xcomplex<f32>" (the text between tensor< and >). */
 static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const kc__token* at,
@@ -108,8 +116,12 @@ static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const
   }
   kc_string_view word = {text.data + i, text.size - i};
   const char* hlo = NULL;
+  unsigned narrow = 0;
   for (size_t k = 0; k < KC__ARRAY_SIZE(kc__element_types) && !hlo; ++k) {
-    if (kc_sv_equal(word, kc_sv(kc__element_types[k].mlir))) hlo = kc__element_types[k].hlo;
+    if (kc_sv_equal(word, kc_sv(kc__element_types[k].mlir))) {
+      hlo = kc__element_types[k].hlo;
+      narrow = kc__element_types[k].narrow;
+    }
   }
   if (!hlo) {
     bool encoded = memchr(word.data, ',', word.size) != NULL;
@@ -128,6 +140,7 @@ static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const
   }
   *out = shape;
   if (dynamic) KC_RETURN_IF_ERROR(kc__shlo_mark_dynamic(m, shape, dynamic));
+  if (narrow) KC_RETURN_IF_ERROR(kc__shlo_mark_narrow(m, shape, narrow));
   char* key = kc__arena_dup(&m->arena, text.data, text.size + 1);
   int32_t index = (int32_t)(m->shapes.size / sizeof shape - 1);
   if (!key || !kc__strmap_put(&m->tensor_types, (kc_string_view){key, text.size}, index)) {

@@ -648,6 +648,7 @@ static kc_status* kc__read_entry(kc__shlo_module* m, kc__shlo_scope* s, const kc
     st = kc_program_builder_add_parameter(s->b, (int64_t)i, shape, p[i].name.text, &id);
     if (!st) st = kc_program_builder_set_location(s->b, id, p[i].name.line, p[i].name.column);
     if (!st) st = kc__shlo_bind(s, p[i].name.text, id, shape);
+    if (!st) st = kc__shlo_narrow_parameter(s, &p[i].name, p[i].shape);
   }
   if (!st) st = kc__func_tail(m, &lx, &results, &m->result_names);
   if (!st) {
@@ -694,6 +695,7 @@ static void kc__module_free(kc__shlo_module* m) {
   kc__strmap_free(&m->aliases);
   kc__buf_free(&m->alias_list);
   kc__strmap_free(&m->dynamic);
+  kc__strmap_free(&m->narrow);
   kc__strmap_free(&m->tensor_types);
   kc__strmap_free(&m->resources);
   kc__buf_free(&m->resource_list);

@@ -453,7 +453,7 @@ static kc_status* kc__refine_iota(kc__shlo_scope* s, kc__shlo_op* op) {
   return kc__shlo_refine_result(s, op, 0, dims, (int32_t)n);
 }
 
-static bool kc__named(const kc__shlo_op* op, const char* name) {
+bool kc__shlo_op_is(const kc__shlo_op* op, const char* name) {
   kc_string_view n = op->name;
   if (n.size >= 2 && n.data[0] == '"') {
     n.data++;
@@ -480,7 +480,7 @@ kc_status* kc__shlo_refine(kc__shlo_scope* s, kc__shlo_op* op) {
   static const char* const like_first[] = {"dynamic_update_slice", "select_and_scatter",
                                             "reverse"};
   for (size_t k = 0; k < sizeof like_first / sizeof like_first[0]; ++k) {
-    if (kc__named(op, like_first[k])) {
+    if (kc__shlo_op_is(op, like_first[k])) {
       return kc__refine_like(s, op, 0, kc__shlo_operand(s, op, 0)->shape);
     }
   }
@@ -493,12 +493,12 @@ kc_status* kc__shlo_refine(kc__shlo_scope* s, kc__shlo_op* op) {
       "shift_left", "shift_right_arithmetic", "shift_right_logical", "complex", "select",
       "clamp", "compare", "reduce_precision", "bitcast_convert"};
   for (size_t k = 0; k < sizeof elementwise / sizeof elementwise[0]; ++k) {
-    if (kc__named(op, elementwise[k])) return kc__refine_elementwise(s, op);
+    if (kc__shlo_op_is(op, elementwise[k])) return kc__refine_elementwise(s, op);
   }
-  if (kc__named(op, "broadcast_in_dim")) return kc__refine_broadcast(s, op, false);
-  if (kc__named(op, "dynamic_broadcast_in_dim")) return kc__refine_broadcast(s, op, true);
-  if (kc__named(op, "reshape")) return kc__refine_reshape(s, op);
-  if (kc__named(op, "dynamic_reshape")) {
+  if (kc__shlo_op_is(op, "broadcast_in_dim")) return kc__refine_broadcast(s, op, false);
+  if (kc__shlo_op_is(op, "dynamic_broadcast_in_dim")) return kc__refine_broadcast(s, op, true);
+  if (kc__shlo_op_is(op, "reshape")) return kc__refine_reshape(s, op);
+  if (kc__shlo_op_is(op, "dynamic_reshape")) {
     int64_t dims[KC_TENSOR_MAX_NDIM], count = 1;
     size_t n;
     KC_RETURN_IF_ERROR(kc__shlo_known_ints(s, op, 1, dims, KC_TENSOR_MAX_NDIM, &n));
@@ -511,35 +511,35 @@ kc_status* kc__shlo_refine(kc__shlo_scope* s, kc__shlo_op* op) {
     }
     return kc__shlo_refine_result(s, op, 0, dims, (int32_t)n);
   }
-  if (kc__named(op, "dynamic_iota")) return kc__refine_iota(s, op);
-  if (kc__named(op, "transpose")) return kc__refine_transpose(s, op);
-  if (kc__named(op, "concatenate")) return kc__refine_concatenate(s, op);
-  if (kc__named(op, "slice")) return kc__refine_slice(s, op, false);
-  if (kc__named(op, "real_dynamic_slice")) return kc__refine_slice(s, op, true);
-  if (kc__named(op, "pad")) return kc__refine_pad(s, op, false);
-  if (kc__named(op, "dynamic_pad")) return kc__refine_pad(s, op, true);
-  if (kc__named(op, "dynamic_slice")) {
+  if (kc__shlo_op_is(op, "dynamic_iota")) return kc__refine_iota(s, op);
+  if (kc__shlo_op_is(op, "transpose")) return kc__refine_transpose(s, op);
+  if (kc__shlo_op_is(op, "concatenate")) return kc__refine_concatenate(s, op);
+  if (kc__shlo_op_is(op, "slice")) return kc__refine_slice(s, op, false);
+  if (kc__shlo_op_is(op, "real_dynamic_slice")) return kc__refine_slice(s, op, true);
+  if (kc__shlo_op_is(op, "pad")) return kc__refine_pad(s, op, false);
+  if (kc__shlo_op_is(op, "dynamic_pad")) return kc__refine_pad(s, op, true);
+  if (kc__shlo_op_is(op, "dynamic_slice")) {
     int64_t dims[KC_TENSOR_MAX_NDIM];
     size_t n;
     KC_RETURN_IF_ERROR(kc__attr_ints(s, op, "sizes", "slice_sizes", dims, KC_TENSOR_MAX_NDIM, &n));
     return kc__shlo_refine_result(s, op, 0, dims, (int32_t)n);
   }
-  if (kc__named(op, "dot_general")) return kc__refine_dot(s, op);
-  if (kc__named(op, "reduce")) return kc__refine_reduce(s, op);
-  if (kc__named(op, "reduce_window")) return kc__refine_reduce_window(s, op);
-  if (kc__named(op, "sort") || kc__named(op, "while") || kc__named(op, "scatter")) {
+  if (kc__shlo_op_is(op, "dot_general")) return kc__refine_dot(s, op);
+  if (kc__shlo_op_is(op, "reduce")) return kc__refine_reduce(s, op);
+  if (kc__shlo_op_is(op, "reduce_window")) return kc__refine_reduce_window(s, op);
+  if (kc__shlo_op_is(op, "sort") || kc__shlo_op_is(op, "while") || kc__shlo_op_is(op, "scatter")) {
     return kc__refine_as_operands(s, op);
   }
-  if (kc__named(op, "gather")) return kc__refine_gather(s, op, false);
-  if (kc__named(op, "dynamic_gather")) return kc__refine_gather(s, op, true);
-  if (kc__named(op, "top_k")) return kc__refine_top_k(s, op);
+  if (kc__shlo_op_is(op, "gather")) return kc__refine_gather(s, op, false);
+  if (kc__shlo_op_is(op, "dynamic_gather")) return kc__refine_gather(s, op, true);
+  if (kc__shlo_op_is(op, "top_k")) return kc__refine_top_k(s, op);
   /* Results that are values made elsewhere (a call's, a barrier's
    * operands), or refined where the op is built (a conditional's, from
    * its branches; a convolution's, from its dimension labels). */
   if (kc_sv_equal(op->name, KC_SV_LIT("call")) || kc_sv_equal(op->name, KC_SV_LIT("func.call")) ||
-      kc_sv_equal(op->name, KC_SV_LIT("\"func.call\"")) || kc__named(op, "composite") ||
-      kc__named(op, "optimization_barrier") || kc__named(op, "case") || kc__named(op, "if") ||
-      kc__named(op, "convolution") || kc__named(op, "dynamic_conv")) {
+      kc_sv_equal(op->name, KC_SV_LIT("\"func.call\"")) || kc__shlo_op_is(op, "composite") ||
+      kc__shlo_op_is(op, "optimization_barrier") || kc__shlo_op_is(op, "case") || kc__shlo_op_is(op, "if") ||
+      kc__shlo_op_is(op, "convolution") || kc__shlo_op_is(op, "dynamic_conv")) {
     return NULL;
   }
   char t[128];
@@ -560,19 +560,19 @@ static bool kc__fold_binary(const kc__shlo_op* op, const int64_t* a, size_t na, 
     /* Integer arithmetic wraps, as the program's would. */
     int64_t x = a[i], y = b[nb == 1 ? 0 : i];
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
-    if (kc__named(op, "add")) out[i] = (int64_t)(ux + uy);
-    else if (kc__named(op, "subtract")) out[i] = (int64_t)(ux - uy);
-    else if (kc__named(op, "multiply")) out[i] = (int64_t)(ux * uy);
-    else if (kc__named(op, "divide")) {
+    if (kc__shlo_op_is(op, "add")) out[i] = (int64_t)(ux + uy);
+    else if (kc__shlo_op_is(op, "subtract")) out[i] = (int64_t)(ux - uy);
+    else if (kc__shlo_op_is(op, "multiply")) out[i] = (int64_t)(ux * uy);
+    else if (kc__shlo_op_is(op, "divide")) {
       if (y == 0) return false;
       out[i] = y == -1 ? (int64_t)(0 - ux) : x / y;
-    } else if (kc__named(op, "remainder")) {
+    } else if (kc__shlo_op_is(op, "remainder")) {
       if (y == 0) return false;
       out[i] = y == -1 ? 0 : x % y;
-    } else if (kc__named(op, "maximum")) out[i] = x > y ? x : y;
-    else if (kc__named(op, "minimum")) out[i] = x < y ? x : y;
-    else if (kc__named(op, "and")) out[i] = x & y;
-    else if (kc__named(op, "or")) out[i] = x | y;
+    } else if (kc__shlo_op_is(op, "maximum")) out[i] = x > y ? x : y;
+    else if (kc__shlo_op_is(op, "minimum")) out[i] = x < y ? x : y;
+    else if (kc__shlo_op_is(op, "and")) out[i] = x & y;
+    else if (kc__shlo_op_is(op, "or")) out[i] = x | y;
     else return false;
   }
   return true;
@@ -627,23 +627,23 @@ kc_status* kc__shlo_fold(kc__shlo_scope* s, const kc__shlo_op* op) {
   const int64_t* a = kc__shlo_known(s, op, 0);
   size_t na = (size_t)kc__numel(kc__shlo_operand(s, op, 0)->shape);
   bool ok = false;
-  if (kc__named(op, "convert") || kc__named(op, "reshape") ||
-      kc__named(op, "dynamic_reshape")) {
+  if (kc__shlo_op_is(op, "convert") || kc__shlo_op_is(op, "reshape") ||
+      kc__shlo_op_is(op, "dynamic_reshape")) {
     ok = na == (size_t)n;
     if (ok) memcpy(out, a, na * sizeof *out);
-  } else if (kc__named(op, "broadcast_in_dim") && na == 1) {
+  } else if (kc__shlo_op_is(op, "broadcast_in_dim") && na == 1) {
     for (int64_t i = 0; i < n; ++i) out[i] = a[0];
     ok = true;
-  } else if (kc__named(op, "sign")) {
+  } else if (kc__shlo_op_is(op, "sign")) {
     for (size_t i = 0; i < na; ++i) out[i] = (a[i] > 0) - (a[i] < 0);
     ok = na == (size_t)n;
-  } else if (kc__named(op, "negate") || kc__named(op, "abs")) {
+  } else if (kc__shlo_op_is(op, "negate") || kc__shlo_op_is(op, "abs")) {
     for (size_t i = 0; i < na; ++i) {
-      bool flip = kc__named(op, "negate") || a[i] < 0;
+      bool flip = kc__shlo_op_is(op, "negate") || a[i] < 0;
       out[i] = flip ? (int64_t)(0 - (uint64_t)a[i]) : a[i];
     }
     ok = na == (size_t)n;
-  } else if (kc__named(op, "concatenate")) {
+  } else if (kc__shlo_op_is(op, "concatenate")) {
     /* Along the first dimension (any rank): the operands' elements one
      * after the other. */
     size_t k = 0;
@@ -659,14 +659,14 @@ kc_status* kc__shlo_fold(kc__shlo_scope* s, const kc__shlo_op* op) {
       else memcpy(out + k, kc__shlo_known(s, op, i), m * sizeof *out);
       k += m;
     }
-  } else if (kc__named(op, "compare") && nops == 2) {
+  } else if (kc__shlo_op_is(op, "compare") && nops == 2) {
     ok = na == (size_t)n && kc__fold_compare(s, op, a, kc__shlo_known(s, op, 1), na, out);
-  } else if (kc__named(op, "select") && nops == 3) {
+  } else if (kc__shlo_op_is(op, "select") && nops == 3) {
     const int64_t* t = kc__shlo_known(s, op, 1);
     const int64_t* f = kc__shlo_known(s, op, 2);
     for (int64_t i = 0; i < n; ++i) out[i] = a[na == 1 ? 0 : i] ? t[i] : f[i];
     ok = true;
-  } else if (kc__named(op, "slice") && kc_shape_get_rank(r->shape) == 1) {
+  } else if (kc__shlo_op_is(op, "slice") && kc_shape_get_rank(r->shape) == 1) {
     int64_t v[3];
     size_t m;
     static const char* const names[] = {"start_indices", "limit_indices", "strides"};

@@ -14,6 +14,8 @@
  *   lower*.c   each operation's meaning: the instructions it builds
  *              (lower_internal.h)
  *   refine.c   shape-polymorphic modules refined for concrete shapes
+ *   narrow.c   narrow integers (i4, ui4, i2, ui2) held in bytes, kept in
+ *              their range
  *
  * How an operation is read: MLIR's pretty forms differ per op, but they
  * are made of the same pieces, so one loop reads any of them into a
@@ -51,6 +53,9 @@ typedef struct kc__shlo_module {
   /* The types with dynamic dimensions (tensor<?x8xf32>): shape address ->
    * mask of those dimensions (kc__shlo_dynamic). */
   kc__strmap dynamic;
+  /* The types of narrow integers (tensor<4xi4>, held in s8 or u8): shape
+   * address -> their width in bits (kc__shlo_narrow). */
+  kc__strmap narrow;
   /* Each tensor type read, by its text ("4x8xf32") -> index into shapes:
    * a type is made once however often it is written. */
   kc__strmap tensor_types;
@@ -155,6 +160,38 @@ kc_status* kc__shlo_mark_dynamic(kc__shlo_module* m, const kc_shape* shape, uint
 
 /* The mask of a type's dynamic dimensions (0 for a static type). */
 uint32_t kc__shlo_dynamic(const kc__shlo_module* m, const kc_shape* shape);
+
+/* ---- narrow.c -------------------------------------------------------------- */
+
+/* Records `shape` (of s8 or u8) as a type of `bits`-wide integers. */
+kc_status* kc__shlo_mark_narrow(kc__shlo_module* m, const kc_shape* shape, unsigned bits);
+
+/* The width of a narrow integer type (2 or 4), or 0 for any other type. */
+unsigned kc__shlo_narrow(const kc__shlo_module* m, const kc_shape* shape);
+
+/* Before op is lowered: the operands of narrow integers that its
+ * instruction would read wrongly held in a byte are brought into form
+ * (masked to their bits for shift_right_logical, popcnt and
+ * count_leading_zeros; a float clamped to the range for convert), and an
+ * op that cannot take them (a custom call; bitcast_convert to another
+ * width) is refused. */
+kc_status* kc__shlo_narrow_prepare(kc__shlo_scope* s, kc__shlo_op* op);
+
+/* After op is lowered: every value from index `first` on of a narrow
+ * type that is not a constant is wrapped into its range (its low bits,
+ * sign-extended for a signed type), as arithmetic on the narrow type
+ * wraps. */
+kc_status* kc__shlo_narrow_finish(kc__shlo_scope* s, const kc__shlo_op* op, size_t first);
+
+/* A constant's elements of the narrow type `shape` (decoded into bytes)
+ * checked against its range and held as kcall holds them. */
+kc_status* kc__shlo_narrow_constant(const kc__shlo_module* m, const kc__shlo_op* op,
+                                    const kc_shape* shape, void* data, size_t size);
+
+/* The entry parameter `name`, declared of `type`, wrapped into its range
+ * when that is a narrow type (the caller's bytes may hold any value). */
+kc_status* kc__shlo_narrow_parameter(kc__shlo_scope* s, const kc__token* name,
+                                     const kc_shape* type);
 
 /* The type as HLO writes shapes, '?' for a dynamic dimension
  * ("f32[?,8]"), snprintf-style. */
@@ -344,6 +381,10 @@ kc_status* kc__shlo_refine_result(kc__shlo_scope* s, kc__shlo_op* op, size_t i,
  * and it is arithmetic, a comparison, a conversion, a reshape, a
  * concatenation or a slice of small integers. */
 kc_status* kc__shlo_fold(kc__shlo_scope* s, const kc__shlo_op* op);
+
+/* Whether op is the StableHLO or CHLO op `name` ("convert"), in either
+ * of MLIR's forms. */
+bool kc__shlo_op_is(const kc__shlo_op* op, const char* name);
 
 /* Records the elements of the value `name` (n = its element count). */
 kc_status* kc__shlo_set_known(kc__shlo_scope* s, kc_string_view name, const int64_t* values,

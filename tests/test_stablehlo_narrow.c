@@ -1,0 +1,260 @@
+/* Narrow integers in StableHLO (src/program/stablehlo/narrow.c): i4, ui4,
+ * i2 and ui2 held one to a byte of s8 or u8. Every element-wise op is run
+ * on every pair of values of each type and checked against the narrow
+ * type's own arithmetic computed here (wrapping modulo 2^bits, XLA's
+ * division by zero and shift-by-too-much results); then conversions,
+ * parameters, constants, and what is refused. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kt_hlo.h"
+
+typedef struct kt_narrow {
+  const char* mlir;
+  unsigned bits;
+  bool sign;
+} kt_narrow;
+
+static const kt_narrow kTypes[] = {
+    {"i4", 4, true}, {"ui4", 4, false}, {"i2", 2, true}, {"ui2", 2, false}};
+
+static int kt_lo(const kt_narrow* t) { return t->sign ? -(1 << (t->bits - 1)) : 0; }
+static int kt_hi(const kt_narrow* t) {
+  return t->sign ? (1 << (t->bits - 1)) - 1 : (1 << t->bits) - 1;
+}
+
+/* v's low bits as the type reads them. */
+static int kt_wrap(const kt_narrow* t, int v) {
+  int mask = (1 << t->bits) - 1;
+  v &= mask;
+  return t->sign && v >> (t->bits - 1) ? v - (1 << t->bits) : v;
+}
+
+/* The binary ops and what each gives on the narrow type (XLA's integer
+ * rules: x / 0 is all ones, x % 0 is x, MIN / -1 is MIN, a shift by the
+ * width or more (or by a negative amount) is 0, or the sign for an
+ * arithmetic shift right). */
+static const char* const kBinary[] = {"add",       "subtract", "multiply",   "divide",
+                                      "remainder", "and",      "or",         "xor",
+                                      "maximum",   "minimum",  "shift_left", "shift_right_arithmetic",
+                                      "shift_right_logical"};
+enum { KT_NUM_BINARY = sizeof kBinary / sizeof kBinary[0] };
+
+static int kt_binary(const kt_narrow* t, int op, int a, int b) {
+  int mask = (1 << t->bits) - 1;
+  int min = kt_lo(t);
+  bool too_far = b < 0 || b >= (int)t->bits;
+  switch (op) {
+    case 0: return kt_wrap(t, a + b);
+    case 1: return kt_wrap(t, a - b);
+    case 2: return kt_wrap(t, a * b);
+    case 3: return b == 0 ? kt_wrap(t, -1) : (t->sign && a == min && b == -1) ? min : a / b;
+    case 4: return b == 0 ? a : (t->sign && a == min && b == -1) ? 0 : a % b;
+    case 5: return a & b;
+    case 6: return a | b;
+    case 7: return a ^ b;
+    case 8: return a > b ? a : b;
+    case 9: return a < b ? a : b;
+    case 10: return too_far ? 0 : kt_wrap(t, a << b);
+    case 11: return too_far ? (a < 0 ? -1 : 0) : a >> b;
+    default: return too_far ? 0 : kt_wrap(t, (a & mask) >> b);
+  }
+}
+
+static const char* const kUnary[] = {"negate", "not", "abs", "popcnt", "count_leading_zeros",
+                                     "sign"};
+enum { KT_NUM_UNARY = sizeof kUnary / sizeof kUnary[0] };
+
+static int kt_unary(const kt_narrow* t, int op, int a) {
+  int mask = (1 << t->bits) - 1, u = a & mask, n = 0;
+  switch (op) {
+    case 0: return kt_wrap(t, -a);
+    case 1: return kt_wrap(t, ~a);
+    case 2: return kt_wrap(t, a < 0 ? -a : a);
+    case 3:
+      for (; u; u &= u - 1) ++n;
+      return kt_wrap(t, n); /* 2, of an i2, is -2 */
+    case 4:
+      for (int bit = (int)t->bits - 1; bit >= 0 && !(u >> bit & 1); --bit) ++n;
+      return kt_wrap(t, n);
+    default: return (a > 0) - (a < 0);
+  }
+}
+
+static void kt_check_bytes(kc_tensor* out, const kt_narrow* t, const int* want, int n,
+                           const char* what) {
+  const unsigned char* got = kt_data(out);
+  for (int k = 0; k < n; ++k) {
+    int g = t->sign ? (int)(signed char)got[k] : (int)got[k];
+    if (g != want[k]) {
+      kt__fail(__FILE__, __LINE__, "%s %s element %d: got %d, expected %d", what, t->mlir, k, g,
+               want[k]);
+      return;
+    }
+  }
+}
+
+KC_TEST(stablehlo_narrow_integers_wrap_like_their_type) {
+  for (size_t ti = 0; ti < sizeof kTypes / sizeof kTypes[0]; ++ti) {
+    const kt_narrow* t = &kTypes[ti];
+    int lo = kt_lo(t), hi = kt_hi(t), count = hi - lo + 1, pairs = count * count;
+    char as[2048], bs[2048];
+    size_t la = 0, lb = 0;
+    int a[256], b[256];
+    for (int i = 0; i < pairs; ++i) {
+      a[i] = lo + i / count;
+      b[i] = lo + i % count;
+      la += (size_t)snprintf(as + la, sizeof as - la, "%s%d", i ? ", " : "", a[i]);
+      lb += (size_t)snprintf(bs + lb, sizeof bs - lb, "%s%d", i ? ", " : "", b[i]);
+    }
+    static char text[16384];
+    size_t len = 0;
+    len += (size_t)snprintf(text + len, sizeof text - len, "func.func @main() -> (");
+    for (int k = 0; k < KT_NUM_BINARY + KT_NUM_UNARY; ++k) {
+      len += (size_t)snprintf(text + len, sizeof text - len, "%stensor<%dx%s>", k ? ", " : "",
+                              pairs, t->mlir);
+    }
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            ") {\n  %%a = stablehlo.constant dense<[%s]> : tensor<%dx%s>\n"
+                            "  %%b = stablehlo.constant dense<[%s]> : tensor<%dx%s>\n",
+                            as, pairs, t->mlir, bs, pairs, t->mlir);
+    for (int k = 0; k < KT_NUM_BINARY; ++k) {
+      len += (size_t)snprintf(text + len, sizeof text - len,
+                              "  %%r%d = stablehlo.%s %%a, %%b : tensor<%dx%s>\n", k, kBinary[k],
+                              pairs, t->mlir);
+    }
+    for (int k = 0; k < KT_NUM_UNARY; ++k) {
+      len += (size_t)snprintf(text + len, sizeof text - len,
+                              "  %%u%d = stablehlo.%s %%a : tensor<%dx%s>\n", k, kUnary[k], pairs,
+                              t->mlir);
+    }
+    len += (size_t)snprintf(text + len, sizeof text - len, "  return");
+    for (int k = 0; k < KT_NUM_BINARY; ++k) {
+      len += (size_t)snprintf(text + len, sizeof text - len, "%s %%r%d", k ? "," : "", k);
+    }
+    for (int k = 0; k < KT_NUM_UNARY; ++k) {
+      len += (size_t)snprintf(text + len, sizeof text - len, ", %%u%d", k);
+    }
+    len += (size_t)snprintf(text + len, sizeof text - len, " : ");
+    for (int k = 0; k < KT_NUM_BINARY + KT_NUM_UNARY; ++k) {
+      len += (size_t)snprintf(text + len, sizeof text - len, "%stensor<%dx%s>", k ? ", " : "",
+                              pairs, t->mlir);
+    }
+    snprintf(text + len, sizeof text - len, "\n}\n");
+    kc_tensor* out[KT_NUM_BINARY + KT_NUM_UNARY] = {NULL};
+    kt_run_text(text, out, KT_NUM_BINARY + KT_NUM_UNARY);
+    int want[256];
+    for (int k = 0; k < KT_NUM_BINARY; ++k) {
+      for (int i = 0; i < pairs; ++i) want[i] = kt_binary(t, k, a[i], b[i]);
+      kt_check_bytes(out[k], t, want, pairs, kBinary[k]);
+    }
+    for (int k = 0; k < KT_NUM_UNARY; ++k) {
+      for (int i = 0; i < pairs; ++i) want[i] = kt_unary(t, k, a[i]);
+      kt_check_bytes(out[KT_NUM_BINARY + k], t, want, pairs, kUnary[k]);
+    }
+    kt_release(out, KT_NUM_BINARY + KT_NUM_UNARY);
+  }
+}
+
+/* Conversions into a narrow type: from a wider integer its low bits (as
+ * between any integers), from a float the value clamped to the range (as
+ * the conversion saturates), NaN 0; between i4 and ui4 by bitcast_convert
+ * the same bits; iota and a reduction wrap. */
+KC_TEST(stablehlo_narrow_integer_conversions) {
+  kc_tensor* out[6] = {NULL};
+  kt_run_text(
+      "func.func @main() -> (tensor<6xi4>, tensor<6xui4>, tensor<6xi4>, tensor<4xui4>, "
+      "tensor<20xi4>, tensor<i4>) {\n"
+      "  %w = stablehlo.constant dense<[7, 8, 15, 16, -9, 300]> : tensor<6xi32>\n"
+      "  %0 = stablehlo.convert %w : (tensor<6xi32>) -> tensor<6xi4>\n"
+      "  %f = stablehlo.constant dense<[2.9, -2.9, 100.0, -100.0, 0x7FC00000, 15.5]> : "
+      "tensor<6xf32>\n"
+      "  %1 = stablehlo.convert %f : (tensor<6xf32>) -> tensor<6xui4>\n"
+      "  %d = stablehlo.convert %f : (tensor<6xf32>) -> tensor<6xf64>\n"
+      "  %2 = stablehlo.convert %d : (tensor<6xf64>) -> tensor<6xi4>\n"
+      "  %s = stablehlo.constant dense<[-8, -1, 0, 7]> : tensor<4xi4>\n"
+      "  %3 = stablehlo.bitcast_convert %s : (tensor<4xi4>) -> tensor<4xui4>\n"
+      "  %4 = stablehlo.iota dim = 0 : tensor<20xi4>\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i4>\n"
+      "  %5 = stablehlo.reduce(%4 init: %z) applies stablehlo.add across dimensions = [0] : "
+      "(tensor<20xi4>, tensor<i4>) -> tensor<i4>\n"
+      "  return %0, %1, %2, %3, %4, %5 : tensor<6xi4>, tensor<6xui4>, tensor<6xi4>, "
+      "tensor<4xui4>, tensor<20xi4>, tensor<i4>\n}\n",
+      out, 6);
+  static const kt_narrow i4 = {"i4", 4, true}, u4 = {"ui4", 4, false};
+  static const int w0[6] = {7, -8, -1, 0, 7, -4}, w1[6] = {2, 0, 15, 0, 0, 15};
+  static const int w2[6] = {2, -2, 7, -8, 0, 7}, w3[4] = {8, 15, 0, 7};
+  kt_check_bytes(out[0], &i4, w0, 6, "convert from i32");
+  kt_check_bytes(out[1], &u4, w1, 6, "convert from f32");
+  kt_check_bytes(out[2], &i4, w2, 6, "convert from f64");
+  kt_check_bytes(out[3], &u4, w3, 4, "bitcast_convert from i4");
+  int w4[20], sum = 0;
+  for (int i = 0; i < 20; ++i) {
+    w4[i] = kt_wrap(&i4, i);
+    sum += w4[i];
+  }
+  kt_check_bytes(out[4], &i4, w4, 20, "iota");
+  int w5[1] = {kt_wrap(&i4, sum)};
+  kt_check_bytes(out[5], &i4, w5, 1, "reduce");
+  kt_release(out, 6);
+}
+
+/* An entry parameter of a narrow type takes s8 (u8) elements, of which
+ * its low bits count; a constant takes its type's values (a signless one
+ * written as either a signed or an unsigned value, as MLIR reads it). */
+KC_TEST(stablehlo_narrow_integer_parameters_and_constants) {
+  const char* text =
+      "func.func @main(%x: tensor<4xi4>) -> (tensor<4xi4>, tensor<4xi4>) {\n"
+      "  %c = stablehlo.constant dense<[15, -8, 8, 1]> : tensor<4xi4>\n"
+      "  %0 = stablehlo.add %x, %c : tensor<4xi4>\n"
+      "  return %x, %0 : tensor<4xi4>, tensor<4xi4>\n}\n";
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  int64_t dims[1] = {4};
+  kc_tensor* x = NULL;
+  KC_CHECK_OK(kc_tensor_create(kt_alloc(), dims, 1, kc_dtype_make(kDLInt, 8, 1), kc_device_cpu(),
+                               &x));
+  static const signed char xs[4] = {0x17, -1, 100, 3};
+  memcpy(kc_tensor_get_dltensor(x)->data, xs, sizeof xs);
+  const DLTensor* in[1] = {kc_tensor_get_dltensor(x)};
+  kc_tensor* out[2] = {NULL, NULL};
+  KC_CHECK_OK(kc_executable_execute(exe, in, 1, NULL, out));
+  static const kt_narrow i4 = {"i4", 4, true};
+  static const int w0[4] = {7, -1, 4, 3}, w1[4] = {6, 7, -4, 4};
+  kt_check_bytes(out[0], &i4, w0, 4, "parameter");
+  kt_check_bytes(out[1], &i4, w1, 4, "parameter + constant");
+  kt_release(out, 2);
+  kc_object_release(KC_OBJECT(x));
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+
+  KT_PARSE_FAILS("func.func @main() -> tensor<2xi4> {\n"
+                 "  %c = stablehlo.constant dense<[1, 16]> : tensor<2xi4>\n"
+                 "  return %c : tensor<2xi4>\n}\n",
+                 "line 2", "constant: element 1, 16, is outside the range of i4 (-8..15)");
+  KT_PARSE_FAILS("func.func @main() -> tensor<2xui2> {\n"
+                 "  %c = stablehlo.constant dense<[1, 4]> : tensor<2xui2>\n"
+                 "  return %c : tensor<2xui2>\n}\n",
+                 "constant: element 1, 4, is outside the range of ui2 (0..3)");
+}
+
+/* What a byte cannot hold as the narrow type would is refused, naming the
+ * op: a bitcast to or from another width (whose bits would be packed) and
+ * a custom call (whose target would read bytes as another type). */
+KC_TEST(stablehlo_narrow_integer_refusals) {
+  KT_PARSE_FAILS("func.func @main(%x: tensor<2xi4>) -> tensor<i8> {\n"
+                 "  %0 = stablehlo.bitcast_convert %x : (tensor<2xi4>) -> tensor<i8>\n"
+                 "  return %0 : tensor<i8>\n}\n",
+                 "line 2, column 8", "bitcast_convert: from 4-bit to 8-bit elements is not supported");
+  KT_PARSE_FAILS("func.func @main(%x: tensor<4xi4>) -> tensor<4xi4> {\n"
+                 "  %0 = stablehlo.custom_call @target(%x) : (tensor<4xi4>) -> tensor<4xi4>\n"
+                 "  return %0 : tensor<4xi4>\n}\n",
+                 "custom_call: an operand or result of a narrow integer type");
+  KT_PARSE_FAILS("func.func @main(%x: tensor<4xi4>) -> tensor<4xcomplex<f32>> {\n"
+                 "  %0 = stablehlo.convert %x : (tensor<4xi4>) -> tensor<4xcomplex<f32>>\n"
+                 "  %1 = stablehlo.convert %0 : (tensor<4xcomplex<f32>>) -> tensor<4xi4>\n"
+                 "  return %0 : tensor<4xcomplex<f32>>\n}\n",
+                 "line 3", "convert: from a complex type to i4 is not supported");
+}
