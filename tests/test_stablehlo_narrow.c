@@ -1,9 +1,10 @@
-/* Narrow integers in StableHLO (src/program/stablehlo/narrow.c): i4, ui4,
- * i2 and ui2 held one to a byte of s8 or u8. Every element-wise op is run
- * on every pair of values of each type and checked against the narrow
- * type's own arithmetic computed here (wrapping modulo 2^bits, XLA's
- * division by zero and shift-by-too-much results); then conversions,
- * parameters, constants, and what is refused. */
+/* Types narrower than a byte in StableHLO (src/program/stablehlo/narrow.c).
+ * The narrow integers i4, ui4, i2 and ui2, held one to a byte of s8 or u8:
+ * every element-wise op is run on every pair of values of each type and
+ * checked against the narrow type's own arithmetic computed here (wrapping
+ * modulo 2^bits, XLA's division by zero and shift-by-too-much results);
+ * then conversions, parameters, constants, and what is refused. And i1 in
+ * bitcast_convert, where it is one bit wide. */
 #include <stdio.h>
 #include <string.h>
 
@@ -257,4 +258,34 @@ KC_TEST(stablehlo_narrow_integer_refusals) {
                  "  %1 = stablehlo.convert %0 : (tensor<4xcomplex<f32>>) -> tensor<4xi4>\n"
                  "  return %0 : tensor<4xcomplex<f32>>\n}\n",
                  "line 3", "convert: from a complex type to i4 is not supported");
+}
+
+/* bitcast_convert to and from i1, one bit wide there: each element's bits,
+ * little-endian, along a new last dimension, and back. */
+KC_TEST(stablehlo_bitcast_convert_to_and_from_i1) {
+  kc_tensor* out[3] = {NULL, NULL, NULL};
+  kt_run_text("func.func @main() -> (tensor<2x32xi1>, tensor<2xf32>, tensor<8xi1>) {\n"
+              "  %x = stablehlo.constant dense<[1.5, -0.0]> : tensor<2xf32>\n"
+              "  %0 = stablehlo.bitcast_convert %x : (tensor<2xf32>) -> tensor<2x32xi1>\n"
+              "  %1 = stablehlo.bitcast_convert %0 : (tensor<2x32xi1>) -> tensor<2xf32>\n"
+              "  %b = stablehlo.constant dense<-91> : tensor<i8>\n"
+              "  %2 = stablehlo.bitcast_convert %b : (tensor<i8>) -> tensor<8xi1>\n"
+              "  return %0, %1, %2 : tensor<2x32xi1>, tensor<2xf32>, tensor<8xi1>\n}\n",
+              out, 3);
+  static const float xs[2] = {1.5f, -0.0f};
+  const unsigned char* bits = kt_data(out[0]);
+  for (int i = 0; i < 2; ++i) {
+    uint32_t u;
+    memcpy(&u, &xs[i], sizeof u);
+    for (int k = 0; k < 32; ++k) KC_CHECK_INT(bits[32 * i + k], (int64_t)(u >> k & 1));
+  }
+  KC_CHECK(memcmp(kt_data(out[1]), xs, sizeof xs) == 0);
+  const unsigned char* b8 = kt_data(out[2]);
+  for (int k = 0; k < 8; ++k) KC_CHECK_INT(b8[k], (int64_t)((uint8_t)-91 >> k & 1));
+  kt_release(out, 3);
+  KT_PARSE_FAILS("func.func @main(%x: tensor<2xf32>) -> tensor<2x16xi1> {\n"
+                 "  %0 = stablehlo.bitcast_convert %x : (tensor<2xf32>) -> tensor<2x16xi1>\n"
+                 "  return %0 : tensor<2x16xi1>\n}\n",
+                 "line 2", "bitcast_convert: between i1 and a 32-bit type, expected the i1 side "
+                 "to have the other's dims and a last dimension of 32");
 }

@@ -264,8 +264,10 @@ kc_status* kc__shlo_field(kc__shlo_module* m, const kc__lexer* at, const char* f
                           kc__lexer* out, bool* out_found) {
   kc__lexer lx = kc__shlo_resolve(m, at);
   *out_found = false;
-  KC_RETURN_IF_ERROR(kc__lex_expect(&lx, '#'));
-  kc__lex_next(&lx);
+  if (!kc__tok_is_punct(&lx.tok, '<')) { /* the pretty form's bare <...> has no name */
+    KC_RETURN_IF_ERROR(kc__lex_expect(&lx, '#'));
+    kc__lex_next(&lx);
+  }
   KC_RETURN_IF_ERROR(kc__lex_expect(&lx, '<'));
   for (bool more = kc__lex_list_begin(&lx, '>'); more;) {
     if (lx.tok.kind != KC__TOK_IDENT) return kc__lex_expected(&lx, &lx.tok, "a field name");

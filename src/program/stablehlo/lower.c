@@ -383,53 +383,6 @@ static kc_status* kc__lower_pad(kc__shlo_scope* s, kc__shlo_op* op, const kc__sh
   return kc__shlo_lower_with(s, op, r, &at, NULL, 0);
 }
 
-/* "[0] x [1]": two integer lists. */
-static kc_status* kc__pair_lists(kc__shlo_scope* s, const kc__lexer* at, const char* what,
-                                 int64_t* a, size_t* na, int64_t* b, size_t* nb) {
-  kc__lexer lx = *at;
-  KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &lx, what, a, KC_TENSOR_MAX_NDIM, na));
-  KC_RETURN_IF_ERROR(kc__lex_skip_group(&lx, NULL));
-  if (!kc__tok_is_word(&lx.tok, "x")) return kc__lex_expected(&lx, &lx.tok, "'x' between the lists");
-  kc__lex_next(&lx);
-  return kc__shlo_ints(s->m, &lx, what, b, KC_TENSOR_MAX_NDIM, nb);
-}
-
-static kc_status* kc__lower_dot(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r) {
-  if (kc__shlo_attr(op, "algorithm")) {
-    return kc__shlo_fail(&op->at, "dot_general: the algorithm attribute is not supported");
-  }
-  kc__shlo_attrs at = {.n = 0};
-  int64_t a[KC_TENSOR_MAX_NDIM], b[KC_TENSOR_MAX_NDIM];
-  size_t na = 0, nb = 0;
-  const kc__shlo_item* dn = kc__shlo_attr(op, "dot_dimension_numbers");
-  static const char* const pretty[] = {"batching_dims", "contracting_dims"};
-  static const char* const hlo[][2] = {{"lhs_batch_dims", "rhs_batch_dims"},
-                                       {"lhs_contracting_dims", "rhs_contracting_dims"}};
-  static const char* const fields[][2] = {
-      {"lhs_batching_dimensions", "rhs_batching_dimensions"},
-      {"lhs_contracting_dimensions", "rhs_contracting_dimensions"}};
-  for (int k = 0; k < 2; ++k) {
-    na = nb = 0;
-    if (dn) {
-      for (int side = 0; side < 2; ++side) {
-        kc__lexer f;
-        bool found;
-        KC_RETURN_IF_ERROR(kc__shlo_field(s->m, &dn->at, fields[k][side], &f, &found));
-        if (found) {
-          KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &f, fields[k][side], side ? b : a,
-                                           KC_TENSOR_MAX_NDIM, side ? &nb : &na));
-        }
-      }
-    } else {
-      const kc__shlo_item* it = kc__shlo_attr(op, pretty[k]);
-      if (it) KC_RETURN_IF_ERROR(kc__pair_lists(s, &it->at, pretty[k], a, &na, b, &nb));
-    }
-    KC_RETURN_IF_ERROR(kc__shlo_attrs_ints(s, &at, hlo[k][0], a, na));
-    KC_RETURN_IF_ERROR(kc__shlo_attrs_ints(s, &at, hlo[k][1], b, nb));
-  }
-  return kc__shlo_lower_with(s, op, r, &at, NULL, 0);
-}
-
 /* Operands first..first+count-1, known, as the integer-list attributes
  * `names` (the static form's). */
 kc_status* kc__shlo_known_attrs(kc__shlo_scope* s, const kc__shlo_op* op, size_t first,
@@ -607,7 +560,7 @@ int32_t kc__e_add(kc__expr* e, int32_t opcode, const kc_shape* shape, const int3
   if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
   if (e->st) return -1;
   const kc__instr_def* def = kc__instr_def_find(opcode);
-  if (def->kind == KC__INSTR_ELEMENTWISE) {
+  if (def->kind == KC__INSTR_ELEMENTWISE || opcode == KC_OP_RESHAPE) {
     e->st = kc_program_builder_add_op(e->s->b, (kc_opcode)opcode, shape, ids, n, name, &id);
   } else {
     kc_instruction_desc d = {.struct_size = sizeof d, .op = opcode, .result_shape = shape,
@@ -856,7 +809,7 @@ static const struct {
     {KC__PLAIN("count_leading_zeros", KC_OP_COUNT_LEADING_ZEROS), false},
     {KC__PLAIN("real", KC_OP_REAL), false},
     {KC__PLAIN("imag", KC_OP_IMAG), false},
-    {KC__PLAIN("bitcast_convert", KC_OP_BITCAST_CONVERT), false},
+    {{"bitcast_convert", KC_OP_BITCAST_CONVERT, kc__shlo_lower_bitcast}, false},
     {KC__PLAIN("power", KC_OP_POWER), false},
     {KC__PLAIN("remainder", KC_OP_REMAINDER), false},
     {{"atan2", KC_OP_ATAN2, kc__shlo_lower_complex_math}, false},
@@ -880,7 +833,7 @@ static const struct {
     {{"slice", KC_OP_SLICE, kc__lower_slice}, false},
     {{"dynamic_slice", KC_OP_DYNAMIC_SLICE, kc__lower_dynamic_slice}, false},
     {{"pad", KC_OP_PAD, kc__lower_pad}, false},
-    {{"dot_general", KC_OP_DOT, kc__lower_dot}, false},
+    {{"dot_general", KC_OP_DOT, kc__shlo_lower_dot}, false},
     {{"reduce", KC_OP_REDUCE, kc__shlo_lower_reduce}, false},
     {{"reduce_window", KC_OP_REDUCE_WINDOW, kc__shlo_lower_reduce_window}, false},
     {{"select_and_scatter", KC_OP_SELECT_AND_SCATTER, kc__shlo_lower_select_and_scatter}, false},
@@ -902,6 +855,8 @@ static const struct {
     {{"custom_call", KC__OP_NONE, kc__shlo_lower_custom_call}, false},
     {{"composite", KC__OP_NONE, kc__shlo_lower_call}, false},
     {{"top_k", KC_OP_TOPK, kc__lower_top_k}, true},
+    {{"ragged_dot", KC__OP_NONE, kc__shlo_lower_ragged_dot}, true},
+    {{"scan", KC__OP_NONE, kc__shlo_lower_scan}, true},
     {{"get_dimension_size", KC__OP_NONE, kc__lower_dimension_size}, false},
     {{"dynamic_broadcast_in_dim", KC__OP_NONE, kc__lower_broadcast}, false},
     {{"dynamic_reshape", KC_OP_RESHAPE, kc__lower_first_operand}, false},
@@ -1010,7 +965,7 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
   if (!r) {
     return kc__shlo_fail(&op->at,
                          "op %.*s is not supported (kcall reads the StableHLO ops that have an "
-                         "HLO instruction it runs, and chlo.erf, erf_inv, mulhi, tan and top_k)",
+                         "HLO instruction it runs, and chlo.erf, erf_inv, mulhi, ragged_dot, scan, tan and top_k)",
                          (int)op->name.size, op->name.data);
   }
   KC_RETURN_IF_ERROR(kc__shlo_narrow_prepare(s, op));

@@ -9,6 +9,8 @@
  *   lower_regions.c  ops with regions (reduce, windows, sort, scatter,
  *                    while, case/if), gather, calls, tuples
  *   lower_conv.c     convolution
+ *   lower_dot.c      dot_general and chlo.ragged_dot
+ *   lower_scan.c     chlo.scan
  *   lower_complex.c  complex forms of maximum, minimum, atan2, cbrt and
  *                    logistic
  *   lower_calls.c    custom calls (layouts, aliases, shape_assertion) */
@@ -166,6 +168,17 @@ kc_status* kc__shlo_lower_get_tuple_element(kc__shlo_scope* s, kc__shlo_op* op,
 kc_status* kc__shlo_lower_max_min(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_complex_math(kc__shlo_scope* s, kc__shlo_op* op,
                                        const kc__shlo_rule* r);
+/* lower_dot.c: dot_general (its algorithm honoured or refused) and
+ * chlo.ragged_dot (a ragged lhs dimension; the other modes refused). */
+kc_status* kc__shlo_lower_dot(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
+kc_status* kc__shlo_lower_ragged_dot(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
+
+/* lower_scan.c: chlo.scan, unrolled. */
+kc_status* kc__shlo_lower_scan(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
+
+/* narrow.c: bitcast_convert, to and from i1 (one bit there) built from
+ * shifts; otherwise the HLO instruction. */
+kc_status* kc__shlo_lower_bitcast(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_convolution(kc__shlo_scope* s, kc__shlo_op* op,
                                       const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_custom_call(kc__shlo_scope* s, kc__shlo_op* op,

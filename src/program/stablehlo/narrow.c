@@ -1,4 +1,6 @@
-/* Narrow integers: i4, ui4, i2 and ui2 (and si4, si2), which quantised
+/* Element types narrower than a byte.
+ *
+ * Narrow integers: i4, ui4, i2 and ui2 (and si4, si2), which quantised
  * models and StableHLO's own tests use. kcall has no element type
  * narrower than a byte, so the reader holds each element in one byte, of
  * s8 for a signed or signless type and u8 for an unsigned one (as NumPy's
@@ -12,7 +14,12 @@
  * converted to a narrow integer is clamped to its range first, as the
  * conversion saturates. What cannot be told apart in a byte is refused: a
  * custom call (its target would read another type) and a bitcast_convert
- * to or from a type of another width. */
+ * to or from a type of another width.
+ *
+ * i1 in bitcast_convert: StableHLO counts i1 as one bit there, so a
+ * bitcast between a W-bit type and i1 spreads each element's bits over a
+ * last dimension of W (little-endian) or gathers them back; kcall's pred
+ * is a byte, so these are built from shifts, an iota and a dot. */
 #include <string.h>
 
 #include "program/stablehlo/lower_internal.h"
@@ -187,4 +194,116 @@ kc_status* kc__shlo_narrow_parameter(kc__shlo_scope* s, const kc__token* name,
   v = kc__shlo_lookup(s, name->text);
   v->id = y;
   return NULL;
+}
+
+/* ---- bitcast_convert to and from i1 -------------------------------------- */
+
+/* An unsigned integer shape of `bits` and the dims of `like`, with
+ * `extra` appended when it is > 0. */
+static kc_status* kc__uint_shape(const kc_shape* like, unsigned bits, int64_t extra,
+                                 kc_shape** out) {
+  int64_t dims[KC_TENSOR_MAX_NDIM];
+  int32_t rank = kc_shape_get_rank(like);
+  if (rank) memcpy(dims, kc_shape_get_dims(like), (size_t)rank * sizeof *dims);
+  if (extra > 0) dims[rank++] = extra;
+  return kc_shape_create_array(kc_dtype_make(kDLUInt, (uint8_t)bits, 1), dims, rank, out);
+}
+
+/* iota along the last dimension of e->shape. */
+static int32_t kc__iota_last(kc__expr* e) {
+  kc_attr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.name = KC_SV_LIT("iota_dimension");
+  attr.type = KC_ATTR_I64;
+  attr.v.i64 = kc_shape_get_rank(e->shape) - 1;
+  kc_attr_dict attrs = {.count = 1, .entries = &attr};
+  return kc__e_add(e, KC_OP_IOTA, e->shape, NULL, 0, &attrs);
+}
+
+/* X -> tensor<...xWxi1>: bit k of each element (little-endian) as
+ * element k of a new last dimension. */
+static int32_t kc__bits_of(kc__expr* e, const kc_shape* from, int32_t x, const kc_shape* wide,
+                           const kc_shape* spread) {
+  e->shape = wide;
+  int32_t u = kc__e_add(e, KC_OP_BITCAST_CONVERT, wide, &x, 1, NULL);
+  int64_t keep[KC_TENSOR_MAX_NDIM];
+  for (int32_t d = 0; d < kc_shape_get_rank(from); ++d) keep[d] = d;
+  int32_t b = -1;
+  kc_string_view name;
+  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
+  if (!e->st) {
+    e->st = kc_program_builder_add_broadcast(e->s->b, spread, u, keep,
+                                             (size_t)kc_shape_get_rank(from), name, &b);
+  }
+  e->shape = spread;
+  int32_t bit = kc__e_op(e, KC_OP_AND, kc__e_op(e, KC_OP_SHIFT_RIGHT_LOGICAL, b, kc__iota_last(e)),
+                         kc__e_const_int(e, 1));
+  return kc__e_compare(e, "NE", bit, kc__e_const_int(e, 0));
+}
+
+/* tensor<...xWxi1> -> X: element k of the last dimension as bit k. The
+ * bits are placed and summed by a dot with the powers of two (distinct
+ * bits: the sum is their or). */
+static int32_t kc__bits_to(kc__expr* e, int32_t p, const kc_shape* spread, const kc_shape* wide,
+                           const kc_shape* to) {
+  e->shape = spread;
+  int32_t u = kc__e_add(e, KC_OP_CONVERT, spread, &p, 1, NULL);
+  kc_shape* row = NULL;
+  int64_t w = kc_shape_get_dims(spread)[kc_shape_get_rank(spread) - 1];
+  if (!e->st) e->st = kc_shape_create_array(kc_shape_get_dtype(spread), &w, 1, &row);
+  if (e->st) return -1;
+  e->shape = row;
+  int32_t powers = kc__e_op(e, KC_OP_SHIFT_LEFT, kc__e_const_int(e, 1), kc__iota_last(e));
+  kc__shlo_attrs at = {.n = 0};
+  int64_t lhs = kc_shape_get_rank(spread) - 1, rhs = 0;
+  if (!e->st) e->st = kc__shlo_attrs_ints(e->s, &at, "lhs_contracting_dims", &lhs, 1);
+  if (!e->st) e->st = kc__shlo_attrs_ints(e->s, &at, "rhs_contracting_dims", &rhs, 1);
+  kc_attr_dict dict = {.count = at.n, .entries = at.a};
+  int32_t ids[2] = {u, powers};
+  int32_t sum = kc__e_add(e, KC_OP_DOT, wide, ids, 2, &dict);
+  kc_shape_destroy(row);
+  return kc__e_add(e, KC_OP_BITCAST_CONVERT, to, &sum, 1, NULL);
+}
+
+kc_status* kc__shlo_lower_bitcast(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r) {
+  if (kc__shlo_num_operands(op) != 1 || kc__shlo_num_result_types(op) != 1) {
+    return kc__shlo_lower_plain(s, op, r);
+  }
+  const kc__shlo_value* x = kc__shlo_operand(s, op, 0);
+  const kc_shape* to = kc__shlo_result_type(op, 0);
+  if (kc_shape_is_tuple(x->shape) || kc_shape_is_tuple(to)) return kc__shlo_lower_plain(s, op, r);
+  bool from_pred = kc_shape_get_dtype(x->shape).code == kDLBool;
+  bool to_pred = kc_shape_get_dtype(to).code == kDLBool;
+  if (from_pred == to_pred) return kc__shlo_lower_plain(s, op, r);
+  /* i1 is one bit wide here: the other type's W bits are a last
+   * dimension of W i1 elements. */
+  const kc_shape* other = from_pred ? to : x->shape;
+  const kc_shape* bits = from_pred ? x->shape : to;
+  unsigned w = kc_shape_get_dtype(other).bits;
+  int32_t rank = kc_shape_get_rank(other);
+  bool fits = kc_shape_get_dtype(other).code != kDLComplex && w <= 64 &&
+              kc_shape_get_rank(bits) == rank + 1 &&
+              kc_shape_get_dims(bits)[rank] == (int64_t)w &&
+              (rank == 0 || memcmp(kc_shape_get_dims(bits), kc_shape_get_dims(other),
+                                   (size_t)rank * sizeof(int64_t)) == 0);
+  if (!fits) {
+    return kc__shlo_fail(&op->at, "bitcast_convert: between i1 and a %u-bit type, expected the "
+                         "i1 side to have the other's dims and a last dimension of %u", w, w);
+  }
+  kc_shape *wide = NULL, *spread = NULL;
+  KC_RETURN_IF_ERROR(kc__uint_shape(other, w, 0, &wide));
+  kc__expr e = {.s = s, .op = op, .what = "bits"};
+  e.st = kc__uint_shape(other, w, w, &spread);
+  if (!e.st) {
+    e.st = kc_shape_create_array(kc_dtype_make(kDLBool, 8, 1), kc_shape_get_dims(spread),
+                                 kc_shape_get_rank(spread), &e.pred);
+  }
+  int32_t y = from_pred ? kc__bits_to(&e, x->id, spread, wide, to)
+                        : kc__bits_of(&e, other, x->id, wide, spread);
+  kc_shape_destroy(wide);
+  kc_shape_destroy(spread);
+  kc_shape_destroy(e.pred);
+  KC_RETURN_IF_ERROR(e.st);
+  kc__shlo_value v = {.id = y, .shape = to};
+  return kc__shlo_bind_values(s, op, &v, 1);
 }

@@ -635,6 +635,18 @@ static kc_status* kc__read_items(kc__shlo_scope* s, kc__lexer* lx, kc__shlo_op* 
       }
       if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{'");
       KC_RETURN_IF_ERROR(kc__read_region(lx, op));
+    } else if (t.kind == KC__TOK_IDENT && kc__is_word(&t, "inits") && kc__next_is(lx, '(')) {
+      /* chlo.scan's "inits(%a, %b)": operands, as the inits, last */
+      kc__lex_next(lx);
+      kc__lex_next(lx);
+      while (!kc__tok_is_punct(&lx->tok, ')')) {
+        int32_t v;
+        KC_RETURN_IF_ERROR(kc__operand(s, lx, &v));
+        KC_RETURN_IF_ERROR(kc__shlo_append(inits, &v, sizeof v));
+        if (kc__tok_is_punct(&lx->tok, ',')) kc__lex_next(lx);
+        else if (!kc__tok_is_punct(&lx->tok, ')')) return kc__lex_expected(lx, &lx->tok, "',' or ')'");
+      }
+      kc__lex_next(lx);
     } else if (t.kind == KC__TOK_IDENT && (kc__is_word(&t, "cond") || kc__is_word(&t, "do"))) {
       kc__lex_next(lx);
       if (!kc__tok_is_punct(&lx->tok, '{')) return kc__lex_expected(lx, &lx->tok, "'{'");

@@ -356,6 +356,59 @@ kc_status* kc__shlo_inline_func(kc__shlo_scope* s, const kc__shlo_op* op, const 
   return st;
 }
 
+kc_status* kc__shlo_inline_region(kc__shlo_scope* s, const kc__shlo_op* op, const kc__lexer* at,
+                                  const kc__shlo_value* args, size_t n, const char* label,
+                                  kc__buf* out_results) {
+  kc__shlo_module* m = s->m;
+  kc_string_view site;
+  KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, label, &site));
+  char* prefix = kc__arena_alloc(&m->arena, site.size + 2);
+  if (!prefix) return kc__parse_oom();
+  memcpy(prefix, site.data, site.size);
+  prefix[site.size] = '/';
+  /* The block's return is the region's, not the scope's: the scope's own
+   * is kept aside while it is read. */
+  kc__buf returned = s->returned;
+  bool has_return = s->has_return;
+  kc_string_view outer_prefix = s->prefix;
+  s->returned = (kc__buf){0};
+  s->has_return = false;
+  s->prefix = (kc_string_view){prefix, site.size + 1};
+  kc__lexer lx = *at;
+  kc__buf block_args = {0};
+  bool named = false;
+  kc_status* st = kc__lex_expect(&lx, '{');
+  if (!st) st = kc__block_args(m, &lx, &block_args, &named);
+  size_t na = block_args.size / sizeof(kc__shlo_arg);
+  const kc__shlo_arg* p = (const kc__shlo_arg*)(const void*)block_args.data;
+  if (!st && na != n) {
+    st = kc__shlo_fail(&op->at, "%.*s: the region takes %zu arguments, expected %zu",
+                       (int)op->name.size, op->name.data, na, n);
+  }
+  for (size_t i = 0; !st && i < n; ++i) {
+    if (!kc__shlo_type_matches(m, p[i].shape, args[i].shape)) {
+      char a[128], b[128];
+      kc__shlo_format_type(m, p[i].shape, a, sizeof a);
+      kc__shlo_format_type(m, args[i].shape, b, sizeof b);
+      st = kc__shlo_fail(&p[i].name, "%.*s: region argument %zu is %s, expected %s",
+                         (int)op->name.size, op->name.data, i, a, b);
+    }
+    if (!st) st = kc__shlo_bind_value(s, p[i].name.text, &args[i]);
+  }
+  if (!st) st = kc__shlo_read_block(s, &lx);
+  size_t nr;
+  const int32_t* r = kc__shlo_returned(s, &nr);
+  for (size_t i = 0; !st && i < nr; ++i) {
+    st = kc__shlo_append(out_results, kc__shlo_value_at(s, r[i]), sizeof(kc__shlo_value));
+  }
+  kc__buf_free(&s->returned);
+  kc__buf_free(&block_args);
+  s->returned = returned;
+  s->has_return = has_return;
+  s->prefix = outer_prefix;
+  return st;
+}
+
 /* ---- the module ----------------------------------------------------------- */
 
 /* Skips a statement the reader does not need: to the end of its line,

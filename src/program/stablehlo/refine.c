@@ -325,40 +325,12 @@ static kc_status* kc__refine_reduce_window(kc__shlo_scope* s, kc__shlo_op* op) {
   return NULL;
 }
 
-/* "[0] x [1]": the second list after the first. */
-static kc_status* kc__pair_lists(kc__shlo_scope* s, const kc__lexer* at, int64_t* a, size_t* na,
-                                 int64_t* b, size_t* nb) {
-  kc__lexer lx = *at;
-  KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &lx, "dims", a, KC_TENSOR_MAX_NDIM, na));
-  KC_RETURN_IF_ERROR(kc__lex_skip_group(&lx, NULL));
-  if (!kc__tok_is_word(&lx.tok, "x")) return kc__lex_expected(&lx, &lx.tok, "'x'");
-  kc__lex_next(&lx);
-  return kc__shlo_ints(s->m, &lx, "dims", b, KC_TENSOR_MAX_NDIM, nb);
-}
-
 static kc_status* kc__refine_dot(kc__shlo_scope* s, kc__shlo_op* op) {
-  int64_t lb[KC_TENSOR_MAX_NDIM], rb[KC_TENSOR_MAX_NDIM], lc[KC_TENSOR_MAX_NDIM],
-      rc[KC_TENSOR_MAX_NDIM];
-  size_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
-  const kc__shlo_item* dn = kc__shlo_attr(op, "dot_dimension_numbers");
-  if (dn) {
-    static const char* const fields[] = {"lhs_batching_dimensions", "rhs_batching_dimensions",
-                                         "lhs_contracting_dimensions",
-                                         "rhs_contracting_dimensions"};
-    int64_t* out[] = {lb, rb, lc, rc};
-    size_t* counts[] = {&nlb, &nrb, &nlc, &nrc};
-    for (int k = 0; k < 4; ++k) {
-      kc__lexer f;
-      bool found;
-      KC_RETURN_IF_ERROR(kc__shlo_field(s->m, &dn->at, fields[k], &f, &found));
-      if (found) KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &f, fields[k], out[k], KC_TENSOR_MAX_NDIM, counts[k]));
-    }
-  } else {
-    const kc__shlo_item* b = kc__shlo_attr(op, "batching_dims");
-    const kc__shlo_item* c = kc__shlo_attr(op, "contracting_dims");
-    if (b) KC_RETURN_IF_ERROR(kc__pair_lists(s, &b->at, lb, &nlb, rb, &nrb));
-    if (c) KC_RETURN_IF_ERROR(kc__pair_lists(s, &c->at, lc, &nlc, rc, &nrc));
-  }
+  kc__shlo_dot_numbers dd;
+  KC_RETURN_IF_ERROR(kc__shlo_dot_dims(s, op, "dot_dimension_numbers", &dd));
+  const int64_t *lb = dd.lhs_batch, *rb = dd.rhs_batch, *lc = dd.lhs_contract,
+                *rc = dd.rhs_contract;
+  size_t nlb = dd.num_batch, nrb = dd.num_batch, nlc = dd.num_contract, nrc = dd.num_contract;
   const kc_shape* l = kc__shlo_operand(s, op, 0)->shape;
   const kc_shape* r = kc__shlo_operand(s, op, 1)->shape;
   int64_t dims[KC_TENSOR_MAX_NDIM];

@@ -134,7 +134,7 @@ typedef struct kc__shlo_op {
   int64_t num_results; /* from "%0:2 = "; 1 with a name, 0 without */
   kc__buf result_names; /* kc__token: "%a, %b = " names each result */
   kc__buf operands;    /* int32_t, indices into the scope's values */
-  int32_t num_inits;   /* reduce's "(%x init: %c)": the inits, last */
+  int32_t num_inits;   /* reduce's "(%x init: %c)", chlo.scan's "inits(...)": the inits, last */
   kc__buf iter_names;  /* kc__token: while's "%iterArg = %x" names */
   kc__buf attrs;       /* kc__shlo_item with a key */
   kc__buf words;       /* kc__shlo_item without one, in order */
@@ -269,6 +269,15 @@ kc_status* kc__shlo_region_tuple_program(kc__shlo_scope* outer, const kc__lexer*
 kc_status* kc__shlo_region_captures(kc__shlo_scope* outer, const kc__lexer* at,
                                     kc__buf* out);
 
+/* Inlines the region at `at` (its '{') into the scope, its block's
+ * arguments bound to args[0..n) (values, whose types must match the
+ * arguments'), its instructions named "SITE/LABEL/NAME"; the values it
+ * returns are appended to *out_results (kc__shlo_value). The region may
+ * use the scope's values. */
+kc_status* kc__shlo_inline_region(kc__shlo_scope* s, const kc__shlo_op* op, const kc__lexer* at,
+                                  const kc__shlo_value* args, size_t n, const char* label,
+                                  kc__buf* out_results);
+
 /* Inlines function `callee` into the scope with `args` (indices into the
  * scope's values) as its arguments; its returned values are appended to
  * *out_results (kc__shlo_value, without names). */
@@ -350,7 +359,8 @@ kc_status* kc__shlo_enum(kc__shlo_module* m, const kc__lexer* at, const char* wh
 kc_status* kc__shlo_string(kc__shlo_module* m, const kc__lexer* at, const char* what,
                            kc_string_view* out);
 
-/* Field `field` of a struct attribute (#stablehlo.gather<a = [1], b = 2>),
+/* Field `field` of a struct attribute (#stablehlo.gather<a = [1], b = 2>,
+ * or the bare <a = 1> of a pretty form),
  * positioned at its value; false when the struct does not give it. */
 kc_status* kc__shlo_field(kc__shlo_module* m, const kc__lexer* at, const char* field,
                           kc__lexer* out, bool* out_found);
@@ -381,6 +391,20 @@ kc_status* kc__shlo_refine_result(kc__shlo_scope* s, kc__shlo_op* op, size_t i,
  * and it is arithmetic, a comparison, a conversion, a reshape, a
  * concatenation or a slice of small integers. */
 kc_status* kc__shlo_fold(kc__shlo_scope* s, const kc__shlo_op* op);
+
+/* The dimension numbers of a dot (lower_dot.c). */
+typedef struct kc__shlo_dot_numbers {
+  int64_t lhs_batch[KC_TENSOR_MAX_NDIM], rhs_batch[KC_TENSOR_MAX_NDIM];
+  int64_t lhs_contract[KC_TENSOR_MAX_NDIM], rhs_contract[KC_TENSOR_MAX_NDIM];
+  size_t num_batch, num_rhs_batch, num_contract, num_rhs_contract;
+} kc__shlo_dot_numbers;
+
+/* op's dimension numbers, from the struct attribute `attr`
+ * (#stablehlo.dot<...>, #chlo.ragged_dot<...>) or the pretty form's
+ * batching_dims and contracting_dims; INVALID_ARGUMENT when the two sides
+ * name different counts. */
+kc_status* kc__shlo_dot_dims(kc__shlo_scope* s, const kc__shlo_op* op, const char* attr,
+                             kc__shlo_dot_numbers* d);
 
 /* Whether op is the StableHLO or CHLO op `name` ("convert"), in either
  * of MLIR's forms. */
