@@ -960,8 +960,8 @@ KC_TEST(hlo_ops_attributes_skipped_or_refused) {
                                            "rhs_contracting_dims={0}, algorithm=dot_bf16_bf16_f32\n}\n"),
                                 &p),
                 KC_INVALID_ARGUMENT, "line 4, column 78",
-                "dot 'd': attribute 'algorithm' changes what it computes, and kcall does not "
-                "honour it");
+                "dot 'd': attribute 'algorithm' is not supported (it changes what the "
+                "instruction computes, and kcall does not honour it)");
   KC_CHECK(p == NULL);
 }
 

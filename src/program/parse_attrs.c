@@ -273,8 +273,8 @@ kc_status* kc__parse_attrs(kc__hlo_parser* p, kc__hlo_instr* ins) {
     kc_status* st = kc__parse_known_attr(p, ins, &key, &handled);
     if (!st && !handled && kc__changes_meaning(key.text)) {
       st = kc__lex_fail(lx, &key,
-                        "%s %s: attribute %s changes what it computes, and kcall "
-                        "does not honour it",
+                        "%s %s: attribute %s is not supported (it changes what the "
+                        "instruction computes, and kcall does not honour it)",
                         ins->op->name, KC__Q(ins->name_tok.text),
                         KC__Q(key.text));
     }

@@ -245,10 +245,9 @@ kc_status* kc__parse_constant(kc__hlo_parser* p, kc__hlo_instr* ins,
   }
   DLDataType dtype = kc_shape_get_dtype(ins->shape);
   if (!kc__constant_dtype_ok(dtype)) {
-    return kc__lex_fail(lx, &ins->shape_tok, "constant %s: expected an element "
-                        "type of pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64 or c128, got %s",
-                        KC__Q(ins->name_tok.text),
-                        shape_text);
+    return kc__lex_fail(lx, &ins->shape_tok, "constant %s: the element type of %s is not "
+                        "supported (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64 or c128)",
+                        KC__Q(ins->name_tok.text), shape_text);
   }
   *out_size = kc_shape_get_byte_size(ins->shape);
   kc__literal lit = {

@@ -5,8 +5,15 @@
 #include "program/parse_internal.h"
 #include "program/shape_internal.h"
 
-#define KC__ELEMENT_TYPES_TEXT \
-  "an element type (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128)"
+#define KC__ELEMENT_TYPES_LIST "pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128"
+#define KC__ELEMENT_TYPES_TEXT "an element type (" KC__ELEMENT_TYPES_LIST ")"
+
+/* XLA's integer types narrower than a byte (s1, s2, s4, u1, u2, u4),
+ * which kcall's HLO programs do not hold. */
+static bool kc__xla_subbyte_type(kc_string_view t) {
+  return t.size == 2 && (t.data[0] == 's' || t.data[0] == 'u') &&
+         (t.data[1] == '1' || t.data[1] == '2' || t.data[1] == '4');
+}
 
 /* "expected ..., got X" for the layout that starts at `open`. */
 static kc_status* kc__layout_error(const kc__lexer* lx, const kc__token* open,
@@ -79,6 +86,10 @@ kc_status* kc__parse_array_text(kc__lexer* lx, kc__layouts* layouts,
   out->start = lx->tok;
   if (out->start.kind != KC__TOK_IDENT ||
       !kc__hlo_dtype_parse(out->start.text, &out->dtype)) {
+    if (out->start.kind == KC__TOK_IDENT && kc__xla_subbyte_type(out->start.text)) {
+      return kc__lex_fail(lx, &out->start, "element type %s is not supported (%s)",
+                          KC__Q(out->start.text), KC__ELEMENT_TYPES_LIST);
+    }
     return kc__lex_expected(lx, &out->start, KC__ELEMENT_TYPES_TEXT " or '('");
   }
   kc__lex_next(lx);

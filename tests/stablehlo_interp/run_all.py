@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Runs every case of manifest.json with run_case.sh and summarises.
 
-    run_all.py KCALL NPY_EQUAL [--work DIR] [--jobs N] [--tsv FILE]
+    run_all.py KCALL NPY_EQUAL [--hlo] [--work DIR] [--jobs N] [--tsv FILE]
                [--no-check-expected] [--update-readme] [CASE...]
+
+--hlo runs the HLO form of each case instead (cases_hlo/, to_hlo.py's
+translation; the cases it lists in cases_hlo.txt).
 
 Unless --no-check-expected, each expected value kcall wrote (the
 %expectedK constants of a case) is also checked against this script's own
@@ -165,8 +168,10 @@ def returned_values(case_file):
 
 def run_one(args, work, case):
     d = os.path.join(work, case["name"])
+    program = (os.path.join(HERE, "cases_hlo", case["name"] + ".hlo") if args.hlo
+               else os.path.join(HERE, case["case"]))
     cmd = ["sh", os.path.join(HERE, "run_case.sh"), args.kcall, args.npy_equal, d,
-           os.path.join(HERE, case["case"])] + case["run_case_kinds"]
+           program] + case["run_case_kinds"]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         with open(os.path.join(d, "result"), encoding="utf-8", errors="replace") as f:
@@ -196,15 +201,23 @@ def group_key(msg):
 
 
 BEGIN, END = "<!-- RESULTS BEGIN (run_all.py --update-readme) -->", "<!-- RESULTS END -->"
+HLO_BEGIN = "<!-- HLO RESULTS BEGIN (run_all.py --hlo --update-readme) -->"
+HLO_END = "<!-- HLO RESULTS END -->"
 
 
-def results_markdown(manifest, results):
+def results_markdown(manifest, results, hlo):
     by_case = {c["name"]: c for c in manifest["cases"]}
     counts = collections.Counter(v for _, v, _ in results)
-    out = ["Cases: %d; passed %d, refused %d, failed %d (tests not converted: %d, "
-           "see manifest.json \"skipped\")." % (
-               len(results), counts["passed"], counts["refused"], counts["failed"],
-               len(manifest["skipped"])), ""]
+    if hlo:
+        out = ["HLO forms: %d; passed %d, refused %d, failed %d (cases the translation does "
+               "not convert: %d, see hlo_skipped.txt)." % (
+                   len(results), counts["passed"], counts["refused"], counts["failed"],
+                   len(manifest["cases"]) - len(results)), ""]
+    else:
+        out = ["Cases: %d; passed %d, refused %d, failed %d (tests not converted: %d, "
+               "see manifest.json \"skipped\")." % (
+                   len(results), counts["passed"], counts["refused"], counts["failed"],
+                   len(manifest["skipped"])), ""]
     per_file = collections.defaultdict(collections.Counter)
     for name, v, _ in results:
         per_file[by_case[name]["file"]][v] += 1
@@ -240,11 +253,12 @@ def shorten(why):
     return why.replace("kcall exited with status 1: kcall: error: ", "")
 
 
-def update_readme(text):
+def update_readme(text, hlo):
     path = os.path.join(HERE, "README.md")
     with open(path, encoding="utf-8") as f:
         readme = f.read()
-    a, b = readme.index(BEGIN) + len(BEGIN), readme.index(END)
+    begin, end = (HLO_BEGIN, HLO_END) if hlo else (BEGIN, END)
+    a, b = readme.index(begin) + len(begin), readme.index(end)
     with open(path, "w", encoding="utf-8") as f:
         f.write(readme[:a] + "\n" + text + "\n" + readme[b:])
 
@@ -254,6 +268,7 @@ def main():
     ap.add_argument("kcall")
     ap.add_argument("npy_equal")
     ap.add_argument("cases", nargs="*", help="case names (default: all)")
+    ap.add_argument("--hlo", action="store_true", help="run the HLO forms (cases_hlo/)")
     ap.add_argument("--work", help="work folder (default: a temporary one, removed)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--no-check-expected", dest="check_expected", action="store_false")
@@ -267,6 +282,10 @@ def main():
     with open(os.path.join(HERE, "manifest.json"), encoding="utf-8") as f:
         manifest = json.load(f)
     cases = manifest["cases"]
+    if args.hlo:
+        with open(os.path.join(HERE, "cases_hlo.txt"), encoding="utf-8") as f:
+            converted = {line.split()[0] for line in f if line.strip()}
+        cases = [c for c in cases if c["name"] in converted]
     if args.cases:
         want = set(args.cases)
         cases = [c for c in cases if c["name"] in want]
@@ -287,7 +306,7 @@ def main():
     print("cases: %d; passed %d, refused %d, failed %d" % (
         len(results), counts["passed"], counts["refused"], counts["failed"]))
     if args.update_readme:
-        update_readme(results_markdown(manifest, results))
+        update_readme(results_markdown(manifest, results, args.hlo), args.hlo)
     groups = collections.Counter(group_key(w) for _, v, w in results if v == "refused")
     if groups:
         print("\nrefusals by reason:")
