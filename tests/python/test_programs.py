@@ -249,6 +249,27 @@ def test_programs_name_their_outputs(repo):
                                ).output_names == [None]
 
 
+def test_int4_export_takes_and_gives_bytes(repo):
+    """JAX's export with int4 weights and int4/uint4 results (narrow
+    integers held one to a byte): its parameters and results are int8 and
+    uint8 arrays, and a parameter's bytes count by their low four bits."""
+    d = Path(repo) / "tests/fixtures/stablehlo_bytecode"
+    inputs = [np.load(d / f"int4.input{i}.npy") for i in range(3)]
+    wants = [np.load(d / f"int4.output{i}.npy") for i in range(6)]
+    program = kcall.Program.load(str(d / "int4.jax_exported"))
+    assert [p[1] for p in program.parameters] == ["f32[2,8]", "s8[8,4]", "s8[16]"]
+    exe = program.compile()
+    got = exe(*inputs)
+    for i, (g, w) in enumerate(zip(got, wants)):
+        g = np.asarray(g)
+        assert g.dtype == w.dtype, (i, g.dtype, w.dtype)
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=f"output {i}")
+    # The same weights with other bits above the low four: the same result.
+    high = (inputs[1].view(np.uint8) ^ np.uint8(0xF0) * (inputs[1] >= 0)).view(np.int8)
+    np.testing.assert_allclose(np.asarray(exe(inputs[0], high, inputs[2])[0]), wants[0],
+                               rtol=1e-6, atol=1e-6)
+
+
 def test_serialized_export_sized_by_its_dimension_variables(repo):
     """A shape-polymorphic serialized export ("b, 8"), its shapes given as
     the dimension variable b: rows of what JAX computed for batch 4."""

@@ -25,16 +25,11 @@
 #include "program/stablehlo/lower_internal.h"
 
 kc_status* kc__shlo_mark_narrow(kc__shlo_module* m, const kc_shape* shape, unsigned bits) {
-  void* key = kc__arena_dup(&m->arena, &shape, sizeof shape);
-  if (!key) return kc__parse_oom();
-  return kc__strmap_put(&m->narrow, (kc_string_view){key, sizeof shape}, (int32_t)bits)
-             ? NULL
-             : kc__parse_oom();
+  return kc__shlo_shape_map_put(m, &m->narrow, shape, (int32_t)bits);
 }
 
 unsigned kc__shlo_narrow(const kc__shlo_module* m, const kc_shape* shape) {
-  if (!m->narrow.slots || !shape) return 0;
-  int32_t bits = kc__strmap_get(&m->narrow, (kc_string_view){(const char*)&shape, sizeof shape});
+  int32_t bits = shape ? kc__shlo_shape_map_get(&m->narrow, shape) : -1;
   return bits < 0 ? 0 : (unsigned)bits;
 }
 

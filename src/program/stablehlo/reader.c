@@ -149,19 +149,28 @@ static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const
   return NULL;
 }
 
-/* The dynamic types are found by address: the key is the pointer's own
- * bytes, kept in the arena. */
-kc_status* kc__shlo_mark_dynamic(kc__shlo_module* m, const kc_shape* shape, uint32_t mask) {
+/* A map keyed by a type's address (the key is the pointer's own bytes,
+ * kept in the arena): what the module records of a type beside its
+ * kc_shape (its dynamic dimensions, its narrow width). */
+kc_status* kc__shlo_shape_map_put(kc__shlo_module* m, kc__strmap* map, const kc_shape* shape,
+                                  int32_t value) {
   void* key = kc__arena_dup(&m->arena, &shape, sizeof shape);
   if (!key) return kc__parse_oom();
-  return kc__strmap_put(&m->dynamic, (kc_string_view){key, sizeof shape}, (int32_t)mask)
-             ? NULL
-             : kc__parse_oom();
+  return kc__strmap_put(map, (kc_string_view){key, sizeof shape}, value) ? NULL
+                                                                         : kc__parse_oom();
+}
+
+int32_t kc__shlo_shape_map_get(const kc__strmap* map, const kc_shape* shape) {
+  if (!map->slots) return -1;
+  return kc__strmap_get(map, (kc_string_view){(const char*)&shape, sizeof shape});
+}
+
+kc_status* kc__shlo_mark_dynamic(kc__shlo_module* m, const kc_shape* shape, uint32_t mask) {
+  return kc__shlo_shape_map_put(m, &m->dynamic, shape, (int32_t)mask);
 }
 
 uint32_t kc__shlo_dynamic(const kc__shlo_module* m, const kc_shape* shape) {
-  if (!m->dynamic.slots) return 0;
-  int32_t mask = kc__strmap_get(&m->dynamic, (kc_string_view){(const char*)&shape, sizeof shape});
+  int32_t mask = kc__shlo_shape_map_get(&m->dynamic, shape);
   return mask < 0 ? 0 : (uint32_t)mask;
 }
 

@@ -155,6 +155,11 @@ typedef struct kc__shlo_op {
  * recorded (kc__shlo_dynamic). */
 kc_status* kc__shlo_type(kc__shlo_module* m, kc__lexer* lx, const kc_shape** out);
 
+/* map[shape's address] = value; and the value, or -1 (reader.c). */
+kc_status* kc__shlo_shape_map_put(kc__shlo_module* m, kc__strmap* map, const kc_shape* shape,
+                                  int32_t value);
+int32_t kc__shlo_shape_map_get(const kc__strmap* map, const kc_shape* shape);
+
 /* Records `shape` as a type whose dimensions in `mask` are dynamic. */
 kc_status* kc__shlo_mark_dynamic(kc__shlo_module* m, const kc_shape* shape, uint32_t mask);
 
