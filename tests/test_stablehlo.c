@@ -298,9 +298,9 @@ KC_TEST(stablehlo_refusals_name_line_column_and_cause) {
                   "f32[?,2], with dimensions only its input fixes");
     KC_CHECK(q == NULL);
   }
-  KT_PARSE_FAILS("func.func @main(%x: tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN> {\n"
-                 "  return %x : tensor<2xf8E4M3FN>\n}\n",
-                 "element type 'f8E4M3FN' is not supported");
+  KT_PARSE_FAILS("func.func @main(%x: tensor<2xf7E3M3>) -> tensor<2xf7E3M3> {\n"
+                 "  return %x : tensor<2xf7E3M3>\n}\n",
+                 "element type 'f7E3M3' is not supported");
   KT_PARSE_FAILS("func.func @main(%t: !stablehlo.token) -> !stablehlo.token {\n"
                  "  return %t : !stablehlo.token\n}\n",
                  "type !stablehlo.token is not supported");

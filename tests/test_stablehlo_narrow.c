@@ -3,8 +3,11 @@
  * every element-wise op is run on every pair of values of each type and
  * checked against the narrow type's own arithmetic computed here (wrapping
  * modulo 2^bits, XLA's division by zero and shift-by-too-much results);
- * then conversions, parameters, constants, and what is refused. And i1 in
- * bitcast_convert, where it is one bit wide. */
+ * then conversions, parameters, constants, and what is refused. i1 in
+ * bitcast_convert, where it is one bit wide. The f8 floats
+ * (src/program/stablehlo/float8.c), held as their bits: constants against
+ * XLA's rounding, ops computed in f32. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,7 +59,7 @@ static int kt_binary(const kt_narrow* t, int op, int a, int b) {
     case 7: return a ^ b;
     case 8: return a > b ? a : b;
     case 9: return a < b ? a : b;
-    case 10: return too_far ? 0 : kt_wrap(t, a << b);
+    case 10: return too_far ? 0 : kt_wrap(t, (int)((unsigned)a << b));
     case 11: return too_far ? (a < 0 ? -1 : 0) : a >> b;
     default: return too_far ? 0 : kt_wrap(t, (a & mask) >> b);
   }
@@ -288,4 +291,95 @@ KC_TEST(stablehlo_bitcast_convert_to_and_from_i1) {
                  "  return %0 : tensor<2x16xi1>\n}\n",
                  "line 2", "bitcast_convert: between i1 and a 32-bit type, expected the i1 side "
                  "to have the other's dims and a last dimension of 32");
+}
+
+/* ---- the f8 floats ---------------------------------------------------------- */
+
+static const char* const kF8Types[8] = {"f8E4M3FN",      "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ",
+                                        "f8E4M3B11FNUZ", "f8E4M3", "f8E3M4",     "f8E8M0FNU"};
+
+/* Constants of each f8 type, written as decimals, hold the bits XLA
+ * rounds the same f32 values to (the float8 fixture of
+ * tests/fixtures/stablehlo_bytecode: JAX's x.astype(f8) as bits, output
+ * 3k for type k): every finite input. */
+KC_TEST(stablehlo_float8_constants_round_as_xla_does) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/float8.input0.npy", KT_STABLEHLO_BYTECODE_DIR);
+  kc_tensor* in = NULL;
+  KC_CHECK_OK(kc_tensor_read_npy(path, NULL, &in));
+  const DLTensor* x = kc_tensor_get_dltensor(in);
+  const float* xs = x->data;
+  int64_t n = x->shape[0];
+  static char list[16384]; /* each value exactly: %.17g of the f32 */
+  size_t len = 0;
+  int count = 0;
+  int64_t kept[512];
+  for (int64_t i = 0; i < n && count < 512; ++i) {
+    if (!isfinite(xs[i])) continue;
+    len += (size_t)snprintf(list + len, sizeof list - len, "%s%.17g", count ? ", " : "", xs[i]);
+    kept[count++] = i;
+  }
+  for (int k = 0; k < 8; ++k) {
+    static char text[20000];
+    snprintf(text, sizeof text,
+             "func.func @main() -> tensor<%dxui8> {\n"
+             "  %%c = stablehlo.constant dense<[%s]> : tensor<%dx%s>\n"
+             "  %%b = stablehlo.bitcast_convert %%c : (tensor<%dx%s>) -> tensor<%dxui8>\n"
+             "  return %%b : tensor<%dxui8>\n}\n",
+             count, list, count, kF8Types[k], count, kF8Types[k], count, count);
+    kc_tensor* out = NULL;
+    kt_run_text(text, &out, 1);
+    snprintf(path, sizeof path, "%s/float8.output%d.npy", KT_STABLEHLO_BYTECODE_DIR, 3 * k);
+    kc_tensor* want = NULL;
+    KC_CHECK_OK(kc_tensor_read_npy(path, NULL, &want));
+    const unsigned char* got = kt_data(out);
+    const unsigned char* w = kc_tensor_get_dltensor(want)->data;
+    for (int i = 0; i < count; ++i) {
+      if (got[i] != w[kept[i]]) {
+        kt__fail(__FILE__, __LINE__, "%s: %.9g encodes to %#x, XLA's %#x", kF8Types[k],
+                 xs[kept[i]], got[i], w[kept[i]]);
+        break;
+      }
+    }
+    kc_object_release(KC_OBJECT(out));
+    kc_object_release(KC_OBJECT(want));
+  }
+  kc_object_release(KC_OBJECT(in));
+}
+
+/* An f8 parameter takes its bits (u8), ops compute in f32 and round once;
+ * what the f8 types cannot do is refused, naming the op and the type. */
+KC_TEST(stablehlo_float8_ops_compute_in_f32) {
+  kc_tensor* out[2] = {NULL, NULL};
+  /* 1.5 * 1.25 = 1.875 (exact in e4m3fn: 0x3F); 448 + 448 overflows to
+   * NaN (0x7F); the max of the two as f32. */
+  kt_run_text("func.func @main() -> (tensor<2xf8E4M3FN>, tensor<2xf32>) {\n"
+              "  %a = stablehlo.constant dense<[1.5, 448.0]> : tensor<2xf8E4M3FN>\n"
+              "  %b = stablehlo.constant dense<[1.25, 448.0]> : tensor<2xf8E4M3FN>\n"
+              "  %p = stablehlo.multiply %a, %b : tensor<2xf8E4M3FN>\n"
+              "  %s = stablehlo.add %a, %b : tensor<2xf8E4M3FN>\n"
+              "  %0 = stablehlo.slice %p [0:1] : (tensor<2xf8E4M3FN>) -> tensor<1xf8E4M3FN>\n"
+              "  %1 = stablehlo.slice %s [1:2] : (tensor<2xf8E4M3FN>) -> tensor<1xf8E4M3FN>\n"
+              "  %2 = stablehlo.concatenate %0, %1, dim = 0 : (tensor<1xf8E4M3FN>, "
+              "tensor<1xf8E4M3FN>) -> tensor<2xf8E4M3FN>\n"
+              "  %m = stablehlo.maximum %a, %b : tensor<2xf8E4M3FN>\n"
+              "  %3 = stablehlo.convert %m : (tensor<2xf8E4M3FN>) -> tensor<2xf32>\n"
+              "  return %2, %3 : tensor<2xf8E4M3FN>, tensor<2xf32>\n}\n",
+              out, 2);
+  const unsigned char* bits = kt_data(out[0]);
+  KC_CHECK_INT(bits[0], 0x3F);
+  KC_CHECK_INT(bits[1], 0x7F);
+  const float* m = kt_data(out[1]);
+  KC_CHECK(m[0] == 1.5f && m[1] == 448.0f);
+  kt_release(out, 2);
+  KT_PARSE_FAILS("func.func @main(%x: tensor<4xf8E5M2>) -> tensor<f8E5M2> {\n"
+                 "  %z = stablehlo.constant dense<0.0> : tensor<f8E5M2>\n"
+                 "  %0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions "
+                 "= [0] : (tensor<4xf8E5M2>, tensor<f8E5M2>) -> tensor<f8E5M2>\n"
+                 "  return %0 : tensor<f8E5M2>\n}\n",
+                 "line 3", "stablehlo.reduce of f8E5M2 is not supported");
+  KT_PARSE_FAILS("func.func @main() -> tensor<f4E2M1FN> {\n"
+                 "  %c = stablehlo.constant dense<0x7FC00000> : tensor<f4E2M1FN>\n"
+                 "  return %c : tensor<f4E2M1FN>\n}\n",
+                 "the bits in hex of an 8-bit float");
 }

@@ -224,6 +224,40 @@ def int4_inputs():
             np.arange(-8, 8).astype(jnp.int4))
 
 
+FLOAT8 = ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+          "float8_e4m3b11fnuz", "float8_e4m3", "float8_e3m4", "float8_e8m0fnu"]
+
+
+def float8(x, b):
+    """Each f8 format: f32 values rounded to it (as its bits), every bit
+    pattern's value, and the round trip; f4E2M1FN's round trip."""
+    outs = []
+    for name in FLOAT8:
+        t = getattr(jnp, name)
+        outs += [lax.bitcast_convert_type(x.astype(t), jnp.uint8),
+                 lax.bitcast_convert_type(b, t).astype(jnp.float32),
+                 x.astype(t).astype(jnp.float32)]
+    outs.append(x.astype(jnp.float4_e2m1fn).astype(jnp.float32))
+    return tuple(outs)
+
+
+def float8_inputs():
+    """Values at and between each format's steps (ties among them),
+    denormals, the largest values and past them, infinities, NaN, zeros."""
+    r = _rng(11)
+    special = [0.0, -0.0, 1.0, -1.0, 0.1, -2.5, 3.1415, 448.0, 449.0, 464.0, 480.0, 500.0,
+               240.0, 248.0, 57344.0, 61440.0, 1e6, np.inf, -np.inf, np.nan, 1e-3, 1e-9,
+               2.0 ** -9, 2.0 ** -10, 3 * 2.0 ** -11, 1.0625, 1.1875, 6.0, 7.0, 0.25, 0.75,
+               2.0 ** -127, 2.0 ** -126, 1.5, 3.0, 2.0 ** 127, 3e38]
+    # 1 + k/16 (between and on the steps of 2 to 4 mantissa bits) at three
+    # scales: the smallest normals and denormals of the narrow formats,
+    # around 1, and near the largest
+    steps = np.concatenate([np.ldexp(np.arange(16, 48) / 16.0, e) for e in (-12, 0, 8)])
+    values = np.concatenate([special, steps, -steps / 3, r.standard_normal(40) * 30,
+                             np.exp(r.uniform(-20, 12, 40))])
+    return values.astype(np.float32), np.arange(256).astype(np.uint8)
+
+
 CASES = {
     "mlp": (mlp, mlp_inputs),
     "conv": (conv, conv_inputs),
@@ -235,6 +269,7 @@ CASES = {
     "misc": (misc, misc_inputs),
     "triangular": (triangular, triangular_inputs),
     "int4": (int4, int4_inputs),
+    "float8": (float8, float8_inputs),
 }
 
 # Cases exported for other platforms than the CPU's (their lowering there
@@ -292,9 +327,12 @@ def main():
 
 def _npy(x):
     """x as np.save can write it: narrow integers (which it would write as
-    void bytes, the 4 bits unextended) as int8 or uint8, one to a byte, which
-    is how kcall takes and gives them."""
+    void bytes, the 4 bits unextended) as int8 or uint8, one to a byte, and
+    f8 floats as their bits in uint8, which is how kcall takes and gives
+    them."""
     x = np.asarray(x)
+    if x.dtype.name in FLOAT8:
+        return x.view(np.uint8)
     if x.dtype in (jnp.int4, jnp.int2):
         return x.astype(np.int8)
     if x.dtype in (jnp.uint4, jnp.uint2):

@@ -289,7 +289,8 @@ kc_status* kc__shlo_field(kc__shlo_module* m, const kc__lexer* at, const char* f
 
 /* One element of a dense literal at the current token, appended at the
  * element type's width. */
-static kc_status* kc__dense_element(kc__lexer* lx, DLDataType dt, kc__buf* out);
+static kc_status* kc__dense_element(kc__lexer* lx, DLDataType dt, const kc__f8_format* f8,
+                                    kc__buf* out);
 
 static kc_status* kc__dense_float(kc__lexer* lx, int bits, int code, kc__buf* out) {
   const kc__token* t = &lx->tok;
@@ -322,7 +323,38 @@ static kc_status* kc__dense_float(kc__lexer* lx, int bits, int code, kc__buf* ou
   return kc__buf_append(out, &raw, (size_t)bits / 8) ? NULL : kc__parse_oom();
 }
 
-static kc_status* kc__dense_element(kc__lexer* lx, DLDataType dt, kc__buf* out) {
+/* An element of an f8, f6 or f4 type: a float rounded to it, or its bits
+ * in hex. */
+static kc_status* kc__dense_float8(kc__lexer* lx, const kc__f8_format* f, kc__buf* out) {
+  const kc__token* t = &lx->tok;
+  bool negative = false;
+  uint64_t raw = 0;
+  double v;
+  unsigned bits = 0;
+  if (t->kind == KC__TOK_NUMBER && t->text.size > 2 && t->text.data[0] == '0' &&
+      (t->text.data[1] == 'x' || t->text.data[1] == 'X')) {
+    if (!kc__number_to_int(t->text, &negative, &raw) || negative || raw > 0xFF) {
+      return kc__lex_expected(lx, t, "the bits in hex of an 8-bit float");
+    }
+    bits = (unsigned)raw;
+  } else if (t->kind == KC__TOK_NUMBER && kc__number_to_double(t->text, &v)) {
+    if (!kc__f8_encode(f, v, &bits)) {
+      return kc__lex_fail(lx, t, "%.*s is not a value of %s", (int)t->text.size, t->text.data,
+                          kc__f8_name(f));
+    }
+  } else if (kc__word(t, "nan") || kc__word(t, "inf")) {
+    return kc__lex_expected(lx, t, "a number or its bits in hex");
+  } else {
+    return kc__lex_expected(lx, t, "a float");
+  }
+  kc__lex_next(lx);
+  uint8_t b = (uint8_t)bits;
+  return kc__buf_append(out, &b, 1) ? NULL : kc__parse_oom();
+}
+
+static kc_status* kc__dense_element(kc__lexer* lx, DLDataType dt, const kc__f8_format* f8,
+                                    kc__buf* out) {
+  if (f8) return kc__dense_float8(lx, f8, out);
   const kc__token* t = &lx->tok;
   if (dt.code == kDLBool || (dt.code == kDLUInt && dt.bits == 1)) {
     uint8_t b;
@@ -425,6 +457,7 @@ kc_status* kc__shlo_dense(kc__shlo_module* m, const kc__lexer* at, const kc_shap
   kc__lex_next(&lx);
   KC_RETURN_IF_ERROR(kc__lex_expect(&lx, '<'));
   DLDataType dt = kc_shape_get_dtype(shape);
+  const kc__f8_format* f8 = kc__shlo_float8(m, shape);
   size_t width = dt.code == kDLBool ? 1 : (size_t)dt.bits / 8;
   size_t count = kc_shape_get_byte_size(shape) / width;
   kc__buf bytes = {0};
@@ -447,12 +480,12 @@ kc_status* kc__shlo_dense(kc__shlo_module* m, const kc__lexer* at, const kc_shap
       } else if (kc__tok_is_punct(&lx.tok, ',')) {
         kc__lex_next(&lx);
       } else {
-        st = kc__dense_element(&lx, dt, &bytes);
+        st = kc__dense_element(&lx, dt, f8, &bytes);
         n++;
       }
     } while (!st && depth > 0);
   } else if (!kc__tok_is_punct(&lx.tok, '>')) {
-    st = kc__dense_element(&lx, dt, &bytes);
+    st = kc__dense_element(&lx, dt, f8, &bytes);
     if (!st && count != 1 && !kc__buf_repeat(&bytes, width, count)) st = kc__parse_oom();
     n = count;
   }

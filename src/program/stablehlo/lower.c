@@ -969,9 +969,11 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
                          (int)op->name.size, op->name.data);
   }
   KC_RETURN_IF_ERROR(kc__shlo_narrow_prepare(s, op));
+  KC_RETURN_IF_ERROR(kc__shlo_float8_prepare(s, op));
   size_t first = s->values.size / sizeof(kc__shlo_value);
   KC_RETURN_IF_ERROR(r->fn(s, op, r));
   KC_RETURN_IF_ERROR(kc__unread_attrs(op));
   KC_RETURN_IF_ERROR(kc__shlo_fold(s, op));
+  KC_RETURN_IF_ERROR(kc__shlo_float8_finish(s, op, first));
   return kc__shlo_narrow_finish(s, op, first);
 }

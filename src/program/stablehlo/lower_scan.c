@@ -21,19 +21,6 @@
 
 enum { KC__SCAN_MAX_STEPS = 4096, KC__SCAN_MAX_OPERANDS = 64 };
 
-/* A shape the module keeps (values refer to their shapes). */
-static kc_status* kc__module_shape(kc__shlo_module* m, DLDataType dt, const int64_t* dims,
-                                   int32_t rank, const kc_shape** out) {
-  kc_shape* shape = NULL;
-  KC_RETURN_IF_ERROR(kc_shape_create_array(dt, dims, rank, &shape));
-  if (!kc__buf_append(&m->shapes, &shape, sizeof shape)) {
-    kc_shape_destroy(shape);
-    return kc__parse_oom();
-  }
-  *out = shape;
-  return NULL;
-}
-
 /* `shape`'s dims without dimension d (removed) or with d of size 1. */
 static kc_status* kc__slice_shape(kc__shlo_module* m, const kc_shape* shape, int64_t d,
                                   bool keep, const kc_shape** out) {
@@ -46,7 +33,7 @@ static kc_status* kc__slice_shape(kc__shlo_module* m, const kc_shape* shape, int
       dims[rank++] = 1;
     }
   }
-  return kc__module_shape(m, kc_shape_get_dtype(shape), dims, rank, out);
+  return kc__shlo_module_shape(m, kc_shape_get_dtype(shape), dims, rank, out);
 }
 
 /* Input x's slice at index k of dimension d (of shape `one`), without

@@ -72,8 +72,8 @@ static const struct {
 };
 
 #define KC__SHLO_TYPES_TEXT                                                               \
-  "i1, i2, i4, i8..i64, ui2, ui4, ui8..ui64, f16, bf16, f32, f64, complex<f32> or "     \
-  "complex<f64>"
+  "i1, i2, i4, i8..i64, ui2, ui4, ui8..ui64, f16, bf16, f32, f64, complex<f32>, "       \
+  "complex<f64>, and the f8, f6 and f4 floats"
 
 /* "4x8xf32", "f32", "0x3xcomplex<f32>" (the text between tensor< and >). */
 static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const kc__token* at,
@@ -123,6 +123,8 @@ static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const
       narrow = kc__element_types[k].narrow;
     }
   }
+  const kc__f8_format* f8 = hlo ? NULL : kc__f8_find(word);
+  if (f8) hlo = "u8"; /* held as their bits (float8.c) */
   if (!hlo) {
     bool encoded = memchr(word.data, ',', word.size) != NULL;
     return kc__lex_fail(lx, at, "tensor<%.*s>: %s %s is not supported (element types: %s)",
@@ -141,6 +143,7 @@ static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const
   *out = shape;
   if (dynamic) KC_RETURN_IF_ERROR(kc__shlo_mark_dynamic(m, shape, dynamic));
   if (narrow) KC_RETURN_IF_ERROR(kc__shlo_mark_narrow(m, shape, narrow));
+  if (f8) KC_RETURN_IF_ERROR(kc__shlo_mark_float8(m, shape, f8));
   char* key = kc__arena_dup(&m->arena, text.data, text.size + 1);
   int32_t index = (int32_t)(m->shapes.size / sizeof shape - 1);
   if (!key || !kc__strmap_put(&m->tensor_types, (kc_string_view){key, text.size}, index)) {
@@ -163,6 +166,18 @@ kc_status* kc__shlo_shape_map_put(kc__shlo_module* m, kc__strmap* map, const kc_
 int32_t kc__shlo_shape_map_get(const kc__strmap* map, const kc_shape* shape) {
   if (!map->slots) return -1;
   return kc__strmap_get(map, (kc_string_view){(const char*)&shape, sizeof shape});
+}
+
+kc_status* kc__shlo_module_shape(kc__shlo_module* m, DLDataType dt, const int64_t* dims,
+                                 int32_t rank, const kc_shape** out) {
+  kc_shape* shape = NULL;
+  KC_RETURN_IF_ERROR(kc_shape_create_array(dt, dims, rank, &shape));
+  if (!kc__buf_append(&m->shapes, &shape, sizeof shape)) {
+    kc_shape_destroy(shape);
+    return kc__parse_oom();
+  }
+  *out = shape;
+  return NULL;
 }
 
 kc_status* kc__shlo_mark_dynamic(kc__shlo_module* m, const kc_shape* shape, uint32_t mask) {

@@ -749,6 +749,8 @@ static void kc__module_free(kc__shlo_module* m) {
   kc__buf_free(&m->alias_list);
   kc__strmap_free(&m->dynamic);
   kc__strmap_free(&m->narrow);
+  kc__strmap_free(&m->float8);
+  kc__buf_free(&m->float8_pending);
   kc__strmap_free(&m->tensor_types);
   kc__strmap_free(&m->resources);
   kc__buf_free(&m->resource_list);

@@ -16,6 +16,7 @@
  *   refine.c   shape-polymorphic modules refined for concrete shapes
  *   narrow.c   narrow integers (i4, ui4, i2, ui2) held in bytes, kept in
  *              their range
+ *   float8.c   the f8, f6 and f4 floats held as their bits
  *
  * How an operation is read: MLIR's pretty forms differ per op, but they
  * are made of the same pieces, so one loop reads any of them into a
@@ -56,6 +57,12 @@ typedef struct kc__shlo_module {
   /* The types of narrow integers (tensor<4xi4>, held in s8 or u8): shape
    * address -> their width in bits (kc__shlo_narrow). */
   kc__strmap narrow;
+  /* The types of the f8, f6 and f4 floats (held as their bits in u8):
+   * shape address -> their format (kc__shlo_float8). */
+  kc__strmap float8;
+  /* The results of the op being lowered that it computes in f32 and
+   * float8.c encodes after it. */
+  kc__buf float8_pending;
   /* Each tensor type read, by its text ("4x8xf32") -> index into shapes:
    * a type is made once however often it is written. */
   kc__strmap tensor_types;
@@ -165,6 +172,40 @@ kc_status* kc__shlo_mark_dynamic(kc__shlo_module* m, const kc_shape* shape, uint
 
 /* The mask of a type's dynamic dimensions (0 for a static type). */
 uint32_t kc__shlo_dynamic(const kc__shlo_module* m, const kc_shape* shape);
+
+/* A new array shape the module keeps (values refer to their shapes). */
+kc_status* kc__shlo_module_shape(kc__shlo_module* m, DLDataType dt, const int64_t* dims,
+                                 int32_t rank, const kc_shape** out);
+
+/* ---- float8.c ------------------------------------------------------------- */
+
+/* One of the f8, f6 and f4 float formats. */
+typedef struct kc__f8_format kc__f8_format;
+
+/* The format of an MLIR type name ("f8E4M3FN"), or NULL. */
+const kc__f8_format* kc__f8_find(kc_string_view mlir);
+const char* kc__f8_name(const kc__f8_format* f);
+
+/* The value of the bits (the low 8, 6 or 4) in format f. */
+double kc__f8_decode(const kc__f8_format* f, unsigned bits);
+
+/* x rounded to format f (to nearest, ties to even; past the largest
+ * finite value: infinity, NaN or the largest value, as the format has
+ * them) into *out; false for a NaN in a format without NaNs. */
+bool kc__f8_encode(const kc__f8_format* f, double x, unsigned* out);
+
+/* Records `shape` (of u8) as a type of format f; its format, or NULL. */
+kc_status* kc__shlo_mark_float8(kc__shlo_module* m, const kc_shape* shape,
+                                const kc__f8_format* f);
+const kc__f8_format* kc__shlo_float8(const kc__shlo_module* m, const kc_shape* shape);
+
+/* Before op is lowered: nothing for an op that only moves values; for
+ * another without regions, its operands of these formats decoded to f32
+ * and its results of them given f32 types; any other refused. After it
+ * (kc__shlo_float8_finish): the values from index `first` on given those
+ * f32 types encoded to their own. */
+kc_status* kc__shlo_float8_prepare(kc__shlo_scope* s, kc__shlo_op* op);
+kc_status* kc__shlo_float8_finish(kc__shlo_scope* s, const kc__shlo_op* op, size_t first);
 
 /* ---- narrow.c -------------------------------------------------------------- */
 
