@@ -757,6 +757,15 @@ KC_TEST(stablehlo_convolution_window_reversal) {
                  "window_reversal has 1 entries for 2 spatial dimensions");
 }
 
+/* re + i im, the sign of a zero part kept (CMPLX, which not every C
+ * library offers every compiler). */
+static double complex kt_cmplx(double re, double im) {
+  double parts[2] = {re, im};
+  double complex z;
+  memcpy(&z, parts, sizeof z);
+  return z;
+}
+
 /* atan2, cbrt and logistic of complex values (StableHLO's, which HLO's
  * instructions do not take), against C's complex functions: atan2 by the
  * specification's formula -i log((x + iy) / sqrt(x^2 + y^2)), cbrt the
@@ -787,7 +796,7 @@ KC_TEST(stablehlo_complex_atan2_cbrt_logistic) {
     kc_tensor* out[3] = {NULL, NULL, NULL};
     kt_run_text(text, out, 3);
     for (int i = 0; i < 5; ++i) {
-      double complex z = CMPLX(zs[i][0], zs[i][1]), x = CMPLX(xs[i][0], xs[i][1]);
+      double complex z = kt_cmplx(zs[i][0], zs[i][1]), x = kt_cmplx(xs[i][0], xs[i][1]);
       double complex want[3] = {-I * clog((x + I * z) / csqrt(x * x + z * z)),
                                 cpow(z, 1.0 / 3.0), 1.0 / (1.0 + cexp(-z))};
       for (int k = 0; k < 3; ++k) {
