@@ -259,10 +259,26 @@ static int numpy_view(PyObject* obj, kcpy_slot* slot, kcpy_what what) {
   DLDataType dtype = np_dtype(d->type_num);
   if (dtype.bits == 0) {
     PyObject* name = PyObject_Str(arr->descr);
+    /* ml_dtypes' narrow types, one byte an element: what a program's
+     * parameter of StableHLO's i4 or f8 type takes is those bytes. */
+    static const char* const narrow[] = {"int4", "uint4", "int2", "uint2", "float8_", "float6_",
+                                         "float4_"};
+    const char* hint = "";
+    for (size_t i = 0; name && i < sizeof narrow / sizeof narrow[0] && !*hint; ++i) {
+      PyObject* prefix = PyUnicode_FromString(narrow[i]);
+      if (prefix && PyUnicode_Tailmatch(name, prefix, 0, PY_SSIZE_T_MAX, -1) == 1) {
+        hint = narrow[i][0] == 'f' ? "; a program's parameter of that StableHLO type takes its "
+                                     "bits: x.view(np.uint8)"
+                                   : "; a program's parameter of that StableHLO type takes its "
+                                     "bytes: x.view(np.int8) or x.view(np.uint8)";
+      }
+      Py_XDECREF(prefix);
+    }
+    PyErr_Clear();
     PyErr_Format(PyExc_TypeError,
                  "%s: an array of dtype %S, which kcall does not take "
-                 "(bool, ints, floats and complex numbers only)",
-                 KCPY_WHAT(what), name ? name : Py_None);
+                 "(bool, ints, floats and complex numbers only)%s",
+                 KCPY_WHAT(what), name ? name : Py_None, hint);
     Py_XDECREF(name);
     return -1;
   }

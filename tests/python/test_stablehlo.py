@@ -170,3 +170,27 @@ def test_shape_polymorphic_exports_compile_once_per_shape():
         poly.program(shapes={"arg4": "f32[5,9]"})
     with pytest.raises(TypeError, match="shapes: expected a list of shapes or a dict"):
         kcall.Program.parse(text, shapes=3)
+
+
+def test_from_jax_int4_and_float8_weights_take_their_bytes():
+    """A function of int4 and f8 weights (dequantised, then a matmul): the
+    program's parameters take the weights' bytes (an ml_dtypes array is
+    refused with the view to pass), and give JAX's result."""
+    if not hasattr(jnp, "int4") or not hasattr(jnp, "float8_e4m3fn"):
+        pytest.skip("this jax has no int4 or float8_e4m3fn")
+
+    def f(w4, w8, x):
+        return x @ (w4.astype(jnp.float32) * 0.5 + w8.astype(jnp.float32))
+
+    w4 = np.arange(-8, 8).reshape(4, 4).astype(jnp.int4)
+    w8 = np.linspace(-3, 3, 16).reshape(4, 4).astype(jnp.float8_e4m3fn)
+    x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
+    program = kcall.Program.from_jax(f, w4, w8, x)
+    assert [p[1] for p in program.parameters] == ["s8[4,4]", "u8[4,4]", "f32[2,4]"]
+    exe = program.compile()
+    with pytest.raises(TypeError, match=r"dtype int4.*x\.view\(np\.int8\)"):
+        exe(w4, w8, x)
+    with pytest.raises(TypeError, match=r"dtype float8_e4m3fn.*x\.view\(np\.uint8\)"):
+        exe(w4.view(np.int8), w8, x)
+    got = np.asarray(exe(w4.view(np.int8), w8.view(np.uint8), x))
+    np.testing.assert_allclose(got, np.asarray(jax.jit(f)(w4, w8, x)), rtol=1e-6, atol=1e-6)
