@@ -350,7 +350,7 @@ KC_TEST(stablehlo_float8_constants_round_as_xla_does) {
 /* An f8 parameter takes its bits (u8), ops compute in f32 and round once;
  * what the f8 types cannot do is refused, naming the op and the type. */
 KC_TEST(stablehlo_float8_ops_compute_in_f32) {
-  kc_tensor* out[2] = {NULL, NULL};
+  kc_tensor* out[3] = {NULL, NULL, NULL};
   /* 1.5 * 1.25 = 1.875 (exact in e4m3fn: 0x3F); 448 + 448 overflows to
    * NaN (0x7F); the max of the two as f32. */
   kt_run_text("func.func @main() -> (tensor<2xf8E4M3FN>, tensor<2xf32>) {\n"
@@ -372,6 +372,34 @@ KC_TEST(stablehlo_float8_ops_compute_in_f32) {
   const float* m = kt_data(out[1]);
   KC_CHECK(m[0] == 1.5f && m[1] == 448.0f);
   kt_release(out, 2);
+  /* Ops with regions run on the bits, their regions computing in f32:
+   * a sum (the init -1, then 2.5, -1, 448 and 1.5, each step rounded to
+   * e4m3fn, whose values near 448 are 32 apart: 448) and a sort by f8
+   * keys. */
+  kt_run_text("func.func @main() -> (tensor<f8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xi32>) {\n"
+              "  %k = stablehlo.constant dense<[2.5, -1.0, 448.0, 1.5]> : tensor<4xf8E4M3FN>\n"
+              "  %i = stablehlo.iota dim = 0 : tensor<4xi32>\n"
+              "  %z = stablehlo.constant dense<-1.0> : tensor<f8E4M3FN>\n"
+              "  %0 = stablehlo.reduce(%k init: %z) across dimensions = [0] : (tensor<4xf8E4M3FN>, "
+              "tensor<f8E4M3FN>) -> tensor<f8E4M3FN>\n"
+              "    reducer(%a: tensor<f8E4M3FN>, %b: tensor<f8E4M3FN>) {\n"
+              "      %s = stablehlo.add %a, %b : tensor<f8E4M3FN>\n"
+              "      stablehlo.return %s : tensor<f8E4M3FN>\n"
+              "    }\n"
+              "  %1:2 = \"stablehlo.sort\"(%k, %i) <{dimension = 0 : i64, is_stable = true}> ({\n"
+              "  ^bb0(%p: tensor<f8E4M3FN>, %q: tensor<f8E4M3FN>, %r: tensor<i32>, %t: tensor<i32>):\n"
+              "    %c = stablehlo.compare LT, %p, %q : (tensor<f8E4M3FN>, tensor<f8E4M3FN>) -> "
+              "tensor<i1>\n"
+              "    stablehlo.return %c : tensor<i1>\n"
+              "  }) : (tensor<4xf8E4M3FN>, tensor<4xi32>) -> (tensor<4xf8E4M3FN>, tensor<4xi32>)\n"
+              "  return %0, %1#0, %1#1 : tensor<f8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xi32>\n}\n",
+              out, 3);
+  KC_CHECK_INT(((const unsigned char*)kt_data(out[0]))[0], 0x7E); /* 448 */
+  static const int32_t order[4] = {1, 3, 0, 2};
+  KC_CHECK(memcmp(kt_data(out[2]), order, sizeof order) == 0);
+  static const unsigned char sorted[4] = {0xB8, 0x3C, 0x42, 0x7E}; /* -1, 1.5, 2.5, 448 */
+  KC_CHECK(memcmp(kt_data(out[1]), sorted, sizeof sorted) == 0);
+  kt_release(out, 3);
   KT_PARSE_FAILS("func.func @main(%x: tensor<4xf8E5M2>) -> tensor<f8E5M2> {\n"
                  "  %z = stablehlo.constant dense<0.0> : tensor<f8E5M2>\n"
                  "  %0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions "

@@ -15,8 +15,10 @@
  * table of values), and its results of these types are computed in f32
  * and rounded once to the type (encoded by instructions, as
  * kc__f8_encode rounds) -- the policy f16 and bf16 follow. An op with
- * regions (reduce, sort, scatter, ...), a custom call, iota and
- * rng_bit_generator of these types are refused, naming the op. */
+ * regions (reduce, sort, scatter, ...) runs on the bits, its regions'
+ * ops computing as above (so per element: no native reducer reads f8);
+ * reduce's short form, custom calls and rng_bit_generator of these types
+ * are refused, naming the op. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -375,17 +377,28 @@ kc_status* kc__shlo_float8_prepare(kc__shlo_scope* s, kc__shlo_op* op) {
   for (size_t i = 0; i < nr && !out; ++i) out = kc__shlo_float8(m, kc__shlo_result_type(op, i));
   if ((!in && !out) || kc__moves_bits(op)) return NULL;
   const kc__f8_format* any = out ? out : in;
+  /* An op with regions runs on the bits: its regions' own ops decode and
+   * encode them (reduce, sort, scatter, reduce_window, select_and_scatter
+   * per element, then). The short form of reduce ("applies stablehlo.add")
+   * would build its reducer on the bits' type, and the ops below have no
+   * f32 form to stand for them: refused. */
+  if (op->regions.size) return NULL;
   static const char* const refused[] = {"reduce", "reduce_window", "select_and_scatter", "sort",
-                                        "scatter", "custom_call", "iota", "rng_bit_generator",
-                                        "dynamic_iota", "fft", "triangular_solve", "scan"};
-  bool refuse = op->regions.size != 0; /* their regions compute on the bits' type */
+                                        "scatter", "custom_call", "rng_bit_generator", "fft",
+                                        "triangular_solve"};
+  bool refuse = false;
   for (size_t i = 0; i < KC__ARRAY_SIZE(refused) && !refuse; ++i) {
     refuse = kc__shlo_op_is(op, refused[i]);
   }
   if (refuse) {
     return kc__shlo_fail(&op->at, "%.*s of %s is not supported (kcall holds %s values as their "
-                         "bits, and computes with them in f32 in ops without regions)",
-                         (int)op->name.size, op->name.data, kc__f8_name(any), kc__f8_name(any));
+                         "bits, which this op would read as integers%s)",
+                         (int)op->name.size, op->name.data, kc__f8_name(any), kc__f8_name(any),
+                         kc__shlo_op_is(op, "custom_call") || kc__shlo_op_is(op, "fft") ||
+                                 kc__shlo_op_is(op, "rng_bit_generator") ||
+                                 kc__shlo_op_is(op, "triangular_solve")
+                             ? ""
+                             : "; a reducer written as a region computes in f32");
   }
   /* Operands of these types decoded to f32; results of them computed in
    * f32, then encoded (kc__shlo_float8_finish). */
