@@ -368,6 +368,20 @@ KC_TEST(stablehlo_float8_ops_compute_in_f32) {
               out, 2);
   const unsigned char* bits = kt_data(out[0]);
   KC_CHECK_INT(bits[0], 0x3F);
+  /* f8 to i4 saturates as a float does (100 -> 7), and i4 to f8 is exact. */
+  kc_tensor* conv[2] = {NULL, NULL};
+  kt_run_text("func.func @main() -> (tensor<2xi4>, tensor<2xf8E5M2>) {\n"
+              "  %a = stablehlo.constant dense<[100.0, -3.0]> : tensor<2xf8E5M2>\n"
+              "  %0 = stablehlo.convert %a : (tensor<2xf8E5M2>) -> tensor<2xi4>\n"
+              "  %1 = stablehlo.convert %0 : (tensor<2xi4>) -> tensor<2xf8E5M2>\n"
+              "  return %0, %1 : tensor<2xi4>, tensor<2xf8E5M2>\n}\n",
+              conv, 2);
+  const signed char* i4 = kt_data(conv[0]);
+  KC_CHECK(i4[0] == 7 && i4[1] == -3);
+  const unsigned char* back = kt_data(conv[1]);
+  KC_CHECK_INT(back[0], 0x47); /* 7.0 in e5m2 */
+  KC_CHECK_INT(back[1], 0xC2); /* -3.0 */
+  kt_release(conv, 2);
   KC_CHECK_INT(bits[1], 0x7F);
   const float* m = kt_data(out[1]);
   KC_CHECK(m[0] == 1.5f && m[1] == 448.0f);

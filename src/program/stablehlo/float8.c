@@ -199,12 +199,15 @@ static bool kc__moves_bits(const kc__shlo_op* op) {
 }
 
 /* x (the bits of format f) decoded to f32: a gather from the format's
- * table of values. */
+ * table of values, one per byte (an f6 or f4 byte's upper bits do not
+ * count). */
 static kc_status* kc__decode(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_value* x,
                              const kc__f8_format* f, int32_t* out) {
   float table[256];
-  int64_t n = 1 << f->bits;
-  for (int64_t i = 0; i < n; ++i) table[i] = (float)kc__f8_decode(f, (unsigned)i);
+  int64_t n = 256;
+  for (int64_t i = 0; i < n; ++i) {
+    table[i] = (float)kc__f8_decode(f, (unsigned)i & kc__all_ones(f->bits));
+  }
   kc_shape *table_shape = NULL, *decoded = NULL;
   kc_status* st = kc_shape_create_array(kc_dtype_make(kDLFloat, 32, 1), &n, 1, &table_shape);
   if (!st) {
@@ -410,10 +413,7 @@ kc_status* kc__shlo_float8_prepare(kc__shlo_scope* s, kc__shlo_op* op) {
     KC_RETURN_IF_ERROR(kc__decode(s, op, x, f, &id));
     const kc_shape* f32 = NULL;
     KC_RETURN_IF_ERROR(kc__like(m, x->shape, kc_dtype_make(kDLFloat, 32, 1), &f32));
-    kc__shlo_value v = {.id = id, .shape = f32};
-    int32_t index = (int32_t)(s->values.size / sizeof v);
-    KC_RETURN_IF_ERROR(kc__shlo_append(&s->values, &v, sizeof v));
-    ((int32_t*)(void*)op->operands.data)[i] = index;
+    KC_RETURN_IF_ERROR(kc__shlo_replace_operand(s, op, i, id, f32));
   }
   for (size_t i = 0; i < nr; ++i) {
     const kc_shape* type = kc__shlo_result_type(op, i);

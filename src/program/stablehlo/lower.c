@@ -968,8 +968,10 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
                          "HLO instruction it runs, and chlo.erf, erf_inv, mulhi, ragged_dot, scan, tan and top_k)",
                          (int)op->name.size, op->name.data);
   }
-  KC_RETURN_IF_ERROR(kc__shlo_narrow_prepare(s, op));
+  /* f8 operands decoded first, so that a float converted to a narrow
+   * integer is clamped as a float */
   KC_RETURN_IF_ERROR(kc__shlo_float8_prepare(s, op));
+  KC_RETURN_IF_ERROR(kc__shlo_narrow_prepare(s, op));
   size_t first = s->values.size / sizeof(kc__shlo_value);
   KC_RETURN_IF_ERROR(r->fn(s, op, r));
   KC_RETURN_IF_ERROR(kc__unread_attrs(op));

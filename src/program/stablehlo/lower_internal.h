@@ -72,6 +72,12 @@ int32_t kc__e_compare(kc__expr* e, const char* direction, int32_t a, int32_t b);
 /* select(p, a, b) of e->shape. */
 int32_t kc__e_select(kc__expr* e, int32_t p, int32_t a, int32_t b);
 
+/* Operand i of op replaced by a new value of the scope: instruction `id`,
+ * of `shape` (NULL: the operand's own), nothing known of its elements
+ * (narrow.c). */
+kc_status* kc__shlo_replace_operand(kc__shlo_scope* s, kc__shlo_op* op, size_t i, int32_t id,
+                                    const kc_shape* shape);
+
 /* ---- attributes of an instruction (lower.c) ------------------------------- */
 
 /* Appends the I64 array attribute `name` holding v[0..n) (copied). */

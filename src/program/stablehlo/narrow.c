@@ -50,12 +50,12 @@ static int32_t kc__wrap(kc__expr* e, int32_t x, unsigned bits) {
   return kc__e_op(e, KC_OP_SHIFT_RIGHT_ARITHMETIC, kc__e_op(e, KC_OP_SHIFT_LEFT, x, up), up);
 }
 
-/* Operand i of op replaced by a new value of the scope, `id`, of the same
- * type. */
-static kc_status* kc__replace_operand(kc__shlo_scope* s, kc__shlo_op* op, size_t i, int32_t id) {
+kc_status* kc__shlo_replace_operand(kc__shlo_scope* s, kc__shlo_op* op, size_t i, int32_t id,
+                                    const kc_shape* shape) {
   kc__shlo_value v = *kc__shlo_operand(s, op, i);
   v.name = (kc_string_view){0};
   v.id = id;
+  if (shape) v.shape = shape;
   v.known = NULL;
   v.constant = NULL;
   int32_t index = (int32_t)(s->values.size / sizeof v);
@@ -91,7 +91,7 @@ static kc_status* kc__clamp_to_narrow(kc__shlo_scope* s, kc__shlo_op* op, const 
   int32_t id = kc__e_op(&e, KC_OP_MINIMUM, kc__e_op(&e, KC_OP_MAXIMUM, x->id, bounds[0]), bounds[1]);
   kc_shape_destroy(f32);
   KC_RETURN_IF_ERROR(e.st);
-  return kc__replace_operand(s, op, 0, id);
+  return kc__shlo_replace_operand(s, op, 0, id, NULL);
 }
 
 kc_status* kc__shlo_narrow_prepare(kc__shlo_scope* s, kc__shlo_op* op) {
@@ -127,7 +127,7 @@ kc_status* kc__shlo_narrow_prepare(kc__shlo_scope* s, kc__shlo_op* op) {
   kc__expr e = {.s = s, .op = op, .what = "mask", .shape = x->shape};
   int32_t id = kc__e_op(&e, KC_OP_AND, x->id, kc__e_const_int(&e, (1u << in) - 1));
   KC_RETURN_IF_ERROR(e.st);
-  return kc__replace_operand(s, op, 0, id);
+  return kc__shlo_replace_operand(s, op, 0, id, NULL);
 }
 
 kc_status* kc__shlo_narrow_finish(kc__shlo_scope* s, const kc__shlo_op* op, size_t first) {
