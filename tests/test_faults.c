@@ -254,11 +254,11 @@ static kc_status* kt_model_path(void* ctx) {
   kc_status* st = kc_program_compile(p, NULL, &exe);
   kc_executable_info info = {.struct_size = sizeof info};
   if (!st) kc_executable_query(exe, &info);
-  kc_tensor* ins[16] = {0};
-  const DLTensor* dl[16] = {0};
-  kc_tensor* outs[16] = {0};
-  if (!st && (info.num_inputs > 16 || info.num_outputs > 16)) {
-    st = kc_status_create(KC_INTERNAL, "more than 16 inputs or outputs");
+  kc_tensor* ins[32] = {0};
+  const DLTensor* dl[32] = {0};
+  kc_tensor* outs[32] = {0};
+  if (!st && (info.num_inputs > 32 || info.num_outputs > 32)) {
+    st = kc_status_create(KC_INTERNAL, "more than 32 inputs or outputs");
   }
   for (size_t i = 0; !st && i < info.num_inputs; ++i) {
     const kc_shape* shape = kc_executable_get_input_shape(exe, i);
@@ -271,7 +271,7 @@ static kc_status* kt_model_path(void* ctx) {
     }
   }
   if (!st) st = kc_executable_execute(exe, dl, info.num_inputs, NULL, outs);
-  for (size_t i = 0; i < 16; ++i) {
+  for (size_t i = 0; i < 32; ++i) {
     kc_object_release(KC_OBJECT(ins[i]));
     kc_object_release(KC_OBJECT(outs[i]));
   }
@@ -340,6 +340,48 @@ KC_TEST(faults_stablehlo_serialized_export) {
   kt_model sized = {path, NULL, &o};
   kt_fault_sweep("serialized export sized by a dimension variable: parse, compile, execute",
                  kt_model_path, &sized);
+}
+
+/* The StableHLO types held in bytes and the ops built from instructions:
+ * the int4 and f8 exports (narrow wraps, f8 tables, decoding, encoding),
+ * and a module with chlo.scan, chlo.ragged_dot, an i1 bitcast and a dot
+ * algorithm. */
+static const char kKtStablehloDecomposed[] =
+    "func.func @main(%x: tensor<4x3xf32>, %w: tensor<2x3x2xf32>, %g: tensor<2xi32>) -> "
+    "(tensor<4x3xf32>, tensor<4x2xf32>, tensor<4x3x32xi1>, tensor<4x2xf32>) {\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<3xf32>\n"
+    "  %0:2 = chlo.scan(%x) inits(%z) dimension=0 {\n"
+    "  ^bb0(%e: tensor<3xf32>, %s: tensor<3xf32>):\n"
+    "    %t = stablehlo.add %s, %e : tensor<3xf32>\n"
+    "    stablehlo.return %t, %t : tensor<3xf32>, tensor<3xf32>\n"
+    "  } : (tensor<4x3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)\n"
+    "  %1 = \"chlo.ragged_dot\"(%x, %w, %g) {ragged_dot_dimension_numbers = "
+    "#chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], "
+    "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1], "
+    "lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>} : (tensor<4x3xf32>, "
+    "tensor<2x3x2xf32>, tensor<2xi32>) -> tensor<4x2xf32>\n"
+    "  %2 = stablehlo.bitcast_convert %x : (tensor<4x3xf32>) -> tensor<4x3x32xi1>\n"
+    "  %v = stablehlo.slice %w [0:1, 0:3, 0:2] : (tensor<2x3x2xf32>) -> tensor<1x3x2xf32>\n"
+    "  %u = stablehlo.reshape %v : (tensor<1x3x2xf32>) -> tensor<3x2xf32>\n"
+    "  %3 = stablehlo.dot_general %x, %u, contracting_dims = [1] x [0], algorithm = "
+    "<lhs_precision_type = bf16, rhs_precision_type = bf16, accumulation_type = f32, "
+    "lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, "
+    "allow_imprecise_accumulation = false> : (tensor<4x3xf32>, tensor<3x2xf32>) -> "
+    "tensor<4x2xf32>\n"
+    "  return %0#0, %1, %2, %3 : tensor<4x3xf32>, tensor<4x2xf32>, tensor<4x3x32xi1>, "
+    "tensor<4x2xf32>\n}\n";
+
+KC_TEST(faults_stablehlo_narrow_types_and_decompositions) {
+  static const char* const files[2] = {"int4.jax_exported", "float8.bc"};
+  for (int k = 0; k < 2; ++k) {
+    char path[1024], what[128];
+    snprintf(path, sizeof path, "%s/../stablehlo_bytecode/%s", KT_HLO_JAX_DIR, files[k]);
+    kt_model m = {path, NULL, NULL};
+    snprintf(what, sizeof what, "%s: parse, compile, execute", files[k]);
+    kt_fault_sweep(what, kt_model_path, &m);
+  }
+  kt_model m = {NULL, kKtStablehloDecomposed, NULL};
+  kt_fault_sweep("chlo.scan, chlo.ragged_dot, an i1 bitcast, a dot algorithm", kt_model_path, &m);
 }
 
 /* XLA FFI handlers a plugin registered, called from a program: the

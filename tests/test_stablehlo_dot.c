@@ -68,26 +68,29 @@ KC_TEST(stablehlo_dot_general_algorithm_rounds_operands) {
     kc_object_release(KC_OBJECT(out));
   }
   /* What kcall does not compute is refused, naming the field. */
-  const char* bad = "func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x2xf32> {\n"
-                    "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], "
-                    "algorithm = <lhs_precision_type = bf16, rhs_precision_type = bf16, "
-                    "accumulation_type = f32, lhs_component_count = 3, rhs_component_count = 3, "
-                    "num_primitive_operations = 6, allow_imprecise_accumulation = false> : "
-                    "(tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>\n"
-                    "  return %0 : tensor<2x2xf32>\n}\n";
+  const char* bad =
+      "func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x2xf32> {\n"
+      "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], "
+      "algorithm = <lhs_precision_type = bf16, rhs_precision_type = bf16, "
+      "accumulation_type = f32, lhs_component_count = 3, rhs_component_count = 3, "
+      "num_primitive_operations = 6, allow_imprecise_accumulation = false> : "
+      "(tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>\n"
+      "  return %0 : tensor<2x2xf32>\n}\n";
   KT_PARSE_FAILS(bad, "line 2", "dot_general: algorithm: lhs_component_count = 3 is not supported");
   char text[2048];
   snprintf(text, sizeof text, kAlgorithmDot, "f8E4M3FN", "f32");
   KT_PARSE_FAILS(text, "dot_general: algorithm: lhs_precision_type = f8E4M3FN is not supported");
-  const char* acc = "func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x2xf32> {\n"
-                    "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], "
-                    "algorithm = <lhs_precision_type = f32, rhs_precision_type = f32, "
-                    "accumulation_type = f16, lhs_component_count = 1, rhs_component_count = 1, "
-                    "num_primitive_operations = 1, allow_imprecise_accumulation = false> : "
-                    "(tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>\n"
-                    "  return %0 : tensor<2x2xf32>\n}\n";
-  KT_PARSE_FAILS(acc, "accumulation_type = f16 is not supported for a result of this type "
-                      "(kcall accumulates it in f32)");
+  const char* acc =
+      "func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x2xf32> {\n"
+      "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], "
+      "algorithm = <lhs_precision_type = f32, rhs_precision_type = f32, "
+      "accumulation_type = f16, lhs_component_count = 1, rhs_component_count = 1, "
+      "num_primitive_operations = 1, allow_imprecise_accumulation = false> : "
+      "(tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>\n"
+      "  return %0 : tensor<2x2xf32>\n}\n";
+  KT_PARSE_FAILS(acc,
+                 "accumulation_type = f16 is not supported for a result of this type "
+                 "(kcall accumulates it in f32)");
 }
 
 /* chlo.ragged_dot, a ragged lhs row dimension: each row times its group's
@@ -162,15 +165,16 @@ KC_TEST(stablehlo_chlo_ragged_dot_takes_each_rows_group) {
   }
   kc_object_release(KC_OBJECT(out));
   /* A ragged contracting dimension (the second mode) is refused. */
-  KT_PARSE_FAILS("func.func @main(%l: tensor<4x6xf32>, %r: tensor<6x5xf32>, %g: tensor<2xi64>) "
-                 "-> tensor<2x4x5xf32> {\n"
-                 "  %0 = \"chlo.ragged_dot\"(%l, %r, %g) {ragged_dot_dimension_numbers = "
-                 "#chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], "
-                 "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0], "
-                 "lhs_ragged_dimensions = [1], rhs_group_dimensions = []>} : (tensor<4x6xf32>, "
-                 "tensor<6x5xf32>, tensor<2xi64>) -> tensor<2x4x5xf32>\n"
-                 "  return %0 : tensor<2x4x5xf32>\n}\n",
-                 "line 2", "chlo.ragged_dot: a ragged contracting dimension is not supported");
+  KT_PARSE_FAILS(
+      "func.func @main(%l: tensor<4x6xf32>, %r: tensor<6x5xf32>, %g: tensor<2xi64>) "
+      "-> tensor<2x4x5xf32> {\n"
+      "  %0 = \"chlo.ragged_dot\"(%l, %r, %g) {ragged_dot_dimension_numbers = "
+      "#chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], "
+      "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0], "
+      "lhs_ragged_dimensions = [1], rhs_group_dimensions = []>} : (tensor<4x6xf32>, "
+      "tensor<6x5xf32>, tensor<2xi64>) -> tensor<2x4x5xf32>\n"
+      "  return %0 : tensor<2x4x5xf32>\n}\n",
+      "line 2", "chlo.ragged_dot: a ragged contracting dimension is not supported");
 }
 
 /* chlo.scan, unrolled: a running sum and product along dimension 1,
@@ -225,19 +229,22 @@ KC_TEST(stablehlo_chlo_scan_runs_its_region_along_a_dimension) {
     }
     kt_release(out, 4);
   }
-  KT_PARSE_FAILS("func.func @main(%x: tensor<3xf32>, %c: tensor<f32>) -> tensor<3xf32> {\n"
-                 "  %0:2 = chlo.scan(%x) inits(%c) dimension=0 {\n"
-                 "  ^bb0(%e: tensor<f32>):\n"
-                 "    stablehlo.return %e, %e : tensor<f32>, tensor<f32>\n"
-                 "  } : (tensor<3xf32>, tensor<f32>) -> (tensor<3xf32>, tensor<f32>)\n"
-                 "  return %0#0 : tensor<3xf32>\n}\n",
-                 "chlo.scan: the region takes 1 arguments, expected 2");
-  KT_PARSE_FAILS("func.func @main(%x: tensor<5000xf32>, %c: tensor<f32>) -> tensor<5000xf32> {\n"
-                 "  %0:2 = chlo.scan(%x) inits(%c) dimension=0 {\n"
-                 "  ^bb0(%e: tensor<f32>, %s: tensor<f32>):\n"
-                 "    stablehlo.return %e, %e : tensor<f32>, tensor<f32>\n"
-                 "  } : (tensor<5000xf32>, tensor<f32>) -> (tensor<5000xf32>, tensor<f32>)\n"
-                 "  return %0#0 : tensor<5000xf32>\n}\n",
-                 "line 2", "chlo.scan over 5000 steps is not supported (kcall unrolls a scan: 1 "
-                 "to 4096 steps)");
+  KT_PARSE_FAILS(
+      "func.func @main(%x: tensor<3xf32>, %c: tensor<f32>) -> tensor<3xf32> {\n"
+      "  %0:2 = chlo.scan(%x) inits(%c) dimension=0 {\n"
+      "  ^bb0(%e: tensor<f32>):\n"
+      "    stablehlo.return %e, %e : tensor<f32>, tensor<f32>\n"
+      "  } : (tensor<3xf32>, tensor<f32>) -> (tensor<3xf32>, tensor<f32>)\n"
+      "  return %0#0 : tensor<3xf32>\n}\n",
+      "chlo.scan: the region takes 1 arguments, expected 2");
+  KT_PARSE_FAILS(
+      "func.func @main(%x: tensor<5000xf32>, %c: tensor<f32>) -> tensor<5000xf32> {\n"
+      "  %0:2 = chlo.scan(%x) inits(%c) dimension=0 {\n"
+      "  ^bb0(%e: tensor<f32>, %s: tensor<f32>):\n"
+      "    stablehlo.return %e, %e : tensor<f32>, tensor<f32>\n"
+      "  } : (tensor<5000xf32>, tensor<f32>) -> (tensor<5000xf32>, tensor<f32>)\n"
+      "  return %0#0 : tensor<5000xf32>\n}\n",
+      "line 2",
+      "chlo.scan over 5000 steps is not supported (kcall unrolls a scan: 1 "
+      "to 4096 steps)");
 }

@@ -38,9 +38,18 @@ static int kt_wrap(const kt_narrow* t, int v) {
  * rules: x / 0 is all ones, x % 0 is x, MIN / -1 is MIN, a shift by the
  * width or more (or by a negative amount) is 0, or the sign for an
  * arithmetic shift right). */
-static const char* const kBinary[] = {"add",       "subtract", "multiply",   "divide",
-                                      "remainder", "and",      "or",         "xor",
-                                      "maximum",   "minimum",  "shift_left", "shift_right_arithmetic",
+static const char* const kBinary[] = {"add",
+                                      "subtract",
+                                      "multiply",
+                                      "divide",
+                                      "remainder",
+                                      "and",
+                                      "or",
+                                      "xor",
+                                      "maximum",
+                                      "minimum",
+                                      "shift_left",
+                                      "shift_right_arithmetic",
                                       "shift_right_logical"};
 enum { KT_NUM_BINARY = sizeof kBinary / sizeof kBinary[0] };
 
@@ -49,19 +58,32 @@ static int kt_binary(const kt_narrow* t, int op, int a, int b) {
   int min = kt_lo(t);
   bool too_far = b < 0 || b >= (int)t->bits;
   switch (op) {
-    case 0: return kt_wrap(t, a + b);
-    case 1: return kt_wrap(t, a - b);
-    case 2: return kt_wrap(t, a * b);
-    case 3: return b == 0 ? kt_wrap(t, -1) : (t->sign && a == min && b == -1) ? min : a / b;
-    case 4: return b == 0 ? a : (t->sign && a == min && b == -1) ? 0 : a % b;
-    case 5: return a & b;
-    case 6: return a | b;
-    case 7: return a ^ b;
-    case 8: return a > b ? a : b;
-    case 9: return a < b ? a : b;
-    case 10: return too_far ? 0 : kt_wrap(t, (int)((unsigned)a << b));
-    case 11: return too_far ? (a < 0 ? -1 : 0) : a >> b;
-    default: return too_far ? 0 : kt_wrap(t, (a & mask) >> b);
+    case 0:
+      return kt_wrap(t, a + b);
+    case 1:
+      return kt_wrap(t, a - b);
+    case 2:
+      return kt_wrap(t, a * b);
+    case 3:
+      return b == 0 ? kt_wrap(t, -1) : (t->sign && a == min && b == -1) ? min : a / b;
+    case 4:
+      return b == 0 ? a : (t->sign && a == min && b == -1) ? 0 : a % b;
+    case 5:
+      return a & b;
+    case 6:
+      return a | b;
+    case 7:
+      return a ^ b;
+    case 8:
+      return a > b ? a : b;
+    case 9:
+      return a < b ? a : b;
+    case 10:
+      return too_far ? 0 : kt_wrap(t, (int)((unsigned)a << b));
+    case 11:
+      return too_far ? (a < 0 ? -1 : 0) : a >> b;
+    default:
+      return too_far ? 0 : kt_wrap(t, (a & mask) >> b);
   }
 }
 
@@ -72,16 +94,20 @@ enum { KT_NUM_UNARY = sizeof kUnary / sizeof kUnary[0] };
 static int kt_unary(const kt_narrow* t, int op, int a) {
   int mask = (1 << t->bits) - 1, u = a & mask, n = 0;
   switch (op) {
-    case 0: return kt_wrap(t, -a);
-    case 1: return kt_wrap(t, ~a);
-    case 2: return kt_wrap(t, a < 0 ? -a : a);
+    case 0:
+      return kt_wrap(t, -a);
+    case 1:
+      return kt_wrap(t, ~a);
+    case 2:
+      return kt_wrap(t, a < 0 ? -a : a);
     case 3:
       for (; u; u &= u - 1) ++n;
       return kt_wrap(t, n); /* 2, of an i2, is -2 */
     case 4:
       for (int bit = (int)t->bits - 1; bit >= 0 && !(u >> bit & 1); --bit) ++n;
       return kt_wrap(t, n);
-    default: return (a > 0) - (a < 0);
+    default:
+      return (a > 0) - (a < 0);
   }
 }
 
@@ -218,8 +244,8 @@ KC_TEST(stablehlo_narrow_integer_parameters_and_constants) {
   KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
   int64_t dims[1] = {4};
   kc_tensor* x = NULL;
-  KC_CHECK_OK(kc_tensor_create(kt_alloc(), dims, 1, kc_dtype_make(kDLInt, 8, 1), kc_device_cpu(),
-                               &x));
+  KC_CHECK_OK(
+      kc_tensor_create(kt_alloc(), dims, 1, kc_dtype_make(kDLInt, 8, 1), kc_device_cpu(), &x));
   static const signed char xs[4] = {0x17, -1, 100, 3};
   memcpy(kc_tensor_get_dltensor(x)->data, xs, sizeof xs);
   const DLTensor* in[1] = {kc_tensor_get_dltensor(x)};
@@ -234,47 +260,53 @@ KC_TEST(stablehlo_narrow_integer_parameters_and_constants) {
   kc_executable_destroy(exe);
   kc_program_destroy(p);
 
-  KT_PARSE_FAILS("func.func @main() -> tensor<2xi4> {\n"
-                 "  %c = stablehlo.constant dense<[1, 16]> : tensor<2xi4>\n"
-                 "  return %c : tensor<2xi4>\n}\n",
-                 "line 2", "constant: element 1, 16, is outside the range of i4 (-8..15)");
-  KT_PARSE_FAILS("func.func @main() -> tensor<2xui2> {\n"
-                 "  %c = stablehlo.constant dense<[1, 4]> : tensor<2xui2>\n"
-                 "  return %c : tensor<2xui2>\n}\n",
-                 "constant: element 1, 4, is outside the range of ui2 (0..3)");
+  KT_PARSE_FAILS(
+      "func.func @main() -> tensor<2xi4> {\n"
+      "  %c = stablehlo.constant dense<[1, 16]> : tensor<2xi4>\n"
+      "  return %c : tensor<2xi4>\n}\n",
+      "line 2", "constant: element 1, 16, is outside the range of i4 (-8..15)");
+  KT_PARSE_FAILS(
+      "func.func @main() -> tensor<2xui2> {\n"
+      "  %c = stablehlo.constant dense<[1, 4]> : tensor<2xui2>\n"
+      "  return %c : tensor<2xui2>\n}\n",
+      "constant: element 1, 4, is outside the range of ui2 (0..3)");
 }
 
 /* What a byte cannot hold as the narrow type would is refused, naming the
  * op: a bitcast to or from another width (whose bits would be packed) and
  * a custom call (whose target would read bytes as another type). */
 KC_TEST(stablehlo_narrow_integer_refusals) {
-  KT_PARSE_FAILS("func.func @main(%x: tensor<2xi4>) -> tensor<i8> {\n"
-                 "  %0 = stablehlo.bitcast_convert %x : (tensor<2xi4>) -> tensor<i8>\n"
-                 "  return %0 : tensor<i8>\n}\n",
-                 "line 2, column 8", "bitcast_convert: from 4-bit to 8-bit elements is not supported");
-  KT_PARSE_FAILS("func.func @main(%x: tensor<4xi4>) -> tensor<4xi4> {\n"
-                 "  %0 = stablehlo.custom_call @target(%x) : (tensor<4xi4>) -> tensor<4xi4>\n"
-                 "  return %0 : tensor<4xi4>\n}\n",
-                 "custom_call: an operand or result of a narrow integer type");
-  KT_PARSE_FAILS("func.func @main(%x: tensor<4xi4>) -> tensor<4xcomplex<f32>> {\n"
-                 "  %0 = stablehlo.convert %x : (tensor<4xi4>) -> tensor<4xcomplex<f32>>\n"
-                 "  %1 = stablehlo.convert %0 : (tensor<4xcomplex<f32>>) -> tensor<4xi4>\n"
-                 "  return %0 : tensor<4xcomplex<f32>>\n}\n",
-                 "line 3", "convert: from a complex type to i4 is not supported");
+  KT_PARSE_FAILS(
+      "func.func @main(%x: tensor<2xi4>) -> tensor<i8> {\n"
+      "  %0 = stablehlo.bitcast_convert %x : (tensor<2xi4>) -> tensor<i8>\n"
+      "  return %0 : tensor<i8>\n}\n",
+      "line 2, column 8", "bitcast_convert: from 4-bit to 8-bit elements is not supported");
+  KT_PARSE_FAILS(
+      "func.func @main(%x: tensor<4xi4>) -> tensor<4xi4> {\n"
+      "  %0 = stablehlo.custom_call @target(%x) : (tensor<4xi4>) -> tensor<4xi4>\n"
+      "  return %0 : tensor<4xi4>\n}\n",
+      "custom_call: an operand or result of a narrow integer type");
+  KT_PARSE_FAILS(
+      "func.func @main(%x: tensor<4xi4>) -> tensor<4xcomplex<f32>> {\n"
+      "  %0 = stablehlo.convert %x : (tensor<4xi4>) -> tensor<4xcomplex<f32>>\n"
+      "  %1 = stablehlo.convert %0 : (tensor<4xcomplex<f32>>) -> tensor<4xi4>\n"
+      "  return %0 : tensor<4xcomplex<f32>>\n}\n",
+      "line 3", "convert: from a complex type to i4 is not supported");
 }
 
 /* bitcast_convert to and from i1, one bit wide there: each element's bits,
  * little-endian, along a new last dimension, and back. */
 KC_TEST(stablehlo_bitcast_convert_to_and_from_i1) {
   kc_tensor* out[3] = {NULL, NULL, NULL};
-  kt_run_text("func.func @main() -> (tensor<2x32xi1>, tensor<2xf32>, tensor<8xi1>) {\n"
-              "  %x = stablehlo.constant dense<[1.5, -0.0]> : tensor<2xf32>\n"
-              "  %0 = stablehlo.bitcast_convert %x : (tensor<2xf32>) -> tensor<2x32xi1>\n"
-              "  %1 = stablehlo.bitcast_convert %0 : (tensor<2x32xi1>) -> tensor<2xf32>\n"
-              "  %b = stablehlo.constant dense<-91> : tensor<i8>\n"
-              "  %2 = stablehlo.bitcast_convert %b : (tensor<i8>) -> tensor<8xi1>\n"
-              "  return %0, %1, %2 : tensor<2x32xi1>, tensor<2xf32>, tensor<8xi1>\n}\n",
-              out, 3);
+  kt_run_text(
+      "func.func @main() -> (tensor<2x32xi1>, tensor<2xf32>, tensor<8xi1>) {\n"
+      "  %x = stablehlo.constant dense<[1.5, -0.0]> : tensor<2xf32>\n"
+      "  %0 = stablehlo.bitcast_convert %x : (tensor<2xf32>) -> tensor<2x32xi1>\n"
+      "  %1 = stablehlo.bitcast_convert %0 : (tensor<2x32xi1>) -> tensor<2xf32>\n"
+      "  %b = stablehlo.constant dense<-91> : tensor<i8>\n"
+      "  %2 = stablehlo.bitcast_convert %b : (tensor<i8>) -> tensor<8xi1>\n"
+      "  return %0, %1, %2 : tensor<2x32xi1>, tensor<2xf32>, tensor<8xi1>\n}\n",
+      out, 3);
   static const float xs[2] = {1.5f, -0.0f};
   const unsigned char* bits = kt_data(out[0]);
   for (int i = 0; i < 2; ++i) {
@@ -286,11 +318,13 @@ KC_TEST(stablehlo_bitcast_convert_to_and_from_i1) {
   const unsigned char* b8 = kt_data(out[2]);
   for (int k = 0; k < 8; ++k) KC_CHECK_INT(b8[k], (int64_t)((uint8_t)-91 >> k & 1));
   kt_release(out, 3);
-  KT_PARSE_FAILS("func.func @main(%x: tensor<2xf32>) -> tensor<2x16xi1> {\n"
-                 "  %0 = stablehlo.bitcast_convert %x : (tensor<2xf32>) -> tensor<2x16xi1>\n"
-                 "  return %0 : tensor<2x16xi1>\n}\n",
-                 "line 2", "bitcast_convert: between i1 and a 32-bit type, expected the i1 side "
-                 "to have the other's dims and a last dimension of 32");
+  KT_PARSE_FAILS(
+      "func.func @main(%x: tensor<2xf32>) -> tensor<2x16xi1> {\n"
+      "  %0 = stablehlo.bitcast_convert %x : (tensor<2xf32>) -> tensor<2x16xi1>\n"
+      "  return %0 : tensor<2x16xi1>\n}\n",
+      "line 2",
+      "bitcast_convert: between i1 and a 32-bit type, expected the i1 side "
+      "to have the other's dims and a last dimension of 32");
 }
 
 /* ---- the f8 floats ---------------------------------------------------------- */
@@ -336,8 +370,8 @@ KC_TEST(stablehlo_float8_constants_round_as_xla_does) {
     const unsigned char* w = kc_tensor_get_dltensor(want)->data;
     for (int i = 0; i < count; ++i) {
       if (got[i] != w[kept[i]]) {
-        kt__fail(__FILE__, __LINE__, "%s: %.9g encodes to %#x, XLA's %#x", kF8Types[k],
-                 xs[kept[i]], got[i], w[kept[i]]);
+        kt__fail(__FILE__, __LINE__, "%s: %.9g encodes to %#x, XLA's %#x", kF8Types[k], xs[kept[i]],
+                 got[i], w[kept[i]]);
         break;
       }
     }
@@ -353,29 +387,31 @@ KC_TEST(stablehlo_float8_ops_compute_in_f32) {
   kc_tensor* out[3] = {NULL, NULL, NULL};
   /* 1.5 * 1.25 = 1.875 (exact in e4m3fn: 0x3F); 448 + 448 overflows to
    * NaN (0x7F); the max of the two as f32. */
-  kt_run_text("func.func @main() -> (tensor<2xf8E4M3FN>, tensor<2xf32>) {\n"
-              "  %a = stablehlo.constant dense<[1.5, 448.0]> : tensor<2xf8E4M3FN>\n"
-              "  %b = stablehlo.constant dense<[1.25, 448.0]> : tensor<2xf8E4M3FN>\n"
-              "  %p = stablehlo.multiply %a, %b : tensor<2xf8E4M3FN>\n"
-              "  %s = stablehlo.add %a, %b : tensor<2xf8E4M3FN>\n"
-              "  %0 = stablehlo.slice %p [0:1] : (tensor<2xf8E4M3FN>) -> tensor<1xf8E4M3FN>\n"
-              "  %1 = stablehlo.slice %s [1:2] : (tensor<2xf8E4M3FN>) -> tensor<1xf8E4M3FN>\n"
-              "  %2 = stablehlo.concatenate %0, %1, dim = 0 : (tensor<1xf8E4M3FN>, "
-              "tensor<1xf8E4M3FN>) -> tensor<2xf8E4M3FN>\n"
-              "  %m = stablehlo.maximum %a, %b : tensor<2xf8E4M3FN>\n"
-              "  %3 = stablehlo.convert %m : (tensor<2xf8E4M3FN>) -> tensor<2xf32>\n"
-              "  return %2, %3 : tensor<2xf8E4M3FN>, tensor<2xf32>\n}\n",
-              out, 2);
+  kt_run_text(
+      "func.func @main() -> (tensor<2xf8E4M3FN>, tensor<2xf32>) {\n"
+      "  %a = stablehlo.constant dense<[1.5, 448.0]> : tensor<2xf8E4M3FN>\n"
+      "  %b = stablehlo.constant dense<[1.25, 448.0]> : tensor<2xf8E4M3FN>\n"
+      "  %p = stablehlo.multiply %a, %b : tensor<2xf8E4M3FN>\n"
+      "  %s = stablehlo.add %a, %b : tensor<2xf8E4M3FN>\n"
+      "  %0 = stablehlo.slice %p [0:1] : (tensor<2xf8E4M3FN>) -> tensor<1xf8E4M3FN>\n"
+      "  %1 = stablehlo.slice %s [1:2] : (tensor<2xf8E4M3FN>) -> tensor<1xf8E4M3FN>\n"
+      "  %2 = stablehlo.concatenate %0, %1, dim = 0 : (tensor<1xf8E4M3FN>, "
+      "tensor<1xf8E4M3FN>) -> tensor<2xf8E4M3FN>\n"
+      "  %m = stablehlo.maximum %a, %b : tensor<2xf8E4M3FN>\n"
+      "  %3 = stablehlo.convert %m : (tensor<2xf8E4M3FN>) -> tensor<2xf32>\n"
+      "  return %2, %3 : tensor<2xf8E4M3FN>, tensor<2xf32>\n}\n",
+      out, 2);
   const unsigned char* bits = kt_data(out[0]);
   KC_CHECK_INT(bits[0], 0x3F);
   /* f8 to i4 saturates as a float does (100 -> 7), and i4 to f8 is exact. */
   kc_tensor* conv[2] = {NULL, NULL};
-  kt_run_text("func.func @main() -> (tensor<2xi4>, tensor<2xf8E5M2>) {\n"
-              "  %a = stablehlo.constant dense<[100.0, -3.0]> : tensor<2xf8E5M2>\n"
-              "  %0 = stablehlo.convert %a : (tensor<2xf8E5M2>) -> tensor<2xi4>\n"
-              "  %1 = stablehlo.convert %0 : (tensor<2xi4>) -> tensor<2xf8E5M2>\n"
-              "  return %0, %1 : tensor<2xi4>, tensor<2xf8E5M2>\n}\n",
-              conv, 2);
+  kt_run_text(
+      "func.func @main() -> (tensor<2xi4>, tensor<2xf8E5M2>) {\n"
+      "  %a = stablehlo.constant dense<[100.0, -3.0]> : tensor<2xf8E5M2>\n"
+      "  %0 = stablehlo.convert %a : (tensor<2xf8E5M2>) -> tensor<2xi4>\n"
+      "  %1 = stablehlo.convert %0 : (tensor<2xi4>) -> tensor<2xf8E5M2>\n"
+      "  return %0, %1 : tensor<2xi4>, tensor<2xf8E5M2>\n}\n",
+      conv, 2);
   const signed char* i4 = kt_data(conv[0]);
   KC_CHECK(i4[0] == 7 && i4[1] == -3);
   const unsigned char* back = kt_data(conv[1]);
@@ -390,38 +426,41 @@ KC_TEST(stablehlo_float8_ops_compute_in_f32) {
    * a sum (the init -1, then 2.5, -1, 448 and 1.5, each step rounded to
    * e4m3fn, whose values near 448 are 32 apart: 448) and a sort by f8
    * keys. */
-  kt_run_text("func.func @main() -> (tensor<f8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xi32>) {\n"
-              "  %k = stablehlo.constant dense<[2.5, -1.0, 448.0, 1.5]> : tensor<4xf8E4M3FN>\n"
-              "  %i = stablehlo.iota dim = 0 : tensor<4xi32>\n"
-              "  %z = stablehlo.constant dense<-1.0> : tensor<f8E4M3FN>\n"
-              "  %0 = stablehlo.reduce(%k init: %z) across dimensions = [0] : (tensor<4xf8E4M3FN>, "
-              "tensor<f8E4M3FN>) -> tensor<f8E4M3FN>\n"
-              "    reducer(%a: tensor<f8E4M3FN>, %b: tensor<f8E4M3FN>) {\n"
-              "      %s = stablehlo.add %a, %b : tensor<f8E4M3FN>\n"
-              "      stablehlo.return %s : tensor<f8E4M3FN>\n"
-              "    }\n"
-              "  %1:2 = \"stablehlo.sort\"(%k, %i) <{dimension = 0 : i64, is_stable = true}> ({\n"
-              "  ^bb0(%p: tensor<f8E4M3FN>, %q: tensor<f8E4M3FN>, %r: tensor<i32>, %t: tensor<i32>):\n"
-              "    %c = stablehlo.compare LT, %p, %q : (tensor<f8E4M3FN>, tensor<f8E4M3FN>) -> "
-              "tensor<i1>\n"
-              "    stablehlo.return %c : tensor<i1>\n"
-              "  }) : (tensor<4xf8E4M3FN>, tensor<4xi32>) -> (tensor<4xf8E4M3FN>, tensor<4xi32>)\n"
-              "  return %0, %1#0, %1#1 : tensor<f8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xi32>\n}\n",
-              out, 3);
+  kt_run_text(
+      "func.func @main() -> (tensor<f8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xi32>) {\n"
+      "  %k = stablehlo.constant dense<[2.5, -1.0, 448.0, 1.5]> : tensor<4xf8E4M3FN>\n"
+      "  %i = stablehlo.iota dim = 0 : tensor<4xi32>\n"
+      "  %z = stablehlo.constant dense<-1.0> : tensor<f8E4M3FN>\n"
+      "  %0 = stablehlo.reduce(%k init: %z) across dimensions = [0] : (tensor<4xf8E4M3FN>, "
+      "tensor<f8E4M3FN>) -> tensor<f8E4M3FN>\n"
+      "    reducer(%a: tensor<f8E4M3FN>, %b: tensor<f8E4M3FN>) {\n"
+      "      %s = stablehlo.add %a, %b : tensor<f8E4M3FN>\n"
+      "      stablehlo.return %s : tensor<f8E4M3FN>\n"
+      "    }\n"
+      "  %1:2 = \"stablehlo.sort\"(%k, %i) <{dimension = 0 : i64, is_stable = true}> ({\n"
+      "  ^bb0(%p: tensor<f8E4M3FN>, %q: tensor<f8E4M3FN>, %r: tensor<i32>, %t: tensor<i32>):\n"
+      "    %c = stablehlo.compare LT, %p, %q : (tensor<f8E4M3FN>, tensor<f8E4M3FN>) -> "
+      "tensor<i1>\n"
+      "    stablehlo.return %c : tensor<i1>\n"
+      "  }) : (tensor<4xf8E4M3FN>, tensor<4xi32>) -> (tensor<4xf8E4M3FN>, tensor<4xi32>)\n"
+      "  return %0, %1#0, %1#1 : tensor<f8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xi32>\n}\n",
+      out, 3);
   KC_CHECK_INT(((const unsigned char*)kt_data(out[0]))[0], 0x7E); /* 448 */
   static const int32_t order[4] = {1, 3, 0, 2};
   KC_CHECK(memcmp(kt_data(out[2]), order, sizeof order) == 0);
   static const unsigned char sorted[4] = {0xB8, 0x3C, 0x42, 0x7E}; /* -1, 1.5, 2.5, 448 */
   KC_CHECK(memcmp(kt_data(out[1]), sorted, sizeof sorted) == 0);
   kt_release(out, 3);
-  KT_PARSE_FAILS("func.func @main(%x: tensor<4xf8E5M2>) -> tensor<f8E5M2> {\n"
-                 "  %z = stablehlo.constant dense<0.0> : tensor<f8E5M2>\n"
-                 "  %0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions "
-                 "= [0] : (tensor<4xf8E5M2>, tensor<f8E5M2>) -> tensor<f8E5M2>\n"
-                 "  return %0 : tensor<f8E5M2>\n}\n",
-                 "line 3", "stablehlo.reduce of f8E5M2 is not supported");
-  KT_PARSE_FAILS("func.func @main() -> tensor<f4E2M1FN> {\n"
-                 "  %c = stablehlo.constant dense<0x7FC00000> : tensor<f4E2M1FN>\n"
-                 "  return %c : tensor<f4E2M1FN>\n}\n",
-                 "the bits in hex of an 8-bit float");
+  KT_PARSE_FAILS(
+      "func.func @main(%x: tensor<4xf8E5M2>) -> tensor<f8E5M2> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f8E5M2>\n"
+      "  %0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions "
+      "= [0] : (tensor<4xf8E5M2>, tensor<f8E5M2>) -> tensor<f8E5M2>\n"
+      "  return %0 : tensor<f8E5M2>\n}\n",
+      "line 3", "stablehlo.reduce of f8E5M2 is not supported");
+  KT_PARSE_FAILS(
+      "func.func @main() -> tensor<f4E2M1FN> {\n"
+      "  %c = stablehlo.constant dense<0x7FC00000> : tensor<f4E2M1FN>\n"
+      "  return %c : tensor<f4E2M1FN>\n}\n",
+      "the bits in hex of an 8-bit float");
 }

@@ -342,10 +342,8 @@ static kc_status* kc__dense_float8(kc__lexer* lx, const kc__f8_format* f, kc__bu
       return kc__lex_fail(lx, t, "%.*s is not a value of %s", (int)t->text.size, t->text.data,
                           kc__f8_name(f));
     }
-  } else if (kc__word(t, "nan") || kc__word(t, "inf")) {
-    return kc__lex_expected(lx, t, "a number or its bits in hex");
   } else {
-    return kc__lex_expected(lx, t, "a float");
+    return kc__lex_expected(lx, t, "a float or its bits in hex");
   }
   kc__lex_next(lx);
   uint8_t b = (uint8_t)bits;

@@ -27,11 +27,11 @@
 
 /* How a format spends its largest exponent and its sign. */
 typedef enum kc__f8_kind {
-  KC__F8_IEEE,  /* infinities and NaNs as IEEE 754 (f8E5M2, f8E4M3, f8E3M4) */
-  KC__F8_FN,    /* no infinities; NaN only with every other bit set (f8E4M3FN) */
-  KC__F8_FNUZ,  /* no infinities, no -0; NaN the bits of -0 (f8E4M3FNUZ, ...) */
+  KC__F8_IEEE,   /* infinities and NaNs as IEEE 754 (f8E5M2, f8E4M3, f8E3M4) */
+  KC__F8_FN,     /* no infinities; NaN only with every other bit set (f8E4M3FN) */
+  KC__F8_FNUZ,   /* no infinities, no -0; NaN the bits of -0 (f8E4M3FNUZ, ...) */
   KC__F8_FINITE, /* neither infinities nor NaNs (f6E2M3FN, f6E3M2FN, f4E2M1FN) */
-  KC__F8_E8M0,  /* unsigned powers of two; NaN all ones (f8E8M0FNU) */
+  KC__F8_E8M0,   /* unsigned powers of two; NaN all ones (f8E8M0FNU) */
 } kc__f8_kind;
 
 struct kc__f8_format {
@@ -42,11 +42,11 @@ struct kc__f8_format {
 };
 
 static const kc__f8_format kc__f8_formats[] = {
-    {"f8E5M2", 8, 5, 2, 15, KC__F8_IEEE},       {"f8E4M3", 8, 4, 3, 7, KC__F8_IEEE},
-    {"f8E3M4", 8, 3, 4, 3, KC__F8_IEEE},        {"f8E4M3FN", 8, 4, 3, 7, KC__F8_FN},
-    {"f8E4M3FNUZ", 8, 4, 3, 8, KC__F8_FNUZ},    {"f8E5M2FNUZ", 8, 5, 2, 16, KC__F8_FNUZ},
+    {"f8E5M2", 8, 5, 2, 15, KC__F8_IEEE},        {"f8E4M3", 8, 4, 3, 7, KC__F8_IEEE},
+    {"f8E3M4", 8, 3, 4, 3, KC__F8_IEEE},         {"f8E4M3FN", 8, 4, 3, 7, KC__F8_FN},
+    {"f8E4M3FNUZ", 8, 4, 3, 8, KC__F8_FNUZ},     {"f8E5M2FNUZ", 8, 5, 2, 16, KC__F8_FNUZ},
     {"f8E4M3B11FNUZ", 8, 4, 3, 11, KC__F8_FNUZ}, {"f8E8M0FNU", 8, 8, 0, 127, KC__F8_E8M0},
-    {"f6E2M3FN", 6, 2, 3, 1, KC__F8_FINITE},    {"f6E3M2FN", 6, 3, 2, 3, KC__F8_FINITE},
+    {"f6E2M3FN", 6, 2, 3, 1, KC__F8_FINITE},     {"f6E3M2FN", 6, 3, 2, 3, KC__F8_FINITE},
     {"f4E2M1FN", 4, 2, 1, 1, KC__F8_FINITE},
 };
 
@@ -59,8 +59,7 @@ const kc__f8_format* kc__f8_find(kc_string_view mlir) {
 
 const char* kc__f8_name(const kc__f8_format* f) { return f->mlir; }
 
-kc_status* kc__shlo_mark_float8(kc__shlo_module* m, const kc_shape* shape,
-                                const kc__f8_format* f) {
+kc_status* kc__shlo_mark_float8(kc__shlo_module* m, const kc_shape* shape, const kc__f8_format* f) {
   return kc__shlo_shape_map_put(m, &m->float8, shape, (int32_t)(f - kc__f8_formats));
 }
 
@@ -103,10 +102,14 @@ static unsigned kc__f8_nan(const kc__f8_format* f) {
   switch (f->kind) {
     case KC__F8_IEEE: /* a quiet NaN: the top mantissa bit */
       return kc__all_ones(f->exponent) << f->mantissa | 1u << (f->mantissa - 1);
-    case KC__F8_FN: return kc__all_ones(f->exponent + f->mantissa);
-    case KC__F8_FNUZ: return 0x80;
-    case KC__F8_E8M0: return 0xFF;
-    case KC__F8_FINITE: return 0;
+    case KC__F8_FN:
+      return kc__all_ones(f->exponent + f->mantissa);
+    case KC__F8_FNUZ:
+      return 0x80;
+    case KC__F8_E8M0:
+      return 0xFF;
+    case KC__F8_FINITE:
+      return 0;
   }
   return 0;
 }
@@ -145,7 +148,7 @@ bool kc__f8_encode(const kc__f8_format* f, double x, unsigned* out) {
     int e;
     frexp(a, &e);
     int emin = 1 - f->bias;
-    int ee = e - 1 < emin ? emin : e - 1; /* the exponent of a's ulp, unbiased */
+    int ee = e - 1 < emin ? emin : e - 1;             /* the exponent of a's ulp, unbiased */
     double q = nearbyint(ldexp(a, (int)m_bits - ee)); /* ties to even */
     if (q >= ldexp(1.0, (int)m_bits + 1)) {
       ee++;
@@ -184,18 +187,36 @@ bool kc__f8_encode(const kc__f8_format* f, double x, unsigned* out) {
 
 /* The ops that move values without reading them: they run on the bytes. */
 static bool kc__moves_bits(const kc__shlo_op* op) {
-  static const char* const names[] = {
-      "reshape",   "transpose", "broadcast_in_dim", "slice",  "dynamic_slice",
-      "dynamic_update_slice",   "concatenate",      "reverse", "pad",   "gather",
-      "select",    "tuple",     "get_tuple_element", "optimization_barrier", "while",
-      "case",      "if",        "bitcast_convert",  "dynamic_reshape", "dynamic_broadcast_in_dim",
-      "real_dynamic_slice", "dynamic_gather", "dynamic_pad"};
+  static const char* const names[] = {"reshape",
+                                      "transpose",
+                                      "broadcast_in_dim",
+                                      "slice",
+                                      "dynamic_slice",
+                                      "dynamic_update_slice",
+                                      "concatenate",
+                                      "reverse",
+                                      "pad",
+                                      "gather",
+                                      "select",
+                                      "tuple",
+                                      "get_tuple_element",
+                                      "optimization_barrier",
+                                      "while",
+                                      "case",
+                                      "if",
+                                      "bitcast_convert",
+                                      "dynamic_reshape",
+                                      "dynamic_broadcast_in_dim",
+                                      "real_dynamic_slice",
+                                      "dynamic_gather",
+                                      "dynamic_pad"};
   for (size_t i = 0; i < KC__ARRAY_SIZE(names); ++i) {
     if (kc__shlo_op_is(op, names[i])) return true;
   }
   /* calls and composites are inlined: their ops are checked one by one */
-  return kc_sv_equal(op->name, KC_SV_LIT("func.call")) || kc_sv_equal(op->name, KC_SV_LIT("call")) ||
-         kc__shlo_op_is(op, "composite") || kc__shlo_op_is(op, "constant");
+  return kc_sv_equal(op->name, KC_SV_LIT("func.call")) ||
+         kc_sv_equal(op->name, KC_SV_LIT("call")) || kc__shlo_op_is(op, "composite") ||
+         kc__shlo_op_is(op, "constant");
 }
 
 /* x (the bits of format f) decoded to f32: a gather from the format's
@@ -279,8 +300,9 @@ static int32_t kc__encode(kc__expr* e, int32_t x, const kc_shape* like, const kc
     /* 2^exp or 2^(exp+1), whichever is nearer (ties up): up when the
      * mantissa's top bit is set. */
     e->shape = u32;
-    int32_t top = kc__e_op(e, KC_OP_AND, kc__e_op(e, KC_OP_SHIFT_RIGHT_LOGICAL, ab, kc__e_const_int(e, 22)),
-                           kc__e_const_int(e, 1));
+    int32_t top =
+        kc__e_op(e, KC_OP_AND, kc__e_op(e, KC_OP_SHIFT_RIGHT_LOGICAL, ab, kc__e_const_int(e, 22)),
+                 kc__e_const_int(e, 1));
     /* An f32 denormal has no leading 1: it is nearer 2^-126 than 2^-127
      * from 1.5 * 2^-127 (bits 0x600000) up. */
     int32_t denormal = kc__e_compare(e, "EQ", biased, kc__e_const_int(e, 0));
@@ -319,9 +341,11 @@ static int32_t kc__encode(kc__expr* e, int32_t x, const kc_shape* like, const kc
     ee = kc__e_select(e, carry, kc__e_op(e, KC_OP_ADD, ee, kc__e_const_int(e, 1)), ee);
     qi = kc__e_select(e, carry, kc__e_const_int(e, 1u << M), qi);
     int32_t normal = kc__e_compare(e, "GE", qi, kc__e_const_int(e, 1u << M));
-    int32_t exp_field = kc__e_select(e, normal, kc__e_op(e, KC_OP_ADD, ee, kc__e_const_int(e, (uint64_t)f->bias)),
-                                     kc__e_const_int(e, 0));
-    int32_t man = kc__e_select(e, normal, kc__e_op(e, KC_OP_SUBTRACT, qi, kc__e_const_int(e, 1u << M)), qi);
+    int32_t exp_field =
+        kc__e_select(e, normal, kc__e_op(e, KC_OP_ADD, ee, kc__e_const_int(e, (uint64_t)f->bias)),
+                     kc__e_const_int(e, 0));
+    int32_t man =
+        kc__e_select(e, normal, kc__e_op(e, KC_OP_SUBTRACT, qi, kc__e_const_int(e, 1u << M)), qi);
     unsigned max_exp = kc__all_ones((unsigned)E), max_man = kc__all_ones((unsigned)M);
     if (f->kind == KC__F8_IEEE) max_exp -= 1;
     if (f->kind == KC__F8_FN) max_man -= 1;
@@ -335,7 +359,8 @@ static int32_t kc__encode(kc__expr* e, int32_t x, const kc_shape* like, const kc
     overflow = kc__e_add(e, KC_OP_OR, pred, inf, 2, NULL);
     int32_t sgn = kc__e_op(e, KC_OP_SHIFT_LEFT, kc__e_add(e, KC_OP_CONVERT, s32, &sign, 1, NULL),
                            kc__e_const_int(e, (uint64_t)(E + M)));
-    bits = kc__e_op(e, KC_OP_OR, kc__e_op(e, KC_OP_SHIFT_LEFT, exp_field, kc__e_const_int(e, (uint64_t)M)), man);
+    bits = kc__e_op(e, KC_OP_OR,
+                    kc__e_op(e, KC_OP_SHIFT_LEFT, exp_field, kc__e_const_int(e, (uint64_t)M)), man);
     if (f->kind == KC__F8_FNUZ) {
       /* no -0: a zero keeps no sign */
       int32_t zero = kc__e_compare(e, "EQ", bits, kc__e_const_int(e, 0));
@@ -353,7 +378,8 @@ static int32_t kc__encode(kc__expr* e, int32_t x, const kc_shape* like, const kc
      * have none: the bits of -0, as XLA converts it. */
     unsigned nan_bits = f->kind == KC__F8_FINITE ? 1u << (E + M) : kc__f8_nan(f);
     int32_t nan_value = kc__e_const_int(e, nan_bits);
-    if (f->kind == KC__F8_IEEE || f->kind == KC__F8_FN) nan_value = kc__e_op(e, KC_OP_OR, nan_value, sgn);
+    if (f->kind == KC__F8_IEEE || f->kind == KC__F8_FN)
+      nan_value = kc__e_op(e, KC_OP_OR, nan_value, sgn);
     bits = kc__e_select(e, nan, nan_value, bits);
   }
   int32_t y = kc__e_add(e, KC_OP_CONVERT, u8, &bits, 1, NULL);
@@ -386,15 +412,17 @@ kc_status* kc__shlo_float8_prepare(kc__shlo_scope* s, kc__shlo_op* op) {
    * would build its reducer on the bits' type, and the ops below have no
    * f32 form to stand for them: refused. */
   if (op->regions.size) return NULL;
-  static const char* const refused[] = {"reduce", "reduce_window", "select_and_scatter", "sort",
-                                        "scatter", "custom_call", "rng_bit_generator", "fft",
-                                        "triangular_solve"};
+  static const char* const refused[] = {
+      "reduce",          "reduce_window", "select_and_scatter", "sort",
+      "scatter",         "custom_call",   "rng_bit_generator",  "fft",
+      "triangular_solve"};
   bool refuse = false;
   for (size_t i = 0; i < KC__ARRAY_SIZE(refused) && !refuse; ++i) {
     refuse = kc__shlo_op_is(op, refused[i]);
   }
   if (refuse) {
-    return kc__shlo_fail(&op->at, "%.*s of %s is not supported (kcall holds %s values as their "
+    return kc__shlo_fail(&op->at,
+                         "%.*s of %s is not supported (kcall holds %s values as their "
                          "bits, which this op would read as integers%s)",
                          (int)op->name.size, op->name.data, kc__f8_name(any), kc__f8_name(any),
                          kc__shlo_op_is(op, "custom_call") || kc__shlo_op_is(op, "fft") ||

@@ -965,7 +965,8 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
   if (!r) {
     return kc__shlo_fail(&op->at,
                          "op %.*s is not supported (kcall reads the StableHLO ops that have an "
-                         "HLO instruction it runs, and chlo.erf, erf_inv, mulhi, ragged_dot, scan, tan and top_k)",
+                         "HLO instruction it runs, and chlo.erf, erf_inv, mulhi, ragged_dot, "
+                         "scan, tan and top_k)",
                          (int)op->name.size, op->name.data);
   }
   /* f8 operands decoded first, so that a float converted to a narrow

@@ -34,8 +34,8 @@ kc_status* kc__shlo_lower_max_min(kc__shlo_scope* s, kc__shlo_op* op, const kc__
   kc_shape* part = NULL;
   kc__expr e = {.s = s, .op = op, .what = r->opcode == KC_OP_MAXIMUM ? "maximum" : "minimum"};
   KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(kDLFloat, (uint8_t)(dt.bits / 2), 1),
-                                           kc_shape_get_dims(a->shape),
-                                           kc_shape_get_rank(a->shape), &part));
+                                           kc_shape_get_dims(a->shape), kc_shape_get_rank(a->shape),
+                                           &part));
   e.shape = part;
   e.st = kc_shape_create_array(kc_dtype_make(kDLBool, 8, 1), kc_shape_get_dims(a->shape),
                                kc_shape_get_rank(a->shape), &e.pred);
@@ -44,7 +44,8 @@ kc_status* kc__shlo_lower_max_min(kc__shlo_scope* s, kc__shlo_op* op, const kc__
   int32_t ia = kc__e_add(&e, KC_OP_IMAG, part, &a->id, 1, NULL);
   int32_t ib = kc__e_add(&e, KC_OP_IMAG, part, &b->id, 1, NULL);
   int32_t tie[2] = {kc__e_compare(&e, "EQ", ra, rb), kc__e_compare(&e, gt, ia, ib)};
-  int32_t first[2] = {kc__e_compare(&e, gt, ra, rb), kc__e_add(&e, KC_OP_AND, e.pred, tie, 2, NULL)};
+  int32_t first[2] = {kc__e_compare(&e, gt, ra, rb),
+                      kc__e_add(&e, KC_OP_AND, e.pred, tie, 2, NULL)};
   int32_t pick = kc__e_add(&e, KC_OP_OR, e.pred, first, 2, NULL);
   int32_t sel[3] = {pick, a->id, b->id};
   int32_t y = kc__e_add(&e, KC_OP_SELECT, a->shape, sel, 3, NULL);
@@ -71,8 +72,7 @@ static int32_t kc__make_complex(kc__expr* e, const kc_shape* c, int32_t re, int3
   return kc__e_add(e, KC_OP_COMPLEX, c, ids, 2, NULL);
 }
 
-kc_status* kc__shlo_lower_complex_math(kc__shlo_scope* s, kc__shlo_op* op,
-                                       const kc__shlo_rule* r) {
+kc_status* kc__shlo_lower_complex_math(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r) {
   size_t n = r->opcode == KC_OP_ATAN2 ? 2 : 1;
   const kc__shlo_value* a = kc__shlo_operand(s, op, 0);
   const kc_shape* c = a->shape;
@@ -111,12 +111,15 @@ kc_status* kc__shlo_lower_complex_math(kc__shlo_scope* s, kc__shlo_op* op,
     int32_t m = kc__e_op(&e, KC_OP_CBRT, kc__e_add(&e, KC_OP_ABS, part, &z, 1, NULL), KC__UNARY);
     int32_t t = kc__e_op(&e, KC_OP_DIVIDE, kc__e_op(&e, KC_OP_ATAN2, im, re),
                          kc__part_const(&e, f32, 3.0f));
-    y = kc__make_complex(&e, c, kc__e_op(&e, KC_OP_MULTIPLY, m, kc__e_op(&e, KC_OP_COSINE, t, KC__UNARY)),
+    y = kc__make_complex(&e, c,
+                         kc__e_op(&e, KC_OP_MULTIPLY, m, kc__e_op(&e, KC_OP_COSINE, t, KC__UNARY)),
                          kc__e_op(&e, KC_OP_MULTIPLY, m, kc__e_op(&e, KC_OP_SINE, t, KC__UNARY)));
   } else {
-    int32_t one = kc__make_complex(&e, c, kc__part_const(&e, f32, 1.0f), kc__part_const(&e, f32, 0.0f));
+    int32_t one =
+        kc__make_complex(&e, c, kc__part_const(&e, f32, 1.0f), kc__part_const(&e, f32, 0.0f));
     e.shape = c;
-    int32_t ez = kc__e_op(&e, KC_OP_EXPONENTIAL, kc__e_op(&e, KC_OP_NEGATE, z, KC__UNARY), KC__UNARY);
+    int32_t ez =
+        kc__e_op(&e, KC_OP_EXPONENTIAL, kc__e_op(&e, KC_OP_NEGATE, z, KC__UNARY), KC__UNARY);
     y = kc__e_op(&e, KC_OP_DIVIDE, one, kc__e_op(&e, KC_OP_ADD, one, ez));
   }
   kc_shape_destroy(part);

@@ -20,7 +20,8 @@ static kc_status* kc__pair_lists(kc__shlo_scope* s, const kc__lexer* at, const c
   kc__lexer lx = *at;
   KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &lx, what, a, KC_TENSOR_MAX_NDIM, na));
   KC_RETURN_IF_ERROR(kc__lex_skip_group(&lx, NULL));
-  if (!kc__tok_is_word(&lx.tok, "x")) return kc__lex_expected(&lx, &lx.tok, "'x' between the lists");
+  if (!kc__tok_is_word(&lx.tok, "x"))
+    return kc__lex_expected(&lx, &lx.tok, "'x' between the lists");
   kc__lex_next(&lx);
   return kc__shlo_ints(s->m, &lx, what, b, KC_TENSOR_MAX_NDIM, nb);
 }
@@ -56,7 +57,8 @@ kc_status* kc__shlo_dot_dims(kc__shlo_scope* s, const kc__shlo_op* op, const cha
     }
   }
   if (d->num_batch != d->num_rhs_batch || d->num_contract != d->num_rhs_contract) {
-    return kc__shlo_fail(&op->at, "%.*s: the lhs and rhs name %zu and %zu batching, %zu and %zu "
+    return kc__shlo_fail(&op->at,
+                         "%.*s: the lhs and rhs name %zu and %zu batching, %zu and %zu "
                          "contracting dimensions (expected as many on each side)",
                          (int)op->name.size, op->name.data, d->num_batch, d->num_rhs_batch,
                          d->num_contract, d->num_rhs_contract);
@@ -68,8 +70,8 @@ static kc_status* kc__dot_attrs(kc__shlo_scope* s, const kc__shlo_dot_numbers* d
                                 kc__shlo_attrs* at) {
   KC_RETURN_IF_ERROR(kc__shlo_attrs_ints(s, at, "lhs_batch_dims", d->lhs_batch, d->num_batch));
   KC_RETURN_IF_ERROR(kc__shlo_attrs_ints(s, at, "rhs_batch_dims", d->rhs_batch, d->num_batch));
-  KC_RETURN_IF_ERROR(kc__shlo_attrs_ints(s, at, "lhs_contracting_dims", d->lhs_contract,
-                                         d->num_contract));
+  KC_RETURN_IF_ERROR(
+      kc__shlo_attrs_ints(s, at, "lhs_contracting_dims", d->lhs_contract, d->num_contract));
   return kc__shlo_attrs_ints(s, at, "rhs_contracting_dims", d->rhs_contract, d->num_contract);
 }
 
@@ -105,9 +107,9 @@ static const char* kc__accumulation(DLDataType dt) {
  * own (ids[0..1] replaced). */
 static kc_status* kc__algorithm(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_item* alg,
                                 int32_t* ids) {
-  static const char* const fields[] = {"lhs_precision_type", "rhs_precision_type",
-                                       "accumulation_type", "lhs_component_count",
-                                       "rhs_component_count", "num_primitive_operations",
+  static const char* const fields[] = {"lhs_precision_type",          "rhs_precision_type",
+                                       "accumulation_type",           "lhs_component_count",
+                                       "rhs_component_count",         "num_primitive_operations",
                                        "allow_imprecise_accumulation"};
   kc__lexer at[KC__ARRAY_SIZE(fields)];
   for (size_t k = 0; k < KC__ARRAY_SIZE(fields); ++k) {
@@ -121,9 +123,10 @@ static kc_status* kc__algorithm(kc__shlo_scope* s, kc__shlo_op* op, const kc__sh
     int64_t n;
     KC_RETURN_IF_ERROR(kc__shlo_int(s->m, &at[k], fields[k], &n));
     if (n != 1) {
-      return kc__shlo_fail(&at[k].tok, "dot_general: algorithm: %s = %lld is not supported "
-                           "(kcall computes one product per pair of elements: 1)", fields[k],
-                           (long long)n);
+      return kc__shlo_fail(&at[k].tok,
+                           "dot_general: algorithm: %s = %lld is not supported "
+                           "(kcall computes one product per pair of elements: 1)",
+                           fields[k], (long long)n);
     }
   }
   const kc_shape* result = kc__shlo_result_type(op, 0);
@@ -131,7 +134,8 @@ static kc_status* kc__algorithm(kc__shlo_scope* s, kc__shlo_op* op, const kc__sh
   const char* acc = kc__accumulation(rdt);
   kc_string_view want = at[2].tok.text;
   if (acc && !kc_sv_equal(want, kc_sv(acc))) {
-    return kc__shlo_fail(&at[2].tok, "dot_general: algorithm: accumulation_type = %.*s is not "
+    return kc__shlo_fail(&at[2].tok,
+                         "dot_general: algorithm: accumulation_type = %.*s is not "
                          "supported for a result of this type (kcall accumulates it in %s)",
                          (int)want.size, want.data, acc);
   }
@@ -141,8 +145,10 @@ static kc_status* kc__algorithm(kc__shlo_scope* s, kc__shlo_op* op, const kc__sh
     kc_string_view t = at[side].tok.text;
     int e, m;
     if (!kc__precision_bits(t, &e, &m)) {
-      return kc__shlo_fail(&at[side].tok, "dot_general: algorithm: %s = %.*s is not supported "
-                           "(tf32, bf16, f16, f32 or f64)", fields[side], (int)t.size, t.data);
+      return kc__shlo_fail(&at[side].tok,
+                           "dot_general: algorithm: %s = %.*s is not supported "
+                           "(tf32, bf16, f16, f32 or f64)",
+                           fields[side], (int)t.size, t.data);
     }
     /* An integer operand's products are exact whatever a float precision
      * says; an operand no wider than the precision is left as it is. */
@@ -155,8 +161,11 @@ static kc_status* kc__algorithm(kc__shlo_scope* s, kc__shlo_op* op, const kc__sh
     kc_string_view name;
     KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, side ? "rhs_precision" : "lhs_precision", &name));
     kc_attr_dict dict = {.count = ra.n, .entries = ra.a};
-    kc_instruction_desc d = {.struct_size = sizeof d, .op = KC_OP_REDUCE_PRECISION,
-                             .result_shape = x->shape, .operands = &ids[side], .num_operands = 1,
+    kc_instruction_desc d = {.struct_size = sizeof d,
+                             .op = KC_OP_REDUCE_PRECISION,
+                             .result_shape = x->shape,
+                             .operands = &ids[side],
+                             .num_operands = 1,
                              .attrs = &dict};
     int32_t rounded;
     KC_RETURN_IF_ERROR(kc_program_builder_add_instruction(s->b, &d, name, &rounded));
@@ -201,7 +210,8 @@ static kc_status* kc__one_dim(kc__shlo_scope* s, const kc__shlo_item* dn, const 
   size_t n = 0;
   KC_RETURN_IF_ERROR(kc__shlo_field(s->m, &dn->at, field, &f, &found));
   if (found) KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &f, field, out, 1, &n));
-  if (n != 1) return kc__shlo_fail(&dn->at.tok, "chlo.ragged_dot: expected one dimension in %s", field);
+  if (n != 1)
+    return kc__shlo_fail(&dn->at.tok, "chlo.ragged_dot: expected one dimension in %s", field);
   return NULL;
 }
 
@@ -212,7 +222,8 @@ kc_status* kc__shlo_lower_ragged_dot(kc__shlo_scope* s, kc__shlo_op* op, const k
   if (!dn) return kc__shlo_missing(op, dn_name);
   kc__shlo_attr(op, "precision_config");
   if (kc__shlo_num_operands(op) != 3 || kc__shlo_num_result_types(op) != 1) {
-    return kc__shlo_fail(&op->at, "chlo.ragged_dot: expected lhs, rhs and group_sizes, and one "
+    return kc__shlo_fail(&op->at,
+                         "chlo.ragged_dot: expected lhs, rhs and group_sizes, and one "
                          "result");
   }
   kc__shlo_dot_numbers d;
@@ -225,7 +236,8 @@ kc_status* kc__shlo_lower_ragged_dot(kc__shlo_scope* s, kc__shlo_op* op, const k
   int32_t lrank = kc_shape_get_rank(lhs->shape), rrank = kc_shape_get_rank(rhs->shape);
   if (kc__listed(d.lhs_contract, d.num_contract, ragged) ||
       kc__listed(d.lhs_batch, d.num_batch, ragged)) {
-    return kc__shlo_fail(&op->at, "chlo.ragged_dot: a ragged %s dimension is not supported (kcall "
+    return kc__shlo_fail(&op->at,
+                         "chlo.ragged_dot: a ragged %s dimension is not supported (kcall "
                          "runs a ragged non-contracting dimension of the lhs, with a group "
                          "dimension of the rhs)",
                          kc__listed(d.lhs_batch, d.num_batch, ragged) ? "batch" : "contracting");
@@ -235,17 +247,19 @@ kc_status* kc__shlo_lower_ragged_dot(kc__shlo_scope* s, kc__shlo_op* op, const k
     int64_t l = k < d.num_batch ? d.lhs_batch[k] : d.lhs_contract[k - d.num_batch];
     int64_t rr = k < d.num_batch ? d.rhs_batch[k] : d.rhs_contract[k - d.num_batch];
     if (l < 0 || l >= lrank || rr < 0 || rr >= rrank) {
-      return kc__shlo_fail(&op->at, "chlo.ragged_dot: a batching or contracting dimension is "
+      return kc__shlo_fail(&op->at,
+                           "chlo.ragged_dot: a batching or contracting dimension is "
                            "outside its operand's rank");
     }
   }
   DLDataType sdt = kc_shape_get_dtype(sizes->shape);
   if (ragged < 0 || ragged >= lrank || group < 0 || group >= rrank ||
       kc__listed(d.rhs_batch, d.num_batch, group) ||
-      kc__listed(d.rhs_contract, d.num_contract, group) ||
-      kc_shape_get_rank(sizes->shape) != 1 || (sdt.code != kDLInt && sdt.code != kDLUInt) ||
+      kc__listed(d.rhs_contract, d.num_contract, group) || kc_shape_get_rank(sizes->shape) != 1 ||
+      (sdt.code != kDLInt && sdt.code != kDLUInt) ||
       kc_shape_get_dims(sizes->shape)[0] != kc_shape_get_dims(rhs->shape)[group]) {
-    return kc__shlo_fail(&op->at, "chlo.ragged_dot: expected a ragged lhs dimension, a group "
+    return kc__shlo_fail(&op->at,
+                         "chlo.ragged_dot: expected a ragged lhs dimension, a group "
                          "dimension of the rhs outside its batching and contracting ones, and "
                          "group_sizes of one integer per group");
   }
@@ -254,19 +268,23 @@ kc_status* kc__shlo_lower_ragged_dot(kc__shlo_scope* s, kc__shlo_op* op, const k
   const kc_shape* result = kc__shlo_result_type(op, 0);
   int64_t dims[KC_TENSOR_MAX_NDIM];
   int32_t rank = 0, pos_m = -1, pos_g = -1;
-  for (size_t k = 0; k < d.num_batch; ++k) dims[rank++] = kc_shape_get_dims(lhs->shape)[d.lhs_batch[k]];
+  for (size_t k = 0; k < d.num_batch; ++k)
+    dims[rank++] = kc_shape_get_dims(lhs->shape)[d.lhs_batch[k]];
   for (int32_t i = 0; i < lrank; ++i) {
-    if (kc__listed(d.lhs_batch, d.num_batch, i) || kc__listed(d.lhs_contract, d.num_contract, i)) continue;
+    if (kc__listed(d.lhs_batch, d.num_batch, i) || kc__listed(d.lhs_contract, d.num_contract, i))
+      continue;
     if (i == ragged) pos_m = rank;
     dims[rank++] = kc_shape_get_dims(lhs->shape)[i];
   }
   for (int32_t i = 0; i < rrank && rank < KC_TENSOR_MAX_NDIM; ++i) {
-    if (kc__listed(d.rhs_batch, d.num_batch, i) || kc__listed(d.rhs_contract, d.num_contract, i)) continue;
+    if (kc__listed(d.rhs_batch, d.num_batch, i) || kc__listed(d.rhs_contract, d.num_contract, i))
+      continue;
     if (i == group) pos_g = rank;
     dims[rank++] = kc_shape_get_dims(rhs->shape)[i];
   }
   if (rank != kc_shape_get_rank(result) + 1) {
-    return kc__shlo_fail(&op->at, "chlo.ragged_dot: the result's rank is not the dot's without "
+    return kc__shlo_fail(&op->at,
+                         "chlo.ragged_dot: the result's rank is not the dot's without "
                          "the group dimension");
   }
   int64_t groups = kc_shape_get_dims(sizes->shape)[0];

@@ -22,8 +22,8 @@
 enum { KC__SCAN_MAX_STEPS = 4096, KC__SCAN_MAX_OPERANDS = 64 };
 
 /* `shape`'s dims without dimension d (removed) or with d of size 1. */
-static kc_status* kc__slice_shape(kc__shlo_module* m, const kc_shape* shape, int64_t d,
-                                  bool keep, const kc_shape** out) {
+static kc_status* kc__slice_shape(kc__shlo_module* m, const kc_shape* shape, int64_t d, bool keep,
+                                  const kc_shape** out) {
   int64_t dims[KC_TENSOR_MAX_NDIM];
   int32_t rank = 0;
   for (int32_t i = 0; i < kc_shape_get_rank(shape); ++i) {
@@ -80,13 +80,16 @@ kc_status* kc__shlo_lower_scan(kc__shlo_scope* s, kc__shlo_op* op, const kc__shl
     size_t count;
     KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &segments->at, "operandSegmentSizes", v, 2, &count));
     if (count != 2 || v[0] < 0 || v[1] < 0 || (size_t)(v[0] + v[1]) != n_ops) {
-      return kc__shlo_fail(&segments->at.tok, "chlo.scan: operandSegmentSizes: expected the "
-                           "inputs' and the inits' counts, %zu in all", n_ops);
+      return kc__shlo_fail(&segments->at.tok,
+                           "chlo.scan: operandSegmentSizes: expected the "
+                           "inputs' and the inits' counts, %zu in all",
+                           n_ops);
     }
     k = (size_t)v[1];
   }
   if (n_ops <= k || n_res < k || op->regions.size != sizeof(kc__lexer)) {
-    return kc__shlo_fail(&op->at, "chlo.scan: expected inputs, then inits(...), a region, and "
+    return kc__shlo_fail(&op->at,
+                         "chlo.scan: expected inputs, then inits(...), a region, and "
                          "the outputs then a result per init");
   }
   /* n_in inputs and n_out outputs, each with dimension d of the scan's
@@ -99,22 +102,28 @@ kc_status* kc__shlo_lower_scan(kc__shlo_scope* s, kc__shlo_op* op, const kc__shl
   }
   const kc__shlo_value* first = kc__shlo_operand(s, op, 0);
   if (kc_shape_is_tuple(first->shape) || d < 0 || d >= kc_shape_get_rank(first->shape)) {
-    return kc__shlo_fail(&dim->at.tok, "chlo.scan: dimension %lld is not one of the first "
-                         "input's %d", (long long)d, kc_shape_get_rank(first->shape));
+    return kc__shlo_fail(&dim->at.tok,
+                         "chlo.scan: dimension %lld is not one of the first "
+                         "input's %d",
+                         (long long)d, kc_shape_get_rank(first->shape));
   }
   int64_t len = kc_shape_get_dims(first->shape)[d];
   for (size_t i = 0; i < n_in + n_out; ++i) {
-    const kc_shape* x = i < n_in ? kc__shlo_operand(s, op, i)->shape
-                                 : kc__shlo_result_type(op, i - n_in);
+    const kc_shape* x =
+        i < n_in ? kc__shlo_operand(s, op, i)->shape : kc__shlo_result_type(op, i - n_in);
     if (kc_shape_is_tuple(x) || d >= kc_shape_get_rank(x) || kc_shape_get_dims(x)[d] != len) {
-      return kc__shlo_fail(&op->at, "chlo.scan: %s %zu is not an array with dimension %lld of "
-                           "%lld", i < n_in ? "input" : "output", i < n_in ? i : i - n_in,
-                           (long long)d, (long long)len);
+      return kc__shlo_fail(&op->at,
+                           "chlo.scan: %s %zu is not an array with dimension %lld of "
+                           "%lld",
+                           i < n_in ? "input" : "output", i < n_in ? i : i - n_in, (long long)d,
+                           (long long)len);
     }
   }
   if (len < 1 || len > KC__SCAN_MAX_STEPS) {
-    return kc__shlo_fail(&op->at, "chlo.scan over %lld steps is not supported (kcall unrolls a "
-                         "scan: 1 to %d steps)", (long long)len, KC__SCAN_MAX_STEPS);
+    return kc__shlo_fail(&op->at,
+                         "chlo.scan over %lld steps is not supported (kcall unrolls a "
+                         "scan: 1 to %d steps)",
+                         (long long)len, KC__SCAN_MAX_STEPS);
   }
   /* Each input's and output's slice, with dimension d of 1 ([0]) and
    * without it ([1]). */
@@ -122,8 +131,8 @@ kc_status* kc__shlo_lower_scan(kc__shlo_scope* s, kc__shlo_op* op, const kc__shl
   const kc_shape* out_shapes[KC__SCAN_MAX_OPERANDS][2];
   kc_status* st = NULL;
   for (size_t i = 0; i < n_in + n_out && !st; ++i) {
-    const kc_shape* x = i < n_in ? kc__shlo_operand(s, op, i)->shape
-                                 : kc__shlo_result_type(op, i - n_in);
+    const kc_shape* x =
+        i < n_in ? kc__shlo_operand(s, op, i)->shape : kc__shlo_result_type(op, i - n_in);
     const kc_shape** to = i < n_in ? in_shapes[i] : out_shapes[i - n_in];
     st = kc__slice_shape(s->m, x, d, true, &to[0]);
     if (!st) st = kc__slice_shape(s->m, x, d, false, &to[1]);
@@ -157,16 +166,20 @@ kc_status* kc__shlo_lower_scan(kc__shlo_scope* s, kc__shlo_op* op, const kc__shl
     const kc__shlo_value* got = (const kc__shlo_value*)(const void*)step.data;
     for (size_t i = 0; i < n_out && !st; ++i) {
       if (!kc_shape_equal(got[i].shape, out_shapes[i][1])) {
-        st = kc__shlo_fail(&op->at, "chlo.scan: the region's output %zu is not a slice of "
-                           "result %zu", i, i);
+        st = kc__shlo_fail(&op->at,
+                           "chlo.scan: the region's output %zu is not a slice of "
+                           "result %zu",
+                           i, i);
       }
       if (!st) ((kc__shlo_value*)(void*)outs.data)[i * (size_t)len + (size_t)index] = got[i];
     }
     a = (kc__shlo_value*)(void*)args.data;
     for (size_t i = 0; i < k && !st; ++i) {
       if (!kc_shape_equal(got[n_out + i].shape, kc__shlo_result_type(op, n_out + i))) {
-        st = kc__shlo_fail(&op->at, "chlo.scan: the region's carry %zu is not of result %zu's "
-                           "type", i, n_out + i);
+        st = kc__shlo_fail(&op->at,
+                           "chlo.scan: the region's carry %zu is not of result %zu's "
+                           "type",
+                           i, n_out + i);
       }
       a[n_in + i] = got[n_out + i];
     }

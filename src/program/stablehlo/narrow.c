@@ -45,7 +45,8 @@ static const char* kc__narrow_name(const kc_shape* shape, unsigned bits) {
 
 /* x, of e->shape's narrow type, wrapped into its range. */
 static int32_t kc__wrap(kc__expr* e, int32_t x, unsigned bits) {
-  if (!kc__narrow_signed(e->shape)) return kc__e_op(e, KC_OP_AND, x, kc__e_const_int(e, (1u << bits) - 1));
+  if (!kc__narrow_signed(e->shape))
+    return kc__e_op(e, KC_OP_AND, x, kc__e_const_int(e, (1u << bits) - 1));
   int32_t up = kc__e_const_int(e, 8 - bits);
   return kc__e_op(e, KC_OP_SHIFT_RIGHT_ARITHMETIC, kc__e_op(e, KC_OP_SHIFT_LEFT, x, up), up);
 }
@@ -80,15 +81,17 @@ static kc_status* kc__clamp_to_narrow(kc__shlo_scope* s, kc__shlo_op* op, const 
   float lo = sign ? -(float)(1u << (bits - 1)) : 0.0f;
   float hi = sign ? (float)((1u << (bits - 1)) - 1) : (float)((1u << bits) - 1);
   kc_shape* f32 = NULL;
-  KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(kDLFloat, 32, 1), kc_shape_get_dims(x->shape),
-                                           kc_shape_get_rank(x->shape), &f32));
+  KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(kDLFloat, 32, 1),
+                                           kc_shape_get_dims(x->shape), kc_shape_get_rank(x->shape),
+                                           &f32));
   kc__expr e = {.s = s, .op = op, .what = "clamp", .shape = f32};
   int32_t bounds[2] = {kc__e_const(&e, lo), kc__e_const(&e, hi)};
   e.shape = x->shape;
   for (int k = 0; k < 2 && dt.bits != 32; ++k) {
     bounds[k] = kc__e_add(&e, KC_OP_CONVERT, x->shape, &bounds[k], 1, NULL);
   }
-  int32_t id = kc__e_op(&e, KC_OP_MINIMUM, kc__e_op(&e, KC_OP_MAXIMUM, x->id, bounds[0]), bounds[1]);
+  int32_t id =
+      kc__e_op(&e, KC_OP_MINIMUM, kc__e_op(&e, KC_OP_MAXIMUM, x->id, bounds[0]), bounds[1]);
   kc_shape_destroy(f32);
   KC_RETURN_IF_ERROR(e.st);
   return kc__shlo_replace_operand(s, op, 0, id, NULL);
@@ -101,20 +104,24 @@ kc_status* kc__shlo_narrow_prepare(kc__shlo_scope* s, kc__shlo_op* op) {
   unsigned in = n ? kc__shlo_narrow(m, kc__shlo_operand(s, op, 0)->shape) : 0;
   unsigned out = nr ? kc__shlo_narrow(m, kc__shlo_result_type(op, 0)) : 0;
   bool any = in || out;
-  for (size_t i = 1; i < n && !any; ++i) any = kc__shlo_narrow(m, kc__shlo_operand(s, op, i)->shape);
+  for (size_t i = 1; i < n && !any; ++i)
+    any = kc__shlo_narrow(m, kc__shlo_operand(s, op, i)->shape);
   for (size_t i = 1; i < nr && !any; ++i) any = kc__shlo_narrow(m, kc__shlo_result_type(op, i));
   if (!any) return NULL;
   if (kc__shlo_op_is(op, "custom_call")) {
-    return kc__shlo_fail(&op->at, "custom_call: an operand or result of a narrow integer type (i2, "
+    return kc__shlo_fail(&op->at,
+                         "custom_call: an operand or result of a narrow integer type (i2, "
                          "i4, ui2, ui4) is not supported (kcall holds their elements one to a "
                          "byte, which the target would read as another type)");
   }
   if (kc__shlo_op_is(op, "bitcast_convert") && in != out && n == 1 && nr == 1) {
     unsigned from = in ? in : kc_shape_get_dtype(kc__shlo_operand(s, op, 0)->shape).bits;
     unsigned to = out ? out : kc_shape_get_dtype(kc__shlo_result_type(op, 0)).bits;
-    return kc__shlo_fail(&op->at, "bitcast_convert: from %u-bit to %u-bit elements is not "
+    return kc__shlo_fail(&op->at,
+                         "bitcast_convert: from %u-bit to %u-bit elements is not "
                          "supported where one is a narrow integer (kcall holds i2 and i4 one to "
-                         "a byte, so their bits are not packed)", from, to);
+                         "a byte, so their bits are not packed)",
+                         from, to);
   }
   if (kc__shlo_op_is(op, "convert") && out && n == 1) {
     return kc__clamp_to_narrow(s, op, kc__shlo_result_type(op, 0), out);
@@ -137,7 +144,8 @@ kc_status* kc__shlo_narrow_finish(kc__shlo_scope* s, const kc__shlo_op* op, size
   for (size_t i = first; i < count; ++i) {
     kc__shlo_value* v = (kc__shlo_value*)(void*)s->values.data + i;
     unsigned bits = kc__shlo_narrow(s->m, v->shape);
-    if (!bits || v->constant) continue;
+    /* (values a call or scan inlined were wrapped by their own ops) */
+    if (!bits || v->constant || !kc__shlo_is_result(op, v->name)) continue;
     kc__expr e = {.s = s, .op = op, .what = "narrow", .shape = v->shape};
     int32_t x = v->id;
     /* The byte's leading zeros count 8 - bits more than the narrow
@@ -163,8 +171,10 @@ kc_status* kc__shlo_narrow_constant(const kc__shlo_module* m, const kc__shlo_op*
   for (size_t i = 0; i < size; ++i) {
     int v = sign ? (int)(signed char)p[i] : (int)p[i];
     if (v < lo || v > hi) {
-      return kc__shlo_fail(&op->at, "constant: element %zu, %d, is outside the range of %s "
-                           "(%d..%d)", i, v, kc__narrow_name(shape, bits), lo, hi);
+      return kc__shlo_fail(&op->at,
+                           "constant: element %zu, %d, is outside the range of %s "
+                           "(%d..%d)",
+                           i, v, kc__narrow_name(shape, bits), lo, hi);
     }
     v &= mask;
     if (sign && v >> (bits - 1)) v -= 1 << bits;
@@ -277,13 +287,14 @@ kc_status* kc__shlo_lower_bitcast(kc__shlo_scope* s, kc__shlo_op* op, const kc__
   unsigned w = kc_shape_get_dtype(other).bits;
   int32_t rank = kc_shape_get_rank(other);
   bool fits = kc_shape_get_dtype(other).code != kDLComplex && w <= 64 &&
-              kc_shape_get_rank(bits) == rank + 1 &&
-              kc_shape_get_dims(bits)[rank] == (int64_t)w &&
+              kc_shape_get_rank(bits) == rank + 1 && kc_shape_get_dims(bits)[rank] == (int64_t)w &&
               (rank == 0 || memcmp(kc_shape_get_dims(bits), kc_shape_get_dims(other),
                                    (size_t)rank * sizeof(int64_t)) == 0);
   if (!fits) {
-    return kc__shlo_fail(&op->at, "bitcast_convert: between i1 and a %u-bit type, expected the "
-                         "i1 side to have the other's dims and a last dimension of %u", w, w);
+    return kc__shlo_fail(&op->at,
+                         "bitcast_convert: between i1 and a %u-bit type, expected the "
+                         "i1 side to have the other's dims and a last dimension of %u",
+                         w, w);
   }
   kc_shape *wide = NULL, *spread = NULL;
   KC_RETURN_IF_ERROR(kc__uint_shape(other, w, 0, &wide));

@@ -335,6 +335,17 @@ kc_status* kc__shlo_result_key(kc__shlo_module* m, kc_string_view base, int64_t 
   return NULL;
 }
 
+bool kc__shlo_is_result(const kc__shlo_op* op, kc_string_view name) {
+  if (op->result.kind == KC__TOK_END) return false;
+  const kc__token* names = (const kc__token*)(const void*)op->result_names.data;
+  for (size_t k = 0; k < op->result_names.size / sizeof *names; ++k) {
+    if (kc_sv_equal(name, names[k].text)) return true;
+  }
+  kc_string_view base = op->result.text;
+  return kc_sv_equal(name, base) || (name.size > base.size && name.data[base.size] == '#' &&
+                                     memcmp(name.data, base.data, base.size) == 0);
+}
+
 kc_status* kc__shlo_bind_results(kc__shlo_scope* s, const kc__shlo_op* op, int32_t id,
                                  bool tuple) {
   if (op->result.kind == KC__TOK_END) return NULL;
@@ -667,8 +678,11 @@ static kc_status* kc__read_items(kc__shlo_scope* s, kc__lexer* lx, kc__shlo_op* 
         int32_t v;
         KC_RETURN_IF_ERROR(kc__operand(s, lx, &v));
         KC_RETURN_IF_ERROR(kc__shlo_append(inits, &v, sizeof v));
-        if (kc__tok_is_punct(&lx->tok, ',')) kc__lex_next(lx);
-        else if (!kc__tok_is_punct(&lx->tok, ')')) return kc__lex_expected(lx, &lx->tok, "',' or ')'");
+        if (kc__tok_is_punct(&lx->tok, ',')) {
+          kc__lex_next(lx);
+        } else if (!kc__tok_is_punct(&lx->tok, ')')) {
+          return kc__lex_expected(lx, &lx->tok, "',' or ')'");
+        }
       }
       kc__lex_next(lx);
     } else if (t.kind == KC__TOK_IDENT && (kc__is_word(&t, "cond") || kc__is_word(&t, "do"))) {

@@ -499,7 +499,8 @@ kc_status* kc__shlo_refine(kc__shlo_scope* s, kc__shlo_op* op) {
   if (kc__shlo_op_is(op, "dot_general")) return kc__refine_dot(s, op);
   if (kc__shlo_op_is(op, "reduce")) return kc__refine_reduce(s, op);
   if (kc__shlo_op_is(op, "reduce_window")) return kc__refine_reduce_window(s, op);
-  if (kc__shlo_op_is(op, "sort") || kc__shlo_op_is(op, "while") || kc__shlo_op_is(op, "scatter")) {
+  if (kc__shlo_op_is(op, "sort") || kc__shlo_op_is(op, "while") ||
+      kc__shlo_op_is(op, "scatter")) {
     return kc__refine_as_operands(s, op);
   }
   if (kc__shlo_op_is(op, "gather")) return kc__refine_gather(s, op, false);
@@ -510,8 +511,9 @@ kc_status* kc__shlo_refine(kc__shlo_scope* s, kc__shlo_op* op) {
    * its branches; a convolution's, from its dimension labels). */
   if (kc_sv_equal(op->name, KC_SV_LIT("call")) || kc_sv_equal(op->name, KC_SV_LIT("func.call")) ||
       kc_sv_equal(op->name, KC_SV_LIT("\"func.call\"")) || kc__shlo_op_is(op, "composite") ||
-      kc__shlo_op_is(op, "optimization_barrier") || kc__shlo_op_is(op, "case") || kc__shlo_op_is(op, "if") ||
-      kc__shlo_op_is(op, "convolution") || kc__shlo_op_is(op, "dynamic_conv")) {
+      kc__shlo_op_is(op, "optimization_barrier") || kc__shlo_op_is(op, "case") ||
+      kc__shlo_op_is(op, "if") || kc__shlo_op_is(op, "convolution") ||
+      kc__shlo_op_is(op, "dynamic_conv")) {
     return NULL;
   }
   char t[128];

@@ -223,8 +223,8 @@ unsigned kc__shlo_narrow(const kc__shlo_module* m, const kc_shape* shape);
  * width) is refused. */
 kc_status* kc__shlo_narrow_prepare(kc__shlo_scope* s, kc__shlo_op* op);
 
-/* After op is lowered: every value from index `first` on of a narrow
- * type that is not a constant is wrapped into its range (its low bits,
+/* After op is lowered: each of its results from value index `first` on
+ * of a narrow type that is not a constant is wrapped into its range (its low bits,
  * sign-extended for a signed type), as arithmetic on the narrow type
  * wraps. */
 kc_status* kc__shlo_narrow_finish(kc__shlo_scope* s, const kc__shlo_op* op, size_t first);
@@ -280,6 +280,10 @@ kc_status* kc__shlo_bind_value(kc__shlo_scope* s, kc_string_view name, const kc_
 
 /* The value `name` of the scope, or NULL. */
 kc__shlo_value* kc__shlo_lookup(kc__shlo_scope* s, kc_string_view name);
+
+/* Whether `name` is one of op's results ("%0", "%0#1", or one of its
+ * "%a, %b = " names). */
+bool kc__shlo_is_result(const kc__shlo_op* op, kc_string_view name);
 
 /* Binds the op's results: result i of a tuple-valued instruction `id`
  * through a get-tuple-element each when `tuple`, else `id` itself. */
