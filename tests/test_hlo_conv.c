@@ -1,4 +1,4 @@
-/* convolution and select-and-scatter (src/program/ops_conv.c,
+/* convolution and select-and-scatter (src/program/instr/ops_conv.c,
  * ops_select_scatter.c) against references computed here: strides,
  * padding (negative too), input and kernel dilation, feature groups
  * (depthwise), batch groups, dim_labels in several orders, 1-D, 2-D and

@@ -1,4 +1,4 @@
-/* The f32 dot (src/program/gemm_f32.c) on every kernel this CPU runs,
+/* The f32 dot (src/kernels/gemm_f32.c) on every kernel this CPU runs,
  * chosen with KCALL_DOT_KERNEL, against a reference computed here in
  * double: sizes that leave partial tiles in every dimension, contracted
  * dimensions that cross the 256-element slices, column counts that cross

@@ -1,4 +1,4 @@
-/* Fusion (src/program/fusion.c) runs chains of element-wise instructions
+/* Fusion (src/program/compiler/fusion.c) runs chains of element-wise instructions
  * as one step, a tile at a time; its results must be the bits the unfused
  * steps give. Each program here is compiled twice, with KCALL_FUSION=0 and
  * without it, and run on the same random inputs (NaN, infinities, -0 and

@@ -1,5 +1,5 @@
 /* The error of the f32 vector kernels of the element-wise instructions
- * (src/program/vmath.h), in units in the last place of the f32 result,
+ * (src/kernels/vmath.h), in units in the last place of the f32 result,
  * against the C library's double functions rounded to f32: over a sweep of
  * every 1031st bit pattern of all 2^32 (both signs, denormals, the largest
  * values, infinities and NaNs), plus special values, on each build the
@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "kt_hlo.h"
-#include "program/split.h"
-#include "program/vmath.h"
+#include "kernels/split.h"
+#include "kernels/vmath.h"
 #include "test.h"
 
 static const char* const kt_vm_names[KC__VM_COUNT] = {
@@ -202,7 +202,7 @@ KC_TEST(hlo_math_ulp_instructions) {
   kt_vm_instruction("rsqrt", KC__VM_RSQRT, "0.5");
 }
 
-/* kc__split_run (src/program/split.c, compiled into the runner): each
+/* kc__split_run (src/kernels/split.c, compiled into the runner): each
  * element once, ranges that start on a block boundary, the pool used for
  * large work and the caller alone for small. */
 typedef struct kt_split_seen {

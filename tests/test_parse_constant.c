@@ -1,4 +1,4 @@
-/* Tests of HLO constants' literals (src/program/parse_constant.c): every
+/* Tests of HLO constants' literals (src/program/frontend/parse_constant.c): every
  * element type, nested braces, inf and NaN with and without a payload, and
  * the errors of a literal that does not fit its shape or type. */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* The StableHLO text reader (src/program/stablehlo): MLIR text as JAX
+/* The StableHLO text reader (src/program/frontend/stablehlo): MLIR text as JAX
  * prints it, in pretty and generic op forms, parsed by kc_program_parse
  * into the programs the HLO parser makes; and its refusals, each naming
  * the line, the column and what is wrong. The JAX-made modules of

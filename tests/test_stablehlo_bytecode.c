@@ -1,4 +1,4 @@
-/* StableHLO portable artifacts (src/program/stablehlo/bytecode.c, vhlo.c,
+/* StableHLO portable artifacts (src/program/frontend/stablehlo/bytecode.c, vhlo.c,
  * vhlo_ops.c): the MLIR bytecode jax.export deploys, read by
  * kc_program_parse through the StableHLO text reader. The fixtures of
  * tests/fixtures/stablehlo_bytecode (tests/stablehlo_bytecode/generate.py)

@@ -1,5 +1,5 @@
 /* dot_general's `algorithm`, chlo.ragged_dot and chlo.scan in StableHLO
- * (src/program/stablehlo/lower_dot.c, lower_scan.c), against sums
+ * (src/program/frontend/stablehlo/lower_dot.c, lower_scan.c), against sums
  * computed here. */
 #include <math.h>
 #include <stdio.h>

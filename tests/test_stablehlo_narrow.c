@@ -1,11 +1,11 @@
-/* Types narrower than a byte in StableHLO (src/program/stablehlo/narrow.c).
+/* Types narrower than a byte in StableHLO (src/program/frontend/stablehlo/narrow.c).
  * The narrow integers i4, ui4, i2 and ui2, held one to a byte of s8 or u8:
  * every element-wise op is run on every pair of values of each type and
  * checked against the narrow type's own arithmetic computed here (wrapping
  * modulo 2^bits, XLA's division by zero and shift-by-too-much results);
  * then conversions, parameters, constants, and what is refused. i1 in
  * bitcast_convert, where it is one bit wide. The f8 floats
- * (src/program/stablehlo/float8.c), held as their bits: constants against
+ * (src/program/frontend/stablehlo/float8.c), held as their bits: constants against
  * XLA's rounding, ops computed in f32. */
 #include <math.h>
 #include <stdio.h>

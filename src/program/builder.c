@@ -5,7 +5,7 @@
 #include "internal/grow.h"
 #include "internal/attrs.h"
 #include "internal/common.h"
-#include "program/ops.h"
+#include "program/instr/ops.h"
 #include "program/program_internal.h"
 
 struct kc_program_builder {

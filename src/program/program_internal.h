@@ -8,7 +8,7 @@
 #include "program/shape_internal.h"
 
 /* Instruction opcodes: the public kc_opcode values, then these; each has
- * one entry in the instruction table (program/ops.h). */
+ * one entry in the instruction table (program/instr/ops.h). */
 enum {
   KC__OP_NONE = 0, /* no kc_opcode: the table's entries the parser alone handles */
   KC__OP_PARAMETER = 100,

@@ -84,7 +84,7 @@ enum {
  *     order: min, operand, max).
  * `in_dtype` is the dtype of the data operands (for select, of in[1] and
  * in[2]; in[0] is pred, an 8-bit bool); `out_dtype` the result's. The
- * semantics are those of the host's kernels (src/program/elementwise.c):
+ * semantics are those of the host's kernels (src/program/instr/elementwise.c):
  * integer division by zero gives -1, INT_MIN / -1 gives INT_MIN, float to
  * integer conversion saturates and maps NaN to 0. */
 typedef struct kc__elementwise_desc {

@@ -5,7 +5,7 @@
  * attributes in XLA's terms: xla_ffi_convert.c.)
  *
  * Call frames themselves are laid out by the program compiler
- * (src/program/lower_call.c, with xla_ffi_frame.c), so that a run only
+ * (src/program/compiler/lower_call.c, with xla_ffi_frame.c), so that a run only
  * writes buffer addresses; this file supplies what the frame points at.
  */
 #include <pthread.h>

@@ -6,7 +6,6 @@
 #include <stdatomic.h>
 
 #include "internal/arena.h"
-#include "kcall/program.h"
 #include "kcall/xla_ffi.h"
 #include "xcall/xcall_internal.h"
 #include "xcall/xla_ffi_api.h"

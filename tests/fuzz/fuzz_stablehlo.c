@@ -1,5 +1,5 @@
 /*
- * fuzz_stablehlo.c — the StableHLO text reader (src/program/stablehlo),
+ * fuzz_stablehlo.c — the StableHLO text reader (src/program/frontend/stablehlo),
  * then compilation, then a run.
  *
  * kc_program_parse tells the format from the content, so this is

@@ -1,6 +1,6 @@
 /*
  * fuzz_stablehlo_bytecode.c — StableHLO portable artifacts (MLIR bytecode
- * of the VHLO dialect, src/program/stablehlo/bytecode.c), read into text
+ * of the VHLO dialect, src/program/frontend/stablehlo/bytecode.c), read into text
  * and through the StableHLO text reader, then compilation, then a run.
  *
  * kc_program_parse tells the format from the content (the bytecode's

@@ -1,0 +1,174 @@
+/*
+ * The element types of the built-in kernels, conversions with the host's
+ * exact rounding (src/internal/half.h, src/program/instr/elementwise.c), and the
+ * grid-stride loops every kernel is made of. CUDA C++; never installed.
+ */
+#ifndef KCALL_KERNELS_CUDA_KERNELS_CUH_
+#define KCALL_KERNELS_CUDA_KERNELS_CUH_
+
+#include <stdint.h>
+#include <string.h>
+
+#include <type_traits>
+
+#include "internal/half.h"
+#include "runtime/cuda/cuda_internal.h"
+
+namespace kc_cuda {
+
+/* The element types, as the kernels name them. */
+enum Type {
+  T_PRED, T_S8, T_S16, T_S32, T_S64, T_U8, T_U16, T_U32, T_U64,
+  T_F16, T_BF16, T_F32, T_F64, T_NONE
+};
+
+inline Type type_of(DLDataType t) {
+  if (t.lanes != 1) return T_NONE;
+  switch (t.code) {
+    case kDLBool: return t.bits == 8 ? T_PRED : T_NONE;
+    case kDLInt:
+      return t.bits == 8 ? T_S8 : t.bits == 16 ? T_S16 : t.bits == 32 ? T_S32
+             : t.bits == 64 ? T_S64 : T_NONE;
+    case kDLUInt:
+      return t.bits == 8 ? T_U8 : t.bits == 16 ? T_U16 : t.bits == 32 ? T_U32
+             : t.bits == 64 ? T_U64 : T_NONE;
+    case kDLFloat:
+      return t.bits == 16 ? T_F16 : t.bits == 32 ? T_F32 : t.bits == 64 ? T_F64 : T_NONE;
+    case kDLBfloat: return t.bits == 16 ? T_BF16 : T_NONE;
+    default: return T_NONE;
+  }
+}
+
+inline bool is_int(Type t) { return t >= T_S8 && t <= T_U64; }
+inline bool is_float(Type t) { return t >= T_F16 && t <= T_F64; }
+
+/* Storage of the 16-bit floats: their bits. */
+struct f16 { uint16_t bits; };
+struct bf16 { uint16_t bits; };
+/* Storage of pred: one byte, 0 or 1. */
+struct pred { uint8_t v; };
+
+/* ---- 16-bit floats, rounded as src/internal/half.h rounds ------------------- */
+
+__device__ inline float to_f32(f16 h) { return kc__f16_to_f32(h.bits); }
+__device__ inline float to_f32(bf16 h) { return kc__bf16_to_f32(h.bits); }
+
+/* The host's maximum and minimum of floats (src/program/instr/xla_arith.h),
+ * expression for expression (which operand a tie or a NaN yields matters
+ * for -0 and for NaN payloads). */
+template <class F> __device__ inline F fmax_host(F a, F b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+template <class F> __device__ inline F fmin_host(F a, F b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+template <class T> struct from_f64;
+template <> struct from_f64<f16> {
+  __device__ static f16 make(double v) { return f16{kc__f64_to_f16(v)}; }
+};
+template <> struct from_f64<bf16> {
+  __device__ static bf16 make(double v) { return bf16{kc__f64_to_bf16(v)}; }
+};
+
+/* ---- grid-stride loops --------------------------------------------------------- */
+
+#define KC__CUDA_FOR(i, n)                                                      \
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);     \
+       i += (int64_t)blockDim.x * gridDim.x)
+
+template <class Op, class A, class R>
+__global__ void map1(Op op, const A* __restrict__ a, R* __restrict__ r, int64_t n) {
+  KC__CUDA_FOR(i, n) r[i] = op(a[i]);
+}
+
+template <class Op, class A, class R>
+__global__ void map2(Op op, const A* __restrict__ a, const A* __restrict__ b,
+                     R* __restrict__ r, int64_t n) {
+  KC__CUDA_FOR(i, n) r[i] = op(a[i], b[i]);
+}
+
+template <class Op, class A, class B, class R>
+__global__ void map3(Op op, const A* __restrict__ a, const B* __restrict__ b,
+                     const B* __restrict__ c, R* __restrict__ r, int64_t n) {
+  KC__CUDA_FOR(i, n) r[i] = op(a[i], b[i], c[i]);
+}
+
+/* What a launcher needs to say about a failed launch. */
+struct Launch {
+  cudaStream_t stream;
+  int32_t ordinal;
+  int64_t n;
+  const char* what; /* "add", "convert", ... */
+};
+
+/* Reports a failed launch (a kernel image missing for the device, bad
+ * geometry): the error is the thread's last, and is cleared. */
+kc_status* launch_status(const Launch& l);
+
+template <class Op, class A, class R>
+kc_status* run1(const Launch& l, Op op, const void* a, void* r) {
+  map1<<<kc__cuda_grid_for(l.n), KC__CUDA_BLOCK, 0, l.stream>>>(
+      op, static_cast<const A*>(a), static_cast<R*>(r), l.n);
+  return launch_status(l);
+}
+
+template <class Op, class A, class R>
+kc_status* run2(const Launch& l, Op op, const void* a, const void* b, void* r) {
+  map2<<<kc__cuda_grid_for(l.n), KC__CUDA_BLOCK, 0, l.stream>>>(
+      op, static_cast<const A*>(a), static_cast<const A*>(b), static_cast<R*>(r), l.n);
+  return launch_status(l);
+}
+
+template <class Op, class A, class B, class R>
+kc_status* run3(const Launch& l, Op op, const void* a, const void* b, const void* c, void* r) {
+  map3<<<kc__cuda_grid_for(l.n), KC__CUDA_BLOCK, 0, l.stream>>>(
+      op, static_cast<const A*>(a), static_cast<const B*>(b), static_cast<const B*>(c),
+      static_cast<R*>(r), l.n);
+  return launch_status(l);
+}
+
+/* The launchers of each family (each in its own file, compiled apart);
+ * `t` and `rt` are the operand and result types, already checked. */
+kc_status* convert(const Launch& l, Type from, Type to, const void* a, void* r);
+kc_status* arith(const Launch& l, int32_t op, Type t, const void* a, const void* b, void* r);
+kc_status* math(const Launch& l, int32_t op, Type t, const void* a, const void* b, void* r);
+kc_status* compare(const Launch& l, int32_t direction, Type t, const void* a, const void* b,
+                   void* r);
+kc_status* select(const Launch& l, size_t esize, const void* p, const void* a, const void* b,
+                  void* r);
+kc_status* clamp(const Launch& l, Type t, const void* lo, const void* x, const void* hi, void* r);
+
+/* A type as a value, for generic lambdas: f(Tag<C>{}). */
+template <class C> struct Tag { using type = C; };
+
+/* Calls f(Tag<C>{}) with C the storage type of `t`; NULL for T_NONE. */
+template <class F>
+kc_status* with_type(Type t, F&& f) {
+  switch (t) {
+    case T_PRED: return f(Tag<pred>{});
+    case T_S8: return f(Tag<int8_t>{});
+    case T_S16: return f(Tag<int16_t>{});
+    case T_S32: return f(Tag<int32_t>{});
+    case T_S64: return f(Tag<int64_t>{});
+    case T_U8: return f(Tag<uint8_t>{});
+    case T_U16: return f(Tag<uint16_t>{});
+    case T_U32: return f(Tag<uint32_t>{});
+    case T_U64: return f(Tag<uint64_t>{});
+    case T_F16: return f(Tag<f16>{});
+    case T_BF16: return f(Tag<bf16>{});
+    case T_F32: return f(Tag<float>{});
+    case T_F64: return f(Tag<double>{});
+    default: return nullptr;
+  }
+}
+
+}  // namespace kc_cuda
+
+#endif /* KCALL_KERNELS_CUDA_KERNELS_CUH_ */

@@ -1,0 +1,38 @@
+/* The AVX2 + FMA build of the vector kernels (vmath_impl.h), on x86-64
+ * only; vmath.c calls it when the processor has both. The target is set
+ * for this file's functions alone, so the rest of the library keeps the
+ * baseline. */
+#include "kernels/vmath.h"
+
+#if defined(__x86_64__)
+
+#include <string.h>
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+
+#include <immintrin.h>
+
+#define KC__VW 8
+#define KC__VM_ENTRY kc__vmath_f32_avx2
+#define KC__VM_FMA(a, b, c) ((kc__vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#define KC__VM_SQRT(v) ((kc__vf)_mm256_sqrt_ps((__m256)(v)))
+#include "kernels/vmath_impl.h"
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#else /* not x86-64: never called (kc__vmath_levels() is 1) */
+
+void kc__vmath_f32_avx2(kc__vmath_fn fn, const float* x, float* y, int64_t n) {
+  kc__vmath_f32_base(fn, x, y, n);
+}
+
+#endif

@@ -1,0 +1,502 @@
+/*
+ * Fusion: chains of element-wise instructions run as one pass over memory.
+ *
+ * A group is a tree of instructions under a root: the root is an
+ * element-wise instruction (add .. convert, or a table entry with a tile
+ * function: compare, select, clamp, the math family); its members are the
+ * operands, recursively, that are element-wise themselves, broadcasts of a
+ * value outside the group, or reshapes of a member, of the root's element
+ * count and read by nothing but their one user in the group. XLA's own
+ * fusion computations arrive here inlined by the parser, so this one rule
+ * covers them and the chains of lowered modules alike.
+ *
+ * The group becomes one step that runs its members in program order a tile
+ * of a few hundred to a thousand elements at a time, each member's tile in
+ * a small buffer on the stack (slots, reused once read), the root's straight
+ * into its result; large arrays are split across the thread pool. Each
+ * member runs the same loop its own step would, on a piece of the arrays:
+ * the results are bit for bit the unfused ones.
+ */
+#include <stdlib.h>
+
+#include "internal/common.h"
+#include "program/compiler/compile_internal.h"
+#include "program/instr/elementwise.h"
+#include "program/instr/ops.h"
+#include "kernels/split.h"
+
+/* Groups stop growing at this many members, so that the slots fit the
+ * stack budget below with tiles of 16 or more elements. */
+#define KC__FUSION_MAX_MEMBERS 64
+/* Bytes of slots a tile may use (on the stack of whoever runs it). */
+#define KC__FUSION_STACK 32768
+#define KC__FUSION_TILE 1024
+
+enum { KC__FK_NONE, KC__FK_COMPUTE, KC__FK_BROADCAST, KC__FK_RESHAPE };
+
+/* Where an operand or result of a fused op is. */
+enum {
+  KC__FR_SLOT = 1, /* tile buffer `index` */
+  KC__FR_EXT,      /* external array `index`, at the tile's offset */
+  KC__FR_SCALAR,   /* external array `index`, element 0 (select, clamp) */
+  KC__FR_OUT       /* the result, at the tile's offset */
+};
+
+typedef struct kc__fusion_ref {
+  int32_t kind;
+  int32_t index;
+  size_t esize;
+} kc__fusion_ref;
+
+enum { KC__FOP_ELEMENTWISE = 1, KC__FOP_TILE, KC__FOP_BROADCAST };
+
+typedef struct kc__fusion_op {
+  int32_t kind;
+  int32_t op; /* elementwise */
+  DLDataType in_dtype, out_dtype;
+  kc__instr_tile_fn tile;
+  const void* data;
+  int32_t nargs;
+  kc__fusion_ref args[3];
+  kc__fusion_ref result;
+  /* broadcast: the result's dims and, for each, the operand's stride (0
+   * for a broadcast dimension) */
+  int32_t rank;
+  int64_t dims[KC_TENSOR_MAX_NDIM];
+  int64_t stride[KC_TENSOR_MAX_NDIM];
+  int64_t src_count;
+} kc__fusion_op;
+
+typedef struct kc__fusion {
+  kc__fusion_op* ops;
+  int32_t num_ops;
+  int32_t num_slots;
+  size_t slot_bytes; /* tile * the largest element */
+  int64_t tile;
+  int64_t count; /* elements of the root */
+  size_t out_esize;
+  double cost; /* nanoseconds an element, all ops */
+} kc__fusion;
+
+/* ---- finding the groups ------------------------------------------------------ */
+
+bool kc__fusion_enabled(void) {
+  const char* v = getenv("KCALL_FUSION");
+  return !(v && v[0] == '0' && v[1] == '\0');
+}
+
+static bool kc__fusion_dtype(const kc_shape* s) {
+  return !s->is_tuple && s->dtype.lanes == 1 && s->dtype.bits > 0 && s->dtype.bits % 8 == 0;
+}
+
+static int kc__fusion_kind(const kc_program* p, int32_t id) {
+  const kc__instr* in = &p->instrs[id];
+  if (!kc__fusion_dtype(in->shape)) return KC__FK_NONE;
+  int64_t n = kc__shape_elements(in->shape);
+  bool same = true; /* every operand of the result's element count */
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    const kc_shape* o = p->instrs[in->operands[i]].shape;
+    if (!kc__fusion_dtype(o)) return KC__FK_NONE;
+    int64_t k = kc__shape_elements(o);
+    /* A scalar operand of select and clamp is read at [0]. */
+    bool scalar = k == 1 && (in->op == KC_OP_SELECT || in->op == KC_OP_CLAMP);
+    same = same && (k == n || scalar);
+  }
+  switch (in->def->kind) {
+    case KC__INSTR_ELEMENTWISE:
+      return same ? KC__FK_COMPUTE : KC__FK_NONE;
+    case KC__INSTR_KERNEL:
+      return in->def->tile && same ? KC__FK_COMPUTE : KC__FK_NONE;
+    case KC__INSTR_BROADCAST:
+      return KC__FK_BROADCAST;
+    case KC__INSTR_RESHAPE:
+      return KC__FK_RESHAPE;
+    default:
+      return KC__FK_NONE;
+  }
+}
+
+typedef struct kc__grouping {
+  const kc_program* p;
+  int32_t* group_of;
+  const int32_t* users;
+  int32_t* list; /* members of the group being built */
+  int32_t num;
+} kc__grouping;
+
+/* Whether `id` may join a group of `n` elements with room for `room` more
+ * members: one user, the count, not taken; a reshape only over an
+ * instruction that may join too. */
+static bool kc__fusion_absorbable(const kc__grouping* g, int32_t id, int64_t n, int32_t room) {
+  const kc_program* p = g->p;
+  if (room < 1 || g->group_of[id] >= 0 || g->users[id] != 1) return false;
+  if (kc__shape_elements(p->instrs[id].shape) != n) return false;
+  int kind = kc__fusion_kind(p, id);
+  if (kind == KC__FK_RESHAPE) {
+    return kc__fusion_absorbable(g, p->instrs[id].operands[0], n, room - 1);
+  }
+  return kind != KC__FK_NONE;
+}
+
+static void kc__fusion_absorb(kc__grouping* g, int32_t id, int32_t root, int64_t n) {
+  const kc_program* p = g->p;
+  g->group_of[id] = root;
+  g->list[g->num++] = id;
+  int kind = kc__fusion_kind(p, id);
+  if (kind == KC__FK_BROADCAST) return;
+  const kc__instr* in = &p->instrs[id];
+  for (size_t i = 0; i < in->num_operands; ++i) {
+    int32_t o = in->operands[i];
+    if (g->group_of[o] == root) continue; /* read twice by one user */
+    /* A reshape joins with what it reshapes (its room was checked). */
+    int32_t room = kind == KC__FK_RESHAPE ? KC__FUSION_MAX_MEMBERS
+                                          : KC__FUSION_MAX_MEMBERS - g->num;
+    if (kc__fusion_absorbable(g, o, n, room)) kc__fusion_absorb(g, o, root, n);
+  }
+}
+
+static int kc__int32_order(const void* a, const void* b) {
+  int32_t x = *(const int32_t*)a, y = *(const int32_t*)b;
+  return (x > y) - (x < y);
+}
+
+kc_status* kc__fusion_find(kc__compiler* c) {
+  const kc_program* p = c->p;
+  kc_executable* exe = c->exe;
+  c->group_of = kc__malloc((p->count + 1) * sizeof *c->group_of);
+  c->group_first = kc__malloc((p->count + 1) * sizeof *c->group_first);
+  c->group_members = kc__malloc((p->count + 1) * sizeof *c->group_members);
+  int32_t* users = kc__calloc(p->count + 1, sizeof *users);
+  if (!c->group_of || !c->group_first || !c->group_members || !users) {
+    kc__free(users);
+    return kc__oom();
+  }
+  for (size_t i = 0; i < p->count; ++i) c->group_of[i] = -1;
+  /* Distinct users among the live instructions; the root's value is read
+   * by the caller. */
+  for (size_t k = 0; k < exe->num_live; ++k) {
+    const kc__instr* in = &p->instrs[exe->live_instr[k]];
+    for (size_t i = 0; i < in->num_operands; ++i) {
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; ++j) seen = in->operands[j] == in->operands[i];
+      if (!seen) ++users[in->operands[i]];
+    }
+  }
+  users[p->root] += 2;
+  kc__grouping g = {.p = p, .group_of = c->group_of, .users = users, .list = NULL, .num = 0};
+  size_t used = 0;
+  /* Users before operands: an instruction joins its user's group. */
+  for (size_t k = exe->num_live; k-- > 0;) {
+    int32_t id = exe->live_instr[k];
+    if (c->group_of[id] >= 0 || kc__fusion_kind(p, id) != KC__FK_COMPUTE) continue;
+    int64_t n = kc__shape_elements(p->instrs[id].shape);
+    if (n == 0) continue;
+    g.list = c->group_members + used;
+    g.num = 0;
+    kc__fusion_absorb(&g, id, id, n);
+    if (g.num < 2) {
+      c->group_of[id] = -1;
+      continue;
+    }
+    qsort(g.list, (size_t)g.num, sizeof *g.list, kc__int32_order);
+    c->group_first[id] = (int32_t)used;
+    used += (size_t)g.num;
+  }
+  kc__free(users);
+  return NULL;
+}
+
+/* ---- planning a group ---------------------------------------------------------- */
+
+/* The member whose tile holds `id`'s value: through reshapes. */
+static int32_t kc__fusion_value(const kc_program* p, int32_t id) {
+  while (p->instrs[id].def->kind == KC__INSTR_RESHAPE) id = p->instrs[id].operands[0];
+  return id;
+}
+
+static double kc__fusion_op_cost(const kc__fusion_op* o) {
+  if (o->kind == KC__FOP_ELEMENTWISE) {
+    return o->op == KC_OP_EXPONENTIAL || o->op == KC_OP_LOG ? 1.0 : 0.25;
+  }
+  return o->kind == KC__FOP_BROADCAST ? 0.25 : 1.0;
+}
+
+kc_status* kc__plan_fusion(kc__compiler* c, int32_t root, int32_t pos) {
+  const kc_program* p = c->p;
+  kc_executable* exe = c->exe;
+  const int32_t* members = c->group_members + c->group_first[root];
+  int32_t num = 0;
+  while (members[num] != root) ++num;
+  ++num; /* the root is the last, in program order */
+  int64_t n = kc__shape_elements(p->instrs[root].shape);
+  KC_RETURN_IF_ERROR(kc__temp_leaves(c, root, pos));
+  kc__fusion* f = kc__arena_alloc(&exe->arena, sizeof *f);
+  kc__fusion_op* ops = kc__arena_alloc(&exe->arena, (size_t)num * sizeof *ops);
+  /* Per member (by position in `members`): its op, reads left of its tile
+   * and slot. External operands: their instructions, in table order. */
+  int32_t op_of[KC__FUSION_MAX_MEMBERS + 1];
+  int32_t reads[KC__FUSION_MAX_MEMBERS + 1];
+  int32_t ext[3 * (KC__FUSION_MAX_MEMBERS + 1)];
+  int32_t slot_readers[KC__FUSION_MAX_MEMBERS + 1];
+  int32_t num_ext = 0, num_ops = 0, num_slots = 0;
+  if (!f || !ops) return kc__oom();
+  size_t max_es = 1;
+  for (int32_t m = 0; m < num; ++m) {
+    op_of[m] = -1;
+    reads[m] = 0;
+  }
+  /* The position of a member, or -1. */
+#define KC__MEMBER_POS(id, out)                                      \
+  do {                                                               \
+    (out) = -1;                                                      \
+    for (int32_t q_ = 0; q_ < num; ++q_) {                           \
+      if (members[q_] == (id)) (out) = q_;                           \
+    }                                                                \
+  } while (0)
+  /* Reads of each member's tile. */
+  for (int32_t m = 0; m < num; ++m) {
+    const kc__instr* in = &p->instrs[members[m]];
+    int kind = kc__fusion_kind(p, members[m]);
+    if (kind != KC__FK_COMPUTE) continue;
+    for (size_t i = 0; i < in->num_operands; ++i) {
+      int32_t direct, at = -1;
+      KC__MEMBER_POS(in->operands[i], direct);
+      if (direct >= 0) KC__MEMBER_POS(kc__fusion_value(p, in->operands[i]), at);
+      if (at >= 0) ++reads[at];
+    }
+  }
+  for (int32_t m = 0; m < num; ++m) {
+    int32_t id = members[m];
+    const kc__instr* in = &p->instrs[id];
+    int kind = kc__fusion_kind(p, id);
+    if (kind == KC__FK_RESHAPE) continue;
+    kc__fusion_op* o = &ops[num_ops];
+    size_t es = kc_dtype_get_size(in->shape->dtype);
+    if (es > max_es) max_es = es;
+    o->result.esize = es;
+    o->nargs = (int32_t)in->num_operands;
+    for (size_t i = 0; i < in->num_operands; ++i) {
+      int32_t x = in->operands[i];
+      const kc_shape* xs = p->instrs[x].shape;
+      kc__fusion_ref* r = &o->args[i];
+      r->esize = kc_dtype_get_size(xs->dtype);
+      int32_t at = -1;
+      if (kind == KC__FK_COMPUTE) {
+        int32_t direct;
+        KC__MEMBER_POS(x, direct);
+        if (direct >= 0) KC__MEMBER_POS(kc__fusion_value(p, x), at);
+      }
+      if (at >= 0) {
+        r->kind = KC__FR_SLOT;
+        r->index = op_of[at]; /* resolved to a slot below */
+        continue;
+      }
+      int32_t e = 0;
+      while (e < num_ext && ext[e] != x) ++e;
+      if (e == num_ext) ext[num_ext++] = x;
+      r->kind = kind == KC__FK_COMPUTE && kc__shape_elements(xs) == n ? KC__FR_EXT : KC__FR_SCALAR;
+      r->index = e;
+    }
+    if (kind == KC__FK_BROADCAST) {
+      const kc_shape* src = p->instrs[in->operands[0]].shape;
+      o->kind = KC__FOP_BROADCAST;
+      o->rank = in->shape->rank;
+      int64_t running = 1;
+      for (int32_t d = src->rank - 1; d >= 0; --d) {
+        o->stride[in->dims[d]] = running;
+        running *= src->dims[d];
+      }
+      o->src_count = running;
+      for (int32_t d = 0; d < o->rank; ++d) o->dims[d] = in->shape->dims[d];
+    } else if (in->def->kind == KC__INSTR_ELEMENTWISE) {
+      o->kind = KC__FOP_ELEMENTWISE;
+      o->op = in->op;
+      o->in_dtype = p->instrs[in->operands[0]].shape->dtype;
+      o->out_dtype = in->shape->dtype;
+    } else {
+      o->kind = KC__FOP_TILE;
+      o->tile = in->def->tile;
+      if (in->def->prepare) {
+        kc__prepare_ctx ctx = {.arena = &exe->arena, .platform = exe->platform,
+                               .pool = exe->pool, .exe = exe};
+        KC_RETURN_IF_ERROR(in->def->prepare(p, in, &ctx, &o->data));
+      }
+    }
+    op_of[m] = num_ops++;
+  }
+  /* Slots: the result's taken before the operands' are given back, so an
+   * op never writes over what it reads (a widening convert could). */
+  int32_t slot_of_op[KC__FUSION_MAX_MEMBERS + 1];
+  int32_t reads_of_op[KC__FUSION_MAX_MEMBERS + 1];
+  for (int32_t m = 0; m < num; ++m) {
+    if (op_of[m] >= 0) reads_of_op[op_of[m]] = reads[m];
+  }
+  for (int32_t k = 0; k < num_ops; ++k) {
+    kc__fusion_op* o = &ops[k];
+    if (k == num_ops - 1) {
+      o->result.kind = KC__FR_OUT;
+    } else {
+      int32_t s = 0;
+      while (s < num_slots && slot_readers[s] > 0) ++s;
+      if (s == num_slots) ++num_slots;
+      slot_readers[s] = reads_of_op[k];
+      slot_of_op[k] = s;
+      o->result.kind = KC__FR_SLOT;
+      o->result.index = s;
+    }
+    for (int32_t i = 0; i < o->nargs; ++i) {
+      if (o->args[i].kind != KC__FR_SLOT) continue;
+      int32_t s = slot_of_op[o->args[i].index];
+      o->args[i].index = s;
+      --slot_readers[s];
+    }
+  }
+#undef KC__MEMBER_POS
+  /* Tiles as long as the stack budget allows. */
+  int64_t tile = KC__FUSION_TILE;
+  while (tile > 16 && (size_t)num_slots * (size_t)tile * max_es > KC__FUSION_STACK) tile /= 2;
+  f->ops = ops;
+  f->num_ops = num_ops;
+  f->num_slots = num_slots;
+  f->tile = tile;
+  f->slot_bytes = (size_t)tile * max_es;
+  f->count = n;
+  f->out_esize = kc_dtype_get_size(p->instrs[root].shape->dtype);
+  f->cost = 0;
+  for (int32_t k = 0; k < num_ops; ++k) f->cost += kc__fusion_op_cost(&ops[k]);
+  /* The step: the external arrays' addresses and the result's in the
+   * block, filled as a kernel's are. */
+  kc__step* s = kc__new_step(c, KC__STEP_FUSION, kc__step_fusion, root);
+  if (!s) return kc__oom();
+  s->data = f;
+  size_t ins = kc__block_reserve(c, ((size_t)num_ext + 1) * sizeof(void*));
+  size_t out = kc__block_reserve(c, sizeof(void*));
+  if (ins == SIZE_MAX || out == SIZE_MAX) return kc__oom();
+  s = &c->steps[c->num_steps - 1];
+  s->ins_offset = ins;
+  s->out_offset = out;
+  for (int32_t e = 0; e < num_ext; ++e) {
+    int32_t b = kc__leaves_of(c, ext[e])[0];
+    if (!kc__add_fill(c, ins + (size_t)e * sizeof(void*), b, 0)) return kc__oom();
+    if (c->bufs[b].last < pos) c->bufs[b].last = pos;
+  }
+  if (!kc__add_fill(c, out, kc__leaves_of(c, root)[0], 0)) return kc__oom();
+  /* Members have no buffers of their own. */
+  for (int32_t m = 0; m + 1 < num; ++m) c->leaf_buf[c->leaf_base[members[m]]] = -1;
+  return NULL;
+}
+
+/* ---- running ------------------------------------------------------------------- */
+
+static void kc__fusion_fill(char* dst, const char* src, int64_t m, size_t es) {
+  switch (es) {
+#define KC__FILL(T)                                     \
+  {                                                     \
+    T v;                                                \
+    memcpy(&v, src, sizeof v);                          \
+    T* d = (T*)(void*)dst;                              \
+    for (int64_t i = 0; i < m; ++i) d[i] = v;           \
+    return;                                             \
+  }
+    case 1: memset(dst, (unsigned char)src[0], (size_t)m); return;
+    case 2: KC__FILL(uint16_t)
+    case 4: KC__FILL(uint32_t)
+    case 8: KC__FILL(uint64_t)
+#undef KC__FILL
+    default:
+      for (int64_t i = 0; i < m; ++i) memcpy(dst + (size_t)i * es, src, es);
+      return;
+  }
+}
+
+/* Elements [begin, begin + m) of a broadcast, row-major, in runs of the
+ * innermost dimension. Broadcast dimensions increase (verify.c), so the
+ * innermost one is the operand's innermost (stride 1) or a new one (0). */
+static void kc__fusion_broadcast(const kc__fusion_op* o, const char* src, char* dst,
+                                 int64_t begin, int64_t m) {
+  size_t es = o->result.esize;
+  if (o->src_count == 1 || o->rank == 0) {
+    kc__fusion_fill(dst, src, m, es);
+    return;
+  }
+  int32_t r = o->rank;
+  int64_t idx[KC_TENSOR_MAX_NDIM];
+  int64_t at = 0, rem = begin;
+  for (int32_t d = r - 1; d >= 0; --d) {
+    idx[d] = rem % o->dims[d];
+    rem /= o->dims[d];
+    at += idx[d] * o->stride[d];
+  }
+  int64_t inner = o->dims[r - 1], step = o->stride[r - 1];
+  while (m > 0) {
+    int64_t len = inner - idx[r - 1];
+    if (len > m) len = m;
+    if (step) {
+      memcpy(dst, src + (size_t)at * es, (size_t)len * es);
+    } else {
+      kc__fusion_fill(dst, src + (size_t)at * es, len, es);
+    }
+    dst += (size_t)len * es;
+    m -= len;
+    idx[r - 1] += len;
+    at += len * step;
+    if (idx[r - 1] < inner) break; /* m is 0 */
+    at -= inner * step;
+    idx[r - 1] = 0;
+    for (int32_t d = r - 2; d >= 0; --d) {
+      at += o->stride[d];
+      if (++idx[d] < o->dims[d]) break;
+      at -= o->stride[d] * o->dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+typedef struct kc__fusion_job {
+  const kc__fusion* f;
+  const char* const* ext;
+  char* out;
+} kc__fusion_job;
+
+static void kc__fusion_range(void* p, int64_t begin, int64_t end) {
+  const kc__fusion_job* job = p;
+  const kc__fusion* f = job->f;
+  _Alignas(64) char slots[KC__FUSION_STACK];
+  for (int64_t b = begin; b < end; b += f->tile) {
+    int64_t m = end - b < f->tile ? end - b : f->tile;
+    for (int32_t k = 0; k < f->num_ops; ++k) {
+      const kc__fusion_op* o = &f->ops[k];
+      const void* args[3] = {NULL, NULL, NULL};
+      for (int32_t i = 0; i < o->nargs; ++i) {
+        const kc__fusion_ref* r = &o->args[i];
+        args[i] = r->kind == KC__FR_SLOT ? slots + (size_t)r->index * f->slot_bytes
+                  : r->kind == KC__FR_EXT ? job->ext[r->index] + (size_t)b * r->esize
+                                          : job->ext[r->index];
+      }
+      char* res = o->result.kind == KC__FR_OUT
+                      ? job->out + (size_t)b * f->out_esize
+                      : slots + (size_t)o->result.index * f->slot_bytes;
+      switch (o->kind) {
+        case KC__FOP_ELEMENTWISE:
+          kc__elementwise_run(o->op, o->in_dtype, o->out_dtype, args[0], args[1], res, m);
+          break;
+        case KC__FOP_TILE:
+          o->tile(o->data, res, args, m);
+          break;
+        default:
+          kc__fusion_broadcast(o, args[0], res, b, m);
+          break;
+      }
+    }
+  }
+}
+
+kc_status* kc__step_fusion(const kc__step* s, kc__run* run) {
+  const kc__fusion* f = s->data;
+  kc__fusion_job job;
+  job.f = f;
+  job.ext = (const char* const*)(const void*)(run->block + s->ins_offset);
+  memcpy(&job.out, run->block + s->out_offset, sizeof job.out);
+  kc__split_run(run->exe->pool, f->count, f->cost, kc__fusion_range, &job);
+  return NULL;
+}

@@ -1,0 +1,557 @@
+/* Kernels of the built-in instructions. Each type gets its own loop
+ * (generated below) so the compiler can vectorise it. */
+#include "program/instr/elementwise.h"
+
+#include <complex.h>
+#include <math.h>
+#include <string.h>
+
+#include "internal/common.h"
+#include "internal/half.h"
+#include "program/instr/xla_arith.h"
+#include "program/instr/ops_types.h"
+#include "kernels/vmath.h"
+
+/* The element types the built-in instructions support: X(suffix, C type,
+ * DLPack code, bits, is_float, is_signed). */
+#define KC__NUM_TYPES(X)                       \
+  X(f32, float, kDLFloat, 32, 1, 1)            \
+  X(f64, double, kDLFloat, 64, 1, 1)           \
+  X(s8, int8_t, kDLInt, 8, 0, 1)               \
+  X(s16, int16_t, kDLInt, 16, 0, 1)            \
+  X(s32, int32_t, kDLInt, 32, 0, 1)            \
+  X(s64, int64_t, kDLInt, 64, 0, 1)            \
+  X(u8, uint8_t, kDLUInt, 8, 0, 0)             \
+  X(u16, uint16_t, kDLUInt, 16, 0, 0)          \
+  X(u32, uint32_t, kDLUInt, 32, 0, 0)          \
+  X(u64, uint64_t, kDLUInt, 64, 0, 0)
+
+enum {
+#define KC__T_ENUM(sfx, ctype, code, bits, fl, sg) KC__T_##sfx,
+  KC__NUM_TYPES(KC__T_ENUM)
+#undef KC__T_ENUM
+  KC__T_PRED,
+  KC__T_F16,  /* computed in f32, rounded once per instruction */
+  KC__T_BF16, /* likewise */
+  KC__T_C64,
+  KC__T_C128,
+  KC__T_NONE
+};
+
+static int kc__type_of(DLDataType t) {
+  if (t.lanes != 1) return KC__T_NONE;
+  if (t.code == kDLBool && t.bits == 8) return KC__T_PRED;
+  if (t.code == kDLFloat && t.bits == 16) return KC__T_F16;
+  if (t.code == kDLBfloat && t.bits == 16) return KC__T_BF16;
+  if (t.code == kDLComplex && t.bits == 64) return KC__T_C64;
+  if (t.code == kDLComplex && t.bits == 128) return KC__T_C128;
+#define KC__T_MATCH(sfx, ctype, c, b, fl, sg) \
+  if (t.code == (c) && t.bits == (b)) return KC__T_##sfx;
+  KC__NUM_TYPES(KC__T_MATCH)
+#undef KC__T_MATCH
+  return KC__T_NONE;
+}
+
+static bool kc__is_float(int t) {
+  return t == KC__T_f32 || t == KC__T_f64 || t == KC__T_F16 || t == KC__T_BF16;
+}
+static bool kc__is_complex(int t) { return t == KC__T_C64 || t == KC__T_C128; }
+
+bool kc__elementwise_supported(const kc__instr_def* def, DLDataType in, DLDataType out) {
+  int a = kc__type_of(in), r = kc__type_of(out);
+  if (a == KC__T_NONE || r == KC__T_NONE) return false;
+  /* A complex value converts only to complex (XLA takes real() or
+   * imag() for the parts). */
+  if (def->elementwise_types & KC__ELEMENTWISE_CONVERT) {
+    return !kc__is_complex(a) || kc__is_complex(r);
+  }
+  if (a != r || a == KC__T_PRED) return false;
+  uint32_t family = kc__is_complex(a) ? KC__ELEMENTWISE_COMPLEX
+                    : kc__is_float(a) ? KC__ELEMENTWISE_FLOAT
+                                      : KC__ELEMENTWISE_INT;
+  return (def->elementwise_types & family) != 0;
+}
+
+/* Integer arithmetic goes through an unsigned type at least as wide as int
+ * (wtype), so that overflow wraps instead of being undefined (u16 * u16
+ * would otherwise overflow a promoted int); division follows XLA (x / 0 = -1, all bits
+ * set; INT_MIN / -1 = INT_MIN). */
+#define KC__DEFINE_INT_LOOPS(sfx, ctype, utype, wtype, is_signed, minv)        \
+  static ctype kc__div_##sfx(ctype x, ctype y) {                               \
+    if (y == 0) return (ctype)~(utype)0;                                       \
+    if ((is_signed) && x == (ctype)(minv) && y == (ctype)~(utype)0) return x;  \
+    return (ctype)(x / y);                                                     \
+  }                                                                            \
+  static void kc__binary_##sfx(int32_t op, const ctype* a, const ctype* b,     \
+                               ctype* r, int64_t n) {                          \
+    switch (op) {                                                              \
+      case KC_OP_ADD:                                                          \
+        for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)(utype)a[i] + (wtype)(utype)b[i]); \
+        break;                                                                 \
+      case KC_OP_SUBTRACT:                                                     \
+        for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)(utype)a[i] - (wtype)(utype)b[i]); \
+        break;                                                                 \
+      case KC_OP_MULTIPLY:                                                     \
+        for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)(utype)a[i] * (wtype)(utype)b[i]); \
+        break;                                                                 \
+      case KC_OP_DIVIDE:                                                       \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__div_##sfx(a[i], b[i]);      \
+        break;                                                                 \
+      case KC_OP_MAXIMUM:                                                      \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] > b[i] ? a[i] : b[i];      \
+        break;                                                                 \
+      case KC_OP_MINIMUM:                                                      \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] < b[i] ? a[i] : b[i];      \
+        break;                                                                 \
+      default:                                                                 \
+        break;                                                                 \
+    }                                                                          \
+  }                                                                            \
+  static void kc__negate_##sfx(const ctype* a, ctype* r, int64_t n) {          \
+    for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)0 - (wtype)(utype)a[i]);    \
+  }
+
+/* Float maximum and minimum as XLA's (program/instr/xla_arith.h). */
+#define KC__DEFINE_FLOAT_LOOPS(sfx, ctype)                                     \
+  static void kc__binary_##sfx(int32_t op, const ctype* a, const ctype* b,     \
+                               ctype* r, int64_t n) {                          \
+    switch (op) {                                                              \
+      case KC_OP_ADD:                                                          \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] + b[i];                    \
+        break;                                                                 \
+      case KC_OP_SUBTRACT:                                                     \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] - b[i];                    \
+        break;                                                                 \
+      case KC_OP_MULTIPLY:                                                     \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] * b[i];                    \
+        break;                                                                 \
+      case KC_OP_DIVIDE:                                                       \
+        for (int64_t i = 0; i < n; ++i) r[i] = a[i] / b[i];                    \
+        break;                                                                 \
+      case KC_OP_MAXIMUM:                                                      \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__fmax_##sfx(a[i], b[i]);     \
+        break;                                                                 \
+      case KC_OP_MINIMUM:                                                      \
+        for (int64_t i = 0; i < n; ++i) r[i] = kc__fmin_##sfx(a[i], b[i]);     \
+        break;                                                                 \
+      default:                                                                 \
+        break;                                                                 \
+    }                                                                          \
+  }                                                                            \
+  static void kc__negate_##sfx(const ctype* a, ctype* r, int64_t n) {          \
+    for (int64_t i = 0; i < n; ++i) r[i] = -a[i];                              \
+  }
+
+KC__DEFINE_FLOAT_LOOPS(f32, float)
+KC__DEFINE_FLOAT_LOOPS(f64, double)
+KC__DEFINE_INT_LOOPS(s8, int8_t, uint8_t, uint32_t, 1, INT8_MIN)
+KC__DEFINE_INT_LOOPS(s16, int16_t, uint16_t, uint32_t, 1, INT16_MIN)
+KC__DEFINE_INT_LOOPS(s32, int32_t, uint32_t, uint32_t, 1, INT32_MIN)
+KC__DEFINE_INT_LOOPS(s64, int64_t, uint64_t, uint64_t, 1, INT64_MIN)
+KC__DEFINE_INT_LOOPS(u8, uint8_t, uint8_t, uint32_t, 0, 0)
+KC__DEFINE_INT_LOOPS(u16, uint16_t, uint16_t, uint32_t, 0, 0)
+KC__DEFINE_INT_LOOPS(u32, uint32_t, uint32_t, uint32_t, 0, 0)
+KC__DEFINE_INT_LOOPS(u64, uint64_t, uint64_t, uint64_t, 0, 0)
+
+/* Reads element i of any supported type as a double (exact for every
+ * integer up to 2^53) or, for the integer path, as int64/uint64. */
+static double kc__load_f(int t, const void* p, int64_t i) {
+  switch (t) {
+#define KC__LOAD(sfx, ctype, c, b, fl, sg) \
+  case KC__T_##sfx:                        \
+    return (double)((const ctype*)p)[i];
+    KC__NUM_TYPES(KC__LOAD)
+#undef KC__LOAD
+    case KC__T_PRED:
+      return ((const uint8_t*)p)[i] ? 1.0 : 0.0;
+    case KC__T_F16:
+      return (double)kc__f16_to_f32(((const uint16_t*)p)[i]);
+    case KC__T_BF16:
+      return (double)kc__bf16_to_f32(((const uint16_t*)p)[i]);
+    default:
+      return 0;
+  }
+}
+
+static bool kc__load_i(int t, const void* p, int64_t i, int64_t* s,
+                       uint64_t* u) {
+  switch (t) {
+    case KC__T_s8: *s = ((const int8_t*)p)[i]; return true;
+    case KC__T_s16: *s = ((const int16_t*)p)[i]; return true;
+    case KC__T_s32: *s = ((const int32_t*)p)[i]; return true;
+    case KC__T_s64: *s = ((const int64_t*)p)[i]; return true;
+    case KC__T_u8: *u = ((const uint8_t*)p)[i]; return false;
+    case KC__T_u16: *u = ((const uint16_t*)p)[i]; return false;
+    case KC__T_u32: *u = ((const uint32_t*)p)[i]; return false;
+    case KC__T_u64: *u = ((const uint64_t*)p)[i]; return false;
+    default: *u = ((const uint8_t*)p)[i] != 0; return false;
+  }
+}
+
+/* Saturating conversion of a double to an integer range; NaN gives 0. */
+static int64_t kc__sat_s(double v, int64_t lo, int64_t hi) {
+  if (v != v) return 0;
+  if (v <= (double)lo) return lo;
+  if (v >= (double)hi) return hi;
+  return (int64_t)v;
+}
+static uint64_t kc__sat_u(double v, uint64_t hi) {
+  if (v != v || v <= 0) return 0;
+  if (v >= (double)hi) return hi;
+  return (uint64_t)v;
+}
+
+/* Integer to integer: wrap, as a C cast to the narrower unsigned type does
+ * (XLA's convert between integers wraps too). */
+static void kc__store_int(int t, void* p, int64_t i, uint64_t bits) {
+  switch (t) {
+    case KC__T_s8: ((int8_t*)p)[i] = (int8_t)(uint8_t)bits; break;
+    case KC__T_s16: ((int16_t*)p)[i] = (int16_t)(uint16_t)bits; break;
+    case KC__T_s32: ((int32_t*)p)[i] = (int32_t)(uint32_t)bits; break;
+    case KC__T_s64: ((int64_t*)p)[i] = (int64_t)bits; break;
+    case KC__T_u8: ((uint8_t*)p)[i] = (uint8_t)bits; break;
+    case KC__T_u16: ((uint16_t*)p)[i] = (uint16_t)bits; break;
+    case KC__T_u32: ((uint32_t*)p)[i] = (uint32_t)bits; break;
+    case KC__T_u64: ((uint64_t*)p)[i] = bits; break;
+    case KC__T_PRED: ((uint8_t*)p)[i] = bits != 0; break;
+    default: break;
+  }
+}
+
+static void kc__store_from_double(int t, void* p, int64_t i, double v) {
+  switch (t) {
+    case KC__T_f32: ((float*)p)[i] = (float)v; break;
+    case KC__T_f64: ((double*)p)[i] = v; break;
+    case KC__T_s8: ((int8_t*)p)[i] = (int8_t)kc__sat_s(v, INT8_MIN, INT8_MAX); break;
+    case KC__T_s16: ((int16_t*)p)[i] = (int16_t)kc__sat_s(v, INT16_MIN, INT16_MAX); break;
+    case KC__T_s32: ((int32_t*)p)[i] = (int32_t)kc__sat_s(v, INT32_MIN, INT32_MAX); break;
+    case KC__T_s64: ((int64_t*)p)[i] = kc__sat_s(v, INT64_MIN, INT64_MAX); break;
+    case KC__T_u8: ((uint8_t*)p)[i] = (uint8_t)kc__sat_u(v, UINT8_MAX); break;
+    case KC__T_u16: ((uint16_t*)p)[i] = (uint16_t)kc__sat_u(v, UINT16_MAX); break;
+    case KC__T_u32: ((uint32_t*)p)[i] = (uint32_t)kc__sat_u(v, UINT32_MAX); break;
+    case KC__T_u64: ((uint64_t*)p)[i] = kc__sat_u(v, UINT64_MAX); break;
+    case KC__T_PRED: ((uint8_t*)p)[i] = v != 0; break;
+    case KC__T_F16: ((uint16_t*)p)[i] = kc__f64_to_f16(v); break;
+    case KC__T_BF16: ((uint16_t*)p)[i] = kc__f64_to_bf16(v); break;
+    default: break;
+  }
+}
+
+/* ---- typed conversions -------------------------------------------------------- */
+
+/* The types with a direct loop for every pair: X(suffix, C type, kind,
+ * bits), kind 0 float, 1 signed, 2 unsigned, 3 pred. */
+#define KC__CVT_TYPES(X)         \
+  X(f32, float, 0, 32)           \
+  X(f64, double, 0, 64)          \
+  X(s8, int8_t, 1, 8)            \
+  X(s16, int16_t, 1, 16)         \
+  X(s32, int32_t, 1, 32)         \
+  X(s64, int64_t, 1, 64)         \
+  X(u8, uint8_t, 2, 8)           \
+  X(u16, uint16_t, 2, 16)        \
+  X(u32, uint32_t, 2, 32)        \
+  X(u64, uint64_t, 2, 64)        \
+  X(pred, uint8_t, 3, 8)
+
+/* A double to each type as kc__store_from_double stores it: the integers
+ * of 32 bits or fewer clamp (their bounds are exact doubles, so this is the
+ * same saturation, and it vectorises), the 64-bit ones saturate as above. */
+#define KC__SAT_NARROW(sfx, T, lo, hi)                  \
+  static inline T kc__sat_##sfx(double v) {             \
+    v = v != v ? 0.0 : v;                               \
+    v = v < (double)(lo) ? (double)(lo) : v;            \
+    v = v > (double)(hi) ? (double)(hi) : v;            \
+    return (T)v;                                        \
+  }
+KC__SAT_NARROW(s8, int8_t, INT8_MIN, INT8_MAX)
+KC__SAT_NARROW(s16, int16_t, INT16_MIN, INT16_MAX)
+KC__SAT_NARROW(s32, int32_t, INT32_MIN, INT32_MAX)
+KC__SAT_NARROW(u8, uint8_t, 0, UINT8_MAX)
+KC__SAT_NARROW(u16, uint16_t, 0, UINT16_MAX)
+KC__SAT_NARROW(u32, uint32_t, 0, UINT32_MAX)
+#undef KC__SAT_NARROW
+static inline int64_t kc__sat_s64(double v) { return kc__sat_s(v, INT64_MIN, INT64_MAX); }
+static inline uint64_t kc__sat_u64(double v) { return kc__sat_u(v, UINT64_MAX); }
+static inline float kc__sat_f32(double v) { return (float)v; }
+static inline double kc__sat_f64(double v) { return v; }
+static inline uint8_t kc__sat_pred(double v) { return v != 0; }
+
+/* The same from an f32 without going through double: the bounds of the
+ * 8- and 16-bit types are exact floats; s32's top, 2^31 - 1, is not, so
+ * the values from 2^31 up give it and the rest clamp below 2^31. */
+#define KC__SATF_NARROW(sfx, T, lo, hi)                 \
+  static inline T kc__satf_##sfx(float v) {             \
+    v = v != v ? 0.0f : v;                              \
+    v = v < (float)(lo) ? (float)(lo) : v;              \
+    v = v > (float)(hi) ? (float)(hi) : v;              \
+    return (T)(int32_t)v;                               \
+  }
+KC__SATF_NARROW(s8, int8_t, INT8_MIN, INT8_MAX)
+KC__SATF_NARROW(s16, int16_t, INT16_MIN, INT16_MAX)
+KC__SATF_NARROW(u8, uint8_t, 0, UINT8_MAX)
+KC__SATF_NARROW(u16, uint16_t, 0, UINT16_MAX)
+#undef KC__SATF_NARROW
+static inline int32_t kc__satf_s32(float v) {
+  float c = v != v ? 0.0f : v;
+  c = c < -2147483648.0f ? -2147483648.0f : c;
+  int32_t r = (int32_t)(c < 2147483520.0f ? c : 2147483520.0f);
+  return c >= 2147483648.0f ? INT32_MAX : r;
+}
+static inline uint32_t kc__satf_u32(float v) { return kc__sat_u32((double)v); }
+static inline int64_t kc__satf_s64(float v) { return kc__sat_s64((double)v); }
+static inline uint64_t kc__satf_u64(float v) { return kc__sat_u64((double)v); }
+static inline float kc__satf_f32(float v) { return v; }
+static inline double kc__satf_f64(float v) { return (double)v; }
+static inline uint8_t kc__satf_pred(float v) { return v != 0; }
+
+/* One element of type FT (kind fk, fb bits) to type TT (kind tk): to and
+ * from pred through x != 0; integer to float directly when the integer
+ * fits a double exactly in fewer than 33 bits (one rounding either way),
+ * else through double; float to integer saturating; integer to integer
+ * wrapping through the unsigned type of the result's width. The kinds are
+ * constants, so each loop keeps one branch. */
+#define KC__CVT_ELEM(x, FT, fk, fb, ts, TT, tk, tb)                                     \
+  ((tk) == 3 || (fk) == 3 ? (TT)((x) != 0)                                             \
+   : (tk) == 0 ? ((fk) != 0 && (fb) <= 32 ? (TT)(x) : (TT)(double)(x))                 \
+   : (fk) == 0 && (fb) == 32 ? kc__satf_##ts((float)(x))                               \
+   : (fk) == 0 ? kc__sat_##ts((double)(x))                                             \
+   : (tb) == 8  ? (TT)(uint8_t)(x)                                                     \
+   : (tb) == 16 ? (TT)(uint16_t)(x)                                                    \
+   : (tb) == 32 ? (TT)(uint32_t)(x)                                                    \
+                : (TT)(uint64_t)(x))
+
+typedef void (*kc__convert_loop)(const void* a, void* r, int64_t n);
+
+#define KC__CVT_TO(ts, TT, tk, tb, fs, FT, fk, fb)                                      \
+  static void kc__cvt_##fs##_##ts(const void* a, void* r, int64_t n) {                 \
+    const FT* x = a;                                                                   \
+    TT* y = r;                                                                         \
+    for (int64_t i = 0; i < n; ++i) y[i] = KC__CVT_ELEM(x[i], FT, fk, fb, ts, TT, tk, tb); \
+  }
+#define KC__CVT_FROM(fs, FT, fk, fb)                                                    \
+  KC__CVT_TO(f32, float, 0, 32, fs, FT, fk, fb)                                        \
+  KC__CVT_TO(f64, double, 0, 64, fs, FT, fk, fb)                                       \
+  KC__CVT_TO(s8, int8_t, 1, 8, fs, FT, fk, fb)                                         \
+  KC__CVT_TO(s16, int16_t, 1, 16, fs, FT, fk, fb)                                      \
+  KC__CVT_TO(s32, int32_t, 1, 32, fs, FT, fk, fb)                                      \
+  KC__CVT_TO(s64, int64_t, 1, 64, fs, FT, fk, fb)                                      \
+  KC__CVT_TO(u8, uint8_t, 2, 8, fs, FT, fk, fb)                                        \
+  KC__CVT_TO(u16, uint16_t, 2, 16, fs, FT, fk, fb)                                     \
+  KC__CVT_TO(u32, uint32_t, 2, 32, fs, FT, fk, fb)                                     \
+  KC__CVT_TO(u64, uint64_t, 2, 64, fs, FT, fk, fb)                                     \
+  KC__CVT_TO(pred, uint8_t, 3, 8, fs, FT, fk, fb)
+KC__CVT_TYPES(KC__CVT_FROM)
+#undef KC__CVT_FROM
+#undef KC__CVT_TO
+#undef KC__CVT_ELEM
+
+/* [from][to], in the order of KC__CVT_TYPES, which is the order of the
+ * KC__T_* values up to KC__T_PRED. */
+_Static_assert(KC__T_f32 == 0 && KC__T_u64 == 9 && KC__T_PRED == 10,
+               "kc__convert_loops follows the KC__T_* order");
+static const kc__convert_loop kc__convert_loops[KC__T_PRED + 1][KC__T_PRED + 1] = {
+#define KC__CVT_ROW(fs, FT, fk, fb)                                                     \
+  {kc__cvt_##fs##_f32, kc__cvt_##fs##_f64, kc__cvt_##fs##_s8,  kc__cvt_##fs##_s16,      \
+   kc__cvt_##fs##_s32, kc__cvt_##fs##_s64, kc__cvt_##fs##_u8,  kc__cvt_##fs##_u16,      \
+   kc__cvt_##fs##_u32, kc__cvt_##fs##_u64, kc__cvt_##fs##_pred},
+    KC__CVT_TYPES(KC__CVT_ROW)
+#undef KC__CVT_ROW
+};
+#undef KC__CVT_TYPES
+
+static void kc__convert_complex(int from, int to, const void* a, void* r, int64_t n);
+
+static void kc__convert(int from, int to, const void* a, void* r, int64_t n) {
+  if (from <= KC__T_PRED && to <= KC__T_PRED) {
+    kc__convert_loops[from][to](a, r, n);
+    return;
+  }
+  if (kc__is_complex(to)) {
+    kc__convert_complex(from, to, a, r, n);
+    return;
+  }
+  if (kc__is_float(from) || kc__is_float(to)) {
+    if (from == KC__T_f64 && to == KC__T_f32) {
+      for (int64_t i = 0; i < n; ++i) ((float*)r)[i] = (float)((const double*)a)[i];
+      return;
+    }
+    /* Exact: an int64 beyond 2^53 rounds to the nearest double first,
+     * which is the value XLA's convert also produces for f64; for f32 it
+     * can differ by one rounding step. */
+    for (int64_t i = 0; i < n; ++i) kc__store_from_double(to, r, i, kc__load_f(from, a, i));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t s = 0;
+    uint64_t u = 0;
+    uint64_t bits = kc__load_i(from, a, i, &s, &u) ? (uint64_t)s : u;
+    kc__store_int(to, r, i, bits);
+  }
+}
+
+static void kc__unary_float(int32_t op, int t, const void* a, void* r, int64_t n) {
+  if (t == KC__T_f32) {
+    kc__vmath_f32(op == KC_OP_EXPONENTIAL ? KC__VM_EXP : KC__VM_LOG, a, r, n);
+  } else {
+    const double* x = a;
+    double* y = r;
+    if (op == KC_OP_EXPONENTIAL) {
+      for (int64_t i = 0; i < n; ++i) y[i] = exp(x[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = log(x[i]);
+    }
+  }
+}
+
+/* f16 and bf16: in chunks through f32, each result rounded once. */
+static void kc__run_small(int32_t op, int t, const void* a, const void* b, void* result,
+                          int64_t n) {
+  enum { CHUNK = 256 };
+  float x[CHUNK], y[CHUNK], z[CHUNK];
+  const uint16_t* ha = a;
+  const uint16_t* hb = b;
+  uint16_t* hr = result;
+  bool half = t == KC__T_F16;
+  for (int64_t at = 0; at < n; at += CHUNK) {
+    int64_t m = n - at < CHUNK ? n - at : CHUNK;
+    for (int64_t i = 0; i < m; ++i) {
+      x[i] = half ? kc__f16_to_f32(ha[at + i]) : kc__bf16_to_f32(ha[at + i]);
+      if (hb) y[i] = half ? kc__f16_to_f32(hb[at + i]) : kc__bf16_to_f32(hb[at + i]);
+    }
+    if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) {
+      kc__unary_float(op, KC__T_f32, x, z, m);
+    } else if (op == KC_OP_NEGATE) {
+      kc__negate_f32(x, z, m);
+    } else {
+      kc__binary_f32(op, x, y, z, m);
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      hr[at + i] = half ? kc__f64_to_f16((double)z[i]) : kc__f64_to_bf16((double)z[i]);
+    }
+  }
+}
+
+/* Complex arithmetic; multiply and divide as XLA:CPU computes them
+ * (kc__complex_arith_run). */
+#define KC__COMPLEX_LOOPS(sfx, T, F)                                                  \
+  static void kc__complex_##sfx(int32_t op, const T _Complex* a, const T _Complex* b, \
+                                T _Complex* r, int64_t n) {                           \
+    switch (op) {                                                                     \
+      case KC_OP_ADD: for (int64_t i = 0; i < n; ++i) r[i] = a[i] + b[i]; break;      \
+      case KC_OP_SUBTRACT: for (int64_t i = 0; i < n; ++i) r[i] = a[i] - b[i]; break; \
+      case KC_OP_MULTIPLY:                                                            \
+      case KC_OP_DIVIDE:                                                              \
+        kc__complex_arith_run(op, sizeof(T) == 8, a, b, r, n);                        \
+        break;                                                                        \
+      case KC_OP_NEGATE: for (int64_t i = 0; i < n; ++i) r[i] = -a[i]; break;         \
+      case KC_OP_EXPONENTIAL: for (int64_t i = 0; i < n; ++i) r[i] = cexp##F(a[i]); break; \
+      case KC_OP_LOG: for (int64_t i = 0; i < n; ++i) r[i] = clog##F(a[i]); break;    \
+      default: break;                                                                 \
+    }                                                                                 \
+  }
+KC__COMPLEX_LOOPS(c64, float, f)
+KC__COMPLEX_LOOPS(c128, double, )
+#undef KC__COMPLEX_LOOPS
+
+/* To complex: a real value is the real part; complex to complex rounds
+ * each part. */
+static void kc__convert_complex(int from, int to, const void* a, void* r, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    double re, im = 0;
+    if (from == KC__T_C64) {
+      re = (double)((const float*)a)[2 * i];
+      im = (double)((const float*)a)[2 * i + 1];
+    } else if (from == KC__T_C128) {
+      re = ((const double*)a)[2 * i];
+      im = ((const double*)a)[2 * i + 1];
+    } else {
+      re = kc__load_f(from, a, i);
+      if (!kc__is_float(from)) {
+        int64_t s = 0;
+        uint64_t u = 0;
+        re = kc__load_i(from, a, i, &s, &u) ? (double)s : (double)u;
+      }
+    }
+    if (to == KC__T_C64) {
+      ((float*)r)[2 * i] = (float)re;
+      ((float*)r)[2 * i + 1] = (float)im;
+    } else {
+      ((double*)r)[2 * i] = re;
+      ((double*)r)[2 * i + 1] = im;
+    }
+  }
+}
+
+void kc__elementwise_run(int32_t op, DLDataType in, DLDataType out,
+                         const void* a, const void* b, void* result,
+                         int64_t n) {
+  int t = kc__type_of(in);
+  if (op == KC_OP_CONVERT) {
+    kc__convert(t, kc__type_of(out), a, result, n);
+    return;
+  }
+  if (t == KC__T_F16 || t == KC__T_BF16) {
+    kc__run_small(op, t, a, op == KC_OP_NEGATE || op == KC_OP_EXPONENTIAL || op == KC_OP_LOG
+                                ? NULL : b, result, n);
+    return;
+  }
+  if (t == KC__T_C64) {
+    kc__complex_c64(op, a, b, result, n);
+    return;
+  }
+  if (t == KC__T_C128) {
+    kc__complex_c128(op, a, b, result, n);
+    return;
+  }
+  if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) {
+    kc__unary_float(op, t, a, result, n);
+    return;
+  }
+  switch (t) {
+#define KC__DISPATCH(sfx, ctype, c, bits, fl, sg)                  \
+  case KC__T_##sfx:                                                \
+    if (op == KC_OP_NEGATE) {                                      \
+      kc__negate_##sfx(a, result, n);                              \
+    } else {                                                       \
+      kc__binary_##sfx(op, a, b, result, n);                       \
+    }                                                              \
+    break;
+    KC__NUM_TYPES(KC__DISPATCH)
+#undef KC__DISPATCH
+    default:
+      break;
+  }
+}
+
+void kc__broadcast_run(const void* operand, int32_t in_rank,
+                       const int64_t* in_dims, void* result, int32_t out_rank,
+                       const int64_t* out_dims, const int64_t* map,
+                       size_t esize) {
+  /* Stride of each result dim in the operand (0 for a broadcast dim). */
+  int64_t in_stride[KC_TENSOR_MAX_NDIM] = {0};
+  int64_t src_stride[KC_TENSOR_MAX_NDIM] = {0};
+  int64_t running = 1;
+  for (int32_t i = in_rank - 1; i >= 0; --i) {
+    in_stride[i] = running;
+    running *= in_dims[i];
+  }
+  for (int32_t i = 0; i < in_rank; ++i) src_stride[map[i]] = in_stride[i];
+  int64_t total = 1;
+  for (int32_t i = 0; i < out_rank; ++i) total *= out_dims[i];
+  int64_t idx[KC_TENSOR_MAX_NDIM] = {0};
+  int64_t src = 0;
+  char* dst = result;
+  const char* in = operand;
+  for (int64_t e = 0; e < total; ++e) {
+    memcpy(dst + (size_t)e * esize, in + (size_t)src * esize, esize);
+    for (int32_t d = out_rank - 1; d >= 0; --d) {
+      if (++idx[d] < out_dims[d]) {
+        src += src_stride[d];
+        break;
+      }
+      src -= src_stride[d] * (out_dims[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}

@@ -1,0 +1,221 @@
+/* The table of instructions added with kc_program_builder_add_instruction,
+ * and the helpers their checks share; see ops.h. */
+#include "program/instr/ops.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal/common.h"
+#include "program/shape_internal.h"
+
+typedef struct kc__instr_family {
+  const kc__instr_def* defs;
+  const size_t* count;
+} kc__instr_family;
+
+static const kc__instr_family kc__families[] = {
+    {kc__ops_builtin, &kc__ops_builtin_count}, /* first: its order is the opcode list's */
+    {kc__ops_select, &kc__ops_select_count},
+    {kc__ops_control, &kc__ops_control_count},
+    {kc__ops_reduce, &kc__ops_reduce_count},
+    {kc__ops_reduce_window, &kc__ops_reduce_window_count},
+    {kc__ops_math, &kc__ops_math_count},
+    {kc__ops_shape, &kc__ops_shape_count},
+    {kc__ops_dot, &kc__ops_dot_count},
+    {kc__ops_complex, &kc__ops_complex_count},
+    {kc__ops_sort, &kc__ops_sort_count},
+    {kc__ops_bits, &kc__ops_bits_count},
+    {kc__ops_gather, &kc__ops_gather_count},
+    {kc__ops_conv, &kc__ops_conv_count},
+    {kc__ops_select_scatter, &kc__ops_select_scatter_count},
+    {kc__ops_fft, &kc__ops_fft_count},
+    {kc__ops_rng, &kc__ops_rng_count},
+    {kc__ops_triangular, &kc__ops_triangular_count},
+};
+
+const kc__instr_def* kc__instr_def_find(int32_t op) {
+  if (op == KC__OP_NONE) return NULL;
+  for (size_t f = 0; f < KC__ARRAY_SIZE(kc__families); ++f) {
+    for (size_t i = 0; i < *kc__families[f].count; ++i) {
+      if (kc__families[f].defs[i].op == op) return &kc__families[f].defs[i];
+    }
+  }
+  return NULL;
+}
+
+const kc__instr_def* kc__instr_def_find_name(kc_string_view name) {
+  for (size_t f = 0; f < KC__ARRAY_SIZE(kc__families); ++f) {
+    for (size_t i = 0; i < *kc__families[f].count; ++i) {
+      const kc__instr_def* d = &kc__families[f].defs[i];
+      if (kc_sv_equal(name, kc_sv(d->name))) return d;
+    }
+  }
+  return NULL;
+}
+
+const kc__instr_def* kc__instr_def_at(size_t i) {
+  for (size_t f = 0; f < KC__ARRAY_SIZE(kc__families); ++f) {
+    if (i < *kc__families[f].count) return &kc__families[f].defs[i];
+    i -= *kc__families[f].count;
+  }
+  return NULL;
+}
+
+const kc_attr* kc__op_attr(const kc__instr* in, const char* name) {
+  return kc_attr_dict_lookup(&in->attrs, kc_sv(name));
+}
+
+kc_status* kc__op_attr_ints(const kc__instr* in, const char* name, bool optional,
+                            const int64_t** out, size_t* out_count) {
+  const kc_attr* a = kc__op_attr(in, name);
+  *out = NULL;
+  *out_count = 0;
+  if (!a) {
+    if (optional) return NULL;
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected attribute %s={...}, got none",
+                      name);
+  }
+  if (a->type != KC_ATTR_ARRAY || a->elem_type != KC_ATTR_I64) {
+    return kc__instr_error(in, KC_INVALID_ARGUMENT,
+                      "attribute %s: expected a list of integers", name);
+  }
+  *out = a->v.array.data;
+  *out_count = a->v.array.count;
+  return NULL;
+}
+
+kc_status* kc__op_attr_int(const kc__instr* in, const char* name, int64_t* out) {
+  const kc_attr* a = kc__op_attr(in, name);
+  if (!a) {
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected attribute %s=N, got none", name);
+  }
+  if (a->type != KC_ATTR_I64) {
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "attribute %s: expected an integer", name);
+  }
+  *out = a->v.i64;
+  return NULL;
+}
+
+kc_status* kc__op_attr_string(const kc__instr* in, const char* name, bool optional,
+                              kc_string_view* out) {
+  const kc_attr* a = kc__op_attr(in, name);
+  *out = (kc_string_view){NULL, 0};
+  if (!a) {
+    if (optional) return NULL;
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected attribute %s=WORD, got none",
+                      name);
+  }
+  if (a->type != KC_ATTR_STRING) {
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "attribute %s: expected a word", name);
+  }
+  *out = a->v.str;
+  return NULL;
+}
+
+const char* kc__op_dtype_text(DLDataType t, char* buf, size_t cap) {
+  const char* name = kc__hlo_dtype_name(t);
+  if (name) return name;
+  kc_dtype_format(t, buf, cap);
+  return buf;
+}
+
+kc_status* kc__op_expect_array(const kc__instr* in, const kc_shape* s, const char* what) {
+  if (!kc_shape_is_tuple(s)) return NULL;
+  return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s: expected an array, got a tuple", what);
+}
+
+/* A box of `dims` elements: element (i0, i1, ...) goes from
+ * src + sum(i_d * src_stride[d]) to dst + sum(i_d * dst_stride[d]), in
+ * elements of `esize` bytes. Strides may be negative. */
+void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize) {
+  for (int32_t d = 0; d < b->rank; ++d) {
+    if (b->dims[d] <= 0) return;
+  }
+  src += b->src_offset * (int64_t)esize;
+  dst += b->dst_offset * (int64_t)esize;
+  if (b->rank == 0) {
+    memcpy(dst, src, esize);
+    return;
+  }
+  int32_t last = b->rank - 1;
+  /* The innermost run is one memcpy when both sides are contiguous. */
+  bool contiguous = b->src_stride[last] == 1 && b->dst_stride[last] == 1;
+  int64_t run = b->dims[last];
+  /* Only the rank's counters are cleared: zeroing KC_TENSOR_MAX_NDIM of
+   * them costs more than a small box's copy. */
+  int64_t idx[KC_TENSOR_MAX_NDIM];
+  for (int32_t d = 0; d < b->rank; ++d) idx[d] = 0;
+  const char* s = src;
+  char* t = dst;
+  for (;;) {
+    if (contiguous) {
+      memcpy(t, s, (size_t)run * esize);
+    } else {
+      const char* si = s;
+      char* ti = t;
+      for (int64_t i = 0; i < run; ++i) {
+        memcpy(ti, si, esize);
+        si += b->src_stride[last] * (int64_t)esize;
+        ti += b->dst_stride[last] * (int64_t)esize;
+      }
+    }
+    int32_t d = last - 1;
+    for (; d >= 0; --d) {
+      s += b->src_stride[d] * (int64_t)esize;
+      t += b->dst_stride[d] * (int64_t)esize;
+      if (++idx[d] < b->dims[d]) break;
+      s -= b->src_stride[d] * b->dims[d] * (int64_t)esize;
+      t -= b->dst_stride[d] * b->dims[d] * (int64_t)esize;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/* Row-major strides of `s`, in elements. */
+void kc__op_strides(const kc_shape* s, int64_t* out) {
+  int64_t stride = 1;
+  for (int32_t d = kc_shape_get_rank(s) - 1; d >= 0; --d) {
+    out[d] = stride;
+    stride *= kc_shape_get_dims(s)[d];
+  }
+}
+
+int64_t kc__op_load_index(const void* p, DLDataType t) {
+  if (t.code == kDLInt) {
+    switch (t.bits) {
+      case 8: return *(const int8_t*)p;
+      case 16: return *(const int16_t*)p;
+      case 32: return *(const int32_t*)p;
+      default: return *(const int64_t*)p;
+    }
+  }
+  switch (t.bits) {
+    case 8: return *(const uint8_t*)p;
+    case 16: return *(const uint16_t*)p;
+    case 32: return *(const uint32_t*)p;
+    default: {
+      uint64_t v = *(const uint64_t*)p;
+      return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+    }
+  }
+}
+
+int kc__op_num_type(DLDataType t) {
+  if (t.lanes != 1) return KC__OP_T_NONE;
+#define KC__OP_T_MATCH(sfx, ctype, c, b) \
+  if (t.code == (c) && t.bits == (b)) return KC__OP_T_##sfx;
+  KC__OP_NUM_TYPES(KC__OP_T_MATCH)
+#undef KC__OP_T_MATCH
+  return KC__OP_T_NONE;
+}
+
+kc_status* kc__prepare_compile(const kc__prepare_ctx* ctx, const kc_program* program,
+                               kc_executable** out) {
+  kc_compile_options options;
+  memset(&options, 0, sizeof options);
+  options.struct_size = sizeof options;
+  options.platform = ctx->platform;
+  options.thread_pool = ctx->pool;
+  return kc_program_compile(program, &options, out);
+}

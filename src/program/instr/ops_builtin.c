@@ -1,0 +1,55 @@
+/* The instructions the parser, builder and compiler handle themselves
+ * (parameter, constant, tuple, get-tuple-element, broadcast, custom-call;
+ * fusion, call, copy and bitcast, which only the parser sees), the
+ * element-wise arithmetic, exponential, log and convert that elementwise.c
+ * runs, and reshape: their entries in the instruction table (ops.h). The
+ * order is that of the parser's list of opcodes in its messages. */
+#include "program/instr/ops.h"
+
+static const char* const kc__no_attrs[] = {NULL};
+static const char* const kc__fusion_callee[] = {"calls", NULL};
+static const char* const kc__call_callee[] = {"to_apply", NULL};
+
+/* An entry handled by its `kind`, with `min` to `max` operands (-1: any). */
+#define KC__BUILTIN(NAME, KIND, OP, MIN, MAX, VERIFY)                                 \
+  {.op = (OP), .name = (NAME), .kind = (KIND), .min_operands = (MIN), .max_operands = (MAX), \
+   .attrs = kc__no_attrs, .verify = (VERIFY)}
+
+/* An element-wise instruction of elementwise.c (and of the CUDA backend),
+ * of `n` operands, for the element types `TYPES` (KC__ELEMENTWISE_*). */
+#define KC__ELEMENTWISE(NAME, OP, N, TYPES)                                                   \
+  {.op = (OP), .name = (NAME), .kind = KC__INSTR_ELEMENTWISE, .min_operands = (N),          \
+   .max_operands = (N), .attrs = kc__no_attrs, .verify = kc__verify_elementwise,            \
+   .elementwise_types = (TYPES), .device_elementwise = true}
+
+const kc__instr_def kc__ops_builtin[] = {
+    KC__BUILTIN("parameter", KC__INSTR_PARAMETER, KC__OP_PARAMETER, 0, 0, NULL),
+    KC__BUILTIN("constant", KC__INSTR_CONSTANT, KC__OP_CONSTANT, 0, 0, NULL),
+    KC__BUILTIN("tuple", KC__INSTR_TUPLE, KC__OP_TUPLE, 0, -1, NULL),
+    KC__BUILTIN("get-tuple-element", KC__INSTR_GET_TUPLE_ELEMENT, KC__OP_GET_TUPLE_ELEMENT, 1,
+                1, NULL),
+    KC__BUILTIN("custom-call", KC__INSTR_CUSTOM_CALL, KC__OP_CUSTOM_CALL, 0, -1, NULL),
+    KC__ELEMENTWISE("add", KC_OP_ADD, 2, KC__ELEMENTWISE_NUMBERS),
+    KC__ELEMENTWISE("subtract", KC_OP_SUBTRACT, 2, KC__ELEMENTWISE_NUMBERS),
+    KC__ELEMENTWISE("multiply", KC_OP_MULTIPLY, 2, KC__ELEMENTWISE_NUMBERS),
+    KC__ELEMENTWISE("divide", KC_OP_DIVIDE, 2, KC__ELEMENTWISE_NUMBERS),
+    KC__ELEMENTWISE("maximum", KC_OP_MAXIMUM, 2, KC__ELEMENTWISE_ORDERED),
+    KC__ELEMENTWISE("minimum", KC_OP_MINIMUM, 2, KC__ELEMENTWISE_ORDERED),
+    KC__ELEMENTWISE("negate", KC_OP_NEGATE, 1, KC__ELEMENTWISE_NUMBERS),
+    KC__ELEMENTWISE("exponential", KC_OP_EXPONENTIAL, 1, KC__ELEMENTWISE_INEXACT),
+    {.op = KC_OP_EXPONENTIAL, .name = "exp", .kind = KC__INSTR_ELEMENTWISE, .unlisted = true,
+     .min_operands = 1, .max_operands = 1, .attrs = kc__no_attrs,
+     .verify = kc__verify_elementwise, .elementwise_types = KC__ELEMENTWISE_INEXACT,
+     .device_elementwise = true},
+    KC__ELEMENTWISE("log", KC_OP_LOG, 1, KC__ELEMENTWISE_INEXACT),
+    KC__ELEMENTWISE("convert", KC_OP_CONVERT, 1, KC__ELEMENTWISE_CONVERT),
+    KC__BUILTIN("reshape", KC__INSTR_RESHAPE, KC_OP_RESHAPE, 1, 1, kc__verify_elementwise),
+    KC__BUILTIN("broadcast", KC__INSTR_BROADCAST, KC__OP_BROADCAST, 1, 1, kc__verify_broadcast),
+    {.op = KC__OP_NONE, .name = "fusion", .kind = KC__INSTR_CALL, .min_operands = 0,
+     .max_operands = -1, .attrs = kc__no_attrs, .computation_attrs = kc__fusion_callee},
+    {.op = KC__OP_NONE, .name = "call", .kind = KC__INSTR_CALL, .min_operands = 0,
+     .max_operands = -1, .attrs = kc__no_attrs, .computation_attrs = kc__call_callee},
+    KC__BUILTIN("copy", KC__INSTR_COPY, KC__OP_NONE, 1, 1, NULL),
+    KC__BUILTIN("bitcast", KC__INSTR_BITCAST, KC__OP_NONE, 1, 1, NULL),
+};
+const size_t kc__ops_builtin_count = sizeof kc__ops_builtin / sizeof kc__ops_builtin[0];

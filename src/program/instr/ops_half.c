@@ -1,0 +1,219 @@
+/* f16 and bf16 kernels of the math, compare, clamp, iota and reduce
+ * instructions: each value is widened to f32 (exactly), the op runs in
+ * f32 and its result is rounded to nearest even once, as XLA:CPU computes
+ * these types. Results that are one of the operands (abs, negate's sign
+ * flip, clamp, maximum) keep the operand's bits. */
+#include <math.h>
+#include <string.h>
+
+#include "internal/common.h"
+#include "internal/half.h"
+#include "program/instr/xla_arith.h"
+#include "program/instr/ops_types.h"
+
+bool kc__type_is_half(DLDataType t) {
+  return t.lanes == 1 && t.bits == 16 && (t.code == kDLFloat || t.code == kDLBfloat);
+}
+
+bool kc__type_is_complex(DLDataType t) {
+  return t.lanes == 1 && t.code == kDLComplex && (t.bits == 64 || t.bits == 128);
+}
+
+static inline float kc__bits_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static inline uint32_t kc__f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+/* Both directions on the bits (kc__f16_to_f32 and kc__f64_to_f16 of
+ * internal/half.h give the same values, through ldexp and double). */
+static inline float kc__h2f(bool bf16, uint16_t h) {
+  if (bf16) return kc__bits_f32((uint32_t)h << 16);
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t em = h & 0x7FFFu;
+  if (em >= 0x7C00u) return kc__bits_f32(sign | 0x7F800000u | ((em & 0x3FFu) << 13));
+  if (em >= 0x0400u) return kc__bits_f32(sign | ((em + ((127u - 15u) << 10)) << 13));
+  return kc__bits_f32(sign | kc__f32_bits((float)em * 0x1p-24f)); /* subnormal, 0 */
+}
+
+static inline uint16_t kc__f2h(bool bf16, float v) {
+  uint32_t x = kc__f32_bits(v);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  x &= 0x7FFFFFFFu;
+  if (bf16) {
+    if (x > 0x7F800000u) return (uint16_t)(sign | (x >> 16) | 0x40u); /* NaN, quiet */
+    x += 0x7FFFu + ((x >> 16) & 1u); /* to nearest, ties to even; may carry to inf */
+    return (uint16_t)(sign | (x >> 16));
+  }
+  if (x >= 0x7F800000u) {
+    return (uint16_t)(sign | 0x7C00u | (x > 0x7F800000u ? 0x200u | ((x >> 13) & 0x3FFu) : 0));
+  }
+  if (x >= 0x47800000u) return (uint16_t)(sign | 0x7C00u); /* 2^16 and up */
+  if (x < 0x38800000u) {
+    /* Below 2^-14, a subnormal: adding 0.5 puts the value's 2^-24 units
+     * in the low bits, rounded to nearest even by the addition. */
+    float s = kc__bits_f32(x) + 0.5f;
+    return (uint16_t)(sign | (kc__f32_bits(s) - 0x3F000000u));
+  }
+  /* Rebias the exponent and round the 13 dropped bits to nearest even; a
+   * carry moves into the exponent (65520 and up become infinity). */
+  x += ((uint32_t)(15 - 127) << 23) + 0xFFFu + ((x >> 13) & 1u);
+  return (uint16_t)(sign | (x >> 13));
+}
+
+void kc__half_widen(bool bf16, const uint16_t* a, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = kc__h2f(bf16, a[i]);
+}
+
+void kc__half_narrow(bool bf16, const float* a, uint16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = kc__f2h(bf16, a[i]);
+}
+
+/* XLA's sign: +-1, and x itself for +-0 and NaN. */
+static float kc__signf(float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : x; }
+
+/* The op on n f32 values, in place. */
+static void kc__unary_f32(int32_t op, float* x, int64_t n) {
+#define KC__EACH(expr) for (int64_t i = 0; i < n; ++i) x[i] = (expr)
+  switch (op) {
+    case KC_OP_SIGN: KC__EACH(kc__signf(x[i])); break;
+    case KC_OP_SQRT: KC__EACH(sqrtf(x[i])); break;
+    case KC_OP_RSQRT: KC__EACH(1.0f / sqrtf(x[i])); break;
+    case KC_OP_CBRT: KC__EACH(cbrtf(x[i])); break;
+    case KC_OP_TANH: KC__EACH(tanhf(x[i])); break;
+    case KC_OP_LOGISTIC: KC__EACH(1.0f / (1.0f + expf(-x[i]))); break;
+    case KC_OP_SINE: KC__EACH(sinf(x[i])); break;
+    case KC_OP_COSINE: KC__EACH(cosf(x[i])); break;
+    case KC_OP_TAN: KC__EACH(tanf(x[i])); break;
+    case KC_OP_FLOOR: KC__EACH(floorf(x[i])); break;
+    case KC_OP_CEIL: KC__EACH(ceilf(x[i])); break;
+    case KC_OP_ROUND_NEAREST_AFZ: KC__EACH(roundf(x[i])); break;
+    case KC_OP_ROUND_NEAREST_EVEN: KC__EACH(nearbyintf(x[i])); break;
+    case KC_OP_LOG_PLUS_ONE: KC__EACH(log1pf(x[i])); break;
+    case KC_OP_EXPONENTIAL_MINUS_ONE: KC__EACH(expm1f(x[i])); break;
+    case KC_OP_ERF: KC__EACH(erff(x[i])); break;
+    default: KC__EACH(NAN); break;
+  }
+}
+
+/* x = op(x, y) on n f32 values. */
+static void kc__binary_f32(int32_t op, float* x, const float* y, int64_t n) {
+  switch (op) {
+    case KC_OP_POWER: KC__EACH(powf(x[i], y[i])); break;
+    case KC_OP_REMAINDER: KC__EACH(fmodf(x[i], y[i])); break;
+    case KC_OP_ATAN2: KC__EACH(atan2f(x[i], y[i])); break;
+    default: KC__EACH(NAN); break;
+  }
+#undef KC__EACH
+}
+
+void kc__half_math_run(int32_t op, bool bf16, const uint16_t* a, const uint16_t* b,
+                       void* out, int64_t n) {
+  uint16_t* r = out;
+  /* The exponent field, all ones for infinities and NaN. */
+  uint16_t exp_mask = bf16 ? 0x7F80u : 0x7C00u;
+  switch (op) {
+    case KC_OP_ABS:
+      for (int64_t i = 0; i < n; ++i) r[i] = (uint16_t)(a[i] & 0x7FFFu);
+      return;
+    case KC_OP_IS_FINITE: {
+      uint8_t* p = out;
+      for (int64_t i = 0; i < n; ++i) p[i] = (a[i] & exp_mask) != exp_mask;
+      return;
+    }
+    default:
+      break;
+  }
+  enum { CHUNK = 256 };
+  float x[CHUNK], y[CHUNK];
+  for (int64_t at = 0; at < n; at += CHUNK) {
+    int64_t m = n - at < CHUNK ? n - at : CHUNK;
+    kc__half_widen(bf16, a + at, x, m);
+    if (b) {
+      kc__half_widen(bf16, b + at, y, m);
+      kc__binary_f32(op, x, y, m);
+    } else {
+      kc__unary_f32(op, x, m);
+    }
+    kc__half_narrow(bf16, x, r + at, m);
+  }
+}
+
+/* The key of a 16-bit float in XLA's total order, as a signed integer. */
+static int32_t kc__total_key_16(uint16_t h) {
+  int32_t v = (int16_t)h;
+  return v < 0 ? v ^ 0x7FFF : v;
+}
+
+void kc__half_compare_run(unsigned accept, bool total, bool bf16, const uint16_t* a,
+                          const uint16_t* b, uint8_t* r, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    unsigned outcome;
+    if (total) {
+      int32_t x = kc__total_key_16(a[i]), y = kc__total_key_16(b[i]);
+      outcome = x < y ? KC__ORDER_LT : x == y ? KC__ORDER_EQ : KC__ORDER_GT;
+    } else {
+      float x = kc__h2f(bf16, a[i]), y = kc__h2f(bf16, b[i]);
+      outcome = x < y    ? KC__ORDER_LT
+                : x == y ? KC__ORDER_EQ
+                : x > y  ? KC__ORDER_GT
+                         : KC__ORDER_UNORDERED;
+    }
+    r[i] = (outcome & accept) != 0;
+  }
+}
+
+/* XLA's maximum and minimum (program/instr/xla_arith.h) on the operands' values;
+ * the chosen operand's bits. */
+static uint16_t kc__max_bits(bool bf16, uint16_t a, uint16_t b, bool is_max) {
+  float x = kc__h2f(bf16, a), y = kc__h2f(bf16, b);
+  float r = is_max ? kc__fmax_f32(x, y) : kc__fmin_f32(x, y);
+  if (r != r) return x != x ? a : b;
+  return memcmp(&r, &x, sizeof r) == 0 ? a : b;
+}
+
+/* clamp(lo, x, hi) = minimum(maximum(x, lo), hi), with their NaN rule. */
+void kc__half_clamp_run(bool bf16, const uint16_t* lo, bool lo_scalar, const uint16_t* x,
+                        const uint16_t* hi, bool hi_scalar, uint16_t* r, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint16_t v = kc__max_bits(bf16, x[i], lo[lo_scalar ? 0 : i], true);
+    r[i] = kc__max_bits(bf16, v, hi[hi_scalar ? 0 : i], false);
+  }
+}
+
+/* From the integer directly (through f32 a bf16 index above 2^24 would be
+ * rounded twice). */
+void kc__half_iota_run(bool bf16, uint16_t* r, int64_t outer, int64_t len, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < len; ++k) {
+      uint16_t v = bf16 ? kc__f64_to_bf16((double)k) : kc__f64_to_f16((double)k);
+      for (int64_t i = 0; i < inner; ++i) *r++ = v;
+    }
+  }
+}
+
+static uint16_t kc__reduce_step(int32_t op, bool bf16, uint16_t acc, uint16_t x) {
+  switch (op) {
+    case KC_OP_ADD: return kc__f2h(bf16, kc__h2f(bf16, acc) + kc__h2f(bf16, x));
+    case KC_OP_MULTIPLY: return kc__f2h(bf16, kc__h2f(bf16, acc) * kc__h2f(bf16, x));
+    case KC_OP_MAXIMUM: return kc__max_bits(bf16, acc, x, true);
+    default: return kc__max_bits(bf16, acc, x, false);
+  }
+}
+
+void kc__half_reduce_row(int32_t op, bool bf16, uint16_t* acc, bool fold, const uint16_t* x,
+                         int64_t n) {
+  if (fold) {
+    uint16_t a = acc[0];
+    for (int64_t i = 0; i < n; ++i) a = kc__reduce_step(op, bf16, a, x[i]);
+    acc[0] = a;
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) acc[i] = kc__reduce_step(op, bf16, acc[i], x[i]);
+}
