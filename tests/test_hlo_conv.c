@@ -1,5 +1,5 @@
-/* convolution and select-and-scatter (src/program/instr/ops_conv.c,
- * ops_select_scatter.c) against references computed here: strides,
+/* convolution and select-and-scatter (src/program/instr/instr_conv.c,
+ * instr_select_scatter.c) against references computed here: strides,
  * padding (negative too), input and kernel dilation, feature groups
  * (depthwise), batch groups, dim_labels in several orders, 1-D, 2-D and
  * 3-D, f32, f64 and bf16 operands; select-and-scatter over overlapping

@@ -1,4 +1,4 @@
-/* gather and scatter (src/program/instr/ops_gather.c), through HLO text and
+/* gather and scatter (src/program/instr/instr_gather.c), through HLO text and
  * kc_program_builder_add_instruction: XLA's dimension numbers, clamped
  * gather starts, skipped scatter windows, the update computations, and
  * the refusals of malformed dimension numbers. */

@@ -16,7 +16,7 @@
 
 /* Instruction kinds other than the ones with their own builder call
  * (kcall/program.h). Each has one entry in the program module's
- * instruction table (src/program/instr/ops.h); docs/programs.md says how
+ * instruction table (src/program/instr/instr.h); docs/programs.md says how
  * to add one. */
 typedef enum kc_opcode {
   KC_OP_ADD = 1,

@@ -1,5 +1,5 @@
 /* LAPACK and the one BLAS routine the linear-algebra custom calls need
- * (ops_linalg.c), loaded at run time with dlopen: libkcall never links
+ * (instr_linalg.c), loaded at run time with dlopen: libkcall never links
  * against them. Never installed.
  *
  * Where it comes from, decided once per process (the first compile of a

@@ -5,7 +5,7 @@
 #include "internal/grow.h"
 #include "internal/attrs.h"
 #include "internal/common.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "program/program_internal.h"
 
 struct kc_program_builder {
@@ -14,7 +14,7 @@ struct kc_program_builder {
   int32_t root; /* -1: the last instruction */
 };
 
-const char* kc__op_name(int32_t op) {
+const char* kc__instr_name(int32_t op) {
   const kc__instr_def* d = kc__instr_def_find(op);
   return d ? d->name : "unknown";
 }
@@ -109,7 +109,7 @@ static kc_status* kc__add(kc_program_builder* b, int32_t op,
                           int32_t* out_id, kc__instr** out_instr) {
   if (!b || !out_id) {
     return kc_status_create(KC_INVALID_ARGUMENT, "adding %s: %s is NULL",
-                            kc__op_name(op), b ? "out_id" : "builder");
+                            kc__instr_name(op), b ? "out_id" : "builder");
   }
   *out_id = -1;
   kc_program* p = b->p;
@@ -118,25 +118,25 @@ static kc_status* kc__add(kc_program_builder* b, int32_t op,
   }
   if (num_operands && !operands) {
     return kc_status_create(KC_INVALID_ARGUMENT, "adding %s: operands is NULL",
-                            kc__op_name(op));
+                            kc__instr_name(op));
   }
   for (size_t i = 0; i < num_operands; ++i) {
     if (operands[i] < 0 || (size_t)operands[i] >= p->count) {
       return kc_status_create(KC_INVALID_ARGUMENT,
                               "adding %s: operand %zu: expected an instruction "
                               "id below %zu, got %d",
-                              kc__op_name(op), i, p->count, operands[i]);
+                              kc__instr_name(op), i, p->count, operands[i]);
     }
   }
   char made_up[64];
   if (name.size == 0) {
-    snprintf(made_up, sizeof made_up, "%s.%zu", kc__op_name(op), p->count);
+    snprintf(made_up, sizeof made_up, "%s.%zu", kc__instr_name(op), p->count);
     name = kc_sv(made_up);
   }
   if (kc__strmap_get(&b->names, name) >= 0) {
     return kc_status_create(KC_INVALID_ARGUMENT,
                             "adding %s: an instruction named %s already exists",
-                            kc__op_name(op), KC__Q(name));
+                            kc__instr_name(op), KC__Q(name));
   }
   if (!KC__GROW(p->instrs, p->cap, p->count + 1)) return kc__builder_oom();
   kc__instr* in = &p->instrs[p->count];
@@ -294,7 +294,7 @@ kc_status* kc_program_builder_add_op(kc_program_builder* b, kc_opcode op,
         KC_INVALID_ARGUMENT,
         "adding %s %s: expected a known opcode, a result shape and %zu "
         "operand%s, got %zu",
-        kc__op_name((int32_t)op), KC__Q(name),
+        kc__instr_name((int32_t)op), KC__Q(name),
         want, want == 1 ? "" : "s", num_operands);
   }
   kc__instr* in = NULL;

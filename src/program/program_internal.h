@@ -8,7 +8,7 @@
 #include "program/shape_internal.h"
 
 /* Instruction opcodes: the public kc_opcode values, then these; each has
- * one entry in the instruction table (program/instr/ops.h). */
+ * one entry in the instruction table (program/instr/instr.h). */
 enum {
   KC__OP_NONE = 0, /* no kc_opcode: the table's entries the parser alone handles */
   KC__OP_PARAMETER = 100,
@@ -113,6 +113,6 @@ kc_status* kc__instr_error(const kc__instr* in, kc_status_code code, const char*
 
 /* The HLO name of opcode `op` ("add", "custom-call"): its entry's in the
  * instruction table, or "unknown". */
-const char* kc__op_name(int32_t op);
+const char* kc__instr_name(int32_t op);
 
 #endif /* KCALL_PROGRAM_PROGRAM_INTERNAL_H_ */

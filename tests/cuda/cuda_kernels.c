@@ -1,7 +1,7 @@
 /*
  * libkcall_cuda on a GPU: every element-wise op on every dtype it accepts
  * against the host's kernels (kc__elementwise_run) or a reference written
- * here from the host's semantics (src/program/instr/ops_math.c, ops_select.c),
+ * here from the host's semantics (src/program/instr/instr_math.c, instr_select.c),
  * broadcast, iota, stream-ordered memory, copies, graphs, and the errors
  * of an allocation the device cannot hold. Without a device it prints
  * "skipped: no CUDA device: ..." and exits 77, which ctest shows as a

@@ -34,7 +34,7 @@ def rbg_draws(key):
 
 
 def fft_programs():
-    """fft and rng-bit-generator: the cases of ops_fft.c and ops_rng.c
+    """fft and rng-bit-generator: the cases of instr_fft.c and instr_rng.c
     (`--cases` makes only these). Complex values travel as f32 parts
     (kcall reads and writes no complex `.npy`)."""
     a8, b8 = normal(60, (3, 8)), normal(61, (3, 8))
@@ -106,7 +106,7 @@ def spd(seed, batch, n):
 
 def linalg_programs():
     """jnp.linalg on the CPU: LAPACK custom calls (lapack_*_ffi), run by
-    kcall's built-in targets (ops_linalg.c). Eigenvectors, singular vectors
+    kcall's built-in targets (instr_linalg.c). Eigenvectors, singular vectors
     and Householder factors are defined up to signs (and LAPACKs differ in
     them), so the programs return what is not: reconstructions, values,
     Gram matrices."""

@@ -209,8 +209,8 @@ def random_draws(key):
 
 
 def sorting_programs():
-    """sort, top_k, checkpoint and random: the cases of ops_sort.c and
-    ops_bits.c (`--cases` makes only these)."""
+    """sort, top_k, checkpoint and random: the cases of instr_sort.c and
+    instr_bits.c (`--cases` makes only these)."""
     nan = np.nan
     x = np.array([[3, nan, -0.0, 1, 0.0, -2], [5, 5, -1, nan, 2, 5],
                   [0.5, -0.0, 0.0, -np.inf, np.inf, 1]], F32)

@@ -21,7 +21,7 @@ namespace {
 
 enum Family { F_NONE, F_ARITH, F_MATH, F_CONVERT, F_COMPARE, F_SELECT, F_CLAMP };
 
-/* Which element types an op of src/program/instr/ops_math.c takes. */
+/* Which element types an op of src/program/instr/instr_math.c takes. */
 enum { ON_FLOAT = 1, ON_INT = 2, ON_PRED = 4 };
 
 int math_domain(int32_t op) {
@@ -63,7 +63,7 @@ int arity_of(int32_t op) {
 
 /* The family that runs (op, in -> out), or F_NONE. Mirrors
  * kc__elementwise_supported (elementwise.c) and the type checks of
- * ops_math.c and ops_select.c, less complex numbers. */
+ * instr_math.c and instr_select.c, less complex numbers. */
 Family family_of(int32_t op, DLDataType in, DLDataType out) {
   Type a = type_of(in), r = type_of(out);
   if (op == KC_OP_CONVERT) return a != T_NONE && r != T_NONE ? F_CONVERT : F_NONE;

@@ -1,4 +1,4 @@
-/* The element-wise math of src/program/instr/ops_math.c on f32 and f64 (the
+/* The element-wise math of src/program/instr/instr_math.c on f32 and f64 (the
  * transcendental functions, rounding, abs, sign, power, remainder,
  * atan2, is-finite) and on the integers and pred (abs, sign, not,
  * popcnt, count-leading-zeros, power, remainder, and, or, xor and the

@@ -1,4 +1,4 @@
-/* compare, select and clamp, as src/program/instr/ops_select.c computes them:
+/* compare, select and clamp, as src/program/instr/instr_select.c computes them:
  * compare in IEEE order (or XLA's total order of floats, -NaN < -inf <
  * ... < -0 < +0 < ... < +inf < +NaN, when asked), select by element size,
  * clamp(lo, x, hi) = min(max(x, lo), hi), the host's maximum and minimum

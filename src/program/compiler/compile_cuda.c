@@ -10,7 +10,7 @@
 
 static kc_status* kc__not_on_cuda(const kc__instr* in, const char* why) {
   return kc__instr_error(in, KC_UNIMPLEMENTED, "%s is not available on CUDA%s",
-                         kc__op_name(in->op), why);
+                         kc__instr_name(in->op), why);
 }
 
 static bool kc__same_dims(const kc_shape* a, const kc_shape* b) {
@@ -23,13 +23,13 @@ static kc_status* kc__device_direction(const kc_program* p, const kc__instr* in,
                                       int32_t* out) {
   static const char* const names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
   kc_string_view dir;
-  KC_RETURN_IF_ERROR(kc__op_attr_string(in, "direction", false, &dir));
+  KC_RETURN_IF_ERROR(kc__instr_attr_string(in, "direction", false, &dir));
   *out = 0;
   for (int32_t i = 0; i < 6; ++i) {
     if (kc_sv_equal(dir, kc_sv(names[i]))) *out = KC__CMP_EQ + i;
   }
   kc_string_view type = {NULL, 0};
-  KC_RETURN_IF_ERROR(kc__op_attr_string(in, "type", true, &type));
+  KC_RETURN_IF_ERROR(kc__instr_attr_string(in, "type", true, &type));
   if (!*out) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "attribute direction: expected EQ, NE, LT, LE, GT or GE");
@@ -87,8 +87,8 @@ kc_status* kc__verify_device(kc__compiler* c, const kc__instr* in) {
   DLDataType from = kc__operand_shape(p, in, in->op == KC_OP_SELECT ? 1 : 0)->dtype;
   if (!be->elementwise_supported(in->op, from, in->shape->dtype)) {
     char a[32], b[32], why[96];
-    snprintf(why, sizeof why, " for %s -> %s", kc__op_dtype_text(from, a, sizeof a),
-             kc__op_dtype_text(in->shape->dtype, b, sizeof b));
+    snprintf(why, sizeof why, " for %s -> %s", kc__instr_dtype_text(from, a, sizeof a),
+             kc__instr_dtype_text(in->shape->dtype, b, sizeof b));
     return kc__not_on_cuda(in, why);
   }
   if (in->op == KC_OP_COMPARE) {
@@ -183,7 +183,7 @@ kc_status* kc__plan_device_instr(kc__compiler* c, int32_t id, int32_t pos) {
   int32_t out = kc__leaves_of(c, id)[0];
   if (in->op == KC_OP_IOTA) {
     int64_t dim = 0;
-    KC_RETURN_IF_ERROR(kc__op_attr_int(in, "iota_dimension", &dim));
+    KC_RETURN_IF_ERROR(kc__instr_attr_int(in, "iota_dimension", &dim));
     kc__step* s = kc__new_step(c, KC__STEP_IOTA, kc__step_iota_device, id);
     if (!s) return kc__oom();
     s->out = out;

@@ -8,7 +8,7 @@
 
 #include "internal/common.h"
 #include "program/runtime/executable_internal.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 typedef struct kc__compiler {
   const kc_program* p;
@@ -148,7 +148,7 @@ kc_status* kc__plan_kernel(kc__compiler* c, int32_t id, int32_t pos, const kc__i
 kc_status* kc__plan_builtin_call(kc__compiler* c, int32_t id, int32_t pos,
                                  const kc__instr_def* def);
 
-/* ---- built-in custom-call targets (ops_linalg.c) ------------------------------ */
+/* ---- built-in custom-call targets (instr_linalg.c) ------------------------------ */
 
 /* The entry (verify, prepare, kernel) of the built-in target `target` on
  * the host: the LAPACK calls JAX emits for jnp.linalg; NULL for any other

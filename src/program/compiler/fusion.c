@@ -22,7 +22,7 @@
 #include "internal/common.h"
 #include "program/compiler/compile_internal.h"
 #include "program/instr/elementwise.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "kernels/split.h"
 
 /* Groups stop growing at this many members, so that the slots fit the

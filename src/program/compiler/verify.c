@@ -69,7 +69,7 @@ kc_status* kc__verify_elementwise(const kc_program* p, const kc__instr* in) {
                            "%s is not implemented for %s -> %s (supported: the float, "
                            "complex and integer types; exponential and log: float and complex; "
                            "maximum and minimum: not complex; convert: not complex to real)",
-                           kc__op_name(in->op), a, b);
+                           kc__instr_name(in->op), a, b);
   }
   return NULL;
 }

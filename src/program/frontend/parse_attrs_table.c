@@ -1,4 +1,4 @@
-/* The attributes of kernel instructions (program/instr/ops.h) in the syntax
+/* The attributes of kernel instructions (program/instr/instr.h) in the syntax
  * HLO writes them: integer lists, words, booleans, slices, paddings,
  * windows and called computations, turned into the kc_attr entries the table reads. */
 #include <stdio.h>

@@ -19,7 +19,7 @@
 #include "internal/strmap.h"
 #include "kcall/program.h"
 #include "program/frontend/lexer.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 /* ---- shapes (parse_shape.c) ---------------------------------------------- */
 
@@ -70,7 +70,7 @@ bool kc__array_text_equal(const kc__array_text* a, const kc_shape* s);
 
 /* ---- opcodes (parse_opcodes.c) ------------------------------------------- */
 
-/* The instruction table's entry (program/instr/ops.h) whose HLO opcode is
+/* The instruction table's entry (program/instr/instr.h) whose HLO opcode is
  * `word`, or NULL; its kind says how the parser handles it. */
 const kc__instr_def* kc__hlo_opcode_find(kc_string_view word);
 
@@ -155,7 +155,7 @@ typedef struct kc__hlo_instr {
   kc__token name_tok;
   kc__token shape_tok;
   kc__token opcode_tok;
-  const kc__instr_def* op; /* its entry in the instruction table (program/instr/ops.h) */
+  const kc__instr_def* op; /* its entry in the instruction table (program/instr/instr.h) */
   kc_shape* shape; /* owned until it moves into a kc__hlo_value */
   uint32_t seen;   /* attributes already given, by bit */
   int64_t index;   /* get-tuple-element */

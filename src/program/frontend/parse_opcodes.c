@@ -1,5 +1,5 @@
 /* The opcodes the HLO parser reads: the instruction table's names
- * (program/instr/ops.h), listed for messages. */
+ * (program/instr/instr.h), listed for messages. */
 #include "program/frontend/parse_internal.h"
 
 /* The attribute naming the computation a fusion or call runs. */

@@ -9,7 +9,7 @@
 #include "internal/common.h"
 #include "internal/half.h"
 #include "program/instr/xla_arith.h"
-#include "program/instr/ops_types.h"
+#include "program/instr/instr_types.h"
 #include "kernels/vmath.h"
 
 /* The element types the built-in instructions support: X(suffix, C type,

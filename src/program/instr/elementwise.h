@@ -4,7 +4,7 @@
 #define KCALL_PROGRAM_ELEMENTWISE_H_
 
 #include "kcall/program.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 /* True when the instruction of entry `def` (KC__INSTR_ELEMENTWISE) is
  * implemented for operands of `in` and a result of `out`, as its

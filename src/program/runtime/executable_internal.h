@@ -61,7 +61,7 @@ enum {
   KC__STEP_LEGACY_CALL,
   KC__STEP_TYPED_CALL,
   KC__STEP_XLA_CALL,
-  KC__STEP_KERNEL, /* a KC__INSTR_KERNEL instruction (ops.h) */
+  KC__STEP_KERNEL, /* a KC__INSTR_KERNEL instruction (instr.h) */
   KC__STEP_GPU_CALL, /* CUDA: a legacy convention (kc_xcall_gpu_fn) */
   KC__STEP_IOTA,     /* CUDA: the backend's iota */
   KC__STEP_FUSION    /* a group of element-wise instructions (fusion.c) */

@@ -8,7 +8,7 @@
 #include "program/instr/elementwise.h"
 #include "kernels/split.h"
 #include "program/runtime/executable_internal.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "xcall/xla_ffi_internal.h"
 
 /* ---- runs -------------------------------------------------------------------- */
@@ -658,7 +658,8 @@ size_t kc_executable_format_plan(const kc_executable* exe, char* buf, size_t cap
     const kc__instr* in = &exe->program->instrs[id];
     char shape[128];
     kc_shape_format(in->shape, shape, sizeof shape);
-    kc__appendf(buf, cap, &len, "  %4zu %-24s %-18s %s:", k, in->name, kc__op_name(in->op), shape);
+    kc__appendf(buf, cap, &len, "  %4zu %-24s %-18s %s:", k, in->name, kc__instr_name(in->op),
+                shape);
     size_t leaves = in->shape->leaf_count;
     for (size_t i = 0; i < leaves && i < 8; ++i) {
       kc__appendf(buf, cap, &len, i ? ", " : " ");

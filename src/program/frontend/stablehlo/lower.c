@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "program/frontend/parse_internal.h"
 #include "program/frontend/stablehlo/lower_internal.h"
 

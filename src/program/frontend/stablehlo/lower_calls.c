@@ -4,7 +4,7 @@
  * (lower_internal.h). */
 #include <stdio.h>
 
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "program/frontend/parse_internal.h"
 #include "program/frontend/stablehlo/lower_internal.h"
 

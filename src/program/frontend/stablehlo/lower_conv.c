@@ -3,7 +3,7 @@
  * dimensions open (lower_internal.h). */
 #include <stdio.h>
 
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "program/frontend/stablehlo/lower_internal.h"
 
 /* One side of a convolution's dimension numbers, "[b, 0, 1, f]", as

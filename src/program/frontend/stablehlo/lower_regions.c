@@ -3,7 +3,7 @@
  * and tuples (lower_internal.h). */
 #include <stdio.h>
 
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "program/frontend/stablehlo/lower_internal.h"
 
 /* ---- regions -------------------------------------------------------------- */

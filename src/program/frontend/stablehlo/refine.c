@@ -13,7 +13,7 @@
  * is known, and those ops become their static forms. */
 #include <stdio.h>
 
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "program/frontend/stablehlo/stablehlo_internal.h"
 
 /* The most elements a value may have to be evaluated while reading. */

@@ -14,7 +14,7 @@
 #include "internal/common.h"
 #include "internal/half.h"
 #include "program/instr/xla_arith.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 #define KC__GS_RANK KC_TENSOR_MAX_NDIM
 #define KC__GS_MAX_ARRAYS 32 /* arrays one scatter updates together */
@@ -68,7 +68,7 @@ typedef struct kc__gs_plan {
 static kc_status* kc__gs_dims(const kc__instr* in, const char* name, bool optional,
                               int32_t bound, const char* what, bool ascending,
                               const int64_t** out, size_t* out_count) {
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, optional, out, out_count));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, name, optional, out, out_count));
   const int64_t* v = *out;
   for (size_t i = 0; i < *out_count; ++i) {
     if (v[i] < 0 || v[i] >= bound) {
@@ -107,7 +107,7 @@ static bool kc__gs_has(const int64_t* v, size_t n, int64_t d) {
 
 /* An optional true/false attribute (a hint: read, not acted on). */
 static kc_status* kc__gs_hint(const kc__instr* in, const char* name) {
-  const kc_attr* a = kc__op_attr(in, name);
+  const kc_attr* a = kc__instr_attr(in, name);
   if (a && a->type != KC_ATTR_BOOL) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "attribute %s: expected true or false",
                            name);
@@ -126,15 +126,15 @@ static kc_status* kc__gs_read_indices(const kc_program* p, const kc__instr* in, 
                                       const char* obd_name, const char* ibd_name,
                                       kc__gs_plan* plan, const int64_t** out_obd,
                                       size_t* out_num_obd) {
-  const kc_shape* idx = kc__op_operand(p, in, at);
+  const kc_shape* idx = kc__instr_operand(p, in, at);
   char what[48];
   snprintf(what, sizeof what, "operand %zu (the indices)", at);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, idx, what));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, idx, what));
   DLDataType it = kc_shape_get_dtype(idx);
   if ((it.code != kDLInt && it.code != kDLUInt) || it.lanes != 1) {
     char b[32];
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s: expected an integer type, got %s", what,
-                           kc__op_dtype_text(it, b, sizeof b));
+                           kc__instr_dtype_text(it, b, sizeof b));
   }
   plan->index_type = it;
   plan->index_esize = kc_dtype_get_size(it);
@@ -143,7 +143,7 @@ static kc_status* kc__gs_read_indices(const kc_program* p, const kc__instr* in, 
   int32_t orank = kc_shape_get_rank(operand);
   const int64_t* odims = kc_shape_get_dims(operand);
   int64_t ivd;
-  KC_RETURN_IF_ERROR(kc__op_attr_int(in, "index_vector_dim", &ivd));
+  KC_RETURN_IF_ERROR(kc__instr_attr_int(in, "index_vector_dim", &ivd));
   if (ivd < 0 || ivd > irank) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "attribute index_vector_dim: expected 0 to %d (a dimension of the "
@@ -151,7 +151,7 @@ static kc_status* kc__gs_read_indices(const kc_program* p, const kc__instr* in, 
                            irank, (long long)ivd);
   }
   int64_t istride[KC__GS_RANK];
-  kc__op_strides(idx, istride);
+  kc__instr_strides(idx, istride);
   plan->index_len = ivd == irank ? 1 : idims[ivd];
   plan->index_step = ivd == irank ? 0 : istride[ivd];
   /* The batching dimensions, then the map. */
@@ -213,7 +213,7 @@ static kc_status* kc__gs_read_indices(const kc_program* p, const kc__instr* in, 
     plan->batch_count *= idims[d];
   }
   plan->operand_rank = orank;
-  kc__op_strides(operand, plan->operand_stride);
+  kc__instr_strides(operand, plan->operand_stride);
   *out_obd = obd;
   *out_num_obd = num_obd;
   return NULL;
@@ -244,7 +244,7 @@ static kc_status* kc__gather_slice(const kc__instr* in, const kc_shape* x, const
   const int64_t* odims = kc_shape_get_dims(x);
   const int64_t *sizes, *collapsed;
   size_t num_sizes, num_collapsed;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "slice_sizes", false, &sizes, &num_sizes));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, "slice_sizes", false, &sizes, &num_sizes));
   if (num_sizes != (size_t)orank) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "attribute slice_sizes: expected %d %s (one per operand "
@@ -314,7 +314,7 @@ static kc_status* kc__gather_result(const kc__instr* in, DLDataType t, const int
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected the result %s, got %s", wb, gb);
   }
   int64_t rstride[KC__GS_RANK];
-  kc__op_strides(r, rstride);
+  kc__instr_strides(r, rstride);
   b = 0;
   for (int32_t d = 0; d < rrank; ++d) {
     if (!kc__gs_has(offset, num_offset, d)) plan->batch_data_stride[b++] = rstride[d];
@@ -331,9 +331,9 @@ static kc_status* kc__gather_result(const kc__instr* in, DLDataType t, const int
 }
 
 static kc_status* kc__gather_read(const kc_program* p, const kc__instr* in, kc__gs_plan* plan) {
-  const kc_shape* x = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
+  const kc_shape* x = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, x, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, in->shape, "the result"));
   KC_RETURN_IF_ERROR(kc__gs_hint(in, "indices_are_sorted"));
   plan->n = 1;
   int32_t orank = kc_shape_get_rank(x);
@@ -345,7 +345,7 @@ static kc_status* kc__gather_read(const kc_program* p, const kc__instr* in, kc__
       kc__gather_slice(in, x, obd, num_obd, plan, &sizes, &collapsed, &num_collapsed));
   size_t want_offset = (size_t)orank - num_collapsed - num_obd;
   int32_t rrank = plan->batch_rank + (int32_t)want_offset;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "offset_dims", false, &offset, &num_offset));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, "offset_dims", false, &offset, &num_offset));
   if (num_offset != want_offset) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "attribute offset_dims: expected %zu %s (the operand's rank %d "
@@ -396,11 +396,11 @@ static void kc__scatter_native(const kc_program* c, kc__gs_plan* plan) {
   const kc__instr* b = &c->instrs[root->operands[1]];
   if (a->op != KC__OP_PARAMETER || b->op != KC__OP_PARAMETER || a->number == b->number) return;
   int32_t op = root->op;
-  bool pred = plan->type == KC__OP_T_pred;
+  bool pred = plan->type == KC__INSTR_T_pred;
   bool native = op == KC_OP_MAXIMUM || op == KC_OP_MINIMUM ||
                 (!pred && (op == KC_OP_ADD || op == KC_OP_MULTIPLY)) ||
                 (pred && (op == KC_OP_AND || op == KC_OP_OR));
-  if (!native || (plan->type == KC__OP_T_NONE && !plan->half)) return;
+  if (!native || (plan->type == KC__INSTR_T_NONE && !plan->half)) return;
   plan->op = op;
   plan->swapped = a->number == 1;
 }
@@ -421,14 +421,14 @@ static kc_status* kc__scatter_read_computation(const kc_program* p, const kc__in
   }
   for (size_t k = 0; k < 2 * n; ++k) {
     const kc_shape* got = kc_program_get_parameter_shape(c, k);
-    DLDataType t = kc_shape_get_dtype(kc__op_operand(p, in, k % n));
+    DLDataType t = kc_shape_get_dtype(kc__instr_operand(p, in, k % n));
     if (kc_shape_is_tuple(got) || kc_shape_get_rank(got) != 0 ||
         !kc_dtype_equal(kc_shape_get_dtype(got), t)) {
       char b[32], g[256];
       kc_shape_format(got, g, sizeof g);
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "to_apply '%s': parameter %zu: expected %s[], got %s",
-                             kc_program_get_name(c), k, kc__op_dtype_text(t, b, sizeof b), g);
+                             kc_program_get_name(c), k, kc__instr_dtype_text(t, b, sizeof b), g);
     }
     plan->scalars[k] = got;
   }
@@ -454,12 +454,12 @@ static kc_status* kc__scatter_read_computation(const kc_program* p, const kc__in
 static kc_status* kc__scatter_arrays(const kc_program* p, const kc__instr* in,
                                      kc__gs_plan* plan) {
   size_t n = plan->n;
-  const kc_shape* x = kc__op_operand(p, in, 0);
-  const kc_shape* u = kc__op_operand(p, in, n + 1);
+  const kc_shape* x = kc__instr_operand(p, in, 0);
+  const kc_shape* u = kc__instr_operand(p, in, n + 1);
   char what[48];
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, x, "operand 0"));
   snprintf(what, sizeof what, "operand %zu (updates 0)", n + 1);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, u, what));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, u, what));
   if ((n == 1) == kc_shape_is_tuple(in->shape) ||
       (n > 1 && kc_shape_get_tuple_size(in->shape) != n)) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "scatter of %zu array%s: expected %s result",
@@ -467,12 +467,12 @@ static kc_status* kc__scatter_arrays(const kc_program* p, const kc__instr* in,
                            n == 1 ? "an array" : "a tuple of one array per operand as its");
   }
   for (size_t k = 0; k < n; ++k) {
-    const kc_shape* o = kc__op_operand(p, in, k);
-    const kc_shape* v = kc__op_operand(p, in, n + 1 + k);
+    const kc_shape* o = kc__instr_operand(p, in, k);
+    const kc_shape* v = kc__instr_operand(p, in, n + 1 + k);
     const kc_shape* r = n == 1 ? in->shape : kc_shape_get_element(in->shape, k);
     char g[256], w[256], b[32];
     snprintf(what, sizeof what, "operand %zu", k);
-    KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, what));
+    KC_RETURN_IF_ERROR(kc__instr_expect_array(in, o, what));
     if (!kc__shape_same_dims(o, x)) {
       kc_shape_format(o, g, sizeof g);
       return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s: expected the dims of operand 0, got %s",
@@ -486,7 +486,7 @@ static kc_status* kc__scatter_arrays(const kc_program* p, const kc__instr* in,
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "operand %zu (updates %zu): expected %s elements and the dims of "
                              "updates 0, got %s",
-                             n + 1 + k, k, kc__op_dtype_text(t, b, sizeof b), g);
+                             n + 1 + k, k, kc__instr_dtype_text(t, b, sizeof b), g);
     }
     if (!kc_shape_equal(r, o)) {
       kc_shape_format(o, w, sizeof w);
@@ -497,7 +497,7 @@ static kc_status* kc__scatter_arrays(const kc_program* p, const kc__instr* in,
     plan->operand_bytes[k] = kc_shape_get_byte_size(o);
   }
   DLDataType t = kc_shape_get_dtype(x);
-  plan->type = kc__op_num_type(t);
+  plan->type = kc__instr_num_type(t);
   bool small = t.bits == 16 && t.lanes == 1;
   plan->half = small && t.code == kDLFloat ? 1 : small && t.code == kDLBfloat ? 2 : 0;
   return NULL;
@@ -516,7 +516,7 @@ static kc_status* kc__scatter_updates(const kc__instr* in, const kc_shape* x, co
   const int64_t* odims = kc_shape_get_dims(x);
   for (int32_t d = 0; d < kc_shape_get_rank(x); ++d) plan->start_limit[d] = odims[d] - 1;
   int64_t ustride[KC__GS_RANK];
-  kc__op_strides(u, ustride);
+  kc__instr_strides(u, ustride);
   int32_t b = 0, w = 0;
   for (int32_t d = 0; d < urank; ++d) {
     if (kc__gs_has(window, num_window, d)) {
@@ -561,8 +561,8 @@ static kc_status* kc__scatter_read(const kc_program* p, const kc__instr* in, kc_
   KC_RETURN_IF_ERROR(kc__gs_hint(in, "indices_are_sorted"));
   KC_RETURN_IF_ERROR(kc__gs_hint(in, "unique_indices"));
   KC_RETURN_IF_ERROR(kc__scatter_arrays(p, in, plan));
-  const kc_shape* x = kc__op_operand(p, in, 0);
-  const kc_shape* u = kc__op_operand(p, in, n + 1);
+  const kc_shape* x = kc__instr_operand(p, in, 0);
+  const kc_shape* u = kc__instr_operand(p, in, n + 1);
   int32_t orank = kc_shape_get_rank(x);
   const int64_t *obd = NULL, *inserted = NULL, *window = NULL;
   size_t num_obd = 0, num_inserted = 0, num_window = 0;
@@ -580,7 +580,7 @@ static kc_status* kc__scatter_read(const kc_program* p, const kc__instr* in, kc_
     }
   }
   size_t want_window = (size_t)orank - num_inserted - num_obd;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "update_window_dims", false, &window, &num_window));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, "update_window_dims", false, &window, &num_window));
   if (num_window != want_window) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "attribute update_window_dims: expected %zu %s (the operand's "
@@ -659,7 +659,7 @@ static bool kc__gs_start(const kc__gs_plan* plan, const char* indices, int64_t a
   memset(start, 0, (size_t)plan->operand_rank * sizeof *start);
   for (int64_t j = 0; j < plan->index_len; ++j) {
     const char* e = indices + (size_t)(at + j * plan->index_step) * plan->index_esize;
-    start[plan->index_dim[j]] = kc__op_load_index(e, plan->index_type);
+    start[plan->index_dim[j]] = kc__instr_load_index(e, plan->index_type);
   }
   for (int32_t k = 0; k < plan->batch_rank; ++k) {
     if (plan->batch_operand_dim[k] >= 0) start[plan->batch_operand_dim[k]] = pos[k];
@@ -778,7 +778,7 @@ static kc_status* kc__gather_kernel(const kc__gs_plan* plan, void* out, const vo
         break;                                                                     \
     }                                                                              \
   }
-KC__OP_NUM_TYPES(KC__SC_OPS)
+KC__INSTR_NUM_TYPES(KC__SC_OPS)
 #undef KC__SC_OPS
 
 /* f16 and bf16: each update computed in f32 and rounded once, as the
@@ -813,10 +813,10 @@ static void kc__sc_native(const kc__gs_plan* plan, void* r, const void* x, int64
   }
   switch (plan->type) {
 #define KC__SC_CASE(sfx, ctype, code, bits)          \
-  case KC__OP_T_##sfx:                                \
+  case KC__INSTR_T_##sfx:                                \
     kc__sc_window_##sfx(plan, r, x, o0, u0);          \
     break;
-    KC__OP_NUM_TYPES(KC__SC_CASE)
+    KC__INSTR_NUM_TYPES(KC__SC_CASE)
 #undef KC__SC_CASE
     default:
       break;
@@ -907,7 +907,7 @@ static const char* const kc__scatter_attrs[] = {"update_window_dims",
                                                 NULL};
 static const char* const kc__scatter_computations[] = {"to_apply", NULL};
 
-const kc__instr_def kc__ops_gather[] = {
+const kc__instr_def kc__instr_gather[] = {
     {.op = KC_OP_GATHER, .name = "gather", .min_operands = 2, .max_operands = 2,
      .attrs = kc__gather_attrs, .verify = kc__gs_verify, .prepare = kc__gs_prepare,
      .kernel = kc__gs_kernel},
@@ -916,4 +916,4 @@ const kc__instr_def kc__ops_gather[] = {
      .computation_attrs = kc__scatter_computations, .verify = kc__gs_verify,
      .prepare = kc__gs_prepare, .kernel = kc__gs_kernel},
 };
-const size_t kc__ops_gather_count = KC__ARRAY_SIZE(kc__ops_gather);
+const size_t kc__instr_gather_count = KC__ARRAY_SIZE(kc__instr_gather);

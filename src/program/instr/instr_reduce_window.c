@@ -20,7 +20,7 @@
 
 #include "internal/common.h"
 #include "program/instr/xla_arith.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 #define KC__RW_MAX_RANK KC_TENSOR_MAX_NDIM
 #define KC__RW_MAX_OPERANDS 64
@@ -55,7 +55,7 @@ static kc_status* kc__rw_attr(const kc__instr* in, const char* name, int32_t ran
                               int64_t min, int64_t* out) {
   const int64_t* v;
   size_t n;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, true, &v, &n));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, name, true, &v, &n));
   if (n != 0 && n != (size_t)rank) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "window %s: expected %d entries (the operand's rank), got %zu", name,
@@ -84,17 +84,17 @@ static kc_status* kc__rw_read_values(const kc_program* p, const kc__instr* in,
                            KC__RW_MAX_OPERANDS, in->num_operands);
   }
   size_t n = plan->n = in->num_operands / 2;
-  const kc_shape* first = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, first, "operand 0"));
+  const kc_shape* first = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, first, "operand 0"));
   plan->rank = kc_shape_get_rank(first);
   memcpy(plan->in_dims, kc_shape_get_dims(first), (size_t)plan->rank * sizeof(int64_t));
   char buf[32], g[256];
   for (size_t i = 0; i < n; ++i) {
-    const kc_shape* o = kc__op_operand(p, in, i);
-    const kc_shape* init = kc__op_operand(p, in, n + i);
+    const kc_shape* o = kc__instr_operand(p, in, i);
+    const kc_shape* init = kc__instr_operand(p, in, n + i);
     char what[48];
     snprintf(what, sizeof what, "operand %zu", i);
-    KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, what));
+    KC_RETURN_IF_ERROR(kc__instr_expect_array(in, o, what));
     if (kc_shape_get_rank(o) != plan->rank ||
         memcmp(kc_shape_get_dims(o), plan->in_dims, (size_t)plan->rank * sizeof(int64_t)) != 0) {
       kc_shape_format(o, g, sizeof g);
@@ -107,7 +107,7 @@ static kc_status* kc__rw_read_values(const kc_program* p, const kc__instr* in,
       kc_shape_format(init, g, sizeof g);
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "operand %zu (initial value %zu): expected %s[], got %s", n + i, i,
-                             kc__op_dtype_text(t, buf, sizeof buf), g);
+                             kc__instr_dtype_text(t, buf, sizeof buf), g);
     }
     plan->scalars[i] = init;
     plan->esize[i] = kc_dtype_get_size(t);
@@ -129,7 +129,7 @@ static kc_status* kc__rw_read_window(const kc_program* p, const kc__instr* in,
   int32_t rank = plan->rank;
   const int64_t* size;
   size_t count;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "window_dimensions", false, &size, &count));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, "window_dimensions", false, &size, &count));
   if (count != (size_t)rank) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "window size: expected %d entries (the operand's rank), got %zu", rank,
@@ -164,7 +164,7 @@ static kc_status* kc__rw_read_window(const kc_program* p, const kc__instr* in,
   }
   for (size_t i = 0; i < plan->n; ++i) {
     const kc_shape* r = plan->n == 1 ? in->shape : kc_shape_get_element(in->shape, i);
-    DLDataType t = kc_shape_get_dtype(kc__op_operand(p, in, i));
+    DLDataType t = kc_shape_get_dtype(kc__instr_operand(p, in, i));
     bool ok = !kc_shape_is_tuple(r) && kc_dtype_equal(kc_shape_get_dtype(r), t) &&
               kc_shape_get_rank(r) == rank &&
               (rank == 0 ||
@@ -219,9 +219,11 @@ static kc_status* kc__rw_read_reducer(const kc__instr* in, kc__rw_plan* plan) {
                            name, n == 1 ? "a scalar" : "a tuple of scalars", g);
   }
   DLDataType t = kc_shape_get_dtype(plan->scalars[0]);
-  plan->type = kc__op_num_type(t);
-  plan->op = n == 1 && plan->type != KC__OP_T_NONE ? kc__simple_reducer(red) : 0;
-  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__OP_T_pred) plan->op = 0;
+  plan->type = kc__instr_num_type(t);
+  plan->op = n == 1 && plan->type != KC__INSTR_T_NONE ? kc__simple_reducer(red) : 0;
+  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__INSTR_T_pred) {
+    plan->op = 0;
+  }
   return NULL;
 }
 
@@ -371,7 +373,7 @@ static inline void kc__rw_next(int64_t* idx, const int64_t* dims, int32_t rank) 
       kc__rw_next(o_idx, plan->out_dims, rank);                                          \
     }                                                                                    \
   }
-KC__OP_NUM_TYPES(KC__RW_FOLD)
+KC__INSTR_NUM_TYPES(KC__RW_FOLD)
 #undef KC__RW_FOLD
 
 typedef struct kc__rw_native_args {
@@ -385,13 +387,13 @@ static void kc__rw_native_range(void* ctx, int64_t begin, int64_t end) {
   const kc__rw_native_args* a = ctx;
   switch (a->plan->type) {
 #define KC__RW_CASE(sfx, ctype, code, bits)                                            \
-  case KC__OP_T_##sfx: {                                                               \
+  case KC__INSTR_T_##sfx: {                                                               \
     ctype init;                                                                        \
     memcpy(&init, a->init, sizeof init);                                               \
     kc__rw_native_##sfx(a->plan, (const ctype*)a->x, init, (ctype*)a->y, begin, end); \
     break;                                                                             \
   }
-    KC__OP_NUM_TYPES(KC__RW_CASE)
+    KC__INSTR_NUM_TYPES(KC__RW_CASE)
 #undef KC__RW_CASE
     default:
       break;
@@ -481,9 +483,9 @@ static const char* const kc__rw_attrs[] = {"window_dimensions", "window_strides"
                                            NULL};
 static const char* const kc__rw_computations[] = {"to_apply", NULL};
 
-const kc__instr_def kc__ops_reduce_window[] = {
+const kc__instr_def kc__instr_reduce_window[] = {
     {.op = KC_OP_REDUCE_WINDOW, .name = "reduce-window", .min_operands = 2, .max_operands = -1,
      .num_computations = 1, .attrs = kc__rw_attrs, .computation_attrs = kc__rw_computations,
      .verify = kc__rw_verify, .prepare = kc__rw_prepare, .kernel = kc__rw_kernel},
 };
-const size_t kc__ops_reduce_window_count = KC__ARRAY_SIZE(kc__ops_reduce_window);
+const size_t kc__instr_reduce_window_count = KC__ARRAY_SIZE(kc__instr_reduce_window);

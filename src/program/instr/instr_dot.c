@@ -17,8 +17,8 @@
 #include "internal/common.h"
 #include "program/instr/elementwise.h"
 #include "kernels/gemm_f32.h"
-#include "program/instr/ops.h"
-#include "program/instr/ops_types.h"
+#include "program/instr/instr.h"
+#include "program/instr/instr_types.h"
 
 #define KC__DOT_MAX_RANK KC_TENSOR_MAX_NDIM
 
@@ -42,7 +42,7 @@ typedef struct kc__dot_plan {
 
 static kc_status* kc__dims_list(const kc__instr* in, const char* name, int32_t rank,
                                 bool* used, const int64_t** out, size_t* out_count) {
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, true, out, out_count));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, name, true, out, out_count));
   for (size_t i = 0; i < *out_count; ++i) {
     int64_t d = (*out)[i];
     if (d < 0 || d >= rank || used[d]) {
@@ -83,7 +83,7 @@ static void kc__canonical_box(const kc_shape* s, const int64_t* batch, size_t nb
     return;
   }
   int64_t in_stride[KC__DOT_MAX_RANK];
-  kc__op_strides(s, in_stride);
+  kc__instr_strides(s, in_stride);
   box->rank = rank;
   int64_t stride = 1;
   for (int32_t i = rank - 1; i >= 0; --i) {
@@ -136,11 +136,11 @@ static bool kc__dot_operand_fits(DLDataType o, DLDataType c) {
 }
 
 static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot_plan* plan) {
-  const kc_shape* a = kc__op_operand(p, in, 0);
-  const kc_shape* b = kc__op_operand(p, in, 1);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, a, "operand 0"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, b, "operand 1"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
+  const kc_shape* a = kc__instr_operand(p, in, 0);
+  const kc_shape* b = kc__instr_operand(p, in, 1);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, a, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, b, "operand 1"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, in->shape, "the result"));
   DLDataType t = kc_shape_get_dtype(in->shape);
   DLDataType compute = t;
   if (!kc__dot_compute_type(t, &compute)) {
@@ -148,7 +148,7 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
     return kc__instr_error(in, KC_UNIMPLEMENTED,
                            "dot: result element type %s is not supported (the integer types, "
                            "f16, bf16, f32, f64, c64, c128)",
-                           kc__op_dtype_text(t, tr, sizeof tr));
+                           kc__instr_dtype_text(t, tr, sizeof tr));
   }
   for (int i = 0; i < 2; ++i) {
     DLDataType ot = kc_shape_get_dtype(i ? b : a);
@@ -159,8 +159,8 @@ static kc_status* kc__dot_read(const kc_program* p, const kc__instr* in, kc__dot
           "dot: operand %d: element type %s does not convert exactly to %s, the type a %s "
           "result accumulates in (integers into integers at least as wide, integers of up "
           "to half the mantissa and floats no wider into floats, either into complex)",
-          i, kc__op_dtype_text(ot, to, sizeof to), kc__op_dtype_text(compute, tr, sizeof tr),
-          kc__op_dtype_text(t, tr, sizeof tr));
+          i, kc__instr_dtype_text(ot, to, sizeof to), kc__instr_dtype_text(compute, tr, sizeof tr),
+          kc__instr_dtype_text(t, tr, sizeof tr));
     }
   }
   int32_t ra = kc_shape_get_rank(a), rb = kc_shape_get_rank(b);
@@ -323,7 +323,7 @@ KC__DOT_LOOP(uint64_t, uint64_t)
 #undef KC__DOT_LOOP
 
 /* n elements from one type to another: f16 and bf16 to and from f32 on
- * the bits (ops_half.c), the rest as convert does. */
+ * the bits (instr_half.c), the rest as convert does. */
 static void kc__dot_convert(DLDataType from, DLDataType to, const void* src, void* dst,
                             int64_t n) {
   bool f32_to = to.code == kDLFloat && to.bits == 32;
@@ -420,9 +420,9 @@ static const char* const kc__dot_attrs[] = {"lhs_batch_dims", "rhs_batch_dims",
                                             "lhs_contracting_dims", "rhs_contracting_dims",
                                             NULL};
 
-const kc__instr_def kc__ops_dot[] = {
+const kc__instr_def kc__instr_dot[] = {
     {.op = KC_OP_DOT, .name = "dot", .min_operands = 2, .max_operands = 2, .num_computations = 0,
      .attrs = kc__dot_attrs, .computation_attrs = NULL, .verify = kc__dot_verify,
      .prepare = kc__dot_prepare, .kernel = kc__dot_kernel},
 };
-const size_t kc__ops_dot_count = KC__ARRAY_SIZE(kc__ops_dot);
+const size_t kc__instr_dot_count = KC__ARRAY_SIZE(kc__instr_dot);

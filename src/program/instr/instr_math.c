@@ -5,8 +5,8 @@
 #include <stdio.h>
 
 #include "internal/common.h"
-#include "program/instr/ops.h"
-#include "program/instr/ops_types.h"
+#include "program/instr/instr.h"
+#include "program/instr/instr_types.h"
 #include "kernels/split.h"
 #include "kernels/vmath.h"
 
@@ -17,7 +17,7 @@ typedef struct kc__math_plan {
   int64_t count;
 } kc__math_plan;
 
-/* f16, bf16, c64 and c128 run in ops_half.c and ops_complex.c. */
+/* f16, bf16, c64 and c128 run in instr_half.c and instr_complex.c. */
 enum { KC__M_F32, KC__M_F64, KC__M_SINT, KC__M_UINT, KC__M_PRED, KC__M_F16, KC__M_BF16,
        KC__M_C64, KC__M_C128, KC__M_NONE };
 
@@ -68,9 +68,9 @@ static int kc__math_domain(int32_t op) {
 
 static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__math_plan* plan) {
   const kc_shape* r = in->shape;
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, r, "the result"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, r, "the result"));
   for (size_t i = 0; i < in->num_operands; ++i) {
-    const kc_shape* o = kc__op_operand(p, in, i);
+    const kc_shape* o = kc__instr_operand(p, in, i);
     bool pred_result = in->op == KC_OP_IS_FINITE;
     /* abs of a complex value is its modulus, of the part type. */
     DLDataType ot = kc_shape_get_dtype(o);
@@ -95,7 +95,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
                         pred_result ? "the dims of " : "", w, g);
     }
   }
-  DLDataType t = kc_shape_get_dtype(kc__op_operand(p, in, 0));
+  DLDataType t = kc_shape_get_dtype(kc__instr_operand(p, in, 0));
   if (in->op == KC_OP_IS_FINITE && kc_shape_get_dtype(r).code != kDLBool) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "is-finite: expected a pred result");
   }
@@ -116,7 +116,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
     char buf[32];
     const kc__instr_def* def = in->def;
     return kc__instr_error(in, KC_UNIMPLEMENTED, "%s: element type %s is not supported (%s)",
-                      def->name, kc__op_dtype_text(t, buf, sizeof buf),
+                      def->name, kc__instr_dtype_text(t, buf, sizeof buf),
                       domain == KC__ON_FLOAT ? "f16, bf16, f32 and f64"
                       : domain == (KC__ON_FLOAT | KC__ON_COMPLEX)
                           ? "f16, bf16, f32, f64, c64 and c128"
@@ -151,7 +151,7 @@ static kc_status* kc__math_prepare(const kc_program* p, const kc__instr* in,
   kc__math_data* d = kc__arena_alloc(ctx->arena, sizeof *d);
   if (!d) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   KC_RETURN_IF_ERROR(kc__math_read(p, in, &d->plan));
-  d->esize = kc_dtype_get_size(kc_shape_get_dtype(kc__op_operand(p, in, 0)));
+  d->esize = kc_dtype_get_size(kc_shape_get_dtype(kc__instr_operand(p, in, 0)));
   d->int_loop = d->plan.type == KC__M_SINT || d->plan.type == KC__M_UINT ||
                         d->plan.type == KC__M_PRED
                     ? kc__int_loop_of(d->plan.op, d->esize, d->plan.type == KC__M_PRED)
@@ -558,7 +558,7 @@ static const char* const kc__no_attrs[] = {NULL};
 #define KC__UNARY(op, name) KC__MATH(op, name, 1)
 #define KC__BINARY(op, name) KC__MATH(op, name, 2)
 
-const kc__instr_def kc__ops_math[] = {
+const kc__instr_def kc__instr_math[] = {
     KC__UNARY(KC_OP_ABS, "abs"),
     KC__UNARY(KC_OP_SIGN, "sign"),
     KC__UNARY(KC_OP_SQRT, "sqrt"),
@@ -590,6 +590,6 @@ const kc__instr_def kc__ops_math[] = {
     KC__BINARY(KC_OP_SHIFT_RIGHT_ARITHMETIC, "shift-right-arithmetic"),
     KC__BINARY(KC_OP_SHIFT_RIGHT_LOGICAL, "shift-right-logical"),
 };
-const size_t kc__ops_math_count = KC__ARRAY_SIZE(kc__ops_math);
+const size_t kc__instr_math_count = KC__ARRAY_SIZE(kc__instr_math);
 #undef KC__UNARY
 #undef KC__BINARY

@@ -35,7 +35,7 @@
 #include "internal/common.h"
 #include "program/compiler/compile_internal.h"
 #include "kernels/lapack.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 /* ---- the targets -------------------------------------------------------- */
 
@@ -191,7 +191,7 @@ static kc_status* kc__la_read(const kc_program* p, const kc__instr* in, kc__la_p
   static const size_t results[KC__LA_NUM_ROUTINES] = {2, 3, 1, 3, 5, 2, 1};
   KC_RETURN_IF_ERROR(kc__la_count(in, operands[plan->r], results[plan->r]));
   /* The matrix operand: trsm's b, the others' first. */
-  const kc_shape* a = kc__op_operand(p, in, plan->r == KC__LA_TRSM ? 1 : 0);
+  const kc_shape* a = kc__instr_operand(p, in, plan->r == KC__LA_TRSM ? 1 : 0);
   DLDataType et = kc__la_dtype(plan->t, false), rt = kc__la_dtype(plan->t, true);
   DLDataType s32 = {kDLInt, 32, 1};
   if (a->is_tuple || a->rank < 2 || a->dtype.code != et.code || a->dtype.bits != et.bits ||
@@ -240,7 +240,7 @@ static kc_status* kc__la_read(const kc_program* p, const kc__instr* in, kc__la_p
       KC_RETURN_IF_ERROR(kc__la_char_attr(in, "diag", "NU", &plan->diag));
       plan->k = plan->side == 'L' ? m : n;
       KC_RETURN_IF_ERROR(kc__la_expect(in, "operand 0 (the triangular matrices)",
-                                       kc__op_operand(p, in, 0), et, bd, br, 2, plan->k,
+                                       kc__instr_operand(p, in, 0), et, bd, br, 2, plan->k,
                                        plan->k));
       return kc__la_expect(in, "the result", in->shape, et, bd, br, 2, m, n);
     }
@@ -289,7 +289,7 @@ static kc_status* kc__la_read(const kc_program* p, const kc__instr* in, kc__la_p
     case KC__LA_ORGQR: {
       static const char* const names[] = {NULL};
       KC_RETURN_IF_ERROR(kc__la_known_attrs(in, names));
-      const kc_shape* tau = kc__op_operand(p, in, 1);
+      const kc_shape* tau = kc__instr_operand(p, in, 1);
       plan->k = !tau->is_tuple && tau->rank == br + 1 ? tau->dims[br] : 0;
       KC_RETURN_IF_ERROR(kc__la_expect(in, "operand 1 (tau)", tau, et, bd, br, 1, plan->k, 0));
       if (!(m >= n && n >= plan->k)) {

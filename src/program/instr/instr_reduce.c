@@ -1,4 +1,4 @@
-/* reduce (reduce-window is ops_reduce_window.c): a reducer that is one add, multiply, maximum, minimum, and or or
+/* reduce (reduce-window is instr_reduce_window.c): a reducer that is one add, multiply, maximum, minimum, and or or
  * of its two parameters runs as a native loop; any other reducer
  * (variadic ones such as argmax's) runs its computation per element. */
 #include <math.h>
@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "internal/common.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "program/instr/xla_arith.h"
-#include "program/instr/ops_types.h"
+#include "program/instr/instr_types.h"
 
 #define KC__RED_MAX_RANK KC_TENSOR_MAX_NDIM
 
@@ -22,7 +22,7 @@ typedef struct kc__reduce_plan {
   /* The native loop: the op and type, or op 0 for the general path. */
   int32_t op;
   int type;
-  /* f16, bf16, c64 or c128 with a native reducer (ops_types.h), else
+  /* f16, bf16, c64 or c128 with a native reducer (instr_types.h), else
    * lanes 0. */
   DLDataType other;
   /* JAX's argmax (1) or argmin (2) reducer of (f32 or f64 values, s32 or
@@ -53,7 +53,7 @@ int32_t kc__simple_reducer(const kc_program* r) {
 }
 
 /* The type of an f16, bf16, c64 or c128 reduction whose reducer runs
- * natively in ops_half.c or ops_complex.c (add, multiply, and for the
+ * natively in instr_half.c or instr_complex.c (add, multiply, and for the
  * halves maximum and minimum), else lanes 0. */
 static DLDataType kc__reduce_other_type(int32_t op, DLDataType t) {
   DLDataType none = {0, 0, 0};
@@ -87,7 +87,7 @@ static bool kc__rcompare(const kc_program* r, int32_t id, const char* direction,
                          int64_t b) {
   const kc__instr* in = kc__rat(r, id);
   if (in->op != KC_OP_COMPARE || in->num_operands != 2) return false;
-  const kc_attr* d = kc__op_attr(in, "direction");
+  const kc_attr* d = kc__instr_attr(in, "direction");
   if (!d || d->type != KC_ATTR_STRING || !kc_sv_equal(d->v.str, kc_sv(direction))) return false;
   return kc__rparam(r, in->operands[0], a) && kc__rparam(r, in->operands[1], b);
 }
@@ -150,12 +150,12 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
   }
   size_t n = in->num_operands / 2;
   plan->n = n;
-  const kc_shape* first = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, first, "operand 0"));
+  const kc_shape* first = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, first, "operand 0"));
   plan->rank = kc_shape_get_rank(first);
   const int64_t* dims;
   size_t num_dims;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "dimensions", false, &dims, &num_dims));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, "dimensions", false, &dims, &num_dims));
   bool reduced[KC__RED_MAX_RANK] = {false};
   for (size_t i = 0; i < num_dims; ++i) {
     if (dims[i] < 0 || dims[i] >= plan->rank || reduced[dims[i]]) {
@@ -188,12 +188,12 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
                       n == 1 ? "an array" : "a tuple of one array per operand as its");
   }
   for (size_t i = 0; i < n; ++i) {
-    const kc_shape* o = kc__op_operand(p, in, i);
-    const kc_shape* init = kc__op_operand(p, in, n + i);
+    const kc_shape* o = kc__instr_operand(p, in, i);
+    const kc_shape* init = kc__instr_operand(p, in, n + i);
     const kc_shape* r = kc__result_leaf(in, i, n);
     char what[48];
     snprintf(what, sizeof what, "operand %zu", i);
-    KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, what));
+    KC_RETURN_IF_ERROR(kc__instr_expect_array(in, o, what));
     DLDataType t = kc_shape_get_dtype(o);
     char buf[32], g[256];
     bool same = kc_shape_get_rank(o) == plan->rank &&
@@ -209,7 +209,7 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
       kc_shape_format(init, g, sizeof g);
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "operand %zu (initial value %zu): expected %s[], got %s", n + i, i,
-                        kc__op_dtype_text(t, buf, sizeof buf), g);
+                        kc__instr_dtype_text(t, buf, sizeof buf), g);
     }
     bool ok = !kc_shape_is_tuple(r) && kc_dtype_equal(kc_shape_get_dtype(r), t) &&
               kc_shape_get_rank(r) == num_kept &&
@@ -264,10 +264,12 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
   plan->arg = n == 2 ? kc__arg_kind(red, kc_shape_get_dtype(plan->elem_shapes[0]),
                                     kc_shape_get_dtype(plan->elem_shapes[1]))
                      : 0;
-  plan->type = kc__op_num_type(kc_shape_get_dtype(first));
+  plan->type = kc__instr_num_type(kc_shape_get_dtype(first));
   plan->other = kc__reduce_other_type(plan->op, kc_shape_get_dtype(first));
-  if (plan->type == KC__OP_T_NONE && !plan->other.lanes) plan->op = 0;
-  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__OP_T_pred) plan->op = 0;
+  if (plan->type == KC__INSTR_T_NONE && !plan->other.lanes) plan->op = 0;
+  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__INSTR_T_pred) {
+    plan->op = 0;
+  }
   return NULL;
 }
 
@@ -331,7 +333,7 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
   static ctype kc__mul_##sfx(ctype a, ctype b) {                               \
     return KC__XLA_MUL(code, ctype, a, b);                                     \
   }
-KC__OP_NUM_TYPES(KC__RED_MINMAX)
+KC__INSTR_NUM_TYPES(KC__RED_MINMAX)
 /* op(acc, x) for one element of a native reducer. */
 #define KC__RED_STEP(sfx, ctype, op, acc, x)                                 \
   ((op) == KC_OP_ADD        ? kc__add_##sfx((acc), (x))                     \
@@ -523,7 +525,7 @@ KC__VEC_MINMAX(f64, double, int64_t, 2)
     }                                                                          \
   }
 
-KC__OP_NUM_TYPES(KC__RED_NATIVE)
+KC__INSTR_NUM_TYPES(KC__RED_NATIVE)
 #undef KC__RED_NATIVE
 #undef KC__RED_MINMAX
 
@@ -655,10 +657,10 @@ static kc_status* kc__reduce_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   }
   switch (plan->type) {
 #define KC__RED_CASE(sfx, ctype, code, bits)                          \
-  case KC__OP_T_##sfx:                                                 \
+  case KC__INSTR_T_##sfx:                                                 \
     kc__reduce_##sfx(plan, ins[0], *(const ctype*)ins[1], out);       \
     break;
-    KC__OP_NUM_TYPES(KC__RED_CASE)
+    KC__INSTR_NUM_TYPES(KC__RED_CASE)
 #undef KC__RED_CASE
     default:
       break;
@@ -669,9 +671,9 @@ static kc_status* kc__reduce_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 static const char* const kc__reduce_attrs[] = {"dimensions", NULL};
 static const char* const kc__reduce_computations[] = {"to_apply", NULL};
 
-const kc__instr_def kc__ops_reduce[] = {
+const kc__instr_def kc__instr_reduce[] = {
     {.op = KC_OP_REDUCE, .name = "reduce", .min_operands = 2, .max_operands = -1,
      .num_computations = 1, .attrs = kc__reduce_attrs, .computation_attrs = kc__reduce_computations,
      .verify = kc__reduce_verify, .prepare = kc__reduce_prepare, .kernel = kc__reduce_kernel},
 };
-const size_t kc__ops_reduce_count = KC__ARRAY_SIZE(kc__ops_reduce);
+const size_t kc__instr_reduce_count = KC__ARRAY_SIZE(kc__instr_reduce);

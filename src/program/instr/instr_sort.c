@@ -27,7 +27,7 @@
 #include <stdlib.h>
 
 #include "internal/common.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "kernels/split.h"
 
 #define KC__SORT_MAX_OPERANDS 64
@@ -86,7 +86,7 @@ static bool kc__is_param(const kc_program* r, int32_t id, int64_t number) {
 }
 
 static bool kc__attr_is(const kc__instr* in, const char* name, const char* want) {
-  const kc_attr* a = kc__op_attr(in, name);
+  const kc_attr* a = kc__instr_attr(in, name);
   if (!a) return want == NULL;
   return want && a->type == KC_ATTR_STRING && kc_sv_equal(a->v.str, kc_sv(want));
 }
@@ -97,7 +97,7 @@ static bool kc__is_compare(const kc_program* r, int32_t id, const char* directio
   const kc__instr* in = kc__at(r, id);
   if (in->op != KC_OP_COMPARE || in->num_operands != 2) return false;
   if (!kc__attr_is(in, "direction", direction)) return false;
-  const kc_attr* t = kc__op_attr(in, "type");
+  const kc_attr* t = kc__instr_attr(in, "type");
   if (t && !kc__attr_is(in, "type", type)) return false;
   *a = in->operands[0];
   *b = in->operands[1];
@@ -193,7 +193,7 @@ static kc__key_kind kc__match_comparator(const kc_program* r, size_t n, DLDataTy
     DLDataType t = types[k];
     bool is_float = t.code == kDLFloat || t.code == kDLBfloat;
     bool ok = is_float ? kc__attr_is(root, "type", "TOTALORDER")
-                       : !kc__op_attr(root, "type") ||
+                       : !kc__instr_attr(root, "type") ||
                              kc__attr_is(root, "type", t.code == kDLInt ? "SIGNED" : "UNSIGNED");
     uint64_t probe;
     uint8_t zero[8] = {0};
@@ -212,7 +212,7 @@ static kc__key_kind kc__match_comparator(const kc_program* r, size_t n, DLDataTy
   }
   /* and as XLA:CPU rewrites it: compare(key(canon(p0)), key(canon(p1))) */
   int32_t ia, ib;
-  if ((!kc__op_attr(root, "type") || kc__attr_is(root, "type", "SIGNED")) &&
+  if ((!kc__instr_attr(root, "type") || kc__attr_is(root, "type", "SIGNED")) &&
       kc__is_total_key(r, a, t0.bits, &ia) && kc__is_total_key(r, b, t0.bits, &ib) &&
       kc__is_canon(r, ia, 0) &&
       kc__is_canon(r, ib, 1)) {
@@ -248,13 +248,13 @@ static kc_status* kc__sort_read(const kc_program* p, const kc__instr* in, kc__so
                            n, KC__SORT_MAX_OPERANDS);
   }
   plan->n = n;
-  const kc_shape* first = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, first, "operand 0"));
+  const kc_shape* first = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, first, "operand 0"));
   int32_t rank = kc_shape_get_rank(first);
   const int64_t* dims = kc_shape_get_dims(first);
   const int64_t* d;
   size_t nd;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "dimensions", false, &d, &nd));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, "dimensions", false, &d, &nd));
   if (nd != 1) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "attribute dimensions: expected one dimension, got %zu", nd);
@@ -269,7 +269,7 @@ static kc_status* kc__sort_read(const kc_program* p, const kc__instr* in, kc__so
                            "sort along a dimension of %lld: at most 2^31-1 elements are supported",
                            (long long)dims[d[0]]);
   }
-  const kc_attr* stable = kc__op_attr(in, "is_stable");
+  const kc_attr* stable = kc__instr_attr(in, "is_stable");
   if (stable && stable->type != KC_ATTR_BOOL) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "attribute is_stable: expected true or false");
   }
@@ -286,10 +286,10 @@ static kc_status* kc__sort_read(const kc_program* p, const kc__instr* in, kc__so
                            n == 1 ? "an array" : "a tuple of one array per operand as its");
   }
   for (size_t i = 0; i < n; ++i) {
-    const kc_shape* o = kc__op_operand(p, in, i);
+    const kc_shape* o = kc__instr_operand(p, in, i);
     char what[32], g[256], w[256];
     snprintf(what, sizeof what, "operand %zu", i);
-    KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, what));
+    KC_RETURN_IF_ERROR(kc__instr_expect_array(in, o, what));
     if (kc_shape_get_rank(o) != rank ||
         memcmp(kc_shape_get_dims(o), dims, (size_t)rank * sizeof *dims) != 0) {
       kc_shape_format(o, g, sizeof g);
@@ -322,7 +322,7 @@ static kc_status* kc__sort_read(const kc_program* p, const kc__instr* in, kc__so
       kc_shape_format(got, g, sizeof g);
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "to_apply '%s': parameter %zu: expected %s[], got %s",
-                             kc_program_get_name(cmp), k, kc__op_dtype_text(t, buf, sizeof buf),
+                             kc_program_get_name(cmp), k, kc__instr_dtype_text(t, buf, sizeof buf),
                              g);
     }
   }
@@ -530,8 +530,8 @@ static kc_status* kc__sort_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 /* ---- topk ------------------------------------------------------------------- */
 
 static kc_status* kc__topk_read(const kc_program* p, const kc__instr* in, kc__sort_plan* plan) {
-  const kc_shape* x = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
+  const kc_shape* x = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, x, "operand 0"));
   int32_t rank = kc_shape_get_rank(x);
   DLDataType t = kc_shape_get_dtype(x);
   char buf[32], g[256], w[256];
@@ -540,21 +540,21 @@ static kc_status* kc__topk_read(const kc_program* p, const kc__instr* in, kc__so
   if (!kc__elem_key(t, zero, false, &probe) || t.code == kDLBool) {
     return kc__instr_error(in, KC_UNIMPLEMENTED,
                            "topk of %s: expected an integer or float operand",
-                           kc__op_dtype_text(t, buf, sizeof buf));
+                           kc__instr_dtype_text(t, buf, sizeof buf));
   }
   if (rank < 1) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "operand 0: expected an array of rank 1 or more, got a scalar");
   }
   int64_t k;
-  KC_RETURN_IF_ERROR(kc__op_attr_int(in, "k", &k));
+  KC_RETURN_IF_ERROR(kc__instr_attr_int(in, "k", &k));
   const int64_t* dims = kc_shape_get_dims(x);
   if (k < 0 || k > dims[rank - 1]) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "attribute k: expected 0 to %lld (the last dimension), got %lld",
                            (long long)dims[rank - 1], (long long)k);
   }
-  const kc_attr* largest = kc__op_attr(in, "largest");
+  const kc_attr* largest = kc__instr_attr(in, "largest");
   if (largest && largest->type != KC_ATTR_BOOL) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "attribute largest: expected true or false");
   }
@@ -642,7 +642,7 @@ static const char* const kc__sort_attrs[] = {"dimensions", "is_stable", NULL};
 static const char* const kc__sort_computations[] = {"to_apply", NULL};
 static const char* const kc__topk_attrs[] = {"k", "largest", NULL};
 
-const kc__instr_def kc__ops_sort[] = {
+const kc__instr_def kc__instr_sort[] = {
     {.op = KC_OP_SORT, .name = "sort", .min_operands = 1, .max_operands = -1,
      .num_computations = 1, .attrs = kc__sort_attrs, .computation_attrs = kc__sort_computations,
      .verify = kc__sort_verify, .prepare = kc__sort_prepare, .kernel = kc__sort_kernel},
@@ -650,4 +650,4 @@ const kc__instr_def kc__ops_sort[] = {
      .num_computations = 0, .attrs = kc__topk_attrs, .verify = kc__topk_verify,
      .prepare = kc__topk_prepare, .kernel = kc__topk_kernel},
 };
-const size_t kc__ops_sort_count = KC__ARRAY_SIZE(kc__ops_sort);
+const size_t kc__instr_sort_count = KC__ARRAY_SIZE(kc__instr_sort);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "internal/common.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 #define KC__MAX_RANK KC_TENSOR_MAX_NDIM
 
@@ -59,8 +59,8 @@ static kc_status* kc__expect_result(const kc__instr* in, const kc_shape* operand
 static kc_status* kc__ints_of_rank(const kc__instr* in, const char* name, int32_t rank,
                                    bool optional, const int64_t** out) {
   size_t n;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, optional, out, &n));
-  if (optional && n == 0 && !kc__op_attr(in, name)) return NULL;
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, name, optional, out, &n));
+  if (optional && n == 0 && !kc__instr_attr(in, name)) return NULL;
   if (n != (size_t)rank) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "attribute %s: expected %d entries (the operand's rank), got %zu", name,
@@ -71,14 +71,14 @@ static kc_status* kc__ints_of_rank(const kc__instr* in, const char* name, int32_
 
 static kc_status* kc__transpose_read(const kc_program* p, const kc__instr* in,
                                      kc__move_plan* plan) {
-  const kc_shape* o = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, "operand 0"));
+  const kc_shape* o = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, o, "operand 0"));
   int32_t rank = kc_shape_get_rank(o);
   const int64_t* perm;
   KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "dimensions", rank, false, &perm));
   bool seen[KC__MAX_RANK] = {false};
   int64_t in_stride[KC__MAX_RANK], dims[KC__MAX_RANK];
-  kc__op_strides(o, in_stride);
+  kc__instr_strides(o, in_stride);
   for (int32_t k = 0; k < rank; ++k) {
     if (perm[k] < 0 || perm[k] >= rank || seen[perm[k]]) {
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
@@ -93,20 +93,20 @@ static kc_status* kc__transpose_read(const kc_program* p, const kc__instr* in,
   KC_RETURN_IF_ERROR(kc__expect_result(in, o, dims, rank));
   plan->box.rank = rank;
   memcpy(plan->box.dims, dims, (size_t)rank * sizeof *dims);
-  kc__op_strides(in->shape, plan->box.dst_stride);
+  kc__instr_strides(in->shape, plan->box.dst_stride);
   return NULL;
 }
 
 static kc_status* kc__slice_read(const kc_program* p, const kc__instr* in, kc__move_plan* plan) {
-  const kc_shape* o = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, "operand 0"));
+  const kc_shape* o = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, o, "operand 0"));
   int32_t rank = kc_shape_get_rank(o);
   const int64_t *start, *limit, *stride;
   KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "start_indices", rank, false, &start));
   KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "limit_indices", rank, false, &limit));
   KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "strides", rank, true, &stride));
   int64_t in_stride[KC__MAX_RANK], dims[KC__MAX_RANK];
-  kc__op_strides(o, in_stride);
+  kc__instr_strides(o, in_stride);
   plan->box.src_offset = 0;
   for (int32_t d = 0; d < rank; ++d) {
     int64_t st = stride ? stride[d] : 1;
@@ -127,22 +127,22 @@ static kc_status* kc__slice_read(const kc_program* p, const kc__instr* in, kc__m
   KC_RETURN_IF_ERROR(kc__expect_result(in, o, dims, rank));
   plan->box.rank = rank;
   memcpy(plan->box.dims, dims, (size_t)rank * sizeof *dims);
-  kc__op_strides(in->shape, plan->box.dst_stride);
+  kc__instr_strides(in->shape, plan->box.dst_stride);
   return NULL;
 }
 
 static kc_status* kc__reverse_read(const kc_program* p, const kc__instr* in,
                                    kc__move_plan* plan) {
-  const kc_shape* o = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, "operand 0"));
+  const kc_shape* o = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, o, "operand 0"));
   int32_t rank = kc_shape_get_rank(o);
   const int64_t* rev;
   size_t n;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "dimensions", false, &rev, &n));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, "dimensions", false, &rev, &n));
   KC_RETURN_IF_ERROR(kc__expect_result(in, o, kc_shape_get_dims(o), rank));
   plan->box.rank = rank;
-  kc__op_strides(o, plan->box.src_stride);
-  kc__op_strides(o, plan->box.dst_stride);
+  kc__instr_strides(o, plan->box.src_stride);
+  kc__instr_strides(o, plan->box.dst_stride);
   memcpy(plan->box.dims, kc_shape_get_dims(o), (size_t)rank * sizeof(int64_t));
   bool seen[KC__MAX_RANK] = {false};
   for (size_t i = 0; i < n; ++i) {
@@ -161,9 +161,9 @@ static kc_status* kc__reverse_read(const kc_program* p, const kc__instr* in,
 }
 
 static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__move_plan* plan) {
-  const kc_shape* o = kc__op_operand(p, in, 0);
-  const kc_shape* v = kc__op_operand(p, in, 1);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, "operand 0"));
+  const kc_shape* o = kc__instr_operand(p, in, 0);
+  const kc_shape* v = kc__instr_operand(p, in, 1);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, o, "operand 0"));
   if (kc_shape_is_tuple(v) || kc_shape_get_rank(v) != 0 ||
       !kc_dtype_equal(kc_shape_get_dtype(v), kc_shape_get_dtype(o))) {
     char g[256];
@@ -179,7 +179,7 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
   KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "edge_padding_high", rank, false, &high));
   KC_RETURN_IF_ERROR(kc__ints_of_rank(in, "interior_padding", rank, true, &interior));
   int64_t dims[KC__MAX_RANK], out_stride[KC__MAX_RANK], in_stride[KC__MAX_RANK];
-  kc__op_strides(o, in_stride);
+  kc__instr_strides(o, in_stride);
   for (int32_t d = 0; d < rank; ++d) {
     int64_t size = kc_shape_get_dims(o)[d];
     int64_t gap = interior ? interior[d] : 0;
@@ -208,7 +208,7 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
     }
   }
   KC_RETURN_IF_ERROR(kc__expect_result(in, o, dims, rank));
-  kc__op_strides(in->shape, out_stride);
+  kc__instr_strides(in->shape, out_stride);
   /* The operand's elements that land inside the result (negative padding
    * crops): element i goes to low + i * (gap + 1). */
   plan->box.rank = rank;
@@ -232,12 +232,12 @@ static kc_status* kc__pad_read(const kc_program* p, const kc__instr* in, kc__mov
 
 static kc_status* kc__concatenate_read(const kc_program* p, const kc__instr* in,
                                        kc__move_plan* plan) {
-  const kc_shape* first = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, first, "operand 0"));
+  const kc_shape* first = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, first, "operand 0"));
   int32_t rank = kc_shape_get_rank(first);
   const int64_t* dimv;
   size_t n;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "dimensions", false, &dimv, &n));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, "dimensions", false, &dimv, &n));
   if (n != 1 || dimv[0] < 0 || dimv[0] >= rank) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "attribute dimensions: expected one dimension of 0 to %d", rank - 1);
@@ -247,7 +247,7 @@ static kc_status* kc__concatenate_read(const kc_program* p, const kc__instr* in,
   memcpy(dims, kc_shape_get_dims(first), (size_t)rank * sizeof *dims);
   dims[axis] = 0;
   for (size_t i = 0; i < in->num_operands; ++i) {
-    const kc_shape* o = kc__op_operand(p, in, i);
+    const kc_shape* o = kc__instr_operand(p, in, i);
     bool ok = !kc_shape_is_tuple(o) && kc_shape_get_rank(o) == rank &&
               kc_dtype_equal(kc_shape_get_dtype(o), kc_shape_get_dtype(first));
     for (int32_t d = 0; ok && d < rank; ++d) {
@@ -269,14 +269,14 @@ static kc_status* kc__concatenate_read(const kc_program* p, const kc__instr* in,
   KC_RETURN_IF_ERROR(kc__expect_result(in, first, dims, rank));
   if (!plan) return NULL;
   int64_t out_stride[KC__MAX_RANK];
-  kc__op_strides(in->shape, out_stride);
+  kc__instr_strides(in->shape, out_stride);
   int64_t at = 0;
   for (size_t i = 0; i < in->num_operands; ++i) {
-    const kc_shape* o = kc__op_operand(p, in, i);
+    const kc_shape* o = kc__instr_operand(p, in, i);
     kc__box* b = &plan->boxes[i];
     b->rank = rank;
     memcpy(b->dims, kc_shape_get_dims(o), (size_t)rank * sizeof(int64_t));
-    kc__op_strides(o, b->src_stride);
+    kc__instr_strides(o, b->src_stride);
     memcpy(b->dst_stride, out_stride, (size_t)rank * sizeof(int64_t));
     b->dst_offset = at * out_stride[axis];
     at += kc_shape_get_dims(o)[axis];
@@ -290,8 +290,8 @@ static kc_status* kc__concatenate_read(const kc_program* p, const kc__instr* in,
 static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
                                    kc__move_plan* plan) {
   bool update = in->op == KC_OP_DYNAMIC_UPDATE_SLICE;
-  const kc_shape* o = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, "operand 0"));
+  const kc_shape* o = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, o, "operand 0"));
   int32_t rank = kc_shape_get_rank(o);
   int32_t first_start = update ? 2 : 1;
   if (in->num_operands != (size_t)(first_start + rank)) {
@@ -301,7 +301,7 @@ static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
                       in->num_operands);
   }
   int64_t sizes[KC__MAX_RANK];
-  const kc_shape* u = update ? kc__op_operand(p, in, 1) : NULL;
+  const kc_shape* u = update ? kc__instr_operand(p, in, 1) : NULL;
   if (update) {
     bool ok = !kc_shape_is_tuple(u) && kc_shape_get_rank(u) == rank &&
               kc_dtype_equal(kc_shape_get_dtype(u), kc_shape_get_dtype(o));
@@ -323,7 +323,7 @@ static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
   }
   DLDataType t0 = {0, 0, 0};
   for (int32_t d = 0; d < rank; ++d) {
-    const kc_shape* s = kc__op_operand(p, in, (size_t)(first_start + d));
+    const kc_shape* s = kc__instr_operand(p, in, (size_t)(first_start + d));
     DLDataType t = kc_shape_get_dtype(s);
     bool ok = !kc_shape_is_tuple(s) && kc_shape_get_rank(s) == 0 &&
               (t.code == kDLInt || t.code == kDLUInt) && t.lanes == 1 &&
@@ -350,13 +350,13 @@ static kc_status* kc__dynamic_read(const kc_program* p, const kc__instr* in,
   plan->start_type = t0;
   plan->box.rank = rank;
   memcpy(plan->box.dims, sizes, (size_t)rank * sizeof *sizes);
-  kc__op_strides(o, plan->start_stride);
+  kc__instr_strides(o, plan->start_stride);
   if (update) {
-    kc__op_strides(u, plan->box.src_stride);
+    kc__instr_strides(u, plan->box.src_stride);
     memcpy(plan->box.dst_stride, plan->start_stride, (size_t)rank * sizeof(int64_t));
   } else {
     memcpy(plan->box.src_stride, plan->start_stride, (size_t)rank * sizeof(int64_t));
-    kc__op_strides(in->shape, plan->box.dst_stride);
+    kc__instr_strides(in->shape, plan->box.dst_stride);
   }
   plan->out_bytes = kc_shape_get_byte_size(in->shape);
   return NULL;
@@ -419,7 +419,7 @@ static kc_status* kc__move_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       kc__box box = plan->box;
       int64_t offset = 0;
       for (int32_t d = 0; d < plan->num_starts; ++d) {
-        int64_t s = kc__op_load_index(ins[plan->first_start + d], plan->start_type);
+        int64_t s = kc__instr_load_index(ins[plan->first_start + d], plan->start_type);
         s = s < 0 ? 0 : s > plan->start_limit[d] ? plan->start_limit[d] : s;
         offset += s * plan->start_stride[d];
       }
@@ -451,7 +451,7 @@ static const char* const kc__no_attrs[] = {NULL};
   {.op = (OP), .name = (NAME), .min_operands = (MIN), .max_operands = (MAX), .attrs = (ATTRS), \
    .verify = kc__move_verify, .prepare = kc__move_prepare, .kernel = kc__move_kernel}
 
-const kc__instr_def kc__ops_shape[] = {
+const kc__instr_def kc__instr_shape[] = {
     KC__MOVE(KC_OP_TRANSPOSE, "transpose", 1, 1, kc__transpose_attrs),
     KC__MOVE(KC_OP_SLICE, "slice", 1, 1, kc__slice_attrs),
     KC__MOVE(KC_OP_REVERSE, "reverse", 1, 1, kc__transpose_attrs),
@@ -460,7 +460,7 @@ const kc__instr_def kc__ops_shape[] = {
     KC__MOVE(KC_OP_DYNAMIC_SLICE, "dynamic-slice", 1, -1, kc__dynamic_slice_attrs),
     KC__MOVE(KC_OP_DYNAMIC_UPDATE_SLICE, "dynamic-update-slice", 2, -1, kc__no_attrs),
 };
-const size_t kc__ops_shape_count = KC__ARRAY_SIZE(kc__ops_shape);
+const size_t kc__instr_shape_count = KC__ARRAY_SIZE(kc__instr_shape);
 #undef KC__MOVE
 
 /* ---- broadcast ------------------------------------------------------------------ */

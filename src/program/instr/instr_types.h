@@ -1,10 +1,10 @@
 /* The f16, bf16, c64 and c128 kernels that the instruction families
- * (ops_math.c, ops_select.c, ops_reduce.c) hand those element types to.
+ * (instr_math.c, instr_select.c, instr_reduce.c) hand those element types to.
  * f16 and bf16 are computed in f32 and rounded to nearest even once per
  * instruction, as XLA:CPU does; c64 and c128 follow XLA's definitions of
  * the complex functions. Never installed. */
-#ifndef KCALL_PROGRAM_OPS_TYPES_H_
-#define KCALL_PROGRAM_OPS_TYPES_H_
+#ifndef KCALL_PROGRAM_INSTR_TYPES_H_
+#define KCALL_PROGRAM_INSTR_TYPES_H_
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,7 +20,7 @@ bool kc__type_is_half(DLDataType t);
 /* True for c64 and c128. */
 bool kc__type_is_complex(DLDataType t);
 
-/* ---- f16 and bf16 (ops_half.c) ----------------------------------------------------- */
+/* ---- f16 and bf16 (instr_half.c) ----------------------------------------------------- */
 
 /* n values widened to f32 (exactly), and f32 values rounded to nearest
  * even (overflow to infinity; a NaN stays a quiet NaN of its sign), as
@@ -28,7 +28,7 @@ bool kc__type_is_complex(DLDataType t);
 void kc__half_widen(bool bf16, const uint16_t* a, float* out, int64_t n);
 void kc__half_narrow(bool bf16, const float* a, uint16_t* out, int64_t n);
 
-/* ops_math.c's float ops (abs .. erf, is-finite, power, remainder,
+/* instr_math.c's float ops (abs .. erf, is-finite, power, remainder,
  * atan2) on n elements: b is NULL for unary ones; is-finite writes pred. */
 void kc__half_math_run(int32_t op, bool bf16, const uint16_t* a, const uint16_t* b,
                        void* out, int64_t n);
@@ -53,15 +53,15 @@ void kc__half_iota_run(bool bf16, uint16_t* r, int64_t outer, int64_t len, int64
 void kc__half_reduce_row(int32_t op, bool bf16, uint16_t* acc, bool fold, const uint16_t* x,
                          int64_t n);
 
-/* ---- c64 and c128 (ops_complex.c) ------------------------------------------------- */
+/* ---- c64 and c128 (instr_complex.c) ------------------------------------------------- */
 
-/* True when XLA defines the ops_math.c op `op` on complex numbers (abs,
+/* True when XLA defines the instr_math.c op `op` on complex numbers (abs,
  * sign, sqrt, rsqrt, cbrt, tanh, sine, cosine, tan, log-plus-one,
  * exponential-minus-one, power). */
 bool kc__complex_math_defined(int32_t op);
 
 /* multiply or divide of c64 (c128) arrays, as XLA:CPU computes them
- * (ops_complex.c). */
+ * (instr_complex.c). */
 void kc__complex_arith_run(int32_t op, bool c128, const void* a, const void* b, void* out,
                            int64_t n);
 /* op on n elements (abs gives the part type); b NULL for unary ops. */
@@ -80,4 +80,4 @@ void kc__complex_iota_run(bool c128, void* r, int64_t outer, int64_t len, int64_
 void kc__complex_reduce_row(int32_t op, bool c128, void* acc, bool fold, const void* x,
                             int64_t n);
 
-#endif /* KCALL_PROGRAM_OPS_TYPES_H_ */
+#endif /* KCALL_PROGRAM_INSTR_TYPES_H_ */

@@ -3,14 +3,14 @@
  * kernels. Never installed.
  *
  * The entry gives the HLO name (the parser's lookup and the opcode list of
- * its messages, in table order; kc__op_name), the kc_opcode, the operand
+ * its messages, in table order; kc__instr_name), the kc_opcode, the operand
  * and called-computation counts, the attributes it reads, its verify
  * function, its kernel, and its kind, which says who handles it:
- *   KC__INSTR_KERNEL       the families' entries (ops_*.c): added with
+ *   KC__INSTR_KERNEL       the families' entries (instr_*.c): added with
  *                          kc_program_builder_add_instruction, checked by
  *                          the counts and attribute names here, then by
  *                          `verify`; one step calls `kernel`.
- *   KC__INSTR_ELEMENTWISE  add .. log and convert (ops_builtin.c): added
+ *   KC__INSTR_ELEMENTWISE  add .. log and convert (instr_builtin.c): added
  *                          with kc_program_builder_add_op, run by
  *                          elementwise.c for the entry's elementwise_types.
  *   the others             parameter, constant, tuple, get-tuple-element,
@@ -30,13 +30,13 @@
  * Adding one (docs/programs.md, "Adding an instruction", says it in full):
  * a kc_opcode value in include/kcall/program.h; an entry in the family
  * array of the file that holds its kernels (or a new ops_<family>.c listed
- * in kc__families, ops.c, and src/CMakeLists.txt) with verify, optional
+ * in kc__families, instr.c, and src/CMakeLists.txt) with verify, optional
  * prepare and a kernel per element type; `device_elementwise` when the
  * CUDA backend runs it element-wise; the syntax of an attribute name the
  * parser has not met in kc__attr_syntaxes (parse_attrs_table.c); tests in
  * tests/test_hlo_ops.c. */
-#ifndef KCALL_PROGRAM_OPS_H_
-#define KCALL_PROGRAM_OPS_H_
+#ifndef KCALL_PROGRAM_INSTR_H_
+#define KCALL_PROGRAM_INSTR_H_
 
 #include "kcall/runtime.h"
 #include "program/program_internal.h"
@@ -195,38 +195,38 @@ static inline bool kc__window_positions(int64_t size, int64_t lo, int64_t hi,
 }
 
 /* Operand i's shape. */
-static inline const kc_shape* kc__op_operand(const kc_program* p, const kc__instr* in,
+static inline const kc_shape* kc__instr_operand(const kc_program* p, const kc__instr* in,
                                              size_t i) {
   return p->instrs[in->operands[i]].shape;
 }
 
 /* The attribute `name`, or NULL. */
-const kc_attr* kc__op_attr(const kc__instr* in, const char* name);
+const kc_attr* kc__instr_attr(const kc__instr* in, const char* name);
 
 /* The I64 array attribute `name` into *out (borrowed) and its length;
  * INVALID_ARGUMENT when missing (unless `optional`, which gives count 0)
  * or of another type. */
-kc_status* kc__op_attr_ints(const kc__instr* in, const char* name, bool optional,
+kc_status* kc__instr_attr_ints(const kc__instr* in, const char* name, bool optional,
                             const int64_t** out, size_t* out_count);
 
 /* The I64 attribute `name`. */
-kc_status* kc__op_attr_int(const kc__instr* in, const char* name, int64_t* out);
+kc_status* kc__instr_attr_int(const kc__instr* in, const char* name, int64_t* out);
 
 /* The string attribute `name`. */
-kc_status* kc__op_attr_string(const kc__instr* in, const char* name, bool optional,
+kc_status* kc__instr_attr_string(const kc__instr* in, const char* name, bool optional,
                               kc_string_view* out);
 
 /* The HLO name of `t` ("s32", "f16"), else its DLPack text, in `buf`. */
-const char* kc__op_dtype_text(DLDataType t, char* buf, size_t cap);
+const char* kc__instr_dtype_text(DLDataType t, char* buf, size_t cap);
 
 /* An array operand or result: INVALID_ARGUMENT for a tuple. */
-kc_status* kc__op_expect_array(const kc__instr* in, const kc_shape* s, const char* what);
+kc_status* kc__instr_expect_array(const kc__instr* in, const kc_shape* s, const char* what);
 
 /* ---- element types ---------------------------------------------------------- */
 
 /* The element types the numeric kernels are written for, as an X-macro:
  * X(suffix, C type, DLPack code, bits). */
-#define KC__OP_NUM_TYPES(X)     \
+#define KC__INSTR_NUM_TYPES(X)     \
   X(f32, float, kDLFloat, 32)   \
   X(f64, double, kDLFloat, 64)  \
   X(s8, int8_t, kDLInt, 8)      \
@@ -240,22 +240,22 @@ kc_status* kc__op_expect_array(const kc__instr* in, const kc_shape* s, const cha
   X(pred, uint8_t, kDLBool, 8)
 
 enum {
-#define KC__OP_T_ENUM(sfx, ctype, code, bits) KC__OP_T_##sfx,
-  KC__OP_NUM_TYPES(KC__OP_T_ENUM)
-#undef KC__OP_T_ENUM
-  KC__OP_T_NONE
+#define KC__INSTR_T_ENUM(sfx, ctype, code, bits) KC__INSTR_T_##sfx,
+  KC__INSTR_NUM_TYPES(KC__INSTR_T_ENUM)
+#undef KC__INSTR_T_ENUM
+  KC__INSTR_T_NONE
 };
 
-/* KC__OP_T_<suffix> of `t`, or KC__OP_T_NONE. */
-int kc__op_num_type(DLDataType t);
+/* KC__INSTR_T_<suffix> of `t`, or KC__INSTR_T_NONE. */
+int kc__instr_num_type(DLDataType t);
 
 /* The integer at `p` of type `t` (kDLInt or kDLUInt, 8 to 64 bits), an
  * index: a u64 above INT64_MAX reads as INT64_MAX. */
-int64_t kc__op_load_index(const void* p, DLDataType t);
+int64_t kc__instr_load_index(const void* p, DLDataType t);
 
 /* The op of a reducer that is `op(p0, p1)` (or `op(p1, p0)`) of its two
  * scalar parameters, for the ops with a native loop (add, multiply,
- * maximum, minimum, and, or); 0 otherwise (ops_reduce.c). */
+ * maximum, minimum, and, or); 0 otherwise (instr_reduce.c). */
 int32_t kc__simple_reducer(const kc_program* reducer);
 
 /* Compiles `program` (a called computation) with the executable's
@@ -288,13 +288,13 @@ void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize);
 /* broadcast: result[i] = operand[i mapped through `map`] (operand dim k
  * is result dim map[k]), row-major, elements of `esize` bytes; runs of
  * the operand are copied whole and broadcast dimensions copied from what
- * is already written (ops_shape.c). */
+ * is already written (instr_shape.c). */
 void kc__broadcast_copy(const void* operand, int32_t in_rank, const int64_t* in_dims,
                         void* result, int32_t out_rank, const int64_t* out_dims,
                         const int64_t* map, size_t esize);
 
 /* Row-major strides of array shape `s`, in elements, into out[0..rank). */
-void kc__op_strides(const kc_shape* s, int64_t* out);
+void kc__instr_strides(const kc_shape* s, int64_t* out);
 
 /* ---- verify functions of the built-in entries (verify.c) ------------------ */
 
@@ -308,39 +308,39 @@ kc_status* kc__verify_broadcast(const kc_program* p, const kc__instr* in);
 /* ---- the families ----------------------------------------------------------- */
 
 /* Each file of kernels lists its definitions. */
-extern const kc__instr_def kc__ops_builtin[];  /* ops_builtin.c: parameter, add, ..., bitcast */
-extern const size_t kc__ops_builtin_count;
-extern const kc__instr_def kc__ops_select[];   /* ops_select.c: compare, select, clamp, iota */
-extern const size_t kc__ops_select_count;
-extern const kc__instr_def kc__ops_control[];  /* ops_control.c: while, conditional */
-extern const size_t kc__ops_control_count;
-extern const kc__instr_def kc__ops_reduce[];   /* ops_reduce.c: reduce */
-extern const size_t kc__ops_reduce_count;
-extern const kc__instr_def kc__ops_reduce_window[]; /* ops_reduce_window.c: reduce-window */
-extern const size_t kc__ops_reduce_window_count;
-extern const kc__instr_def kc__ops_math[];     /* ops_math.c: tanh, sqrt, power, and, ... */
-extern const size_t kc__ops_math_count;
-extern const kc__instr_def kc__ops_shape[];    /* ops_shape.c: transpose, slice, pad, ... */
-extern const size_t kc__ops_shape_count;
-extern const kc__instr_def kc__ops_dot[];      /* ops_dot.c: dot */
-extern const size_t kc__ops_dot_count;
-extern const kc__instr_def kc__ops_complex[];  /* ops_complex.c: complex, real, imag */
-extern const size_t kc__ops_complex_count;
-extern const kc__instr_def kc__ops_sort[];     /* ops_sort.c: sort, topk */
-extern const size_t kc__ops_sort_count;
-extern const kc__instr_def kc__ops_bits[];     /* ops_bits.c: bitcast-convert, reduce-precision, opt-barrier */
-extern const size_t kc__ops_bits_count;
-extern const kc__instr_def kc__ops_gather[];   /* ops_gather.c: gather, scatter */
-extern const size_t kc__ops_gather_count;
-extern const kc__instr_def kc__ops_conv[];     /* ops_conv.c: convolution */
-extern const size_t kc__ops_conv_count;
-extern const kc__instr_def kc__ops_select_scatter[]; /* ops_select_scatter.c: select-and-scatter */
-extern const size_t kc__ops_select_scatter_count;
-extern const kc__instr_def kc__ops_fft[];      /* ops_fft.c: fft */
-extern const size_t kc__ops_fft_count;
-extern const kc__instr_def kc__ops_rng[];      /* ops_rng.c: rng-bit-generator */
-extern const size_t kc__ops_rng_count;
-extern const kc__instr_def kc__ops_triangular[]; /* ops_triangular.c: triangular-solve */
-extern const size_t kc__ops_triangular_count;
+extern const kc__instr_def kc__instr_builtin[];  /* instr_builtin.c: parameter, add, ..., bitcast */
+extern const size_t kc__instr_builtin_count;
+extern const kc__instr_def kc__instr_select[];   /* instr_select.c: compare, select, clamp, iota */
+extern const size_t kc__instr_select_count;
+extern const kc__instr_def kc__instr_control[];  /* instr_control.c: while, conditional */
+extern const size_t kc__instr_control_count;
+extern const kc__instr_def kc__instr_reduce[];   /* instr_reduce.c: reduce */
+extern const size_t kc__instr_reduce_count;
+extern const kc__instr_def kc__instr_reduce_window[]; /* instr_reduce_window.c: reduce-window */
+extern const size_t kc__instr_reduce_window_count;
+extern const kc__instr_def kc__instr_math[];     /* instr_math.c: tanh, sqrt, power, and, ... */
+extern const size_t kc__instr_math_count;
+extern const kc__instr_def kc__instr_shape[];    /* instr_shape.c: transpose, slice, pad, ... */
+extern const size_t kc__instr_shape_count;
+extern const kc__instr_def kc__instr_dot[];      /* instr_dot.c: dot */
+extern const size_t kc__instr_dot_count;
+extern const kc__instr_def kc__instr_complex[];  /* instr_complex.c: complex, real, imag */
+extern const size_t kc__instr_complex_count;
+extern const kc__instr_def kc__instr_sort[];     /* instr_sort.c: sort, topk */
+extern const size_t kc__instr_sort_count;
+extern const kc__instr_def kc__instr_bits[];     /* instr_bits.c: bitcast-convert, reduce-precision, opt-barrier */
+extern const size_t kc__instr_bits_count;
+extern const kc__instr_def kc__instr_gather[];   /* instr_gather.c: gather, scatter */
+extern const size_t kc__instr_gather_count;
+extern const kc__instr_def kc__instr_conv[];     /* instr_conv.c: convolution */
+extern const size_t kc__instr_conv_count;
+extern const kc__instr_def kc__instr_select_scatter[]; /* instr_select_scatter.c: select-and-scatter */
+extern const size_t kc__instr_select_scatter_count;
+extern const kc__instr_def kc__instr_fft[];      /* instr_fft.c: fft */
+extern const size_t kc__instr_fft_count;
+extern const kc__instr_def kc__instr_rng[];      /* instr_rng.c: rng-bit-generator */
+extern const size_t kc__instr_rng_count;
+extern const kc__instr_def kc__instr_triangular[]; /* instr_triangular.c: triangular-solve */
+extern const size_t kc__instr_triangular_count;
 
-#endif /* KCALL_PROGRAM_OPS_H_ */
+#endif /* KCALL_PROGRAM_INSTR_H_ */

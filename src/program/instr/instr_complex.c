@@ -1,13 +1,13 @@
 /* complex, real and imag: building complex values and taking them apart;
  * and the c64 and c128 kernels of the math, compare, iota and reduce
- * instructions (ops_types.h). */
+ * instructions (instr_types.h). */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
 
 #include "internal/common.h"
-#include "program/instr/ops.h"
-#include "program/instr/ops_types.h"
+#include "program/instr/instr.h"
+#include "program/instr/instr_types.h"
 
 typedef struct kc__parts_plan {
   int64_t count;
@@ -17,10 +17,10 @@ typedef struct kc__parts_plan {
 
 static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__parts_plan* plan) {
   const kc_shape* r = in->shape;
-  const kc_shape* x = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, r, "the result"));
+  const kc_shape* x = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, r, "the result"));
   for (size_t i = 0; i < in->num_operands; ++i) {
-    KC_RETURN_IF_ERROR(kc__op_expect_array(in, kc__op_operand(p, in, i), "an operand"));
+    KC_RETURN_IF_ERROR(kc__instr_expect_array(in, kc__instr_operand(p, in, i), "an operand"));
   }
   DLDataType tx = kc_shape_get_dtype(x), tr = kc_shape_get_dtype(r);
   plan->count = 1;
@@ -28,7 +28,7 @@ static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__p
   char bx[32], br[32], g[256];
   bool ok;
   if (in->op == KC_OP_COMPLEX) {
-    const kc_shape* y = kc__op_operand(p, in, 1);
+    const kc_shape* y = kc__instr_operand(p, in, 1);
     ok = tx.code == kDLFloat && (tx.bits == 32 || tx.bits == 64) && tx.lanes == 1 &&
          kc_shape_equal(x, y) && tr.code == kDLComplex && tr.bits == 2 * tx.bits &&
          kc__shape_same_dims(x, r);
@@ -38,8 +38,8 @@ static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__p
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "complex: expected two f32 (or f64) operands of one shape and a c64 "
                         "(or c128) result of their dims, got %s and %s giving %s",
-                        kc__op_dtype_text(tx, bx, sizeof bx), g,
-                        kc__op_dtype_text(tr, br, sizeof br));
+                        kc__instr_dtype_text(tx, bx, sizeof bx), g,
+                        kc__instr_dtype_text(tr, br, sizeof br));
     }
     return NULL;
   }
@@ -54,8 +54,8 @@ static kc_status* kc__parts_read(const kc_program* p, const kc__instr* in, kc__p
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "%s: expected a c64, c128, f32 or f64 operand and a result of its part "
                       "type (f32 for c64) and dims, got %s giving %s",
-                      def->name, kc__op_dtype_text(tx, bx, sizeof bx),
-                      kc__op_dtype_text(tr, br, sizeof br));
+                      def->name, kc__instr_dtype_text(tx, bx, sizeof bx),
+                      kc__instr_dtype_text(tr, br, sizeof br));
   }
   return NULL;
 }
@@ -110,7 +110,7 @@ static kc_status* kc__parts_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 
 static const char* const kc__no_attrs[] = {NULL};
 
-const kc__instr_def kc__ops_complex[] = {
+const kc__instr_def kc__instr_complex[] = {
     {.op = KC_OP_COMPLEX, .name = "complex", .min_operands = 2, .max_operands = 2,
      .num_computations = 0, .attrs = kc__no_attrs, .computation_attrs = NULL,
      .verify = kc__parts_verify, .prepare = kc__parts_prepare, .kernel = kc__parts_kernel,
@@ -122,7 +122,7 @@ const kc__instr_def kc__ops_complex[] = {
      .attrs = kc__no_attrs, .computation_attrs = NULL, .verify = kc__parts_verify,
      .prepare = kc__parts_prepare, .kernel = kc__parts_kernel, .device_elementwise = true},
 };
-const size_t kc__ops_complex_count = KC__ARRAY_SIZE(kc__ops_complex);
+const size_t kc__instr_complex_count = KC__ARRAY_SIZE(kc__instr_complex);
 
 /* ---- c64 and c128 kernels of the other families ------------------------------------- */
 

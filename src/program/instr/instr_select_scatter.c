@@ -17,7 +17,7 @@
 
 #include "internal/common.h"
 #include "program/instr/xla_arith.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 #define KC__SAS_MAX_RANK KC_TENSOR_MAX_NDIM
 
@@ -55,23 +55,23 @@ static const kc__instr* kc__sas_simple_root(const kc_program* r) {
 static void kc__sas_native(const kc__instr* in, kc__sas_plan* plan) {
   plan->cmp = 0;
   plan->scatter = 0;
-  if (plan->type == KC__OP_T_NONE || plan->type == KC__OP_T_pred) return;
+  if (plan->type == KC__INSTR_T_NONE || plan->type == KC__INSTR_T_pred) return;
   const kc__instr* sel = kc__sas_simple_root(in->computations[0]);
   if (sel && sel->op == KC_OP_COMPARE) {
     kc_string_view dir = {NULL, 0}, type = {NULL, 0};
-    const kc_attr* d = kc__op_attr(sel, "direction");
-    const kc_attr* t = kc__op_attr(sel, "type");
+    const kc_attr* d = kc__instr_attr(sel, "direction");
+    const kc_attr* t = kc__instr_attr(sel, "type");
     if (d && d->type == KC_ATTR_STRING) dir = d->v.str;
     if (t && t->type == KC_ATTR_STRING) type = t->v.str;
     static const char* const dirs[] = {"GE", "GT", "LE", "LT", "EQ", "NE"};
     for (int32_t i = 0; i < 6; ++i) {
       if (kc_sv_equal(dir, kc_sv(dirs[i]))) plan->cmp = i + 1;
     }
-    bool is_float = plan->type == KC__OP_T_f32 || plan->type == KC__OP_T_f64;
+    bool is_float = plan->type == KC__INSTR_T_f32 || plan->type == KC__INSTR_T_f64;
     plan->totalorder = is_float && kc_sv_equal(type, KC_SV_LIT("TOTALORDER"));
     bool type_ok = !t || plan->totalorder ||
                    (is_float ? kc_sv_equal(type, KC_SV_LIT("FLOAT"))
-                             : (plan->type <= KC__OP_T_s64 && plan->type >= KC__OP_T_s8
+                             : (plan->type <= KC__INSTR_T_s64 && plan->type >= KC__INSTR_T_s8
                                     ? kc_sv_equal(type, KC_SV_LIT("SIGNED"))
                                     : kc_sv_equal(type, KC_SV_LIT("UNSIGNED"))));
     if (!type_ok) plan->cmp = 0;
@@ -90,7 +90,7 @@ static kc_status* kc__sas_window(const kc__instr* in, const char* name, const ch
                                  int64_t* out) {
   const int64_t* v;
   size_t n;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, true, &v, &n));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, name, true, &v, &n));
   if (n != 0 && n != (size_t)rank) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "window %s: expected %d entries (the operand's rank), got %zu", key,
@@ -114,12 +114,12 @@ static kc_status* kc__sas_window(const kc__instr* in, const char* name, const ch
 }
 
 static kc_status* kc__sas_read(const kc_program* p, const kc__instr* in, kc__sas_plan* plan) {
-  const kc_shape* x = kc__op_operand(p, in, 0);
-  const kc_shape* src = kc__op_operand(p, in, 1);
-  const kc_shape* init = kc__op_operand(p, in, 2);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, src, "operand 1 (the source)"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
+  const kc_shape* x = kc__instr_operand(p, in, 0);
+  const kc_shape* src = kc__instr_operand(p, in, 1);
+  const kc_shape* init = kc__instr_operand(p, in, 2);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, x, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, src, "operand 1 (the source)"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, in->shape, "the result"));
   DLDataType t = kc_shape_get_dtype(x);
   char buf[32], g[256], w[256];
   if (kc_shape_is_tuple(init) || kc_shape_get_rank(init) != 0 ||
@@ -127,7 +127,7 @@ static kc_status* kc__sas_read(const kc_program* p, const kc__instr* in, kc__sas
     kc_shape_format(init, g, sizeof g);
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "operand 2 (the initial value): expected %s[], got %s",
-                           kc__op_dtype_text(t, buf, sizeof buf), g);
+                           kc__instr_dtype_text(t, buf, sizeof buf), g);
   }
   if (!kc_shape_equal(in->shape, x)) {
     kc_shape_format(x, w, sizeof w);
@@ -138,7 +138,7 @@ static kc_status* kc__sas_read(const kc_program* p, const kc__instr* in, kc__sas
   int32_t rank = plan->rank = kc_shape_get_rank(x);
   const int64_t* size;
   size_t n;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "window_dimensions", false, &size, &n));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, "window_dimensions", false, &size, &n));
   if (n != (size_t)rank) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "window size: expected %d entries (the operand's rank), got %zu",
@@ -198,13 +198,13 @@ static kc_status* kc__sas_read(const kc_program* p, const kc__instr* in, kc__sas
                              "%s '%s': expected two %s[] parameters and a %s[] result (got a "
                              "result of %s and %zu parameters)",
                              roles[k], kc_program_get_name(c),
-                             kc__op_dtype_text(t, buf, sizeof buf), k == 0 ? "pred" : buf, g,
+                             kc__instr_dtype_text(t, buf, sizeof buf), k == 0 ? "pred" : buf, g,
                              kc_program_get_parameter_count(c));
     }
   }
   plan->scalar = init;
   plan->esize = kc_dtype_get_size(t);
-  plan->type = kc__op_num_type(t);
+  plan->type = kc__instr_num_type(t);
   kc__sas_native(in, plan);
   return NULL;
 }
@@ -284,7 +284,7 @@ static int64_t kc__sas_key_f64(double v) {
       default: return KC__XLA_MIN(a, b);                                                     \
     }                                                                                        \
   }
-KC__OP_NUM_TYPES(KC__SAS_NATIVE)
+KC__INSTR_NUM_TYPES(KC__SAS_NATIVE)
 #undef KC__SAS_NATIVE
 
 /* Whether select(a, b) keeps a. */
@@ -293,14 +293,14 @@ static kc_status* kc__sas_keep(const kc__sas_plan* plan, const void* a, const vo
   if (plan->cmp) {
     switch (plan->type) {
 #define KC__SAS_KEEP_CASE(sfx, ctype, code, bits)                      \
-  case KC__OP_T_##sfx: {                                               \
+  case KC__INSTR_T_##sfx: {                                               \
     ctype va, vb;                                                      \
     memcpy(&va, a, sizeof va);                                         \
     memcpy(&vb, b, sizeof vb);                                         \
     *keep = kc__sas_keep_##sfx(plan, va, vb);                          \
     return NULL;                                                       \
   }
-      KC__OP_NUM_TYPES(KC__SAS_KEEP_CASE)
+      KC__INSTR_NUM_TYPES(KC__SAS_KEEP_CASE)
 #undef KC__SAS_KEEP_CASE
       default:
         break;
@@ -328,7 +328,7 @@ static kc_status* kc__sas_scatter(const kc__sas_plan* plan, void* acc, const voi
   if (plan->scatter) {
     switch (plan->type) {
 #define KC__SAS_SCATTER_CASE(sfx, ctype, code, bits)                 \
-  case KC__OP_T_##sfx: {                                             \
+  case KC__INSTR_T_##sfx: {                                             \
     ctype va, vb;                                                    \
     memcpy(&va, acc, sizeof va);                                     \
     memcpy(&vb, x, sizeof vb);                                       \
@@ -336,7 +336,7 @@ static kc_status* kc__sas_scatter(const kc__sas_plan* plan, void* acc, const voi
     memcpy(acc, &va, sizeof va);                                     \
     return NULL;                                                     \
   }
-      KC__OP_NUM_TYPES(KC__SAS_SCATTER_CASE)
+      KC__INSTR_NUM_TYPES(KC__SAS_SCATTER_CASE)
 #undef KC__SAS_SCATTER_CASE
       default:
         break;
@@ -402,7 +402,7 @@ static kc_status* kc__sas_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   const char* x = ins[0];
   const char* src = ins[1];
   for (int64_t i = 0; i < plan->count; ++i) memcpy((char*)out + (size_t)i * es, ins[2], es);
-  if (plan->type == KC__OP_T_f32 && plan->cmp && plan->scatter == KC_OP_ADD) {
+  if (plan->type == KC__INSTR_T_f32 && plan->cmp && plan->scatter == KC_OP_ADD) {
     kc__sas_f32_add(plan, ins[0], ins[1], out);
     return NULL;
   }
@@ -449,10 +449,10 @@ static const char* const kc__sas_attrs[] = {"window_dimensions", "window_strides
                                             NULL};
 static const char* const kc__sas_computations[] = {"select", "scatter", NULL};
 
-const kc__instr_def kc__ops_select_scatter[] = {
+const kc__instr_def kc__instr_select_scatter[] = {
     {.op = KC_OP_SELECT_AND_SCATTER, .name = "select-and-scatter", .min_operands = 3,
      .max_operands = 3, .num_computations = 2, .attrs = kc__sas_attrs,
      .computation_attrs = kc__sas_computations, .verify = kc__sas_verify,
      .prepare = kc__sas_prepare, .kernel = kc__sas_kernel},
 };
-const size_t kc__ops_select_scatter_count = KC__ARRAY_SIZE(kc__ops_select_scatter);
+const size_t kc__instr_select_scatter_count = KC__ARRAY_SIZE(kc__instr_select_scatter);

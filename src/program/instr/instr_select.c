@@ -4,10 +4,10 @@
 
 #include "internal/common.h"
 #include "program/instr/xla_arith.h"
-#include "program/instr/ops.h"
-#include "program/instr/ops_types.h"
+#include "program/instr/instr.h"
+#include "program/instr/instr_types.h"
 
-/* ---- element types (KC__OP_NUM_TYPES, ops.h) ----------------------------------- */
+/* ---- element types (KC__INSTR_NUM_TYPES, instr.h) ----------------------------------- */
 
 /* The element types of each instruction here, for its refusals. */
 #define KC__COMPARE_TYPES "pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128"
@@ -19,7 +19,7 @@ static kc_status* kc__unsupported_type(const kc__instr* in, DLDataType t, const 
   char buf[32];
   return kc__instr_error(in, KC_UNIMPLEMENTED,
                     "%s: element type %s is not supported (supported: %s)",
-                    what, kc__op_dtype_text(t, buf, sizeof buf), supported);
+                    what, kc__instr_dtype_text(t, buf, sizeof buf), supported);
 }
 
 static kc_status* kc__expect_shape(const kc__instr* in, const kc_shape* got,
@@ -35,13 +35,13 @@ static kc_status* kc__expect_shape(const kc__instr* in, const kc_shape* got,
 
 enum { KC__CMP_EQ, KC__CMP_NE, KC__CMP_LT, KC__CMP_LE, KC__CMP_GT, KC__CMP_GE };
 
-/* The outcomes (ops_types.h) each direction accepts. */
+/* The outcomes (instr_types.h) each direction accepts. */
 static const unsigned kc__accepts[] = {
     KC__ORDER_EQ, KC__ORDER_LT | KC__ORDER_GT | KC__ORDER_UNORDERED, KC__ORDER_LT,
     KC__ORDER_LT | KC__ORDER_EQ, KC__ORDER_GT, KC__ORDER_GT | KC__ORDER_EQ};
 
 typedef struct kc__compare_plan {
-  int type;        /* KC__OP_T_* of the operands; NONE: f16, bf16, c64, c128 */
+  int type;        /* KC__INSTR_T_* of the operands; NONE: f16, bf16, c64, c128 */
   DLDataType dtype; /* of the operands */
   int direction;   /* KC__CMP_* */
   bool total;      /* floats in XLA's total order */
@@ -52,10 +52,10 @@ static const char* const kc__directions[] = {"EQ", "NE", "LT", "LE", "GT", "GE"}
 
 static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
                                    kc__compare_plan* out) {
-  const kc_shape* a = kc__op_operand(p, in, 0);
-  const kc_shape* b = kc__op_operand(p, in, 1);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, a, "operand 0"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
+  const kc_shape* a = kc__instr_operand(p, in, 0);
+  const kc_shape* b = kc__instr_operand(p, in, 1);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, a, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, in->shape, "the result"));
   KC_RETURN_IF_ERROR(kc__expect_shape(in, b, a, "operand 1"));
   if (in->shape->dtype.code != kDLBool || !kc__shape_same_dims(in->shape, a)) {
     char w[256], g[256];
@@ -64,15 +64,15 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "expected a pred result with the dims of %s, got %s", w, g);
   }
-  out->type = kc__op_num_type(a->dtype);
+  out->type = kc__instr_num_type(a->dtype);
   out->dtype = a->dtype;
   bool is_complex = kc__type_is_complex(a->dtype);
-  if (out->type == KC__OP_T_NONE && !is_complex && !kc__type_is_half(a->dtype)) {
+  if (out->type == KC__INSTR_T_NONE && !is_complex && !kc__type_is_half(a->dtype)) {
     return kc__unsupported_type(in, a->dtype, "operand 0", KC__COMPARE_TYPES);
   }
   out->count = kc__shape_elements(a);
   kc_string_view dir, type;
-  KC_RETURN_IF_ERROR(kc__op_attr_string(in, "direction", false, &dir));
+  KC_RETURN_IF_ERROR(kc__instr_attr_string(in, "direction", false, &dir));
   out->direction = -1;
   for (int i = 0; i < 6; ++i) {
     if (kc_sv_equal(dir, kc_sv(kc__directions[i]))) out->direction = i;
@@ -87,9 +87,9 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "attribute direction: expected EQ or NE for %s operands (complex "
                            "numbers are not ordered), got %s",
-                           kc__op_dtype_text(a->dtype, buf, sizeof buf), KC__Q(dir));
+                           kc__instr_dtype_text(a->dtype, buf, sizeof buf), KC__Q(dir));
   }
-  KC_RETURN_IF_ERROR(kc__op_attr_string(in, "type", true, &type));
+  KC_RETURN_IF_ERROR(kc__instr_attr_string(in, "type", true, &type));
   bool is_float = a->dtype.code == kDLFloat || a->dtype.code == kDLBfloat || is_complex;
   bool is_signed = a->dtype.code == kDLInt;
   const char* want = is_complex ? "FLOAT"
@@ -105,7 +105,7 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
       char buf[32];
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                         "attribute type: expected %s for %s operands, got %s", want,
-                        kc__op_dtype_text(a->dtype, buf, sizeof buf),
+                        kc__instr_dtype_text(a->dtype, buf, sizeof buf),
                         KC__Q(type));
     }
   }
@@ -154,7 +154,7 @@ static int32_t kc__total_key_f32(float v) {
                                 uint8_t* r, int64_t n) {                        \
     KC__CMP_LOOP(a[i], b[i])                                                    \
   }
-KC__OP_NUM_TYPES(KC__CMP_FN)
+KC__INSTR_NUM_TYPES(KC__CMP_FN)
 #undef KC__CMP_FN
 
 static void kc__compare_tile(const void* data, void* out, const void* const* ins, int64_t n) {
@@ -170,13 +170,13 @@ static void kc__compare_tile(const void* data, void* out, const void* const* ins
     kc__complex_compare_run(kc__accepts[dir], plan->dtype.bits == 128, ins[0], ins[1], r, n);
     return;
   }
-  if (plan->total && plan->type == KC__OP_T_f32) {
+  if (plan->total && plan->type == KC__INSTR_T_f32) {
     const float* a = ins[0];
     const float* b = ins[1];
     KC__CMP_LOOP(kc__total_key_f32(a[i]), kc__total_key_f32(b[i]))
     return;
   }
-  if (plan->total && plan->type == KC__OP_T_f64) {
+  if (plan->total && plan->type == KC__INSTR_T_f64) {
     const double* a = ins[0];
     const double* b = ins[1];
     KC__CMP_LOOP(kc__total_key_f64(a[i]), kc__total_key_f64(b[i]))
@@ -184,10 +184,10 @@ static void kc__compare_tile(const void* data, void* out, const void* const* ins
   }
   switch (plan->type) {
 #define KC__CMP_CASE(sfx, ctype, code, bits) \
-  case KC__OP_T_##sfx:                        \
+  case KC__INSTR_T_##sfx:                        \
     kc__compare_##sfx(dir, ins[0], ins[1], r, n); \
     break;
-    KC__OP_NUM_TYPES(KC__CMP_CASE)
+    KC__INSTR_NUM_TYPES(KC__CMP_CASE)
 #undef KC__CMP_CASE
     default:
       break;
@@ -215,10 +215,10 @@ typedef struct kc__select_plan {
  * element type where XLA allows one. */
 static kc_status* kc__scalar_or_same(const kc_program* p, const kc__instr* in, size_t i,
                                      DLDataType dtype, bool* out_scalar) {
-  const kc_shape* o = kc__op_operand(p, in, i);
+  const kc_shape* o = kc__instr_operand(p, in, i);
   char what[32];
   snprintf(what, sizeof what, "operand %zu", i);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, o, what));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, o, what));
   *out_scalar = o->rank == 0 && in->shape->rank > 0;
   if (kc_dtype_equal(o->dtype, dtype) && (*out_scalar || kc__shape_same_dims(o, in->shape))) {
     return NULL;
@@ -228,12 +228,12 @@ static kc_status* kc__scalar_or_same(const kc_program* p, const kc__instr* in, s
   kc_shape_format(o, g, sizeof g);
   return kc__instr_error(in, KC_INVALID_ARGUMENT,
                     "%s: expected the dims of %s (or a scalar) of type %s, got %s", what, w,
-                    kc__op_dtype_text(dtype, t, sizeof t), g);
+                    kc__instr_dtype_text(dtype, t, sizeof t), g);
 }
 
 static kc_status* kc__select_read(const kc_program* p, const kc__instr* in,
                                   kc__select_plan* out) {
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, in->shape, "the result"));
   DLDataType t = in->shape->dtype;
   DLDataType pred = {kDLBool, 8, 1};
   bool is_select = in->op == KC_OP_SELECT;
@@ -249,9 +249,9 @@ static kc_status* kc__select_read(const kc_program* p, const kc__instr* in,
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "operand 1: expected the result's shape, got a scalar");
   }
-  out->type = kc__op_num_type(t);
+  out->type = kc__instr_num_type(t);
   out->dtype = t;
-  if (out->type == KC__OP_T_NONE && !is_select && !kc__type_is_half(t)) {
+  if (out->type == KC__INSTR_T_NONE && !is_select && !kc__type_is_half(t)) {
     return kc__unsupported_type(in, t, "the result", KC__CLAMP_TYPES);
   }
   out->esize = kc_dtype_get_size(t);
@@ -331,7 +331,7 @@ static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       r[i] = KC__XLA_MIN(v, h);                                                  \
     }                                                                           \
   }
-KC__OP_NUM_TYPES(KC__CLAMP_FN)
+KC__INSTR_NUM_TYPES(KC__CLAMP_FN)
 #undef KC__CLAMP_FN
 
 static void kc__clamp_tile(const void* data, void* out, const void* const* ins, int64_t n) {
@@ -343,10 +343,10 @@ static void kc__clamp_tile(const void* data, void* out, const void* const* ins, 
   }
   switch (plan->type) {
 #define KC__CLAMP_CASE(sfx, ctype, code, bits)            \
-  case KC__OP_T_##sfx:                                     \
+  case KC__INSTR_T_##sfx:                                     \
     kc__clamp_##sfx(plan, ins[0], ins[1], ins[2], out, n); \
     break;
-    KC__OP_NUM_TYPES(KC__CLAMP_CASE)
+    KC__INSTR_NUM_TYPES(KC__CLAMP_CASE)
 #undef KC__CLAMP_CASE
     default:
       break;
@@ -370,19 +370,19 @@ typedef struct kc__iota_plan {
 
 static kc_status* kc__iota_read(const kc__instr* in, kc__iota_plan* out) {
   const kc_shape* r = in->shape;
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, r, "the result"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, r, "the result"));
   int64_t dim;
-  KC_RETURN_IF_ERROR(kc__op_attr_int(in, "iota_dimension", &dim));
+  KC_RETURN_IF_ERROR(kc__instr_attr_int(in, "iota_dimension", &dim));
   if (dim < 0 || dim >= r->rank) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                       "attribute iota_dimension: expected 0 to %d (the result's rank is "
                       "%d), got %lld",
                       r->rank - 1, r->rank, (long long)dim);
   }
-  out->type = kc__op_num_type(r->dtype);
+  out->type = kc__instr_num_type(r->dtype);
   out->dtype = r->dtype;
   bool other = kc__type_is_half(r->dtype) || kc__type_is_complex(r->dtype);
-  if ((out->type == KC__OP_T_NONE && !other) || out->type == KC__OP_T_pred) {
+  if ((out->type == KC__INSTR_T_NONE && !other) || out->type == KC__INSTR_T_pred) {
     return kc__unsupported_type(in, r->dtype, "the result", KC__IOTA_TYPES);
   }
   out->outer = out->inner = 1;
@@ -424,7 +424,7 @@ static kc_status* kc__iota_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   }
   switch (plan->type) {
 #define KC__IOTA_CASE(sfx, ctype, code, bits)                               \
-  case KC__OP_T_##sfx: {                                                     \
+  case KC__INSTR_T_##sfx: {                                                     \
     ctype* r = out;                                                         \
     for (int64_t o = 0; o < plan->outer; ++o) {                             \
       for (int64_t k = 0; k < plan->len; ++k) {                             \
@@ -433,7 +433,7 @@ static kc_status* kc__iota_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     }                                                                       \
     break;                                                                  \
   }
-    KC__OP_NUM_TYPES(KC__IOTA_CASE)
+    KC__INSTR_NUM_TYPES(KC__IOTA_CASE)
 #undef KC__IOTA_CASE
     default:
       break;
@@ -447,7 +447,7 @@ static const char* const kc__compare_attrs[] = {"direction", "type", NULL};
 static const char* const kc__iota_attrs[] = {"iota_dimension", NULL};
 static const char* const kc__no_attrs[] = {NULL};
 
-const kc__instr_def kc__ops_select[] = {
+const kc__instr_def kc__instr_select[] = {
     {.op = KC_OP_COMPARE, .name = "compare", .min_operands = 2, .max_operands = 2,
      .num_computations = 0, .attrs = kc__compare_attrs, .computation_attrs = NULL,
      .verify = kc__compare_verify, .prepare = kc__compare_prepare, .kernel = kc__compare_kernel,
@@ -464,4 +464,4 @@ const kc__instr_def kc__ops_select[] = {
      .attrs = kc__iota_attrs, .computation_attrs = NULL, .verify = kc__iota_verify,
      .prepare = kc__iota_prepare, .kernel = kc__iota_kernel},
 };
-const size_t kc__ops_select_count = KC__ARRAY_SIZE(kc__ops_select);
+const size_t kc__instr_select_count = KC__ARRAY_SIZE(kc__instr_select);

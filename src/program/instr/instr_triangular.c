@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "internal/common.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "kernels/split.h"
 
 enum { KC__TS_NO_TRANSPOSE, KC__TS_TRANSPOSE, KC__TS_ADJOINT };
@@ -42,7 +42,7 @@ typedef struct kc__ts_plan {
 } kc__ts_plan;
 
 static kc_status* kc__ts_bool(const kc__instr* in, const char* name, bool* out) {
-  const kc_attr* a = kc__op_attr(in, name);
+  const kc_attr* a = kc__instr_attr(in, name);
   *out = false;
   if (!a) return NULL;
   if (a->type != KC_ATTR_BOOL) {
@@ -54,16 +54,16 @@ static kc_status* kc__ts_bool(const kc__instr* in, const char* name, bool* out) 
 
 static kc_status* kc__ts_read(const kc_program* p, const kc__instr* in, kc__ts_plan* plan) {
   memset(plan, 0, sizeof *plan);
-  const kc_shape* a = kc__op_operand(p, in, 0);
-  const kc_shape* b = kc__op_operand(p, in, 1);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, a, "operand 0 (a)"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, b, "operand 1 (b)"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
+  const kc_shape* a = kc__instr_operand(p, in, 0);
+  const kc_shape* b = kc__instr_operand(p, in, 1);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, a, "operand 0 (a)"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, b, "operand 1 (b)"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, in->shape, "the result"));
   KC_RETURN_IF_ERROR(kc__ts_bool(in, "left_side", &plan->left));
   KC_RETURN_IF_ERROR(kc__ts_bool(in, "lower", &plan->lower));
   KC_RETURN_IF_ERROR(kc__ts_bool(in, "unit_diagonal", &plan->unit));
   kc_string_view tr;
-  KC_RETURN_IF_ERROR(kc__op_attr_string(in, "transpose_a", false, &tr));
+  KC_RETURN_IF_ERROR(kc__instr_attr_string(in, "transpose_a", false, &tr));
   plan->transpose = -1;
   for (int t = 0; t < 3; ++t) {
     if (kc_sv_equal(tr, kc_sv(kc__ts_transpose_names[t]))) plan->transpose = t;
@@ -85,7 +85,7 @@ static kc_status* kc__ts_read(const kc_program* p, const kc__instr* in, kc__ts_p
     return kc__instr_error(in, KC_UNIMPLEMENTED,
                            "triangular-solve: element type %s is not supported (f32, f64, c64 "
                            "and c128)",
-                           kc__op_dtype_text(dt, t, sizeof t));
+                           kc__instr_dtype_text(dt, t, sizeof t));
   }
   DLDataType bt = kc_shape_get_dtype(b), rt = kc_shape_get_dtype(in->shape);
   if (!kc_dtype_equal(bt, dt) || !kc_dtype_equal(rt, dt)) {
@@ -254,7 +254,7 @@ static kc_status* kc__ts_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 static const char* const kc__ts_attrs[] = {"left_side", "lower", "unit_diagonal", "transpose_a",
                                            NULL};
 
-const kc__instr_def kc__ops_triangular[] = {
+const kc__instr_def kc__instr_triangular[] = {
     {.op = KC_OP_TRIANGULAR_SOLVE,
      .name = "triangular-solve",
      .min_operands = 2,
@@ -264,4 +264,4 @@ const kc__instr_def kc__ops_triangular[] = {
      .prepare = kc__ts_prepare,
      .kernel = kc__ts_kernel},
 };
-const size_t kc__ops_triangular_count = KC__ARRAY_SIZE(kc__ops_triangular);
+const size_t kc__instr_triangular_count = KC__ARRAY_SIZE(kc__instr_triangular);

@@ -20,7 +20,7 @@
 #include "internal/common.h"
 #include "internal/half.h"
 #include "kernels/gemm_f32.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 #define KC__CONV_MAX_SP (KC_TENSOR_MAX_NDIM - 2)
 
@@ -90,7 +90,7 @@ static kc_status* kc__labels_error(const kc__instr* in, kc_string_view text, con
 
 static kc_status* kc__labels_read(const kc__instr* in, kc__conv_labels* l) {
   kc_string_view text;
-  KC_RETURN_IF_ERROR(kc__op_attr_string(in, "dim_labels", false, &text));
+  KC_RETURN_IF_ERROR(kc__instr_attr_string(in, "dim_labels", false, &text));
   const char* s = text.data;
   const char* end = s + text.size;
   const char* parts[3][2];
@@ -157,7 +157,7 @@ static kc_status* kc__conv_window(const kc__instr* in, const char* name, const c
                                   int32_t nsp, int64_t fill, int64_t min, int64_t* out) {
   const int64_t* v;
   size_t n;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, name, true, &v, &n));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, name, true, &v, &n));
   if (n != 0 && n != (size_t)nsp) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "window %s: expected %d entries (one per spatial dimension of "
@@ -177,8 +177,8 @@ static kc_status* kc__conv_window(const kc__instr* in, const char* name, const c
 
 static kc_status* kc__conv_count(const kc__instr* in, const char* name, int64_t* out) {
   *out = 1;
-  if (!kc__op_attr(in, name)) return NULL;
-  KC_RETURN_IF_ERROR(kc__op_attr_int(in, name, out));
+  if (!kc__instr_attr(in, name)) return NULL;
+  KC_RETURN_IF_ERROR(kc__instr_attr_int(in, name, out));
   if (*out < 1) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "attribute %s: expected at least 1, got %lld",
                            name, (long long)*out);
@@ -189,7 +189,7 @@ static kc_status* kc__conv_count(const kc__instr* in, const char* name, int64_t*
 static void kc__conv_strides(const kc_shape* s, const int32_t* pos, int32_t nsp, int64_t* a,
                              int64_t* b, int64_t* sp) {
   int64_t st[KC_TENSOR_MAX_NDIM];
-  kc__op_strides(s, st);
+  kc__instr_strides(s, st);
   *a = st[pos[0]];
   *b = st[pos[1]];
   for (int32_t d = 0; d < nsp; ++d) sp[d] = st[pos[2 + d]];
@@ -202,11 +202,11 @@ static int64_t kc__conv_elems(const kc_shape* s) {
 }
 
 static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__conv_plan* plan) {
-  const kc_shape* lhs = kc__op_operand(p, in, 0);
-  const kc_shape* rhs = kc__op_operand(p, in, 1);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, lhs, "operand 0 (the input)"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, rhs, "operand 1 (the kernel)"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
+  const kc_shape* lhs = kc__instr_operand(p, in, 0);
+  const kc_shape* rhs = kc__instr_operand(p, in, 1);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, lhs, "operand 0 (the input)"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, rhs, "operand 1 (the kernel)"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, in->shape, "the result"));
   char t0[32], t1[32], t2[32];
   DLDataType lt = kc_shape_get_dtype(lhs), rt = kc_shape_get_dtype(rhs),
              ot = kc_shape_get_dtype(in->shape);
@@ -218,9 +218,9 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
     return kc__instr_error(in, KC_UNIMPLEMENTED,
                            "convolution of %s and %s giving %s: only f16, bf16, f32, f64 and "
                            "the integer types are supported",
-                           kc__op_dtype_text(lt, t0, sizeof t0),
-                           kc__op_dtype_text(rt, t1, sizeof t1),
-                           kc__op_dtype_text(ot, t2, sizeof t2));
+                           kc__instr_dtype_text(lt, t0, sizeof t0),
+                           kc__instr_dtype_text(rt, t1, sizeof t1),
+                           kc__instr_dtype_text(ot, t2, sizeof t2));
   }
   int ints = (plan->lhs_type == KC__CT_INT) + (plan->rhs_type == KC__CT_INT) +
              (plan->out_type == KC__CT_INT);
@@ -228,9 +228,9 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
     return kc__instr_error(in, KC_UNIMPLEMENTED,
                            "convolution of %s and %s giving %s: integer and float types do not "
                            "mix (convert the operands first)",
-                           kc__op_dtype_text(lt, t0, sizeof t0),
-                           kc__op_dtype_text(rt, t1, sizeof t1),
-                           kc__op_dtype_text(ot, t2, sizeof t2));
+                           kc__instr_dtype_text(lt, t0, sizeof t0),
+                           kc__instr_dtype_text(rt, t1, sizeof t1),
+                           kc__instr_dtype_text(ot, t2, sizeof t2));
   }
   plan->integer = ints == 3;
   plan->lhs_dt = lt;
@@ -295,7 +295,7 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
     plan->k_sp[d] = rd[l.sp[1][d]];
   }
   KC_RETURN_IF_ERROR(kc__conv_window(in, "window_dimensions", "size", nsp, 0, 0, size));
-  if (kc__op_attr(in, "window_dimensions")) {
+  if (kc__instr_attr(in, "window_dimensions")) {
     for (int32_t d = 0; d < nsp; ++d) {
       if (size[d] != plan->k_sp[d]) {
         return kc__instr_error(in, KC_INVALID_ARGUMENT,
@@ -343,7 +343,7 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "expected a result of %s (dim_labels %s, the window and the "
                            "group counts), got %s",
-                           ws, KC__Q(kc__op_attr(in, "dim_labels")->v.str), gs);
+                           ws, KC__Q(kc__instr_attr(in, "dim_labels")->v.str), gs);
   }
   int32_t pos[KC_TENSOR_MAX_NDIM];
   for (int k = 0; k < 3; ++k) {
@@ -811,9 +811,9 @@ static const char* const kc__conv_attrs[] = {
     "base_dilations",    "window_dilations",    "dim_labels",        "feature_group_count",
     "batch_group_count", NULL};
 
-const kc__instr_def kc__ops_conv[] = {
+const kc__instr_def kc__instr_conv[] = {
     {.op = KC_OP_CONVOLUTION, .name = "convolution", .min_operands = 2, .max_operands = 2,
      .num_computations = 0, .attrs = kc__conv_attrs, .computation_attrs = NULL,
      .verify = kc__conv_verify, .prepare = kc__conv_prepare, .kernel = kc__conv_kernel},
 };
-const size_t kc__ops_conv_count = KC__ARRAY_SIZE(kc__ops_conv);
+const size_t kc__instr_conv_count = KC__ARRAY_SIZE(kc__instr_conv);

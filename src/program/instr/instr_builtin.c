@@ -2,9 +2,9 @@
  * (parameter, constant, tuple, get-tuple-element, broadcast, custom-call;
  * fusion, call, copy and bitcast, which only the parser sees), the
  * element-wise arithmetic, exponential, log and convert that elementwise.c
- * runs, and reshape: their entries in the instruction table (ops.h). The
+ * runs, and reshape: their entries in the instruction table (instr.h). The
  * order is that of the parser's list of opcodes in its messages. */
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 static const char* const kc__no_attrs[] = {NULL};
 static const char* const kc__fusion_callee[] = {"calls", NULL};
@@ -22,7 +22,7 @@ static const char* const kc__call_callee[] = {"to_apply", NULL};
    .max_operands = (N), .attrs = kc__no_attrs, .verify = kc__verify_elementwise,            \
    .elementwise_types = (TYPES), .device_elementwise = true}
 
-const kc__instr_def kc__ops_builtin[] = {
+const kc__instr_def kc__instr_builtin[] = {
     KC__BUILTIN("parameter", KC__INSTR_PARAMETER, KC__OP_PARAMETER, 0, 0, NULL),
     KC__BUILTIN("constant", KC__INSTR_CONSTANT, KC__OP_CONSTANT, 0, 0, NULL),
     KC__BUILTIN("tuple", KC__INSTR_TUPLE, KC__OP_TUPLE, 0, -1, NULL),
@@ -52,4 +52,4 @@ const kc__instr_def kc__ops_builtin[] = {
     KC__BUILTIN("copy", KC__INSTR_COPY, KC__OP_NONE, 1, 1, NULL),
     KC__BUILTIN("bitcast", KC__INSTR_BITCAST, KC__OP_NONE, 1, 1, NULL),
 };
-const size_t kc__ops_builtin_count = sizeof kc__ops_builtin / sizeof kc__ops_builtin[0];
+const size_t kc__instr_builtin_count = sizeof kc__instr_builtin / sizeof kc__instr_builtin[0];

@@ -9,7 +9,7 @@
 #include "internal/common.h"
 #include "internal/half.h"
 #include "program/instr/xla_arith.h"
-#include "program/instr/ops_types.h"
+#include "program/instr/instr_types.h"
 
 bool kc__type_is_half(DLDataType t) {
   return t.lanes == 1 && t.bits == 16 && (t.code == kDLFloat || t.code == kDLBfloat);

@@ -18,21 +18,21 @@
 #include <stdio.h>
 
 #include "internal/common.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 /* ---- bitcast-convert ---------------------------------------------------------- */
 
 static kc_status* kc__bitcast_convert_verify(const kc_program* p, const kc__instr* in) {
-  const kc_shape* x = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
+  const kc_shape* x = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, x, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, in->shape, "the result"));
   DLDataType from = kc_shape_get_dtype(x), to = kc_shape_get_dtype(in->shape);
   char b1[32], b2[32], g[256], w[256];
   if (from.code == kDLBool || to.code == kDLBool) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "bitcast-convert from %s to %s is not supported: pred has no bit pattern",
-                           kc__op_dtype_text(from, b1, sizeof b1),
-                           kc__op_dtype_text(to, b2, sizeof b2));
+                           kc__instr_dtype_text(from, b1, sizeof b1),
+                           kc__instr_dtype_text(to, b2, sizeof b2));
   }
   size_t in_bits = (size_t)from.bits * from.lanes, out_bits = (size_t)to.bits * to.lanes;
   int32_t rank = kc_shape_get_rank(x);
@@ -45,8 +45,8 @@ static kc_status* kc__bitcast_convert_verify(const kc_program* p, const kc__inst
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "bitcast-convert from %s to %s: expected widths that divide one "
                            "another",
-                           kc__op_dtype_text(from, b1, sizeof b1),
-                           kc__op_dtype_text(to, b2, sizeof b2));
+                           kc__instr_dtype_text(from, b1, sizeof b1),
+                           kc__instr_dtype_text(to, b2, sizeof b2));
   }
   if (in_bits > out_bits) {
     if (rank == KC_TENSOR_MAX_NDIM) {
@@ -62,8 +62,8 @@ static kc_status* kc__bitcast_convert_verify(const kc_program* p, const kc__inst
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "bitcast-convert from %s to %s: expected an operand whose last "
                              "dimension is %lld, got %s",
-                             kc__op_dtype_text(from, b1, sizeof b1),
-                             kc__op_dtype_text(to, b2, sizeof b2), (long long)ratio, g);
+                             kc__instr_dtype_text(from, b1, sizeof b1),
+                             kc__instr_dtype_text(to, b2, sizeof b2), (long long)ratio, g);
     }
     want_rank--;
   }
@@ -115,15 +115,15 @@ typedef struct kc__rp_plan {
 } kc__rp_plan;
 
 static kc_status* kc__rp_read(const kc_program* p, const kc__instr* in, kc__rp_plan* plan) {
-  const kc_shape* x = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
+  const kc_shape* x = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, x, "operand 0"));
   DLDataType t = kc_shape_get_dtype(x);
   char buf[32], g[256], w[256];
   if (t.lanes != 1 || !(t.code == kDLBfloat ? t.bits == 16
                                             : t.code == kDLFloat && t.bits >= 16)) {
     return kc__instr_error(in, KC_UNIMPLEMENTED,
                            "reduce-precision of %s: expected f16, bf16, f32 or f64",
-                           kc__op_dtype_text(t, buf, sizeof buf));
+                           kc__instr_dtype_text(t, buf, sizeof buf));
   }
   if (!kc_shape_equal(x, in->shape)) {
     kc_shape_format(x, w, sizeof w);
@@ -133,8 +133,8 @@ static kc_status* kc__rp_read(const kc_program* p, const kc__instr* in, kc__rp_p
   plan->width = t.bits;
   plan->src_exp = t.code == kDLBfloat ? 8u : t.bits == 16 ? 5u : t.bits == 32 ? 8u : 11u;
   plan->src_mant = plan->width - 1 - plan->src_exp;
-  KC_RETURN_IF_ERROR(kc__op_attr_int(in, "exponent_bits", &plan->exp_bits));
-  KC_RETURN_IF_ERROR(kc__op_attr_int(in, "mantissa_bits", &plan->mant_bits));
+  KC_RETURN_IF_ERROR(kc__instr_attr_int(in, "exponent_bits", &plan->exp_bits));
+  KC_RETURN_IF_ERROR(kc__instr_attr_int(in, "mantissa_bits", &plan->mant_bits));
   if (plan->exp_bits < 1 || plan->exp_bits > 62) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT,
                            "attribute exponent_bits: expected 1 to 62, got %lld",
@@ -216,7 +216,7 @@ static kc_status* kc__rp_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 static const char* const kc__rp_attrs[] = {"exponent_bits", "mantissa_bits", NULL};
 static const char* const kc__no_attrs[] = {NULL};
 
-const kc__instr_def kc__ops_bits[] = {
+const kc__instr_def kc__instr_bits[] = {
     {.op = KC_OP_BITCAST_CONVERT, .name = "bitcast-convert", .min_operands = 1,
      .max_operands = 1, .attrs = kc__no_attrs, .verify = kc__bitcast_convert_verify,
      .prepare = kc__bitcast_convert_prepare, .kernel = kc__bitcast_convert_kernel,
@@ -227,4 +227,4 @@ const kc__instr_def kc__ops_bits[] = {
     {.op = KC__OP_NONE, .name = "opt-barrier", .kind = KC__INSTR_COPY, .min_operands = 1,
      .max_operands = 1, .attrs = kc__no_attrs},
 };
-const size_t kc__ops_bits_count = KC__ARRAY_SIZE(kc__ops_bits);
+const size_t kc__instr_bits_count = KC__ARRAY_SIZE(kc__instr_bits);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "internal/common.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 /* ---- called programs -------------------------------------------------------- */
 
@@ -149,7 +149,7 @@ static kc_status* kc__run_called(const kc_executable* exe, const kc_shape* const
 /* ---- while -------------------------------------------------------------------- */
 
 static kc_status* kc__while_verify(const kc_program* p, const kc__instr* in) {
-  const kc_shape* state = kc__op_operand(p, in, 0);
+  const kc_shape* state = kc__instr_operand(p, in, 0);
   if (!kc_shape_equal(state, in->shape)) {
     char w[256], g[256];
     kc_shape_format(state, w, sizeof w);
@@ -247,7 +247,7 @@ static kc_status* kc__while_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 /* ---- conditional ---------------------------------------------------------------- */
 
 static kc_status* kc__conditional_verify(const kc_program* p, const kc__instr* in) {
-  const kc_shape* index = kc__op_operand(p, in, 0);
+  const kc_shape* index = kc__instr_operand(p, in, 0);
   DLDataType t = kc_shape_get_dtype(index);
   bool is_pred = !kc_shape_is_tuple(index) && t.code == kDLBool;
   bool is_s32 = !kc_shape_is_tuple(index) && t.code == kDLInt && t.bits == 32;
@@ -272,7 +272,7 @@ static kc_status* kc__conditional_verify(const kc_program* p, const kc__instr* i
   for (size_t k = 0; k < branches; ++k) {
     char role[32];
     snprintf(role, sizeof role, "branch %zu", k);
-    KC_RETURN_IF_ERROR(kc__check_called(in, k, role, kc__op_operand(p, in, k + 1), in->shape));
+    KC_RETURN_IF_ERROR(kc__check_called(in, k, role, kc__instr_operand(p, in, k + 1), in->shape));
   }
   return NULL;
 }
@@ -283,14 +283,14 @@ static kc_status* kc__conditional_kernel(const kc__instr_kernel_ctx* ctx, void* 
   const kc_program* p = ctx->program;
   const kc__instr* in = ctx->instr;
   size_t branch;
-  if (kc_shape_get_dtype(kc__op_operand(p, in, 0)).code == kDLBool) {
+  if (kc_shape_get_dtype(kc__instr_operand(p, in, 0)).code == kDLBool) {
     branch = *(const uint8_t*)ins[0] ? 0 : 1;
   } else {
     int32_t i = *(const int32_t*)ins[0];
     /* As XLA: an index out of range runs the last branch. */
     branch = i < 0 || (size_t)i >= plan->num_exes ? plan->num_exes - 1 : (size_t)i;
   }
-  const kc_shape* arg = kc__op_operand(p, in, branch + 1);
+  const kc_shape* arg = kc__instr_operand(p, in, branch + 1);
   size_t n = kc_shape_get_leaf_count(arg);
   const kc_shape** shapes = kc__calloc(n + 1, sizeof *shapes);
   void** args = kc__calloc(n + 1, sizeof *args);
@@ -320,7 +320,7 @@ static const char* const kc__while_computations[] = {"condition", "body", NULL};
 static const char* const kc__conditional_computations[] = {
     "true_computation", "false_computation", "branch_computations", NULL};
 
-const kc__instr_def kc__ops_control[] = {
+const kc__instr_def kc__instr_control[] = {
     {.op = KC_OP_WHILE, .name = "while", .min_operands = 1, .max_operands = 1,
      .num_computations = 2, .attrs = kc__no_attrs, .computation_attrs = kc__while_computations,
      .verify = kc__while_verify, .prepare = kc__control_prepare, .kernel = kc__while_kernel},
@@ -329,4 +329,4 @@ const kc__instr_def kc__ops_control[] = {
      .computation_attrs = kc__conditional_computations, .verify = kc__conditional_verify,
      .prepare = kc__control_prepare, .kernel = kc__conditional_kernel},
 };
-const size_t kc__ops_control_count = KC__ARRAY_SIZE(kc__ops_control);
+const size_t kc__instr_control_count = KC__ARRAY_SIZE(kc__instr_control);

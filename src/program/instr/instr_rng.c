@@ -21,7 +21,7 @@
 #include <stdio.h>
 
 #include "internal/common.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 
 enum { KC__RNG_PHILOX, KC__RNG_THREE_FRY };
 
@@ -32,9 +32,9 @@ typedef struct kc__rng_plan {
 } kc__rng_plan;
 
 static kc_status* kc__rng_read(const kc_program* p, const kc__instr* in, kc__rng_plan* plan) {
-  const kc_shape* s = kc__op_operand(p, in, 0);
+  const kc_shape* s = kc__instr_operand(p, in, 0);
   char g[256], w[256], b[32];
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, s, "operand 0 (the state)"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, s, "operand 0 (the state)"));
   DLDataType st = kc_shape_get_dtype(s);
   if (st.code != kDLUInt || st.bits != 64 || st.lanes != 1 || kc_shape_get_rank(s) != 1) {
     kc_shape_format(s, g, sizeof g);
@@ -49,8 +49,8 @@ static kc_status* kc__rng_read(const kc_program* p, const kc__instr* in, kc__rng
                            g);
   }
   kc_string_view alg = KC_SV_LIT("rng_default");
-  if (kc__op_attr(in, "algorithm")) {
-    KC_RETURN_IF_ERROR(kc__op_attr_string(in, "algorithm", false, &alg));
+  if (kc__instr_attr(in, "algorithm")) {
+    KC_RETURN_IF_ERROR(kc__instr_attr_string(in, "algorithm", false, &alg));
   }
   if (kc_sv_equal(alg, KC_SV_LIT("rng_default")) || kc_sv_equal(alg, KC_SV_LIT("rng_philox"))) {
     plan->algorithm = KC__RNG_PHILOX;
@@ -78,7 +78,7 @@ static kc_status* kc__rng_read(const kc_program* p, const kc__instr* in, kc__rng
     return kc__instr_error(in, KC_UNIMPLEMENTED,
                            "rng-bit-generator: expected bits of u8, u16, u32 or u64 (what JAX "
                            "emits), got %s",
-                           kc__op_dtype_text(bt, b, sizeof b));
+                           kc__instr_dtype_text(bt, b, sizeof b));
   }
   plan->bits = bt.bits;
   plan->count = kc_shape_get_byte_size(bits) / (bt.bits / 8u);
@@ -190,9 +190,9 @@ static kc_status* kc__rng_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 
 static const char* const kc__rng_attrs[] = {"algorithm", NULL};
 
-const kc__instr_def kc__ops_rng[] = {
+const kc__instr_def kc__instr_rng[] = {
     {.op = KC_OP_RNG_BIT_GENERATOR, .name = "rng-bit-generator", .min_operands = 1,
      .max_operands = 1, .attrs = kc__rng_attrs, .verify = kc__rng_verify,
      .prepare = kc__rng_prepare, .kernel = kc__rng_kernel},
 };
-const size_t kc__ops_rng_count = KC__ARRAY_SIZE(kc__ops_rng);
+const size_t kc__instr_rng_count = KC__ARRAY_SIZE(kc__instr_rng);

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 
 #include "internal/common.h"
-#include "program/instr/ops.h"
+#include "program/instr/instr.h"
 #include "kernels/split.h"
 
 enum { KC__FFT, KC__IFFT, KC__RFFT, KC__IRFFT };
@@ -66,11 +66,11 @@ static void kc__fft_dims_text(const int64_t* v, size_t n, char* buf, size_t cap)
 
 static kc_status* kc__fft_read(const kc_program* p, const kc__instr* in, kc__fft_plan* plan) {
   memset(plan, 0, sizeof *plan);
-  const kc_shape* x = kc__op_operand(p, in, 0);
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, x, "operand 0"));
-  KC_RETURN_IF_ERROR(kc__op_expect_array(in, in->shape, "the result"));
+  const kc_shape* x = kc__instr_operand(p, in, 0);
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, x, "operand 0"));
+  KC_RETURN_IF_ERROR(kc__instr_expect_array(in, in->shape, "the result"));
   kc_string_view type;
-  KC_RETURN_IF_ERROR(kc__op_attr_string(in, "fft_type", false, &type));
+  KC_RETURN_IF_ERROR(kc__instr_attr_string(in, "fft_type", false, &type));
   plan->type = -1;
   for (int t = 0; t < 4; ++t) {
     if (kc_sv_equal(type, kc_sv(kc__fft_type_names[t]))) plan->type = t;
@@ -82,7 +82,7 @@ static kc_status* kc__fft_read(const kc_program* p, const kc__instr* in, kc__fft
   }
   const int64_t* len;
   size_t nfft;
-  KC_RETURN_IF_ERROR(kc__op_attr_ints(in, "fft_length", false, &len, &nfft));
+  KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, "fft_length", false, &len, &nfft));
   char lt[128], g[256], w[256], bx[32];
   kc__fft_dims_text(len, nfft, lt, sizeof lt);
   if (nfft < 1 || nfft > 3) {
@@ -108,7 +108,7 @@ static kc_status* kc__fft_read(const kc_program* p, const kc__instr* in, kc__fft
                            "fft_type=%s: expected a%s operand, got %s",
                            kc__fft_type_names[plan->type],
                            real_in ? "n f32 or f64" : " c64 or c128",
-                           kc__op_dtype_text(tx, bx, sizeof bx));
+                           kc__instr_dtype_text(tx, bx, sizeof bx));
   }
   DLDataType want_t = tx;
   if (real_in) want_t = (DLDataType){kDLComplex, (uint8_t)(tx.bits * 2), 1};
@@ -467,9 +467,9 @@ static kc_status* kc__fft_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 
 static const char* const kc__fft_attrs[] = {"fft_type", "fft_length", NULL};
 
-const kc__instr_def kc__ops_fft[] = {
+const kc__instr_def kc__instr_fft[] = {
     {.op = KC_OP_FFT, .name = "fft", .min_operands = 1, .max_operands = 1,
      .attrs = kc__fft_attrs, .verify = kc__fft_verify, .prepare = kc__fft_prepare,
      .kernel = kc__fft_kernel},
 };
-const size_t kc__ops_fft_count = KC__ARRAY_SIZE(kc__ops_fft);
+const size_t kc__instr_fft_count = KC__ARRAY_SIZE(kc__instr_fft);

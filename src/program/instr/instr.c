@@ -1,6 +1,6 @@
 /* The table of instructions added with kc_program_builder_add_instruction,
- * and the helpers their checks share; see ops.h. */
-#include "program/instr/ops.h"
+ * and the helpers their checks share; see instr.h. */
+#include "program/instr/instr.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,23 +14,23 @@ typedef struct kc__instr_family {
 } kc__instr_family;
 
 static const kc__instr_family kc__families[] = {
-    {kc__ops_builtin, &kc__ops_builtin_count}, /* first: its order is the opcode list's */
-    {kc__ops_select, &kc__ops_select_count},
-    {kc__ops_control, &kc__ops_control_count},
-    {kc__ops_reduce, &kc__ops_reduce_count},
-    {kc__ops_reduce_window, &kc__ops_reduce_window_count},
-    {kc__ops_math, &kc__ops_math_count},
-    {kc__ops_shape, &kc__ops_shape_count},
-    {kc__ops_dot, &kc__ops_dot_count},
-    {kc__ops_complex, &kc__ops_complex_count},
-    {kc__ops_sort, &kc__ops_sort_count},
-    {kc__ops_bits, &kc__ops_bits_count},
-    {kc__ops_gather, &kc__ops_gather_count},
-    {kc__ops_conv, &kc__ops_conv_count},
-    {kc__ops_select_scatter, &kc__ops_select_scatter_count},
-    {kc__ops_fft, &kc__ops_fft_count},
-    {kc__ops_rng, &kc__ops_rng_count},
-    {kc__ops_triangular, &kc__ops_triangular_count},
+    {kc__instr_builtin, &kc__instr_builtin_count}, /* first: its order is the opcode list's */
+    {kc__instr_select, &kc__instr_select_count},
+    {kc__instr_control, &kc__instr_control_count},
+    {kc__instr_reduce, &kc__instr_reduce_count},
+    {kc__instr_reduce_window, &kc__instr_reduce_window_count},
+    {kc__instr_math, &kc__instr_math_count},
+    {kc__instr_shape, &kc__instr_shape_count},
+    {kc__instr_dot, &kc__instr_dot_count},
+    {kc__instr_complex, &kc__instr_complex_count},
+    {kc__instr_sort, &kc__instr_sort_count},
+    {kc__instr_bits, &kc__instr_bits_count},
+    {kc__instr_gather, &kc__instr_gather_count},
+    {kc__instr_conv, &kc__instr_conv_count},
+    {kc__instr_select_scatter, &kc__instr_select_scatter_count},
+    {kc__instr_fft, &kc__instr_fft_count},
+    {kc__instr_rng, &kc__instr_rng_count},
+    {kc__instr_triangular, &kc__instr_triangular_count},
 };
 
 const kc__instr_def* kc__instr_def_find(int32_t op) {
@@ -61,13 +61,13 @@ const kc__instr_def* kc__instr_def_at(size_t i) {
   return NULL;
 }
 
-const kc_attr* kc__op_attr(const kc__instr* in, const char* name) {
+const kc_attr* kc__instr_attr(const kc__instr* in, const char* name) {
   return kc_attr_dict_lookup(&in->attrs, kc_sv(name));
 }
 
-kc_status* kc__op_attr_ints(const kc__instr* in, const char* name, bool optional,
+kc_status* kc__instr_attr_ints(const kc__instr* in, const char* name, bool optional,
                             const int64_t** out, size_t* out_count) {
-  const kc_attr* a = kc__op_attr(in, name);
+  const kc_attr* a = kc__instr_attr(in, name);
   *out = NULL;
   *out_count = 0;
   if (!a) {
@@ -84,8 +84,8 @@ kc_status* kc__op_attr_ints(const kc__instr* in, const char* name, bool optional
   return NULL;
 }
 
-kc_status* kc__op_attr_int(const kc__instr* in, const char* name, int64_t* out) {
-  const kc_attr* a = kc__op_attr(in, name);
+kc_status* kc__instr_attr_int(const kc__instr* in, const char* name, int64_t* out) {
+  const kc_attr* a = kc__instr_attr(in, name);
   if (!a) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "expected attribute %s=N, got none", name);
   }
@@ -96,9 +96,9 @@ kc_status* kc__op_attr_int(const kc__instr* in, const char* name, int64_t* out) 
   return NULL;
 }
 
-kc_status* kc__op_attr_string(const kc__instr* in, const char* name, bool optional,
+kc_status* kc__instr_attr_string(const kc__instr* in, const char* name, bool optional,
                               kc_string_view* out) {
-  const kc_attr* a = kc__op_attr(in, name);
+  const kc_attr* a = kc__instr_attr(in, name);
   *out = (kc_string_view){NULL, 0};
   if (!a) {
     if (optional) return NULL;
@@ -112,14 +112,14 @@ kc_status* kc__op_attr_string(const kc__instr* in, const char* name, bool option
   return NULL;
 }
 
-const char* kc__op_dtype_text(DLDataType t, char* buf, size_t cap) {
+const char* kc__instr_dtype_text(DLDataType t, char* buf, size_t cap) {
   const char* name = kc__hlo_dtype_name(t);
   if (name) return name;
   kc_dtype_format(t, buf, cap);
   return buf;
 }
 
-kc_status* kc__op_expect_array(const kc__instr* in, const kc_shape* s, const char* what) {
+kc_status* kc__instr_expect_array(const kc__instr* in, const kc_shape* s, const char* what) {
   if (!kc_shape_is_tuple(s)) return NULL;
   return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s: expected an array, got a tuple", what);
 }
@@ -173,7 +173,7 @@ void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize) {
 }
 
 /* Row-major strides of `s`, in elements. */
-void kc__op_strides(const kc_shape* s, int64_t* out) {
+void kc__instr_strides(const kc_shape* s, int64_t* out) {
   int64_t stride = 1;
   for (int32_t d = kc_shape_get_rank(s) - 1; d >= 0; --d) {
     out[d] = stride;
@@ -181,7 +181,7 @@ void kc__op_strides(const kc_shape* s, int64_t* out) {
   }
 }
 
-int64_t kc__op_load_index(const void* p, DLDataType t) {
+int64_t kc__instr_load_index(const void* p, DLDataType t) {
   if (t.code == kDLInt) {
     switch (t.bits) {
       case 8: return *(const int8_t*)p;
@@ -201,13 +201,13 @@ int64_t kc__op_load_index(const void* p, DLDataType t) {
   }
 }
 
-int kc__op_num_type(DLDataType t) {
-  if (t.lanes != 1) return KC__OP_T_NONE;
-#define KC__OP_T_MATCH(sfx, ctype, c, b) \
-  if (t.code == (c) && t.bits == (b)) return KC__OP_T_##sfx;
-  KC__OP_NUM_TYPES(KC__OP_T_MATCH)
-#undef KC__OP_T_MATCH
-  return KC__OP_T_NONE;
+int kc__instr_num_type(DLDataType t) {
+  if (t.lanes != 1) return KC__INSTR_T_NONE;
+#define KC__INSTR_T_MATCH(sfx, ctype, c, b) \
+  if (t.code == (c) && t.bits == (b)) return KC__INSTR_T_##sfx;
+  KC__INSTR_NUM_TYPES(KC__INSTR_T_MATCH)
+#undef KC__INSTR_T_MATCH
+  return KC__INSTR_T_NONE;
 }
 
 kc_status* kc__prepare_compile(const kc__prepare_ctx* ctx, const kc_program* program,
