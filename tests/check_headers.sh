@@ -2,8 +2,8 @@
 # check_headers.sh CC CXX INCLUDE_DIR
 #
 # Every public header compiles on its own, included twice (its include
-# guard), as C11 and as C++17 (kcall.hpp as C++ only), with the warnings
-# the library is built with. The plugin's headers, kcall/abi.h and
+# guard), as C11 and as C++17 (kcall.hpp and kcall/cpp/*.hpp as C++ only),
+# with the warnings the library is built with. The plugin's headers, kcall/abi.h and
 # kcall/abi_helpers.h, include nothing but <stddef.h>, <stdint.h>,
 # <stdbool.h> and each other.
 set -u
@@ -19,8 +19,8 @@ cxx_flags="-std=c++17 -fsyntax-only -Werror -Wall -Wextra -Wshadow"
 
 failed=0
 count=0
-for header in "$include"/kcall/*.h "$include"/kcall/*.hpp; do
-  name=kcall/${header##*/}
+for header in "$include"/kcall/*.h "$include"/kcall/*.hpp "$include"/kcall/cpp/*.hpp; do
+  name=${header#"$include"/}
   printf '#include <%s>\n#include <%s>\n' "$name" "$name" >"$tmp/alone.c"
   cp "$tmp/alone.c" "$tmp/alone.cpp"
   case $name in
