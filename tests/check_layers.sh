@@ -10,7 +10,7 @@
 #    tvm_ffi.h, the umbrellas) only at or above that module. The public
 #    headers of types (abi.h, base.h, device.h, runtime.h, value.h,
 #    tensor.h, func.h, plugin.h, version.h, hlo_opcode.h) and internal/'s
-#    header-only helpers (common.h, half.h, object.h) are for every layer.
+#    header-only helpers (common.h, object.h) are for every layer.
 #    ort/ and tf/ use public headers only.
 # Lowest first; runtime sits below value because tensors allocate and copy
 # through devices, never the other way round.
@@ -30,7 +30,7 @@ grep -rHo '^#include "[a-z_]*/[a-z_0-9]*\.[a-z]*"' --include='*.c' --include='*.
       owner["program"] = "program"; owner["op"] = "op"; owner["kernel"] = "op"
       owner["xcall"] = "xcall"; owner["typed"] = "xcall"; owner["xla_ffi"] = "xcall"
       owner["tvm_ffi"] = "tvmffi"; owner["plugin_api"] = "plugin"; owner["kcall"] = "plugin"
-      free_inc["internal/common.h"] = 1; free_inc["internal/half.h"] = 1
+      free_inc["internal/common.h"] = 1
       free_inc["internal/object.h"] = 1
     }
     {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/half.h"
 #include "run.h"
 
 typedef struct kt_tolerance {
@@ -36,7 +37,7 @@ static double kt_real(const DLTensor* t, int64_t i) {
   if (t->dtype.bits == 16) {
     uint16_t h;
     memcpy(&h, p, sizeof h);
-    return t->dtype.code == kDLBfloat ? run_bf16_to_float(h) : run_half_to_float(h);
+    return kc__half_to_f32(t->dtype.code == kDLBfloat, h);
   }
   if (t->dtype.bits == 32) {
     float f;

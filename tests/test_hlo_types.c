@@ -11,7 +11,7 @@
 
 #include "kt_hlo.h"
 
-/* ---- 16-bit floats, independently of src/internal/half.h ---------------------- */
+/* ---- 16-bit floats, independently of src/kernels/half.h ---------------------- */
 
 typedef struct kt_half_fmt {
   const char* name; /* "f16", "bf16" */

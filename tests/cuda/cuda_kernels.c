@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/half.h"
+#include "kernels/half.h"
 #include "kcall/kcall.h"
 #include "program/instr/elementwise.h"
 #include "runtime/backend.h"

@@ -7,17 +7,17 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kernels/half.h"
 #include "run.h"
 
 /* True when `text` reads back as `value` at the precision of `dtype`. */
 static bool reads_back(const char* text, double value, DLDataType dtype) {
   if (dtype.bits == 64) return strtod(text, NULL) == value;
-  float f = strtof(text, NULL);
-  if (dtype.bits == 32) return f == (float)value;
-  if (dtype.code == kDLBfloat) {
-    return run_float_to_bf16(f) == run_float_to_bf16((float)value);
-  }
-  return run_float_to_half(f) == run_float_to_half((float)value);
+  if (dtype.bits == 32) return strtof(text, NULL) == (float)value;
+  /* f16 and bf16: the text rounded once, as an input literal is. */
+  double d = strtod(text, NULL);
+  if (dtype.code == kDLBfloat) return kc__f64_to_bf16(d) == kc__f64_to_bf16(value);
+  return kc__f64_to_f16(d) == kc__f64_to_f16(value);
 }
 
 void cli_format_float(double value, DLDataType dtype, char* buf, size_t cap) {

@@ -51,10 +51,4 @@ kc_status* run_inputs_finish(run_inputs* in, bool generate, FILE* note);
  * items at each end of every dimension) past 1000 elements. */
 void run_print_tensor(FILE* out, const DLTensor* t);
 
-/* IEEE half and bfloat16 from and to float, rounding to nearest even. */
-float run_half_to_float(uint16_t h);
-uint16_t run_float_to_half(float f);
-float run_bf16_to_float(uint16_t h);
-uint16_t run_float_to_bf16(float f);
-
 #endif /* KCALL_TOOLS_RUN_H_ */

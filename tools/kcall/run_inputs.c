@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "files.h"
+#include "kernels/half.h"
 #include "run.h"
 
 /* ---- text helpers --------------------------------------------------------- */
@@ -290,8 +291,8 @@ static kc_status* store_element(const DLTensor* t, size_t index,
       float f = (float)d;
       memcpy(p, &f, sizeof f);
     } else {
-      uint16_t h = dt.code == kDLBfloat ? run_float_to_bf16((float)d)
-                                        : run_float_to_half((float)d);
+      /* Rounded once, from the double (XLA's f64 -> f16 convert). */
+      uint16_t h = dt.code == kDLBfloat ? kc__f64_to_bf16(d) : kc__f64_to_f16(d);
       memcpy(p, &h, sizeof h);
     }
     return NULL;
@@ -545,8 +546,7 @@ static kc_status* generate(run_leaf* leaf) {
     if (dt.code == kDLFloat || dt.code == kDLBfloat) {
       double d = (double)i * 0.01;
       float f = (float)d;
-      uint16_t h = dt.code == kDLBfloat ? run_float_to_bf16(f)
-                                        : run_float_to_half(f);
+      uint16_t h = kc__f32_to_half(dt.code == kDLBfloat, f);
       if (dt.bits == 64) memcpy(p, &d, sizeof d);
       if (dt.bits == 32) memcpy(p, &f, sizeof f);
       if (dt.bits == 16) memcpy(p, &h, sizeof h);

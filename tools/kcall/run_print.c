@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kernels/half.h"
 #include "run.h"
 
 /* NumPy's print options: past `threshold` elements, show `edge` items at
@@ -46,7 +47,7 @@ static double float_value(DLDataType dt, const void* p) {
   }
   uint16_t h;
   memcpy(&h, p, sizeof h);
-  return dt.code == kDLBfloat ? run_bf16_to_float(h) : run_half_to_float(h);
+  return kc__half_to_f32(dt.code == kDLBfloat, h);
 }
 
 static void format_element(const printer* pr, size_t index, char* buf,

@@ -11,7 +11,7 @@
 
 #include <type_traits>
 
-#include "internal/half.h"
+#include "kernels/half.h"
 #include "runtime/cuda/cuda_internal.h"
 
 namespace kc_cuda {

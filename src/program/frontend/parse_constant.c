@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "internal/half.h"
+#include "kernels/half.h"
 #include "program/frontend/parse_internal.h"
 #include "program/shape_internal.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "internal/common.h"
-#include "internal/half.h"
+#include "kernels/half.h"
 #include "program/instr/xla_arith.h"
 #include "program/instr/instr_types.h"
 #include "kernels/vmath.h"

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 
 #include "internal/common.h"
-#include "internal/half.h"
+#include "kernels/half.h"
 #include "kernels/gemm_f32.h"
 #include "program/instr/instr.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "internal/common.h"
-#include "internal/half.h"
+#include "kernels/half.h"
 #include "program/instr/xla_arith.h"
 #include "program/instr/instr.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "internal/common.h"
-#include "internal/half.h"
+#include "kernels/half.h"
 #include "program/instr/xla_arith.h"
 #include "program/instr/instr_types.h"
 
@@ -19,60 +19,12 @@ bool kc__type_is_complex(DLDataType t) {
   return t.lanes == 1 && t.code == kDLComplex && (t.bits == 64 || t.bits == 128);
 }
 
-static inline float kc__bits_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-static inline uint32_t kc__f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-/* Both directions on the bits (kc__f16_to_f32 and kc__f64_to_f16 of
- * internal/half.h give the same values, through ldexp and double). */
-static inline float kc__h2f(bool bf16, uint16_t h) {
-  if (bf16) return kc__bits_f32((uint32_t)h << 16);
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t em = h & 0x7FFFu;
-  if (em >= 0x7C00u) return kc__bits_f32(sign | 0x7F800000u | ((em & 0x3FFu) << 13));
-  if (em >= 0x0400u) return kc__bits_f32(sign | ((em + ((127u - 15u) << 10)) << 13));
-  return kc__bits_f32(sign | kc__f32_bits((float)em * 0x1p-24f)); /* subnormal, 0 */
-}
-
-static inline uint16_t kc__f2h(bool bf16, float v) {
-  uint32_t x = kc__f32_bits(v);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-  x &= 0x7FFFFFFFu;
-  if (bf16) {
-    if (x > 0x7F800000u) return (uint16_t)(sign | (x >> 16) | 0x40u); /* NaN, quiet */
-    x += 0x7FFFu + ((x >> 16) & 1u); /* to nearest, ties to even; may carry to inf */
-    return (uint16_t)(sign | (x >> 16));
-  }
-  if (x >= 0x7F800000u) {
-    return (uint16_t)(sign | 0x7C00u | (x > 0x7F800000u ? 0x200u | ((x >> 13) & 0x3FFu) : 0));
-  }
-  if (x >= 0x47800000u) return (uint16_t)(sign | 0x7C00u); /* 2^16 and up */
-  if (x < 0x38800000u) {
-    /* Below 2^-14, a subnormal: adding 0.5 puts the value's 2^-24 units
-     * in the low bits, rounded to nearest even by the addition. */
-    float s = kc__bits_f32(x) + 0.5f;
-    return (uint16_t)(sign | (kc__f32_bits(s) - 0x3F000000u));
-  }
-  /* Rebias the exponent and round the 13 dropped bits to nearest even; a
-   * carry moves into the exponent (65520 and up become infinity). */
-  x += ((uint32_t)(15 - 127) << 23) + 0xFFFu + ((x >> 13) & 1u);
-  return (uint16_t)(sign | (x >> 13));
-}
-
 void kc__half_widen(bool bf16, const uint16_t* a, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = kc__h2f(bf16, a[i]);
+  for (int64_t i = 0; i < n; ++i) out[i] = kc__half_to_f32(bf16, a[i]);
 }
 
 void kc__half_narrow(bool bf16, const float* a, uint16_t* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = kc__f2h(bf16, a[i]);
+  for (int64_t i = 0; i < n; ++i) out[i] = kc__f32_to_half(bf16, a[i]);
 }
 
 /* XLA's sign: +-1, and x itself for +-0 and NaN. */
@@ -159,7 +111,7 @@ void kc__half_compare_run(unsigned accept, bool total, bool bf16, const uint16_t
       int32_t x = kc__total_key_16(a[i]), y = kc__total_key_16(b[i]);
       outcome = x < y ? KC__ORDER_LT : x == y ? KC__ORDER_EQ : KC__ORDER_GT;
     } else {
-      float x = kc__h2f(bf16, a[i]), y = kc__h2f(bf16, b[i]);
+      float x = kc__half_to_f32(bf16, a[i]), y = kc__half_to_f32(bf16, b[i]);
       outcome = x < y    ? KC__ORDER_LT
                 : x == y ? KC__ORDER_EQ
                 : x > y  ? KC__ORDER_GT
@@ -172,7 +124,7 @@ void kc__half_compare_run(unsigned accept, bool total, bool bf16, const uint16_t
 /* XLA's maximum and minimum (program/instr/xla_arith.h) on the operands' values;
  * the chosen operand's bits. */
 static uint16_t kc__max_bits(bool bf16, uint16_t a, uint16_t b, bool is_max) {
-  float x = kc__h2f(bf16, a), y = kc__h2f(bf16, b);
+  float x = kc__half_to_f32(bf16, a), y = kc__half_to_f32(bf16, b);
   float r = is_max ? kc__fmax_f32(x, y) : kc__fmin_f32(x, y);
   if (r != r) return x != x ? a : b;
   return memcmp(&r, &x, sizeof r) == 0 ? a : b;
@@ -200,8 +152,8 @@ void kc__half_iota_run(bool bf16, uint16_t* r, int64_t outer, int64_t len, int64
 
 static uint16_t kc__reduce_step(int32_t op, bool bf16, uint16_t acc, uint16_t x) {
   switch (op) {
-    case KC_OP_ADD: return kc__f2h(bf16, kc__h2f(bf16, acc) + kc__h2f(bf16, x));
-    case KC_OP_MULTIPLY: return kc__f2h(bf16, kc__h2f(bf16, acc) * kc__h2f(bf16, x));
+    case KC_OP_ADD: return kc__f32_to_half(bf16, kc__half_to_f32(bf16, acc) + kc__half_to_f32(bf16, x));
+    case KC_OP_MULTIPLY: return kc__f32_to_half(bf16, kc__half_to_f32(bf16, acc) * kc__half_to_f32(bf16, x));
     case KC_OP_MAXIMUM: return kc__max_bits(bf16, acc, x, true);
     default: return kc__max_bits(bf16, acc, x, false);
   }

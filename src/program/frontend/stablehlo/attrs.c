@@ -2,7 +2,7 @@
  * recorded them (stablehlo_internal.h). */
 #include <math.h>
 
-#include "internal/half.h"
+#include "kernels/half.h"
 #include "program/frontend/parse_internal.h"
 #include "program/frontend/stablehlo/stablehlo_internal.h"
 

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "internal/half.h"
+#include "kernels/half.h"
 #include "program/frontend/stablehlo/bytecode_internal.h"
 
 /* ---- codes ---------------------------------------------------------------- */
