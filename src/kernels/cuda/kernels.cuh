@@ -1,6 +1,6 @@
 /*
  * The element types of the built-in kernels, conversions with the host's
- * exact rounding (src/internal/half.h, src/program/instr/elementwise.c), and the
+ * exact rounding (src/kernels/half.h, src/program/instr/elementwise.c), and the
  * grid-stride loops every kernel is made of. CUDA C++; never installed.
  */
 #ifndef KCALL_KERNELS_CUDA_KERNELS_CUH_
@@ -48,7 +48,7 @@ struct bf16 { uint16_t bits; };
 /* Storage of pred: one byte, 0 or 1. */
 struct pred { uint8_t v; };
 
-/* ---- 16-bit floats, rounded as src/internal/half.h rounds ------------------- */
+/* ---- 16-bit floats, rounded as src/kernels/half.h rounds ------------------- */
 
 __device__ inline float to_f32(f16 h) { return kc__f16_to_f32(h.bits); }
 __device__ inline float to_f32(bf16 h) { return kc__bf16_to_f32(h.bits); }

@@ -24,7 +24,7 @@ bool kc__type_is_complex(DLDataType t);
 
 /* n values widened to f32 (exactly), and f32 values rounded to nearest
  * even (overflow to infinity; a NaN stays a quiet NaN of its sign), as
- * XLA converts; the same results as src/internal/half.h, on the bits. */
+ * XLA converts; with kc__f32_to_half and kc__half_to_f32 of src/kernels/half.h. */
 void kc__half_widen(bool bf16, const uint16_t* a, float* out, int64_t n);
 void kc__half_narrow(bool bf16, const float* a, uint16_t* out, int64_t n);
 
