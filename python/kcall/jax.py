@@ -39,7 +39,7 @@ import re
 import jax
 import numpy as np
 
-from . import _core, load_plugin
+from . import _core, _symbolic, load_plugin
 
 __all__ = ["register_target", "register_op", "register_plugin", "call_op",
            "call_target", "ffi_call"]
@@ -364,27 +364,13 @@ def _infer(name, handle, known, args, attrs):
             f"shape function computes dims only with kcall's helpers "
             f"(docs/ops.md, \"Symbolic shapes\"), or use concrete shapes")
     # One symbol per distinct expression of JAX's.
-    inputs = [([str(d) if _is_symbolic_dim(d) else int(d)
-                for d in a.shape],
-               _dtype_name(a.dtype)) for a in args]
-    result = _core.op_infer_symbolic(handle, inputs, dict(attrs))
-
-    def size(e):
-        if e is None or isinstance(e, int):
-            return e
-        kind, x, y = e
-        if kind == "input":
-            return args[x].shape[y]
-        x, y = size(x), size(y)
-        return {"add": lambda: x + y, "sub": lambda: x - y,
-                "mul": lambda: x * y, "floordiv": lambda: x // y}[kind]()
-
-    for kind, x, y in result["assumptions"]:
-        a, b = size(x), size(y)
-        text = {"eq": "==", "ge": ">=", "divisible": "divisible by"}[kind]
+    outputs, assumptions = _symbolic.infer(
+        handle, [a.shape for a in args], [_dtype_name(a.dtype) for a in args],
+        dict(attrs), _is_symbolic_dim, str)
+    for a, kind, b in assumptions:
+        text, test = _symbolic.RELATIONS[kind]
         try:
-            holds = {"eq": lambda: a == b, "ge": lambda: a >= b,
-                     "divisible": lambda: a % b == 0}[kind]()
+            holds = test(a, b)
         except jax.errors.InconclusiveDimensionOperation:
             holds = False
         if holds is not True:
@@ -393,8 +379,7 @@ def _infer(name, handle, known, args, attrs):
                 f"for the input shapes {[tuple(a.shape) for a in args]}, "
                 f"which JAX's symbolic dims do not show: give both the same "
                 f"symbol (or a constraint that implies it)")
-    return [(None if shape is None else tuple(size(d) for d in shape), dtype)
-            for shape, dtype in result["outputs"]]
+    return outputs
 
 
 def _differentiable(name, call, structured, flat, attrs, num_outputs,

@@ -56,7 +56,7 @@ import re
 
 import torch
 
-from . import _core, ops as _ops
+from . import _core, _symbolic, ops as _ops
 
 __all__ = ["register_op"]
 
@@ -298,42 +298,16 @@ class _Op:
         the op's shape function runs on symbolic dims (kcall's
         op_infer_symbolic), each of its assumptions becomes torch._check
         (a guard, or a constraint of an exported program)."""
-        described = []
-        for t in tensors:
-            # One symbol per distinct expression: s0 and s0 are one size.
-            dims = [int(d) if not _is_symbolic(d) else str(d.node.expr)
-                    for d in t.shape]
-            described.append((dims, _dtype_name(t.dtype)))
-        result = _core.op_infer_symbolic(self.handle, described, attrs)
-
-        def size(e):
-            if e is None or isinstance(e, int):
-                return e
-            kind, x, y = e
-            if kind == "input":
-                return tensors[x].shape[y]
-            x, y = size(x), size(y)
-            if kind == "add":
-                return x + y
-            if kind == "sub":
-                return x - y
-            if kind == "mul":
-                return x * y
-            return x // y
-
-        for kind, x, y in result["assumptions"]:
-            a, b = size(x), size(y)
-            if kind == "eq":
-                cond, text = a == b, "=="
-            elif kind == "ge":
-                cond, text = a >= b, ">="
-            else:
-                cond, text = a % b == 0, "divisible by"
-            torch._check(cond, lambda a=a, b=b, text=text: (
+        # One symbol per distinct expression: s0 and s0 are one size.
+        shapes, assumptions = _symbolic.infer(
+            self.handle, [t.shape for t in tensors],
+            [_dtype_name(t.dtype) for t in tensors], attrs, _is_symbolic,
+            lambda d: str(d.node.expr))
+        for a, kind, b in assumptions:
+            text, test = _symbolic.RELATIONS[kind]
+            torch._check(test(a, b), lambda a=a, b=b, text=text: (
                 f"kcall op {self.name!r}: its shape function assumes "
                 f"{_size_text(a)} {text} {_size_text(b)}"))
-        shapes = [(None if shape is None else tuple(size(d) for d in shape),
-                   dtype) for shape, dtype in result["outputs"]]
         return self.empty_outputs(shapes, device)
 
     def refuse_if_dynamic_on_purpose(self, tensors):
