@@ -17,7 +17,7 @@
 #   check_layers.sh SRC_DIR OBJECT...
 # Prints each call or include that goes up a layer, naming both files.
 set -eu
-order="base runtime value internal kernels func op xcall program tvmffi plugin"
+order="base runtime value internal kernels func op xcall program builtin tvmffi plugin"
 src=$1
 shift
 inc_bad=0
@@ -29,7 +29,7 @@ grep -rHo '^#include "[a-z_]*/[a-z_0-9]*\.[a-z]*"' --include='*.c' --include='*.
       n = split(order, names, " "); for (i = 1; i <= n; ++i) rank[names[i]] = i
       owner["program"] = "program"; owner["op"] = "op"; owner["kernel"] = "op"
       owner["xcall"] = "xcall"; owner["typed"] = "xcall"; owner["xla_ffi"] = "xcall"
-      owner["tvm_ffi"] = "tvmffi"; owner["plugin_api"] = "plugin"; owner["kcall"] = "plugin"
+      owner["tvm_ffi"] = "tvmffi"; owner["builtin"] = "builtin"; owner["plugin_api"] = "plugin"; owner["kcall"] = "plugin"
       free_inc["internal/common.h"] = 1
       free_inc["internal/object.h"] = 1
     }

@@ -7,6 +7,7 @@
 
 #include "kcall/abi.h"
 #include "kcall/base.h"
+#include "kcall/builtin.h"
 #include "kcall/device.h"
 #include "kcall/func.h"
 #include "kcall/kernel.h"

@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
     return cli_usage_error(NULL, "unknown %s %s",
                            name[0] == '-' ? "option" : "command", CLI_QS(name));
   }
+  /* kcall's own ops (kcall/builtin.h), for call, ops, run and the rest. */
+  kc_status* st = kc_builtin_ops_register();
+  if (st) return cli_report_status(st);
   int rc;
   if (argc > 2 && cli_is_help_flag(argv[2])) {
     fputs(command->usage, stdout);

@@ -1,0 +1,523 @@
+/* The element-wise built-in ops: kc.Add, kc.Sub, kc.Mul, kc.Div,
+ * kc.Maximum, kc.Minimum with NumPy broadcasting, their gradient and
+ * tangent ops; kc.Neg, kc.Exp, kc.Log, kc.Tanh, kc.Sigmoid, kc.Relu and the
+ * ops their gradients need. f32 and f64; long runs split across the call's
+ * thread pool, the f32 transcendental functions on src/kernels/vmath.h. */
+#include <math.h>
+#include <string.h>
+
+#include "builtin/builtin_internal.h"
+#include "internal/common.h"
+#include "kernels/vmath.h"
+
+enum {
+  KC__EW_ADD,
+  KC__EW_SUB,
+  KC__EW_MUL,
+  KC__EW_DIV,
+  KC__EW_MAX,
+  KC__EW_MIN,
+};
+
+enum {
+  KC__EW_NEG,
+  KC__EW_EXP,
+  KC__EW_LOG,
+  KC__EW_TANH,
+  KC__EW_SIGMOID,
+  KC__EW_RELU,
+  /* (y or x, dy) -> dx of the three above whose gradient needs an op */
+  KC__EW_TANH_GRAD,
+  KC__EW_SIGMOID_GRAD,
+  KC__EW_RELU_GRAD,
+};
+
+/* Elements per task when a run is split across the pool. */
+#define KC__EW_CHUNK 16384
+
+/* ---- binary: the loops ------------------------------------------------------------- */
+
+/* z[i] = a OP b over n elements, each operand a run (step 1) or one value
+ * repeated (step 0). Maximum and minimum propagate NaN, as XLA and PyTorch
+ * do. */
+#define KC__EW_MAXV(a, b) ((a) > (b) || (a) != (a) ? (a) : (b))
+#define KC__EW_MINV(a, b) ((a) < (b) || (a) != (a) ? (a) : (b))
+#define KC__EW_LOOP(T, EXPR)                                   \
+  if (ix && iy) {                                              \
+    for (int64_t i = 0; i < n; ++i) {                          \
+      T a = x[i], b = y[i];                                    \
+      z[i] = (EXPR);                                           \
+    }                                                          \
+  } else if (ix) {                                             \
+    T b = y[0];                                                \
+    for (int64_t i = 0; i < n; ++i) {                          \
+      T a = x[i];                                              \
+      z[i] = (EXPR);                                           \
+    }                                                          \
+  } else if (iy) {                                             \
+    T a = x[0];                                                \
+    for (int64_t i = 0; i < n; ++i) {                          \
+      T b = y[i];                                              \
+      z[i] = (EXPR);                                           \
+    }                                                          \
+  } else {                                                     \
+    T a = x[0], b = y[0];                                      \
+    T v = (EXPR);                                              \
+    for (int64_t i = 0; i < n; ++i) z[i] = v;                  \
+  }
+#define KC__EW_ROW(T)                                                                   \
+  static void kc__ew_row_##T(int code, const T* x, int64_t ix, const T* y, int64_t iy, \
+                             T* z, int64_t n) {                                         \
+    switch (code) {                                                                     \
+      case KC__EW_ADD:                                                                  \
+        KC__EW_LOOP(T, a + b) break;                                                    \
+      case KC__EW_SUB:                                                                  \
+        KC__EW_LOOP(T, a - b) break;                                                    \
+      case KC__EW_MUL:                                                                  \
+        KC__EW_LOOP(T, a* b) break;                                                     \
+      case KC__EW_DIV:                                                                  \
+        KC__EW_LOOP(T, a / b) break;                                                    \
+      case KC__EW_MAX:                                                                  \
+        KC__EW_LOOP(T, KC__EW_MAXV(a, b)) break;                                        \
+      default:                                                                          \
+        KC__EW_LOOP(T, KC__EW_MINV(a, b)) break;                                        \
+    }                                                                                   \
+  }
+KC__EW_ROW(float)
+KC__EW_ROW(double)
+
+/* ---- binary: broadcasting ------------------------------------------------------------ */
+
+/* Up to four operands against one output, as runs along the output's last
+ * dim: row r of the output starts at element r * row, operand j's at
+ * kc__bi_offset(r, rank - 1, dims, s[j]), and steps by step[j] (0 or 1)
+ * along the row. Operands of the output's own shape make one run. */
+typedef struct kc__ew_layout {
+  int32_t rank;
+  int64_t dims[KC__BI_MAX_RANK];
+  int64_t s[4][KC__BI_MAX_RANK];
+  int64_t step[4];
+  int64_t row, rows;
+} kc__ew_layout;
+
+static void kc__ew_layout_of(const DLTensor* const* ops, int count, const DLTensor* out,
+                             kc__ew_layout* l) {
+  int64_t n = kc__bi_numel(out);
+  bool flat = true;
+  for (int j = 0; j < count; ++j) flat = flat && kc__bi_numel(ops[j]) == n;
+  if (flat || out->ndim == 0) {
+    l->rank = 1;
+    l->dims[0] = n;
+    for (int j = 0; j < count; ++j) {
+      l->s[j][0] = kc__bi_numel(ops[j]) == n ? 1 : 0;
+      l->step[j] = l->s[j][0];
+    }
+    l->row = n;
+    l->rows = n ? 1 : 0;
+    return;
+  }
+  l->rank = out->ndim;
+  memcpy(l->dims, out->shape, (size_t)out->ndim * sizeof(int64_t));
+  for (int j = 0; j < count; ++j) {
+    kc__bi_broadcast_strides(ops[j], l->rank, l->dims, l->s[j]);
+    l->step[j] = l->s[j][l->rank - 1];
+  }
+  l->row = l->dims[l->rank - 1];
+  l->rows = l->row ? n / l->row : 0;
+}
+
+static int64_t kc__ew_start(const kc__ew_layout* l, int j, int64_t row) {
+  return kc__bi_offset(row, l->rank - 1, l->dims, l->s[j]);
+}
+
+typedef struct kc__ew_binary_job {
+  int code;
+  bool f32;
+  const void *x, *y;
+  void* z;
+  kc__ew_layout l;
+} kc__ew_binary_job;
+
+/* Units are chunks of the one run, or rows. */
+static void kc__ew_binary_units(void* ctx, int64_t begin, int64_t end) {
+  const kc__ew_binary_job* j = ctx;
+  const kc__ew_layout* l = &j->l;
+  for (int64_t u = begin; u < end; ++u) {
+    int64_t row = l->rows == 1 ? 0 : u;
+    int64_t from = l->rows == 1 ? u * KC__EW_CHUNK : 0;
+    int64_t n = l->rows == 1 ? (l->row - from < KC__EW_CHUNK ? l->row - from : KC__EW_CHUNK)
+                             : l->row;
+    int64_t ox = kc__ew_start(l, 0, row) + from * l->step[0];
+    int64_t oy = kc__ew_start(l, 1, row) + from * l->step[1];
+    int64_t oz = row * l->row + from;
+    if (j->f32) {
+      kc__ew_row_float(j->code, (const float*)j->x + ox, l->step[0], (const float*)j->y + oy,
+                       l->step[1], (float*)j->z + oz, n);
+    } else {
+      kc__ew_row_double(j->code, (const double*)j->x + ox, l->step[0],
+                        (const double*)j->y + oy, l->step[1], (double*)j->z + oz, n);
+    }
+  }
+}
+
+static int64_t kc__ew_units(const kc__ew_layout* l) {
+  return l->rows == 1 ? (l->row + KC__EW_CHUNK - 1) / KC__EW_CHUNK : l->rows;
+}
+
+static kc_status* kc__ew_binary_compute(void* kernel, kc_kernel_ctx* ctx) {
+  const DLTensor* ops[2] = {kc_kernel_ctx_get_input(ctx, 0), kc_kernel_ctx_get_input(ctx, 1)};
+  DLTensor* z = kc_kernel_ctx_get_output(ctx, 0);
+  kc__ew_binary_job job = {.code = kc__bi_code(kernel),
+                           .f32 = kc__bi_is_f32(z),
+                           .x = kc__bi_data(ops[0]),
+                           .y = kc__bi_data(ops[1]),
+                           .z = kc__bi_data(z)};
+  kc__ew_layout_of(ops, 2, z, &job.l);
+  int64_t per_unit = job.l.rows == 1 ? KC__EW_CHUNK : job.l.row;
+  kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx), kc__ew_units(&job.l),
+                              per_unit / 2 + 1, kc__ew_binary_units, &job);
+  return NULL;
+}
+
+/* ---- binary: gradients and tangents ---------------------------------------------------- */
+
+/* The cotangents of a and b for the cotangent g of z = a OP b. A tie of
+ * maximum or minimum shares g in halves, as JAX and PyTorch do. */
+static inline void kc__ew_partials(int code, double a, double b, double g, double* ga,
+                                   double* gb) {
+  switch (code) {
+    case KC__EW_ADD:
+      *ga = g, *gb = g;
+      return;
+    case KC__EW_SUB:
+      *ga = g, *gb = -g;
+      return;
+    case KC__EW_MUL:
+      *ga = g * b, *gb = g * a;
+      return;
+    case KC__EW_DIV:
+      *ga = g / b, *gb = -g * a / (b * b);
+      return;
+    default: {
+      bool first = code == KC__EW_MAX ? a > b : a < b;
+      bool second = code == KC__EW_MAX ? a < b : a > b;
+      if (first || a != a) {
+        *ga = g, *gb = 0;
+      } else if (second || b != b) {
+        *ga = 0, *gb = g;
+      } else {
+        *ga = g / 2, *gb = g / 2;
+      }
+    }
+  }
+}
+
+static inline double kc__ew_load(const void* p, bool f32, int64_t i) {
+  return f32 ? (double)((const float*)p)[i] : ((const double*)p)[i];
+}
+
+static inline void kc__ew_store(void* p, bool f32, int64_t i, double v) {
+  if (f32) {
+    ((float*)p)[i] = (float)v;
+  } else {
+    ((double*)p)[i] = v;
+  }
+}
+
+static inline void kc__ew_add_to(void* p, bool f32, int64_t i, double v) {
+  if (f32) {
+    ((float*)p)[i] += (float)v;
+  } else {
+    ((double*)p)[i] += v;
+  }
+}
+
+typedef struct kc__ew_grad_job {
+  int code;
+  bool f32;
+  const void *x, *y, *g;
+  void *dx, *dy;
+} kc__ew_grad_job;
+
+/* The same-shape case: every element its own, split across the pool. */
+static void kc__ew_grad_flat(void* ctx, int64_t begin, int64_t end) {
+  const kc__ew_grad_job* j = ctx;
+  for (int64_t i = begin; i < end; ++i) {
+    double ga, gb;
+    kc__ew_partials(j->code, kc__ew_load(j->x, j->f32, i), kc__ew_load(j->y, j->f32, i),
+                    kc__ew_load(j->g, j->f32, i), &ga, &gb);
+    kc__ew_store(j->dx, j->f32, i, ga);
+    kc__ew_store(j->dy, j->f32, i, gb);
+  }
+}
+
+/* kc.<Op>Grad(x, y, dz) -> (dx, dy): each partial summed over the dims
+ * its input was broadcast along. */
+static kc_status* kc__ew_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
+  const DLTensor* x = kc_kernel_ctx_get_input(ctx, 0);
+  const DLTensor* y = kc_kernel_ctx_get_input(ctx, 1);
+  const DLTensor* g = kc_kernel_ctx_get_input(ctx, 2);
+  DLTensor* dx = kc_kernel_ctx_get_output(ctx, 0);
+  DLTensor* dy = kc_kernel_ctx_get_output(ctx, 1);
+  kc__ew_grad_job job = {.code = kc__bi_code(kernel),
+                         .f32 = kc__bi_is_f32(g),
+                         .x = kc__bi_data(x),
+                         .y = kc__bi_data(y),
+                         .g = kc__bi_data(g),
+                         .dx = kc__bi_data(dx),
+                         .dy = kc__bi_data(dy)};
+  int64_t n = kc__bi_numel(g);
+  if (kc__bi_numel(x) == n && kc__bi_numel(y) == n) {
+    kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx), n, 4, kc__ew_grad_flat,
+                                &job);
+    return NULL;
+  }
+  const DLTensor* ops[2] = {x, y};
+  kc__ew_layout l;
+  kc__ew_layout_of(ops, 2, g, &l);
+  size_t esize = job.f32 ? 4 : 8;
+  memset(job.dx, 0, (size_t)kc__bi_numel(x) * esize);
+  memset(job.dy, 0, (size_t)kc__bi_numel(y) * esize);
+  for (int64_t r = 0; r < l.rows; ++r) {
+    int64_t ox = kc__ew_start(&l, 0, r), oy = kc__ew_start(&l, 1, r);
+    for (int64_t i = 0; i < l.row; ++i) {
+      int64_t ix = ox + i * l.step[0], iy = oy + i * l.step[1];
+      double ga, gb;
+      kc__ew_partials(job.code, kc__ew_load(job.x, job.f32, ix),
+                      kc__ew_load(job.y, job.f32, iy),
+                      kc__ew_load(job.g, job.f32, r * l.row + i), &ga, &gb);
+      kc__ew_add_to(job.dx, job.f32, ix, ga);
+      kc__ew_add_to(job.dy, job.f32, iy, gb);
+    }
+  }
+  return NULL;
+}
+
+/* kc.<Op>Jvp(x, y, tx, ty) -> tz: the partials applied to the tangents
+ * (tx of x's shape, ty of y's). */
+static kc_status* kc__ew_jvp_compute(void* kernel, kc_kernel_ctx* ctx) {
+  int code = kc__bi_code(kernel);
+  const DLTensor* ops[4];
+  for (int32_t i = 0; i < 4; ++i) ops[i] = kc_kernel_ctx_get_input(ctx, i);
+  DLTensor* tz = kc_kernel_ctx_get_output(ctx, 0);
+  bool f32 = kc__bi_is_f32(tz);
+  kc__ew_layout l;
+  kc__ew_layout_of(ops, 4, tz, &l);
+  const void* p[4];
+  for (int32_t i = 0; i < 4; ++i) p[i] = kc__bi_data(ops[i]);
+  void* out = kc__bi_data(tz);
+  for (int64_t r = 0; r < l.rows; ++r) {
+    int64_t o[4];
+    for (int j = 0; j < 4; ++j) o[j] = kc__ew_start(&l, j, r);
+    for (int64_t i = 0; i < l.row; ++i) {
+      double v[4];
+      for (int j = 0; j < 4; ++j) v[j] = kc__ew_load(p[j], f32, o[j] + i * l.step[j]);
+      /* d(a OP b) = (da/dz-partials) applied: the cotangent partials of a
+       * cotangent 1 are the derivatives. */
+      double pa, pb;
+      kc__ew_partials(code, v[0], v[1], 1.0, &pa, &pb);
+      kc__ew_store(out, f32, r * l.row + i, pa * v[2] + pb * v[3]);
+    }
+  }
+  return NULL;
+}
+
+/* ---- unary ------------------------------------------------------------------------------ */
+
+typedef struct kc__ew_unary_job {
+  int code;
+  bool f32;
+  const void *x, *g; /* g: the second input of the gradient helpers */
+  void* y;
+  int64_t n;
+} kc__ew_unary_job;
+
+static inline double kc__ew_unary_value(int code, double x, double g) {
+  switch (code) {
+    case KC__EW_NEG:
+      return -x;
+    case KC__EW_EXP:
+      return exp(x);
+    case KC__EW_LOG:
+      return log(x);
+    case KC__EW_TANH:
+      return tanh(x);
+    case KC__EW_SIGMOID:
+      return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x));
+    case KC__EW_RELU:
+      return x > 0 ? x : x != x ? x : 0;
+    case KC__EW_TANH_GRAD:
+      return g * (1 - x * x);
+    case KC__EW_SIGMOID_GRAD:
+      return g * x * (1 - x);
+    default: /* KC__EW_RELU_GRAD */
+      return x > 0 ? g : 0;
+  }
+}
+
+static void kc__ew_unary_chunks(void* ctx, int64_t begin, int64_t end) {
+  const kc__ew_unary_job* j = ctx;
+  for (int64_t c = begin; c < end; ++c) {
+    int64_t from = c * KC__EW_CHUNK;
+    int64_t n = j->n - from < KC__EW_CHUNK ? j->n - from : KC__EW_CHUNK;
+    if (j->f32) {
+      const float* x = (const float*)j->x + from;
+      float* y = (float*)j->y + from;
+      const float* g = j->g ? (const float*)j->g + from : NULL;
+      switch (j->code) {
+        case KC__EW_EXP:
+          kc__vmath_f32(KC__VM_EXP, x, y, n);
+          continue;
+        case KC__EW_LOG:
+          kc__vmath_f32(KC__VM_LOG, x, y, n);
+          continue;
+        case KC__EW_TANH:
+          kc__vmath_f32(KC__VM_TANH, x, y, n);
+          continue;
+        case KC__EW_SIGMOID:
+          kc__vmath_f32(KC__VM_LOGISTIC, x, y, n);
+          continue;
+        case KC__EW_NEG:
+          for (int64_t i = 0; i < n; ++i) y[i] = -x[i];
+          continue;
+        case KC__EW_RELU:
+          for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 || x[i] != x[i] ? x[i] : 0.0f;
+          continue;
+        case KC__EW_RELU_GRAD:
+          for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? g[i] : 0.0f;
+          continue;
+        case KC__EW_TANH_GRAD:
+          for (int64_t i = 0; i < n; ++i) y[i] = g[i] * (1 - x[i] * x[i]);
+          continue;
+        default:
+          for (int64_t i = 0; i < n; ++i) y[i] = g[i] * x[i] * (1 - x[i]);
+          continue;
+      }
+    }
+    const double* x = (const double*)j->x + from;
+    const double* g = j->g ? (const double*)j->g + from : NULL;
+    double* y = (double*)j->y + from;
+    for (int64_t i = 0; i < n; ++i) y[i] = kc__ew_unary_value(j->code, x[i], g ? g[i] : 0);
+  }
+}
+
+/* One input (kc.Exp, ...) or two of one shape (kc.TanhGrad(y, dy), ...). */
+static kc_status* kc__ew_unary_compute(void* kernel, kc_kernel_ctx* ctx) {
+  const DLTensor* x = kc_kernel_ctx_get_input(ctx, 0);
+  const DLTensor* g = kc_kernel_ctx_get_input_count(ctx) > 1 ? kc_kernel_ctx_get_input(ctx, 1)
+                                                              : NULL;
+  DLTensor* y = kc_kernel_ctx_get_output(ctx, 0);
+  kc__ew_unary_job job = {.code = kc__bi_code(kernel),
+                          .f32 = kc__bi_is_f32(y),
+                          .x = kc__bi_data(x),
+                          .g = g ? kc__bi_data(g) : NULL,
+                          .y = kc__bi_data(y),
+                          .n = kc__bi_numel(y)};
+  kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx),
+                              (job.n + KC__EW_CHUNK - 1) / KC__EW_CHUNK, KC__EW_CHUNK * 2,
+                              kc__ew_unary_chunks, &job);
+  return NULL;
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+#define KC__EW_T {"T: {f32, f64}", NULL}
+
+#define KC__EW_BINARY(NAME, CODE, DOC, GRAD_DOC, JVP)                                     \
+  {.name = "kc." NAME,                                                                     \
+   .inputs = {"x: T", "y: T", NULL},                                                       \
+   .outputs = {"z: T", NULL},                                                              \
+   .attrs = KC__EW_T,                                                                      \
+   .doc = DOC " Broadcasting as NumPy does.",                                              \
+   .shape_fn = kc_shape_fn_broadcast,                                                      \
+   .gradient = "kc." NAME "Grad(x, y, grad(z)) -> (grad(x), grad(y))",                     \
+   .jvp = JVP,                                                                             \
+   .batching = KC_OP_BATCH_ELEMENTWISE,                                                    \
+   .compute = kc__ew_binary_compute,                                                       \
+   .code = CODE},                                                                          \
+  {                                                                                        \
+    .name = "kc." NAME "Grad", .inputs = {"x: T", "y: T", "dz: T", NULL},                  \
+    .outputs = {"dx: T", "dy: T", NULL}, .attrs = KC__EW_T,                                \
+    .doc = "The gradient of kc." NAME ": " GRAD_DOC ", each summed over the dims its "     \
+           "input was broadcast along.",                                                   \
+    .shape_fn = kc_shape_fn_like_inputs, .batching = KC_OP_BATCH_ELEMENTWISE,              \
+    .compute = kc__ew_grad_compute, .code = CODE                                           \
+  }
+
+#define KC__EW_JVP_OP(NAME, CODE)                                              \
+  {.name = "kc." NAME "Jvp",                                                   \
+   .inputs = {"x: T", "y: T", "tx: T", "ty: T", NULL},                         \
+   .outputs = {"tz: T", NULL},                                                 \
+   .attrs = KC__EW_T,                                                          \
+   .doc = "The tangent of kc." NAME ", from x, y and their tangents.",         \
+   .shape_fn = kc_shape_fn_broadcast,                                          \
+   .batching = KC_OP_BATCH_ELEMENTWISE,                                        \
+   .compute = kc__ew_jvp_compute,                                              \
+   .code = CODE}
+
+#define KC__EW_UNARY(NAME, CODE, DOC, GRAD, JVP)       \
+  {.name = "kc." NAME,                                 \
+   .inputs = {"x: T", NULL},                           \
+   .outputs = {"y: T", NULL},                          \
+   .attrs = KC__EW_T,                                  \
+   .doc = DOC,                                         \
+   .shape_fn = kc_shape_fn_unchanged,                  \
+   .gradient = GRAD,                                   \
+   .jvp = JVP,                                         \
+   .batching = KC_OP_BATCH_ELEMENTWISE,                \
+   .compute = kc__ew_unary_compute,                    \
+   .code = CODE}
+
+#define KC__EW_UNARY_GRAD(NAME, FIRST, CODE, DOC)      \
+  {.name = "kc." NAME,                                 \
+   .inputs = {FIRST, "dy: T", NULL},                   \
+   .outputs = {"dx: T", NULL},                         \
+   .attrs = KC__EW_T,                                  \
+   .doc = DOC,                                         \
+   .shape_fn = kc_shape_fn_elementwise,                \
+   .batching = KC_OP_BATCH_ELEMENTWISE,                \
+   .compute = kc__ew_unary_compute,                    \
+   .code = CODE}
+
+const kc__bi_op kc__bi_elementwise_ops[] = {
+    KC__EW_BINARY("Add", KC__EW_ADD, "z = x + y.", "dx = dz, dy = dz",
+                  "kc.Add(tangent(x), tangent(y)) -> tangent(z)"),
+    KC__EW_BINARY("Sub", KC__EW_SUB, "z = x - y.", "dx = dz, dy = -dz",
+                  "kc.Sub(tangent(x), tangent(y)) -> tangent(z)"),
+    KC__EW_BINARY("Mul", KC__EW_MUL, "z = x * y.", "dx = dz y, dy = dz x",
+                  "kc.MulJvp(x, y, tangent(x), tangent(y)) -> tangent(z)"),
+    KC__EW_BINARY("Div", KC__EW_DIV, "z = x / y.", "dx = dz / y, dy = -dz x / y^2",
+                  "kc.DivJvp(x, y, tangent(x), tangent(y)) -> tangent(z)"),
+    KC__EW_BINARY("Maximum", KC__EW_MAX, "z = max(x, y); NaN if either is NaN.",
+                  "dz to the larger input, halved between equal ones",
+                  "kc.MaximumJvp(x, y, tangent(x), tangent(y)) -> tangent(z)"),
+    KC__EW_BINARY("Minimum", KC__EW_MIN, "z = min(x, y); NaN if either is NaN.",
+                  "dz to the smaller input, halved between equal ones",
+                  "kc.MinimumJvp(x, y, tangent(x), tangent(y)) -> tangent(z)"),
+    KC__EW_JVP_OP("Mul", KC__EW_MUL),
+    KC__EW_JVP_OP("Div", KC__EW_DIV),
+    KC__EW_JVP_OP("Maximum", KC__EW_MAX),
+    KC__EW_JVP_OP("Minimum", KC__EW_MIN),
+    KC__EW_UNARY("Neg", KC__EW_NEG, "y = -x.", "kc.Neg(grad(y)) -> grad(x)",
+                 "kc.Neg(tangent(x)) -> tangent(y)"),
+    KC__EW_UNARY("Exp", KC__EW_EXP, "y = e^x.", "kc.Mul(y, grad(y)) -> grad(x)",
+                 "kc.Mul(y, tangent(x)) -> tangent(y)"),
+    KC__EW_UNARY("Log", KC__EW_LOG, "y = ln(x).", "kc.Div(grad(y), x) -> grad(x)",
+                 "kc.Div(tangent(x), x) -> tangent(y)"),
+    KC__EW_UNARY("Tanh", KC__EW_TANH, "y = tanh(x).", "kc.TanhGrad(y, grad(y)) -> grad(x)",
+                 "kc.TanhGrad(y, tangent(x)) -> tangent(y)"),
+    KC__EW_UNARY("Sigmoid", KC__EW_SIGMOID, "y = 1 / (1 + e^-x).",
+                 "kc.SigmoidGrad(y, grad(y)) -> grad(x)",
+                 "kc.SigmoidGrad(y, tangent(x)) -> tangent(y)"),
+    KC__EW_UNARY("Relu", KC__EW_RELU, "y = max(x, 0); NaN stays NaN.",
+                 "kc.ReluGrad(x, grad(y)) -> grad(x)",
+                 "kc.ReluGrad(x, tangent(x)) -> tangent(y)"),
+    KC__EW_UNARY_GRAD("TanhGrad", "y: T", KC__EW_TANH_GRAD,
+                      "dx = dy (1 - y^2), kc.Tanh's gradient from its output y."),
+    KC__EW_UNARY_GRAD("SigmoidGrad", "y: T", KC__EW_SIGMOID_GRAD,
+                      "dx = dy y (1 - y), kc.Sigmoid's gradient from its output y."),
+    KC__EW_UNARY_GRAD("ReluGrad", "x: T", KC__EW_RELU_GRAD,
+                      "dx = dy where x > 0, else 0: kc.Relu's gradient."),
+};
+const size_t kc__bi_elementwise_op_count =
+    sizeof kc__bi_elementwise_ops / sizeof kc__bi_elementwise_ops[0];

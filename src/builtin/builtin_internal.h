@@ -1,0 +1,75 @@
+/* What the built-in ops' files share (README.md). Never installed. */
+#ifndef KCALL_BUILTIN_BUILTIN_INTERNAL_H_
+#define KCALL_BUILTIN_BUILTIN_INTERNAL_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kcall/kernel.h"
+#include "kcall/op.h"
+#include "kcall/runtime.h"
+
+/* The largest rank the kernels take; the shape functions refuse more. */
+#define KC__BI_MAX_RANK 16
+
+/* One built-in op: the spec strings a plugin would hand the op builder,
+ * and its CPU kernel for f32 and f64 (the type attr `T`). */
+typedef struct kc__bi_op {
+  const char* name;
+  const char* inputs[5]; /* NULL-terminated, as are the next two */
+  const char* outputs[3];
+  const char* attrs[4];
+  const char* doc;
+  kc_shape_fn shape_fn;
+  const char* gradient; /* NULL: none */
+  const char* jvp;      /* NULL: none */
+  kc_op_batching batching;
+  kc_kernel_compute_fn compute;
+  /* What the kernel's instance is: `code` (an operation of a family that
+   * shares one compute function) unless `create` reads the attributes. */
+  kc_kernel_create_fn create;
+  intptr_t code;
+} kc__bi_op;
+
+/* The families (bi_matmul.c, bi_elementwise.c, bi_reduce.c). */
+extern const kc__bi_op kc__bi_matmul_ops[];
+extern const size_t kc__bi_matmul_op_count;
+extern const kc__bi_op kc__bi_elementwise_ops[];
+extern const size_t kc__bi_elementwise_op_count;
+extern const kc__bi_op kc__bi_reduce_ops[];
+extern const size_t kc__bi_reduce_op_count;
+
+static inline int64_t kc__bi_numel(const DLTensor* t) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
+  return n;
+}
+
+static inline void* kc__bi_data(const DLTensor* t) {
+  return (char*)t->data + t->byte_offset;
+}
+
+static inline bool kc__bi_is_f32(const DLTensor* t) { return t->dtype.bits == 32; }
+
+/* The operation code a kernel instance stands for (kc__bi_op.code). */
+static inline int kc__bi_code(const void* kernel) { return (int)(intptr_t)kernel; }
+
+/* Element strides of `t` (row-major, dense) against an output of rank
+ * `rank` with dims `out`: 0 along the dims `t` is broadcast over (its
+ * missing leading dims and its dims of 1 where the output's differ). */
+void kc__bi_broadcast_strides(const DLTensor* t, int32_t rank, const int64_t* out,
+                              int64_t* strides);
+
+/* The offset of element `index` (row-major in `dims`) through `strides`. */
+static inline int64_t kc__bi_offset(int64_t index, int32_t rank, const int64_t* dims,
+                                    const int64_t* strides) {
+  int64_t off = 0;
+  for (int32_t d = rank - 1; d >= 0 && index; --d) {
+    off += (index % dims[d]) * strides[d];
+    index /= dims[d];
+  }
+  return off;
+}
+
+#endif /* KCALL_BUILTIN_BUILTIN_INTERNAL_H_ */
