@@ -327,6 +327,10 @@ def register_xla_ffi_type(name, type_id, type_info=None):
     _core.xla_ffi_type_register(name, type_id, type_info or 0)
 
 
+# kcall's own ops (kc.MatMul, kc.Add, ...: kcall/builtin.h), before
+# anything looks an op up.
+_core.builtin_ops_register()
+
 from . import ops  # noqa: E402  (ops uses the names above)
 from ._build import build, build_path  # noqa: E402  (uses load_plugin)
 from ._programs import ShapePolymorphicProgram  # noqa: E402

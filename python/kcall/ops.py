@@ -9,7 +9,9 @@ takes a list (or tuple) of arrays, and any other input refuses a list
 (TypeError naming the input: a list is not converted to an array, whose
 dtype would have to be guessed). Attributes are keyword arguments.
 ``help(kcall.ops.Add)`` shows the definition; ``dir(kcall.ops)`` lists
-the ops registered now. An output's memory comes from kcall's caching host
+the ops registered now. A dotted name is reached through its parts:
+kcall's built-in ops (kcall/builtin.h) are ``kcall.ops.kc.MatMul``,
+``kcall.ops.kc.Add``, ... (``getattr(kcall.ops, "kc.MatMul")`` too). An output's memory comes from kcall's caching host
 allocator: when the last reference to the tensor (and to any NumPy array
 or DLPack capsule made from it) goes, the memory returns to the cache of
 that thread for the next call to take, so a loop of calls on large arrays
@@ -180,17 +182,45 @@ def _make(name):
     return op
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
+class _Namespace:
+    """The ops whose names start with a dotted prefix: ``kcall.ops.kc`` for
+    kcall's built-in ops (``kcall.ops.kc.MatMul``), ``kcall.ops.cpp`` for a
+    plugin's "cpp.Clip"."""
+
+    def __init__(self, prefix):
+        self._prefix = prefix
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _lookup(self._prefix + "." + name)
+
+    def __dir__(self):
+        start = self._prefix + "."
+        return sorted({n[len(start):].split(".")[0]
+                       for n in _core.list_ops(start)})
+
+    def __repr__(self):
+        return f"<kcall.ops namespace {self._prefix!r}>"
+
+
+def _lookup(name):
     op = _cache.get(name)
     if op is None:
         try:
             op = _make(name)
         except _core.NotFoundError as e:
+            if _core.list_ops(name + "."):
+                return _Namespace(name)
             raise AttributeError(f"kcall.ops has no op {name!r}: {e}") from e
         _cache[name] = op
     return op
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _lookup(name)
 
 
 def _forget(names):

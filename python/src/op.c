@@ -168,6 +168,14 @@ static PyObject* list_ops(PyObject* module, PyObject* const* args,
   return list;
 }
 
+static PyObject* builtin_ops_register(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  kc_status* st = kc_builtin_ops_register();
+  if (st) return kcpy_raise(st);
+  Py_RETURN_NONE;
+}
+
 /* Converted inputs and attributes of one call, and their cleanup. */
 typedef struct op_call_args {
   const DLTensor* inputs[KC_OP_MAX_TENSORS];
@@ -596,5 +604,8 @@ PyMethodDef kcpy_op_methods[] = {
      "outputs."},
     {"list_ops", (PyCFunction)(void (*)(void))list_ops, METH_FASTCALL,
      "list_ops(prefix='')\n--\n\nThe registered op names, sorted."},
+    {"builtin_ops_register", builtin_ops_register, METH_NOARGS,
+     "builtin_ops_register()\n--\n\nRegisters kcall's built-in ops (kc.*), "
+     "once; kcall does so on import."},
     {NULL, NULL, 0, NULL},
 };

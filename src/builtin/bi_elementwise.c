@@ -423,7 +423,7 @@ static kc_status* kc__ew_unary_compute(void* kernel, kc_kernel_ctx* ctx) {
 
 #define KC__EW_T {"T: {f32, f64}", NULL}
 
-#define KC__EW_BINARY(NAME, CODE, DOC, GRAD_DOC, JVP)                                     \
+#define KC__EW_BINARY(NAME, CODE, DOC, GRAD_DOC, JVP, GRAD_GRAD, GRAD_JVP)                  \
   {.name = "kc." NAME,                                                                     \
    .inputs = {"x: T", "y: T", NULL},                                                       \
    .outputs = {"z: T", NULL},                                                              \
@@ -440,8 +440,8 @@ static kc_status* kc__ew_unary_compute(void* kernel, kc_kernel_ctx* ctx) {
     .outputs = {"dx: T", "dy: T", NULL}, .attrs = KC__EW_T,                                \
     .doc = "The gradient of kc." NAME ": " GRAD_DOC ", each summed over the dims its "     \
            "input was broadcast along.",                                                   \
-    .shape_fn = kc_shape_fn_like_inputs, .batching = KC_OP_BATCH_ELEMENTWISE,              \
-    .compute = kc__ew_grad_compute, .code = CODE                                           \
+    .shape_fn = kc_shape_fn_like_inputs, .gradient = GRAD_GRAD, .jvp = GRAD_JVP,           \
+    .batching = KC_OP_BATCH_ELEMENTWISE, .compute = kc__ew_grad_compute, .code = CODE      \
   }
 
 #define KC__EW_JVP_OP(NAME, CODE)                                              \
@@ -481,19 +481,24 @@ static kc_status* kc__ew_unary_compute(void* kernel, kc_kernel_ctx* ctx) {
 
 const kc__bi_op kc__bi_elementwise_ops[] = {
     KC__EW_BINARY("Add", KC__EW_ADD, "z = x + y.", "dx = dz, dy = dz",
-                  "kc.Add(tangent(x), tangent(y)) -> tangent(z)"),
+                  "kc.Add(tangent(x), tangent(y)) -> tangent(z)",
+                  /* AddGrad and SubGrad are linear in dz. */
+                  "kc.Add(grad(dx), grad(dy)) -> grad(dz)",
+                  "kc.AddGrad(x, y, tangent(dz)) -> (tangent(dx), tangent(dy))"),
     KC__EW_BINARY("Sub", KC__EW_SUB, "z = x - y.", "dx = dz, dy = -dz",
-                  "kc.Sub(tangent(x), tangent(y)) -> tangent(z)"),
+                  "kc.Sub(tangent(x), tangent(y)) -> tangent(z)",
+                  "kc.Sub(grad(dx), grad(dy)) -> grad(dz)",
+                  "kc.SubGrad(x, y, tangent(dz)) -> (tangent(dx), tangent(dy))"),
     KC__EW_BINARY("Mul", KC__EW_MUL, "z = x * y.", "dx = dz y, dy = dz x",
-                  "kc.MulJvp(x, y, tangent(x), tangent(y)) -> tangent(z)"),
+                  "kc.MulJvp(x, y, tangent(x), tangent(y)) -> tangent(z)", NULL, NULL),
     KC__EW_BINARY("Div", KC__EW_DIV, "z = x / y.", "dx = dz / y, dy = -dz x / y^2",
-                  "kc.DivJvp(x, y, tangent(x), tangent(y)) -> tangent(z)"),
+                  "kc.DivJvp(x, y, tangent(x), tangent(y)) -> tangent(z)", NULL, NULL),
     KC__EW_BINARY("Maximum", KC__EW_MAX, "z = max(x, y); NaN if either is NaN.",
                   "dz to the larger input, halved between equal ones",
-                  "kc.MaximumJvp(x, y, tangent(x), tangent(y)) -> tangent(z)"),
+                  "kc.MaximumJvp(x, y, tangent(x), tangent(y)) -> tangent(z)", NULL, NULL),
     KC__EW_BINARY("Minimum", KC__EW_MIN, "z = min(x, y); NaN if either is NaN.",
                   "dz to the smaller input, halved between equal ones",
-                  "kc.MinimumJvp(x, y, tangent(x), tangent(y)) -> tangent(z)"),
+                  "kc.MinimumJvp(x, y, tangent(x), tangent(y)) -> tangent(z)", NULL, NULL),
     KC__EW_JVP_OP("Mul", KC__EW_MUL),
     KC__EW_JVP_OP("Div", KC__EW_DIV),
     KC__EW_JVP_OP("Maximum", KC__EW_MAX),
