@@ -339,12 +339,13 @@ static double kt_unary(const char* op, double x) {
   if (!strcmp(op, "Log")) return log(x);
   if (!strcmp(op, "Tanh")) return tanh(x);
   if (!strcmp(op, "Sigmoid")) return 1 / (1 + exp(-x));
+  if (!strcmp(op, "Softplus")) return log1p(exp(x));
   return x > 0 ? x : 0;
 }
 
 KC_TEST(builtin_unary_ops_and_their_gradients) {
   KC_CHECK_OK(kc_builtin_ops_register());
-  static const char* const ops[] = {"Neg", "Exp", "Log", "Tanh", "Sigmoid", "Relu"};
+  static const char* const ops[] = {"Neg", "Exp", "Log", "Tanh", "Sigmoid", "Relu", "Softplus"};
   /* Long enough for the pool and the vector kernels; Log on |x| + 0.5. */
   enum { N = 40000 };
   DLDataType types[2] = {kt_f32, kt_f64};
@@ -385,7 +386,8 @@ KC_TEST(builtin_unary_ops_and_their_gradients) {
       } else {
         char gname[32];
         snprintf(gname, sizeof gname, "kc.%sGrad", ops[o]);
-        dx = kt_bi_call1(gname, !strcmp(ops[o], "Relu") ? x : y, dy, NULL, 0);
+        bool from_x = !strcmp(ops[o], "Relu") || !strcmp(ops[o], "Softplus");
+        dx = kt_bi_call1(gname, from_x ? x : y, dy, NULL, 0);
       }
       for (int64_t i = 0; i < N; ++i) {
         double xv = kt_at(kt_dl(x), i), h = 1e-6;

@@ -175,6 +175,8 @@ def main(argv=None):
 
 
 MLP_BATCH, MLP_WIDTH = 256, 512
+# The built-in ops' training step, at most this many times torch's.
+TARGET_MLP = 1.3
 
 
 def mlp_step(torch, matmul, add, softplus, lr=1e-3):
@@ -193,10 +195,12 @@ def mlp_step(torch, matmul, add, softplus, lr=1e-3):
 
 def bench_mlp(torch, kcall, repeat):
     """The training step of bench_ops.py's MLP, in PyTorch: kcall's
+    built-in kc.MatMul, kc.Add and kc.Softplus, and the example plugin's
     MatMul, Add and Softplus (their declared gradients in the backward
-    pass) against torch's own."""
+    pass), against torch's own."""
     ops = {name: kcall.torch.register_op(name)
-           for name in ("MatMul", "Add", "Softplus")}
+           for name in ("MatMul", "Add", "Softplus", "kc.MatMul", "kc.Add",
+                        "kc.Softplus")}
     gen = torch.Generator().manual_seed(0)
     def param(*shape):
         return (torch.randn(*shape, generator=gen) * 0.05).requires_grad_()
@@ -207,22 +211,33 @@ def bench_mlp(torch, kcall, repeat):
     torch_step = mlp_step(torch, torch.matmul, torch.add,
                           torch.nn.functional.softplus)
     kcall_step = mlp_step(torch, ops["MatMul"], ops["Add"], ops["Softplus"])
+    builtin_step = mlp_step(torch, ops["kc.MatMul"], ops["kc.Add"],
+                            ops["kc.Softplus"])
     want_loss, want_params = torch_step(params, x, target)
-    got_loss, got_params = kcall_step(params, x, target)
-    torch.testing.assert_close(got_loss, want_loss, rtol=1e-4, atol=1e-5)
-    for got, want in zip(got_params, want_params):
-        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
-    t_torch, t_kcall = measure(
+    for step in (kcall_step, builtin_step):
+        got_loss, got_params = step(params, x, target)
+        torch.testing.assert_close(got_loss, want_loss, rtol=1e-4, atol=1e-5)
+        for got, want in zip(got_params, want_params):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    t_torch, t_kcall, t_builtin = measure(
         [lambda: torch_step(params, x, target),
-         lambda: kcall_step(params, x, target)], repeat, 2)
+         lambda: kcall_step(params, x, target),
+         lambda: builtin_step(params, x, target)], repeat, 2)
     ratio = t_kcall / t_torch
-    print("MLP training step (batch %d, width %d): torch %.3f ms, kcall ops "
-          "%.3f ms; %.2fx torch" % (MLP_BATCH, MLP_WIDTH, t_torch * 1e3,
-                                    t_kcall * 1e3, ratio))
+    ratio_builtin = t_builtin / t_torch
+    print("MLP training step (batch %d, width %d): torch %.3f ms, kcall's "
+          "built-in ops %.3f ms (%.2fx torch; target <= %.1fx: %s), the "
+          "example plugin's ops %.3f ms (%.2fx)"
+          % (MLP_BATCH, MLP_WIDTH, t_torch * 1e3, t_builtin * 1e3,
+             ratio_builtin, TARGET_MLP,
+             "PASS" if ratio_builtin <= TARGET_MLP else "MISS",
+             t_kcall * 1e3, ratio))
     return {"benchmark": "torch_mlp_train_step", "batch": MLP_BATCH,
             "width": MLP_WIDTH, "torch_ms": round(t_torch * 1e3, 4),
             "kcall_ms": round(t_kcall * 1e3, 4),
-            "kcall_ratio_to_torch": round(ratio, 4)}
+            "kcall_ratio_to_torch": round(ratio, 4),
+            "builtin_ms": round(t_builtin * 1e3, 4),
+            "builtin_ratio_to_torch": round(ratio_builtin, 4)}
 
 
 if __name__ == "__main__":

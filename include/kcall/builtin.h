@@ -17,13 +17,15 @@
  *   kc.Add, kc.Sub, kc.Mul, kc.Div, kc.Maximum, kc.Minimum (x, y) -> z
  *                                   NumPy broadcasting; maximum and minimum
  *                                   propagate NaN
- *   kc.Neg, kc.Exp, kc.Log, kc.Tanh, kc.Sigmoid, kc.Relu (x) -> y
+ *   kc.Neg, kc.Exp, kc.Log, kc.Tanh, kc.Sigmoid, kc.Relu, kc.Softplus
+ *                     (x) -> y
  *   kc.Sum, kc.Mean (x) -> y        over attr `axes` (list(int), negative
  *                                   from the end), attr keepdims
  *
  * and the ops their gradients and tangents name: kc.MatMulGrad,
  * kc.MatMulJvp, kc.<binary>Grad, kc.MulJvp, kc.DivJvp, kc.MaximumJvp,
- * kc.MinimumJvp, kc.TanhGrad, kc.SigmoidGrad, kc.ReluGrad, kc.SumGrad,
+ * kc.MinimumJvp, kc.TanhGrad, kc.SigmoidGrad, kc.ReluGrad,
+ * kc.SoftplusGrad, kc.SumGrad,
  * kc.MeanGrad. Second derivatives go through kc.Add, kc.Sub (AddGrad and
  * SubGrad are linear) and through the unary ops whose gradient is another
  * forward op (Neg, Exp, Log); the other gradient ops declare none yet.

@@ -59,6 +59,7 @@ def test_binary_ops_broadcast_as_numpy(name, fn):
     ("Neg", np.negative), ("Exp", np.exp), ("Tanh", np.tanh),
     ("Sigmoid", lambda x: 1 / (1 + np.exp(-x))),
     ("Relu", lambda x: np.maximum(x, 0)),
+    ("Softplus", lambda x: np.logaddexp(0, x)),
     ("Log", lambda x: np.log(np.abs(x) + 0.5))])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_unary_ops_match_numpy(name, fn, dtype):
@@ -99,7 +100,8 @@ def torch_ops():
                                 "`make test EXTRAS=torch` installs it")
     import kcall.torch
     names = ["MatMul", "Add", "Sub", "Mul", "Div", "Maximum", "Minimum",
-             "Neg", "Exp", "Log", "Tanh", "Sigmoid", "Relu", "Sum", "Mean"]
+             "Neg", "Exp", "Log", "Tanh", "Sigmoid", "Relu", "Softplus", "Sum",
+             "Mean"]
     return torch, {n: kcall.torch.register_op("kc." + n) for n in names}
 
 
@@ -128,7 +130,7 @@ def test_torch_gradients_and_forward_mode(torch_ops):
                                         check_batched_grad=False), name
     assert torch.autograd.gradgradcheck(ops["Add"], (x, y))
     pos = (torch.rand(3, 4, dtype=torch.float64) + 0.5).requires_grad_()
-    for name in ("Neg", "Exp", "Log", "Tanh", "Sigmoid", "Relu"):
+    for name in ("Neg", "Exp", "Log", "Tanh", "Sigmoid", "Relu", "Softplus"):
         assert torch.autograd.gradcheck(ops[name], (pos if name == "Log" else x,)), name
     assert torch.autograd.gradcheck(
         lambda t: ops["Sum"](t, axes=[0]), (x,))
