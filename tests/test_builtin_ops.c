@@ -38,7 +38,7 @@ static double kt_at(const DLTensor* t, int64_t i) {
 /* Calls the op `name` on `n` inputs with `na` attrs; its outputs in `out`
  * (at most 2). */
 static void kt_bi_call(const char* name, kc_tensor* const* in, int32_t n, const kc_op_attr* attrs,
-                    int32_t na, kc_tensor** out, int32_t want) {
+                       int32_t na, kc_tensor** out, int32_t want) {
   const DLTensor* dl[6];
   for (int32_t i = 0; i < n; ++i) dl[i] = kt_dl(in[i]);
   int32_t got = 0;
@@ -47,7 +47,7 @@ static void kt_bi_call(const char* name, kc_tensor* const* in, int32_t n, const 
 }
 
 static kc_tensor* kt_bi_call1(const char* name, kc_tensor* a, kc_tensor* b, const kc_op_attr* attrs,
-                           int32_t na) {
+                              int32_t na) {
   kc_tensor* in[2] = {a, b};
   kc_tensor* out[2] = {NULL, NULL};
   kt_bi_call(name, in, b ? 2 : 1, attrs, na, out, 1);
@@ -183,8 +183,8 @@ static void kt_mm_check(DLDataType dt, const kt_mm_case* c, uint32_t seed) {
   kt_bi_call("kc.MatMulGrad", in3, 3, attrs, 2, g, 2);
   KC_CHECK_INT(kc_dltensor_get_numel(kt_dl(g[0])), kc_dltensor_get_numel(kt_dl(a)));
   KC_CHECK_INT(kc_dltensor_get_numel(kt_dl(g[1])), kc_dltensor_get_numel(kt_dl(b)));
-  kt_check_close(kt_dot(g[0], u) + kt_dot(g[1], v), kt_dot(dp, t[0]),
-                 dt.bits == 32 ? 1e-4 : 1e-10, "kc.MatMulGrad");
+  kt_check_close(kt_dot(g[0], u) + kt_dot(g[1], v), kt_dot(dp, t[0]), dt.bits == 32 ? 1e-4 : 1e-10,
+                 "kc.MatMulGrad");
   kc_tensor* all[] = {a, b, u, v, p, t[0], au, bv, whole, uv, dp, g[0], g[1]};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) kt_release(all[i]);
   free(want);
@@ -193,18 +193,16 @@ static void kt_mm_check(DLDataType dt, const kt_mm_case* c, uint32_t seed) {
 KC_TEST(builtin_matmul_batches_transposes_and_gradients) {
   KC_CHECK_OK(kc_builtin_ops_register());
   static const kt_mm_case cases[] = {
-      {2, 2, {3, 4}, {4, 5}, false, false},
-      {2, 2, {4, 3}, {4, 5}, true, false},
-      {2, 2, {3, 4}, {5, 4}, false, true},
-      {2, 2, {4, 3}, {5, 4}, true, true},
-      {3, 3, {2, 3, 4}, {2, 4, 5}, false, false},     /* batched */
-      {3, 2, {2, 3, 4}, {4, 5}, false, false},        /* weights shared */
-      {3, 2, {2, 4, 3}, {5, 4}, true, true},          /* shared, transposed */
-      {2, 3, {3, 4}, {2, 4, 5}, false, false},        /* a shared */
-      {4, 3, {2, 1, 3, 4}, {3, 5, 4}, false, true},   /* batch dims broadcast */
-      {2, 2, {1, 7}, {7, 1}, false, false},           /* a dot product */
-      {2, 2, {33, 65}, {65, 17}, false, false},       /* odd sizes, past a tile */
-      {2, 2, {3, 0}, {0, 2}, false, false},           /* nothing contracted */
+      {2, 2, {3, 4}, {4, 5}, false, false},         {2, 2, {4, 3}, {4, 5}, true, false},
+      {2, 2, {3, 4}, {5, 4}, false, true},          {2, 2, {4, 3}, {5, 4}, true, true},
+      {3, 3, {2, 3, 4}, {2, 4, 5}, false, false},   /* batched */
+      {3, 2, {2, 3, 4}, {4, 5}, false, false},      /* weights shared */
+      {3, 2, {2, 4, 3}, {5, 4}, true, true},        /* shared, transposed */
+      {2, 3, {3, 4}, {2, 4, 5}, false, false},      /* a shared */
+      {4, 3, {2, 1, 3, 4}, {3, 5, 4}, false, true}, /* batch dims broadcast */
+      {2, 2, {1, 7}, {7, 1}, false, false},         /* a dot product */
+      {2, 2, {33, 65}, {65, 17}, false, false},     /* odd sizes, past a tile */
+      {2, 2, {3, 0}, {0, 2}, false, false},         /* nothing contracted */
   };
   DLDataType types[2] = {kt_f32, kt_f64};
   for (int t = 0; t < 2; ++t) {
@@ -436,7 +434,8 @@ KC_TEST(builtin_sum_and_mean_over_axes) {
   kc_tensor* dx = kt_bi_call1("kc.MeanGrad", x, dy, attrs, 2);
   const DLTensor* dd = kt_dl(dx);
   KC_CHECK_INT(kc_dltensor_get_numel(dd), 24);
-  for (int i = 0; i < 24; ++i) kt_check_close(kt_at(dd, i), (1 + (i / 4) % 3) / 8.0, 1e-15, "MeanGrad");
+  for (int i = 0; i < 24; ++i)
+    kt_check_close(kt_at(dd, i), (1 + (i / 4) % 3) / 8.0, 1e-15, "MeanGrad");
   /* Trailing axes take the row path; f32 accumulates in double. */
   kc_array* last = NULL;
   KC_CHECK_OK(kc_array_create(kt_alloc(), (kc_any[]){kc_any_int(2)}, 1, &last));

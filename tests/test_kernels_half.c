@@ -32,7 +32,7 @@ KC_TEST(kernels_half_widen_every_value) {
                               : kt_bits(fast) == kt_bits(slow);
       if (!same) {
         kt__fail(__FILE__, __LINE__, "%s 0x%04x widens to %a on the bits, %a through the widths",
-                bf16 ? "bf16" : "f16", (unsigned)h, (double)fast, (double)slow);
+                 bf16 ? "bf16" : "f16", (unsigned)h, (double)fast, (double)slow);
       }
       /* Back again: every value is exact, NaNs stay NaNs. */
       if (!isnan(fast)) KC_CHECK_INT(kc__f32_to_half(bf16, fast), h);
@@ -51,22 +51,22 @@ KC_TEST(kernels_half_narrow_rounds_once_as_from_double) {
       uint16_t slow = bf16 ? kc__f64_to_bf16((double)v) : kc__f64_to_f16((double)v);
       if (fast != slow) {
         kt__fail(__FILE__, __LINE__, "%s of %a: 0x%04x on the bits, 0x%04x from the double",
-                bf16 ? "bf16" : "f16", (double)v, fast, slow);
+                 bf16 ? "bf16" : "f16", (double)v, fast, slow);
       }
     }
   }
   /* Ties to even, the largest finite values, overflow, the smallest
    * subnormal and half of it. */
-  KC_CHECK_INT(kc__f32_to_half(false, 1.0f + 0x1p-11f), 0x3C00);      /* tie, to even */
-  KC_CHECK_INT(kc__f32_to_half(false, 1.0f + 0x3p-11f), 0x3C02);      /* tie, up */
+  KC_CHECK_INT(kc__f32_to_half(false, 1.0f + 0x1p-11f), 0x3C00); /* tie, to even */
+  KC_CHECK_INT(kc__f32_to_half(false, 1.0f + 0x3p-11f), 0x3C02); /* tie, up */
   KC_CHECK_INT(kc__f32_to_half(false, 65504.0f), 0x7BFF);
-  KC_CHECK_INT(kc__f32_to_half(false, 65520.0f), 0x7C00);             /* rounds to inf */
+  KC_CHECK_INT(kc__f32_to_half(false, 65520.0f), 0x7C00); /* rounds to inf */
   KC_CHECK_INT(kc__f32_to_half(false, 0x1p-24f), 0x0001);
-  KC_CHECK_INT(kc__f32_to_half(false, 0x1p-25f), 0x0000);             /* tie, to even 0 */
+  KC_CHECK_INT(kc__f32_to_half(false, 0x1p-25f), 0x0000); /* tie, to even 0 */
   KC_CHECK_INT(kc__f32_to_half(false, -0x3p-26f), 0x8001);
-  KC_CHECK_INT(kc__f32_to_half(true, 1.0f + 0x1p-8f), 0x3F80);        /* tie, to even */
+  KC_CHECK_INT(kc__f32_to_half(true, 1.0f + 0x1p-8f), 0x3F80); /* tie, to even */
   KC_CHECK_INT(kc__f32_to_half(true, 0x1.FEp127f), 0x7F7F);
-  KC_CHECK_INT(kc__f32_to_half(true, 0x1.FFp127f), 0x7F80);           /* rounds to inf */
+  KC_CHECK_INT(kc__f32_to_half(true, 0x1.FFp127f), 0x7F80); /* rounds to inf */
   /* f64 rounds once: just above a bf16 tie goes up, where going
    * through f32 first would land on the tie and round to even. */
   KC_CHECK_INT(kc__f64_to_bf16(1.0 + 0x1p-8 + 0x1p-30), 0x3F81);

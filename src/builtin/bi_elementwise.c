@@ -45,46 +45,46 @@ enum {
  * do. */
 #define KC__EW_MAXV(a, b) ((a) > (b) || (a) != (a) ? (a) : (b))
 #define KC__EW_MINV(a, b) ((a) < (b) || (a) != (a) ? (a) : (b))
-#define KC__EW_LOOP(T, EXPR)                                   \
-  if (ix && iy) {                                              \
-    for (int64_t i = 0; i < n; ++i) {                          \
-      T a = x[i], b = y[i];                                    \
-      z[i] = (EXPR);                                           \
-    }                                                          \
-  } else if (ix) {                                             \
-    T b = y[0];                                                \
-    for (int64_t i = 0; i < n; ++i) {                          \
-      T a = x[i];                                              \
-      z[i] = (EXPR);                                           \
-    }                                                          \
-  } else if (iy) {                                             \
-    T a = x[0];                                                \
-    for (int64_t i = 0; i < n; ++i) {                          \
-      T b = y[i];                                              \
-      z[i] = (EXPR);                                           \
-    }                                                          \
-  } else {                                                     \
-    T a = x[0], b = y[0];                                      \
-    T v = (EXPR);                                              \
-    for (int64_t i = 0; i < n; ++i) z[i] = v;                  \
+#define KC__EW_LOOP(T, EXPR)                  \
+  if (ix && iy) {                             \
+    for (int64_t i = 0; i < n; ++i) {         \
+      T a = x[i], b = y[i];                   \
+      z[i] = (EXPR);                          \
+    }                                         \
+  } else if (ix) {                            \
+    T b = y[0];                               \
+    for (int64_t i = 0; i < n; ++i) {         \
+      T a = x[i];                             \
+      z[i] = (EXPR);                          \
+    }                                         \
+  } else if (iy) {                            \
+    T a = x[0];                               \
+    for (int64_t i = 0; i < n; ++i) {         \
+      T b = y[i];                             \
+      z[i] = (EXPR);                          \
+    }                                         \
+  } else {                                    \
+    T a = x[0], b = y[0];                     \
+    T v = (EXPR);                             \
+    for (int64_t i = 0; i < n; ++i) z[i] = v; \
   }
-#define KC__EW_ROW(T)                                                                   \
-  static void kc__ew_row_##T(int code, const T* x, int64_t ix, const T* y, int64_t iy, \
-                             T* z, int64_t n) {                                         \
-    switch (code) {                                                                     \
-      case KC__EW_ADD:                                                                  \
-        KC__EW_LOOP(T, a + b) break;                                                    \
-      case KC__EW_SUB:                                                                  \
-        KC__EW_LOOP(T, a - b) break;                                                    \
-      case KC__EW_MUL:                                                                  \
-        KC__EW_LOOP(T, a* b) break;                                                     \
-      case KC__EW_DIV:                                                                  \
-        KC__EW_LOOP(T, a / b) break;                                                    \
-      case KC__EW_MAX:                                                                  \
-        KC__EW_LOOP(T, KC__EW_MAXV(a, b)) break;                                        \
-      default:                                                                          \
-        KC__EW_LOOP(T, KC__EW_MINV(a, b)) break;                                        \
-    }                                                                                   \
+#define KC__EW_ROW(T)                                                                        \
+  static void kc__ew_row_##T(int code, const T* x, int64_t ix, const T* y, int64_t iy, T* z, \
+                             int64_t n) {                                                    \
+    switch (code) {                                                                          \
+      case KC__EW_ADD:                                                                       \
+        KC__EW_LOOP(T, a + b) break;                                                         \
+      case KC__EW_SUB:                                                                       \
+        KC__EW_LOOP(T, a - b) break;                                                         \
+      case KC__EW_MUL:                                                                       \
+        KC__EW_LOOP(T, a* b) break;                                                          \
+      case KC__EW_DIV:                                                                       \
+        KC__EW_LOOP(T, a / b) break;                                                         \
+      case KC__EW_MAX:                                                                       \
+        KC__EW_LOOP(T, KC__EW_MAXV(a, b)) break;                                             \
+      default:                                                                               \
+        KC__EW_LOOP(T, KC__EW_MINV(a, b)) break;                                             \
+    }                                                                                        \
   }
 KC__EW_ROW(float)
 KC__EW_ROW(double)
@@ -148,8 +148,8 @@ static void kc__ew_binary_units(void* ctx, int64_t begin, int64_t end) {
   for (int64_t u = begin; u < end; ++u) {
     int64_t row = l->rows == 1 ? 0 : u;
     int64_t from = l->rows == 1 ? u * KC__EW_CHUNK : 0;
-    int64_t n = l->rows == 1 ? (l->row - from < KC__EW_CHUNK ? l->row - from : KC__EW_CHUNK)
-                             : l->row;
+    int64_t n =
+        l->rows == 1 ? (l->row - from < KC__EW_CHUNK ? l->row - from : KC__EW_CHUNK) : l->row;
     int64_t ox = kc__ew_start(l, 0, row) + from * l->step[0];
     int64_t oy = kc__ew_start(l, 1, row) + from * l->step[1];
     int64_t oz = row * l->row + from;
@@ -157,8 +157,8 @@ static void kc__ew_binary_units(void* ctx, int64_t begin, int64_t end) {
       kc__ew_row_float(j->code, (const float*)j->x + ox, l->step[0], (const float*)j->y + oy,
                        l->step[1], (float*)j->z + oz, n);
     } else {
-      kc__ew_row_double(j->code, (const double*)j->x + ox, l->step[0],
-                        (const double*)j->y + oy, l->step[1], (double*)j->z + oz, n);
+      kc__ew_row_double(j->code, (const double*)j->x + ox, l->step[0], (const double*)j->y + oy,
+                        l->step[1], (double*)j->z + oz, n);
     }
   }
 }
@@ -186,8 +186,7 @@ static kc_status* kc__ew_binary_compute(void* kernel, kc_kernel_ctx* ctx) {
 
 /* The cotangents of a and b for the cotangent g of z = a OP b. A tie of
  * maximum or minimum shares g in halves, as JAX and PyTorch do. */
-static inline void kc__ew_partials(int code, double a, double b, double g, double* ga,
-                                   double* gb) {
+static inline void kc__ew_partials(int code, double a, double b, double g, double* ga, double* gb) {
   switch (code) {
     case KC__EW_ADD:
       *ga = g, *gb = g;
@@ -257,25 +256,25 @@ static void kc__ew_grad_flat(void* ctx, int64_t begin, int64_t end) {
 /* d = sign * dz summed into operand j's shape (kc.AddGrad, kc.SubGrad):
  * a copy when it has dz's shape, else sums along the runs of the layout
  * (a bias's gradient: dz's rows added up). */
-#define KC__EW_SUM_INTO(T)                                                               \
-  static void kc__ew_sum_into_##T(const kc__ew_layout* l, int j, const T* g, T* d,       \
-                                  int64_t nd, T sign) {                                  \
-    if (nd == l->rows * l->row) {                                                        \
-      for (int64_t i = 0; i < nd; ++i) d[i] = sign * g[i];                               \
-      return;                                                                            \
-    }                                                                                    \
-    memset(d, 0, (size_t)nd * sizeof(T));                                                \
-    for (int64_t r = 0; r < l->rows; ++r) {                                              \
-      T* o = d + kc__ew_start(l, j, r);                                                  \
-      const T* gr = g + r * l->row;                                                      \
-      if (l->step[j]) {                                                                  \
-        for (int64_t i = 0; i < l->row; ++i) o[i] += sign * gr[i];                       \
-      } else {                                                                           \
-        T s = 0;                                                                         \
-        for (int64_t i = 0; i < l->row; ++i) s += gr[i];                                 \
-        *o += sign * s;                                                                  \
-      }                                                                                  \
-    }                                                                                    \
+#define KC__EW_SUM_INTO(T)                                                                     \
+  static void kc__ew_sum_into_##T(const kc__ew_layout* l, int j, const T* g, T* d, int64_t nd, \
+                                  T sign) {                                                    \
+    if (nd == l->rows * l->row) {                                                              \
+      for (int64_t i = 0; i < nd; ++i) d[i] = sign * g[i];                                     \
+      return;                                                                                  \
+    }                                                                                          \
+    memset(d, 0, (size_t)nd * sizeof(T));                                                      \
+    for (int64_t r = 0; r < l->rows; ++r) {                                                    \
+      T* o = d + kc__ew_start(l, j, r);                                                        \
+      const T* gr = g + r * l->row;                                                            \
+      if (l->step[j]) {                                                                        \
+        for (int64_t i = 0; i < l->row; ++i) o[i] += sign * gr[i];                             \
+      } else {                                                                                 \
+        T s = 0;                                                                               \
+        for (int64_t i = 0; i < l->row; ++i) s += gr[i];                                       \
+        *o += sign * s;                                                                        \
+      }                                                                                        \
+    }                                                                                          \
   }
 KC__EW_SUM_INTO(float)
 KC__EW_SUM_INTO(double)
@@ -297,8 +296,7 @@ static kc_status* kc__ew_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
                          .dy = kc__bi_data(dy)};
   int64_t n = kc__bi_numel(g);
   if (kc__bi_numel(x) == n && kc__bi_numel(y) == n) {
-    kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx), n, 4, kc__ew_grad_flat,
-                                &job);
+    kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx), n, 4, kc__ew_grad_flat, &job);
     return NULL;
   }
   const DLTensor* ops[2] = {x, y};
@@ -324,8 +322,7 @@ static kc_status* kc__ew_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
     for (int64_t i = 0; i < l.row; ++i) {
       int64_t ix = ox + i * l.step[0], iy = oy + i * l.step[1];
       double ga, gb;
-      kc__ew_partials(job.code, kc__ew_load(job.x, job.f32, ix),
-                      kc__ew_load(job.y, job.f32, iy),
+      kc__ew_partials(job.code, kc__ew_load(job.x, job.f32, ix), kc__ew_load(job.y, job.f32, iy),
                       kc__ew_load(job.g, job.f32, r * l.row + i), &ga, &gb);
       kc__ew_add_to(job.dx, job.f32, ix, ga);
       kc__ew_add_to(job.dy, job.f32, iy, gb);
@@ -498,8 +495,8 @@ static void kc__ew_unary_chunks(void* ctx, int64_t begin, int64_t end) {
 /* One input (kc.Exp, ...) or two of one shape (kc.TanhGrad(y, dy), ...). */
 static kc_status* kc__ew_unary_compute(void* kernel, kc_kernel_ctx* ctx) {
   const DLTensor* x = kc_kernel_ctx_get_input(ctx, 0);
-  const DLTensor* g = kc_kernel_ctx_get_input_count(ctx) > 1 ? kc_kernel_ctx_get_input(ctx, 1)
-                                                              : NULL;
+  const DLTensor* g =
+      kc_kernel_ctx_get_input_count(ctx) > 1 ? kc_kernel_ctx_get_input(ctx, 1) : NULL;
   DLTensor* y = kc_kernel_ctx_get_output(ctx, 0);
   kc__ew_unary_job job = {.code = kc__bi_code(kernel),
                           .f32 = kc__bi_is_f32(y),
@@ -515,63 +512,53 @@ static kc_status* kc__ew_unary_compute(void* kernel, kc_kernel_ctx* ctx) {
 
 /* ---- the table ------------------------------------------------------------------------ */
 
-#define KC__EW_T {"T: {f32, f64}", NULL}
+#define KC__EW_T \
+  { "T: {f32, f64}", NULL }
 
-#define KC__EW_BINARY(NAME, CODE, DOC, GRAD_DOC, JVP, GRAD_GRAD, GRAD_JVP)                  \
-  {.name = "kc." NAME,                                                                     \
-   .inputs = {"x: T", "y: T", NULL},                                                       \
-   .outputs = {"z: T", NULL},                                                              \
-   .attrs = KC__EW_T,                                                                      \
-   .doc = DOC " Broadcasting as NumPy does.",                                              \
-   .shape_fn = kc_shape_fn_broadcast,                                                      \
-   .gradient = "kc." NAME "Grad(x, y, grad(z)) -> (grad(x), grad(y))",                     \
-   .jvp = JVP,                                                                             \
-   .batching = KC_OP_BATCH_ELEMENTWISE,                                                    \
-   .compute = kc__ew_binary_compute,                                                       \
-   .code = CODE},                                                                          \
-  {                                                                                        \
-    .name = "kc." NAME "Grad", .inputs = {"x: T", "y: T", "dz: T", NULL},                  \
-    .outputs = {"dx: T", "dy: T", NULL}, .attrs = KC__EW_T,                                \
-    .doc = "The gradient of kc." NAME ": " GRAD_DOC ", each summed over the dims its "     \
-           "input was broadcast along.",                                                   \
-    .shape_fn = kc_shape_fn_like_inputs, .gradient = GRAD_GRAD, .jvp = GRAD_JVP,           \
-    .batching = KC_OP_BATCH_ELEMENTWISE, .compute = kc__ew_grad_compute, .code = CODE      \
+#define KC__EW_BINARY(NAME, CODE, DOC, GRAD_DOC, JVP, GRAD_GRAD, GRAD_JVP)            \
+  {.name = "kc." NAME,                                                                \
+   .inputs = {"x: T", "y: T", NULL},                                                  \
+   .outputs = {"z: T", NULL},                                                         \
+   .attrs = KC__EW_T,                                                                 \
+   .doc = DOC " Broadcasting as NumPy does.",                                         \
+   .shape_fn = kc_shape_fn_broadcast,                                                 \
+   .gradient = "kc." NAME "Grad(x, y, grad(z)) -> (grad(x), grad(y))",                \
+   .jvp = JVP,                                                                        \
+   .batching = KC_OP_BATCH_ELEMENTWISE,                                               \
+   .compute = kc__ew_binary_compute,                                                  \
+   .code = CODE},                                                                     \
+  {                                                                                   \
+    .name = "kc." NAME "Grad", .inputs = {"x: T", "y: T", "dz: T", NULL},             \
+    .outputs = {"dx: T", "dy: T", NULL}, .attrs = KC__EW_T,                           \
+    .doc = "The gradient of kc." NAME ": " GRAD_DOC                                   \
+           ", each summed over the dims its "                                         \
+           "input was broadcast along.",                                              \
+    .shape_fn = kc_shape_fn_like_inputs, .gradient = GRAD_GRAD, .jvp = GRAD_JVP,      \
+    .batching = KC_OP_BATCH_ELEMENTWISE, .compute = kc__ew_grad_compute, .code = CODE \
   }
 
-#define KC__EW_JVP_OP(NAME, CODE)                                              \
-  {.name = "kc." NAME "Jvp",                                                   \
-   .inputs = {"x: T", "y: T", "tx: T", "ty: T", NULL},                         \
-   .outputs = {"tz: T", NULL},                                                 \
-   .attrs = KC__EW_T,                                                          \
-   .doc = "The tangent of kc." NAME ", from x, y and their tangents.",         \
-   .shape_fn = kc_shape_fn_broadcast,                                          \
-   .batching = KC_OP_BATCH_ELEMENTWISE,                                        \
-   .compute = kc__ew_jvp_compute,                                              \
-   .code = CODE}
+#define KC__EW_JVP_OP(NAME, CODE)                                                 \
+  {                                                                               \
+    .name = "kc." NAME "Jvp", .inputs = {"x: T", "y: T", "tx: T", "ty: T", NULL}, \
+    .outputs = {"tz: T", NULL}, .attrs = KC__EW_T,                                \
+    .doc = "The tangent of kc." NAME ", from x, y and their tangents.",           \
+    .shape_fn = kc_shape_fn_broadcast, .batching = KC_OP_BATCH_ELEMENTWISE,       \
+    .compute = kc__ew_jvp_compute, .code = CODE                                   \
+  }
 
-#define KC__EW_UNARY(NAME, CODE, DOC, GRAD, JVP)       \
-  {.name = "kc." NAME,                                 \
-   .inputs = {"x: T", NULL},                           \
-   .outputs = {"y: T", NULL},                          \
-   .attrs = KC__EW_T,                                  \
-   .doc = DOC,                                         \
-   .shape_fn = kc_shape_fn_unchanged,                  \
-   .gradient = GRAD,                                   \
-   .jvp = JVP,                                         \
-   .batching = KC_OP_BATCH_ELEMENTWISE,                \
-   .compute = kc__ew_unary_compute,                    \
-   .code = CODE}
+#define KC__EW_UNARY(NAME, CODE, DOC, GRAD, JVP)                                                \
+  {                                                                                             \
+    .name = "kc." NAME, .inputs = {"x: T", NULL}, .outputs = {"y: T", NULL}, .attrs = KC__EW_T, \
+    .doc = DOC, .shape_fn = kc_shape_fn_unchanged, .gradient = GRAD, .jvp = JVP,                \
+    .batching = KC_OP_BATCH_ELEMENTWISE, .compute = kc__ew_unary_compute, .code = CODE          \
+  }
 
-#define KC__EW_UNARY_GRAD(NAME, FIRST, CODE, DOC)      \
-  {.name = "kc." NAME,                                 \
-   .inputs = {FIRST, "dy: T", NULL},                   \
-   .outputs = {"dx: T", NULL},                         \
-   .attrs = KC__EW_T,                                  \
-   .doc = DOC,                                         \
-   .shape_fn = kc_shape_fn_elementwise,                \
-   .batching = KC_OP_BATCH_ELEMENTWISE,                \
-   .compute = kc__ew_unary_compute,                    \
-   .code = CODE}
+#define KC__EW_UNARY_GRAD(NAME, FIRST, CODE, DOC)                                      \
+  {                                                                                    \
+    .name = "kc." NAME, .inputs = {FIRST, "dy: T", NULL}, .outputs = {"dx: T", NULL},  \
+    .attrs = KC__EW_T, .doc = DOC, .shape_fn = kc_shape_fn_elementwise,                \
+    .batching = KC_OP_BATCH_ELEMENTWISE, .compute = kc__ew_unary_compute, .code = CODE \
+  }
 
 const kc__bi_op kc__bi_elementwise_ops[] = {
     KC__EW_BINARY("Add", KC__EW_ADD, "z = x + y.", "dx = dz, dy = dz",
@@ -609,8 +596,7 @@ const kc__bi_op kc__bi_elementwise_ops[] = {
                  "kc.SigmoidGrad(y, grad(y)) -> grad(x)",
                  "kc.SigmoidGrad(y, tangent(x)) -> tangent(y)"),
     KC__EW_UNARY("Relu", KC__EW_RELU, "y = max(x, 0); NaN stays NaN.",
-                 "kc.ReluGrad(x, grad(y)) -> grad(x)",
-                 "kc.ReluGrad(x, tangent(x)) -> tangent(y)"),
+                 "kc.ReluGrad(x, grad(y)) -> grad(x)", "kc.ReluGrad(x, tangent(x)) -> tangent(y)"),
     KC__EW_UNARY("Softplus", KC__EW_SOFTPLUS, "y = ln(1 + e^x), a smooth Relu.",
                  "kc.SoftplusGrad(x, grad(y)) -> grad(x)",
                  "kc.SoftplusGrad(x, tangent(x)) -> tangent(y)"),

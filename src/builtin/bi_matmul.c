@@ -43,8 +43,8 @@ static kc_status* kc__mm_shape(kc_shape_ctx* ctx) {
                      "kc.MatMul: b");
   int32_t ra = kc_shape_handle_get_rank(a), rb = kc_shape_handle_get_rank(b);
   if (ra > KC__BI_MAX_RANK || rb > KC__BI_MAX_RANK) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "kc.MatMul: ranks %d and %d: at most %d",
-                            ra, rb, KC__BI_MAX_RANK);
+    return kc_status_create(KC_INVALID_ARGUMENT, "kc.MatMul: ranks %d and %d: at most %d", ra, rb,
+                            KC__BI_MAX_RANK);
   }
   int64_t m = kc_shape_handle_get_dim(a, ta ? ra - 1 : ra - 2);
   int64_t ka = kc_shape_handle_get_dim(a, ta ? ra - 2 : ra - 1);
@@ -104,9 +104,9 @@ static void kc__mm_f64_rows(void* ctx, int64_t begin, int64_t end) {
 /* `batch` products C[i] = op(A[i]) op(B[i]), each operand dense and one
  * after another in memory, a_step and b_step elements apart (0: one
  * operand for every product); C[i] m x n. */
-static kc_status* kc__mm_products(bool f32, kc__mm_operand a, int64_t a_step,
-                                  kc__mm_operand b, int64_t b_step, void* c, int64_t batch,
-                                  int64_t m, int64_t n, int64_t k, kc_thread_pool* pool) {
+static kc_status* kc__mm_products(bool f32, kc__mm_operand a, int64_t a_step, kc__mm_operand b,
+                                  int64_t b_step, void* c, int64_t batch, int64_t m, int64_t n,
+                                  int64_t k, kc_thread_pool* pool) {
   if (f32) {
     const kc__gemm_f32_kernel* kern = kc__gemm_f32_kernel_best();
     if (a_step == m * k && b_step == k * n) {
@@ -168,8 +168,8 @@ static void kc__mm_batch_of(const DLTensor* a, const DLTensor* b, const DLTensor
 /* out = op(a) op(b) for every batch element: one batched product when
  * both operands have the output's batch, one tall product when b has no
  * batch and a is not transposed, a product per element otherwise. */
-static kc_status* kc__mm_run(const DLTensor* a, bool ta, const DLTensor* b, bool tb,
-                             DLTensor* out, kc_thread_pool* pool) {
+static kc_status* kc__mm_run(const DLTensor* a, bool ta, const DLTensor* b, bool tb, DLTensor* out,
+                             kc_thread_pool* pool) {
   bool f32 = kc__bi_is_f32(out);
   int64_t m = out->shape[out->ndim - 2], n = out->shape[out->ndim - 1];
   int64_t k = ta ? a->shape[a->ndim - 2] : a->shape[a->ndim - 1];
@@ -194,8 +194,8 @@ static kc_status* kc__mm_run(const DLTensor* a, bool ta, const DLTensor* b, bool
     kc__mm_operand ai = {(const char*)oa.p + (size_t)(ia * m * k) * esize, ta};
     kc__mm_operand bi = {(const char*)ob.p + (size_t)(ib * k * n) * esize, tb};
     KC_RETURN_IF_ERROR(kc__mm_products(f32, ai, 0, bi, 0,
-                                       (char*)kc__bi_data(out) + (size_t)(i * m * n) * esize, 1,
-                                       m, n, k, pool));
+                                       (char*)kc__bi_data(out) + (size_t)(i * m * n) * esize, 1, m,
+                                       n, k, pool));
   }
   return NULL;
 }
@@ -296,8 +296,7 @@ static kc_status* kc__mm_jvp_compute(void* kernel, kc_kernel_ctx* ctx) {
   DLTensor second = *t;
   second.data = tmp;
   second.byte_offset = 0;
-  KC_RETURN_IF_ERROR(
-      kc__mm_run(a, at.ta, kc_kernel_ctx_get_input(ctx, 3), at.tb, &second, pool));
+  KC_RETURN_IF_ERROR(kc__mm_run(a, at.ta, kc_kernel_ctx_get_input(ctx, 3), at.tb, &second, pool));
   if (esize == 4) {
     float* out = kc__bi_data(t);
     const float* s = tmp;
@@ -316,7 +315,8 @@ static kc_status* kc__mm_grad_shape(kc_shape_ctx* ctx) {
   return kc_shape_ctx_set_output(ctx, 1, kc_shape_ctx_get_input(ctx, 1));
 }
 
-#define KC__MM_ATTRS {"T: {f32, f64}", "transpose_a: bool = false", "transpose_b: bool = false", NULL}
+#define KC__MM_ATTRS \
+  { "T: {f32, f64}", "transpose_a: bool = false", "transpose_b: bool = false", NULL }
 
 const kc__bi_op kc__bi_matmul_ops[] = {
     {.name = "kc.MatMul",

@@ -13,8 +13,8 @@ enum { KC__RD_SUM, KC__RD_MEAN };
 static kc_status* kc__rd_axes(kc_kernel_ctx* ctx, int32_t rank, bool* reduced) {
   int64_t axes[KC__BI_MAX_RANK];
   int32_t count = 0;
-  KC_RETURN_IF_ERROR(
-      kc_op_attrs_get_int_list(kc_kernel_ctx_get_attrs(ctx), "axes", axes, KC__BI_MAX_RANK, &count));
+  KC_RETURN_IF_ERROR(kc_op_attrs_get_int_list(kc_kernel_ctx_get_attrs(ctx), "axes", axes,
+                                              KC__BI_MAX_RANK, &count));
   for (int32_t d = 0; d < rank; ++d) reduced[d] = false;
   for (int32_t i = 0; i < count && i < KC__BI_MAX_RANK; ++i) {
     int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
@@ -39,17 +39,24 @@ static int64_t kc__rd_layout(const DLTensor* x, const bool* reduced, int64_t* st
   return count;
 }
 
+/* What both kernels start from: x's reduced dims, the strides of the
+ * reduced tensor against x's dims and the count per output element. */
+static kc_status* kc__rd_prepare(kc_kernel_ctx* ctx, const DLTensor* x, bool* reduced,
+                                 int64_t* strides, int64_t* count) {
+  if (x->ndim > KC__BI_MAX_RANK) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "rank %d: at most %d", x->ndim, KC__BI_MAX_RANK);
+  }
+  KC_RETURN_IF_ERROR(kc__rd_axes(ctx, x->ndim, reduced));
+  *count = kc__rd_layout(x, reduced, strides);
+  return NULL;
+}
+
 static kc_status* kc__rd_compute(void* kernel, kc_kernel_ctx* ctx) {
   const DLTensor* x = kc_kernel_ctx_get_input(ctx, 0);
   DLTensor* y = kc_kernel_ctx_get_output(ctx, 0);
   bool reduced[KC__BI_MAX_RANK];
-  int64_t strides[KC__BI_MAX_RANK];
-  if (x->ndim > KC__BI_MAX_RANK) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "rank %d: at most %d", x->ndim,
-                            KC__BI_MAX_RANK);
-  }
-  KC_RETURN_IF_ERROR(kc__rd_axes(ctx, x->ndim, reduced));
-  int64_t count = kc__rd_layout(x, reduced, strides);
+  int64_t strides[KC__BI_MAX_RANK], count = 0;
+  KC_RETURN_IF_ERROR(kc__rd_prepare(ctx, x, reduced, strides, &count));
   int64_t ny = kc__bi_numel(y), nx = kc__bi_numel(x);
   double* acc = NULL;
   KC_RETURN_IF_ERROR(
@@ -95,13 +102,8 @@ static kc_status* kc__rd_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
   const DLTensor* dy = kc_kernel_ctx_get_input(ctx, 1);
   DLTensor* dx = kc_kernel_ctx_get_output(ctx, 0);
   bool reduced[KC__BI_MAX_RANK];
-  int64_t strides[KC__BI_MAX_RANK];
-  if (x->ndim > KC__BI_MAX_RANK) {
-    return kc_status_create(KC_INVALID_ARGUMENT, "rank %d: at most %d", x->ndim,
-                            KC__BI_MAX_RANK);
-  }
-  KC_RETURN_IF_ERROR(kc__rd_axes(ctx, x->ndim, reduced));
-  int64_t count = kc__rd_layout(x, reduced, strides);
+  int64_t strides[KC__BI_MAX_RANK], count = 0;
+  KC_RETURN_IF_ERROR(kc__rd_prepare(ctx, x, reduced, strides, &count));
   double scale = kc__bi_code(kernel) == KC__RD_MEAN ? 1.0 / (double)count : 1.0;
   int64_t nx = kc__bi_numel(x);
   if (kc__bi_is_f32(x)) {
@@ -113,7 +115,8 @@ static kc_status* kc__rd_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
   } else {
     const double* g = kc__bi_data(dy);
     double* out = kc__bi_data(dx);
-    for (int64_t i = 0; i < nx; ++i) out[i] = g[kc__bi_offset(i, x->ndim, x->shape, strides)] * scale;
+    for (int64_t i = 0; i < nx; ++i)
+      out[i] = g[kc__bi_offset(i, x->ndim, x->shape, strides)] * scale;
   }
   return NULL;
 }
@@ -123,25 +126,25 @@ static kc_status* kc__rd_grad_shape(kc_shape_ctx* ctx) {
   return kc_shape_ctx_set_output(ctx, 0, kc_shape_ctx_get_input(ctx, 0));
 }
 
-#define KC__RD_ATTRS {"T: {f32, f64}", "axes: list(int)", "keepdims: bool = false", NULL}
+#define KC__RD_ATTRS \
+  { "T: {f32, f64}", "axes: list(int)", "keepdims: bool = false", NULL }
 
-#define KC__RD_OPS(NAME, CODE, DOC, GRAD_DOC)                                          \
-  {.name = "kc." NAME,                                                                  \
-   .inputs = {"x: T", NULL},                                                            \
-   .outputs = {"y: T", NULL},                                                           \
-   .attrs = KC__RD_ATTRS,                                                               \
-   .doc = DOC,                                                                          \
-   .shape_fn = kc_shape_fn_reduce,                                                      \
-   .gradient = "kc." NAME "Grad(x, grad(y)) -> grad(x)",                                \
-   .jvp = "kc." NAME "(tangent(x)) -> tangent(y)",                                      \
-   .batching = KC_OP_BATCH_SEQUENTIAL,                                                  \
-   .compute = kc__rd_compute,                                                           \
-   .code = CODE},                                                                       \
-  {                                                                                     \
-    .name = "kc." NAME "Grad", .inputs = {"x: T", "dy: T", NULL},                       \
-    .outputs = {"dx: T", NULL}, .attrs = KC__RD_ATTRS, .doc = GRAD_DOC,                 \
-    .shape_fn = kc__rd_grad_shape, .batching = KC_OP_BATCH_SEQUENTIAL,                  \
-    .compute = kc__rd_grad_compute, .code = CODE                                        \
+#define KC__RD_OPS(NAME, CODE, DOC, GRAD_DOC)                                                 \
+  {.name = "kc." NAME,                                                                        \
+   .inputs = {"x: T", NULL},                                                                  \
+   .outputs = {"y: T", NULL},                                                                 \
+   .attrs = KC__RD_ATTRS,                                                                     \
+   .doc = DOC,                                                                                \
+   .shape_fn = kc_shape_fn_reduce,                                                            \
+   .gradient = "kc." NAME "Grad(x, grad(y)) -> grad(x)",                                      \
+   .jvp = "kc." NAME "(tangent(x)) -> tangent(y)",                                            \
+   .batching = KC_OP_BATCH_SEQUENTIAL,                                                        \
+   .compute = kc__rd_compute,                                                                 \
+   .code = CODE},                                                                             \
+  {                                                                                           \
+    .name = "kc." NAME "Grad", .inputs = {"x: T", "dy: T", NULL}, .outputs = {"dx: T", NULL}, \
+    .attrs = KC__RD_ATTRS, .doc = GRAD_DOC, .shape_fn = kc__rd_grad_shape,                    \
+    .batching = KC_OP_BATCH_SEQUENTIAL, .compute = kc__rd_grad_compute, .code = CODE          \
   }
 
 const kc__bi_op kc__bi_reduce_ops[] = {

@@ -1,12 +1,13 @@
 /* kc_builtin_ops_register (kcall/builtin.h): every built-in op registered
  * through the public op and kernel builders, as a plugin registers its own,
  * all at once or none. */
+#include "kcall/builtin.h"
+
 #include <pthread.h>
 
 #include "builtin/builtin_internal.h"
 #include "internal/common.h"
 #include "internal/txn.h"
-#include "kcall/builtin.h"
 
 static const struct {
   const kc__bi_op* ops;
@@ -49,9 +50,8 @@ static kc_status* kc__bi_register_one(const kc__bi_op* op) {
   kc_op_builder_set_batching(b, op->batching);
   KC_RETURN_IF_ERROR(kc_op_registry_register(b, 0));
   kc_kernel_builder* k = NULL;
-  KC_RETURN_IF_ERROR(kc_kernel_builder_create(op->name, kDLCPU,
-                                              op->create ? op->create : kc__bi_create_code,
-                                              op->compute, NULL, &k));
+  KC_RETURN_IF_ERROR(kc_kernel_builder_create(
+      op->name, kDLCPU, op->create ? op->create : kc__bi_create_code, op->compute, NULL, &k));
   static const DLDataType kTypes[2] = {{kDLFloat, 32, 1}, {kDLFloat, 64, 1}};
   kc_status* st = kc_kernel_builder_add_type_constraint(k, "T", kTypes, 2);
   if (!st) st = kc_kernel_builder_set_data(k, (void*)op->code, NULL);

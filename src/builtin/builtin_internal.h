@@ -46,9 +46,7 @@ static inline int64_t kc__bi_numel(const DLTensor* t) {
   return n;
 }
 
-static inline void* kc__bi_data(const DLTensor* t) {
-  return (char*)t->data + t->byte_offset;
-}
+static inline void* kc__bi_data(const DLTensor* t) { return (char*)t->data + t->byte_offset; }
 
 static inline bool kc__bi_is_f32(const DLTensor* t) { return t->dtype.bits == 32; }
 

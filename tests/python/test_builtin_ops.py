@@ -130,12 +130,18 @@ def test_torch_gradients_and_forward_mode(torch_ops):
                                         check_batched_grad=False), name
     assert torch.autograd.gradgradcheck(ops["Add"], (x, y))
     pos = (torch.rand(3, 4, dtype=torch.float64) + 0.5).requires_grad_()
+    forward = dict(check_forward_ad=True, check_backward_ad=False,
+                   check_undefined_grad=False, check_batched_grad=False)
     for name in ("Neg", "Exp", "Log", "Tanh", "Sigmoid", "Relu", "Softplus"):
-        assert torch.autograd.gradcheck(ops[name], (pos if name == "Log" else x,)), name
-    assert torch.autograd.gradcheck(
-        lambda t: ops["Sum"](t, axes=[0]), (x,))
-    assert torch.autograd.gradcheck(
-        lambda t: ops["Mean"](t, axes=[-1], keepdims=True), (x,))
+        arg = (pos if name == "Log" else x,)
+        assert torch.autograd.gradcheck(ops[name], arg), name
+        assert torch.autograd.gradcheck(ops[name], arg, **forward), name
+    for name, attrs in (("Sum", dict(axes=[0])),
+                        ("Mean", dict(axes=[-1], keepdims=True))):
+        def reduce(t, name=name, attrs=attrs):
+            return ops[name](t, **attrs)
+        assert torch.autograd.gradcheck(reduce, (x,)), name
+        assert torch.autograd.gradcheck(reduce, (x,), **forward), name
 
 
 def test_torch_mlp_training_step_matches_torch(torch_ops):
