@@ -51,6 +51,116 @@ static kc_status* kc__rd_prepare(kc_kernel_ctx* ctx, const DLTensor* x, bool* re
   return NULL;
 }
 
+/* Whether the reduced dims are consecutive (dims of size 1 count as
+ * either), so that x is [outer, count, inner] with the middle one reduced;
+ * then outer and inner. */
+static bool kc__rd_block(const DLTensor* x, const bool* reduced, int64_t* outer, int64_t* inner) {
+  int32_t first = -1, last = -1;
+  for (int32_t d = 0; d < x->ndim; ++d) {
+    if (reduced[d] && x->shape[d] != 1) {
+      if (first < 0) first = d;
+      last = d;
+    }
+  }
+  *outer = *inner = 1;
+  if (first < 0) {
+    for (int32_t d = 0; d < x->ndim; ++d) *outer *= x->shape[d];
+    return true;
+  }
+  for (int32_t d = first; d <= last; ++d) {
+    if (!reduced[d] && x->shape[d] != 1) return false;
+  }
+  for (int32_t d = 0; d < first; ++d) *outer *= x->shape[d];
+  for (int32_t d = last + 1; d < x->ndim; ++d) *inner *= x->shape[d];
+  return true;
+}
+
+/* Columns of the inner dim a task sums at once, accumulated in double. */
+#define KC__RD_COLS 2048
+
+typedef struct kc__rd_job {
+  bool f32;
+  const void* x;
+  void* y;
+  int64_t count, inner, chunks;
+  double scale;
+} kc__rd_job;
+
+static inline double kc__rd_at(const kc__rd_job* j, int64_t i) {
+  return j->f32 ? (double)((const float*)j->x)[i] : ((const double*)j->x)[i];
+}
+
+static inline void kc__rd_put(const kc__rd_job* j, int64_t i, double v) {
+  if (j->f32) {
+    ((float*)j->y)[i] = (float)v;
+  } else {
+    ((double*)j->y)[i] = v;
+  }
+}
+
+/* The sum of j->count elements from `base`, in double: eight partial
+ * sums on vectors (GCC and Clang vector extensions), which the compiler
+ * may not make of one sum without reassociating it. */
+typedef double kc__rd_d4 __attribute__((vector_size(32)));
+typedef float kc__rd_f4 __attribute__((vector_size(16)));
+
+static double kc__rd_row(const kc__rd_job* j, int64_t base) {
+  kc__rd_d4 a = {0, 0, 0, 0}, b = {0, 0, 0, 0};
+  int64_t r = 0;
+  if (j->f32) {
+    const float* x = (const float*)j->x + base;
+    for (; r + 8 <= j->count; r += 8) {
+      kc__rd_f4 u, v;
+      memcpy(&u, x + r, sizeof u);
+      memcpy(&v, x + r + 4, sizeof v);
+      a += __builtin_convertvector(u, kc__rd_d4);
+      b += __builtin_convertvector(v, kc__rd_d4);
+    }
+  } else {
+    const double* x = (const double*)j->x + base;
+    for (; r + 8 <= j->count; r += 8) {
+      kc__rd_d4 u, v;
+      memcpy(&u, x + r, sizeof u);
+      memcpy(&v, x + r + 4, sizeof v);
+      a += u;
+      b += v;
+    }
+  }
+  a += b;
+  double s = (a[0] + a[1]) + (a[2] + a[3]);
+  for (; r < j->count; ++r) s += kc__rd_at(j, base + r);
+  return s;
+}
+
+/* Units: (outer index, chunk of the inner dim). A row (inner 1) sums with
+ * four partial sums; columns add each reduced row into their sums, one
+ * run along the inner dim at a time. */
+static void kc__rd_units(void* ctx, int64_t begin, int64_t end) {
+  const kc__rd_job* j = ctx;
+  double acc[KC__RD_COLS];
+  for (int64_t u = begin; u < end; ++u) {
+    int64_t o = u / j->chunks, c0 = (u % j->chunks) * KC__RD_COLS;
+    int64_t cols = j->inner - c0 < KC__RD_COLS ? j->inner - c0 : KC__RD_COLS;
+    int64_t base = o * j->count * j->inner + c0;
+    if (j->inner == 1) {
+      kc__rd_put(j, o, kc__rd_row(j, base) * j->scale);
+      continue;
+    }
+    for (int64_t i = 0; i < cols; ++i) acc[i] = 0;
+    for (int64_t r = 0; r < j->count; ++r) {
+      int64_t row = base + r * j->inner;
+      if (j->f32) {
+        const float* x = (const float*)j->x + row;
+        for (int64_t i = 0; i < cols; ++i) acc[i] += x[i];
+      } else {
+        const double* x = (const double*)j->x + row;
+        for (int64_t i = 0; i < cols; ++i) acc[i] += x[i];
+      }
+    }
+    for (int64_t i = 0; i < cols; ++i) kc__rd_put(j, o * j->inner + c0 + i, acc[i] * j->scale);
+  }
+}
+
 static kc_status* kc__rd_compute(void* kernel, kc_kernel_ctx* ctx) {
   const DLTensor* x = kc_kernel_ctx_get_input(ctx, 0);
   DLTensor* y = kc_kernel_ctx_get_output(ctx, 0);
@@ -58,40 +168,28 @@ static kc_status* kc__rd_compute(void* kernel, kc_kernel_ctx* ctx) {
   int64_t strides[KC__BI_MAX_RANK], count = 0;
   KC_RETURN_IF_ERROR(kc__rd_prepare(ctx, x, reduced, strides, &count));
   int64_t ny = kc__bi_numel(y), nx = kc__bi_numel(x);
+  kc__rd_job job = {.f32 = kc__bi_is_f32(x),
+                    .x = kc__bi_data(x),
+                    .y = kc__bi_data(y),
+                    .count = count,
+                    .scale = kc__bi_code(kernel) == KC__RD_MEAN ? 1.0 / (double)count : 1.0};
+  int64_t outer = 0;
+  if (nx > 0 && kc__rd_block(x, reduced, &outer, &job.inner)) {
+    job.chunks = (job.inner + KC__RD_COLS - 1) / KC__RD_COLS;
+    int64_t per_unit = count * (job.inner < KC__RD_COLS ? job.inner : KC__RD_COLS);
+    kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx), outer * job.chunks,
+                                per_unit / 2 + 1, kc__rd_units, &job);
+    return NULL;
+  }
+  /* Reduced dims apart from each other (or nothing to read): element by
+   * element into sums in double. */
   double* acc = NULL;
   KC_RETURN_IF_ERROR(
       kc_kernel_ctx_allocate_temp(ctx, (size_t)(ny ? ny : 1) * sizeof(double), 0, (void**)&acc));
   memset(acc, 0, (size_t)ny * sizeof(double));
-  bool f32 = kc__bi_is_f32(x);
-  const void* xp = kc__bi_data(x);
-  /* Whether the reduced dims are the trailing ones. */
-  int32_t first = x->ndim;
-  while (first > 0 && reduced[first - 1]) --first;
-  bool trailing = true;
-  for (int32_t d = 0; d < first; ++d) trailing = trailing && !reduced[d];
-  if (trailing && nx > 0) {
-    /* The reduced dims are the trailing ones: a sum per row. */
-    for (int64_t r = 0; r < ny; ++r) {
-      double s = 0;
-      for (int64_t i = 0; i < count; ++i) {
-        s += f32 ? ((const float*)xp)[r * count + i] : ((const double*)xp)[r * count + i];
-      }
-      acc[r] = s;
-    }
-  } else {
-    for (int64_t i = 0; i < nx; ++i) {
-      acc[kc__bi_offset(i, x->ndim, x->shape, strides)] +=
-          f32 ? ((const float*)xp)[i] : ((const double*)xp)[i];
-    }
-  }
-  double scale = kc__bi_code(kernel) == KC__RD_MEAN ? 1.0 / (double)count : 1.0;
-  for (int64_t r = 0; r < ny; ++r) {
-    if (f32) {
-      ((float*)kc__bi_data(y))[r] = (float)(acc[r] * scale);
-    } else {
-      ((double*)kc__bi_data(y))[r] = acc[r] * scale;
-    }
-  }
+  for (int64_t i = 0; i < nx; ++i)
+    acc[kc__bi_offset(i, x->ndim, x->shape, strides)] += kc__rd_at(&job, i);
+  for (int64_t r = 0; r < ny; ++r) kc__rd_put(&job, r, acc[r] * job.scale);
   return NULL;
 }
 

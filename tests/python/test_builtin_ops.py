@@ -80,6 +80,13 @@ def test_sum_and_mean_over_axes():
     np.testing.assert_allclose(
         np.asarray(kcall.ops.kc.Mean(x, axes=[1], keepdims=True)),
         x.mean(axis=1, keepdims=True), rtol=1e-14)
+    # Long rows and wide columns: split across the pool, several runs
+    # of columns each.
+    w = rand(7, 5000, 3, dtype=np.float32)
+    for axes in ([0], [1], [2], [1, 2], [0, 1]):
+        np.testing.assert_allclose(np.asarray(kcall.ops.kc.Sum(w, axes=axes)),
+                                   w.astype(np.float64).sum(axis=tuple(axes)),
+                                   rtol=1e-5, atol=1e-4)
 
 
 def test_errors_name_the_op_and_what_did_not_fit():
