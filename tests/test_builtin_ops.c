@@ -96,6 +96,14 @@ KC_TEST(builtin_ops_register_once_and_again_after_a_reset) {
   kt_op("kc.Relu");
 }
 
+KC_TEST(builtin_ops_refuse_another_kc_matmul) {
+  /* The op it looks for to know they are registered is someone else's. */
+  kt_register_op("kc.MatMul", KT_SPECS("x: f32"), KT_SPECS("y: f32"), NULL, kc_shape_fn_unchanged);
+  KC_CHECK_CODE(kc_builtin_ops_register(), KC_ALREADY_EXISTS, "kc.MatMul", "not kcall's");
+  const kc_op* op = NULL;
+  KC_CHECK_CODE(kc_op_registry_lookup(kc_sv("kc.Add"), &op), KC_NOT_FOUND, "");
+}
+
 KC_TEST(builtin_ops_refuse_a_taken_name_and_register_nothing) {
   /* A plugin's op took "kc.Sum": the built-ins stay out, all of them. */
   kt_register_op("kc.Sum", KT_SPECS("x: f32"), KT_SPECS("y: f32"), NULL, kc_shape_fn_unchanged);
@@ -445,5 +453,46 @@ KC_TEST(builtin_sum_and_mean_over_axes) {
   kc_object_release(KC_OBJECT(axes));
   kc_object_release(KC_OBJECT(last));
   kc_tensor* all[] = {x, s, m, dy, dx, r};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) kt_release(all[i]);
+}
+
+/* ---- what the gradient and tangent ops refuse ------------------------------------- */
+
+/* Calling `name` on `in` fails with INVALID_ARGUMENT holding `needle`,
+ * before any kernel reads a tensor of the wrong shape. */
+static void kt_refused(const char* name, kc_tensor* const* in, int32_t n, const kc_op_attr* attrs,
+                       int32_t na, const char* needle) {
+  const DLTensor* dl[4];
+  for (int32_t i = 0; i < n; ++i) dl[i] = kt_dl(in[i]);
+  kc_tensor* out[2] = {NULL, NULL};
+  int32_t got = 0;
+  KC_CHECK_CODE(kc_op_call(kt_op(name), dl, n, attrs, na, NULL, out, 2, &got), KC_INVALID_ARGUMENT,
+                name, needle);
+  KC_CHECK(out[0] == NULL && out[1] == NULL);
+}
+
+KC_TEST(builtin_gradient_ops_refuse_cotangents_of_another_shape) {
+  KC_CHECK_OK(kc_builtin_ops_register());
+  kc_tensor* a = kt_tensor(kt_f32, (int64_t[]){2, 3}, 2, NULL);
+  kc_tensor* b = kt_tensor(kt_f32, (int64_t[]){3, 4}, 2, NULL);
+  kc_tensor* v3 = kt_tensor(kt_f32, (int64_t[]){3}, 1, NULL);
+  kc_tensor* s = kt_tensor(kt_f32, (int64_t[]){0}, 0, NULL);
+  /* dproduct must be [2, 4]; a rank-0 one would index its last two dims */
+  kt_refused("kc.MatMulGrad", (kc_tensor*[]){a, b, s}, 3, NULL, 0, "dproduct");
+  kt_refused("kc.MatMulGrad", (kc_tensor*[]){a, b, b}, 3, NULL, 0, "dproduct");
+  kt_refused("kc.MatMulJvp", (kc_tensor*[]){a, b, b, b}, 4, NULL, 0, "a's tangent");
+  /* dz must be x and y broadcast together */
+  kt_refused("kc.AddGrad", (kc_tensor*[]){a, v3, b}, 3, NULL, 0, "dz");
+  kt_refused("kc.MulGrad", (kc_tensor*[]){a, v3, v3}, 3, NULL, 0, "dz");
+  kt_refused("kc.MulJvp", (kc_tensor*[]){a, v3, v3, v3}, 4, NULL, 0, "x's tangent");
+  kt_refused("kc.TanhGrad", (kc_tensor*[]){a, v3}, 2, NULL, 0, "");
+  /* dy must be x reduced over axes */
+  kc_array* axes = NULL;
+  KC_CHECK_OK(kc_array_create(kt_alloc(), (kc_any[]){kc_any_int(1)}, 1, &axes));
+  kc_op_attr attr = {kc_sv("axes"), kc_any_object(KC_OBJECT(axes))};
+  kt_refused("kc.SumGrad", (kc_tensor*[]){a, v3}, 2, &attr, 1, "dy against x reduced");
+  kt_refused("kc.MeanGrad", (kc_tensor*[]){a, s}, 2, &attr, 1, "dy against x reduced");
+  kc_object_release(KC_OBJECT(axes));
+  kc_tensor* all[] = {a, b, v3, s};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) kt_release(all[i]);
 }

@@ -44,8 +44,8 @@ enum {
  * repeated (step 0). Maximum and minimum propagate NaN, as XLA and PyTorch
  * do. */
 /* `|` rather than `||`: no branch, so that the loops vectorise. */
-#define KC__EW_MAXV(a, b) (((a) > (b)) | ((a) != (a)) ? (a) : (b))
-#define KC__EW_MINV(a, b) (((a) < (b)) | ((a) != (a)) ? (a) : (b))
+#define KC__EW_MAXV(a, b) ((((a) > (b)) | ((a) != (a))) ? (a) : (b))
+#define KC__EW_MINV(a, b) ((((a) < (b)) | ((a) != (a))) ? (a) : (b))
 #define KC__EW_LOOP(T, EXPR)                  \
   if (ix && iy) {                             \
     for (int64_t i = 0; i < n; ++i) {         \
@@ -511,6 +511,35 @@ static kc_status* kc__ew_unary_compute(void* kernel, kc_kernel_ctx* ctx) {
   return NULL;
 }
 
+/* kc.<Op>Grad's shapes: dz must be x and y broadcast together; dx x's,
+ * dy y's. */
+static kc_status* kc__ew_grad_shape(kc_shape_ctx* ctx) {
+  const kc_shape_handle *z = NULL, *same = NULL;
+  KC_RETURN_IF_ERROR(kc_shape_ctx_broadcast(ctx, kc_shape_ctx_get_input(ctx, 0),
+                                            kc_shape_ctx_get_input(ctx, 1), &z),
+                     "x and y");
+  KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, z, kc_shape_ctx_get_input(ctx, 2), &same),
+                     "dz against x and y broadcast together");
+  KC_RETURN_IF_ERROR(kc_shape_ctx_set_output(ctx, 0, kc_shape_ctx_get_input(ctx, 0)));
+  return kc_shape_ctx_set_output(ctx, 1, kc_shape_ctx_get_input(ctx, 1));
+}
+
+/* kc.<Op>Jvp's shape: each tangent its primal's, the output x and y
+ * broadcast together. */
+static kc_status* kc__ew_jvp_shape(kc_shape_ctx* ctx) {
+  for (int32_t i = 0; i < 2; ++i) {
+    const kc_shape_handle* same = NULL;
+    KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, kc_shape_ctx_get_input(ctx, i),
+                                          kc_shape_ctx_get_input(ctx, i + 2), &same),
+                       "%s's tangent", i ? "y" : "x");
+  }
+  const kc_shape_handle* z = NULL;
+  KC_RETURN_IF_ERROR(kc_shape_ctx_broadcast(ctx, kc_shape_ctx_get_input(ctx, 0),
+                                            kc_shape_ctx_get_input(ctx, 1), &z),
+                     "x and y");
+  return kc_shape_ctx_set_output(ctx, 0, z);
+}
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 #define KC__EW_T \
@@ -534,7 +563,7 @@ static kc_status* kc__ew_unary_compute(void* kernel, kc_kernel_ctx* ctx) {
     .doc = "The gradient of kc." NAME ": " GRAD_DOC                                   \
            ", each summed over the dims its "                                         \
            "input was broadcast along.",                                              \
-    .shape_fn = kc_shape_fn_like_inputs, .gradient = GRAD_GRAD, .jvp = GRAD_JVP,      \
+    .shape_fn = kc__ew_grad_shape, .gradient = GRAD_GRAD, .jvp = GRAD_JVP,            \
     .batching = KC_OP_BATCH_ELEMENTWISE, .compute = kc__ew_grad_compute, .code = CODE \
   }
 
@@ -543,7 +572,7 @@ static kc_status* kc__ew_unary_compute(void* kernel, kc_kernel_ctx* ctx) {
     .name = "kc." NAME "Jvp", .inputs = {"x: T", "y: T", "tx: T", "ty: T", NULL}, \
     .outputs = {"tz: T", NULL}, .attrs = KC__EW_T,                                \
     .doc = "The tangent of kc." NAME ", from x, y and their tangents.",           \
-    .shape_fn = kc_shape_fn_broadcast, .batching = KC_OP_BATCH_ELEMENTWISE,       \
+    .shape_fn = kc__ew_jvp_shape, .batching = KC_OP_BATCH_ELEMENTWISE,            \
     .compute = kc__ew_jvp_compute, .code = CODE                                   \
   }
 

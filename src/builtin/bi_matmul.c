@@ -29,9 +29,10 @@ static kc__mm_attrs kc__mm_attrs_of(const void* kernel) {
 
 /* ---- shapes ---------------------------------------------------------------------- */
 
-/* product [..., M, N] of a [..., M, K] (or [..., K, M]) and b [..., K, N]
- * (or [..., N, K]); the leading dims broadcast. */
-static kc_status* kc__mm_shape(kc_shape_ctx* ctx) {
+/* The product's shape, [..., M, N], of a [..., M, K] (or [..., K, M]) and
+ * b [..., K, N] (or [..., N, K]) given as inputs `ia` and `ia + 1`; the
+ * leading dims broadcast. */
+static kc_status* kc__mm_product_shape(kc_shape_ctx* ctx, const kc_shape_handle** out) {
   const kc_op_attrs* attrs = kc_shape_ctx_get_attrs(ctx);
   bool ta = false, tb = false;
   KC_RETURN_IF_ERROR(kc_op_attrs_get_bool(attrs, "transpose_a", &ta));
@@ -55,15 +56,41 @@ static kc_status* kc__mm_shape(kc_shape_ctx* ctx) {
                      "kc.MatMul: the contracted dims of a (transpose_a=%s) and b "
                      "(transpose_b=%s)",
                      ta ? "true" : "false", tb ? "true" : "false");
-  const kc_shape_handle *ba = NULL, *bb = NULL, *batch = NULL, *mn = NULL, *out = NULL;
+  const kc_shape_handle *ba = NULL, *bb = NULL, *batch = NULL, *mn = NULL;
   KC_RETURN_IF_ERROR(kc_shape_ctx_subshape(ctx, a, 0, ra - 2, &ba));
   KC_RETURN_IF_ERROR(kc_shape_ctx_subshape(ctx, b, 0, rb - 2, &bb));
   KC_RETURN_IF_ERROR(kc_shape_ctx_broadcast(ctx, ba, bb, &batch),
                      "kc.MatMul: the batch dims of a and b");
   int64_t dims[2] = {m, n};
   KC_RETURN_IF_ERROR(kc_shape_ctx_make_shape(ctx, 2, dims, &mn));
-  KC_RETURN_IF_ERROR(kc_shape_ctx_concatenate(ctx, batch, mn, &out));
+  return kc_shape_ctx_concatenate(ctx, batch, mn, out);
+}
+
+static kc_status* kc__mm_shape(kc_shape_ctx* ctx) {
+  const kc_shape_handle* out = NULL;
+  KC_RETURN_IF_ERROR(kc__mm_product_shape(ctx, &out));
   return kc_shape_ctx_set_output(ctx, 0, out);
+}
+
+/* kc.MatMulGrad: dproduct must be the product's shape; da a's, db b's. */
+static kc_status* kc__mm_grad_shape(kc_shape_ctx* ctx) {
+  const kc_shape_handle *p = NULL, *same = NULL;
+  KC_RETURN_IF_ERROR(kc__mm_product_shape(ctx, &p));
+  KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, p, kc_shape_ctx_get_input(ctx, 2), &same),
+                     "kc.MatMulGrad: dproduct against the product of a and b");
+  KC_RETURN_IF_ERROR(kc_shape_ctx_set_output(ctx, 0, kc_shape_ctx_get_input(ctx, 0)));
+  return kc_shape_ctx_set_output(ctx, 1, kc_shape_ctx_get_input(ctx, 1));
+}
+
+/* kc.MatMulJvp: each tangent its primal's shape. */
+static kc_status* kc__mm_jvp_shape(kc_shape_ctx* ctx) {
+  for (int32_t i = 0; i < 2; ++i) {
+    const kc_shape_handle* same = NULL;
+    KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, kc_shape_ctx_get_input(ctx, i),
+                                          kc_shape_ctx_get_input(ctx, i + 2), &same),
+                       "kc.MatMulJvp: %s's tangent", i ? "b" : "a");
+  }
+  return kc__mm_shape(ctx);
 }
 
 /* ---- one product -------------------------------------------------------------------- */
@@ -309,12 +336,6 @@ static kc_status* kc__mm_jvp_compute(void* kernel, kc_kernel_ctx* ctx) {
   return NULL;
 }
 
-/* The gradient op's shapes: da a's, db b's. */
-static kc_status* kc__mm_grad_shape(kc_shape_ctx* ctx) {
-  KC_RETURN_IF_ERROR(kc_shape_ctx_set_output(ctx, 0, kc_shape_ctx_get_input(ctx, 0)));
-  return kc_shape_ctx_set_output(ctx, 1, kc_shape_ctx_get_input(ctx, 1));
-}
-
 #define KC__MM_ATTRS \
   { "T: {f32, f64}", "transpose_a: bool = false", "transpose_b: bool = false", NULL }
 
@@ -348,7 +369,7 @@ const kc__bi_op kc__bi_matmul_ops[] = {
      .outputs = {"t: T", NULL},
      .attrs = KC__MM_ATTRS,
      .doc = "The tangent of kc.MatMul: t = op(ta) op(b) + op(a) op(tb).",
-     .shape_fn = kc__mm_shape,
+     .shape_fn = kc__mm_jvp_shape,
      .batching = KC_OP_BATCH_ELEMENTWISE,
      .compute = kc__mm_jvp_compute,
      .create = kc__mm_create},

@@ -219,9 +219,45 @@ static kc_status* kc__rd_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
   return NULL;
 }
 
-/* The gradient's shape: x's. */
+/* The gradient's shapes: dy must be x reduced over `axes` (kept as 1 with
+ * keepdims); dx is x's. */
 static kc_status* kc__rd_grad_shape(kc_shape_ctx* ctx) {
-  return kc_shape_ctx_set_output(ctx, 0, kc_shape_ctx_get_input(ctx, 0));
+  const kc_shape_handle* x = kc_shape_ctx_get_input(ctx, 0);
+  int32_t rank = kc_shape_handle_get_rank(x);
+  if (rank > KC__BI_MAX_RANK) {
+    return kc_status_create(KC_INVALID_ARGUMENT, "rank %d: at most %d", rank, KC__BI_MAX_RANK);
+  }
+  if (rank >= 0) {
+    const kc_op_attrs* attrs = kc_shape_ctx_get_attrs(ctx);
+    int64_t axes[KC__BI_MAX_RANK];
+    int32_t count = 0;
+    bool keep = false, reduced[KC__BI_MAX_RANK] = {false};
+    KC_RETURN_IF_ERROR(kc_op_attrs_get_int_list(attrs, "axes", axes, KC__BI_MAX_RANK, &count));
+    KC_RETURN_IF_ERROR(kc_op_attrs_get_bool(attrs, "keepdims", &keep));
+    for (int32_t i = 0; i < count; ++i) {
+      int64_t a = i < KC__BI_MAX_RANK ? axes[i] : rank;
+      if (a < 0) a += rank;
+      if (a < 0 || a >= rank) {
+        return kc_status_create(KC_INVALID_ARGUMENT, "axes: item %d is out of range for rank %d", i,
+                                rank);
+      }
+      reduced[a] = true;
+    }
+    int64_t dims[KC__BI_MAX_RANK];
+    int32_t n = 0;
+    for (int32_t d = 0; d < rank; ++d) {
+      if (!reduced[d]) {
+        dims[n++] = kc_shape_handle_get_dim(x, d);
+      } else if (keep) {
+        dims[n++] = 1;
+      }
+    }
+    const kc_shape_handle *y = NULL, *same = NULL;
+    KC_RETURN_IF_ERROR(kc_shape_ctx_make_shape(ctx, n, dims, &y));
+    KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, y, kc_shape_ctx_get_input(ctx, 1), &same),
+                       "dy against x reduced over axes");
+  }
+  return kc_shape_ctx_set_output(ctx, 0, x);
 }
 
 #define KC__RD_ATTRS \

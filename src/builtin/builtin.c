@@ -4,6 +4,7 @@
 #include "kcall/builtin.h"
 
 #include <pthread.h>
+#include <string.h>
 
 #include "builtin/builtin_internal.h"
 #include "internal/common.h"
@@ -80,7 +81,15 @@ kc_status* kc_builtin_ops_register(void) {
   const kc_op* probe = NULL;
   kc_status* missing = kc_op_registry_lookup(kc_sv(kc__bi_matmul_ops[0].name), &probe);
   if (!missing) {
-    /* Registered already (since the last kc_op_registry_reset). */
+    /* Registered already (since the last kc_op_registry_reset), unless
+     * another registration took the name. */
+    const char* doc = kc_op_get_doc(probe);
+    if (!doc || strcmp(doc, kc__bi_matmul_ops[0].doc) != 0) {
+      st = kc_status_create(KC_ALREADY_EXISTS,
+                            "the built-in ops: an op named %s that is not kcall's is registered "
+                            "(names starting with \"kc.\" are kcall's own)",
+                            kc__bi_matmul_ops[0].name);
+    }
   } else if (kc__txn_current()) {
     /* Inside a plugin's init: staged with the plugin's own ops. */
     kc_status_destroy(missing);
