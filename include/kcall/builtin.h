@@ -25,11 +25,12 @@
  * and the ops their gradients and tangents name: kc.MatMulGrad,
  * kc.MatMulJvp, kc.<binary>Grad, kc.MulJvp, kc.DivJvp, kc.MaximumJvp,
  * kc.MinimumJvp, kc.TanhGrad, kc.SigmoidGrad, kc.ReluGrad,
- * kc.SoftplusGrad, kc.SumGrad,
- * kc.MeanGrad. Second derivatives go through kc.Add, kc.Sub (AddGrad and
+ * kc.SoftplusGrad, kc.SumGrad, kc.MeanGrad; each checks its cotangents
+ * and tangents against the shapes of the primals (INVALID_ARGUMENT naming
+ * the input). Second derivatives go through kc.Add, kc.Sub (AddGrad and
  * SubGrad are linear) and through the unary ops whose gradient is another
  * forward op (Neg, Exp, Log); the other gradient ops declare none yet.
- * `kcall ops kc.` lists them with their specs.
+ * `kcall ops` lists them with their specs (`kcall ops kc.MatMul`, one).
  */
 #ifndef KCALL_BUILTIN_H_
 #define KCALL_BUILTIN_H_
