@@ -317,8 +317,10 @@ def call_op(name, *args, vmap_method=None, **attrs):
     ffi = jax.ffi.ffi_call(jax_name, shapes if len(shapes) != 1 else shapes[0],
                            vmap_method=method, has_side_effect=stateful)
 
+    ffi_attrs = {k: _ffi_attr(v) for k, v in attrs.items()}
+
     def call(*xs):
-        out = ffi(*xs, **attrs)
+        out = ffi(*xs, **ffi_attrs)
         return out if len(shapes) == 1 else tuple(out)
 
     if batching == "none" and vmap_method is None and args and \
@@ -329,6 +331,18 @@ def call_op(name, *args, vmap_method=None, **attrs):
         return call()
     return _differentiable(name, call, structured, args, attrs, len(shapes),
                            vmap_method)
+
+
+def _ffi_attr(value):
+    """An attr as jax.ffi.ffi_call takes it: a list of numbers (an op's
+    list(int) or list(float) attr, which ffi_call's keyword arguments
+    cannot hold, being unhashable) as a NumPy array, which reaches the
+    handler as an array attribute."""
+    if isinstance(value, list) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        floats = any(isinstance(v, float) for v in value)
+        return np.asarray(value, dtype=np.float64 if floats else np.int64)
+    return value
 
 
 def _is_symbolic_dim(d):

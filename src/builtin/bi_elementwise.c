@@ -28,11 +28,13 @@ enum {
   KC__EW_SIGMOID,
   KC__EW_RELU,
   KC__EW_SOFTPLUS,
+  KC__EW_GELU,
   /* (y or x, dy) -> dx of the four above whose gradient needs an op */
   KC__EW_TANH_GRAD,
   KC__EW_SIGMOID_GRAD,
   KC__EW_RELU_GRAD,
   KC__EW_SOFTPLUS_GRAD,
+  KC__EW_GELU_GRAD,
 };
 
 /* Elements per task when a run is split across the pool. */
@@ -371,6 +373,10 @@ typedef struct kc__ew_unary_job {
   int64_t n;
 } kc__ew_unary_job;
 
+/* 1 / sqrt(2) and 1 / sqrt(2 pi). */
+#define KC__EW_RSQRT2 0.70710678118654752440
+#define KC__EW_RSQRT2PI 0.39894228040143267794
+
 static inline double kc__ew_unary_value(int code, double x, double g) {
   switch (code) {
     case KC__EW_NEG:
@@ -393,6 +399,10 @@ static inline double kc__ew_unary_value(int code, double x, double g) {
       return g * (1 - x * x);
     case KC__EW_SIGMOID_GRAD:
       return g * x * (1 - x);
+    case KC__EW_GELU:
+      return 0.5 * x * (1 + erf(x * KC__EW_RSQRT2));
+    case KC__EW_GELU_GRAD:
+      return g * (0.5 * (1 + erf(x * KC__EW_RSQRT2)) + x * exp(-0.5 * x * x) * KC__EW_RSQRT2PI);
     default: /* KC__EW_RELU_GRAD */
       return x > 0 ? g : 0;
   }
@@ -441,6 +451,29 @@ static void kc__ew_softplus_f32(const float* x, const float* g, float* y, int64_
   }
 }
 
+/* gelu(x) = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2; its derivative
+ * Phi(x) + x phi(x). On the vector erf and exp, a block at a time. */
+static void kc__ew_gelu_f32(const float* x, const float* g, float* y, int64_t n) {
+  float t[1024], e[1024];
+  for (int64_t from = 0; from < n; from += 1024) {
+    int64_t m = n - from < 1024 ? n - from : 1024;
+    const float* xs = x + from;
+    float* ys = y + from;
+    for (int64_t i = 0; i < m; ++i) t[i] = xs[i] * (float)KC__EW_RSQRT2;
+    kc__vmath_f32(KC__VM_ERF, t, t, m);
+    if (!g) {
+      for (int64_t i = 0; i < m; ++i) ys[i] = 0.5f * xs[i] * (1 + t[i]);
+      continue;
+    }
+    for (int64_t i = 0; i < m; ++i) e[i] = -0.5f * xs[i] * xs[i];
+    kc__vmath_f32(KC__VM_EXP, e, e, m);
+    const float kPhi = (float)KC__EW_RSQRT2PI;
+    for (int64_t i = 0; i < m; ++i) {
+      ys[i] = g[from + i] * (0.5f * (1 + t[i]) + xs[i] * e[i] * kPhi);
+    }
+  }
+}
+
 static void kc__ew_unary_chunks(void* ctx, int64_t begin, int64_t end) {
   const kc__ew_unary_job* j = ctx;
   for (int64_t c = begin; c < end; ++c) {
@@ -477,6 +510,12 @@ static void kc__ew_unary_chunks(void* ctx, int64_t begin, int64_t end) {
           continue;
         case KC__EW_SOFTPLUS_GRAD:
           kc__ew_softplus_f32(x, g, y, n);
+          continue;
+        case KC__EW_GELU:
+          kc__ew_gelu_f32(x, NULL, y, n);
+          continue;
+        case KC__EW_GELU_GRAD:
+          kc__ew_gelu_f32(x, g, y, n);
           continue;
         case KC__EW_TANH_GRAD:
           for (int64_t i = 0; i < n; ++i) y[i] = g[i] * (1 - x[i] * x[i]);
@@ -630,6 +669,10 @@ const kc__bi_op kc__bi_elementwise_ops[] = {
     KC__EW_UNARY("Softplus", KC__EW_SOFTPLUS, "y = ln(1 + e^x), a smooth Relu.",
                  "kc.SoftplusGrad(x, grad(y)) -> grad(x)",
                  "kc.SoftplusGrad(x, tangent(x)) -> tangent(y)"),
+    KC__EW_UNARY("Gelu", KC__EW_GELU,
+                 "y = x Phi(x), Phi the standard normal's distribution function "
+                 "(x (1 + erf(x / sqrt 2)) / 2: the exact form, not tanh's approximation).",
+                 "kc.GeluGrad(x, grad(y)) -> grad(x)", "kc.GeluGrad(x, tangent(x)) -> tangent(y)"),
     KC__EW_UNARY_GRAD("TanhGrad", "y: T", KC__EW_TANH_GRAD,
                       "dx = dy (1 - y^2), kc.Tanh's gradient from its output y."),
     KC__EW_UNARY_GRAD("SigmoidGrad", "y: T", KC__EW_SIGMOID_GRAD,
@@ -638,6 +681,9 @@ const kc__bi_op kc__bi_elementwise_ops[] = {
                       "dx = dy where x > 0, else 0: kc.Relu's gradient."),
     KC__EW_UNARY_GRAD("SoftplusGrad", "x: T", KC__EW_SOFTPLUS_GRAD,
                       "dx = dy / (1 + e^-x), kc.Softplus's gradient."),
+    KC__EW_UNARY_GRAD("GeluGrad", "x: T", KC__EW_GELU_GRAD,
+                      "dx = dy (Phi(x) + x phi(x)), kc.Gelu's gradient (phi the standard "
+                      "normal density)."),
 };
 const size_t kc__bi_elementwise_op_count =
     sizeof kc__bi_elementwise_ops / sizeof kc__bi_elementwise_ops[0];

@@ -1,12 +1,13 @@
-/* kc.Sum and kc.Mean over axes, and their gradients (the cotangent
- * broadcast back, divided by the count for the mean). Sums accumulate in
- * double. */
+/* kc.Sum, kc.Mean and kc.Max over axes, and their gradients (the cotangent
+ * broadcast back, divided by the count for the mean, shared among the
+ * maxima for the max). Sums accumulate in double. */
+#include <math.h>
 #include <string.h>
 
 #include "builtin/builtin_internal.h"
 #include "internal/common.h"
 
-enum { KC__RD_SUM, KC__RD_MEAN };
+enum { KC__RD_SUM, KC__RD_MEAN, KC__RD_MAX };
 
 /* The reduced dims of `x` (rank `rank`) from the attr `axes`, negative
  * ones counting from the end; the shape function has checked them. */
@@ -79,7 +80,7 @@ static bool kc__rd_block(const DLTensor* x, const bool* reduced, int64_t* outer,
 #define KC__RD_COLS 2048
 
 typedef struct kc__rd_job {
-  bool f32;
+  bool f32, max;
   const void* x;
   void* y;
   int64_t count, inner, chunks;
@@ -132,6 +133,31 @@ static double kc__rd_row(const kc__rd_job* j, int64_t base) {
   return s;
 }
 
+/* The max of j->count elements from `base`, NaN if any is NaN; -inf for
+ * none. The compare-and-select loop becomes vector max instructions. */
+static double kc__rd_row_max(const kc__rd_job* j, int64_t base) {
+  bool nan = false;
+  if (j->f32) {
+    const float* x = (const float*)j->x + base;
+    float m = -INFINITY;
+    for (int64_t r = 0; r < j->count; ++r) {
+      m = x[r] > m ? x[r] : m;
+      nan |= x[r] != x[r];
+    }
+    return nan ? NAN : m;
+  }
+  const double* x = (const double*)j->x + base;
+  double m = -INFINITY;
+  for (int64_t r = 0; r < j->count; ++r) {
+    m = x[r] > m ? x[r] : m;
+    nan |= x[r] != x[r];
+  }
+  return nan ? NAN : m;
+}
+
+/* acc = max(acc, v), NaN kept once it is in. */
+static inline double kc__rd_max(double acc, double v) { return v > acc || v != v ? v : acc; }
+
 /* Units: (outer index, chunk of the inner dim). A row (inner 1) sums with
  * four partial sums; columns add each reduced row into their sums, one
  * run along the inner dim at a time. */
@@ -143,13 +169,15 @@ static void kc__rd_units(void* ctx, int64_t begin, int64_t end) {
     int64_t cols = j->inner - c0 < KC__RD_COLS ? j->inner - c0 : KC__RD_COLS;
     int64_t base = o * j->count * j->inner + c0;
     if (j->inner == 1) {
-      kc__rd_put(j, o, kc__rd_row(j, base) * j->scale);
+      kc__rd_put(j, o, j->max ? kc__rd_row_max(j, base) : kc__rd_row(j, base) * j->scale);
       continue;
     }
-    for (int64_t i = 0; i < cols; ++i) acc[i] = 0;
+    for (int64_t i = 0; i < cols; ++i) acc[i] = j->max ? -INFINITY : 0;
     for (int64_t r = 0; r < j->count; ++r) {
       int64_t row = base + r * j->inner;
-      if (j->f32) {
+      if (j->max) {
+        for (int64_t i = 0; i < cols; ++i) acc[i] = kc__rd_max(acc[i], kc__rd_at(j, row + i));
+      } else if (j->f32) {
         const float* x = (const float*)j->x + row;
         for (int64_t i = 0; i < cols; ++i) acc[i] += x[i];
       } else {
@@ -169,6 +197,7 @@ static kc_status* kc__rd_compute(void* kernel, kc_kernel_ctx* ctx) {
   KC_RETURN_IF_ERROR(kc__rd_prepare(ctx, x, reduced, strides, &count));
   int64_t ny = kc__bi_numel(y), nx = kc__bi_numel(x);
   kc__rd_job job = {.f32 = kc__bi_is_f32(x),
+                    .max = kc__bi_code(kernel) == KC__RD_MAX,
                     .x = kc__bi_data(x),
                     .y = kc__bi_data(y),
                     .count = count,
@@ -186,10 +215,12 @@ static kc_status* kc__rd_compute(void* kernel, kc_kernel_ctx* ctx) {
   double* acc = NULL;
   KC_RETURN_IF_ERROR(
       kc_kernel_ctx_allocate_temp(ctx, (size_t)(ny ? ny : 1) * sizeof(double), 0, (void**)&acc));
-  memset(acc, 0, (size_t)ny * sizeof(double));
-  for (int64_t i = 0; i < nx; ++i)
-    acc[kc__bi_offset(i, x->ndim, x->shape, strides)] += kc__rd_at(&job, i);
-  for (int64_t r = 0; r < ny; ++r) kc__rd_put(&job, r, acc[r] * job.scale);
+  for (int64_t r = 0; r < ny; ++r) acc[r] = job.max ? -INFINITY : 0;
+  for (int64_t i = 0; i < nx; ++i) {
+    double* a = &acc[kc__bi_offset(i, x->ndim, x->shape, strides)];
+    *a = job.max ? kc__rd_max(*a, kc__rd_at(&job, i)) : *a + kc__rd_at(&job, i);
+  }
+  for (int64_t r = 0; r < ny; ++r) kc__rd_put(&job, r, job.max ? acc[r] : acc[r] * job.scale);
   return NULL;
 }
 
@@ -219,9 +250,51 @@ static kc_status* kc__rd_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
   return NULL;
 }
 
-/* The gradient's shapes: dy must be x reduced over `axes` (kept as 1 with
- * keepdims); dx is x's. */
-static kc_status* kc__rd_grad_shape(kc_shape_ctx* ctx) {
+/* kc.MaxGrad(x, y, dy) -> dx: each dy shared equally among the elements of
+ * x equal to its max (as torch's amax and JAX's max do), 0 elsewhere; and
+ * kc.MaxJvp(x, y, tx) -> ty: the mean of tx over those elements. */
+static kc_status* kc__rd_max_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
+  bool jvp = kc__bi_code(kernel) != KC__RD_MAX;
+  const DLTensor* x = kc_kernel_ctx_get_input(ctx, 0);
+  const DLTensor* y = kc_kernel_ctx_get_input(ctx, 1);
+  const DLTensor* g = kc_kernel_ctx_get_input(ctx, 2);
+  DLTensor* out = kc_kernel_ctx_get_output(ctx, 0);
+  bool reduced[KC__BI_MAX_RANK];
+  int64_t strides[KC__BI_MAX_RANK], count = 0;
+  KC_RETURN_IF_ERROR(kc__rd_prepare(ctx, x, reduced, strides, &count));
+  int64_t nx = kc__bi_numel(x), ny = kc__bi_numel(y);
+  bool f32 = kc__bi_is_f32(x);
+  kc__rd_job xs = {.f32 = f32, .x = kc__bi_data(x)}, ys = {.f32 = f32, .x = kc__bi_data(y)};
+  kc__rd_job gs = {.f32 = f32, .x = kc__bi_data(g), .y = kc__bi_data(out)};
+  double* ties = NULL;
+  KC_RETURN_IF_ERROR(kc_kernel_ctx_allocate_temp(ctx, (size_t)(ny ? ny : 1) * 2 * sizeof(double),
+                                                 0, (void**)&ties));
+  double* sums = ties + ny;
+  for (int64_t r = 0; r < ny; ++r) ties[r] = sums[r] = 0;
+  for (int64_t i = 0; i < nx; ++i) {
+    int64_t o = kc__bi_offset(i, x->ndim, x->shape, strides);
+    if (kc__rd_at(&xs, i) == kc__rd_at(&ys, o)) {
+      ties[o] += 1;
+      if (jvp) sums[o] += kc__rd_at(&gs, i);
+    }
+  }
+  if (jvp) {
+    for (int64_t r = 0; r < ny; ++r) kc__rd_put(&gs, r, ties[r] ? sums[r] / ties[r] : 0);
+    return NULL;
+  }
+  for (int64_t i = 0; i < nx; ++i) {
+    int64_t o = kc__bi_offset(i, x->ndim, x->shape, strides);
+    kc__rd_put(&gs, i, kc__rd_at(&xs, i) == kc__rd_at(&ys, o) ? kc__rd_at(&gs, o) / ties[o] : 0);
+  }
+  return NULL;
+}
+
+/* The shapes of the gradient and tangent ops: input 0 is x, each other
+ * input x's shape or x reduced over `axes` (kept as 1 with keepdims):
+ * `like` lists which, 'x' or 'r', one letter per input; the output is x's
+ * shape or the reduced one, `out`. */
+static kc_status* kc__rd_shape_of(kc_shape_ctx* ctx, const char* like, const char* const* names,
+                                  char out) {
   const kc_shape_handle* x = kc_shape_ctx_get_input(ctx, 0);
   int32_t rank = kc_shape_handle_get_rank(x);
   if (rank > KC__BI_MAX_RANK) {
@@ -254,10 +327,32 @@ static kc_status* kc__rd_grad_shape(kc_shape_ctx* ctx) {
     }
     const kc_shape_handle *y = NULL, *same = NULL;
     KC_RETURN_IF_ERROR(kc_shape_ctx_make_shape(ctx, n, dims, &y));
-    KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, y, kc_shape_ctx_get_input(ctx, 1), &same),
-                       "dy against x reduced over axes");
+    for (int32_t i = 1; like[i]; ++i) {
+      KC_RETURN_IF_ERROR(
+          kc_shape_ctx_merge(ctx, like[i] == 'x' ? x : y, kc_shape_ctx_get_input(ctx, i), &same),
+          "%s against x%s", names[i], like[i] == 'x' ? "" : " reduced over axes");
+    }
+    if (out == 'r') return kc_shape_ctx_set_output(ctx, 0, y);
+  } else if (out == 'r') {
+    return kc_shape_fn_reduce(ctx);
   }
   return kc_shape_ctx_set_output(ctx, 0, x);
+}
+
+/* SumGrad(x, dy), MeanGrad: dy must be x reduced; dx is x's. */
+static kc_status* kc__rd_grad_shape(kc_shape_ctx* ctx) {
+  static const char* const kNames[] = {"x", "dy"};
+  return kc__rd_shape_of(ctx, "xr", kNames, 'x');
+}
+/* MaxGrad(x, y, dy) -> dx. */
+static kc_status* kc__rd_max_grad_shape(kc_shape_ctx* ctx) {
+  static const char* const kNames[] = {"x", "y", "dy"};
+  return kc__rd_shape_of(ctx, "xrr", kNames, 'x');
+}
+/* MaxJvp(x, y, tx) -> ty. */
+static kc_status* kc__rd_max_jvp_shape(kc_shape_ctx* ctx) {
+  static const char* const kNames[] = {"x", "y", "tx"};
+  return kc__rd_shape_of(ctx, "xrx", kNames, 'r');
 }
 
 #define KC__RD_ATTRS \
@@ -291,5 +386,36 @@ const kc__bi_op kc__bi_reduce_ops[] = {
                "those dims dropped, or kept as 1 with keepdims.",
                "The gradient of kc.Mean: dy broadcast back over the averaged dims, "
                "divided by their size."),
+    {.name = "kc.Max",
+     .inputs = KC__BI_LIST("x: T"),
+     .outputs = {"y: T", NULL},
+     .attrs = KC__RD_ATTRS,
+     .doc = "y = the max of x over `axes` (negative ones count from the end), those dims "
+            "dropped, or kept as 1 with keepdims; NaN if any is NaN, -inf over none.",
+     .shape_fn = kc_shape_fn_reduce,
+     .gradient = "kc.MaxGrad(x, y, grad(y)) -> grad(x)",
+     .jvp = "kc.MaxJvp(x, y, tangent(x)) -> tangent(y)",
+     .batching = KC_OP_BATCH_SEQUENTIAL,
+     .compute = kc__rd_compute,
+     .code = KC__RD_MAX},
+    {.name = "kc.MaxGrad",
+     .inputs = KC__BI_LIST("x: T", "y: T", "dy: T"),
+     .outputs = {"dx: T", NULL},
+     .attrs = KC__RD_ATTRS,
+     .doc = "The gradient of kc.Max from x and its max y: each dy shared equally among the "
+            "elements equal to the max, 0 elsewhere.",
+     .shape_fn = kc__rd_max_grad_shape,
+     .batching = KC_OP_BATCH_SEQUENTIAL,
+     .compute = kc__rd_max_grad_compute,
+     .code = KC__RD_MAX},
+    {.name = "kc.MaxJvp",
+     .inputs = KC__BI_LIST("x: T", "y: T", "tx: T"),
+     .outputs = {"ty: T", NULL},
+     .attrs = KC__RD_ATTRS,
+     .doc = "The tangent of kc.Max: the mean of tx over the elements equal to the max.",
+     .shape_fn = kc__rd_max_jvp_shape,
+     .batching = KC_OP_BATCH_SEQUENTIAL,
+     .compute = kc__rd_max_grad_compute,
+     .code = KC__RD_MAX + 1},
 };
 const size_t kc__bi_reduce_op_count = sizeof kc__bi_reduce_ops / sizeof kc__bi_reduce_ops[0];

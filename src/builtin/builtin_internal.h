@@ -17,8 +17,8 @@
  * and its CPU kernel for f32 and f64 (the type attr `T`). */
 typedef struct kc__bi_op {
   const char* name;
-  const char* inputs[5]; /* NULL-terminated, as are the next two */
-  const char* outputs[3];
+  const char* inputs[7]; /* NULL-terminated, as are the next two */
+  const char* outputs[4];
   const char* attrs[4];
   const char* doc;
   kc_shape_fn shape_fn;
@@ -32,13 +32,19 @@ typedef struct kc__bi_op {
   intptr_t code;
 } kc__bi_op;
 
-/* The families (bi_matmul.c, bi_elementwise.c, bi_reduce.c). */
+/* A row's inputs or outputs: KC__BI_LIST("x: T", "y: T"). */
+#define KC__BI_LIST(...) \
+  { __VA_ARGS__, NULL }
+
+/* The families (bi_matmul.c, bi_elementwise.c, bi_reduce.c, bi_nn.c). */
 extern const kc__bi_op kc__bi_matmul_ops[];
 extern const size_t kc__bi_matmul_op_count;
 extern const kc__bi_op kc__bi_elementwise_ops[];
 extern const size_t kc__bi_elementwise_op_count;
 extern const kc__bi_op kc__bi_reduce_ops[];
 extern const size_t kc__bi_reduce_op_count;
+extern const kc__bi_op kc__bi_nn_ops[];
+extern const size_t kc__bi_nn_op_count;
 
 static inline int64_t kc__bi_numel(const DLTensor* t) {
   int64_t n = 1;
