@@ -1,5 +1,5 @@
 /* maximum, minimum and clamp of signed zeros as XLA:CPU computes them
- * (src/program/instr/xla_arith.h): maximum(+0, -0) = +0 and minimum(+0, -0) = -0
+ * (src/kernels/xla_arith.h): maximum(+0, -0) = +0 and minimum(+0, -0) = -0
  * in either operand order, in every float type, element-wise (scalar
  * tail and vector body, fused and not), in clamp, reduce (the vector
  * folds included), reduce-window and scatter. Also the wrap-around of

@@ -9,6 +9,7 @@
 
 #include "builtin/builtin_internal.h"
 #include "internal/common.h"
+#include "kernels/reduce.h"
 #include "kernels/vmath.h"
 
 enum {
@@ -122,21 +123,13 @@ static void kc__nn_row_f32(const kc__nn_line_job* j, int64_t row) {
   switch (j->code) {
     case KC__NN_SOFTMAX:
     case KC__NN_LOG_SOFTMAX: {
-      float m = -INFINITY;
-      bool nan = false;
-      for (int64_t k = 0; k < n; ++k) {
-        m = a[k] > m ? a[k] : m;
-        nan |= a[k] != a[k];
-      }
-      if (nan) m = NAN;
+      float m = kc__minmax_f32(-INFINITY, a, n, true);
       for (int64_t from = 0; from < n; from += KC__NN_BLOCK) {
         int64_t c = n - from < KC__NN_BLOCK ? n - from : KC__NN_BLOCK;
         float* e = j->code == KC__NN_SOFTMAX ? y + from : t;
         for (int64_t k = 0; k < c; ++k) e[k] = a[from + k] - m;
         kc__vmath_f32(KC__VM_EXP, e, e, c);
-        float part = 0;
-        for (int64_t k = 0; k < c; ++k) part += e[k];
-        acc += part;
+        acc += kc__sum_f32_wide(e, c);
       }
       if (j->code == KC__NN_SOFTMAX) {
         float inv = (float)(1 / acc);
@@ -149,11 +142,11 @@ static void kc__nn_row_f32(const kc__nn_line_job* j, int64_t row) {
       return;
     }
     case KC__NN_SOFTMAX_GRAD:
-      for (int64_t k = 0; k < n; ++k) acc += (double)a[k] * b[k];
+      acc = kc__dot_f32_wide(a, b, n);
       for (int64_t k = 0; k < n; ++k) y[k] = a[k] * (b[k] - (float)acc);
       return;
     case KC__NN_LOG_SOFTMAX_GRAD:
-      for (int64_t k = 0; k < n; ++k) acc += b[k];
+      acc = kc__sum_f32_wide(b, n);
       for (int64_t from = 0; from < n; from += KC__NN_BLOCK) {
         int64_t c = n - from < KC__NN_BLOCK ? n - from : KC__NN_BLOCK;
         kc__vmath_f32(KC__VM_EXP, a + from, t, c);
@@ -164,7 +157,7 @@ static void kc__nn_row_f32(const kc__nn_line_job* j, int64_t row) {
       for (int64_t from = 0; from < n; from += KC__NN_BLOCK) {
         int64_t c = n - from < KC__NN_BLOCK ? n - from : KC__NN_BLOCK;
         kc__vmath_f32(KC__VM_EXP, a + from, t, c);
-        for (int64_t k = 0; k < c; ++k) acc += (double)t[k] * b[from + k];
+        acc += kc__dot_f32_wide(t, b + from, c);
       }
       for (int64_t k = 0; k < n; ++k) y[k] = b[k] - (float)acc;
       return;
@@ -255,10 +248,36 @@ static void kc__nn_norm_stats(const kc__nn_norm_job* j, int64_t base, double* me
   *rstd = 1 / sqrt(v / (double)j->n + j->eps);
 }
 
+/* An f32 row's statistics on the vector sums. */
+static void kc__nn_norm_stats_f32(const kc__nn_norm_job* j, const float* x, float* mean,
+                                  float* rstd) {
+  double n = (double)j->n;
+  *mean = j->layer ? (float)(kc__sum_f32_wide(x, j->n) / n) : 0.0f;
+  *rstd = (float)(1 / sqrt(kc__sum_sq_dev_f32_wide(x, j->n, *mean) / n + j->eps));
+}
+
+static void kc__nn_norm_row_f32(const kc__nn_norm_job* j, int64_t r) {
+  const float* x = (const float*)j->x + r * j->n;
+  const float* g = j->scale;
+  float* y = (float*)j->y + r * j->n;
+  float m = 0, rs = 0;
+  kc__nn_norm_stats_f32(j, x, &m, &rs);
+  if (j->layer) {
+    const float* b = j->bias;
+    for (int64_t k = 0; k < j->n; ++k) y[k] = (x[k] - m) * rs * g[k] + b[k];
+  } else {
+    for (int64_t k = 0; k < j->n; ++k) y[k] = x[k] * rs * g[k];
+  }
+}
+
 /* y = (x - mean) rstd scale (+ bias). */
 static void kc__nn_norm_rows(void* ctx, int64_t begin, int64_t end) {
   const kc__nn_norm_job* j = ctx;
   for (int64_t r = begin; r < end; ++r) {
+    if (j->f32) {
+      kc__nn_norm_row_f32(j, r);
+      continue;
+    }
     int64_t base = r * j->n;
     double m = 0, rs = 0;
     kc__nn_norm_stats(j, base, &m, &rs);
@@ -296,10 +315,40 @@ static kc__nn_norm_row kc__nn_norm_row_of(const kc__nn_norm_job* j, int64_t base
   return w;
 }
 
+/* An f32 row of the gradient: u = dy scale and xhat u summed a block at a
+ * time on the vector sums. */
+static void kc__nn_norm_grad_row_f32(const kc__nn_norm_job* j, int64_t r) {
+  const int64_t n = j->n;
+  const float* x = (const float*)j->x + r * n;
+  const float* dy = (const float*)j->dy + r * n;
+  const float* g = j->scale;
+  float* dx = (float*)j->y + r * n;
+  float m = 0, rs = 0, t[KC__NN_BLOCK];
+  kc__nn_norm_stats_f32(j, x, &m, &rs);
+  double su = 0, sxu = 0;
+  for (int64_t from = 0; from < n; from += KC__NN_BLOCK) {
+    int64_t c = n - from < KC__NN_BLOCK ? n - from : KC__NN_BLOCK;
+    if (j->layer) su += kc__dot_f32_wide(dy + from, g + from, c);
+    for (int64_t k = 0; k < c; ++k) t[k] = (x[from + k] - m) * dy[from + k] * g[from + k];
+    sxu += kc__sum_f32_wide(t, c);
+  }
+  float mean_u = (float)(su / (double)n), mean_xu = (float)(sxu * rs / (double)n);
+  for (int64_t k = 0; k < n; ++k) {
+    float xhat = (x[k] - m) * rs;
+    dx[k] = rs * (dy[k] * g[k] - mean_u - xhat * mean_xu);
+  }
+  j->stats[2 * r] = m;
+  j->stats[2 * r + 1] = rs;
+}
+
 /* The gradient's dx, row by row (and each row's statistics kept). */
 static void kc__nn_norm_grad_rows(void* ctx, int64_t begin, int64_t end) {
   const kc__nn_norm_job* j = ctx;
   for (int64_t r = begin; r < end; ++r) {
+    if (j->f32) {
+      kc__nn_norm_grad_row_f32(j, r);
+      continue;
+    }
     int64_t base = r * j->n;
     kc__nn_norm_row w = kc__nn_norm_row_of(j, base, true);
     j->stats[2 * r] = w.mean;
@@ -323,6 +372,16 @@ static void kc__nn_norm_grad_cols(void* ctx, int64_t begin, int64_t end) {
     for (int64_t r = 0; r < j->rows; ++r) {
       int64_t base = r * j->n + c0;
       double m = j->stats[2 * r], rs = j->stats[2 * r + 1];
+      if (j->f32) {
+        const float* x = (const float*)j->x + base;
+        const float* dy = (const float*)j->dy + base;
+        float mf = (float)m, rf = (float)rs;
+        for (int64_t k = 0; k < cols; ++k) {
+          ds[k] += dy[k] * ((x[k] - mf) * rf);
+          db[k] += dy[k];
+        }
+        continue;
+      }
       for (int64_t k = 0; k < cols; ++k) {
         double g = kc__nn_get(j->dy, j->f32, base + k);
         ds[k] += g * (kc__nn_get(j->x, j->f32, base + k) - m) * rs;
@@ -616,6 +675,20 @@ typedef struct kc__nn_ce_job {
 
 /* The row's max and log of the sum of e^(x - max). */
 static void kc__nn_ce_lse(const kc__nn_ce_job* j, int64_t base, double* m, double* lse) {
+  if (j->f32) {
+    const float* x = (const float*)j->logits + base;
+    float mx = kc__minmax_f32(-INFINITY, x, j->classes, true), t[KC__NN_BLOCK];
+    double s = 0;
+    for (int64_t from = 0; from < j->classes; from += KC__NN_BLOCK) {
+      int64_t c = j->classes - from < KC__NN_BLOCK ? j->classes - from : KC__NN_BLOCK;
+      for (int64_t k = 0; k < c; ++k) t[k] = x[from + k] - mx;
+      kc__vmath_f32(KC__VM_EXP, t, t, c);
+      s += kc__sum_f32_wide(t, c);
+    }
+    *m = mx;
+    *lse = log(s);
+    return;
+  }
   double mx = -INFINITY, s = 0;
   for (int64_t c = 0; c < j->classes; ++c) {
     double v = kc__nn_get(j->logits, j->f32, base + c);
@@ -657,6 +730,16 @@ static void kc__nn_ce_grad_rows(void* ctx, int64_t begin, int64_t end) {
     double g = j->reduction == KC__NN_NONE ? kc__nn_get(j->t, j->f32, r) : g0;
     double m = 0, lse = 0;
     kc__nn_ce_lse(j, base, &m, &lse);
+    if (j->f32) {
+      const float* x = (const float*)j->logits + base;
+      float* d = (float*)j->out + base;
+      float mf = (float)m, lf = (float)lse, gf = (float)g;
+      for (int64_t c = 0; c < j->classes; ++c) d[c] = (x[c] - mf) - lf;
+      kc__vmath_f32(KC__VM_EXP, d, d, j->classes);
+      for (int64_t c = 0; c < j->classes; ++c) d[c] *= gf;
+      d[label] -= gf;
+      continue;
+    }
     for (int64_t c = 0; c < j->classes; ++c) {
       double p = exp(kc__nn_get(j->logits, j->f32, base + c) - m - lse);
       kc__nn_set(j->out, j->f32, base + c, (p - (c == label)) * g);

@@ -6,6 +6,7 @@
 
 #include "builtin/builtin_internal.h"
 #include "internal/common.h"
+#include "kernels/reduce.h"
 
 enum { KC__RD_SUM, KC__RD_MEAN, KC__RD_MAX };
 
@@ -76,8 +77,10 @@ static bool kc__rd_block(const DLTensor* x, const bool* reduced, int64_t* outer,
   return true;
 }
 
-/* Columns of the inner dim a task sums at once, accumulated in double. */
+/* Columns of the inner dim a task sums at once, accumulated in double;
+ * rows of f32 columns added in f32 before they are. */
 #define KC__RD_COLS 2048
+#define KC__RD_ROWS 16
 
 typedef struct kc__rd_job {
   bool f32, max;
@@ -99,60 +102,17 @@ static inline void kc__rd_put(const kc__rd_job* j, int64_t i, double v) {
   }
 }
 
-/* The sum of j->count elements from `base`, in double: eight partial
- * sums on vectors (GCC and Clang vector extensions), which the compiler
- * may not make of one sum without reassociating it. */
-typedef double kc__rd_d4 __attribute__((vector_size(32)));
-typedef float kc__rd_f4 __attribute__((vector_size(16)));
-
+/* The sum of j->count elements from `base`, in double (f32 blocks summed
+ * on vectors, kernels/reduce.h), and their max: NaN if any is NaN, -inf
+ * over none. */
 static double kc__rd_row(const kc__rd_job* j, int64_t base) {
-  kc__rd_d4 a = {0, 0, 0, 0}, b = {0, 0, 0, 0};
-  int64_t r = 0;
-  if (j->f32) {
-    const float* x = (const float*)j->x + base;
-    for (; r + 8 <= j->count; r += 8) {
-      kc__rd_f4 u, v;
-      memcpy(&u, x + r, sizeof u);
-      memcpy(&v, x + r + 4, sizeof v);
-      a += __builtin_convertvector(u, kc__rd_d4);
-      b += __builtin_convertvector(v, kc__rd_d4);
-    }
-  } else {
-    const double* x = (const double*)j->x + base;
-    for (; r + 8 <= j->count; r += 8) {
-      kc__rd_d4 u, v;
-      memcpy(&u, x + r, sizeof u);
-      memcpy(&v, x + r + 4, sizeof v);
-      a += u;
-      b += v;
-    }
-  }
-  a += b;
-  double s = (a[0] + a[1]) + (a[2] + a[3]);
-  for (; r < j->count; ++r) s += kc__rd_at(j, base + r);
-  return s;
+  if (j->f32) return kc__sum_f32_wide((const float*)j->x + base, j->count);
+  return kc__sum_f64(0, (const double*)j->x + base, j->count);
 }
 
-/* The max of j->count elements from `base`, NaN if any is NaN; -inf for
- * none. The compare-and-select loop becomes vector max instructions. */
 static double kc__rd_row_max(const kc__rd_job* j, int64_t base) {
-  bool nan = false;
-  if (j->f32) {
-    const float* x = (const float*)j->x + base;
-    float m = -INFINITY;
-    for (int64_t r = 0; r < j->count; ++r) {
-      m = x[r] > m ? x[r] : m;
-      nan |= x[r] != x[r];
-    }
-    return nan ? NAN : m;
-  }
-  const double* x = (const double*)j->x + base;
-  double m = -INFINITY;
-  for (int64_t r = 0; r < j->count; ++r) {
-    m = x[r] > m ? x[r] : m;
-    nan |= x[r] != x[r];
-  }
-  return nan ? NAN : m;
+  if (j->f32) return kc__minmax_f32(-INFINITY, (const float*)j->x + base, j->count, true);
+  return kc__minmax_f64(-INFINITY, (const double*)j->x + base, j->count, true);
 }
 
 /* acc = max(acc, v), NaN kept once it is in. */
@@ -164,6 +124,7 @@ static inline double kc__rd_max(double acc, double v) { return v > acc || v != v
 static void kc__rd_units(void* ctx, int64_t begin, int64_t end) {
   const kc__rd_job* j = ctx;
   double acc[KC__RD_COLS];
+  float part[KC__RD_COLS];
   for (int64_t u = begin; u < end; ++u) {
     int64_t o = u / j->chunks, c0 = (u % j->chunks) * KC__RD_COLS;
     int64_t cols = j->inner - c0 < KC__RD_COLS ? j->inner - c0 : KC__RD_COLS;
@@ -178,8 +139,15 @@ static void kc__rd_units(void* ctx, int64_t begin, int64_t end) {
       if (j->max) {
         for (int64_t i = 0; i < cols; ++i) acc[i] = kc__rd_max(acc[i], kc__rd_at(j, row + i));
       } else if (j->f32) {
-        const float* x = (const float*)j->x + row;
-        for (int64_t i = 0; i < cols; ++i) acc[i] += x[i];
+        /* KC__RD_ROWS rows at a time added in f32 on vectors, each such
+         * partial sum then into the double sums. */
+        int64_t rows = j->count - r < KC__RD_ROWS ? j->count - r : KC__RD_ROWS;
+        memcpy(part, (const float*)j->x + row, (size_t)cols * sizeof(float));
+        for (int64_t q = 1; q < rows; ++q) {
+          kc__acc_f32(part, (const float*)j->x + row + q * j->inner, cols);
+        }
+        for (int64_t i = 0; i < cols; ++i) acc[i] += part[i];
+        r += rows - 1;
       } else {
         const double* x = (const double*)j->x + row;
         for (int64_t i = 0; i < cols; ++i) acc[i] += x[i];

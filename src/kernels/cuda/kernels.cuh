@@ -53,7 +53,7 @@ struct pred { uint8_t v; };
 __device__ inline float to_f32(f16 h) { return kc__f16_to_f32(h.bits); }
 __device__ inline float to_f32(bf16 h) { return kc__bf16_to_f32(h.bits); }
 
-/* The host's maximum and minimum of floats (src/program/instr/xla_arith.h),
+/* The host's maximum and minimum of floats (src/kernels/xla_arith.h),
  * expression for expression (which operand a tie or a NaN yields matters
  * for -0 and for NaN payloads). */
 template <class F> __device__ inline F fmax_host(F a, F b) {

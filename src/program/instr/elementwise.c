@@ -8,7 +8,7 @@
 
 #include "internal/common.h"
 #include "kernels/half.h"
-#include "program/instr/xla_arith.h"
+#include "kernels/xla_arith.h"
 #include "program/instr/instr_types.h"
 #include "kernels/vmath.h"
 
@@ -111,7 +111,7 @@ bool kc__elementwise_supported(const kc__instr_def* def, DLDataType in, DLDataTy
     for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)0 - (wtype)(utype)a[i]);    \
   }
 
-/* Float maximum and minimum as XLA's (program/instr/xla_arith.h). */
+/* Float maximum and minimum as XLA's (kernels/xla_arith.h). */
 #define KC__DEFINE_FLOAT_LOOPS(sfx, ctype)                                     \
   static void kc__binary_##sfx(int32_t op, const ctype* a, const ctype* b,     \
                                ctype* r, int64_t n) {                          \

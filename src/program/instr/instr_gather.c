@@ -13,7 +13,7 @@
 
 #include "internal/common.h"
 #include "kernels/half.h"
-#include "program/instr/xla_arith.h"
+#include "kernels/xla_arith.h"
 #include "program/instr/instr.h"
 
 #define KC__GS_RANK KC_TENSOR_MAX_NDIM

@@ -8,7 +8,7 @@
 
 #include "internal/common.h"
 #include "kernels/half.h"
-#include "program/instr/xla_arith.h"
+#include "kernels/xla_arith.h"
 #include "program/instr/instr_types.h"
 
 bool kc__type_is_half(DLDataType t) {
@@ -121,7 +121,7 @@ void kc__half_compare_run(unsigned accept, bool total, bool bf16, const uint16_t
   }
 }
 
-/* XLA's maximum and minimum (program/instr/xla_arith.h) on the operands' values;
+/* XLA's maximum and minimum (kernels/xla_arith.h) on the operands' values;
  * the chosen operand's bits. */
 static uint16_t kc__max_bits(bool bf16, uint16_t a, uint16_t b, bool is_max) {
   float x = kc__half_to_f32(bf16, a), y = kc__half_to_f32(bf16, b);

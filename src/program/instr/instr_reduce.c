@@ -8,7 +8,8 @@
 
 #include "internal/common.h"
 #include "program/instr/instr.h"
-#include "program/instr/xla_arith.h"
+#include "kernels/reduce.h"
+#include "kernels/xla_arith.h"
 #include "program/instr/instr_types.h"
 
 #define KC__RED_MAX_RANK KC_TENSOR_MAX_NDIM
@@ -322,7 +323,7 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
     }                                                                        \
   } while (0)
 
-/* maximum and minimum as XLA's (program/instr/xla_arith.h); integer add and
+/* maximum and minimum as XLA's (kernels/xla_arith.h); integer add and
  * multiply wrap around. */
 #define KC__RED_MINMAX(sfx, ctype, code, bits)                                 \
   static ctype kc__max_##sfx(ctype a, ctype b) { return KC__XLA_MAX(a, b); }   \
@@ -342,99 +343,6 @@ KC__INSTR_NUM_TYPES(KC__RED_MINMAX)
    : (op) == KC_OP_MINIMUM  ? kc__min_##sfx((acc), (x))                     \
    : (op) == KC_OP_AND      ? (ctype)((acc) != 0 && (x) != 0)               \
                             : (ctype)((acc) != 0 || (x) != 0))
-
-/* f32 and f64 sums in vectors (GCC's and clang's vector extensions: SIMD
- * on any target, without -ffast-math), four vectors deep to hide the
- * adds' latency: `kc__sum_*` folds a row into acc, `kc__acc_*` adds a row
- * into a row of the result. */
-#define KC__VEC_SUM(sfx, ctype, lanes)                                         \
-  typedef ctype kc__vec_##sfx __attribute__((vector_size(sizeof(ctype) * (lanes)))); \
-  static ctype kc__sum_##sfx(ctype acc, const ctype* x, int64_t n) {           \
-    int64_t i = 0;                                                             \
-    if (n >= 4 * (lanes)) {                                                    \
-      kc__vec_##sfx a[4] = {{0}, {0}, {0}, {0}};                               \
-      for (; i + 4 * (lanes) <= n; i += 4 * (lanes)) {                         \
-        for (int k = 0; k < 4; ++k) {                                          \
-          kc__vec_##sfx v;                                                     \
-          memcpy(&v, x + i + k * (lanes), sizeof v);                           \
-          a[k] += v;                                                           \
-        }                                                                      \
-      }                                                                        \
-      kc__vec_##sfx t = (a[0] + a[1]) + (a[2] + a[3]);                         \
-      ctype s = 0;                                                             \
-      for (int k = 0; k < (lanes); ++k) s += t[k];                             \
-      acc += s;                                                                \
-    }                                                                          \
-    for (; i < n; ++i) acc += x[i];                                            \
-    return acc;                                                                \
-  }                                                                            \
-  static void kc__acc_##sfx(ctype* r, const ctype* x, int64_t n) {             \
-    int64_t i = 0;                                                             \
-    for (; i + (lanes) <= n; i += (lanes)) {                                   \
-      kc__vec_##sfx a, b;                                                      \
-      memcpy(&a, r + i, sizeof a);                                             \
-      memcpy(&b, x + i, sizeof b);                                             \
-      a += b;                                                                  \
-      memcpy(r + i, &a, sizeof a);                                             \
-    }                                                                          \
-    for (; i < n; ++i) r[i] += x[i];                                           \
-  }
-KC__VEC_SUM(f32, float, 8)
-KC__VEC_SUM(f64, double, 4)
-#undef KC__VEC_SUM
-
-/* f32 and f64 maximum and minimum folds in vectors, as XLA's: a NaN
- * anywhere gives NaN. A lane takes the element when it compares greater
- * (smaller), and on a tie the AND (OR) of the two's bits, which is +0
- * (-0) for a +0 and a -0 and either for equal others; NaNs are noted on
- * the side. */
-#define KC__VEC_MINMAX(sfx, ctype, itype, lanes)                               \
-  typedef ctype kc__mvec_##sfx __attribute__((vector_size(16)));               \
-  typedef itype kc__ivec_##sfx __attribute__((vector_size(16)));               \
-  static ctype kc__minmax_##sfx(ctype acc, const ctype* x, int64_t n,          \
-                                bool is_max) {                                 \
-    int64_t i = 0;                                                             \
-    bool nan = acc != acc;                                                     \
-    if (n >= 2 * (lanes)) {                                                    \
-      kc__mvec_##sfx m;                                                        \
-      memcpy(&m, x, sizeof m);                                                 \
-      kc__ivec_##sfx seen = (m != m);                                          \
-      if (is_max) {                                                            \
-        for (i = (lanes); i + (lanes) <= n; i += (lanes)) {                    \
-          kc__mvec_##sfx v;                                                    \
-          memcpy(&v, x + i, sizeof v);                                         \
-          kc__ivec_##sfx take = v > m, tie = v == m;                           \
-          kc__ivec_##sfx vi = (kc__ivec_##sfx)v;                               \
-          m = (kc__mvec_##sfx)(((vi & take) | ((kc__ivec_##sfx)m & ~take)) &   \
-                               (vi | ~tie));                                   \
-          seen |= (v != v);                                                    \
-        }                                                                      \
-      } else {                                                                 \
-        for (i = (lanes); i + (lanes) <= n; i += (lanes)) {                    \
-          kc__mvec_##sfx v;                                                    \
-          memcpy(&v, x + i, sizeof v);                                         \
-          kc__ivec_##sfx take = v < m, tie = v == m;                           \
-          kc__ivec_##sfx vi = (kc__ivec_##sfx)v;                               \
-          m = (kc__mvec_##sfx)((vi & take) | ((kc__ivec_##sfx)m & ~take) |     \
-                               (vi & tie));                                    \
-          seen |= (v != v);                                                    \
-        }                                                                      \
-      }                                                                        \
-      for (int k = 0; k < (lanes); ++k) {                                      \
-        nan = nan || seen[k] != 0;                                             \
-        ctype e = m[k];                                                        \
-        acc = is_max ? kc__fmax_##sfx(acc, e) : kc__fmin_##sfx(acc, e);        \
-      }                                                                        \
-    }                                                                          \
-    for (; i < n; ++i) {                                                       \
-      nan = nan || x[i] != x[i];                                               \
-      acc = is_max ? kc__fmax_##sfx(acc, x[i]) : kc__fmin_##sfx(acc, x[i]);    \
-    }                                                                          \
-    return nan ? (ctype)NAN : acc;                                             \
-  }
-KC__VEC_MINMAX(f32, float, int32_t, 4)
-KC__VEC_MINMAX(f64, double, int64_t, 2)
-#undef KC__VEC_MINMAX
 
 /* The native loops walk the operand a row (its last dimension) at a time.
  * Along a kept last dimension a row combines element-wise into a row of

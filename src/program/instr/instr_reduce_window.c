@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "internal/common.h"
-#include "program/instr/xla_arith.h"
+#include "kernels/xla_arith.h"
 #include "program/instr/instr.h"
 
 #define KC__RW_MAX_RANK KC_TENSOR_MAX_NDIM
@@ -324,7 +324,7 @@ static inline void kc__rw_next(int64_t* idx, const int64_t* dims, int32_t rank) 
 
 /* ---- the native loop --------------------------------------------------------- */
 
-/* maximum and minimum as XLA's (program/instr/xla_arith.h); integer add and
+/* maximum and minimum as XLA's (kernels/xla_arith.h); integer add and
  * multiply wrap around. */
 #define KC__RW_FOLD(sfx, ctype, code, bits)                                              \
   static inline ctype kc__rw_max_##sfx(ctype a, ctype b) { return KC__XLA_MAX(a, b); }   \

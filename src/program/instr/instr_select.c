@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "internal/common.h"
-#include "program/instr/xla_arith.h"
+#include "kernels/xla_arith.h"
 #include "program/instr/instr.h"
 #include "program/instr/instr_types.h"
 
@@ -318,7 +318,7 @@ static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 }
 
 /* clamp(lo, x, hi) = minimum(maximum(x, lo), hi), as XLA defines it, with
- * their rules for floats (program/instr/xla_arith.h): a NaN in x, lo or hi gives
+ * their rules for floats (kernels/xla_arith.h): a NaN in x, lo or hi gives
  * NaN, and -0 orders below +0. */
 #define KC__CLAMP_FN(sfx, ctype, code, bits)                                     \
   static void kc__clamp_##sfx(const kc__select_plan* plan, const ctype* lo,      \

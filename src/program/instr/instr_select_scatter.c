@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "internal/common.h"
-#include "program/instr/xla_arith.h"
+#include "kernels/xla_arith.h"
 #include "program/instr/instr.h"
 
 #define KC__SAS_MAX_RANK KC_TENSOR_MAX_NDIM

@@ -9,8 +9,8 @@
  * minimum(+0, -0) = -0 in either order, as IEEE 754-2019's maximum and
  * minimum, which XLA lowers to, define them. Integers compare as usual.
  * Never installed. */
-#ifndef KCALL_PROGRAM_XLA_ARITH_H_
-#define KCALL_PROGRAM_XLA_ARITH_H_
+#ifndef KCALL_KERNELS_XLA_ARITH_H_
+#define KCALL_KERNELS_XLA_ARITH_H_
 
 #include <math.h>
 
@@ -51,4 +51,4 @@ KC__DEFINE_FMINMAX(f64, double)
   ((code) == kDLFloat ? (ctype)((a) * (b))                            \
                       : (ctype)((uint64_t)(a) * (uint64_t)(b)))
 
-#endif /* KCALL_PROGRAM_XLA_ARITH_H_ */
+#endif /* KCALL_KERNELS_XLA_ARITH_H_ */

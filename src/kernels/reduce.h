@@ -1,0 +1,36 @@
+/* Row folds on vectors: sums, maxima and minima of a contiguous row of f32
+ * or f64, the building blocks of the program runtime's reduce instruction
+ * and of the built-in ops' reductions, softmax, norms and losses. Never
+ * installed.
+ *
+ * The `kc__sum_*`, `kc__acc_*` and `kc__minmax_*` folds keep XLA:CPU's
+ * arithmetic: the sum in the element type through independent vector
+ * accumulators (the order of the additions differs from a sequential
+ * loop's in the last bits), maximum and minimum as kernels/xla_arith.h
+ * defines them (NaN anywhere gives NaN; +0 above -0). The `_wide` forms
+ * return double: short blocks summed in f32 vectors, the blocks added in
+ * double, so that a long f32 row loses no more than a block's rounding. */
+#ifndef KCALL_KERNELS_REDUCE_H_
+#define KCALL_KERNELS_REDUCE_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* acc + x[0] + ... + x[n - 1]. */
+float kc__sum_f32(float acc, const float* x, int64_t n);
+double kc__sum_f64(double acc, const double* x, int64_t n);
+
+/* r[i] += x[i] for i < n. */
+void kc__acc_f32(float* r, const float* x, int64_t n);
+void kc__acc_f64(double* r, const double* x, int64_t n);
+
+/* The maximum (is_max) or minimum of acc and x[0 .. n). */
+float kc__minmax_f32(float acc, const float* x, int64_t n, bool is_max);
+double kc__minmax_f64(double acc, const double* x, int64_t n, bool is_max);
+
+/* sum x[i], sum a[i] b[i] and sum (x[i] - c)^2 over i < n, in double. */
+double kc__sum_f32_wide(const float* x, int64_t n);
+double kc__dot_f32_wide(const float* a, const float* b, int64_t n);
+double kc__sum_sq_dev_f32_wide(const float* x, int64_t n, float c);
+
+#endif /* KCALL_KERNELS_REDUCE_H_ */
