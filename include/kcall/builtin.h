@@ -17,19 +17,43 @@
  *   kc.Add, kc.Sub, kc.Mul, kc.Div, kc.Maximum, kc.Minimum (x, y) -> z
  *                                   NumPy broadcasting; maximum and minimum
  *                                   propagate NaN
- *   kc.Neg, kc.Exp, kc.Log, kc.Tanh, kc.Sigmoid, kc.Relu, kc.Softplus
- *                     (x) -> y
- *   kc.Sum, kc.Mean (x) -> y        over attr `axes` (list(int), negative
- *                                   from the end), attr keepdims
+ *   kc.Neg, kc.Exp, kc.Log, kc.Tanh, kc.Sigmoid, kc.Relu, kc.Softplus,
+ *   kc.Gelu (x) -> y                Gelu the exact (erf) form
+ *   kc.Sum, kc.Mean, kc.Max (x) -> y
+ *                                   over attr `axes` (list(int), negative
+ *                                   from the end), attr keepdims; Max's
+ *                                   gradient shared among tied maxima
+ *   kc.Softmax, kc.LogSoftmax (x) -> y
+ *                                   along attr `axis` (int, default -1)
+ *   kc.LayerNorm(x, scale, bias) -> y, kc.RMSNorm(x, scale) -> y
+ *                                   over x's dims from attr `begin_axis`
+ *                                   (default -1), which are scale's and
+ *                                   bias's shape; attr `epsilon` (float,
+ *                                   1e-5 and 1e-6)
+ *   kc.Embedding(table, indices) -> y
+ *                                   table [rows, dim], indices i32 or i64
+ *                                   (attr Tidx) of any shape; y indices'
+ *                                   shape plus [dim]; gradient a
+ *                                   scatter-add, the same on any number of
+ *                                   threads
+ *   kc.CrossEntropy(logits, labels) -> loss
+ *                                   logits [..., classes], labels [...]
+ *                                   (i32 or i64); attr `reduction` 'mean'
+ *                                   (default), 'sum' or 'none'
  *
- * and the ops their gradients and tangents name: kc.MatMulGrad,
- * kc.MatMulJvp, kc.<binary>Grad, kc.MulJvp, kc.DivJvp, kc.MaximumJvp,
- * kc.MinimumJvp, kc.TanhGrad, kc.SigmoidGrad, kc.ReluGrad,
- * kc.SoftplusGrad, kc.SumGrad, kc.MeanGrad; each checks its cotangents
- * and tangents against the shapes of the primals (INVALID_ARGUMENT naming
- * the input). Second derivatives go through kc.Add, kc.Sub (AddGrad and
+ * An index or label outside its range is OUT_OF_RANGE naming its position
+ * and value; nothing is written. And the ops their gradients and tangents
+ * name: kc.MatMulGrad, kc.MatMulJvp, kc.<binary>Grad, kc.MulJvp, kc.DivJvp,
+ * kc.MaximumJvp, kc.MinimumJvp, kc.TanhGrad, kc.SigmoidGrad, kc.ReluGrad,
+ * kc.SoftplusGrad, kc.GeluGrad, kc.SumGrad, kc.MeanGrad, kc.MaxGrad,
+ * kc.MaxJvp, kc.SoftmaxGrad (also Softmax's tangent), kc.LogSoftmaxGrad,
+ * kc.LogSoftmaxJvp, kc.LayerNormGrad, kc.LayerNormJvp, kc.RMSNormGrad,
+ * kc.RMSNormJvp, kc.EmbeddingGrad, kc.CrossEntropyGrad, kc.CrossEntropyJvp;
+ * each checks its cotangents and tangents against the shapes of the
+ * primals (INVALID_ARGUMENT naming the input). Second derivatives go through kc.Add, kc.Sub (AddGrad and
  * SubGrad are linear) and through the unary ops whose gradient is another
- * forward op (Neg, Exp, Log); the other gradient ops declare none yet.
+ * forward op (Neg, Exp, Log) and through kc.EmbeddingGrad (linear); the
+ * other gradient ops declare none yet.
  * `kcall ops` lists them with their specs (`kcall ops kc.MatMul`, one).
  */
 #ifndef KCALL_BUILTIN_H_
