@@ -123,7 +123,8 @@ static void kc__nn_row_f32(const kc__nn_line_job* j, int64_t row) {
   switch (j->code) {
     case KC__NN_SOFTMAX:
     case KC__NN_LOG_SOFTMAX: {
-      float m = kc__minmax_f32(-INFINITY, a, n, true);
+      /* A NaN in the row makes every output NaN through the sum. */
+      float m = kc__max_f32_relaxed(a, n, NULL);
       for (int64_t from = 0; from < n; from += KC__NN_BLOCK) {
         int64_t c = n - from < KC__NN_BLOCK ? n - from : KC__NN_BLOCK;
         float* e = j->code == KC__NN_SOFTMAX ? y + from : t;
@@ -677,7 +678,7 @@ typedef struct kc__nn_ce_job {
 static void kc__nn_ce_lse(const kc__nn_ce_job* j, int64_t base, double* m, double* lse) {
   if (j->f32) {
     const float* x = (const float*)j->logits + base;
-    float mx = kc__minmax_f32(-INFINITY, x, j->classes, true), t[KC__NN_BLOCK];
+    float mx = kc__max_f32_relaxed(x, j->classes, NULL), t[KC__NN_BLOCK];
     double s = 0;
     for (int64_t from = 0; from < j->classes; from += KC__NN_BLOCK) {
       int64_t c = j->classes - from < KC__NN_BLOCK ? j->classes - from : KC__NN_BLOCK;

@@ -111,7 +111,11 @@ static double kc__rd_row(const kc__rd_job* j, int64_t base) {
 }
 
 static double kc__rd_row_max(const kc__rd_job* j, int64_t base) {
-  if (j->f32) return kc__minmax_f32(-INFINITY, (const float*)j->x + base, j->count, true);
+  if (j->f32) {
+    bool nan = false;
+    float m = kc__max_f32_relaxed((const float*)j->x + base, j->count, &nan);
+    return nan ? NAN : m;
+  }
   return kc__minmax_f64(-INFINITY, (const double*)j->x + base, j->count, true);
 }
 

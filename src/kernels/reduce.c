@@ -140,6 +140,45 @@ KC__VEC_MINMAX(f32, float, int32_t)
 KC__VEC_MINMAX(f64, double, int64_t)
 #undef KC__VEC_MINMAX
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* maxps(v, m) keeps m where v is NaN. */
+#define KC__MAX_RELAXED(m, v) ((kc__v_f32)_mm_max_ps((__m128)(v), (__m128)(m)))
+#else
+#define KC__MAX_RELAXED(m, v) \
+  ((kc__v_f32)(((kc__vi_f32)(v) & ((v) > (m))) | ((kc__vi_f32)(m) & ~((v) > (m)))))
+#endif
+
+float kc__max_f32_relaxed(const float* x, int64_t n, bool* saw_nan) {
+  float m = -INFINITY;
+  int64_t i = 0;
+  kc__vi_f32 seen = {0, 0, 0, 0};
+  if (n >= 16) {
+    kc__v_f32 m0 = {m, m, m, m}, m1 = m0, m2 = m0, m3 = m0, v0, v1, v2, v3;
+    for (; i + 16 <= n; i += 16) {
+      memcpy(&v0, x + i, sizeof v0);
+      memcpy(&v1, x + i + 4, sizeof v1);
+      memcpy(&v2, x + i + 8, sizeof v2);
+      memcpy(&v3, x + i + 12, sizeof v3);
+      m0 = KC__MAX_RELAXED(m0, v0);
+      m1 = KC__MAX_RELAXED(m1, v1);
+      m2 = KC__MAX_RELAXED(m2, v2);
+      m3 = KC__MAX_RELAXED(m3, v3);
+      if (saw_nan) seen |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);
+    }
+    m0 = KC__MAX_RELAXED(KC__MAX_RELAXED(m0, m1), KC__MAX_RELAXED(m2, m3));
+    for (int k = 0; k < 4; ++k) m = m0[k] > m ? m0[k] : m;
+  }
+  bool nan = (seen[0] | seen[1] | seen[2] | seen[3]) != 0;
+  for (; i < n; ++i) {
+    m = x[i] > m ? x[i] : m;
+    nan = nan || x[i] != x[i];
+  }
+  if (saw_nan) *saw_nan = nan;
+  return m;
+}
+#undef KC__MAX_RELAXED
+
 /* Elements a block of the wide sums adds in f32: 16 per lane of the four
  * vectors, so each f32 partial sum rounds at most 16 times. */
 #define KC__WIDE_BLOCK 256

@@ -28,6 +28,12 @@ void kc__acc_f64(double* r, const double* x, int64_t n);
 float kc__minmax_f32(float acc, const float* x, int64_t n, bool is_max);
 double kc__minmax_f64(double acc, const double* x, int64_t n, bool is_max);
 
+/* The largest of x[0 .. n) that is not NaN (-inf when none is): one max
+ * instruction a vector, zeros of either sign taken as equal. `saw_nan`
+ * (NULL: not asked) tells whether x holds a NaN; a softmax's shift needs
+ * not ask, its result being NaN anyway. */
+float kc__max_f32_relaxed(const float* x, int64_t n, bool* saw_nan);
+
 /* sum x[i], sum a[i] b[i] and sum (x[i] - c)^2 over i < n, in double. */
 double kc__sum_f32_wide(const float* x, int64_t n);
 double kc__dot_f32_wide(const float* a, const float* b, int64_t n);
