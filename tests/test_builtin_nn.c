@@ -2,6 +2,7 @@
  * (bi_reduce.c): each against a reference computed here in double, each
  * tangent against a central difference of its op, each gradient against its
  * tangent (<gradient(dy), u> = <dy, tangent(u)>), and what they refuse. */
+#include "kernels/half.h"
 #include "kt_builtin.h"
 
 /* kc_op_attr {name, int}. */
@@ -414,4 +415,47 @@ KC_TEST(builtin_cross_entropy_refuses_bad_labels) {
   kt_release(logits);
   kt_release(labels);
   kt_release(three);
+}
+
+/* ---- f16 and bf16 -------------------------------------------------------------------- */
+
+/* Each op on f16 and bf16 gives the f32 op's result on the widened inputs,
+ * rounded once; attrs reach the f32 call. */
+KC_TEST(builtin_half_types_are_the_f32_result_rounded) {
+  KC_CHECK_OK(kc_builtin_ops_register());
+  static const DLDataType halves[2] = {{kDLFloat, 16, 1}, {kDLBfloat, 16, 1}};
+  kc_any item = kc_any_int(-1);
+  kc_array* axes = NULL;
+  KC_CHECK_OK(kc_array_create(kt_alloc(), &item, 1, &axes));
+  kc_op_attr sum_attrs[2] = {{kc_sv("axes"), kc_any_object(KC_OBJECT(axes))},
+                             {kc_sv("keepdims"), kc_any_bool(true)}};
+  static const char* const names[3] = {"kc.Tanh", "kc.Mean", "kc.LogSoftmax"};
+  uint32_t seed = 23;
+  for (int h = 0; h < 2; ++h) {
+    bool bf16 = h == 1;
+    for (int o = 0; o < 3; ++o) {
+      kc_tensor* w = kt_random(kt_f32, (int64_t[]){6, 70}, 2, &seed);
+      kc_tensor* x = kt_tensor(halves[h], (int64_t[]){6, 70}, 2, NULL);
+      uint16_t* xb = kt_dl(x)->data;
+      for (int64_t i = 0; i < 420; ++i) {
+        xb[i] = kc__f32_to_half(bf16, ((float*)kt_dl(w)->data)[i]);
+        ((float*)kt_dl(w)->data)[i] = kc__half_to_f32(bf16, xb[i]);
+      }
+      int32_t na = o == 1 ? 2 : 0;
+      kc_tensor* got = kt_bi_call1(names[o], x, NULL, na ? sum_attrs : NULL, na);
+      kc_tensor* want = kt_bi_call1(names[o], w, NULL, na ? sum_attrs : NULL, na);
+      const DLTensor *g = kt_dl(got), *f = kt_dl(want);
+      KC_CHECK(g->dtype.code == halves[h].code && g->dtype.bits == 16);
+      KC_CHECK_INT(g->ndim, 2);
+      KC_CHECK_INT(g->shape[1], o == 1 ? 1 : 70);
+      for (int64_t i = 0; i < kc_dltensor_get_numel(g); ++i) {
+        KC_CHECK_INT(((uint16_t*)g->data)[i], kc__f32_to_half(bf16, ((float*)f->data)[i]));
+      }
+      kt_release(w);
+      kt_release(x);
+      kt_release(got);
+      kt_release(want);
+    }
+  }
+  kc_object_release(KC_OBJECT(axes));
 }

@@ -6,7 +6,9 @@
  * kcall.torch, kcall.jax, and programs (custom calls "kcall.kc.NAME").
  *
  * Names start with "kc." so that they never take a plugin's name. Every
- * op takes f32 and f64 (the type attr T), declares its gradient (another
+ * op takes f32 and f64 (the type attr T) and f16 and bf16 (widened to f32
+ * exactly, computed in f32, each output rounded once to nearest even, as
+ * PyTorch computes half ops on the CPU), declares its gradient (another
  * built-in op) and its forward-mode rule, and computes its shapes with
  * kcall's helpers, so frameworks get them on symbolic dims:
  *

@@ -582,7 +582,7 @@ static kc_status* kc__ew_jvp_shape(kc_shape_ctx* ctx) {
 /* ---- the table ------------------------------------------------------------------------ */
 
 #define KC__EW_T \
-  { "T: {f32, f64}", NULL }
+  { KC__BI_T, NULL }
 
 #define KC__EW_BINARY(NAME, CODE, DOC, GRAD_DOC, JVP, GRAD_GRAD, GRAD_JVP)            \
   {.name = "kc." NAME,                                                                \

@@ -337,7 +337,7 @@ static kc_status* kc__mm_jvp_compute(void* kernel, kc_kernel_ctx* ctx) {
 }
 
 #define KC__MM_ATTRS \
-  { "T: {f32, f64}", "transpose_a: bool = false", "transpose_b: bool = false", NULL }
+  { KC__BI_T, "transpose_a: bool = false", "transpose_b: bool = false", NULL }
 
 const kc__bi_op kc__bi_matmul_ops[] = {
     {.name = "kc.MatMul",

@@ -841,13 +841,13 @@ static kc_status* kc__nn_ce_grad_shape(kc_shape_ctx* ctx) {
 /* ---- the table -------------------------------------------------------------------------- */
 
 #define KC__NN_AXIS_ATTRS \
-  { "T: {f32, f64}", "axis: int = -1", NULL }
+  { KC__BI_T, "axis: int = -1", NULL }
 #define KC__NN_NORM_ATTRS(EPS) \
-  { "T: {f32, f64}", "begin_axis: int = -1", "epsilon: float = " EPS, NULL }
+  { KC__BI_T, "begin_axis: int = -1", "epsilon: float = " EPS, NULL }
 #define KC__NN_INDEX_ATTRS \
-  { "T: {f32, f64}", "Tidx: {i32, i64}", NULL }
+  { KC__BI_T, "Tidx: {i32, i64}", NULL }
 #define KC__NN_CE_ATTRS \
-  { "T: {f32, f64}", "Tidx: {i32, i64}", "reduction: {'mean', 'sum', 'none'} = 'mean'", NULL }
+  { KC__BI_T, "Tidx: {i32, i64}", "reduction: {'mean', 'sum', 'none'} = 'mean'", NULL }
 
 #define KC__NN_LINE_OP(NAME, IN, OUT, CODE, DOC, SHAPE, GRAD, JVP)                        \
   {                                                                                       \

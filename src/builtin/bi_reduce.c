@@ -328,7 +328,7 @@ static kc_status* kc__rd_max_jvp_shape(kc_shape_ctx* ctx) {
 }
 
 #define KC__RD_ATTRS \
-  { "T: {f32, f64}", "axes: list(int)", "keepdims: bool = false", NULL }
+  { KC__BI_T, "axes: list(int)", "keepdims: bool = false", NULL }
 
 #define KC__RD_OPS(NAME, CODE, DOC, GRAD_DOC)                                                 \
   {.name = "kc." NAME,                                                                        \

@@ -31,6 +31,14 @@ void kc__bi_broadcast_strides(const DLTensor* t, int32_t rank, const int64_t* ou
   }
 }
 
+/* Whether the row's type attr T admits f16 and bf16 (KC__BI_T). */
+static bool kc__bi_takes_half(const kc__bi_op* op) {
+  for (size_t i = 0; op->attrs[i]; ++i) {
+    if (strcmp(op->attrs[i], KC__BI_T) == 0) return true;
+  }
+  return false;
+}
+
 /* The kernel instance of an op whose table row needs no attributes: its
  * operation code. */
 static kc_status* kc__bi_create_code(kc_kernel_construct_ctx* ctx, void** out) {
@@ -61,7 +69,8 @@ static kc_status* kc__bi_register_one(const kc__bi_op* op) {
     kc_kernel_builder_destroy(k);
     return st;
   }
-  return kc_kernel_registry_register(k);
+  KC_RETURN_IF_ERROR(kc_kernel_registry_register(k));
+  return kc__bi_takes_half(op) ? kc__bi_register_half_kernel(op) : NULL;
 }
 
 static kc_status* kc__bi_register_all(void) {

@@ -14,7 +14,8 @@
 #define KC__BI_MAX_RANK 16
 
 /* One built-in op: the spec strings a plugin would hand the op builder,
- * and its CPU kernel for f32 and f64 (the type attr `T`). */
+ * and its CPU kernel for f32 and f64 (the type attr `T`; f16 and bf16
+ * through f32 when T is KC__BI_T). */
 typedef struct kc__bi_op {
   const char* name;
   const char* inputs[7]; /* NULL-terminated, as are the next two */
@@ -31,6 +32,13 @@ typedef struct kc__bi_op {
   kc_kernel_create_fn create;
   intptr_t code;
 } kc__bi_op;
+
+/* The type attr of the ops: f32 and f64 kernels of their own, f16 and
+ * bf16 through f32 (bi_half.c). */
+#define KC__BI_T "T: {f32, f64, f16, bf16}"
+
+/* Registers the f16 and bf16 kernel of `op` (bi_half.c). */
+kc_status* kc__bi_register_half_kernel(const kc__bi_op* op);
 
 /* A row's inputs or outputs: KC__BI_LIST("x: T", "y: T"). */
 #define KC__BI_LIST(...) \

@@ -212,3 +212,45 @@ def test_jax_layers_grad_and_jvp_match_jax():
                                    jax.grad(lambda t: jnp.sum(t[idx] ** 2))(table))
     finally:
         jax.config.update("jax_enable_x64", False)
+
+
+# ---- f16 and bf16 ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,args,attrs", [
+    ("Add", (rand(3, 4), rand(4)), {}),
+    ("Exp", (rand(5, 6),), {}),
+    ("Gelu", (rand(5, 6),), {}),
+    ("MatMul", (rand(3, 8), rand(8, 5)), {"transpose_a": False}),
+    ("Sum", (rand(4, 9),), {"axes": [1]}),
+    ("Softmax", (rand(4, 9),), {}),
+    ("LayerNorm", (rand(4, 9), rand(9), rand(9)), {}),
+    ("CrossEntropy", (rand(4, 9), np.array([0, 8, 3, 3])), {"reduction": "none"}),
+])
+def test_f16_is_the_f32_result_rounded_once(name, args, attrs):
+    """f16 inputs are widened, the op runs in f32, each output is rounded
+    once: exactly the f32 op on the widened inputs, rounded."""
+    op = getattr(kcall.ops.kc, name)
+    half = [a.astype(np.float16) if a.dtype.kind == "f" else a for a in args]
+    got = np.asarray(op(*half, **attrs))
+    want = np.asarray(op(*[a.astype(np.float32) if a.dtype.kind == "f" else a
+                           for a in half], **attrs)).astype(np.float16)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, want)
+
+
+def test_torch_bf16_training_step_runs_in_bf16(torch_ops):
+    torch, ops = torch_ops
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(8, 16, generator=g, dtype=torch.bfloat16)
+    w = torch.randn(16, 4, generator=g, dtype=torch.bfloat16, requires_grad=True)
+    s = torch.ones(16, dtype=torch.bfloat16, requires_grad=True)
+    labels = torch.tensor([0, 1, 2, 3, 0, 1, 2, 3])
+    loss = ops["CrossEntropy"](ops["MatMul"](ops["RMSNorm"](x, s), w), labels)
+    loss.backward()
+    assert loss.dtype == w.grad.dtype == s.grad.dtype == torch.bfloat16
+    w32, s32 = w.detach().float().requires_grad_(), s.detach().float().requires_grad_()
+    ref = ops["CrossEntropy"](ops["MatMul"](ops["RMSNorm"](x.float(), s32), w32), labels)
+    ref.backward()
+    torch.testing.assert_close(loss.float(), ref, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(w.grad.float(), w32.grad, rtol=5e-2, atol=5e-2)
