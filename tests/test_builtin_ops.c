@@ -418,3 +418,43 @@ KC_TEST(builtin_gradient_ops_refuse_cotangents_of_another_shape) {
   kc_tensor* all[] = {a, b, v3, s};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) kt_release(all[i]);
 }
+
+/* ---- the outputs a caller needs ------------------------------------------------------ */
+
+KC_TEST(builtin_matmul_grad_computes_only_the_cotangents_asked_for) {
+  KC_CHECK_OK(kc_builtin_ops_register());
+  uint32_t seed = 31;
+  kc_tensor* a = kt_random(kt_f32, (int64_t[]){4, 6}, 2, &seed);
+  kc_tensor* b = kt_random(kt_f32, (int64_t[]){6, 5}, 2, &seed);
+  kc_tensor* dp = kt_random(kt_f32, (int64_t[]){4, 5}, 2, &seed);
+  kc_tensor* all[2] = {NULL, NULL};
+  kt_bi_call("kc.MatMulGrad", (kc_tensor*[]){a, b, dp}, 3, NULL, 0, all, 2);
+  for (int64_t want = 0; want < 2; ++want) {
+    kc_any item = kc_any_int(want);
+    kc_array* list = NULL;
+    KC_CHECK_OK(kc_array_create(kt_alloc(), &item, 1, &list));
+    kc_op_attr attr = {kc_sv("kc_needed"), kc_any_object(KC_OBJECT(list))};
+    kc_tensor* some[2] = {NULL, NULL};
+    kt_bi_call("kc.MatMulGrad", (kc_tensor*[]){a, b, dp}, 3, &attr, 1, some, 2);
+    for (int o = 0; o < 2; ++o) {
+      const DLTensor *g = kt_dl(some[o]), *full = kt_dl(all[o]);
+      for (int64_t i = 0; i < kc_dltensor_get_numel(g); ++i) {
+        kt_check_close(kt_at(g, i), o == want ? kt_at(full, i) : 0.0, 0, "kc_needed");
+      }
+      kt_release(some[o]);
+    }
+    kc_object_release(KC_OBJECT(list));
+  }
+  kc_any bad = kc_any_int(2);
+  kc_array* list = NULL;
+  KC_CHECK_OK(kc_array_create(kt_alloc(), &bad, 1, &list));
+  kc_op_attr attr = {kc_sv("kc_needed"), kc_any_object(KC_OBJECT(list))};
+  const DLTensor* in[3] = {kt_dl(a), kt_dl(b), kt_dl(dp)};
+  kc_tensor* out[2] = {NULL, NULL};
+  int32_t got = 0;
+  KC_CHECK_CODE(kc_op_call(kt_op("kc.MatMulGrad"), in, 3, &attr, 1, NULL, out, 2, &got),
+                KC_INVALID_ARGUMENT, "attr 'kc_needed': item 0 is 2, expected 0 .. 1");
+  kc_object_release(KC_OBJECT(list));
+  kc_tensor* rest[] = {a, b, dp, all[0], all[1]};
+  for (size_t i = 0; i < sizeof rest / sizeof rest[0]; ++i) kt_release(rest[i]);
+}

@@ -85,6 +85,25 @@ class Call:
             [num_outputs - fixed if flag else 1 for _, flag in out_lists])
         _, grad_info = describe(self.grad_name)
         self.grad_attrs = gradient_attrs(info, grad_info, attrs)
+        # Whether the rule op is told which of its outputs are used
+        # (kcall/op.h, "Gradients": the attr kc_needed).
+        self.takes_needed = kind == "gradient" and any(
+            _spec_parts(s)[0] == "kc_needed" for s in grad_info["attrs"])
+
+    def needed_attrs(self, needs):
+        """{"kc_needed": [...]} for a gradient op that takes it, when
+        `needs` (a flag per flat input: does it want a cotangent) leaves
+        some of the op's outputs unused; else {}."""
+        if not self.takes_needed:
+            return {}
+        used = [j for j, index in enumerate(self.grad["results"])
+                if any(needs[s] for s in range(*self._span(index)))]
+        return {"kc_needed": used} if len(used) < len(self.grad["results"]) \
+            else {}
+
+    def _span(self, index):
+        start, n = self.input_groups[index]
+        return start, start + n
 
     def _arg(self, flat, groups, lists, index):
         start, n = groups[index]

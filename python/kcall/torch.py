@@ -448,7 +448,8 @@ class _Op:
                               attrs, len(flat_out))
         grad_op = register_op(plan.grad_name, namespace=self.namespace)
         results = grad_op(*plan.grad_inputs(flat_in, flat_out, cts),
-                          **plan.grad_attrs)
+                          **plan.grad_attrs,
+                          **plan.needed_attrs(ctx.needs_input_grad))
         results = _flat_results(results)
         placed = plan.input_cotangents(results, flat_in)
         out, pos = [], 0

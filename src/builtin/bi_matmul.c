@@ -298,10 +298,18 @@ static kc_status* kc__mm_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
   DLTensor full_a = *dp, full_b = *dp;
   full_a.shape = fa;
   full_b.shape = fb;
-  if (at.ta) {
+  bool need[2];
+  KC_RETURN_IF_ERROR(kc__bi_needed(ctx, need, 2));
+  if (!need[0]) {
+    memset(kc__bi_data(da), 0, (size_t)kc__bi_numel(da) * (kc__bi_is_f32(da) ? 4 : 8));
+  } else if (at.ta) {
     KC_RETURN_IF_ERROR(kc__mm_into(ctx, b, at.tb, dp, true, &full_a, da));
   } else {
     KC_RETURN_IF_ERROR(kc__mm_into(ctx, dp, false, b, !at.tb, &full_a, da));
+  }
+  if (!need[1]) {
+    memset(kc__bi_data(db), 0, (size_t)kc__bi_numel(db) * (kc__bi_is_f32(db) ? 4 : 8));
+    return NULL;
   }
   if (at.tb) return kc__mm_into(ctx, dp, true, a, at.ta, &full_b, db);
   return kc__mm_into(ctx, a, !at.ta, dp, false, &full_b, db);
@@ -338,6 +346,11 @@ static kc_status* kc__mm_jvp_compute(void* kernel, kc_kernel_ctx* ctx) {
 
 #define KC__MM_ATTRS \
   { KC__BI_T, "transpose_a: bool = false", "transpose_b: bool = false", NULL }
+/* MatMulGrad's: also which of da and db the caller uses (kcall/op.h). */
+#define KC__MM_GRAD_ATTRS                                                                    \
+  {                                                                                          \
+    KC__BI_T, "transpose_a: bool = false", "transpose_b: bool = false", KC__BI_NEEDED, NULL \
+  }
 
 const kc__bi_op kc__bi_matmul_ops[] = {
     {.name = "kc.MatMul",
@@ -356,7 +369,7 @@ const kc__bi_op kc__bi_matmul_ops[] = {
     {.name = "kc.MatMulGrad",
      .inputs = {"a: T", "b: T", "dproduct: T", NULL},
      .outputs = {"da: T", "db: T", NULL},
-     .attrs = KC__MM_ATTRS,
+     .attrs = KC__MM_GRAD_ATTRS,
      .doc = "The gradient of kc.MatMul: da = dproduct op(b)^T and db = op(a)^T "
             "dproduct (transposed back where a or b was), summed over the batch "
             "dims a or b was broadcast along.",

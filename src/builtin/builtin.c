@@ -39,6 +39,23 @@ static bool kc__bi_takes_half(const kc__bi_op* op) {
   return false;
 }
 
+kc_status* kc__bi_needed(kc_kernel_ctx* ctx, bool* need, int32_t count) {
+  int64_t wanted[KC__BI_MAX_RANK];
+  int32_t n = 0;
+  KC_RETURN_IF_ERROR(kc_op_attrs_get_int_list(kc_kernel_ctx_get_attrs(ctx), "kc_needed", wanted,
+                                              KC__BI_MAX_RANK, &n));
+  for (int32_t i = 0; i < count; ++i) need[i] = n == 0;
+  for (int32_t i = 0; i < n && i < KC__BI_MAX_RANK; ++i) {
+    if (wanted[i] < 0 || wanted[i] >= count) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "attr 'kc_needed': item %d is %lld, expected 0 .. %d (an output)", i,
+                              (long long)wanted[i], count - 1);
+    }
+    need[wanted[i]] = true;
+  }
+  return NULL;
+}
+
 /* The kernel instance of an op whose table row needs no attributes: its
  * operation code. */
 static kc_status* kc__bi_create_code(kc_kernel_construct_ctx* ctx, void** out) {

@@ -20,7 +20,7 @@ typedef struct kc__bi_op {
   const char* name;
   const char* inputs[7]; /* NULL-terminated, as are the next two */
   const char* outputs[4];
-  const char* attrs[4];
+  const char* attrs[8];
   const char* doc;
   kc_shape_fn shape_fn;
   const char* gradient; /* NULL: none */
@@ -36,6 +36,12 @@ typedef struct kc__bi_op {
 /* The type attr of the ops: f32 and f64 kernels of their own, f16 and
  * bf16 through f32 (bi_half.c). */
 #define KC__BI_T "T: {f32, f64, f16, bf16}"
+
+/* The attr a gradient op declares to be told which of its outputs the
+ * caller uses (kcall/op.h, "Gradients"), and which they are: need[i] for
+ * each of its `count` outputs (all true when the attr is empty). */
+#define KC__BI_NEEDED "kc_needed: list(int) = []"
+kc_status* kc__bi_needed(kc_kernel_ctx* ctx, bool* need, int32_t count);
 
 /* Registers the f16 and bf16 kernel of `op` (bi_half.c). */
 kc_status* kc__bi_register_half_kernel(const kc__bi_op* op);

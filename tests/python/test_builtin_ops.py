@@ -205,3 +205,20 @@ def test_jax_grad_jvp_and_vmap():
             batch @ b, rtol=1e-12)
     finally:
         jax.config.update("jax_enable_x64", False)
+
+
+def test_torch_skips_the_cotangents_nobody_needs(torch_ops):
+    """kcall.torch tells kc.MatMulGrad (kc_needed) which cotangents the
+    inputs that require grad take; the others are not computed, and the
+    gradients that are stay right."""
+    torch, ops = torch_ops
+    x = torch.randn(5, 7, dtype=torch.float64)
+    w = torch.randn(7, 3, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(ops["MatMul"](x, w).sum(), w)
+    torch.testing.assert_close(g, x.t() @ torch.ones(5, 3, dtype=torch.float64))
+    assert torch.autograd.gradcheck(lambda t: ops["MatMul"](x, t), (w,))
+    grad_op = kcall.ops.kc.MatMulGrad
+    dp = np.ones((5, 3))
+    da, db = grad_op(x.numpy(), w.detach().numpy(), dp, kc_needed=[1])
+    assert not np.asarray(da).any()
+    np.testing.assert_allclose(np.asarray(db), x.numpy().T @ dp)
