@@ -26,6 +26,12 @@ import jax
 
 _primitive = None
 
+try:
+    from jax.custom_derivatives import SymbolicZero as _SymbolicZero
+except ImportError:  # older jax: no symbolic zeros, every tangent an array
+    class _SymbolicZero:
+        pass
+
 
 def _inexact(x):
     return np.issubdtype(np.dtype(x.dtype), np.inexact)
@@ -42,9 +48,10 @@ def _zeros_like(x):
 class Rules:
     """The derivative rules of one call: `tangents(xs, outs, ts)` gives
     the outputs' tangents from the inputs' (one per output, None for
-    zero), `cotangents(xs, outs, cts)` the inputs' cotangents from the
-    outputs' (one per input, None for zero). Either may raise TypeError
-    when the op declares no such rule."""
+    zero), `cotangents(xs, outs, cts, needs)` the inputs' cotangents from
+    the outputs' (one per input, None for zero; `needs` flags the inputs
+    whose cotangents are used, the others may come back zero). Either may
+    raise TypeError when the op declares no such rule."""
 
     def __init__(self, tangents, cotangents):
         self.tangents = tangents
@@ -100,7 +107,8 @@ class _Linear:
         full = [jax.numpy.zeros_like(o) for o in outs]
         for j, ct in zip(self.outs, cts):
             full[j] = ct
-        placed = self.rules.cotangents(xs, outs, full)
+        needs = [i in self.lin for i in range(self.num_in)]
+        placed = self.rules.cotangents(xs, outs, full, needs)
         return [jax.numpy.zeros_like(xs[i]) if placed[i] is None
                 else placed[i] for i in self.lin]
 
@@ -192,13 +200,17 @@ def differentiable(call, single, rules):
     def f(*xs):
         return call(*xs)
 
-    @f.defjvp
     def f_jvp(primals, tangents):
         # Through `f` itself, so that differentiating this rule again
         # (second derivatives) comes back to it.
         out = f(*primals)
         outs = [out] if single else list(out)
-        lin = [i for i, x in enumerate(primals) if _inexact(x)]
+        # The float inputs JAX differentiates in: the others' tangents are
+        # symbolic zeros, so neither the jvp op's result nor, transposed,
+        # the gradient op's cotangents depend on them (a gradient op that
+        # takes kc_needed then skips them).
+        lin = [i for i, x in enumerate(primals)
+               if _inexact(x) and not isinstance(tangents[i], _SymbolicZero)]
         floats = [j for j, o in enumerate(outs) if _inexact(o)]
         avals = [jax.ShapeDtypeStruct(outs[j].shape, outs[j].dtype)
                  for j in floats]
@@ -211,4 +223,5 @@ def differentiable(call, single, rules):
                 touts[j] = t
         return out, touts[0] if single else tuple(touts)
 
+    f.defjvp(f_jvp, symbolic_zeros=True)
     return f

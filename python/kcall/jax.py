@@ -408,10 +408,11 @@ def _differentiable(name, call, structured, flat, attrs, num_outputs,
                                   kind=kind)
              for kind in ("gradient", "jvp") if info[kind] is not None}
 
-    def run(kind, xs, outs, extra):
+    def run(kind, xs, outs, extra, needed=None):
         plan = plans[kind]
         results = call_op(plan.grad_name, *plan.grad_inputs(xs, outs, extra),
-                          vmap_method=vmap_method, **plan.grad_attrs)
+                          vmap_method=vmap_method, **plan.grad_attrs,
+                          **(needed or {}))
         return results if isinstance(results, tuple) else (results,)
 
     def tangents(xs, outs, ts):
@@ -423,14 +424,15 @@ def _differentiable(name, call, structured, flat, attrs, num_outputs,
                 f"rules\"), or use reverse mode (jax.grad, jax.vjp)")
         return plans["jvp"].output_tangents(run("jvp", xs, outs, ts), outs)
 
-    def cotangents(xs, outs, cts):
+    def cotangents(xs, outs, cts, needs):
         if "gradient" not in plans:
             raise TypeError(
                 f"kcall op {name!r} declares no gradient, so it cannot be "
                 f"differentiated in reverse mode: declare one with "
                 f"kc_op_builder_set_gradient (docs/ops.md, \"Gradients\")")
         return plans["gradient"].input_cotangents(
-            run("gradient", xs, outs, cts), xs)
+            run("gradient", xs, outs, cts,
+                plans["gradient"].needed_attrs(needs)), xs)
 
     rules = _jax_ad.Rules(tangents, cotangents)
     return _jax_ad.differentiable(call, num_outputs == 1, rules)(*flat)
@@ -480,7 +482,7 @@ def call_target(name, result_shape_dtypes, *args, platform="cpu",
     if not args:
         return call()
 
-    def cotangents(xs, outs, cts):
+    def cotangents(xs, outs, cts, needs):
         if gradient is None:
             raise TypeError(
                 f"kcall target {name!r} declares no gradient, so it cannot "

@@ -222,3 +222,21 @@ def test_torch_skips_the_cotangents_nobody_needs(torch_ops):
     da, db = grad_op(x.numpy(), w.detach().numpy(), dp, kc_needed=[1])
     assert not np.asarray(da).any()
     np.testing.assert_allclose(np.asarray(db), x.numpy().T @ dp)
+
+
+def test_jax_asks_only_for_the_cotangents_it_differentiates_in():
+    """jax.grad in some inputs only: their tangents are symbolic zeros,
+    and kc.MatMulGrad is told (kc_needed) to skip the others."""
+    jax = pytest.importorskip("jax", reason="JAX is not installed: `make test "
+                              "EXTRAS=jax` installs it")
+    import jax.numpy as jnp
+    import kcall.jax
+    x, w = rand(4, 5, dtype=np.float32), rand(5, 3, dtype=np.float32)
+
+    def f(x, w):
+        return jnp.sum(kcall.jax.call_op("kc.MatMul", x, w))
+    only_w = jax.jit(jax.grad(f, argnums=1))
+    assert "kc_needed" in only_w.lower(x, w).as_text()
+    assert "kc_needed" not in jax.jit(jax.grad(f, (0, 1))).lower(x, w).as_text()
+    np.testing.assert_allclose(only_w(x, w), x.T @ np.ones((4, 3), np.float32),
+                               rtol=1e-6)
