@@ -212,11 +212,12 @@ KC_API void kc_op_builder_set_shape_fn_v2(kc_op_builder* builder,
  * registered before or after the op, by the same plugin or another; it
  * may declare a gradient of its own, which gives second derivatives.
  *
- * A gradient op may declare the attr "kc_needed: list(int) = []": a
- * caller that uses only some of its RESULTs (kcall.torch, when some inputs
- * do not require grad) passes their indices, and the op may leave the
+ * A gradient op may declare the attr "kc_needed: int = -1": a caller that
+ * uses only some of its RESULTs (kcall.torch, when some inputs do not
+ * require grad; kcall.jax, when it differentiates in some inputs only)
+ * passes a mask of them, bit i for RESULT i, and the op may leave the
  * others zero rather than compute them (kc.MatMulGrad skips a product);
- * empty, the default, asks for all.
+ * -1, the default, asks for all.
  *
  * The spec is parsed at this call: INVALID_ARGUMENT naming the spec and
  * the column for a malformed one ("gradient spec 'AddGrad(x, y) -> x':

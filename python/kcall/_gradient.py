@@ -91,15 +91,17 @@ class Call:
             _spec_parts(s)[0] == "kc_needed" for s in grad_info["attrs"])
 
     def needed_attrs(self, needs):
-        """{"kc_needed": [...]} for a gradient op that takes it, when
+        """{"kc_needed": mask} for a gradient op that takes it, when
         `needs` (a flag per flat input: does it want a cotangent) leaves
         some of the op's outputs unused; else {}."""
         if not self.takes_needed:
             return {}
-        used = [j for j, index in enumerate(self.grad["results"])
-                if any(needs[s] for s in range(*self._span(index)))]
-        return {"kc_needed": used} if len(used) < len(self.grad["results"]) \
-            else {}
+        mask = 0
+        for j, index in enumerate(self.grad["results"]):
+            if any(needs[s] for s in range(*self._span(index))):
+                mask |= 1 << j
+        return {} if mask == (1 << len(self.grad["results"])) - 1 else \
+            {"kc_needed": mask}
 
     def _span(self, index):
         start, n = self.input_groups[index]

@@ -50,6 +50,7 @@ Importing this module imports torch.
 
 import ast
 import functools
+import inspect
 import math
 import os
 import re
@@ -127,6 +128,9 @@ class _Op:
     def __init__(self, name):
         self.name = name
         self.torch_name = torch_name(name)
+        # The derivative plans of its calls (_gradient.Call), by what they
+        # depend on: the kind, the inputs' grouping and the attrs.
+        self._plans = {}
         self.call = getattr(_ops, name)
         info = self.call.definition
         self.handle = _core.op_lookup(name)
@@ -379,6 +383,9 @@ class _Op:
                 return tuple(op.jvp(ctx, list(tangents[:-1])))
 
         Rule.__name__ = f"kcall_{self.torch_name}_rule"
+        # torch binds forward's signature at each apply (inspect.signature,
+        # tens of microseconds); a computed one is returned at once.
+        Rule.forward.__signature__ = inspect.signature(Rule.forward)
 
         def apply(args, kwargs):
             tensors, _ = self.split(args, {})
@@ -432,7 +439,6 @@ class _Op:
         return flat
 
     def backward(self, ctx, *grads):
-        from . import _gradient
         if self.call.definition["gradient"] is None:
             raise RuntimeError(
                 f"kcall op {self.name!r} ({self.namespace}::{self.torch_name}) "
@@ -444,8 +450,7 @@ class _Op:
         cts = self.flat_outputs(grads[0] if len(grads) == 1 else grads)
         cts = [torch.zeros_like(o) if g is None else g
                for o, g in zip(flat_out, cts)]
-        plan = _gradient.Call(self.name, self.call.definition, structured,
-                              attrs, len(flat_out))
+        plan = self.plan(ctx, structured, attrs, len(flat_out), "gradient")
         grad_op = register_op(plan.grad_name, namespace=self.namespace)
         results = grad_op(*plan.grad_inputs(flat_in, flat_out, cts),
                           **plan.grad_attrs,
@@ -463,6 +468,19 @@ class _Op:
                                             placed[pos:pos + count])])
                 pos += count
         return tuple(out)
+
+    def plan(self, ctx, structured, attrs, num_outputs, kind):
+        """The _gradient.Call of a call saved in ctx, made once per kind,
+        grouping and attrs (a training loop's calls share one)."""
+        from . import _gradient
+        key = (kind, tuple(ctx.kcall_structure), num_outputs,
+               repr(sorted(attrs.items())))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = _gradient.Call(
+                self.name, self.call.definition, structured, attrs,
+                num_outputs, kind=kind)
+        return plan
 
     def saved(self, ctx):
         """(flat inputs, flat outputs, inputs grouped by arg, attrs) of the
@@ -483,12 +501,10 @@ class _Op:
     def jvp(self, ctx, tangents):
         """The flat output tangents of a call from its flat input tangents
         (None: zero), computed by the op's jvp op."""
-        from . import _gradient
         if self.call.definition["jvp"] is None:
             raise self.forward_mode_error()
         flat_in, flat_out, structured, attrs = self.saved(ctx)
-        plan = _gradient.Call(self.name, self.call.definition, structured,
-                              attrs, len(flat_out), kind="jvp")
+        plan = self.plan(ctx, structured, attrs, len(flat_out), "jvp")
         tangents = [torch.zeros_like(x) if t is None else t
                     for x, t in zip(flat_in, tangents)]
         jvp_op = register_op(plan.grad_name, namespace=self.namespace)

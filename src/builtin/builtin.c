@@ -40,19 +40,15 @@ static bool kc__bi_takes_half(const kc__bi_op* op) {
 }
 
 kc_status* kc__bi_needed(kc_kernel_ctx* ctx, bool* need, int32_t count) {
-  int64_t wanted[KC__BI_MAX_RANK];
-  int32_t n = 0;
-  KC_RETURN_IF_ERROR(kc_op_attrs_get_int_list(kc_kernel_ctx_get_attrs(ctx), "kc_needed", wanted,
-                                              KC__BI_MAX_RANK, &n));
-  for (int32_t i = 0; i < count; ++i) need[i] = n == 0;
-  for (int32_t i = 0; i < n && i < KC__BI_MAX_RANK; ++i) {
-    if (wanted[i] < 0 || wanted[i] >= count) {
-      return kc_status_create(KC_INVALID_ARGUMENT,
-                              "attr 'kc_needed': item %d is %lld, expected 0 .. %d (an output)", i,
-                              (long long)wanted[i], count - 1);
-    }
-    need[wanted[i]] = true;
+  int64_t mask = -1;
+  KC_RETURN_IF_ERROR(kc_op_attrs_get_int(kc_kernel_ctx_get_attrs(ctx), "kc_needed", &mask));
+  if (mask != -1 && (mask < 0 || mask >= ((int64_t)1 << count))) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "attr 'kc_needed': %lld is not a mask of the op's %d outputs (expected "
+                            "-1 for all, or 0 .. %lld)",
+                            (long long)mask, count, (long long)(((int64_t)1 << count) - 1));
   }
+  for (int32_t i = 0; i < count; ++i) need[i] = (mask >> i) & 1;
   return NULL;
 }
 

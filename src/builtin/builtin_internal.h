@@ -38,9 +38,9 @@ typedef struct kc__bi_op {
 #define KC__BI_T "T: {f32, f64, f16, bf16}"
 
 /* The attr a gradient op declares to be told which of its outputs the
- * caller uses (kcall/op.h, "Gradients"), and which they are: need[i] for
- * each of its `count` outputs (all true when the attr is empty). */
-#define KC__BI_NEEDED "kc_needed: list(int) = []"
+ * caller uses (kcall/op.h, "Gradients": a mask, -1 for all), and which
+ * they are: need[i] for each of its `count` outputs. */
+#define KC__BI_NEEDED "kc_needed: int = -1"
 kc_status* kc__bi_needed(kc_kernel_ctx* ctx, bool* need, int32_t count);
 
 /* Registers the f16 and bf16 kernel of `op` (bi_half.c). */
