@@ -37,8 +37,9 @@ The router calls NAME_kcall_nograd when grad mode is off or no input
 requires grad, so no Python runs on that path, and NAME_kcall_autograd
 otherwise. Every one has the native CPU kernel, the Python kernel for
 other devices (``_Op.run``) and the fake. An op the native kernel cannot
-serve (list inputs or outputs, string, dtype or list attributes, more
-than 16 tensors or attributes) keeps the Python kernel: with a list input
+serve (list inputs or outputs, string, dtype or float and bool list
+attributes, more than 16 tensors or attributes; int lists are native)
+keeps the Python kernel: with a list input
 it is one torch op as below, otherwise it keeps the router.
 
 The Python kernel (older torch, or such ops): DLPack both ways
@@ -209,7 +210,8 @@ class _Op:
         optional_ok = info.get("optional")
         for _, torch_type, _ in self.attrs:
             if torch_type not in _NATIVE_ATTR_KINDS or (
-                    torch_type.endswith("?") and not optional_ok):
+                    torch_type.endswith("?") and not optional_ok) or (
+                    torch_type.endswith("[]") and not info.get("lists")):
                 return None
             kinds.append(torch_type)
         names = [None] * len(self.inputs) + [a for a, _, _ in self.attrs]
@@ -609,7 +611,8 @@ def _dynamic_on_purpose(tensors):
 
 
 # The attribute types the native kernel reads from torch's stack.
-_NATIVE_ATTR_KINDS = {"int", "float", "bool", "int?", "float?", "bool?"}
+_NATIVE_ATTR_KINDS = {"int", "float", "bool", "int?", "float?", "bool?",
+                      "int[]"}
 
 
 def _native_init(hidden=()):

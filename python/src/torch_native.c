@@ -64,7 +64,8 @@ enum arg_kind {
   ARG_OPT_INT,
   ARG_OPT_FLOAT,
   ARG_OPT_BOOL,
-  ARG_OTHER, /* passed through by a router; never in a kernel */
+  ARG_INT_LIST, /* int[]: a list handle the kernel owns */
+  ARG_OTHER,    /* passed through by a router; never in a kernel */
 };
 
 /* A native kernel takes at most NATIVE_MAX_TENSORS inputs and outputs and
@@ -164,6 +165,8 @@ typedef struct kernel_call {
   const DLTensor* in_ptrs[NATIVE_MAX_TENSORS];
   kc_op_attr attrs[NATIVE_MAX_ATTRS];
   int32_t num_attrs;
+  kc_array* lists[NATIVE_MAX_ATTRS]; /* the int[] attrs' values, owned */
+  int32_t num_lists;
   kc_op_output_info infos[NATIVE_MAX_TENSORS];
   int32_t num_outputs;
   aten_tensor outputs[NATIVE_MAX_TENSORS]; /* owned until returned */
@@ -174,6 +177,8 @@ typedef struct kernel_call {
 } kernel_call;
 
 static void kernel_call_release(kernel_call* c, bool outputs_too) {
+  for (int32_t i = 0; i < c->num_lists; ++i) kc_object_release(KC_OBJECT(c->lists[i]));
+  c->num_lists = 0;
   for (int32_t i = 0; i < c->num_inputs; ++i) {
     if (c->compact[i]) shim.delete_tensor_object(c->compact[i]);
     shim.delete_tensor_object(c->inputs[i]);
@@ -288,14 +293,55 @@ static int kernel_input(const native_slot* s, kernel_call* c, int32_t i) {
   return 0;
 }
 
+/* An int[] attribute: the list handle's items as a kc_array (the call
+ * keeps it until kernel_call_release); the handle is freed either way. 0,
+ * or -1 with c->msg set. */
+static int kernel_int_list(const native_slot* s, kernel_call* c, kc_op_attr* a,
+                           stable_ivalue v) {
+  void* list = (void*)(uintptr_t)v;
+  size_t n = 0;
+  int rc = shim.list_size(list, &n) ? -1 : 0;
+  kc_any items[KC_TENSOR_MAX_NDIM * 2];
+  if (!rc && n > sizeof items / sizeof items[0]) {
+    snprintf(c->msg, sizeof c->msg,
+             "kcall op %s: attr '%.*s': %zu items; the native kernel takes at most %zu",
+             s->quoted, (int)a->name.size, a->name.data, n, sizeof items / sizeof items[0]);
+    rc = -1;
+  }
+  for (size_t i = 0; !rc && i < n; ++i) {
+    stable_ivalue item = 0;
+    if (shim.list_get_item(list, i, &item)) {
+      rc = -1;
+      break;
+    }
+    int64_t value;
+    memcpy(&value, &item, sizeof value);
+    items[i] = kc_any_int(value);
+  }
+  shim.delete_list(list);
+  kc_array* array = NULL;
+  kc_status* st = rc ? NULL : kc_array_create(NULL, items, n, &array);
+  if (st) status_message(st, c->msg, sizeof c->msg);
+  if (rc || st) {
+    if (!c->msg[0]) {
+      snprintf(c->msg, sizeof c->msg, "kcall op %s: attr '%.*s': torch's list could not be read",
+               s->quoted, (int)a->name.size, a->name.data);
+    }
+    return -1;
+  }
+  c->lists[c->num_lists++] = array;
+  a->value = kc_any_object(KC_OBJECT(array));
+  return 0;
+}
+
 /* The attribute at stack position `pos`; a left-out optional one adds
- * nothing. */
-static void kernel_attr(const native_slot* s, kernel_call* c, int32_t pos,
-                        stable_ivalue v) {
+ * nothing. 0, or -1 with c->msg set. */
+static int kernel_attr(const native_slot* s, kernel_call* c, int32_t pos,
+                       stable_ivalue v) {
   uint8_t kind = s->kinds[pos];
   if (kind >= ARG_OPT_INT && kind <= ARG_OPT_BOOL) {
     stable_ivalue* boxed = (stable_ivalue*)(uintptr_t)v;
-    if (!boxed) return;
+    if (!boxed) return 0;
     v = *boxed;
     shim.delete_stable_ivalue(boxed);
     kind = (uint8_t)(kind - (ARG_OPT_INT - ARG_INT));
@@ -303,6 +349,7 @@ static void kernel_attr(const native_slot* s, kernel_call* c, int32_t pos,
   kc_op_attr* a = &c->attrs[c->num_attrs++];
   a->name = kc_sv(s->attr_names[pos]);
   memset(&a->value, 0, sizeof a->value);
+  if (kind == ARG_INT_LIST) return kernel_int_list(s, c, a, v);
   if (kind == ARG_INT) {
     a->value.type_index = KC_TYPE_INT;
     memcpy(&a->value.u.v_int64, &v, sizeof v);
@@ -312,6 +359,18 @@ static void kernel_attr(const native_slot* s, kernel_call* c, int32_t pos,
   } else {
     a->value.type_index = KC_TYPE_BOOL;
     a->value.u.v_int64 = (v & 0xff) != 0;
+  }
+  return 0;
+}
+
+/* Frees what the stack holds at `pos` for an attribute that is not read
+ * (an earlier one failed). */
+static void kernel_attr_discard(const native_slot* s, int32_t pos, stable_ivalue v) {
+  uint8_t kind = s->kinds[pos];
+  if (kind == ARG_INT_LIST) {
+    shim.delete_list((void*)(uintptr_t)v);
+  } else if (kind >= ARG_OPT_INT && kind <= ARG_OPT_BOOL && v) {
+    shim.delete_stable_ivalue((stable_ivalue*)(uintptr_t)v);
   }
 }
 
@@ -385,18 +444,21 @@ static void run_kernel(const native_slot* s, stable_ivalue* stack) {
   kernel_call* c = &call;
   c->num_inputs = 0;
   c->num_attrs = 0;
+  c->num_lists = 0;
   c->num_outputs = 0;
   c->msg[0] = '\0';
+  int ok = 1;
   for (int32_t p = 0; p < s->num_args; ++p) {
     if (s->kinds[p] == ARG_TENSOR) {
       int32_t i = c->num_inputs++;
       c->inputs[i] = (aten_tensor)(uintptr_t)stack[p];
       c->compact[i] = NULL;
+    } else if (ok) {
+      ok = kernel_attr(s, c, p, stack[p]) == 0;
     } else {
-      kernel_attr(s, c, p, stack[p]);
+      kernel_attr_discard(s, p, stack[p]);
     }
   }
-  int ok = 1;
   for (int32_t i = 0; ok && i < c->num_inputs; ++i) {
     ok = kernel_input(s, c, i) == 0;
   }
@@ -543,8 +605,10 @@ static PyObject* torch_native_info(PyObject* module, PyObject* unused) {
   (void)module;
   (void)unused;
   if (!shim_ready) Py_RETURN_NONE;
-  return Py_BuildValue("{s:O,s:O,s:O,s:i,s:i,s:i}", "optional",
+  bool lists = shim.list_size && shim.list_get_item && shim.delete_list;
+  return Py_BuildValue("{s:O,s:O,s:O,s:O,s:i,s:i,s:i}", "optional",
                        shim.delete_stable_ivalue ? Py_True : Py_False,
+                       "lists", lists ? Py_True : Py_False,
                        "message", shim.exception_what ? Py_True : Py_False,
                        "threads",
                        shim.parallel_for && shim.get_num_threads ? Py_True
@@ -554,8 +618,8 @@ static PyObject* torch_native_info(PyObject* module, PyObject* unused) {
 }
 
 static int kind_from_name(PyObject* name, uint8_t* out) {
-  static const char* const names[] = {"Tensor", "int",    "float", "bool",
-                                      "int?",   "float?", "bool?", "other"};
+  static const char* const names[] = {"Tensor", "int",   "float", "bool", "int?",
+                                      "float?", "bool?", "int[]", "other"};
   const char* text = PyUnicode_AsUTF8(name);
   if (!text) return -1;
   for (uint8_t k = 0; k <= ARG_OTHER; ++k) {
@@ -670,7 +734,9 @@ static PyObject* torch_native_kernel(PyObject* module, PyObject* args) {
   if (!s) return NULL;
   for (int32_t p = 0; p < s->num_args; ++p) {
     if (s->kinds[p] == ARG_OTHER ||
-        (s->kinds[p] >= ARG_OPT_INT && !shim.delete_stable_ivalue)) {
+        (s->kinds[p] >= ARG_OPT_INT && s->kinds[p] <= ARG_OPT_BOOL &&
+         !shim.delete_stable_ivalue) ||
+        (s->kinds[p] == ARG_INT_LIST && !shim.delete_list)) {
       slot_free(s);
       PyErr_SetString(PyExc_ValueError,
                       "torch_native_kernel: an argument kind it cannot read");

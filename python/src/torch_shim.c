@@ -37,6 +37,9 @@ static const struct shim_symbol {
     SHIM(exception_what, "torch_exception_get_what_without_backtrace", true),
     SHIM(parallel_for, "torch_parallel_for", true),
     SHIM(get_num_threads, "torch_get_num_threads", true),
+    SHIM(list_size, "torch_list_size", true),
+    SHIM(list_get_item, "torch_list_get_item", true),
+    SHIM(delete_list, "torch_delete_list", true),
 #undef SHIM
 };
 

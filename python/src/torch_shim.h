@@ -52,6 +52,11 @@ typedef struct torch_shim {
                             void (*fn)(int64_t begin, int64_t end, void* ctx),
                             void* ctx);
   torch_err (*get_num_threads)(uint32_t* out);
+  /* Optional (torch 2.10): without them, list attributes (int[]) are not
+   * native. A list argument reaches a kernel as a list handle it owns. */
+  torch_err (*list_size)(void* list, size_t* out);
+  torch_err (*list_get_item)(void* list, size_t index, stable_ivalue* out);
+  torch_err (*delete_list)(void* list);
 } torch_shim;
 
 /* The functions found, valid once torch_shim_load succeeded; torch's code
