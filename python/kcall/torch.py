@@ -37,8 +37,8 @@ The router calls NAME_kcall_nograd when grad mode is off or no input
 requires grad, so no Python runs on that path, and NAME_kcall_autograd
 otherwise. Every one has the native CPU kernel, the Python kernel for
 other devices (``_Op.run``) and the fake. An op the native kernel cannot
-serve (list inputs or outputs, string, dtype or float and bool list
-attributes, more than 16 tensors or attributes; int lists are native)
+serve (list inputs or outputs, dtype or float and bool list attributes,
+more than 16 tensors or attributes; int lists and strings are native)
 keeps the Python kernel: with a list input
 it is one torch op as below, otherwise it keeps the router.
 
@@ -211,7 +211,8 @@ class _Op:
         for _, torch_type, _ in self.attrs:
             if torch_type not in _NATIVE_ATTR_KINDS or (
                     torch_type.endswith("?") and not optional_ok) or (
-                    torch_type.endswith("[]") and not info.get("lists")):
+                    torch_type.endswith("[]") and not info.get("lists")) or (
+                    torch_type == "str" and not info.get("strings")):
                 return None
             kinds.append(torch_type)
         names = [None] * len(self.inputs) + [a for a, _, _ in self.attrs]
@@ -612,7 +613,7 @@ def _dynamic_on_purpose(tensors):
 
 # The attribute types the native kernel reads from torch's stack.
 _NATIVE_ATTR_KINDS = {"int", "float", "bool", "int?", "float?", "bool?",
-                      "int[]"}
+                      "int[]", "str"}
 
 
 def _native_init(hidden=()):

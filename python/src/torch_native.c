@@ -65,6 +65,7 @@ enum arg_kind {
   ARG_OPT_FLOAT,
   ARG_OPT_BOOL,
   ARG_INT_LIST, /* int[]: a list handle the kernel owns */
+  ARG_STRING,   /* str: a string handle the kernel owns */
   ARG_OTHER,    /* passed through by a router; never in a kernel */
 };
 
@@ -167,6 +168,8 @@ typedef struct kernel_call {
   int32_t num_attrs;
   kc_array* lists[NATIVE_MAX_ATTRS]; /* the int[] attrs' values, owned */
   int32_t num_lists;
+  void* strings[NATIVE_MAX_ATTRS]; /* the str attrs' torch handles, owned */
+  int32_t num_strings;
   kc_op_output_info infos[NATIVE_MAX_TENSORS];
   int32_t num_outputs;
   aten_tensor outputs[NATIVE_MAX_TENSORS]; /* owned until returned */
@@ -179,6 +182,8 @@ typedef struct kernel_call {
 static void kernel_call_release(kernel_call* c, bool outputs_too) {
   for (int32_t i = 0; i < c->num_lists; ++i) kc_object_release(KC_OBJECT(c->lists[i]));
   c->num_lists = 0;
+  for (int32_t i = 0; i < c->num_strings; ++i) shim.delete_string(c->strings[i]);
+  c->num_strings = 0;
   for (int32_t i = 0; i < c->num_inputs; ++i) {
     if (c->compact[i]) shim.delete_tensor_object(c->compact[i]);
     shim.delete_tensor_object(c->inputs[i]);
@@ -350,6 +355,19 @@ static int kernel_attr(const native_slot* s, kernel_call* c, int32_t pos,
   a->name = kc_sv(s->attr_names[pos]);
   memset(&a->value, 0, sizeof a->value);
   if (kind == ARG_INT_LIST) return kernel_int_list(s, c, a, v);
+  if (kind == ARG_STRING) {
+    /* The handle's text stays valid until kernel_call_release frees it. */
+    void* handle = (void*)(uintptr_t)v;
+    const char* text = NULL;
+    c->strings[c->num_strings++] = handle;
+    if (shim.string_c_str(handle, &text) || !text) {
+      snprintf(c->msg, sizeof c->msg, "kcall op %s: attr '%.*s': torch's string could not be read",
+               s->quoted, (int)a->name.size, a->name.data);
+      return -1;
+    }
+    a->value = kc_any_cstr(text);
+    return 0;
+  }
   if (kind == ARG_INT) {
     a->value.type_index = KC_TYPE_INT;
     memcpy(&a->value.u.v_int64, &v, sizeof v);
@@ -369,6 +387,8 @@ static void kernel_attr_discard(const native_slot* s, int32_t pos, stable_ivalue
   uint8_t kind = s->kinds[pos];
   if (kind == ARG_INT_LIST) {
     shim.delete_list((void*)(uintptr_t)v);
+  } else if (kind == ARG_STRING) {
+    shim.delete_string((void*)(uintptr_t)v);
   } else if (kind >= ARG_OPT_INT && kind <= ARG_OPT_BOOL && v) {
     shim.delete_stable_ivalue((stable_ivalue*)(uintptr_t)v);
   }
@@ -445,6 +465,7 @@ static void run_kernel(const native_slot* s, stable_ivalue* stack) {
   c->num_inputs = 0;
   c->num_attrs = 0;
   c->num_lists = 0;
+  c->num_strings = 0;
   c->num_outputs = 0;
   c->msg[0] = '\0';
   int ok = 1;
@@ -606,9 +627,11 @@ static PyObject* torch_native_info(PyObject* module, PyObject* unused) {
   (void)unused;
   if (!shim_ready) Py_RETURN_NONE;
   bool lists = shim.list_size && shim.list_get_item && shim.delete_list;
-  return Py_BuildValue("{s:O,s:O,s:O,s:O,s:i,s:i,s:i}", "optional",
+  bool strings = shim.string_c_str && shim.delete_string;
+  return Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:i,s:i,s:i}", "optional",
                        shim.delete_stable_ivalue ? Py_True : Py_False,
                        "lists", lists ? Py_True : Py_False,
+                       "strings", strings ? Py_True : Py_False,
                        "message", shim.exception_what ? Py_True : Py_False,
                        "threads",
                        shim.parallel_for && shim.get_num_threads ? Py_True
@@ -618,8 +641,8 @@ static PyObject* torch_native_info(PyObject* module, PyObject* unused) {
 }
 
 static int kind_from_name(PyObject* name, uint8_t* out) {
-  static const char* const names[] = {"Tensor", "int",   "float", "bool", "int?",
-                                      "float?", "bool?", "int[]", "other"};
+  static const char* const names[] = {"Tensor", "int",   "float", "bool", "int?",  "float?",
+                                      "bool?",  "int[]", "str",   "other"};
   const char* text = PyUnicode_AsUTF8(name);
   if (!text) return -1;
   for (uint8_t k = 0; k <= ARG_OTHER; ++k) {
@@ -736,7 +759,8 @@ static PyObject* torch_native_kernel(PyObject* module, PyObject* args) {
     if (s->kinds[p] == ARG_OTHER ||
         (s->kinds[p] >= ARG_OPT_INT && s->kinds[p] <= ARG_OPT_BOOL &&
          !shim.delete_stable_ivalue) ||
-        (s->kinds[p] == ARG_INT_LIST && !shim.delete_list)) {
+        (s->kinds[p] == ARG_INT_LIST && !shim.delete_list) ||
+        (s->kinds[p] == ARG_STRING && !shim.delete_string)) {
       slot_free(s);
       PyErr_SetString(PyExc_ValueError,
                       "torch_native_kernel: an argument kind it cannot read");

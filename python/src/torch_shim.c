@@ -40,6 +40,8 @@ static const struct shim_symbol {
     SHIM(list_size, "torch_list_size", true),
     SHIM(list_get_item, "torch_list_get_item", true),
     SHIM(delete_list, "torch_delete_list", true),
+    SHIM(string_c_str, "torch_string_c_str", true),
+    SHIM(delete_string, "torch_delete_string", true),
 #undef SHIM
 };
 

@@ -57,6 +57,10 @@ typedef struct torch_shim {
   torch_err (*list_size)(void* list, size_t* out);
   torch_err (*list_get_item)(void* list, size_t index, stable_ivalue* out);
   torch_err (*delete_list)(void* list);
+  /* Optional (torch 2.10): without them, str attributes are not native. A
+   * string argument reaches a kernel as a string handle it owns. */
+  torch_err (*string_c_str)(void* string, const char** out);
+  torch_err (*delete_string)(void* string);
 } torch_shim;
 
 /* The functions found, valid once torch_shim_load succeeded; torch's code

@@ -242,6 +242,32 @@ def test_list_attrs_are_native_and_leak_nothing():
     assert grown < 4096, f"RSS grew by {grown} KiB over 10^5 calls"
 
 
+@native
+def test_string_attrs_are_native():
+    """An op with a str attr (kc.CrossEntropy's reduction) runs natively;
+    a value outside its set is kcall's error."""
+    assert kcall._core.torch_native_info()["strings"]
+    ce = kcall.torch.register_op("kc.CrossEntropy")
+    assert "torch_native.c" in kernels("kcall::kc_CrossEntropy")["CPU"]
+    x, labels = torch.randn(6, 4), torch.tensor([0, 3, 1, 1, 2, 0])
+    assert python_calls(lambda: ce(x, labels, reduction="sum"),
+                        ".kc_CrossEntropy") == []
+    for reduction in ("mean", "sum", "none"):
+        torch.testing.assert_close(
+            ce(x, labels, reduction=reduction),
+            torch.nn.functional.cross_entropy(x, labels, reduction=reduction))
+    with pytest.raises(RuntimeError, match="'avg' is not one of the allowed"):
+        ce(x, labels, reduction="avg")
+    with torch.no_grad():
+        for _ in range(10_000):
+            ce(x, labels, reduction="sum")
+        before = rss_kib()
+        for _ in range(100_000):
+            ce(x, labels, reduction="sum")
+    grown = rss_kib() - before
+    assert grown < 4096, f"RSS grew by {grown} KiB over 10^5 calls"
+
+
 def run_python(code):
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
                           capture_output=True, text=True, timeout=300,
