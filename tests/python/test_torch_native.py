@@ -179,6 +179,16 @@ def rss_kib():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
+def assert_no_leak(calls):
+    """calls(n) 10^5 times' worth, after a warm-up of 10^4 (torch's and
+    kcall's caches), leaves the resident size within 4 MiB."""
+    calls(10_000)
+    before = rss_kib()
+    calls(100_000)
+    grown = rss_kib() - before
+    assert grown < 4096, f"RSS grew by {grown} KiB over 10^5 calls"
+
+
 @native
 def test_many_calls_leak_nothing(ops):
     """10^5 calls on each path (the native kernel, an error raised from
@@ -199,11 +209,7 @@ def test_many_calls_leak_nothing(ops):
             except RuntimeError:
                 pass
 
-    calls(10_000)  # warm up: torch's and kcall's caches
-    before = rss_kib()
-    calls(100_000)
-    grown = rss_kib() - before
-    assert grown < 4096, f"RSS grew by {grown} KiB over 10^5 calls"
+    assert_no_leak(calls)
 
 
 @native
@@ -235,11 +241,7 @@ def test_list_attrs_are_native_and_leak_nothing():
                 except RuntimeError:
                     pass
 
-    calls(10_000)
-    before = rss_kib()
-    calls(100_000)
-    grown = rss_kib() - before
-    assert grown < 4096, f"RSS grew by {grown} KiB over 10^5 calls"
+    assert_no_leak(calls)
 
 
 @native
@@ -258,14 +260,13 @@ def test_string_attrs_are_native():
             torch.nn.functional.cross_entropy(x, labels, reduction=reduction))
     with pytest.raises(RuntimeError, match="'avg' is not one of the allowed"):
         ce(x, labels, reduction="avg")
-    with torch.no_grad():
-        for _ in range(10_000):
-            ce(x, labels, reduction="sum")
-        before = rss_kib()
-        for _ in range(100_000):
-            ce(x, labels, reduction="sum")
-    grown = rss_kib() - before
-    assert grown < 4096, f"RSS grew by {grown} KiB over 10^5 calls"
+
+    def calls(n):
+        with torch.no_grad():
+            for _ in range(n):
+                ce(x, labels, reduction="sum")
+
+    assert_no_leak(calls)
 
 
 def run_python(code):
