@@ -251,7 +251,7 @@ static kc_status* kc__rd_max_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
     }
   }
   if (jvp) {
-    for (int64_t r = 0; r < ny; ++r) kc__rd_put(&gs, r, ties[r] ? sums[r] / ties[r] : 0);
+    for (int64_t r = 0; r < ny; ++r) kc__rd_put(&gs, r, ties[r] > 0 ? sums[r] / ties[r] : 0);
     return NULL;
   }
   for (int64_t i = 0; i < nx; ++i) {
