@@ -1,4 +1,4 @@
-/* The network layers' built-in ops (src/builtin/bi_nn.c) and kc.Max
+/* The network layers' built-in ops (src/builtin/bi_nn.c, bi_index.c) and kc.Max
  * (bi_reduce.c): each against a reference computed here in double, each
  * tangent against a central difference of its op, each gradient against its
  * tangent (<gradient(dy), u> = <dy, tangent(u)>), and what they refuse. */

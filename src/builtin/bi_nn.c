@@ -1,8 +1,7 @@
-/* The network layers' built-in ops: kc.Softmax, kc.LogSoftmax, kc.LayerNorm,
- * kc.RMSNorm, kc.Embedding and kc.CrossEntropy, with their gradients and
- * tangents. Each works on lines: softmax's along its axis (x viewed as
- * [outer, n, inner]), the norms' over x's trailing dims, the loss's over
- * the classes. Sums and statistics are taken in double. */
+/* The normalising built-in ops: kc.Softmax, kc.LogSoftmax, kc.LayerNorm and
+ * kc.RMSNorm, with their gradients and tangents. Each works on lines:
+ * softmax's along its axis (x viewed as [outer, n, inner]), the norms'
+ * over x's trailing dims. Sums and statistics are taken in double. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,18 +20,6 @@ enum {
   KC__NN_LAYER,            /* the norms: mean subtracted, a bias added */
   KC__NN_RMS,
 };
-
-static inline double kc__nn_get(const void* p, bool f32, int64_t i) {
-  return f32 ? (double)((const float*)p)[i] : ((const double*)p)[i];
-}
-
-static inline void kc__nn_set(void* p, bool f32, int64_t i, double v) {
-  if (f32) {
-    ((float*)p)[i] = (float)v;
-  } else {
-    ((double*)p)[i] = v;
-  }
-}
 
 /* Dim `axis` of a rank-`rank` tensor, negative ones counting from the
  * end; INVALID_ARGUMENT naming the attr when it is out of range. */
@@ -69,41 +56,41 @@ static void kc__nn_line(const kc__nn_line_job* j, int64_t line) {
     case KC__NN_LOG_SOFTMAX: {
       double m = -INFINITY;
       for (int64_t k = 0; k < j->n; ++k) {
-        double v = kc__nn_get(j->a, f, base + k * s);
+        double v = kc__bi_get(j->a, f, base + k * s);
         if (v > m || v != v) m = v;
       }
-      for (int64_t k = 0; k < j->n; ++k) acc += exp(kc__nn_get(j->a, f, base + k * s) - m);
+      for (int64_t k = 0; k < j->n; ++k) acc += exp(kc__bi_get(j->a, f, base + k * s) - m);
       double lse = log(acc);
       for (int64_t k = 0; k < j->n; ++k) {
-        double v = kc__nn_get(j->a, f, base + k * s) - m;
-        kc__nn_set(j->out, f, base + k * s, j->code == KC__NN_SOFTMAX ? exp(v) / acc : v - lse);
+        double v = kc__bi_get(j->a, f, base + k * s) - m;
+        kc__bi_set(j->out, f, base + k * s, j->code == KC__NN_SOFTMAX ? exp(v) / acc : v - lse);
       }
       return;
     }
     case KC__NN_SOFTMAX_GRAD:
       for (int64_t k = 0; k < j->n; ++k) {
-        acc += kc__nn_get(j->a, f, base + k * s) * kc__nn_get(j->b, f, base + k * s);
+        acc += kc__bi_get(j->a, f, base + k * s) * kc__bi_get(j->b, f, base + k * s);
       }
       for (int64_t k = 0; k < j->n; ++k) {
         int64_t i = base + k * s;
-        kc__nn_set(j->out, f, i, kc__nn_get(j->a, f, i) * (kc__nn_get(j->b, f, i) - acc));
+        kc__bi_set(j->out, f, i, kc__bi_get(j->a, f, i) * (kc__bi_get(j->b, f, i) - acc));
       }
       return;
     case KC__NN_LOG_SOFTMAX_GRAD:
-      for (int64_t k = 0; k < j->n; ++k) acc += kc__nn_get(j->b, f, base + k * s);
+      for (int64_t k = 0; k < j->n; ++k) acc += kc__bi_get(j->b, f, base + k * s);
       for (int64_t k = 0; k < j->n; ++k) {
         int64_t i = base + k * s;
-        kc__nn_set(j->out, f, i, kc__nn_get(j->b, f, i) - exp(kc__nn_get(j->a, f, i)) * acc);
+        kc__bi_set(j->out, f, i, kc__bi_get(j->b, f, i) - exp(kc__bi_get(j->a, f, i)) * acc);
       }
       return;
     default: /* KC__NN_LOG_SOFTMAX_JVP */
       for (int64_t k = 0; k < j->n; ++k) {
         int64_t i = base + k * s;
-        acc += exp(kc__nn_get(j->a, f, i)) * kc__nn_get(j->b, f, i);
+        acc += exp(kc__bi_get(j->a, f, i)) * kc__bi_get(j->b, f, i);
       }
       for (int64_t k = 0; k < j->n; ++k) {
         int64_t i = base + k * s;
-        kc__nn_set(j->out, f, i, kc__nn_get(j->b, f, i) - acc);
+        kc__bi_set(j->out, f, i, kc__bi_get(j->b, f, i) - acc);
       }
       return;
   }
@@ -238,11 +225,11 @@ typedef struct kc__nn_norm_job {
 static void kc__nn_norm_stats(const kc__nn_norm_job* j, int64_t base, double* mean, double* rstd) {
   double m = 0, v = 0;
   if (j->layer) {
-    for (int64_t k = 0; k < j->n; ++k) m += kc__nn_get(j->x, j->f32, base + k);
+    for (int64_t k = 0; k < j->n; ++k) m += kc__bi_get(j->x, j->f32, base + k);
     m /= (double)j->n;
   }
   for (int64_t k = 0; k < j->n; ++k) {
-    double c = kc__nn_get(j->x, j->f32, base + k) - m;
+    double c = kc__bi_get(j->x, j->f32, base + k) - m;
     v += c * c;
   }
   *mean = m;
@@ -283,9 +270,9 @@ static void kc__nn_norm_rows(void* ctx, int64_t begin, int64_t end) {
     double m = 0, rs = 0;
     kc__nn_norm_stats(j, base, &m, &rs);
     for (int64_t k = 0; k < j->n; ++k) {
-      double v = (kc__nn_get(j->x, j->f32, base + k) - m) * rs * kc__nn_get(j->scale, j->f32, k);
-      if (j->layer) v += kc__nn_get(j->bias, j->f32, k);
-      kc__nn_set(j->y, j->f32, base + k, v);
+      double v = (kc__bi_get(j->x, j->f32, base + k) - m) * rs * kc__bi_get(j->scale, j->f32, k);
+      if (j->layer) v += kc__bi_get(j->bias, j->f32, k);
+      kc__bi_set(j->y, j->f32, base + k, v);
     }
   }
 }
@@ -299,8 +286,8 @@ typedef struct kc__nn_norm_row {
 } kc__nn_norm_row;
 
 static double kc__nn_norm_u(const kc__nn_norm_job* j, int64_t base, int64_t k, bool grad) {
-  double u = kc__nn_get(j->dy, j->f32, base + k);
-  return grad ? u * kc__nn_get(j->scale, j->f32, k) : u;
+  double u = kc__bi_get(j->dy, j->f32, base + k);
+  return grad ? u * kc__bi_get(j->scale, j->f32, k) : u;
 }
 
 static kc__nn_norm_row kc__nn_norm_row_of(const kc__nn_norm_job* j, int64_t base, bool grad) {
@@ -309,7 +296,7 @@ static kc__nn_norm_row kc__nn_norm_row_of(const kc__nn_norm_job* j, int64_t base
   for (int64_t k = 0; k < j->n; ++k) {
     double u = kc__nn_norm_u(j, base, k, grad);
     w.mean_u += u;
-    w.mean_xu += (kc__nn_get(j->x, j->f32, base + k) - w.mean) * w.rstd * u;
+    w.mean_xu += (kc__bi_get(j->x, j->f32, base + k) - w.mean) * w.rstd * u;
   }
   w.mean_u = j->layer ? w.mean_u / (double)j->n : 0;
   w.mean_xu /= (double)j->n;
@@ -355,9 +342,9 @@ static void kc__nn_norm_grad_rows(void* ctx, int64_t begin, int64_t end) {
     j->stats[2 * r] = w.mean;
     j->stats[2 * r + 1] = w.rstd;
     for (int64_t k = 0; k < j->n; ++k) {
-      double xhat = (kc__nn_get(j->x, j->f32, base + k) - w.mean) * w.rstd;
+      double xhat = (kc__bi_get(j->x, j->f32, base + k) - w.mean) * w.rstd;
       double u = kc__nn_norm_u(j, base, k, true);
-      kc__nn_set(j->y, j->f32, base + k, w.rstd * (u - w.mean_u - xhat * w.mean_xu));
+      kc__bi_set(j->y, j->f32, base + k, w.rstd * (u - w.mean_u - xhat * w.mean_xu));
     }
   }
 }
@@ -384,14 +371,14 @@ static void kc__nn_norm_grad_cols(void* ctx, int64_t begin, int64_t end) {
         continue;
       }
       for (int64_t k = 0; k < cols; ++k) {
-        double g = kc__nn_get(j->dy, j->f32, base + k);
-        ds[k] += g * (kc__nn_get(j->x, j->f32, base + k) - m) * rs;
+        double g = kc__bi_get(j->dy, j->f32, base + k);
+        ds[k] += g * (kc__bi_get(j->x, j->f32, base + k) - m) * rs;
         db[k] += g;
       }
     }
     for (int64_t k = 0; k < cols; ++k) {
-      kc__nn_set(j->dscale, j->f32, c0 + k, ds[k]);
-      if (j->layer) kc__nn_set(j->dbias, j->f32, c0 + k, db[k]);
+      kc__bi_set(j->dscale, j->f32, c0 + k, ds[k]);
+      if (j->layer) kc__bi_set(j->dbias, j->f32, c0 + k, db[k]);
     }
   }
 }
@@ -403,12 +390,12 @@ static void kc__nn_norm_jvp_rows(void* ctx, int64_t begin, int64_t end) {
     int64_t base = r * j->n;
     kc__nn_norm_row w = kc__nn_norm_row_of(j, base, false);
     for (int64_t k = 0; k < j->n; ++k) {
-      double xhat = (kc__nn_get(j->x, j->f32, base + k) - w.mean) * w.rstd;
+      double xhat = (kc__bi_get(j->x, j->f32, base + k) - w.mean) * w.rstd;
       double u = kc__nn_norm_u(j, base, k, false);
-      double t = w.rstd * (u - w.mean_u - xhat * w.mean_xu) * kc__nn_get(j->scale, j->f32, k) +
-                 xhat * kc__nn_get(j->tscale, j->f32, k);
-      if (j->layer) t += kc__nn_get(j->tbias, j->f32, k);
-      kc__nn_set(j->y, j->f32, base + k, t);
+      double t = w.rstd * (u - w.mean_u - xhat * w.mean_xu) * kc__bi_get(j->scale, j->f32, k) +
+                 xhat * kc__bi_get(j->tscale, j->f32, k);
+      if (j->layer) t += kc__bi_get(j->tbias, j->f32, k);
+      kc__bi_set(j->y, j->f32, base + k, t);
     }
   }
 }
@@ -526,328 +513,12 @@ static kc_status* kc__nn_rms_jvp_shape(kc_shape_ctx* ctx) {
   return kc__nn_norm_shape_of(ctx, "xsxs", 1);
 }
 
-/* ---- indices ---------------------------------------------------------------------------- */
-
-static inline int64_t kc__nn_index(const DLTensor* t, int64_t i) {
-  const void* p = kc__bi_data(t);
-  return t->dtype.bits == 32 ? ((const int32_t*)p)[i] : ((const int64_t*)p)[i];
-}
-
-/* Every index of `t` in [0, bound): OUT_OF_RANGE naming the first that is
- * not. */
-static kc_status* kc__nn_check_indices(const DLTensor* t, const char* what, int64_t bound,
-                                       const char* of) {
-  int64_t n = kc__bi_numel(t);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t v = kc__nn_index(t, i);
-    if (v < 0 || v >= bound) {
-      return kc_status_create(KC_OUT_OF_RANGE, "%s: item %lld is %lld, expected 0 .. %lld (%s)",
-                              what, (long long)i, (long long)v, (long long)bound - 1, of);
-    }
-  }
-  return NULL;
-}
-
-/* ---- Embedding -------------------------------------------------------------------------- */
-
-typedef struct kc__nn_embed_job {
-  size_t row_bytes, elem;
-  int64_t dim, count; /* the table's row length, the number of indices */
-  const DLTensor* indices;
-  const char* table;
-  char* y;
-  const void* dy;
-  bool f32;
-} kc__nn_embed_job;
-
-static void kc__nn_embed_rows(void* ctx, int64_t begin, int64_t end) {
-  const kc__nn_embed_job* j = ctx;
-  for (int64_t i = begin; i < end; ++i) {
-    memcpy(j->y + (size_t)i * j->row_bytes,
-           j->table + (size_t)kc__nn_index(j->indices, i) * j->row_bytes, j->row_bytes);
-  }
-}
-
-/* kc.Embedding(table, indices) -> y: y[i..., :] = table[indices[i...], :]. */
-static kc_status* kc__nn_embed_compute(void* kernel, kc_kernel_ctx* ctx) {
-  (void)kernel;
-  const DLTensor* table = kc_kernel_ctx_get_input(ctx, 0);
-  const DLTensor* idx = kc_kernel_ctx_get_input(ctx, 1);
-  KC_RETURN_IF_ERROR(
-      kc__nn_check_indices(idx, "kc.Embedding: indices", table->shape[0], "the table's rows"));
-  kc__nn_embed_job j = {.elem = table->dtype.bits / 8,
-                        .dim = table->shape[1],
-                        .indices = idx,
-                        .table = kc__bi_data(table),
-                        .y = kc__bi_data(kc_kernel_ctx_get_output(ctx, 0))};
-  j.row_bytes = (size_t)j.dim * j.elem;
-  kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx), kc__bi_numel(idx), j.dim / 4 + 1,
-                              kc__nn_embed_rows, &j);
-  return NULL;
-}
-
-/* The gradient: each column block of dtable summed from dy's rows in index
- * order by one task, so the result does not depend on the threads. */
-static void kc__nn_embed_grad_cols(void* ctx, int64_t begin, int64_t end) {
-  const kc__nn_embed_job* j = ctx;
-  int64_t c0 = begin * KC__NN_BLOCK, c1 = end * KC__NN_BLOCK < j->dim ? end * KC__NN_BLOCK : j->dim;
-  for (int64_t i = 0; i < j->count; ++i) {
-    int64_t row = kc__nn_index(j->indices, i);
-    if (j->f32) {
-      float* d = (float*)j->y + row * j->dim;
-      const float* g = (const float*)j->dy + i * j->dim;
-      for (int64_t c = c0; c < c1; ++c) d[c] += g[c];
-    } else {
-      double* d = (double*)j->y + row * j->dim;
-      const double* g = (const double*)j->dy + i * j->dim;
-      for (int64_t c = c0; c < c1; ++c) d[c] += g[c];
-    }
-  }
-}
-
-/* kc.EmbeddingGrad(table, indices, dy) -> dtable: dy's rows added into the
- * rows the indices name, zeros elsewhere. */
-static kc_status* kc__nn_embed_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
-  (void)kernel;
-  const DLTensor* table = kc_kernel_ctx_get_input(ctx, 0);
-  const DLTensor* idx = kc_kernel_ctx_get_input(ctx, 1);
-  DLTensor* dt = kc_kernel_ctx_get_output(ctx, 0);
-  KC_RETURN_IF_ERROR(
-      kc__nn_check_indices(idx, "kc.EmbeddingGrad: indices", table->shape[0], "the table's rows"));
-  kc__nn_embed_job j = {.dim = table->shape[1],
-                        .count = kc__bi_numel(idx),
-                        .indices = idx,
-                        .y = kc__bi_data(dt),
-                        .dy = kc__bi_data(kc_kernel_ctx_get_input(ctx, 2)),
-                        .f32 = kc__bi_is_f32(table)};
-  memset(j.y, 0, (size_t)kc__bi_numel(dt) * (table->dtype.bits / 8));
-  kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx),
-                              (j.dim + KC__NN_BLOCK - 1) / KC__NN_BLOCK,
-                              j.count * KC__NN_BLOCK / 4 + 1, kc__nn_embed_grad_cols, &j);
-  return NULL;
-}
-
-/* Embedding's output shape, indices' dims then the table's row length. */
-static kc_status* kc__nn_embed_out_shape(kc_shape_ctx* ctx, const kc_shape_handle** out) {
-  const kc_shape_handle *table = NULL, *dim = NULL;
-  KC_RETURN_IF_ERROR(kc_shape_ctx_with_rank(ctx, kc_shape_ctx_get_input(ctx, 0), 2, &table),
-                     "table");
-  KC_RETURN_IF_ERROR(kc_shape_ctx_subshape(ctx, table, 1, 2, &dim));
-  return kc_shape_ctx_concatenate(ctx, kc_shape_ctx_get_input(ctx, 1), dim, out);
-}
-
-static kc_status* kc__nn_embed_shape(kc_shape_ctx* ctx) {
-  const kc_shape_handle* y = NULL;
-  KC_RETURN_IF_ERROR(kc__nn_embed_out_shape(ctx, &y));
-  return kc_shape_ctx_set_output(ctx, 0, y);
-}
-
-static kc_status* kc__nn_embed_grad_shape(kc_shape_ctx* ctx) {
-  const kc_shape_handle *y = NULL, *same = NULL;
-  KC_RETURN_IF_ERROR(kc__nn_embed_out_shape(ctx, &y));
-  KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, y, kc_shape_ctx_get_input(ctx, 2), &same),
-                     "dy against indices' dims and the table's row length");
-  return kc_shape_ctx_set_output(ctx, 0, kc_shape_ctx_get_input(ctx, 0));
-}
-
-/* ---- CrossEntropy ----------------------------------------------------------------------- */
-
-enum { KC__NN_MEAN, KC__NN_SUM, KC__NN_NONE };
-
-static kc_status* kc__nn_reduction(const kc_op_attrs* attrs, int* out) {
-  kc_string_view r = {0};
-  KC_RETURN_IF_ERROR(kc_op_attrs_get_string(attrs, "reduction", &r));
-  *out = r.size == 4 && !memcmp(r.data, "mean", 4)  ? KC__NN_MEAN
-         : r.size == 3 && !memcmp(r.data, "sum", 3) ? KC__NN_SUM
-                                                    : KC__NN_NONE;
-  return NULL;
-}
-
-/* Rows of `classes` logits with a label each. */
-typedef struct kc__nn_ce_job {
-  bool f32;
-  int reduction;
-  int64_t classes, rows;
-  const void *logits, *t; /* t: the cotangent of the loss, or the logits' tangent */
-  const DLTensor* labels;
-  void* out;
-  double* per_row; /* the reductions' per-row values, summed after */
-} kc__nn_ce_job;
-
-/* The row's max and log of the sum of e^(x - max). */
-static void kc__nn_ce_lse(const kc__nn_ce_job* j, int64_t base, double* m, double* lse) {
-  if (j->f32) {
-    const float* x = (const float*)j->logits + base;
-    float mx = kc__max_f32_relaxed(x, j->classes, NULL), t[KC__NN_BLOCK];
-    double s = 0;
-    for (int64_t from = 0; from < j->classes; from += KC__NN_BLOCK) {
-      int64_t c = j->classes - from < KC__NN_BLOCK ? j->classes - from : KC__NN_BLOCK;
-      for (int64_t k = 0; k < c; ++k) t[k] = x[from + k] - mx;
-      kc__vmath_f32(KC__VM_EXP, t, t, c);
-      s += kc__sum_f32_wide(t, c);
-    }
-    *m = mx;
-    *lse = log(s);
-    return;
-  }
-  double mx = -INFINITY, s = 0;
-  for (int64_t c = 0; c < j->classes; ++c) {
-    double v = kc__nn_get(j->logits, j->f32, base + c);
-    if (v > mx || v != v) mx = v;
-  }
-  for (int64_t c = 0; c < j->classes; ++c) s += exp(kc__nn_get(j->logits, j->f32, base + c) - mx);
-  *m = mx;
-  *lse = log(s);
-}
-
-/* loss of row r = logsumexp(x) - x[label]; its tangent sum_c (p_c -
- * onehot_c) t_c. */
-static void kc__nn_ce_rows(void* ctx, int64_t begin, int64_t end) {
-  const kc__nn_ce_job* j = ctx;
-  for (int64_t r = begin; r < end; ++r) {
-    int64_t base = r * j->classes, label = kc__nn_index(j->labels, r);
-    double m = 0, lse = 0, v = 0;
-    kc__nn_ce_lse(j, base, &m, &lse);
-    if (!j->t) {
-      v = m + lse - kc__nn_get(j->logits, j->f32, base + label);
-    } else {
-      for (int64_t c = 0; c < j->classes; ++c) {
-        v += exp(kc__nn_get(j->logits, j->f32, base + c) - m - lse) *
-             kc__nn_get(j->t, j->f32, base + c);
-      }
-      v -= kc__nn_get(j->t, j->f32, base + label);
-    }
-    j->per_row[r] = v;
-  }
-}
-
-/* dlogits of row r = (p - onehot) times the row's cotangent. */
-static void kc__nn_ce_grad_rows(void* ctx, int64_t begin, int64_t end) {
-  const kc__nn_ce_job* j = ctx;
-  double g0 = kc__nn_get(j->t, j->f32, 0);
-  if (j->reduction == KC__NN_MEAN) g0 /= (double)j->rows;
-  for (int64_t r = begin; r < end; ++r) {
-    int64_t base = r * j->classes, label = kc__nn_index(j->labels, r);
-    double g = j->reduction == KC__NN_NONE ? kc__nn_get(j->t, j->f32, r) : g0;
-    double m = 0, lse = 0;
-    kc__nn_ce_lse(j, base, &m, &lse);
-    if (j->f32) {
-      const float* x = (const float*)j->logits + base;
-      float* d = (float*)j->out + base;
-      float mf = (float)m, lf = (float)lse, gf = (float)g;
-      for (int64_t c = 0; c < j->classes; ++c) d[c] = (x[c] - mf) - lf;
-      kc__vmath_f32(KC__VM_EXP, d, d, j->classes);
-      for (int64_t c = 0; c < j->classes; ++c) d[c] *= gf;
-      d[label] -= gf;
-      continue;
-    }
-    for (int64_t c = 0; c < j->classes; ++c) {
-      double p = exp(kc__nn_get(j->logits, j->f32, base + c) - m - lse);
-      kc__nn_set(j->out, j->f32, base + c, (p - (c == label)) * g);
-    }
-  }
-}
-
-static kc_status* kc__nn_ce_prepare(kc_kernel_ctx* ctx, const char* op, kc__nn_ce_job* j) {
-  const DLTensor* logits = kc_kernel_ctx_get_input(ctx, 0);
-  j->labels = kc_kernel_ctx_get_input(ctx, 1);
-  KC_RETURN_IF_ERROR(kc__nn_reduction(kc_kernel_ctx_get_attrs(ctx), &j->reduction));
-  j->f32 = kc__bi_is_f32(logits);
-  j->logits = kc__bi_data(logits);
-  j->classes = logits->shape[logits->ndim - 1];
-  j->rows = kc__bi_numel(j->labels);
-  char what[64];
-  snprintf(what, sizeof what, "%s: labels", op);
-  return kc__nn_check_indices(j->labels, what, j->classes, "the classes");
-}
-
-/* kc.CrossEntropy(logits, labels) -> loss and kc.CrossEntropyJvp(logits,
- * labels, tlogits) -> tloss: per row, then reduced. */
-static kc_status* kc__nn_ce_compute(void* kernel, kc_kernel_ctx* ctx) {
-  (void)kernel;
-  kc__nn_ce_job j = {0};
-  bool jvp = kc_kernel_ctx_get_input_count(ctx) > 2;
-  KC_RETURN_IF_ERROR(kc__nn_ce_prepare(ctx, jvp ? "kc.CrossEntropyJvp" : "kc.CrossEntropy", &j));
-  if (jvp) j.t = kc__bi_data(kc_kernel_ctx_get_input(ctx, 2));
-  KC_RETURN_IF_ERROR(kc_kernel_ctx_allocate_temp(
-      ctx, (size_t)(j.rows ? j.rows : 1) * sizeof(double), 0, (void**)&j.per_row));
-  kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx), j.rows, j.classes * 8 + 1,
-                              kc__nn_ce_rows, &j);
-  void* out = kc__bi_data(kc_kernel_ctx_get_output(ctx, 0));
-  if (j.reduction == KC__NN_NONE) {
-    for (int64_t r = 0; r < j.rows; ++r) kc__nn_set(out, j.f32, r, j.per_row[r]);
-    return NULL;
-  }
-  double s = 0;
-  for (int64_t r = 0; r < j.rows; ++r) s += j.per_row[r];
-  kc__nn_set(out, j.f32, 0, j.reduction == KC__NN_MEAN ? s / (double)j.rows : s);
-  return NULL;
-}
-
-/* kc.CrossEntropyGrad(logits, labels, dloss) -> dlogits. */
-static kc_status* kc__nn_ce_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
-  (void)kernel;
-  kc__nn_ce_job j = {0};
-  KC_RETURN_IF_ERROR(kc__nn_ce_prepare(ctx, "kc.CrossEntropyGrad", &j));
-  j.t = kc__bi_data(kc_kernel_ctx_get_input(ctx, 2));
-  j.out = kc__bi_data(kc_kernel_ctx_get_output(ctx, 0));
-  kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx), j.rows, j.classes * 12 + 1,
-                              kc__nn_ce_grad_rows, &j);
-  return NULL;
-}
-
-/* The loss's shape: logits [..., C] with labels [...]; the loss labels'
- * shape with reduction 'none', else a scalar. */
-static kc_status* kc__nn_ce_loss_shape(kc_shape_ctx* ctx, const kc_shape_handle** out) {
-  const kc_shape_handle *logits = NULL, *lead = NULL;
-  KC_RETURN_IF_ERROR(
-      kc_shape_ctx_with_rank_at_least(ctx, kc_shape_ctx_get_input(ctx, 0), 1, &logits), "logits");
-  int32_t rank = kc_shape_handle_get_rank(logits);
-  const kc_shape_handle* labels = kc_shape_ctx_get_input(ctx, 1);
-  if (rank >= 0) {
-    KC_RETURN_IF_ERROR(kc_shape_ctx_subshape(ctx, logits, 0, rank - 1, &lead));
-    KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, lead, labels, &labels),
-                       "labels against logits' dims but the last (the classes)");
-  }
-  int reduction = 0;
-  KC_RETURN_IF_ERROR(kc__nn_reduction(kc_shape_ctx_get_attrs(ctx), &reduction));
-  if (reduction == KC__NN_NONE) {
-    *out = labels;
-    return NULL;
-  }
-  return kc_shape_ctx_make_shape(ctx, 0, NULL, out);
-}
-
-static kc_status* kc__nn_ce_shape(kc_shape_ctx* ctx) {
-  const kc_shape_handle* loss = NULL;
-  KC_RETURN_IF_ERROR(kc__nn_ce_loss_shape(ctx, &loss));
-  if (kc_shape_ctx_get_input_count(ctx) > 2) { /* the tangent */
-    const kc_shape_handle* same = NULL;
-    KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, kc_shape_ctx_get_input(ctx, 0),
-                                          kc_shape_ctx_get_input(ctx, 2), &same),
-                       "tlogits against logits");
-  }
-  return kc_shape_ctx_set_output(ctx, 0, loss);
-}
-
-static kc_status* kc__nn_ce_grad_shape(kc_shape_ctx* ctx) {
-  const kc_shape_handle *loss = NULL, *same = NULL;
-  KC_RETURN_IF_ERROR(kc__nn_ce_loss_shape(ctx, &loss));
-  KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, loss, kc_shape_ctx_get_input(ctx, 2), &same),
-                     "dloss against the loss");
-  return kc_shape_ctx_set_output(ctx, 0, kc_shape_ctx_get_input(ctx, 0));
-}
-
 /* ---- the table -------------------------------------------------------------------------- */
 
 #define KC__NN_AXIS_ATTRS \
   { KC__BI_T, "axis: int = -1", NULL }
 #define KC__NN_NORM_ATTRS(EPS) \
   { KC__BI_T, "begin_axis: int = -1", "epsilon: float = " EPS, NULL }
-#define KC__NN_INDEX_ATTRS \
-  { KC__BI_T, "Tidx: {i32, i64}", NULL }
-#define KC__NN_CE_ATTRS \
-  { KC__BI_T, "Tidx: {i32, i64}", "reduction: {'mean', 'sum', 'none'} = 'mean'", NULL }
 
 #define KC__NN_LINE_OP(NAME, IN, OUT, CODE, DOC, SHAPE, GRAD, JVP)                        \
   {                                                                                       \
@@ -937,57 +608,5 @@ const kc__bi_op kc__bi_nn_ops[] = {
      .batching = KC_OP_BATCH_SEQUENTIAL,
      .compute = kc__nn_norm_jvp_compute,
      .code = KC__NN_RMS},
-    {.name = "kc.Embedding",
-     .inputs = KC__BI_LIST("table: T", "indices: Tidx"),
-     .outputs = {"y: T", NULL},
-     .attrs = KC__NN_INDEX_ATTRS,
-     .doc = "y[i..., :] = table[indices[i...], :]: rows of table [rows, dim] gathered, y "
-            "indices' shape plus [dim]. An index outside 0 .. rows - 1 is OUT_OF_RANGE.",
-     .shape_fn = kc__nn_embed_shape,
-     .gradient = "kc.EmbeddingGrad(table, indices, grad(y)) -> grad(table)",
-     .jvp = "kc.Embedding(tangent(table), indices) -> tangent(y)",
-     .batching = KC_OP_BATCH_SEQUENTIAL,
-     .compute = kc__nn_embed_compute},
-    {.name = "kc.EmbeddingGrad",
-     .inputs = KC__BI_LIST("table: T", "indices: Tidx", "dy: T"),
-     .outputs = {"dtable: T", NULL},
-     .attrs = KC__NN_INDEX_ATTRS,
-     .doc = "The gradient of kc.Embedding: dy's rows added into the rows of a zero table "
-            "that the indices name (a scatter-add, the same result on any number of threads).",
-     .shape_fn = kc__nn_embed_grad_shape,
-     .gradient = "kc.Embedding(grad(dtable), indices) -> grad(dy)",
-     .jvp = "kc.EmbeddingGrad(table, indices, tangent(dy)) -> tangent(dtable)",
-     .batching = KC_OP_BATCH_SEQUENTIAL,
-     .compute = kc__nn_embed_grad_compute},
-    {.name = "kc.CrossEntropy",
-     .inputs = KC__BI_LIST("logits: T", "labels: Tidx"),
-     .outputs = {"loss: T", NULL},
-     .attrs = KC__NN_CE_ATTRS,
-     .doc = "loss = logsumexp(logits) - logits[label] for each row of logits [..., classes] "
-            "and its label in labels [...] (0 .. classes - 1, else OUT_OF_RANGE); the mean "
-            "or sum over the rows (a scalar), or each row's with reduction 'none'.",
-     .shape_fn = kc__nn_ce_shape,
-     .gradient = "kc.CrossEntropyGrad(logits, labels, grad(loss)) -> grad(logits)",
-     .jvp = "kc.CrossEntropyJvp(logits, labels, tangent(logits)) -> tangent(loss)",
-     .batching = KC_OP_BATCH_SEQUENTIAL,
-     .compute = kc__nn_ce_compute},
-    {.name = "kc.CrossEntropyGrad",
-     .inputs = KC__BI_LIST("logits: T", "labels: Tidx", "dloss: T"),
-     .outputs = {"dlogits: T", NULL},
-     .attrs = KC__NN_CE_ATTRS,
-     .doc = "The gradient of kc.CrossEntropy: (softmax(logits) - onehot(label)) times each "
-            "row's cotangent (dloss / rows with reduction 'mean').",
-     .shape_fn = kc__nn_ce_grad_shape,
-     .batching = KC_OP_BATCH_SEQUENTIAL,
-     .compute = kc__nn_ce_grad_compute},
-    {.name = "kc.CrossEntropyJvp",
-     .inputs = KC__BI_LIST("logits: T", "labels: Tidx", "tlogits: T"),
-     .outputs = {"tloss: T", NULL},
-     .attrs = KC__NN_CE_ATTRS,
-     .doc = "The tangent of kc.CrossEntropy: sum((softmax(logits) - onehot(label)) tlogits) "
-            "for each row, reduced as the loss is.",
-     .shape_fn = kc__nn_ce_shape,
-     .batching = KC_OP_BATCH_SEQUENTIAL,
-     .compute = kc__nn_ce_compute},
 };
 const size_t kc__bi_nn_op_count = sizeof kc__bi_nn_ops / sizeof kc__bi_nn_ops[0];

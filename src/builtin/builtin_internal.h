@@ -50,7 +50,8 @@ kc_status* kc__bi_register_half_kernel(const kc__bi_op* op);
 #define KC__BI_LIST(...) \
   { __VA_ARGS__, NULL }
 
-/* The families (bi_matmul.c, bi_elementwise.c, bi_reduce.c, bi_nn.c). */
+/* The families (bi_matmul.c, bi_elementwise.c, bi_reduce.c, bi_nn.c,
+ * bi_index.c). */
 extern const kc__bi_op kc__bi_matmul_ops[];
 extern const size_t kc__bi_matmul_op_count;
 extern const kc__bi_op kc__bi_elementwise_ops[];
@@ -59,6 +60,8 @@ extern const kc__bi_op kc__bi_reduce_ops[];
 extern const size_t kc__bi_reduce_op_count;
 extern const kc__bi_op kc__bi_nn_ops[];
 extern const size_t kc__bi_nn_op_count;
+extern const kc__bi_op kc__bi_index_ops[];
+extern const size_t kc__bi_index_op_count;
 
 static inline int64_t kc__bi_numel(const DLTensor* t) {
   int64_t n = 1;
@@ -69,6 +72,19 @@ static inline int64_t kc__bi_numel(const DLTensor* t) {
 static inline void* kc__bi_data(const DLTensor* t) { return (char*)t->data + t->byte_offset; }
 
 static inline bool kc__bi_is_f32(const DLTensor* t) { return t->dtype.bits == 32; }
+
+/* Element i of an f32 (f32) or f64 array, as a double; and stored. */
+static inline double kc__bi_get(const void* p, bool f32, int64_t i) {
+  return f32 ? (double)((const float*)p)[i] : ((const double*)p)[i];
+}
+
+static inline void kc__bi_set(void* p, bool f32, int64_t i, double v) {
+  if (f32) {
+    ((float*)p)[i] = (float)v;
+  } else {
+    ((double*)p)[i] = v;
+  }
+}
 
 /* The operation code a kernel instance stands for (kc__bi_op.code). */
 static inline int kc__bi_code(const void* kernel) { return (int)(intptr_t)kernel; }
