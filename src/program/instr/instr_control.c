@@ -182,6 +182,16 @@ static void kc__while_tensors(const kc__control_plan* plan, void* const* leaves,
   }
 }
 
+/* The fuzzing build (-DKCALL_FUZZ=ON) stops a loop after this many
+ * iterations with RESOURCE_EXHAUSTED: a mutated bound or step makes a
+ * loop run for as long as it likes, which libFuzzer reports as a hang.
+ * Every other build runs a loop until its condition says stop. */
+#ifdef KCALL_FUZZ_BUILD
+#define KC__WHILE_MAX_ITERATIONS UINT64_C(256)
+#else
+#define KC__WHILE_MAX_ITERATIONS UINT64_MAX
+#endif
+
 static kc_status* kc__while_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                    const void* const* ins) {
   const kc__control_plan* plan = ctx->data;
@@ -227,6 +237,12 @@ static kc_status* kc__while_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       break;
     }
     if (!go) break;
+    if (iteration == KC__WHILE_MAX_ITERATIONS) {
+      st = kc_status_create(KC_RESOURCE_EXHAUSTED,
+                            "while: more than %llu iterations, this build's limit",
+                            (unsigned long long)KC__WHILE_MAX_ITERATIONS);
+      break;
+    }
     st = kc__executable_run_called(plan->exes[1], w.p[cur], sets[1 - cur]);
     if (st) {
       st = kc_status_add_context(st, "in the body, iteration %llu",
