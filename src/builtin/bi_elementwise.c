@@ -503,7 +503,12 @@ static void kc__ew_unary_chunks(void* ctx, int64_t begin, int64_t end) {
           for (int64_t i = 0; i < n; ++i) y[i] = x[i] <= 0 ? 0.0f : x[i]; /* NaN: x */
           continue;
         case KC__EW_RELU_GRAD:
-          for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? g[i] : 0.0f;
+          /* g[i] read whatever x[i] is, so the select is a blend, not a
+           * branch on the data (a 50% mispredict on random signs). */
+          for (int64_t i = 0; i < n; ++i) {
+            float gi = g[i];
+            y[i] = x[i] > 0 ? gi : 0.0f;
+          }
           continue;
         case KC__EW_SOFTPLUS:
           kc__ew_softplus_f32(x, NULL, y, n);
