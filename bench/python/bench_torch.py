@@ -12,7 +12,8 @@ torch.add, on f32 tensors that do not require grad, and a training step
 (forward and backward) of a 2-layer MLP through kcall's built-in
 kc.MatMul, kc.Add and kc.Softplus, and through the example plugin's
 MatMul, Add and Softplus, against the same step in torch (target: the
-built-in ops at most 1.3x), and each element-wise and reduction built-in
+built-in ops at most 1.3x), a small CNN's training step (two
+kc.Conv2D, kc.MaxPool, a dense layer; target 1.5x), and each element-wise and reduction built-in
 op on f32[1024, 1024] against torch's own (target 1.2x each):
 
   - 1 element: the per-call overhead, nanoseconds a call;
@@ -174,6 +175,7 @@ def main(argv=None):
                  t_kcall / t_inline, t_kcall / t_torch, verdict))
         results.append(result)
     results.append(bench_mlp(torch, kcall, args.repeat_mlp))
+    results.append(bench_cnn(torch, kcall, args.repeat_mlp))
     results.append(bench_builtin_1m(torch, kcall, args.repeat_1m))
     merge_results(args.out, results)
 
@@ -242,6 +244,64 @@ def bench_mlp(torch, kcall, repeat):
             "kcall_ratio_to_torch": round(ratio, 4),
             "builtin_ms": round(t_builtin * 1e3, 4),
             "builtin_ratio_to_torch": round(ratio_builtin, 4)}
+
+
+CNN_BATCH = 32
+# The built-in ops' CNN training step, at most this many times torch's.
+TARGET_CNN = 1.5
+
+
+def cnn_step(torch, conv, relu, pool, matmul, cross_entropy, lr=1e-2):
+    """One SGD step of a small CNN on NCHW images [32, 3, 32, 32]: two
+    3x3 convolutions (3 -> 16 -> 32 features, padded), each with ReLU and
+    a 2x2 max pool, then a dense layer to 10 classes under cross entropy,
+    forward and backward, with the given primitives."""
+    def step(params, x, labels):
+        w1, w2, dense = params
+        h = pool(relu(conv(x, w1)))
+        h = pool(relu(conv(h, w2)))
+        loss = cross_entropy(matmul(h.reshape(h.shape[0], -1), dense), labels)
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            return loss, [p - lr * g for p, g in zip(params, grads)]
+    return step
+
+
+def bench_cnn(torch, kcall, repeat):
+    """The CNN training step through kcall's built-in kc.Conv2D, kc.Relu,
+    kc.MaxPool, kc.MatMul and kc.CrossEntropy against the same step in
+    torch."""
+    F = torch.nn.functional
+    ops = {name: kcall.torch.register_op("kc." + name)
+           for name in ("Conv2D", "Relu", "MaxPool", "MatMul", "CrossEntropy")}
+    gen = torch.Generator().manual_seed(0)
+
+    def param(*shape):
+        return (torch.randn(*shape, generator=gen) * 0.1).requires_grad_()
+    params = [param(16, 3, 3, 3), param(32, 16, 3, 3), param(32 * 8 * 8, 10)]
+    x = torch.randn(CNN_BATCH, 3, 32, 32, generator=gen)
+    labels = torch.randint(0, 10, (CNN_BATCH,), generator=gen)
+    torch_step = cnn_step(torch, lambda t, w: F.conv2d(t, w, padding=1), F.relu,
+                          lambda t: F.max_pool2d(t, 2), torch.matmul, F.cross_entropy)
+    builtin_step = cnn_step(
+        torch, lambda t, w: ops["Conv2D"](t, w, data_format="NCHW", padding=[1]),
+        ops["Relu"], lambda t: ops["MaxPool"](t, data_format="NCHW", ksize=[2]),
+        ops["MatMul"], ops["CrossEntropy"])
+    want_loss, want_params = torch_step(params, x, labels)
+    got_loss, got_params = builtin_step(params, x, labels)
+    torch.testing.assert_close(got_loss, want_loss, rtol=1e-4, atol=1e-5)
+    for got, want in zip(got_params, want_params):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    t_torch, t_builtin = measure([lambda: torch_step(params, x, labels),
+                                  lambda: builtin_step(params, x, labels)], repeat, 2)
+    ratio = t_builtin / t_torch
+    print("CNN training step (batch %d, 32x32x3, two 3x3 convolutions, pools, dense): "
+          "torch %.3f ms, kcall's built-in ops %.3f ms (%.2fx torch; target <= %.1fx: %s)"
+          % (CNN_BATCH, t_torch * 1e3, t_builtin * 1e3, ratio, TARGET_CNN,
+             "PASS" if ratio <= TARGET_CNN else "MISS"))
+    return {"benchmark": "torch_cnn_train_step", "batch": CNN_BATCH,
+            "torch_ms": round(t_torch * 1e3, 4), "builtin_ms": round(t_builtin * 1e3, 4),
+            "builtin_ratio_to_torch": round(ratio, 4)}
 
 
 # Each built-in op on 1M elements, at most this many times torch's own.

@@ -42,6 +42,20 @@
  *                                   logits [..., classes], labels [...]
  *                                   (i32 or i64); attr `reduction` 'mean'
  *                                   (default), 'sum' or 'none'
+ *   kc.Conv2D(x, w) -> y            attr data_format 'NHWC' (default: x
+ *                                   [N, H, W, C], w [kh, kw, C / groups,
+ *                                   O] as TensorFlow and JAX) or 'NCHW'
+ *                                   (w [O, C / groups, kh, kw] as
+ *                                   PyTorch); attrs strides, dilations
+ *                                   ((h, w) or one for both), padding (one
+ *                                   for all sides, (h, w), or (top,
+ *                                   bottom, left, right)), groups; y [N,
+ *                                   OH, OW, O] or [N, O, OH, OW]
+ *   kc.MaxPool, kc.AvgPool(x) -> y  windows of attr ksize, strides (default
+ *                                   ksize) and padding as Conv2D's;
+ *                                   AvgPool's count_include_pad (default
+ *                                   true, as PyTorch); MaxPool's gradient
+ *                                   goes to the first largest element
  *
  * An index or label outside its range is OUT_OF_RANGE naming its position
  * and value; nothing is written. And the ops their gradients and tangents
@@ -50,7 +64,10 @@
  * kc.SoftplusGrad, kc.GeluGrad, kc.SumGrad, kc.MeanGrad, kc.MaxGrad,
  * kc.MaxJvp, kc.SoftmaxGrad (also Softmax's tangent), kc.LogSoftmaxGrad,
  * kc.LogSoftmaxJvp, kc.LayerNormGrad, kc.LayerNormJvp, kc.RMSNormGrad,
- * kc.RMSNormJvp, kc.EmbeddingGrad, kc.CrossEntropyGrad, kc.CrossEntropyJvp;
+ * kc.RMSNormJvp, kc.EmbeddingGrad, kc.CrossEntropyGrad, kc.CrossEntropyJvp,
+ * kc.Conv2DGrad (dx and dw; kc_needed skips either), kc.Conv2DJvp,
+ * kc.MaxPoolGrad, kc.MaxPoolJvp, kc.AvgPoolGrad (AvgPool is its own
+ * tangent);
  * each checks its cotangents and tangents against the shapes of the
  * primals (INVALID_ARGUMENT naming the input). Second derivatives go through kc.Add, kc.Sub (AddGrad and
  * SubGrad are linear) and through the unary ops whose gradient is another

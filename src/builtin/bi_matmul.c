@@ -95,11 +95,6 @@ static kc_status* kc__mm_jvp_shape(kc_shape_ctx* ctx) {
 
 /* ---- one product -------------------------------------------------------------------- */
 
-/* An operand: its storage and whether it is read transposed. */
-typedef struct kc__mm_operand {
-  const void* p;
-  bool t;
-} kc__mm_operand;
 
 typedef struct kc__mm_f64_job {
   const double *a, *b;
@@ -128,10 +123,7 @@ static void kc__mm_f64_rows(void* ctx, int64_t begin, int64_t end) {
   }
 }
 
-/* `batch` products C[i] = op(A[i]) op(B[i]), each operand dense and one
- * after another in memory, a_step and b_step elements apart (0: one
- * operand for every product); C[i] m x n. */
-static kc_status* kc__mm_products(bool f32, kc__mm_operand a, int64_t a_step, kc__mm_operand b,
+kc_status* kc__bi_products(bool f32, kc__bi_operand a, int64_t a_step, kc__bi_operand b,
                                   int64_t b_step, void* c, int64_t batch, int64_t m, int64_t n,
                                   int64_t k, kc_thread_pool* pool) {
   if (f32) {
@@ -207,20 +199,20 @@ static kc_status* kc__mm_run(const DLTensor* a, bool ta, const DLTensor* b, bool
     memset(kc__bi_data(out), 0, (size_t)(bt.count * m * n) * (f32 ? 4 : 8));
     return NULL;
   }
-  kc__mm_operand oa = {kc__bi_data(a), ta}, ob = {kc__bi_data(b), tb};
+  kc__bi_operand oa = {kc__bi_data(a), ta}, ob = {kc__bi_data(b), tb};
   if (bt.a_count == bt.count && bt.b_count == bt.count) {
-    return kc__mm_products(f32, oa, m * k, ob, k * n, kc__bi_data(out), bt.count, m, n, k, pool);
+    return kc__bi_products(f32, oa, m * k, ob, k * n, kc__bi_data(out), bt.count, m, n, k, pool);
   }
   if (bt.b_count == 1 && bt.a_count == bt.count && !ta) {
-    return kc__mm_products(f32, oa, 0, ob, 0, kc__bi_data(out), 1, bt.count * m, n, k, pool);
+    return kc__bi_products(f32, oa, 0, ob, 0, kc__bi_data(out), 1, bt.count * m, n, k, pool);
   }
   size_t esize = f32 ? 4 : 8;
   for (int64_t i = 0; i < bt.count; ++i) {
     int64_t ia = kc__bi_offset(i, bt.rank, bt.dims, bt.sa);
     int64_t ib = kc__bi_offset(i, bt.rank, bt.dims, bt.sb);
-    kc__mm_operand ai = {(const char*)oa.p + (size_t)(ia * m * k) * esize, ta};
-    kc__mm_operand bi = {(const char*)ob.p + (size_t)(ib * k * n) * esize, tb};
-    KC_RETURN_IF_ERROR(kc__mm_products(f32, ai, 0, bi, 0,
+    kc__bi_operand ai = {(const char*)oa.p + (size_t)(ia * m * k) * esize, ta};
+    kc__bi_operand bi = {(const char*)ob.p + (size_t)(ib * k * n) * esize, tb};
+    KC_RETURN_IF_ERROR(kc__bi_products(f32, ai, 0, bi, 0,
                                        (char*)kc__bi_data(out) + (size_t)(i * m * n) * esize, 1, m,
                                        n, k, pool));
   }

@@ -19,6 +19,8 @@ static const struct {
     {kc__bi_reduce_ops, &kc__bi_reduce_op_count},
     {kc__bi_nn_ops, &kc__bi_nn_op_count},
     {kc__bi_index_ops, &kc__bi_index_op_count},
+    {kc__bi_conv_ops, &kc__bi_conv_op_count},
+    {kc__bi_pool_ops, &kc__bi_pool_op_count},
 };
 
 void kc__bi_broadcast_strides(const DLTensor* t, int32_t rank, const int64_t* out,

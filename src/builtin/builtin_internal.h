@@ -51,7 +51,7 @@ kc_status* kc__bi_register_half_kernel(const kc__bi_op* op);
   { __VA_ARGS__, NULL }
 
 /* The families (bi_matmul.c, bi_elementwise.c, bi_reduce.c, bi_nn.c,
- * bi_index.c). */
+ * bi_index.c, bi_conv.c, bi_pool.c). */
 extern const kc__bi_op kc__bi_matmul_ops[];
 extern const size_t kc__bi_matmul_op_count;
 extern const kc__bi_op kc__bi_elementwise_ops[];
@@ -62,6 +62,10 @@ extern const kc__bi_op kc__bi_nn_ops[];
 extern const size_t kc__bi_nn_op_count;
 extern const kc__bi_op kc__bi_index_ops[];
 extern const size_t kc__bi_index_op_count;
+extern const kc__bi_op kc__bi_conv_ops[];
+extern const size_t kc__bi_conv_op_count;
+extern const kc__bi_op kc__bi_pool_ops[];
+extern const size_t kc__bi_pool_op_count;
 
 static inline int64_t kc__bi_numel(const DLTensor* t) {
   int64_t n = 1;
@@ -85,6 +89,22 @@ static inline void kc__bi_set(void* p, bool f32, int64_t i, double v) {
     ((double*)p)[i] = v;
   }
 }
+
+/* An operand of kc__bi_products: its storage and whether it is read
+ * transposed. */
+typedef struct kc__bi_operand {
+  const void* p;
+  bool t;
+} kc__bi_operand;
+
+/* `batch` products C[i] = op(A[i]) op(B[i]) in f32 (on the GEMM of
+ * src/kernels/gemm_f32.c) or f64 (a loop of bi_matmul.c), each operand
+ * dense and one after another in memory, a_step and b_step elements apart
+ * (0: one operand for every product); op(A) m x k, op(B) k x n, C[i]
+ * m x n. RESOURCE_EXHAUSTED when the GEMM's scratch cannot be had. */
+kc_status* kc__bi_products(bool f32, kc__bi_operand a, int64_t a_step, kc__bi_operand b,
+                           int64_t b_step, void* c, int64_t batch, int64_t m, int64_t n,
+                           int64_t k, kc_thread_pool* pool);
 
 /* The operation code a kernel instance stands for (kc__bi_op.code). */
 static inline int kc__bi_code(const void* kernel) { return (int)(intptr_t)kernel; }
