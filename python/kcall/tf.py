@@ -96,9 +96,12 @@ _ops = Ops()
 
 
 def _snake(name):
-    """TensorFlow's Python name of an op: its CamelCase in snake_case."""
-    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
-    s = re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", s)
+    """TensorFlow's Python name of an op: its CamelCase in snake_case, an
+    underscore before a capital that follows a lower-case letter or starts
+    a word after a capital or a digit (MatMul: mat_mul, Conv2D: conv2d,
+    Conv2DGrad: conv2d_grad)."""
+    s = re.sub(r"(?<=[a-z])([A-Z])", r"_\1", name)
+    s = re.sub(r"(?<=[A-Z0-9])([A-Z][a-z])", r"_\1", s)
     return s.lower()
 
 

@@ -63,6 +63,30 @@ def test_eager_calls_match_tensorflow(ops):
     np.testing.assert_array_equal(ops["cpp.Range"](n=4).numpy(), np.arange(4))
 
 
+def test_builtin_conv_and_pool_match_tensorflow_with_gradients(ops):
+    """kc.Conv2D and kc.MaxPool in TensorFlow's NHWC and HWIO, against
+    tf.nn.conv2d and tf.nn.max_pool2d, gradients through GradientTape."""
+    r = rng()
+    x = tf.constant(r.standard_normal((2, 9, 8, 4)), tf.float32)
+    w = tf.constant(r.standard_normal((3, 3, 4, 6)), tf.float32)
+
+    def mine(x, w):
+        y = ops["kc.Conv2D"](x, w, strides=[2, 1], padding=[1], dilations=[1, 1])
+        return ops["kc.MaxPool"](y, ksize=[2], strides=[1])
+
+    def theirs(x, w):
+        y = tf.nn.conv2d(x, w, [1, 2, 1, 1], [[0, 0], [1, 1], [1, 1], [0, 0]])
+        return tf.nn.max_pool2d(y, 2, 1, "VALID")
+
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([x, w])
+        got, want = mine(x, w), theirs(x, w)
+        lg, lw = tf.reduce_sum(tf.tanh(got)), tf.reduce_sum(tf.tanh(want))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+    for g, t in zip(tape.gradient(lg, [x, w]), tape.gradient(lw, [x, w])):
+        np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-4, atol=1e-4)
+
+
 def test_stateful_op_runs_at_each_call_in_a_function(ops):
     @tf.function
     def twice():
