@@ -85,6 +85,21 @@ def torch_example_ops(ops_plugin, scale_plugin):
 
 
 @pytest.fixture(scope="session")
+def torch_builtin():
+    """torch and a function giving the built-in op kc.NAME as a torch op
+    (kcall.torch.register_op); skips without torch."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: "
+                                "`make test EXTRAS=torch` installs it")
+    import kcall.torch
+    return torch, lambda name: kcall.torch.register_op("kc." + name)
+
+
+# torch.autograd.gradcheck's options that check forward mode only.
+TORCH_FORWARD_AD = dict(check_forward_ad=True, check_backward_ad=False,
+                        check_undefined_grad=False, check_batched_grad=False)
+
+
+@pytest.fixture(scope="session")
 def xla_plugin(build_file):
     """examples/xla: the legacy targets and the typed target rms_norm."""
     return build_file("examples/xla/libxla_plugin.so")

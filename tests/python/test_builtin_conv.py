@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import kcall
+from conftest import TORCH_FORWARD_AD
 
 RNG = np.random.default_rng(5)
 
@@ -90,15 +91,9 @@ NAMES = ["Conv2D", "MaxPool", "AvgPool", "MatMul", "Add", "Relu", "CrossEntropy"
 
 
 @pytest.fixture(scope="module")
-def torch_ops():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed: "
-                                "`make test EXTRAS=torch` installs it")
-    import kcall.torch
-    return torch, {n: kcall.torch.register_op("kc." + n) for n in NAMES}
-
-
-FORWARD = dict(check_forward_ad=True, check_backward_ad=False,
-               check_undefined_grad=False, check_batched_grad=False)
+def torch_ops(torch_builtin):
+    torch, register = torch_builtin
+    return torch, {n: register(n) for n in NAMES}
 
 
 def test_torch_conv_and_pools_match_torch_with_gradients_both_ways(torch_ops):
@@ -130,7 +125,7 @@ def test_torch_conv_and_pools_match_torch_with_gradients_both_ways(torch_ops):
     for mine, theirs, args in cases:
         torch.testing.assert_close(mine(*args), theirs(*args), rtol=1e-12, atol=1e-12)
         assert torch.autograd.gradcheck(mine, args)
-        assert torch.autograd.gradcheck(mine, args, **FORWARD)
+        assert torch.autograd.gradcheck(mine, args, **TORCH_FORWARD_AD)
 
 
 def test_torch_cnn_training_step_matches_torch(torch_ops):

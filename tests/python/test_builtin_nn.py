@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import kcall
+from conftest import TORCH_FORWARD_AD
 
 RNG = np.random.default_rng(11)
 
@@ -78,15 +79,9 @@ NAMES = ["Softmax", "LogSoftmax", "LayerNorm", "RMSNorm", "Gelu", "Max",
 
 
 @pytest.fixture(scope="module")
-def torch_ops():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed: "
-                                "`make test EXTRAS=torch` installs it")
-    import kcall.torch
-    return torch, {n: kcall.torch.register_op("kc." + n) for n in NAMES}
-
-
-FORWARD = dict(check_forward_ad=True, check_backward_ad=False,
-               check_undefined_grad=False, check_batched_grad=False)
+def torch_ops(torch_builtin):
+    torch, register = torch_builtin
+    return torch, {n: register(n) for n in NAMES}
 
 
 def test_torch_layers_match_torch_with_gradients_both_ways(torch_ops):
@@ -108,12 +103,12 @@ def test_torch_layers_match_torch_with_gradients_both_ways(torch_ops):
     for mine, theirs, args in cases:
         torch.testing.assert_close(mine(*args), theirs(*args), rtol=1e-12, atol=1e-12)
         assert torch.autograd.gradcheck(mine, args)
-        assert torch.autograd.gradcheck(mine, args, **FORWARD)
+        assert torch.autograd.gradcheck(mine, args, **TORCH_FORWARD_AD)
     table = torch.randn(7, 5, **f64)
     idx = torch.tensor([[0, 6, 6], [2, 0, 1]])
     torch.testing.assert_close(ops["Embedding"](table, idx), F.embedding(idx, table))
     assert torch.autograd.gradcheck(lambda t: ops["Embedding"](t, idx), (table,))
-    assert torch.autograd.gradcheck(lambda t: ops["Embedding"](t, idx), (table,), **FORWARD)
+    assert torch.autograd.gradcheck(lambda t: ops["Embedding"](t, idx), (table,), **TORCH_FORWARD_AD)
     logits, labels = torch.randn(8, 5, **f64), torch.tensor([0, 4, 4, 1, 2, 3, 0, 1])
     for reduction in ("mean", "sum", "none"):
         def ce(t, reduction=reduction):
@@ -121,7 +116,7 @@ def test_torch_layers_match_torch_with_gradients_both_ways(torch_ops):
         torch.testing.assert_close(ce(logits), F.cross_entropy(logits, labels,
                                                                reduction=reduction))
         assert torch.autograd.gradcheck(ce, (logits,))
-        assert torch.autograd.gradcheck(ce, (logits,), **FORWARD)
+        assert torch.autograd.gradcheck(ce, (logits,), **TORCH_FORWARD_AD)
 
 
 def test_torch_max_shares_ties_as_torch_amax_does(torch_ops):
