@@ -580,6 +580,14 @@ static kc_status* kc__cv_conv_compute(void* kernel, kc_kernel_ctx* ctx) {
 static void kc__cv_add_dw(kc__cv_conv* cv, void* dw, int64_t grp, int64_t count) {
   const kc__cv_geom* g = &cv->g;
   int64_t size = g->k * g->og;
+  if (g->f32 && g->nchw) { /* image by image, on vectors */
+    float* d = (float*)dw + grp * size;
+    const float* t = cv->tmp;
+    for (int64_t i = 0; i < count; ++i, t += size) {
+      for (int64_t r = 0; r < size; ++r) d[r] += t[r];
+    }
+    return;
+  }
   for (int64_t r = 0; r < size; ++r) {
     int64_t at = g->nchw ? grp * size + r : (r / g->og) * g->o + grp * g->og + r % g->og;
     double sum = kc__bi_get(dw, g->f32, at);
