@@ -319,6 +319,9 @@ def bench_builtin_1m(torch, kcall, repeat):
     scale = torch.randn(1024, generator=gen)
     idx = torch.randint(0, 1024, (1024,), generator=gen)
     labels = torch.randint(0, 1024, (1024,), generator=gen)
+    # The spatial ops on 1M elements of NCHW images, 16 features of 64x64.
+    img = torch.randn(16, 16, 64, 64, generator=gen)
+    kernel = torch.randn(16, 16, 3, 3, generator=gen) * 0.1
     F = torch.nn.functional
     pairs = {
         "Add": (lambda op: op(x, y), lambda: x + y),
@@ -343,6 +346,12 @@ def bench_builtin_1m(torch, kcall, repeat):
         "RMSNorm": (lambda op: op(x, scale), lambda: F.rms_norm(x, (1024,), scale, 1e-6)),
         "Embedding": (lambda op: op(x, idx), lambda: F.embedding(idx, x)),
         "CrossEntropy": (lambda op: op(x, labels), lambda: F.cross_entropy(x, labels)),
+        "Conv2D": (lambda op: op(img, kernel, data_format="NCHW", padding=[1]),
+                   lambda: F.conv2d(img, kernel, padding=1)),
+        "MaxPool": (lambda op: op(img, data_format="NCHW", ksize=[2]),
+                    lambda: F.max_pool2d(img, 2)),
+        "AvgPool": (lambda op: op(img, data_format="NCHW", ksize=[2]),
+                    lambda: F.avg_pool2d(img, 2)),
     }
     result = {"benchmark": "torch_builtin_ops_1m", "elements": x.numel()}
     worst = 0.0
