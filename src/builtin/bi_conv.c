@@ -36,8 +36,11 @@ typedef struct kc__cv_attrs {
   int64_t groups;
 } kc__cv_attrs;
 
-/* List attr `name` as (height, width): one value for both, or two. None
- * gives `dflt`. Each value at least `least`. */
+/* List attr `name` into `out`, each value at least `least`; an empty
+ * list gives `dflt` (NULL: it is refused). With `most` 2: (height,
+ * width), one value for both; with `most` 4 (padding): (top, bottom,
+ * left, right), one value for all four, or (height, width) for both
+ * sides of each. */
 static kc_status* kc__cv_list(const kc_op_attrs* attrs, const char* name, const int64_t* dflt,
                               int64_t least, int32_t most, int64_t* out) {
   int64_t v[4] = {0};

@@ -95,7 +95,6 @@ static kc_status* kc__mm_jvp_shape(kc_shape_ctx* ctx) {
 
 /* ---- one product -------------------------------------------------------------------- */
 
-
 typedef struct kc__mm_f64_job {
   const double *a, *b;
   double* c;
@@ -123,9 +122,10 @@ static void kc__mm_f64_rows(void* ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* kc__bi_products (builtin_internal.h). */
 kc_status* kc__bi_products(bool f32, kc__bi_operand a, int64_t a_step, kc__bi_operand b,
-                                  int64_t b_step, void* c, int64_t batch, int64_t m, int64_t n,
-                                  int64_t k, kc_thread_pool* pool) {
+                           int64_t b_step, void* c, int64_t batch, int64_t m, int64_t n,
+                           int64_t k, kc_thread_pool* pool) {
   if (f32) {
     const kc__gemm_f32_kernel* kern = kc__gemm_f32_kernel_best();
     if (a_step == m * k && b_step == k * n) {
