@@ -256,7 +256,11 @@ static void kt_pool_case(const kt_conv* k, bool max, bool include_pad, DLDataTyp
   kc_tensor* y = kt_bi_call1(name, x, NULL, attrs, na);
   KC_CHECK(memcmp(kt_dl(y)->shape, ys, sizeof ys) == 0);
   kt_check_tensor(y, ry, ny, tol, name);
-  kc_tensor* dx = kt_bi_call1(max ? "kc.MaxPoolGrad" : "kc.AvgPoolGrad", x, dy, attrs, na);
+  /* MaxPoolGrad (x, y, dy) is given the forward's output; AvgPoolGrad (x, dy). */
+  kc_tensor* gin[3] = {x, max ? y : dy, dy};
+  kc_tensor* gout[2] = {NULL, NULL};
+  kt_bi_call(max ? "kc.MaxPoolGrad" : "kc.AvgPoolGrad", gin, max ? 3 : 2, attrs, na, gout, 1);
+  kc_tensor* dx = gout[0];
   kt_check_tensor(dx, rdx, nx, tol, "the pool's gradient");
   if (max) {
     kc_tensor* ty = kt_bi_call1("kc.MaxPoolJvp", x, tx, attrs, na);

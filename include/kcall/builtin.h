@@ -66,13 +66,13 @@
  * kc.LogSoftmaxJvp, kc.LayerNormGrad, kc.LayerNormJvp, kc.RMSNormGrad,
  * kc.RMSNormJvp, kc.EmbeddingGrad, kc.CrossEntropyGrad, kc.CrossEntropyJvp,
  * kc.Conv2DGrad (dx and dw; kc_needed skips either), kc.Conv2DJvp,
- * kc.MaxPoolGrad, kc.MaxPoolJvp, kc.AvgPoolGrad (AvgPool is its own
- * tangent);
- * each checks its cotangents and tangents against the shapes of the
- * primals (INVALID_ARGUMENT naming the input). Second derivatives go through kc.Add, kc.Sub (AddGrad and
- * SubGrad are linear) and through the unary ops whose gradient is another
- * forward op (Neg, Exp, Log) and through kc.EmbeddingGrad (linear); the
- * other gradient ops declare none yet.
+ * kc.MaxPoolGrad (given x, MaxPool's output and dy), kc.MaxPoolJvp,
+ * kc.AvgPoolGrad (AvgPool is its own tangent); each checks its
+ * cotangents and tangents against the shapes of the primals
+ * (INVALID_ARGUMENT naming the input). Second derivatives go through
+ * kc.Add, kc.Sub (AddGrad and SubGrad are linear) and through the unary
+ * ops whose gradient is another forward op (Neg, Exp, Log) and through
+ * kc.EmbeddingGrad (linear); the other gradient ops declare none yet.
  * `kcall ops` lists them with their specs (`kcall ops kc.MatMul`, one).
  */
 #ifndef KCALL_BUILTIN_H_

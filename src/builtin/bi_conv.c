@@ -180,8 +180,10 @@ kc_status* kc__cv_shape(kc_shape_ctx* ctx, bool pool, bool grad) {
   KC_RETURN_IF_ERROR(kc__cv_out_shape(ctx, &a, &y));
   int32_t primals = pool ? 1 : 2, n = kc_shape_ctx_get_input_count(ctx);
   if (grad) {
-    KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, y, kc_shape_ctx_get_input(ctx, primals), &same),
-                       "dy against the output's shape");
+    for (int32_t i = primals; i < n; ++i) { /* dy, and MaxPoolGrad's y before it */
+      KC_RETURN_IF_ERROR(kc_shape_ctx_merge(ctx, y, kc_shape_ctx_get_input(ctx, i), &same),
+                         "input %d against the output's shape", i);
+    }
     for (int32_t i = 0; i < primals; ++i) {
       KC_RETURN_IF_ERROR(kc_shape_ctx_set_output(ctx, i, kc_shape_ctx_get_input(ctx, i)));
     }

@@ -14,7 +14,7 @@
 enum {
   KC__CV_MAX,      /* MaxPool */
   KC__CV_AVG,      /* AvgPool */
-  KC__CV_MAX_GRAD, /* (x, dy) -> dx */
+  KC__CV_MAX_GRAD, /* (x, y, dy) -> dx */
   KC__CV_AVG_GRAD, /* (x, dy) -> dx */
   KC__CV_MAX_JVP,  /* (x, tx) -> ty */
 };
@@ -24,6 +24,7 @@ typedef struct kc__cv_pool_job {
   int code;
   bool include_pad;
   const void *x, *b; /* b: dy or tx */
+  const void* y;      /* MaxPoolGrad's y, the forward's maxima */
   void* out;
 } kc__cv_pool_job;
 
@@ -49,11 +50,30 @@ static void kc__cv_item(const kc__cv_geom* g, int64_t item, int64_t* n, int64_t*
   *cn = g->nchw ? 1 : g->c;
 }
 
+/* dx += d at the forward's choice in rows y0 .. y1 - 1, columns x0 ..
+ * x1 - 1 of a plane w wide whose window's max is m: the first element
+ * equal to m, or the last NaN when m is NaN, found with integer selects
+ * (a branch on which element is the largest mispredicts on real data). */
+static inline void kc__cv_max_choice_f32(const float* x, int64_t w, int64_t y0, int64_t y1,
+                                         int64_t x0, int64_t x1, float m, float d, float* dx) {
+  int nan = m != m;
+  int64_t arg = -1;
+  for (int64_t iy = y0; iy < y1; ++iy) {
+    for (int64_t ix = x0; ix < x1; ++ix) {
+      float v = x[iy * w + ix];
+      int hit = nan ? v != v : (v == m) & (arg < 0);
+      arg = hit ? iy * w + ix : arg;
+    }
+  }
+  if (arg >= 0) dx[arg] += d;
+}
+
 /* One NCHW plane of MaxPool in f32, the common case, with the window's
- * rows and columns clamped once per output row and column: y the maxima;
- * or, with dy, dx += dy at each window's choice (the gradient). */
+ * rows and columns clamped once per output row and column: the maxima
+ * written to y; or, with dx (the gradient), dx += dy at each window's
+ * choice, ym its maxima as the forward wrote them. */
 static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
-                                 const float* dy, float* dx) {
+                                 const float* ym, const float* dy, float* dx) {
   const int64_t h = g->h, w = g->w, kh = g->kh, kw = g->kw;
   for (int64_t oy = 0; oy < g->oh; ++oy) {
     int64_t ty = oy * g->sh - g->pt;
@@ -61,6 +81,11 @@ static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
     for (int64_t ox = 0; ox < g->ow; ++ox) {
       int64_t tx = ox * g->sw - g->pl;
       int64_t x0 = tx < 0 ? 0 : tx, x1 = tx + kw < w ? tx + kw : w;
+      if (dx) {
+        kc__cv_max_choice_f32(x, w, y0, y1, x0, x1, ym[oy * g->ow + ox], dy[oy * g->ow + ox],
+                              dx);
+        continue;
+      }
       float m = -INFINITY;
       int nan = 0;
       for (int64_t iy = y0; iy < y1; ++iy) {
@@ -72,22 +97,7 @@ static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
           nan |= v != v;
         }
       }
-      if (!dx) {
-        y[oy * g->ow + ox] = nan ? NAN : m;
-        continue;
-      }
-      /* The forward's choice, found with integer selects (a branch on
-       * which element is largest mispredicts on real data): the first
-       * element equal to the max, or the last NaN. */
-      int64_t arg = -1;
-      for (int64_t iy = y0; iy < y1; ++iy) {
-        for (int64_t ix = x0; ix < x1; ++ix) {
-          float v = x[iy * w + ix];
-          int hit = nan ? v != v : (v == m) & (arg < 0);
-          arg = hit ? iy * w + ix : arg;
-        }
-      }
-      if (arg >= 0) dx[arg] += dy[oy * g->ow + ox];
+      y[oy * g->ow + ox] = nan ? NAN : m;
     }
   }
 }
@@ -104,7 +114,8 @@ static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
       const T* xn = (const T*)j->x + n * g->xs[0] + c0 * g->xs[1];                           \
       T* yn = (T*)j->out + n * g->ys[0] + c0 * g->ys[1];                                     \
       if (cn == 1 && max && sizeof(T) == sizeof(float)) {                                    \
-        kc__cv_max_plane_f32(g, (const float*)(const void*)xn, (float*)(void*)yn, NULL, NULL); \
+        kc__cv_max_plane_f32(g, (const float*)(const void*)xn, (float*)(void*)yn, NULL, NULL, \
+                             NULL);                                                          \
         continue;                                                                            \
       }                                                                                      \
       for (int64_t oy = 0; oy < g->oh; ++oy) {                                               \
@@ -163,9 +174,11 @@ static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
       const T* x = (const T*)j->x + xo;                                                      \
       const T* b = (const T*)j->b + (j->code == KC__CV_MAX_JVP ? xo : yo);                   \
       T* out = (T*)j->out + (j->code == KC__CV_MAX_JVP ? yo : xo);                           \
+      const T* ym = j->y ? (const T*)j->y + yo : NULL;                                       \
       if (cn == 1 && j->code == KC__CV_MAX_GRAD && sizeof(T) == sizeof(float)) {             \
         kc__cv_max_plane_f32(g, (const float*)(const void*)x, NULL,                          \
-                             (const float*)(const void*)b, (float*)(void*)out);              \
+                             (const float*)(const void*)ym, (const float*)(const void*)b,    \
+                             (float*)(void*)out);                                            \
         continue;                                                                            \
       }                                                                                      \
       for (int64_t oy = 0; oy < g->oh; ++oy) {                                               \
@@ -183,15 +196,24 @@ static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
               }                                                                              \
               continue;                                                                      \
             }                                                                                \
-            /* MaxPool's choice, as the forward makes it. */                                 \
-            T m = 0;                                                                         \
+            /* MaxPool's choice, as the forward makes it: the first element           \
+             * equal to the max (the gradient is given it; the tangent finds            \
+             * it), or the last NaN; integer selects, no branch on the data. */          \
+            T m = ym ? ym[at_y + c] : (T)-INFINITY;                                          \
+            int nan = m != m;                                                                \
+            for (int64_t iy = y0; iy < y1 && !ym; ++iy) {                                    \
+              for (int64_t ix = x0; ix < x1; ++ix) {                                         \
+                T v = x[iy * g->xs[2] + ix * g->xs[3] + c];                                  \
+                m = v > m ? v : m;                                                           \
+                nan |= v != v;                                                               \
+              }                                                                              \
+            }                                                                                \
             int64_t arg = -1;                                                                \
             for (int64_t iy = y0; iy < y1; ++iy) {                                           \
               for (int64_t ix = x0; ix < x1; ++ix) {                                         \
                 int64_t at = iy * g->xs[2] + ix * g->xs[3] + c;                              \
-                int take = (arg < 0) + (x[at] > m) + (x[at] != x[at]);                       \
-                m = take ? x[at] : m;                                                        \
-                arg = take ? at : arg;                                                       \
+                int hit = nan ? x[at] != x[at] : (x[at] == m) & (arg < 0);                   \
+                arg = hit ? at : arg;                                                        \
               }                                                                              \
             }                                                                                \
             if (arg < 0) continue;                                                           \
@@ -230,7 +252,9 @@ static kc_status* kc__cv_pool_compute(void* kernel, kc_kernel_ctx* ctx) {
                                 &j);
     return NULL;
   }
-  j.b = kc__bi_data(kc_kernel_ctx_get_input(ctx, 1));
+  int32_t last = kc_kernel_ctx_get_input_count(ctx) - 1;
+  j.b = kc__bi_data(kc_kernel_ctx_get_input(ctx, last));
+  if (j.code == KC__CV_MAX_GRAD) j.y = kc__bi_data(kc_kernel_ctx_get_input(ctx, 1));
   DLTensor* out = kc_kernel_ctx_get_output(ctx, 0);
   memset(j.out, 0, (size_t)kc__bi_numel(out) * (g.f32 ? sizeof(float) : sizeof(double)));
   kc_thread_pool_parallel_for(pool, items, cost * 2,
@@ -265,11 +289,12 @@ const kc__bi_op kc__bi_pool_ops[] = {
                    "The largest element of each ksize window of x (NHWC or NCHW), the windows "
                    "strides apart (none given: ksize), over x padded with -inf; a NaN in a "
                    "window gives NaN.",
-                   "kc.MaxPoolGrad(x, grad(y)) -> grad(x)", "kc.MaxPoolJvp(x, tangent(x)) -> tangent(y)"),
-    KC__CV_POOL_OP("MaxPoolGrad", KC__BI_LIST("x: T", "dy: T"), "dx: T", KC__CV_POOL_ATTRS(),
+                   "kc.MaxPoolGrad(x, y, grad(y)) -> grad(x)", "kc.MaxPoolJvp(x, tangent(x)) -> tangent(y)"),
+    KC__CV_POOL_OP("MaxPoolGrad", KC__BI_LIST("x: T", "y: T", "dy: T"), "dx: T", KC__CV_POOL_ATTRS(),
                    KC__CV_MAX_GRAD,
-                   "The gradient of kc.MaxPool: each dy added to the element its window chose "
-                   "(the first largest, or the last NaN, as PyTorch).",
+                   "The gradient of kc.MaxPool from x, its output y and dy: each dy added to "
+                   "the element of x its window chose (the first equal to y, or the last NaN, "
+                   "as PyTorch).",
                    NULL, NULL),
     KC__CV_POOL_OP("MaxPoolJvp", KC__BI_LIST("x: T", "tx: T"), "ty: T", KC__CV_POOL_ATTRS(),
                    KC__CV_MAX_JVP, "The tangent of kc.MaxPool: tx at the element each window chose.",

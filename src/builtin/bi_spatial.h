@@ -31,8 +31,9 @@ kc_status* kc__cv_geom_of(kc_kernel_ctx* ctx, bool pool, kc__cv_geom* g);
 /* Every shape function of the family. Forward: Conv2D (x, w) -> y,
  * Conv2DJvp (x, w, tx, tw) -> ty, the pools (x) -> y, MaxPoolJvp (x, tx)
  * -> ty, each tangent of its primal's shape. Gradients (`grad`):
- * Conv2DGrad (x, w, dy) -> (dx, dw) and the pools' (x, dy) -> dx, dy of
- * the output's shape. On the shape helpers, so symbolic dims too. */
+ * Conv2DGrad (x, w, dy) -> (dx, dw), MaxPoolGrad (x, y, dy) -> dx and
+ * AvgPoolGrad (x, dy) -> dx, the inputs after x (and w) of the output's
+ * shape. On the shape helpers, so symbolic dims too. */
 kc_status* kc__cv_shape(kc_shape_ctx* ctx, bool pool, bool grad);
 
 #endif /* KCALL_BUILTIN_BI_SPATIAL_H_ */
