@@ -161,10 +161,15 @@ KC_TEST(builtin_conv2d_forward_gradient_and_tangent_against_a_reference) {
 
 KC_TEST(builtin_conv2d_chunks_many_images) {
   KC_CHECK_OK(kc_builtin_ops_register());
-  /* More rows than one chunk holds (8 MiB): 40 images of 64x64x8 with a
+  /* More rows than one chunk holds (2 MiB): 40 images of 64x64x8 with a
    * 3x3 window unfold to 40 x 4096 x 72 floats. */
   kt_conv k = {false, 40, 8, 64, 64, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   uint32_t seed = 3;
+  kt_conv_case(&k, kt_f32, &seed);
+  /* NCHW goes image by image in bands of output rows (256 KiB of
+   * unfolded rows: 14 of these 64 a band), with two groups. */
+  k.nchw = true;
+  k.groups = 2;
   kt_conv_case(&k, kt_f32, &seed);
 }
 
