@@ -166,8 +166,8 @@ KC_TEST(builtin_conv2d_chunks_many_images) {
   kt_conv k = {false, 40, 8, 64, 64, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   uint32_t seed = 3;
   kt_conv_case(&k, kt_f32, &seed);
-  /* NCHW goes image by image in bands of output rows (256 KiB of
-   * unfolded rows: 14 of these 64 a band), with two groups. */
+  /* NCHW unfolds each image into [k, p] (1.2 MiB here: a chunk a
+   * group of an image), with two groups. */
   k.nchw = true;
   k.groups = 2;
   kt_conv_case(&k, kt_f32, &seed);

@@ -1,15 +1,17 @@
-/* kc.Conv2D with its gradient and tangent, and what the spatial ops share
- * (bi_spatial.h): their attrs, shapes and geometry.
+/* kc.Conv2D with its gradient and tangent (NHWC or NCHW), and what the
+ * spatial ops share (bi_spatial.h): their attrs, shapes and geometry.
  *
- * Conv2D is an im2col product on the blocked GEMM (f32) or the f64 loop
- * (kc__bi_products). NHWC (kernel [kh, kw, C / groups, O], HWIO,
- * TensorFlow's and JAX's) is here: for each group, a chunk of images
- * (KC__CV_CHUNK_BYTES at most) unfolds into one row per output position,
- * [kh, kw, cg] in the kernel's order, and [n p, k] times [k, o] is y
- * itself (one group) or its group's slice. The gradient multiplies the
- * same rows with dy (dw), and dy with the kernel into rows folded back
- * into dx (col2im). NCHW (OIHW, PyTorch's) goes image by image in bands:
- * bi_conv_nchw.c. */
+ * Conv2D is an im2col product. For each group, a chunk of images is
+ * unfolded (KC__CV_CHUNK_BYTES at most) and multiplied with the group's
+ * kernel on the batched GEMM (f32) or the f64 loop (kc__bi_products),
+ * the unfolded order chosen so that the kernel is read in place and the
+ * product is the output itself: NHWC (kernel [kh, kw, C / groups, O],
+ * HWIO, TensorFlow's and JAX's) unfolds into one row per output position,
+ * [n p, k] times [k, o]; NCHW (kernel [O, C / groups, kh, kw], OIHW,
+ * PyTorch's) unfolds each image into [k, p], and [o, k] times it is the
+ * image's [o, p]. The gradient multiplies the same unfolded chunk with dy
+ * (dw), and dy with the kernel into the unfolded shape, folded back into
+ * dx (col2im), image by image. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -247,6 +249,16 @@ kc_status* kc__cv_geom_of(kc_kernel_ctx* ctx, bool pool, kc__cv_geom* g) {
   return NULL;
 }
 
+/* Input row iy (column ix) of output row oy (column ox) and window row ky
+ * (column kx); outside 0 .. h - 1 (w - 1) in the padding. */
+static inline int64_t kc__cv_iy(const kc__cv_geom* g, int64_t oy, int64_t ky) {
+  return oy * g->sh - g->pt + ky * g->dh;
+}
+
+static inline int64_t kc__cv_ix(const kc__cv_geom* g, int64_t ox, int64_t kx) {
+  return ox * g->sw - g->pl + kx * g->dw;
+}
+
 /* ---- im2col and col2im ------------------------------------------------------------------ */
 
 /* NHWC unfolds into rows, one per output position of the chunk, each
@@ -261,6 +273,16 @@ typedef struct kc__cv_job {
   const void* x;   /* the input (im2col), or the unfolded rows (col2im) */
   void* out;       /* the unfolded rows (im2col), or dx (col2im) */
 } kc__cv_job;
+
+/* Output columns ox with input column ox sw + off inside 0 .. w - 1:
+ * [*lo, *hi). */
+static void kc__cv_span(int64_t n, int64_t stride, int64_t off, int64_t w, int64_t* lo,
+                        int64_t* hi) {
+  int64_t a = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  int64_t b = w - off <= 0 ? 0 : (w - off + stride - 1) / stride;
+  *lo = a < n ? a : n;
+  *hi = b < *lo ? *lo : (b < n ? b : n);
+}
 
 /* NHWC: row r of the chunk, the window of output position r % p of image
  * n0 + r / p, (ky, kx, c), zeros in the padding. */
@@ -287,6 +309,37 @@ typedef struct kc__cv_job {
     }                                                                                      \
   }
 
+/* NCHW: item i k + q of the chunk is row q = (c, ky, kx) of image i's
+ * [k, p]. */
+#define KC__CV_IM2COL_NCHW(T)                                                               \
+  static void kc__cv_im2col_nchw_##T(void* ctx, int64_t begin, int64_t end) {               \
+    const kc__cv_job* j = ctx;                                                              \
+    const kc__cv_geom* g = j->g;                                                            \
+    for (int64_t item = begin; item < end; ++item) {                                        \
+      int64_t i = item / g->k, q = item % g->k;                                             \
+      int64_t c = q / (g->kh * g->kw), ky = q / g->kw % g->kh, kx = q % g->kw;              \
+      const T* xc = (const T*)j->x + (j->n0 + i) * g->xs[0] + (j->grp * g->cg + c) * g->xs[1]; \
+      T* row = (T*)j->out + item * g->p;                                                    \
+      int64_t off = kx * g->dw - g->pl, lo, hi;                                             \
+      kc__cv_span(g->ow, g->sw, off, g->w, &lo, &hi);                                       \
+      for (int64_t oy = 0; oy < g->oh; ++oy, row += g->ow) {                                \
+        int64_t iy = kc__cv_iy(g, oy, ky);                                                  \
+        if (iy < 0 || iy >= g->h) {                                                         \
+          for (int64_t ox = 0; ox < g->ow; ++ox) row[ox] = 0;                               \
+          continue;                                                                         \
+        }                                                                                   \
+        const T* src = xc + iy * g->w + off;                                                \
+        for (int64_t ox = 0; ox < lo; ++ox) row[ox] = 0;                                    \
+        if (g->sw == 1) {                                                                   \
+          for (int64_t ox = lo; ox < hi; ++ox) row[ox] = src[ox];                           \
+        } else {                                                                            \
+          for (int64_t ox = lo; ox < hi; ++ox) row[ox] = src[ox * g->sw];                   \
+        }                                                                                   \
+        for (int64_t ox = hi; ox < g->ow; ++ox) row[ox] = 0;                                \
+      }                                                                                     \
+    }                                                                                       \
+  }
+
 /* Image i of the chunk: its unfolded rows added into dx (zeroed before),
  * the reverse of im2col. Images are disjoint in dx, so they run in
  * parallel. */
@@ -295,18 +348,33 @@ typedef struct kc__cv_job {
     const kc__cv_job* j = ctx;                                                               \
     const kc__cv_geom* g = j->g;                                                             \
     for (int64_t i = begin; i < end; ++i) {                                                  \
-      T* dn = (T*)j->out + (j->n0 + i) * g->xs[0] + j->grp * g->cg;                          \
-      const T* row = (const T*)j->x + i * g->p * g->k;                                       \
-      for (int64_t pos = 0; pos < g->p; ++pos) {                                             \
-        int64_t oy = pos / g->ow, ox = pos % g->ow;                                          \
-        for (int64_t ky = 0; ky < g->kh; ++ky) {                                             \
-          int64_t iy = kc__cv_iy(g, oy, ky);                                                 \
-          for (int64_t kx = 0; kx < g->kw; ++kx, row += g->cg) {                             \
-            int64_t ix = kc__cv_ix(g, ox, kx);                                               \
-            if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) continue;                      \
-            T* dst = dn + iy * g->xs[2] + ix * g->xs[3];                                     \
-            for (int64_t c = 0; c < g->cg; ++c) dst[c] += row[c];                            \
+      T* dn = (T*)j->out + (j->n0 + i) * g->xs[0] + j->grp * g->cg * g->xs[1];               \
+      if (!g->nchw) {                                                                        \
+        const T* row = (const T*)j->x + i * g->p * g->k;                                     \
+        for (int64_t pos = 0; pos < g->p; ++pos) {                                           \
+          int64_t oy = pos / g->ow, ox = pos % g->ow;                                        \
+          for (int64_t ky = 0; ky < g->kh; ++ky) {                                           \
+            int64_t iy = kc__cv_iy(g, oy, ky);                                               \
+            for (int64_t kx = 0; kx < g->kw; ++kx, row += g->cg) {                           \
+              int64_t ix = kc__cv_ix(g, ox, kx);                                             \
+              if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) continue;                    \
+              T* dst = dn + iy * g->xs[2] + ix * g->xs[3];                                   \
+              for (int64_t c = 0; c < g->cg; ++c) dst[c] += row[c];                          \
+            }                                                                                \
           }                                                                                  \
+        }                                                                                    \
+        continue;                                                                            \
+      }                                                                                      \
+      for (int64_t q = 0; q < g->k; ++q) {                                                   \
+        int64_t c = q / (g->kh * g->kw), ky = q / g->kw % g->kh, kx = q % g->kw;             \
+        const T* row = (const T*)j->x + (i * g->k + q) * g->p;                               \
+        int64_t off = kx * g->dw - g->pl, lo, hi;                                            \
+        kc__cv_span(g->ow, g->sw, off, g->w, &lo, &hi);                                      \
+        for (int64_t oy = 0; oy < g->oh; ++oy, row += g->ow) {                               \
+          int64_t iy = kc__cv_iy(g, oy, ky);                                                 \
+          if (iy < 0 || iy >= g->h) continue;                                                \
+          T* dst = dn + c * g->xs[1] + iy * g->w + off;                                      \
+          for (int64_t ox = lo; ox < hi; ++ox) dst[ox * g->sw] += row[ox];                   \
         }                                                                                    \
       }                                                                                      \
     }                                                                                        \
@@ -341,6 +409,8 @@ typedef struct kc__cv_move_job {
 
 KC__CV_IM2COL_NHWC(float)
 KC__CV_IM2COL_NHWC(double)
+KC__CV_IM2COL_NCHW(float)
+KC__CV_IM2COL_NCHW(double)
 KC__CV_COL2IM(float)
 KC__CV_COL2IM(double)
 KC__CV_MOVE(float)
@@ -372,13 +442,17 @@ static kc_status* kc__cv_conv_init(kc_kernel_ctx* ctx, bool grad, kc__cv_conv* c
   int64_t per_image = g->p * g->k * (int64_t)cv->es;
   cv->imgs = per_image > 0 && per_image < KC__CV_CHUNK_BYTES ? KC__CV_CHUNK_BYTES / per_image : 1;
   if (cv->imgs > g->n) cv->imgs = g->n > 0 ? g->n : 1;
-  if (g->nchw) return NULL; /* bi_conv_nchw.c has its own */
   KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, cv->imgs * g->p * g->k, cv->es, &cv->rows));
-  if (g->groups > 1) {
+  if (g->nchw) {
+    KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, cv->imgs * g->k * g->og, cv->es, &cv->wpack));
+  } else if (g->groups > 1) {
     KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, cv->imgs * g->p * g->og, cv->es, &cv->block));
     KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, g->k * g->og, cv->es, &cv->wpack));
   }
-  if (grad) KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, g->k * g->og, cv->es, &cv->tmp));
+  if (grad) {
+    KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, (g->nchw ? cv->imgs : 1) * g->k * g->og, cv->es,
+                                    &cv->tmp));
+  }
   return NULL;
 }
 
@@ -387,8 +461,13 @@ static void kc__cv_unfold(kc__cv_conv* cv, const void* x, int64_t n0, int64_t co
                           int64_t grp) {
   const kc__cv_geom* g = &cv->g;
   kc__cv_job j = {.g = g, .n0 = n0, .grp = grp, .x = x, .out = cv->rows};
-  kc_thread_pool_parallel_for(cv->pool, count * g->p, g->k + 1,
-                              g->f32 ? kc__cv_im2col_nhwc_float : kc__cv_im2col_nhwc_double, &j);
+  if (g->nchw) {
+    kc_thread_pool_parallel_for(cv->pool, count * g->k, g->p + 1,
+                                g->f32 ? kc__cv_im2col_nchw_float : kc__cv_im2col_nchw_double, &j);
+  } else {
+    kc_thread_pool_parallel_for(cv->pool, count * g->p, g->k + 1,
+                                g->f32 ? kc__cv_im2col_nhwc_float : kc__cv_im2col_nhwc_double, &j);
+  }
 }
 
 /* cv->rows (as unfolded) added into dx. */
@@ -423,16 +502,46 @@ static const void* kc__cv_hwio(kc__cv_conv* cv, const void* w, int64_t grp) {
   return cv->wpack;
 }
 
-/* y = conv(x, w). */
-static kc_status* kc__cv_forward(kc_kernel_ctx* ctx, kc__cv_conv* cv, const void* x,
-                                 const void* w, void* y) {
+/* NCHW: C_i = op(A) op(B_i) for the `count` images of a chunk, A one
+ * operand (w's group slice, m k elements) for all, B_i b_step apart, C_i
+ * c_step apart. One batched product when the C_i follow one another (one
+ * group), with A copied once per image into cv->wpack as the batched
+ * GEMM takes it; else one product per image. */
+static kc_status* kc__cv_per_image(kc__cv_conv* cv, kc__bi_operand a, kc__bi_operand b,
+                                   int64_t b_step, void* c, int64_t c_step, int64_t count,
+                                   int64_t m, int64_t n, int64_t k) {
   const kc__cv_geom* g = &cv->g;
-  if (g->nchw) return kc__cv_nchw(ctx, g, x, w, NULL, y, NULL, NULL, NULL);
+  if (c_step == m * n) {
+    for (int64_t i = 0; i < count; ++i) {
+      memcpy((char*)cv->wpack + (size_t)(i * m * k) * cv->es, a.p, (size_t)(m * k) * cv->es);
+    }
+    return kc__bi_products(g->f32, (kc__bi_operand){cv->wpack, a.t}, m * k, b, b_step, c, count,
+                           m, n, k, cv->pool);
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    kc__bi_operand bi = {kc__cv_at(b.p, i * b_step, cv->es), b.t};
+    KC_RETURN_IF_ERROR(kc__bi_products(g->f32, a, 0, bi, 0, (char*)c + (size_t)(i * c_step) * cv->es,
+                                       1, m, n, k, cv->pool));
+  }
+  return NULL;
+}
+
+/* y = conv(x, w). */
+static kc_status* kc__cv_forward(kc__cv_conv* cv, const void* x, const void* w, void* y) {
+  const kc__cv_geom* g = &cv->g;
   for (int64_t grp = 0; grp < g->groups; ++grp) {
-    const void* wg = kc__cv_hwio(cv, w, grp);
+    const void* wg = g->nchw ? kc__cv_at(w, grp * g->og * g->k, cv->es) : kc__cv_hwio(cv, w, grp);
     for (int64_t n0 = 0; n0 < g->n; n0 += cv->imgs) {
       int64_t count = g->n - n0 < cv->imgs ? g->n - n0 : cv->imgs;
       kc__cv_unfold(cv, x, n0, count, grp);
+      if (g->nchw) {
+        /* y_i's group rows [og, p] = w_g [og, k] x rows_i [k, p]. */
+        KC_RETURN_IF_ERROR(kc__cv_per_image(
+            cv, (kc__bi_operand){wg, false}, (kc__bi_operand){cv->rows, false}, g->k * g->p,
+            (char*)y + (size_t)(n0 * g->o * g->p + grp * g->og * g->p) * cv->es, g->o * g->p,
+            count, g->og, g->p, g->k));
+        continue;
+      }
       /* [rows, og] = rows [rows, k] x w_g [k, og]: y itself with one group. */
       void* dst = g->groups == 1 ? (char*)y + (size_t)(n0 * g->p * g->o) * cv->es : cv->block;
       KC_RETURN_IF_ERROR(kc__bi_products(g->f32, (kc__bi_operand){cv->rows, false}, 0,
@@ -455,16 +564,14 @@ static kc_status* kc__cv_conv_compute(void* kernel, kc_kernel_ctx* ctx) {
   KC_RETURN_IF_ERROR(kc__cv_conv_init(ctx, false, &cv));
   const void* x = kc__bi_data(kc_kernel_ctx_get_input(ctx, 0));
   const void* w = kc__bi_data(kc_kernel_ctx_get_input(ctx, 1));
-  if (kc_kernel_ctx_get_input_count(ctx) == 2) {
-    return kc__cv_forward(ctx, &cv, x, w, kc__bi_data(y));
-  }
+  if (kc_kernel_ctx_get_input_count(ctx) == 2) return kc__cv_forward(&cv, x, w, kc__bi_data(y));
   int64_t count = kc__bi_numel(y);
   void* second = NULL;
   KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, count, cv.es, &second));
   KC_RETURN_IF_ERROR(
-      kc__cv_forward(ctx, &cv, kc__bi_data(kc_kernel_ctx_get_input(ctx, 2)), w, kc__bi_data(y)));
+      kc__cv_forward(&cv, kc__bi_data(kc_kernel_ctx_get_input(ctx, 2)), w, kc__bi_data(y)));
   KC_RETURN_IF_ERROR(
-      kc__cv_forward(ctx, &cv, x, kc__bi_data(kc_kernel_ctx_get_input(ctx, 3)), second));
+      kc__cv_forward(&cv, x, kc__bi_data(kc_kernel_ctx_get_input(ctx, 3)), second));
   void* out = kc__bi_data(y);
   for (int64_t i = 0; i < count; ++i) {
     kc__bi_set(out, cv.g.f32, i, kc__bi_get(out, cv.g.f32, i) + kc__bi_get(second, cv.g.f32, i));
@@ -472,14 +579,49 @@ static kc_status* kc__cv_conv_compute(void* kernel, kc_kernel_ctx* ctx) {
   return NULL;
 }
 
-/* dw's group grp += the chunk's [k, og] product in cv->tmp, columns of
- * HWIO's [k, o]. */
-static void kc__cv_add_dw(kc__cv_conv* cv, void* dw, int64_t grp) {
+/* dw's group grp += the chunk's products in cv->tmp: NCHW's `count`
+ * [og, k] products (one per image) into OIHW's contiguous slice; NHWC's
+ * one [k, og] product into columns of HWIO's [k, o]. */
+static void kc__cv_add_dw(kc__cv_conv* cv, void* dw, int64_t grp, int64_t count) {
   const kc__cv_geom* g = &cv->g;
-  for (int64_t r = 0; r < g->k; ++r) {
-    kc__cv_accumulate(g->f32, (char*)dw + (size_t)(r * g->o + grp * g->og) * cv->es,
-                      (const char*)cv->tmp + (size_t)(r * g->og) * cv->es, g->og);
+  int64_t size = g->k * g->og;
+  if (g->f32 && g->nchw) { /* image by image, on vectors */
+    float* d = (float*)dw + grp * size;
+    const float* t = cv->tmp;
+    for (int64_t i = 0; i < count; ++i, t += size) {
+      for (int64_t r = 0; r < size; ++r) d[r] += t[r];
+    }
+    return;
   }
+  for (int64_t r = 0; r < size; ++r) {
+    int64_t at = g->nchw ? grp * size + r : (r / g->og) * g->o + grp * g->og + r % g->og;
+    double sum = kc__bi_get(dw, g->f32, at);
+    for (int64_t i = 0; i < (g->nchw ? count : 1); ++i) sum += kc__bi_get(cv->tmp, g->f32, i * size + r);
+    kc__bi_set(dw, g->f32, at, sum);
+  }
+}
+
+/* One chunk of kc.Conv2DGrad, NCHW: per image, dw_g += dy_i [og, p]
+ * rows_i^T and rows_i = w_g^T dy_i, folded into dx. */
+static kc_status* kc__cv_grad_nchw(kc__cv_conv* cv, const bool* need, const void* x,
+                                   const void* wg, const void* dy, void* dx, void* dw,
+                                   int64_t n0, int64_t count, int64_t grp) {
+  const kc__cv_geom* g = &cv->g;
+  kc__bi_operand dyg = {kc__cv_at(dy, n0 * g->o * g->p + grp * g->og * g->p, cv->es), false};
+  int64_t step = g->o * g->p;
+  if (need[1]) {
+    kc__cv_unfold(cv, x, n0, count, grp);
+    KC_RETURN_IF_ERROR(kc__bi_products(g->f32, dyg, step, (kc__bi_operand){cv->rows, true},
+                                       g->k * g->p, cv->tmp, count, g->og, g->k, g->p,
+                                       cv->pool));
+    kc__cv_add_dw(cv, dw, grp, count);
+  }
+  if (need[0]) {
+    KC_RETURN_IF_ERROR(kc__cv_per_image(cv, (kc__bi_operand){wg, true}, dyg, step, cv->rows,
+                                        g->k * g->p, count, g->k, g->p, g->og));
+    kc__cv_fold(cv, dx, n0, count, grp);
+  }
+  return NULL;
 }
 
 /* One chunk of kc.Conv2DGrad, NHWC: dw_g += rows^T dy_g, and rows = dy_g
@@ -499,7 +641,7 @@ static kc_status* kc__cv_grad_nhwc(kc__cv_conv* cv, const bool* need, const void
     KC_RETURN_IF_ERROR(kc__bi_products(g->f32, (kc__bi_operand){cv->rows, true}, 0,
                                        (kc__bi_operand){dyg, false}, 0, cv->tmp, 1, g->k, g->og,
                                        rows, cv->pool));
-    kc__cv_add_dw(cv, dw, grp);
+    kc__cv_add_dw(cv, dw, grp, 1);
   }
   if (need[0]) {
     KC_RETURN_IF_ERROR(kc__bi_products(g->f32, (kc__bi_operand){dyg, false}, 0,
@@ -524,19 +666,18 @@ static kc_status* kc__cv_conv_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
   memset(kc__bi_data(dx), 0, (size_t)kc__bi_numel(dx) * es);
   memset(kc__bi_data(dw), 0, (size_t)kc__bi_numel(dw) * es);
   if (g->n * g->p == 0 || g->k * g->og == 0 || (!need[0] && !need[1])) return NULL;
+  KC_RETURN_IF_ERROR(kc__cv_conv_init(ctx, true, &cv));
   const void* x = kc__bi_data(kc_kernel_ctx_get_input(ctx, 0));
   const void* w = kc__bi_data(kc_kernel_ctx_get_input(ctx, 1));
   void* dy = kc__bi_data(kc_kernel_ctx_get_input(ctx, 2));
-  if (g->nchw) {
-    return kc__cv_nchw(ctx, g, x, w, dy, NULL, kc__bi_data(dx), kc__bi_data(dw), need);
-  }
-  KC_RETURN_IF_ERROR(kc__cv_conv_init(ctx, true, &cv));
   for (int64_t grp = 0; grp < g->groups; ++grp) {
-    const void* wg = kc__cv_hwio(&cv, w, grp);
+    const void* wg = g->nchw ? kc__cv_at(w, grp * g->og * g->k, es) : kc__cv_hwio(&cv, w, grp);
     for (int64_t n0 = 0; n0 < g->n; n0 += cv.imgs) {
       int64_t count = g->n - n0 < cv.imgs ? g->n - n0 : cv.imgs;
-      KC_RETURN_IF_ERROR(kc__cv_grad_nhwc(&cv, need, x, wg, dy, kc__bi_data(dx),
-                                          kc__bi_data(dw), n0, count, grp));
+      KC_RETURN_IF_ERROR(g->nchw ? kc__cv_grad_nchw(&cv, need, x, wg, dy, kc__bi_data(dx),
+                                                    kc__bi_data(dw), n0, count, grp)
+                                 : kc__cv_grad_nhwc(&cv, need, x, wg, dy, kc__bi_data(dx),
+                                                    kc__bi_data(dw), n0, count, grp));
     }
   }
   return NULL;

@@ -36,43 +36,4 @@ kc_status* kc__cv_geom_of(kc_kernel_ctx* ctx, bool pool, kc__cv_geom* g);
  * shape. On the shape helpers, so symbolic dims too. */
 kc_status* kc__cv_shape(kc_shape_ctx* ctx, bool pool, bool grad);
 
-/* Input row iy (column ix) of output row oy (column ox) and window row ky
- * (column kx); outside 0 .. h - 1 (w - 1) in the padding. */
-static inline int64_t kc__cv_iy(const kc__cv_geom* g, int64_t oy, int64_t ky) {
-  return oy * g->sh - g->pt + ky * g->dh;
-}
-
-static inline int64_t kc__cv_ix(const kc__cv_geom* g, int64_t ox, int64_t kx) {
-  return ox * g->sw - g->pl + kx * g->dw;
-}
-
-/* Output columns ox with input column ox sw + off inside 0 .. w - 1:
- * [*lo, *hi). */
-static inline void kc__cv_span(int64_t n, int64_t stride, int64_t off, int64_t w, int64_t* lo,
-                        int64_t* hi) {
-  int64_t a = off >= 0 ? 0 : (-off + stride - 1) / stride;
-  int64_t b = w - off <= 0 ? 0 : (w - off + stride - 1) / stride;
-  *lo = a < n ? a : n;
-  *hi = b < *lo ? *lo : (b < n ? b : n);
-}
-
-/* dst[i] += src[i], i < n, in f32 or f64. */
-static inline void kc__cv_accumulate(bool f32, void* dst, const void* src, int64_t n) {
-  if (f32) {
-    float* d = dst;
-    const float* a = src;
-    for (int64_t i = 0; i < n; ++i) d[i] += a[i];
-  } else {
-    double* d = dst;
-    const double* a = src;
-    for (int64_t i = 0; i < n; ++i) d[i] += a[i];
-  }
-}
-
-/* Conv2D (y given) or its gradient (y NULL: dx and dw, each as `need`
- * asks, both zeroed before) on NCHW tensors with OIHW kernels
- * (bi_conv_nchw.c). INVALID_ARGUMENT, RESOURCE_EXHAUSTED. */
-kc_status* kc__cv_nchw(kc_kernel_ctx* ctx, const kc__cv_geom* g, const void* x, const void* w,
-                       void* dy, void* y, void* dx, void* dw, const bool* need);
-
 #endif /* KCALL_BUILTIN_BI_SPATIAL_H_ */
