@@ -384,6 +384,31 @@ KC_TEST(faults_stablehlo_narrow_types_and_decompositions) {
   kt_fault_sweep("chlo.scan, chlo.ragged_dot, an i1 bitcast, a dot algorithm", kt_model_path, &m);
 }
 
+/* HLO text's instructions built from others (parse_expand.c): map, mulhi,
+ * ragged-dot, scan and a complex maximum and atan2. */
+static const char kKtHloExpanded[] =
+    "HloModule m\n"
+    "f {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n two = f32[] constant(2)\n"
+    " m = f32[] multiply(a, two)\n ROOT s = f32[] add(m, b)\n}\n"
+    "body {\n x = f32[3] parameter(0)\n c = f32[3] parameter(1)\n s = f32[3] add(x, c)\n"
+    " ROOT t = (f32[3], f32[3]) tuple(s, s)\n}\n"
+    "ENTRY e {\n x = f32[4,3] parameter(0)\n w = f32[2,3,2] parameter(1)\n"
+    " g = s32[2] parameter(2)\n i = s32[4] parameter(3)\n z = c64[4] parameter(4)\n"
+    " mp = f32[4,3] map(x, x), dimensions={0,1}, to_apply=f\n"
+    " mh = s32[4] mulhi(i, i)\n"
+    " rd = f32[4,2] ragged-dot(x, w, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, "
+    "lhs_ragged_dims={0}, rhs_group_dims={0}\n"
+    " c0 = f32[3] constant({0, 0, 0})\n"
+    " sc = (f32[4,3], f32[3]) scan(x, c0), dimensions={0}, num_carries=1, to_apply=body\n"
+    " mx = c64[4] maximum(z, z)\n at = c64[4] atan2(z, mx)\n"
+    " ROOT r = (f32[4,3], s32[4], f32[4,2], (f32[4,3], f32[3]), c64[4]) "
+    "tuple(mp, mh, rd, sc, at)\n}\n";
+
+KC_TEST(faults_hlo_expanded_instructions) {
+  kt_model m = {NULL, kKtHloExpanded, NULL};
+  kt_fault_sweep("map, mulhi, ragged-dot, scan, complex maximum and atan2", kt_model_path, &m);
+}
+
 /* XLA FFI handlers a plugin registered, called from a program: the
  * adapter's call frames, attributes and buffers. */
 KC_TEST(faults_program_xla_ffi_handlers) {

@@ -558,8 +558,8 @@ KC_TEST(parse_called_computation_errors) {
       {"ENTRY e {\n x = f32[2] parameter(0)\n y = f32[4] fusion(x), calls=%c\n}\n",
        "parameter 'p': expected f32[2] (operand 0 of the caller), got f32[4]"},
       {"ENTRY e {\n x = f32[4] parameter(0)\n y = f32[2,2] fusion(x), calls=%c\n}\n",
-       "fusion 'y': expected the shape of computation 'c' (f32[4], its ROOT 'n' at line 4), "
-       "got f32[2,2]"},
+       "fusion 'y': expected computation 'c' to give f32[2,2], but its ROOT 'n' (line 4) is "
+       "f32[4]"},
       {"ENTRY e {\n x = f32[4] parameter(0)\n y = f32[4] copy(x, x)\n}\n",
        "copy 'y': expected 1 operand, got 2"},
       {"ENTRY e {\n x = f32[4] parameter(0)\n y = f32[2] copy(x)\n}\n",

@@ -463,6 +463,10 @@ const char* kc_program_get_skipped_attribute(const kc_program* program, size_t i
   return program->skipped[index].name;
 }
 
+size_t kc__builder_count(const kc_program_builder* b) {
+  return b->p->count;
+}
+
 kc_status* kc_program_builder_set_root(kc_program_builder* b, int32_t id) {
   if (!b || id < 0 || (size_t)id >= b->p->count) {
     return kc_status_create(KC_INVALID_ARGUMENT,

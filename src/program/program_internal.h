@@ -95,6 +95,9 @@ bool kc__program_set_output_names(kc_program* program, const kc_string_view* nam
  * fit in memory; else NULL. */
 kc_status* kc__program_formatted(kc_status* st, kc_program** out, kc_string_view format);
 
+/* How many instructions `b` holds. */
+size_t kc__builder_count(const kc_program_builder* b);
+
 /* Counts an attribute `name` that the parser skipped (for
  * kc_program_get_skipped_attribute). */
 kc_status* kc__builder_note_skipped(kc_program_builder* b, kc_string_view name);

@@ -216,6 +216,7 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
     case KC__INSTR_CALL:
     case KC__INSTR_COPY:
     case KC__INSTR_BITCAST:
+    case KC__INSTR_EXPANDED:
       break; /* the parser's alone: never in a program */
   }
   return kc__instr_error(in, KC_INTERNAL, "%s: not an instruction of a program",

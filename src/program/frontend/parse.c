@@ -102,8 +102,8 @@ kc_status* kc__missing_attr(kc__hlo_parser* p, const kc__hlo_instr* ins,
                       KC__Q(ins->name_tok.text), attr);
 }
 
-static kc_status* kc__expect_operand_count(kc__hlo_parser* p, const kc__hlo_instr* ins,
-                                           size_t want) {
+kc_status* kc__expect_operand_count(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                                    size_t want) {
   size_t got = kc__num_operands(p);
   if (got == want) return NULL;
   return kc__lex_fail(&p->lx, &ins->opcode_tok, "%s %s: expected %zu operand%s, got %zu",
@@ -265,6 +265,7 @@ static kc_status* kc__build_instruction(kc__hlo_parser* p, kc__hlo_instr* ins,
                                        kc__num_operands(p), name, out_id);
     case KC__INSTR_CALL:
     case KC__INSTR_COPY:
+    case KC__INSTR_EXPANDED:
       break; /* bound to another's value before */
   }
   return kc_status_create(KC_INTERNAL, "%s %s: not an instruction to build", ins->op->name,
@@ -387,6 +388,7 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
   /* Instructions that add nothing: their value is another's. */
   if (kind == KC__INSTR_PARAMETER && p->inlined) return kc__bind_parameter(p, ins, number, out_id);
   if (kind == KC__INSTR_CALL) return kc__inline_call(p, ins, out_id);
+  if (kind == KC__INSTR_EXPANDED) return kc__build_expanded(p, ins, out_id);
   if (kind == KC__INSTR_COPY) return kc__bind_copy(p, ins, out_id);
   if (kind == KC__INSTR_CUSTOM_CALL && kc__is_sharding_annotation(ins)) {
     return kc__bind_copy(p, ins, out_id);
@@ -424,7 +426,13 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
   }
   if (st) return st;
   /* Built, and located for messages at run time. */
-  st = kc__build_instruction(p, ins, number, literal, literal_size, &desc, out_id);
+  if ((kind == KC__INSTR_ELEMENTWISE || kind == KC__INSTR_KERNEL) && kc__is_complex_form(p, ins)) {
+    kc_string_view name = ins->name_tok.text;
+    st = kc__scoped_name(p, &name);
+    if (!st) st = kc__build_complex_form(p, ins, name, out_id);
+  } else {
+    st = kc__build_instruction(p, ins, number, literal, literal_size, &desc, out_id);
+  }
   if (st) {
     return kc_status_add_context(st, "line %d, column %d: instruction %s",
                                  ins->name_tok.line, ins->name_tok.column,

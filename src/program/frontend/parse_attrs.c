@@ -238,7 +238,9 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
     kc__lex_next(lx);
     return NULL;
   }
-  if (kind == KC__INSTR_KERNEL) return kc__parse_table_attr(p, ins, key, out_handled);
+  if (kind == KC__INSTR_KERNEL || kind == KC__INSTR_EXPANDED) {
+    return kc__parse_table_attr(p, ins, key, out_handled);
+  }
   if (kind == KC__INSTR_CUSTOM_CALL) return kc__parse_custom_call_attr(p, ins, key, out_handled);
   *out_handled = false;
   return NULL;

@@ -28,7 +28,7 @@ static kc_status* kc__parse_callees(kc__hlo_parser* p, kc__hlo_instr* ins,
     if (lx->tok.kind != KC__TOK_NAME && lx->tok.kind != KC__TOK_IDENT) {
       return kc__lex_expected(lx, &lx->tok, "a computation name");
     }
-    kc__hlo_callee callee = {.attr = key->text, .program = NULL};
+    kc__hlo_callee callee = {.attr = key->text, .name = lx->tok, .program = NULL};
     KC_RETURN_IF_ERROR(kc__computation_program(p, ins, &lx->tok, &callee.program));
     if (!kc__buf_append(&ins->callees, &callee, sizeof callee)) return kc__parse_oom();
     kc__lex_next(lx);
@@ -54,6 +54,11 @@ static const struct {
     {"rhs_batch_dims", KC__SYNTAX_INTS},
     {"lhs_contracting_dims", KC__SYNTAX_INTS},
     {"rhs_contracting_dims", KC__SYNTAX_INTS},
+    {"lhs_ragged_dims", KC__SYNTAX_INTS},
+    {"rhs_group_dims", KC__SYNTAX_INTS},
+    {"num_carries", KC__SYNTAX_INT},
+    {"is_reverse", KC__SYNTAX_BOOL},
+    {"is_associative", KC__SYNTAX_BOOL},
     {"is_stable", KC__SYNTAX_BOOL},
     {"k", KC__SYNTAX_INT},
     {"largest", KC__SYNTAX_BOOL},

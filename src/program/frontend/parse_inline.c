@@ -60,58 +60,41 @@ static kc_status* kc__find_computation(kc__hlo_parser* p, const kc__hlo_instr* i
                                   : "is nested too deeply");
 }
 
-/* A fusion or call: the called computation parsed again in a scope of its
- * own, its parameters bound to the operands; the instruction is its ROOT.
- * Inlining costs nothing at run time, and the fused instructions run as
- * if written in place. */
-kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
-                           int32_t* out_id) {
-  kc__lexer* lx = &p->lx;
-  if (!(ins->seen & KC__SEEN_CALLEE)) {
-    char attr[32];
-    snprintf(attr, sizeof attr, "%s=COMPUTATION", kc__hlo_callee_attr(ins->op));
-    return kc__missing_attr(p, ins, attr);
-  }
-  /* The computation, and the shapes its parameters are bound to. */
+kc_status* kc__inline_computation(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                                  const kc__token* callee, const int32_t* ids,
+                                  kc_shape* const* shapes, size_t n, kc_string_view scope,
+                                  const kc_shape* expected, int32_t* out_id) {
   kc__hlo_module* m = p->module;
   kc__hlo_computation* c = NULL;
-  KC_RETURN_IF_ERROR(kc__find_computation(p, ins, &ins->callee, &c));
-  size_t n = kc__num_operands(p);
-  kc_shape** shapes = kc__arena_alloc(&p->tmp, (n ? n : 1) * sizeof *shapes);
-  if (!shapes) return kc__parse_oom();
-  for (size_t i = 0; i < n; ++i) shapes[i] = kc__operand_value(p, i)->shape;
-
-  /* Its body, parsed in a scope named after the caller. */
-  kc_string_view name = ins->name_tok.text;
-  KC_RETURN_IF_ERROR(kc__scoped_name(p, &name));
+  KC_RETURN_IF_ERROR(kc__find_computation(p, ins, callee, &c));
   kc__hlo_parser sub = {
       .lx = c->at,
       .b = p->b,
       .root = -1,
       .module = m,
-      .args = kc__operand_ids(p),
+      .args = ids,
       .arg_shapes = shapes,
       .num_args = n,
-      .prefix = name,
+      .prefix = scope,
       .inlined = true,
       .depth = p->depth + 1,
   };
   c->active = true;
   kc_status* st = kc__parse_scope(&sub);
   c->active = false;
-  /* Its ROOT is the call's value, and must have the call's shape. */
+  /* Its ROOT is the value, and must have the expected shape. */
   int32_t id = -1;
   if (!st) {
     const kc__hlo_value* root = kc__hlo_value_at(&sub, sub.root);
-    if (!kc_shape_equal(root->shape, ins->shape)) {
+    if (!kc_shape_equal(root->shape, expected)) {
       char want[256], got[256];
-      kc_shape_format(ins->shape, want, sizeof want);
+      kc_shape_format(expected, want, sizeof want);
       kc_shape_format(root->shape, got, sizeof got);
-      st = kc__lex_fail(lx, &ins->shape_tok,
-                        "%s %s: expected the shape of computation %s "
-                        "(%s, its ROOT %s at line %d), got %s",
-                        ins->op->name, KC__Q(ins->name_tok.text), KC__Q(c->name),
-                        got, KC__Q(root->name), root->line, want);
+      st = kc__lex_fail(&p->lx, &ins->shape_tok,
+                        "%s %s: expected computation %s to give %s, but its ROOT %s "
+                        "(line %d) is %s",
+                        ins->op->name, KC__Q(ins->name_tok.text), KC__Q(c->name), want,
+                        KC__Q(root->name), root->line, got);
     }
     id = root->id;
   }
@@ -124,6 +107,27 @@ kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
   }
   *out_id = id;
   return NULL;
+}
+
+/* A fusion or call: the called computation parsed again in a scope of its
+ * own, its parameters bound to the operands; the instruction is its ROOT.
+ * Inlining costs nothing at run time, and the fused instructions run as
+ * if written in place. */
+kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins,
+                           int32_t* out_id) {
+  if (!(ins->seen & KC__SEEN_CALLEE)) {
+    char attr[32];
+    snprintf(attr, sizeof attr, "%s=COMPUTATION", kc__hlo_callee_attr(ins->op));
+    return kc__missing_attr(p, ins, attr);
+  }
+  size_t n = kc__num_operands(p);
+  kc_shape** shapes = kc__arena_alloc(&p->tmp, (n ? n : 1) * sizeof *shapes);
+  if (!shapes) return kc__parse_oom();
+  for (size_t i = 0; i < n; ++i) shapes[i] = kc__operand_value(p, i)->shape;
+  kc_string_view name = ins->name_tok.text;
+  KC_RETURN_IF_ERROR(kc__scoped_name(p, &name));
+  return kc__inline_computation(p, ins, &ins->callee, kc__operand_ids(p), shapes, n, name,
+                                ins->shape, out_id);
 }
 
 /* The computation `name` as a program of its own: its parameters are the

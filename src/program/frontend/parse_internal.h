@@ -192,6 +192,7 @@ typedef struct kc__hlo_constraint {
 /* A computation a kernel instruction of the table calls. */
 typedef struct kc__hlo_callee {
   kc_string_view attr;
+  kc__token name; /* the computation's, as written */
   kc_program* program; /* the computation's, borrowed */
 } kc__hlo_callee;
 
@@ -255,6 +256,26 @@ kc_status* kc__bind_parameter(kc__hlo_parser* p, const kc__hlo_instr* ins,
 /* A fusion or call: the called computation parsed again in a scope of its
  * own, its parameters bound to the operands; the instruction is its ROOT. */
 kc_status* kc__inline_call(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t* out_id);
+/* The computation `callee` names parsed again, its parameters bound to
+ * ids (of `shapes`, n of them), its instructions named "SCOPE/NAME"; its
+ * ROOT, which must have shape `expected`, into *out_id. For fusion, call
+ * and a scan's steps. */
+kc_status* kc__inline_computation(kc__hlo_parser* p, const kc__hlo_instr* ins,
+                                  const kc__token* callee, const int32_t* ids,
+                                  kc_shape* const* shapes, size_t n, kc_string_view scope,
+                                  const kc_shape* expected, int32_t* out_id);
+/* An instruction of kind KC__INSTR_EXPANDED (map, mulhi), built from
+ * others (parse_expand.c). */
+/* INVALID_ARGUMENT at the opcode unless the instruction has `want`
+ * operands. */
+kc_status* kc__expect_operand_count(kc__hlo_parser* p, const kc__hlo_instr* ins, size_t want);
+kc_status* kc__build_expanded(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t* out_id);
+/* Whether `ins`, with the operands parsed, is a complex form that
+ * kc__build_complex_form builds (expr.h's kc__e_complex): maximum,
+ * minimum, atan2, cbrt or logistic of complex operands of its shape. */
+bool kc__is_complex_form(const kc__hlo_parser* p, const kc__hlo_instr* ins);
+kc_status* kc__build_complex_form(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_view name,
+                                  int32_t* out_id);
 
 /* The computation `name` as a program of its own: its parameters are the
  * program's, its ROOT the result. Made once per module. */

@@ -16,7 +16,8 @@
  *   the others             parameter, constant, tuple, get-tuple-element,
  *                          broadcast, custom-call and reshape have their
  *                          own builder functions and compile steps;
- *                          fusion, call, copy and bitcast are the parser's.
+ *                          fusion, call, copy, bitcast, map, mulhi,
+ *                          ragged-dot and scan are the parser's.
  * The parser (parse.c), the builder (builder.c), verification (verify.c),
  * planning (compile.c) and the CUDA checks (compile_cuda.c) switch on the
  * kind, never on ranges of opcodes.
@@ -100,8 +101,9 @@ typedef enum kc__instr_kind {
   KC__INSTR_CUSTOM_CALL,
   /* The parser's alone: never an instruction of a program. */
   KC__INSTR_CALL,   /* fusion and call: the called computation, inlined */
-  KC__INSTR_COPY,   /* its operand's value: layouts are all row-major */
-  KC__INSTR_BITCAST /* a reshape, through the physical order where layouts differ */
+  KC__INSTR_COPY,    /* its operand's value: layouts are all row-major */
+  KC__INSTR_BITCAST, /* a reshape, through the physical order where layouts differ */
+  KC__INSTR_EXPANDED /* built from others: map, mulhi, ragged-dot, scan (frontend/parse_expand.c) */
 } kc__instr_kind;
 
 /* kc__instr_def.elementwise_types: integers (not pred); f16, bf16, f32 and

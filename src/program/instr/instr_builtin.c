@@ -1,6 +1,7 @@
 /* The instructions the parser, builder and compiler handle themselves
  * (parameter, constant, tuple, get-tuple-element, broadcast, custom-call;
- * fusion, call, copy and bitcast, which only the parser sees), the
+ * fusion, call, copy, bitcast and the ones built from others, map,
+ * mulhi, ragged-dot and scan, which only the parser sees), the
  * element-wise arithmetic, exponential, log and convert that elementwise.c
  * runs, and reshape: their entries in the instruction table (instr.h). The
  * order is that of the parser's list of opcodes in its messages. */
@@ -9,6 +10,12 @@
 static const char* const kc__no_attrs[] = {NULL};
 static const char* const kc__fusion_callee[] = {"calls", NULL};
 static const char* const kc__call_callee[] = {"to_apply", NULL};
+static const char* const kc__map_attrs[] = {"dimensions", NULL};
+static const char* const kc__ragged_dot_attrs[] = {
+    "lhs_batch_dims", "rhs_batch_dims", "lhs_contracting_dims", "rhs_contracting_dims",
+    "lhs_ragged_dims", "rhs_group_dims", NULL};
+static const char* const kc__scan_attrs[] = {"dimensions", "num_carries", "is_reverse",
+                                             "is_associative", NULL};
 
 /* An entry handled by its `kind`, with `min` to `max` operands (-1: any). */
 #define KC__BUILTIN(NAME, KIND, OP, MIN, MAX, VERIFY)                                 \
@@ -51,5 +58,12 @@ const kc__instr_def kc__instr_builtin[] = {
      .max_operands = -1, .attrs = kc__no_attrs, .computation_attrs = kc__call_callee},
     KC__BUILTIN("copy", KC__INSTR_COPY, KC__OP_NONE, 1, 1, NULL),
     KC__BUILTIN("bitcast", KC__INSTR_BITCAST, KC__OP_NONE, 1, 1, NULL),
+    {.op = KC__OP_NONE, .name = "map", .kind = KC__INSTR_EXPANDED, .min_operands = 1,
+     .max_operands = -1, .attrs = kc__map_attrs, .computation_attrs = kc__call_callee},
+    KC__BUILTIN("mulhi", KC__INSTR_EXPANDED, KC__OP_NONE, 2, 2, NULL),
+    {.op = KC__OP_NONE, .name = "ragged-dot", .kind = KC__INSTR_EXPANDED, .min_operands = 3,
+     .max_operands = 3, .attrs = kc__ragged_dot_attrs},
+    {.op = KC__OP_NONE, .name = "scan", .kind = KC__INSTR_EXPANDED, .min_operands = 1,
+     .max_operands = -1, .attrs = kc__scan_attrs, .computation_attrs = kc__call_callee},
 };
 const size_t kc__instr_builtin_count = sizeof kc__instr_builtin / sizeof kc__instr_builtin[0];

@@ -247,7 +247,8 @@ static kc_status* kc__decode(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_
   if (!st) st = kc__shlo_attrs_ints(s, &at, "slice_sizes", &one, 1);
   if (!st) kc__shlo_attrs_int(&at, "index_vector_dim", rank);
   kc_attr_dict dict = {.count = at.n, .entries = at.a};
-  kc__expr e = {.s = s, .op = op, .what = "f8_decode", .st = st};
+  kc__expr e = KC__SHLO_EXPR(s, op, "f8_decode");
+  e.st = st;
   int32_t ids[2] = {t, x->id};
   *out = kc__e_add(&e, KC_OP_GATHER, decoded, ids, 2, &dict);
   kc_shape_destroy(table_shape);
@@ -270,7 +271,7 @@ static kc_status* kc__like(kc__shlo_module* m, const kc_shape* like, DLDataType 
  * nearest power of two. The same rounding as kc__f8_encode, in
  * instructions. */
 static int32_t kc__encode(kc__expr* e, int32_t x, const kc_shape* like, const kc__f8_format* f) {
-  kc__shlo_module* m = e->s->m;
+  kc__shlo_module* m = ((kc__shlo_scope*)e->ctx)->m;
   const kc_shape *u32 = NULL, *s32 = NULL, *f32 = NULL, *u8 = NULL;
   if (!e->st) e->st = kc__like(m, like, kc_dtype_make(kDLUInt, 32, 1), &u32);
   if (!e->st) e->st = kc__like(m, like, kc_dtype_make(kDLInt, 32, 1), &s32);
@@ -465,7 +466,7 @@ kc_status* kc__shlo_float8_finish(kc__shlo_scope* s, const kc__shlo_op* op, size
     kc__shlo_value* v = (kc__shlo_value*)(void*)s->values.data + i;
     for (size_t k = 0; k < np; ++k) {
       if (v->shape != p[k].f32) continue;
-      kc__expr e = {.s = s, .op = op, .what = "f8_encode"};
+      kc__expr e = KC__SHLO_EXPR(s, op, "f8_encode");
       int32_t y = kc__encode(&e, v->id, p[k].type, p[k].format);
       KC_RETURN_IF_ERROR(e.st);
       v = (kc__shlo_value*)(void*)s->values.data + i;

@@ -550,81 +550,6 @@ static kc_status* kc__lower_dynamic_pad(kc__shlo_scope* s, kc__shlo_op* op, cons
 
 /* ---- CHLO ops without an HLO instruction, as instructions ---------------- */
 
-int32_t kc__e_add(kc__expr* e, int32_t opcode, const kc_shape* shape, const int32_t* ids,
-                         size_t n, const kc_attr_dict* attrs) {
-  int32_t id = -1;
-  kc_string_view name;
-  for (size_t i = 0; i < n; ++i) {
-    if (ids[i] < 0) return -1;
-  }
-  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
-  if (e->st) return -1;
-  const kc__instr_def* def = kc__instr_def_find(opcode);
-  if (def->kind == KC__INSTR_ELEMENTWISE || opcode == KC_OP_RESHAPE) {
-    e->st = kc_program_builder_add_op(e->s->b, (kc_opcode)opcode, shape, ids, n, name, &id);
-  } else {
-    kc_instruction_desc d = {.struct_size = sizeof d, .op = opcode, .result_shape = shape,
-                             .operands = ids, .num_operands = n, .attrs = attrs};
-    e->st = kc_program_builder_add_instruction(e->s->b, &d, name, &id);
-  }
-  return e->st ? -1 : id;
-}
-
-int32_t kc__e_op(kc__expr* e, int32_t opcode, int32_t a, int32_t b) {
-  int32_t ids[2] = {a, b};
-  return kc__e_add(e, opcode, e->shape, ids, b < -1 ? 1 : 2, NULL);
-}
-
-/* The f32 constant v, broadcast to the shape. */
-int32_t kc__e_const(kc__expr* e, float v) {
-  if (e->st) return -1;
-  kc_shape* scalar = NULL;
-  int32_t c = -1, id = -1;
-  kc_string_view name;
-  e->st = kc_shape_create_array(kc_shape_get_dtype(e->shape), NULL, 0, &scalar);
-  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
-  if (!e->st) e->st = kc_program_builder_add_constant(e->s->b, scalar, &v, sizeof v, name, &c);
-  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
-  if (!e->st) e->st = kc_program_builder_add_broadcast(e->s->b, e->shape, c, NULL, 0, name, &id);
-  kc_shape_destroy(scalar);
-  return e->st ? -1 : id;
-}
-
-/* The integer constant v (its low bits, of the values' type), broadcast
- * to the shape. */
-int32_t kc__e_const_int(kc__expr* e, uint64_t v) {
-  if (e->st) return -1;
-  DLDataType dt = kc_shape_get_dtype(e->shape);
-  uint8_t bytes[8];
-  for (unsigned k = 0; k < 8; ++k) bytes[k] = (uint8_t)(v >> (8 * k)); /* little-endian */
-  kc_shape* scalar = NULL;
-  int32_t c = -1, id = -1;
-  kc_string_view name;
-  e->st = kc_shape_create_array(dt, NULL, 0, &scalar);
-  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
-  if (!e->st) e->st = kc_program_builder_add_constant(e->s->b, scalar, bytes, dt.bits / 8u, name, &c);
-  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
-  if (!e->st) e->st = kc_program_builder_add_broadcast(e->s->b, e->shape, c, NULL, 0, name, &id);
-  kc_shape_destroy(scalar);
-  return e->st ? -1 : id;
-}
-
-int32_t kc__e_compare(kc__expr* e, const char* direction, int32_t a, int32_t b) {
-  kc_attr attr;
-  memset(&attr, 0, sizeof attr);
-  attr.name = KC_SV_LIT("direction");
-  attr.type = KC_ATTR_STRING;
-  attr.v.str = kc_sv(direction);
-  kc_attr_dict attrs = {.count = 1, .entries = &attr};
-  int32_t ids[2] = {a, b};
-  return kc__e_add(e, KC_OP_COMPARE, e->pred, ids, 2, &attrs);
-}
-
-int32_t kc__e_select(kc__expr* e, int32_t p, int32_t a, int32_t b) {
-  int32_t ids[3] = {p, a, b};
-  return kc__e_add(e, KC_OP_SELECT, e->shape, ids, 3, NULL);
-}
-
 /* chlo.erf_inv of f32 (f16 and bf16 through f32), as XLA expands it: M.
  * Giles' single-precision approximation ("Approximating the erfinv
  * function", GPU Computing Gems, 2011), a polynomial in w = -log((1 - x)(1
@@ -647,7 +572,7 @@ static kc_status* kc__lower_erf_inv(kc__shlo_scope* s, kc__shlo_op* op, const kc
     return kc__shlo_fail(&op->at, "chlo.erf_inv of %s is not supported (f16, bf16 and f32 are)",
                          dt.code == kDLFloat && dt.bits == 64 ? "f64" : "this element type");
   }
-  kc__expr e = {.s = s, .op = op, .what = "erf_inv"};
+  kc__expr e = KC__SHLO_EXPR(s, op, "erf_inv");
   kc_shape* f32 = NULL;
   KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(kDLFloat, 32, 1),
                                            kc_shape_get_dims(x->shape),
@@ -680,10 +605,11 @@ static kc_status* kc__lower_erf_inv(kc__shlo_scope* s, kc__shlo_op* op, const kc
   return kc__shlo_bind_values(s, op, &result, 1);
 }
 
-/* chlo.mulhi: the high half of the double-width product of two integers
- * (signed or not). Up to 32 bits, the product in 64 bits shifted down;
- * for 64 bits, from 32-bit halves (Hacker's Delight's mulhs and mulhu),
- * in the 64-bit type's wrapping arithmetic. */
+kc_status* kc__shlo_expr_name(kc__expr* e, kc_string_view* out) {
+  return kc__shlo_instr_name(e->ctx, e->ctx2, e->what, out);
+}
+
+/* chlo.mulhi (expr.h's kc__e_mulhi). */
 static kc_status* kc__lower_mulhi(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r) {
   (void)r;
   if (kc__shlo_num_operands(op) != 2 || kc__shlo_num_result_types(op) != 1) {
@@ -696,35 +622,8 @@ static kc_status* kc__lower_mulhi(kc__shlo_scope* s, kc__shlo_op* op, const kc__
       !kc_shape_equal(x->shape, y->shape)) {
     return kc__shlo_fail(&op->at, "chlo.mulhi: expected two integer operands of one type");
   }
-  bool sign = dt.code == kDLInt;
-  int32_t shift = sign ? KC_OP_SHIFT_RIGHT_ARITHMETIC : KC_OP_SHIFT_RIGHT_LOGICAL;
-  kc__expr e = {.s = s, .op = op, .what = "mulhi"};
-  kc_shape* wide = NULL;
-  int32_t hi;
-  if (dt.bits < 64) {
-    KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(dt.code, 64, 1),
-                                             kc_shape_get_dims(x->shape),
-                                             kc_shape_get_rank(x->shape), &wide));
-    e.shape = wide;
-    int32_t a = kc__e_add(&e, KC_OP_CONVERT, wide, &x->id, 1, NULL);
-    int32_t b = kc__e_add(&e, KC_OP_CONVERT, wide, &y->id, 1, NULL);
-    int32_t p = kc__e_op(&e, shift, kc__e_op(&e, KC_OP_MULTIPLY, a, b), kc__e_const_int(&e, dt.bits));
-    hi = kc__e_add(&e, KC_OP_CONVERT, x->shape, &p, 1, NULL);
-  } else {
-    e.shape = x->shape;
-    int32_t mask = kc__e_const_int(&e, 0xFFFFFFFFu), n32 = kc__e_const_int(&e, 32);
-    int32_t a0 = kc__e_op(&e, KC_OP_AND, x->id, mask), a1 = kc__e_op(&e, shift, x->id, n32);
-    int32_t b0 = kc__e_op(&e, KC_OP_AND, y->id, mask), b1 = kc__e_op(&e, shift, y->id, n32);
-    int32_t w0 = kc__e_op(&e, KC_OP_MULTIPLY, a0, b0);
-    int32_t t = kc__e_op(&e, KC_OP_ADD, kc__e_op(&e, KC_OP_MULTIPLY, a1, b0),
-                         kc__e_op(&e, KC_OP_SHIFT_RIGHT_LOGICAL, w0, n32));
-    int32_t w1 = kc__e_op(&e, KC_OP_ADD, kc__e_op(&e, KC_OP_MULTIPLY, a0, b1),
-                          kc__e_op(&e, KC_OP_AND, t, mask));
-    hi = kc__e_op(&e, KC_OP_ADD, kc__e_op(&e, KC_OP_MULTIPLY, a1, b1),
-                  kc__e_op(&e, KC_OP_ADD, kc__e_op(&e, shift, t, n32),
-                           kc__e_op(&e, shift, w1, n32)));
-  }
-  kc_shape_destroy(wide);
+  kc__expr e = KC__SHLO_EXPR(s, op, "mulhi");
+  int32_t hi = kc__e_mulhi(&e, x->id, y->id, x->shape);
   KC_RETURN_IF_ERROR(e.st);
   kc__shlo_value v = {.id = hi, .shape = kc__shlo_result_type(op, 0)};
   return kc__shlo_bind_values(s, op, &v, 1);
@@ -750,7 +649,8 @@ static kc_status* kc__lower_convert(kc__shlo_scope* s, kc__shlo_op* op, const kc
   KC_RETURN_IF_ERROR(kc_shape_create_array(
       kc_dtype_make(kDLFloat, (uint8_t)(kc_shape_get_dtype(x->shape).bits / 2), 1),
       kc_shape_get_dims(x->shape), kc_shape_get_rank(x->shape), &part));
-  kc__expr e = {.s = s, .op = op, .what = "real", .shape = part};
+  kc__expr e = KC__SHLO_EXPR(s, op, "real");
+  e.shape = part;
   int32_t y = kc__e_add(&e, KC_OP_REAL, part, &x->id, 1, NULL);
   if (!kc_dtype_equal(kc_shape_get_dtype(part), kc_shape_get_dtype(result))) {
     y = kc__e_add(&e, KC_OP_CONVERT, result, &y, 1, NULL);
@@ -838,6 +738,7 @@ static const struct {
     {{"reduce_window", KC_OP_REDUCE_WINDOW, kc__shlo_lower_reduce_window}, false},
     {{"select_and_scatter", KC_OP_SELECT_AND_SCATTER, kc__shlo_lower_select_and_scatter}, false},
     {{"sort", KC_OP_SORT, kc__shlo_lower_sort}, false},
+    {{"map", KC__OP_NONE, kc__shlo_lower_map}, false},
     {{"gather", KC_OP_GATHER, kc__shlo_lower_gather}, false},
     {{"scatter", KC_OP_SCATTER, kc__shlo_lower_scatter}, false},
     {{"while", KC_OP_WHILE, kc__shlo_lower_while}, false},

@@ -195,23 +195,20 @@ kc_status* kc__shlo_lower_dot(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo
 
 /* ---- chlo.ragged_dot ------------------------------------------------------ */
 
-static bool kc__listed(const int64_t* v, size_t n, int64_t d) {
-  for (size_t i = 0; i < n; ++i) {
-    if (v[i] == d) return true;
-  }
-  return false;
-}
-
-/* A field of #chlo.ragged_dot<...> that holds one dimension. */
+/* A field of #chlo.ragged_dot<...> that holds one dimension; -1 when it
+ * holds none (refused by kc__e_ragged_dot, after what it checks first). */
 static kc_status* kc__one_dim(kc__shlo_scope* s, const kc__shlo_item* dn, const char* field,
                               int64_t* out) {
+  *out = -1;
   kc__lexer f;
   bool found;
   size_t n = 0;
   KC_RETURN_IF_ERROR(kc__shlo_field(s->m, &dn->at, field, &f, &found));
-  if (found) KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &f, field, out, 1, &n));
-  if (n != 1)
+  int64_t v[KC_TENSOR_MAX_NDIM];
+  if (found) KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &f, field, v, KC_TENSOR_MAX_NDIM, &n));
+  if (n > 1)
     return kc__shlo_fail(&dn->at.tok, "chlo.ragged_dot: expected one dimension in %s", field);
+  if (n == 1) *out = v[0];
   return NULL;
 }
 
@@ -230,149 +227,24 @@ kc_status* kc__shlo_lower_ragged_dot(kc__shlo_scope* s, kc__shlo_op* op, const k
   KC_RETURN_IF_ERROR(kc__shlo_dot_dims(s, op, dn_name, &d));
   int64_t ragged, group;
   KC_RETURN_IF_ERROR(kc__one_dim(s, dn, "lhs_ragged_dimensions", &ragged));
+  KC_RETURN_IF_ERROR(kc__one_dim(s, dn, "rhs_group_dimensions", &group));
   const kc__shlo_value* lhs = kc__shlo_operand(s, op, 0);
   const kc__shlo_value* rhs = kc__shlo_operand(s, op, 1);
   const kc__shlo_value* sizes = kc__shlo_operand(s, op, 2);
-  int32_t lrank = kc_shape_get_rank(lhs->shape), rrank = kc_shape_get_rank(rhs->shape);
-  if (kc__listed(d.lhs_contract, d.num_contract, ragged) ||
-      kc__listed(d.lhs_batch, d.num_batch, ragged)) {
-    return kc__shlo_fail(&op->at,
-                         "chlo.ragged_dot: a ragged %s dimension is not supported (kcall "
-                         "runs a ragged non-contracting dimension of the lhs, with a group "
-                         "dimension of the rhs)",
-                         kc__listed(d.lhs_batch, d.num_batch, ragged) ? "batch" : "contracting");
-  }
-  KC_RETURN_IF_ERROR(kc__one_dim(s, dn, "rhs_group_dimensions", &group));
-  for (size_t k = 0; k < d.num_batch + d.num_contract; ++k) {
-    int64_t l = k < d.num_batch ? d.lhs_batch[k] : d.lhs_contract[k - d.num_batch];
-    int64_t rr = k < d.num_batch ? d.rhs_batch[k] : d.rhs_contract[k - d.num_batch];
-    if (l < 0 || l >= lrank || rr < 0 || rr >= rrank) {
-      return kc__shlo_fail(&op->at,
-                           "chlo.ragged_dot: a batching or contracting dimension is "
-                           "outside its operand's rank");
-    }
-  }
-  DLDataType sdt = kc_shape_get_dtype(sizes->shape);
-  if (ragged < 0 || ragged >= lrank || group < 0 || group >= rrank ||
-      kc__listed(d.rhs_batch, d.num_batch, group) ||
-      kc__listed(d.rhs_contract, d.num_contract, group) || kc_shape_get_rank(sizes->shape) != 1 ||
-      (sdt.code != kDLInt && sdt.code != kDLUInt) ||
-      kc_shape_get_dims(sizes->shape)[0] != kc_shape_get_dims(rhs->shape)[group]) {
-    return kc__shlo_fail(&op->at,
-                         "chlo.ragged_dot: expected a ragged lhs dimension, a group "
-                         "dimension of the rhs outside its batching and contracting ones, and "
-                         "group_sizes of one integer per group");
-  }
-  /* Every group's dot: [batch..., lhs free..., rhs free...], the group one
-   * among the rhs free dimensions. */
   const kc_shape* result = kc__shlo_result_type(op, 0);
-  int64_t dims[KC_TENSOR_MAX_NDIM];
-  int32_t rank = 0, pos_m = -1, pos_g = -1;
-  for (size_t k = 0; k < d.num_batch; ++k)
-    dims[rank++] = kc_shape_get_dims(lhs->shape)[d.lhs_batch[k]];
-  for (int32_t i = 0; i < lrank; ++i) {
-    if (kc__listed(d.lhs_batch, d.num_batch, i) || kc__listed(d.lhs_contract, d.num_contract, i))
-      continue;
-    if (i == ragged) pos_m = rank;
-    dims[rank++] = kc_shape_get_dims(lhs->shape)[i];
+  kc__ragged_dot rd = {.lhs = lhs->id, .rhs = rhs->id, .sizes = sizes->id,
+                       .lhs_shape = lhs->shape, .rhs_shape = rhs->shape,
+                       .sizes_shape = sizes->shape, .result = result,
+                       .lhs_batch = d.lhs_batch, .rhs_batch = d.rhs_batch,
+                       .lhs_contract = d.lhs_contract, .rhs_contract = d.rhs_contract,
+                       .num_batch = d.num_batch, .num_contract = d.num_contract,
+                       .ragged = ragged, .group = group};
+  kc__expr e = KC__SHLO_EXPR(s, op, "ragged");
+  int32_t y = kc__e_ragged_dot(&e, &rd);
+  if (e.st) {
+    return kc_status_add_context(e.st, "line %d, column %d: chlo.ragged_dot", op->at.line,
+                                 op->at.column);
   }
-  for (int32_t i = 0; i < rrank && rank < KC_TENSOR_MAX_NDIM; ++i) {
-    if (kc__listed(d.rhs_batch, d.num_batch, i) || kc__listed(d.rhs_contract, d.num_contract, i))
-      continue;
-    if (i == group) pos_g = rank;
-    dims[rank++] = kc_shape_get_dims(rhs->shape)[i];
-  }
-  if (rank != kc_shape_get_rank(result) + 1) {
-    return kc__shlo_fail(&op->at,
-                         "chlo.ragged_dot: the result's rank is not the dot's without "
-                         "the group dimension");
-  }
-  int64_t groups = kc_shape_get_dims(sizes->shape)[0];
-  kc_shape *full = NULL, *full_pred = NULL, *full_idx = NULL, *square = NULL, *row = NULL;
-  kc__expr e = {.s = s, .op = op, .what = "ragged"};
-  DLDataType s64 = kc_dtype_make(kDLInt, 64, 1);
-  int64_t gg[2] = {groups, groups};
-  e.st = kc_shape_create_array(kc_shape_get_dtype(result), dims, rank, &full);
-  if (!e.st) e.st = kc_shape_create_array(kc_dtype_make(kDLBool, 8, 1), dims, rank, &full_pred);
-  if (!e.st) e.st = kc_shape_create_array(s64, dims, rank, &full_idx);
-  if (!e.st) e.st = kc_shape_create_array(s64, gg, 2, &square);
-  if (!e.st) e.st = kc_shape_create_array(s64, &groups, 1, &row);
-  kc__shlo_attrs at = {.n = 0};
-  if (!e.st) e.st = kc__dot_attrs(s, &d, &at);
-  kc_attr_dict dict = {.count = at.n, .entries = at.a};
-  int32_t operands[2] = {lhs->id, rhs->id};
-  int32_t all = kc__e_add(&e, KC_OP_DOT, full, operands, 2, &dict);
-  /* Group g's rows are [end - size, end), end the sum of the sizes up to
-   * g: a dot with the upper triangle of ones. */
-  e.shape = row;
-  int32_t n = kc__e_add(&e, KC_OP_CONVERT, row, &sizes->id, 1, NULL);
-  e.shape = square;
-  kc_shape* square_pred = NULL;
-  if (!e.st) e.st = kc_shape_create_array(kc_dtype_make(kDLBool, 8, 1), gg, 2, &square_pred);
-  e.pred = square_pred;
-  kc_attr iota;
-  memset(&iota, 0, sizeof iota);
-  iota.name = KC_SV_LIT("iota_dimension");
-  iota.type = KC_ATTR_I64;
-  kc_attr_dict iota_dict = {.count = 1, .entries = &iota};
-  int32_t j = kc__e_add(&e, KC_OP_IOTA, square, NULL, 0, &iota_dict);
-  iota.v.i64 = 1;
-  int32_t g = kc__e_add(&e, KC_OP_IOTA, square, NULL, 0, &iota_dict);
-  int32_t upper = kc__e_compare(&e, "LE", j, g);
-  int32_t tri = kc__e_add(&e, KC_OP_CONVERT, square, &upper, 1, NULL);
-  kc__shlo_attrs sum = {.n = 0};
-  int64_t zero = 0;
-  if (!e.st) e.st = kc__shlo_attrs_ints(s, &sum, "lhs_contracting_dims", &zero, 1);
-  if (!e.st) e.st = kc__shlo_attrs_ints(s, &sum, "rhs_contracting_dims", &zero, 1);
-  kc_attr_dict sum_dict = {.count = sum.n, .entries = sum.a};
-  int32_t nt[2] = {n, tri};
-  int32_t end = kc__e_add(&e, KC_OP_DOT, row, nt, 2, &sum_dict);
-  e.shape = row;
-  int32_t start = kc__e_op(&e, KC_OP_SUBTRACT, end, n);
-  /* Spread over the full shape: the row index along m, the bounds along g. */
-  e.shape = full_idx;
-  e.pred = full_pred;
-  iota.v.i64 = pos_m;
-  int32_t m = kc__e_add(&e, KC_OP_IOTA, full_idx, NULL, 0, &iota_dict);
-  int64_t along_g = pos_g;
-  int32_t bounds[2] = {start, end};
-  for (int k = 0; k < 2 && !e.st; ++k) {
-    kc_string_view name;
-    e.st = kc__shlo_instr_name(s, op, "ragged", &name);
-    if (!e.st) {
-      e.st = kc_program_builder_add_broadcast(s->b, full_idx, bounds[k], &along_g, 1, name,
-                                              &bounds[k]);
-    }
-  }
-  int32_t in[2] = {kc__e_compare(&e, "GE", m, bounds[0]), kc__e_compare(&e, "LT", m, bounds[1])};
-  int32_t mine = kc__e_add(&e, KC_OP_AND, full_pred, in, 2, NULL);
-  kc_shape_destroy(square_pred);
-  e.pred = NULL;
-  /* Each row's own group kept, the others zero (so that an inf or NaN of
-   * another group's dot cannot reach it), then summed over g by a dot
-   * with ones. */
-  int32_t zero_idx = kc__e_const_int(&e, 0);
-  int32_t zeros = kc__e_add(&e, KC_OP_CONVERT, full, &zero_idx, 1, NULL);
-  e.shape = full;
-  int32_t kept = kc__e_select(&e, mine, all, zeros);
-  kc_shape* ones_shape = NULL;
-  if (!e.st) e.st = kc_shape_create_array(kc_shape_get_dtype(result), &groups, 1, &ones_shape);
-  e.shape = row;
-  int32_t one_idx = kc__e_const_int(&e, 1);
-  int32_t ones = kc__e_add(&e, KC_OP_CONVERT, ones_shape, &one_idx, 1, NULL);
-  kc__shlo_attrs over_g = {.n = 0};
-  if (!e.st) e.st = kc__shlo_attrs_ints(s, &over_g, "lhs_contracting_dims", &along_g, 1);
-  if (!e.st) e.st = kc__shlo_attrs_ints(s, &over_g, "rhs_contracting_dims", &zero, 1);
-  kc_attr_dict over_dict = {.count = over_g.n, .entries = over_g.a};
-  int32_t ko[2] = {kept, ones};
-  int32_t y = kc__e_add(&e, KC_OP_DOT, result, ko, 2, &over_dict);
-  kc_shape_destroy(ones_shape);
-  kc_shape_destroy(full);
-  kc_shape_destroy(full_pred);
-  kc_shape_destroy(full_idx);
-  kc_shape_destroy(square);
-  kc_shape_destroy(row);
-  KC_RETURN_IF_ERROR(e.st);
   kc__shlo_value v = {.id = y, .shape = result};
   return kc__shlo_bind_values(s, op, &v, 1);
 }

@@ -17,6 +17,7 @@
 #ifndef KCALL_PROGRAM_STABLEHLO_LOWER_INTERNAL_H_
 #define KCALL_PROGRAM_STABLEHLO_LOWER_INTERNAL_H_
 
+#include "program/frontend/expr.h"
 #include "program/frontend/stablehlo/stablehlo_internal.h"
 
 /* Attributes being gathered for one instruction; their values live in
@@ -37,40 +38,15 @@ struct kc__shlo_rule {
   kc__shlo_lower_fn fn;
 };
 
-/* ---- element-wise decompositions (lower.c) -------------------------------- */
+/* ---- element-wise decompositions (../expr.h) ---------------------------- */
 
-/* Builds element-wise instructions of one shape for a decomposition; the
- * first failure is kept in `st` and later calls do nothing. */
-typedef struct kc__expr {
-  kc__shlo_scope* s;
-  const kc__shlo_op* op;
-  const char* what;      /* the suffix of the instructions' names */
-  const kc_shape* shape; /* the values' */
-  kc_shape* pred;        /* pred of the same dims, owned */
-  kc_status* st;
-} kc__expr;
+/* Names an expression's next instruction as the StableHLO reader does
+ * (kc__shlo_instr_name of its scope and op, e->what the suffix). */
+kc_status* kc__shlo_expr_name(kc__expr* e, kc_string_view* out);
 
-/* Adds instruction `opcode` of `shape` on ids[0..n) (attributes copied);
- * -1 once anything failed (an id of -1 among the operands, too). */
-int32_t kc__e_add(kc__expr* e, int32_t opcode, const kc_shape* shape, const int32_t* ids,
-                  size_t n, const kc_attr_dict* attrs);
-
-/* opcode of e->shape on a and b, or on a alone when b is KC__UNARY. */
-int32_t kc__e_op(kc__expr* e, int32_t opcode, int32_t a, int32_t b);
-#define KC__UNARY (-2)
-
-/* The f32 constant v, broadcast to e->shape. */
-int32_t kc__e_const(kc__expr* e, float v);
-
-/* The integer constant v (its low bits, of e->shape's type), broadcast to
- * e->shape. */
-int32_t kc__e_const_int(kc__expr* e, uint64_t v);
-
-/* compare(a, b) in `direction`, of shape e->pred. */
-int32_t kc__e_compare(kc__expr* e, const char* direction, int32_t a, int32_t b);
-
-/* select(p, a, b) of e->shape. */
-int32_t kc__e_select(kc__expr* e, int32_t p, int32_t a, int32_t b);
+/* A kc__expr building into scope s for op, its names suffixed `what`. */
+#define KC__SHLO_EXPR(s, op, what_) \
+  ((kc__expr){.b = (s)->b, .name = kc__shlo_expr_name, .ctx = (s), .ctx2 = (op), .what = (what_)})
 
 /* Operand i of op replaced by a new value of the scope: instruction `id`,
  * of `shape` (NULL: the operand's own), nothing known of its elements
@@ -154,6 +130,7 @@ kc_status* kc__shlo_lower_reduce_window(kc__shlo_scope* s, kc__shlo_op* op,
 kc_status* kc__shlo_lower_select_and_scatter(kc__shlo_scope* s, kc__shlo_op* op,
                                              const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_sort(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
+kc_status* kc__shlo_lower_map(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_gather(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_dynamic_gather(kc__shlo_scope* s, kc__shlo_op* op,
                                          const kc__shlo_rule* r);

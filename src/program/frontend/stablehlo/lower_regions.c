@@ -3,6 +3,7 @@
  * and tuples (lower_internal.h). */
 #include <stdio.h>
 
+#include "program/frontend/map.h"
 #include "program/instr/instr.h"
 #include "program/frontend/stablehlo/lower_internal.h"
 
@@ -157,6 +158,40 @@ kc_status* kc__shlo_lower_sort(kc__shlo_scope* s, kc__shlo_op* op, const kc__shl
   kc_program* cmp = NULL;
   KC_RETURN_IF_ERROR(kc__region(s, op, 0, NULL, 0, "comparator", &cmp));
   return kc__shlo_lower_with(s, op, r, &at, &cmp, 1);
+}
+
+/* map: its region applied to whole arrays (../map.h). */
+kc_status* kc__shlo_lower_map(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r) {
+  (void)r;
+  const kc__shlo_item* it = kc__shlo_attr(op, "dimensions");
+  if (!it) return kc__shlo_missing(op, "dimensions");
+  int64_t dims[KC_TENSOR_MAX_NDIM + 1];
+  size_t nd = 0;
+  KC_RETURN_IF_ERROR(kc__shlo_ints(s->m, &it->at, "dimensions", dims, KC__ARRAY_SIZE(dims), &nd));
+  bool tuple = false;
+  const kc_shape* result = NULL;
+  KC_RETURN_IF_ERROR(kc__shlo_result_shape(s, op, &tuple, &result));
+  if (tuple) return kc__shlo_fail(&op->at, "map: expected one result");
+  size_t n = kc__shlo_num_operands(op);
+  const kc_shape* shapes[64];
+  if (n > KC__ARRAY_SIZE(shapes)) return kc__shlo_fail(&op->at, "map: more than 64 operands");
+  for (size_t i = 0; i < n; ++i) shapes[i] = kc__shlo_operand(s, op, i)->shape;
+  kc_program* f = NULL;
+  KC_RETURN_IF_ERROR(kc__region(s, op, 0, NULL, 0, "computation", &f));
+  kc__buf ids = {0};
+  kc_string_view name;
+  int32_t id = -1;
+  kc_status* st = kc__shlo_operand_ids(s, op, 0, n, &ids);
+  if (!st) st = kc__shlo_instr_name(s, op, NULL, &name);
+  if (!st) {
+    st = kc__build_map(s->b, f, (const int32_t*)(const void*)ids.data, shapes, n, result, dims,
+                       nd, name, &id);
+  }
+  if (st) st = kc_status_add_context(st, "line %d, column %d", op->at.line, op->at.column);
+  if (!st) st = kc__shlo_bind_results(s, op, id, false);
+  kc_program_destroy(f);
+  kc__buf_free(&ids);
+  return st;
 }
 
 /* A field of a dimension-numbers struct copied under HLO's name. */

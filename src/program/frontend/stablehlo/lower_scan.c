@@ -53,7 +53,7 @@ static kc_status* kc__step_slice(kc__shlo_scope* s, const kc__shlo_op* op, const
   KC_RETURN_IF_ERROR(kc__shlo_attrs_ints(s, &at, "limit_indices", limit, (size_t)rank));
   KC_RETURN_IF_ERROR(kc__shlo_attrs_ints(s, &at, "strides", stride, (size_t)rank));
   kc_attr_dict dict = {.count = at.n, .entries = at.a};
-  kc__expr e = {.s = s, .op = op, .what = "scan"};
+  kc__expr e = KC__SHLO_EXPR(s, op, "scan");
   int32_t sliced = kc__e_add(&e, KC_OP_SLICE, one, &x->id, 1, &dict);
   int32_t id = kc__e_add(&e, KC_OP_RESHAPE, flat, &sliced, 1, NULL);
   KC_RETURN_IF_ERROR(e.st);
@@ -159,6 +159,7 @@ kc_status* kc__shlo_lower_scan(kc__shlo_scope* s, kc__shlo_op* op, const kc__shl
     snprintf(label, sizeof label, "scan%lld", (long long)index);
     step.size = 0;
     if (!st) st = kc__shlo_inline_region(s, op, region, a, n_ops, label, &step);
+    if (!st) st = kc__unroll_check(s->b, "chlo.scan");
     if (!st && step.size != n_res * sizeof(kc__shlo_value)) {
       st = kc__shlo_fail(&op->at, "chlo.scan: the region returns %zu values, expected %zu",
                          step.size / sizeof(kc__shlo_value), n_res);
@@ -188,7 +189,7 @@ kc_status* kc__shlo_lower_scan(kc__shlo_scope* s, kc__shlo_op* op, const kc__shl
   for (size_t i = 0; i < n_out && !st; ++i) {
     const kc_shape* y = kc__shlo_result_type(op, i);
     ids.size = 0;
-    kc__expr e = {.s = s, .op = op, .what = "scan"};
+    kc__expr e = KC__SHLO_EXPR(s, op, "scan");
     for (int64_t t = 0; t < len && !st; ++t) {
       const kc__shlo_value* v = (const kc__shlo_value*)(const void*)outs.data + i * (size_t)len + t;
       int32_t id = kc__e_add(&e, KC_OP_RESHAPE, out_shapes[i][0], &v->id, 1, NULL);

@@ -84,7 +84,8 @@ static kc_status* kc__clamp_to_narrow(kc__shlo_scope* s, kc__shlo_op* op, const 
   KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(kDLFloat, 32, 1),
                                            kc_shape_get_dims(x->shape), kc_shape_get_rank(x->shape),
                                            &f32));
-  kc__expr e = {.s = s, .op = op, .what = "clamp", .shape = f32};
+  kc__expr e = KC__SHLO_EXPR(s, op, "clamp");
+  e.shape = f32;
   int32_t bounds[2] = {kc__e_const(&e, lo), kc__e_const(&e, hi)};
   e.shape = x->shape;
   for (int k = 0; k < 2 && dt.bits != 32; ++k) {
@@ -131,7 +132,8 @@ kc_status* kc__shlo_narrow_prepare(kc__shlo_scope* s, kc__shlo_op* op) {
   if (!masked || !in || !kc__narrow_signed(kc__shlo_operand(s, op, 0)->shape)) return NULL;
   /* The operand's bits as an unsigned value (0..2^bits-1), still in s8. */
   const kc__shlo_value* x = kc__shlo_operand(s, op, 0);
-  kc__expr e = {.s = s, .op = op, .what = "mask", .shape = x->shape};
+  kc__expr e = KC__SHLO_EXPR(s, op, "mask");
+  e.shape = x->shape;
   int32_t id = kc__e_op(&e, KC_OP_AND, x->id, kc__e_const_int(&e, (1u << in) - 1));
   KC_RETURN_IF_ERROR(e.st);
   return kc__shlo_replace_operand(s, op, 0, id, NULL);
@@ -146,7 +148,8 @@ kc_status* kc__shlo_narrow_finish(kc__shlo_scope* s, const kc__shlo_op* op, size
     unsigned bits = kc__shlo_narrow(s->m, v->shape);
     /* (values a call or scan inlined were wrapped by their own ops) */
     if (!bits || v->constant || !kc__shlo_is_result(op, v->name)) continue;
-    kc__expr e = {.s = s, .op = op, .what = "narrow", .shape = v->shape};
+    kc__expr e = KC__SHLO_EXPR(s, op, "narrow");
+    e.shape = v->shape;
     int32_t x = v->id;
     /* The byte's leading zeros count 8 - bits more than the narrow
      * type's (the operand was masked to its bits). */
@@ -193,7 +196,8 @@ kc_status* kc__shlo_narrow_parameter(kc__shlo_scope* s, const kc__token* name,
   memset(&at, 0, sizeof at);
   at.at = *name;
   at.result = *name;
-  kc__expr e = {.s = s, .op = &at, .what = "narrow", .shape = v->shape};
+  kc__expr e = KC__SHLO_EXPR(s, &at, "narrow");
+  e.shape = v->shape;
   int32_t y = kc__wrap(&e, v->id, bits);
   KC_RETURN_IF_ERROR(e.st);
   v = kc__shlo_lookup(s, name->text);
@@ -235,9 +239,9 @@ static int32_t kc__bits_of(kc__expr* e, const kc_shape* from, int32_t x, const k
   for (int32_t d = 0; d < kc_shape_get_rank(from); ++d) keep[d] = d;
   int32_t b = -1;
   kc_string_view name;
-  if (!e->st) e->st = kc__shlo_instr_name(e->s, e->op, e->what, &name);
+  if (!e->st) e->st = e->name(e, &name);
   if (!e->st) {
-    e->st = kc_program_builder_add_broadcast(e->s->b, spread, u, keep,
+    e->st = kc_program_builder_add_broadcast(e->b, spread, u, keep,
                                              (size_t)kc_shape_get_rank(from), name, &b);
   }
   e->shape = spread;
@@ -261,8 +265,8 @@ static int32_t kc__bits_to(kc__expr* e, int32_t p, const kc_shape* spread, const
   int32_t powers = kc__e_op(e, KC_OP_SHIFT_LEFT, kc__e_const_int(e, 1), kc__iota_last(e));
   kc__shlo_attrs at = {.n = 0};
   int64_t lhs = kc_shape_get_rank(spread) - 1, rhs = 0;
-  if (!e->st) e->st = kc__shlo_attrs_ints(e->s, &at, "lhs_contracting_dims", &lhs, 1);
-  if (!e->st) e->st = kc__shlo_attrs_ints(e->s, &at, "rhs_contracting_dims", &rhs, 1);
+  if (!e->st) e->st = kc__shlo_attrs_ints((kc__shlo_scope*)e->ctx, &at, "lhs_contracting_dims", &lhs, 1);
+  if (!e->st) e->st = kc__shlo_attrs_ints((kc__shlo_scope*)e->ctx, &at, "rhs_contracting_dims", &rhs, 1);
   kc_attr_dict dict = {.count = at.n, .entries = at.a};
   int32_t ids[2] = {u, powers};
   int32_t sum = kc__e_add(e, KC_OP_DOT, wide, ids, 2, &dict);
@@ -298,7 +302,7 @@ kc_status* kc__shlo_lower_bitcast(kc__shlo_scope* s, kc__shlo_op* op, const kc__
   }
   kc_shape *wide = NULL, *spread = NULL;
   KC_RETURN_IF_ERROR(kc__uint_shape(other, w, 0, &wide));
-  kc__expr e = {.s = s, .op = op, .what = "bits"};
+  kc__expr e = KC__SHLO_EXPR(s, op, "bits");
   e.st = kc__uint_shape(other, w, w, &spread);
   if (!e.st) {
     e.st = kc_shape_create_array(kc_dtype_make(kDLBool, 8, 1), kc_shape_get_dims(spread),
