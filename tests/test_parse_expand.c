@@ -372,3 +372,33 @@ KC_TEST(hlo_scan_nest_is_bounded) {
                 "scan: unrolled, the program would hold more than 1048576 instructions");
   KC_CHECK(p == NULL);
 }
+
+/* A dot's algorithm in HLO text: operands rounded to its precision types
+ * (bf16 here: 1 + 2^-10 becomes 1), the accumulation and component counts
+ * checked. */
+KC_TEST(hlo_dot_algorithm) {
+  kc_tensor* outs[2];
+  kt_run_text("HloModule m\nENTRY e {\n"
+              " a = f32[1,2] constant({{1.0009765625, 3}})\n"
+              " b = f32[2,1] constant({{1}, {1.0009765625}})\n"
+              " d = f32[1,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+              "algorithm=dot_bf16_bf16_f32\n"
+              " x = f32[1,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+              "algorithm=dot_f32_f32_f32\n"
+              " ROOT r = (f32[1,1], f32[1,1]) tuple(d, x)\n}\n",
+              outs, 2);
+  KC_CHECK(*(const float*)kt_data(outs[0]) == 4.0f);
+  KC_CHECK(*(const float*)kt_data(outs[1]) == 1.0009765625f + 3 * 1.0009765625f);
+  kt_release(outs, 2);
+  static const char* const head =
+      "HloModule m\nENTRY e {\n a = f32[2,2] parameter(0)\n"
+      " ROOT d = f32[2,2] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, ";
+  char text[512];
+  snprintf(text, sizeof text, "%salgorithm=dot_bf16_bf16_f32_x3\n}\n", head);
+  KT_PARSE_FAILS(text, "line 4", "dot 'd': algorithm 'dot_bf16_bf16_f32_x3' is not supported");
+  snprintf(text, sizeof text, "%salgorithm=dot_bf16_bf16_bf16\n}\n", head);
+  KT_PARSE_FAILS(text, "accumulation in bf16 is not supported for a result of this type "
+                       "(kcall accumulates it in f32)");
+  snprintf(text, sizeof text, "%salgorithm=dot_any_f8_any_f8_f32\n}\n", head);
+  KT_PARSE_FAILS(text, "algorithm 'dot_any_f8_any_f8_f32' is not supported");
+}

@@ -241,6 +241,47 @@ int32_t kc__e_complex(kc__expr* e, int32_t opcode, const int32_t* ids, const kc_
   return e->st ? -1 : y;
 }
 
+/* ---- a dot's algorithm ------------------------------------------------------ */
+
+bool kc__precision_bits(kc_string_view t, int* exponent, int* mantissa) {
+  static const struct {
+    const char* name;
+    int e, m;
+  } types[] = {{"tf32", 8, 10}, {"bf16", 8, 7}, {"f16", 5, 10}, {"f32", 8, 23}, {"f64", 11, 52}};
+  for (size_t i = 0; i < KC__ARRAY_SIZE(types); ++i) {
+    if (kc_sv_equal(t, kc_sv(types[i].name))) {
+      *exponent = types[i].e;
+      *mantissa = types[i].m;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* kc__dot_accumulation(DLDataType dt) {
+  if (dt.code == kDLBfloat || (dt.code == kDLFloat && dt.bits == 16)) return "f32";
+  if (dt.code == kDLFloat) return dt.bits == 64 ? "f64" : "f32";
+  return NULL;
+}
+
+int32_t kc__e_round_to(kc__expr* e, int32_t x, const kc_shape* shape, int exponent,
+                       int mantissa) {
+  DLDataType dt = kc_shape_get_dtype(shape);
+  bool is_float = dt.code == kDLFloat || dt.code == kDLBfloat;
+  int own = dt.code == kDLBfloat ? 7 : dt.bits == 16 ? 10 : dt.bits == 32 ? 23 : 52;
+  if (!is_float || own <= mantissa) return x;
+  kc_attr a[2];
+  memset(a, 0, sizeof a);
+  a[0].name = KC_SV_LIT("exponent_bits");
+  a[0].type = KC_ATTR_I64;
+  a[0].v.i64 = exponent;
+  a[1].name = KC_SV_LIT("mantissa_bits");
+  a[1].type = KC_ATTR_I64;
+  a[1].v.i64 = mantissa;
+  kc_attr_dict dict = {.count = 2, .entries = a};
+  return kc__e_add(e, KC_OP_REDUCE_PRECISION, shape, &x, 1, &dict);
+}
+
 /* ---- ragged dot ------------------------------------------------------------ */
 
 static bool kc__listed(const int64_t* v, size_t n, int64_t d) {

@@ -93,6 +93,24 @@ typedef struct kc__ragged_dot {
  * contracting dimension, the other modes, is refused naming it). */
 int32_t kc__e_ragged_dot(kc__expr* e, const kc__ragged_dot* r);
 
+/* ---- a dot's algorithm ------------------------------------------------------ */
+
+/* A precision type of a dot algorithm ("tf32", "bf16", "f16", "f32",
+ * "f64") as reduce-precision's exponent and mantissa bits; false for a
+ * name kcall does not round to. */
+bool kc__precision_bits(kc_string_view type, int* exponent, int* mantissa);
+
+/* The type a dot with a result of `dt` accumulates in ("f32" for f16,
+ * bf16 and f32, "f64" for f64), as docs/programs.md says; NULL for
+ * integers and complex. */
+const char* kc__dot_accumulation(DLDataType dt);
+
+/* x (of `shape`) rounded to a float of `exponent` and `mantissa` bits by
+ * a reduce-precision, when it is a float with more mantissa bits; else x
+ * itself (an integer operand's products are exact whatever a float
+ * precision says). */
+int32_t kc__e_round_to(kc__expr* e, int32_t x, const kc_shape* shape, int exponent, int mantissa);
+
 /* An unrolled loop (a scan's steps) stops at this many instructions in
  * its program: a nest of long scans would otherwise grow without bound. */
 enum { KC__UNROLL_MAX_INSTRUCTIONS = 1 << 20 };

@@ -424,6 +424,7 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
     default:
       break;
   }
+  if (!st && (ins->seen & KC__SEEN_ALGORITHM)) st = kc__apply_dot_algorithm(p, ins);
   if (st) return st;
   /* Built, and located for messages at run time. */
   if ((kind == KC__INSTR_ELEMENTWISE || kind == KC__INSTR_KERNEL) && kc__is_complex_form(p, ins)) {

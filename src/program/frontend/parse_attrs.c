@@ -238,6 +238,13 @@ static kc_status* kc__parse_known_attr(kc__hlo_parser* p, kc__hlo_instr* ins,
     kc__lex_next(lx);
     return NULL;
   }
+  if (ins->op->op == KC_OP_DOT && kc_sv_equal(k, KC_SV_LIT("algorithm"))) {
+    KC_RETURN_IF_ERROR(kc__attr_once(p, ins, key, KC__SEEN_ALGORITHM));
+    if (lx->tok.kind != KC__TOK_IDENT) return kc__lex_expected(lx, &lx->tok, "an algorithm name");
+    ins->algorithm = lx->tok;
+    kc__lex_next(lx);
+    return NULL;
+  }
   if (kind == KC__INSTR_KERNEL || kind == KC__INSTR_EXPANDED) {
     return kc__parse_table_attr(p, ins, key, out_handled);
   }

@@ -327,6 +327,49 @@ static kc_status* kc__build_scan(kc__hlo_parser* p, kc__hlo_instr* ins, kc_strin
   return e.st ? kc_status_add_context(e.st, "scan") : NULL;
 }
 
+kc_status* kc__apply_dot_algorithm(kc__hlo_parser* p, kc__hlo_instr* ins) {
+  kc_string_view a = ins->algorithm.text;
+  /* dot_L_R_A: three words after "dot"; anything after them (_x3, _x6,
+   * _fast_accum) asks for more than one product per pair of elements, or
+   * for an inexact accumulation. */
+  kc_string_view part[8];
+  size_t n = 0;
+  for (size_t i = 0, start = 0; i <= a.size && n < 8; ++i) {
+    if (i == a.size || a.data[i] == '_') {
+      part[n++] = (kc_string_view){a.data + start, i - start};
+      start = i + 1;
+    }
+  }
+  int eb[2], mb[2];
+  bool ok = n == 4 && kc_sv_equal(part[0], KC_SV_LIT("dot")) &&
+            kc__precision_bits(part[1], &eb[0], &mb[0]) &&
+            kc__precision_bits(part[2], &eb[1], &mb[1]);
+  const char* acc = kc__dot_accumulation(kc_shape_get_dtype(ins->shape));
+  if (ok && acc && !kc_sv_equal(part[3], kc_sv(acc))) {
+    return kc__lex_fail(&p->lx, &ins->algorithm,
+                        "dot %s: algorithm %s: accumulation in %.*s is not supported for a "
+                        "result of this type (kcall accumulates it in %s)",
+                        KC__Q(ins->name_tok.text), KC__Q(a), (int)part[3].size, part[3].data,
+                        acc);
+  }
+  if (!ok || kc__num_operands(p) != 2) {
+    return kc__lex_fail(&p->lx, &ins->algorithm,
+                        "dot %s: algorithm %s is not supported (kcall honours "
+                        "dot_L_R_A with L and R each tf32, bf16, f16, f32 or f64: one product "
+                        "per pair of elements, operands rounded to L and R)",
+                        KC__Q(ins->name_tok.text), KC__Q(a));
+  }
+  kc_string_view name = ins->name_tok.text;
+  KC_RETURN_IF_ERROR(kc__scoped_name(p, &name));
+  int32_t* ids = (int32_t*)(void*)p->operands.data;
+  kc__expr e = {.b = p->b, .prefix = name, .what = "precision"};
+  for (int side = 0; side < 2; ++side) {
+    ids[side] = kc__e_round_to(&e, ids[side], kc__operand_value(p, (size_t)side)->shape,
+                               eb[side], mb[side]);
+  }
+  return e.st;
+}
+
 kc_status* kc__build_expanded(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t* out_id) {
   kc_string_view name = ins->name_tok.text;
   kc_status* st = kc__scoped_name(p, &name);

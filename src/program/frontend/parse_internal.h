@@ -173,6 +173,8 @@ typedef struct kc__hlo_instr {
   size_t num_aliases;
   /* fusion (calls=) and call (to_apply=) */
   kc__token callee;
+  /* a dot's algorithm=dot_L_R_A (kc__apply_dot_algorithm) */
+  kc__token algorithm;
   /* a KC__INSTR_KERNEL instruction: the attributes read */
   kc__buf attrs; /* kc_attr, their values in the parser's tmp */
   kc__layouts layouts; /* of its result shape */
@@ -207,7 +209,8 @@ enum {
   KC__SEEN_ALIASING = 1u << 6,
   KC__SEEN_SCHEDULE = 1u << 7,
   KC__SEEN_CALLEE = 1u << 8,
-  KC__SEEN_CONSTRAINTS = 1u << 9
+  KC__SEEN_CONSTRAINTS = 1u << 9,
+  KC__SEEN_ALGORITHM = 1u << 10
 };
 
 /* The operands of the instruction being parsed: how many, their ids. */
@@ -269,6 +272,12 @@ kc_status* kc__inline_computation(kc__hlo_parser* p, const kc__hlo_instr* ins,
 /* INVALID_ARGUMENT at the opcode unless the instruction has `want`
  * operands. */
 kc_status* kc__expect_operand_count(kc__hlo_parser* p, const kc__hlo_instr* ins, size_t want);
+/* A dot's algorithm (algorithm=dot_bf16_bf16_f32, ...): its operands
+ * rounded to its precision types where they are wider (the operand ids
+ * replaced); INVALID_ARGUMENT naming an algorithm kcall does not honour
+ * (more than one product per pair, f8, an accumulation type the dot does
+ * not accumulate in). */
+kc_status* kc__apply_dot_algorithm(kc__hlo_parser* p, kc__hlo_instr* ins);
 kc_status* kc__build_expanded(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t* out_id);
 /* Whether `ins`, with the operands parsed, is a complex form that
  * kc__build_complex_form builds (expr.h's kc__e_complex): maximum,

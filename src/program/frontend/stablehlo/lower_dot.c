@@ -77,31 +77,6 @@ static kc_status* kc__dot_attrs(kc__shlo_scope* s, const kc__shlo_dot_numbers* d
 
 /* ---- dot_general's algorithm --------------------------------------------- */
 
-/* A precision type of an algorithm as reduce_precision's bits; false for
- * a name kcall does not round to. */
-static bool kc__precision_bits(kc_string_view t, int* exponent, int* mantissa) {
-  static const struct {
-    const char* name;
-    int e, m;
-  } types[] = {{"tf32", 8, 10}, {"bf16", 8, 7}, {"f16", 5, 10}, {"f32", 8, 23}, {"f64", 11, 52}};
-  for (size_t i = 0; i < KC__ARRAY_SIZE(types); ++i) {
-    if (kc_sv_equal(t, kc_sv(types[i].name))) {
-      *exponent = types[i].e;
-      *mantissa = types[i].m;
-      return true;
-    }
-  }
-  return false;
-}
-
-/* The type the dot accumulates a result of `dt` in (docs/programs.md):
- * f32 for f16 and bf16, the result's own otherwise. */
-static const char* kc__accumulation(DLDataType dt) {
-  if (dt.code == kDLBfloat || (dt.code == kDLFloat && dt.bits == 16)) return "f32";
-  if (dt.code == kDLFloat) return dt.bits == 64 ? "f64" : "f32";
-  return NULL;
-}
-
 /* The algorithm's fields checked against what the dot computes; each
  * operand rounded to its precision type where that is narrower than its
  * own (ids[0..1] replaced). */
@@ -131,7 +106,7 @@ static kc_status* kc__algorithm(kc__shlo_scope* s, kc__shlo_op* op, const kc__sh
   }
   const kc_shape* result = kc__shlo_result_type(op, 0);
   DLDataType rdt = kc_shape_get_dtype(result);
-  const char* acc = kc__accumulation(rdt);
+  const char* acc = kc__dot_accumulation(rdt);
   kc_string_view want = at[2].tok.text;
   if (acc && !kc_sv_equal(want, kc_sv(acc))) {
     return kc__shlo_fail(&at[2].tok,
@@ -141,34 +116,17 @@ static kc_status* kc__algorithm(kc__shlo_scope* s, kc__shlo_op* op, const kc__sh
   }
   for (int side = 0; side < 2; ++side) {
     const kc__shlo_value* x = kc__shlo_operand(s, op, (size_t)side);
-    DLDataType dt = kc_shape_get_dtype(x->shape);
     kc_string_view t = at[side].tok.text;
-    int e, m;
-    if (!kc__precision_bits(t, &e, &m)) {
+    int e_bits, m_bits;
+    if (!kc__precision_bits(t, &e_bits, &m_bits)) {
       return kc__shlo_fail(&at[side].tok,
                            "dot_general: algorithm: %s = %.*s is not supported "
                            "(tf32, bf16, f16, f32 or f64)",
                            fields[side], (int)t.size, t.data);
     }
-    /* An integer operand's products are exact whatever a float precision
-     * says; an operand no wider than the precision is left as it is. */
-    bool is_float = dt.code == kDLFloat || dt.code == kDLBfloat;
-    int own_m = dt.code == kDLBfloat ? 7 : dt.bits == 16 ? 10 : dt.bits == 32 ? 23 : 52;
-    if (!is_float || own_m <= m) continue;
-    kc__shlo_attrs ra = {.n = 0};
-    kc__shlo_attrs_int(&ra, "exponent_bits", e);
-    kc__shlo_attrs_int(&ra, "mantissa_bits", m);
-    kc_string_view name;
-    KC_RETURN_IF_ERROR(kc__shlo_instr_name(s, op, side ? "rhs_precision" : "lhs_precision", &name));
-    kc_attr_dict dict = {.count = ra.n, .entries = ra.a};
-    kc_instruction_desc d = {.struct_size = sizeof d,
-                             .op = KC_OP_REDUCE_PRECISION,
-                             .result_shape = x->shape,
-                             .operands = &ids[side],
-                             .num_operands = 1,
-                             .attrs = &dict};
-    int32_t rounded;
-    KC_RETURN_IF_ERROR(kc_program_builder_add_instruction(s->b, &d, name, &rounded));
+    kc__expr e = KC__SHLO_EXPR(s, op, side ? "rhs_precision" : "lhs_precision");
+    int32_t rounded = kc__e_round_to(&e, ids[side], x->shape, e_bits, m_bits);
+    KC_RETURN_IF_ERROR(e.st);
     ids[side] = rounded;
   }
   return NULL;
