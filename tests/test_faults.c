@@ -404,9 +404,21 @@ static const char kKtHloExpanded[] =
     " ROOT r = (f32[4,3], s32[4], f32[4,2], (f32[4,3], f32[3]), c64[4]) "
     "tuple(mp, mh, rd, sc, at)\n}\n";
 
+/* s4 in HLO text (parse_narrow.c): a parameter read by its low bits, a
+ * float conversion clamped, a masked shift, a reducer that wraps. */
+static const char kKtHloNarrow[] =
+    "HloModule m\n"
+    "add {\n a = s4[] parameter(0)\n b = s4[] parameter(1)\n ROOT s = s4[] add(a, b)\n}\n"
+    "ENTRY e {\n x = s4[8] parameter(0)\n f = f32[8] parameter(1)\n"
+    " c = s4[8] convert(f)\n s = s4[8] shift-right-logical(x, c)\n"
+    " z = s4[] constant(0)\n r = s4[] reduce(s, z), dimensions={0}, to_apply=add\n"
+    " ROOT t = (s4[8], s4[]) tuple(s, r)\n}\n";
+
 KC_TEST(faults_hlo_expanded_instructions) {
   kt_model m = {NULL, kKtHloExpanded, NULL};
   kt_fault_sweep("map, mulhi, ragged-dot, scan, complex maximum and atan2", kt_model_path, &m);
+  kt_model narrow = {NULL, kKtHloNarrow, NULL};
+  kt_fault_sweep("s4: parameter, convert, shift, reduce", kt_model_path, &narrow);
 }
 
 /* XLA FFI handlers a plugin registered, called from a program: the

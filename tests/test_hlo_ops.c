@@ -585,12 +585,12 @@ KC_TEST(hlo_ops_attributes_skipped_or_refused) {
   kc_program_destroy(p);
   p = NULL;
   KC_CHECK_CODE(kc_program_parse(KC_SV_LIT("HloModule m\nENTRY e {\n a = f32[2,2] parameter(0)\n"
-                                           " d = f32[2,2] dot(a, a), lhs_contracting_dims={1}, "
-                                           "rhs_contracting_dims={0}, algorithm=dot_bf16_bf16_f32\n}\n"),
+                                           " d = f32[2,2] exponential(a), "
+                                           "result_accuracy={mode=HIGHEST}\n}\n"),
                                 &p),
-                KC_INVALID_ARGUMENT, "line 4, column 78",
-                "dot 'd': attribute 'algorithm' is not supported (it changes what the "
-                "instruction computes, and kcall does not honour it)");
+                KC_INVALID_ARGUMENT, "line 4, column 31",
+                "exponential 'd': attribute 'result_accuracy' is not supported (it changes what "
+                "the instruction computes, and kcall does not honour it)");
   KC_CHECK(p == NULL);
 }
 

@@ -241,6 +241,35 @@ int32_t kc__e_complex(kc__expr* e, int32_t opcode, const int32_t* ids, const kc_
   return e->st ? -1 : y;
 }
 
+/* ---- narrow integers -------------------------------------------------------- */
+
+int32_t kc__e_narrow_wrap(kc__expr* e, int32_t x, unsigned bits) {
+  if (kc_shape_get_dtype(e->shape).code != kDLInt)
+    return kc__e_op(e, KC_OP_AND, x, kc__e_const_int(e, (1u << bits) - 1));
+  int32_t up = kc__e_const_int(e, 8 - bits);
+  return kc__e_op(e, KC_OP_SHIFT_RIGHT_ARITHMETIC, kc__e_op(e, KC_OP_SHIFT_LEFT, x, up), up);
+}
+
+int32_t kc__e_narrow_clamp(kc__expr* e, int32_t x, const kc_shape* shape, bool is_signed,
+                           unsigned bits) {
+  if (e->st) return -1;
+  float lo = is_signed ? -(float)(1u << (bits - 1)) : 0.0f;
+  float hi = is_signed ? (float)((1u << (bits - 1)) - 1) : (float)((1u << bits) - 1);
+  kc_shape* f32 = NULL;
+  e->st = kc_shape_create_array(kc_dtype_make(kDLFloat, 32, 1), kc_shape_get_dims(shape),
+                                kc_shape_get_rank(shape), &f32);
+  e->shape = f32;
+  int32_t bounds[2] = {kc__e_const(e, lo), kc__e_const(e, hi)};
+  e->shape = shape;
+  DLDataType dt = kc_shape_get_dtype(shape);
+  for (int k = 0; k < 2 && !(dt.code == kDLFloat && dt.bits == 32); ++k) {
+    bounds[k] = kc__e_add(e, KC_OP_CONVERT, shape, &bounds[k], 1, NULL);
+  }
+  int32_t y = kc__e_op(e, KC_OP_MINIMUM, kc__e_op(e, KC_OP_MAXIMUM, x, bounds[0]), bounds[1]);
+  kc_shape_destroy(f32);
+  return y;
+}
+
 /* ---- a dot's algorithm ------------------------------------------------------ */
 
 bool kc__precision_bits(kc_string_view t, int* exponent, int* mantissa) {

@@ -93,6 +93,22 @@ typedef struct kc__ragged_dot {
  * contracting dimension, the other modes, is refused naming it). */
 int32_t kc__e_ragged_dot(kc__expr* e, const kc__ragged_dot* r);
 
+/* ---- narrow integers -------------------------------------------------------- */
+
+/* The integer types narrower than a byte (i2, i4, ui2, ui4; HLO's s2, s4,
+ * u2, u4) are held one to a byte of s8 (signed) or u8 (unsigned), each
+ * value in its type's range. */
+
+/* x, of e->shape (s8 or u8), wrapped into the range of a `bits`-wide
+ * integer of its signedness: its low bits, sign-extended when signed. */
+int32_t kc__e_narrow_wrap(kc__expr* e, int32_t x, unsigned bits);
+
+/* x, a float of `shape`, clamped to the range of a `bits`-wide integer
+ * (`is_signed`), so that its conversion saturates as the narrow type's
+ * does. */
+int32_t kc__e_narrow_clamp(kc__expr* e, int32_t x, const kc_shape* shape, bool is_signed,
+                           unsigned bits);
+
 /* ---- a dot's algorithm ------------------------------------------------------ */
 
 /* A precision type of a dot algorithm ("tf32", "bf16", "f16", "f32",

@@ -381,6 +381,9 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
     KC_RETURN_IF_ERROR(kc__lex_expect(lx, ')'));
   } else if (kind == KC__INSTR_CONSTANT) {
     KC_RETURN_IF_ERROR(kc__parse_constant(p, ins, &literal, &literal_size));
+    if (ins->layouts.any_narrow) {
+      KC_RETURN_IF_ERROR(kc__narrow_constant(p, ins, literal, literal_size));
+    }
   } else {
     KC_RETURN_IF_ERROR(kc__parse_operands(p));
   }
@@ -388,7 +391,10 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
   /* Instructions that add nothing: their value is another's. */
   if (kind == KC__INSTR_PARAMETER && p->inlined) return kc__bind_parameter(p, ins, number, out_id);
   if (kind == KC__INSTR_CALL) return kc__inline_call(p, ins, out_id);
-  if (kind == KC__INSTR_EXPANDED) return kc__build_expanded(p, ins, out_id);
+  if (kind == KC__INSTR_EXPANDED) {
+    KC_RETURN_IF_ERROR(kc__build_expanded(p, ins, out_id));
+    return kc__narrow_finish(p, ins, out_id);
+  }
   if (kind == KC__INSTR_COPY) return kc__bind_copy(p, ins, out_id);
   if (kind == KC__INSTR_CUSTOM_CALL && kc__is_sharding_annotation(ins)) {
     return kc__bind_copy(p, ins, out_id);
@@ -397,8 +403,8 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
     return kc__build_topk_call(p, ins, out_id);
   }
   /* What the builder cannot check from the text it is given. */
-  kc_status* st = NULL;
-  switch (kind) {
+  kc_status* st = kc__narrow_prepare(p, ins);
+  switch (st ? KC__INSTR_KERNEL : kind) {
     case KC__INSTR_TUPLE:
       st = kc__check_tuple(p, ins);
       break;
@@ -434,13 +440,15 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
   } else {
     st = kc__build_instruction(p, ins, number, literal, literal_size, &desc, out_id);
   }
+  if (!st) st = kc_program_builder_set_location(p->b, *out_id, ins->name_tok.line,
+                                                ins->name_tok.column);
+  if (!st) st = kc__narrow_finish(p, ins, out_id);
   if (st) {
     return kc_status_add_context(st, "line %d, column %d: instruction %s",
                                  ins->name_tok.line, ins->name_tok.column,
                                  KC__Q(ins->name_tok.text));
   }
-  return kc_program_builder_set_location(p->b, *out_id, ins->name_tok.line,
-                                         ins->name_tok.column);
+  return NULL;
 }
 
 /* Remembers a built instruction under its name; takes its shape. */
@@ -452,6 +460,7 @@ static kc_status* kc__record_value(kc__hlo_parser* p, kc__hlo_instr* ins, int32_
       .id = id,
       .line = ins->name_tok.line,
       .nondefault = ins->layouts.nondefault > 0,
+      .narrow = kc_shape_is_tuple(ins->shape) ? 0 : ins->layouts.first_narrow,
   };
   memcpy(v.m2m, ins->layouts.first, sizeof v.m2m);
   size_t count = p->values.size / sizeof v;

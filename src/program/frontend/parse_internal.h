@@ -39,6 +39,11 @@ typedef struct kc__layouts {
    * linear-algebra calls JAX emits return up to five arrays). */
   int8_t leaf[KC__LAYOUT_LEAVES][KC__LAYOUT_RANK];
   bool leaf_nondefault[KC__LAYOUT_LEAVES];
+  /* An integer type narrower than a byte (s2, s4, u2, u4), held one to a
+   * byte of s8 or u8 (parse_narrow.c): the first leaf's bits (0: none),
+   * and whether any leaf has one. */
+  uint8_t first_narrow;
+  bool any_narrow;
 } kc__layouts;
 
 /* An array shape as written, before it becomes a kc_shape: operands
@@ -47,6 +52,7 @@ typedef struct kc__layouts {
 typedef struct kc__array_text {
   kc__token start;
   DLDataType dtype;
+  uint8_t narrow; /* s2, s4, u2, u4: their bits (dtype s8 or u8); else 0 */
   int32_t rank;
   int64_t dims[KC_TENSOR_MAX_NDIM];
 } kc__array_text;
@@ -111,6 +117,7 @@ typedef struct kc__hlo_value {
    * whether a leaf has a non-default one. */
   int8_t m2m[KC_TENSOR_MAX_NDIM];
   bool nondefault;
+  uint8_t narrow; /* an array of s2, s4, u2 or u4: its bits (parse_narrow.c) */
 } kc__hlo_value;
 
 /* The parser of one scope: the entry computation, an inlined one, or
@@ -278,6 +285,17 @@ kc_status* kc__expect_operand_count(kc__hlo_parser* p, const kc__hlo_instr* ins,
  * (more than one product per pair, f8, an accumulation type the dot does
  * not accumulate in). */
 kc_status* kc__apply_dot_algorithm(kc__hlo_parser* p, kc__hlo_instr* ins);
+/* Integer types narrower than a byte (parse_narrow.c). Before an
+ * instruction with such operands or result is built: what kcall cannot
+ * hold in bytes refused (a custom call, a bitcast of another width, an
+ * rng-bit-generator), the operands a few instructions read the upper
+ * bits of masked, a float converted to one clamped. After: its result
+ * wrapped into the narrow type's range (*id replaced). A constant's
+ * literal is checked against the range. */
+kc_status* kc__narrow_prepare(kc__hlo_parser* p, kc__hlo_instr* ins);
+kc_status* kc__narrow_finish(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t* id);
+kc_status* kc__narrow_constant(kc__hlo_parser* p, const kc__hlo_instr* ins, const void* literal,
+                               size_t size);
 kc_status* kc__build_expanded(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t* out_id);
 /* Whether `ins`, with the operands parsed, is a complex form that
  * kc__build_complex_form builds (expr.h's kc__e_complex): maximum,

@@ -84,7 +84,17 @@ static kc_status* kc__parse_layout(kc__lexer* lx, int32_t rank, kc__layouts* lay
 kc_status* kc__parse_array_text(kc__lexer* lx, kc__layouts* layouts,
                                 kc__array_text* out) {
   out->start = lx->tok;
-  if (out->start.kind != KC__TOK_IDENT ||
+  out->narrow = 0;
+  kc_string_view type = out->start.text;
+  bool narrow =
+      out->start.kind == KC__TOK_IDENT && kc__xla_subbyte_type(type) && type.data[1] != '1';
+  if (narrow && layouts) {
+    /* s2, s4, u2, u4 in a program: one to a byte (parse_narrow.c) */
+    out->narrow = (uint8_t)(type.data[1] - '0');
+    out->dtype = kc_dtype_make(type.data[0] == 's' ? kDLInt : kDLUInt, 8, 1);
+    if (layouts->leaves == 0) layouts->first_narrow = out->narrow;
+    layouts->any_narrow = true;
+  } else if (out->start.kind != KC__TOK_IDENT ||
       !kc__hlo_dtype_parse(out->start.text, &out->dtype)) {
     if (out->start.kind == KC__TOK_IDENT && kc__xla_subbyte_type(out->start.text)) {
       return kc__lex_fail(lx, &out->start, "element type %s is not supported (%s)",

@@ -43,14 +43,6 @@ static const char* kc__narrow_name(const kc_shape* shape, unsigned bits) {
   return names[kc__narrow_signed(shape)][bits == 4];
 }
 
-/* x, of e->shape's narrow type, wrapped into its range. */
-static int32_t kc__wrap(kc__expr* e, int32_t x, unsigned bits) {
-  if (!kc__narrow_signed(e->shape))
-    return kc__e_op(e, KC_OP_AND, x, kc__e_const_int(e, (1u << bits) - 1));
-  int32_t up = kc__e_const_int(e, 8 - bits);
-  return kc__e_op(e, KC_OP_SHIFT_RIGHT_ARITHMETIC, kc__e_op(e, KC_OP_SHIFT_LEFT, x, up), up);
-}
-
 kc_status* kc__shlo_replace_operand(kc__shlo_scope* s, kc__shlo_op* op, size_t i, int32_t id,
                                     const kc_shape* shape) {
   kc__shlo_value v = *kc__shlo_operand(s, op, i);
@@ -77,23 +69,8 @@ static kc_status* kc__clamp_to_narrow(kc__shlo_scope* s, kc__shlo_op* op, const 
                          kc__narrow_name(to, bits));
   }
   if (dt.code != kDLFloat && dt.code != kDLBfloat) return NULL;
-  bool sign = kc__narrow_signed(to);
-  float lo = sign ? -(float)(1u << (bits - 1)) : 0.0f;
-  float hi = sign ? (float)((1u << (bits - 1)) - 1) : (float)((1u << bits) - 1);
-  kc_shape* f32 = NULL;
-  KC_RETURN_IF_ERROR(kc_shape_create_array(kc_dtype_make(kDLFloat, 32, 1),
-                                           kc_shape_get_dims(x->shape), kc_shape_get_rank(x->shape),
-                                           &f32));
   kc__expr e = KC__SHLO_EXPR(s, op, "clamp");
-  e.shape = f32;
-  int32_t bounds[2] = {kc__e_const(&e, lo), kc__e_const(&e, hi)};
-  e.shape = x->shape;
-  for (int k = 0; k < 2 && dt.bits != 32; ++k) {
-    bounds[k] = kc__e_add(&e, KC_OP_CONVERT, x->shape, &bounds[k], 1, NULL);
-  }
-  int32_t id =
-      kc__e_op(&e, KC_OP_MINIMUM, kc__e_op(&e, KC_OP_MAXIMUM, x->id, bounds[0]), bounds[1]);
-  kc_shape_destroy(f32);
+  int32_t id = kc__e_narrow_clamp(&e, x->id, x->shape, kc__narrow_signed(to), bits);
   KC_RETURN_IF_ERROR(e.st);
   return kc__shlo_replace_operand(s, op, 0, id, NULL);
 }
@@ -154,7 +131,7 @@ kc_status* kc__shlo_narrow_finish(kc__shlo_scope* s, const kc__shlo_op* op, size
     /* The byte's leading zeros count 8 - bits more than the narrow
      * type's (the operand was masked to its bits). */
     if (clz) x = kc__e_op(&e, KC_OP_SUBTRACT, x, kc__e_const_int(&e, 8 - bits));
-    int32_t y = kc__wrap(&e, x, bits);
+    int32_t y = kc__e_narrow_wrap(&e, x, bits);
     KC_RETURN_IF_ERROR(e.st);
     v->id = y;
     v->known = NULL;
@@ -198,7 +175,7 @@ kc_status* kc__shlo_narrow_parameter(kc__shlo_scope* s, const kc__token* name,
   at.result = *name;
   kc__expr e = KC__SHLO_EXPR(s, &at, "narrow");
   e.shape = v->shape;
-  int32_t y = kc__wrap(&e, v->id, bits);
+  int32_t y = kc__e_narrow_wrap(&e, v->id, bits);
   KC_RETURN_IF_ERROR(e.st);
   v = kc__shlo_lookup(s, name->text);
   v->id = y;

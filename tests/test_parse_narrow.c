@@ -1,0 +1,175 @@
+/* HLO's integer types narrower than a byte (s2, s4, u2, u4) in programs
+ * (src/program/frontend/parse_narrow.c), held one to a byte of s8 or u8:
+ * every element-wise instruction on every pair of values of each type
+ * against the narrow type's own arithmetic (kt_narrow.h, shared with the
+ * StableHLO reader's test); conversions, parameters, constants, and what
+ * is refused. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kt_hlo.h"
+#include "kt_narrow.h"
+
+/* HLO's spelling of the ops kt_narrow.h names as StableHLO does. */
+static void kt_hlo_op_name(const char* mlir, char* out, size_t cap) {
+  snprintf(out, cap, "%s", mlir);
+  for (char* c = out; *c; ++c) {
+    if (*c == '_') *c = '-';
+  }
+}
+
+/* s4 for i4, u2 for ui2. */
+static const char* kt_hlo_type(const kt_narrow* t) {
+  static const char* const names[2][2] = {{"u2", "u4"}, {"s2", "s4"}};
+  return names[t->sign][t->bits == 4];
+}
+
+KC_TEST(hlo_narrow_integers_wrap_like_their_type) {
+  for (size_t ti = 0; ti < sizeof kTypes / sizeof kTypes[0]; ++ti) {
+    const kt_narrow* t = &kTypes[ti];
+    const char* ty = kt_hlo_type(t);
+    int lo = kt_lo(t), hi = kt_hi(t), count = hi - lo + 1, pairs = count * count;
+    char as[2048], bs[2048];
+    size_t la = 0, lb = 0;
+    int a[256], b[256];
+    for (int i = 0; i < pairs; ++i) {
+      a[i] = lo + i / count;
+      b[i] = lo + i % count;
+      la += (size_t)snprintf(as + la, sizeof as - la, "%s%d", i ? ", " : "", a[i]);
+      lb += (size_t)snprintf(bs + lb, sizeof bs - lb, "%s%d", i ? ", " : "", b[i]);
+    }
+    static char text[16384];
+    size_t len = 0;
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            "HloModule m\nENTRY e {\n a = %s[%d] constant({%s})\n"
+                            " b = %s[%d] constant({%s})\n",
+                            ty, pairs, as, ty, pairs, bs);
+    char op[64];
+    for (int k = 0; k < KT_NUM_BINARY; ++k) {
+      kt_hlo_op_name(kBinary[k], op, sizeof op);
+      len += (size_t)snprintf(text + len, sizeof text - len, " r%d = %s[%d] %s(a, b)\n", k, ty,
+                              pairs, op);
+    }
+    for (int k = 0; k < KT_NUM_UNARY; ++k) {
+      kt_hlo_op_name(kUnary[k], op, sizeof op);
+      len += (size_t)snprintf(text + len, sizeof text - len, " u%d = %s[%d] %s(a)\n", k, ty,
+                              pairs, op);
+    }
+    len += (size_t)snprintf(text + len, sizeof text - len, " ROOT t = (");
+    for (int k = 0; k < KT_NUM_BINARY + KT_NUM_UNARY; ++k) {
+      len += (size_t)snprintf(text + len, sizeof text - len, "%s%s[%d]", k ? ", " : "", ty,
+                              pairs);
+    }
+    len += (size_t)snprintf(text + len, sizeof text - len, ") tuple(");
+    for (int k = 0; k < KT_NUM_BINARY; ++k) {
+      len += (size_t)snprintf(text + len, sizeof text - len, "%sr%d", k ? ", " : "", k);
+    }
+    for (int k = 0; k < KT_NUM_UNARY; ++k) {
+      len += (size_t)snprintf(text + len, sizeof text - len, ", u%d", k);
+    }
+    snprintf(text + len, sizeof text - len, ")\n}\n");
+    kc_tensor* out[KT_NUM_BINARY + KT_NUM_UNARY] = {NULL};
+    kt_run_text(text, out, KT_NUM_BINARY + KT_NUM_UNARY);
+    int want[256];
+    for (int k = 0; k < KT_NUM_BINARY; ++k) {
+      for (int i = 0; i < pairs; ++i) want[i] = kt_binary(t, k, a[i], b[i]);
+      kt_check_bytes(out[k], t, want, pairs, kBinary[k]);
+    }
+    for (int k = 0; k < KT_NUM_UNARY; ++k) {
+      for (int i = 0; i < pairs; ++i) want[i] = kt_unary(t, k, a[i]);
+      kt_check_bytes(out[KT_NUM_BINARY + k], t, want, pairs, kUnary[k]);
+    }
+    kt_release(out, KT_NUM_BINARY + KT_NUM_UNARY);
+  }
+}
+
+/* Conversions into s4 and u4 (from wider integers their low bits, from
+ * floats the value clamped, NaN 0), a bitcast-convert between s4 and u4,
+ * iota, a reduction whose computation wraps, and a fusion. */
+KC_TEST(hlo_narrow_integer_conversions) {
+  kc_tensor* out[7] = {NULL};
+  kt_run_text("HloModule m\n"
+              "add {\n x = s4[] parameter(0)\n y = s4[] parameter(1)\n"
+              " ROOT s = s4[] add(x, y)\n}\n"
+              "fused {\n p = s4[4] parameter(0)\n q = s4[4] multiply(p, p)\n"
+              " ROOT n = s4[4] negate(q)\n}\n"
+              "ENTRY e {\n"
+              " w = s32[6] constant({7, 8, 15, 16, -9, 300})\n"
+              " c0 = s4[6] convert(w)\n"
+              " f = f32[6] constant({2.9, -2.9, 100, -100, nan, 15.5})\n"
+              " c1 = u4[6] convert(f)\n"
+              " d = f64[6] convert(f)\n"
+              " c2 = s4[6] convert(d)\n"
+              " s = s4[4] constant({-8, -1, 0, 7})\n"
+              " c3 = u4[4] bitcast-convert(s)\n"
+              " i = s4[20] iota(), iota_dimension=0\n"
+              " z = s4[] constant(0)\n"
+              " r = s4[] reduce(i, z), dimensions={0}, to_apply=add\n"
+              " fu = s4[4] fusion(s), kind=kLoop, calls=fused\n"
+              " ROOT t = (s4[6], u4[6], s4[6], u4[4], s4[20], s4[], s4[4]) "
+              "tuple(c0, c1, c2, c3, i, r, fu)\n}\n",
+              out, 7);
+  static const kt_narrow i4 = {"i4", 4, true}, u4 = {"ui4", 4, false};
+  static const int w0[6] = {7, -8, -1, 0, 7, -4}, w1[6] = {2, 0, 15, 0, 0, 15};
+  static const int w2[6] = {2, -2, 7, -8, 0, 7}, w3[4] = {8, 15, 0, 7};
+  kt_check_bytes(out[0], &i4, w0, 6, "convert from s32");
+  kt_check_bytes(out[1], &u4, w1, 6, "convert from f32");
+  kt_check_bytes(out[2], &i4, w2, 6, "convert from f64");
+  kt_check_bytes(out[3], &u4, w3, 4, "bitcast-convert from s4");
+  int w4[20], sum = 0;
+  for (int i = 0; i < 20; ++i) {
+    w4[i] = kt_wrap(&i4, i);
+    sum = kt_wrap(&i4, sum + w4[i]);
+  }
+  kt_check_bytes(out[4], &i4, w4, 20, "iota");
+  int w5[1] = {sum};
+  kt_check_bytes(out[5], &i4, w5, 1, "reduce");
+  static const int s[4] = {-8, -1, 0, 7};
+  int w6[4];
+  for (int i = 0; i < 4; ++i) w6[i] = kt_wrap(&i4, -kt_wrap(&i4, s[i] * s[i]));
+  kt_check_bytes(out[6], &i4, w6, 4, "fusion");
+  kt_release(out, 7);
+}
+
+/* An entry parameter of s4 takes s8 elements, of which its low bits
+ * count; a constant out of the type's range and what a byte cannot stand
+ * for are refused. */
+KC_TEST(hlo_narrow_integer_parameters_and_refusals) {
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(KC_SV_LIT("HloModule m\nENTRY e {\n x = s4[4] parameter(0)\n"
+                                         " one = s4[4] constant({1, 1, 1, 1})\n"
+                                         " ROOT y = s4[4] add(x, one)\n}\n"),
+                               &p));
+  const kc_shape* in = kc_program_get_parameter_shape(p, 0);
+  KC_CHECK(kc_shape_get_dtype(in).code == kDLInt && kc_shape_get_dtype(in).bits == 8);
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  int8_t x[4] = {0x17, -1, 0x07, (int8_t)0xF8}; /* low bits 7, -1, 7, -8 */
+  int64_t four = 4;
+  DLTensor t = {.data = x, .device = {kDLCPU, 0}, .ndim = 1, .dtype = {kDLInt, 8, 1},
+                .shape = &four};
+  const DLTensor* args[1] = {&t};
+  kc_tensor* out[1] = {NULL};
+  KC_CHECK_OK(kc_executable_execute(exe, args, 1, NULL, out));
+  static const kt_narrow i4 = {"i4", 4, true};
+  static const int want[4] = {-8, 0, -8, -7};
+  kt_check_bytes(out[0], &i4, want, 4, "parameter + 1");
+  kt_release(out, 1);
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+  KT_PARSE_FAILS("HloModule m\nENTRY e {\n c = s4[2] constant({1, 8})\n}\n",
+                 "constant 'c': element 1, 8, is out of the range of s4 (-8 to 7)");
+  KT_PARSE_FAILS("HloModule m\nENTRY e {\n c = u2[2] constant({3, 4})\n}\n",
+                 "element 1, 4, is out of the range of u2 (0 to 3)");
+  KT_PARSE_FAILS("HloModule m\nENTRY e {\n x = s4[4] parameter(0)\n"
+                 " ROOT y = s4[4] custom-call(x), custom_call_target=\"f\"\n}\n",
+                 "line 4", "custom-call 'y': s2, s4, u2 and u4 are held one to a byte",
+                 "a custom call's operands and results");
+  KT_PARSE_FAILS("HloModule m\nENTRY e {\n x = s4[2] parameter(0)\n"
+                 " ROOT y = s8[] bitcast-convert(x)\n}\n",
+                 "bitcast-convert 'y'", "a bitcast between types of different widths");
+  /* kc_shape_parse, outside a program, keeps to the types kcall holds. */
+  kc_shape* shape = NULL;
+  KC_CHECK_CODE(kc_shape_parse(KC_SV_LIT("s4[2]"), &shape), KC_INVALID_ARGUMENT,
+                "element type 's4' is not supported");
+}
