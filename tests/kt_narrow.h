@@ -119,4 +119,35 @@ static inline void kt_check_bytes(kc_tensor* out, const kt_narrow* t, const int*
   }
 }
 
+/* Every pair (a[i], b[i]) of t's values, and the two lists as text
+ * ("-8, -8, ..."); the count of pairs. */
+static inline int kt_narrow_pairs(const kt_narrow* t, int* a, int* b, char* as, char* bs,
+                                  size_t cap) {
+  int lo = kt_lo(t), count = kt_hi(t) - lo + 1, pairs = count * count;
+  size_t la = 0, lb = 0;
+  for (int i = 0; i < pairs; ++i) {
+    a[i] = lo + i / count;
+    b[i] = lo + i % count;
+    la += (size_t)snprintf(as + la, cap - la, "%s%d", i ? ", " : "", a[i]);
+    lb += (size_t)snprintf(bs + lb, cap - lb, "%s%d", i ? ", " : "", b[i]);
+  }
+  return pairs;
+}
+
+/* out[k]: kBinary[k] of a and b, then kUnary[k] of a, each checked against
+ * t's arithmetic; released. */
+static inline void kt_narrow_check_all(kc_tensor** out, const kt_narrow* t, const int* a,
+                                       const int* b, int pairs) {
+  int want[256];
+  for (int k = 0; k < KT_NUM_BINARY; ++k) {
+    for (int i = 0; i < pairs; ++i) want[i] = kt_binary(t, k, a[i], b[i]);
+    kt_check_bytes(out[k], t, want, pairs, kBinary[k]);
+  }
+  for (int k = 0; k < KT_NUM_UNARY; ++k) {
+    for (int i = 0; i < pairs; ++i) want[i] = kt_unary(t, k, a[i]);
+    kt_check_bytes(out[KT_NUM_BINARY + k], t, want, pairs, kUnary[k]);
+  }
+  kt_release(out, KT_NUM_BINARY + KT_NUM_UNARY);
+}
+
 #endif /* KCALL_TESTS_KT_NARROW_H_ */

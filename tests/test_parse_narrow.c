@@ -28,16 +28,9 @@ KC_TEST(hlo_narrow_integers_wrap_like_their_type) {
   for (size_t ti = 0; ti < sizeof kTypes / sizeof kTypes[0]; ++ti) {
     const kt_narrow* t = &kTypes[ti];
     const char* ty = kt_hlo_type(t);
-    int lo = kt_lo(t), hi = kt_hi(t), count = hi - lo + 1, pairs = count * count;
     char as[2048], bs[2048];
-    size_t la = 0, lb = 0;
     int a[256], b[256];
-    for (int i = 0; i < pairs; ++i) {
-      a[i] = lo + i / count;
-      b[i] = lo + i % count;
-      la += (size_t)snprintf(as + la, sizeof as - la, "%s%d", i ? ", " : "", a[i]);
-      lb += (size_t)snprintf(bs + lb, sizeof bs - lb, "%s%d", i ? ", " : "", b[i]);
-    }
+    int pairs = kt_narrow_pairs(t, a, b, as, bs, sizeof as);
     static char text[16384];
     size_t len = 0;
     len += (size_t)snprintf(text + len, sizeof text - len,
@@ -70,16 +63,7 @@ KC_TEST(hlo_narrow_integers_wrap_like_their_type) {
     snprintf(text + len, sizeof text - len, ")\n}\n");
     kc_tensor* out[KT_NUM_BINARY + KT_NUM_UNARY] = {NULL};
     kt_run_text(text, out, KT_NUM_BINARY + KT_NUM_UNARY);
-    int want[256];
-    for (int k = 0; k < KT_NUM_BINARY; ++k) {
-      for (int i = 0; i < pairs; ++i) want[i] = kt_binary(t, k, a[i], b[i]);
-      kt_check_bytes(out[k], t, want, pairs, kBinary[k]);
-    }
-    for (int k = 0; k < KT_NUM_UNARY; ++k) {
-      for (int i = 0; i < pairs; ++i) want[i] = kt_unary(t, k, a[i]);
-      kt_check_bytes(out[KT_NUM_BINARY + k], t, want, pairs, kUnary[k]);
-    }
-    kt_release(out, KT_NUM_BINARY + KT_NUM_UNARY);
+    kt_narrow_check_all(out, t, a, b, pairs);
   }
 }
 
