@@ -414,11 +414,28 @@ static const char kKtHloNarrow[] =
     " z = s4[] constant(0)\n r = s4[] reduce(s, z), dimensions={0}, to_apply=add\n"
     " ROOT t = (s4[8], s4[]) tuple(s, r)\n}\n";
 
+/* Uniform quantized types (stablehlo/quant.c): per-axis dequantize,
+ * requantize, and an add computed as dequantize_op_quantize. */
+static const char kKtStablehloQuant[] =
+    "func.func @main(%p: tensor<2x2x!quant.uniform<i8:f32:1, {0.5:0, 0.25:-4}>>) -> "
+    "(tensor<2x2xf32>, tensor<2x2xi8>) {\n"
+    "  %d = stablehlo.uniform_dequantize %p : (tensor<2x2x!quant.uniform<i8:f32:1, "
+    "{0.5:0, 0.25:-4}>>) -> tensor<2x2xf32>\n"
+    "  %r = stablehlo.uniform_quantize %p : (tensor<2x2x!quant.uniform<i8:f32:1, "
+    "{0.5:0, 0.25:-4}>>) -> tensor<2x2x!quant.uniform<i8:f32, 0.1:1>>\n"
+    "  %a = stablehlo.add %r, %r : (tensor<2x2x!quant.uniform<i8:f32, 0.1:1>>, "
+    "tensor<2x2x!quant.uniform<i8:f32, 0.1:1>>) -> tensor<2x2x!quant.uniform<i8:f32, 0.2:0>>\n"
+    "  %b = stablehlo.bitcast_convert %a : (tensor<2x2x!quant.uniform<i8:f32, 0.2:0>>) -> "
+    "tensor<2x2xi8>\n"
+    "  return %d, %b : tensor<2x2xf32>, tensor<2x2xi8>\n}\n";
+
 KC_TEST(faults_hlo_expanded_instructions) {
   kt_model m = {NULL, kKtHloExpanded, NULL};
   kt_fault_sweep("map, mulhi, ragged-dot, scan, complex maximum and atan2", kt_model_path, &m);
   kt_model narrow = {NULL, kKtHloNarrow, NULL};
   kt_fault_sweep("s4: parameter, convert, shift, reduce", kt_model_path, &narrow);
+  kt_model quant = {NULL, kKtStablehloQuant, NULL};
+  kt_fault_sweep("quantized: per-axis dequantize, requantize, add", kt_model_path, &quant);
 }
 
 /* XLA FFI handlers a plugin registered, called from a program: the

@@ -739,6 +739,8 @@ static const struct {
     {{"select_and_scatter", KC_OP_SELECT_AND_SCATTER, kc__shlo_lower_select_and_scatter}, false},
     {{"sort", KC_OP_SORT, kc__shlo_lower_sort}, false},
     {{"map", KC__OP_NONE, kc__shlo_lower_map}, false},
+    {{"uniform_quantize", KC__OP_NONE, kc__shlo_lower_uniform_quantize}, false},
+    {{"uniform_dequantize", KC__OP_NONE, kc__shlo_lower_uniform_quantize}, false},
     {{"gather", KC_OP_GATHER, kc__shlo_lower_gather}, false},
     {{"scatter", KC_OP_SCATTER, kc__shlo_lower_scatter}, false},
     {{"while", KC_OP_WHILE, kc__shlo_lower_while}, false},
@@ -874,10 +876,12 @@ kc_status* kc__shlo_lower(kc__shlo_scope* s, kc__shlo_op* op) {
    * integer is clamped as a float */
   KC_RETURN_IF_ERROR(kc__shlo_float8_prepare(s, op));
   KC_RETURN_IF_ERROR(kc__shlo_narrow_prepare(s, op));
+  KC_RETURN_IF_ERROR(kc__shlo_quant_prepare(s, op));
   size_t first = s->values.size / sizeof(kc__shlo_value);
   KC_RETURN_IF_ERROR(r->fn(s, op, r));
   KC_RETURN_IF_ERROR(kc__unread_attrs(op));
   KC_RETURN_IF_ERROR(kc__shlo_fold(s, op));
   KC_RETURN_IF_ERROR(kc__shlo_float8_finish(s, op, first));
+  KC_RETURN_IF_ERROR(kc__shlo_quant_finish(s, op, first));
   return kc__shlo_narrow_finish(s, op, first);
 }

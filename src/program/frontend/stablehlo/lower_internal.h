@@ -131,6 +131,9 @@ kc_status* kc__shlo_lower_select_and_scatter(kc__shlo_scope* s, kc__shlo_op* op,
                                              const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_sort(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_map(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
+/* uniform_quantize and uniform_dequantize (quant.c). */
+kc_status* kc__shlo_lower_uniform_quantize(kc__shlo_scope* s, kc__shlo_op* op,
+                                           const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_gather(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_rule* r);
 kc_status* kc__shlo_lower_dynamic_gather(kc__shlo_scope* s, kc__shlo_op* op,
                                          const kc__shlo_rule* r);

@@ -73,7 +73,7 @@ static const struct {
 
 #define KC__SHLO_TYPES_TEXT                                                               \
   "i1, i2, i4, i8..i64, ui2, ui4, ui8..ui64, f16, bf16, f32, f64, complex<f32>, "       \
-  "complex<f64>, and the f8, f6 and f4 floats"
+  "complex<f64>, the f8, f6 and f4 floats, and !quant.uniform<...>"
 
 /* "4x8xf32", "f32", "0x3xcomplex<f32>" (the text between tensor< and >). */
 static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const kc__token* at,
@@ -125,6 +125,14 @@ static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const
   }
   const kc__f8_format* f8 = hlo ? NULL : kc__f8_find(word);
   if (f8) hlo = "u8"; /* held as their bits (float8.c) */
+  kc__shlo_quant quant;
+  bool quantized = !hlo && word.size > 15 && memcmp(word.data, "!quant.uniform<", 15) == 0;
+  DLDataType dtype;
+  if (quantized) { /* held as the storage integers (quant.c) */
+    KC_RETURN_IF_ERROR(kc__shlo_quant_parse(m, lx, at, word, &quant));
+    dtype = quant.storage;
+    hlo = "";
+  }
   if (!hlo) {
     bool encoded = memchr(word.data, ',', word.size) != NULL;
     return kc__lex_fail(lx, at, "tensor<%.*s>: %s %s is not supported (element types: %s)",
@@ -132,8 +140,7 @@ static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const
                         encoded ? "a tensor encoding, as in" : "element type",
                         KC__Q(word), KC__SHLO_TYPES_TEXT);
   }
-  DLDataType dtype;
-  kc__hlo_dtype_parse(kc_sv(hlo), &dtype);
+  if (!quantized) kc__hlo_dtype_parse(kc_sv(hlo), &dtype);
   kc_shape* shape = NULL;
   KC_RETURN_IF_ERROR(kc_shape_create_array(dtype, dims, rank, &shape));
   if (!kc__buf_append(&m->shapes, &shape, sizeof shape)) {
@@ -144,6 +151,10 @@ static kc_status* kc__tensor_text(kc__shlo_module* m, const kc__lexer* lx, const
   if (dynamic) KC_RETURN_IF_ERROR(kc__shlo_mark_dynamic(m, shape, dynamic));
   if (narrow) KC_RETURN_IF_ERROR(kc__shlo_mark_narrow(m, shape, narrow));
   if (f8) KC_RETURN_IF_ERROR(kc__shlo_mark_float8(m, shape, f8));
+  if (quantized) {
+    kc_status* st = kc__shlo_mark_quant(m, shape, &quant);
+    if (st) return kc_status_add_context(st, "line %d, column %d", at->line, at->column);
+  }
   char* key = kc__arena_dup(&m->arena, text.data, text.size + 1);
   int32_t index = (int32_t)(m->shapes.size / sizeof shape - 1);
   if (!key || !kc__strmap_put(&m->tensor_types, (kc_string_view){key, text.size}, index)) {

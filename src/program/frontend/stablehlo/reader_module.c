@@ -751,6 +751,9 @@ static void kc__module_free(kc__shlo_module* m) {
   kc__strmap_free(&m->narrow);
   kc__strmap_free(&m->float8);
   kc__buf_free(&m->float8_pending);
+  kc__strmap_free(&m->quant);
+  kc__buf_free(&m->quants);
+  kc__buf_free(&m->quant_pending);
   kc__strmap_free(&m->tensor_types);
   kc__strmap_free(&m->resources);
   kc__buf_free(&m->resource_list);

@@ -63,6 +63,12 @@ typedef struct kc__shlo_module {
   /* The results of the op being lowered that it computes in f32 and
    * float8.c encodes after it. */
   kc__buf float8_pending;
+  /* The uniform quantized types (tensor<4x!quant.uniform<i8:f32, 0.1:-3>>,
+   * held in their storage type): shape address -> index into quants
+   * (kc__shlo_quant); the results quant.c quantizes after an op. */
+  kc__strmap quant;
+  kc__buf quants;
+  kc__buf quant_pending;
   /* Each tensor type read, by its text ("4x8xf32") -> index into shapes:
    * a type is made once however often it is written. */
   kc__strmap tensor_types;
@@ -206,6 +212,41 @@ const kc__f8_format* kc__shlo_float8(const kc__shlo_module* m, const kc_shape* s
  * f32 types encoded to their own. */
 kc_status* kc__shlo_float8_prepare(kc__shlo_scope* s, kc__shlo_op* op);
 kc_status* kc__shlo_float8_finish(kc__shlo_scope* s, const kc__shlo_op* op, size_t first);
+
+/* ---- quant.c --------------------------------------------------------------- */
+
+/* A uniform quantized element type: a storage integer standing for
+ * (storage - zero_point) * scale of the expressed float type, one scale
+ * and zero point for the tensor or one per index of dimension `axis`. */
+typedef struct kc__shlo_quant {
+  DLDataType storage, expressed;
+  int64_t storage_min, storage_max;
+  int32_t axis; /* -1: per tensor */
+  size_t count; /* scales and zero points */
+  const double* scales;
+  const int64_t* zero_points;
+} kc__shlo_quant;
+
+/* "!quant.uniform<...>" (word) read into *out (arrays in the module's
+ * arena); INVALID_ARGUMENT at `at` for a form kcall does not read. */
+kc_status* kc__shlo_quant_parse(kc__shlo_module* m, const kc__lexer* lx, const kc__token* at,
+                                kc_string_view word, kc__shlo_quant* out);
+
+/* Records `shape` (of the storage type) as of quantized type q; its type,
+ * or NULL. */
+kc_status* kc__shlo_mark_quant(kc__shlo_module* m, const kc_shape* shape,
+                               const kc__shlo_quant* q);
+const kc__shlo_quant* kc__shlo_quant_of(const kc__shlo_module* m, const kc_shape* shape);
+
+/* Before op is lowered (dequantize_op_quantize, as the specification
+ * defines the ops on quantized tensors): its quantized operands
+ * dequantized and its quantized results given their expressed types; ops
+ * with regions and custom calls on quantized types refused. After it
+ * (kc__shlo_quant_finish): the values from index `first` on given those
+ * expressed types quantized to their own. uniform_quantize,
+ * uniform_dequantize and bitcast_convert are lowered by their rules. */
+kc_status* kc__shlo_quant_prepare(kc__shlo_scope* s, kc__shlo_op* op);
+kc_status* kc__shlo_quant_finish(kc__shlo_scope* s, const kc__shlo_op* op, size_t first);
 
 /* ---- narrow.c -------------------------------------------------------------- */
 
