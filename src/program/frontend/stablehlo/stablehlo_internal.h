@@ -30,6 +30,7 @@
 
 #include "internal/strmap.h"
 #include "kcall/program.h"
+#include "program/frontend/float8.h"
 #include "program/frontend/lexer.h"
 
 /* The deepest nesting of regions and function calls followed. */
@@ -184,21 +185,6 @@ kc_status* kc__shlo_module_shape(kc__shlo_module* m, DLDataType dt, const int64_
                                  int32_t rank, const kc_shape** out);
 
 /* ---- float8.c ------------------------------------------------------------- */
-
-/* One of the f8, f6 and f4 float formats. */
-typedef struct kc__f8_format kc__f8_format;
-
-/* The format of an MLIR type name ("f8E4M3FN"), or NULL. */
-const kc__f8_format* kc__f8_find(kc_string_view mlir);
-const char* kc__f8_name(const kc__f8_format* f);
-
-/* The value of the bits (the low 8, 6 or 4) in format f. */
-double kc__f8_decode(const kc__f8_format* f, unsigned bits);
-
-/* x rounded to format f (to nearest, ties to even; past the largest
- * finite value: infinity, NaN or the largest value, as the format has
- * them) into *out; false for a NaN in a format without NaNs. */
-bool kc__f8_encode(const kc__f8_format* f, double x, unsigned* out);
 
 /* Records `shape` (of u8) as a type of format f; its format, or NULL. */
 kc_status* kc__shlo_mark_float8(kc__shlo_module* m, const kc_shape* shape,
