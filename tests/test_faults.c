@@ -412,7 +412,9 @@ static const char kKtHloNarrow[] =
     "ENTRY e {\n x = s4[8] parameter(0)\n f = f32[8] parameter(1)\n"
     " c = s4[8] convert(f)\n s = s4[8] shift-right-logical(x, c)\n"
     " z = s4[] constant(0)\n r = s4[] reduce(s, z), dimensions={0}, to_apply=add\n"
-    " ROOT t = (s4[8], s4[]) tuple(s, r)\n}\n";
+    " h = f8e4m3fn[8] convert(f)\n hs = f8e4m3fn[8] add(h, h)\n"
+    " hf = f32[8] convert(hs)\n"
+    " ROOT t = (s4[8], s4[], f32[8]) tuple(s, r, hf)\n}\n";
 
 /* Uniform quantized types (stablehlo/quant.c): per-axis dequantize,
  * requantize, and an add computed as dequantize_op_quantize. */
@@ -433,7 +435,8 @@ KC_TEST(faults_hlo_expanded_instructions) {
   kt_model m = {NULL, kKtHloExpanded, NULL};
   kt_fault_sweep("map, mulhi, ragged-dot, scan, complex maximum and atan2", kt_model_path, &m);
   kt_model narrow = {NULL, kKtHloNarrow, NULL};
-  kt_fault_sweep("s4: parameter, convert, shift, reduce", kt_model_path, &narrow);
+  kt_fault_sweep("s4 and f8e4m3fn: parameter, convert, shift, reduce, add", kt_model_path,
+                 &narrow);
   kt_model quant = {NULL, kKtStablehloQuant, NULL};
   kt_fault_sweep("quantized: per-axis dequantize, requantize, add", kt_model_path, &quant);
 }

@@ -157,3 +157,56 @@ KC_TEST(hlo_narrow_integer_parameters_and_refusals) {
   KC_CHECK_CODE(kc_shape_parse(KC_SV_LIT("s4[2]"), &shape), KC_INVALID_ARGUMENT,
                 "element type 's4' is not supported");
 }
+
+/* HLO's f8 floats (parse_float8.c), held as their bits in u8: constants
+ * encoded (f8e4m3fn: 1 is 0x38, 0.125 0x20, 448 0x7E, NaN 0x7F, -0 0x80),
+ * arithmetic in f32 rounded once (1 + 0.125 = 0x39), conversions (one
+ * that overflows f8e4m3fn gives NaN), a dot into f32, a compare,
+ * a reduce whose computation adds f8 values, data moved as bits; and the
+ * refusals. */
+KC_TEST(hlo_float8_constants_arithmetic_and_moves) {
+  kc_tensor* out[8] = {NULL};
+  kt_run_text("HloModule m\n"
+              "add {\n a = f8e4m3fn[] parameter(0)\n b = f8e4m3fn[] parameter(1)\n"
+              " ROOT s = f8e4m3fn[] add(a, b)\n}\n"
+              "ENTRY e {\n"
+              " c = f8e4m3fn[5] constant({1, 0.125, 448, nan, -0})\n"
+              " one = f8e4m3fn[] constant(1)\n ob = f8e4m3fn[5] broadcast(one), dimensions={}\n"
+              " s = f8e4m3fn[5] add(c, ob)\n"
+              " w = f32[3] constant({1000, -1000, 0.3})\n"
+              " n = f8e4m3fn[3] convert(w)\n i = f8e5m2[3] convert(w)\n"
+              " k = f8e4m3fn[2] slice(c), slice={[0:2]}\n"
+              " d = f32[] dot(k, k), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+              " g = pred[5] compare(c, ob), direction=GT\n"
+              " z = f8e4m3fn[] constant(0)\n"
+              " r = f8e4m3fn[] reduce(k, z), dimensions={0}, to_apply=add\n"
+              " ROOT t = (f8e4m3fn[5], f8e4m3fn[5], f8e4m3fn[3], f8e5m2[3], f8e4m3fn[2], f32[], "
+              "pred[5], f8e4m3fn[]) tuple(c, s, n, i, k, d, g, r)\n}\n",
+              out, 8);
+  static const uint8_t c[5] = {0x38, 0x20, 0x7E, 0x7F, 0x80};
+  /* 1+1 = 2 (0x40), 0.125+1 = 1.125 (0x39), 448+1 rounds to 448 (0x7E),
+   * NaN, -0+1 = 1 */
+  static const uint8_t s[5] = {0x40, 0x39, 0x7E, 0x7F, 0x38};
+  /* 1000 overflows f8e4m3fn (NaN, keeping the sign) and rounds to 1024 in
+   * f8e5m2 (0x64); 0.3 rounds to 0.3125 in both (0x2A, 0x35) */
+  static const uint8_t n[3] = {0x7F, 0xFF, 0x2A}, i8[3] = {0x64, 0xE4, 0x35};
+  static const uint8_t g[5] = {0, 0, 1, 0, 0};
+  KC_CHECK(memcmp(kt_data(out[0]), c, 5) == 0);
+  KC_CHECK(memcmp(kt_data(out[1]), s, 5) == 0);
+  KC_CHECK(memcmp(kt_data(out[2]), n, 3) == 0);
+  KC_CHECK(memcmp(kt_data(out[3]), i8, 3) == 0);
+  KC_CHECK(memcmp(kt_data(out[4]), c, 2) == 0);
+  KC_CHECK(*(const float*)kt_data(out[5]) == 1.0f + 0.125f * 0.125f);
+  KC_CHECK(memcmp(kt_data(out[6]), g, 5) == 0);
+  KC_CHECK(*(const uint8_t*)kt_data(out[7]) == 0x39); /* 0 + 1 + 0.125 */
+  kt_release(out, 8);
+  KT_PARSE_FAILS("HloModule m\nENTRY e {\n x = f8e4m3fn[4] parameter(0)\n"
+                 " ROOT y = f8e4m3fn[4] custom-call(x), custom_call_target=\"f\"\n}\n",
+                 "custom-call 'y' of f8E4M3FN is not supported (kcall holds f8E4M3FN values as "
+                 "their bits");
+  KT_PARSE_FAILS("HloModule m\nENTRY e {\n x = f8e4m3fn[4] parameter(0)\n"
+                 " ROOT y = f16[2] bitcast-convert(x)\n}\n",
+                 "bitcast-convert 'y' of f8E4M3FN is not supported");
+  KT_PARSE_FAILS("HloModule m\nENTRY e {\n c = f4e2m1fn[2] constant({1, nan})\n}\n",
+                 "constant 'c': element 1 is NaN, which f4E2M1FN has not");
+}

@@ -380,7 +380,11 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
     KC_RETURN_IF_ERROR(kc__lex_int(lx, "a parameter number", 0, INT64_MAX, &number));
     KC_RETURN_IF_ERROR(kc__lex_expect(lx, ')'));
   } else if (kind == KC__INSTR_CONSTANT) {
-    KC_RETURN_IF_ERROR(kc__parse_constant(p, ins, &literal, &literal_size));
+    if (ins->layouts.first_f8 && !kc_shape_is_tuple(ins->shape)) {
+      KC_RETURN_IF_ERROR(kc__f8_constant(p, ins, &literal, &literal_size));
+    } else {
+      KC_RETURN_IF_ERROR(kc__parse_constant(p, ins, &literal, &literal_size));
+    }
     if (ins->layouts.any_narrow) {
       KC_RETURN_IF_ERROR(kc__narrow_constant(p, ins, literal, literal_size));
     }
@@ -403,7 +407,9 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
     return kc__build_topk_call(p, ins, out_id);
   }
   /* What the builder cannot check from the text it is given. */
+  kc_shape* f8_saved = NULL;
   kc_status* st = kc__narrow_prepare(p, ins);
+  if (!st) st = kc__f8_prepare(p, ins, &f8_saved);
   switch (st ? KC__INSTR_KERNEL : kind) {
     case KC__INSTR_TUPLE:
       st = kc__check_tuple(p, ins);
@@ -431,7 +437,10 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
       break;
   }
   if (!st && (ins->seen & KC__SEEN_ALGORITHM)) st = kc__apply_dot_algorithm(p, ins);
-  if (st) return st;
+  if (st) {
+    if (f8_saved) kc__f8_finish(p, ins, f8_saved, NULL);
+    return st;
+  }
   /* Built, and located for messages at run time. */
   if ((kind == KC__INSTR_ELEMENTWISE || kind == KC__INSTR_KERNEL) && kc__is_complex_form(p, ins)) {
     kc_string_view name = ins->name_tok.text;
@@ -442,6 +451,11 @@ static kc_status* kc__parse_body(kc__hlo_parser* p, kc__hlo_instr* ins,
   }
   if (!st) st = kc_program_builder_set_location(p->b, *out_id, ins->name_tok.line,
                                                 ins->name_tok.column);
+  if (f8_saved) {
+    /* without an id (a failure) it only gives the shape back */
+    kc_status* f8_st = kc__f8_finish(p, ins, f8_saved, st ? NULL : out_id);
+    if (!st) st = f8_st;
+  }
   if (!st) st = kc__narrow_finish(p, ins, out_id);
   if (st) {
     return kc_status_add_context(st, "line %d, column %d: instruction %s",
@@ -461,6 +475,7 @@ static kc_status* kc__record_value(kc__hlo_parser* p, kc__hlo_instr* ins, int32_
       .line = ins->name_tok.line,
       .nondefault = ins->layouts.nondefault > 0,
       .narrow = kc_shape_is_tuple(ins->shape) ? 0 : ins->layouts.first_narrow,
+      .f8 = kc_shape_is_tuple(ins->shape) ? 0 : ins->layouts.first_f8,
   };
   memcpy(v.m2m, ins->layouts.first, sizeof v.m2m);
   size_t count = p->values.size / sizeof v;

@@ -44,6 +44,11 @@ typedef struct kc__layouts {
    * and whether any leaf has one. */
   uint8_t first_narrow;
   bool any_narrow;
+  /* An f8, f6 or f4 float, held as its bits in u8 (parse_float8.c): the
+   * first leaf's format (kc__f8_index + 1; 0: none), and whether any leaf
+   * has one. */
+  uint8_t first_f8;
+  bool any_f8;
 } kc__layouts;
 
 /* An array shape as written, before it becomes a kc_shape: operands
@@ -53,6 +58,7 @@ typedef struct kc__array_text {
   kc__token start;
   DLDataType dtype;
   uint8_t narrow; /* s2, s4, u2, u4: their bits (dtype s8 or u8); else 0 */
+  uint8_t f8;     /* an f8, f6 or f4 float (dtype u8): kc__f8_index + 1; else 0 */
   int32_t rank;
   int64_t dims[KC_TENSOR_MAX_NDIM];
 } kc__array_text;
@@ -118,6 +124,7 @@ typedef struct kc__hlo_value {
   int8_t m2m[KC_TENSOR_MAX_NDIM];
   bool nondefault;
   uint8_t narrow; /* an array of s2, s4, u2 or u4: its bits (parse_narrow.c) */
+  uint8_t f8;     /* an array of an f8, f6 or f4 float: kc__f8_index + 1 (parse_float8.c) */
 } kc__hlo_value;
 
 /* The parser of one scope: the entry computation, an inlined one, or
@@ -296,6 +303,17 @@ kc_status* kc__narrow_prepare(kc__hlo_parser* p, kc__hlo_instr* ins);
 kc_status* kc__narrow_finish(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t* id);
 kc_status* kc__narrow_constant(kc__hlo_parser* p, const kc__hlo_instr* ins, const void* literal,
                                size_t size);
+/* The f8, f6 and f4 floats (parse_float8.c), held as their bits in u8.
+ * Before an instruction is built: those that only move values run on the
+ * bits; others computing with them get their operands decoded to f32 and,
+ * with a result of one, the result's shape made f32 (*saved keeps the
+ * instruction's own, NULL when nothing changed); custom calls, rng,
+ * fft, triangular-solve and topk of them refused. After
+ * (kc__f8_finish): that result encoded, the shape given back. A
+ * constant's literal is read as floats and encoded. */
+kc_status* kc__f8_prepare(kc__hlo_parser* p, kc__hlo_instr* ins, kc_shape** saved);
+kc_status* kc__f8_finish(kc__hlo_parser* p, kc__hlo_instr* ins, kc_shape* saved, int32_t* id);
+kc_status* kc__f8_constant(kc__hlo_parser* p, kc__hlo_instr* ins, void** data, size_t* size);
 kc_status* kc__build_expanded(kc__hlo_parser* p, kc__hlo_instr* ins, int32_t* out_id);
 /* Whether `ins`, with the operands parsed, is a complex form that
  * kc__build_complex_form builds (expr.h's kc__e_complex): maximum,

@@ -2,6 +2,7 @@
  * written after them; kc_shape_parse. */
 #include <stdio.h>
 
+#include "program/frontend/float8.h"
 #include "program/frontend/parse_internal.h"
 #include "program/shape_internal.h"
 
@@ -85,6 +86,7 @@ kc_status* kc__parse_array_text(kc__lexer* lx, kc__layouts* layouts,
                                 kc__array_text* out) {
   out->start = lx->tok;
   out->narrow = 0;
+  out->f8 = 0;
   kc_string_view type = out->start.text;
   bool narrow =
       out->start.kind == KC__TOK_IDENT && kc__xla_subbyte_type(type) && type.data[1] != '1';
@@ -94,6 +96,12 @@ kc_status* kc__parse_array_text(kc__lexer* lx, kc__layouts* layouts,
     out->dtype = kc_dtype_make(type.data[0] == 's' ? kDLInt : kDLUInt, 8, 1);
     if (layouts->leaves == 0) layouts->first_narrow = out->narrow;
     layouts->any_narrow = true;
+  } else if (layouts && out->start.kind == KC__TOK_IDENT && kc__f8_find_hlo(type)) {
+    /* f8e4m3fn, ... in a program: their bits in u8 (parse_float8.c) */
+    out->f8 = (uint8_t)(kc__f8_index(kc__f8_find_hlo(type)) + 1);
+    out->dtype = kc_dtype_make(kDLUInt, 8, 1);
+    if (layouts->leaves == 0) layouts->first_f8 = out->f8;
+    layouts->any_f8 = true;
   } else if (out->start.kind != KC__TOK_IDENT ||
       !kc__hlo_dtype_parse(out->start.text, &out->dtype)) {
     if (out->start.kind == KC__TOK_IDENT && kc__xla_subbyte_type(out->start.text)) {
