@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "internal/grow.h"
 #include "program/program_internal.h"
 #include "program/frontend/stablehlo/bytecode_internal.h"
 #include "program/frontend/stablehlo/stablehlo_internal.h"
@@ -151,23 +152,25 @@ kc_string_view kc__bc_dialect_name(const kc__bc* c, uint32_t i) {
 
 char* kc__bc_reserve(kc__bc* c, size_t n) {
   if (n == 0 || c->out_oom || c->out_full) return NULL;
-  if (n > c->out_cap - c->out->size) {
+  kc__buf* b = c->out;
+  if (n > c->out_cap - b->size) {
     c->out_full = true;
     return NULL;
   }
-  if (!kc__buf_append(c->out, NULL, n)) {
+  /* grown when needed, never zeroed: the caller writes the n bytes */
+  if (n > b->cap - b->size && !KC__GROW(b->data, b->cap, b->size + n)) {
     c->out_oom = true;
     return NULL;
   }
-  return (char*)c->out->data + c->out->size - n;
+  char* at = (char*)b->data + b->size;
+  b->size += n;
+  return at;
 }
 
 void kc__bc_put(kc__bc* c, const void* bytes, size_t n) {
   char* at = kc__bc_reserve(c, n);
   if (at) memcpy(at, bytes, n);
 }
-
-void kc__bc_puts(kc__bc* c, const char* s) { kc__bc_put(c, s, strlen(s)); }
 
 void kc__bc_printf(kc__bc* c, const char* fmt, ...) {
   char buf[256];
@@ -866,10 +869,9 @@ kc_status* kc__stablehlo_bytecode_to_text(const void* data, size_t size, kc__buf
    * their bytes: room for that at once, not by doubling. */
   size_t guess = size < (SIZE_MAX - 65536) / 2 ? 2 * size + 65536 : size;
   kc_status* st = NULL;
-  if (guess > out_text->size && out_text->cap < guess && guess <= c.out_cap) {
-    size_t had = out_text->size;
-    if (!kc__buf_append(out_text, NULL, guess - had)) st = kc__status_oom();
-    out_text->size = had;
+  if (guess > out_text->size && out_text->cap < guess && guess <= c.out_cap &&
+      !KC__GROW(out_text->data, out_text->cap, guess)) {
+    st = kc__status_oom();
   }
   if (!st) st = kc__bc_read(&c);
   kc__free(c.strings);

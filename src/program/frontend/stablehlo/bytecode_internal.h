@@ -22,6 +22,7 @@
 #define KCALL_PROGRAM_STABLEHLO_BYTECODE_INTERNAL_H_
 
 #include <stdint.h>
+#include <string.h>
 
 #include "internal/common.h"
 #include "program/frontend/stablehlo/bytecode.h"
@@ -166,7 +167,8 @@ kc_string_view kc__bc_dialect_name(const kc__bc* c, uint32_t i);
 
 /* Appends to the text (nothing after a failure). */
 void kc__bc_put(kc__bc* c, const void* bytes, size_t n);
-void kc__bc_puts(kc__bc* c, const char* s);
+/* (inline, so that a literal's length is known where it is written) */
+static inline void kc__bc_puts(kc__bc* c, const char* s) { kc__bc_put(c, s, strlen(s)); }
 void kc__bc_printf(kc__bc* c, const char* fmt, ...) KC_PRINTF(2, 3);
 /* An integer in decimal (printf's %llu and %lld, without its cost). */
 void kc__bc_put_uint(kc__bc* c, uint64_t v);

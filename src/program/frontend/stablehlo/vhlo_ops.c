@@ -215,10 +215,11 @@ static const kc__vhlo_rule kc__vhlo_rules[] = {
 
 const kc__vhlo_rule* kc__vhlo_rule_find(kc_string_view dialect, kc_string_view name) {
   for (size_t i = 0; i < KC__ARRAY_SIZE(kc__vhlo_rules); ++i) {
+    /* "DIALECT.NAME", compared without measuring it first */
     const char* full = kc__vhlo_rules[i].vhlo;
-    size_t n = strlen(full);
-    if (n == dialect.size + 1 + name.size && memcmp(full, dialect.data, dialect.size) == 0 &&
-        full[dialect.size] == '.' && memcmp(full + dialect.size + 1, name.data, name.size) == 0) {
+    if (strncmp(full, dialect.data, dialect.size) == 0 && full[dialect.size] == '.' &&
+        strncmp(full + dialect.size + 1, name.data, name.size) == 0 &&
+        full[dialect.size + 1 + name.size] == '\0') {
       return &kc__vhlo_rules[i];
     }
   }
@@ -240,8 +241,12 @@ static const kc__bc_named* kc__vhlo_named(const kc__bc_op* op, size_t i) {
 
 /* The attribute named `name`, or NULL. */
 static const kc__bc_named* kc__vhlo_find(const kc__bc_op* op, const char* name) {
+  kc_string_view want = kc_sv(name);
   for (size_t i = 0; i < kc__vhlo_num_named(op); ++i) {
-    if (kc_sv_equal(kc__vhlo_named(op, i)->name, kc_sv(name))) return kc__vhlo_named(op, i);
+    kc_string_view got = kc__vhlo_named(op, i)->name;
+    if (got.size == want.size && memcmp(got.data, want.data, want.size) == 0) {
+      return kc__vhlo_named(op, i);
+    }
   }
   return NULL;
 }
