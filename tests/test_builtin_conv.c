@@ -316,3 +316,34 @@ KC_TEST(builtin_max_pool_propagates_nan_and_refuses_a_missing_window) {
   kt_attrs_release(&b, 1);
   kt_release(x);
 }
+
+/* kc.MaxPoolGrad is given MaxPool's output y; a y that is not (no element
+ * of a window equals it) is refused rather than its gradient dropped, in
+ * the NCHW f32 plane loop, NHWC and f64 alike. */
+KC_TEST(builtin_max_pool_grad_refuses_a_y_that_is_not_the_pool) {
+  KC_CHECK_OK(kc_builtin_ops_register());
+  static const char* const layouts[2] = {"NHWC", "NCHW"};
+  for (int k = 0; k < 4; ++k) {
+    DLDataType dt = k < 2 ? kt_f32 : kt_f64;
+    float vf[4] = {1, 2, 3, 4};
+    double vd[4] = {1, 2, 3, 4};
+    float yf = 5;
+    double yd = 5;
+    kc_tensor* x = kt_tensor(dt, (int64_t[]){1, 2, 2, 1}, 4, k < 2 ? (void*)vf : (void*)vd);
+    if (k % 2) {
+      kt_release(x);
+      x = kt_tensor(dt, (int64_t[]){1, 1, 2, 2}, 4, k < 2 ? (void*)vf : (void*)vd);
+    }
+    kc_tensor* y = kt_tensor(dt, (int64_t[]){1, 1, 1, 1}, 4, k < 2 ? (void*)&yf : (void*)&yd);
+    kc_tensor* dy = kt_tensor(dt, (int64_t[]){1, 1, 1, 1}, 4, k < 2 ? (void*)&yf : (void*)&yd);
+    int64_t win[1] = {2};
+    kc_op_attr a[2] = {kt_list_attr("ksize", win, 1),
+                       {kc_sv("data_format"), kc_any_cstr(layouts[k % 2])}};
+    kc_tensor* in[3] = {x, y, dy};
+    kt_refused("kc.MaxPoolGrad", in, 3, a, 2, "kc.MaxPoolGrad: y is not kc.MaxPool(x)");
+    kt_attrs_release(a, 1);
+    kt_release(x);
+    kt_release(y);
+    kt_release(dy);
+  }
+}

@@ -66,7 +66,8 @@
  * kc.LogSoftmaxJvp, kc.LayerNormGrad, kc.LayerNormJvp, kc.RMSNormGrad,
  * kc.RMSNormJvp, kc.EmbeddingGrad, kc.CrossEntropyGrad, kc.CrossEntropyJvp,
  * kc.Conv2DGrad (dx and dw; kc_needed skips either), kc.Conv2DJvp,
- * kc.MaxPoolGrad (given x, MaxPool's output and dy), kc.MaxPoolJvp,
+ * kc.MaxPoolGrad (given x, MaxPool's output and dy; a y that is not
+ * MaxPool(x) is refused, INVALID_ARGUMENT), kc.MaxPoolJvp,
  * kc.AvgPoolGrad (AvgPool is its own tangent); each checks its
  * cotangents and tangents against the shapes of the primals
  * (INVALID_ARGUMENT naming the input). Second derivatives go through

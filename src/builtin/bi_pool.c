@@ -26,6 +26,7 @@ typedef struct kc__cv_pool_job {
   const void *x, *b; /* b: dy or tx */
   const void* y;      /* MaxPoolGrad's y, the forward's maxima */
   void* out;
+  int missed;         /* MaxPoolGrad: a window held no element equal to its y */
 } kc__cv_pool_job;
 
 /* The window of output (oy, ox): rows y0 .. y1 - 1, columns x0 .. x1 - 1
@@ -54,7 +55,7 @@ static void kc__cv_item(const kc__cv_geom* g, int64_t item, int64_t* n, int64_t*
  * x1 - 1 of a plane w wide whose window's max is m: the first element
  * equal to m, or the last NaN when m is NaN, found with integer selects
  * (a branch on which element is the largest mispredicts on real data). */
-static inline void kc__cv_max_choice_f32(const float* x, int64_t w, int64_t y0, int64_t y1,
+static inline bool kc__cv_max_choice_f32(const float* x, int64_t w, int64_t y0, int64_t y1,
                                          int64_t x0, int64_t x1, float m, float d, float* dx) {
   int nan = m != m;
   int64_t arg = -1;
@@ -66,6 +67,7 @@ static inline void kc__cv_max_choice_f32(const float* x, int64_t w, int64_t y0, 
     }
   }
   if (arg >= 0) dx[arg] += d;
+  return arg >= 0 || y0 >= y1 || x0 >= x1; /* an empty window chose nothing */
 }
 
 /* One NCHW plane of MaxPool in f32, the common case, with the window's
@@ -73,7 +75,7 @@ static inline void kc__cv_max_choice_f32(const float* x, int64_t w, int64_t y0, 
  * written to y; or, with dx (the gradient), dx += dy at each window's
  * choice, ym its maxima as the forward wrote them. */
 static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
-                                 const float* ym, const float* dy, float* dx) {
+                                 const float* ym, const float* dy, float* dx, int* missed) {
   const int64_t h = g->h, w = g->w, kh = g->kh, kw = g->kw;
   for (int64_t oy = 0; oy < g->oh; ++oy) {
     int64_t ty = oy * g->sh - g->pt;
@@ -82,8 +84,10 @@ static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
       int64_t tx = ox * g->sw - g->pl;
       int64_t x0 = tx < 0 ? 0 : tx, x1 = tx + kw < w ? tx + kw : w;
       if (dx) {
-        kc__cv_max_choice_f32(x, w, y0, y1, x0, x1, ym[oy * g->ow + ox], dy[oy * g->ow + ox],
-                              dx);
+        if (!kc__cv_max_choice_f32(x, w, y0, y1, x0, x1, ym[oy * g->ow + ox],
+                                   dy[oy * g->ow + ox], dx)) {
+          __atomic_store_n(missed, 1, __ATOMIC_RELAXED);
+        }
         continue;
       }
       float m = -INFINITY;
@@ -115,7 +119,7 @@ static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
       T* yn = (T*)j->out + n * g->ys[0] + c0 * g->ys[1];                                     \
       if (cn == 1 && max && sizeof(T) == sizeof(float)) {                                    \
         kc__cv_max_plane_f32(g, (const float*)(const void*)xn, (float*)(void*)yn, NULL, NULL, \
-                             NULL);                                                          \
+                             NULL, NULL);                                                    \
         continue;                                                                            \
       }                                                                                      \
       for (int64_t oy = 0; oy < g->oh; ++oy) {                                               \
@@ -165,7 +169,7 @@ static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
  * channel's element is c apart (1 in NHWC; cn is 1 in NCHW). */
 #define KC__CV_POOL_BACK(T)                                                                  \
   static void kc__cv_pool_back_##T(void* ctx, int64_t begin, int64_t end) {                  \
-    const kc__cv_pool_job* j = ctx;                                                          \
+    kc__cv_pool_job* j = ctx;                                                                \
     const kc__cv_geom* g = j->g;                                                             \
     for (int64_t item = begin; item < end; ++item) {                                         \
       int64_t n, c0, cn;                                                                     \
@@ -178,7 +182,7 @@ static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
       if (cn == 1 && j->code == KC__CV_MAX_GRAD && sizeof(T) == sizeof(float)) {             \
         kc__cv_max_plane_f32(g, (const float*)(const void*)x, NULL,                          \
                              (const float*)(const void*)ym, (const float*)(const void*)b,    \
-                             (float*)(void*)out);                                            \
+                             (float*)(void*)out, &j->missed);                                \
         continue;                                                                            \
       }                                                                                      \
       for (int64_t oy = 0; oy < g->oh; ++oy) {                                               \
@@ -216,7 +220,10 @@ static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
                 arg = hit ? at : arg;                                                        \
               }                                                                              \
             }                                                                                \
-            if (arg < 0) continue;                                                           \
+            if (arg < 0) { /* a window over padding alone chose nothing */                   \
+              if (ym && y0 < y1 && x0 < x1) __atomic_store_n(&j->missed, 1, __ATOMIC_RELAXED); \
+              continue;                                                                      \
+            }                                                                                \
             if (j->code == KC__CV_MAX_JVP) {                                                 \
               out[at_y + c] = b[arg];                                                        \
             } else {                                                                         \
@@ -259,6 +266,13 @@ static kc_status* kc__cv_pool_compute(void* kernel, kc_kernel_ctx* ctx) {
   memset(j.out, 0, (size_t)kc__bi_numel(out) * (g.f32 ? sizeof(float) : sizeof(double)));
   kc_thread_pool_parallel_for(pool, items, cost * 2,
                               g.f32 ? kc__cv_pool_back_float : kc__cv_pool_back_double, &j);
+  if (j.missed) {
+    /* y was not kc.MaxPool(x) with these attributes: its gradient would be
+     * lost where no element matched, so none is given. */
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "kc.MaxPoolGrad: y is not kc.MaxPool(x) with these attributes: a "
+                            "window of x holds no element equal to its y");
+  }
   return NULL;
 }
 static kc_status* kc__cv_pool_shape(kc_shape_ctx* ctx) { return kc__cv_shape(ctx, true, false); }
@@ -294,7 +308,8 @@ const kc__bi_op kc__bi_pool_ops[] = {
                    KC__CV_MAX_GRAD,
                    "The gradient of kc.MaxPool from x, its output y and dy: each dy added to "
                    "the element of x its window chose (the first equal to y, or the last NaN, "
-                   "as PyTorch).",
+                   "as PyTorch); a y that is not kc.MaxPool(x) (a window with no element equal "
+                   "to it) is refused.",
                    NULL, NULL),
     KC__CV_POOL_OP("MaxPoolJvp", KC__BI_LIST("x: T", "tx: T"), "ty: T", KC__CV_POOL_ATTRS(),
                    KC__CV_MAX_JVP, "The tangent of kc.MaxPool: tx at the element each window chose.",
