@@ -1,8 +1,8 @@
 /* The instructions the parser builds from others, as the StableHLO reader
- * builds their StableHLO and CHLO forms: map (map.h), mulhi, ragged-dot
- * and the complex forms of maximum, minimum, atan2, cbrt and logistic
- * (expr.h, shared with the reader), and scan (unrolled, as the reader
- * unrolls chlo.scan). */
+ * builds their StableHLO and CHLO forms: map (map.h), mulhi, ragged-dot,
+ * a dot's algorithm and the complex forms of maximum, minimum, atan2, cbrt
+ * and logistic (expr.h, shared with the reader), and scan (unrolled, as
+ * the reader unrolls chlo.scan). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,28 @@
 #include "program/frontend/parse_internal.h"
 #include "program/instr/instr.h"
 
+/* The I64 array attribute `name` of ins (none: empty). */
+static void kc__ints(const kc__hlo_instr* ins, const char* name, const int64_t** v, size_t* n) {
+  const kc_attr* attrs = (const kc_attr*)(const void*)ins->attrs.data;
+  *v = NULL;
+  *n = 0;
+  for (size_t i = 0; i < ins->attrs.size / sizeof *attrs; ++i) {
+    if (kc_sv_equal(attrs[i].name, kc_sv(name)) && attrs[i].type == KC_ATTR_ARRAY) {
+      *v = attrs[i].v.array.data;
+      *n = attrs[i].v.array.count;
+    }
+  }
+}
+
+/* The attribute `name` of ins, or NULL. */
+static const kc_attr* kc__attr(const kc__hlo_instr* ins, const char* name) {
+  const kc_attr* attrs = (const kc_attr*)(const void*)ins->attrs.data;
+  for (size_t i = 0; i < ins->attrs.size / sizeof *attrs; ++i) {
+    if (kc_sv_equal(attrs[i].name, kc_sv(name))) return &attrs[i];
+  }
+  return NULL;
+}
+
 /* A map: its computation (to_apply=) applied to whole arrays
  * (kc__build_map). */
 static kc_status* kc__build_map_instr(kc__hlo_parser* p, kc__hlo_instr* ins, kc_string_view name,
@@ -20,17 +42,10 @@ static kc_status* kc__build_map_instr(kc__hlo_parser* p, kc__hlo_instr* ins, kc_
   if (ins->callees.size != sizeof *callees) {
     return kc__missing_attr(p, ins, "to_apply=COMPUTATION");
   }
-  const kc_attr* attrs = (const kc_attr*)(const void*)ins->attrs.data;
-  const int64_t* dims = NULL;
-  size_t num_dims = 0;
-  bool seen_dims = false;
-  for (size_t i = 0; i < ins->attrs.size / sizeof *attrs; ++i) {
-    if (!kc_sv_equal(attrs[i].name, KC_SV_LIT("dimensions"))) continue;
-    dims = attrs[i].v.array.data;
-    num_dims = attrs[i].v.array.count;
-    seen_dims = true;
-  }
-  if (!seen_dims) return kc__missing_attr(p, ins, "dimensions={...}");
+  if (!kc__attr(ins, "dimensions")) return kc__missing_attr(p, ins, "dimensions={...}");
+  const int64_t* dims;
+  size_t num_dims;
+  kc__ints(ins, "dimensions", &dims, &num_dims);
   size_t n = kc__num_operands(p);
   const kc_shape** shapes = kc__arena_alloc(&p->tmp, (n ? n : 1) * sizeof *shapes);
   if (!shapes) return kc__parse_oom();
@@ -64,28 +79,6 @@ static kc_status* kc__build_mulhi(kc__hlo_parser* p, kc__hlo_instr* ins, kc_stri
   const int32_t* ids = kc__operand_ids(p);
   *out_id = kc__e_mulhi(&e, ids[0], ids[1], ins->shape);
   return e.st;
-}
-
-/* The I64 array attribute `name` of ins (none: empty). */
-static void kc__ints(const kc__hlo_instr* ins, const char* name, const int64_t** v, size_t* n) {
-  const kc_attr* attrs = (const kc_attr*)(const void*)ins->attrs.data;
-  *v = NULL;
-  *n = 0;
-  for (size_t i = 0; i < ins->attrs.size / sizeof *attrs; ++i) {
-    if (kc_sv_equal(attrs[i].name, kc_sv(name)) && attrs[i].type == KC_ATTR_ARRAY) {
-      *v = attrs[i].v.array.data;
-      *n = attrs[i].v.array.count;
-    }
-  }
-}
-
-/* The attribute `name` of ins, or NULL. */
-static const kc_attr* kc__attr(const kc__hlo_instr* ins, const char* name) {
-  const kc_attr* attrs = (const kc_attr*)(const void*)ins->attrs.data;
-  for (size_t i = 0; i < ins->attrs.size / sizeof *attrs; ++i) {
-    if (kc_sv_equal(attrs[i].name, kc_sv(name))) return &attrs[i];
-  }
-  return NULL;
 }
 
 /* ragged-dot (XLA's HLO for chlo.ragged_dot): its first mode, a ragged

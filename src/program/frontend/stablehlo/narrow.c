@@ -216,7 +216,7 @@ static int32_t kc__bits_of(kc__expr* e, const kc_shape* from, int32_t x, const k
   for (int32_t d = 0; d < kc_shape_get_rank(from); ++d) keep[d] = d;
   int32_t b = -1;
   kc_string_view name;
-  if (!e->st) e->st = e->name(e, &name);
+  if (!e->st) e->st = kc__e_name(e, &name);
   if (!e->st) {
     e->st = kc_program_builder_add_broadcast(e->b, spread, u, keep,
                                              (size_t)kc_shape_get_rank(from), name, &b);
