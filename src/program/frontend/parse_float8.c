@@ -31,6 +31,10 @@ kc_status* kc__f8_constant(kc__hlo_parser* p, kc__hlo_instr* ins, void** data, s
   size_t values_size = 0;
   kc_status* st = kc__parse_constant(p, ins, &values, &values_size);
   ins->shape = bits;
+  if (st) {
+    st = kc_status_add_context(st, "a constant of %s, read as f64 values and rounded",
+                               kc__f8_name(f));
+  }
   size_t n = values_size / sizeof(double);
   unsigned char* out = st ? NULL : kc__arena_alloc(&p->tmp, n ? n : 1);
   if (!st && !out) st = kc__parse_oom();
