@@ -68,27 +68,23 @@ static bool kc__moves_bits(const kc__shlo_op* op) {
          kc__shlo_op_is(op, "constant");
 }
 
-/* x decoded to f32 (../float8.c). */
-static kc_status* kc__decode(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_value* x,
-                             const kc__f8_format* f, int32_t* out) {
-  kc__expr e = KC__SHLO_EXPR(s, op, "f8_decode");
-  *out = kc__e_f8_decode(&e, x->id, x->shape, f);
-  return e.st;
+/* f8 values, held as their bits and computed in f32 (../float8.c). */
+static const void* kc__f8_of(const kc__shlo_module* m, const kc_shape* shape) {
+  return kc__shlo_float8(m, shape);
 }
-
-/* An array shape of `like`'s dims and element type dt (kept by the module). */
-static kc_status* kc__like(kc__shlo_module* m, const kc_shape* like, DLDataType dt,
-                           const kc_shape** out) {
-  return kc__shlo_module_shape(m, dt, kc_shape_get_dims(like), kc_shape_get_rank(like), out);
+static DLDataType kc__f8_computed(const void* how) {
+  (void)how;
+  return kc_dtype_make(kDLFloat, 32, 1);
 }
-
-/* The results an op computes in f32 for these formats, to be encoded
- * after it (m->float8_pending: kc__f8_pending). */
-typedef struct kc__f8_pending {
-  const kc_shape* f32;  /* the result type the op was given */
-  const kc_shape* type; /* its own */
-  const kc__f8_format* format;
-} kc__f8_pending;
+static int32_t kc__f8_decode_fn(kc__expr* e, int32_t x, const kc_shape* shape, const void* how) {
+  return kc__e_f8_decode(e, x, shape, how);
+}
+static int32_t kc__f8_encode_fn(kc__expr* e, int32_t x, const kc_shape* type, const void* how) {
+  return kc__e_f8_encode(e, x, type, how);
+}
+static const kc__shlo_held_kind kc__f8_held = {"f8_decode", "f8_encode", kc__f8_of,
+                                               kc__f8_computed, kc__f8_decode_fn,
+                                               kc__f8_encode_fn};
 
 kc_status* kc__shlo_float8_prepare(kc__shlo_scope* s, kc__shlo_op* op) {
   kc__shlo_module* m = s->m;
@@ -127,48 +123,9 @@ kc_status* kc__shlo_float8_prepare(kc__shlo_scope* s, kc__shlo_op* op) {
   }
   /* Operands of these types decoded to f32; results of them computed in
    * f32, then encoded (kc__shlo_float8_finish). */
-  for (size_t i = 0; i < n; ++i) {
-    const kc__shlo_value* x = kc__shlo_operand(s, op, i);
-    const kc__f8_format* f = kc__shlo_float8(m, x->shape);
-    if (!f) continue;
-    int32_t id;
-    KC_RETURN_IF_ERROR(kc__decode(s, op, x, f, &id));
-    const kc_shape* f32 = NULL;
-    KC_RETURN_IF_ERROR(kc__like(m, x->shape, kc_dtype_make(kDLFloat, 32, 1), &f32));
-    KC_RETURN_IF_ERROR(kc__shlo_replace_operand(s, op, i, id, f32));
-  }
-  for (size_t i = 0; i < nr; ++i) {
-    const kc_shape* type = kc__shlo_result_type(op, i);
-    const kc__f8_format* f = kc__shlo_float8(m, type);
-    if (!f) continue;
-    kc__f8_pending p = {.type = type, .format = f};
-    KC_RETURN_IF_ERROR(kc__like(m, type, kc_dtype_make(kDLFloat, 32, 1), &p.f32));
-    KC_RETURN_IF_ERROR(kc__shlo_append(&m->float8_pending, &p, sizeof p));
-    ((const kc_shape**)(void*)op->result_types.data)[i] = p.f32;
-  }
-  return NULL;
+  return kc__shlo_held_prepare(s, op, &kc__f8_held, &m->float8_pending);
 }
 
 kc_status* kc__shlo_float8_finish(kc__shlo_scope* s, const kc__shlo_op* op, size_t first) {
-  kc__shlo_module* m = s->m;
-  size_t np = m->float8_pending.size / sizeof(kc__f8_pending);
-  if (!np) return NULL;
-  const kc__f8_pending* p = (const kc__f8_pending*)(const void*)m->float8_pending.data;
-  size_t count = s->values.size / sizeof(kc__shlo_value);
-  for (size_t i = first; i < count; ++i) {
-    kc__shlo_value* v = (kc__shlo_value*)(void*)s->values.data + i;
-    for (size_t k = 0; k < np; ++k) {
-      if (v->shape != p[k].f32) continue;
-      kc__expr e = KC__SHLO_EXPR(s, op, "f8_encode");
-      int32_t y = kc__e_f8_encode(&e, v->id, p[k].type, p[k].format);
-      KC_RETURN_IF_ERROR(e.st);
-      v = (kc__shlo_value*)(void*)s->values.data + i;
-      v->id = y;
-      v->shape = p[k].type;
-      v->known = NULL;
-      break;
-    }
-  }
-  m->float8_pending.size = 0;
-  return NULL;
+  return kc__shlo_held_finish(s, op, first, &kc__f8_held, &s->m->float8_pending);
 }

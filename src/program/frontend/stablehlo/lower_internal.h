@@ -48,6 +48,27 @@ kc_status* kc__shlo_expr_name(kc__expr* e, kc_string_view* out);
 #define KC__SHLO_EXPR(s, op, what_) \
   ((kc__expr){.b = (s)->b, .name = kc__shlo_expr_name, .ctx = (s), .ctx2 = (op), .what = (what_)})
 
+/* Types held as another and computed in a third (the f8 floats: their bits
+ * in u8, computed in f32; quantized types: their storage integers,
+ * computed in their expressed type). An op computing with them gets its
+ * operands of such a type converted to its computing type
+ * (kc__shlo_held_prepare, which also gives each such result its computing
+ * type and records it in `pending`), and its results converted back after
+ * it (kc__shlo_held_finish: the values from index `first` on). */
+typedef struct kc__shlo_held_kind {
+  const char *what_in, *what_out; /* suffixes of the instructions' names */
+  /* The held type of `shape` (a format, a quantization), or NULL. */
+  const void* (*of)(const kc__shlo_module* m, const kc_shape* shape);
+  DLDataType (*computed)(const void* how);
+  int32_t (*to_computed)(kc__expr* e, int32_t x, const kc_shape* shape, const void* how);
+  int32_t (*to_held)(kc__expr* e, int32_t x, const kc_shape* type, const void* how);
+} kc__shlo_held_kind;
+
+kc_status* kc__shlo_held_prepare(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_held_kind* k,
+                                 kc__buf* pending);
+kc_status* kc__shlo_held_finish(kc__shlo_scope* s, const kc__shlo_op* op, size_t first,
+                                const kc__shlo_held_kind* k, kc__buf* pending);
+
 /* Operand i of op replaced by a new value of the scope: instruction `id`,
  * of `shape` (NULL: the operand's own), nothing known of its elements
  * (narrow.c). */

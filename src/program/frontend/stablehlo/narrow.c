@@ -57,6 +57,64 @@ kc_status* kc__shlo_replace_operand(kc__shlo_scope* s, kc__shlo_op* op, size_t i
   return NULL;
 }
 
+/* A result given its computing type, to be converted back after the op. */
+typedef struct kc__held_pending {
+  const kc_shape* computed; /* the result type the op was given */
+  const kc_shape* type;     /* its own */
+  const void* how;
+} kc__held_pending;
+
+kc_status* kc__shlo_held_prepare(kc__shlo_scope* s, kc__shlo_op* op, const kc__shlo_held_kind* k,
+                                 kc__buf* pending) {
+  kc__shlo_module* m = s->m;
+  for (size_t i = 0; i < kc__shlo_num_operands(op); ++i) {
+    const kc__shlo_value* x = kc__shlo_operand(s, op, i);
+    const void* how = k->of(m, x->shape);
+    if (!how) continue;
+    kc__expr e = KC__SHLO_EXPR(s, op, k->what_in);
+    int32_t id = k->to_computed(&e, x->id, x->shape, how);
+    KC_RETURN_IF_ERROR(e.st);
+    const kc_shape* computed = NULL;
+    KC_RETURN_IF_ERROR(kc__shlo_module_shape(m, k->computed(how), kc_shape_get_dims(x->shape),
+                                             kc_shape_get_rank(x->shape), &computed));
+    KC_RETURN_IF_ERROR(kc__shlo_replace_operand(s, op, i, id, computed));
+  }
+  for (size_t i = 0; i < kc__shlo_num_result_types(op); ++i) {
+    const kc_shape* type = kc__shlo_result_type(op, i);
+    const void* how = k->of(m, type);
+    if (!how) continue;
+    kc__held_pending p = {.type = type, .how = how};
+    KC_RETURN_IF_ERROR(kc__shlo_module_shape(m, k->computed(how), kc_shape_get_dims(type),
+                                             kc_shape_get_rank(type), &p.computed));
+    KC_RETURN_IF_ERROR(kc__shlo_append(pending, &p, sizeof p));
+    ((const kc_shape**)(void*)op->result_types.data)[i] = p.computed;
+  }
+  return NULL;
+}
+
+kc_status* kc__shlo_held_finish(kc__shlo_scope* s, const kc__shlo_op* op, size_t first,
+                                const kc__shlo_held_kind* k, kc__buf* pending) {
+  size_t np = pending->size / sizeof(kc__held_pending);
+  const kc__held_pending* p = (const kc__held_pending*)(const void*)pending->data;
+  size_t count = s->values.size / sizeof(kc__shlo_value);
+  for (size_t i = first; i < count && np; ++i) {
+    kc__shlo_value* v = (kc__shlo_value*)(void*)s->values.data + i;
+    for (size_t j = 0; j < np; ++j) {
+      if (v->shape != p[j].computed) continue;
+      kc__expr e = KC__SHLO_EXPR(s, op, k->what_out);
+      int32_t y = k->to_held(&e, v->id, p[j].type, p[j].how);
+      KC_RETURN_IF_ERROR(e.st);
+      v = (kc__shlo_value*)(void*)s->values.data + i;
+      v->id = y;
+      v->shape = p[j].type;
+      v->known = NULL;
+      break;
+    }
+  }
+  pending->size = 0;
+  return NULL;
+}
+
 /* convert of a float to a narrow integer: the float clamped to the
  * integer's range first, so that the conversion saturates at the narrow
  * type's bounds as it does at a byte's. */

@@ -347,12 +347,23 @@ static bool kc__quant_passes(const kc__shlo_op* op) {
          kc_sv_equal(op->name, KC_SV_LIT("call")) || kc__shlo_op_is(op, "composite");
 }
 
-/* What kc__shlo_quant_finish quantizes: a result given its expressed type. */
-typedef struct kc__quant_pending {
-  const kc_shape* expressed; /* the result type the op was given */
-  const kc_shape* type;      /* its own */
-  const kc__shlo_quant* q;
-} kc__quant_pending;
+/* Quantized values, held as their storage integers and computed in their
+ * expressed type. */
+static const void* kc__quant_of_fn(const kc__shlo_module* m, const kc_shape* shape) {
+  return kc__shlo_quant_of(m, shape);
+}
+static DLDataType kc__quant_computed(const void* how) {
+  return ((const kc__shlo_quant*)how)->expressed;
+}
+static int32_t kc__dequantize_fn(kc__expr* e, int32_t x, const kc_shape* shape, const void* how) {
+  return kc__dequantize(e, x, shape, how);
+}
+static int32_t kc__quantize_fn(kc__expr* e, int32_t x, const kc_shape* type, const void* how) {
+  return kc__quantize(e, x, type, how);
+}
+static const kc__shlo_held_kind kc__quant_held = {"dequantize", "quantize", kc__quant_of_fn,
+                                                  kc__quant_computed, kc__dequantize_fn,
+                                                  kc__quantize_fn};
 
 kc_status* kc__shlo_quant_prepare(kc__shlo_scope* s, kc__shlo_op* op) {
   kc__shlo_module* m = s->m;
@@ -380,51 +391,9 @@ kc_status* kc__shlo_quant_prepare(kc__shlo_scope* s, kc__shlo_op* op) {
                          "type, then quantized)",
                          (int)op->name.size, op->name.data);
   }
-  for (size_t i = 0; i < n; ++i) {
-    const kc__shlo_value* x = kc__shlo_operand(s, op, i);
-    const kc__shlo_quant* q = kc__shlo_quant_of(m, x->shape);
-    if (!q) continue;
-    kc__expr e = KC__SHLO_EXPR(s, op, "dequantize");
-    int32_t id = kc__dequantize(&e, x->id, x->shape, q);
-    KC_RETURN_IF_ERROR(e.st);
-    const kc_shape* f = NULL;
-    KC_RETURN_IF_ERROR(kc__shlo_module_shape(m, q->expressed, kc_shape_get_dims(x->shape),
-                                             kc_shape_get_rank(x->shape), &f));
-    KC_RETURN_IF_ERROR(kc__shlo_replace_operand(s, op, i, id, f));
-  }
-  for (size_t i = 0; i < nr; ++i) {
-    const kc_shape* type = kc__shlo_result_type(op, i);
-    const kc__shlo_quant* q = kc__shlo_quant_of(m, type);
-    if (!q) continue;
-    kc__quant_pending p = {.type = type, .q = q};
-    KC_RETURN_IF_ERROR(kc__shlo_module_shape(m, q->expressed, kc_shape_get_dims(type),
-                                             kc_shape_get_rank(type), &p.expressed));
-    KC_RETURN_IF_ERROR(kc__shlo_append(&m->quant_pending, &p, sizeof p));
-    ((const kc_shape**)(void*)op->result_types.data)[i] = p.expressed;
-  }
-  return NULL;
+  return kc__shlo_held_prepare(s, op, &kc__quant_held, &m->quant_pending);
 }
 
 kc_status* kc__shlo_quant_finish(kc__shlo_scope* s, const kc__shlo_op* op, size_t first) {
-  kc__shlo_module* m = s->m;
-  size_t np = m->quant_pending.size / sizeof(kc__quant_pending);
-  if (!np) return NULL;
-  const kc__quant_pending* p = (const kc__quant_pending*)(const void*)m->quant_pending.data;
-  size_t count = s->values.size / sizeof(kc__shlo_value);
-  for (size_t i = first; i < count; ++i) {
-    kc__shlo_value* v = (kc__shlo_value*)(void*)s->values.data + i;
-    for (size_t k = 0; k < np; ++k) {
-      if (v->shape != p[k].expressed) continue;
-      kc__expr e = KC__SHLO_EXPR(s, op, "quantize");
-      int32_t y = kc__quantize(&e, v->id, p[k].type, p[k].q);
-      KC_RETURN_IF_ERROR(e.st);
-      v = (kc__shlo_value*)(void*)s->values.data + i;
-      v->id = y;
-      v->shape = p[k].type;
-      v->known = NULL;
-      break;
-    }
-  }
-  m->quant_pending.size = 0;
-  return NULL;
+  return kc__shlo_held_finish(s, op, first, &kc__quant_held, &s->m->quant_pending);
 }
