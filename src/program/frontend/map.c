@@ -111,8 +111,8 @@ static kc_status* kc__map_one(kc_program_builder* b, const kc_program* f, const 
   KC_RETURN_IF_ERROR(kc_shape_create_array(kc_shape_get_dtype(in->shape),
                                            kc_shape_get_dims(result),
                                            kc_shape_get_rank(result), &shape));
-  int32_t* args = calloc(in->num_operands + 1, sizeof *args);
-  kc_status* st = args ? NULL : kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  int32_t* args = kc__calloc(in->num_operands + 1, sizeof *args);
+  kc_status* st = args ? NULL : kc__status_oom();
   for (size_t i = 0; !st && i < in->num_operands; ++i) args[i] = ids[in->operands[i]];
   if (st) {
   } else if (kind == KC__INSTR_CONSTANT) {
@@ -142,7 +142,7 @@ static kc_status* kc__map_one(kc_program_builder* b, const kc_program* f, const 
                           kc__instr_name(in->op), KC__QS(in->name), KC__QS(f->name));
   }
   if (!st && in->line > 0) st = kc_program_builder_set_location(b, *out_id, in->line, in->column);
-  free(args);
+  kc__free(args);
   kc_shape_destroy(shape);
   return st;
 }
@@ -152,12 +152,12 @@ kc_status* kc__build_map(kc_program_builder* b, const kc_program* f, const int32
                          const kc_shape* result, const int64_t* dimensions,
                          size_t num_dimensions, kc_string_view name, int32_t* out_id) {
   kc_status* st = kc__check_map(f, operand_shapes, n, result, dimensions, num_dimensions);
-  int32_t* ids = st ? NULL : malloc((f->count ? f->count : 1) * sizeof *ids);
-  if (!st && !ids) st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  int32_t* ids = st ? NULL : kc__malloc((f->count ? f->count : 1) * sizeof *ids);
+  if (!st && !ids) st = kc__status_oom();
   for (size_t i = 0; ids && !st && i < f->count; ++i) {
     st = kc__map_one(b, f, &f->instrs[i], operands, ids, result, name, &ids[i]);
   }
   if (!st) *out_id = ids[f->root];
-  free(ids);
+  kc__free(ids);
   return st ? kc_status_add_context(st, "map") : NULL;
 }

@@ -260,7 +260,7 @@ static kc_status* kc__build_scan(kc__hlo_parser* p, kc__hlo_instr* ins, kc_strin
   e.st = kc__scan_shapes(p, ins, &sc);
   const int32_t* ops = kc__operand_ids(p);
   size_t n_args = sc.n_in + sc.k;
-  int32_t* slices = e.st ? NULL : calloc((size_t)sc.len * (sc.n_out ? sc.n_out : 1), sizeof *slices);
+  int32_t* slices = e.st ? NULL : kc__calloc((size_t)sc.len * (sc.n_out ? sc.n_out : 1), sizeof *slices);
   int32_t args[2 * KC__SCAN_MAX_OPERANDS];
   kc_shape* arg_shapes[2 * KC__SCAN_MAX_OPERANDS];
   if (!e.st && !slices) e.st = kc__parse_oom();
@@ -295,7 +295,7 @@ static kc_status* kc__build_scan(kc__hlo_parser* p, kc__hlo_instr* ins, kc_strin
   }
   /* Each output: its steps' slices in index order, then the carries. */
   int32_t results[2 * KC__SCAN_MAX_OPERANDS];
-  int32_t* pieces = e.st ? NULL : calloc((size_t)sc.len, sizeof *pieces);
+  int32_t* pieces = e.st ? NULL : kc__calloc((size_t)sc.len, sizeof *pieces);
   if (!e.st && !pieces) e.st = kc__parse_oom();
   for (size_t j = 0; j < sc.n_out && !e.st; ++j) {
     for (int64_t t = 0; t < sc.len; ++t) pieces[t] = slices[(size_t)t * sc.n_out + j];
@@ -314,8 +314,8 @@ static kc_status* kc__build_scan(kc__hlo_parser* p, kc__hlo_instr* ins, kc_strin
   if (!e.st) {
     e.st = kc_program_builder_add_tuple(p->b, results, sc.n_out + sc.k, name, out_id);
   }
-  free(pieces);
-  free(slices);
+  kc__free(pieces);
+  kc__free(slices);
   kc__scan_free(&sc);
   return e.st ? kc_status_add_context(e.st, "scan") : NULL;
 }

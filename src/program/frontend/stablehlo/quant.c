@@ -188,7 +188,7 @@ static int32_t kc__params(kc__expr* e, const kc__shlo_quant* q, const kc_shape* 
                           DLDataType dt, bool zero_points) {
   if (e->st) return -1;
   int64_t n = (int64_t)q->count;
-  void* data = malloc((size_t)n * 8);
+  void* data = kc__malloc((size_t)n * 8);
   kc_shape *vec = NULL, *full = NULL;
   if (!data) e->st = kc__parse_oom();
   for (int64_t i = 0; !e->st && i < n; ++i) {
@@ -220,7 +220,7 @@ static int32_t kc__params(kc__expr* e, const kc__shlo_quant* q, const kc_shape* 
   }
   kc_shape_destroy(vec);
   kc_shape_destroy(full);
-  free(data);
+  kc__free(data);
   return e->st ? -1 : y;
 }
 
