@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "kcall/hlo_opcode.h"
+#include "kernels/elementwise_ops.h"
 #include "kernels/cuda/kernels.cuh"
 
 namespace kc_cuda {
@@ -21,49 +22,58 @@ namespace {
 
 enum Family { F_NONE, F_ARITH, F_MATH, F_CONVERT, F_COMPARE, F_SELECT, F_CLAMP };
 
-/* Which element types an op of src/program/instr/instr_math.c takes. */
-enum { ON_FLOAT = 1, ON_INT = 2, ON_PRED = 4 };
-
+/* The element types a math row takes (its domain), 0 for an op that is
+ * not one. */
 int math_domain(int32_t op) {
   switch (op) {
-    case KC_OP_ABS:
-    case KC_OP_SIGN:
-    case KC_OP_POWER:
-    case KC_OP_REMAINDER:
-      return ON_FLOAT | ON_INT;
-    case KC_OP_NOT:
-    case KC_OP_AND:
-    case KC_OP_OR:
-    case KC_OP_XOR:
-      return ON_INT | ON_PRED;
-    case KC_OP_SHIFT_LEFT:
-    case KC_OP_SHIFT_RIGHT_ARITHMETIC:
-    case KC_OP_SHIFT_RIGHT_LOGICAL:
-    case KC_OP_POPCNT:
-    case KC_OP_COUNT_LEADING_ZEROS:
-      return ON_INT;
+#define KC__DOMAIN_CASE(OP, NAME, N, RES, DOM, ...) \
+  case KC_OP_##OP:                                  \
+    return DOM;
+    KC__EW_MATH_OPS(KC__DOMAIN_CASE)
+#undef KC__DOMAIN_CASE
     default:
-      return ON_FLOAT;
+      return 0;
   }
 }
 
-bool is_math_op(int32_t op) {
-  return (op >= KC_OP_ABS && op <= KC_OP_COUNT_LEADING_ZEROS) ||
-         (op >= KC_OP_POWER && op <= KC_OP_SHIFT_RIGHT_LOGICAL);
+/* True for a math row whose result is pred. */
+bool math_pred_result(int32_t op) {
+  switch (op) {
+#define KC__RES_CASE(OP, NAME, N, RES, ...) \
+  case KC_OP_##OP:                          \
+    return KC__EW_RES_##RES;
+    KC__EW_MATH_OPS(KC__RES_CASE)
+#undef KC__RES_CASE
+    default:
+      return false;
+  }
 }
 
 /* The arity of each op the kernels run. */
 int arity_of(int32_t op) {
-  if (op == KC_OP_SELECT || op == KC_OP_CLAMP) return 3;
-  if (op == KC_OP_NEGATE || op == KC_OP_EXPONENTIAL || op == KC_OP_LOG || op == KC_OP_CONVERT)
-    return 1;
-  if (op >= KC_OP_ABS && op <= KC_OP_COUNT_LEADING_ZEROS) return 1;
-  return 2;
+  switch (op) {
+#define KC__ARITY_CASE(OP, NAME, N, ...) \
+  case KC_OP_##OP:                       \
+    return N;
+    KC__EW_MATH_OPS(KC__ARITY_CASE)
+#undef KC__ARITY_CASE
+    case KC_OP_SELECT:
+    case KC_OP_CLAMP:
+      return 3;
+    case KC_OP_NEGATE:
+    case KC_OP_EXPONENTIAL:
+    case KC_OP_LOG:
+    case KC_OP_CONVERT:
+      return 1;
+    default:
+      return 2;
+  }
 }
 
 /* The family that runs (op, in -> out), or F_NONE. Mirrors
  * kc__elementwise_supported (elementwise.c) and the type checks of
- * instr_math.c and instr_select.c, less complex numbers. */
+ * instr_math.c (the rows' domains) and instr_select.c, less complex
+ * numbers and the 16-bit floats' math. */
 Family family_of(int32_t op, DLDataType in, DLDataType out) {
   Type a = type_of(in), r = type_of(out);
   if (op == KC_OP_CONVERT) return a != T_NONE && r != T_NONE ? F_CONVERT : F_NONE;
@@ -78,14 +88,19 @@ Family family_of(int32_t op, DLDataType in, DLDataType out) {
   if (a == T_NONE) return F_NONE;
   bool sixteen = a == T_F16 || a == T_BF16;
   if (op == KC_OP_COMPARE) return r == T_PRED && !sixteen ? F_COMPARE : F_NONE;
-  if (op == KC_OP_IS_FINITE) return (a == T_F32 || a == T_F64) && r == T_PRED ? F_MATH : F_NONE;
+  int domain = math_domain(op);
+  if (domain && math_pred_result(op)) {
+    return (domain & KC__EW_FLOAT) && (a == T_F32 || a == T_F64) && r == T_PRED ? F_MATH : F_NONE;
+  }
   if (a != r) return F_NONE;
   if (op == KC_OP_CLAMP) return sixteen ? F_NONE : F_CLAMP;
   if (op >= KC_OP_ADD && op <= KC_OP_NEGATE) return a == T_PRED ? F_NONE : F_ARITH;
   if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) return is_float(a) ? F_ARITH : F_NONE;
-  if (!is_math_op(op)) return F_NONE;
-  int have = a == T_F32 || a == T_F64 ? ON_FLOAT : a == T_PRED ? ON_PRED : is_int(a) ? ON_INT : 0;
-  return (math_domain(op) & have) ? F_MATH : F_NONE;
+  int have = a == T_F32 || a == T_F64 ? KC__EW_FLOAT
+             : a == T_PRED              ? KC__EW_PRED
+             : is_int(a)                ? KC__EW_INT
+                                        : 0;
+  return (domain & have) ? F_MATH : F_NONE;
 }
 
 const char* op_name(int32_t op) {
@@ -100,36 +115,11 @@ const char* op_name(int32_t op) {
     case KC_OP_EXPONENTIAL: return "exponential";
     case KC_OP_LOG: return "log";
     case KC_OP_CONVERT: return "convert";
-    case KC_OP_ABS: return "abs";
-    case KC_OP_SIGN: return "sign";
-    case KC_OP_SQRT: return "sqrt";
-    case KC_OP_RSQRT: return "rsqrt";
-    case KC_OP_CBRT: return "cbrt";
-    case KC_OP_TANH: return "tanh";
-    case KC_OP_LOGISTIC: return "logistic";
-    case KC_OP_SINE: return "sine";
-    case KC_OP_COSINE: return "cosine";
-    case KC_OP_TAN: return "tan";
-    case KC_OP_FLOOR: return "floor";
-    case KC_OP_CEIL: return "ceil";
-    case KC_OP_ROUND_NEAREST_AFZ: return "round-nearest-afz";
-    case KC_OP_ROUND_NEAREST_EVEN: return "round-nearest-even";
-    case KC_OP_LOG_PLUS_ONE: return "log-plus-one";
-    case KC_OP_EXPONENTIAL_MINUS_ONE: return "exponential-minus-one";
-    case KC_OP_ERF: return "erf";
-    case KC_OP_IS_FINITE: return "is-finite";
-    case KC_OP_NOT: return "not";
-    case KC_OP_POPCNT: return "popcnt";
-    case KC_OP_COUNT_LEADING_ZEROS: return "count-leading-zeros";
-    case KC_OP_POWER: return "power";
-    case KC_OP_REMAINDER: return "remainder";
-    case KC_OP_ATAN2: return "atan2";
-    case KC_OP_AND: return "and";
-    case KC_OP_OR: return "or";
-    case KC_OP_XOR: return "xor";
-    case KC_OP_SHIFT_LEFT: return "shift-left";
-    case KC_OP_SHIFT_RIGHT_ARITHMETIC: return "shift-right-arithmetic";
-    case KC_OP_SHIFT_RIGHT_LOGICAL: return "shift-right-logical";
+#define KC__NAME_CASE(OP, NAME, ...) \
+  case KC_OP_##OP:                   \
+    return NAME;
+    KC__EW_MATH_OPS(KC__NAME_CASE)
+#undef KC__NAME_CASE
     case KC_OP_COMPARE: return "compare";
     case KC_OP_SELECT: return "select";
     case KC_OP_CLAMP: return "clamp";

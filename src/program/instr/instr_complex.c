@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "internal/common.h"
+#include "kernels/elementwise_ops.h"
 #include "program/instr/instr.h"
 #include "program/instr/instr_types.h"
 
@@ -128,18 +129,11 @@ const size_t kc__instr_complex_count = KC__ARRAY_SIZE(kc__instr_complex);
 
 bool kc__complex_math_defined(int32_t op) {
   switch (op) {
-    case KC_OP_ABS:
-    case KC_OP_SIGN:
-    case KC_OP_SQRT:
-    case KC_OP_RSQRT:
-    case KC_OP_TANH:
-    case KC_OP_SINE:
-    case KC_OP_COSINE:
-    case KC_OP_TAN:
-    case KC_OP_LOG_PLUS_ONE:
-    case KC_OP_EXPONENTIAL_MINUS_ONE:
-    case KC_OP_POWER:
-      return true;
+#define KC__DEFINED_CASE(OP, NAME, N, RES, DOM, ...) \
+  case KC_OP_##OP:                                   \
+    return ((DOM) & KC__EW_COMPLEX) != 0;
+    KC__EW_MATH_OPS(KC__DEFINED_CASE)
+#undef KC__DEFINED_CASE
     default:
       return false;
   }
@@ -175,35 +169,8 @@ bool kc__complex_math_defined(int32_t op) {
     T coeff = pow##F(r2, c / 2) * exp##F(-d * arg);                                        \
     T q = c * arg + d / 2 * log##F(r2);                                                    \
     return MK(coeff * cos##F(q), coeff * sin##F(q));                                       \
-  }                                                                                        \
-  static void kc__cx_math_##sfx(int32_t op, const T _Complex* a, const T _Complex* b,      \
-                                void* out, int64_t n) {                                    \
-    T _Complex* r = out;                                                                   \
-    switch (op) {                                                                          \
-      case KC_OP_ABS: {                                                                    \
-        T* m = out;                                                                        \
-        for (int64_t i = 0; i < n; ++i) m[i] = hypot##F(creal##F(a[i]), cimag##F(a[i]));   \
-        break;                                                                             \
-      }                                                                                    \
-      case KC_OP_SIGN: for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_sign_##sfx(a[i]); break; \
-      case KC_OP_SQRT: for (int64_t i = 0; i < n; ++i) r[i] = csqrt##F(a[i]); break;       \
-      case KC_OP_RSQRT: for (int64_t i = 0; i < n; ++i) r[i] = 1 / csqrt##F(a[i]); break;  \
-      case KC_OP_TANH: for (int64_t i = 0; i < n; ++i) r[i] = ctanh##F(a[i]); break;       \
-      case KC_OP_SINE: for (int64_t i = 0; i < n; ++i) r[i] = csin##F(a[i]); break;        \
-      case KC_OP_COSINE: for (int64_t i = 0; i < n; ++i) r[i] = ccos##F(a[i]); break;      \
-      case KC_OP_TAN: for (int64_t i = 0; i < n; ++i) r[i] = ctan##F(a[i]); break;         \
-      case KC_OP_LOG_PLUS_ONE:                                                             \
-        for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_log1p_##sfx(a[i]);                   \
-        break;                                                                             \
-      case KC_OP_EXPONENTIAL_MINUS_ONE:                                                    \
-        for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_expm1_##sfx(a[i]);                   \
-        break;                                                                             \
-      case KC_OP_POWER:                                                                    \
-        for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_pow_##sfx(a[i], b[i]);               \
-        break;                                                                             \
-      default: break;                                                                      \
-    }                                                                                      \
   }
+
 /* A complex value from its parts, infinities and NaN kept (re + im * I
  * would make NaN of inf * 0; glibc gives clang no CMPLX). C11 lays a
  * complex value out as an array of its two parts. */
@@ -222,6 +189,55 @@ static double _Complex kc__cx_make_c128(double re, double im) {
 KC__COMPLEX_MATH(c64, float, f, kc__cx_make_c64)
 KC__COMPLEX_MATH(c128, double, , kc__cx_make_c128)
 #undef KC__COMPLEX_MATH
+
+/* op on n elements: each row's COMPLEX form (kernels/elementwise_ops.h),
+ * KC__C(fn) and KC__CX(fn) naming the functions of the part type; abs
+ * (the modulus, of the part type) here. */
+#define KC__CX_EACH_1(expr)                                                                \
+  for (int64_t i = 0; i < n; ++i) {                                                        \
+    z = a[i];                                                                              \
+    r[i] = (expr);                                                                         \
+  }
+#define KC__CX_EACH_2(expr)                                                                \
+  for (int64_t i = 0; i < n; ++i) {                                                        \
+    z = a[i];                                                                              \
+    w = b[i];                                                                              \
+    r[i] = (expr);                                                                         \
+  }
+#define KC__CX_CASE(OP, NAME, N, RES, DOM, VEC, COST, FLT, CPX, INT)                       \
+  case KC_OP_##OP:                                                                         \
+    if ((DOM) & KC__EW_COMPLEX) KC__CX_EACH_##N(CPX);                                      \
+    break;
+#define KC__CX_RUN(sfx, T, F)                                                              \
+  static void kc__cx_math_##sfx(int32_t op, const T _Complex* a, const T _Complex* b,      \
+                                void* out, int64_t n) {                                    \
+    T _Complex* r = out;                                                                   \
+    T _Complex z = 0, w = 0;                                                               \
+    (void)z, (void)w;                                                                      \
+    if (op == KC_OP_ABS) {                                                                 \
+      T* m = out;                                                                          \
+      for (int64_t i = 0; i < n; ++i) m[i] = hypot##F(creal##F(a[i]), cimag##F(a[i]));     \
+      return;                                                                              \
+    }                                                                                      \
+    switch (op) {                                                                          \
+      KC__EW_MATH_OPS(KC__CX_CASE)                                                         \
+      default: break;                                                                      \
+    }                                                                                      \
+  }
+#define KC__C(fn) c##fn##f
+#define KC__CX(fn) kc__cx_##fn##_c64
+KC__CX_RUN(c64, float, f)
+#undef KC__C
+#undef KC__CX
+#define KC__C(fn) c##fn
+#define KC__CX(fn) kc__cx_##fn##_c128
+KC__CX_RUN(c128, double, )
+#undef KC__C
+#undef KC__CX
+#undef KC__CX_RUN
+#undef KC__CX_CASE
+#undef KC__CX_EACH_1
+#undef KC__CX_EACH_2
 
 /* Product and quotient as XLA:CPU computes them, bit for bit where no
  * result is subnormal (XLA flushes those to zero): the product by the

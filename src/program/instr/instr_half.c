@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal/common.h"
+#include "kernels/elementwise_ops.h"
 #include "kernels/half.h"
 #include "kernels/xla_arith.h"
 #include "program/instr/instr_types.h"
@@ -27,42 +28,24 @@ void kc__half_narrow(bool bf16, const float* a, uint16_t* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = kc__f32_to_half(bf16, a[i]);
 }
 
-/* XLA's sign: +-1, and x itself for +-0 and NaN. */
-static float kc__signf(float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : x; }
-
-/* The op on n f32 values, in place. */
-static void kc__unary_f32(int32_t op, float* x, int64_t n) {
-#define KC__EACH(expr) for (int64_t i = 0; i < n; ++i) x[i] = (expr)
+/* x = op(x) or op(x, y) on n f32 values, in place: the row's FLOAT form
+ * (kernels/elementwise_ops.h). */
+static void kc__math_f32(int32_t op, float* x, const float* y, int64_t n) {
+#define KC__EACH_1(fn) for (int64_t i = 0; i < n; ++i) x[i] = fn(x[i], x[i])
+#define KC__EACH_2(fn) for (int64_t i = 0; i < n; ++i) x[i] = fn(x[i], y[i])
   switch (op) {
-    case KC_OP_SIGN: KC__EACH(kc__signf(x[i])); break;
-    case KC_OP_SQRT: KC__EACH(sqrtf(x[i])); break;
-    case KC_OP_RSQRT: KC__EACH(1.0f / sqrtf(x[i])); break;
-    case KC_OP_CBRT: KC__EACH(cbrtf(x[i])); break;
-    case KC_OP_TANH: KC__EACH(tanhf(x[i])); break;
-    case KC_OP_LOGISTIC: KC__EACH(1.0f / (1.0f + expf(-x[i]))); break;
-    case KC_OP_SINE: KC__EACH(sinf(x[i])); break;
-    case KC_OP_COSINE: KC__EACH(cosf(x[i])); break;
-    case KC_OP_TAN: KC__EACH(tanf(x[i])); break;
-    case KC_OP_FLOOR: KC__EACH(floorf(x[i])); break;
-    case KC_OP_CEIL: KC__EACH(ceilf(x[i])); break;
-    case KC_OP_ROUND_NEAREST_AFZ: KC__EACH(roundf(x[i])); break;
-    case KC_OP_ROUND_NEAREST_EVEN: KC__EACH(nearbyintf(x[i])); break;
-    case KC_OP_LOG_PLUS_ONE: KC__EACH(log1pf(x[i])); break;
-    case KC_OP_EXPONENTIAL_MINUS_ONE: KC__EACH(expm1f(x[i])); break;
-    case KC_OP_ERF: KC__EACH(erff(x[i])); break;
-    default: KC__EACH(NAN); break;
+#define KC__HALF_CASE(OP, NAME, N, RES, DOM, ...)          \
+  case KC_OP_##OP:                                         \
+    if ((DOM) & KC__EW_FLOAT) KC__EACH_##N(kc__ew_f32_##OP); \
+    return;
+    KC__EW_MATH_OPS(KC__HALF_CASE)
+#undef KC__HALF_CASE
+    default:
+      for (int64_t i = 0; i < n; ++i) x[i] = NAN;
+      return;
   }
-}
-
-/* x = op(x, y) on n f32 values. */
-static void kc__binary_f32(int32_t op, float* x, const float* y, int64_t n) {
-  switch (op) {
-    case KC_OP_POWER: KC__EACH(powf(x[i], y[i])); break;
-    case KC_OP_REMAINDER: KC__EACH(fmodf(x[i], y[i])); break;
-    case KC_OP_ATAN2: KC__EACH(atan2f(x[i], y[i])); break;
-    default: KC__EACH(NAN); break;
-  }
-#undef KC__EACH
+#undef KC__EACH_1
+#undef KC__EACH_2
 }
 
 void kc__half_math_run(int32_t op, bool bf16, const uint16_t* a, const uint16_t* b,
@@ -87,12 +70,8 @@ void kc__half_math_run(int32_t op, bool bf16, const uint16_t* a, const uint16_t*
   for (int64_t at = 0; at < n; at += CHUNK) {
     int64_t m = n - at < CHUNK ? n - at : CHUNK;
     kc__half_widen(bf16, a + at, x, m);
-    if (b) {
-      kc__half_widen(bf16, b + at, y, m);
-      kc__binary_f32(op, x, y, m);
-    } else {
-      kc__unary_f32(op, x, m);
-    }
+    if (b) kc__half_widen(bf16, b + at, y, m);
+    kc__math_f32(op, x, y, m);
     kc__half_narrow(bf16, x, r + at, m);
   }
 }

@@ -7,6 +7,7 @@
 #include "internal/common.h"
 #include "program/instr/instr.h"
 #include "program/instr/instr_types.h"
+#include "kernels/elementwise_ops.h"
 #include "kernels/split.h"
 #include "kernels/vmath.h"
 
@@ -39,30 +40,57 @@ static int kc__math_type(DLDataType t) {
   return KC__M_NONE;
 }
 
-/* Which element types each op takes: floats, integers, pred, complex
- * (kc__complex_math_defined). */
-enum { KC__ON_FLOAT = 1, KC__ON_INT = 2, KC__ON_PRED = 4, KC__ON_COMPLEX = 8 };
-
+/* Which element types each op takes (KC__EW_*: its row's domain). */
 static int kc__math_domain(int32_t op) {
   switch (op) {
-    case KC_OP_ABS:
-    case KC_OP_SIGN:
-    case KC_OP_POWER:
-    case KC_OP_REMAINDER:
-      return KC__ON_FLOAT | KC__ON_INT;
-    case KC_OP_NOT:
-    case KC_OP_AND:
-    case KC_OP_OR:
-    case KC_OP_XOR:
-      return KC__ON_INT | KC__ON_PRED;
-    case KC_OP_SHIFT_LEFT:
-    case KC_OP_SHIFT_RIGHT_ARITHMETIC:
-    case KC_OP_SHIFT_RIGHT_LOGICAL:
-    case KC_OP_POPCNT:
-    case KC_OP_COUNT_LEADING_ZEROS:
-      return KC__ON_INT;
+#define KC__DOMAIN_CASE(OP, NAME, N, RES, DOM, ...) \
+  case KC_OP_##OP:                                  \
+    return DOM;
+    KC__EW_MATH_OPS(KC__DOMAIN_CASE)
+#undef KC__DOMAIN_CASE
     default:
-      return KC__ON_FLOAT;
+      return 0;
+  }
+}
+
+/* The element types of a domain (KC__EW_*), for a refusal: "f16, bf16,
+ * f32, f64 and the integer types". */
+static const char* kc__domain_text(int domain, char* buf, size_t cap) {
+  const char* parts[8];
+  int n = 0;
+  if (domain & KC__EW_FLOAT) {
+    parts[n++] = "f16";
+    parts[n++] = "bf16";
+    parts[n++] = "f32";
+    parts[n++] = "f64";
+  }
+  if (domain & KC__EW_COMPLEX) {
+    parts[n++] = "c64";
+    parts[n++] = "c128";
+  }
+  if (domain & KC__EW_PRED) parts[n++] = "pred";
+  if (domain & KC__EW_INT) parts[n++] = "the integer types";
+  size_t at = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && at < cap; ++i) {
+    const char* sep = i == 0 ? "" : i == n - 1 ? " and " : ", ";
+    int w = snprintf(buf + at, cap - at, "%s%s", sep, parts[i]);
+    if (w < 0) break;
+    at += (size_t)w;
+  }
+  return n ? buf : "no element type";
+}
+
+/* True for the rows whose result is pred (is-finite). */
+static bool kc__math_pred_result(int32_t op) {
+  switch (op) {
+#define KC__RES_CASE(OP, NAME, N, RES, ...) \
+  case KC_OP_##OP:                          \
+    return KC__EW_RES_##RES;
+    KC__EW_MATH_OPS(KC__RES_CASE)
+#undef KC__RES_CASE
+    default:
+      return false;
   }
 }
 
@@ -71,7 +99,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
   KC_RETURN_IF_ERROR(kc__instr_expect_array(in, r, "the result"));
   for (size_t i = 0; i < in->num_operands; ++i) {
     const kc_shape* o = kc__instr_operand(p, in, i);
-    bool pred_result = in->op == KC_OP_IS_FINITE;
+    bool pred_result = kc__math_pred_result(in->op);
     /* abs of a complex value is its modulus, of the part type. */
     DLDataType ot = kc_shape_get_dtype(o);
     bool part_result = in->op == KC_OP_ABS && ot.code == kDLComplex && ot.lanes == 1;
@@ -96,36 +124,28 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
     }
   }
   DLDataType t = kc_shape_get_dtype(kc__instr_operand(p, in, 0));
-  if (in->op == KC_OP_IS_FINITE && kc_shape_get_dtype(r).code != kDLBool) {
-    return kc__instr_error(in, KC_INVALID_ARGUMENT, "is-finite: expected a pred result");
+  if (kc__math_pred_result(in->op) && kc_shape_get_dtype(r).code != kDLBool) {
+    return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s: expected a pred result",
+                           in->def->name);
   }
   plan->op = in->op;
   plan->binary = in->def->min_operands == 2;
   plan->type = kc__math_type(t);
   plan->count = kc__shape_elements(r);
-  int domain = kc__math_domain(in->op) |
-               (kc__complex_math_defined(in->op) ? KC__ON_COMPLEX : 0);
+  int domain = kc__math_domain(in->op);
   int have = plan->type == KC__M_F32 || plan->type == KC__M_F64 ||
                      plan->type == KC__M_F16 || plan->type == KC__M_BF16
-                 ? KC__ON_FLOAT
-             : plan->type == KC__M_C64 || plan->type == KC__M_C128 ? KC__ON_COMPLEX
-             : plan->type == KC__M_PRED                            ? KC__ON_PRED
+                 ? KC__EW_FLOAT
+             : plan->type == KC__M_C64 || plan->type == KC__M_C128 ? KC__EW_COMPLEX
+             : plan->type == KC__M_PRED                            ? KC__EW_PRED
              : plan->type == KC__M_NONE                            ? 0
-                                                                   : KC__ON_INT;
+                                                                   : KC__EW_INT;
   if (!(domain & have)) {
-    char buf[32];
+    char buf[32], text[96];
     const kc__instr_def* def = in->def;
     return kc__instr_error(in, KC_UNIMPLEMENTED, "%s: element type %s is not supported (%s)",
                       def->name, kc__instr_dtype_text(t, buf, sizeof buf),
-                      domain == KC__ON_FLOAT ? "f16, bf16, f32 and f64"
-                      : domain == (KC__ON_FLOAT | KC__ON_COMPLEX)
-                          ? "f16, bf16, f32, f64, c64 and c128"
-                      : domain == (KC__ON_FLOAT | KC__ON_INT | KC__ON_COMPLEX)
-                          ? "f16, bf16, f32, f64, c64, c128 and the integer types"
-                      : domain == (KC__ON_FLOAT | KC__ON_INT)
-                          ? "f16, bf16, f32, f64 and the integer types"
-                      : domain == KC__ON_INT ? "the integer types"
-                                             : "pred and the integer types");
+                      kc__domain_text(domain, text, sizeof text));
   }
   return NULL;
 }
@@ -160,51 +180,39 @@ static kc_status* kc__math_prepare(const kc_program* p, const kc__instr* in,
   return NULL;
 }
 
-/* ---- floats --------------------------------------------------------------------- */
+/* ---- floats ----------------------------------------------------------------------- */
 
-/* XLA's round-half-away-from-zero and sign (sign(NaN) = NaN, sign(-0) = -0). */
-#define KC__FLOAT_KERNELS(sfx, T, F)                                                    \
-  static T kc__sign_##sfx(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; }              \
-  static T kc__logistic_##sfx(T x) { return (T)1 / ((T)1 + exp##F(-x)); }               \
-  static void kc__unary_##sfx(int32_t op, const T* a, void* out, int64_t n) {           \
-    T* r = out;                                                                         \
-    switch (op) {                                                                       \
-      case KC_OP_ABS: for (int64_t i = 0; i < n; ++i) r[i] = fabs##F(a[i]); break;      \
-      case KC_OP_SIGN: for (int64_t i = 0; i < n; ++i) r[i] = kc__sign_##sfx(a[i]); break; \
-      case KC_OP_SQRT: for (int64_t i = 0; i < n; ++i) r[i] = sqrt##F(a[i]); break;     \
-      case KC_OP_RSQRT: for (int64_t i = 0; i < n; ++i) r[i] = (T)1 / sqrt##F(a[i]); break; \
-      case KC_OP_CBRT: for (int64_t i = 0; i < n; ++i) r[i] = cbrt##F(a[i]); break;     \
-      case KC_OP_TANH: for (int64_t i = 0; i < n; ++i) r[i] = tanh##F(a[i]); break;     \
-      case KC_OP_LOGISTIC: for (int64_t i = 0; i < n; ++i) r[i] = kc__logistic_##sfx(a[i]); break; \
-      case KC_OP_SINE: for (int64_t i = 0; i < n; ++i) r[i] = sin##F(a[i]); break;      \
-      case KC_OP_COSINE: for (int64_t i = 0; i < n; ++i) r[i] = cos##F(a[i]); break;    \
-      case KC_OP_TAN: for (int64_t i = 0; i < n; ++i) r[i] = tan##F(a[i]); break;       \
-      case KC_OP_FLOOR: for (int64_t i = 0; i < n; ++i) r[i] = floor##F(a[i]); break;   \
-      case KC_OP_CEIL: for (int64_t i = 0; i < n; ++i) r[i] = ceil##F(a[i]); break;     \
-      case KC_OP_ROUND_NEAREST_AFZ: for (int64_t i = 0; i < n; ++i) r[i] = round##F(a[i]); break; \
-      case KC_OP_ROUND_NEAREST_EVEN: for (int64_t i = 0; i < n; ++i) r[i] = nearbyint##F(a[i]); break; \
-      case KC_OP_LOG_PLUS_ONE: for (int64_t i = 0; i < n; ++i) r[i] = log1p##F(a[i]); break; \
-      case KC_OP_EXPONENTIAL_MINUS_ONE: for (int64_t i = 0; i < n; ++i) r[i] = expm1##F(a[i]); break; \
-      case KC_OP_ERF: for (int64_t i = 0; i < n; ++i) r[i] = erf##F(a[i]); break;       \
-      case KC_OP_IS_FINITE: {                                                           \
-        uint8_t* p = out;                                                               \
-        for (int64_t i = 0; i < n; ++i) p[i] = isfinite(a[i]) ? 1 : 0;                  \
-        break;                                                                          \
-      }                                                                                 \
-      default: break;                                                                   \
-    }                                                                                   \
-  }                                                                                     \
-  static void kc__binary_##sfx(int32_t op, const T* a, const T* b, T* r, int64_t n) {   \
-    switch (op) {                                                                       \
-      case KC_OP_POWER: for (int64_t i = 0; i < n; ++i) r[i] = pow##F(a[i], b[i]); break; \
-      case KC_OP_REMAINDER: for (int64_t i = 0; i < n; ++i) r[i] = fmod##F(a[i], b[i]); break; \
-      case KC_OP_ATAN2: for (int64_t i = 0; i < n; ++i) r[i] = atan2##F(a[i], b[i]); break; \
-      default: break;                                                                   \
-    }                                                                                   \
+/* op on n elements of a (and b): each row's FLOAT form
+ * (kernels/elementwise_ops.h), one loop per row and type; a PRED row
+ * writes bytes. */
+#define KC__LOOP_1_SAME(fn) for (int64_t i = 0; i < n; ++i) r[i] = fn(a[i], a[i])
+#define KC__LOOP_2_SAME(fn) for (int64_t i = 0; i < n; ++i) r[i] = fn(a[i], b[i])
+#define KC__LOOP_1_PRED(fn) for (int64_t i = 0; i < n; ++i) p[i] = fn(a[i], a[i]) != 0
+#define KC__FLOAT_CASE(sfx, OP, N, RES, DOM)                             \
+  case KC_OP_##OP:                                                       \
+    if ((DOM) & KC__EW_FLOAT) KC__LOOP_##N##_##RES(kc__ew_##sfx##_##OP); \
+    break;
+#define KC__CASE_F32(OP, NAME, N, RES, DOM, ...) KC__FLOAT_CASE(f32, OP, N, RES, DOM)
+#define KC__CASE_F64(OP, NAME, N, RES, DOM, ...) KC__FLOAT_CASE(f64, OP, N, RES, DOM)
+#define KC__FLOAT_RUN(sfx, T)                                                             \
+  static void kc__float_##sfx(int32_t op, const T* a, const T* b, void* out, int64_t n) { \
+    T* r = out;                                                                           \
+    uint8_t* p = out;                                                                     \
+    (void)b, (void)r, (void)p;                                                            \
+    switch (op) {                                                                         \
+      KC__EW_MATH_OPS(KC__CASE_##sfx)                                                     \
+      default: break;                                                                     \
+    }                                                                                     \
   }
-KC__FLOAT_KERNELS(f32, float, f)
-KC__FLOAT_KERNELS(f64, double, )
-#undef KC__FLOAT_KERNELS
+KC__FLOAT_RUN(F32, float)
+KC__FLOAT_RUN(F64, double)
+#undef KC__FLOAT_RUN
+#undef KC__CASE_F32
+#undef KC__CASE_F64
+#undef KC__FLOAT_CASE
+#undef KC__LOOP_1_SAME
+#undef KC__LOOP_2_SAME
+#undef KC__LOOP_1_PRED
 
 /* ---- integers and pred -------------------------------------------------------------- */
 
@@ -237,45 +245,19 @@ static void kc__store(void* p, size_t i, size_t es, uint64_t v) {
   }
 }
 
-static uint64_t kc__ipow(uint64_t base, int64_t exp, bool is_signed) {
-  if (exp < 0) {
-    int64_t b = (int64_t)base;
-    if (!is_signed) return 0;
-    return b == 1 ? 1 : b == -1 ? ((exp & 1) ? (uint64_t)-1 : 1) : 0;
-  }
-  uint64_t r = 1;
-  while (exp) {
-    if (exp & 1) r *= base;
-    base *= base;
-    exp >>= 1;
-  }
-  return r;
-}
+/* A row's INT form (kernels/elementwise_ops.h). */
+typedef uint64_t (*kc__int_fn)(uint64_t a, uint64_t b, int64_t sa, int64_t sb, bool S,
+                               unsigned BITS, uint64_t M);
 
-static uint64_t kc__int_op(int32_t op, uint64_t a, uint64_t b, int64_t sa, int64_t sb,
-                           bool is_signed, unsigned bits) {
-  uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
+static kc__int_fn kc__int_fn_of(int32_t op) {
   switch (op) {
-    case KC_OP_ABS: return is_signed && sa < 0 ? (uint64_t)0 - a : a;
-    case KC_OP_SIGN: return is_signed ? (uint64_t)(sa > 0 ? 1 : sa < 0 ? -1 : 0) : (a != 0);
-    case KC_OP_NOT: return ~a;
-    case KC_OP_POPCNT: return (uint64_t)__builtin_popcountll(a & mask);
-    case KC_OP_COUNT_LEADING_ZEROS:
-      return (a & mask) == 0 ? bits : (uint64_t)(__builtin_clzll(a & mask) - (int)(64 - bits));
-    case KC_OP_AND: return a & b;
-    case KC_OP_OR: return a | b;
-    case KC_OP_XOR: return a ^ b;
-    case KC_OP_POWER: return kc__ipow(a, is_signed ? sb : (int64_t)(b & 0x7FFFFFFFFFFFFFFFull), is_signed);
-    case KC_OP_REMAINDER:
-      if (b == 0) return a;
-      if (is_signed) return sb == -1 ? 0 : (uint64_t)(sa % sb);
-      return a % b;
-    case KC_OP_SHIFT_LEFT: return (b & mask) >= bits ? 0 : a << (b & mask);
-    case KC_OP_SHIFT_RIGHT_LOGICAL: return (b & mask) >= bits ? 0 : (a & mask) >> (b & mask);
-    case KC_OP_SHIFT_RIGHT_ARITHMETIC:
-      if ((b & mask) >= bits) return sa < 0 ? ~0ull : 0;
-      return (uint64_t)(sa >> (b & mask));
-    default: return 0;
+#define KC__INT_CASE(OP, ...) \
+  case KC_OP_##OP:            \
+    return kc__ew_int_##OP;
+    KC__EW_MATH_OPS(KC__INT_CASE)
+#undef KC__INT_CASE
+    default:
+      return NULL;
   }
 }
 
@@ -284,17 +266,16 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
   size_t es = d->esize;
   bool is_signed = plan->type == KC__M_SINT;
   unsigned bits = (unsigned)(es * 8);
+  uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
   bool binary = plan->binary;
-  /* An arithmetic right shift reads the bits as the signed type of the
-   * same width, whatever the element type (XLA's rule). */
-  bool signed_a = is_signed || plan->op == KC_OP_SHIFT_RIGHT_ARITHMETIC;
+  kc__int_fn fn = kc__int_fn_of(plan->op);
   for (int64_t i = 0; i < n; ++i) {
     size_t k = (size_t)i;
-    int64_t sa = signed_a ? kc__load_s(ins[0], k, es) : 0;
+    int64_t sa = is_signed ? kc__load_s(ins[0], k, es) : 0;
     uint64_t a = is_signed ? (uint64_t)sa : kc__load_u(ins[0], k, es);
     int64_t sb = binary && is_signed ? kc__load_s(ins[1], k, es) : 0;
     uint64_t b = binary ? (is_signed ? (uint64_t)sb : kc__load_u(ins[1], k, es)) : 0;
-    uint64_t r = kc__int_op(plan->op, a, b, sa, sb, is_signed, bits);
+    uint64_t r = fn(a, b, sa, sb, is_signed, bits, mask);
     if (plan->type == KC__M_PRED) r &= 1; /* not, and, or, xor of 0/1 */
     kc__store(out, k, es, r);
   }
@@ -450,17 +431,17 @@ static void kc__math_other_run(const kc__math_plan* plan, void* out, const void*
   }
 }
 
-/* The f32 functions with a vector kernel (vmath.h); -1 for the others. */
+/* The f32 functions with a vector kernel (vmath.h; the row's VECTOR);
+ * -1 for the others. */
 static int kc__math_vector_fn(int32_t op) {
   switch (op) {
-    case KC_OP_TANH: return KC__VM_TANH;
-    case KC_OP_LOGISTIC: return KC__VM_LOGISTIC;
-    case KC_OP_LOG_PLUS_ONE: return KC__VM_LOG1P;
-    case KC_OP_EXPONENTIAL_MINUS_ONE: return KC__VM_EXPM1;
-    case KC_OP_ERF: return KC__VM_ERF;
-    case KC_OP_SQRT: return KC__VM_SQRT;
-    case KC_OP_RSQRT: return KC__VM_RSQRT;
-    default: return -1;
+#define KC__VECTOR_CASE(OP, NAME, N, RES, DOM, VEC, ...) \
+  case KC_OP_##OP:                                       \
+    return VEC;
+    KC__EW_MATH_OPS(KC__VECTOR_CASE)
+#undef KC__VECTOR_CASE
+    default:
+      return -1;
   }
 }
 
@@ -472,17 +453,11 @@ static void kc__math_run(const kc__math_data* d, void* out, const void* const* i
     int vfn = binary ? -1 : kc__math_vector_fn(plan->op);
     if (vfn >= 0) {
       kc__vmath_f32((kc__vmath_fn)vfn, ins[0], out, n);
-    } else if (binary) {
-      kc__binary_f32(plan->op, ins[0], ins[1], out, n);
     } else {
-      kc__unary_f32(plan->op, ins[0], out, n);
+      kc__float_F32(plan->op, ins[0], binary ? ins[1] : NULL, out, n);
     }
   } else if (plan->type == KC__M_F64) {
-    if (binary) {
-      kc__binary_f64(plan->op, ins[0], ins[1], out, n);
-    } else {
-      kc__unary_f64(plan->op, ins[0], out, n);
-    }
+    kc__float_F64(plan->op, ins[0], binary ? ins[1] : NULL, out, n);
   } else if (d->int_loop) {
     d->int_loop(ins[0], binary ? ins[1] : NULL, out, n);
   } else {
@@ -500,29 +475,27 @@ static void kc__math_range(void* p, int64_t begin, int64_t end) {
   const kc__math_job* job = p;
   const kc__math_data* d = job->d;
   size_t in_es = d->esize;
-  size_t out_es = d->plan.op == KC_OP_IS_FINITE ? 1 : in_es;
+  size_t out_es = kc__math_pred_result(d->plan.op) ? 1 : in_es;
   const void* ins[2];
   ins[0] = (const char*)job->ins[0] + (size_t)begin * in_es;
   ins[1] = d->plan.binary ? (const char*)job->ins[1] + (size_t)begin * in_es : NULL;
   kc__math_run(d, (char*)job->out + (size_t)begin * out_es, ins, end - begin);
 }
 
-/* Rough nanoseconds an element, for the split across the pool: the
- * vector kernels, the C library's functions, the rest. */
+/* Rough nanoseconds an element, for the split across the pool: a vector
+ * kernel 1, a float op its row's COST, an integer op 1. */
 static double kc__math_cost(const kc__math_plan* plan) {
   bool is_float = plan->type == KC__M_F32 || plan->type == KC__M_F64;
   if (!is_float) return 1.0;
+  if (plan->type == KC__M_F32 && kc__math_vector_fn(plan->op) >= 0) return 1.0;
   switch (plan->op) {
-    case KC_OP_ABS:
-    case KC_OP_SIGN:
-    case KC_OP_FLOOR:
-    case KC_OP_CEIL:
-    case KC_OP_ROUND_NEAREST_AFZ:
-    case KC_OP_ROUND_NEAREST_EVEN:
-    case KC_OP_IS_FINITE:
-      return 0.5;
+#define KC__COST_CASE(OP, NAME, N, RES, DOM, VEC, COST, ...) \
+  case KC_OP_##OP:                                           \
+    return COST;
+    KC__EW_MATH_OPS(KC__COST_CASE)
+#undef KC__COST_CASE
     default:
-      return plan->type == KC__M_F32 && kc__math_vector_fn(plan->op) >= 0 ? 1.0 : 10.0;
+      return 10.0;
   }
 }
 
@@ -550,46 +523,14 @@ static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
 
 static const char* const kc__no_attrs[] = {NULL};
 
-/* `n` operands; the CUDA backend has each as an element-wise kernel. */
-#define KC__MATH(OP, NAME, N)                                                                \
-  {.op = (OP), .name = (NAME), .min_operands = (N), .max_operands = (N),                    \
-   .attrs = kc__no_attrs, .verify = kc__math_verify, .prepare = kc__math_prepare,           \
-   .kernel = kc__math_kernel, .tile = kc__math_tile, .device_elementwise = true}
-#define KC__UNARY(op, name) KC__MATH(op, name, 1)
-#define KC__BINARY(op, name) KC__MATH(op, name, 2)
-
+/* One entry per row of KC__EW_MATH_OPS; the CUDA backend has each as an
+ * element-wise kernel. */
 const kc__instr_def kc__instr_math[] = {
-    KC__UNARY(KC_OP_ABS, "abs"),
-    KC__UNARY(KC_OP_SIGN, "sign"),
-    KC__UNARY(KC_OP_SQRT, "sqrt"),
-    KC__UNARY(KC_OP_RSQRT, "rsqrt"),
-    KC__UNARY(KC_OP_CBRT, "cbrt"),
-    KC__UNARY(KC_OP_TANH, "tanh"),
-    KC__UNARY(KC_OP_LOGISTIC, "logistic"),
-    KC__UNARY(KC_OP_SINE, "sine"),
-    KC__UNARY(KC_OP_COSINE, "cosine"),
-    KC__UNARY(KC_OP_TAN, "tan"),
-    KC__UNARY(KC_OP_FLOOR, "floor"),
-    KC__UNARY(KC_OP_CEIL, "ceil"),
-    KC__UNARY(KC_OP_ROUND_NEAREST_AFZ, "round-nearest-afz"),
-    KC__UNARY(KC_OP_ROUND_NEAREST_EVEN, "round-nearest-even"),
-    KC__UNARY(KC_OP_LOG_PLUS_ONE, "log-plus-one"),
-    KC__UNARY(KC_OP_EXPONENTIAL_MINUS_ONE, "exponential-minus-one"),
-    KC__UNARY(KC_OP_ERF, "erf"),
-    KC__UNARY(KC_OP_IS_FINITE, "is-finite"),
-    KC__UNARY(KC_OP_NOT, "not"),
-    KC__UNARY(KC_OP_POPCNT, "popcnt"),
-    KC__UNARY(KC_OP_COUNT_LEADING_ZEROS, "count-leading-zeros"),
-    KC__BINARY(KC_OP_POWER, "power"),
-    KC__BINARY(KC_OP_REMAINDER, "remainder"),
-    KC__BINARY(KC_OP_ATAN2, "atan2"),
-    KC__BINARY(KC_OP_AND, "and"),
-    KC__BINARY(KC_OP_OR, "or"),
-    KC__BINARY(KC_OP_XOR, "xor"),
-    KC__BINARY(KC_OP_SHIFT_LEFT, "shift-left"),
-    KC__BINARY(KC_OP_SHIFT_RIGHT_ARITHMETIC, "shift-right-arithmetic"),
-    KC__BINARY(KC_OP_SHIFT_RIGHT_LOGICAL, "shift-right-logical"),
+#define KC__MATH_DEF(OP, NAME, N, ...)                                                     \
+  {.op = KC_OP_##OP, .name = (NAME), .min_operands = (N), .max_operands = (N),            \
+   .attrs = kc__no_attrs, .verify = kc__math_verify, .prepare = kc__math_prepare,          \
+   .kernel = kc__math_kernel, .tile = kc__math_tile, .device_elementwise = true},
+    KC__EW_MATH_OPS(KC__MATH_DEF)
+#undef KC__MATH_DEF
 };
 const size_t kc__instr_math_count = KC__ARRAY_SIZE(kc__instr_math);
-#undef KC__UNARY
-#undef KC__BINARY

@@ -55,8 +55,9 @@ void kc__half_reduce_row(int32_t op, bool bf16, uint16_t* acc, bool fold, const 
 
 /* ---- c64 and c128 (instr_complex.c) ------------------------------------------------- */
 
-/* True when XLA defines the instr_math.c op `op` on complex numbers (abs,
- * sign, sqrt, rsqrt, cbrt, tanh, sine, cosine, tan, log-plus-one,
+/* True when XLA defines the element-wise math operation `op` on complex
+ * numbers: its row in src/kernels/elementwise_ops.h takes KC__EW_COMPLEX
+ * (abs, sign, sqrt, rsqrt, tanh, sine, cosine, tan, log-plus-one,
  * exponential-minus-one, power). */
 bool kc__complex_math_defined(int32_t op);
 
