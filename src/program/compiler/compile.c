@@ -145,26 +145,6 @@ static kc_status* kc__plan_custom_call(kc__compiler* c, int32_t id, int32_t pos)
 }
 
 /* An element-wise op on the host: one step. */
-static kc_status* kc__plan_elementwise(kc__compiler* c, int32_t id, int32_t pos) {
-  const kc_program* p = c->p;
-  const kc__instr* in = &p->instrs[id];
-  int32_t* leaves = &c->leaf_buf[c->leaf_base[id]];
-  KC_RETURN_IF_ERROR(kc__temp_leaves(c, id, pos));
-  kc__step* s = kc__new_step(c, KC__STEP_ELEMENTWISE, kc__step_elementwise, id);
-  if (!s) return kc__oom();
-  const kc_shape* o = p->instrs[in->operands[0]].shape;
-  s->op = in->op;
-  s->in[0] = kc__leaves_of(c, in->operands[0])[0];
-  if (in->num_operands > 1) s->in[1] = kc__leaves_of(c, in->operands[1])[0];
-  s->out = leaves[0];
-  s->in_dtype = o->dtype;
-  s->out_dtype = in->shape->dtype;
-  int64_t count = 1;
-  for (int32_t d = 0; d < in->shape->rank; ++d) count *= in->shape->dims[d];
-  s->count = count;
-  return NULL;
-}
-
 /* Assigns buffers to instruction `id` at plan position `pos` and emits its
  * step, if it computes anything. */
 static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
@@ -211,8 +191,7 @@ static kc_status* kc__plan_instr(kc__compiler* c, int32_t id, int32_t pos) {
     case KC__INSTR_ELEMENTWISE:
       /* On a device, its backend's kernel (kc__verify_device said which). */
       if (c->exe->backend) return kc__plan_device_instr(c, id, pos);
-      if (in->def->kind == KC__INSTR_KERNEL) return kc__plan_kernel(c, id, pos, in->def);
-      return kc__plan_elementwise(c, id, pos);
+      return kc__plan_kernel(c, id, pos, in->def);
     case KC__INSTR_CALL:
     case KC__INSTR_COPY:
     case KC__INSTR_BITCAST:

@@ -21,7 +21,6 @@
 
 #include "internal/common.h"
 #include "program/compiler/compile_internal.h"
-#include "program/instr/elementwise.h"
 #include "program/instr/instr.h"
 #include "kernels/split.h"
 
@@ -48,13 +47,12 @@ typedef struct kc__fusion_ref {
   size_t esize;
 } kc__fusion_ref;
 
-enum { KC__FOP_ELEMENTWISE = 1, KC__FOP_TILE, KC__FOP_BROADCAST };
+enum { KC__FOP_TILE = 1, KC__FOP_BROADCAST };
 
 typedef struct kc__fusion_op {
   int32_t kind;
-  int32_t op; /* elementwise */
-  DLDataType in_dtype, out_dtype;
   kc__instr_tile_fn tile;
+  double (*tile_cost)(const void* data);
   const void* data;
   int32_t nargs;
   kc__fusion_ref args[3];
@@ -104,7 +102,6 @@ static int kc__fusion_kind(const kc_program* p, int32_t id) {
   }
   switch (in->def->kind) {
     case KC__INSTR_ELEMENTWISE:
-      return same ? KC__FK_COMPUTE : KC__FK_NONE;
     case KC__INSTR_KERNEL:
       return in->def->tile && same ? KC__FK_COMPUTE : KC__FK_NONE;
     case KC__INSTR_BROADCAST:
@@ -215,9 +212,7 @@ static int32_t kc__fusion_value(const kc_program* p, int32_t id) {
 }
 
 static double kc__fusion_op_cost(const kc__fusion_op* o) {
-  if (o->kind == KC__FOP_ELEMENTWISE) {
-    return o->op == KC_OP_EXPONENTIAL || o->op == KC_OP_LOG ? 1.0 : 0.25;
-  }
+  if (o->kind == KC__FOP_TILE && o->tile_cost) return o->tile_cost(o->data);
   return o->kind == KC__FOP_BROADCAST ? 0.25 : 1.0;
 }
 
@@ -308,14 +303,10 @@ kc_status* kc__plan_fusion(kc__compiler* c, int32_t root, int32_t pos) {
       }
       o->src_count = running;
       for (int32_t d = 0; d < o->rank; ++d) o->dims[d] = in->shape->dims[d];
-    } else if (in->def->kind == KC__INSTR_ELEMENTWISE) {
-      o->kind = KC__FOP_ELEMENTWISE;
-      o->op = in->op;
-      o->in_dtype = p->instrs[in->operands[0]].shape->dtype;
-      o->out_dtype = in->shape->dtype;
     } else {
       o->kind = KC__FOP_TILE;
       o->tile = in->def->tile;
+      o->tile_cost = in->def->tile_cost;
       if (in->def->prepare) {
         kc__prepare_ctx ctx = {.arena = &exe->arena, .platform = exe->platform,
                                .pool = exe->pool, .exe = exe};
@@ -477,9 +468,6 @@ static void kc__fusion_range(void* p, int64_t begin, int64_t end) {
                       ? job->out + (size_t)b * f->out_esize
                       : slots + (size_t)o->result.index * f->slot_bytes;
       switch (o->kind) {
-        case KC__FOP_ELEMENTWISE:
-          kc__elementwise_run(o->op, o->in_dtype, o->out_dtype, args[0], args[1], res, m);
-          break;
         case KC__FOP_TILE:
           o->tile(o->data, res, args, m);
           break;

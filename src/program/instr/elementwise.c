@@ -8,6 +8,7 @@
 
 #include "internal/common.h"
 #include "kernels/half.h"
+#include "kernels/split.h"
 #include "kernels/xla_arith.h"
 #include "program/instr/instr_types.h"
 #include "kernels/vmath.h"
@@ -524,34 +525,62 @@ void kc__elementwise_run(int32_t op, DLDataType in, DLDataType out,
   }
 }
 
-void kc__broadcast_run(const void* operand, int32_t in_rank,
-                       const int64_t* in_dims, void* result, int32_t out_rank,
-                       const int64_t* out_dims, const int64_t* map,
-                       size_t esize) {
-  /* Stride of each result dim in the operand (0 for a broadcast dim). */
-  int64_t in_stride[KC_TENSOR_MAX_NDIM] = {0};
-  int64_t src_stride[KC_TENSOR_MAX_NDIM] = {0};
-  int64_t running = 1;
-  for (int32_t i = in_rank - 1; i >= 0; --i) {
-    in_stride[i] = running;
-    running *= in_dims[i];
-  }
-  for (int32_t i = 0; i < in_rank; ++i) src_stride[map[i]] = in_stride[i];
-  int64_t total = 1;
-  for (int32_t i = 0; i < out_rank; ++i) total *= out_dims[i];
-  int64_t idx[KC_TENSOR_MAX_NDIM] = {0};
-  int64_t src = 0;
-  char* dst = result;
-  const char* in = operand;
-  for (int64_t e = 0; e < total; ++e) {
-    memcpy(dst + (size_t)e * esize, in + (size_t)src * esize, esize);
-    for (int32_t d = out_rank - 1; d >= 0; --d) {
-      if (++idx[d] < out_dims[d]) {
-        src += src_stride[d];
-        break;
-      }
-      src -= src_stride[d] * (out_dims[d] - 1);
-      idx[d] = 0;
-    }
-  }
+/* ---- the instructions' prepare, kernel and tile -------------------------------- */
+
+typedef struct kc__ew_data {
+  int32_t op;
+  bool binary;
+  DLDataType in, out;
+  size_t in_size, out_size;
+  int64_t count;
+} kc__ew_data;
+
+kc_status* kc__elementwise_prepare(const kc_program* p, const kc__instr* in,
+                                   const kc__prepare_ctx* ctx, const void** out_data) {
+  kc__ew_data* d = kc__arena_alloc(ctx->arena, sizeof *d);
+  if (!d) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
+  d->op = in->op;
+  d->binary = in->num_operands > 1;
+  d->in = kc_shape_get_dtype(kc__instr_operand(p, in, 0));
+  d->out = kc_shape_get_dtype(in->shape);
+  d->in_size = kc_dtype_get_size(d->in);
+  d->out_size = kc_dtype_get_size(d->out);
+  d->count = kc__shape_elements(in->shape);
+  *out_data = d;
+  return NULL;
+}
+
+void kc__elementwise_tile(const void* data, void* out, const void* const* ins, int64_t n) {
+  const kc__ew_data* d = data;
+  kc__elementwise_run(d->op, d->in, d->out, ins[0], d->binary ? ins[1] : NULL, out, n);
+}
+
+/* exp and log about a nanosecond an element (vmath.h, f32), the
+ * arithmetic and conversions a fraction of one. */
+double kc__elementwise_tile_cost(const void* data) {
+  const kc__ew_data* d = data;
+  return d->op == KC_OP_EXPONENTIAL || d->op == KC_OP_LOG ? 1.0 : 0.25;
+}
+
+typedef struct kc__ew_job {
+  const kc__ew_data* d;
+  const char* a;
+  const char* b;
+  char* r;
+} kc__ew_job;
+
+static void kc__ew_range(void* p, int64_t begin, int64_t end) {
+  const kc__ew_job* job = p;
+  const kc__ew_data* d = job->d;
+  size_t in_at = (size_t)begin * d->in_size;
+  kc__elementwise_run(d->op, d->in, d->out, job->a + in_at, job->b ? job->b + in_at : NULL,
+                      job->r + (size_t)begin * d->out_size, end - begin);
+}
+
+kc_status* kc__elementwise_kernel(const kc__instr_kernel_ctx* ctx, void* out,
+                                  const void* const* ins) {
+  const kc__ew_data* d = ctx->data;
+  kc__ew_job job = {d, ins[0], d->binary ? ins[1] : NULL, out};
+  kc__split_run(ctx->pool, d->count, kc__elementwise_tile_cost(d), kc__ew_range, &job);
+  return NULL;
 }

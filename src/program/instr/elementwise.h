@@ -1,5 +1,5 @@
-/* Kernels of the built-in instructions (element-wise, convert, broadcast,
- * copy) on host memory. Never installed. */
+/* The kernels of add .. log and convert on host memory, and the
+ * instructions' prepare, kernel and tile over them. Never installed. */
 #ifndef KCALL_PROGRAM_ELEMENTWISE_H_
 #define KCALL_PROGRAM_ELEMENTWISE_H_
 
@@ -11,6 +11,16 @@
  * elementwise_types say. */
 bool kc__elementwise_supported(const kc__instr_def* def, DLDataType in, DLDataType out);
 
+/* The prepare, kernel, tile and tile cost of the KC__INSTR_ELEMENTWISE
+ * entries (add .. log, convert): the instruction's operation and types,
+ * run by kc__elementwise_run, split across the pool. */
+kc_status* kc__elementwise_prepare(const kc_program* p, const kc__instr* in,
+                                   const kc__prepare_ctx* ctx, const void** out_data);
+kc_status* kc__elementwise_kernel(const kc__instr_kernel_ctx* ctx, void* out,
+                                  const void* const* ins);
+void kc__elementwise_tile(const void* data, void* out, const void* const* ins, int64_t n);
+double kc__elementwise_tile_cost(const void* data);
+
 /* out[i] = op(a[i], b[i]) (b ignored for unary ops and convert), n
  * elements. Integer division by zero gives -1 (all bits set for unsigned)
  * and INT_MIN / -1 gives INT_MIN, as XLA defines; float to integer
@@ -18,12 +28,5 @@ bool kc__elementwise_supported(const kc__instr_def* def, DLDataType in, DLDataTy
 void kc__elementwise_run(int32_t op, DLDataType in, DLDataType out,
                          const void* a, const void* b, void* result,
                          int64_t n);
-
-/* result (rank out_rank, dims out_dims) from operand (rank in_rank):
- * operand dim i is result dim map[i]. esize is the element size. */
-void kc__broadcast_run(const void* operand, int32_t in_rank,
-                       const int64_t* in_dims, void* result, int32_t out_rank,
-                       const int64_t* out_dims, const int64_t* map,
-                       size_t esize);
 
 #endif /* KCALL_PROGRAM_ELEMENTWISE_H_ */

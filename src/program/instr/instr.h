@@ -11,8 +11,12 @@
  *                          the counts and attribute names here, then by
  *                          `verify`; one step calls `kernel`.
  *   KC__INSTR_ELEMENTWISE  add .. log and convert (instr_builtin.c): added
- *                          with kc_program_builder_add_op, run by
- *                          elementwise.c for the entry's elementwise_types.
+ *                          with kc_program_builder_add_op and verified by
+ *                          kc__verify_elementwise for the entry's
+ *                          elementwise_types; planned, run and fused as
+ *                          KC__INSTR_KERNEL is (elementwise.c's prepare,
+ *                          kernel and tile), so that every element-wise
+ *                          instruction runs one way.
  *   the others             parameter, constant, tuple, get-tuple-element,
  *                          broadcast, custom-call and reshape have their
  *                          own builder functions and compile steps;
@@ -86,8 +90,9 @@ typedef enum kc__instr_kind {
    * entries need not say it. */
   KC__INSTR_KERNEL = 0,
   /* Arithmetic, exponential, log and convert: added with
-   * kc_program_builder_add_op, verified by kc__verify_elementwise and run
-   * by kc__elementwise_run (elementwise.c) as one step. */
+   * kc_program_builder_add_op and verified by kc__verify_elementwise; the
+   * compiler then plans and fuses them as KC__INSTR_KERNEL entries (their
+   * prepare, kernel and tile are elementwise.c's). */
   KC__INSTR_ELEMENTWISE,
   /* Added with kc_program_builder_add_op; the result is its operand's
    * buffer (row-major bytes do not move). */
@@ -146,6 +151,10 @@ typedef struct kc__instr_def {
    * (kc__instr_tile_fn), for instructions whose result element i depends
    * only on operand elements i; such instructions may be fused. */
   kc__instr_tile_fn tile;
+  /* Optional, with tile: rough nanoseconds an element of the tile costs
+   * for the prepared `data`, for the split of a fused group across the
+   * thread pool; without it, 1. */
+  double (*tile_cost)(const void* data);
   /* KC__INSTR_ELEMENTWISE: the element types elementwise.c runs it for,
    * operands and result alike (KC__ELEMENTWISE_INT | _FLOAT | _COMPLEX),
    * or KC__ELEMENTWISE_CONVERT. */

@@ -5,6 +5,7 @@
  * element-wise arithmetic, exponential, log and convert that elementwise.c
  * runs, and reshape: their entries in the instruction table (instr.h). The
  * order is that of the parser's list of opcodes in its messages. */
+#include "program/instr/elementwise.h"
 #include "program/instr/instr.h"
 
 static const char* const kc__no_attrs[] = {NULL};
@@ -27,6 +28,8 @@ static const char* const kc__scan_attrs[] = {"dimensions", "num_carries", "is_re
 #define KC__ELEMENTWISE(NAME, OP, N, TYPES)                                                   \
   {.op = (OP), .name = (NAME), .kind = KC__INSTR_ELEMENTWISE, .min_operands = (N),          \
    .max_operands = (N), .attrs = kc__no_attrs, .verify = kc__verify_elementwise,            \
+   .prepare = kc__elementwise_prepare, .kernel = kc__elementwise_kernel,                    \
+   .tile = kc__elementwise_tile, .tile_cost = kc__elementwise_tile_cost,                    \
    .elementwise_types = (TYPES), .device_elementwise = true}
 
 const kc__instr_def kc__instr_builtin[] = {
@@ -46,7 +49,9 @@ const kc__instr_def kc__instr_builtin[] = {
     KC__ELEMENTWISE("exponential", KC_OP_EXPONENTIAL, 1, KC__ELEMENTWISE_INEXACT),
     {.op = KC_OP_EXPONENTIAL, .name = "exp", .kind = KC__INSTR_ELEMENTWISE, .unlisted = true,
      .min_operands = 1, .max_operands = 1, .attrs = kc__no_attrs,
-     .verify = kc__verify_elementwise, .elementwise_types = KC__ELEMENTWISE_INEXACT,
+     .verify = kc__verify_elementwise, .prepare = kc__elementwise_prepare,
+     .kernel = kc__elementwise_kernel, .tile = kc__elementwise_tile,
+     .tile_cost = kc__elementwise_tile_cost, .elementwise_types = KC__ELEMENTWISE_INEXACT,
      .device_elementwise = true},
     KC__ELEMENTWISE("log", KC_OP_LOG, 1, KC__ELEMENTWISE_INEXACT),
     KC__ELEMENTWISE("convert", KC_OP_CONVERT, 1, KC__ELEMENTWISE_CONVERT),

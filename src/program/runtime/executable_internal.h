@@ -55,7 +55,7 @@ typedef struct kc__step kc__step;
 typedef kc_status* (*kc__step_fn)(const kc__step* step, kc__run* run);
 
 enum {
-  KC__STEP_ELEMENTWISE = 1,
+  KC__STEP_ELEMENTWISE = 1, /* CUDA: the backend's element-wise kernel */
   KC__STEP_BROADCAST,
   KC__STEP_COPY,
   KC__STEP_LEGACY_CALL,
@@ -211,7 +211,6 @@ struct kc_executable {
 };
 
 /* Step functions (execute.c). */
-kc_status* kc__step_elementwise(const kc__step* step, kc__run* run);
 kc_status* kc__step_broadcast(const kc__step* step, kc__run* run);
 kc_status* kc__step_copy(const kc__step* step, kc__run* run);
 kc_status* kc__step_legacy_call(const kc__step* step, kc__run* run);

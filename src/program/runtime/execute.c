@@ -5,7 +5,6 @@
 
 #include "internal/common.h"
 #include "kcall/runtime.h"
-#include "program/instr/elementwise.h"
 #include "kernels/split.h"
 #include "program/runtime/executable_internal.h"
 #include "program/instr/instr.h"
@@ -148,38 +147,6 @@ void kc_executable_destroy(kc_executable* exe) {
 }
 
 /* ---- steps ------------------------------------------------------------------- */
-
-typedef struct kc__elementwise_job {
-  const kc__step* step;
-  const char* a;
-  const char* b;
-  char* r;
-  size_t in_size, out_size;
-} kc__elementwise_job;
-
-static void kc__elementwise_range(void* p, int64_t begin, int64_t end) {
-  const kc__elementwise_job* job = p;
-  size_t in_at = (size_t)begin * job->in_size;
-  kc__elementwise_run(job->step->op, job->step->in_dtype, job->step->out_dtype, job->a + in_at,
-                      job->b ? job->b + in_at : NULL, job->r + (size_t)begin * job->out_size,
-                      end - begin);
-}
-
-kc_status* kc__step_elementwise(const kc__step* s, kc__run* run) {
-  kc__elementwise_job job = {s, run->addr[s->in[0]], s->in[1] >= 0 ? run->addr[s->in[1]] : NULL,
-                             run->addr[s->out], kc_dtype_get_size(s->in_dtype),
-                             kc_dtype_get_size(s->out_dtype)};
-  /* exp and log about a nanosecond an element (vmath.h, f32), the
-   * arithmetic a fraction of one. */
-  double cost = s->op == KC_OP_EXPONENTIAL || s->op == KC_OP_LOG ? 1.0 : 0.25;
-  if (s->in_dtype.bits % 8 != 0 || s->out_dtype.bits % 8 != 0) {
-    /* Sub-byte elements: a range could not start on one. */
-    kc__elementwise_range(&job, 0, s->count);
-    return NULL;
-  }
-  kc__split_run(run->exe->pool, s->count, cost, kc__elementwise_range, &job);
-  return NULL;
-}
 
 kc_status* kc__step_broadcast(const kc__step* s, kc__run* run) {
   kc__broadcast_copy(run->addr[s->in[0]], s->in_rank, s->in_dims, run->addr[s->out],
