@@ -76,7 +76,7 @@ int arity_of(int32_t op) {
  * numbers and the 16-bit floats' math. */
 Family family_of(int32_t op, DLDataType in, DLDataType out) {
   Type a = type_of(in), r = type_of(out);
-  if (op == KC_OP_CONVERT) return a != T_NONE && r != T_NONE ? F_CONVERT : F_NONE;
+  if (op == KC_OP_CONVERT) return a != KC__E_NONE && r != KC__E_NONE ? F_CONVERT : F_NONE;
   if (op == KC_OP_SELECT) {
     /* Moves elements: any dtype of 1, 2, 4, 8 or 16 bytes. */
     uint64_t bits = (uint64_t)in.bits * in.lanes;
@@ -85,20 +85,20 @@ Family family_of(int32_t op, DLDataType in, DLDataType out) {
                ? F_SELECT
                : F_NONE;
   }
-  if (a == T_NONE) return F_NONE;
-  bool sixteen = a == T_F16 || a == T_BF16;
-  if (op == KC_OP_COMPARE) return r == T_PRED && !sixteen ? F_COMPARE : F_NONE;
+  if (a == KC__E_NONE) return F_NONE;
+  bool sixteen = a == KC__E_f16 || a == KC__E_bf16;
+  if (op == KC_OP_COMPARE) return r == KC__E_pred && !sixteen ? F_COMPARE : F_NONE;
   int domain = math_domain(op);
   if (domain && math_pred_result(op)) {
-    return (domain & KC__EW_FLOAT) && (a == T_F32 || a == T_F64) && r == T_PRED ? F_MATH : F_NONE;
+    return (domain & KC__EW_FLOAT) && (a == KC__E_f32 || a == KC__E_f64) && r == KC__E_pred ? F_MATH : F_NONE;
   }
   if (a != r) return F_NONE;
   if (op == KC_OP_CLAMP) return sixteen ? F_NONE : F_CLAMP;
-  if (op >= KC_OP_ADD && op <= KC_OP_NEGATE) return a == T_PRED ? F_NONE : F_ARITH;
-  if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) return is_float(a) ? F_ARITH : F_NONE;
-  int have = a == T_F32 || a == T_F64 ? KC__EW_FLOAT
-             : a == T_PRED              ? KC__EW_PRED
-             : is_int(a)                ? KC__EW_INT
+  if (op >= KC_OP_ADD && op <= KC_OP_NEGATE) return a == KC__E_pred ? F_NONE : F_ARITH;
+  if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) return kc__etype_is_float(a) ? F_ARITH : F_NONE;
+  int have = a == KC__E_f32 || a == KC__E_f64 ? KC__EW_FLOAT
+             : a == KC__E_pred              ? KC__EW_PRED
+             : kc__etype_is_int(a)                ? KC__EW_INT
                                         : 0;
   return (domain & have) ? F_MATH : F_NONE;
 }
@@ -179,7 +179,7 @@ extern "C" kc_status* kc__cuda_elementwise_launch(int32_t ordinal, cudaStream_t 
   int dir = d->direction & ~KC__CMP_TOTAL_ORDER;
   if (f == F_COMPARE) {
     Type t = type_of(d->in_dtype);
-    bool total_ok = !(d->direction & KC__CMP_TOTAL_ORDER) || t == T_F32 || t == T_F64;
+    bool total_ok = !(d->direction & KC__CMP_TOTAL_ORDER) || t == KC__E_f32 || t == KC__E_f64;
     if (dir < KC__CMP_EQ || dir > KC__CMP_GE || !total_ok ||
         (d->direction & ~(KC__CMP_TOTAL_ORDER | 7))) {
       return KC__CUDA_STATUS(KC_INVALID_ARGUMENT,

@@ -11,36 +11,21 @@
 
 #include <type_traits>
 
+#include "kernels/etype.h"
 #include "kernels/half.h"
 #include "runtime/cuda/cuda_internal.h"
 
 namespace kc_cuda {
 
-/* The element types, as the kernels name them. */
-enum Type {
-  T_PRED, T_S8, T_S16, T_S32, T_S64, T_U8, T_U16, T_U32, T_U64,
-  T_F16, T_BF16, T_F32, T_F64, T_NONE
-};
+/* The element types: kcall's one enumeration (kernels/etype.h). */
+using Type = kc__etype;
 
+/* The element type of `t` when the kernels have it: every kc__etype but
+ * the complex ones, which they leave to the host; else KC__E_NONE. */
 inline Type type_of(DLDataType t) {
-  if (t.lanes != 1) return T_NONE;
-  switch (t.code) {
-    case kDLBool: return t.bits == 8 ? T_PRED : T_NONE;
-    case kDLInt:
-      return t.bits == 8 ? T_S8 : t.bits == 16 ? T_S16 : t.bits == 32 ? T_S32
-             : t.bits == 64 ? T_S64 : T_NONE;
-    case kDLUInt:
-      return t.bits == 8 ? T_U8 : t.bits == 16 ? T_U16 : t.bits == 32 ? T_U32
-             : t.bits == 64 ? T_U64 : T_NONE;
-    case kDLFloat:
-      return t.bits == 16 ? T_F16 : t.bits == 32 ? T_F32 : t.bits == 64 ? T_F64 : T_NONE;
-    case kDLBfloat: return t.bits == 16 ? T_BF16 : T_NONE;
-    default: return T_NONE;
-  }
+  Type e = kc__etype_of(t);
+  return kc__etype_is_complex(e) ? KC__E_NONE : e;
 }
-
-inline bool is_int(Type t) { return t >= T_S8 && t <= T_U64; }
-inline bool is_float(Type t) { return t >= T_F16 && t <= T_F64; }
 
 /* Storage of the 16-bit floats: their bits. */
 struct f16 { uint16_t bits; };
@@ -148,23 +133,23 @@ kc_status* clamp(const Launch& l, Type t, const void* lo, const void* x, const v
 /* A type as a value, for generic lambdas: f(Tag<C>{}). */
 template <class C> struct Tag { using type = C; };
 
-/* Calls f(Tag<C>{}) with C the storage type of `t`; NULL for T_NONE. */
+/* Calls f(Tag<C>{}) with C the storage type of `t`; NULL for KC__E_NONE. */
 template <class F>
 kc_status* with_type(Type t, F&& f) {
   switch (t) {
-    case T_PRED: return f(Tag<pred>{});
-    case T_S8: return f(Tag<int8_t>{});
-    case T_S16: return f(Tag<int16_t>{});
-    case T_S32: return f(Tag<int32_t>{});
-    case T_S64: return f(Tag<int64_t>{});
-    case T_U8: return f(Tag<uint8_t>{});
-    case T_U16: return f(Tag<uint16_t>{});
-    case T_U32: return f(Tag<uint32_t>{});
-    case T_U64: return f(Tag<uint64_t>{});
-    case T_F16: return f(Tag<f16>{});
-    case T_BF16: return f(Tag<bf16>{});
-    case T_F32: return f(Tag<float>{});
-    case T_F64: return f(Tag<double>{});
+    case KC__E_pred: return f(Tag<pred>{});
+    case KC__E_s8: return f(Tag<int8_t>{});
+    case KC__E_s16: return f(Tag<int16_t>{});
+    case KC__E_s32: return f(Tag<int32_t>{});
+    case KC__E_s64: return f(Tag<int64_t>{});
+    case KC__E_u8: return f(Tag<uint8_t>{});
+    case KC__E_u16: return f(Tag<uint16_t>{});
+    case KC__E_u32: return f(Tag<uint32_t>{});
+    case KC__E_u64: return f(Tag<uint64_t>{});
+    case KC__E_f16: return f(Tag<f16>{});
+    case KC__E_bf16: return f(Tag<bf16>{});
+    case KC__E_f32: return f(Tag<float>{});
+    case KC__E_f64: return f(Tag<double>{});
     default: return nullptr;
   }
 }

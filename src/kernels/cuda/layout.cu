@@ -121,7 +121,7 @@ extern "C" kc_status* kc__cuda_iota_launch(int32_t ordinal, cudaStream_t stream,
                                            const int64_t* dims, int32_t dim) {
   int o = (int)ordinal;
   Type t = type_of(dtype);
-  if (t == T_NONE || t == T_PRED) {
+  if (t == KC__E_NONE || t == KC__E_pred) {
     return KC__CUDA_STATUS(KC_UNIMPLEMENTED,
                            "iota on cuda:%d: dtype (code %u, %u bits, %u lanes) is not "
                            "supported (supported: s8..s64, u8..u64, f16, bf16, f32, f64)",

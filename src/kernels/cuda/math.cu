@@ -113,17 +113,17 @@ kc_status* pred_op(const Launch& l, int32_t op, const void* a, const void* b, vo
 
 kc_status* math(const Launch& l, int32_t op, Type t, const void* a, const void* b, void* r) {
   switch (t) {
-    case T_F32: return float_op<float>(l, op, a, b, r);
-    case T_F64: return float_op<double>(l, op, a, b, r);
-    case T_PRED: return pred_op(l, op, a, b, r);
-    case T_S8: return int_op<int8_t>(l, op, a, b, r);
-    case T_S16: return int_op<int16_t>(l, op, a, b, r);
-    case T_S32: return int_op<int32_t>(l, op, a, b, r);
-    case T_S64: return int_op<int64_t>(l, op, a, b, r);
-    case T_U8: return int_op<uint8_t>(l, op, a, b, r);
-    case T_U16: return int_op<uint16_t>(l, op, a, b, r);
-    case T_U32: return int_op<uint32_t>(l, op, a, b, r);
-    case T_U64: return int_op<uint64_t>(l, op, a, b, r);
+    case KC__E_f32: return float_op<float>(l, op, a, b, r);
+    case KC__E_f64: return float_op<double>(l, op, a, b, r);
+    case KC__E_pred: return pred_op(l, op, a, b, r);
+    case KC__E_s8: return int_op<int8_t>(l, op, a, b, r);
+    case KC__E_s16: return int_op<int16_t>(l, op, a, b, r);
+    case KC__E_s32: return int_op<int32_t>(l, op, a, b, r);
+    case KC__E_s64: return int_op<int64_t>(l, op, a, b, r);
+    case KC__E_u8: return int_op<uint8_t>(l, op, a, b, r);
+    case KC__E_u16: return int_op<uint16_t>(l, op, a, b, r);
+    case KC__E_u32: return int_op<uint32_t>(l, op, a, b, r);
+    case KC__E_u64: return int_op<uint64_t>(l, op, a, b, r);
     default: return nullptr;
   }
 }

@@ -80,8 +80,8 @@ kc_status* compare(const Launch& l, int32_t direction, Type t, const void* a, co
                    void* r) {
   int dir = direction & ~KC__CMP_TOTAL_ORDER;
   if (direction & KC__CMP_TOTAL_ORDER) {
-    if (t == T_F32) return run2<CompareTotal<float>, float, pred>(l, {dir}, a, b, r);
-    if (t == T_F64) return run2<CompareTotal<double>, double, pred>(l, {dir}, a, b, r);
+    if (t == KC__E_f32) return run2<CompareTotal<float>, float, pred>(l, {dir}, a, b, r);
+    if (t == KC__E_f64) return run2<CompareTotal<double>, double, pred>(l, {dir}, a, b, r);
   }
   return with_type(t, [&](auto tag) -> kc_status* {
     using T = typename decltype(tag)::type;

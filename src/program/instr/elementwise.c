@@ -7,68 +7,27 @@
 #include <string.h>
 
 #include "internal/common.h"
+#include "kernels/etype.h"
 #include "kernels/half.h"
 #include "kernels/split.h"
 #include "kernels/xla_arith.h"
 #include "program/instr/instr_types.h"
 #include "kernels/vmath.h"
 
-/* The element types the built-in instructions support: X(suffix, C type,
- * DLPack code, bits, is_float, is_signed). */
-#define KC__NUM_TYPES(X)                       \
-  X(f32, float, kDLFloat, 32, 1, 1)            \
-  X(f64, double, kDLFloat, 64, 1, 1)           \
-  X(s8, int8_t, kDLInt, 8, 0, 1)               \
-  X(s16, int16_t, kDLInt, 16, 0, 1)            \
-  X(s32, int32_t, kDLInt, 32, 0, 1)            \
-  X(s64, int64_t, kDLInt, 64, 0, 1)            \
-  X(u8, uint8_t, kDLUInt, 8, 0, 0)             \
-  X(u16, uint16_t, kDLUInt, 16, 0, 0)          \
-  X(u32, uint32_t, kDLUInt, 32, 0, 0)          \
-  X(u64, uint64_t, kDLUInt, 64, 0, 0)
-
-enum {
-#define KC__T_ENUM(sfx, ctype, code, bits, fl, sg) KC__T_##sfx,
-  KC__NUM_TYPES(KC__T_ENUM)
-#undef KC__T_ENUM
-  KC__T_PRED,
-  KC__T_F16,  /* computed in f32, rounded once per instruction */
-  KC__T_BF16, /* likewise */
-  KC__T_C64,
-  KC__T_C128,
-  KC__T_NONE
-};
-
-static int kc__type_of(DLDataType t) {
-  if (t.lanes != 1) return KC__T_NONE;
-  if (t.code == kDLBool && t.bits == 8) return KC__T_PRED;
-  if (t.code == kDLFloat && t.bits == 16) return KC__T_F16;
-  if (t.code == kDLBfloat && t.bits == 16) return KC__T_BF16;
-  if (t.code == kDLComplex && t.bits == 64) return KC__T_C64;
-  if (t.code == kDLComplex && t.bits == 128) return KC__T_C128;
-#define KC__T_MATCH(sfx, ctype, c, b, fl, sg) \
-  if (t.code == (c) && t.bits == (b)) return KC__T_##sfx;
-  KC__NUM_TYPES(KC__T_MATCH)
-#undef KC__T_MATCH
-  return KC__T_NONE;
-}
-
-static bool kc__is_float(int t) {
-  return t == KC__T_f32 || t == KC__T_f64 || t == KC__T_F16 || t == KC__T_BF16;
-}
-static bool kc__is_complex(int t) { return t == KC__T_C64 || t == KC__T_C128; }
+/* The types with arithmetic loops of their own (pred has none). */
+#define KC__ARITH_TYPES(X) X(f32) X(f64) X(s8) X(s16) X(s32) X(s64) X(u8) X(u16) X(u32) X(u64)
 
 bool kc__elementwise_supported(const kc__instr_def* def, DLDataType in, DLDataType out) {
-  int a = kc__type_of(in), r = kc__type_of(out);
-  if (a == KC__T_NONE || r == KC__T_NONE) return false;
+  kc__etype a = kc__etype_of(in), r = kc__etype_of(out);
+  if (a == KC__E_NONE || r == KC__E_NONE) return false;
   /* A complex value converts only to complex (XLA takes real() or
    * imag() for the parts). */
   if (def->elementwise_types & KC__ELEMENTWISE_CONVERT) {
-    return !kc__is_complex(a) || kc__is_complex(r);
+    return !kc__etype_is_complex(a) || kc__etype_is_complex(r);
   }
-  if (a != r || a == KC__T_PRED) return false;
-  uint32_t family = kc__is_complex(a) ? KC__ELEMENTWISE_COMPLEX
-                    : kc__is_float(a) ? KC__ELEMENTWISE_FLOAT
+  if (a != r || a == KC__E_pred) return false;
+  uint32_t family = kc__etype_is_complex(a) ? KC__ELEMENTWISE_COMPLEX
+                    : kc__etype_is_float(a) ? KC__ELEMENTWISE_FLOAT
                                       : KC__ELEMENTWISE_INT;
   return (def->elementwise_types & family) != 0;
 }
@@ -158,16 +117,15 @@ KC__DEFINE_INT_LOOPS(u64, uint64_t, uint64_t, uint64_t, 0, 0)
  * integer up to 2^53) or, for the integer path, as int64/uint64. */
 static double kc__load_f(int t, const void* p, int64_t i) {
   switch (t) {
-#define KC__LOAD(sfx, ctype, c, b, fl, sg) \
-  case KC__T_##sfx:                        \
-    return (double)((const ctype*)p)[i];
-    KC__NUM_TYPES(KC__LOAD)
+#define KC__LOAD(sfx, ctype, c, b)                                           \
+  case KC__E_##sfx:                                                          \
+    return (c) == kDLBool ? (((const uint8_t*)p)[i] ? 1.0 : 0.0)             \
+                          : (double)((const ctype*)p)[i];
+    KC__ETYPES(KC__LOAD)
 #undef KC__LOAD
-    case KC__T_PRED:
-      return ((const uint8_t*)p)[i] ? 1.0 : 0.0;
-    case KC__T_F16:
+    case KC__E_f16:
       return (double)kc__f16_to_f32(((const uint16_t*)p)[i]);
-    case KC__T_BF16:
+    case KC__E_bf16:
       return (double)kc__bf16_to_f32(((const uint16_t*)p)[i]);
     default:
       return 0;
@@ -177,14 +135,14 @@ static double kc__load_f(int t, const void* p, int64_t i) {
 static bool kc__load_i(int t, const void* p, int64_t i, int64_t* s,
                        uint64_t* u) {
   switch (t) {
-    case KC__T_s8: *s = ((const int8_t*)p)[i]; return true;
-    case KC__T_s16: *s = ((const int16_t*)p)[i]; return true;
-    case KC__T_s32: *s = ((const int32_t*)p)[i]; return true;
-    case KC__T_s64: *s = ((const int64_t*)p)[i]; return true;
-    case KC__T_u8: *u = ((const uint8_t*)p)[i]; return false;
-    case KC__T_u16: *u = ((const uint16_t*)p)[i]; return false;
-    case KC__T_u32: *u = ((const uint32_t*)p)[i]; return false;
-    case KC__T_u64: *u = ((const uint64_t*)p)[i]; return false;
+    case KC__E_s8: *s = ((const int8_t*)p)[i]; return true;
+    case KC__E_s16: *s = ((const int16_t*)p)[i]; return true;
+    case KC__E_s32: *s = ((const int32_t*)p)[i]; return true;
+    case KC__E_s64: *s = ((const int64_t*)p)[i]; return true;
+    case KC__E_u8: *u = ((const uint8_t*)p)[i]; return false;
+    case KC__E_u16: *u = ((const uint16_t*)p)[i]; return false;
+    case KC__E_u32: *u = ((const uint32_t*)p)[i]; return false;
+    case KC__E_u64: *u = ((const uint64_t*)p)[i]; return false;
     default: *u = ((const uint8_t*)p)[i] != 0; return false;
   }
 }
@@ -206,34 +164,34 @@ static uint64_t kc__sat_u(double v, uint64_t hi) {
  * (XLA's convert between integers wraps too). */
 static void kc__store_int(int t, void* p, int64_t i, uint64_t bits) {
   switch (t) {
-    case KC__T_s8: ((int8_t*)p)[i] = (int8_t)(uint8_t)bits; break;
-    case KC__T_s16: ((int16_t*)p)[i] = (int16_t)(uint16_t)bits; break;
-    case KC__T_s32: ((int32_t*)p)[i] = (int32_t)(uint32_t)bits; break;
-    case KC__T_s64: ((int64_t*)p)[i] = (int64_t)bits; break;
-    case KC__T_u8: ((uint8_t*)p)[i] = (uint8_t)bits; break;
-    case KC__T_u16: ((uint16_t*)p)[i] = (uint16_t)bits; break;
-    case KC__T_u32: ((uint32_t*)p)[i] = (uint32_t)bits; break;
-    case KC__T_u64: ((uint64_t*)p)[i] = bits; break;
-    case KC__T_PRED: ((uint8_t*)p)[i] = bits != 0; break;
+    case KC__E_s8: ((int8_t*)p)[i] = (int8_t)(uint8_t)bits; break;
+    case KC__E_s16: ((int16_t*)p)[i] = (int16_t)(uint16_t)bits; break;
+    case KC__E_s32: ((int32_t*)p)[i] = (int32_t)(uint32_t)bits; break;
+    case KC__E_s64: ((int64_t*)p)[i] = (int64_t)bits; break;
+    case KC__E_u8: ((uint8_t*)p)[i] = (uint8_t)bits; break;
+    case KC__E_u16: ((uint16_t*)p)[i] = (uint16_t)bits; break;
+    case KC__E_u32: ((uint32_t*)p)[i] = (uint32_t)bits; break;
+    case KC__E_u64: ((uint64_t*)p)[i] = bits; break;
+    case KC__E_pred: ((uint8_t*)p)[i] = bits != 0; break;
     default: break;
   }
 }
 
 static void kc__store_from_double(int t, void* p, int64_t i, double v) {
   switch (t) {
-    case KC__T_f32: ((float*)p)[i] = (float)v; break;
-    case KC__T_f64: ((double*)p)[i] = v; break;
-    case KC__T_s8: ((int8_t*)p)[i] = (int8_t)kc__sat_s(v, INT8_MIN, INT8_MAX); break;
-    case KC__T_s16: ((int16_t*)p)[i] = (int16_t)kc__sat_s(v, INT16_MIN, INT16_MAX); break;
-    case KC__T_s32: ((int32_t*)p)[i] = (int32_t)kc__sat_s(v, INT32_MIN, INT32_MAX); break;
-    case KC__T_s64: ((int64_t*)p)[i] = kc__sat_s(v, INT64_MIN, INT64_MAX); break;
-    case KC__T_u8: ((uint8_t*)p)[i] = (uint8_t)kc__sat_u(v, UINT8_MAX); break;
-    case KC__T_u16: ((uint16_t*)p)[i] = (uint16_t)kc__sat_u(v, UINT16_MAX); break;
-    case KC__T_u32: ((uint32_t*)p)[i] = (uint32_t)kc__sat_u(v, UINT32_MAX); break;
-    case KC__T_u64: ((uint64_t*)p)[i] = kc__sat_u(v, UINT64_MAX); break;
-    case KC__T_PRED: ((uint8_t*)p)[i] = v != 0; break;
-    case KC__T_F16: ((uint16_t*)p)[i] = kc__f64_to_f16(v); break;
-    case KC__T_BF16: ((uint16_t*)p)[i] = kc__f64_to_bf16(v); break;
+    case KC__E_f32: ((float*)p)[i] = (float)v; break;
+    case KC__E_f64: ((double*)p)[i] = v; break;
+    case KC__E_s8: ((int8_t*)p)[i] = (int8_t)kc__sat_s(v, INT8_MIN, INT8_MAX); break;
+    case KC__E_s16: ((int16_t*)p)[i] = (int16_t)kc__sat_s(v, INT16_MIN, INT16_MAX); break;
+    case KC__E_s32: ((int32_t*)p)[i] = (int32_t)kc__sat_s(v, INT32_MIN, INT32_MAX); break;
+    case KC__E_s64: ((int64_t*)p)[i] = kc__sat_s(v, INT64_MIN, INT64_MAX); break;
+    case KC__E_u8: ((uint8_t*)p)[i] = (uint8_t)kc__sat_u(v, UINT8_MAX); break;
+    case KC__E_u16: ((uint16_t*)p)[i] = (uint16_t)kc__sat_u(v, UINT16_MAX); break;
+    case KC__E_u32: ((uint32_t*)p)[i] = (uint32_t)kc__sat_u(v, UINT32_MAX); break;
+    case KC__E_u64: ((uint64_t*)p)[i] = kc__sat_u(v, UINT64_MAX); break;
+    case KC__E_pred: ((uint8_t*)p)[i] = v != 0; break;
+    case KC__E_f16: ((uint16_t*)p)[i] = kc__f64_to_f16(v); break;
+    case KC__E_bf16: ((uint16_t*)p)[i] = kc__f64_to_bf16(v); break;
     default: break;
   }
 }
@@ -348,10 +306,10 @@ KC__CVT_TYPES(KC__CVT_FROM)
 #undef KC__CVT_ELEM
 
 /* [from][to], in the order of KC__CVT_TYPES, which is the order of the
- * KC__T_* values up to KC__T_PRED. */
-_Static_assert(KC__T_f32 == 0 && KC__T_u64 == 9 && KC__T_PRED == 10,
-               "kc__convert_loops follows the KC__T_* order");
-static const kc__convert_loop kc__convert_loops[KC__T_PRED + 1][KC__T_PRED + 1] = {
+ * kc__etype values up to KC__E_pred (kernels/etype.h). */
+_Static_assert(KC__E_f32 == 0 && KC__E_u64 == 9 && KC__E_pred == 10,
+               "kc__convert_loops follows the kc__etype order");
+static const kc__convert_loop kc__convert_loops[KC__E_pred + 1][KC__E_pred + 1] = {
 #define KC__CVT_ROW(fs, FT, fk, fb)                                                     \
   {kc__cvt_##fs##_f32, kc__cvt_##fs##_f64, kc__cvt_##fs##_s8,  kc__cvt_##fs##_s16,      \
    kc__cvt_##fs##_s32, kc__cvt_##fs##_s64, kc__cvt_##fs##_u8,  kc__cvt_##fs##_u16,      \
@@ -364,16 +322,16 @@ static const kc__convert_loop kc__convert_loops[KC__T_PRED + 1][KC__T_PRED + 1] 
 static void kc__convert_complex(int from, int to, const void* a, void* r, int64_t n);
 
 static void kc__convert(int from, int to, const void* a, void* r, int64_t n) {
-  if (from <= KC__T_PRED && to <= KC__T_PRED) {
+  if (from <= KC__E_pred && to <= KC__E_pred) {
     kc__convert_loops[from][to](a, r, n);
     return;
   }
-  if (kc__is_complex(to)) {
+  if (kc__etype_is_complex(to)) {
     kc__convert_complex(from, to, a, r, n);
     return;
   }
-  if (kc__is_float(from) || kc__is_float(to)) {
-    if (from == KC__T_f64 && to == KC__T_f32) {
+  if (kc__etype_is_float(from) || kc__etype_is_float(to)) {
+    if (from == KC__E_f64 && to == KC__E_f32) {
       for (int64_t i = 0; i < n; ++i) ((float*)r)[i] = (float)((const double*)a)[i];
       return;
     }
@@ -392,7 +350,7 @@ static void kc__convert(int from, int to, const void* a, void* r, int64_t n) {
 }
 
 static void kc__unary_float(int32_t op, int t, const void* a, void* r, int64_t n) {
-  if (t == KC__T_f32) {
+  if (t == KC__E_f32) {
     kc__vmath_f32(op == KC_OP_EXPONENTIAL ? KC__VM_EXP : KC__VM_LOG, a, r, n);
   } else {
     const double* x = a;
@@ -413,7 +371,7 @@ static void kc__run_small(int32_t op, int t, const void* a, const void* b, void*
   const uint16_t* ha = a;
   const uint16_t* hb = b;
   uint16_t* hr = result;
-  bool half = t == KC__T_F16;
+  bool half = t == KC__E_f16;
   for (int64_t at = 0; at < n; at += CHUNK) {
     int64_t m = n - at < CHUNK ? n - at : CHUNK;
     for (int64_t i = 0; i < m; ++i) {
@@ -421,7 +379,7 @@ static void kc__run_small(int32_t op, int t, const void* a, const void* b, void*
       if (hb) y[i] = half ? kc__f16_to_f32(hb[at + i]) : kc__bf16_to_f32(hb[at + i]);
     }
     if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) {
-      kc__unary_float(op, KC__T_f32, x, z, m);
+      kc__unary_float(op, KC__E_f32, x, z, m);
     } else if (op == KC_OP_NEGATE) {
       kc__negate_f32(x, z, m);
     } else {
@@ -460,21 +418,21 @@ KC__COMPLEX_LOOPS(c128, double, )
 static void kc__convert_complex(int from, int to, const void* a, void* r, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     double re, im = 0;
-    if (from == KC__T_C64) {
+    if (from == KC__E_c64) {
       re = (double)((const float*)a)[2 * i];
       im = (double)((const float*)a)[2 * i + 1];
-    } else if (from == KC__T_C128) {
+    } else if (from == KC__E_c128) {
       re = ((const double*)a)[2 * i];
       im = ((const double*)a)[2 * i + 1];
     } else {
       re = kc__load_f(from, a, i);
-      if (!kc__is_float(from)) {
+      if (!kc__etype_is_float(from)) {
         int64_t s = 0;
         uint64_t u = 0;
         re = kc__load_i(from, a, i, &s, &u) ? (double)s : (double)u;
       }
     }
-    if (to == KC__T_C64) {
+    if (to == KC__E_c64) {
       ((float*)r)[2 * i] = (float)re;
       ((float*)r)[2 * i + 1] = (float)im;
     } else {
@@ -487,21 +445,21 @@ static void kc__convert_complex(int from, int to, const void* a, void* r, int64_
 void kc__elementwise_run(int32_t op, DLDataType in, DLDataType out,
                          const void* a, const void* b, void* result,
                          int64_t n) {
-  int t = kc__type_of(in);
+  kc__etype t = kc__etype_of(in);
   if (op == KC_OP_CONVERT) {
-    kc__convert(t, kc__type_of(out), a, result, n);
+    kc__convert(t, kc__etype_of(out), a, result, n);
     return;
   }
-  if (t == KC__T_F16 || t == KC__T_BF16) {
+  if (t == KC__E_f16 || t == KC__E_bf16) {
     kc__run_small(op, t, a, op == KC_OP_NEGATE || op == KC_OP_EXPONENTIAL || op == KC_OP_LOG
                                 ? NULL : b, result, n);
     return;
   }
-  if (t == KC__T_C64) {
+  if (t == KC__E_c64) {
     kc__complex_c64(op, a, b, result, n);
     return;
   }
-  if (t == KC__T_C128) {
+  if (t == KC__E_c128) {
     kc__complex_c128(op, a, b, result, n);
     return;
   }
@@ -510,15 +468,15 @@ void kc__elementwise_run(int32_t op, DLDataType in, DLDataType out,
     return;
   }
   switch (t) {
-#define KC__DISPATCH(sfx, ctype, c, bits, fl, sg)                  \
-  case KC__T_##sfx:                                                \
+#define KC__DISPATCH(sfx)                                          \
+  case KC__E_##sfx:                                                \
     if (op == KC_OP_NEGATE) {                                      \
       kc__negate_##sfx(a, result, n);                              \
     } else {                                                       \
       kc__binary_##sfx(op, a, b, result, n);                       \
     }                                                              \
     break;
-    KC__NUM_TYPES(KC__DISPATCH)
+    KC__ARITH_TYPES(KC__DISPATCH)
 #undef KC__DISPATCH
     default:
       break;

@@ -202,12 +202,8 @@ int64_t kc__instr_load_index(const void* p, DLDataType t) {
 }
 
 int kc__instr_num_type(DLDataType t) {
-  if (t.lanes != 1) return KC__INSTR_T_NONE;
-#define KC__INSTR_T_MATCH(sfx, ctype, c, b) \
-  if (t.code == (c) && t.bits == (b)) return KC__INSTR_T_##sfx;
-  KC__INSTR_NUM_TYPES(KC__INSTR_T_MATCH)
-#undef KC__INSTR_T_MATCH
-  return KC__INSTR_T_NONE;
+  kc__etype e = kc__etype_of(t);
+  return e <= KC__E_pred ? (int)e : (int)KC__E_NONE;
 }
 
 kc_status* kc__prepare_compile(const kc__prepare_ctx* ctx, const kc_program* program,

@@ -44,6 +44,7 @@
 #define KCALL_PROGRAM_INSTR_H_
 
 #include "kcall/runtime.h"
+#include "kernels/etype.h"
 #include "program/program_internal.h"
 
 /* What a kernel gets besides its buffers. */
@@ -235,29 +236,9 @@ kc_status* kc__instr_expect_array(const kc__instr* in, const kc_shape* s, const 
 
 /* ---- element types ---------------------------------------------------------- */
 
-/* The element types the numeric kernels are written for, as an X-macro:
- * X(suffix, C type, DLPack code, bits). */
-#define KC__INSTR_NUM_TYPES(X)     \
-  X(f32, float, kDLFloat, 32)   \
-  X(f64, double, kDLFloat, 64)  \
-  X(s8, int8_t, kDLInt, 8)      \
-  X(s16, int16_t, kDLInt, 16)   \
-  X(s32, int32_t, kDLInt, 32)   \
-  X(s64, int64_t, kDLInt, 64)   \
-  X(u8, uint8_t, kDLUInt, 8)    \
-  X(u16, uint16_t, kDLUInt, 16) \
-  X(u32, uint32_t, kDLUInt, 32) \
-  X(u64, uint64_t, kDLUInt, 64) \
-  X(pred, uint8_t, kDLBool, 8)
-
-enum {
-#define KC__INSTR_T_ENUM(sfx, ctype, code, bits) KC__INSTR_T_##sfx,
-  KC__INSTR_NUM_TYPES(KC__INSTR_T_ENUM)
-#undef KC__INSTR_T_ENUM
-  KC__INSTR_T_NONE
-};
-
-/* KC__INSTR_T_<suffix> of `t`, or KC__INSTR_T_NONE. */
+/* The element type of `t` (kernels/etype.h) when it is one of the types
+ * the numeric kernels are written for (KC__ETYPES: f32 to u64 and pred),
+ * else KC__E_NONE. */
 int kc__instr_num_type(DLDataType t);
 
 /* The integer at `p` of type `t` (kDLInt or kDLUInt, 8 to 64 bits), an

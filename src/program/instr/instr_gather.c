@@ -396,11 +396,11 @@ static void kc__scatter_native(const kc_program* c, kc__gs_plan* plan) {
   const kc__instr* b = &c->instrs[root->operands[1]];
   if (a->op != KC__OP_PARAMETER || b->op != KC__OP_PARAMETER || a->number == b->number) return;
   int32_t op = root->op;
-  bool pred = plan->type == KC__INSTR_T_pred;
+  bool pred = plan->type == KC__E_pred;
   bool native = op == KC_OP_MAXIMUM || op == KC_OP_MINIMUM ||
                 (!pred && (op == KC_OP_ADD || op == KC_OP_MULTIPLY)) ||
                 (pred && (op == KC_OP_AND || op == KC_OP_OR));
-  if (!native || (plan->type == KC__INSTR_T_NONE && !plan->half)) return;
+  if (!native || (plan->type == KC__E_NONE && !plan->half)) return;
   plan->op = op;
   plan->swapped = a->number == 1;
 }
@@ -778,7 +778,7 @@ static kc_status* kc__gather_kernel(const kc__gs_plan* plan, void* out, const vo
         break;                                                                     \
     }                                                                              \
   }
-KC__INSTR_NUM_TYPES(KC__SC_OPS)
+KC__ETYPES(KC__SC_OPS)
 #undef KC__SC_OPS
 
 /* f16 and bf16: each update computed in f32 and rounded once, as the
@@ -813,10 +813,10 @@ static void kc__sc_native(const kc__gs_plan* plan, void* r, const void* x, int64
   }
   switch (plan->type) {
 #define KC__SC_CASE(sfx, ctype, code, bits)          \
-  case KC__INSTR_T_##sfx:                                \
+  case KC__E_##sfx:                                \
     kc__sc_window_##sfx(plan, r, x, o0, u0);          \
     break;
-    KC__INSTR_NUM_TYPES(KC__SC_CASE)
+    KC__ETYPES(KC__SC_CASE)
 #undef KC__SC_CASE
     default:
       break;

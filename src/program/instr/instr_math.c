@@ -14,31 +14,9 @@
 typedef struct kc__math_plan {
   int32_t op;
   bool binary; /* two operands (its entry's count) */
-  int type; /* KC__M_* */
+  kc__etype type; /* f16, bf16, c64 and c128 run in instr_half.c and instr_complex.c */
   int64_t count;
 } kc__math_plan;
-
-/* f16, bf16, c64 and c128 run in instr_half.c and instr_complex.c. */
-enum { KC__M_F32, KC__M_F64, KC__M_SINT, KC__M_UINT, KC__M_PRED, KC__M_F16, KC__M_BF16,
-       KC__M_C64, KC__M_C128, KC__M_NONE };
-
-static int kc__math_type(DLDataType t) {
-  if (t.lanes != 1) return KC__M_NONE;
-  if (t.code == kDLFloat && t.bits == 32) return KC__M_F32;
-  if (t.code == kDLFloat && t.bits == 64) return KC__M_F64;
-  if (t.code == kDLInt && (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)) {
-    return KC__M_SINT;
-  }
-  if (t.code == kDLUInt && (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)) {
-    return KC__M_UINT;
-  }
-  if (t.code == kDLBool && t.bits == 8) return KC__M_PRED;
-  if (t.code == kDLFloat && t.bits == 16) return KC__M_F16;
-  if (t.code == kDLBfloat && t.bits == 16) return KC__M_BF16;
-  if (t.code == kDLComplex && t.bits == 64) return KC__M_C64;
-  if (t.code == kDLComplex && t.bits == 128) return KC__M_C128;
-  return KC__M_NONE;
-}
 
 /* Which element types each op takes (KC__EW_*: its row's domain). */
 static int kc__math_domain(int32_t op) {
@@ -130,16 +108,14 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
   }
   plan->op = in->op;
   plan->binary = in->def->min_operands == 2;
-  plan->type = kc__math_type(t);
+  plan->type = kc__etype_of(t);
   plan->count = kc__shape_elements(r);
   int domain = kc__math_domain(in->op);
-  int have = plan->type == KC__M_F32 || plan->type == KC__M_F64 ||
-                     plan->type == KC__M_F16 || plan->type == KC__M_BF16
-                 ? KC__EW_FLOAT
-             : plan->type == KC__M_C64 || plan->type == KC__M_C128 ? KC__EW_COMPLEX
-             : plan->type == KC__M_PRED                            ? KC__EW_PRED
-             : plan->type == KC__M_NONE                            ? 0
-                                                                   : KC__EW_INT;
+  int have = kc__etype_is_float(plan->type)     ? KC__EW_FLOAT
+             : kc__etype_is_complex(plan->type) ? KC__EW_COMPLEX
+             : plan->type == KC__E_pred         ? KC__EW_PRED
+             : kc__etype_is_int(plan->type)     ? KC__EW_INT
+                                                : 0;
   if (!(domain & have)) {
     char buf[32], text[96];
     const kc__instr_def* def = in->def;
@@ -172,9 +148,8 @@ static kc_status* kc__math_prepare(const kc_program* p, const kc__instr* in,
   if (!d) return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   KC_RETURN_IF_ERROR(kc__math_read(p, in, &d->plan));
   d->esize = kc_dtype_get_size(kc_shape_get_dtype(kc__instr_operand(p, in, 0)));
-  d->int_loop = d->plan.type == KC__M_SINT || d->plan.type == KC__M_UINT ||
-                        d->plan.type == KC__M_PRED
-                    ? kc__int_loop_of(d->plan.op, d->esize, d->plan.type == KC__M_PRED)
+  d->int_loop = kc__etype_is_int(d->plan.type) || d->plan.type == KC__E_pred
+                    ? kc__int_loop_of(d->plan.op, d->esize, d->plan.type == KC__E_pred)
                     : NULL;
   *out = d;
   return NULL;
@@ -264,7 +239,7 @@ static kc__int_fn kc__int_fn_of(int32_t op) {
 static void kc__int_kernel(const kc__math_data* d, void* out, const void* const* ins, int64_t n) {
   const kc__math_plan* plan = &d->plan;
   size_t es = d->esize;
-  bool is_signed = plan->type == KC__M_SINT;
+  bool is_signed = kc__etype_is_sint(plan->type);
   unsigned bits = (unsigned)(es * 8);
   uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
   bool binary = plan->binary;
@@ -276,7 +251,7 @@ static void kc__int_kernel(const kc__math_data* d, void* out, const void* const*
     int64_t sb = binary && is_signed ? kc__load_s(ins[1], k, es) : 0;
     uint64_t b = binary ? (is_signed ? (uint64_t)sb : kc__load_u(ins[1], k, es)) : 0;
     uint64_t r = fn(a, b, sa, sb, is_signed, bits, mask);
-    if (plan->type == KC__M_PRED) r &= 1; /* not, and, or, xor of 0/1 */
+    if (plan->type == KC__E_pred) r &= 1; /* not, and, or, xor of 0/1 */
     kc__store(out, k, es, r);
   }
 }
@@ -420,14 +395,19 @@ static kc__int_loop kc__int_loop_of(int32_t op, size_t esize, bool pred) {
 #undef KC__PICK_INT
 }
 
+/* f16, bf16, c64 and c128: instr_half.c's and instr_complex.c's. */
+static bool kc__math_other_type(kc__etype t) {
+  return t == KC__E_f16 || t == KC__E_bf16 || kc__etype_is_complex(t);
+}
+
 /* f16, bf16, c64 and c128, n elements. */
 static void kc__math_other_run(const kc__math_plan* plan, void* out, const void* const* ins,
                                int64_t n) {
   const void* b = plan->binary ? ins[1] : NULL;
-  if (plan->type == KC__M_F16 || plan->type == KC__M_BF16) {
-    kc__half_math_run(plan->op, plan->type == KC__M_BF16, ins[0], b, out, n);
+  if (plan->type == KC__E_f16 || plan->type == KC__E_bf16) {
+    kc__half_math_run(plan->op, plan->type == KC__E_bf16, ins[0], b, out, n);
   } else {
-    kc__complex_math_run(plan->op, plan->type == KC__M_C128, ins[0], b, out, n);
+    kc__complex_math_run(plan->op, plan->type == KC__E_c128, ins[0], b, out, n);
   }
 }
 
@@ -449,14 +429,14 @@ static int kc__math_vector_fn(int32_t op) {
 static void kc__math_run(const kc__math_data* d, void* out, const void* const* ins, int64_t n) {
   const kc__math_plan* plan = &d->plan;
   bool binary = plan->binary;
-  if (plan->type == KC__M_F32) {
+  if (plan->type == KC__E_f32) {
     int vfn = binary ? -1 : kc__math_vector_fn(plan->op);
     if (vfn >= 0) {
       kc__vmath_f32((kc__vmath_fn)vfn, ins[0], out, n);
     } else {
       kc__float_F32(plan->op, ins[0], binary ? ins[1] : NULL, out, n);
     }
-  } else if (plan->type == KC__M_F64) {
+  } else if (plan->type == KC__E_f64) {
     kc__float_F64(plan->op, ins[0], binary ? ins[1] : NULL, out, n);
   } else if (d->int_loop) {
     d->int_loop(ins[0], binary ? ins[1] : NULL, out, n);
@@ -485,9 +465,9 @@ static void kc__math_range(void* p, int64_t begin, int64_t end) {
 /* Rough nanoseconds an element, for the split across the pool: a vector
  * kernel 1, a float op its row's COST, an integer op 1. */
 static double kc__math_cost(const kc__math_plan* plan) {
-  bool is_float = plan->type == KC__M_F32 || plan->type == KC__M_F64;
+  bool is_float = plan->type == KC__E_f32 || plan->type == KC__E_f64;
   if (!is_float) return 1.0;
-  if (plan->type == KC__M_F32 && kc__math_vector_fn(plan->op) >= 0) return 1.0;
+  if (plan->type == KC__E_f32 && kc__math_vector_fn(plan->op) >= 0) return 1.0;
   switch (plan->op) {
 #define KC__COST_CASE(OP, NAME, N, RES, DOM, VEC, COST, ...) \
   case KC_OP_##OP:                                           \
@@ -501,7 +481,7 @@ static double kc__math_cost(const kc__math_plan* plan) {
 
 static void kc__math_tile(const void* data, void* out, const void* const* ins, int64_t n) {
   const kc__math_data* d = data;
-  if (d->plan.type >= KC__M_F16) {
+  if (kc__math_other_type(d->plan.type)) {
     kc__math_other_run(&d->plan, out, ins, n);
   } else {
     kc__math_run(d, out, ins, n);
@@ -511,7 +491,7 @@ static void kc__math_tile(const void* data, void* out, const void* const* ins, i
 static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   const kc__math_data* d = ctx->data;
-  if (d->plan.type >= KC__M_F16) {
+  if (kc__math_other_type(d->plan.type)) {
     kc__math_other_run(&d->plan, out, ins, d->plan.count);
     return NULL;
   }

@@ -267,8 +267,8 @@ static kc_status* kc__reduce_read(const kc_program* p, const kc__instr* in,
                      : 0;
   plan->type = kc__instr_num_type(kc_shape_get_dtype(first));
   plan->other = kc__reduce_other_type(plan->op, kc_shape_get_dtype(first));
-  if (plan->type == KC__INSTR_T_NONE && !plan->other.lanes) plan->op = 0;
-  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__INSTR_T_pred) {
+  if (plan->type == KC__E_NONE && !plan->other.lanes) plan->op = 0;
+  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__E_pred) {
     plan->op = 0;
   }
   return NULL;
@@ -334,7 +334,7 @@ static kc_status* kc__reduce_prepare(const kc_program* p, const kc__instr* in,
   static ctype kc__mul_##sfx(ctype a, ctype b) {                               \
     return KC__XLA_MUL(code, ctype, a, b);                                     \
   }
-KC__INSTR_NUM_TYPES(KC__RED_MINMAX)
+KC__ETYPES(KC__RED_MINMAX)
 /* op(acc, x) for one element of a native reducer. */
 #define KC__RED_STEP(sfx, ctype, op, acc, x)                                 \
   ((op) == KC_OP_ADD        ? kc__add_##sfx((acc), (x))                     \
@@ -433,7 +433,7 @@ KC__INSTR_NUM_TYPES(KC__RED_MINMAX)
     }                                                                          \
   }
 
-KC__INSTR_NUM_TYPES(KC__RED_NATIVE)
+KC__ETYPES(KC__RED_NATIVE)
 #undef KC__RED_NATIVE
 #undef KC__RED_MINMAX
 
@@ -565,10 +565,10 @@ static kc_status* kc__reduce_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   }
   switch (plan->type) {
 #define KC__RED_CASE(sfx, ctype, code, bits)                          \
-  case KC__INSTR_T_##sfx:                                                 \
+  case KC__E_##sfx:                                                 \
     kc__reduce_##sfx(plan, ins[0], *(const ctype*)ins[1], out);       \
     break;
-    KC__INSTR_NUM_TYPES(KC__RED_CASE)
+    KC__ETYPES(KC__RED_CASE)
 #undef KC__RED_CASE
     default:
       break;

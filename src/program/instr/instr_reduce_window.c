@@ -220,8 +220,8 @@ static kc_status* kc__rw_read_reducer(const kc__instr* in, kc__rw_plan* plan) {
   }
   DLDataType t = kc_shape_get_dtype(plan->scalars[0]);
   plan->type = kc__instr_num_type(t);
-  plan->op = n == 1 && plan->type != KC__INSTR_T_NONE ? kc__simple_reducer(red) : 0;
-  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__INSTR_T_pred) {
+  plan->op = n == 1 && plan->type != KC__E_NONE ? kc__simple_reducer(red) : 0;
+  if ((plan->op == KC_OP_AND || plan->op == KC_OP_OR) && plan->type != KC__E_pred) {
     plan->op = 0;
   }
   return NULL;
@@ -373,7 +373,7 @@ static inline void kc__rw_next(int64_t* idx, const int64_t* dims, int32_t rank) 
       kc__rw_next(o_idx, plan->out_dims, rank);                                          \
     }                                                                                    \
   }
-KC__INSTR_NUM_TYPES(KC__RW_FOLD)
+KC__ETYPES(KC__RW_FOLD)
 #undef KC__RW_FOLD
 
 typedef struct kc__rw_native_args {
@@ -387,13 +387,13 @@ static void kc__rw_native_range(void* ctx, int64_t begin, int64_t end) {
   const kc__rw_native_args* a = ctx;
   switch (a->plan->type) {
 #define KC__RW_CASE(sfx, ctype, code, bits)                                            \
-  case KC__INSTR_T_##sfx: {                                                               \
+  case KC__E_##sfx: {                                                               \
     ctype init;                                                                        \
     memcpy(&init, a->init, sizeof init);                                               \
     kc__rw_native_##sfx(a->plan, (const ctype*)a->x, init, (ctype*)a->y, begin, end); \
     break;                                                                             \
   }
-    KC__INSTR_NUM_TYPES(KC__RW_CASE)
+    KC__ETYPES(KC__RW_CASE)
 #undef KC__RW_CASE
     default:
       break;

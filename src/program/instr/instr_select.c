@@ -7,7 +7,7 @@
 #include "program/instr/instr.h"
 #include "program/instr/instr_types.h"
 
-/* ---- element types (KC__INSTR_NUM_TYPES, instr.h) ----------------------------------- */
+/* ---- element types (KC__ETYPES, instr.h) ----------------------------------- */
 
 /* The element types of each instruction here, for its refusals. */
 #define KC__COMPARE_TYPES "pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128"
@@ -41,7 +41,7 @@ static const unsigned kc__accepts[] = {
     KC__ORDER_LT | KC__ORDER_EQ, KC__ORDER_GT, KC__ORDER_GT | KC__ORDER_EQ};
 
 typedef struct kc__compare_plan {
-  int type;        /* KC__INSTR_T_* of the operands; NONE: f16, bf16, c64, c128 */
+  int type;        /* KC__E_* of the operands; NONE: f16, bf16, c64, c128 */
   DLDataType dtype; /* of the operands */
   int direction;   /* KC__CMP_* */
   bool total;      /* floats in XLA's total order */
@@ -67,7 +67,7 @@ static kc_status* kc__compare_read(const kc_program* p, const kc__instr* in,
   out->type = kc__instr_num_type(a->dtype);
   out->dtype = a->dtype;
   bool is_complex = kc__type_is_complex(a->dtype);
-  if (out->type == KC__INSTR_T_NONE && !is_complex && !kc__type_is_half(a->dtype)) {
+  if (out->type == KC__E_NONE && !is_complex && !kc__type_is_half(a->dtype)) {
     return kc__unsupported_type(in, a->dtype, "operand 0", KC__COMPARE_TYPES);
   }
   out->count = kc__shape_elements(a);
@@ -154,7 +154,7 @@ static int32_t kc__total_key_f32(float v) {
                                 uint8_t* r, int64_t n) {                        \
     KC__CMP_LOOP(a[i], b[i])                                                    \
   }
-KC__INSTR_NUM_TYPES(KC__CMP_FN)
+KC__ETYPES(KC__CMP_FN)
 #undef KC__CMP_FN
 
 static void kc__compare_tile(const void* data, void* out, const void* const* ins, int64_t n) {
@@ -170,13 +170,13 @@ static void kc__compare_tile(const void* data, void* out, const void* const* ins
     kc__complex_compare_run(kc__accepts[dir], plan->dtype.bits == 128, ins[0], ins[1], r, n);
     return;
   }
-  if (plan->total && plan->type == KC__INSTR_T_f32) {
+  if (plan->total && plan->type == KC__E_f32) {
     const float* a = ins[0];
     const float* b = ins[1];
     KC__CMP_LOOP(kc__total_key_f32(a[i]), kc__total_key_f32(b[i]))
     return;
   }
-  if (plan->total && plan->type == KC__INSTR_T_f64) {
+  if (plan->total && plan->type == KC__E_f64) {
     const double* a = ins[0];
     const double* b = ins[1];
     KC__CMP_LOOP(kc__total_key_f64(a[i]), kc__total_key_f64(b[i]))
@@ -184,10 +184,10 @@ static void kc__compare_tile(const void* data, void* out, const void* const* ins
   }
   switch (plan->type) {
 #define KC__CMP_CASE(sfx, ctype, code, bits) \
-  case KC__INSTR_T_##sfx:                        \
+  case KC__E_##sfx:                        \
     kc__compare_##sfx(dir, ins[0], ins[1], r, n); \
     break;
-    KC__INSTR_NUM_TYPES(KC__CMP_CASE)
+    KC__ETYPES(KC__CMP_CASE)
 #undef KC__CMP_CASE
     default:
       break;
@@ -251,7 +251,7 @@ static kc_status* kc__select_read(const kc_program* p, const kc__instr* in,
   }
   out->type = kc__instr_num_type(t);
   out->dtype = t;
-  if (out->type == KC__INSTR_T_NONE && !is_select && !kc__type_is_half(t)) {
+  if (out->type == KC__E_NONE && !is_select && !kc__type_is_half(t)) {
     return kc__unsupported_type(in, t, "the result", KC__CLAMP_TYPES);
   }
   out->esize = kc_dtype_get_size(t);
@@ -331,7 +331,7 @@ static kc_status* kc__select_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       r[i] = KC__XLA_MIN(v, h);                                                  \
     }                                                                           \
   }
-KC__INSTR_NUM_TYPES(KC__CLAMP_FN)
+KC__ETYPES(KC__CLAMP_FN)
 #undef KC__CLAMP_FN
 
 static void kc__clamp_tile(const void* data, void* out, const void* const* ins, int64_t n) {
@@ -343,10 +343,10 @@ static void kc__clamp_tile(const void* data, void* out, const void* const* ins, 
   }
   switch (plan->type) {
 #define KC__CLAMP_CASE(sfx, ctype, code, bits)            \
-  case KC__INSTR_T_##sfx:                                     \
+  case KC__E_##sfx:                                     \
     kc__clamp_##sfx(plan, ins[0], ins[1], ins[2], out, n); \
     break;
-    KC__INSTR_NUM_TYPES(KC__CLAMP_CASE)
+    KC__ETYPES(KC__CLAMP_CASE)
 #undef KC__CLAMP_CASE
     default:
       break;
@@ -382,7 +382,7 @@ static kc_status* kc__iota_read(const kc__instr* in, kc__iota_plan* out) {
   out->type = kc__instr_num_type(r->dtype);
   out->dtype = r->dtype;
   bool other = kc__type_is_half(r->dtype) || kc__type_is_complex(r->dtype);
-  if ((out->type == KC__INSTR_T_NONE && !other) || out->type == KC__INSTR_T_pred) {
+  if ((out->type == KC__E_NONE && !other) || out->type == KC__E_pred) {
     return kc__unsupported_type(in, r->dtype, "the result", KC__IOTA_TYPES);
   }
   out->outer = out->inner = 1;
@@ -424,7 +424,7 @@ static kc_status* kc__iota_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   }
   switch (plan->type) {
 #define KC__IOTA_CASE(sfx, ctype, code, bits)                               \
-  case KC__INSTR_T_##sfx: {                                                     \
+  case KC__E_##sfx: {                                                     \
     ctype* r = out;                                                         \
     for (int64_t o = 0; o < plan->outer; ++o) {                             \
       for (int64_t k = 0; k < plan->len; ++k) {                             \
@@ -433,7 +433,7 @@ static kc_status* kc__iota_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     }                                                                       \
     break;                                                                  \
   }
-    KC__INSTR_NUM_TYPES(KC__IOTA_CASE)
+    KC__ETYPES(KC__IOTA_CASE)
 #undef KC__IOTA_CASE
     default:
       break;

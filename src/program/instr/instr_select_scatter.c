@@ -55,7 +55,7 @@ static const kc__instr* kc__sas_simple_root(const kc_program* r) {
 static void kc__sas_native(const kc__instr* in, kc__sas_plan* plan) {
   plan->cmp = 0;
   plan->scatter = 0;
-  if (plan->type == KC__INSTR_T_NONE || plan->type == KC__INSTR_T_pred) return;
+  if (plan->type == KC__E_NONE || plan->type == KC__E_pred) return;
   const kc__instr* sel = kc__sas_simple_root(in->computations[0]);
   if (sel && sel->op == KC_OP_COMPARE) {
     kc_string_view dir = {NULL, 0}, type = {NULL, 0};
@@ -67,11 +67,11 @@ static void kc__sas_native(const kc__instr* in, kc__sas_plan* plan) {
     for (int32_t i = 0; i < 6; ++i) {
       if (kc_sv_equal(dir, kc_sv(dirs[i]))) plan->cmp = i + 1;
     }
-    bool is_float = plan->type == KC__INSTR_T_f32 || plan->type == KC__INSTR_T_f64;
+    bool is_float = plan->type == KC__E_f32 || plan->type == KC__E_f64;
     plan->totalorder = is_float && kc_sv_equal(type, KC_SV_LIT("TOTALORDER"));
     bool type_ok = !t || plan->totalorder ||
                    (is_float ? kc_sv_equal(type, KC_SV_LIT("FLOAT"))
-                             : (plan->type <= KC__INSTR_T_s64 && plan->type >= KC__INSTR_T_s8
+                             : (plan->type <= KC__E_s64 && plan->type >= KC__E_s8
                                     ? kc_sv_equal(type, KC_SV_LIT("SIGNED"))
                                     : kc_sv_equal(type, KC_SV_LIT("UNSIGNED"))));
     if (!type_ok) plan->cmp = 0;
@@ -284,7 +284,7 @@ static int64_t kc__sas_key_f64(double v) {
       default: return KC__XLA_MIN(a, b);                                                     \
     }                                                                                        \
   }
-KC__INSTR_NUM_TYPES(KC__SAS_NATIVE)
+KC__ETYPES(KC__SAS_NATIVE)
 #undef KC__SAS_NATIVE
 
 /* Whether select(a, b) keeps a. */
@@ -293,14 +293,14 @@ static kc_status* kc__sas_keep(const kc__sas_plan* plan, const void* a, const vo
   if (plan->cmp) {
     switch (plan->type) {
 #define KC__SAS_KEEP_CASE(sfx, ctype, code, bits)                      \
-  case KC__INSTR_T_##sfx: {                                               \
+  case KC__E_##sfx: {                                               \
     ctype va, vb;                                                      \
     memcpy(&va, a, sizeof va);                                         \
     memcpy(&vb, b, sizeof vb);                                         \
     *keep = kc__sas_keep_##sfx(plan, va, vb);                          \
     return NULL;                                                       \
   }
-      KC__INSTR_NUM_TYPES(KC__SAS_KEEP_CASE)
+      KC__ETYPES(KC__SAS_KEEP_CASE)
 #undef KC__SAS_KEEP_CASE
       default:
         break;
@@ -328,7 +328,7 @@ static kc_status* kc__sas_scatter(const kc__sas_plan* plan, void* acc, const voi
   if (plan->scatter) {
     switch (plan->type) {
 #define KC__SAS_SCATTER_CASE(sfx, ctype, code, bits)                 \
-  case KC__INSTR_T_##sfx: {                                             \
+  case KC__E_##sfx: {                                             \
     ctype va, vb;                                                    \
     memcpy(&va, acc, sizeof va);                                     \
     memcpy(&vb, x, sizeof vb);                                       \
@@ -336,7 +336,7 @@ static kc_status* kc__sas_scatter(const kc__sas_plan* plan, void* acc, const voi
     memcpy(acc, &va, sizeof va);                                     \
     return NULL;                                                     \
   }
-      KC__INSTR_NUM_TYPES(KC__SAS_SCATTER_CASE)
+      KC__ETYPES(KC__SAS_SCATTER_CASE)
 #undef KC__SAS_SCATTER_CASE
       default:
         break;
@@ -402,7 +402,7 @@ static kc_status* kc__sas_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   const char* x = ins[0];
   const char* src = ins[1];
   for (int64_t i = 0; i < plan->count; ++i) memcpy((char*)out + (size_t)i * es, ins[2], es);
-  if (plan->type == KC__INSTR_T_f32 && plan->cmp && plan->scatter == KC_OP_ADD) {
+  if (plan->type == KC__E_f32 && plan->cmp && plan->scatter == KC_OP_ADD) {
     kc__sas_f32_add(plan, ins[0], ins[1], out);
     return NULL;
   }
