@@ -115,7 +115,7 @@ KC__DEFINE_INT_LOOPS(u64, uint64_t, uint64_t, uint64_t, 0, 0)
 
 /* Reads element i of any supported type as a double (exact for every
  * integer up to 2^53) or, for the integer path, as int64/uint64. */
-static double kc__load_f(int t, const void* p, int64_t i) {
+static double kc__load_f(kc__etype t, const void* p, int64_t i) {
   switch (t) {
 #define KC__LOAD(sfx, ctype, c, b)                                           \
   case KC__E_##sfx:                                                          \
@@ -132,7 +132,7 @@ static double kc__load_f(int t, const void* p, int64_t i) {
   }
 }
 
-static bool kc__load_i(int t, const void* p, int64_t i, int64_t* s,
+static bool kc__load_i(kc__etype t, const void* p, int64_t i, int64_t* s,
                        uint64_t* u) {
   switch (t) {
     case KC__E_s8: *s = ((const int8_t*)p)[i]; return true;
@@ -162,7 +162,7 @@ static uint64_t kc__sat_u(double v, uint64_t hi) {
 
 /* Integer to integer: wrap, as a C cast to the narrower unsigned type does
  * (XLA's convert between integers wraps too). */
-static void kc__store_int(int t, void* p, int64_t i, uint64_t bits) {
+static void kc__store_int(kc__etype t, void* p, int64_t i, uint64_t bits) {
   switch (t) {
     case KC__E_s8: ((int8_t*)p)[i] = (int8_t)(uint8_t)bits; break;
     case KC__E_s16: ((int16_t*)p)[i] = (int16_t)(uint16_t)bits; break;
@@ -177,7 +177,7 @@ static void kc__store_int(int t, void* p, int64_t i, uint64_t bits) {
   }
 }
 
-static void kc__store_from_double(int t, void* p, int64_t i, double v) {
+static void kc__store_from_double(kc__etype t, void* p, int64_t i, double v) {
   switch (t) {
     case KC__E_f32: ((float*)p)[i] = (float)v; break;
     case KC__E_f64: ((double*)p)[i] = v; break;
@@ -319,9 +319,9 @@ static const kc__convert_loop kc__convert_loops[KC__E_pred + 1][KC__E_pred + 1] 
 };
 #undef KC__CVT_TYPES
 
-static void kc__convert_complex(int from, int to, const void* a, void* r, int64_t n);
+static void kc__convert_complex(kc__etype from, kc__etype to, const void* a, void* r, int64_t n);
 
-static void kc__convert(int from, int to, const void* a, void* r, int64_t n) {
+static void kc__convert(kc__etype from, kc__etype to, const void* a, void* r, int64_t n) {
   if (from <= KC__E_pred && to <= KC__E_pred) {
     kc__convert_loops[from][to](a, r, n);
     return;
@@ -349,7 +349,7 @@ static void kc__convert(int from, int to, const void* a, void* r, int64_t n) {
   }
 }
 
-static void kc__unary_float(int32_t op, int t, const void* a, void* r, int64_t n) {
+static void kc__unary_float(int32_t op, kc__etype t, const void* a, void* r, int64_t n) {
   if (t == KC__E_f32) {
     kc__vmath_f32(op == KC_OP_EXPONENTIAL ? KC__VM_EXP : KC__VM_LOG, a, r, n);
   } else {
@@ -364,7 +364,7 @@ static void kc__unary_float(int32_t op, int t, const void* a, void* r, int64_t n
 }
 
 /* f16 and bf16: in chunks through f32, each result rounded once. */
-static void kc__run_small(int32_t op, int t, const void* a, const void* b, void* result,
+static void kc__run_small(int32_t op, kc__etype t, const void* a, const void* b, void* result,
                           int64_t n) {
   enum { CHUNK = 256 };
   float x[CHUNK], y[CHUNK], z[CHUNK];
@@ -415,7 +415,7 @@ KC__COMPLEX_LOOPS(c128, double, )
 
 /* To complex: a real value is the real part; complex to complex rounds
  * each part. */
-static void kc__convert_complex(int from, int to, const void* a, void* r, int64_t n) {
+static void kc__convert_complex(kc__etype from, kc__etype to, const void* a, void* r, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     double re, im = 0;
     if (from == KC__E_c64) {
