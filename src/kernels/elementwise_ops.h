@@ -4,9 +4,12 @@
  * once), its c64/c128 path, the f32 vector kernels, the instruction table
  * (so the HLO parser knows the name), fusion's tile, the split cost, the
  * element-type check and its message, and the CUDA backend's functors,
- * names, arities and type check all come from KC__EW_MATH_OPS. Adding an
- * operation is a row here, its opcode in include/kcall/hlo_opcode.h and
- * its line in docs/programs.md (src/kernels/README.md has the recipe).
+ * names, arities and type check all come from KC__EW_MATH_OPS; the
+ * arithmetic, exponential and log of KC__EW_ARITH_OPS give elementwise.c's
+ * loops, the complex ones and cuda/arith.cu's functors the same way.
+ * Adding an operation is a row of KC__EW_MATH_OPS, its opcode in
+ * include/kcall/hlo_opcode.h and its line in docs/programs.md
+ * (src/kernels/README.md has the recipe).
  * C and CUDA C++; never installed.
  *
  * X(OP, NAME, N, RES, DOMAIN, VECTOR, COST, FLOAT, COMPLEX, INT)
@@ -40,6 +43,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernels/xla_arith.h"
+
 #ifdef __CUDACC__
 #define KC__EW_FN __host__ __device__ static inline
 #else
@@ -64,6 +69,27 @@ enum { KC__EW_FLOAT = 1, KC__EW_INT = 2, KC__EW_PRED = 4, KC__EW_COMPLEX = 8 };
 #define KC__NO 0
 
 /* clang-format off */
+/* The arithmetic, exponential and log (KC__INSTR_ELEMENTWISE entries,
+ * src/program/instr/instr_builtin.c; their loops are elementwise.c's and
+ * cuda/arith.cu's). KC__FX(fn) is kernels/xla_arith.h's fn of the type
+ * (kc__fmax_f32). The INT forms wrap; x / 0 = -1 (all ones) and
+ * INT_MIN / -1 = INT_MIN, as XLA defines them. */
+#define KC__EW_ARITH_OPS(X)                                                                 \
+  X(ADD, "add", 2, SAME, KC__EW_FIC, -1, 0.25, x + y, z + w, a + b)                         \
+  X(SUBTRACT, "subtract", 2, SAME, KC__EW_FIC, -1, 0.25, x - y, z - w, a - b)               \
+  X(MULTIPLY, "multiply", 2, SAME, KC__EW_FIC, -1, 0.25, x * y, KC__CX(mul)(z, w), a * b)   \
+  X(DIVIDE, "divide", 2, SAME, KC__EW_FIC, -1, 0.25, x / y, KC__CX(div)(z, w),              \
+    kc__ew_idiv(a, b, sa, sb, S, M))                                                        \
+  X(MAXIMUM, "maximum", 2, SAME, KC__EW_FI, -1, 0.25, KC__FX(fmax)(x, y), KC__NO,           \
+    (S ? sa > sb : a > b) ? a : b)                                                          \
+  X(MINIMUM, "minimum", 2, SAME, KC__EW_FI, -1, 0.25, KC__FX(fmin)(x, y), KC__NO,           \
+    (S ? sa < sb : a < b) ? a : b)                                                          \
+  X(NEGATE, "negate", 1, SAME, KC__EW_FIC, -1, 0.25, -x, -z, (uint64_t)0 - a)               \
+  X(EXPONENTIAL, "exponential", 1, SAME, KC__EW_FC, KC__VM_EXP, 10, KC__F(exp)(x),          \
+    KC__C(exp)(z), KC__NO)                                                                  \
+  X(LOG, "log", 1, SAME, KC__EW_FC, KC__VM_LOG, 10, KC__F(log)(x), KC__C(log)(z), KC__NO)
+
+/* The element-wise math instructions (src/program/instr/instr_math.c). */
 #define KC__EW_MATH_OPS(X)                                                                  \
   X(ABS, "abs", 1, SAME, KC__EW_FIC, -1, 0.5, KC__F(fabs)(x),                              \
     KC__NO /* the modulus: instr_complex.c */, S && sa < 0 ? (uint64_t)0 - a : a)          \
@@ -115,6 +141,18 @@ enum { KC__EW_FLOAT = 1, KC__EW_INT = 2, KC__EW_PRED = 4, KC__EW_COMPLEX = 8 };
 /* clang-format on */
 
 /* ---- what the integer forms call: XLA's rules, host and device alike -------- */
+
+/* x / y of the low bits (M) of a and b: by 0 all ones, INT_MIN / -1
+ * INT_MIN (the result is cut to the width after). */
+KC__EW_FN uint64_t kc__ew_idiv(uint64_t a, uint64_t b, int64_t sa, int64_t sb, bool is_signed,
+                               uint64_t mask) {
+  if ((b & mask) == 0) return mask;
+  if (is_signed) {
+    if (sb == -1) return (uint64_t)0 - a; /* INT_MIN / -1 wraps to INT_MIN */
+    return (uint64_t)(sa / sb);
+  }
+  return (a & mask) / (b & mask);
+}
 
 KC__EW_FN uint64_t kc__ew_popcount(uint64_t v) {
 #ifdef __CUDA_ARCH__
@@ -170,6 +208,7 @@ KC__EW_FN uint64_t kc__ew_sra(uint64_t a, uint64_t count, unsigned bits) {
     (void)a, (void)b, (void)sa, (void)sb, (void)S, (void)BITS, (void)M;                     \
     return (uint64_t)(INT);                                                                 \
   }
+KC__EW_ARITH_OPS(KC__EW_GEN_INT)
 KC__EW_MATH_OPS(KC__EW_GEN_INT)
 #undef KC__EW_GEN_INT
 
@@ -182,17 +221,23 @@ KC__EW_MATH_OPS(KC__EW_GEN_INT)
   }
 #define KC__T float
 #define KC__F(fn) fn##f
+#define KC__FX(fn) kc__##fn##_f32
 #define KC__EW_FLOAT_NAME(OP) kc__ew_f32_##OP
+KC__EW_ARITH_OPS(KC__EW_GEN_FLOAT)
 KC__EW_MATH_OPS(KC__EW_GEN_FLOAT)
 #undef KC__T
 #undef KC__F
+#undef KC__FX
 #undef KC__EW_FLOAT_NAME
 #define KC__T double
 #define KC__F(fn) fn
+#define KC__FX(fn) kc__##fn##_f64
 #define KC__EW_FLOAT_NAME(OP) kc__ew_f64_##OP
+KC__EW_ARITH_OPS(KC__EW_GEN_FLOAT)
 KC__EW_MATH_OPS(KC__EW_GEN_FLOAT)
 #undef KC__T
 #undef KC__F
+#undef KC__FX
 #undef KC__EW_FLOAT_NAME
 #undef KC__EW_GEN_FLOAT
 

@@ -8,20 +8,27 @@
  * operand, -0 ordered below +0, so that maximum(+0, -0) = +0 and
  * minimum(+0, -0) = -0 in either order, as IEEE 754-2019's maximum and
  * minimum, which XLA lowers to, define them. Integers compare as usual.
- * Never installed. */
+ * C, and CUDA C++ for the functions; never installed. */
 #ifndef KCALL_KERNELS_XLA_ARITH_H_
 #define KCALL_KERNELS_XLA_ARITH_H_
 
 #include <math.h>
 
+/* Host and device alike (nvcc compiles this header for the CUDA kernels). */
+#ifdef __CUDACC__
+#define KC__XLA_FN __host__ __device__ static inline
+#else
+#define KC__XLA_FN static inline
+#endif
+
 #define KC__DEFINE_FMINMAX(sfx, ctype)                                                \
-  static inline ctype kc__fmax_##sfx(ctype a, ctype b) {                              \
+  KC__XLA_FN ctype kc__fmax_##sfx(ctype a, ctype b) {                                 \
     if (a != a) return a;                                                             \
     if (b != b) return b;                                                             \
     if (a == b) return signbit(a) ? b : a; /* equal: only the zeros' signs differ */ \
     return a > b ? a : b;                                                             \
   }                                                                                   \
-  static inline ctype kc__fmin_##sfx(ctype a, ctype b) {                              \
+  KC__XLA_FN ctype kc__fmin_##sfx(ctype a, ctype b) {                                 \
     if (a != a) return a;                                                             \
     if (b != b) return b;                                                             \
     if (a == b) return signbit(a) ? a : b;                                            \

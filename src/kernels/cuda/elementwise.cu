@@ -22,19 +22,29 @@ namespace {
 
 enum Family { F_NONE, F_ARITH, F_MATH, F_CONVERT, F_COMPARE, F_SELECT, F_CLAMP };
 
-/* The element types a math row takes (its domain), 0 for an op that is
- * not one. */
-int math_domain(int32_t op) {
-  switch (op) {
 #define KC__DOMAIN_CASE(OP, NAME, N, RES, DOM, ...) \
   case KC_OP_##OP:                                  \
     return DOM;
-    KC__EW_MATH_OPS(KC__DOMAIN_CASE)
-#undef KC__DOMAIN_CASE
+
+/* The element types an arithmetic row takes (its domain), 0 for an op
+ * that is not one. */
+int arith_domain(int32_t op) {
+  switch (op) {
+    KC__EW_ARITH_OPS(KC__DOMAIN_CASE)
     default:
       return 0;
   }
 }
+
+/* Likewise for a math row. */
+int math_domain(int32_t op) {
+  switch (op) {
+    KC__EW_MATH_OPS(KC__DOMAIN_CASE)
+    default:
+      return 0;
+  }
+}
+#undef KC__DOMAIN_CASE
 
 /* True for a math row whose result is pred. */
 bool math_pred_result(int32_t op) {
@@ -55,14 +65,12 @@ int arity_of(int32_t op) {
 #define KC__ARITY_CASE(OP, NAME, N, ...) \
   case KC_OP_##OP:                       \
     return N;
+    KC__EW_ARITH_OPS(KC__ARITY_CASE)
     KC__EW_MATH_OPS(KC__ARITY_CASE)
 #undef KC__ARITY_CASE
     case KC_OP_SELECT:
     case KC_OP_CLAMP:
       return 3;
-    case KC_OP_NEGATE:
-    case KC_OP_EXPONENTIAL:
-    case KC_OP_LOG:
     case KC_OP_CONVERT:
       return 1;
     default:
@@ -90,34 +98,29 @@ Family family_of(int32_t op, DLDataType in, DLDataType out) {
   if (op == KC_OP_COMPARE) return r == KC__E_pred && !sixteen ? F_COMPARE : F_NONE;
   int domain = math_domain(op);
   if (domain && math_pred_result(op)) {
-    return (domain & KC__EW_FLOAT) && (a == KC__E_f32 || a == KC__E_f64) && r == KC__E_pred ? F_MATH : F_NONE;
+    bool f = a == KC__E_f32 || a == KC__E_f64;
+    return (domain & KC__EW_FLOAT) && f && r == KC__E_pred ? F_MATH : F_NONE;
   }
   if (a != r) return F_NONE;
   if (op == KC_OP_CLAMP) return sixteen ? F_NONE : F_CLAMP;
-  if (op >= KC_OP_ADD && op <= KC_OP_NEGATE) return a == KC__E_pred ? F_NONE : F_ARITH;
-  if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) return kc__etype_is_float(a) ? F_ARITH : F_NONE;
+  if (int arith = arith_domain(op)) {
+    int have = kc__etype_is_float(a) ? KC__EW_FLOAT : kc__etype_is_int(a) ? KC__EW_INT : 0;
+    return (arith & have) ? F_ARITH : F_NONE;
+  }
   int have = a == KC__E_f32 || a == KC__E_f64 ? KC__EW_FLOAT
-             : a == KC__E_pred              ? KC__EW_PRED
-             : kc__etype_is_int(a)                ? KC__EW_INT
-                                        : 0;
+             : a == KC__E_pred                ? KC__EW_PRED
+             : kc__etype_is_int(a)            ? KC__EW_INT
+                                              : 0;
   return (domain & have) ? F_MATH : F_NONE;
 }
 
 const char* op_name(int32_t op) {
   switch (op) {
-    case KC_OP_ADD: return "add";
-    case KC_OP_SUBTRACT: return "subtract";
-    case KC_OP_MULTIPLY: return "multiply";
-    case KC_OP_DIVIDE: return "divide";
-    case KC_OP_MAXIMUM: return "maximum";
-    case KC_OP_MINIMUM: return "minimum";
-    case KC_OP_NEGATE: return "negate";
-    case KC_OP_EXPONENTIAL: return "exponential";
-    case KC_OP_LOG: return "log";
     case KC_OP_CONVERT: return "convert";
 #define KC__NAME_CASE(OP, NAME, ...) \
   case KC_OP_##OP:                   \
     return NAME;
+    KC__EW_ARITH_OPS(KC__NAME_CASE)
     KC__EW_MATH_OPS(KC__NAME_CASE)
 #undef KC__NAME_CASE
     case KC_OP_COMPARE: return "compare";

@@ -11,6 +11,7 @@
 
 #include <type_traits>
 
+#include "kernels/elementwise_ops.h"
 #include "kernels/etype.h"
 #include "kernels/half.h"
 #include "runtime/cuda/cuda_internal.h"
@@ -38,20 +39,15 @@ struct pred { uint8_t v; };
 __device__ inline float to_f32(f16 h) { return kc__f16_to_f32(h.bits); }
 __device__ inline float to_f32(bf16 h) { return kc__bf16_to_f32(h.bits); }
 
-/* The host's maximum and minimum of floats (src/kernels/xla_arith.h),
- * expression for expression (which operand a tie or a NaN yields matters
- * for -0 and for NaN payloads). */
+/* The host's maximum and minimum of floats (src/kernels/xla_arith.h, the
+ * same functions), for any F. */
 template <class F> __device__ inline F fmax_host(F a, F b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
+  if constexpr (sizeof(F) == 4) return kc__fmax_f32(a, b);
+  else return kc__fmax_f64(a, b);
 }
 template <class F> __device__ inline F fmin_host(F a, F b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
+  if constexpr (sizeof(F) == 4) return kc__fmin_f32(a, b);
+  else return kc__fmin_f64(a, b);
 }
 
 template <class T> struct from_f64;
@@ -84,6 +80,51 @@ __global__ void map3(Op op, const A* __restrict__ a, const B* __restrict__ b,
                      const B* __restrict__ c, R* __restrict__ r, int64_t n) {
   KC__CUDA_FOR(i, n) r[i] = op(a[i], b[i], c[i]);
 }
+
+/* ---- the rows of kernels/elementwise_ops.h as functors ----------------------- */
+
+/* Row OP's forms, as functors of the loops above: Flt_<OP><F> its FLOAT
+ * form on F (float or double), Int_<OP><T> its INT form on T, in 64 bits
+ * as the host computes it, Pred_<OP><> on pred (its INT form's low bit).
+ * Each unit generates those of the rows it runs:
+ * KC__EW_MATH_OPS(KC__CU_ROW_FUNCTORS). */
+#define KC__CU_ROW_FUNCTORS(OP, ...)                                                        \
+  template <class F>                                                                        \
+  struct Flt_##OP {                                                                         \
+    __device__ static F ev(F x, F y) {                                                      \
+      if constexpr (sizeof(F) == 4) return kc__ew_f32_##OP(x, y);                           \
+      else return kc__ew_f64_##OP(x, y);                                                    \
+    }                                                                                       \
+    __device__ F operator()(F x) const { return ev(x, x); }                                 \
+    __device__ F operator()(F x, F y) const { return ev(x, y); }                            \
+  };                                                                                        \
+  template <class T>                                                                        \
+  struct Int_##OP {                                                                         \
+    __device__ static T ev(T x, T y) {                                                      \
+      constexpr bool S = std::is_signed<T>::value;                                          \
+      constexpr unsigned BITS = sizeof(T) * 8;                                              \
+      constexpr uint64_t M = BITS == 64 ? ~0ull : (1ull << (BITS % 64)) - 1;                \
+      int64_t sa = S ? (int64_t)x : 0, sb = S ? (int64_t)y : 0;                             \
+      uint64_t a = S ? (uint64_t)sa : (uint64_t)x, b = S ? (uint64_t)sb : (uint64_t)y;      \
+      return (T)kc__ew_int_##OP(a, b, sa, sb, S, BITS, M);                                  \
+    }                                                                                       \
+    __device__ T operator()(T x) const { return ev(x, x); }                                 \
+    __device__ T operator()(T x, T y) const { return ev(x, y); }                            \
+  };                                                                                        \
+  template <class P = pred>                                                                 \
+  struct Pred_##OP {                                                                        \
+    __device__ static P ev(P x, P y) {                                                      \
+      return P{(uint8_t)(kc__ew_int_##OP(x.v, y.v, 0, 0, false, 8, 0xFF) & 1)};             \
+    }                                                                                       \
+    __device__ P operator()(P x) const { return ev(x, x); }                                 \
+    __device__ P operator()(P x, P y) const { return ev(x, y); }                            \
+  };
+
+/* A PRED row's value as pred. */
+template <class Fn, class F>
+struct ToPred {
+  __device__ pred operator()(F x) const { return pred{(uint8_t)(Fn{}(x) != 0 ? 1 : 0)}; }
+};
 
 /* What a launcher needs to say about a failed launch. */
 struct Launch {
@@ -118,6 +159,11 @@ kc_status* run3(const Launch& l, Op op, const void* a, const void* b, const void
       static_cast<R*>(r), l.n);
   return launch_status(l);
 }
+
+/* The launch of a row of N operands with result RES, functor Fn on A. */
+#define KC__CU_RUN_1_SAME(Fn, A) return run1<Fn, A, A>(l, {}, a, r)
+#define KC__CU_RUN_2_SAME(Fn, A) return run2<Fn, A, A>(l, {}, a, b, r)
+#define KC__CU_RUN_1_PRED(Fn, A) return run1<ToPred<Fn, A>, A, pred>(l, {}, a, r)
 
 /* The launchers of each family (each in its own file, compiled apart);
  * `t` and `rt` are the operand and result types, already checked. */

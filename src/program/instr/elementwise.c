@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal/common.h"
+#include "kernels/elementwise_ops.h"
 #include "kernels/etype.h"
 #include "kernels/half.h"
 #include "kernels/split.h"
@@ -14,8 +15,8 @@
 #include "program/instr/instr_types.h"
 #include "kernels/vmath.h"
 
-/* The types with arithmetic loops of their own (pred has none). */
-#define KC__ARITH_TYPES(X) X(f32) X(f64) X(s8) X(s16) X(s32) X(s64) X(u8) X(u16) X(u32) X(u64)
+/* The integer types, each with arithmetic loops of its own. */
+#define KC__INT_TYPES(X) X(s8) X(s16) X(s32) X(s64) X(u8) X(u16) X(u32) X(u64)
 
 bool kc__elementwise_supported(const kc__instr_def* def, DLDataType in, DLDataType out) {
   kc__etype a = kc__etype_of(in), r = kc__etype_of(out);
@@ -32,86 +33,120 @@ bool kc__elementwise_supported(const kc__instr_def* def, DLDataType in, DLDataTy
   return (def->elementwise_types & family) != 0;
 }
 
-/* Integer arithmetic goes through an unsigned type at least as wide as int
- * (wtype), so that overflow wraps instead of being undefined (u16 * u16
- * would otherwise overflow a promoted int); division follows XLA (x / 0 = -1, all bits
- * set; INT_MIN / -1 = INT_MIN). */
-#define KC__DEFINE_INT_LOOPS(sfx, ctype, utype, wtype, is_signed, minv)        \
-  static ctype kc__div_##sfx(ctype x, ctype y) {                               \
-    if (y == 0) return (ctype)~(utype)0;                                       \
-    if ((is_signed) && x == (ctype)(minv) && y == (ctype)~(utype)0) return x;  \
-    return (ctype)(x / y);                                                     \
-  }                                                                            \
-  static void kc__binary_##sfx(int32_t op, const ctype* a, const ctype* b,     \
-                               ctype* r, int64_t n) {                          \
-    switch (op) {                                                              \
-      case KC_OP_ADD:                                                          \
-        for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)(utype)a[i] + (wtype)(utype)b[i]); \
-        break;                                                                 \
-      case KC_OP_SUBTRACT:                                                     \
-        for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)(utype)a[i] - (wtype)(utype)b[i]); \
-        break;                                                                 \
-      case KC_OP_MULTIPLY:                                                     \
-        for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)(utype)a[i] * (wtype)(utype)b[i]); \
-        break;                                                                 \
-      case KC_OP_DIVIDE:                                                       \
-        for (int64_t i = 0; i < n; ++i) r[i] = kc__div_##sfx(a[i], b[i]);      \
-        break;                                                                 \
-      case KC_OP_MAXIMUM:                                                      \
-        for (int64_t i = 0; i < n; ++i) r[i] = a[i] > b[i] ? a[i] : b[i];      \
-        break;                                                                 \
-      case KC_OP_MINIMUM:                                                      \
-        for (int64_t i = 0; i < n; ++i) r[i] = a[i] < b[i] ? a[i] : b[i];      \
-        break;                                                                 \
-      default:                                                                 \
-        break;                                                                 \
-    }                                                                          \
-  }                                                                            \
-  static void kc__negate_##sfx(const ctype* a, ctype* r, int64_t n) {          \
-    for (int64_t i = 0; i < n; ++i) r[i] = (ctype)((wtype)0 - (wtype)(utype)a[i]);    \
-  }
+/* ---- the arithmetic, exponential and log ------------------------------------- */
 
-/* Float maximum and minimum as XLA's (kernels/xla_arith.h). */
-#define KC__DEFINE_FLOAT_LOOPS(sfx, ctype)                                     \
-  static void kc__binary_##sfx(int32_t op, const ctype* a, const ctype* b,     \
-                               ctype* r, int64_t n) {                          \
-    switch (op) {                                                              \
-      case KC_OP_ADD:                                                          \
-        for (int64_t i = 0; i < n; ++i) r[i] = a[i] + b[i];                    \
-        break;                                                                 \
-      case KC_OP_SUBTRACT:                                                     \
-        for (int64_t i = 0; i < n; ++i) r[i] = a[i] - b[i];                    \
-        break;                                                                 \
-      case KC_OP_MULTIPLY:                                                     \
-        for (int64_t i = 0; i < n; ++i) r[i] = a[i] * b[i];                    \
-        break;                                                                 \
-      case KC_OP_DIVIDE:                                                       \
-        for (int64_t i = 0; i < n; ++i) r[i] = a[i] / b[i];                    \
-        break;                                                                 \
-      case KC_OP_MAXIMUM:                                                      \
-        for (int64_t i = 0; i < n; ++i) r[i] = kc__fmax_##sfx(a[i], b[i]);     \
-        break;                                                                 \
-      case KC_OP_MINIMUM:                                                      \
-        for (int64_t i = 0; i < n; ++i) r[i] = kc__fmin_##sfx(a[i], b[i]);     \
-        break;                                                                 \
-      default:                                                                 \
-        break;                                                                 \
-    }                                                                          \
-  }                                                                            \
-  static void kc__negate_##sfx(const ctype* a, ctype* r, int64_t n) {          \
-    for (int64_t i = 0; i < n; ++i) r[i] = -a[i];                              \
+/* Each row of KC__EW_ARITH_OPS (kernels/elementwise_ops.h) as a typed
+ * loop: the FLOAT form for f32 and f64, the INT form for the integers
+ * (computed in 64 bits and cut to the width, which the compiler narrows
+ * back to the type's own vector lanes). b is not read by unary rows. */
+#define KC__AF_LOOP_1(fn) for (int64_t i = 0; i < n; ++i) r[i] = fn(a[i], a[i])
+#define KC__AF_LOOP_2(fn) for (int64_t i = 0; i < n; ++i) r[i] = fn(a[i], b[i])
+#define KC__AF_CASE(sfx, OP, N, DOM)                                          \
+  case KC_OP_##OP:                                                            \
+    if ((DOM) & KC__EW_FLOAT) KC__AF_LOOP_##N(kc__ew_##sfx##_##OP);           \
+    break;
+#define KC__AF_CASE_f32(OP, NAME, N, RES, DOM, ...) KC__AF_CASE(f32, OP, N, DOM)
+#define KC__AF_CASE_f64(OP, NAME, N, RES, DOM, ...) KC__AF_CASE(f64, OP, N, DOM)
+#define KC__ARITH_FLOAT(sfx, T)                                                          \
+  static void kc__arith_##sfx(int32_t op, const T* a, const T* b, T* r, int64_t n) {    \
+    (void)b;                                                                             \
+    switch (op) {                                                                        \
+      KC__EW_ARITH_OPS(KC__AF_CASE_##sfx)                                                \
+      default: break;                                                                    \
+    }                                                                                    \
   }
+KC__ARITH_FLOAT(f32, float)
+KC__ARITH_FLOAT(f64, double)
+#undef KC__ARITH_FLOAT
 
-KC__DEFINE_FLOAT_LOOPS(f32, float)
-KC__DEFINE_FLOAT_LOOPS(f64, double)
-KC__DEFINE_INT_LOOPS(s8, int8_t, uint8_t, uint32_t, 1, INT8_MIN)
-KC__DEFINE_INT_LOOPS(s16, int16_t, uint16_t, uint32_t, 1, INT16_MIN)
-KC__DEFINE_INT_LOOPS(s32, int32_t, uint32_t, uint32_t, 1, INT32_MIN)
-KC__DEFINE_INT_LOOPS(s64, int64_t, uint64_t, uint64_t, 1, INT64_MIN)
-KC__DEFINE_INT_LOOPS(u8, uint8_t, uint8_t, uint32_t, 0, 0)
-KC__DEFINE_INT_LOOPS(u16, uint16_t, uint16_t, uint32_t, 0, 0)
-KC__DEFINE_INT_LOOPS(u32, uint32_t, uint32_t, uint32_t, 0, 0)
-KC__DEFINE_INT_LOOPS(u64, uint64_t, uint64_t, uint64_t, 0, 0)
+/* The operand's bits, sign-extended for a signed type, and its value
+ * (0 for an unsigned type), as the INT forms read them. */
+#define KC__AI_LOAD(u, sv, v)                                                            \
+  uint64_t u = S_ ? (uint64_t)(int64_t)(v) : (uint64_t)(v);                              \
+  int64_t sv = S_ ? (int64_t)u : 0
+#define KC__AI_LOOP_1(OP)                                                                \
+  for (int64_t i = 0; i < n; ++i) {                                                      \
+    KC__AI_LOAD(x, sx, a[i]);                                                            \
+    r[i] = (T_)kc__ew_int_##OP(x, x, sx, sx, S_, BITS_, M_);                             \
+  }
+#define KC__AI_LOOP_2(OP)                                                                \
+  for (int64_t i = 0; i < n; ++i) {                                                      \
+    KC__AI_LOAD(x, sx, a[i]);                                                            \
+    KC__AI_LOAD(y, sy, b[i]);                                                            \
+    r[i] = (T_)kc__ew_int_##OP(x, y, sx, sy, S_, BITS_, M_);                             \
+  }
+#define KC__AI_CASE(OP, NAME, N, RES, DOM, ...)                                          \
+  case KC_OP_##OP:                                                                       \
+    if ((DOM) & KC__EW_INT) KC__AI_LOOP_##N(OP);                                         \
+    break;
+#define KC__ARITH_INT(sfx, T, SIGNED, W)                                                 \
+  static void kc__arith_##sfx(int32_t op, const T* a, const T* b, T* r, int64_t n) {    \
+    typedef T T_;                                                                        \
+    enum { S_ = SIGNED, BITS_ = W };                                                     \
+    const uint64_t M_ = (W) == 64 ? ~0ull : (1ull << ((W) % 64)) - 1;                    \
+    (void)b, (void)M_;                                                                   \
+    switch (op) {                                                                        \
+      KC__EW_ARITH_OPS(KC__AI_CASE)                                                      \
+      default: break;                                                                    \
+    }                                                                                    \
+  }
+KC__ARITH_INT(s8, int8_t, 1, 8)
+KC__ARITH_INT(s16, int16_t, 1, 16)
+KC__ARITH_INT(s32, int32_t, 1, 32)
+KC__ARITH_INT(s64, int64_t, 1, 64)
+KC__ARITH_INT(u8, uint8_t, 0, 8)
+KC__ARITH_INT(u16, uint16_t, 0, 16)
+KC__ARITH_INT(u32, uint32_t, 0, 32)
+KC__ARITH_INT(u64, uint64_t, 0, 64)
+#undef KC__ARITH_INT
+#undef KC__AI_CASE
+#undef KC__AI_LOOP_1
+#undef KC__AI_LOOP_2
+#undef KC__AI_LOAD
+#undef KC__AF_CASE_f32
+#undef KC__AF_CASE_f64
+#undef KC__AF_CASE
+#undef KC__AF_LOOP_1
+#undef KC__AF_LOOP_2
+
+/* The row's operand count. */
+static int kc__arith_arity(int32_t op) {
+  switch (op) {
+#define KC__ARITY_CASE(OP, NAME, N, ...) \
+  case KC_OP_##OP:                       \
+    return N;
+    KC__EW_ARITH_OPS(KC__ARITY_CASE)
+#undef KC__ARITY_CASE
+    default:
+      return 2;
+  }
+}
+
+/* The row's f32 vector kernel (kernels/vmath.h), or -1. */
+static int kc__arith_vector_fn(int32_t op) {
+  switch (op) {
+#define KC__VECTOR_CASE(OP, NAME, N, RES, DOM, VEC, ...) \
+  case KC_OP_##OP:                                       \
+    return VEC;
+    KC__EW_ARITH_OPS(KC__VECTOR_CASE)
+#undef KC__VECTOR_CASE
+    default:
+      return -1;
+  }
+}
+
+/* f32 and f64, the vector kernel where the row has one. */
+static void kc__arith_float(int32_t op, kc__etype t, const void* a, const void* b, void* r,
+                            int64_t n) {
+  int vfn = t == KC__E_f32 ? kc__arith_vector_fn(op) : -1;
+  if (vfn >= 0) {
+    kc__vmath_f32((kc__vmath_fn)vfn, a, r, n);
+  } else if (t == KC__E_f32) {
+    kc__arith_f32(op, a, b, r, n);
+  } else {
+    kc__arith_f64(op, a, b, r, n);
+  }
+}
 
 /* Reads element i of any supported type as a double (exact for every
  * integer up to 2^53) or, for the integer path, as int64/uint64. */
@@ -349,20 +384,6 @@ static void kc__convert(kc__etype from, kc__etype to, const void* a, void* r, in
   }
 }
 
-static void kc__unary_float(int32_t op, kc__etype t, const void* a, void* r, int64_t n) {
-  if (t == KC__E_f32) {
-    kc__vmath_f32(op == KC_OP_EXPONENTIAL ? KC__VM_EXP : KC__VM_LOG, a, r, n);
-  } else {
-    const double* x = a;
-    double* y = r;
-    if (op == KC_OP_EXPONENTIAL) {
-      for (int64_t i = 0; i < n; ++i) y[i] = exp(x[i]);
-    } else {
-      for (int64_t i = 0; i < n; ++i) y[i] = log(x[i]);
-    }
-  }
-}
-
 /* f16 and bf16: in chunks through f32, each result rounded once. */
 static void kc__run_small(int32_t op, kc__etype t, const void* a, const void* b, void* result,
                           int64_t n) {
@@ -378,40 +399,12 @@ static void kc__run_small(int32_t op, kc__etype t, const void* a, const void* b,
       x[i] = half ? kc__f16_to_f32(ha[at + i]) : kc__bf16_to_f32(ha[at + i]);
       if (hb) y[i] = half ? kc__f16_to_f32(hb[at + i]) : kc__bf16_to_f32(hb[at + i]);
     }
-    if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) {
-      kc__unary_float(op, KC__E_f32, x, z, m);
-    } else if (op == KC_OP_NEGATE) {
-      kc__negate_f32(x, z, m);
-    } else {
-      kc__binary_f32(op, x, y, z, m);
-    }
+    kc__arith_float(op, KC__E_f32, x, hb ? y : NULL, z, m);
     for (int64_t i = 0; i < m; ++i) {
       hr[at + i] = half ? kc__f64_to_f16((double)z[i]) : kc__f64_to_bf16((double)z[i]);
     }
   }
 }
-
-/* Complex arithmetic; multiply and divide as XLA:CPU computes them
- * (kc__complex_arith_run). */
-#define KC__COMPLEX_LOOPS(sfx, T, F)                                                  \
-  static void kc__complex_##sfx(int32_t op, const T _Complex* a, const T _Complex* b, \
-                                T _Complex* r, int64_t n) {                           \
-    switch (op) {                                                                     \
-      case KC_OP_ADD: for (int64_t i = 0; i < n; ++i) r[i] = a[i] + b[i]; break;      \
-      case KC_OP_SUBTRACT: for (int64_t i = 0; i < n; ++i) r[i] = a[i] - b[i]; break; \
-      case KC_OP_MULTIPLY:                                                            \
-      case KC_OP_DIVIDE:                                                              \
-        kc__complex_arith_run(op, sizeof(T) == 8, a, b, r, n);                        \
-        break;                                                                        \
-      case KC_OP_NEGATE: for (int64_t i = 0; i < n; ++i) r[i] = -a[i]; break;         \
-      case KC_OP_EXPONENTIAL: for (int64_t i = 0; i < n; ++i) r[i] = cexp##F(a[i]); break; \
-      case KC_OP_LOG: for (int64_t i = 0; i < n; ++i) r[i] = clog##F(a[i]); break;    \
-      default: break;                                                                 \
-    }                                                                                 \
-  }
-KC__COMPLEX_LOOPS(c64, float, f)
-KC__COMPLEX_LOOPS(c128, double, )
-#undef KC__COMPLEX_LOOPS
 
 /* To complex: a real value is the real part; complex to complex rounds
  * each part. */
@@ -450,33 +443,25 @@ void kc__elementwise_run(int32_t op, DLDataType in, DLDataType out,
     kc__convert(t, kc__etype_of(out), a, result, n);
     return;
   }
+  bool unary = kc__arith_arity(op) == 1;
   if (t == KC__E_f16 || t == KC__E_bf16) {
-    kc__run_small(op, t, a, op == KC_OP_NEGATE || op == KC_OP_EXPONENTIAL || op == KC_OP_LOG
-                                ? NULL : b, result, n);
+    kc__run_small(op, t, a, unary ? NULL : b, result, n);
     return;
   }
-  if (t == KC__E_c64) {
-    kc__complex_c64(op, a, b, result, n);
-    return;
-  }
-  if (t == KC__E_c128) {
-    kc__complex_c128(op, a, b, result, n);
-    return;
-  }
-  if (op == KC_OP_EXPONENTIAL || op == KC_OP_LOG) {
-    kc__unary_float(op, t, a, result, n);
+  if (kc__etype_is_complex(t)) {
+    kc__complex_math_run(op, t == KC__E_c128, a, unary ? NULL : b, result, n);
     return;
   }
   switch (t) {
+    case KC__E_f32:
+    case KC__E_f64:
+      kc__arith_float(op, t, a, b, result, n);
+      break;
 #define KC__DISPATCH(sfx)                                          \
   case KC__E_##sfx:                                                \
-    if (op == KC_OP_NEGATE) {                                      \
-      kc__negate_##sfx(a, result, n);                              \
-    } else {                                                       \
-      kc__binary_##sfx(op, a, b, result, n);                       \
-    }                                                              \
+    kc__arith_##sfx(op, a, b, result, n);                          \
     break;
-    KC__ARITH_TYPES(KC__DISPATCH)
+    KC__INT_TYPES(KC__DISPATCH)
 #undef KC__DISPATCH
     default:
       break;

@@ -119,8 +119,6 @@ enum {
   KC__ELEMENTWISE_INT = 1,
   KC__ELEMENTWISE_FLOAT = 2,
   KC__ELEMENTWISE_COMPLEX = 4,
-  KC__ELEMENTWISE_NUMBERS = 7, /* all three */
-  KC__ELEMENTWISE_ORDERED = 3, /* not complex */
   KC__ELEMENTWISE_INEXACT = 6, /* not integers */
   KC__ELEMENTWISE_CONVERT = 8
 };

@@ -5,6 +5,7 @@
  * element-wise arithmetic, exponential, log and convert that elementwise.c
  * runs, and reshape: their entries in the instruction table (instr.h). The
  * order is that of the parser's list of opcodes in its messages. */
+#include "kernels/elementwise_ops.h"
 #include "program/instr/elementwise.h"
 #include "program/instr/instr.h"
 
@@ -24,13 +25,21 @@ static const char* const kc__scan_attrs[] = {"dimensions", "num_carries", "is_re
    .attrs = kc__no_attrs, .verify = (VERIFY)}
 
 /* An element-wise instruction of elementwise.c (and of the CUDA backend),
- * of `n` operands, for the element types `TYPES` (KC__ELEMENTWISE_*). */
+ * of `n` operands, for the element types `TYPES` (KC__ELEMENTWISE_*): the
+ * rows of KC__EW_ARITH_OPS, and convert. */
 #define KC__ELEMENTWISE(NAME, OP, N, TYPES)                                                   \
   {.op = (OP), .name = (NAME), .kind = KC__INSTR_ELEMENTWISE, .min_operands = (N),          \
    .max_operands = (N), .attrs = kc__no_attrs, .verify = kc__verify_elementwise,            \
    .prepare = kc__elementwise_prepare, .kernel = kc__elementwise_kernel,                    \
    .tile = kc__elementwise_tile, .tile_cost = kc__elementwise_tile_cost,                    \
    .elementwise_types = (TYPES), .device_elementwise = true}
+
+/* A row's domain (KC__EW_*, kernels/elementwise_ops.h) as
+ * elementwise_types. */
+#define KC__TYPES_OF(DOM)                                             \
+  (((DOM) & KC__EW_INT ? KC__ELEMENTWISE_INT : 0u) |                  \
+   ((DOM) & KC__EW_FLOAT ? KC__ELEMENTWISE_FLOAT : 0u) |              \
+   ((DOM) & KC__EW_COMPLEX ? KC__ELEMENTWISE_COMPLEX : 0u))
 
 const kc__instr_def kc__instr_builtin[] = {
     KC__BUILTIN("parameter", KC__INSTR_PARAMETER, KC__OP_PARAMETER, 0, 0, NULL),
@@ -39,21 +48,16 @@ const kc__instr_def kc__instr_builtin[] = {
     KC__BUILTIN("get-tuple-element", KC__INSTR_GET_TUPLE_ELEMENT, KC__OP_GET_TUPLE_ELEMENT, 1,
                 1, NULL),
     KC__BUILTIN("custom-call", KC__INSTR_CUSTOM_CALL, KC__OP_CUSTOM_CALL, 0, -1, NULL),
-    KC__ELEMENTWISE("add", KC_OP_ADD, 2, KC__ELEMENTWISE_NUMBERS),
-    KC__ELEMENTWISE("subtract", KC_OP_SUBTRACT, 2, KC__ELEMENTWISE_NUMBERS),
-    KC__ELEMENTWISE("multiply", KC_OP_MULTIPLY, 2, KC__ELEMENTWISE_NUMBERS),
-    KC__ELEMENTWISE("divide", KC_OP_DIVIDE, 2, KC__ELEMENTWISE_NUMBERS),
-    KC__ELEMENTWISE("maximum", KC_OP_MAXIMUM, 2, KC__ELEMENTWISE_ORDERED),
-    KC__ELEMENTWISE("minimum", KC_OP_MINIMUM, 2, KC__ELEMENTWISE_ORDERED),
-    KC__ELEMENTWISE("negate", KC_OP_NEGATE, 1, KC__ELEMENTWISE_NUMBERS),
-    KC__ELEMENTWISE("exponential", KC_OP_EXPONENTIAL, 1, KC__ELEMENTWISE_INEXACT),
+#define KC__ARITH_DEF(OP, NAME, N, RES, DOM, ...) \
+  KC__ELEMENTWISE(NAME, KC_OP_##OP, N, KC__TYPES_OF(DOM)),
+    KC__EW_ARITH_OPS(KC__ARITH_DEF)
+#undef KC__ARITH_DEF
     {.op = KC_OP_EXPONENTIAL, .name = "exp", .kind = KC__INSTR_ELEMENTWISE, .unlisted = true,
      .min_operands = 1, .max_operands = 1, .attrs = kc__no_attrs,
      .verify = kc__verify_elementwise, .prepare = kc__elementwise_prepare,
      .kernel = kc__elementwise_kernel, .tile = kc__elementwise_tile,
      .tile_cost = kc__elementwise_tile_cost, .elementwise_types = KC__ELEMENTWISE_INEXACT,
      .device_elementwise = true},
-    KC__ELEMENTWISE("log", KC_OP_LOG, 1, KC__ELEMENTWISE_INEXACT),
     KC__ELEMENTWISE("convert", KC_OP_CONVERT, 1, KC__ELEMENTWISE_CONVERT),
     KC__BUILTIN("reshape", KC__INSTR_RESHAPE, KC_OP_RESHAPE, 1, 1, kc__verify_elementwise),
     KC__BUILTIN("broadcast", KC__INSTR_BROADCAST, KC__OP_BROADCAST, 1, 1, kc__verify_broadcast),

@@ -127,18 +127,6 @@ const size_t kc__instr_complex_count = KC__ARRAY_SIZE(kc__instr_complex);
 
 /* ---- c64 and c128 kernels of the other families ------------------------------------- */
 
-bool kc__complex_math_defined(int32_t op) {
-  switch (op) {
-#define KC__DEFINED_CASE(OP, NAME, N, RES, DOM, ...) \
-  case KC_OP_##OP:                                   \
-    return ((DOM) & KC__EW_COMPLEX) != 0;
-    KC__EW_MATH_OPS(KC__DEFINED_CASE)
-#undef KC__DEFINED_CASE
-    default:
-      return false;
-  }
-}
-
 /* The functions in the part type T (float for c64), as XLA defines them:
  * sign(z) = z / |z| (0 for 0); expm1 and log1p keep their accuracy near 0
  * (expm1(a + bi) = expm1(a) cos b - 2 sin^2(b/2) + i e^a sin b,
@@ -190,54 +178,6 @@ KC__COMPLEX_MATH(c64, float, f, kc__cx_make_c64)
 KC__COMPLEX_MATH(c128, double, , kc__cx_make_c128)
 #undef KC__COMPLEX_MATH
 
-/* op on n elements: each row's COMPLEX form (kernels/elementwise_ops.h),
- * KC__C(fn) and KC__CX(fn) naming the functions of the part type; abs
- * (the modulus, of the part type) here. */
-#define KC__CX_EACH_1(expr)                                                                \
-  for (int64_t i = 0; i < n; ++i) {                                                        \
-    z = a[i];                                                                              \
-    r[i] = (expr);                                                                         \
-  }
-#define KC__CX_EACH_2(expr)                                                                \
-  for (int64_t i = 0; i < n; ++i) {                                                        \
-    z = a[i];                                                                              \
-    w = b[i];                                                                              \
-    r[i] = (expr);                                                                         \
-  }
-#define KC__CX_CASE(OP, NAME, N, RES, DOM, VEC, COST, FLT, CPX, INT)                       \
-  case KC_OP_##OP:                                                                         \
-    if ((DOM) & KC__EW_COMPLEX) KC__CX_EACH_##N(CPX);                                      \
-    break;
-#define KC__CX_RUN(sfx, T, F)                                                              \
-  static void kc__cx_math_##sfx(int32_t op, const T _Complex* a, const T _Complex* b,      \
-                                void* out, int64_t n) {                                    \
-    T _Complex* r = out;                                                                   \
-    T _Complex z = 0, w = 0;                                                               \
-    (void)z, (void)w;                                                                      \
-    if (op == KC_OP_ABS) {                                                                 \
-      T* m = out;                                                                          \
-      for (int64_t i = 0; i < n; ++i) m[i] = hypot##F(creal##F(a[i]), cimag##F(a[i]));     \
-      return;                                                                              \
-    }                                                                                      \
-    switch (op) {                                                                          \
-      KC__EW_MATH_OPS(KC__CX_CASE)                                                         \
-      default: break;                                                                      \
-    }                                                                                      \
-  }
-#define KC__C(fn) c##fn##f
-#define KC__CX(fn) kc__cx_##fn##_c64
-KC__CX_RUN(c64, float, f)
-#undef KC__C
-#undef KC__CX
-#define KC__C(fn) c##fn
-#define KC__CX(fn) kc__cx_##fn##_c128
-KC__CX_RUN(c128, double, )
-#undef KC__C
-#undef KC__CX
-#undef KC__CX_RUN
-#undef KC__CX_CASE
-#undef KC__CX_EACH_1
-#undef KC__CX_EACH_2
 
 /* Product and quotient as XLA:CPU computes them, bit for bit where no
  * result is subnormal (XLA flushes those to zero): the product by the
@@ -281,27 +221,60 @@ KC__CX_RUN(c128, double, )
       return MK(0 * (a * p + b * q), 0 * (b * p - a * q));                                 \
     }                                                                                      \
     return MK(re, im);                                                                     \
-  }                                                                                        \
-  static void kc__cx_arith_##sfx(int32_t op, const T _Complex* a, const T _Complex* b,     \
-                                 T _Complex* r, int64_t n) {                               \
-    if (op == KC_OP_MULTIPLY) {                                                            \
-      for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_mul_##sfx(a[i], b[i]);                 \
-    } else {                                                                               \
-      for (int64_t i = 0; i < n; ++i) r[i] = kc__cx_div_##sfx(a[i], b[i]);                 \
-    }                                                                                      \
   }
 KC__COMPLEX_ARITH(c64, float, f, kc__cx_make_c64)
 KC__COMPLEX_ARITH(c128, double, , kc__cx_make_c128)
 #undef KC__COMPLEX_ARITH
 
-void kc__complex_arith_run(int32_t op, bool c128, const void* a, const void* b, void* out,
-                           int64_t n) {
-  if (c128) {
-    kc__cx_arith_c128(op, a, b, out, n);
-  } else {
-    kc__cx_arith_c64(op, a, b, out, n);
+/* op on n elements: each row's COMPLEX form (kernels/elementwise_ops.h),
+ * KC__C(fn) and KC__CX(fn) naming the functions of the part type; abs
+ * (the modulus, of the part type) here. */
+#define KC__CX_EACH_1(expr)                                                                \
+  for (int64_t i = 0; i < n; ++i) {                                                        \
+    z = a[i];                                                                              \
+    r[i] = (expr);                                                                         \
   }
-}
+#define KC__CX_EACH_2(expr)                                                                \
+  for (int64_t i = 0; i < n; ++i) {                                                        \
+    z = a[i];                                                                              \
+    w = b[i];                                                                              \
+    r[i] = (expr);                                                                         \
+  }
+#define KC__CX_CASE(OP, NAME, N, RES, DOM, VEC, COST, FLT, CPX, INT)                       \
+  case KC_OP_##OP:                                                                         \
+    if ((DOM) & KC__EW_COMPLEX) KC__CX_EACH_##N(CPX);                                      \
+    break;
+#define KC__CX_RUN(sfx, T, F)                                                              \
+  static void kc__cx_math_##sfx(int32_t op, const T _Complex* a, const T _Complex* b,      \
+                                void* out, int64_t n) {                                    \
+    T _Complex* r = out;                                                                   \
+    T _Complex z = 0, w = 0;                                                               \
+    (void)z, (void)w;                                                                      \
+    if (op == KC_OP_ABS) {                                                                 \
+      T* m = out;                                                                          \
+      for (int64_t i = 0; i < n; ++i) m[i] = hypot##F(creal##F(a[i]), cimag##F(a[i]));     \
+      return;                                                                              \
+    }                                                                                      \
+    switch (op) {                                                                          \
+      KC__EW_ARITH_OPS(KC__CX_CASE)                                                        \
+      KC__EW_MATH_OPS(KC__CX_CASE)                                                         \
+      default: break;                                                                      \
+    }                                                                                      \
+  }
+#define KC__C(fn) c##fn##f
+#define KC__CX(fn) kc__cx_##fn##_c64
+KC__CX_RUN(c64, float, f)
+#undef KC__C
+#undef KC__CX
+#define KC__C(fn) c##fn
+#define KC__CX(fn) kc__cx_##fn##_c128
+KC__CX_RUN(c128, double, )
+#undef KC__C
+#undef KC__CX
+#undef KC__CX_RUN
+#undef KC__CX_CASE
+#undef KC__CX_EACH_1
+#undef KC__CX_EACH_2
 
 void kc__complex_math_run(int32_t op, bool c128, const void* a, const void* b, void* out,
                           int64_t n) {

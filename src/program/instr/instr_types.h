@@ -55,17 +55,9 @@ void kc__half_reduce_row(int32_t op, bool bf16, uint16_t* acc, bool fold, const 
 
 /* ---- c64 and c128 (instr_complex.c) ------------------------------------------------- */
 
-/* True when XLA defines the element-wise math operation `op` on complex
- * numbers: its row in src/kernels/elementwise_ops.h takes KC__EW_COMPLEX
- * (abs, sign, sqrt, rsqrt, tanh, sine, cosine, tan, log-plus-one,
- * exponential-minus-one, power). */
-bool kc__complex_math_defined(int32_t op);
-
-/* multiply or divide of c64 (c128) arrays, as XLA:CPU computes them
- * (instr_complex.c). */
-void kc__complex_arith_run(int32_t op, bool c128, const void* a, const void* b, void* out,
-                           int64_t n);
-/* op on n elements (abs gives the part type); b NULL for unary ops. */
+/* Any element-wise operation of src/kernels/elementwise_ops.h whose row
+ * takes c64 and c128 (KC__EW_COMPLEX), on n elements: the row's COMPLEX
+ * form; abs gives the modulus, of the part type; b NULL for unary ops. */
 void kc__complex_math_run(int32_t op, bool c128, const void* a, const void* b, void* out,
                           int64_t n);
 
