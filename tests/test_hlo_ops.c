@@ -147,8 +147,12 @@ KC_TEST(hlo_ops_builder_checks) {
   int32_t id = -1;
   KC_CHECK_OK(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("i"), &id));
   KC_CHECK_INT(id, 0);
-  /* Opcodes with calls of their own, short structs and NULLs. */
-  d.op = KC_OP_ADD;
+  /* kc_program_builder_add_op's opcodes too, without attributes. */
+  d.op = KC_OP_NEGATE;
+  KC_CHECK_CODE(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("x"), &id),
+                KC_INVALID_ARGUMENT, "negate 'x': expected no attributes and no computations, got 2 and 0");
+  /* Opcodes that are none of the table's, short structs and NULLs. */
+  d.op = 9999;
   KC_CHECK_CODE(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("x"), &id),
                 KC_INVALID_ARGUMENT, "an opcode it does not add");
   d.op = KC_OP_IOTA;
@@ -165,6 +169,70 @@ KC_TEST(hlo_ops_builder_checks) {
                 "instruction 'i'", "iota: attribute 'bogus' is not one it reads");
   kc_program_destroy(p);
   kc_shape_destroy(s);
+}
+
+/* kc_program_builder_add_instruction adds kc_program_builder_add_op's
+ * opcodes as add_op does (which is a wrapper of it): pred add as or, the
+ * operand count checked when added. */
+KC_TEST(hlo_ops_add_instruction_adds_add_op_opcodes) {
+  kc_shape* f = NULL;
+  kc_shape* q = NULL;
+  KC_CHECK_OK(kc_shape_parse(KC_SV_LIT("f32[3]"), &f));
+  KC_CHECK_OK(kc_shape_parse(KC_SV_LIT("pred[3]"), &q));
+  kc_program_builder* b = NULL;
+  KC_CHECK_OK(kc_program_builder_create(KC_SV_LIT("m"), &b));
+  int32_t x = -1, y = -1, px = -1, py = -1, sum = -1, neg = -1, any = -1, root = -1;
+  KC_CHECK_OK(kc_program_builder_add_parameter(b, 0, f, KC_SV_LIT("x"), &x));
+  KC_CHECK_OK(kc_program_builder_add_parameter(b, 1, q, KC_SV_LIT("p"), &px));
+  KC_CHECK_OK(kc_program_builder_add_constant(b, f, (const float[]){1, 2, 3}, 12,
+                                              KC_SV_LIT("y"), &y));
+  KC_CHECK_OK(kc_program_builder_add_constant(b, q, (const uint8_t[]){0, 1, 0}, 3,
+                                              KC_SV_LIT("q"), &py));
+  kc_instruction_desc d = {.struct_size = sizeof d, .op = KC_OP_ADD, .result_shape = f,
+                           .operands = (const int32_t[]){x, y}, .num_operands = 2};
+  KC_CHECK_OK(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("sum"), &sum));
+  d.num_operands = 1;
+  KC_CHECK_CODE(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("bad"), &root),
+                KC_INVALID_ARGUMENT, "adding add 'bad': expected a known opcode, a result shape "
+                "and 2 operands, got 1");
+  d.op = KC_OP_NEGATE;
+  d.operands = &sum;
+  KC_CHECK_OK(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("neg"), &neg));
+  d.op = KC_OP_ADD;
+  d.result_shape = q;
+  d.operands = (const int32_t[]){px, py};
+  d.num_operands = 2;
+  KC_CHECK_OK(kc_program_builder_add_instruction(b, &d, KC_SV_LIT("any"), &any));
+  KC_CHECK_OK(kc_program_builder_add_tuple(b, (const int32_t[]){neg, any}, 2, KC_SV_LIT("t"),
+                                           &root));
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_builder_finish(b, &p));
+  /* pred add compiles (as or): add itself refuses pred. */
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+  kc_tensor* in_x = NULL;
+  kc_tensor* in_p = NULL;
+  int64_t three = 3;
+  KC_CHECK_OK(kc_tensor_create(NULL, &three, 1, kc_dtype_make(kDLFloat, 32, 1),
+                               kc_device_cpu(), &in_x));
+  KC_CHECK_OK(kc_tensor_create(NULL, &three, 1, kc_dtype_make(kDLBool, 8, 1),
+                               kc_device_cpu(), &in_p));
+  memcpy(kc_tensor_get_dltensor(in_x)->data, (const float[]){0.5f, 1.5f, 2.5f}, 12);
+  memcpy(kc_tensor_get_dltensor(in_p)->data, (const uint8_t[]){1, 0, 0}, 3);
+  const DLTensor* ins[2] = {kc_tensor_get_dltensor(in_x), kc_tensor_get_dltensor(in_p)};
+  kc_tensor* outs[2] = {NULL, NULL};
+  KC_CHECK_OK(kc_executable_execute(exe, ins, 2, NULL, outs));
+  const float* r = kt_data(outs[0]);
+  const uint8_t* o = kt_data(outs[1]);
+  KC_CHECK(r[0] == -1.5f && r[1] == -3.5f && r[2] == -5.5f);
+  KC_CHECK(o[0] == 1 && o[1] == 1 && o[2] == 0);
+  kt_release(outs, 2);
+  kc_object_release(KC_OBJECT(in_x));
+  kc_object_release(KC_OBJECT(in_p));
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+  kc_shape_destroy(f);
+  kc_shape_destroy(q);
 }
 
 /* A loop as jax.lax.fori_loop lowers it: v + (0 + 1 + ... + 9). */

@@ -205,7 +205,11 @@ KC_API kc_status* kc_program_builder_add_get_tuple_element(
  * convert (1 operand, same dims) and reshape (1 operand, same element
  * count), each with its result shape. On pred operands and result, add
  * and maximum are added as KC_OP_OR, multiply and minimum as KC_OP_AND
- * (what XLA computes for them). */
+ * (what XLA computes for them). The same as
+ * kc_program_builder_add_instruction with a desc of no attributes and no
+ * computations, which it calls; INVALID_ARGUMENT ("expected a known
+ * opcode, a result shape and N operands") for another opcode, no result
+ * shape or another operand count. */
 KC_API kc_status* kc_program_builder_add_op(kc_program_builder* b,
                                             kc_opcode op,
                                             const kc_shape* result_shape,
@@ -247,10 +251,14 @@ typedef struct kc_instruction_desc {
 /* Appends the instruction `desc` describes (see kc_program_builder_add_op
  * for what is checked here; the operand count, attributes, shapes and
  * called programs are checked by kc_program_compile, which names the
- * instruction). INVALID_ARGUMENT for a NULL or short desc, an opcode
- * this function does not add (parameter, constant, tuple and the other
- * instructions with calls of their own) or an attribute of an unknown
- * type. */
+ * instruction). It adds every kc_opcode, kc_program_builder_add_op's
+ * included, which it adds as add_op does (pred arithmetic as or and and,
+ * the operand count checked here) and which take no attributes and no
+ * computations. INVALID_ARGUMENT for a NULL or short desc, an opcode
+ * this function does not add (none of kc_opcode's, or parameter,
+ * constant, tuple and the other instructions with calls of their own),
+ * attributes or computations given to an add_op opcode, or an attribute
+ * of an unknown type. */
 KC_API kc_status* kc_program_builder_add_instruction(
     kc_program_builder* b, const kc_instruction_desc* desc,
     kc_string_view name, int32_t* out_id);

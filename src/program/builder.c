@@ -274,32 +274,53 @@ static int32_t kc__pred_op(const kc_program_builder* b, kc_opcode op, const kc_s
   return is_or ? KC_OP_OR : KC_OP_AND;
 }
 
+/* True for the entries kc_program_builder_add_op adds: the element-wise
+ * arithmetic, exponential, log and convert, and reshape. */
+static bool kc__is_add_op(const kc__instr_def* def) {
+  return def && (def->kind == KC__INSTR_ELEMENTWISE || def->kind == KC__INSTR_RESHAPE);
+}
+
+/* An instruction of kc__is_add_op's entries: its operand count checked
+ * here, pred arithmetic added as or/and. */
+static kc_status* kc__add_elementwise(kc_program_builder* b, const kc__instr_def* def,
+                                      int32_t op, const kc_shape* result_shape,
+                                      const int32_t* operands, size_t num_operands,
+                                      kc_string_view name, int32_t* out_id) {
+  int32_t logical = kc__pred_op(b, (kc_opcode)op, result_shape, operands, num_operands);
+  kc__instr* in = NULL;
+  if (logical != op) {
+    return kc__add(b, logical, result_shape, operands, num_operands, name, out_id, &in);
+  }
+  /* The count a refused opcode's message asks for is 2 up to
+   * KC_OP_MINIMUM, else 1. */
+  size_t want = def ? (size_t)def->min_operands : op <= KC_OP_MINIMUM ? 2 : 1;
+  if (!def || !result_shape || num_operands != want) {
+    return kc_status_create(
+        KC_INVALID_ARGUMENT,
+        "adding %s %s: expected a known opcode, a result shape and %zu "
+        "operand%s, got %zu",
+        kc__instr_name(op), KC__Q(name),
+        want, want == 1 ? "" : "s", num_operands);
+  }
+  return kc__add(b, op, result_shape, operands, num_operands, name, out_id, &in);
+}
+
 kc_status* kc_program_builder_add_op(kc_program_builder* b, kc_opcode op,
                                      const kc_shape* result_shape,
                                      const int32_t* operands,
                                      size_t num_operands, kc_string_view name,
                                      int32_t* out_id) {
-  int32_t logical = kc__pred_op(b, op, result_shape, operands, num_operands);
-  if (logical != (int32_t)op) {
-    kc__instr* in = NULL;
-    return kc__add(b, logical, result_shape, operands, num_operands, name, out_id, &in);
-  }
-  /* The element-wise instructions and reshape; the count a refused
-   * opcode's message asks for is 2 up to KC_OP_MINIMUM, else 1. */
   const kc__instr_def* def = kc__instr_def_find((int32_t)op);
-  bool adds = def && (def->kind == KC__INSTR_ELEMENTWISE || def->kind == KC__INSTR_RESHAPE);
-  size_t want = adds ? (size_t)def->min_operands : op <= KC_OP_MINIMUM ? 2 : 1;
-  if (!adds || !result_shape || num_operands != want) {
-    return kc_status_create(
-        KC_INVALID_ARGUMENT,
-        "adding %s %s: expected a known opcode, a result shape and %zu "
-        "operand%s, got %zu",
-        kc__instr_name((int32_t)op), KC__Q(name),
-        want, want == 1 ? "" : "s", num_operands);
+  if (!kc__is_add_op(def) || !result_shape) {
+    /* Its own message, as before kc_program_builder_add_instruction took
+     * these opcodes too. */
+    return kc__add_elementwise(b, NULL, (int32_t)op, result_shape, operands, num_operands,
+                               name, out_id);
   }
-  kc__instr* in = NULL;
-  return kc__add(b, (int32_t)op, result_shape, operands, num_operands, name,
-                 out_id, &in);
+  kc_instruction_desc d = {.struct_size = sizeof d, .op = (int32_t)op,
+                           .result_shape = result_shape, .operands = operands,
+                           .num_operands = num_operands};
+  return kc_program_builder_add_instruction(b, &d, name, out_id);
 }
 
 kc_status* kc_program_builder_add_broadcast(kc_program_builder* b,
@@ -392,7 +413,9 @@ kc_status* kc_program_builder_add_instruction(kc_program_builder* b,
                                               const kc_instruction_desc* desc,
                                               kc_string_view name, int32_t* out_id) {
   const kc__instr_def* def = desc ? kc__instr_def_find(desc->op) : NULL;
-  if (def && def->kind != KC__INSTR_KERNEL) def = NULL; /* added by their own functions */
+  /* Parameter, constant, tuple, get-tuple-element, broadcast and custom
+   * call are added by their own functions. */
+  if (def && def->kind != KC__INSTR_KERNEL && !kc__is_add_op(def)) def = NULL;
   if (!desc || desc->struct_size < kc__desc_v1_size || !desc->result_shape || !def ||
       (desc->num_computations && !desc->computations)) {
     return kc_status_create(
@@ -412,6 +435,17 @@ kc_status* kc_program_builder_add_instruction(kc_program_builder* b,
                               "adding %s '%.*s': computation %zu is NULL", def->name,
                               (int)name.size, name.data ? name.data : "", k);
     }
+  }
+  if (kc__is_add_op(def)) {
+    size_t num_attrs = desc->attrs ? desc->attrs->count : 0;
+    if (num_attrs || desc->num_computations) {
+      return kc_status_create(KC_INVALID_ARGUMENT,
+                              "adding %s %s: expected no attributes and no computations, "
+                              "got %zu and %zu",
+                              def->name, KC__Q(name), num_attrs, desc->num_computations);
+    }
+    return kc__add_elementwise(b, def, desc->op, desc->result_shape, desc->operands,
+                               desc->num_operands, name, out_id);
   }
   kc__instr* in = NULL;
   KC_RETURN_IF_ERROR(kc__add(b, desc->op, desc->result_shape, desc->operands, desc->num_operands,
