@@ -43,6 +43,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kcall/hlo_opcode.h"
 #include "kernels/xla_arith.h"
 
 #ifdef __CUDACC__
@@ -139,6 +140,68 @@ enum { KC__EW_FLOAT = 1, KC__EW_INT = 2, KC__EW_PRED = 4, KC__EW_COMPLEX = 8 };
   X(SHIFT_RIGHT_LOGICAL, "shift-right-logical", 2, SAME, KC__EW_I, -1, 1, KC__NO, KC__NO,   \
     (b & M) >= BITS ? 0 : (a & M) >> (b & M))
 /* clang-format on */
+
+/* ---- the columns as lookups, host and device alike ---------------------------- */
+
+#define KC__EW_CASE_DOMAIN(OP, NAME, N, RES, DOM, ...) \
+  case KC_OP_##OP:                                     \
+    return DOM;
+#define KC__EW_CASE_ARITY(OP, NAME, N, ...) \
+  case KC_OP_##OP:                          \
+    return N;
+#define KC__EW_CASE_PRED(OP, NAME, N, RES, ...) \
+  case KC_OP_##OP:                              \
+    return KC__EW_RES_##RES;
+#define KC__EW_CASE_NAME(OP, NAME, ...) \
+  case KC_OP_##OP:                      \
+    return NAME;
+
+/* A math row's domain (KC__EW_*); 0 for an opcode that is not one. */
+KC__EW_FN int kc__ew_math_domain(int32_t op) {
+  switch (op) {
+    KC__EW_MATH_OPS(KC__EW_CASE_DOMAIN)
+    default: return 0;
+  }
+}
+
+/* An arithmetic row's domain; 0 for an opcode that is not one. */
+KC__EW_FN int kc__ew_arith_domain(int32_t op) {
+  switch (op) {
+    KC__EW_ARITH_OPS(KC__EW_CASE_DOMAIN)
+    default: return 0;
+  }
+}
+
+/* A row's operand count (1 or 2); 0 for an opcode that is not a row. */
+KC__EW_FN int kc__ew_arity(int32_t op) {
+  switch (op) {
+    KC__EW_ARITH_OPS(KC__EW_CASE_ARITY)
+    KC__EW_MATH_OPS(KC__EW_CASE_ARITY)
+    default: return 0;
+  }
+}
+
+/* True for a row whose result is pred (is-finite). */
+KC__EW_FN bool kc__ew_pred_result(int32_t op) {
+  switch (op) {
+    KC__EW_ARITH_OPS(KC__EW_CASE_PRED)
+    KC__EW_MATH_OPS(KC__EW_CASE_PRED)
+    default: return false;
+  }
+}
+
+/* A row's HLO name; NULL for an opcode that is not a row. */
+KC__EW_FN const char* kc__ew_name(int32_t op) {
+  switch (op) {
+    KC__EW_ARITH_OPS(KC__EW_CASE_NAME)
+    KC__EW_MATH_OPS(KC__EW_CASE_NAME)
+    default: return 0;
+  }
+}
+#undef KC__EW_CASE_DOMAIN
+#undef KC__EW_CASE_ARITY
+#undef KC__EW_CASE_PRED
+#undef KC__EW_CASE_NAME
 
 /* ---- what the integer forms call: XLA's rules, host and device alike -------- */
 

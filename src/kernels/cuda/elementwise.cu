@@ -22,60 +22,10 @@ namespace {
 
 enum Family { F_NONE, F_ARITH, F_MATH, F_CONVERT, F_COMPARE, F_SELECT, F_CLAMP };
 
-#define KC__DOMAIN_CASE(OP, NAME, N, RES, DOM, ...) \
-  case KC_OP_##OP:                                  \
-    return DOM;
-
-/* The element types an arithmetic row takes (its domain), 0 for an op
- * that is not one. */
-int arith_domain(int32_t op) {
-  switch (op) {
-    KC__EW_ARITH_OPS(KC__DOMAIN_CASE)
-    default:
-      return 0;
-  }
-}
-
-/* Likewise for a math row. */
-int math_domain(int32_t op) {
-  switch (op) {
-    KC__EW_MATH_OPS(KC__DOMAIN_CASE)
-    default:
-      return 0;
-  }
-}
-#undef KC__DOMAIN_CASE
-
-/* True for a math row whose result is pred. */
-bool math_pred_result(int32_t op) {
-  switch (op) {
-#define KC__RES_CASE(OP, NAME, N, RES, ...) \
-  case KC_OP_##OP:                          \
-    return KC__EW_RES_##RES;
-    KC__EW_MATH_OPS(KC__RES_CASE)
-#undef KC__RES_CASE
-    default:
-      return false;
-  }
-}
-
 /* The arity of each op the kernels run. */
 int arity_of(int32_t op) {
-  switch (op) {
-#define KC__ARITY_CASE(OP, NAME, N, ...) \
-  case KC_OP_##OP:                       \
-    return N;
-    KC__EW_ARITH_OPS(KC__ARITY_CASE)
-    KC__EW_MATH_OPS(KC__ARITY_CASE)
-#undef KC__ARITY_CASE
-    case KC_OP_SELECT:
-    case KC_OP_CLAMP:
-      return 3;
-    case KC_OP_CONVERT:
-      return 1;
-    default:
-      return 2;
-  }
+  if (int n = kc__ew_arity(op)) return n;
+  return op == KC_OP_SELECT || op == KC_OP_CLAMP ? 3 : op == KC_OP_CONVERT ? 1 : 2;
 }
 
 /* The family that runs (op, in -> out), or F_NONE. Mirrors
@@ -96,14 +46,14 @@ Family family_of(int32_t op, DLDataType in, DLDataType out) {
   if (a == KC__E_NONE) return F_NONE;
   bool sixteen = a == KC__E_f16 || a == KC__E_bf16;
   if (op == KC_OP_COMPARE) return r == KC__E_pred && !sixteen ? F_COMPARE : F_NONE;
-  int domain = math_domain(op);
-  if (domain && math_pred_result(op)) {
+  int domain = kc__ew_math_domain(op);
+  if (domain && kc__ew_pred_result(op)) {
     bool f = a == KC__E_f32 || a == KC__E_f64;
     return (domain & KC__EW_FLOAT) && f && r == KC__E_pred ? F_MATH : F_NONE;
   }
   if (a != r) return F_NONE;
   if (op == KC_OP_CLAMP) return sixteen ? F_NONE : F_CLAMP;
-  if (int arith = arith_domain(op)) {
+  if (int arith = kc__ew_arith_domain(op)) {
     int have = kc__etype_is_float(a) ? KC__EW_FLOAT : kc__etype_is_int(a) ? KC__EW_INT : 0;
     return (arith & have) ? F_ARITH : F_NONE;
   }
@@ -115,14 +65,9 @@ Family family_of(int32_t op, DLDataType in, DLDataType out) {
 }
 
 const char* op_name(int32_t op) {
+  if (const char* name = kc__ew_name(op)) return name;
   switch (op) {
     case KC_OP_CONVERT: return "convert";
-#define KC__NAME_CASE(OP, NAME, ...) \
-  case KC_OP_##OP:                   \
-    return NAME;
-    KC__EW_ARITH_OPS(KC__NAME_CASE)
-    KC__EW_MATH_OPS(KC__NAME_CASE)
-#undef KC__NAME_CASE
     case KC_OP_COMPARE: return "compare";
     case KC_OP_SELECT: return "select";
     case KC_OP_CLAMP: return "clamp";

@@ -109,19 +109,6 @@ KC__ARITH_INT(u64, uint64_t, 0, 64)
 #undef KC__AF_LOOP_1
 #undef KC__AF_LOOP_2
 
-/* The row's operand count. */
-static int kc__arith_arity(int32_t op) {
-  switch (op) {
-#define KC__ARITY_CASE(OP, NAME, N, ...) \
-  case KC_OP_##OP:                       \
-    return N;
-    KC__EW_ARITH_OPS(KC__ARITY_CASE)
-#undef KC__ARITY_CASE
-    default:
-      return 2;
-  }
-}
-
 /* The row's f32 vector kernel (kernels/vmath.h), or -1. */
 static int kc__arith_vector_fn(int32_t op) {
   switch (op) {
@@ -443,7 +430,7 @@ void kc__elementwise_run(int32_t op, DLDataType in, DLDataType out,
     kc__convert(t, kc__etype_of(out), a, result, n);
     return;
   }
-  bool unary = kc__arith_arity(op) == 1;
+  bool unary = kc__ew_arity(op) == 1;
   if (t == KC__E_f16 || t == KC__E_bf16) {
     kc__run_small(op, t, a, unary ? NULL : b, result, n);
     return;

@@ -18,19 +18,6 @@ typedef struct kc__math_plan {
   int64_t count;
 } kc__math_plan;
 
-/* Which element types each op takes (KC__EW_*: its row's domain). */
-static int kc__math_domain(int32_t op) {
-  switch (op) {
-#define KC__DOMAIN_CASE(OP, NAME, N, RES, DOM, ...) \
-  case KC_OP_##OP:                                  \
-    return DOM;
-    KC__EW_MATH_OPS(KC__DOMAIN_CASE)
-#undef KC__DOMAIN_CASE
-    default:
-      return 0;
-  }
-}
-
 /* The element types of a domain (KC__EW_*), for a refusal: "f16, bf16,
  * f32, f64 and the integer types". */
 static const char* kc__domain_text(int domain, char* buf, size_t cap) {
@@ -59,25 +46,12 @@ static const char* kc__domain_text(int domain, char* buf, size_t cap) {
   return n ? buf : "no element type";
 }
 
-/* True for the rows whose result is pred (is-finite). */
-static bool kc__math_pred_result(int32_t op) {
-  switch (op) {
-#define KC__RES_CASE(OP, NAME, N, RES, ...) \
-  case KC_OP_##OP:                          \
-    return KC__EW_RES_##RES;
-    KC__EW_MATH_OPS(KC__RES_CASE)
-#undef KC__RES_CASE
-    default:
-      return false;
-  }
-}
-
 static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__math_plan* plan) {
   const kc_shape* r = in->shape;
   KC_RETURN_IF_ERROR(kc__instr_expect_array(in, r, "the result"));
   for (size_t i = 0; i < in->num_operands; ++i) {
     const kc_shape* o = kc__instr_operand(p, in, i);
-    bool pred_result = kc__math_pred_result(in->op);
+    bool pred_result = kc__ew_pred_result(in->op);
     /* abs of a complex value is its modulus, of the part type. */
     DLDataType ot = kc_shape_get_dtype(o);
     bool part_result = in->op == KC_OP_ABS && ot.code == kDLComplex && ot.lanes == 1;
@@ -102,7 +76,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
     }
   }
   DLDataType t = kc_shape_get_dtype(kc__instr_operand(p, in, 0));
-  if (kc__math_pred_result(in->op) && kc_shape_get_dtype(r).code != kDLBool) {
+  if (kc__ew_pred_result(in->op) && kc_shape_get_dtype(r).code != kDLBool) {
     return kc__instr_error(in, KC_INVALID_ARGUMENT, "%s: expected a pred result",
                            in->def->name);
   }
@@ -110,7 +84,7 @@ static kc_status* kc__math_read(const kc_program* p, const kc__instr* in, kc__ma
   plan->binary = in->def->min_operands == 2;
   plan->type = kc__etype_of(t);
   plan->count = kc__shape_elements(r);
-  int domain = kc__math_domain(in->op);
+  int domain = kc__ew_math_domain(in->op);
   int have = kc__etype_is_float(plan->type)     ? KC__EW_FLOAT
              : kc__etype_is_complex(plan->type) ? KC__EW_COMPLEX
              : plan->type == KC__E_pred         ? KC__EW_PRED
@@ -455,7 +429,7 @@ static void kc__math_range(void* p, int64_t begin, int64_t end) {
   const kc__math_job* job = p;
   const kc__math_data* d = job->d;
   size_t in_es = d->esize;
-  size_t out_es = kc__math_pred_result(d->plan.op) ? 1 : in_es;
+  size_t out_es = kc__ew_pred_result(d->plan.op) ? 1 : in_es;
   const void* ins[2];
   ins[0] = (const char*)job->ins[0] + (size_t)begin * in_es;
   ins[1] = d->plan.binary ? (const char*)job->ins[1] + (size_t)begin * in_es : NULL;
