@@ -155,6 +155,9 @@ enum { KC__EW_FLOAT = 1, KC__EW_INT = 2, KC__EW_PRED = 4, KC__EW_COMPLEX = 8 };
 #define KC__EW_CASE_NAME(OP, NAME, ...) \
   case KC_OP_##OP:                      \
     return NAME;
+#define KC__EW_CASE_COST(OP, NAME, N, RES, DOM, VEC, COST, ...) \
+  case KC_OP_##OP:                                              \
+    return COST;
 
 /* A math row's domain (KC__EW_*); 0 for an opcode that is not one. */
 KC__EW_FN int kc__ew_math_domain(int32_t op) {
@@ -198,6 +201,16 @@ KC__EW_FN const char* kc__ew_name(int32_t op) {
     default: return 0;
   }
 }
+/* A row's COST (nanoseconds an f32/f64 element of its scalar form); 1
+ * for an opcode that is not a row. */
+KC__EW_FN double kc__ew_cost(int32_t op) {
+  switch (op) {
+    KC__EW_ARITH_OPS(KC__EW_CASE_COST)
+    KC__EW_MATH_OPS(KC__EW_CASE_COST)
+    default: return 1.0;
+  }
+}
+#undef KC__EW_CASE_COST
 #undef KC__EW_CASE_DOMAIN
 #undef KC__EW_CASE_ARITY
 #undef KC__EW_CASE_PRED

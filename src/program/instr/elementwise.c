@@ -485,11 +485,16 @@ void kc__elementwise_tile(const void* data, void* out, const void* const* ins, i
   kc__elementwise_run(d->op, d->in, d->out, ins[0], d->binary ? ins[1] : NULL, out, n);
 }
 
-/* exp and log about a nanosecond an element (vmath.h, f32), the
- * arithmetic and conversions a fraction of one. */
+/* A vector kernel about a nanosecond an element (exp and log, vmath.h,
+ * f32, f16 and bf16 through f32), the rest their row's COST (the arithmetic a fraction of one), a
+ * conversion a fraction of one. */
 double kc__elementwise_tile_cost(const void* data) {
   const kc__ew_data* d = data;
-  return d->op == KC_OP_EXPONENTIAL || d->op == KC_OP_LOG ? 1.0 : 0.25;
+  if (d->op == KC_OP_CONVERT) return 0.25;
+  kc__etype t = kc__etype_of(d->in);
+  bool through_f32 = t == KC__E_f32 || t == KC__E_f16 || t == KC__E_bf16;
+  if (through_f32 && kc__arith_vector_fn(d->op) >= 0) return 1.0;
+  return kc__ew_cost(d->op);
 }
 
 typedef struct kc__ew_job {

@@ -442,15 +442,7 @@ static double kc__math_cost(const kc__math_plan* plan) {
   bool is_float = plan->type == KC__E_f32 || plan->type == KC__E_f64;
   if (!is_float) return 1.0;
   if (plan->type == KC__E_f32 && kc__math_vector_fn(plan->op) >= 0) return 1.0;
-  switch (plan->op) {
-#define KC__COST_CASE(OP, NAME, N, RES, DOM, VEC, COST, ...) \
-  case KC_OP_##OP:                                           \
-    return COST;
-    KC__EW_MATH_OPS(KC__COST_CASE)
-#undef KC__COST_CASE
-    default:
-      return 10.0;
-  }
+  return kc__ew_cost(plan->op);
 }
 
 static void kc__math_tile(const void* data, void* out, const void* const* ins, int64_t n) {
