@@ -44,6 +44,9 @@
 #include <stdint.h>
 
 #include "kcall/hlo_opcode.h"
+#ifndef __CUDACC__
+#include "kernels/vmath.h"
+#endif
 #include "kernels/xla_arith.h"
 
 #ifdef __CUDACC__
@@ -210,6 +213,22 @@ KC__EW_FN double kc__ew_cost(int32_t op) {
     default: return 1.0;
   }
 }
+#ifndef __CUDACC__
+#define KC__EW_CASE_VECTOR(OP, NAME, N, RES, DOM, VEC, ...) \
+  case KC_OP_##OP:                                          \
+    return VEC;
+/* A row's f32 vector kernel (kcall's own, kernels/vmath.h: host only), or
+ * -1. */
+static inline int kc__ew_vector_fn(int32_t op) {
+  switch (op) {
+    KC__EW_ARITH_OPS(KC__EW_CASE_VECTOR)
+    KC__EW_MATH_OPS(KC__EW_CASE_VECTOR)
+    default: return -1;
+  }
+}
+#undef KC__EW_CASE_VECTOR
+#endif
+
 #undef KC__EW_CASE_COST
 #undef KC__EW_CASE_DOMAIN
 #undef KC__EW_CASE_ARITY

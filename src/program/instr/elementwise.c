@@ -1,5 +1,7 @@
-/* Kernels of the built-in instructions. Each type gets its own loop
- * (generated below) so the compiler can vectorise it. */
+/* The kernels of add .. log and convert: a loop per element type (the
+ * arithmetic generated from the rows of kernels/elementwise_ops.h, the
+ * conversions below) so that the compiler can vectorise each, and the
+ * instructions' prepare, kernel and tile over them. */
 #include "program/instr/elementwise.h"
 
 #include <complex.h>
@@ -12,8 +14,8 @@
 #include "kernels/half.h"
 #include "kernels/split.h"
 #include "kernels/xla_arith.h"
-#include "program/instr/instr_types.h"
 #include "kernels/vmath.h"
+#include "program/instr/instr_types.h"
 
 /* The integer types, each with arithmetic loops of its own. */
 #define KC__INT_TYPES(X) X(s8) X(s16) X(s32) X(s64) X(u8) X(u16) X(u32) X(u64)
@@ -109,23 +111,10 @@ KC__ARITH_INT(u64, uint64_t, 0, 64)
 #undef KC__AF_LOOP_1
 #undef KC__AF_LOOP_2
 
-/* The row's f32 vector kernel (kernels/vmath.h), or -1. */
-static int kc__arith_vector_fn(int32_t op) {
-  switch (op) {
-#define KC__VECTOR_CASE(OP, NAME, N, RES, DOM, VEC, ...) \
-  case KC_OP_##OP:                                       \
-    return VEC;
-    KC__EW_ARITH_OPS(KC__VECTOR_CASE)
-#undef KC__VECTOR_CASE
-    default:
-      return -1;
-  }
-}
-
 /* f32 and f64, the vector kernel where the row has one. */
 static void kc__arith_float(int32_t op, kc__etype t, const void* a, const void* b, void* r,
                             int64_t n) {
-  int vfn = t == KC__E_f32 ? kc__arith_vector_fn(op) : -1;
+  int vfn = t == KC__E_f32 ? kc__ew_vector_fn(op) : -1;
   if (vfn >= 0) {
     kc__vmath_f32((kc__vmath_fn)vfn, a, r, n);
   } else if (t == KC__E_f32) {
@@ -493,7 +482,7 @@ double kc__elementwise_tile_cost(const void* data) {
   if (d->op == KC_OP_CONVERT) return 0.25;
   kc__etype t = kc__etype_of(d->in);
   bool through_f32 = t == KC__E_f32 || t == KC__E_f16 || t == KC__E_bf16;
-  if (through_f32 && kc__arith_vector_fn(d->op) >= 0) return 1.0;
+  if (through_f32 && kc__ew_vector_fn(d->op) >= 0) return 1.0;
   return kc__ew_cost(d->op);
 }
 

@@ -385,26 +385,12 @@ static void kc__math_other_run(const kc__math_plan* plan, void* out, const void*
   }
 }
 
-/* The f32 functions with a vector kernel (vmath.h; the row's VECTOR);
- * -1 for the others. */
-static int kc__math_vector_fn(int32_t op) {
-  switch (op) {
-#define KC__VECTOR_CASE(OP, NAME, N, RES, DOM, VEC, ...) \
-  case KC_OP_##OP:                                       \
-    return VEC;
-    KC__EW_MATH_OPS(KC__VECTOR_CASE)
-#undef KC__VECTOR_CASE
-    default:
-      return -1;
-  }
-}
-
 /* Elements [0, n) of the operands and result given. */
 static void kc__math_run(const kc__math_data* d, void* out, const void* const* ins, int64_t n) {
   const kc__math_plan* plan = &d->plan;
   bool binary = plan->binary;
   if (plan->type == KC__E_f32) {
-    int vfn = binary ? -1 : kc__math_vector_fn(plan->op);
+    int vfn = binary ? -1 : kc__ew_vector_fn(plan->op);
     if (vfn >= 0) {
       kc__vmath_f32((kc__vmath_fn)vfn, ins[0], out, n);
     } else {
@@ -441,7 +427,7 @@ static void kc__math_range(void* p, int64_t begin, int64_t end) {
 static double kc__math_cost(const kc__math_plan* plan) {
   bool is_float = plan->type == KC__E_f32 || plan->type == KC__E_f64;
   if (!is_float) return 1.0;
-  if (plan->type == KC__E_f32 && kc__math_vector_fn(plan->op) >= 0) return 1.0;
+  if (plan->type == KC__E_f32 && kc__ew_vector_fn(plan->op) >= 0) return 1.0;
   return kc__ew_cost(plan->op);
 }
 
