@@ -33,13 +33,15 @@
  * lives.
  *
  * Adding one (docs/programs.md, "Adding an instruction", says it in full):
- * a kc_opcode value in include/kcall/program.h; an entry in the family
- * array of the file that holds its kernels (or a new ops_<family>.c listed
- * in kc__families, instr.c, and src/CMakeLists.txt) with verify, optional
- * prepare and a kernel per element type; `device_elementwise` when the
- * CUDA backend runs it element-wise; the syntax of an attribute name the
- * parser has not met in kc__attr_syntaxes (parse_attrs_table.c); tests in
- * tests/test_hlo_ops.c. */
+ * an element-wise operation of one or two operands is a row of
+ * src/kernels/elementwise_ops.h, its kc_opcode and a docs line; any other
+ * is a kc_opcode value in include/kcall/hlo_opcode.h; an entry in the
+ * family array of the file that holds its kernels (or a new
+ * instr_<family>.c listed in kc__families, instr.c, and src/CMakeLists.txt)
+ * with verify, optional prepare and a kernel per element type;
+ * `device_elementwise` when the CUDA backend runs it element-wise; the
+ * syntax of an attribute name the parser has not met in kc__attr_syntaxes
+ * (parse_attrs_table.c); tests in tests/test_hlo_ops.c. */
 #ifndef KCALL_PROGRAM_INSTR_H_
 #define KCALL_PROGRAM_INSTR_H_
 
