@@ -452,7 +452,19 @@ typedef struct kc__ew_data {
   DLDataType in, out;
   size_t in_size, out_size;
   int64_t count;
+  double cost; /* nanoseconds an element, for the split (kc__ew_cost_of) */
 } kc__ew_data;
+
+/* A vector kernel about a nanosecond an element (exp and log, vmath.h;
+ * f32, and f16 and bf16 through f32), the rest their row's COST (the
+ * arithmetic a fraction of one), a conversion a fraction of one. */
+static double kc__ew_cost_of(const kc__ew_data* d) {
+  if (d->op == KC_OP_CONVERT) return 0.25;
+  kc__etype t = kc__etype_of(d->in);
+  bool through_f32 = t == KC__E_f32 || t == KC__E_f16 || t == KC__E_bf16;
+  if (through_f32 && kc__ew_vector_fn(d->op) >= 0) return 1.0;
+  return kc__ew_cost(d->op);
+}
 
 kc_status* kc__elementwise_prepare(const kc_program* p, const kc__instr* in,
                                    const kc__prepare_ctx* ctx, const void** out_data) {
@@ -465,6 +477,7 @@ kc_status* kc__elementwise_prepare(const kc_program* p, const kc__instr* in,
   d->in_size = kc_dtype_get_size(d->in);
   d->out_size = kc_dtype_get_size(d->out);
   d->count = kc__shape_elements(in->shape);
+  d->cost = kc__ew_cost_of(d);
   *out_data = d;
   return NULL;
 }
@@ -474,16 +487,8 @@ void kc__elementwise_tile(const void* data, void* out, const void* const* ins, i
   kc__elementwise_run(d->op, d->in, d->out, ins[0], d->binary ? ins[1] : NULL, out, n);
 }
 
-/* A vector kernel about a nanosecond an element (exp and log, vmath.h,
- * f32, f16 and bf16 through f32), the rest their row's COST (the arithmetic a fraction of one), a
- * conversion a fraction of one. */
 double kc__elementwise_tile_cost(const void* data) {
-  const kc__ew_data* d = data;
-  if (d->op == KC_OP_CONVERT) return 0.25;
-  kc__etype t = kc__etype_of(d->in);
-  bool through_f32 = t == KC__E_f32 || t == KC__E_f16 || t == KC__E_bf16;
-  if (through_f32 && kc__ew_vector_fn(d->op) >= 0) return 1.0;
-  return kc__ew_cost(d->op);
+  return ((const kc__ew_data*)data)->cost;
 }
 
 typedef struct kc__ew_job {
@@ -505,6 +510,6 @@ kc_status* kc__elementwise_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   const kc__ew_data* d = ctx->data;
   kc__ew_job job = {d, ins[0], d->binary ? ins[1] : NULL, out};
-  kc__split_run(ctx->pool, d->count, kc__elementwise_tile_cost(d), kc__ew_range, &job);
+  kc__split_run(ctx->pool, d->count, d->cost, kc__ew_range, &job);
   return NULL;
 }

@@ -5,11 +5,11 @@
 #include <stdio.h>
 
 #include "internal/common.h"
-#include "program/instr/instr.h"
-#include "program/instr/instr_types.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/split.h"
 #include "kernels/vmath.h"
+#include "program/instr/instr.h"
+#include "program/instr/instr_types.h"
 
 typedef struct kc__math_plan {
   int32_t op;
@@ -110,11 +110,21 @@ typedef void (*kc__int_loop)(const void* a, const void* b, void* r, int64_t n);
 
 typedef struct kc__math_data {
   kc__math_plan plan;
-  size_t esize;
+  size_t esize, out_esize; /* an operand's element and the result's */
   kc__int_loop int_loop; /* the typed loop of a bitwise op or shift, or NULL */
+  double cost;           /* nanoseconds an element, for the split */
 } kc__math_data;
 
 static kc__int_loop kc__int_loop_of(int32_t op, size_t esize, bool pred);
+
+/* Rough nanoseconds an element, for the split across the pool: a vector
+ * kernel 1, a float op its row's COST, an integer op 1. */
+static double kc__math_cost(const kc__math_plan* plan) {
+  bool is_float = plan->type == KC__E_f32 || plan->type == KC__E_f64;
+  if (!is_float) return 1.0;
+  if (plan->type == KC__E_f32 && kc__ew_vector_fn(plan->op) >= 0) return 1.0;
+  return kc__ew_cost(plan->op);
+}
 
 static kc_status* kc__math_prepare(const kc_program* p, const kc__instr* in,
                                    const kc__prepare_ctx* ctx, const void** out) {
@@ -125,6 +135,8 @@ static kc_status* kc__math_prepare(const kc_program* p, const kc__instr* in,
   d->int_loop = kc__etype_is_int(d->plan.type) || d->plan.type == KC__E_pred
                     ? kc__int_loop_of(d->plan.op, d->esize, d->plan.type == KC__E_pred)
                     : NULL;
+  d->out_esize = kc__ew_pred_result(d->plan.op) ? 1 : d->esize;
+  d->cost = d->int_loop ? 0.25 : kc__math_cost(&d->plan);
   *out = d;
   return NULL;
 }
@@ -414,21 +426,11 @@ typedef struct kc__math_job {
 static void kc__math_range(void* p, int64_t begin, int64_t end) {
   const kc__math_job* job = p;
   const kc__math_data* d = job->d;
-  size_t in_es = d->esize;
-  size_t out_es = kc__ew_pred_result(d->plan.op) ? 1 : in_es;
+  size_t in_es = d->esize, out_es = d->out_esize;
   const void* ins[2];
   ins[0] = (const char*)job->ins[0] + (size_t)begin * in_es;
   ins[1] = d->plan.binary ? (const char*)job->ins[1] + (size_t)begin * in_es : NULL;
   kc__math_run(d, (char*)job->out + (size_t)begin * out_es, ins, end - begin);
-}
-
-/* Rough nanoseconds an element, for the split across the pool: a vector
- * kernel 1, a float op its row's COST, an integer op 1. */
-static double kc__math_cost(const kc__math_plan* plan) {
-  bool is_float = plan->type == KC__E_f32 || plan->type == KC__E_f64;
-  if (!is_float) return 1.0;
-  if (plan->type == KC__E_f32 && kc__ew_vector_fn(plan->op) >= 0) return 1.0;
-  return kc__ew_cost(plan->op);
 }
 
 static void kc__math_tile(const void* data, void* out, const void* const* ins, int64_t n) {
@@ -448,8 +450,7 @@ static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     return NULL;
   }
   kc__math_job job = {d, out, ins};
-  double cost = d->int_loop ? 0.25 : kc__math_cost(&d->plan);
-  kc__split_run(ctx->pool, d->plan.count, cost, kc__math_range, &job);
+  kc__split_run(ctx->pool, d->plan.count, d->cost, kc__math_range, &job);
   return NULL;
 }
 
