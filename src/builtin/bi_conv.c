@@ -11,7 +11,8 @@
  * PyTorch's) unfolds each image into [k, p], and [o, k] times it is the
  * image's [o, p]. The gradient multiplies the same unfolded chunk with dy
  * (dw), and dy with the kernel into the unfolded shape, folded back into
- * dx (col2im), image by image. */
+ * dx (col2im), image by image. The unfolding and folding are
+ * kernels/conv.h's, which the HLO convolution shares. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "builtin/bi_spatial.h"
 #include "builtin/builtin_internal.h"
 #include "internal/common.h"
+#include "kernels/conv.h"
 
 /* Bytes of unfolded rows a chunk of images holds at most (one image at
  * least): about a core's L2, so that the GEMM packs what im2col has just
@@ -240,145 +242,17 @@ kc_status* kc__cv_geom_of(kc_kernel_ctx* ctx, bool pool, kc__cv_geom* g) {
   g->dw = a.dil[1];
   g->pt = a.pad[0];
   g->pl = a.pad[2];
-  g->oh = (g->h + a.pad[0] + a.pad[1] - (g->dh * (g->kh - 1) + 1)) / g->sh + 1;
-  g->ow = (g->w + a.pad[2] + a.pad[3] - (g->dw * (g->kw - 1) + 1)) / g->sw + 1;
+  if (!kc__window_positions(g->h, a.pad[0], a.pad[1], 1, g->kh, g->dh, g->sh, &g->oh) ||
+      !kc__window_positions(g->w, a.pad[2], a.pad[3], 1, g->kw, g->dw, g->sw, &g->ow)) {
+    return kc_status_create(KC_INVALID_ARGUMENT,
+                            "the window, padding and dilations overflow 64 bits");
+  }
   g->p = g->oh * g->ow;
   g->k = g->kh * g->kw * g->cg;
   kc__cv_strides(nchw, g->c, g->h, g->w, g->xs);
   kc__cv_strides(nchw, g->o, g->oh, g->ow, g->ys);
   return NULL;
 }
-
-/* Input row iy (column ix) of output row oy (column ox) and window row ky
- * (column kx); outside 0 .. h - 1 (w - 1) in the padding. */
-static inline int64_t kc__cv_iy(const kc__cv_geom* g, int64_t oy, int64_t ky) {
-  return oy * g->sh - g->pt + ky * g->dh;
-}
-
-static inline int64_t kc__cv_ix(const kc__cv_geom* g, int64_t ox, int64_t kx) {
-  return ox * g->sw - g->pl + kx * g->dw;
-}
-
-/* ---- im2col and col2im ------------------------------------------------------------------ */
-
-/* NHWC unfolds into rows, one per output position of the chunk, each
- * [kh, kw, cg] (the HWIO kernel's [k, o] rows): the product is [n p, o],
- * which is y itself with one group. NCHW unfolds each image into [k, p],
- * rows (c, ky, kx) along the output positions (OIHW's [o, k] times it is
- * the image's [o, p], again y itself), so that a row copies runs of an
- * input row. */
-typedef struct kc__cv_job {
-  const kc__cv_geom* g;
-  int64_t n0, grp; /* the chunk's first image, the group */
-  const void* x;   /* the input (im2col), or the unfolded rows (col2im) */
-  void* out;       /* the unfolded rows (im2col), or dx (col2im) */
-} kc__cv_job;
-
-/* Output columns ox with input column ox sw + off inside 0 .. w - 1:
- * [*lo, *hi). */
-static void kc__cv_span(int64_t n, int64_t stride, int64_t off, int64_t w, int64_t* lo,
-                        int64_t* hi) {
-  int64_t a = off >= 0 ? 0 : (-off + stride - 1) / stride;
-  int64_t b = w - off <= 0 ? 0 : (w - off + stride - 1) / stride;
-  *lo = a < n ? a : n;
-  *hi = b < *lo ? *lo : (b < n ? b : n);
-}
-
-/* NHWC: row r of the chunk, the window of output position r % p of image
- * n0 + r / p, (ky, kx, c), zeros in the padding. */
-#define KC__CV_IM2COL_NHWC(T)                                                              \
-  static void kc__cv_im2col_nhwc_##T(void* ctx, int64_t begin, int64_t end) {              \
-    const kc__cv_job* j = ctx;                                                             \
-    const kc__cv_geom* g = j->g;                                                           \
-    for (int64_t r = begin; r < end; ++r) {                                                \
-      int64_t n = j->n0 + r / g->p, pos = r % g->p, oy = pos / g->ow, ox = pos % g->ow;    \
-      const T* xn = (const T*)j->x + n * g->xs[0] + j->grp * g->cg;                        \
-      T* row = (T*)j->out + r * g->k;                                                      \
-      for (int64_t ky = 0; ky < g->kh; ++ky) {                                             \
-        int64_t iy = kc__cv_iy(g, oy, ky);                                                 \
-        for (int64_t kx = 0; kx < g->kw; ++kx, row += g->cg) {                             \
-          int64_t ix = kc__cv_ix(g, ox, kx);                                               \
-          if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) {                              \
-            for (int64_t c = 0; c < g->cg; ++c) row[c] = 0;                                \
-          } else {                                                                         \
-            const T* src = xn + iy * g->xs[2] + ix * g->xs[3];                             \
-            for (int64_t c = 0; c < g->cg; ++c) row[c] = src[c];                           \
-          }                                                                                \
-        }                                                                                  \
-      }                                                                                    \
-    }                                                                                      \
-  }
-
-/* NCHW: item i k + q of the chunk is row q = (c, ky, kx) of image i's
- * [k, p]. */
-#define KC__CV_IM2COL_NCHW(T)                                                               \
-  static void kc__cv_im2col_nchw_##T(void* ctx, int64_t begin, int64_t end) {               \
-    const kc__cv_job* j = ctx;                                                              \
-    const kc__cv_geom* g = j->g;                                                            \
-    for (int64_t item = begin; item < end; ++item) {                                        \
-      int64_t i = item / g->k, q = item % g->k;                                             \
-      int64_t c = q / (g->kh * g->kw), ky = q / g->kw % g->kh, kx = q % g->kw;              \
-      const T* xc = (const T*)j->x + (j->n0 + i) * g->xs[0] + (j->grp * g->cg + c) * g->xs[1]; \
-      T* row = (T*)j->out + item * g->p;                                                    \
-      int64_t off = kx * g->dw - g->pl, lo, hi;                                             \
-      kc__cv_span(g->ow, g->sw, off, g->w, &lo, &hi);                                       \
-      for (int64_t oy = 0; oy < g->oh; ++oy, row += g->ow) {                                \
-        int64_t iy = kc__cv_iy(g, oy, ky);                                                  \
-        if (iy < 0 || iy >= g->h) {                                                         \
-          for (int64_t ox = 0; ox < g->ow; ++ox) row[ox] = 0;                               \
-          continue;                                                                         \
-        }                                                                                   \
-        const T* src = xc + iy * g->w + off;                                                \
-        for (int64_t ox = 0; ox < lo; ++ox) row[ox] = 0;                                    \
-        if (g->sw == 1) {                                                                   \
-          for (int64_t ox = lo; ox < hi; ++ox) row[ox] = src[ox];                           \
-        } else {                                                                            \
-          for (int64_t ox = lo; ox < hi; ++ox) row[ox] = src[ox * g->sw];                   \
-        }                                                                                   \
-        for (int64_t ox = hi; ox < g->ow; ++ox) row[ox] = 0;                                \
-      }                                                                                     \
-    }                                                                                       \
-  }
-
-/* Image i of the chunk: its unfolded rows added into dx (zeroed before),
- * the reverse of im2col. Images are disjoint in dx, so they run in
- * parallel. */
-#define KC__CV_COL2IM(T)                                                                     \
-  static void kc__cv_col2im_##T(void* ctx, int64_t begin, int64_t end) {                     \
-    const kc__cv_job* j = ctx;                                                               \
-    const kc__cv_geom* g = j->g;                                                             \
-    for (int64_t i = begin; i < end; ++i) {                                                  \
-      T* dn = (T*)j->out + (j->n0 + i) * g->xs[0] + j->grp * g->cg * g->xs[1];               \
-      if (!g->nchw) {                                                                        \
-        const T* row = (const T*)j->x + i * g->p * g->k;                                     \
-        for (int64_t pos = 0; pos < g->p; ++pos) {                                           \
-          int64_t oy = pos / g->ow, ox = pos % g->ow;                                        \
-          for (int64_t ky = 0; ky < g->kh; ++ky) {                                           \
-            int64_t iy = kc__cv_iy(g, oy, ky);                                               \
-            for (int64_t kx = 0; kx < g->kw; ++kx, row += g->cg) {                           \
-              int64_t ix = kc__cv_ix(g, ox, kx);                                             \
-              if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) continue;                    \
-              T* dst = dn + iy * g->xs[2] + ix * g->xs[3];                                   \
-              for (int64_t c = 0; c < g->cg; ++c) dst[c] += row[c];                          \
-            }                                                                                \
-          }                                                                                  \
-        }                                                                                    \
-        continue;                                                                            \
-      }                                                                                      \
-      for (int64_t q = 0; q < g->k; ++q) {                                                   \
-        int64_t c = q / (g->kh * g->kw), ky = q / g->kw % g->kh, kx = q % g->kw;             \
-        const T* row = (const T*)j->x + (i * g->k + q) * g->p;                               \
-        int64_t off = kx * g->dw - g->pl, lo, hi;                                            \
-        kc__cv_span(g->ow, g->sw, off, g->w, &lo, &hi);                                      \
-        for (int64_t oy = 0; oy < g->oh; ++oy, row += g->ow) {                               \
-          int64_t iy = kc__cv_iy(g, oy, ky);                                                 \
-          if (iy < 0 || iy >= g->h) continue;                                                \
-          T* dst = dn + c * g->xs[1] + iy * g->w + off;                                      \
-          for (int64_t ox = lo; ox < hi; ++ox) dst[ox * g->sw] += row[ox];                   \
-        }                                                                                    \
-      }                                                                                      \
-    }                                                                                        \
-  }
 
 /* NHWC with groups: between the chunk's [rows, og] block of group grp and
  * y (or dy): to_tensor scatters the block into `t`, else gathers it. */
@@ -407,12 +281,6 @@ typedef struct kc__cv_move_job {
     }                                                                                    \
   }
 
-KC__CV_IM2COL_NHWC(float)
-KC__CV_IM2COL_NHWC(double)
-KC__CV_IM2COL_NCHW(float)
-KC__CV_IM2COL_NCHW(double)
-KC__CV_COL2IM(float)
-KC__CV_COL2IM(double)
 KC__CV_MOVE(float)
 KC__CV_MOVE(double)
 
@@ -421,6 +289,7 @@ KC__CV_MOVE(double)
 /* The work of one call: its geometry, scratch and pool. */
 typedef struct kc__cv_conv {
   kc__cv_geom g;
+  kc__conv_geom unfold; /* g as kernels/conv.h's unfolding sees it */
   kc_thread_pool* pool;
   size_t es;
   int64_t imgs; /* images a chunk holds */
@@ -440,6 +309,24 @@ static kc_status* kc__cv_conv_init(kc_kernel_ctx* ctx, bool grad, kc__cv_conv* c
   cv->pool = kc_kernel_ctx_get_thread_pool(ctx);
   cv->es = g->f32 ? sizeof(float) : sizeof(double);
   int64_t per_image = g->p * g->k * (int64_t)cv->es;
+  kc__conv_geom* u = &cv->unfold;
+  u->win.dims = 2;
+  int64_t in[2] = {g->h, g->w}, size[2] = {g->kh, g->kw}, out[2] = {g->oh, g->ow};
+  int64_t stride[2] = {g->sh, g->sw}, low[2] = {g->pt, g->pl}, dil[2] = {g->dh, g->dw};
+  for (int32_t d = 0; d < 2; ++d) {
+    u->win.in[d] = in[d];
+    u->win.size[d] = size[d];
+    u->win.out[d] = out[d];
+    u->win.stride[d] = stride[d];
+    u->win.low[d] = low[d];
+    u->win.lhs_dil[d] = 1;
+    u->win.rhs_dil[d] = dil[d];
+    u->x_s[d] = g->xs[2 + d];
+  }
+  u->x_b = g->xs[0];
+  u->x_f = g->xs[1];
+  u->features = g->cg;
+  kc__conv_geom_finish(u);
   cv->imgs = per_image > 0 && per_image < KC__CV_CHUNK_BYTES ? KC__CV_CHUNK_BYTES / per_image : 1;
   if (cv->imgs > g->n) cv->imgs = g->n > 0 ? g->n : 1;
   KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, cv->imgs * g->p * g->k, cv->es, &cv->rows));
@@ -456,26 +343,32 @@ static kc_status* kc__cv_conv_init(kc_kernel_ctx* ctx, bool grad, kc__cv_conv* c
   return NULL;
 }
 
-/* The chunk of `count` images from n0 unfolded into cv->rows. */
+/* x (or dx) of `es` bytes an element, at group grp's first feature. */
+static const void* kc__cv_group(const kc__cv_conv* cv, const void* x, int64_t grp) {
+  return (const char*)x + (size_t)(grp * cv->g.cg * cv->g.xs[1]) * cv->es;
+}
+
+/* The chunk of `count` images from n0 unfolded into cv->rows: NHWC's
+ * rows, NCHW's columns (kernels/conv.h). */
 static void kc__cv_unfold(kc__cv_conv* cv, const void* x, int64_t n0, int64_t count,
                           int64_t grp) {
-  const kc__cv_geom* g = &cv->g;
-  kc__cv_job j = {.g = g, .n0 = n0, .grp = grp, .x = x, .out = cv->rows};
-  if (g->nchw) {
-    kc_thread_pool_parallel_for(cv->pool, count * g->k, g->p + 1,
-                                g->f32 ? kc__cv_im2col_nchw_float : kc__cv_im2col_nchw_double, &j);
+  const void* xg = kc__cv_group(cv, x, grp);
+  if (cv->g.nchw) {
+    kc__conv_unfold_cols(&cv->unfold, cv->es, xg, n0, count, cv->rows, cv->pool);
   } else {
-    kc_thread_pool_parallel_for(cv->pool, count * g->p, g->k + 1,
-                                g->f32 ? kc__cv_im2col_nhwc_float : kc__cv_im2col_nhwc_double, &j);
+    kc__conv_unfold_rows(&cv->unfold, cv->es, xg, n0 * cv->g.p, count * cv->g.p, cv->rows,
+                         cv->pool);
   }
 }
 
 /* cv->rows (as unfolded) added into dx. */
 static void kc__cv_fold(kc__cv_conv* cv, void* dx, int64_t n0, int64_t count, int64_t grp) {
-  const kc__cv_geom* g = &cv->g;
-  kc__cv_job j = {.g = g, .n0 = n0, .grp = grp, .x = cv->rows, .out = dx};
-  kc_thread_pool_parallel_for(cv->pool, count, g->p * g->k * 2 + 1,
-                              g->f32 ? kc__cv_col2im_float : kc__cv_col2im_double, &j);
+  void* dg = (void*)kc__cv_group(cv, dx, grp);
+  if (cv->g.nchw) {
+    kc__conv_fold_cols(&cv->unfold, cv->es, cv->rows, n0, count, dg, cv->pool);
+  } else {
+    kc__conv_fold_rows(&cv->unfold, cv->es, cv->rows, n0, count, dg, cv->pool);
+  }
 }
 
 static void kc__cv_move(kc__cv_conv* cv, void* t, int64_t n0, int64_t count, int64_t grp,

@@ -46,6 +46,7 @@
 #define KCALL_PROGRAM_INSTR_H_
 
 #include "kcall/runtime.h"
+#include "kernels/conv.h"
 #include "kernels/etype.h"
 #include "program/program_internal.h"
 
@@ -178,33 +179,6 @@ const kc__instr_def* kc__instr_def_find_name(kc_string_view name);
 const kc__instr_def* kc__instr_def_at(size_t i);
 
 /* ---- helpers for verify functions ----------------------------------------- */
-
-/* The positions a window takes along one dimension (convolution,
- * reduce-window): `size` elements dilated by `base_dilation` and padded by
- * lo and hi (either may be negative), a window of `window` taps dilated by
- * `window_dilation`, moved by `stride` (>= 1). False when a step of the
- * arithmetic overflows int64 (attributes no real program has), for the
- * verify function to refuse. */
-static inline bool kc__window_positions(int64_t size, int64_t lo, int64_t hi,
-                                        int64_t base_dilation, int64_t window,
-                                        int64_t window_dilation, int64_t stride,
-                                        int64_t* out) {
-  int64_t dilated = 0, padded, span = 0;
-  if (size > 0 && (__builtin_mul_overflow(size - 1, base_dilation, &dilated) ||
-                   __builtin_add_overflow(dilated, 1, &dilated))) {
-    return false;
-  }
-  if (__builtin_add_overflow(dilated, lo, &padded) ||
-      __builtin_add_overflow(padded, hi, &padded)) {
-    return false;
-  }
-  if (window > 0 && (__builtin_mul_overflow(window - 1, window_dilation, &span) ||
-                     __builtin_add_overflow(span, 1, &span))) {
-    return false;
-  }
-  *out = padded < span || stride < 1 ? 0 : (padded - span) / stride + 1;
-  return true;
-}
 
 /* Operand i's shape. */
 static inline const kc_shape* kc__instr_operand(const kc_program* p, const kc__instr* in,

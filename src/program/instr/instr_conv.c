@@ -9,15 +9,16 @@
  * signed or not: JAX's int8 convolutions with preferred_element_type
  * int32) are converted to the result's type and multiplied and summed in
  * it, wrapping as XLA's do (computed modulo 2^64, then truncated); they
- * do not mix with floats. Without groups, f32 runs as an
- * im2col product on the blocked GEMM of gemm_f32.c (which splits large
- * products across the thread pool); everything else runs a direct loop
- * over the result's positions (all output features at once), split
- * across the pool. */
+ * do not mix with floats. Without groups, f32 runs as an im2col product
+ * (kernels/conv.c's rows) on the blocked GEMM of gemm_f32.c (which
+ * splits large products across the thread pool); everything else runs a
+ * direct loop over the result's positions (all output features at once),
+ * split across the pool. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "internal/common.h"
+#include "kernels/conv.h"
 #include "kernels/half.h"
 #include "kernels/gemm_f32.h"
 #include "program/instr/instr.h"
@@ -27,18 +28,17 @@
 enum { KC__CT_F16, KC__CT_BF16, KC__CT_F32, KC__CT_F64, KC__CT_INT, KC__CT_NONE };
 
 typedef struct kc__conv_plan {
-  int32_t nsp;                       /* spatial dimensions */
+  /* The window over the input's spatial dimensions, the input's strides
+   * and its features per group (the kernel's input features). */
+  kc__conv_geom g;
   int64_t batch, out_batch;          /* N, N / batch_group_count */
   int64_t in_feat, rhs_in, out_feat; /* C, the kernel's input features, O */
   int64_t groups, batch_groups;
-  int64_t in_sp[KC__CONV_MAX_SP], k_sp[KC__CONV_MAX_SP], out_sp[KC__CONV_MAX_SP];
-  int64_t stride[KC__CONV_MAX_SP], low[KC__CONV_MAX_SP];
-  int64_t lhs_dil[KC__CONV_MAX_SP], rhs_dil[KC__CONV_MAX_SP];
-  /* Row-major element strides of each labelled dimension. */
-  int64_t lhs_b, lhs_f, lhs_s[KC__CONV_MAX_SP];
+  /* Row-major element strides of each labelled dimension (the input's
+   * are g's). */
   int64_t rhs_o, rhs_i, rhs_s[KC__CONV_MAX_SP];
   int64_t out_b, out_f, out_s[KC__CONV_MAX_SP];
-  int64_t lhs_count, rhs_count, out_count, out_sp_count, window_count;
+  int64_t lhs_count, rhs_count, out_count;
   int lhs_type, rhs_type, out_type;
   DLDataType lhs_dt, rhs_dt, out_dt;
   bool f64;        /* computed in double, else in float */
@@ -49,10 +49,10 @@ typedef struct kc__conv_plan {
   bool lhs_direct; /* 1x1, unit stride, no padding, b..f input: im2col is the input */
   const kc__gemm_f32_kernel* kernel;
   /* The direct loop's taps: for spatial dimension d, output position o
-   * and window position w, taps[tap_base[d] + o * k_sp[d] + w] is the
-   * input's element offset along d (index times stride), or -1 in
-   * padding or a dilation hole. NULL: computed as it goes (a table
-   * that would be too large). */
+   * and window position w, taps[tap_base[d] + o * g.win.size[d] + w] is
+   * the input's element offset along d (index times stride), or -1 in
+   * padding or a dilation hole (kc__window_taps). NULL: computed as it
+   * goes (a table that would be too large). */
   int64_t* taps;
   int64_t tap_base[KC__CONV_MAX_SP];
 } kc__conv_plan;
@@ -236,11 +236,12 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
   plan->lhs_dt = lt;
   plan->rhs_dt = rt;
   plan->out_dt = ot;
-  plan->f64 = plan->lhs_type == KC__CT_F64 || plan->rhs_type == KC__CT_F64 ||
-              plan->out_type == KC__CT_F64;
+  plan->f64 =
+      plan->lhs_type == KC__CT_F64 || plan->rhs_type == KC__CT_F64 || plan->out_type == KC__CT_F64;
   kc__conv_labels l;
   KC_RETURN_IF_ERROR(kc__labels_read(in, &l));
-  int32_t nsp = plan->nsp = l.nsp;
+  int32_t nsp = plan->g.win.dims = l.nsp;
+  kc__window* win = &plan->g.win;
   const kc_shape* shapes[2] = {lhs, rhs};
   static const char* const what[2] = {"operand 0 (the input)", "operand 1 (the kernel)"};
   for (int k = 0; k < 2; ++k) {
@@ -291,41 +292,41 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
   plan->out_batch = plan->batch / bg;
   int64_t high[KC__CONV_MAX_SP], size[KC__CONV_MAX_SP];
   for (int32_t d = 0; d < nsp; ++d) {
-    plan->in_sp[d] = ld[l.sp[0][d]];
-    plan->k_sp[d] = rd[l.sp[1][d]];
+    win->in[d] = ld[l.sp[0][d]];
+    win->size[d] = rd[l.sp[1][d]];
   }
   KC_RETURN_IF_ERROR(kc__conv_window(in, "window_dimensions", "size", nsp, 0, 0, size));
   if (kc__instr_attr(in, "window_dimensions")) {
     for (int32_t d = 0; d < nsp; ++d) {
-      if (size[d] != plan->k_sp[d]) {
+      if (size[d] != win->size[d]) {
         return kc__instr_error(in, KC_INVALID_ARGUMENT,
                                "window size: entry %d: expected %lld (the kernel's spatial "
                                "dimension %d), got %lld",
-                               d, (long long)plan->k_sp[d], d, (long long)size[d]);
+                               d, (long long)win->size[d], d, (long long)size[d]);
       }
     }
   }
-  KC_RETURN_IF_ERROR(kc__conv_window(in, "window_strides", "stride", nsp, 1, 1, plan->stride));
-  KC_RETURN_IF_ERROR(kc__conv_window(in, "padding_low", "pad", nsp, 0, INT64_MIN, plan->low));
+  KC_RETURN_IF_ERROR(kc__conv_window(in, "window_strides", "stride", nsp, 1, 1, win->stride));
+  KC_RETURN_IF_ERROR(kc__conv_window(in, "padding_low", "pad", nsp, 0, INT64_MIN, win->low));
   KC_RETURN_IF_ERROR(kc__conv_window(in, "padding_high", "pad", nsp, 0, INT64_MIN, high));
-  KC_RETURN_IF_ERROR(kc__conv_window(in, "base_dilations", "lhs_dilate", nsp, 1, 1, plan->lhs_dil));
+  KC_RETURN_IF_ERROR(kc__conv_window(in, "base_dilations", "lhs_dilate", nsp, 1, 1, win->lhs_dil));
   KC_RETURN_IF_ERROR(
-      kc__conv_window(in, "window_dilations", "rhs_dilate", nsp, 1, 1, plan->rhs_dil));
+      kc__conv_window(in, "window_dilations", "rhs_dilate", nsp, 1, 1, win->rhs_dil));
   int64_t want[KC_TENSOR_MAX_NDIM];
   want[l.a[2]] = plan->out_batch;
   want[l.b[2]] = plan->out_feat;
-  plan->out_sp_count = plan->window_count = 1;
+  plan->g.positions = plan->g.taps = 1;
   for (int32_t d = 0; d < nsp; ++d) {
-    if (!kc__window_positions(plan->in_sp[d], plan->low[d], high[d], plan->lhs_dil[d],
-                              plan->k_sp[d], plan->rhs_dil[d], plan->stride[d],
-                              &plan->out_sp[d])) {
+    if (!kc__window_positions(win->in[d], win->low[d], high[d], win->lhs_dil[d], win->size[d],
+                              win->rhs_dil[d], win->stride[d], &win->out[d])) {
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "spatial dimension %d: the window, padding and dilations "
-                             "overflow 64 bits", d);
+                             "overflow 64 bits",
+                             d);
     }
-    want[l.sp[2][d]] = plan->out_sp[d];
-    if (__builtin_mul_overflow(plan->out_sp_count, plan->out_sp[d], &plan->out_sp_count) ||
-        __builtin_mul_overflow(plan->window_count, plan->k_sp[d], &plan->window_count)) {
+    want[l.sp[2][d]] = win->out[d];
+    if (__builtin_mul_overflow(plan->g.positions, win->out[d], &plan->g.positions) ||
+        __builtin_mul_overflow(plan->g.taps, win->size[d], &plan->g.taps)) {
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "the windows or the result count past 64 bits");
     }
@@ -350,10 +351,12 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
     pos[0] = l.a[k];
     pos[1] = l.b[k];
     for (int32_t d = 0; d < nsp; ++d) pos[2 + d] = l.sp[k][d];
-    if (k == 0) kc__conv_strides(lhs, pos, nsp, &plan->lhs_b, &plan->lhs_f, plan->lhs_s);
+    if (k == 0) kc__conv_strides(lhs, pos, nsp, &plan->g.x_b, &plan->g.x_f, plan->g.x_s);
     if (k == 1) kc__conv_strides(rhs, pos, nsp, &plan->rhs_o, &plan->rhs_i, plan->rhs_s);
     if (k == 2) kc__conv_strides(r, pos, nsp, &plan->out_b, &plan->out_f, plan->out_s);
   }
+  plan->g.features = plan->rhs_in;
+  kc__conv_geom_finish(&plan->g);
   plan->lhs_count = kc__conv_elems(lhs);
   plan->rhs_count = kc__conv_elems(rhs);
   plan->out_count = kc__conv_elems(r);
@@ -370,10 +373,9 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
   }
   plan->rhs_packed = rhs_packed;
   plan->out_packed = out_packed;
-  bool unit = plan->window_count == 1;
+  bool unit = plan->g.taps == 1;
   for (int32_t d = 0; d < nsp; ++d) {
-    unit = unit && plan->stride[d] == 1 && plan->low[d] == 0 && high[d] == 0 &&
-           plan->lhs_dil[d] == 1;
+    unit = unit && win->stride[d] == 1 && win->low[d] == 0 && high[d] == 0 && win->lhs_dil[d] == 1;
   }
   plan->lhs_direct = unit && lhs_bxf;
   return NULL;
@@ -410,23 +412,15 @@ static kc_status* kc__conv_prepare(const kc_program* p, const kc__instr* in,
   }
   if (!plan->gemm) {
     int64_t total = 0;
-    for (int32_t d = 0; d < plan->nsp; ++d) {
+    for (int32_t d = 0; d < plan->g.win.dims; ++d) {
       plan->tap_base[d] = total;
-      total += plan->out_sp[d] * plan->k_sp[d];
+      total += plan->g.win.out[d] * plan->g.win.size[d];
     }
     plan->taps = total <= ((int64_t)1 << 22)
                      ? kc__arena_alloc(ctx->arena, (size_t)total * sizeof(int64_t) + 1)
                      : NULL;
-    for (int32_t d = 0; plan->taps && d < plan->nsp; ++d) {
-      int64_t* t = plan->taps + plan->tap_base[d];
-      for (int64_t o = 0; o < plan->out_sp[d]; ++o) {
-        for (int64_t w = 0; w < plan->k_sp[d]; ++w) {
-          int64_t pos = o * plan->stride[d] + w * plan->rhs_dil[d] - plan->low[d];
-          int64_t i = pos / plan->lhs_dil[d];
-          bool inside = pos >= 0 && pos % plan->lhs_dil[d] == 0 && i < plan->in_sp[d];
-          t[o * plan->k_sp[d] + w] = inside ? i * plan->lhs_s[d] : -1;
-        }
-      }
+    for (int32_t d = 0; plan->taps && d < plan->g.win.dims; ++d) {
+      kc__window_taps(&plan->g.win, d, plan->g.x_s[d], plan->taps + plan->tap_base[d]);
     }
   }
   *out = plan;
@@ -490,16 +484,6 @@ static void kc__conv_store_int(DLDataType t, const uint64_t* src, int64_t n, voi
   }
 }
 
-/* fn over [0, total): on `pool`, or on the caller without one. */
-static void kc__conv_parallel(kc_thread_pool* pool, int64_t total, int64_t cost, kc_range_fn fn,
-                              void* ctx) {
-  if (pool) {
-    kc_thread_pool_parallel_for(pool, total, cost, fn, ctx);
-  } else {
-    fn(ctx, 0, total);
-  }
-}
-
 /* ---- the direct loop ------------------------------------------------------------------ */
 
 typedef struct kc__conv_run {
@@ -507,10 +491,7 @@ typedef struct kc__conv_run {
   const void* lhs;
   const void* rhs;
   void* out;
-  float* cols;   /* im2col rows, for the GEMM path */
   void* scratch; /* the direct loop's sums: out_feat per participant */
-  int64_t row0;
-  int64_t k; /* columns of a row */
 } kc__conv_run;
 
 /* Positions [begin, end) of the result (a batch element and a spatial
@@ -518,76 +499,75 @@ typedef struct kc__conv_run {
  * input, every output feature takes its group's input features, so the
  * tap's offsets are found once per position rather than once per output
  * element. */
-#define KC__CONV_DIRECT(T)                                                                   \
-  static void kc__conv_direct_##T(void* vctx, int64_t begin, int64_t end, int32_t worker) { \
-    const kc__conv_run* run = vctx;                                                          \
-    const kc__conv_plan* plan = run->plan;                                                   \
-    const T* x = run->lhs;                                                                   \
-    const T* w = run->rhs;                                                                   \
-    T* y = run->out;                                                                         \
-    int32_t nsp = plan->nsp;                                                                 \
-    int64_t ci = plan->rhs_in, nf = plan->out_feat;                                          \
-    int64_t ngroups = plan->groups > plan->batch_groups ? plan->groups : plan->batch_groups; \
-    int64_t per = nf / ngroups;                                                              \
-    bool depthwise = plan->groups == nf && ci == 1 && plan->lhs_f == 1 && plan->rhs_o == 1;  \
-    T* acc = (T*)run->scratch + (size_t)worker * (size_t)nf;                                 \
-    for (int64_t pos_i = begin; pos_i < end; ++pos_i) {                                      \
-      int64_t ob = pos_i / plan->out_sp_count, rest = pos_i % plan->out_sp_count;            \
-      int64_t osp[KC__CONV_MAX_SP], yoff = ob * plan->out_b;                                 \
-      for (int32_t d = nsp - 1; d >= 0; --d) {                                               \
-        osp[d] = rest % plan->out_sp[d];                                                     \
-        rest /= plan->out_sp[d];                                                             \
-        yoff += osp[d] * plan->out_s[d];                                                     \
-      }                                                                                      \
-      for (int64_t f = 0; f < nf; ++f) acc[f] = 0;                                           \
-      int64_t wi[KC__CONV_MAX_SP];                                                           \
-      for (int32_t d = 0; d < nsp; ++d) wi[d] = 0;                                           \
-      for (int64_t k = 0; k < plan->window_count; ++k) {                                     \
-        int64_t xoff = 0, woff = 0;                                                          \
-        bool inside = true;                                                                  \
-        for (int32_t d = 0; d < nsp && inside; ++d) {                                        \
-          int64_t at;                                                                        \
-          if (plan->taps) {                                                                  \
-            at = plan->taps[plan->tap_base[d] + osp[d] * plan->k_sp[d] + wi[d]];             \
-          } else {                                                                           \
-            int64_t p = osp[d] * plan->stride[d] + wi[d] * plan->rhs_dil[d] - plan->low[d];  \
-            int64_t i = p / plan->lhs_dil[d];                                                \
-            at = p >= 0 && p % plan->lhs_dil[d] == 0 && i < plan->in_sp[d]                   \
-                     ? i * plan->lhs_s[d]                                                    \
-                     : -1;                                                                   \
-          }                                                                                  \
-          inside = at >= 0;                                                                  \
-          xoff += at;                                                                        \
-          woff += wi[d] * plan->rhs_s[d];                                                    \
-        }                                                                                    \
-        if (inside && depthwise) {                                                           \
-          /* One input feature per output feature, both contiguous. */                       \
-          const T* restrict xp = x + ob * plan->lhs_b + xoff;                                \
-          const T* restrict wp = w + woff;                                                   \
-          T* restrict a = acc;                                                               \
-          for (int64_t f = 0; f < nf; ++f) a[f] += xp[f] * wp[f];                            \
-          inside = false;                                                                    \
-        }                                                                                    \
-        for (int64_t g = 0; inside && g < ngroups; ++g) {                                    \
-          /* Feature groups read their slice of the input features; batch                   \
-           * groups their slice of the batch. */                                             \
-          int64_t lb = plan->batch_groups > 1 ? g * plan->out_batch + ob : ob;               \
-          int64_t fb = plan->groups > 1 ? g * ci : 0;                                        \
-          const T* xp = x + lb * plan->lhs_b + fb * plan->lhs_f + xoff;                      \
-          for (int64_t fo = g * per; fo < (g + 1) * per; ++fo) {                             \
-            const T* wp = w + woff + fo * plan->rhs_o;                                       \
-            T sum = 0;                                                                       \
-            for (int64_t ch = 0; ch < ci; ++ch) sum += xp[ch * plan->lhs_f] * wp[ch * plan->rhs_i]; \
-            acc[fo] += sum;                                                                  \
-          }                                                                                  \
-        }                                                                                    \
-        for (int32_t d = nsp - 1; d >= 0; --d) {                                             \
-          if (++wi[d] < plan->k_sp[d]) break;                                                \
-          wi[d] = 0;                                                                         \
-        }                                                                                    \
-      }                                                                                      \
-      for (int64_t f = 0; f < nf; ++f) y[yoff + f * plan->out_f] = acc[f];                   \
-    }                                                                                        \
+#define KC__CONV_DIRECT(T)                                                                       \
+  static void kc__conv_direct_##T(void* vctx, int64_t begin, int64_t end, int32_t worker) {      \
+    const kc__conv_run* run = vctx;                                                              \
+    const kc__conv_plan* plan = run->plan;                                                       \
+    const kc__conv_geom* geo = &plan->g;                                                         \
+    const kc__window* win = &geo->win;                                                           \
+    const T* x = run->lhs;                                                                       \
+    const T* w = run->rhs;                                                                       \
+    T* y = run->out;                                                                             \
+    int32_t nsp = win->dims;                                                                     \
+    int64_t ci = plan->rhs_in, nf = plan->out_feat;                                              \
+    int64_t ngroups = plan->groups > plan->batch_groups ? plan->groups : plan->batch_groups;     \
+    int64_t per = nf / ngroups;                                                                  \
+    bool depthwise = plan->groups == nf && ci == 1 && geo->x_f == 1 && plan->rhs_o == 1;         \
+    T* acc = (T*)run->scratch + (size_t)worker * (size_t)nf;                                     \
+    for (int64_t pos_i = begin; pos_i < end; ++pos_i) {                                          \
+      int64_t ob = pos_i / geo->positions, rest = pos_i % geo->positions;                        \
+      int64_t osp[KC__CONV_MAX_SP], yoff = ob * plan->out_b;                                     \
+      for (int32_t d = nsp - 1; d >= 0; --d) {                                                   \
+        osp[d] = rest % win->out[d];                                                             \
+        rest /= win->out[d];                                                                     \
+        yoff += osp[d] * plan->out_s[d];                                                         \
+      }                                                                                          \
+      for (int64_t f = 0; f < nf; ++f) acc[f] = 0;                                               \
+      int64_t wi[KC__CONV_MAX_SP];                                                               \
+      for (int32_t d = 0; d < nsp; ++d) wi[d] = 0;                                               \
+      for (int64_t k = 0; k < geo->taps; ++k) {                                                  \
+        int64_t xoff = 0, woff = 0;                                                              \
+        bool inside = true;                                                                      \
+        for (int32_t d = 0; d < nsp && inside; ++d) {                                            \
+          int64_t at;                                                                            \
+          if (plan->taps) {                                                                      \
+            at = plan->taps[plan->tap_base[d] + osp[d] * win->size[d] + wi[d]];                  \
+          } else {                                                                               \
+            int64_t i = kc__window_index(win, d, osp[d], wi[d]);                                 \
+            at = i < 0 ? -1 : i * geo->x_s[d];                                                   \
+          }                                                                                      \
+          inside = at >= 0;                                                                      \
+          xoff += at;                                                                            \
+          woff += wi[d] * plan->rhs_s[d];                                                        \
+        }                                                                                        \
+        if (inside && depthwise) {                                                               \
+          /* One input feature per output feature, both contiguous. */                           \
+          const T* restrict xp = x + ob * geo->x_b + xoff;                                       \
+          const T* restrict wp = w + woff;                                                       \
+          T* restrict a = acc;                                                                   \
+          for (int64_t f = 0; f < nf; ++f) a[f] += xp[f] * wp[f];                                \
+          inside = false;                                                                        \
+        }                                                                                        \
+        for (int64_t g = 0; inside && g < ngroups; ++g) {                                        \
+          /* Feature groups read their slice of the input features; batch                        \
+           * groups their slice of the batch. */                                                 \
+          int64_t lb = plan->batch_groups > 1 ? g * plan->out_batch + ob : ob;                   \
+          int64_t fb = plan->groups > 1 ? g * ci : 0;                                            \
+          const T* xp = x + lb * geo->x_b + fb * geo->x_f + xoff;                                \
+          for (int64_t fo = g * per; fo < (g + 1) * per; ++fo) {                                 \
+            const T* wp = w + woff + fo * plan->rhs_o;                                           \
+            T sum = 0;                                                                           \
+            for (int64_t ch = 0; ch < ci; ++ch) sum += xp[ch * geo->x_f] * wp[ch * plan->rhs_i]; \
+            acc[fo] += sum;                                                                      \
+          }                                                                                      \
+        }                                                                                        \
+        for (int32_t d = nsp - 1; d >= 0; --d) {                                                 \
+          if (++wi[d] < win->size[d]) break;                                                     \
+          wi[d] = 0;                                                                             \
+        }                                                                                        \
+      }                                                                                          \
+      for (int64_t f = 0; f < nf; ++f) y[yoff + f * plan->out_f] = acc[f];                       \
+    }                                                                                            \
   }
 KC__CONV_DIRECT(float)
 KC__CONV_DIRECT(double)
@@ -596,63 +576,14 @@ KC__CONV_DIRECT(uint64_t)
 
 /* ---- im2col + GEMM ----------------------------------------------------------------------- */
 
-/* Rows [begin, end) of the im2col matrix of the chunk starting at row0:
- * row (b, spatial position) holds, per window position and input
- * feature, the input element under it (0 in padding and dilation holes). */
-static void kc__conv_im2col(void* vctx, int64_t begin, int64_t end) {
-  const kc__conv_run* run = vctx;
-  const kc__conv_plan* plan = run->plan;
-  const float* x = run->lhs;
-  int32_t nsp = plan->nsp;
-  int64_t ci = plan->rhs_in;
-  for (int64_t r = begin; r < end; ++r) {
-    int64_t row = run->row0 + r;
-    int64_t b = row / plan->out_sp_count;
-    int64_t rest = row % plan->out_sp_count;
-    int64_t osp[KC__CONV_MAX_SP];
-    for (int32_t d = nsp - 1; d >= 0; --d) {
-      osp[d] = rest % plan->out_sp[d];
-      rest /= plan->out_sp[d];
-    }
-    float* dst = run->cols + r * run->k;
-    const float* xb = x + b * plan->lhs_b;
-    int64_t wi[KC__CONV_MAX_SP] = {0};
-    for (int64_t k = 0; k < plan->window_count; ++k, dst += ci) {
-      int64_t xoff = 0;
-      bool inside = true;
-      for (int32_t d = 0; d < nsp && inside; ++d) {
-        int64_t pos = osp[d] * plan->stride[d] + wi[d] * plan->rhs_dil[d] - plan->low[d];
-        if (pos < 0 || pos % plan->lhs_dil[d] != 0) {
-          inside = false;
-        } else {
-          int64_t i = pos / plan->lhs_dil[d];
-          inside = i < plan->in_sp[d];
-          xoff += i * plan->lhs_s[d];
-        }
-      }
-      if (!inside) {
-        memset(dst, 0, (size_t)ci * sizeof *dst);
-      } else if (plan->lhs_f == 1) {
-        memcpy(dst, xb + xoff, (size_t)ci * sizeof *dst);
-      } else {
-        for (int64_t c = 0; c < ci; ++c) dst[c] = xb[xoff + c * plan->lhs_f];
-      }
-      for (int32_t d = nsp - 1; d >= 0; --d) {
-        if (++wi[d] < plan->k_sp[d]) break;
-        wi[d] = 0;
-      }
-    }
-  }
-}
-
 /* The im2col matrix is built in chunks of rows of at most this many
  * floats (16 MiB), each multiplied before the next is built. */
 #define KC__CONV_CHUNK_FLOATS ((int64_t)4 << 20)
 
 static kc_status* kc__conv_gemm(const kc__conv_plan* plan, const float* x, const float* w,
                                 float* y, kc_thread_pool* pool) {
-  int64_t k = plan->window_count * plan->rhs_in;
-  int64_t m = plan->out_batch * plan->out_sp_count;
+  int64_t k = plan->g.taps * plan->rhs_in;
+  int64_t m = plan->out_batch * plan->g.positions;
   int64_t n = plan->out_feat;
   float* wpack = NULL;
   float* ypack = NULL;
@@ -662,15 +593,15 @@ static kc_status* kc__conv_gemm(const kc__conv_plan* plan, const float* x, const
     wpack = kc__malloc((size_t)(k * n) * sizeof *wpack + 1);
     if (!wpack) goto oom;
     int64_t wi[KC__CONV_MAX_SP] = {0};
-    for (int64_t s = 0; s < plan->window_count; ++s) {
+    for (int64_t s = 0; s < plan->g.taps; ++s) {
       int64_t off = 0;
-      for (int32_t d = 0; d < plan->nsp; ++d) off += wi[d] * plan->rhs_s[d];
+      for (int32_t d = 0; d < plan->g.win.dims; ++d) off += wi[d] * plan->rhs_s[d];
       for (int64_t c = 0; c < plan->rhs_in; ++c) {
         float* row = wpack + (s * plan->rhs_in + c) * n;
         for (int64_t o = 0; o < n; ++o) row[o] = w[off + c * plan->rhs_i + o * plan->rhs_o];
       }
-      for (int32_t d = plan->nsp - 1; d >= 0; --d) {
-        if (++wi[d] < plan->k_sp[d]) break;
+      for (int32_t d = plan->g.win.dims - 1; d >= 0; --d) {
+        if (++wi[d] < plan->g.win.size[d]) break;
         wi[d] = 0;
       }
     }
@@ -690,11 +621,9 @@ static kc_status* kc__conv_gemm(const kc__conv_plan* plan, const float* x, const
     if (rows > m) rows = m;
     cols = kc__malloc((size_t)(rows * k) * sizeof *cols + 1);
     if (!cols) goto oom;
-    kc__conv_run run = {.plan = plan, .lhs = x, .cols = cols, .k = k};
     for (int64_t r0 = 0; r0 < m && !st; r0 += rows) {
       int64_t count = m - r0 < rows ? m - r0 : rows;
-      run.row0 = r0;
-      kc__conv_parallel(pool, count, k + 1, kc__conv_im2col, &run);
+      kc__conv_unfold_rows(&plan->g, sizeof(float), x, r0, count, cols, pool);
       st = kc__gemm_f32(plan->kernel, cols, w, c + r0 * n, count, n, k, pool);
     }
   }
@@ -702,20 +631,20 @@ static kc_status* kc__conv_gemm(const kc__conv_plan* plan, const float* x, const
     /* [b, spatial, o] into the result's order. */
     kc__box box;
     memset(&box, 0, sizeof box);
-    box.rank = plan->nsp + 2;
+    box.rank = plan->g.win.dims + 2;
     box.dims[0] = plan->out_batch;
-    box.src_stride[0] = plan->out_sp_count * n;
+    box.src_stride[0] = plan->g.positions * n;
     box.dst_stride[0] = plan->out_b;
     int64_t s = n;
-    for (int32_t d = plan->nsp - 1; d >= 0; --d) {
-      box.dims[1 + d] = plan->out_sp[d];
+    for (int32_t d = plan->g.win.dims - 1; d >= 0; --d) {
+      box.dims[1 + d] = plan->g.win.out[d];
       box.src_stride[1 + d] = s;
       box.dst_stride[1 + d] = plan->out_s[d];
-      s *= plan->out_sp[d];
+      s *= plan->g.win.out[d];
     }
-    box.dims[plan->nsp + 1] = n;
-    box.src_stride[plan->nsp + 1] = 1;
-    box.dst_stride[plan->nsp + 1] = plan->out_f;
+    box.dims[plan->g.win.dims + 1] = n;
+    box.src_stride[plan->g.win.dims + 1] = 1;
+    box.dst_stride[plan->g.win.dims + 1] = plan->out_f;
     kc__box_copy(&box, (const char*)ypack, (char*)y, sizeof(float));
   }
   kc__free(wpack);
@@ -785,8 +714,8 @@ static kc_status* kc__conv_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory in a convolution");
     } else {
       kc__conv_run run = {.plan = plan, .lhs = x, .rhs = w, .out = y, .scratch = scratch};
-      int64_t cost = plan->window_count * plan->rhs_in * plan->out_feat + 1;
-      int64_t positions = plan->out_batch * plan->out_sp_count;
+      int64_t cost = plan->g.taps * plan->rhs_in * plan->out_feat + 1;
+      int64_t positions = plan->out_batch * plan->g.positions;
       kc_range_worker_fn fn = plan->integer ? kc__conv_direct_uint64_t
                               : plan->f64   ? kc__conv_direct_double
                                             : kc__conv_direct_float;

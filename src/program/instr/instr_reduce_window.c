@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "internal/common.h"
+#include "kernels/conv.h"
 #include "kernels/xla_arith.h"
 #include "program/instr/instr.h"
 
@@ -29,10 +30,7 @@
 
 typedef struct kc__rw_plan {
   size_t n;     /* operands reduced together */
-  int32_t rank; /* of the operands */
-  int64_t in_dims[KC__RW_MAX_RANK], out_dims[KC__RW_MAX_RANK];
-  int64_t size[KC__RW_MAX_RANK], stride[KC__RW_MAX_RANK], low[KC__RW_MAX_RANK];
-  int64_t base_dilation[KC__RW_MAX_RANK], window_dilation[KC__RW_MAX_RANK];
+  kc__window win; /* over every dimension of the operands (win.dims: their rank) */
   int64_t in_stride[KC__RW_MAX_RANK]; /* row-major, in elements */
   int64_t out_count, window_count;
   /* Per dimension d, for output index o and window index w: the operand
@@ -86,8 +84,8 @@ static kc_status* kc__rw_read_values(const kc_program* p, const kc__instr* in,
   size_t n = plan->n = in->num_operands / 2;
   const kc_shape* first = kc__instr_operand(p, in, 0);
   KC_RETURN_IF_ERROR(kc__instr_expect_array(in, first, "operand 0"));
-  plan->rank = kc_shape_get_rank(first);
-  memcpy(plan->in_dims, kc_shape_get_dims(first), (size_t)plan->rank * sizeof(int64_t));
+  plan->win.dims = kc_shape_get_rank(first);
+  memcpy(plan->win.in, kc_shape_get_dims(first), (size_t)plan->win.dims * sizeof(int64_t));
   char buf[32], g[256];
   for (size_t i = 0; i < n; ++i) {
     const kc_shape* o = kc__instr_operand(p, in, i);
@@ -95,8 +93,8 @@ static kc_status* kc__rw_read_values(const kc_program* p, const kc__instr* in,
     char what[48];
     snprintf(what, sizeof what, "operand %zu", i);
     KC_RETURN_IF_ERROR(kc__instr_expect_array(in, o, what));
-    if (kc_shape_get_rank(o) != plan->rank ||
-        memcmp(kc_shape_get_dims(o), plan->in_dims, (size_t)plan->rank * sizeof(int64_t)) != 0) {
+    if (kc_shape_get_rank(o) != plan->win.dims ||
+        memcmp(kc_shape_get_dims(o), plan->win.in, (size_t)plan->win.dims * sizeof(int64_t)) != 0) {
       kc_shape_format(o, g, sizeof g);
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "operand %zu: expected the dims of operand 0, got %s", i, g);
@@ -126,7 +124,7 @@ static kc_status* kc__rw_read_values(const kc_program* p, const kc__instr* in,
 /* The window: its attributes, the result's dims, each result leaf. */
 static kc_status* kc__rw_read_window(const kc_program* p, const kc__instr* in,
                                      kc__rw_plan* plan) {
-  int32_t rank = plan->rank;
+  int32_t rank = plan->win.dims;
   const int64_t* size;
   size_t count;
   KC_RETURN_IF_ERROR(kc__instr_attr_ints(in, "window_dimensions", false, &size, &count));
@@ -136,28 +134,28 @@ static kc_status* kc__rw_read_window(const kc_program* p, const kc__instr* in,
                            count);
   }
   int64_t high[KC__RW_MAX_RANK];
-  KC_RETURN_IF_ERROR(kc__rw_attr(in, "window_dimensions", rank, 1, 1, plan->size));
-  KC_RETURN_IF_ERROR(kc__rw_attr(in, "window_strides", rank, 1, 1, plan->stride));
-  KC_RETURN_IF_ERROR(kc__rw_attr(in, "padding_low", rank, 0, INT64_MIN, plan->low));
+  KC_RETURN_IF_ERROR(kc__rw_attr(in, "window_dimensions", rank, 1, 1, plan->win.size));
+  KC_RETURN_IF_ERROR(kc__rw_attr(in, "window_strides", rank, 1, 1, plan->win.stride));
+  KC_RETURN_IF_ERROR(kc__rw_attr(in, "padding_low", rank, 0, INT64_MIN, plan->win.low));
   KC_RETURN_IF_ERROR(kc__rw_attr(in, "padding_high", rank, 0, INT64_MIN, high));
-  KC_RETURN_IF_ERROR(kc__rw_attr(in, "base_dilations", rank, 1, 1, plan->base_dilation));
-  KC_RETURN_IF_ERROR(kc__rw_attr(in, "window_dilations", rank, 1, 1, plan->window_dilation));
+  KC_RETURN_IF_ERROR(kc__rw_attr(in, "base_dilations", rank, 1, 1, plan->win.lhs_dil));
+  KC_RETURN_IF_ERROR(kc__rw_attr(in, "window_dilations", rank, 1, 1, plan->win.rhs_dil));
   plan->out_count = plan->window_count = 1;
   int64_t stride = 1;
   for (int32_t d = rank - 1; d >= 0; --d) {
     plan->in_stride[d] = stride;
-    stride *= plan->in_dims[d];
+    stride *= plan->win.in[d];
   }
   for (int32_t d = 0; d < rank; ++d) {
-    if (!kc__window_positions(plan->in_dims[d], plan->low[d], high[d], plan->base_dilation[d],
-                              plan->size[d], plan->window_dilation[d], plan->stride[d],
-                              &plan->out_dims[d])) {
+    if (!kc__window_positions(plan->win.in[d], plan->win.low[d], high[d], plan->win.lhs_dil[d],
+                              plan->win.size[d], plan->win.rhs_dil[d], plan->win.stride[d],
+                              &plan->win.out[d])) {
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "dimension %d: the window, padding and dilations overflow 64 bits",
                              d);
     }
-    if (__builtin_mul_overflow(plan->out_count, plan->out_dims[d], &plan->out_count) ||
-        __builtin_mul_overflow(plan->window_count, plan->size[d], &plan->window_count)) {
+    if (__builtin_mul_overflow(plan->out_count, plan->win.out[d], &plan->out_count) ||
+        __builtin_mul_overflow(plan->window_count, plan->win.size[d], &plan->window_count)) {
       return kc__instr_error(in, KC_INVALID_ARGUMENT,
                              "the windows or the result count past 64 bits");
     }
@@ -168,10 +166,10 @@ static kc_status* kc__rw_read_window(const kc_program* p, const kc__instr* in,
     bool ok = !kc_shape_is_tuple(r) && kc_dtype_equal(kc_shape_get_dtype(r), t) &&
               kc_shape_get_rank(r) == rank &&
               (rank == 0 ||
-               memcmp(kc_shape_get_dims(r), plan->out_dims, (size_t)rank * sizeof(int64_t)) == 0);
+               memcmp(kc_shape_get_dims(r), plan->win.out, (size_t)rank * sizeof(int64_t)) == 0);
     if (!ok) {
       kc_shape* want = NULL;
-      KC_RETURN_IF_ERROR(kc_shape_create_array(t, plan->out_dims, rank, &want));
+      KC_RETURN_IF_ERROR(kc_shape_create_array(t, plan->win.out, rank, &want));
       char w[256], g[256];
       kc_shape_format(want, w, sizeof w);
       kc_shape_destroy(want);
@@ -250,30 +248,22 @@ static void kc__rw_plan_free(void* thing) {
 
 /* The position tables and the native loop's rows. */
 static bool kc__rw_tables(kc__rw_plan* plan) {
-  int32_t rank = plan->rank;
+  const kc__window* win = &plan->win;
+  int32_t rank = win->dims;
   for (int32_t d = 0; d < rank; ++d) {
-    size_t count = (size_t)(plan->out_dims[d] * plan->size[d]);
-    plan->pos[d] = kc__malloc(count * sizeof(int64_t) + 1);
+    plan->pos[d] = kc__malloc((size_t)(win->out[d] * win->size[d]) * sizeof(int64_t) + 1);
     if (!plan->pos[d]) return false;
-    for (int64_t o = 0; o < plan->out_dims[d]; ++o) {
-      for (int64_t w = 0; w < plan->size[d]; ++w) {
-        int64_t at = o * plan->stride[d] + w * plan->window_dilation[d] - plan->low[d];
-        int64_t i = at / plan->base_dilation[d];
-        bool inside = at >= 0 && at % plan->base_dilation[d] == 0 && i < plan->in_dims[d];
-        plan->pos[d][o * plan->size[d] + w] = inside ? i : -1;
-      }
-    }
+    kc__window_taps(win, d, 1, plan->pos[d]);
   }
   int32_t last = rank - 1;
-  bool rows = plan->op && rank > 0 && plan->size[last] == 1 && plan->stride[last] == 1 &&
-              plan->low[last] == 0 && plan->base_dilation[last] == 1 &&
-              plan->out_dims[last] == plan->in_dims[last];
+  bool rows = plan->op && rank > 0 && win->size[last] == 1 && win->stride[last] == 1 &&
+              win->low[last] == 0 && win->lhs_dil[last] == 1 && win->out[last] == win->in[last];
   plan->outer_rank = rows ? last : rank;
-  plan->row = rows ? plan->in_dims[last] : 1;
+  plan->row = rows ? win->in[last] : 1;
   plan->outer_count = plan->outer_window_count = 1;
   for (int32_t d = 0; d < plan->outer_rank; ++d) {
-    plan->outer_count *= plan->out_dims[d];
-    plan->outer_window_count *= plan->size[d];
+    plan->outer_count *= plan->win.out[d];
+    plan->outer_window_count *= plan->win.size[d];
   }
   return true;
 }
@@ -300,7 +290,7 @@ static inline int64_t kc__rw_offset(const kc__rw_plan* plan, int32_t rank, const
                                     const int64_t* w_idx) {
   int64_t off = 0;
   for (int32_t d = 0; d < rank; ++d) {
-    int64_t i = plan->pos[d][o_idx[d] * plan->size[d] + w_idx[d]];
+    int64_t i = plan->pos[d][o_idx[d] * plan->win.size[d] + w_idx[d]];
     if (i < 0) return -1;
     off += i * plan->in_stride[d];
   }
@@ -359,7 +349,7 @@ static inline void kc__rw_next(int64_t* idx, const int64_t* dims, int32_t rank) 
     int32_t rank = plan->outer_rank;                                                     \
     int64_t row = plan->row;                                                             \
     int64_t o_idx[KC__RW_MAX_RANK];                                                      \
-    kc__rw_unravel(begin, plan->out_dims, rank, o_idx);                                  \
+    kc__rw_unravel(begin, plan->win.out, rank, o_idx);                                  \
     for (int64_t o = begin; o < end; ++o) {                                              \
       ctype* acc = y + o * row;                                                          \
       for (int64_t j = 0; j < row; ++j) acc[j] = init;                                   \
@@ -368,9 +358,9 @@ static inline void kc__rw_next(int64_t* idx, const int64_t* dims, int32_t rank) 
       for (int64_t w = 0; w < plan->outer_window_count; ++w) {                           \
         int64_t off = kc__rw_offset(plan, rank, o_idx, w_idx);                           \
         if (off >= 0) kc__rw_fold_##sfx(plan->op, acc, x + off, row);                    \
-        kc__rw_next(w_idx, plan->size, rank);                                            \
+        kc__rw_next(w_idx, plan->win.size, rank);                                            \
       }                                                                                  \
-      kc__rw_next(o_idx, plan->out_dims, rank);                                          \
+      kc__rw_next(o_idx, plan->win.out, rank);                                          \
     }                                                                                    \
   }
 KC__ETYPES(KC__RW_FOLD)
@@ -408,7 +398,7 @@ static void kc__rw_native_range(void* ctx, int64_t begin, int64_t end) {
 static kc_status* kc__rw_general(const kc__rw_plan* plan, void* const* outs,
                                  const void* const* ins) {
   size_t n = plan->n;
-  int32_t rank = plan->rank;
+  int32_t rank = plan->win.dims;
   char acc[KC__RW_MAX_OPERANDS * KC__RW_SLOT], res[KC__RW_MAX_OPERANDS * KC__RW_SLOT];
   DLTensor args[2 * KC__RW_MAX_OPERANDS];
   const DLTensor* arg_ptrs[2 * KC__RW_MAX_OPERANDS];
@@ -440,12 +430,12 @@ static kc_status* kc__rw_general(const kc__rw_plan* plan, void* const* outs,
           memcpy(acc + k * KC__RW_SLOT, res + k * KC__RW_SLOT, plan->esize[k]);
         }
       }
-      kc__rw_next(w_idx, plan->size, rank);
+      kc__rw_next(w_idx, plan->win.size, rank);
     }
     for (size_t k = 0; k < n; ++k) {
       memcpy((char*)outs[k] + (size_t)o * plan->esize[k], acc + k * KC__RW_SLOT, plan->esize[k]);
     }
-    kc__rw_next(o_idx, plan->out_dims, rank);
+    kc__rw_next(o_idx, plan->win.out, rank);
   }
   return NULL;
 }
