@@ -21,6 +21,8 @@
 #define KC__VM_ENTRY kc__vmath_f32_avx2
 #define KC__VM_FMA(a, b, c) ((kc__vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #define KC__VM_SQRT(v) ((kc__vf)_mm256_sqrt_ps((__m256)(v)))
+#define KC__VM_ANY(m) (_mm256_movemask_ps((__m256)(m)) != 0)
+#define KC__VM_BLEND(m, a, b) ((kc__vf)_mm256_blendv_ps((__m256)(b), (__m256)(a), (__m256)(m)))
 #include "kernels/vmath_impl.h"
 
 #if defined(__clang__)

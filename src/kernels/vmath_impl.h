@@ -5,6 +5,8 @@
  *   KC__VM_ENTRY       the name of the build's entry point
  *   KC__VM_FMA(a,b,c)  a * b + c (fused where the build has FMA)
  *   KC__VM_SQRT(v)     the correctly rounded square root of each lane
+ *   KC__VM_ANY(m)      (optional) whether any lane of the mask m is set
+ *   KC__VM_BLEND(m,a,b) (optional) m ? a : b in one instruction
  * No include guard: each build includes it once.
  *
  * The approximations (coefficients fitted for this file, minimax in the
@@ -33,7 +35,11 @@ static inline kc__vf kc__v_splat(float c) { return (kc__vf){0} + c; }
 
 /* m ? a : b, lane by lane (m: all ones or zero). */
 static inline kc__vf kc__v_sel(kc__vi m, kc__vf a, kc__vf b) {
+#if defined(KC__VM_BLEND)
+  return KC__VM_BLEND(m, a, b);
+#else
   return KC__VM_FLT((m & KC__VM_BITS(a)) | (~m & KC__VM_BITS(b)));
+#endif
 }
 static inline kc__vi kc__v_seli(kc__vi m, kc__vi a, kc__vi b) { return (m & a) | (~m & b); }
 static inline kc__vf kc__v_abs(kc__vf x) {
@@ -49,10 +55,16 @@ static inline kc__vf kc__v_clamp(kc__vf x, float lo, float hi) {
   x = kc__v_sel(x > l, x, l);
   return kc__v_sel(x < h, x, h);
 }
+/* Whether any lane of m is set: the build's KC__VM_ANY (one movemask
+ * on x86) when it has one, else lane by lane. */
 static inline int kc__v_any(kc__vi m) {
+#if defined(KC__VM_ANY)
+  return KC__VM_ANY(m);
+#else
   int32_t acc = 0;
   for (int i = 0; i < KC__VW; ++i) acc |= m[i];
   return acc != 0;
+#endif
 }
 /* 2^k for -126 <= k <= 127. */
 static inline kc__vf kc__v_pow2(kc__vi k) { return KC__VM_FLT((k + 127) << 23); }
