@@ -71,9 +71,9 @@ enum {
     T v = (EXPR);                             \
     for (int64_t i = 0; i < n; ++i) z[i] = v; \
   }
-#define KC__EW_ROW(T)                                                                        \
-  static void kc__ew_row_##T(int code, const T* x, int64_t ix, const T* y, int64_t iy, T* z, \
-                             int64_t n) {                                                    \
+#define KC__EW_ROW(T, SFX, ATTR)                                                             \
+  static ATTR void kc__ew_row_##T##SFX(int code, const T* x, int64_t ix, const T* y,         \
+                                       int64_t iy, T* z, int64_t n) {                        \
     switch (code) {                                                                          \
       case KC__EW_ADD:                                                                       \
         KC__EW_LOOP(T, a + b) break;                                                         \
@@ -89,8 +89,22 @@ enum {
         KC__EW_LOOP(T, KC__EW_MINV(a, b)) break;                                             \
     }                                                                                        \
   }
-KC__EW_ROW(float)
-KC__EW_ROW(double)
+KC__EW_ROW(float, , )
+KC__EW_ROW(double, , )
+
+/* The f32 loops again for AVX2 (32-byte vectors: twice the divisions and
+ * maxima a cycle), called when the processor has it (kc__ew_avx2). Not
+ * "fma": the compiler would contract a * b + c, and the results would
+ * depend on the processor. A target attribute, not target_clones (whose
+ * resolver runs before ThreadSanitizer's runtime has started). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KC__EW_AVX2 __attribute__((target("avx2")))
+KC__EW_ROW(float, _avx2, KC__EW_AVX2)
+static bool kc__ew_avx2(void) { return kc__vmath_levels() > 1; }
+#else
+#define kc__ew_row_float_avx2 kc__ew_row_float
+static bool kc__ew_avx2(void) { return false; }
+#endif
 
 /* ---- binary: broadcasting ------------------------------------------------------------ */
 
@@ -138,7 +152,7 @@ static int64_t kc__ew_start(const kc__ew_layout* l, int j, int64_t row) {
 
 typedef struct kc__ew_binary_job {
   int code;
-  bool f32;
+  bool f32, avx2;
   const void *x, *y;
   void* z;
   kc__ew_layout l;
@@ -157,8 +171,9 @@ static void kc__ew_binary_units(void* ctx, int64_t begin, int64_t end) {
     int64_t oy = kc__ew_start(l, 1, row) + from * l->step[1];
     int64_t oz = row * l->row + from;
     if (j->f32) {
-      kc__ew_row_float(j->code, (const float*)j->x + ox, l->step[0], (const float*)j->y + oy,
-                       l->step[1], (float*)j->z + oz, n);
+      (j->avx2 ? kc__ew_row_float_avx2 : kc__ew_row_float)(
+          j->code, (const float*)j->x + ox, l->step[0], (const float*)j->y + oy, l->step[1],
+          (float*)j->z + oz, n);
     } else {
       kc__ew_row_double(j->code, (const double*)j->x + ox, l->step[0], (const double*)j->y + oy,
                         l->step[1], (double*)j->z + oz, n);
@@ -175,6 +190,7 @@ static kc_status* kc__ew_binary_compute(void* kernel, kc_kernel_ctx* ctx) {
   DLTensor* z = kc_kernel_ctx_get_output(ctx, 0);
   kc__ew_binary_job job = {.code = kc__bi_code(kernel),
                            .f32 = kc__bi_is_f32(z),
+                           .avx2 = kc__ew_avx2(),
                            .x = kc__bi_data(ops[0]),
                            .y = kc__bi_data(ops[1]),
                            .z = kc__bi_data(z)};
@@ -367,7 +383,7 @@ static kc_status* kc__ew_jvp_compute(void* kernel, kc_kernel_ctx* ctx) {
 
 typedef struct kc__ew_unary_job {
   int code;
-  bool f32;
+  bool f32, avx2;
   const void *x, *g; /* g: the second input of the gradient helpers */
   void* y;
   int64_t n;
@@ -474,6 +490,41 @@ static void kc__ew_gelu_f32(const float* x, const float* g, float* y, int64_t n)
   }
 }
 
+/* The f32 ops without a transcendental function: y = -x, relu(x), and
+ * from (x or y, g): relu's, tanh's and the logistic's gradients. */
+#define KC__EW_PLAIN(SFX, ATTR)                                                                \
+  static ATTR void kc__ew_plain_f32##SFX(int code, const float* x, const float* g, float* y,  \
+                                         int64_t n) {                                          \
+    switch (code) {                                                                            \
+      case KC__EW_NEG:                                                                         \
+        for (int64_t i = 0; i < n; ++i) y[i] = -x[i];                                          \
+        return;                                                                                \
+      case KC__EW_RELU:                                                                        \
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] <= 0 ? 0.0f : x[i]; /* NaN: x */          \
+        return;                                                                                \
+      case KC__EW_RELU_GRAD:                                                                   \
+        /* g[i] read whatever x[i] is, so the select is a blend, not a                        \
+         * branch on the data (a 50% mispredict on random signs). */                           \
+        for (int64_t i = 0; i < n; ++i) {                                                      \
+          float gi = g[i];                                                                     \
+          y[i] = x[i] > 0 ? gi : 0.0f;                                                         \
+        }                                                                                      \
+        return;                                                                                \
+      case KC__EW_TANH_GRAD:                                                                   \
+        for (int64_t i = 0; i < n; ++i) y[i] = g[i] * (1 - x[i] * x[i]);                       \
+        return;                                                                                \
+      default: /* KC__EW_SIGMOID_GRAD */                                                       \
+        for (int64_t i = 0; i < n; ++i) y[i] = g[i] * x[i] * (1 - x[i]);                       \
+        return;                                                                                \
+    }                                                                                          \
+  }
+KC__EW_PLAIN(, )
+#if defined(KC__EW_AVX2)
+KC__EW_PLAIN(_avx2, KC__EW_AVX2)
+#else
+#define kc__ew_plain_f32_avx2 kc__ew_plain_f32
+#endif
+
 static void kc__ew_unary_chunks(void* ctx, int64_t begin, int64_t end) {
   const kc__ew_unary_job* j = ctx;
   for (int64_t c = begin; c < end; ++c) {
@@ -497,18 +548,11 @@ static void kc__ew_unary_chunks(void* ctx, int64_t begin, int64_t end) {
           kc__vmath_f32(KC__VM_LOGISTIC, x, y, n);
           continue;
         case KC__EW_NEG:
-          for (int64_t i = 0; i < n; ++i) y[i] = -x[i];
-          continue;
         case KC__EW_RELU:
-          for (int64_t i = 0; i < n; ++i) y[i] = x[i] <= 0 ? 0.0f : x[i]; /* NaN: x */
-          continue;
         case KC__EW_RELU_GRAD:
-          /* g[i] read whatever x[i] is, so the select is a blend, not a
-           * branch on the data (a 50% mispredict on random signs). */
-          for (int64_t i = 0; i < n; ++i) {
-            float gi = g[i];
-            y[i] = x[i] > 0 ? gi : 0.0f;
-          }
+        case KC__EW_TANH_GRAD:
+        case KC__EW_SIGMOID_GRAD:
+          (j->avx2 ? kc__ew_plain_f32_avx2 : kc__ew_plain_f32)(j->code, x, g, y, n);
           continue;
         case KC__EW_SOFTPLUS:
           kc__ew_softplus_f32(x, NULL, y, n);
@@ -519,14 +563,8 @@ static void kc__ew_unary_chunks(void* ctx, int64_t begin, int64_t end) {
         case KC__EW_GELU:
           kc__ew_gelu_f32(x, NULL, y, n);
           continue;
-        case KC__EW_GELU_GRAD:
+        default: /* KC__EW_GELU_GRAD */
           kc__ew_gelu_f32(x, g, y, n);
-          continue;
-        case KC__EW_TANH_GRAD:
-          for (int64_t i = 0; i < n; ++i) y[i] = g[i] * (1 - x[i] * x[i]);
-          continue;
-        default:
-          for (int64_t i = 0; i < n; ++i) y[i] = g[i] * x[i] * (1 - x[i]);
           continue;
       }
     }
@@ -545,6 +583,7 @@ static kc_status* kc__ew_unary_compute(void* kernel, kc_kernel_ctx* ctx) {
   DLTensor* y = kc_kernel_ctx_get_output(ctx, 0);
   kc__ew_unary_job job = {.code = kc__bi_code(kernel),
                           .f32 = kc__bi_is_f32(y),
+                          .avx2 = kc__ew_avx2(),
                           .x = kc__bi_data(x),
                           .g = g ? kc__bi_data(g) : NULL,
                           .y = kc__bi_data(y),
