@@ -77,16 +77,19 @@ static bool kc__rd_block(const DLTensor* x, const bool* reduced, int64_t* outer,
   return true;
 }
 
-/* Columns of the inner dim a task sums at once, accumulated in double;
- * rows of f32 columns added in f32 before they are. */
+/* Columns of the inner dim a task sums at once, accumulated in double
+ * (at most; fewer when that leaves a participant of the pool idle, down
+ * to KC__RD_MIN_COLS); rows of f32 columns added in f32 before they are.
+ * Each column's sum is the same however the columns are shared out. */
 #define KC__RD_COLS 2048
+#define KC__RD_MIN_COLS 256
 #define KC__RD_ROWS 16
 
 typedef struct kc__rd_job {
   bool f32, max;
   const void* x;
   void* y;
-  int64_t count, inner, chunks;
+  int64_t count, inner, width, chunks; /* width: columns a unit, chunks: units a row */
   double scale;
 } kc__rd_job;
 
@@ -130,8 +133,8 @@ static void kc__rd_units(void* ctx, int64_t begin, int64_t end) {
   double acc[KC__RD_COLS];
   float part[KC__RD_COLS];
   for (int64_t u = begin; u < end; ++u) {
-    int64_t o = u / j->chunks, c0 = (u % j->chunks) * KC__RD_COLS;
-    int64_t cols = j->inner - c0 < KC__RD_COLS ? j->inner - c0 : KC__RD_COLS;
+    int64_t o = u / j->chunks, c0 = (u % j->chunks) * j->width;
+    int64_t cols = j->inner - c0 < j->width ? j->inner - c0 : j->width;
     int64_t base = o * j->count * j->inner + c0;
     if (j->inner == 1) {
       kc__rd_put(j, o, j->max ? kc__rd_row_max(j, base) : kc__rd_row(j, base) * j->scale);
@@ -176,10 +179,16 @@ static kc_status* kc__rd_compute(void* kernel, kc_kernel_ctx* ctx) {
                     .scale = kc__bi_code(kernel) == KC__RD_MEAN ? 1.0 / (double)count : 1.0};
   int64_t outer = 0;
   if (nx > 0 && kc__rd_block(x, reduced, &outer, &job.inner)) {
-    job.chunks = (job.inner + KC__RD_COLS - 1) / KC__RD_COLS;
-    int64_t per_unit = count * (job.inner < KC__RD_COLS ? job.inner : KC__RD_COLS);
-    kc_thread_pool_parallel_for(kc_kernel_ctx_get_thread_pool(ctx), outer * job.chunks,
-                                per_unit / 2 + 1, kc__rd_units, &job);
+    kc_thread_pool* pool = kc_kernel_ctx_get_thread_pool(ctx);
+    int64_t want = 2 * (int64_t)kc_thread_pool_get_size(pool);
+    job.width = KC__RD_COLS;
+    while (job.width > KC__RD_MIN_COLS &&
+           outer * ((job.inner + job.width - 1) / job.width) < want) {
+      job.width /= 2;
+    }
+    job.chunks = (job.inner + job.width - 1) / job.width;
+    int64_t per_unit = count * (job.inner < job.width ? job.inner : job.width);
+    kc_thread_pool_parallel_for(pool, outer * job.chunks, per_unit / 2 + 1, kc__rd_units, &job);
     return NULL;
   }
   /* Reduced dims apart from each other (or nothing to read): element by
