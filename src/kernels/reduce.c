@@ -130,11 +130,17 @@ static bool kc__reduce_avx2(void) {
 #endif
 }
 
-float kc__sum_f32(float acc, const float* x, int64_t n) {
+float kc__sum_f32_at(int level, float acc, const float* x, int64_t n) {
 #if defined(KC__REDUCE_AVX2)
-  if (n >= 32 && kc__reduce_avx2()) return kc__sum32_f32(acc, x, n);
+  if (level >= 1 && n >= 32) return kc__sum32_f32(acc, x, n);
+#else
+  (void)level;
 #endif
   return kc__sum16_f32(acc, x, n);
+}
+
+float kc__sum_f32(float acc, const float* x, int64_t n) {
+  return kc__sum_f32_at(kc__reduce_avx2() ? 1 : 0, acc, x, n);
 }
 
 double kc__sum_f64(double acc, const double* x, int64_t n) { return kc__sum16_f64(acc, x, n); }
@@ -362,15 +368,21 @@ __attribute__((target("avx2"))) static double kc__sq_dev32_f32_wide(const float*
 }
 #endif
 
-double kc__sum_f32_wide(const float* x, int64_t n) {
+double kc__sum_f32_wide_at(int level, const float* x, int64_t n) {
 #if defined(KC__REDUCE_AVX2)
-  if (n >= 32 && kc__reduce_avx2()) return kc__sum32_f32_wide(x, n);
+  if (level >= 1 && n >= 32) return kc__sum32_f32_wide(x, n);
+#else
+  (void)level;
 #endif
   double s = 0;
   for (int64_t i = 0; i < n; i += KC__WIDE_BLOCK) {
-    s += kc__sum_f32(0, x + i, n - i < KC__WIDE_BLOCK ? n - i : KC__WIDE_BLOCK);
+    s += kc__sum16_f32(0, x + i, n - i < KC__WIDE_BLOCK ? n - i : KC__WIDE_BLOCK);
   }
   return s;
+}
+
+double kc__sum_f32_wide(const float* x, int64_t n) {
+  return kc__sum_f32_wide_at(kc__reduce_avx2() ? 1 : 0, x, n);
 }
 
 /* Products and squared deviations a block at a time into a buffer, which
