@@ -347,3 +347,29 @@ KC_TEST(builtin_max_pool_grad_refuses_a_y_that_is_not_the_pool) {
     kt_release(dy);
   }
 }
+
+/* The gradient of the common pool (2x2, two apart, NCHW f32: its own
+ * loop) gives each window's dy to the forward's choice: the first element
+ * equal to the max on a tie, the last NaN of a window holding NaNs. */
+KC_TEST(builtin_max_pool_grad_2x2_ties_and_nan) {
+  KC_CHECK_OK(kc_builtin_ops_register());
+  /* Two windows side by side: [1 1; 1 1] and [NaN 2; NaN 3]. */
+  float v[8] = {1, 1, NAN, 2, 1, 1, NAN, 3};
+  float g[2] = {10, 20};
+  kc_tensor* x = kt_tensor(kt_f32, (int64_t[]){1, 1, 2, 4}, 4, v);
+  kc_tensor* dy = kt_tensor(kt_f32, (int64_t[]){1, 1, 1, 2}, 4, g);
+  int64_t win[1] = {2};
+  kc_op_attr a[2] = {kt_list_attr("ksize", win, 1), {kc_sv("data_format"), kc_any_cstr("NCHW")}};
+  kc_tensor* y = kt_bi_call1("kc.MaxPool", x, NULL, a, 2);
+  const float* yv = kt_dl(y)->data;
+  KC_CHECK(yv[0] == 1 && isnan(yv[1]));
+  kc_tensor* in[3] = {x, y, dy};
+  kc_tensor* out[1] = {NULL};
+  kt_bi_call("kc.MaxPoolGrad", in, 3, a, 2, out, 1);
+  const float* dx = kt_dl(out[0])->data;
+  static const float want[8] = {10, 0, 0, 0, 0, 0, 20, 0};
+  for (int i = 0; i < 8; ++i) KC_CHECK(dx[i] == want[i]);
+  kt_attrs_release(a, 1);
+  kc_tensor* all[4] = {x, dy, y, out[0]};
+  for (int i = 0; i < 4; ++i) kt_release(all[i]);
+}

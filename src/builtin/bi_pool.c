@@ -74,9 +74,48 @@ static inline bool kc__cv_max_choice_f32(const float* x, int64_t w, int64_t y0, 
  * rows and columns clamped once per output row and column: the maxima
  * written to y; or, with dx (the gradient), dx += dy at each window's
  * choice, ym its maxima as the forward wrote them. */
+/* The gradient of the common pool, 2x2 windows two apart without padding:
+ * each window's four elements are tested at once, with no loop over the
+ * window and no branch on the data; the choice is the one above. */
+static void kc__cv_max_grad_2x2_f32(const kc__cv_geom* g, const float* x, const float* ym,
+                                    const float* dy, float* dx, int* missed) {
+  const int64_t w = g->w;
+  int bad = 0;
+  for (int64_t oy = 0; oy < g->oh; ++oy) {
+    const float* r0 = x + 2 * oy * w;
+    const float* r1 = r0 + w;
+    float* d0 = dx + 2 * oy * w;
+    float* d1 = d0 + w;
+    const float* m = ym + oy * g->ow;
+    const float* gy = dy + oy * g->ow;
+    for (int64_t ox = 0; ox < g->ow; ++ox) {
+      float a = r0[2 * ox], b = r0[2 * ox + 1], c = r1[2 * ox], d = r1[2 * ox + 1];
+      float mv = m[ox], gv = gy[ox];
+      int nan = mv != mv;
+      /* The first equal to the max; with a NaN max, the last NaN. */
+      int ea = a == mv, eb = (b == mv) & !ea, ec = (c == mv) & !ea & !eb;
+      int ed = (d == mv) & !ea & !eb & !ec;
+      int nd = d != d, nc = (c != c) & !nd, nb = (b != b) & !nd & !nc;
+      int na = (a != a) & !nd & !nc & !nb;
+      int sa = nan ? na : ea, sb = nan ? nb : eb, sc = nan ? nc : ec, sd = nan ? nd : ed;
+      bad |= !(sa | sb | sc | sd);
+      d0[2 * ox] += sa ? gv : 0.0f;
+      d0[2 * ox + 1] += sb ? gv : 0.0f;
+      d1[2 * ox] += sc ? gv : 0.0f;
+      d1[2 * ox + 1] += sd ? gv : 0.0f;
+    }
+  }
+  if (bad) __atomic_store_n(missed, 1, __ATOMIC_RELAXED);
+}
+
 static void kc__cv_max_plane_f32(const kc__cv_geom* g, const float* x, float* y,
                                  const float* ym, const float* dy, float* dx, int* missed) {
   const int64_t h = g->h, w = g->w, kh = g->kh, kw = g->kw;
+  if (dx && kh == 2 && kw == 2 && g->sh == 2 && g->sw == 2 && g->pt == 0 && g->pl == 0 &&
+      2 * g->oh <= h && 2 * g->ow <= w) {
+    kc__cv_max_grad_2x2_f32(g, x, ym, dy, dx, missed);
+    return;
+  }
   for (int64_t oy = 0; oy < g->oh; ++oy) {
     int64_t ty = oy * g->sh - g->pt;
     int64_t y0 = ty < 0 ? 0 : ty, y1 = ty + kh < h ? ty + kh : h;
