@@ -39,17 +39,15 @@ typedef struct kc__window {
  * `window_dilation`, moved by `stride` (>= 1). False when a step of the
  * arithmetic overflows int64 (attributes no real program has), for the
  * verify function to refuse. */
-static inline bool kc__window_positions(int64_t size, int64_t lo, int64_t hi,
-                                        int64_t base_dilation, int64_t window,
-                                        int64_t window_dilation, int64_t stride,
+static inline bool kc__window_positions(int64_t size, int64_t lo, int64_t hi, int64_t base_dilation,
+                                        int64_t window, int64_t window_dilation, int64_t stride,
                                         int64_t* out) {
   int64_t dilated = 0, padded, span = 0;
   if (size > 0 && (__builtin_mul_overflow(size - 1, base_dilation, &dilated) ||
                    __builtin_add_overflow(dilated, 1, &dilated))) {
     return false;
   }
-  if (__builtin_add_overflow(dilated, lo, &padded) ||
-      __builtin_add_overflow(padded, hi, &padded)) {
+  if (__builtin_add_overflow(dilated, lo, &padded) || __builtin_add_overflow(padded, hi, &padded)) {
     return false;
   }
   if (window > 0 && (__builtin_mul_overflow(window - 1, window_dilation, &span) ||
@@ -79,8 +77,7 @@ void kc__window_taps(const kc__window* win, int32_t d, int64_t scale, int64_t* t
 /* Along a dimension of `n` output positions whose input index is
  * o stride + off (no dilation of the input), the positions whose index
  * lies in 0 .. in - 1: [*lo, *hi), lo <= hi, both in 0 .. n. */
-void kc__window_span(int64_t n, int64_t stride, int64_t off, int64_t in, int64_t* lo,
-                     int64_t* hi);
+void kc__window_span(int64_t n, int64_t stride, int64_t off, int64_t in, int64_t* lo, int64_t* hi);
 
 /* A convolution's input side: the window over the spatial dimensions, the
  * input's element strides and the features one window position reads.

@@ -71,8 +71,6 @@ KC__HALF_FN float kc__small_to_f32(uint16_t h, int ebits, int mbits) {
 
 KC__HALF_FN uint16_t kc__f64_to_f16(double v) { return kc__f64_to_small(v, 5, 10); }
 KC__HALF_FN uint16_t kc__f64_to_bf16(double v) { return kc__f64_to_small(v, 8, 7); }
-KC__HALF_FN float kc__f16_to_f32(uint16_t h) { return kc__small_to_f32(h, 5, 10); }
-KC__HALF_FN float kc__bf16_to_f32(uint16_t h) { return kc__small_to_f32(h, 8, 7); }
 
 KC__HALF_FN float kc__bits_as_f32(uint32_t u) {
   float f;
@@ -96,6 +94,12 @@ KC__HALF_FN float kc__half_to_f32(bool bf16, uint16_t h) {
   if (em >= 0x0400u) return kc__bits_as_f32(sign | ((em + ((127u - 15u) << 10)) << 13));
   return kc__bits_as_f32(sign | kc__f32_as_bits((float)em * 0x1p-24f)); /* subnormal, 0 */
 }
+
+/* f16 and bf16 to f32: on the bits (kc__small_to_f32 computes the same
+ * values through ldexpf, a call per element; a NaN there loses its
+ * payload). */
+KC__HALF_FN float kc__f16_to_f32(uint16_t h) { return kc__half_to_f32(false, h); }
+KC__HALF_FN float kc__bf16_to_f32(uint16_t h) { return kc__half_to_f32(true, h); }
 
 /* f32 to f16 (bf16 false) or bf16, rounded to nearest even, on the bits:
  * the value kc__f64_to_f16 and kc__f64_to_bf16 give for (double)v; a NaN

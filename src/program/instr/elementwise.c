@@ -346,6 +346,20 @@ static void kc__convert(kc__etype from, kc__etype to, const void* a, void* r, in
       for (int64_t i = 0; i < n; ++i) ((float*)r)[i] = (float)((const double*)a)[i];
       return;
     }
+    /* The half floats and f32, the converts around every f16 and bf16
+     * computation of XLA's optimized HLO: on the bits, rounded once. */
+    bool half_from = from == KC__E_f16 || from == KC__E_bf16;
+    bool half_to = to == KC__E_f16 || to == KC__E_bf16;
+    if (half_from && to == KC__E_f32) {
+      const uint16_t* h = a;
+      for (int64_t i = 0; i < n; ++i) ((float*)r)[i] = kc__half_to_f32(from == KC__E_bf16, h[i]);
+      return;
+    }
+    if (from == KC__E_f32 && half_to) {
+      const float* f = a;
+      for (int64_t i = 0; i < n; ++i) ((uint16_t*)r)[i] = kc__f32_to_half(to == KC__E_bf16, f[i]);
+      return;
+    }
     /* Exact: an int64 beyond 2^53 rounds to the nearest double first,
      * which is the value XLA's convert also produces for f64; for f32 it
      * can differ by one rounding step. */
@@ -376,9 +390,7 @@ static void kc__run_small(int32_t op, kc__etype t, const void* a, const void* b,
       if (hb) y[i] = half ? kc__f16_to_f32(hb[at + i]) : kc__bf16_to_f32(hb[at + i]);
     }
     kc__arith_float(op, KC__E_f32, x, hb ? y : NULL, z, m);
-    for (int64_t i = 0; i < m; ++i) {
-      hr[at + i] = half ? kc__f64_to_f16((double)z[i]) : kc__f64_to_bf16((double)z[i]);
-    }
+    for (int64_t i = 0; i < m; ++i) hr[at + i] = kc__f32_to_half(!half, z[i]);
   }
 }
 
