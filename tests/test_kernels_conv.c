@@ -100,8 +100,8 @@ static void kt_run(const kt_case* k, size_t es, kc_thread_pool* pool) {
     } else {
       int64_t rows = k->n * g.positions, r = rows / 3;
       kc__conv_unfold_rows(&g, es, x + x0 * (int64_t)es, 0, r, u, pool);
-      kc__conv_unfold_rows(&g, es, x + x0 * (int64_t)es, r, rows - r,
-                           u + r * g.k * (int64_t)es, pool);
+      kc__conv_unfold_rows(&g, es, x + x0 * (int64_t)es, r, rows - r, u + r * g.k * (int64_t)es,
+                           pool);
     }
     /* Every unfolded element is the input's under its window, or 0. */
     memset(want, 0, (size_t)xn * sizeof(double));
@@ -115,7 +115,8 @@ static void kt_run(const kt_case* k, size_t es, kc_thread_pool* pool) {
             int64_t src = kt_source(k, &g, b, f, pos, t);
             double v = src < 0 ? 0.0 : kt_get(x, es, src);
             if (kt_get(u, es, at) != v && bad++ < 5) {
-              kt__fail(__FILE__, __LINE__, "%s, %d dims, es %zu: image %lld position %lld tap "
+              kt__fail(__FILE__, __LINE__,
+                       "%s, %d dims, es %zu: image %lld position %lld tap "
                        "%lld feature %lld: expected %g, got %g",
                        cols ? "columns" : "rows", k->dims, es, (long long)b, (long long)pos,
                        (long long)t, (long long)f, v, kt_get(u, es, at));
@@ -142,8 +143,7 @@ static void kt_run(const kt_case* k, size_t es, kc_thread_pool* pool) {
     for (int64_t i = 0; i < xn; ++i) {
       if (kt_get(dx, es, i) != want[i] && bad++ < 5) {
         kt__fail(__FILE__, __LINE__, "%s fold, %d dims, es %zu: dx[%lld]: expected %g, got %g",
-                 cols ? "columns" : "rows", k->dims, es, (long long)i, want[i],
-                 kt_get(dx, es, i));
+                 cols ? "columns" : "rows", k->dims, es, (long long)i, want[i], kt_get(dx, es, i));
       }
     }
   }
@@ -163,10 +163,32 @@ KC_TEST(kernels_conv_unfold_and_fold_against_the_window_definition) {
       {2, 2, 6, 3, 3, {7, 8}, {3, 2}, {2, 3}, {2, 0}, {1, 2}, {1, 1}, {2, 1}, false},
       {2, 3, 3, 1, 2, {5, 6}, {2, 3}, {1, 2}, {0, 2}, {2, 1}, {2, 1}, {1, 2}, false},
       {2, 2, 4, 0, 4, {4, 4}, {4, 4}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, true}, /* one tap */
-      {3, 2, 3, 0, 3, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {1, 1, 0}, {0, 1, 1}, {1, 2, 1},
-       {2, 1, 1}, true},
-      {3, 3, 2, 1, 1, {3, 4, 5}, {2, 2, 2}, {2, 1, 3}, {0, 1, 2}, {1, 0, 2}, {2, 1, 1},
-       {1, 2, 1}, false},
+      {3,
+       2,
+       3,
+       0,
+       3,
+       {4, 5, 3},
+       {2, 3, 2},
+       {1, 2, 1},
+       {1, 1, 0},
+       {0, 1, 1},
+       {1, 2, 1},
+       {2, 1, 1},
+       true},
+      {3,
+       3,
+       2,
+       1,
+       1,
+       {3, 4, 5},
+       {2, 2, 2},
+       {2, 1, 3},
+       {0, 1, 2},
+       {1, 0, 2},
+       {2, 1, 1},
+       {1, 2, 1},
+       false},
   };
   kc_thread_pool* pool = NULL;
   KC_CHECK_OK(kc_thread_pool_create(2, &pool));
