@@ -3,7 +3,8 @@
  * tangent ops; kc.Neg, kc.Exp, kc.Log, kc.Tanh, kc.Sigmoid, kc.Relu,
  * kc.Softplus and the ops their gradients need. f32 and f64; long runs
  * split across the call's thread pool, the f32 transcendental functions on
- * src/kernels/vmath.h. */
+ * src/kernels/vmath.h, the other f32 loops also built for AVX2 and chosen
+ * at run time. */
 #include <math.h>
 #include <string.h>
 

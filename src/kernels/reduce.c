@@ -8,9 +8,11 @@
 #include "kernels/vmath.h"
 #include "kernels/xla_arith.h"
 
-/* Everything here is on 16-byte vectors (SSE2, NEON), the width every
+/* The portable folds are on 16-byte vectors (SSE2, NEON), the width every
  * target of the baseline build has: a wider vector type the target lacks
- * is split by the compiler, which then keeps the accumulators in memory. */
+ * is split by the compiler, which then keeps the accumulators in memory.
+ * The f32 folds the built-in ops lean on also have AVX2 builds, below,
+ * each chosen at run time. */
 #define KC__VEC_TYPES(sfx, ctype, itype)                                 \
   typedef ctype kc__v_##sfx __attribute__((vector_size(16)));            \
   typedef itype kc__vi_##sfx __attribute__((vector_size(16)));
