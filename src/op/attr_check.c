@@ -154,8 +154,7 @@ kc_status* kc__check_attr_value(const kc__attr_def* a, const kc_any* v,
     kc_status* st = kc__check_scalar(a, kc_array_get_item(list, i), "", &item);
     if (st) {
       /* The item's position goes into the message only when there is
-       * one: formatting it for every item of every call cost a call of a
-       * reduction op on a small tensor a third of its time. The check is
+       * one, not formatted for every item of every call. The check is
        * the same, so it fails again, this time with the position. */
       kc_status_destroy(st);
       char where[32];
