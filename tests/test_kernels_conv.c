@@ -4,7 +4,10 @@
  * rhs_dil - low in an input dilated by lhs_dil), in 1, 2 and 3 spatial
  * dimensions, with strides, dilations of both sides, padding that
  * crops, strided features; each fold against the same definition; f32
- * and f64; on the caller and on a pool. */
+ * and f64; on the caller and on a pool. Then the direct NCHW
+ * convolution against its sum written out. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,4 +228,116 @@ KC_TEST(kernels_conv_window_taps_and_spans) {
   KC_CHECK(lo == hi);
   kc__window_span(3, 1, -9, 4, &lo, &hi); /* before the start: empty */
   KC_CHECK(lo == hi);
+}
+
+/* ---- the direct NCHW convolution -------------------------------------------------------- */
+
+typedef struct kt_direct {
+  int64_t n, c, h, w, o, kh, kw, sh, dh, dw, pt, pb, pl, pr;
+  int64_t c_total, c0; /* x has c_total channels, the convolution reads c0 .. c0 + c - 1 */
+} kt_direct;
+
+/* kc__conv2d_direct_f32 against the sum written out, with y's features
+ * o_total wide and the result at feature o0 (a group's slice); every
+ * other element of y must keep its sentinel. */
+static void kt_direct_run(const kt_direct* k, kc_thread_pool* pool) {
+  int64_t oh = (k->h + k->pt + k->pb - k->dh * (k->kh - 1) - 1) / k->sh + 1;
+  int64_t ow = k->w + k->pl + k->pr - k->dw * (k->kw - 1);
+  int64_t o_total = k->o + 3, o0 = 2;
+  int64_t nx = k->n * k->c_total * k->h * k->w, nw = k->o * k->c * k->kh * k->kw;
+  int64_t ny = k->n * o_total * oh * ow;
+  float* x = malloc((size_t)nx * sizeof *x);
+  float* w = malloc((size_t)nw * sizeof *w);
+  float* y = malloc((size_t)ny * sizeof *y);
+  KC_CHECK(x && w && y);
+  uint32_t seed = 7;
+  for (int64_t i = 0; i < nx; ++i)
+    x[i] = (float)((seed = seed * 1103515245u + 12345u) >> 16) / 65536.0f - 0.5f;
+  for (int64_t i = 0; i < nw; ++i)
+    w[i] = (float)((seed = seed * 1103515245u + 12345u) >> 16) / 65536.0f - 0.5f;
+  for (int64_t i = 0; i < ny; ++i) y[i] = 1234.5f;
+  kc__conv2d d = {.x = x + k->c0 * k->h * k->w,
+                  .x_n = k->c_total * k->h * k->w,
+                  .x_c = k->h * k->w,
+                  .w = w,
+                  .y = y + o0 * oh * ow,
+                  .y_n = o_total * oh * ow,
+                  .y_c = oh * ow,
+                  .n = k->n,
+                  .c = k->c,
+                  .height = k->h,
+                  .width = k->w,
+                  .o = k->o,
+                  .kh = k->kh,
+                  .kw = k->kw,
+                  .oh = oh,
+                  .ow = ow,
+                  .sh = k->sh,
+                  .dh = k->dh,
+                  .dw = k->dw,
+                  .pt = k->pt,
+                  .pl = k->pl};
+  KC_CHECK(kc__conv2d_direct_runs(&d));
+  int32_t threads = pool ? kc_thread_pool_get_size(pool) : 1;
+  void* scratch = malloc(kc__conv2d_direct_scratch(&d, threads));
+  KC_CHECK(scratch != NULL);
+  kc__conv2d_direct_f32(&d, scratch, pool);
+  int64_t bad = 0;
+  for (int64_t b = 0; b < k->n; ++b) {
+    for (int64_t f = 0; f < o_total; ++f) {
+      for (int64_t r = 0; r < oh; ++r) {
+        for (int64_t q = 0; q < ow; ++q) {
+          float got = y[((b * o_total + f) * oh + r) * ow + q];
+          if (f < o0 || f >= o0 + k->o) {
+            bad += got != 1234.5f;
+            continue;
+          }
+          double want = 0, mag = 0;
+          for (int64_t i = 0; i < k->c; ++i) {
+            for (int64_t a = 0; a < k->kh; ++a) {
+              for (int64_t e = 0; e < k->kw; ++e) {
+                int64_t ih = r * k->sh + a * k->dh - k->pt, iw = q + e * k->dw - k->pl;
+                if (ih < 0 || ih >= k->h || iw < 0 || iw >= k->w) continue;
+                double t = (double)w[(((f - o0) * k->c + i) * k->kh + a) * k->kw + e] *
+                           x[((b * k->c_total + k->c0 + i) * k->h + ih) * k->w + iw];
+                want += t;
+                mag += fabs(t);
+              }
+            }
+          }
+          bad += fabs(got - want) > 1e-5 * (mag + 1);
+        }
+      }
+    }
+  }
+  if (bad)
+    fprintf(stderr, "direct convolution %lldx%lld: %lld wrong\n", (long long)k->kh,
+            (long long)k->kw, (long long)bad);
+  KC_CHECK(bad == 0);
+  free(scratch);
+  free(x);
+  free(w);
+  free(y);
+}
+
+KC_TEST(kernels_conv_direct_nchw_against_the_sum) {
+  kc__conv2d probe = {.sh = 1, .dh = 1, .dw = 1};
+  if (!kc__conv2d_direct_runs(&probe)) kt_skip("the direct convolution needs AVX2 and FMA");
+  static const kt_direct cases[] = {
+      /* n c h w o kh kw sh dh dw pt pb pl pr c_total c0 */
+      {2, 3, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 3, 0},   /* same padding, o not a tile */
+      {1, 4, 20, 37, 13, 3, 3, 1, 1, 1, 0, 0, 0, 0, 6, 2}, /* ow past two tiles; a slice */
+      {3, 2, 17, 16, 6, 3, 2, 2, 1, 1, 1, 0, 2, 1, 2, 0},  /* height stride, uneven pads */
+      {1, 5, 12, 19, 7, 3, 3, 1, 2, 3, 2, 2, 3, 3, 5, 0},  /* dilations */
+      {2, 1, 5, 4, 1, 5, 4, 1, 1, 1, 4, 4, 3, 3, 1, 0},    /* the window larger than x */
+      {1, 7, 10, 10, 12, 1, 1, 3, 1, 1, 0, 0, 0, 0, 7, 0}, /* 1x1 */
+      {9, 3, 33, 40, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 3, 0}, /* rows past one unit */
+  };
+  kc_thread_pool* pool = NULL;
+  KC_CHECK_OK(kc_thread_pool_create(3, &pool));
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    kt_direct_run(&cases[i], NULL);
+    kt_direct_run(&cases[i], pool);
+  }
+  kc_thread_pool_destroy(pool);
 }

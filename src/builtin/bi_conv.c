@@ -12,7 +12,14 @@
  * image's [o, p]. The gradient multiplies the same unfolded chunk with dy
  * (dw), and dy with the kernel into the unfolded shape, folded back into
  * dx (col2im), image by image. The unfolding and folding are
- * kernels/conv.h's, which the HLO convolution shares. */
+ * kernels/conv.h's, which the HLO convolution shares.
+ *
+ * NCHW f32 with a width stride of 1 (PyTorch's usual convolution) skips
+ * all that where the processor has AVX2 and FMA: y is kernels/conv.h's
+ * direct convolution, and so is dx when both strides are 1 (dy against
+ * w with its features swapped and its window turned around). Other NCHW
+ * products go transposed when y has fewer features than positions
+ * (kc__cv_transposed). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -284,6 +291,36 @@ typedef struct kc__cv_move_job {
 KC__CV_MOVE(float)
 KC__CV_MOVE(double)
 
+/* NCHW's transposed products: the chunk's [p, og] blocks of group grp
+ * (cv->block, one an image) into y's [og, p] rows, Q positions a unit:
+ * a unit reads Q rows of its block (in L1) and writes Q elements of each
+ * of the og rows. */
+#define KC__CV_TR_Q 64
+typedef struct kc__cv_tr_job {
+  const kc__cv_geom* g;
+  int64_t n0, grp, units; /* units an image */
+  const void* block;
+  void* y;
+} kc__cv_tr_job;
+
+#define KC__CV_TR(T)                                                          \
+  static void kc__cv_tr_##T(void* ctx, int64_t begin, int64_t end) {          \
+    const kc__cv_tr_job* j = ctx;                                             \
+    const kc__cv_geom* g = j->g;                                              \
+    for (int64_t u = begin; u < end; ++u) {                                   \
+      int64_t i = u / j->units, q0 = u % j->units * KC__CV_TR_Q;              \
+      int64_t q1 = g->p - q0 < KC__CV_TR_Q ? g->p : q0 + KC__CV_TR_Q;         \
+      const T* b = (const T*)j->block + i * g->p * g->og;                     \
+      T* y = (T*)j->y + ((j->n0 + i) * g->o + j->grp * g->og) * g->p;         \
+      for (int64_t c = 0; c < g->og; ++c) {                                   \
+        for (int64_t q = q0; q < q1; ++q) y[c * g->p + q] = b[q * g->og + c]; \
+      }                                                                       \
+    }                                                                         \
+  }
+
+KC__CV_TR(float)
+KC__CV_TR(double)
+
 /* ---- Conv2D --------------------------------------------------------------------------- */
 
 /* The work of one call: its geometry, scratch and pool. */
@@ -291,10 +328,12 @@ typedef struct kc__cv_conv {
   kc__cv_geom g;
   kc__conv_geom unfold; /* g as kernels/conv.h's unfolding sees it */
   kc_thread_pool* pool;
+  bool direct; /* the forward product is kernels/conv.h's direct one, its scratch in rows */
   size_t es;
   int64_t imgs; /* images a chunk holds */
   void* rows;   /* the chunk unfolded: imgs p k elements */
-  void* block;  /* NHWC with groups: the group's slice of y or dy, imgs p og */
+  void* block;  /* NHWC with groups: the group's slice of y or dy, imgs p og;
+                 * NCHW transposed: the chunk's products, imgs [p, og] */
   void* wpack;  /* NHWC with groups: the group's [k, og] slice of w; NCHW: w's
                  * group slice once per image of the chunk (one batched product) */
   void* tmp;    /* the gradient: the chunk's dw products, imgs og k */
@@ -304,10 +343,53 @@ static kc_status* kc__cv_alloc(kc_kernel_ctx* ctx, int64_t elems, size_t es, voi
   return kc_kernel_ctx_allocate_temp(ctx, (size_t)(elems > 0 ? elems : 1) * es, 64, out);
 }
 
+/* Whether NCHW's forward product goes transposed, [p, og] = rows_i^T [p,
+ * k] w_g^T [k, og] and then into y's rows, where y_i's [og, p] has fewer
+ * rows than columns: the GEMM shares out and tiles the rows of C, and 16
+ * features are three strips of its 6-row tile (two threads, three
+ * strips) where 4096 positions are 683. */
+static bool kc__cv_transposed(const kc__cv_geom* g) { return g->nchw && g->og < g->p; }
+
+/* Group grp of y = conv(x, w) as kernels/conv.h's direct convolution
+ * sees it. */
+static kc__conv2d kc__cv_direct_of(const kc__cv_geom* g, const void* x, const void* w, void* y,
+                                   int64_t grp) {
+  return (kc__conv2d){.x = (const float*)x + grp * g->cg * g->xs[1],
+                      .x_n = g->xs[0],
+                      .x_c = g->xs[1],
+                      .w = (const float*)w + grp * g->og * g->k,
+                      .y = (float*)y + grp * g->og * g->p,
+                      .y_n = g->o * g->p,
+                      .y_c = g->p,
+                      .n = g->n,
+                      .c = g->cg,
+                      .height = g->h,
+                      .width = g->w,
+                      .o = g->og,
+                      .kh = g->kh,
+                      .kw = g->kw,
+                      .oh = g->oh,
+                      .ow = g->ow,
+                      .sh = g->sh,
+                      .dh = g->dh,
+                      .dw = g->dw,
+                      .pt = g->pt,
+                      .pl = g->pl};
+}
+
 static kc_status* kc__cv_conv_init(kc_kernel_ctx* ctx, bool grad, kc__cv_conv* cv) {
   kc__cv_geom* g = &cv->g;
   cv->pool = kc_kernel_ctx_get_thread_pool(ctx);
   cv->es = g->f32 ? sizeof(float) : sizeof(double);
+  if (!grad && g->nchw && g->f32 && g->sw == 1) {
+    kc__conv2d d = kc__cv_direct_of(g, NULL, NULL, NULL, 0);
+    cv->direct = kc__conv2d_direct_runs(&d);
+    if (cv->direct) {
+      int32_t threads = cv->pool ? kc_thread_pool_get_size(cv->pool) : 1;
+      size_t bytes = kc__conv2d_direct_scratch(&d, threads);
+      return kc_kernel_ctx_allocate_temp(ctx, bytes > 0 ? bytes : 1, 64, &cv->rows);
+    }
+  }
   int64_t per_image = g->p * g->k * (int64_t)cv->es;
   kc__conv_geom* u = &cv->unfold;
   u->win.dims = 2;
@@ -332,6 +414,9 @@ static kc_status* kc__cv_conv_init(kc_kernel_ctx* ctx, bool grad, kc__cv_conv* c
   KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, cv->imgs * g->p * g->k, cv->es, &cv->rows));
   if (g->nchw) {
     KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, cv->imgs * g->k * g->og, cv->es, &cv->wpack));
+    if (kc__cv_transposed(g)) {
+      KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, cv->imgs * g->p * g->og, cv->es, &cv->block));
+    }
   } else if (g->groups > 1) {
     KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, cv->imgs * g->p * g->og, cv->es, &cv->block));
     KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, g->k * g->og, cv->es, &cv->wpack));
@@ -423,10 +508,31 @@ static kc_status* kc__cv_per_image(kc__cv_conv* cv, kc__bi_operand a, kc__bi_ope
 static kc_status* kc__cv_forward(kc__cv_conv* cv, const void* x, const void* w, void* y) {
   const kc__cv_geom* g = &cv->g;
   for (int64_t grp = 0; grp < g->groups; ++grp) {
+    if (cv->direct) {
+      kc__conv2d d = kc__cv_direct_of(g, x, w, y, grp);
+      kc__conv2d_direct_f32(&d, cv->rows, cv->pool);
+      continue;
+    }
     const void* wg = g->nchw ? kc__cv_at(w, grp * g->og * g->k, cv->es) : kc__cv_hwio(cv, w, grp);
     for (int64_t n0 = 0; n0 < g->n; n0 += cv->imgs) {
       int64_t count = g->n - n0 < cv->imgs ? g->n - n0 : cv->imgs;
       kc__cv_unfold(cv, x, n0, count, grp);
+      if (kc__cv_transposed(g)) {
+        /* block_i [p, og] = rows_i^T [p, k] x w_g^T [k, og], w_g copied
+         * once an image for one batched product; then into y_i's rows. */
+        for (int64_t i = 0; i < count; ++i) {
+          memcpy((char*)cv->wpack + (size_t)(i * g->og * g->k) * cv->es, wg,
+                 (size_t)(g->og * g->k) * cv->es);
+        }
+        KC_RETURN_IF_ERROR(kc__bi_products(g->f32, (kc__bi_operand){cv->rows, true}, g->k * g->p,
+                                           (kc__bi_operand){cv->wpack, true}, g->og * g->k,
+                                           cv->block, count, g->p, g->og, g->k, cv->pool));
+        int64_t units = (g->p + KC__CV_TR_Q - 1) / KC__CV_TR_Q;
+        kc__cv_tr_job tr = {g, n0, grp, units, cv->block, y};
+        kc_thread_pool_parallel_for(cv->pool, count * units, KC__CV_TR_Q * g->og + 1,
+                                    g->f32 ? kc__cv_tr_float : kc__cv_tr_double, &tr);
+        continue;
+      }
       if (g->nchw) {
         /* y_i's group rows [og, p] = w_g [og, k] x rows_i [k, p]. */
         KC_RETURN_IF_ERROR(kc__cv_per_image(
@@ -545,6 +651,61 @@ static kc_status* kc__cv_grad_nhwc(kc__cv_conv* cv, const bool* need, const void
   return NULL;
 }
 
+/* NCHW f32 with strides of 1: dx as kernels/conv.h's direct convolution
+ * of dy with w's features swapped and its window turned around, padded
+ * by the window's reach less the forward padding (when that is not
+ * negative). False when it does not apply; RESOURCE_EXHAUSTED when its
+ * scratch cannot be had. */
+static kc_status* kc__cv_dx_direct(kc_kernel_ctx* ctx, const kc__cv_geom* g, const float* w,
+                                   const float* dy, float* dx, bool* done) {
+  *done = false;
+  if (!g->nchw || !g->f32 || g->sh != 1 || g->sw != 1) return NULL;
+  kc_thread_pool* pool = kc_kernel_ctx_get_thread_pool(ctx);
+  kc__conv2d d = {.x_n = g->o * g->p,
+                  .x_c = g->p,
+                  .y_n = g->c * g->h * g->w,
+                  .y_c = g->h * g->w,
+                  .n = g->n,
+                  .c = g->og,
+                  .height = g->oh,
+                  .width = g->ow,
+                  .o = g->cg,
+                  .kh = g->kh,
+                  .kw = g->kw,
+                  .oh = g->h,
+                  .ow = g->w,
+                  .sh = 1,
+                  .dh = g->dh,
+                  .dw = g->dw,
+                  .pt = (g->kh - 1) * g->dh - g->pt,
+                  .pl = (g->kw - 1) * g->dw - g->pl};
+  if (!kc__conv2d_direct_runs(&d)) return NULL;
+  int32_t threads = pool ? kc_thread_pool_get_size(pool) : 1;
+  float* wt = NULL;
+  void* scratch = NULL;
+  KC_RETURN_IF_ERROR(kc__cv_alloc(ctx, g->o * g->k, sizeof(float), (void**)&wt));
+  size_t bytes = kc__conv2d_direct_scratch(&d, threads);
+  KC_RETURN_IF_ERROR(kc_kernel_ctx_allocate_temp(ctx, bytes > 0 ? bytes : 1, 64, &scratch));
+  int64_t taps = g->kh * g->kw;
+  for (int64_t grp = 0; grp < g->groups; ++grp) {
+    /* wt [cg, og, kh, kw]: w_g's [og, cg] swapped, each window reversed. */
+    const float* wg = w + grp * g->og * g->k;
+    for (int64_t o = 0; o < g->og; ++o) {
+      for (int64_t i = 0; i < g->cg; ++i) {
+        for (int64_t t = 0; t < taps; ++t) {
+          wt[(i * g->og + o) * taps + (taps - 1 - t)] = wg[(o * g->cg + i) * taps + t];
+        }
+      }
+    }
+    d.x = dy + grp * g->og * g->p;
+    d.w = wt;
+    d.y = dx + grp * g->cg * g->h * g->w;
+    kc__conv2d_direct_f32(&d, scratch, pool);
+  }
+  *done = true;
+  return NULL;
+}
+
 /* kc.Conv2DGrad(x, w, dy) -> (dx, dw), each only when kc_needed asks. */
 static kc_status* kc__cv_conv_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
   (void)kernel;
@@ -559,10 +720,16 @@ static kc_status* kc__cv_conv_grad_compute(void* kernel, kc_kernel_ctx* ctx) {
   memset(kc__bi_data(dx), 0, (size_t)kc__bi_numel(dx) * es);
   memset(kc__bi_data(dw), 0, (size_t)kc__bi_numel(dw) * es);
   if (g->n * g->p == 0 || g->k * g->og == 0 || (!need[0] && !need[1])) return NULL;
-  KC_RETURN_IF_ERROR(kc__cv_conv_init(ctx, true, &cv));
   const void* x = kc__bi_data(kc_kernel_ctx_get_input(ctx, 0));
   const void* w = kc__bi_data(kc_kernel_ctx_get_input(ctx, 1));
   void* dy = kc__bi_data(kc_kernel_ctx_get_input(ctx, 2));
+  if (need[0]) {
+    bool done;
+    KC_RETURN_IF_ERROR(kc__cv_dx_direct(ctx, g, w, dy, kc__bi_data(dx), &done));
+    if (done) need[0] = false;
+    if (!need[1]) return NULL;
+  }
+  KC_RETURN_IF_ERROR(kc__cv_conv_init(ctx, true, &cv));
   for (int64_t grp = 0; grp < g->groups; ++grp) {
     const void* wg = g->nchw ? kc__cv_at(w, grp * g->og * g->k, es) : kc__cv_hwio(&cv, w, grp);
     for (int64_t n0 = 0; n0 < g->n; n0 += cv.imgs) {

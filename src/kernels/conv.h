@@ -129,4 +129,37 @@ void kc__conv_fold_rows(const kc__conv_geom* g, size_t es, const void* rows, int
 void kc__conv_fold_cols(const kc__conv_geom* g, size_t es, const void* cols, int64_t n0,
                         int64_t count, void* dx, kc_thread_pool* pool);
 
+/* ---- direct NCHW convolution --------------------------------------------------------- */
+
+/* A 2-D convolution of f32 NCHW images with an OIHW kernel, width stride
+ * 1, computed without unfolding (conv_direct.c): y[img][o][oh][ow] = the
+ * sum over channels i and taps (a, b) of w[o][i][a][b] x[img][i][oh sh +
+ * a dh - pt][ow + b dw - pl], zero outside the input. Rows of x and y
+ * are dense (width and ow floats); images and channels are x_n, x_c (and
+ * y_n, y_c) floats apart, so a group's slice of a tensor is one too. w
+ * is [o, c, kh, kw], dense. */
+typedef struct kc__conv2d {
+  const float* x;
+  int64_t x_n, x_c;
+  const float* w;
+  float* y;
+  int64_t y_n, y_c;
+  int64_t n, c, height, width; /* images, channels, input rows and columns */
+  int64_t o, kh, kw, oh, ow;   /* output features, the window, the output */
+  int64_t sh, dh, dw, pt, pl;  /* the height stride, dilations, top and left padding */
+} kc__conv2d;
+
+/* Whether kc__conv2d_direct_f32 runs here (x86-64 with AVX2 and FMA)
+ * and takes cv (padding not negative; stride and dilations positive). */
+bool kc__conv2d_direct_runs(const kc__conv2d* cv);
+
+/* Bytes of scratch kc__conv2d_direct_f32 needs for cv on a pool of
+ * `threads` participants (the packed kernel, and a block of input rows
+ * each), to be aligned to 8 bytes. */
+size_t kc__conv2d_direct_scratch(const kc__conv2d* cv, int32_t threads);
+
+/* Writes cv->y, where kc__conv2d_direct_runs(cv); shares the work out
+ * over `pool` (NULL: the caller), whose size the scratch was sized for. */
+void kc__conv2d_direct_f32(const kc__conv2d* cv, void* scratch, kc_thread_pool* pool);
+
 #endif /* KCALL_KERNELS_CONV_H_ */

@@ -375,13 +375,34 @@ static void kc__pack_a(const float* a, int64_t lda, int64_t rows, int64_t kc, in
   }
 }
 
-/* The same strip from A's transpose (k x m row-major, row stride lda):
- * each step's mr elements are contiguous there already. */
-static void kc__pack_a_trans(const float* at, int64_t lda, int64_t rows, int64_t kc,
+/* `strips` strips of A from its transpose (k x m row-major, row stride
+ * lda), the first at `at`, `rows` rows left from there: into dst, strip
+ * after strip, kc steps of mr elements each (zero past `rows`). Each
+ * step's elements are contiguous in the transpose, so a row of it is
+ * read once for all the strips: one strip at a time read 24 bytes from
+ * each of kc rows lda apart, and at 4096 floats apart those rows fell
+ * into the same L1 sets and were fetched again for every strip. Full
+ * strips of the kernels' heights are copies of a constant size, which
+ * compilers inline. */
+static void kc__pack_a_trans(const float* at, int64_t lda, int64_t rows, int64_t strips, int64_t kc,
                              int64_t mr, float* restrict dst) {
+  int64_t full = rows / mr < strips ? rows / mr : strips;
   for (int64_t p = 0; p < kc; ++p) {
-    memcpy(dst + p * mr, at + p * lda, (size_t)rows * sizeof(float));
-    for (int64_t r = rows; r < mr; ++r) dst[p * mr + r] = 0.0f;
+    const float* src = at + p * lda;
+    float* out = dst + p * mr;
+    int64_t s = 0;
+#define KC__PACK_A_TRANS_FULL(MR)                                                      \
+  if (mr == MR) {                                                                      \
+    for (; s < full; ++s) memcpy(out + s * kc * MR, src + s * MR, MR * sizeof(float)); \
+  }
+    KC__PACK_A_TRANS_FULL(4)
+    KC__PACK_A_TRANS_FULL(6)
+    KC__PACK_A_TRANS_FULL(12)
+#undef KC__PACK_A_TRANS_FULL
+    for (; s < strips; ++s) {
+      int64_t have = rows - s * mr < mr ? rows - s * mr : mr;
+      for (int64_t r = 0; r < mr; ++r) out[s * kc * mr + r] = r < have ? src[s * mr + r] : 0.0f;
+    }
   }
 }
 
@@ -479,14 +500,13 @@ static void kc__gemm_strips(kc__gemm_job* job, int64_t bi, int64_t begin, int64_
       int64_t kc = k - pc < KC__GEMM_KC ? k - pc : KC__GEMM_KC;
       for (int64_t s0 = begin; s0 < end; s0 += group) {
         int64_t s1 = end - s0 < group ? end : s0 + group;
-        for (int64_t s = s0; s < s1; ++s) {
-          int64_t i = s * mr;
-          int64_t rows = m - i < mr ? m - i : mr;
-          float* dst = apack + (s - s0) * mr * kc;
-          if (job->a_trans) {
-            kc__pack_a_trans(a + pc * m + i, m, rows, kc, mr, dst);
-          } else {
-            kc__pack_a(a + i * k + pc, k, rows, kc, mr, dst);
+        if (job->a_trans) {
+          kc__pack_a_trans(a + pc * m + s0 * mr, m, m - s0 * mr, s1 - s0, kc, mr, apack);
+        } else {
+          for (int64_t s = s0; s < s1; ++s) {
+            int64_t i = s * mr;
+            int64_t rows = m - i < mr ? m - i : mr;
+            kc__pack_a(a + i * k + pc, k, rows, kc, mr, apack + (s - s0) * mr * kc);
           }
         }
         for (int64_t q = 0; q < count; ++q) {
