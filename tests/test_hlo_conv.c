@@ -296,6 +296,24 @@ KC_TEST(hlo_conv_nchw_strided_asymmetric_padding) {
   kt_conv_check(&c);
 }
 
+KC_TEST(hlo_conv_nchw_direct) {
+  /* PyTorch's layout in f32 with a width stride of 1: kernels/conv.h's
+   * direct convolution, with a height stride, padding on every side and
+   * a width dilation; with groups; in bf16; and, wider than its 16-column
+   * tile, with more features than its 6-feature one. */
+  kt_conv c = {2, 2, 3, 5, 1, 1, {9, 20}, {3, 3}, {2, 1}, {1, 0}, {1, 2}, KT_ONES, {1, 2},
+               "bf01_oi01->bf01", NULL, NULL};
+  kt_conv_check(&c);
+  c.type = "bf16";
+  kt_conv_check(&c);
+  kt_conv g = {2, 2, 6, 4, 2, 1, {6, 18}, {3, 3}, KT_ONES, {1, 1}, {1, 1}, KT_ONES, {2, 1},
+               "bf01_oi01->bf01", NULL, NULL};
+  kt_conv_check(&g);
+  kt_conv w = {2, 3, 4, 13, 1, 1, {11, 37}, {3, 3}, KT_ONES, {1, 1}, {1, 1}, KT_ONES, KT_ONES,
+               "bf01_oi01->bf01", NULL, NULL};
+  kt_conv_check(&w);
+}
+
 KC_TEST(hlo_conv_lhs_and_rhs_dilation) {
   /* lhs_dilate: the convolution of a transposed convolution's gradient. */
   kt_conv c = {2, 1, 2, 3, 1, 1, {4, 5}, {3, 3}, KT_ONES, {2, 1}, {2, 2}, {2, 2}, {1, 2},

@@ -9,7 +9,10 @@
  * signed or not: JAX's int8 convolutions with preferred_element_type
  * int32) are converted to the result's type and multiplied and summed in
  * it, wrapping as XLA's do (computed modulo 2^64, then truncated); they
- * do not mix with floats. Without groups, f32 runs as an im2col product
+ * do not mix with floats. PyTorch's layout (bf01_oi01->bf01) in f32
+ * with a width stride of 1 and no input dilation runs kernels/conv.h's
+ * direct convolution (with groups too) where the processor has AVX2 and
+ * FMA. Otherwise, without groups, f32 runs as an im2col product
  * (kernels/conv.c's rows) on the blocked GEMM of gemm_f32.c (which
  * splits large products across the thread pool); everything else runs a
  * direct loop over the result's positions (all output features at once),
@@ -44,6 +47,7 @@ typedef struct kc__conv_plan {
   bool f64;        /* computed in double, else in float */
   bool integer;    /* computed in uint64_t (KC__CT_INT operands and result) */
   bool gemm;       /* the im2col + GEMM path */
+  bool direct2d;   /* kernels/conv.h's direct NCHW convolution (plan_direct2d) */
   bool rhs_packed; /* the kernel is already the GEMM's [window, i] x o matrix */
   bool out_packed; /* the result is already the GEMM's [b, spatial] x o matrix */
   bool lhs_direct; /* 1x1, unit stride, no padding, b..f input: im2col is the input */
@@ -199,6 +203,35 @@ static int64_t kc__conv_elems(const kc_shape* s) {
   int64_t n = 1;
   for (int32_t d = 0; d < kc_shape_get_rank(s); ++d) n *= kc_shape_get_dims(s)[d];
   return n;
+}
+
+/* Group grp of a plan with bf01_oi01->bf01 labels as kernels/conv.h's
+ * direct convolution sees it. */
+static kc__conv2d kc__conv_direct2d(const kc__conv_plan* plan, const float* x, const float* w,
+                                    float* y, int64_t grp) {
+  const kc__window* win = &plan->g.win;
+  int64_t og = plan->out_feat / plan->groups, positions = win->out[0] * win->out[1];
+  return (kc__conv2d){.x = x ? x + grp * plan->rhs_in * plan->g.x_f : NULL,
+                      .x_n = plan->g.x_b,
+                      .x_c = plan->g.x_f,
+                      .w = w ? w + grp * og * plan->rhs_o : NULL,
+                      .y = y ? y + grp * og * positions : NULL,
+                      .y_n = plan->out_b,
+                      .y_c = plan->out_f,
+                      .n = plan->batch,
+                      .c = plan->rhs_in,
+                      .height = win->in[0],
+                      .width = win->in[1],
+                      .o = og,
+                      .kh = win->size[0],
+                      .kw = win->size[1],
+                      .oh = win->out[0],
+                      .ow = win->out[1],
+                      .sh = win->stride[0],
+                      .dh = win->rhs_dil[0],
+                      .dw = win->rhs_dil[1],
+                      .pt = win->low[0],
+                      .pl = win->low[1]};
 }
 
 static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__conv_plan* plan) {
@@ -378,6 +411,17 @@ static kc_status* kc__conv_read(const kc_program* p, const kc__instr* in, kc__co
     unit = unit && win->stride[d] == 1 && win->low[d] == 0 && high[d] == 0 && win->lhs_dil[d] == 1;
   }
   plan->lhs_direct = unit && lhs_bxf;
+  /* bf01_oi01->bf01 (PyTorch's layout), f32, a width stride of 1, no
+   * input dilation: the direct NCHW convolution, groups or not. */
+  bool nchw = nsp == 2 && !plan->f64 && !plan->integer && bg == 1 && win->stride[1] == 1 &&
+              win->lhs_dil[0] == 1 && win->lhs_dil[1] == 1;
+  for (int k = 0; nchw && k < 3; ++k) {
+    nchw = l.a[k] == 0 && l.b[k] == 1 && l.sp[k][0] == 2 && l.sp[k][1] == 3;
+  }
+  if (nchw) {
+    kc__conv2d d = kc__conv_direct2d(plan, NULL, NULL, NULL, 0);
+    plan->direct2d = kc__conv2d_direct_runs(&d);
+  }
   return NULL;
 }
 
@@ -704,6 +748,18 @@ static kc_status* kc__conv_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory in a convolution");
   } else if (plan->out_count == 0) {
     /* nothing to compute */
+  } else if (plan->direct2d) {
+    int32_t threads = ctx->pool ? kc_thread_pool_get_size(ctx->pool) : 1;
+    kc__conv2d d = kc__conv_direct2d(plan, NULL, NULL, NULL, 0);
+    void* scratch = kc__malloc(kc__conv2d_direct_scratch(&d, threads) + 8);
+    if (!scratch) {
+      st = kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory in a convolution");
+    }
+    for (int64_t grp = 0; scratch && grp < plan->groups; ++grp) {
+      d = kc__conv_direct2d(plan, x, w, y, grp);
+      kc__conv2d_direct_f32(&d, scratch, ctx->pool);
+    }
+    kc__free(scratch);
   } else if (plan->gemm) {
     st = kc__conv_gemm(plan, x, w, y, ctx->pool);
   } else {
