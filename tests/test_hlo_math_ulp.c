@@ -9,8 +9,8 @@
  *
  * The bounds, measured over every 97th bit pattern on both builds (the
  * largest errors seen): exp 0.98, expm1 1.53, log 0.83, log1p 0.91,
- * tanh 2.59, logistic 2.28, erf 2.47, sqrt 0.5 (correctly rounded),
- * rsqrt 1.49. The checks allow a little more. */
+ * tanh 2.59, logistic 2.28, erf 1.10 (1.15 over all 2^32), sqrt 0.5
+ * (correctly rounded), rsqrt 1.49. The checks allow a little more. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@ static const char* const kt_vm_names[KC__VM_COUNT] = {
     "exp", "expm1", "log", "log1p", "tanh", "logistic", "erf", "sqrt", "rsqrt"};
 
 /* The largest error allowed, in ulp. */
-static const double kt_vm_bound[KC__VM_COUNT] = {1.0, 2.0, 1.0, 1.0, 3.0, 2.5, 3.0, 0.5, 1.5};
+static const double kt_vm_bound[KC__VM_COUNT] = {1.0, 2.0, 1.0, 1.0, 3.0, 2.5, 1.5, 0.5, 1.5};
 
 static double kt_vm_ref(kc__vmath_fn fn, double x) {
   switch (fn) {

@@ -21,8 +21,10 @@
 #define KC__VM_ENTRY kc__vmath_f32_avx2
 #define KC__VM_FMA(a, b, c) ((kc__vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #define KC__VM_SQRT(v) ((kc__vf)_mm256_sqrt_ps((__m256)(v)))
-#define KC__VM_ANY(m) (_mm256_movemask_ps((__m256)(m)) != 0)
 #define KC__VM_BLEND(m, a, b) ((kc__vf)_mm256_blendv_ps((__m256)(b), (__m256)(a), (__m256)(m)))
+#define KC__VM_MIN(a, b) ((kc__vf)_mm256_min_ps((__m256)(a), (__m256)(b)))
+#define KC__VM_MAX(a, b) ((kc__vf)_mm256_max_ps((__m256)(a), (__m256)(b)))
+#define KC__VM_PERM4(tab, i) ((kc__vf)_mm256_permutevar_ps(_mm256_loadu_ps(tab), (__m256i)(i)))
 #include "kernels/vmath_impl.h"
 
 #if defined(__clang__)

@@ -5,8 +5,11 @@
  *   KC__VM_ENTRY       the name of the build's entry point
  *   KC__VM_FMA(a,b,c)  a * b + c (fused where the build has FMA)
  *   KC__VM_SQRT(v)     the correctly rounded square root of each lane
- *   KC__VM_ANY(m)      (optional) whether any lane of the mask m is set
  *   KC__VM_BLEND(m,a,b) (optional) m ? a : b in one instruction
+ *   KC__VM_MIN(a,b)    (optional) a < b ? a : b in one instruction
+ *   KC__VM_MAX(a,b)    (optional) a > b ? a : b in one instruction
+ *   KC__VM_PERM4(t,i)  (optional) t[i & 3] for each lane of i (t: 8 floats, the
+ *                      4 entries twice), in one instruction
  * No include guard: each build includes it once.
  *
  * The approximations (coefficients fitted for this file, minimax in the
@@ -22,7 +25,8 @@
  *   tanh   expm1(2|x|) / (expm1(2|x|) + 2), sign restored; 1 beyond 9.1.
  *   logistic  e = exp(-|x|): 1 / (1 + e) for x >= 0, e / (1 + e) below,
  *          so that large negative x gives e^x, not 0.
- *   erf    |x| < 1: x S(x^2); below 4: 1 - exp(-x^2) Q(1/|x|); 1 beyond. */
+ *   erf    |x| < 4 in 4 pieces [k, k + 1): s + s P_k(|x| - k - 1/2), s = x clamped
+ *          to [-1, 1], P_k of degree 8 (coefficients picked per lane); +-1 beyond. */
 
 typedef float kc__vf __attribute__((vector_size(KC__VW * 4)));
 typedef int32_t kc__vi __attribute__((vector_size(KC__VW * 4)));
@@ -55,15 +59,20 @@ static inline kc__vf kc__v_clamp(kc__vf x, float lo, float hi) {
   x = kc__v_sel(x > l, x, l);
   return kc__v_sel(x < h, x, h);
 }
-/* Whether any lane of m is set: the build's KC__VM_ANY (one movemask
- * on x86) when it has one, else lane by lane. */
-static inline int kc__v_any(kc__vi m) {
-#if defined(KC__VM_ANY)
-  return KC__VM_ANY(m);
+/* a < b ? a : b, lane by lane: b where either is NaN. */
+static inline kc__vf kc__v_min(kc__vf a, kc__vf b) {
+#if defined(KC__VM_MIN)
+  return KC__VM_MIN(a, b);
 #else
-  int32_t acc = 0;
-  for (int i = 0; i < KC__VW; ++i) acc |= m[i];
-  return acc != 0;
+  return kc__v_sel(a < b, a, b);
+#endif
+}
+/* a > b ? a : b, lane by lane: b where either is NaN. */
+static inline kc__vf kc__v_max(kc__vf a, kc__vf b) {
+#if defined(KC__VM_MAX)
+  return KC__VM_MAX(a, b);
+#else
+  return kc__v_sel(a > b, a, b);
 #endif
 }
 /* 2^k for -126 <= k <= 127. */
@@ -199,33 +208,63 @@ static inline kc__vf kc__v_logistic(kc__vf x) {
   return kc__v_sel(x != x, x + x, y);
 }
 
+/* Lane l of the result: tab[i[l] & 3], from a table of 8 floats that holds
+ * its 4 entries twice (for the in-lane permute of the AVX2 build). */
+static inline kc__vf kc__v_perm4(const float* tab, kc__vi i) {
+#if defined(KC__VM_PERM4)
+  return KC__VM_PERM4(tab, i);
+#else
+  /* With masks; the compiler shares them between the calls with the same i. */
+  kc__vi j = i & 3;
+  kc__vi t0 = KC__VM_BITS(kc__v_splat(tab[0]));
+  kc__vi r = t0 ^ ((j == 1) & (KC__VM_BITS(kc__v_splat(tab[1])) ^ t0));
+  r ^= (j == 2) & (KC__VM_BITS(kc__v_splat(tab[2])) ^ t0);
+  r ^= (j == 3) & (KC__VM_BITS(kc__v_splat(tab[3])) ^ t0);
+  return KC__VM_FLT(r);
+#endif
+}
+
+/* erf(a) for a in [0, 4) in 4 pieces [k, k + 1), with t = a - k - 1/2 and
+ * s = min(a, 1): erf(a) = s + s p_k(t), p_k of degree 8. Row j: the
+ * coefficients of t^j of p_0 to p_3, twice. */
+#define KC__VM_ERF_ROW(c0, c1, c2, c3) \
+  { c0, c1, c2, c3, c0, c1, c2, c3 }
+static const float kc__v_erf_tab[9][8] = {
+    KC__VM_ERF_ROW(0.0409997627f, -0.0338948555f, -0.00040695176f, -7.43114754e-07f),
+    KC__VM_ERF_ROW(-0.324434102f, 0.118930094f, 0.00217831787f, 5.39730127e-06f),
+    KC__VM_ERF_ROW(-0.229914382f, -0.178395346f, -0.00544575322f, -1.88953018e-05f),
+    KC__VM_ERF_ROW(0.166887611f, 0.138763025f, 0.00834828988f, 4.24089485e-05f),
+    KC__VM_ERF_ROW(0.032368172f, -0.0446002819f, -0.00862119719f, -6.77916687e-05f),
+    KC__VM_ERF_ROW(-0.0498935506f, -0.0150300739f, 0.00614334736f, 8.04831652e-05f),
+    KC__VM_ERF_ROW(-1.17422196e-05f, 0.0193373617f, -0.00281026331f, -7.70124607e-05f),
+    KC__VM_ERF_ROW(0.00974044017f, -0.00384146627f, 0.000403114129f, 6.6886736e-05f),
+    KC__VM_ERF_ROW(-0.00102787325f, -0.00240836968f, 0.000310399191f, -3.73037947e-05f),
+};
+#undef KC__VM_ERF_ROW
+
 static inline kc__vf kc__v_erf(kc__vf x) {
-  kc__vf a = kc__v_abs(x);
-  kc__vi small = a < 1.0f;
-  kc__vf x2 = x * x;
-  kc__vf s = kc__v_splat(7.8540266e-05f);
-  s = KC__VM_FMA(s, x2, kc__v_splat(-0.0008010248f));
-  s = KC__VM_FMA(s, x2, kc__v_splat(0.0051883347f));
-  s = KC__VM_FMA(s, x2, kc__v_splat(-0.026853817f));
-  s = KC__VM_FMA(s, x2, kc__v_splat(0.112835854f));
-  s = KC__VM_FMA(s, x2, kc__v_splat(-0.37612626f));
-  s = KC__VM_FMA(s, x2, kc__v_splat(1.1283791f));
-  kc__vf y = x * s;
-  if (kc__v_any(~small)) {
-    kc__vf b = kc__v_clamp(a, 1.0f, 4.0f);
-    kc__vf u = 1.0f / b;
-    kc__vf q = kc__v_splat(0.024265017f);
-    q = KC__VM_FMA(q, u, kc__v_splat(-0.1336044f));
-    q = KC__VM_FMA(q, u, kc__v_splat(0.2988481f));
-    q = KC__VM_FMA(q, u, kc__v_splat(-0.30011967f));
-    q = KC__VM_FMA(q, u, kc__v_splat(-0.03943816f));
-    q = KC__VM_FMA(q, u, kc__v_splat(0.5794886f));
-    q = KC__VM_FMA(q, u, kc__v_splat(-0.0018558863f));
-    kc__vf big = 1.0f - kc__v_exp(-(b * b)) * q;
-    big = kc__v_sel(a >= 4.0f, kc__v_splat(1.0f), big);
-    y = kc__v_sel(small, y, kc__v_copysign(big, x));
-  }
-  return kc__v_sel(x != x, x + x, y);
+  const float magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+  /* Clamped below 4, where erf rounds to 1; NaN stays NaN. */
+  kc__vf a = kc__v_min(kc__v_splat(3.99999976f), kc__v_abs(x));
+  kc__vf u = a - 0.5f;
+  kc__vf r = u + magic;
+  kc__vi k = KC__VM_BITS(r); /* the piece: the low 2 bits */
+  kc__vf t = u - (r - magic);
+  kc__vf t2 = t * t;
+  /* p_k(t): its even and odd terms apart (shorter chains than Horner's) */
+#define KC__VM_ERF_C(j) kc__v_perm4(kc__v_erf_tab[j], k)
+  kc__vf e = KC__VM_FMA(KC__VM_ERF_C(8), t2, KC__VM_ERF_C(6));
+  kc__vf o = KC__VM_FMA(KC__VM_ERF_C(7), t2, KC__VM_ERF_C(5));
+  e = KC__VM_FMA(e, t2, KC__VM_ERF_C(4));
+  o = KC__VM_FMA(o, t2, KC__VM_ERF_C(3));
+  e = KC__VM_FMA(e, t2, KC__VM_ERF_C(2));
+  o = KC__VM_FMA(o, t2, KC__VM_ERF_C(1));
+  e = KC__VM_FMA(e, t2, KC__VM_ERF_C(0));
+#undef KC__VM_ERF_C
+  kc__vf p = KC__VM_FMA(o, t, e);
+  /* s with the sign of x: x clamped to [-1, 1] (NaN stays NaN) */
+  kc__vf s = kc__v_max(kc__v_splat(-1.0f), kc__v_min(kc__v_splat(1.0f), x));
+  return KC__VM_FMA(s, p, s);
 }
 
 static inline kc__vf kc__v_sqrt(kc__vf x) { return KC__VM_SQRT(x); }
