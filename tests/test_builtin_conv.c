@@ -151,6 +151,11 @@ KC_TEST(builtin_conv2d_forward_gradient_and_tangent_against_a_reference) {
       {true, 2, 6, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6},
       {false, 4, 5, 4, 4, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},  /* 1x1 */
       {true, 1, 2, 11, 3, 5, 4, 1, 3, 2, 2, 1, 3, 0, 2, 2, 1},  /* tall window */
+      /* NCHW at strides of 1 (the direct convolution, dx too): dilated,
+       * grouped, padded unevenly; then padded past the window's reach
+       * (dx by col2im) */
+      {true, 2, 4, 10, 19, 6, 3, 3, 1, 1, 2, 2, 1, 2, 2, 1, 2},
+      {true, 1, 2, 5, 5, 2, 2, 2, 1, 1, 1, 1, 3, 0, 0, 3, 1},
   };
   uint32_t seed = 7;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {

@@ -350,15 +350,11 @@ static kc_status* kc__cv_alloc(kc_kernel_ctx* ctx, int64_t elems, size_t es, voi
  * strips) where 4096 positions are 683. */
 static bool kc__cv_transposed(const kc__cv_geom* g) { return g->nchw && g->og < g->p; }
 
-/* Group grp of y = conv(x, w) as kernels/conv.h's direct convolution
- * sees it. */
-static kc__conv2d kc__cv_direct_of(const kc__cv_geom* g, const void* x, const void* w, void* y,
-                                   int64_t grp) {
-  return (kc__conv2d){.x = (const float*)x + grp * g->cg * g->xs[1],
-                      .x_n = g->xs[0],
+/* y = conv(x, w) as kernels/conv.h's direct convolution sees it, its
+ * tensors (a group's slices) left to set. */
+static kc__conv2d kc__cv_direct_of(const kc__cv_geom* g) {
+  return (kc__conv2d){.x_n = g->xs[0],
                       .x_c = g->xs[1],
-                      .w = (const float*)w + grp * g->og * g->k,
-                      .y = (float*)y + grp * g->og * g->p,
                       .y_n = g->o * g->p,
                       .y_c = g->p,
                       .n = g->n,
@@ -382,7 +378,7 @@ static kc_status* kc__cv_conv_init(kc_kernel_ctx* ctx, bool grad, kc__cv_conv* c
   cv->pool = kc_kernel_ctx_get_thread_pool(ctx);
   cv->es = g->f32 ? sizeof(float) : sizeof(double);
   if (!grad && g->nchw && g->f32 && g->sw == 1) {
-    kc__conv2d d = kc__cv_direct_of(g, NULL, NULL, NULL, 0);
+    kc__conv2d d = kc__cv_direct_of(g);
     cv->direct = kc__conv2d_direct_runs(&d);
     if (cv->direct) {
       int32_t threads = cv->pool ? kc_thread_pool_get_size(cv->pool) : 1;
@@ -509,7 +505,10 @@ static kc_status* kc__cv_forward(kc__cv_conv* cv, const void* x, const void* w, 
   const kc__cv_geom* g = &cv->g;
   for (int64_t grp = 0; grp < g->groups; ++grp) {
     if (cv->direct) {
-      kc__conv2d d = kc__cv_direct_of(g, x, w, y, grp);
+      kc__conv2d d = kc__cv_direct_of(g);
+      d.x = (const float*)x + grp * g->cg * g->xs[1];
+      d.w = (const float*)w + grp * g->og * g->k;
+      d.y = (float*)y + grp * g->og * g->p;
       kc__conv2d_direct_f32(&d, cv->rows, cv->pool);
       continue;
     }
@@ -654,8 +653,8 @@ static kc_status* kc__cv_grad_nhwc(kc__cv_conv* cv, const bool* need, const void
 /* NCHW f32 with strides of 1: dx as kernels/conv.h's direct convolution
  * of dy with w's features swapped and its window turned around, padded
  * by the window's reach less the forward padding (when that is not
- * negative). False when it does not apply; RESOURCE_EXHAUSTED when its
- * scratch cannot be had. */
+ * negative). *done says whether it applied and dx is written;
+ * RESOURCE_EXHAUSTED when its scratch cannot be had. */
 static kc_status* kc__cv_dx_direct(kc_kernel_ctx* ctx, const kc__cv_geom* g, const float* w,
                                    const float* dy, float* dx, bool* done) {
   *done = false;
