@@ -332,6 +332,9 @@ KC_TEST(kernels_conv_direct_nchw_against_the_sum) {
       {2, 1, 5, 4, 1, 5, 4, 1, 1, 1, 4, 4, 3, 3, 1, 0},    /* the window larger than x */
       {1, 7, 10, 10, 12, 1, 1, 3, 1, 1, 0, 0, 0, 0, 7, 0}, /* 1x1 */
       {9, 3, 33, 40, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 3, 0}, /* rows past one unit */
+      /* channels enough that a unit takes fewer rows: 3, then 1 */
+      {2, 300, 9, 70, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 300, 0},
+      {1, 700, 6, 70, 3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 700, 0},
   };
   kc_thread_pool* pool = NULL;
   KC_CHECK_OK(kc_thread_pool_create(3, &pool));

@@ -21,7 +21,11 @@
 
 #define KC__CD_MR 6   /* output features a tile */
 #define KC__CD_NR 16  /* output positions a tile */
-#define KC__CD_ROWS 8 /* output rows a unit */
+#define KC__CD_ROWS 8 /* output rows a unit at most */
+/* Bytes of input rows a unit copies at most (fewer output rows a unit
+ * where the channels are many or the rows long, one at least): the
+ * scratch stays in a core's L2, and a large pool's scratches stay small. */
+#define KC__CD_SCRATCH_BYTES ((int64_t)512 << 10)
 
 bool kc__conv2d_direct_runs(const kc__conv2d* cv) {
 #if defined(__x86_64__)
@@ -37,11 +41,11 @@ bool kc__conv2d_direct_runs(const kc__conv2d* cv) {
 
 typedef struct kc__cd_job {
   const kc__conv2d* cv;
-  const float* apack;    /* [strips][taps][c][MR], zero past o */
-  const int64_t* taps;   /* each tap's offset in a channel's scratch rows */
-  int64_t ntaps, blocks; /* taps; row blocks an image */
-  int64_t wp, rr;        /* floats a scratch row; scratch rows a channel */
-  float* scratch;        /* a participant's: c rr wp floats, threads of them */
+  const float* apack;          /* [strips][taps][c][MR], zero past o */
+  const int64_t* taps;         /* each tap's offset in a channel's scratch rows */
+  int64_t ntaps, rows, blocks; /* taps; output rows a unit, units an image */
+  int64_t wp, rr;              /* floats a scratch row; scratch rows a channel */
+  float* scratch;              /* a participant's: c rr wp floats, threads of them */
 } kc__cd_job;
 
 #define KC__CD_R6(X) X(0) X(1) X(2) X(3) X(4) X(5)
@@ -106,8 +110,8 @@ static void kc__cd_units(void* ctx, int64_t begin, int64_t end, int32_t worker) 
   float* s = j->scratch + (size_t)worker * (size_t)(cv->c * j->rr * j->wp);
   int64_t strips = (cv->o + KC__CD_MR - 1) / KC__CD_MR, astep = j->ntaps * cv->c * KC__CD_MR;
   for (int64_t u = begin; u < end; ++u) {
-    int64_t img = u / j->blocks, oh0 = u % j->blocks * KC__CD_ROWS;
-    int64_t rows = cv->oh - oh0 < KC__CD_ROWS ? cv->oh - oh0 : KC__CD_ROWS;
+    int64_t img = u / j->blocks, oh0 = u % j->blocks * j->rows;
+    int64_t rows = cv->oh - oh0 < j->rows ? cv->oh - oh0 : j->rows;
     kc__cd_fill(j, img, oh0, rows, s);
     for (int64_t r = 0; r < rows; ++r) {
       const float* b = s + r * cv->sh * j->wp;
@@ -128,7 +132,7 @@ static void kc__cd_units(void* ctx, int64_t begin, int64_t end, int32_t worker) 
 /* The scratch's layout: its row length and rows a channel; floats of
  * the packed kernel and of one participant's rows. */
 typedef struct kc__cd_plan {
-  int64_t ntaps, strips, wp, rr;
+  int64_t ntaps, strips, wp, rows, rr;
   size_t a_floats, s_floats;
 } kc__cd_plan;
 
@@ -139,7 +143,11 @@ static kc__cd_plan kc__cd_plan_of(const kc__conv2d* cv) {
   int64_t tiles_w = (cv->ow + KC__CD_NR - 1) / KC__CD_NR * KC__CD_NR;
   p.wp = tiles_w + (cv->kw - 1) * cv->dw;
   if (p.wp < cv->pl + cv->width) p.wp = cv->pl + cv->width;
-  p.rr = (KC__CD_ROWS - 1) * cv->sh + (cv->kh - 1) * cv->dh + 1;
+  int64_t reach = (cv->kh - 1) * cv->dh + 1, row_bytes = cv->c * p.wp * (int64_t)sizeof(float);
+  int64_t fit = row_bytes > 0 ? KC__CD_SCRATCH_BYTES / row_bytes : KC__CD_ROWS * cv->sh + reach;
+  p.rows = fit > reach ? (fit - reach) / cv->sh + 1 : 1;
+  if (p.rows > KC__CD_ROWS) p.rows = KC__CD_ROWS;
+  p.rr = (p.rows - 1) * cv->sh + reach;
   p.a_floats = (size_t)(p.strips * p.ntaps * cv->c * KC__CD_MR);
   p.s_floats = (size_t)(cv->c * p.rr * p.wp);
   return p;
@@ -171,12 +179,11 @@ void kc__conv2d_direct_f32(const kc__conv2d* cv, void* scratch, kc_thread_pool* 
       }
     }
   }
-  int64_t blocks = (cv->oh + KC__CD_ROWS - 1) / KC__CD_ROWS;
-  kc__cd_job job = {cv, apack, taps, p.ntaps, blocks, p.wp, p.rr, apack + p.a_floats};
+  int64_t blocks = (cv->oh + p.rows - 1) / p.rows;
+  kc__cd_job job = {cv, apack, taps, p.ntaps, p.rows, blocks, p.wp, p.rr, apack + p.a_floats};
   /* A unit's multiply-adds, at about 16 a nanosecond. */
   int64_t cost =
-      KC__CD_ROWS * (p.wp - (cv->kw - 1) * cv->dw) * p.strips * KC__CD_MR * p.ntaps * cv->c / 16 +
-      1;
+      p.rows * (p.wp - (cv->kw - 1) * cv->dw) * p.strips * KC__CD_MR * p.ntaps * cv->c / 16 + 1;
   if (pool) {
     kc_thread_pool_parallel_for_with_worker_id(pool, cv->n * blocks, cost, kc__cd_units, &job);
   } else {
