@@ -129,12 +129,12 @@ static double kc__rd_row_max(const kc__rd_job* j, int64_t base) {
 static inline double kc__rd_max(double acc, double v) { return v > acc || v != v ? v : acc; }
 
 /* Units: (outer index, chunk of the inner dim). A row (inner 1) sums with
- * four partial sums; columns add each reduced row into their sums, one
- * run along the inner dim at a time. */
+ * four partial sums; columns add KC__RD_ROWS reduced rows at a time into
+ * their sums, a block of columns in registers down those rows
+ * (kc__acc_rows_f32_wide). */
 static void kc__rd_units(void* ctx, int64_t begin, int64_t end) {
   const kc__rd_job* j = ctx;
   double acc[KC__RD_COLS];
-  float part[KC__RD_COLS];
   for (int64_t u = begin; u < end; ++u) {
     int64_t o = u / j->chunks, c0 = (u % j->chunks) * j->width;
     int64_t cols = j->inner - c0 < j->width ? j->inner - c0 : j->width;
@@ -152,11 +152,7 @@ static void kc__rd_units(void* ctx, int64_t begin, int64_t end) {
         /* KC__RD_ROWS rows at a time added in f32 on vectors, each such
          * partial sum then into the double sums. */
         int64_t rows = j->count - r < KC__RD_ROWS ? j->count - r : KC__RD_ROWS;
-        memcpy(part, (const float*)j->x + row, (size_t)cols * sizeof(float));
-        for (int64_t q = 1; q < rows; ++q) {
-          kc__acc_f32(part, (const float*)j->x + row + q * j->inner, cols);
-        }
-        for (int64_t i = 0; i < cols; ++i) acc[i] += part[i];
+        kc__acc_rows_f32_wide(acc, (const float*)j->x + row, j->inner, rows, cols);
         r += rows - 1;
       } else {
         const double* x = (const double*)j->x + row;

@@ -24,6 +24,12 @@ double kc__sum_f64(double acc, const double* x, int64_t n);
 void kc__acc_f32(float* r, const float* x, int64_t n);
 void kc__acc_f64(double* r, const double* x, int64_t n);
 
+/* acc[i] += x[i] + x[stride + i] + ... + x[(rows - 1) stride + i] for
+ * i < n: the rows added in f32 in row order (as rows calls of kc__acc_f32
+ * into a copy of the first would), each column's sum then into its double.
+ * A block of columns stays in registers down the rows. rows >= 1. */
+void kc__acc_rows_f32_wide(double* acc, const float* x, int64_t stride, int64_t rows, int64_t n);
+
 /* The maximum (is_max) or minimum of acc and x[0 .. n). */
 float kc__minmax_f32(float acc, const float* x, int64_t n, bool is_max);
 double kc__minmax_f64(double acc, const double* x, int64_t n, bool is_max);
@@ -39,12 +45,14 @@ double kc__sum_f32_wide(const float* x, int64_t n);
 double kc__dot_f32_wide(const float* a, const float* b, int64_t n);
 double kc__sum_sq_dev_f32_wide(const float* x, int64_t n, float c);
 
-/* kc__sum_f32 and kc__sum_f32_wide on one build, for the tests that
- * compare them: `level` 0 the 16-byte one, 1 the AVX2 one; it must be
+/* kc__sum_f32, kc__sum_f32_wide and kc__acc_rows_f32_wide on one build,
+ * for the tests that compare them: `level` 0 the 16-byte one, 1 the AVX2 one; it must be
  * below kc__vmath_levels() (vmath.h), and is 0 off x86-64. The functions
- * above choose the level themselves. kc__sum_f32's two builds give the
- * same result to the bit. */
+ * above choose the level themselves. kc__sum_f32's and
+ * kc__acc_rows_f32_wide's two builds give the same result to the bit. */
 float kc__sum_f32_at(int level, float acc, const float* x, int64_t n);
 double kc__sum_f32_wide_at(int level, const float* x, int64_t n);
+void kc__acc_rows_f32_wide_at(int level, double* acc, const float* x, int64_t stride, int64_t rows,
+                              int64_t n);
 
 #endif /* KCALL_KERNELS_REDUCE_H_ */
