@@ -1,7 +1,7 @@
 /* Windows over N-D arrays, and the unfolding of a convolution's input
- * into a matrix (im2col) and back (col2im): what the HLO convolution and
- * reduce-window instructions and the built-in spatial ops (kc.Conv2D and
- * its gradient, kc.MaxPool, kc.AvgPool) share. Never installed.
+ * into a matrix (im2col) and back (col2im): what the HLO convolution, the
+ * built-in kc.Conv2D and its gradient and the window folds of pool.h
+ * share. Never installed.
  *
  * A window slides over the spatial dimensions of an input as XLA's
  * convolution and reduce-window define it: along dimension d, output
