@@ -49,20 +49,27 @@ typedef struct kc__fusion_ref {
 
 enum { KC__FOP_TILE = 1, KC__FOP_BROADCAST };
 
+/* A broadcast's result dims and, for each, the operand's stride (0 for a
+ * broadcast dimension): rank entries each. */
+typedef struct kc__fusion_bcast {
+  int32_t rank;
+  int64_t src_count;
+  int64_t* dims;
+  int64_t* stride;
+} kc__fusion_bcast;
+
+/* An op of a group: what a tile runs, kept small (about 100 bytes) since
+ * a tile walks every op of its group, and a loop body's groups run again
+ * on every iteration. */
 typedef struct kc__fusion_op {
   int32_t kind;
-  kc__instr_tile_fn tile;
-  double (*tile_cost)(const void* data);
-  const void* data;
   int32_t nargs;
+  kc__instr_tile_fn tile;
+  const void* data;
   kc__fusion_ref args[3];
   kc__fusion_ref result;
-  /* broadcast: the result's dims and, for each, the operand's stride (0
-   * for a broadcast dimension) */
-  int32_t rank;
-  int64_t dims[KC_TENSOR_MAX_NDIM];
-  int64_t stride[KC_TENSOR_MAX_NDIM];
-  int64_t src_count;
+  double (*tile_cost)(const void* data);
+  const kc__fusion_bcast* bcast; /* KC__FOP_BROADCAST */
 } kc__fusion_op;
 
 typedef struct kc__fusion {
@@ -294,15 +301,25 @@ kc_status* kc__plan_fusion(kc__compiler* c, int32_t root, int32_t pos) {
     }
     if (kind == KC__FK_BROADCAST) {
       const kc_shape* src = p->instrs[in->operands[0]].shape;
+      int32_t rank = in->shape->rank;
+      kc__fusion_bcast* bc = kc__arena_alloc(&exe->arena, sizeof *bc);
+      int64_t* dims = kc__arena_alloc(&exe->arena, 2 * (size_t)rank * sizeof *dims + 1);
+      if (!bc || !dims) return kc__oom();
       o->kind = KC__FOP_BROADCAST;
-      o->rank = in->shape->rank;
+      bc->rank = rank;
+      bc->dims = dims;
+      bc->stride = dims + rank;
+      for (int32_t d = 0; d < rank; ++d) {
+        bc->dims[d] = in->shape->dims[d];
+        bc->stride[d] = 0;
+      }
       int64_t running = 1;
       for (int32_t d = src->rank - 1; d >= 0; --d) {
-        o->stride[in->dims[d]] = running;
+        bc->stride[in->dims[d]] = running;
         running *= src->dims[d];
       }
-      o->src_count = running;
-      for (int32_t d = 0; d < o->rank; ++d) o->dims[d] = in->shape->dims[d];
+      bc->src_count = running;
+      o->bcast = bc;
     } else {
       o->kind = KC__FOP_TILE;
       o->tile = in->def->tile;
@@ -406,19 +423,20 @@ static void kc__fusion_fill(char* dst, const char* src, int64_t m, size_t es) {
 static void kc__fusion_broadcast(const kc__fusion_op* o, const char* src, char* dst,
                                  int64_t begin, int64_t m) {
   size_t es = o->result.esize;
-  if (o->src_count == 1 || o->rank == 0) {
+  const kc__fusion_bcast* bc = o->bcast;
+  if (bc->src_count == 1 || bc->rank == 0) {
     kc__fusion_fill(dst, src, m, es);
     return;
   }
-  int32_t r = o->rank;
+  int32_t r = bc->rank;
   int64_t idx[KC_TENSOR_MAX_NDIM];
   int64_t at = 0, rem = begin;
   for (int32_t d = r - 1; d >= 0; --d) {
-    idx[d] = rem % o->dims[d];
-    rem /= o->dims[d];
-    at += idx[d] * o->stride[d];
+    idx[d] = rem % bc->dims[d];
+    rem /= bc->dims[d];
+    at += idx[d] * bc->stride[d];
   }
-  int64_t inner = o->dims[r - 1], step = o->stride[r - 1];
+  int64_t inner = bc->dims[r - 1], step = bc->stride[r - 1];
   while (m > 0) {
     int64_t len = inner - idx[r - 1];
     if (len > m) len = m;
@@ -435,9 +453,9 @@ static void kc__fusion_broadcast(const kc__fusion_op* o, const char* src, char* 
     at -= inner * step;
     idx[r - 1] = 0;
     for (int32_t d = r - 2; d >= 0; --d) {
-      at += o->stride[d];
-      if (++idx[d] < o->dims[d]) break;
-      at -= o->stride[d] * o->dims[d];
+      at += bc->stride[d];
+      if (++idx[d] < bc->dims[d]) break;
+      at -= bc->stride[d] * bc->dims[d];
       idx[d] = 0;
     }
   }
