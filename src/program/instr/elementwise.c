@@ -111,6 +111,18 @@ KC__ARITH_INT(u64, uint64_t, 0, 64)
 #undef KC__AF_LOOP_1
 #undef KC__AF_LOOP_2
 
+/* The typed loops above behind one signature, for a loop chosen once
+ * (kc__ew_loop_of) rather than on every run. */
+typedef void (*kc__ew_loop_fn)(int32_t op, const void* a, const void* b, void* r, int64_t n);
+#define KC__EW_ANY(sfx)                                                                           \
+  static void kc__arith_any_##sfx(int32_t op, const void* a, const void* b, void* r, int64_t n) { \
+    kc__arith_##sfx(op, a, b, r, n);                                                              \
+  }
+KC__EW_ANY(f32)
+KC__EW_ANY(f64)
+KC__INT_TYPES(KC__EW_ANY)
+#undef KC__EW_ANY
+
 /* f32 and f64, the vector kernel where the row has one. */
 static void kc__arith_float(int32_t op, kc__etype t, const void* a, const void* b, void* r,
                             int64_t n) {
@@ -461,6 +473,7 @@ void kc__elementwise_run(int32_t op, DLDataType in, DLDataType out,
 typedef struct kc__ew_data {
   int32_t op;
   bool binary;
+  kc__ew_loop_fn loop; /* the typed loop of op, where one runs it all; else NULL */
   DLDataType in, out;
   size_t in_size, out_size;
   int64_t count;
@@ -478,6 +491,27 @@ static double kc__ew_cost_of(const kc__ew_data* d) {
   return kc__ew_cost(d->op);
 }
 
+/* The typed loop that computes op on `t` by itself (the integers, and f32
+ * and f64 where no vector kernel does), or NULL: what kc__elementwise_run
+ * would pick on every run, picked once. */
+static kc__ew_loop_fn kc__ew_loop_of(int32_t op, DLDataType in, DLDataType out) {
+  kc__etype t = kc__etype_of(in);
+  if (op == KC_OP_CONVERT || !kc_dtype_equal(in, out)) return NULL;
+  switch (t) {
+    case KC__E_f32:
+      return kc__ew_vector_fn(op) >= 0 ? NULL : kc__arith_any_f32;
+    case KC__E_f64:
+      return kc__arith_any_f64;
+#define KC__LOOP_CASE(sfx) \
+  case KC__E_##sfx:        \
+    return kc__arith_any_##sfx;
+      KC__INT_TYPES(KC__LOOP_CASE)
+#undef KC__LOOP_CASE
+    default:
+      return NULL;
+  }
+}
+
 kc_status* kc__elementwise_prepare(const kc_program* p, const kc__instr* in,
                                    const kc__prepare_ctx* ctx, const void** out_data) {
   kc__ew_data* d = kc__arena_alloc(ctx->arena, sizeof *d);
@@ -490,12 +524,17 @@ kc_status* kc__elementwise_prepare(const kc_program* p, const kc__instr* in,
   d->out_size = kc_dtype_get_size(d->out);
   d->count = kc__shape_elements(in->shape);
   d->cost = kc__ew_cost_of(d);
+  d->loop = kc__ew_loop_of(d->op, d->in, d->out);
   *out_data = d;
   return NULL;
 }
 
 void kc__elementwise_tile(const void* data, void* out, const void* const* ins, int64_t n) {
   const kc__ew_data* d = data;
+  if (d->loop) {
+    d->loop(d->op, ins[0], d->binary ? ins[1] : NULL, out, n);
+    return;
+  }
   kc__elementwise_run(d->op, d->in, d->out, ins[0], d->binary ? ins[1] : NULL, out, n);
 }
 
