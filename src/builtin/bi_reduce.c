@@ -135,14 +135,17 @@ static inline double kc__rd_max(double acc, double v) { return v > acc || v != v
 static void kc__rd_units(void* ctx, int64_t begin, int64_t end) {
   const kc__rd_job* j = ctx;
   double acc[KC__RD_COLS];
+  if (j->inner == 1) { /* a unit a row: no division a row */
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t base = o * j->count;
+      kc__rd_put(j, o, j->max ? kc__rd_row_max(j, base) : kc__rd_row(j, base) * j->scale);
+    }
+    return;
+  }
   for (int64_t u = begin; u < end; ++u) {
     int64_t o = u / j->chunks, c0 = (u % j->chunks) * j->width;
     int64_t cols = j->inner - c0 < j->width ? j->inner - c0 : j->width;
     int64_t base = o * j->count * j->inner + c0;
-    if (j->inner == 1) {
-      kc__rd_put(j, o, j->max ? kc__rd_row_max(j, base) : kc__rd_row(j, base) * j->scale);
-      continue;
-    }
     for (int64_t i = 0; i < cols; ++i) acc[i] = j->max ? -INFINITY : 0;
     for (int64_t r = 0; r < j->count; ++r) {
       int64_t row = base + r * j->inner;
