@@ -133,11 +133,6 @@ static kc_status* kc__rw_read_window(const kc_program* p, const kc__instr* in,
   KC_RETURN_IF_ERROR(kc__rw_attr(in, "base_dilations", rank, 1, 1, plan->fold.win.lhs_dil));
   KC_RETURN_IF_ERROR(kc__rw_attr(in, "window_dilations", rank, 1, 1, plan->fold.win.rhs_dil));
   plan->fold.out_count = plan->fold.window_count = 1;
-  int64_t stride = 1;
-  for (int32_t d = rank - 1; d >= 0; --d) {
-    plan->fold.in_stride[d] = stride;
-    stride *= plan->fold.win.in[d];
-  }
   for (int32_t d = 0; d < rank; ++d) {
     if (!kc__window_positions(plan->fold.win.in[d], plan->fold.win.low[d], high[d],
                               plan->fold.win.lhs_dil[d], plan->fold.win.size[d],
