@@ -46,10 +46,11 @@ double kc__dot_f32_wide(const float* a, const float* b, int64_t n);
 double kc__sum_sq_dev_f32_wide(const float* x, int64_t n, float c);
 
 /* kc__sum_f32, kc__sum_f32_wide and kc__acc_rows_f32_wide on one build,
- * for the tests that compare them: `level` 0 the 16-byte one, 1 the AVX2 one; it must be
- * below kc__vmath_levels() (vmath.h), and is 0 off x86-64. The functions
- * above choose the level themselves. kc__sum_f32's and
- * kc__acc_rows_f32_wide's two builds give the same result to the bit. */
+ * for the tests that compare them: `level` 0 the 16-byte one, 1 the AVX2
+ * one; it must be below kc__vmath_levels() (vmath.h), and is 0 off
+ * x86-64. The functions above choose the level themselves. The two builds
+ * of kc__sum_f32, and those of kc__acc_rows_f32_wide, give the same
+ * result to the bit. */
 float kc__sum_f32_at(int level, float acc, const float* x, int64_t n);
 double kc__sum_f32_wide_at(int level, const float* x, int64_t n);
 void kc__acc_rows_f32_wide_at(int level, double* acc, const float* x, int64_t stride, int64_t rows,

@@ -309,10 +309,8 @@ kc_status* kc__plan_fusion(kc__compiler* c, int32_t root, int32_t pos) {
       bc->rank = rank;
       bc->dims = dims;
       bc->stride = dims + rank;
-      for (int32_t d = 0; d < rank; ++d) {
-        bc->dims[d] = in->shape->dims[d];
-        bc->stride[d] = 0;
-      }
+      /* The arena's memory is zeroed: a broadcast dimension's stride is 0. */
+      for (int32_t d = 0; d < rank; ++d) bc->dims[d] = in->shape->dims[d];
       int64_t running = 1;
       for (int32_t d = src->rank - 1; d >= 0; --d) {
         bc->stride[in->dims[d]] = running;

@@ -111,8 +111,8 @@ KC__ARITH_INT(u64, uint64_t, 0, 64)
 #undef KC__AF_LOOP_1
 #undef KC__AF_LOOP_2
 
-/* The typed loops above behind one signature, for a loop chosen once
- * (kc__ew_loop_of) rather than on every run. */
+/* The typed loops above behind one signature, for a loop chosen once at
+ * prepare (kc__ew_loop_of) rather than on every tile and range. */
 typedef void (*kc__ew_loop_fn)(int32_t op, const void* a, const void* b, void* r, int64_t n);
 #define KC__EW_ANY(sfx)                                                                           \
   static void kc__arith_any_##sfx(int32_t op, const void* a, const void* b, void* r, int64_t n) { \
@@ -529,13 +529,18 @@ kc_status* kc__elementwise_prepare(const kc_program* p, const kc__instr* in,
   return NULL;
 }
 
+/* n elements of d's instruction: its typed loop when prepare chose one. */
+static void kc__ew_apply(const kc__ew_data* d, const void* a, const void* b, void* r, int64_t n) {
+  if (d->loop) {
+    d->loop(d->op, a, b, r, n);
+  } else {
+    kc__elementwise_run(d->op, d->in, d->out, a, b, r, n);
+  }
+}
+
 void kc__elementwise_tile(const void* data, void* out, const void* const* ins, int64_t n) {
   const kc__ew_data* d = data;
-  if (d->loop) {
-    d->loop(d->op, ins[0], d->binary ? ins[1] : NULL, out, n);
-    return;
-  }
-  kc__elementwise_run(d->op, d->in, d->out, ins[0], d->binary ? ins[1] : NULL, out, n);
+  kc__ew_apply(d, ins[0], d->binary ? ins[1] : NULL, out, n);
 }
 
 double kc__elementwise_tile_cost(const void* data) {
@@ -553,8 +558,8 @@ static void kc__ew_range(void* p, int64_t begin, int64_t end) {
   const kc__ew_job* job = p;
   const kc__ew_data* d = job->d;
   size_t in_at = (size_t)begin * d->in_size;
-  kc__elementwise_run(d->op, d->in, d->out, job->a + in_at, job->b ? job->b + in_at : NULL,
-                      job->r + (size_t)begin * d->out_size, end - begin);
+  kc__ew_apply(d, job->a + in_at, job->b ? job->b + in_at : NULL,
+               job->r + (size_t)begin * d->out_size, end - begin);
 }
 
 kc_status* kc__elementwise_kernel(const kc__instr_kernel_ctx* ctx, void* out,
