@@ -173,7 +173,9 @@ static int kt_fu_same_bits(const char* text, const char* what, uint64_t seed, bo
       if (memcmp(x->data, y->data, bytes) != 0) {
         size_t at = 0;
         while (((const char*)x->data)[at] == ((const char*)y->data)[at]) ++at;
-        fprintf(stderr, "%s: output %zu differs at byte %zu of %zu\n", what, o, at, bytes);
+        fprintf(stderr, "%s: output %zu differs at byte %zu of %zu (0x%02x unfused, 0x%02x fused)\n",
+                what, o, at, bytes, ((const unsigned char*)x->data)[at],
+                ((const unsigned char*)y->data)[at]);
         KC_CHECK(false);
       }
     }
@@ -362,5 +364,89 @@ KC_TEST(hlo_fusion_long_chains_same_bits) {
     bool fused = false;
     KC_CHECK_INT(kt_fu_same_bits(text, what, (uint64_t)period, &fused), 1);
     KC_CHECK(fused);
+  }
+}
+
+/* How many instructions the plan of `text` computes within fused steps,
+ * and whether the instruction named `name` is one of them. */
+static int kt_fu_count_fused(const char* text, const char* name, bool* name_fused) {
+  kc_program* p = NULL;
+  KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+  kc_executable* exe = NULL;
+  KC_CHECK_OK(kt_fu_compile(p, true, &exe));
+  size_t len = kc_executable_format_plan(exe, NULL, 0);
+  char* buf = malloc(len + 1);
+  KC_CHECK(buf != NULL);
+  kc_executable_format_plan(exe, buf, len + 1);
+  int count = 0;
+  *name_fused = false;
+  for (char* line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+    bool fused = strstr(line, ": fused") != NULL;
+    count += fused;
+    char first[64] = "", second[64] = "";
+    if (sscanf(line, "%63s %63s", first, second) == 2 && strcmp(second, name) == 0) {
+      *name_fused = fused;
+    }
+  }
+  free(buf);
+  kc_executable_destroy(exe);
+  kc_program_destroy(p);
+  return count;
+}
+
+/* A value read by several members is computed once a tile and kept until
+ * its last reader (JAX's threefry rounds read each sum three times); one
+ * also read outside the group keeps its buffer, and so does a reshape of
+ * it. Small (one tile) and large (tiles and ranges over the pool). */
+KC_TEST(hlo_fusion_shared_values_same_bits) {
+  static const char* const round_module =
+      "HloModule m\nENTRY e {\n"
+      "  x = u32[@N] parameter(0)\n  k = u32[@N] parameter(1)\n"
+      "  a = u32[@N] add(x, k)\n  l = u32[@N] shift-left(a, k)\n"
+      "  r = u32[@N] shift-right-logical(a, k)\n  o = u32[@N] or(l, r)\n"
+      "  z = u32[@N] xor(a, o)\n  ROOT t = u32[@N] add(z, a)\n}\n";
+  static const char* const escape_module =
+      "HloModule m\nENTRY e {\n"
+      "  x = f32[@N] parameter(0)\n  b = f32[2,@H] parameter(1)\n"
+      "  a = f32[@N] exponential(x)\n  ra = f32[2,@H] reshape(a)\n"
+      "  m = f32[2,@H] multiply(ra, b)\n  n = f32[2,@H] add(m, m)\n"
+      "  s = f32[2,@H] subtract(n, m)\n"
+      "  ROOT t = (f32[2,@H], f32[@N]) tuple(s, a)\n}\n";
+  static const int halves[] = {3, 150007};
+  for (size_t h = 0; h < sizeof halves / sizeof *halves; ++h) {
+    for (int which = 0; which < 2; ++which) {
+      const char* module = which ? escape_module : round_module;
+      char text[1024];
+      size_t len = 0;
+      for (const char* at = module; *at; ++at) {
+        if (at[0] == '@' && (at[1] == 'N' || at[1] == 'H')) {
+          len += (size_t)snprintf(text + len, sizeof text - len, "%d",
+                                  at[1] == 'N' ? 2 * halves[h] : halves[h]);
+          ++at;
+        } else if (len + 1 < sizeof text) {
+          text[len++] = *at;
+          text[len] = '\0';
+        }
+      }
+      bool name_fused = false;
+      if (which == 0) {
+        /* Every member but the root, which has the output buffer. */
+        KC_CHECK_INT(kt_fu_count_fused(text, "a", &name_fused), 5);
+        KC_CHECK(name_fused);
+      } else {
+        /* m and n; a (read by the tuple) and its reshape are not. */
+        KC_CHECK_INT(kt_fu_count_fused(text, "ra", &name_fused), 2);
+        KC_CHECK(!name_fused);
+        kt_fu_count_fused(text, "a", &name_fused);
+        KC_CHECK(!name_fused);
+      }
+      char what[64];
+      snprintf(what, sizeof what, "module %d, %d elements", which, 2 * halves[h]);
+      bool fused = false;
+      for (uint64_t seed = 1; seed <= 2; ++seed) {
+        KC_CHECK_INT(kt_fu_same_bits(text, what, seed, &fused), 1);
+        KC_CHECK(fused);
+      }
+    }
   }
 }

@@ -161,8 +161,8 @@ const kc__instr_def* kc__builtin_call_find(kc_string_view target);
  * variable KCALL_FUSION is "0" (read at each compile). */
 bool kc__fusion_enabled(void);
 /* Groups the live instructions (c->group_of, group_first, group_members):
- * trees of element-wise instructions, broadcasts and reshapes whose
- * members' values are read only by their user in the group. */
+ * element-wise instructions, broadcasts and reshapes under a root whose
+ * members' values are read only by members of the group. */
 kc_status* kc__fusion_find(kc__compiler* c);
 /* The group of `root` as one step at plan position `pos`: the root's
  * buffer, the external operands' last uses extended to `pos`; the

@@ -1,19 +1,20 @@
 /*
  * Fusion: chains of element-wise instructions run as one pass over memory.
  *
- * A group is a tree of instructions under a root: the root is an
+ * A group is a graph of instructions under a root: the root is an
  * element-wise instruction (add .. convert, or a table entry with a tile
  * function: compare, select, clamp, the math family); its members are the
  * operands, recursively, that are element-wise themselves, broadcasts of a
  * value outside the group, or reshapes of a member, of the root's element
- * count and read by nothing but their one user in the group. XLA's own
- * fusion computations arrive here inlined by the parser, so this one rule
- * covers them and the chains of lowered modules alike.
+ * count and read by members only (one or several: a threefry round reads
+ * each sum three times). XLA's own fusion computations arrive here inlined
+ * by the parser, so this one rule covers them and the chains of lowered
+ * modules alike.
  *
  * The group becomes one step that runs its members in program order a tile
  * of a few hundred to a thousand elements at a time, each member's tile in
- * a small buffer on the stack (slots, reused once read), the root's straight
- * into its result; large arrays are split across the thread pool. Each
+ * a small buffer on the stack (slots, reused once their last reader has
+ * run), the root's straight into its result; large arrays are split across the thread pool. Each
  * member runs the same loop its own step would, on a piece of the arrays:
  * the results are bit for bit the unfused ones.
  */
@@ -33,7 +34,7 @@
 
 enum { KC__FK_NONE, KC__FK_COMPUTE, KC__FK_BROADCAST, KC__FK_RESHAPE };
 
-/* Where an operand or result of a fused op is. */
+/* Where an operand or result of a fused op is, while planning. */
 enum {
   KC__FR_SLOT = 1, /* tile buffer `index` */
   KC__FR_EXT,      /* external array `index`, at the tile's offset */
@@ -47,12 +48,30 @@ typedef struct kc__fusion_ref {
   size_t esize;
 } kc__fusion_ref;
 
-enum { KC__FOP_TILE = 1, KC__FOP_BROADCAST };
+/* Where an operand or result of a fused op is, at run time: for the tile
+ * that starts at element b, base[at.base] + at.offset + b * at.step, where
+ * base[0] is the slots, base[1 + e] external array e and base[1 +
+ * num_ext] the result (kc__fusion_range). A slot's step is 0 and its
+ * offset its place among the slots, an array's step its element size, a
+ * scalar's step 0: one sum for every kind, with no branch to mispredict
+ * from one op to the next. */
+typedef struct kc__fusion_at {
+  uint32_t base;
+  uint32_t offset;
+  size_t step;
+} kc__fusion_at;
+
+enum {
+  KC__FOP_LOOP = 1, /* the member's typed loop (kc__instr_def.tile_loop) */
+  KC__FOP_TILE,     /* its tile */
+  KC__FOP_BROADCAST
+};
 
 /* A broadcast's result dims and, for each, the operand's stride (0 for a
  * broadcast dimension): rank entries each. */
 typedef struct kc__fusion_bcast {
   int32_t rank;
+  size_t esize;
   int64_t src_count;
   int64_t* dims;
   int64_t* stride;
@@ -60,26 +79,30 @@ typedef struct kc__fusion_bcast {
 
 /* An op of a group: what a tile runs, kept small (about 100 bytes) since
  * a tile walks every op of its group, and a loop body's groups run again
- * on every iteration. */
+ * on every iteration. An op of fewer than 3 operands has the rest at
+ * base 0 (never read). */
 typedef struct kc__fusion_op {
   int32_t kind;
-  int32_t nargs;
+  kc__instr_loop_fn loop;
   kc__instr_tile_fn tile;
   const void* data;
-  kc__fusion_ref args[3];
-  kc__fusion_ref result;
+  kc__fusion_at args[3];
+  kc__fusion_at result;
   double (*tile_cost)(const void* data);
   const kc__fusion_bcast* bcast; /* KC__FOP_BROADCAST */
 } kc__fusion_op;
+
+/* External arrays a group reads, at most: 3 operands a member. */
+#define KC__FUSION_MAX_EXT (3 * (KC__FUSION_MAX_MEMBERS + 1))
 
 typedef struct kc__fusion {
   kc__fusion_op* ops;
   int32_t num_ops;
   int32_t num_slots;
+  int32_t num_ext;
   size_t slot_bytes; /* tile * the largest element */
   int64_t tile;
   int64_t count; /* elements of the root */
-  size_t out_esize;
   double cost; /* nanoseconds an element, all ops */
 } kc__fusion;
 
@@ -120,43 +143,91 @@ static int kc__fusion_kind(const kc_program* p, int32_t id) {
   }
 }
 
+/* The member whose tile holds `id`'s value: through reshapes. */
+static int32_t kc__fusion_value(const kc_program* p, int32_t id) {
+  while (p->instrs[id].def->kind == KC__INSTR_RESHAPE) id = p->instrs[id].operands[0];
+  return id;
+}
+
 typedef struct kc__grouping {
   const kc_program* p;
   int32_t* group_of;
   const int32_t* users;
+  int32_t* member_users; /* per instruction: its users in the group being built */
+  /* Operands of members: [0, num_open) not yet decided, then the decided
+   * ones up to num_cand. At most 3 a member (KC__FUSION_MAX_EXT). */
+  int32_t* cand;
+  int32_t num_open, num_cand;
   int32_t* list; /* members of the group being built */
   int32_t num;
 } kc__grouping;
 
-/* Whether `id` may join a group of `n` elements with room for `room` more
- * members: one user, the count, not taken; a reshape only over an
- * instruction that may join too. */
-static bool kc__fusion_absorbable(const kc__grouping* g, int32_t id, int64_t n, int32_t room) {
+/* Whether `id`, read only by members, may join a group of `n` elements. */
+static bool kc__fusion_joins(const kc__grouping* g, int32_t id, int64_t n) {
   const kc_program* p = g->p;
-  if (room < 1 || g->group_of[id] >= 0 || g->users[id] != 1) return false;
+  if (g->num >= KC__FUSION_MAX_MEMBERS || g->group_of[id] >= 0) return false;
+  if (g->member_users[id] != g->users[id]) return false;
   if (kc__shape_elements(p->instrs[id].shape) != n) return false;
-  int kind = kc__fusion_kind(p, id);
-  if (kind == KC__FK_RESHAPE) {
-    return kc__fusion_absorbable(g, p->instrs[id].operands[0], n, room - 1);
-  }
-  return kind != KC__FK_NONE;
+  return kc__fusion_kind(p, id) != KC__FK_NONE;
 }
 
-static void kc__fusion_absorb(kc__grouping* g, int32_t id, int32_t root, int64_t n) {
+/* `id` joins the group of `root`; its operands (but a broadcast's, which
+ * is read as it is) become candidates. */
+static void kc__fusion_absorb(kc__grouping* g, int32_t id, int32_t root) {
   const kc_program* p = g->p;
   g->group_of[id] = root;
   g->list[g->num++] = id;
-  int kind = kc__fusion_kind(p, id);
-  if (kind == KC__FK_BROADCAST) return;
+  if (kc__fusion_kind(p, id) == KC__FK_BROADCAST) return;
   const kc__instr* in = &p->instrs[id];
   for (size_t i = 0; i < in->num_operands; ++i) {
     int32_t o = in->operands[i];
-    if (g->group_of[o] == root) continue; /* read twice by one user */
-    /* A reshape joins with what it reshapes (its room was checked). */
-    int32_t room = kind == KC__FK_RESHAPE ? KC__FUSION_MAX_MEMBERS
-                                          : KC__FUSION_MAX_MEMBERS - g->num;
-    if (kc__fusion_absorbable(g, o, n, room)) kc__fusion_absorb(g, o, root, n);
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) seen = in->operands[j] == o;
+    if (seen) continue; /* read twice by one user */
+    if (g->member_users[o]++ > 0) continue;
+    /* Open candidates first: the first decided one moves to the end. */
+    if (g->num_open < g->num_cand) g->cand[g->num_cand] = g->cand[g->num_open];
+    g->num_cand++;
+    g->cand[g->num_open++] = o;
   }
+}
+
+/* The group of `root`, `n` elements: its operands join, then theirs, and
+ * so on, while every user of the one that would join is a member. They
+ * are decided from the last in program order down, so that when one is,
+ * all its users (which come after it) have been. A member may so be read
+ * by several members (a value used twice in a chain): its tile is kept
+ * until its last reader has run. */
+static void kc__fusion_grow(kc__grouping* g, int32_t root, int64_t n) {
+  g->num = 0;
+  g->num_open = g->num_cand = 0;
+  kc__fusion_absorb(g, root, root);
+  while (g->num_open > 0) {
+    int32_t best = 0;
+    for (int32_t k = 1; k < g->num_open; ++k) {
+      if (g->cand[k] > g->cand[best]) best = k;
+    }
+    int32_t id = g->cand[best];
+    g->cand[best] = g->cand[--g->num_open];
+    g->cand[g->num_open] = id;
+    if (kc__fusion_joins(g, id, n)) kc__fusion_absorb(g, id, root);
+  }
+  /* A reshape stays only over a member: what a member reshapes must have
+   * its tile in the group. One over an operand that did not join leaves
+   * (its users in the group read it as an external array). */
+  int32_t kept = 0;
+  for (int32_t k = 0; k < g->num; ++k) {
+    int32_t id = g->list[k];
+    if (kc__fusion_kind(g->p, id) == KC__FK_RESHAPE &&
+        g->group_of[kc__fusion_value(g->p, id)] != root) {
+      g->group_of[id] = -1;
+    } else {
+      g->list[kept++] = id;
+    }
+  }
+  g->num = kept;
+  /* Every candidate's count back to zero for the next group. */
+  for (int32_t k = 0; k < g->num_cand; ++k) g->member_users[g->cand[k]] = 0;
 }
 
 static int kc__int32_order(const void* a, const void* b) {
@@ -170,11 +241,12 @@ kc_status* kc__fusion_find(kc__compiler* c) {
   c->group_of = kc__malloc((p->count + 1) * sizeof *c->group_of);
   c->group_first = kc__malloc((p->count + 1) * sizeof *c->group_first);
   c->group_members = kc__malloc((p->count + 1) * sizeof *c->group_members);
-  int32_t* users = kc__calloc(p->count + 1, sizeof *users);
+  int32_t* users = kc__calloc(2 * (p->count + 1), sizeof *users);
   if (!c->group_of || !c->group_first || !c->group_members || !users) {
     kc__free(users);
     return kc__oom();
   }
+  int32_t cand[KC__FUSION_MAX_EXT];
   for (size_t i = 0; i < p->count; ++i) c->group_of[i] = -1;
   /* Distinct users among the live instructions; the root's value is read
    * by the caller. */
@@ -187,7 +259,11 @@ kc_status* kc__fusion_find(kc__compiler* c) {
     }
   }
   users[p->root] += 2;
-  kc__grouping g = {.p = p, .group_of = c->group_of, .users = users, .list = NULL, .num = 0};
+  kc__grouping g = {.p = p,
+                    .group_of = c->group_of,
+                    .users = users,
+                    .member_users = users + p->count + 1,
+                    .cand = cand};
   size_t used = 0;
   /* Users before operands: an instruction joins its user's group. */
   for (size_t k = exe->num_live; k-- > 0;) {
@@ -196,8 +272,7 @@ kc_status* kc__fusion_find(kc__compiler* c) {
     int64_t n = kc__shape_elements(p->instrs[id].shape);
     if (n == 0) continue;
     g.list = c->group_members + used;
-    g.num = 0;
-    kc__fusion_absorb(&g, id, id, n);
+    kc__fusion_grow(&g, id, n);
     if (g.num < 2) {
       c->group_of[id] = -1;
       continue;
@@ -212,14 +287,30 @@ kc_status* kc__fusion_find(kc__compiler* c) {
 
 /* ---- planning a group ---------------------------------------------------------- */
 
-/* The member whose tile holds `id`'s value: through reshapes. */
-static int32_t kc__fusion_value(const kc_program* p, int32_t id) {
-  while (p->instrs[id].def->kind == KC__INSTR_RESHAPE) id = p->instrs[id].operands[0];
-  return id;
+/* Where `r` is at run time (kc__fusion_at). */
+static kc__fusion_at kc__fusion_at_of(const kc__fusion* f, const kc__fusion_ref* r) {
+  kc__fusion_at at = {0, 0, 0};
+  switch (r->kind) {
+    case KC__FR_SLOT:
+      at.offset = (uint32_t)((size_t)r->index * f->slot_bytes);
+      break;
+    case KC__FR_EXT:
+      at.base = 1 + (uint32_t)r->index;
+      at.step = r->esize;
+      break;
+    case KC__FR_SCALAR:
+      at.base = 1 + (uint32_t)r->index;
+      break;
+    default: /* KC__FR_OUT */
+      at.base = 1 + (uint32_t)f->num_ext;
+      at.step = r->esize;
+      break;
+  }
+  return at;
 }
 
 static double kc__fusion_op_cost(const kc__fusion_op* o) {
-  if (o->kind == KC__FOP_TILE && o->tile_cost) return o->tile_cost(o->data);
+  if (o->kind != KC__FOP_BROADCAST && o->tile_cost) return o->tile_cost(o->data);
   return o->kind == KC__FOP_BROADCAST ? 0.25 : 1.0;
 }
 
@@ -238,8 +329,11 @@ kc_status* kc__plan_fusion(kc__compiler* c, int32_t root, int32_t pos) {
    * and slot. External operands: their instructions, in table order. */
   int32_t op_of[KC__FUSION_MAX_MEMBERS + 1];
   int32_t reads[KC__FUSION_MAX_MEMBERS + 1];
-  int32_t ext[3 * (KC__FUSION_MAX_MEMBERS + 1)];
+  int32_t ext[KC__FUSION_MAX_EXT];
   int32_t slot_readers[KC__FUSION_MAX_MEMBERS + 1];
+  /* Per op: where its operands (0..2) and its result (3) are. */
+  kc__fusion_ref refs[KC__FUSION_MAX_MEMBERS + 1][4];
+  int32_t nargs[KC__FUSION_MAX_MEMBERS + 1];
   int32_t num_ext = 0, num_ops = 0, num_slots = 0;
   if (!f || !ops) return kc__oom();
   size_t max_es = 1;
@@ -273,14 +367,15 @@ kc_status* kc__plan_fusion(kc__compiler* c, int32_t root, int32_t pos) {
     int kind = kc__fusion_kind(p, id);
     if (kind == KC__FK_RESHAPE) continue;
     kc__fusion_op* o = &ops[num_ops];
+    kc__fusion_ref* op_refs = refs[num_ops];
     size_t es = kc_dtype_get_size(in->shape->dtype);
     if (es > max_es) max_es = es;
-    o->result.esize = es;
-    o->nargs = (int32_t)in->num_operands;
+    op_refs[3].esize = es;
+    nargs[num_ops] = (int32_t)in->num_operands;
     for (size_t i = 0; i < in->num_operands; ++i) {
       int32_t x = in->operands[i];
       const kc_shape* xs = p->instrs[x].shape;
-      kc__fusion_ref* r = &o->args[i];
+      kc__fusion_ref* r = &op_refs[i];
       r->esize = kc_dtype_get_size(xs->dtype);
       int32_t at = -1;
       if (kind == KC__FK_COMPUTE) {
@@ -307,6 +402,7 @@ kc_status* kc__plan_fusion(kc__compiler* c, int32_t root, int32_t pos) {
       if (!bc || !dims) return kc__oom();
       o->kind = KC__FOP_BROADCAST;
       bc->rank = rank;
+      bc->esize = es;
       bc->dims = dims;
       bc->stride = dims + rank;
       /* The arena's memory is zeroed: a broadcast dimension's stride is 0. */
@@ -327,6 +423,8 @@ kc_status* kc__plan_fusion(kc__compiler* c, int32_t root, int32_t pos) {
                                .pool = exe->pool, .exe = exe};
         KC_RETURN_IF_ERROR(in->def->prepare(p, in, &ctx, &o->data));
       }
+      if (in->def->tile_loop) o->loop = in->def->tile_loop(o->data);
+      if (o->loop) o->kind = KC__FOP_LOOP;
     }
     op_of[m] = num_ops++;
   }
@@ -338,22 +436,22 @@ kc_status* kc__plan_fusion(kc__compiler* c, int32_t root, int32_t pos) {
     if (op_of[m] >= 0) reads_of_op[op_of[m]] = reads[m];
   }
   for (int32_t k = 0; k < num_ops; ++k) {
-    kc__fusion_op* o = &ops[k];
+    kc__fusion_ref* op_refs = refs[k];
     if (k == num_ops - 1) {
-      o->result.kind = KC__FR_OUT;
+      op_refs[3].kind = KC__FR_OUT;
     } else {
       int32_t s = 0;
       while (s < num_slots && slot_readers[s] > 0) ++s;
       if (s == num_slots) ++num_slots;
       slot_readers[s] = reads_of_op[k];
       slot_of_op[k] = s;
-      o->result.kind = KC__FR_SLOT;
-      o->result.index = s;
+      op_refs[3].kind = KC__FR_SLOT;
+      op_refs[3].index = s;
     }
-    for (int32_t i = 0; i < o->nargs; ++i) {
-      if (o->args[i].kind != KC__FR_SLOT) continue;
-      int32_t s = slot_of_op[o->args[i].index];
-      o->args[i].index = s;
+    for (int32_t i = 0; i < nargs[k]; ++i) {
+      if (op_refs[i].kind != KC__FR_SLOT) continue;
+      int32_t s = slot_of_op[op_refs[i].index];
+      op_refs[i].index = s;
       --slot_readers[s];
     }
   }
@@ -364,10 +462,14 @@ kc_status* kc__plan_fusion(kc__compiler* c, int32_t root, int32_t pos) {
   f->ops = ops;
   f->num_ops = num_ops;
   f->num_slots = num_slots;
+  f->num_ext = num_ext;
   f->tile = tile;
   f->slot_bytes = (size_t)tile * max_es;
   f->count = n;
-  f->out_esize = kc_dtype_get_size(p->instrs[root].shape->dtype);
+  for (int32_t k = 0; k < num_ops; ++k) {
+    for (int32_t i = 0; i < nargs[k]; ++i) ops[k].args[i] = kc__fusion_at_of(f, &refs[k][i]);
+    ops[k].result = kc__fusion_at_of(f, &refs[k][3]);
+  }
   f->cost = 0;
   for (int32_t k = 0; k < num_ops; ++k) f->cost += kc__fusion_op_cost(&ops[k]);
   /* The step: the external arrays' addresses and the result's in the
@@ -420,8 +522,8 @@ static void kc__fusion_fill(char* dst, const char* src, int64_t m, size_t es) {
  * innermost one is the operand's innermost (stride 1) or a new one (0). */
 static void kc__fusion_broadcast(const kc__fusion_op* o, const char* src, char* dst,
                                  int64_t begin, int64_t m) {
-  size_t es = o->result.esize;
   const kc__fusion_bcast* bc = o->bcast;
+  size_t es = bc->esize;
   if (bc->src_count == 1 || bc->rank == 0) {
     kc__fusion_fill(dst, src, m, es);
     return;
@@ -469,27 +571,26 @@ static void kc__fusion_range(void* p, int64_t begin, int64_t end) {
   const kc__fusion_job* job = p;
   const kc__fusion* f = job->f;
   _Alignas(64) char slots[KC__FUSION_STACK];
+  char* base[KC__FUSION_MAX_EXT + 2];
+  base[0] = slots;
+  for (int32_t e = 0; e < f->num_ext; ++e) base[1 + e] = (char*)(uintptr_t)job->ext[e];
+  base[1 + f->num_ext] = job->out;
+  const kc__fusion_op* ops_end = f->ops + f->num_ops;
   for (int64_t b = begin; b < end; b += f->tile) {
     int64_t m = end - b < f->tile ? end - b : f->tile;
-    for (int32_t k = 0; k < f->num_ops; ++k) {
-      const kc__fusion_op* o = &f->ops[k];
-      const void* args[3] = {NULL, NULL, NULL};
-      for (int32_t i = 0; i < o->nargs; ++i) {
-        const kc__fusion_ref* r = &o->args[i];
-        args[i] = r->kind == KC__FR_SLOT ? slots + (size_t)r->index * f->slot_bytes
-                  : r->kind == KC__FR_EXT ? job->ext[r->index] + (size_t)b * r->esize
-                                          : job->ext[r->index];
+    size_t at = (size_t)b;
+    for (const kc__fusion_op* o = f->ops; o < ops_end; ++o) {
+      const void* args[3];
+      for (int32_t i = 0; i < 3; ++i) {
+        args[i] = base[o->args[i].base] + o->args[i].offset + at * o->args[i].step;
       }
-      char* res = o->result.kind == KC__FR_OUT
-                      ? job->out + (size_t)b * f->out_esize
-                      : slots + (size_t)o->result.index * f->slot_bytes;
-      switch (o->kind) {
-        case KC__FOP_TILE:
-          o->tile(o->data, res, args, m);
-          break;
-        default:
-          kc__fusion_broadcast(o, args[0], res, b, m);
-          break;
+      char* res = base[o->result.base] + o->result.offset + at * o->result.step;
+      if (KC__LIKELY(o->kind == KC__FOP_LOOP)) {
+        o->loop(args[0], args[1], res, m);
+      } else if (o->kind == KC__FOP_TILE) {
+        o->tile(o->data, res, args, m);
+      } else {
+        kc__fusion_broadcast(o, args[0], res, b, m);
       }
     }
   }

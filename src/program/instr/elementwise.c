@@ -111,17 +111,41 @@ KC__ARITH_INT(u64, uint64_t, 0, 64)
 #undef KC__AF_LOOP_1
 #undef KC__AF_LOOP_2
 
-/* The typed loops above behind one signature, for a loop chosen once at
- * prepare (kc__ew_loop_of) rather than on every tile and range. */
-typedef void (*kc__ew_loop_fn)(int32_t op, const void* a, const void* b, void* r, int64_t n);
-#define KC__EW_ANY(sfx)                                                                           \
-  static void kc__arith_any_##sfx(int32_t op, const void* a, const void* b, void* r, int64_t n) { \
-    kc__arith_##sfx(op, a, b, r, n);                                                              \
+/* Each row's typed loop with its operation fixed, for every type the
+ * typed loops above cover: the loop prepare picks for an instruction
+ * (kc__ew_loop_of), which its kernel runs and fusion calls directly
+ * (kc__elementwise_tile_loop), so that both give the same bits even where
+ * the compiler may order a commutative operation's operands as it likes
+ * (which NaN's sign a sum of two NaNs has). Rows a type does not have are
+ * empty. */
+#define KC__EW_FOR_TYPES(M, OP) \
+  M(OP, f32)                    \
+  M(OP, f64) M(OP, s8) M(OP, s16) M(OP, s32) M(OP, s64) M(OP, u8) M(OP, u16) M(OP, u32) M(OP, u64)
+#define KC__EW_DIRECT_FN(OP, sfx)                                                         \
+  static void kc__direct_##OP##_##sfx(const void* a, const void* b, void* r, int64_t n) { \
+    kc__arith_##sfx(KC_OP_##OP, a, b, r, n);                                              \
   }
-KC__EW_ANY(f32)
-KC__EW_ANY(f64)
-KC__INT_TYPES(KC__EW_ANY)
-#undef KC__EW_ANY
+#define KC__EW_DIRECT_ROW(OP, ...) KC__EW_FOR_TYPES(KC__EW_DIRECT_FN, OP)
+KC__EW_ARITH_OPS(KC__EW_DIRECT_ROW)
+#undef KC__EW_DIRECT_ROW
+#undef KC__EW_DIRECT_FN
+
+static kc__instr_loop_fn kc__ew_direct_of(int32_t op, kc__etype t) {
+#define KC__EW_DIRECT_PICK(OP, sfx) \
+  if (t == KC__E_##sfx) return kc__direct_##OP##_##sfx;
+#define KC__EW_DIRECT_CASE(OP, ...) \
+  case KC_OP_##OP:                  \
+    KC__EW_FOR_TYPES(KC__EW_DIRECT_PICK, OP) break;
+  switch (op) {
+    KC__EW_ARITH_OPS(KC__EW_DIRECT_CASE)
+    default:
+      break;
+  }
+  return NULL;
+#undef KC__EW_DIRECT_CASE
+#undef KC__EW_DIRECT_PICK
+}
+#undef KC__EW_FOR_TYPES
 
 /* f32 and f64, the vector kernel where the row has one. */
 static void kc__arith_float(int32_t op, kc__etype t, const void* a, const void* b, void* r,
@@ -473,7 +497,7 @@ void kc__elementwise_run(int32_t op, DLDataType in, DLDataType out,
 typedef struct kc__ew_data {
   int32_t op;
   bool binary;
-  kc__ew_loop_fn loop; /* the typed loop of op, where one runs it all; else NULL */
+  kc__instr_loop_fn loop; /* the typed loop of op, where one runs it all; else NULL */
   DLDataType in, out;
   size_t in_size, out_size;
   int64_t count;
@@ -494,22 +518,11 @@ static double kc__ew_cost_of(const kc__ew_data* d) {
 /* The typed loop that computes op on `t` by itself (the integers, and f32
  * and f64 where no vector kernel does), or NULL: what kc__elementwise_run
  * would pick on every run, picked once. */
-static kc__ew_loop_fn kc__ew_loop_of(int32_t op, DLDataType in, DLDataType out) {
+static kc__instr_loop_fn kc__ew_loop_of(int32_t op, DLDataType in, DLDataType out) {
   kc__etype t = kc__etype_of(in);
   if (op == KC_OP_CONVERT || !kc_dtype_equal(in, out)) return NULL;
-  switch (t) {
-    case KC__E_f32:
-      return kc__ew_vector_fn(op) >= 0 ? NULL : kc__arith_any_f32;
-    case KC__E_f64:
-      return kc__arith_any_f64;
-#define KC__LOOP_CASE(sfx) \
-  case KC__E_##sfx:        \
-    return kc__arith_any_##sfx;
-      KC__INT_TYPES(KC__LOOP_CASE)
-#undef KC__LOOP_CASE
-    default:
-      return NULL;
-  }
+  if (t == KC__E_f32 && kc__ew_vector_fn(op) >= 0) return NULL;
+  return kc__ew_direct_of(op, t);
 }
 
 kc_status* kc__elementwise_prepare(const kc_program* p, const kc__instr* in,
@@ -532,7 +545,7 @@ kc_status* kc__elementwise_prepare(const kc_program* p, const kc__instr* in,
 /* n elements of d's instruction: its typed loop when prepare chose one. */
 static void kc__ew_apply(const kc__ew_data* d, const void* a, const void* b, void* r, int64_t n) {
   if (d->loop) {
-    d->loop(d->op, a, b, r, n);
+    d->loop(a, b, r, n);
   } else {
     kc__elementwise_run(d->op, d->in, d->out, a, b, r, n);
   }
@@ -541,6 +554,12 @@ static void kc__ew_apply(const kc__ew_data* d, const void* a, const void* b, voi
 void kc__elementwise_tile(const void* data, void* out, const void* const* ins, int64_t n) {
   const kc__ew_data* d = data;
   kc__ew_apply(d, ins[0], d->binary ? ins[1] : NULL, out, n);
+}
+
+/* The typed loop prepare chose (kc__ew_loop_of), if any. */
+kc__instr_loop_fn kc__elementwise_tile_loop(const void* data) {
+  const kc__ew_data* d = data;
+  return d->loop;
 }
 
 double kc__elementwise_tile_cost(const void* data) {

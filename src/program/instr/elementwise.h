@@ -20,6 +20,7 @@ kc_status* kc__elementwise_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins);
 void kc__elementwise_tile(const void* data, void* out, const void* const* ins, int64_t n);
 double kc__elementwise_tile_cost(const void* data);
+kc__instr_loop_fn kc__elementwise_tile_loop(const void* data);
 
 /* out[i] = op(a[i], b[i]) (b ignored for unary ops and convert), n
  * elements. Integer division by zero gives -1 (all bits set for unsigned)

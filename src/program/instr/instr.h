@@ -86,6 +86,12 @@ typedef kc_status* (*kc__instr_kernel_fn)(const kc__instr_kernel_ctx* ctx, void*
 typedef void (*kc__instr_tile_fn)(const void* data, void* out, const void* const* ins,
                                   int64_t n);
 
+/* A typed loop of one operation on one element type: out[i] = f(a[i],
+ * b[i]) for i < n (b not read by a unary operation). What a tile does for
+ * some prepared data, without the tile's own dispatch on the operation
+ * and type (kc__instr_def.tile_loop). */
+typedef void (*kc__instr_loop_fn)(const void* a, const void* b, void* out, int64_t n);
+
 /* Who handles an instruction: which path the parser, builder and compiler
  * take for it. */
 typedef enum kc__instr_kind {
@@ -157,6 +163,10 @@ typedef struct kc__instr_def {
    * for the prepared `data`, for the split of a fused group across the
    * thread pool; without it, 1. */
   double (*tile_cost)(const void* data);
+  /* Optional, with tile: the loop that computes the tile for the prepared
+   * `data` by itself (the same bits), or NULL where there is none; fusion
+   * calls it directly, one call an op and tile fewer. */
+  kc__instr_loop_fn (*tile_loop)(const void* data);
   /* KC__INSTR_ELEMENTWISE: the element types elementwise.c runs it for,
    * operands and result alike (KC__ELEMENTWISE_INT | _FLOAT | _COMPLEX),
    * or KC__ELEMENTWISE_CONVERT. */

@@ -32,7 +32,8 @@ static const char* const kc__scan_attrs[] = {"dimensions", "num_carries", "is_re
    .max_operands = (N), .attrs = kc__no_attrs, .verify = kc__verify_elementwise,            \
    .prepare = kc__elementwise_prepare, .kernel = kc__elementwise_kernel,                    \
    .tile = kc__elementwise_tile, .tile_cost = kc__elementwise_tile_cost,                    \
-   .elementwise_types = (TYPES), .device_elementwise = true}
+   .tile_loop = kc__elementwise_tile_loop, .elementwise_types = (TYPES),                    \
+   .device_elementwise = true}
 
 /* A row's domain (KC__EW_*, kernels/elementwise_ops.h) as
  * elementwise_types. */
@@ -56,7 +57,8 @@ const kc__instr_def kc__instr_builtin[] = {
      .min_operands = 1, .max_operands = 1, .attrs = kc__no_attrs,
      .verify = kc__verify_elementwise, .prepare = kc__elementwise_prepare,
      .kernel = kc__elementwise_kernel, .tile = kc__elementwise_tile,
-     .tile_cost = kc__elementwise_tile_cost, .elementwise_types = KC__ELEMENTWISE_INEXACT,
+     .tile_cost = kc__elementwise_tile_cost, .tile_loop = kc__elementwise_tile_loop,
+     .elementwise_types = KC__ELEMENTWISE_INEXACT,
      .device_elementwise = true},
     KC__ELEMENTWISE("convert", KC_OP_CONVERT, 1, KC__ELEMENTWISE_CONVERT),
     KC__BUILTIN("reshape", KC__INSTR_RESHAPE, KC_OP_RESHAPE, 1, 1, kc__verify_elementwise),

@@ -105,17 +105,14 @@ static kc_status* kc__math_verify(const kc_program* p, const kc__instr* in) {
   return kc__math_read(p, in, &plan);
 }
 
-/* A loop over n elements of the operands a and b (b NULL for a unary op). */
-typedef void (*kc__int_loop)(const void* a, const void* b, void* r, int64_t n);
-
 typedef struct kc__math_data {
   kc__math_plan plan;
   size_t esize, out_esize; /* an operand's element and the result's */
-  kc__int_loop int_loop; /* the typed loop of a bitwise op or shift, or NULL */
-  double cost;           /* nanoseconds an element, for the split */
+  kc__instr_loop_fn int_loop; /* the typed loop of a bitwise op or shift, or NULL */
+  double cost;                /* nanoseconds an element, for the split */
 } kc__math_data;
 
-static kc__int_loop kc__int_loop_of(int32_t op, size_t esize, bool pred);
+static kc__instr_loop_fn kc__int_loop_of(int32_t op, size_t esize, bool pred);
 
 /* Rough nanoseconds an element, for the split across the pool: a vector
  * kernel 1, a float op its row's COST, an integer op 1. */
@@ -343,7 +340,7 @@ KC__PRED_LOOP(not, ~(unsigned)x[i])
 
 /* The loop of `op` on elements of `esize` bytes (pred when `pred`); NULL
  * for the operations the general integer path computes. */
-static kc__int_loop kc__int_loop_of(int32_t op, size_t esize, bool pred) {
+static kc__instr_loop_fn kc__int_loop_of(int32_t op, size_t esize, bool pred) {
 #define KC__PICK(name)                                                   \
   return pred ? kc__##name##_pred                                        \
          : esize == 1 ? kc__##name##_u8                                  \
@@ -442,6 +439,12 @@ static void kc__math_tile(const void* data, void* out, const void* const* ins, i
   }
 }
 
+/* An integer's bitwise op or shift: its typed loop. */
+static kc__instr_loop_fn kc__math_tile_loop(const void* data) {
+  const kc__math_data* d = data;
+  return kc__math_other_type(d->plan.type) ? NULL : d->int_loop;
+}
+
 static kc_status* kc__math_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                                   const void* const* ins) {
   const kc__math_data* d = ctx->data;
@@ -462,7 +465,8 @@ const kc__instr_def kc__instr_math[] = {
 #define KC__MATH_DEF(OP, NAME, N, ...)                                                     \
   {.op = KC_OP_##OP, .name = (NAME), .min_operands = (N), .max_operands = (N),            \
    .attrs = kc__no_attrs, .verify = kc__math_verify, .prepare = kc__math_prepare,          \
-   .kernel = kc__math_kernel, .tile = kc__math_tile, .device_elementwise = true},
+   .kernel = kc__math_kernel, .tile = kc__math_tile, .tile_loop = kc__math_tile_loop,      \
+   .device_elementwise = true},
     KC__EW_MATH_OPS(KC__MATH_DEF)
 #undef KC__MATH_DEF
 };
