@@ -248,6 +248,28 @@ kc_status* kc__prepare_compile(const kc__prepare_ctx* ctx, const kc_program* pro
 kc_status* kc__executable_run_called(const kc_executable* exe, const DLTensor* const* inputs,
                                      void* const* out_data);
 
+/* For a kernel that runs a called executable many times in one call (a
+ * while loop's condition and body): kc__executable_hold takes a run state
+ * of `exe` from its pool (or makes one) and keeps it for the caller until
+ * kc__executable_unhold gives it back, so that each run costs no lock;
+ * kc__executable_run_held runs `exe` in it as kc__executable_run_called
+ * does. A held run remembers the input and output addresses of its last
+ * run and rewrites the places that hold them only when they change; with
+ * `same_addresses` the caller promises they are those of the run's last
+ * run_held, and they are not even compared. A caller that alternates
+ * between two sets of buffers may hold one run per set. A run state
+ * holds the executable's temporaries (kc__executable_run_bytes tells how
+ * many bytes). For an executable on a device, the held run is NULL and
+ * run_held runs as run_called does; unhold of NULL is a no-op. hold fails
+ * only for want of memory, run_held as the executable's steps do. */
+struct kc__run; /* a run state (program/runtime/executable_internal.h) */
+kc_status* kc__executable_hold(const kc_executable* exe, struct kc__run** out_run);
+kc_status* kc__executable_run_held(const kc_executable* exe, struct kc__run* run,
+                                   const DLTensor* const* inputs, void* const* out_data,
+                                   bool same_addresses);
+void kc__executable_unhold(const kc_executable* exe, struct kc__run* run);
+size_t kc__executable_run_bytes(const kc_executable* exe);
+
 /* ---- moving elements ------------------------------------------------------- */
 
 typedef struct kc__box {

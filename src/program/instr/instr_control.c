@@ -165,7 +165,7 @@ static kc_status* kc__while_verify(const kc_program* p, const kc__instr* in) {
   return st;
 }
 
-/* The loop runs the condition and the body (kc__executable_run_called)
+/* The loop runs the condition and the body (kc__executable_run_held)
  * on two sets of state buffers in turn (the result's own and one scratch
  * block), so that an iteration allocates nothing: the body reads one set
  * and writes the other, which is then the state. */
@@ -180,6 +180,34 @@ static void kc__while_tensors(const kc__control_plan* plan, void* const* leaves,
     kc__leaf_tensor(plan->leaves[i], leaves[i], &t[i]);
     p[i] = &t[i];
   }
+}
+
+/* The condition and the body each hold their run state for the whole
+ * loop (kc__executable_hold): no lock an iteration. One whose
+ * temporaries and block take at most this many bytes holds a second, one
+ * per set of state buffers, so that no iteration rewrites the addresses
+ * of the state in it; a larger one has work enough an iteration that the
+ * rewrite does not count, and is not worth its memory twice. */
+#define KC__WHILE_PAIR_BYTES ((size_t)256 << 10)
+
+/* runs[s]: the run of `exe` for state set s (the same one twice, or two). */
+static kc_status* kc__while_hold(const kc_executable* exe, struct kc__run** runs) {
+  KC_RETURN_IF_ERROR(kc__executable_hold(exe, &runs[0]));
+  runs[1] = runs[0];
+  if (runs[0] && kc__executable_run_bytes(exe) <= KC__WHILE_PAIR_BYTES) {
+    kc_status* st = kc__executable_hold(exe, &runs[1]);
+    if (st) {
+      kc__executable_unhold(exe, runs[0]);
+      runs[0] = runs[1] = NULL;
+      return st;
+    }
+  }
+  return NULL;
+}
+
+static void kc__while_unhold(const kc_executable* exe, struct kc__run** runs) {
+  kc__executable_unhold(exe, runs[0]);
+  if (runs[1] != runs[0]) kc__executable_unhold(exe, runs[1]);
 }
 
 /* The fuzzing build (-DKCALL_FUZZ=ON) stops a loop after this many
@@ -227,10 +255,23 @@ static kc_status* kc__while_kernel(const kc__instr_kernel_ctx* ctx, void* out,
   uint8_t go = 0;
   void* pred_out = &go;
   void* const* sets[2] = {state, spare};
-  kc_status* st = NULL;
+  struct kc__run* cond_runs[2] = {NULL, NULL};
+  struct kc__run* body_runs[2] = {NULL, NULL};
+  kc_status* st = kc__while_hold(plan->exes[0], cond_runs);
+  if (!st) {
+    st = kc__while_hold(plan->exes[1], body_runs);
+    if (st) kc__while_unhold(plan->exes[0], cond_runs);
+  }
+  if (st) {
+    kc__free(mem);
+    return st;
+  }
   int cur = 0; /* the set that holds the state */
   for (uint64_t iteration = 0;; ++iteration) {
-    st = kc__executable_run_called(plan->exes[0], w.p[cur], &pred_out);
+    /* From the third iteration on, a run per set sees its set again. */
+    bool again = iteration >= 2;
+    st = kc__executable_run_held(plan->exes[0], cond_runs[cur], w.p[cur], &pred_out,
+                                 again && cond_runs[0] != cond_runs[1]);
     if (st) {
       st = kc_status_add_context(st, "in the condition, iteration %llu",
                                  (unsigned long long)iteration);
@@ -243,7 +284,8 @@ static kc_status* kc__while_kernel(const kc__instr_kernel_ctx* ctx, void* out,
                             (unsigned long long)KC__WHILE_MAX_ITERATIONS);
       break;
     }
-    st = kc__executable_run_called(plan->exes[1], w.p[cur], sets[1 - cur]);
+    st = kc__executable_run_held(plan->exes[1], body_runs[cur], w.p[cur], sets[1 - cur],
+                                 again && body_runs[0] != body_runs[1]);
     if (st) {
       st = kc_status_add_context(st, "in the body, iteration %llu",
                                  (unsigned long long)iteration);
@@ -251,6 +293,8 @@ static kc_status* kc__while_kernel(const kc__instr_kernel_ctx* ctx, void* out,
     }
     cur = 1 - cur;
   }
+  kc__while_unhold(plan->exes[0], cond_runs);
+  kc__while_unhold(plan->exes[1], body_runs);
   if (!st && cur == 1) {
     for (size_t i = 0; i < n; ++i) {
       memcpy(state[i], spare[i], kc_shape_get_byte_size(plan->leaves[i]));

@@ -377,19 +377,26 @@ static kc_status* kc__check_call(const kc_executable* exe, const char* fn,
   return NULL;
 }
 
-/* Runs on the host with outputs at `out_data`. */
-static kc_status* kc__host_execute(kc_executable* exe, const DLTensor* const* inputs,
-                                   void* const* out_data, uint64_t* times,
-                                   const kc_allocator* alloc) {
-  kc__run* run = NULL;
-  KC_RETURN_IF_ERROR(kc__run_acquire(exe, alloc, &run));
+/* Runs `run` of `exe` on the host with outputs at `out_data`. */
+static kc_status* kc__host_run(const kc_executable* exe, kc__run* run,
+                               const DLTensor* const* inputs, void* const* out_data,
+                               uint64_t* times) {
   kc__set_dynamic(exe, run, inputs, out_data);
   if (exe->has_xla) {
     /* A new run id, made when a handler first asks for it. */
     kc__xla_run_info* info = (kc__xla_run_info*)(void*)(run->block + exe->xla_run_offset);
     atomic_store_explicit(&info->run_id, 0, memory_order_relaxed);
   }
-  kc_status* st = kc__run_steps(exe, run, times);
+  return kc__run_steps(exe, run, times);
+}
+
+/* Runs on the host with outputs at `out_data`. */
+static kc_status* kc__host_execute(kc_executable* exe, const DLTensor* const* inputs,
+                                   void* const* out_data, uint64_t* times,
+                                   const kc_allocator* alloc) {
+  kc__run* run = NULL;
+  KC_RETURN_IF_ERROR(kc__run_acquire(exe, alloc, &run));
+  kc_status* st = kc__host_run(exe, run, inputs, out_data, times);
   kc__run_release(exe, run);
   return st;
 }
@@ -417,6 +424,32 @@ static kc_status* kc__execute(kc_executable* exe, const DLTensor* const* inputs,
 kc_status* kc__executable_run_called(const kc_executable* executable,
                                      const DLTensor* const* inputs, void* const* out_data) {
   return kc__execute((kc_executable*)(uintptr_t)executable, inputs, NULL, out_data);
+}
+
+kc_status* kc__executable_hold(const kc_executable* executable, kc__run** out_run) {
+  *out_run = NULL;
+  kc_executable* exe = (kc_executable*)(uintptr_t)executable;
+  if (exe->backend) return NULL;
+  return kc__run_acquire(exe, kc_allocator_system(), out_run);
+}
+
+kc_status* kc__executable_run_held(const kc_executable* executable, kc__run* run,
+                                   const DLTensor* const* inputs, void* const* out_data,
+                                   bool same_addresses) {
+  kc_executable* exe = (kc_executable*)(uintptr_t)executable;
+  if (!run) return kc__execute(exe, inputs, NULL, out_data);
+  kc_status* st = same_addresses && !exe->has_xla ? kc__run_steps(exe, run, NULL)
+                                                  : kc__host_run(exe, run, inputs, out_data, NULL);
+  if (st) return kc_status_add_context(st, "running %s", KC__QS(exe->program->name));
+  return NULL;
+}
+
+void kc__executable_unhold(const kc_executable* executable, kc__run* run) {
+  if (run) kc__run_release((kc_executable*)(uintptr_t)executable, run);
+}
+
+size_t kc__executable_run_bytes(const kc_executable* executable) {
+  return executable->arena_bytes + executable->block_bytes;
 }
 
 /* Output addresses: on the stack for a few, else on the heap. */
