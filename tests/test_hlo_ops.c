@@ -404,6 +404,44 @@ KC_TEST(hlo_ops_moving_elements) {
   kt_release(outs, 8);
 }
 
+/* Slices and transposes that are one contiguous run (copied by one
+ * memcpy) next to ones that are not: leading rows, one element, a row of
+ * a 3-D array, a transpose that only moves a dimension of 1; and the
+ * inner columns, a stride, a transpose that moves a real dimension. */
+KC_TEST(hlo_ops_moving_contiguous_runs) {
+  static const char text[] =
+      "HloModule m\nENTRY e {\n"
+      "  x = s32[4,3] constant({{0, 1, 2}, {3, 4, 5}, {6, 7, 8}, {9, 10, 11}})\n"
+      "  y = s32[2,2,3] reshape(x)\n"
+      "  rows = s32[2,3] slice(x), slice={[1:3], [0:3]}\n"
+      "  one = s32[1,1] slice(x), slice={[2:3], [1:2]}\n"
+      "  mid = s32[1,1,3] slice(y), slice={[1:2], [0:1], [0:3]}\n"
+      "  cols = s32[4,1] slice(x), slice={[0:4], [1:2]}\n"
+      "  step = s32[2,3] slice(x), slice={[0:4:2], [0:3]}\n"
+      "  v = s32[1,12] reshape(x)\n"
+      "  tv = s32[12,1] transpose(v), dimensions={1,0}\n"
+      "  tx = s32[3,4] transpose(x), dimensions={1,0}\n"
+      "  ROOT o = (s32[2,3], s32[1,1], s32[1,1,3], s32[4,1], s32[2,3], s32[12,1], s32[3,4]) "
+      "tuple(rows, one, mid, cols, step, tv, tx)\n}\n";
+  kc_tensor* outs[7];
+  kt_run_text(text, outs, 7);
+  static const int32_t rows[] = {3, 4, 5, 6, 7, 8};
+  static const int32_t one[] = {7};
+  static const int32_t mid[] = {6, 7, 8};
+  static const int32_t cols[] = {1, 4, 7, 10};
+  static const int32_t step[] = {0, 1, 2, 6, 7, 8};
+  static const int32_t tv[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  static const int32_t tx[] = {0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11};
+  kt_check_s32(outs[0], rows, 6);
+  kt_check_s32(outs[1], one, 1);
+  kt_check_s32(outs[2], mid, 3);
+  kt_check_s32(outs[3], cols, 4);
+  kt_check_s32(outs[4], step, 6);
+  kt_check_s32(outs[5], tv, 12);
+  kt_check_s32(outs[6], tx, 12);
+  kt_release(outs, 7);
+}
+
 KC_TEST(hlo_ops_moving_refusals) {
   static const struct {
     const char* body;

@@ -172,6 +172,17 @@ void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize) {
   }
 }
 
+int64_t kc__box_run(const kc__box* b) {
+  int64_t run = 1;
+  for (int32_t d = b->rank - 1; d >= 0; --d) {
+    if (b->dims[d] == 1) continue; /* its strides never step */
+    if (b->dims[d] <= 0) return 0;
+    if (b->src_stride[d] != run || b->dst_stride[d] != run) return -1;
+    run *= b->dims[d];
+  }
+  return run;
+}
+
 /* Row-major strides of `s`, in elements. */
 void kc__instr_strides(const kc_shape* s, int64_t* out) {
   int64_t stride = 1;

@@ -283,6 +283,11 @@ typedef struct kc__box {
 /* Copies the box; elements of `esize` bytes. */
 void kc__box_copy(const kc__box* b, const char* src, char* dst, size_t esize);
 
+/* The box's element count when it is one contiguous run on both sides
+ * (kc__box_copy then does one memcpy of that many elements, from
+ * src_offset to dst_offset), else -1. */
+int64_t kc__box_run(const kc__box* b);
+
 /* broadcast: result[i] = operand[i mapped through `map`] (operand dim k
  * is result dim map[k]), row-major, elements of `esize` bytes; runs of
  * the operand are copied whole and broadcast dimensions copied from what

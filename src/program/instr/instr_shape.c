@@ -14,6 +14,9 @@
 typedef struct kc__move_plan {
   size_t esize;
   kc__box box;          /* transpose, slice, reverse, pad's operand */
+  /* transpose, slice, reverse: the box's bytes when it is one contiguous
+   * run (a slice of leading rows, of one element), else 0 */
+  size_t run_bytes;
   size_t out_bytes;     /* pad: filled first; dynamic-update-slice: copied */
   /* dynamic-slice and dynamic-update-slice: the start operands and the
    * limit each start is clamped to. */
@@ -390,6 +393,9 @@ static kc_status* kc__move_prepare(const kc_program* p, const kc__instr* in,
     return kc_status_create(KC_RESOURCE_EXHAUSTED, "out of memory");
   }
   KC_RETURN_IF_ERROR(kc__move_read(p, in, plan));
+  int64_t run = kc__box_run(&plan->box);
+  bool one_box = in->op == KC_OP_TRANSPOSE || in->op == KC_OP_SLICE || in->op == KC_OP_REVERSE;
+  if (one_box && run > 0) plan->run_bytes = (size_t)run * plan->esize;
   *out = plan;
   return NULL;
 }
@@ -434,7 +440,12 @@ static kc_status* kc__move_kernel(const kc__instr_kernel_ctx* ctx, void* out,
       return NULL;
     }
     default:
-      kc__box_copy(&plan->box, ins[0], out, plan->esize);
+      if (plan->run_bytes) {
+        memcpy((char*)out + plan->box.dst_offset * (int64_t)plan->esize,
+               (const char*)ins[0] + plan->box.src_offset * (int64_t)plan->esize, plan->run_bytes);
+      } else {
+        kc__box_copy(&plan->box, ins[0], out, plan->esize);
+      }
       return NULL;
   }
 }
