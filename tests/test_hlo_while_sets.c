@@ -4,7 +4,9 @@
  * holds one run state per set for the loop, a large one (its temporaries
  * over 256 KiB) one for both, whose addresses then change every
  * iteration: both are run, each executable several times (its run states
- * back in the pool and taken again, the scratch set at a new address). */
+ * back in the pool and taken again, the scratch set at a new address),
+ * and from four threads at once. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +16,8 @@
 /* The loop doubles x (of n elements: 1, -1, 0.5, 1, -1, ...) `limit`
  * times; its body reverses x twice first, so that it has 8n bytes of
  * temporaries. */
-static void kt_count_to(int32_t limit, int n, int32_t want_i, float want_x) {
-  char text[4096];
-  snprintf(text, sizeof text,
+static void kt_loop_text(char* text, size_t size, int32_t limit, int n) {
+  snprintf(text, size,
            "HloModule m\n"
            "%%cond (s: (s32[], f32[%d], f32[0])) -> pred[] {\n"
            "  %%s = (s32[], f32[%d], f32[0]) parameter(0)\n"
@@ -42,6 +43,11 @@ static void kt_count_to(int32_t limit, int n, int32_t want_i, float want_x) {
            "  %%r = f32[%d] get-tuple-element(%%w), index=1\n"
            "  ROOT %%t = (s32[], f32[%d]) tuple(%%i, %%r)\n}\n",
            n, n, (int)limit, n, n, n, n, n, n, n, n, n, n, n, n, n, n);
+}
+
+static void kt_count_to(int32_t limit, int n, int32_t want_i, float want_x) {
+  char text[4096];
+  kt_loop_text(text, sizeof text, limit, n);
   float* x0 = malloc((size_t)n * sizeof *x0);
   KC_CHECK(x0 != NULL);
   static const float pattern[] = {1, -1, 0.5f};
@@ -82,5 +88,69 @@ KC_TEST(hlo_while_even_odd_and_no_iterations) {
     kt_count_to(2, sizes[s], 2, 4);
     kt_count_to(4, sizes[s], 4, 16);
     kt_count_to(7, sizes[s], 7, 128);
+  }
+}
+
+/* ---- one executable, four threads ----------------------------------------------- */
+
+typedef struct kt_while_thread {
+  const kc_executable* exe;
+  int n;
+  float scale;
+  int ok;
+} kt_while_thread;
+
+/* Runs the loop of 5 iterations 20 times on x0 * scale; checks x * 32. */
+static void* kt_while_thread_main(void* arg) {
+  kt_while_thread* t = arg;
+  float* x0 = malloc((size_t)t->n * sizeof *x0);
+  if (!x0) return NULL;
+  for (int k = 0; k < t->n; ++k) x0[k] = t->scale * (float)(k % 7);
+  int64_t dims[1] = {t->n};
+  DLTensor in = {
+      .data = x0, .device = {kDLCPU, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = dims};
+  const DLTensor* ins[1] = {&in};
+  t->ok = 1;
+  for (int round = 0; round < 20 && t->ok; ++round) {
+    kc_tensor* outs[2];
+    kc_status* st = kc_executable_execute(t->exe, ins, 1, NULL, outs);
+    if (st) {
+      kc_status_destroy(st);
+      t->ok = 0;
+      break;
+    }
+    const float* x = kc_tensor_get_dltensor(outs[1])->data;
+    if (*(const int32_t*)kc_tensor_get_dltensor(outs[0])->data != 5) t->ok = 0;
+    for (int k = 0; k < t->n; ++k) {
+      if (x[k] != 32 * x0[k]) t->ok = 0;
+    }
+    kc_object_release(KC_OBJECT(outs[0]));
+    kc_object_release(KC_OBJECT(outs[1]));
+  }
+  free(x0);
+  return NULL;
+}
+
+/* Threads share the executable's run states: each loop holds its own for
+ * its length and gives them back. */
+KC_TEST(hlo_while_four_threads_one_executable) {
+  static const int sizes[] = {3, 40000};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+    char text[4096];
+    kt_loop_text(text, sizeof text, 5, sizes[s]);
+    kc_program* p = NULL;
+    KC_CHECK_OK(kc_program_parse(kc_sv(text), &p));
+    kc_executable* exe = NULL;
+    KC_CHECK_OK(kc_program_compile(p, NULL, &exe));
+    pthread_t threads[4];
+    kt_while_thread ctx[4];
+    for (int i = 0; i < 4; ++i) {
+      ctx[i] = (kt_while_thread){.exe = exe, .n = sizes[s], .scale = (float)(i + 1), .ok = 0};
+      KC_CHECK_INT(pthread_create(&threads[i], NULL, kt_while_thread_main, &ctx[i]), 0);
+    }
+    for (int i = 0; i < 4; ++i) pthread_join(threads[i], NULL);
+    for (int i = 0; i < 4; ++i) KC_CHECK_INT(ctx[i].ok, 1);
+    kc_executable_destroy(exe);
+    kc_program_destroy(p);
   }
 }
