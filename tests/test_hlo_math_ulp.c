@@ -54,6 +54,10 @@ static double kt_vm_ulps(float y, double r) {
   return fabs((double)y - r) / ldexp(1.0, e - 23);
 }
 
+/* The builds a processor may run (kc__vmath_levels): baseline, AVX2,
+ * AVX-512. */
+enum { KT_VM_LEVELS = 3 };
+
 typedef struct kt_vm_worst {
   double ulps;
   float x, y;
@@ -65,6 +69,7 @@ static void kt_vm_check_block(kc__vmath_fn fn, const float* x, int n, kt_vm_wors
   static float y[KT_BLOCK];
   static double ref[KT_BLOCK];
   for (int i = 0; i < n; ++i) ref[i] = kt_vm_ref(fn, (double)x[i]);
+  KC_CHECK(kc__vmath_levels() <= KT_VM_LEVELS);
   for (int level = 0; level < kc__vmath_levels(); ++level) {
     kc__vmath_f32_at(level, fn, x, y, n);
     for (int i = 0; i < n; ++i) {
@@ -90,7 +95,7 @@ KC_TEST(hlo_math_ulp_sweep) {
   enum { KT_BLOCK = 4096, KT_STRIDE = 1031 };
   static float x[KT_BLOCK];
   for (int fn = 0; fn < KC__VM_COUNT; ++fn) {
-    kt_vm_worst worst[2] = {{0, 0, 0}, {0, 0, 0}};
+    kt_vm_worst worst[KT_VM_LEVELS] = {{0, 0, 0}};
     int k = 0;
     for (uint64_t b = 0; b < (1ull << 32); b += KT_STRIDE) {
       uint32_t bits = (uint32_t)b;
@@ -120,7 +125,7 @@ KC_TEST(hlo_math_ulp_special_values) {
       -0.29289323f, 0.41421356f, 3.9f, 3.92f, 4.0f, -4.0f, 0.99999994f, 1.0000001f};
   enum { KT_N = sizeof x / sizeof x[0] };
   for (int fn = 0; fn < KC__VM_COUNT; ++fn) {
-    kt_vm_worst worst[2] = {{0, 0, 0}, {0, 0, 0}};
+    kt_vm_worst worst[KT_VM_LEVELS] = {{0, 0, 0}};
     /* Each value in every lane of a vector, and in the padded tail. */
     for (int lane = 0; lane < 9; ++lane) {
       float v[KT_N + 8];

@@ -3,6 +3,7 @@
 #include "kernels/vmath.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #if defined(__SSE2__)
@@ -24,13 +25,20 @@ static inline void kc__vm_sqrt_lanes(float* v, int lanes) {
 
 int kc__vmath_levels(void) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 2;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    return avx512 ? 3 : 2;
+  }
 #endif
   return 1;
 }
 
 void kc__vmath_f32_at(int level, kc__vmath_fn fn, const float* x, float* y, int64_t n) {
 #if defined(__x86_64__)
+  if (level >= 2) {
+    kc__vmath_f32_avx512(fn, x, y, n);
+    return;
+  }
   if (level >= 1) {
     kc__vmath_f32_avx2(fn, x, y, n);
     return;

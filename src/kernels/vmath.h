@@ -7,10 +7,10 @@
  * each), with the special values of the C library's functions: NaN in, NaN
  * out; exp(-inf) = 0 and exp overflow = inf; log(0) = -inf and log of a
  * negative number NaN; tanh(+-large) = +-1; -0 kept where the C functions
- * keep it; denormal arguments and results handled. Two builds of the
+ * keep it; denormal arguments and results handled. Three builds of the
  * same code: a baseline one (SSE2 on x86-64, the vector unit the compiler
- * targets elsewhere) and, on x86-64, an AVX2 + FMA one chosen at run time
- * when the processor has both. */
+ * targets elsewhere) and, on x86-64, an AVX2 + FMA one and an AVX-512 (F
+ * and DQ) one, the widest the processor runs chosen at run time. */
 #ifndef KCALL_KERNELS_VMATH_H_
 #define KCALL_KERNELS_VMATH_H_
 
@@ -35,15 +35,17 @@ typedef enum kc__vmath_fn {
  * Thread-safe. */
 void kc__vmath_f32(kc__vmath_fn fn, const float* x, float* y, int64_t n);
 
-/* How many builds this processor runs: 1 (baseline) or 2 (AVX2 + FMA too).
- * Level l < kc__vmath_levels() of kc__vmath_f32_at is the build to use;
- * the tests check each. */
+/* How many builds this processor runs: 1 (baseline), 2 (AVX2 + FMA too)
+ * or 3 (AVX-512 F and DQ too). Level l < kc__vmath_levels() of
+ * kc__vmath_f32_at is the build to use; the tests check each. Other
+ * kernels read "at least 2" as "AVX2 and FMA are there". */
 int kc__vmath_levels(void);
 void kc__vmath_f32_at(int level, kc__vmath_fn fn, const float* x, float* y, int64_t n);
 
-/* The builds themselves (vmath_impl.h, instantiated by vmath.c and
- * vmath_avx2.c). */
+/* The builds themselves (vmath_impl.h, instantiated by vmath.c,
+ * vmath_avx2.c and vmath_avx512.c). */
 void kc__vmath_f32_base(kc__vmath_fn fn, const float* x, float* y, int64_t n);
 void kc__vmath_f32_avx2(kc__vmath_fn fn, const float* x, float* y, int64_t n);
+void kc__vmath_f32_avx512(kc__vmath_fn fn, const float* x, float* y, int64_t n);
 
 #endif /* KCALL_KERNELS_VMATH_H_ */

@@ -1,7 +1,7 @@
 /* The body of the vector kernels of vmath.h, written once with the
  * compiler's vector extensions and included by each build, which first
  * defines:
- *   KC__VW             lanes of a vector (4: 16 bytes, 8: 32 bytes)
+ *   KC__VW             lanes of a vector (4: 16 bytes, 8: 32, 16: 64)
  *   KC__VM_ENTRY       the name of the build's entry point
  *   KC__VM_FMA(a,b,c)  a * b + c (fused where the build has FMA)
  *   KC__VM_SQRT(v)     the correctly rounded square root of each lane
