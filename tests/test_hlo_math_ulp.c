@@ -157,6 +157,37 @@ KC_TEST(hlo_math_ulp_special_values) {
   }
 }
 
+/* exp, and the logistic through it, take a shorter path for a vector
+ * whose lanes all give normal results: the same bits as the general path,
+ * which a vector takes when one of its lanes is out of that range (here a
+ * NaN every 4 lanes, so that every vector of every build has one). */
+KC_TEST(hlo_math_exp_fast_and_general_paths_agree) {
+  enum { KT_N = 256 };
+  static float x[KT_N], mixed[KT_N], y[KT_N], z[KT_N];
+  for (int i = 0; i < KT_N; ++i) {
+    /* [-86, 88], the ends included, and values near 0. */
+    x[i] = i == 0 ? -86.0f : i == 1 ? 88.0f : -86.0f + 174.0f * (float)i / KT_N;
+    if (i % 16 == 2) x[i] = ldexpf((float)i, -30);
+    mixed[i] = i % 4 == 3 ? NAN : x[i];
+  }
+  static const kc__vmath_fn fns[] = {KC__VM_EXP, KC__VM_LOGISTIC};
+  for (int level = 0; level < kc__vmath_levels(); ++level) {
+    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; ++f) {
+      kc__vmath_f32_at(level, fns[f], x, y, KT_N);
+      kc__vmath_f32_at(level, fns[f], mixed, z, KT_N);
+      for (int i = 0; i < KT_N; ++i) {
+        if (i % 4 == 3) {
+          KC_CHECK(isnan(z[i]));
+        } else if (memcmp(&y[i], &z[i], sizeof y[i]) != 0) {
+          fprintf(stderr, "%s, build %d: x = %a: %a alone, %a next to a NaN\n", kt_vm_names[fns[f]],
+                  level, (double)x[i], (double)y[i], (double)z[i]);
+          KC_CHECK(false);
+        }
+      }
+    }
+  }
+}
+
 /* The instructions on 2^20 + 3 elements of x = (i - 2^19) * scale, so
  * that the work is split across the pool (and the tail is not a whole
  * vector): each result is the vector kernel's, and within its bound. */

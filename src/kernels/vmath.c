@@ -9,6 +9,7 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #define KC__VM_SQRT(v) ((kc__vf)_mm_sqrt_ps((__m128)(v)))
+#define KC__VM_ALL(m) (_mm_movemask_ps((__m128)(m)) == 0xf)
 #else
 static inline void kc__vm_sqrt_lanes(float* v, int lanes) {
   for (int i = 0; i < lanes; ++i) v[i] = sqrtf(v[i]);

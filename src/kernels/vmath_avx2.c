@@ -25,6 +25,7 @@
 #define KC__VM_MIN(a, b) ((kc__vf)_mm256_min_ps((__m256)(a), (__m256)(b)))
 #define KC__VM_MAX(a, b) ((kc__vf)_mm256_max_ps((__m256)(a), (__m256)(b)))
 #define KC__VM_PERM4(tab, i) ((kc__vf)_mm256_permutevar_ps(_mm256_loadu_ps(tab), (__m256i)(i)))
+#define KC__VM_ALL(m) (_mm256_movemask_ps((__m256)(m)) == 0xff)
 #include "kernels/vmath_impl.h"
 
 #if defined(__clang__)

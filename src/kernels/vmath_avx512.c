@@ -31,6 +31,7 @@
 /* The table's first 4 entries in each 128-bit lane, permuted in lane. */
 #define KC__VM_PERM4(tab, i) \
   ((kc__vf)_mm512_permutevar_ps(_mm512_broadcast_f32x4(_mm_loadu_ps(tab)), (__m512i)(i)))
+#define KC__VM_ALL(m) (_mm512_movepi32_mask((__m512i)(m)) == 0xffff)
 #include "kernels/vmath_impl.h"
 
 #if defined(__clang__)

@@ -10,6 +10,7 @@
  *   KC__VM_MAX(a,b)    (optional) a > b ? a : b in one instruction
  *   KC__VM_PERM4(t,i)  (optional) t[i & 3] for each lane of i (t: 8 floats, the
  *                      4 entries twice), in one instruction
+ *   KC__VM_ALL(m)      (optional) whether every lane of the mask m is set
  * No include guard: each build includes it once.
  *
  * The approximations (coefficients fitted for this file, minimax in the
@@ -46,6 +47,17 @@ static inline kc__vf kc__v_sel(kc__vi m, kc__vf a, kc__vf b) {
 #endif
 }
 static inline kc__vi kc__v_seli(kc__vi m, kc__vi a, kc__vi b) { return (m & a) | (~m & b); }
+/* Whether every lane of m (all ones or zero) is set. */
+static inline int kc__v_all(kc__vi m) {
+#if defined(KC__VM_ALL)
+  return KC__VM_ALL(m);
+#else
+  for (int i = 0; i < KC__VW; ++i) {
+    if (!m[i]) return 0;
+  }
+  return 1;
+#endif
+}
 static inline kc__vf kc__v_abs(kc__vf x) {
   return KC__VM_FLT(KC__VM_BITS(x) & 0x7fffffff);
 }
@@ -111,6 +123,14 @@ static inline kc__vf kc__v_scale(kc__vf v, kc__vi n) {
 static inline kc__vf kc__v_exp(kc__vf x) {
   kc__vf nf;
   kc__vi n;
+  /* Where every lane's result is a normal number (none NaN): no clamp,
+   * and 2^n added to e^r's exponent, which is the product the general
+   * path rounds (exactly) in two steps. n is at least -124 and e^r at
+   * least 1/sqrt(2) there, so the exponent stays at -125 or above. */
+  if (kc__v_all((x >= -86.0f) & (x <= 88.0f))) {
+    kc__vf p = kc__v_expm1_reduced(kc__v_reduce(x, &nf, &n)) + 1.0f;
+    return KC__VM_FLT(KC__VM_BITS(p) + (n << 23));
+  }
   kc__vf r = kc__v_reduce(kc__v_clamp(x, -104.0f, 89.0f), &nf, &n);
   kc__vf y = kc__v_scale(kc__v_expm1_reduced(r) + 1.0f, n);
   return kc__v_sel(x != x, x + x, y);
