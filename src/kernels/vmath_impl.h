@@ -17,7 +17,8 @@
  * relative error over the reduced range):
  *   exp    x = n ln2 + r, |r| <= ln2/2 (ln2 in two parts, so r is exact);
  *          e^r = 1 + r + r^2 P(r); times 2^n in two steps, so that results
- *          in the denormal range are rounded once.
+ *          in the denormal range are rounded once (a vector whose results
+ *          are all normal adds n to e^r's exponent instead: the same bits).
  *   expm1  the same reduction; (expm1(r) + (1 - 2^-n)) 2^n, exact for n = 0.
  *   log    x = 2^e m, m in [sqrt(1/2), sqrt(2)); f = m - 1;
  *          log(1+f) = f - f^2/2 + f^3 R(f); plus e ln2 in two parts.
