@@ -130,7 +130,7 @@ static inline kc__vf kc__v_exp(kc__vf x) {
    * least 1/sqrt(2) there, so the exponent stays at -125 or above. */
   if (kc__v_all((x >= -86.0f) & (x <= 88.0f))) {
     kc__vf p = kc__v_expm1_reduced(kc__v_reduce(x, &nf, &n)) + 1.0f;
-    return KC__VM_FLT(KC__VM_BITS(p) + (n << 23));
+    return KC__VM_FLT(KC__VM_BITS(p) + (kc__vi)((kc__vu)n << 23));
   }
   kc__vf r = kc__v_reduce(kc__v_clamp(x, -104.0f, 89.0f), &nf, &n);
   kc__vf y = kc__v_scale(kc__v_expm1_reduced(r) + 1.0f, n);
