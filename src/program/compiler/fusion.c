@@ -14,9 +14,10 @@
  * The group becomes one step that runs its members in program order a tile
  * of a few hundred to a thousand elements at a time, each member's tile in
  * a small buffer on the stack (slots, reused once their last reader has
- * run), the root's straight into its result; large arrays are split across the thread pool. Each
- * member runs the same loop its own step would, on a piece of the arrays:
- * the results are bit for bit the unfused ones.
+ * run), the root's straight into its result; large arrays are split
+ * across the thread pool. Each member runs the same loop its own step
+ * would, on a piece of the arrays: the results are bit for bit the
+ * unfused ones.
  */
 #include <stdlib.h>
 
