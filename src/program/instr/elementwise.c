@@ -118,9 +118,9 @@ KC__ARITH_INT(u64, uint64_t, 0, 64)
  * the compiler may order a commutative operation's operands as it likes
  * (which NaN's sign a sum of two NaNs has). Rows a type does not have are
  * empty. */
-#define KC__EW_FOR_TYPES(M, OP) \
-  M(OP, f32)                    \
-  M(OP, f64) M(OP, s8) M(OP, s16) M(OP, s32) M(OP, s64) M(OP, u8) M(OP, u16) M(OP, u32) M(OP, u64)
+#define KC__EW_FOR_TYPES(M, OP)                                 \
+  M(OP, f32) M(OP, f64) M(OP, s8) M(OP, s16) M(OP, s32) M(OP, s64) \
+  M(OP, u8) M(OP, u16) M(OP, u32) M(OP, u64)
 #define KC__EW_DIRECT_FN(OP, sfx)                                                         \
   static void kc__direct_##OP##_##sfx(const void* a, const void* b, void* r, int64_t n) { \
     kc__arith_##sfx(KC_OP_##OP, a, b, r, n);                                              \
