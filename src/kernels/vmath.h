@@ -43,7 +43,8 @@ int kc__vmath_levels(void);
 void kc__vmath_f32_at(int level, kc__vmath_fn fn, const float* x, float* y, int64_t n);
 
 /* The builds themselves (vmath_impl.h, instantiated by vmath.c,
- * vmath_avx2.c and vmath_avx512.c). */
+ * vmath_avx2.c and vmath_avx512.c); the AVX2 and AVX-512 ones exist on
+ * x86-64 only, where kc__vmath_f32_at calls them. */
 void kc__vmath_f32_base(kc__vmath_fn fn, const float* x, float* y, int64_t n);
 void kc__vmath_f32_avx2(kc__vmath_fn fn, const float* x, float* y, int64_t n);
 void kc__vmath_f32_avx512(kc__vmath_fn fn, const float* x, float* y, int64_t n);

@@ -40,10 +40,4 @@
 #pragma GCC pop_options
 #endif
 
-#else /* not x86-64: never called (kc__vmath_levels() is 1) */
-
-void kc__vmath_f32_avx512(kc__vmath_fn fn, const float* x, float* y, int64_t n) {
-  kc__vmath_f32_base(fn, x, y, n);
-}
-
-#endif
+#endif /* x86-64; elsewhere vmath.c never calls this build */
